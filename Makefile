@@ -1,0 +1,39 @@
+# The two commands a new machine needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+PORT ?= 8000
+
+.PHONY: run test check bench schema clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+## Serve the API on http://127.0.0.1:$(PORT) over an embedded DynamoDB Local with demo data.
+run: $(STAMP)
+	PORT=$(PORT) $(BIN)/python server.py
+
+## The whole test suite against a throwaway in-memory DynamoDB Local.
+test: $(STAMP)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## Lint and type checks.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check datastore graphql_api server.py
+	$(BIN)/mypy
+
+## Benchmarks (not part of `make test`): prints tables, writes bench/results/latest.json.
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+## Write schema.graphql from the code.
+schema: $(STAMP)
+	$(BIN)/python server.py export-schema
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,157 @@
+"""Applications: AP10, AP11, applying (once, to an open job) and status transitions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from datastore import items, keys, transact
+from datastore.entities import (
+    APPLICATION_TRANSITIONS,
+    Application,
+    ApplicationStatus,
+    EmployeeStatus,
+    JobStatus,
+)
+from datastore.errors import Conflict, InvalidInput, NotFound
+from datastore.items import Item
+from datastore.pagination import Page, PageRequest
+from datastore.table import Table
+
+
+def get_application(
+    table: Table, job_id: str, app_id: str, *, consistent: bool = False
+) -> Application | None:
+    """One GetItem: an application's key is its job's and its own id."""
+    key = keys.application_key(
+        table.tenant.org_id, keys.parse_ulid(job_id, "jobId"), keys.parse_ulid(app_id, "id")
+    )
+    item = table.get(key, consistent=consistent)
+    return None if item is None else items.application_from(item)
+
+
+def get_applications(
+    table: Table, ids: Sequence[tuple[str, str]]
+) -> list[Application | None]:
+    """Many applications by (job id, application id) through BatchGetItem."""
+    org_id = table.tenant.org_id
+    wanted = [
+        keys.application_key(org_id, keys.parse_ulid(j, "jobId"), keys.parse_ulid(a, "id"))
+        for j, a in ids
+    ]
+    return table.get_many(wanted, items.application_from)
+
+
+def list_job_applications(table: Table, job_id: str, request: PageRequest) -> Page[Application]:
+    """AP10: one Query on the job's partition (newest first when descending)."""
+    job_id = keys.parse_ulid(job_id, "jobId")
+    return table.query_page(
+        keys.job_partition_pk(table.tenant.org_id, job_id),
+        request,
+        items.application_from,
+        sk_prefix=keys.application_sk_prefix(),
+    )
+
+
+def list_employee_applications(
+    table: Table, emp_id: str, request: PageRequest
+) -> Page[Application]:
+    """AP11: one Query on GSI1 (newest first when descending)."""
+    emp_id = keys.parse_ulid(emp_id, "employeeId")
+    return table.query_page(
+        keys.employee_applications_gsi_pk(table.tenant.org_id, emp_id),
+        request,
+        items.application_from,
+        index=keys.GSI1,
+    )
+
+
+def apply_to_job(table: Table, job_id: str, emp_id: str) -> Application:
+    """One application per (job, employee), written only while the job is open."""
+    org_id = table.tenant.org_id
+    application = Application(
+        org_id=org_id,
+        app_id=keys.new_id(),
+        job_id=keys.parse_ulid(job_id, "jobId"),
+        emp_id=keys.parse_ulid(emp_id, "employeeId"),
+        status=ApplicationStatus.APPLIED,
+        submitted_at=items.now(),
+    )
+
+    def already(_old: Item | None) -> Conflict:
+        return Conflict("this employee has already applied to this job")
+
+    def job_not_open(old: Item | None) -> Conflict | NotFound:
+        if old is None:
+            return NotFound("JobPosting", application.job_id)
+        return Conflict(f"the job is {old['status']['S']}, not open")
+
+    def applicant_inactive(old: Item | None) -> Conflict | NotFound:
+        if old is None:
+            return NotFound("Employee", application.emp_id)
+        return Conflict("an inactive employee cannot apply")
+
+    status = {"#status": "status"}
+    table.write(
+        [
+            transact.put_new(items.application_item(application), already),
+            transact.put_new(items.applicant_item(application), already),
+            transact.check(
+                keys.job_key(org_id, application.job_id),
+                "#status = :open",
+                names=status,
+                values={":open": items.s(JobStatus.OPEN.value)},
+                on_failed=job_not_open,
+            ),
+            transact.check(
+                keys.employee_key(org_id, application.emp_id),
+                "#status = :active",
+                names=status,
+                values={":active": items.s(EmployeeStatus.ACTIVE.value)},
+                on_failed=applicant_inactive,
+            ),
+        ]
+    )
+    return application
+
+
+def _transition(
+    table: Table, job_id: str, app_id: str, target: ApplicationStatus
+) -> Application:
+    current = get_application(table, job_id, app_id, consistent=True)
+    if current is None:
+        raise NotFound("Application", app_id)
+    if target not in APPLICATION_TRANSITIONS.get(current.status, frozenset()):
+        raise InvalidInput(
+            "status", f"an application cannot go from {current.status} to {target}"
+        )
+
+    def changed(_old: Item | None) -> Conflict:
+        return Conflict("the application changed while it was being updated")
+
+    table.write(
+        [
+            transact.update(
+                keys.application_key(current.org_id, current.job_id, current.app_id),
+                "SET #status = :to",
+                condition="#status = :from",
+                names={"#status": "status"},
+                values={":to": items.s(target.value), ":from": items.s(current.status.value)},
+                on_failed=changed,
+            )
+        ]
+    )
+    return replace(current, status=target)
+
+
+def withdraw_application(table: Table, job_id: str, app_id: str) -> Application:
+    return _transition(table, job_id, app_id, ApplicationStatus.WITHDRAWN)
+
+
+def set_application_status(
+    table: Table, job_id: str, app_id: str, status: ApplicationStatus
+) -> Application:
+    """A reviewer's decision; withdrawing is the applicant's, through withdraw_application."""
+    if status is ApplicationStatus.WITHDRAWN:
+        raise InvalidInput("status", "only the applicant can withdraw an application")
+    return _transition(table, job_id, app_id, status)

@@ -1,0 +1,164 @@
+"""A record of every DynamoDB call, taken with botocore's event hooks.
+
+Calls are recorded into the CallLog of the current context (one per GraphQL request, so a
+response can state its own cost) and into any global listener (tests that assert exact
+counts across threads).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+_CONTEXT_KEY = "hr_call"
+
+@dataclass(slots=True)
+class Call:
+    operation: str
+    params: dict[str, Any]
+    started: float
+    finished: float | None = None
+    read_units: float = 0.0
+    write_units: float = 0.0
+    items: int = 0
+    error: str | None = None
+
+    def partition_keys(self) -> list[str]:
+        """Every partition key (table or index) this call addressed."""
+        return list(_partition_keys(self.operation, self.params))
+
+@dataclass
+class CallLog:
+    calls: list[Call] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add(self, call: Call) -> None:
+        with self._lock:
+            self.calls.append(call)
+
+    def snapshot(self) -> list[Call]:
+        with self._lock:
+            return list(self.calls)
+
+    def count(self, operation: str | None = None) -> int:
+        return sum(1 for c in self.snapshot() if operation is None or c.operation == operation)
+
+    def operations(self) -> list[str]:
+        return [c.operation for c in self.snapshot()]
+
+    def waves(self) -> list[list[Call]]:
+        """Calls grouped into sequential rounds.
+
+        A call belongs to the current wave when it started before any call of that wave
+        finished; the first call that starts after one of them finished opens the next.
+        """
+        rounds: list[list[Call]] = []
+        earliest_finish = float("inf")
+        for call in sorted(self.snapshot(), key=lambda c: c.started):
+            if not rounds or call.started >= earliest_finish:
+                rounds.append([])
+                earliest_finish = float("inf")
+            rounds[-1].append(call)
+            earliest_finish = min(earliest_finish, call.finished or call.started)
+        return rounds
+
+current_log: ContextVar[CallLog | None] = ContextVar("current_dynamodb_call_log", default=None)
+_listeners: list[CallLog] = []
+_listeners_lock = threading.Lock()
+
+@contextmanager
+def listening() -> Iterator[CallLog]:
+    """Record every call made by an instrumented client, from any thread, meanwhile."""
+    log = CallLog()
+    with _listeners_lock:
+        _listeners.append(log)
+    try:
+        yield log
+    finally:
+        with _listeners_lock:
+            _listeners.remove(log)
+
+def instrument(client: DynamoDBClient) -> DynamoDBClient:
+    """Register the recording hooks on ``client`` (once)."""
+    events = client.meta.events
+    events.register("before-parameter-build.dynamodb", _before, unique_id="hr-calls-before")
+    events.register("after-call.dynamodb", _after, unique_id="hr-calls-after")
+    events.register("after-call-error.dynamodb", _after_error, unique_id="hr-calls-error")
+    return client
+
+def _before(params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
+    log = current_log.get()
+    with _listeners_lock:
+        sinks = [*_listeners, *([log] if log is not None else [])]
+    if not sinks:
+        return
+    call = Call(model.name, dict(params), time.perf_counter())
+    context[_CONTEXT_KEY] = call
+    for sink in sinks:
+        sink.add(call)
+
+def _after(parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
+    call: Call | None = context.get(_CONTEXT_KEY)
+    if call is None:
+        return
+    call.finished = time.perf_counter()
+    consumed = parsed.get("ConsumedCapacity")
+    for entry in consumed if isinstance(consumed, list) else [consumed] if consumed else []:
+        units = float(entry.get("CapacityUnits", 0.0))
+        read = entry.get("ReadCapacityUnits")
+        write = entry.get("WriteCapacityUnits")
+        if read is None and write is None:
+            # DynamoDB reports only the total for some calls; reads are reads, writes writes.
+            if call.operation in _WRITE_OPERATIONS:
+                call.write_units += units
+            else:
+                call.read_units += units
+        else:
+            call.read_units += float(read or 0.0)
+            call.write_units += float(write or 0.0)
+    if "Items" in parsed:
+        call.items += len(parsed["Items"])
+    elif "Item" in parsed:
+        call.items += 1
+    for found in parsed.get("Responses", {}).values() if call.operation == "BatchGetItem" else []:
+        call.items += len(found)
+
+def _after_error(context: dict[str, Any], exception: Exception | None = None, **_: Any) -> None:
+    call: Call | None = context.get(_CONTEXT_KEY)
+    if call is not None:
+        call.finished = time.perf_counter()
+        call.error = type(exception).__name__ if exception is not None else "error"
+
+_WRITE_OPERATIONS = frozenset(
+    {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
+)
+
+def _partition_keys(operation: str, params: dict[str, Any]) -> Iterator[str]:
+    def of_key(key: dict[str, Any]) -> Iterator[str]:
+        value = key.get("PK", {}).get("S")
+        if value is not None:
+            yield value
+
+    if operation in ("GetItem", "UpdateItem", "DeleteItem"):
+        yield from of_key(params["Key"])
+    elif operation == "PutItem":
+        yield from of_key(params["Item"])
+    elif operation == "Query":
+        yield params["ExpressionAttributeValues"][":pk"]["S"]
+    elif operation == "BatchGetItem":
+        for request in params["RequestItems"].values():
+            for key in request["Keys"]:
+                yield from of_key(key)
+    elif operation == "TransactWriteItems":
+        for entry in params["TransactItems"]:
+            for body in entry.values():
+                yield from of_key(body.get("Key") or body.get("Item") or {})
+

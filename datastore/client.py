@@ -1,0 +1,42 @@
+"""The boto3 DynamoDB client, configured for a server."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import boto3
+from botocore.config import Config
+
+from datastore.config import DatastoreSettings
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+def make_client(settings: DatastoreSettings, endpoint_url: str | None = None) -> DynamoDBClient:
+    """A thread-safe low-level client; create one per process and share it.
+
+    Retries use botocore's "standard" mode with an explicit bound: "adaptive" mode throttles
+    the whole client when one caller is throttled, which in a multi-tenant server lets one
+    tenant's hot partition slow every other tenant down.
+    """
+    config = Config(
+        retries={"mode": "standard", "max_attempts": settings.max_attempts},
+        max_pool_connections=settings.pool_size,
+        connect_timeout=2,
+        read_timeout=5,
+        tcp_keepalive=True,
+    )
+    endpoint = endpoint_url or settings.endpoint_url
+    credentials: dict[str, str] = {}
+    session = boto3.session.Session()
+    if endpoint is not None and session.get_credentials() is None:
+        # DynamoDB Local accepts any credentials but botocore refuses to sign without some.
+        credentials = {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
+    return session.client(
+        "dynamodb",
+        region_name=settings.region,
+        endpoint_url=endpoint,
+        config=config,
+        **credentials,
+    )

@@ -1,0 +1,56 @@
+"""Datastore settings, read once from the environment (documented in the README)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class ConfigError(Exception):
+    """A setting is present but unusable; the message names it."""
+
+
+def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 1) -> int:
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be an integer, got {raw!r}") from None
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class DatastoreSettings:
+    table_name: str
+    # None means: start the embedded DynamoDB Local (server) or a throwaway one (tests).
+    endpoint_url: str | None
+    region: str
+    # botocore's "standard" retry mode; total attempts including the first.
+    max_attempts: int
+    # HTTP connections to DynamoDB; also the size of the thread pool that issues calls.
+    pool_size: int
+    local_port: int | None
+    local_data_dir: Path
+    local_cache_dir: Path
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> DatastoreSettings:
+        env = os.environ if env is None else env
+        root = Path(__file__).resolve().parent.parent
+        port = env.get("DYNAMODB_LOCAL_PORT")
+        return cls(
+            table_name=env.get("HR_TABLE_NAME", "hr-api"),
+            endpoint_url=env.get("DYNAMODB_ENDPOINT") or None,
+            region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
+            max_attempts=env_int(env, "DYNAMODB_MAX_ATTEMPTS", 4),
+            pool_size=env_int(env, "DYNAMODB_POOL_SIZE", 64),
+            local_port=None if not port else env_int(env, "DYNAMODB_LOCAL_PORT", 8001),
+            local_data_dir=Path(env.get("DYNAMODB_LOCAL_DATA", root / ".data" / "dynamodb")),
+            local_cache_dir=Path(env.get("DYNAMODB_LOCAL_CACHE", root / ".cache")),
+        )

@@ -1,0 +1,145 @@
+"""Demo data: Acme Corp and Globex Inc (SPEC section 9), loaded once into an empty table."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from datastore import applications, departments, employees, identities, jobs, organizations
+from datastore.entities import ApplicationStatus, Plan, Role
+from datastore.scope import PlatformScope, SignInScope, TenantScope
+from datastore.table import Table
+
+ACME_ADMIN = "alice@acme.co"
+ACME_MANAGER = "bob@acme.co"
+GLOBEX_ADMIN = "hank@globex.example"
+
+# (email, first, last, department, role, hired)
+ACME_PEOPLE = [
+    ("bob@acme.co", "Bob", "Builder", "Engineering", Role.MANAGER, "2021-03-01"),
+    ("carol@acme.co", "Carol", "Chen", "Sales", Role.MANAGER, "2021-06-14"),
+    ("dave@acme.co", "Dave", "Diaz", "Engineering", Role.EMPLOYEE, "2022-01-10"),
+    ("erin@acme.co", "Erin", "Evans", "Engineering", Role.EMPLOYEE, "2022-09-05"),
+    ("frank@acme.co", "Frank", "Fischer", "Sales", Role.EMPLOYEE, "2023-02-20"),
+    ("grace@acme.co", "Grace", "Gupta", "People Ops", Role.EMPLOYEE, "2023-05-02"),
+    ("heidi@acme.co", "Heidi", "Hansen", "Finance", Role.EMPLOYEE, "2024-01-08"),
+    ("ivan@acme.co", "Ivan", "Ivanov", "Engineering", Role.EMPLOYEE, "2024-07-15"),
+    ("judy@acme.co", "Judy", "Jones", "Finance", Role.MANAGER, "2025-02-03"),
+]
+
+GLOBEX_PEOPLE = [
+    ("ian@globex.example", "Ian", "Irwin", "Research", Role.MANAGER, "2022-04-04"),
+    ("kate@globex.example", "Kate", "Kowalski", "Research", Role.EMPLOYEE, "2024-10-21"),
+]
+
+
+def _date(day: str) -> datetime:
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)
+
+
+def is_loaded(table: Table) -> bool:
+    return identities.find_identity(table.with_scope(SignInScope()), ACME_ADMIN) is not None
+
+
+def load(table: Table) -> bool:
+    """Load the demo organisations unless they are there already; True when loaded now."""
+    if is_loaded(table):
+        return False
+    _load_acme(table)
+    _load_globex(table)
+    return True
+
+
+def _organization(
+    table: Table, name: str, plan: Plan, admin: tuple[str, str, str]
+) -> tuple[Table, str]:
+    org, admin_employee = organizations.create_organization(
+        table.with_scope(PlatformScope()),
+        name=name,
+        plan=plan,
+        admin_email=admin[0],
+        admin_first_name=admin[1],
+        admin_last_name=admin[2],
+    )
+    return table.with_scope(TenantScope(org.org_id, admin_employee.emp_id)), admin_employee.emp_id
+
+
+def _people(
+    tenant: Table, people: list[tuple[str, str, str, str, Role, str]], dept_ids: dict[str, str]
+) -> dict[str, str]:
+    ids: dict[str, str] = {}
+    for email, first, last, dept, role, hired in people:
+        employee = employees.create_employee(
+            tenant,
+            email=email,
+            first_name=first,
+            last_name=last,
+            department_id=dept_ids[dept],
+            role=role,
+            hired_at=_date(hired),
+        )
+        ids[email] = employee.emp_id
+    return ids
+
+
+def _load_acme(table: Table) -> None:
+    tenant, alice = _organization(table, "Acme Corp", Plan.PRO, (ACME_ADMIN, "Alice", "Anders"))
+    dept_ids = {
+        name: departments.create_department(tenant, name=name).dept_id
+        for name in ("Engineering", "Sales", "People Ops", "Finance")
+    }
+    employees.move_employee(tenant, alice, dept_ids["People Ops"])
+    people = _people(tenant, ACME_PEOPLE, dept_ids)
+    for dept, manager in (
+        ("Engineering", "bob@acme.co"),
+        ("Sales", "carol@acme.co"),
+        ("Finance", "judy@acme.co"),
+    ):
+        departments.update_department(tenant, dept_ids[dept], manager_id=people[manager])
+    departments.update_department(tenant, dept_ids["People Ops"], manager_id=alice)
+
+    def job(dept: str, title: str, description: str) -> str:
+        return jobs.create_job(
+            tenant, department_id=dept_ids[dept], title=title, description=description
+        ).job_id
+
+    senior = job("Engineering", "Senior Engineer", "Own the core API and its data model.")
+    platform = job("Engineering", "Platform Engineer", "Run the DynamoDB estate and CI.")
+    account = job("Sales", "Account Executive", "Grow our mid-market accounts.")
+    coordinator = job("People Ops", "HR Coordinator", "Run onboarding for new hires.")
+    job("Finance", "Finance Analyst", "Model headcount and hiring plans.")  # stays a draft
+    for job_id in (coordinator, senior, platform, account):
+        jobs.publish_job(tenant, job_id)
+
+    def apply(job_id: str, email: str, *moves: ApplicationStatus) -> None:
+        application = applications.apply_to_job(tenant, job_id, people[email])
+        for status in moves:
+            if status is ApplicationStatus.WITHDRAWN:
+                applications.withdraw_application(tenant, job_id, application.app_id)
+            else:
+                applications.set_application_status(tenant, job_id, application.app_id, status)
+
+    apply(coordinator, "grace@acme.co", ApplicationStatus.REVIEWING, ApplicationStatus.REJECTED)
+    apply(coordinator, "frank@acme.co")
+    jobs.close_job(tenant, coordinator)
+    apply(senior, "dave@acme.co", ApplicationStatus.REVIEWING)
+    apply(senior, "ivan@acme.co")
+    apply(platform, "erin@acme.co")
+    apply(platform, "dave@acme.co", ApplicationStatus.WITHDRAWN)
+    apply(account, "frank@acme.co", ApplicationStatus.REVIEWING, ApplicationStatus.ACCEPTED)
+    apply(account, "heidi@acme.co")
+
+
+def _load_globex(table: Table) -> None:
+    tenant, hank = _organization(
+        table, "Globex Inc", Plan.ENTERPRISE, (GLOBEX_ADMIN, "Hank", "Scorpio")
+    )
+    research = departments.create_department(tenant, name="Research").dept_id
+    departments.create_department(tenant, name="Operations")
+    employees.move_employee(tenant, hank, research)
+    people = _people(tenant, GLOBEX_PEOPLE, {"Research": research})
+    departments.update_department(tenant, research, manager_id=people["ian@globex.example"])
+    technician = jobs.create_job(
+        tenant, department_id=research, title="Lab Technician", description="Keep the lab running."
+    ).job_id
+    jobs.publish_job(tenant, technician)
+    applications.apply_to_job(tenant, technician, people["kate@globex.example"])

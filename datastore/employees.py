@@ -1,0 +1,288 @@
+"""Employees: AP2, AP3, AP4 (within a tenant), AP7, and every write that moves headcount.
+
+Each write that changes who is active in a department writes the employee, its membership
+copy and the department counters in one transaction, conditioned on the employee's version,
+so ``Department.headcount`` always equals the department's membership count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from datastore import items, keys, transact, validation
+from datastore.entities import Employee, EmployeeStatus, Role
+from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
+from datastore.items import Item
+from datastore.pagination import Page, PageRequest
+from datastore.table import Table
+
+# Moves and terminations without an expectedVersion re-read and retry this often when
+# another write to the same employee lands between their read and their write.
+UNVERSIONED_ATTEMPTS = 5
+
+
+def _email_taken(email: str) -> transact.FailureHandler:
+    def handler(_old: Item | None) -> Conflict:
+        return Conflict(f"the email {email} is already in use")
+
+    return handler
+
+
+def _department_missing(field: str) -> transact.FailureHandler:
+    def handler(_old: Item | None) -> InvalidInput:
+        return InvalidInput(field, "no such department")
+
+    return handler
+
+
+# --- reads -------------------------------------------------------------------------------
+
+
+def get_employee(table: Table, emp_id: str, *, consistent: bool = False) -> Employee | None:
+    """AP2: one GetItem."""
+    emp_id = keys.parse_ulid(emp_id, "employeeId")
+    item = table.get(keys.employee_key(table.tenant.org_id, emp_id), consistent=consistent)
+    return None if item is None else items.employee_from(item)
+
+
+def get_employees(table: Table, emp_ids: Sequence[str]) -> list[Employee | None]:
+    """Many employees by id through BatchGetItem, in the order asked."""
+    org_id = table.tenant.org_id
+    wanted = [keys.employee_key(org_id, keys.parse_ulid(e, "employeeId")) for e in emp_ids]
+    return table.get_many(wanted, items.employee_from)
+
+
+def list_employees(table: Table, request: PageRequest) -> Page[Employee]:
+    """AP3: the organisation's employees by hire date (either order), one Query on GSI1."""
+    return table.query_page(
+        keys.employees_gsi_pk(table.tenant.org_id),
+        request,
+        items.employee_from,
+        index=keys.GSI1,
+    )
+
+
+def list_department_employees(
+    table: Table, dept_id: str, request: PageRequest
+) -> Page[Employee]:
+    """AP7: a department's active employees, one Query over their membership copies."""
+    dept_id = keys.parse_ulid(dept_id, "departmentId")
+    return table.query_page(
+        keys.membership_pk(table.tenant.org_id, dept_id),
+        request,
+        items.employee_from,
+        sk_prefix=keys.employee_sk_prefix(),
+    )
+
+
+def find_employee_id_by_email(table: Table, email: str) -> str | None:
+    """AP4 within a tenant: one GetItem on the organisation's email pointer."""
+    email = validation.email(email)
+    item = table.get(keys.email_pointer_key(table.tenant.org_id, email))
+    return None if item is None else items.emp_id_of_pointer(item)
+
+
+# --- writes ------------------------------------------------------------------------------
+
+
+def new_employee(
+    org_id: str,
+    *,
+    email: str,
+    first_name: str,
+    last_name: str,
+    department_id: str | None,
+    role: Role,
+    hired_at: datetime | None = None,
+) -> Employee:
+    return Employee(
+        org_id=org_id,
+        emp_id=keys.new_id(),
+        email=validation.email(email),
+        first_name=validation.name(first_name, "firstName"),
+        last_name=validation.name(last_name, "lastName"),
+        department_id=(
+            None if department_id is None else keys.parse_ulid(department_id, "departmentId")
+        ),
+        role=role,
+        status=EmployeeStatus.ACTIVE,
+        hired_at=hired_at or items.now(),
+        terminated_at=None,
+        version=1,
+    )
+
+
+def admin_ops(emp: Employee) -> list[transact.Op]:
+    """The items every new employee writes: itself, its email identity and pointer."""
+    return [
+        transact.put_new(items.employee_item(emp), lambda _old: Conflict("employee id taken")),
+        transact.put_new(items.identity_item(emp), _email_taken(emp.email)),
+        transact.put_new(items.email_pointer_item(emp), _email_taken(emp.email)),
+    ]
+
+
+def _headcount(org_id: str, dept_id: str, delta: int, field: str) -> transact.Op:
+    return transact.update(
+        keys.department_key(org_id, dept_id),
+        "ADD headcount :delta",
+        condition="attribute_exists(PK)",
+        values={":delta": items.n(delta)},
+        on_failed=_department_missing(field),
+    )
+
+
+def create_employee(
+    table: Table,
+    *,
+    email: str,
+    first_name: str,
+    last_name: str,
+    department_id: str | None,
+    role: Role,
+    hired_at: datetime | None = None,
+) -> Employee:
+    """Employee, identity, email pointer, membership and headcount: one transaction."""
+    emp = new_employee(
+        table.tenant.org_id,
+        email=email,
+        first_name=first_name,
+        last_name=last_name,
+        department_id=department_id,
+        role=role,
+        hired_at=hired_at,
+    )
+    ops = admin_ops(emp)
+    if emp.department_id is not None:
+        ops.append(transact.put(items.membership_item(emp)))
+        ops.append(_headcount(emp.org_id, emp.department_id, +1, "departmentId"))
+    table.write(ops)
+    return emp
+
+
+def _put_versioned(emp: Employee, expected: int) -> transact.Op:
+    return transact.put(
+        items.employee_item(emp),
+        condition="version = :expected",
+        values={":expected": items.n(expected)},
+        on_failed=transact.stale("Employee"),
+    )
+
+
+def _current(table: Table, emp_id: str, expected_version: int | None) -> Employee:
+    current = get_employee(table, emp_id, consistent=True)
+    if current is None:
+        raise NotFound("Employee", emp_id)
+    if expected_version is not None and current.version != expected_version:
+        raise StaleVersion(
+            f"Employee was changed by someone else (now at version {current.version})",
+            current_version=current.version,
+        )
+    return current
+
+
+def update_employee(
+    table: Table,
+    emp_id: str,
+    *,
+    expected_version: int,
+    email: str | None = None,
+    first_name: str | None = None,
+    last_name: str | None = None,
+    role: Role | None = None,
+) -> Employee:
+    """Change an employee's own fields; a stale ``expected_version`` changes nothing."""
+    current = _current(table, emp_id, expected_version)
+    updated = replace(
+        current,
+        email=current.email if email is None else validation.email(email),
+        first_name=(
+            current.first_name if first_name is None
+            else validation.name(first_name, "firstName")
+        ),
+        last_name=(
+            current.last_name if last_name is None else validation.name(last_name, "lastName")
+        ),
+        role=current.role if role is None else role,
+        version=current.version + 1,
+    )
+    ops = [_put_versioned(updated, current.version)]
+    if updated.status is EmployeeStatus.ACTIVE and updated.department_id is not None:
+        ops.append(transact.put(items.membership_item(updated)))
+    if updated.email != current.email:
+        same_owner = {":emp": items.s(current.emp_id)}
+        ops += [
+            transact.delete(
+                keys.identity_key(current.email), condition="empId = :emp", values=same_owner
+            ),
+            transact.delete(keys.email_pointer_key(current.org_id, current.email)),
+            transact.put_new(items.identity_item(updated), _email_taken(updated.email)),
+            transact.put_new(items.email_pointer_item(updated), _email_taken(updated.email)),
+        ]
+    table.write(ops)
+    return updated
+
+
+def move_employee(
+    table: Table, emp_id: str, department_id: str, *, expected_version: int | None = None
+) -> Employee:
+    """Move an active employee: employee, both memberships and both counters at once."""
+    department_id = keys.parse_ulid(department_id, "departmentId")
+    attempts = 1 if expected_version is not None else UNVERSIONED_ATTEMPTS
+    for attempt in range(attempts):
+        current = _current(table, emp_id, expected_version)
+        if current.status is not EmployeeStatus.ACTIVE:
+            raise Conflict("an inactive employee cannot be moved")
+        if current.department_id == department_id:
+            return current
+        moved = replace(current, department_id=department_id, version=current.version + 1)
+        ops = [_put_versioned(moved, current.version)]
+        if current.department_id is not None:
+            ops.append(
+                transact.delete(
+                    keys.membership_key(current.org_id, current.department_id, current.emp_id)
+                )
+            )
+            ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
+        ops.append(transact.put(items.membership_item(moved)))
+        ops.append(_headcount(moved.org_id, department_id, +1, "departmentId"))
+        try:
+            table.write(ops)
+            return moved
+        except StaleVersion:
+            if attempt + 1 == attempts:
+                raise
+    raise AssertionError("unreachable")
+
+
+def terminate_employee(
+    table: Table, emp_id: str, *, expected_version: int | None = None
+) -> Employee:
+    """Mark an employee inactive and take them out of their department's headcount."""
+    attempts = 1 if expected_version is not None else UNVERSIONED_ATTEMPTS
+    for attempt in range(attempts):
+        current = _current(table, emp_id, expected_version)
+        if current.status is not EmployeeStatus.ACTIVE:
+            raise Conflict("the employee is already inactive")
+        terminated = replace(
+            current,
+            status=EmployeeStatus.INACTIVE,
+            terminated_at=items.now(),
+            version=current.version + 1,
+        )
+        ops = [_put_versioned(terminated, current.version)]
+        if current.department_id is not None:
+            ops.append(
+                transact.delete(
+                    keys.membership_key(current.org_id, current.department_id, current.emp_id)
+                )
+            )
+            ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
+        try:
+            table.write(ops)
+            return terminated
+        except StaleVersion:
+            if attempt + 1 == attempts:
+                raise
+    raise AssertionError("unreachable")

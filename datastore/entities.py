@@ -1,0 +1,129 @@
+"""The entities of SPEC section 2 as typed, immutable values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+
+class Plan(StrEnum):
+    FREE = "free"
+    PRO = "pro"
+    ENTERPRISE = "enterprise"
+
+
+class OrganizationStatus(StrEnum):
+    ACTIVE = "active"
+    SUSPENDED = "suspended"
+
+
+class Role(StrEnum):
+    ADMIN = "admin"
+    MANAGER = "manager"
+    EMPLOYEE = "employee"
+
+
+class EmployeeStatus(StrEnum):
+    ACTIVE = "active"
+    INACTIVE = "inactive"
+
+
+class JobStatus(StrEnum):
+    DRAFT = "draft"
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+class ApplicationStatus(StrEnum):
+    APPLIED = "applied"
+    REVIEWING = "reviewing"
+    REJECTED = "rejected"
+    ACCEPTED = "accepted"
+    WITHDRAWN = "withdrawn"
+
+
+# Who may move an application where. Withdrawing is the applicant's own act (withdraw);
+# the others are the reviewer's (set_application_status). Final states have no entry.
+APPLICATION_TRANSITIONS: dict[ApplicationStatus, frozenset[ApplicationStatus]] = {
+    ApplicationStatus.APPLIED: frozenset(
+        {ApplicationStatus.REVIEWING, ApplicationStatus.REJECTED, ApplicationStatus.WITHDRAWN}
+    ),
+    ApplicationStatus.REVIEWING: frozenset(
+        {ApplicationStatus.ACCEPTED, ApplicationStatus.REJECTED, ApplicationStatus.WITHDRAWN}
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Organization:
+    org_id: str
+    name: str
+    plan: Plan
+    status: OrganizationStatus
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Subscription:
+    org_id: str
+    plan: Plan
+    seats: int
+    billing_customer_id: str | None
+    renews_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Department:
+    org_id: str
+    dept_id: str
+    name: str
+    manager_id: str | None
+    headcount: int
+
+
+@dataclass(frozen=True, slots=True)
+class Employee:
+    org_id: str
+    emp_id: str
+    email: str
+    first_name: str
+    last_name: str
+    department_id: str | None
+    role: Role
+    status: EmployeeStatus
+    hired_at: datetime
+    terminated_at: datetime | None
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class JobPosting:
+    org_id: str
+    job_id: str
+    department_id: str
+    title: str
+    description: str
+    status: JobStatus
+    posted_at: datetime | None
+    closed_at: datetime | None
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Application:
+    org_id: str
+    app_id: str
+    job_id: str
+    emp_id: str
+    status: ApplicationStatus
+    submitted_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Sign-in's view of an email: which employee of which organisation owns it."""
+
+    email: str
+    org_id: str
+    emp_id: str

@@ -1,0 +1,41 @@
+"""Typed failures of the datastore. Callers never see a botocore exception."""
+
+from __future__ import annotations
+
+
+class DatastoreError(Exception):
+    """Base of every error the datastore raises on purpose."""
+
+
+class NotFound(DatastoreError):
+    def __init__(self, entity: str, entity_id: str | None = None) -> None:
+        self.entity = entity
+        self.entity_id = entity_id
+        super().__init__(f"{entity} not found")
+
+
+class Conflict(DatastoreError):
+    """The write lost to the current state: a stale version, a taken email, a closed job."""
+
+    def __init__(self, message: str, *, current_version: int | None = None) -> None:
+        self.current_version = current_version
+        super().__init__(message)
+
+
+class StaleVersion(Conflict):
+    """The employee or job changed since the version the caller saw."""
+
+
+class InvalidInput(DatastoreError):
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.reason = message
+        super().__init__(f"{field}: {message}")
+
+
+class Unavailable(DatastoreError):
+    """DynamoDB kept refusing (throttling, unprocessed keys, transaction conflicts)."""
+
+
+class ScopeViolation(DatastoreError):
+    """A request or a returned item outside the caller's scope: a bug, never a user error."""

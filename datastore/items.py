@@ -1,0 +1,363 @@
+"""Entities to DynamoDB items and back: the one place that knows the attribute layout.
+
+Items are built in DynamoDB's wire format directly; going through boto3's TypeSerializer
+(and its Decimals) costs several milliseconds per hundred items (PERFORMANCE.md) and buys
+nothing for the handful of attribute types used here.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from datastore import keys
+from datastore.entities import (
+    Application,
+    ApplicationStatus,
+    Department,
+    Employee,
+    EmployeeStatus,
+    Identity,
+    JobPosting,
+    JobStatus,
+    Organization,
+    OrganizationStatus,
+    Plan,
+    Role,
+    Subscription,
+)
+
+Item = dict[str, Any]
+"""An item in DynamoDB's wire format: ``{"name": {"S": "Acme"}}``."""
+
+ENTITY: Final = "entity"
+
+ORGANIZATION: Final = "Organization"
+SUBSCRIPTION: Final = "Subscription"
+DEPARTMENT: Final = "Department"
+EMPLOYEE: Final = "Employee"
+MEMBERSHIP: Final = "Membership"
+EMAIL_POINTER: Final = "EmailPointer"
+IDENTITY: Final = "Identity"
+JOB_POSTING: Final = "JobPosting"
+APPLICATION: Final = "Application"
+APPLICANT: Final = "Applicant"
+
+
+# --- attribute values ---------------------------------------------------------------------
+
+
+def s(value: str) -> dict[str, str]:
+    return {"S": value}
+
+
+def n(value: int) -> dict[str, str]:
+    return {"N": str(value)}
+
+
+def timestamp(value: datetime) -> str:
+    """ISO-8601 in UTC with milliseconds: sorts as text in time order."""
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_timestamp(value: str) -> datetime:
+    return datetime.fromisoformat(value)
+
+
+def now() -> datetime:
+    # Millisecond precision, as stored, so a value read back compares equal to the one written.
+    current = datetime.now(UTC)
+    return current.replace(microsecond=current.microsecond // 1000 * 1000)
+
+
+def _ts(value: datetime) -> dict[str, str]:
+    return s(timestamp(value))
+
+
+def _get_s(item: Item, name: str) -> str:
+    return str(item[name]["S"])
+
+
+def _opt_s(item: Item, name: str) -> str | None:
+    value = item.get(name)
+    return None if value is None else str(value["S"])
+
+
+def _get_n(item: Item, name: str) -> int:
+    return int(item[name]["N"])
+
+
+def _opt_ts(item: Item, name: str) -> datetime | None:
+    value = _opt_s(item, name)
+    return None if value is None else parse_timestamp(value)
+
+
+def _key(key: keys.Key) -> Item:
+    return {keys.PK: s(key.pk), keys.SK: s(key.sk)}
+
+
+def _put_optional(item: Item, name: str, value: dict[str, str] | None) -> Item:
+    if value is not None:
+        item[name] = value
+    return item
+
+
+# --- organisation -------------------------------------------------------------------------
+
+
+def organization_item(org: Organization) -> Item:
+    return {
+        **_key(keys.organization_key(org.org_id)),
+        keys.GSI1PK: s(keys.ORGS_PK),
+        keys.GSI1SK: s(keys.orgs_gsi_sk(org.name, org.org_id)),
+        ENTITY: s(ORGANIZATION),
+        "orgId": s(org.org_id),
+        "name": s(org.name),
+        "plan": s(org.plan.value),
+        "status": s(org.status.value),
+        "createdAt": _ts(org.created_at),
+    }
+
+
+def organization_from(item: Item) -> Organization:
+    return Organization(
+        org_id=_get_s(item, "orgId"),
+        name=_get_s(item, "name"),
+        plan=Plan(_get_s(item, "plan")),
+        status=OrganizationStatus(_get_s(item, "status")),
+        created_at=parse_timestamp(_get_s(item, "createdAt")),
+    )
+
+
+def subscription_item(sub: Subscription) -> Item:
+    item = {
+        **_key(keys.subscription_key(sub.org_id)),
+        ENTITY: s(SUBSCRIPTION),
+        "orgId": s(sub.org_id),
+        "plan": s(sub.plan.value),
+        "seats": n(sub.seats),
+    }
+    _put_optional(
+        item,
+        "billingCustomerId",
+        None if sub.billing_customer_id is None else s(sub.billing_customer_id),
+    )
+    return _put_optional(item, "renewsAt", None if sub.renews_at is None else _ts(sub.renews_at))
+
+
+def subscription_from(item: Item) -> Subscription:
+    return Subscription(
+        org_id=_get_s(item, "orgId"),
+        plan=Plan(_get_s(item, "plan")),
+        seats=_get_n(item, "seats"),
+        billing_customer_id=_opt_s(item, "billingCustomerId"),
+        renews_at=_opt_ts(item, "renewsAt"),
+    )
+
+
+# --- department ---------------------------------------------------------------------------
+
+
+def department_item(dept: Department) -> Item:
+    item = {
+        **_key(keys.department_key(dept.org_id, dept.dept_id)),
+        ENTITY: s(DEPARTMENT),
+        "orgId": s(dept.org_id),
+        "deptId": s(dept.dept_id),
+        "name": s(dept.name),
+        "headcount": n(dept.headcount),
+    }
+    return _put_optional(
+        item, "managerId", None if dept.manager_id is None else s(dept.manager_id)
+    )
+
+
+def department_from(item: Item) -> Department:
+    return Department(
+        org_id=_get_s(item, "orgId"),
+        dept_id=_get_s(item, "deptId"),
+        name=_get_s(item, "name"),
+        manager_id=_opt_s(item, "managerId"),
+        headcount=_get_n(item, "headcount"),
+    )
+
+
+# --- employee -----------------------------------------------------------------------------
+
+
+def _employee_attributes(emp: Employee) -> Item:
+    item: Item = {
+        "orgId": s(emp.org_id),
+        "empId": s(emp.emp_id),
+        "email": s(emp.email),
+        "firstName": s(emp.first_name),
+        "lastName": s(emp.last_name),
+        "role": s(emp.role.value),
+        "status": s(emp.status.value),
+        "hiredAt": _ts(emp.hired_at),
+        "version": n(emp.version),
+    }
+    _put_optional(
+        item, "departmentId", None if emp.department_id is None else s(emp.department_id)
+    )
+    return _put_optional(
+        item, "terminatedAt", None if emp.terminated_at is None else _ts(emp.terminated_at)
+    )
+
+
+def employee_item(emp: Employee) -> Item:
+    return {
+        **_key(keys.employee_key(emp.org_id, emp.emp_id)),
+        keys.GSI1PK: s(keys.employees_gsi_pk(emp.org_id)),
+        keys.GSI1SK: s(keys.employees_gsi_sk(timestamp(emp.hired_at), emp.emp_id)),
+        ENTITY: s(EMPLOYEE),
+        **_employee_attributes(emp),
+    }
+
+
+def membership_item(emp: Employee) -> Item:
+    """An active employee's copy in its department's partition.
+
+    It carries every employee attribute so that listing a department (AP7) is one Query
+    charged by total size, not a BatchGetItem charged 4 KB per employee.
+    """
+    if emp.department_id is None:
+        raise ValueError("an employee without a department has no membership")
+    return {
+        **_key(keys.membership_key(emp.org_id, emp.department_id, emp.emp_id)),
+        ENTITY: s(MEMBERSHIP),
+        **_employee_attributes(emp),
+    }
+
+
+def employee_from(item: Item) -> Employee:
+    """Reads an Employee from its own item or from its department membership copy."""
+    return Employee(
+        org_id=_get_s(item, "orgId"),
+        emp_id=_get_s(item, "empId"),
+        email=_get_s(item, "email"),
+        first_name=_get_s(item, "firstName"),
+        last_name=_get_s(item, "lastName"),
+        department_id=_opt_s(item, "departmentId"),
+        role=Role(_get_s(item, "role")),
+        status=EmployeeStatus(_get_s(item, "status")),
+        hired_at=parse_timestamp(_get_s(item, "hiredAt")),
+        terminated_at=_opt_ts(item, "terminatedAt"),
+        version=_get_n(item, "version"),
+    )
+
+
+def email_pointer_item(emp: Employee) -> Item:
+    return {
+        **_key(keys.email_pointer_key(emp.org_id, emp.email)),
+        ENTITY: s(EMAIL_POINTER),
+        "orgId": s(emp.org_id),
+        "empId": s(emp.emp_id),
+    }
+
+
+def identity_item(emp: Employee) -> Item:
+    return {
+        **_key(keys.identity_key(emp.email)),
+        ENTITY: s(IDENTITY),
+        "email": s(emp.email),
+        "orgId": s(emp.org_id),
+        "empId": s(emp.emp_id),
+    }
+
+
+def identity_from(item: Item) -> Identity:
+    return Identity(
+        email=_get_s(item, "email"), org_id=_get_s(item, "orgId"), emp_id=_get_s(item, "empId")
+    )
+
+
+def emp_id_of_pointer(item: Item) -> str:
+    return _get_s(item, "empId")
+
+
+# --- job posting ---------------------------------------------------------------------------
+
+
+def job_item(job: JobPosting) -> Item:
+    item: Item = {
+        **_key(keys.job_key(job.org_id, job.job_id)),
+        ENTITY: s(JOB_POSTING),
+        "orgId": s(job.org_id),
+        "jobId": s(job.job_id),
+        "departmentId": s(job.department_id),
+        "title": s(job.title),
+        "description": s(job.description),
+        "status": s(job.status.value),
+        "version": n(job.version),
+    }
+    if job.status is JobStatus.OPEN:
+        item.update(open_job_index_attributes(job))
+    _put_optional(item, "postedAt", None if job.posted_at is None else _ts(job.posted_at))
+    return _put_optional(item, "closedAt", None if job.closed_at is None else _ts(job.closed_at))
+
+
+def open_job_index_attributes(job: JobPosting) -> Item:
+    """The sparse index entry: present only while the job is open."""
+    if job.posted_at is None:
+        raise ValueError("an open job has a postedAt")
+    return {
+        keys.GSI1PK: s(keys.open_jobs_gsi_pk(job.org_id)),
+        keys.GSI1SK: s(keys.open_jobs_gsi_sk(timestamp(job.posted_at), job.job_id)),
+    }
+
+
+def job_from(item: Item) -> JobPosting:
+    return JobPosting(
+        org_id=_get_s(item, "orgId"),
+        job_id=_get_s(item, "jobId"),
+        department_id=_get_s(item, "departmentId"),
+        title=_get_s(item, "title"),
+        description=_get_s(item, "description"),
+        status=JobStatus(_get_s(item, "status")),
+        posted_at=_opt_ts(item, "postedAt"),
+        closed_at=_opt_ts(item, "closedAt"),
+        version=_get_n(item, "version"),
+    )
+
+
+# --- application ---------------------------------------------------------------------------
+
+
+def application_item(app: Application) -> Item:
+    return {
+        **_key(keys.application_key(app.org_id, app.job_id, app.app_id)),
+        keys.GSI1PK: s(keys.employee_applications_gsi_pk(app.org_id, app.emp_id)),
+        keys.GSI1SK: s(keys.employee_applications_gsi_sk(app.app_id)),
+        ENTITY: s(APPLICATION),
+        "orgId": s(app.org_id),
+        "appId": s(app.app_id),
+        "jobId": s(app.job_id),
+        "empId": s(app.emp_id),
+        "status": s(app.status.value),
+        "submittedAt": _ts(app.submitted_at),
+    }
+
+
+def applicant_item(app: Application) -> Item:
+    """Marks that an employee applied to a job: the one-application-per-pair guard."""
+    return {
+        **_key(keys.applicant_key(app.org_id, app.job_id, app.emp_id)),
+        ENTITY: s(APPLICANT),
+        "appId": s(app.app_id),
+    }
+
+
+def application_from(item: Item) -> Application:
+    return Application(
+        org_id=_get_s(item, "orgId"),
+        app_id=_get_s(item, "appId"),
+        job_id=_get_s(item, "jobId"),
+        emp_id=_get_s(item, "empId"),
+        status=ApplicationStatus(_get_s(item, "status")),
+        submitted_at=parse_timestamp(_get_s(item, "submittedAt")),
+    )
+
+
+def partition_key_of(item: Item) -> str:
+    return _get_s(item, keys.PK)

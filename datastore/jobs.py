@@ -1,0 +1,163 @@
+"""Job postings: AP8, AP9, AP12, and the draft -> open -> closed lifecycle.
+
+Every change rewrites the whole item under a version condition; an open job carries the
+sparse GSI1 attributes and a closed one does not, so closing removes it from AP8 in the
+same write.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from datastore import items, keys, transact, validation
+from datastore.entities import JobPosting, JobStatus
+from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
+from datastore.items import Item
+from datastore.pagination import Page, PageRequest
+from datastore.table import Table
+
+
+def get_job(table: Table, job_id: str, *, consistent: bool = False) -> JobPosting | None:
+    """AP9: one GetItem."""
+    job_id = keys.parse_ulid(job_id, "jobId")
+    item = table.get(keys.job_key(table.tenant.org_id, job_id), consistent=consistent)
+    return None if item is None else items.job_from(item)
+
+
+def get_jobs(table: Table, job_ids: Sequence[str]) -> list[JobPosting | None]:
+    org_id = table.tenant.org_id
+    wanted = [keys.job_key(org_id, keys.parse_ulid(j, "jobId")) for j in job_ids]
+    return table.get_many(wanted, items.job_from)
+
+
+def list_open_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
+    """AP8: open jobs, newest first by default; one Query on the sparse GSI1."""
+    return table.query_page(
+        keys.open_jobs_gsi_pk(table.tenant.org_id), request, items.job_from, index=keys.GSI1
+    )
+
+
+def list_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
+    """AP12: every job of the organisation; job ids are ULIDs, so id order is age order."""
+    return table.query_page(
+        keys.org_pk(table.tenant.org_id), request, items.job_from, sk_prefix=keys.job_sk_prefix()
+    )
+
+
+def _department_exists(org_id: str, dept_id: str) -> transact.Op:
+    def missing(_old: Item | None) -> InvalidInput:
+        return InvalidInput("departmentId", "no such department")
+
+    return transact.check(
+        keys.department_key(org_id, dept_id), "attribute_exists(PK)", on_failed=missing
+    )
+
+
+def _put_versioned(job: JobPosting, expected: int) -> transact.Op:
+    return transact.put(
+        items.job_item(job),
+        condition="version = :expected",
+        values={":expected": items.n(expected)},
+        on_failed=transact.stale("JobPosting"),
+    )
+
+
+def _current(table: Table, job_id: str, expected_version: int | None) -> JobPosting:
+    current = get_job(table, job_id, consistent=True)
+    if current is None:
+        raise NotFound("JobPosting", job_id)
+    if expected_version is not None and current.version != expected_version:
+        raise StaleVersion(
+            f"JobPosting was changed by someone else (now at version {current.version})",
+            current_version=current.version,
+        )
+    return current
+
+
+def create_job(
+    table: Table, *, department_id: str, title: str, description: str = ""
+) -> JobPosting:
+    """A draft job in an existing department."""
+    org_id = table.tenant.org_id
+    job = JobPosting(
+        org_id=org_id,
+        job_id=keys.new_id(),
+        department_id=keys.parse_ulid(department_id, "departmentId"),
+        title=validation.text(title, "title", maximum=validation.TITLE_MAX),
+        description=validation.text(
+            description, "description", maximum=validation.DESCRIPTION_MAX, minimum=0
+        ),
+        status=JobStatus.DRAFT,
+        posted_at=None,
+        closed_at=None,
+        version=1,
+    )
+    table.write(
+        [
+            transact.put_new(items.job_item(job), lambda _old: Conflict("job id taken")),
+            _department_exists(org_id, job.department_id),
+        ]
+    )
+    return job
+
+
+def update_job(
+    table: Table,
+    job_id: str,
+    *,
+    expected_version: int,
+    title: str | None = None,
+    description: str | None = None,
+    department_id: str | None = None,
+) -> JobPosting:
+    current = _current(table, job_id, expected_version)
+    if current.status is JobStatus.CLOSED:
+        raise InvalidInput("jobId", "a closed job cannot be edited")
+    updated = replace(
+        current,
+        title=(
+            current.title if title is None
+            else validation.text(title, "title", maximum=validation.TITLE_MAX)
+        ),
+        description=(
+            current.description if description is None
+            else validation.text(
+                description, "description", maximum=validation.DESCRIPTION_MAX, minimum=0
+            )
+        ),
+        department_id=(
+            current.department_id if department_id is None
+            else keys.parse_ulid(department_id, "departmentId")
+        ),
+        version=current.version + 1,
+    )
+    ops = [_put_versioned(updated, current.version)]
+    if updated.department_id != current.department_id:
+        ops.append(_department_exists(updated.org_id, updated.department_id))
+    table.write(ops)
+    return updated
+
+
+def publish_job(table: Table, job_id: str, *, expected_version: int | None = None) -> JobPosting:
+    """Draft -> open: the job enters the open-jobs index."""
+    current = _current(table, job_id, expected_version)
+    if current.status is not JobStatus.DRAFT:
+        raise InvalidInput("jobId", f"only a draft job can be published; this one is {current.status}")
+    published = replace(
+        current, status=JobStatus.OPEN, posted_at=items.now(), version=current.version + 1
+    )
+    table.write([_put_versioned(published, current.version)])
+    return published
+
+
+def close_job(table: Table, job_id: str, *, expected_version: int | None = None) -> JobPosting:
+    """Draft or open -> closed: the job leaves the open-jobs index in the same write."""
+    current = _current(table, job_id, expected_version)
+    if current.status is JobStatus.CLOSED:
+        raise InvalidInput("jobId", "the job is already closed")
+    closed = replace(
+        current, status=JobStatus.CLOSED, closed_at=items.now(), version=current.version + 1
+    )
+    table.write([_put_versioned(closed, current.version)])
+    return closed

@@ -1,0 +1,236 @@
+"""Every key of the table is built and parsed here, and nowhere else.
+
+Layout (PK / SK, and GSI1PK / GSI1SK where an item is in the index):
+
+    Organisation     ORG#<org>                 #METADATA        ORGS / <name>#<org>
+    Subscription     ORG#<org>                 #SUBSCRIPTION
+    Department       ORG#<org>                 DEPT#<dept>
+    Employee         ORG#<org>                 EMP#<emp>        ORG#<org>#EMP / <hiredAt>#<emp>
+    Email pointer    ORG#<org>                 EMAIL#<email>
+    Membership       ORG#<org>#DEPT#<dept>     EMP#<emp>
+    Identity         EMAIL#<email>             #IDENTITY
+    JobPosting       ORG#<org>                 JOB#<job>        (open only) ORG#<org>#OPEN / JOB#<postedAt>#<job>
+    Application      ORG#<org>#JOB#<job>       APP#<app>        ORG#<org>#EMP#<emp> / APP#<app>
+    Applicant        ORG#<org>#JOB#<job>       APPLICANT#<emp>
+
+Every tenant partition key (table and index) starts with ``ORG#<org>``; the identity items
+and the platform's organisation list are the only others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
+
+from ulid import ULID
+
+from datastore.errors import InvalidInput
+
+SEP: Final = "#"
+
+ORG: Final = "ORG"
+DEPT: Final = "DEPT"
+EMP: Final = "EMP"
+JOB: Final = "JOB"
+APP: Final = "APP"
+APPLICANT: Final = "APPLICANT"
+EMAIL: Final = "EMAIL"
+OPEN: Final = "OPEN"
+
+METADATA_SK: Final = "#METADATA"
+SUBSCRIPTION_SK: Final = "#SUBSCRIPTION"
+IDENTITY_SK: Final = "#IDENTITY"
+# begins_with on this returns exactly the organisation's own items (#METADATA, #SUBSCRIPTION).
+ORG_HEADER_PREFIX: Final = "#"
+ORGS_PK: Final = "ORGS"
+
+PK: Final = "PK"
+SK: Final = "SK"
+GSI1: Final = "GSI1"
+GSI1PK: Final = "GSI1PK"
+GSI1SK: Final = "GSI1SK"
+
+ULID_LENGTH: Final = 26
+
+
+@dataclass(frozen=True, slots=True)
+class Key:
+    """A primary key of the table."""
+
+    pk: str
+    sk: str
+
+    def wire(self) -> dict[str, dict[str, str]]:
+        return {PK: {"S": self.pk}, SK: {"S": self.sk}}
+
+
+def _join(*parts: str) -> str:
+    return SEP.join(parts)
+
+
+# --- ids --------------------------------------------------------------------------------
+
+
+def parse_ulid(value: str, field: str = "id") -> str:
+    """The canonical (upper-case) form of a ULID, or InvalidInput naming ``field``."""
+    if not isinstance(value, str) or len(value) != ULID_LENGTH:
+        raise InvalidInput(field, "must be a 26-character ULID")
+    try:
+        return str(ULID.from_str(value.upper()))
+    except ValueError:
+        raise InvalidInput(field, "must be a 26-character ULID") from None
+
+
+def new_id() -> str:
+    return str(ULID())
+
+
+# --- partitions -------------------------------------------------------------------------
+
+
+def org_pk(org_id: str) -> str:
+    return _join(ORG, org_id)
+
+
+def membership_pk(org_id: str, dept_id: str) -> str:
+    return _join(ORG, org_id, DEPT, dept_id)
+
+
+def job_partition_pk(org_id: str, job_id: str) -> str:
+    return _join(ORG, org_id, JOB, job_id)
+
+
+def identity_pk(email: str) -> str:
+    return _join(EMAIL, email)
+
+
+def open_jobs_gsi_pk(org_id: str) -> str:
+    return _join(ORG, org_id, OPEN)
+
+
+def employees_gsi_pk(org_id: str) -> str:
+    return _join(ORG, org_id, EMP)
+
+
+def employee_applications_gsi_pk(org_id: str, emp_id: str) -> str:
+    return _join(ORG, org_id, EMP, emp_id)
+
+
+def in_tenant(partition_key: str, org_id: str) -> bool:
+    """True when ``partition_key`` belongs to ``org_id``'s partition space.
+
+    ULIDs have a fixed length, but the check does not rely on it: the tenant prefix must be
+    followed by the end of the key or a separator.
+    """
+    own = org_pk(org_id)
+    return partition_key == own or partition_key.startswith(own + SEP)
+
+
+def is_identity_pk(partition_key: str) -> bool:
+    return partition_key.startswith(EMAIL + SEP)
+
+
+def org_id_of(partition_key: str) -> str | None:
+    """The tenant a partition key belongs to, or None for the identity and platform keys."""
+    parts = partition_key.split(SEP)
+    if len(parts) >= 2 and parts[0] == ORG:
+        return parts[1]
+    return None
+
+
+# --- item keys --------------------------------------------------------------------------
+
+
+def organization_key(org_id: str) -> Key:
+    return Key(org_pk(org_id), METADATA_SK)
+
+
+def subscription_key(org_id: str) -> Key:
+    return Key(org_pk(org_id), SUBSCRIPTION_SK)
+
+
+def department_key(org_id: str, dept_id: str) -> Key:
+    return Key(org_pk(org_id), _join(DEPT, dept_id))
+
+
+def employee_key(org_id: str, emp_id: str) -> Key:
+    return Key(org_pk(org_id), _join(EMP, emp_id))
+
+
+def email_pointer_key(org_id: str, email: str) -> Key:
+    return Key(org_pk(org_id), _join(EMAIL, email))
+
+
+def membership_key(org_id: str, dept_id: str, emp_id: str) -> Key:
+    return Key(membership_pk(org_id, dept_id), _join(EMP, emp_id))
+
+
+def identity_key(email: str) -> Key:
+    return Key(identity_pk(email), IDENTITY_SK)
+
+
+def job_key(org_id: str, job_id: str) -> Key:
+    return Key(org_pk(org_id), _join(JOB, job_id))
+
+
+def application_key(org_id: str, job_id: str, app_id: str) -> Key:
+    return Key(job_partition_pk(org_id, job_id), _join(APP, app_id))
+
+
+def applicant_key(org_id: str, job_id: str, emp_id: str) -> Key:
+    return Key(job_partition_pk(org_id, job_id), _join(APPLICANT, emp_id))
+
+
+# --- sort-key prefixes for Queries -------------------------------------------------------
+
+
+def department_sk_prefix() -> str:
+    return DEPT + SEP
+
+
+def employee_sk_prefix() -> str:
+    return EMP + SEP
+
+
+def job_sk_prefix() -> str:
+    return JOB + SEP
+
+
+def application_sk_prefix() -> str:
+    return APP + SEP
+
+
+# --- index sort keys --------------------------------------------------------------------
+
+
+def orgs_gsi_sk(name: str, org_id: str) -> str:
+    return _join(name, org_id)
+
+
+def employees_gsi_sk(hired_at: str, emp_id: str) -> str:
+    return _join(hired_at, emp_id)
+
+
+def open_jobs_gsi_sk(posted_at: str, job_id: str) -> str:
+    return _join(JOB, posted_at, job_id)
+
+
+def employee_applications_gsi_sk(app_id: str) -> str:
+    return _join(APP, app_id)
+
+
+# --- parsing ----------------------------------------------------------------------------
+
+
+def id_after(prefix: str, sort_key: str) -> str:
+    """The id in a sort key ``<prefix>#<id>``."""
+    head, _, tail = sort_key.partition(SEP)
+    if head != prefix or not tail:
+        raise ValueError(f"sort key {sort_key!r} is not a {prefix} key")
+    return tail
+
+
+def start_key_partition(start_key: Mapping[str, str], index: str | None) -> str | None:
+    """The partition a pagination start key belongs to (the index's when querying one)."""
+    return start_key.get(GSI1PK if index == GSI1 else PK)

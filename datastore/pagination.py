@@ -1,0 +1,38 @@
+"""Pages of a single-partition Query, with a resumable start key for every item."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final, Generic, TypeVar
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+StartKey = dict[str, str]
+"""Where a Query resumes: the key attributes (table and index) of the last item seen."""
+
+DEFAULT_PAGE_SIZE: Final = 20
+MAX_PAGE_SIZE: Final = 100
+
+
+@dataclass(frozen=True, slots=True)
+class PageRequest:
+    first: int = DEFAULT_PAGE_SIZE
+    after: StartKey | None = None
+    descending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    items: Sequence[T]
+    # cursors[i] resumes the list just after items[i].
+    cursors: Sequence[StartKey]
+    has_next: bool
+
+    def map(self, convert: Callable[[T], U]) -> Page[U]:
+        return Page([convert(item) for item in self.items], self.cursors, self.has_next)
+
+    @property
+    def end_cursor(self) -> StartKey | None:
+        return self.cursors[-1] if self.cursors else None

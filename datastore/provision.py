@@ -1,0 +1,60 @@
+"""Creating the table: one table, one overloaded global secondary index."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from botocore.exceptions import ClientError
+
+from datastore import keys
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+def table_definition(name: str) -> dict[str, object]:
+    return {
+        "TableName": name,
+        "BillingMode": "PAY_PER_REQUEST",
+        "AttributeDefinitions": [
+            {"AttributeName": attribute, "AttributeType": "S"}
+            for attribute in (keys.PK, keys.SK, keys.GSI1PK, keys.GSI1SK)
+        ],
+        "KeySchema": [
+            {"AttributeName": keys.PK, "KeyType": "HASH"},
+            {"AttributeName": keys.SK, "KeyType": "RANGE"},
+        ],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": keys.GSI1,
+                "KeySchema": [
+                    {"AttributeName": keys.GSI1PK, "KeyType": "HASH"},
+                    {"AttributeName": keys.GSI1SK, "KeyType": "RANGE"},
+                ],
+                # Every GSI1 list shows whole entities; ALL keeps each list one Query.
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+    }
+
+
+def ensure_table(client: DynamoDBClient, name: str) -> bool:
+    """Create the table unless it exists; True when it was created."""
+    try:
+        client.describe_table(TableName=name)
+        return False
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
+            raise
+    client.create_table(**table_definition(name))  # type: ignore[arg-type]
+    client.get_waiter("table_exists").wait(
+        TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
+    )
+    return True
+
+
+def drop_table(client: DynamoDBClient, name: str) -> None:
+    client.delete_table(TableName=name)
+    client.get_waiter("table_not_exists").wait(
+        TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
+    )

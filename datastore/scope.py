@@ -1,0 +1,84 @@
+"""Who a Table speaks for: the partitions it may read and write.
+
+Tenant isolation is enforced here, once, rather than in each caller: a Table refuses to send
+a request whose partition key (table or index) lies outside its scope, and refuses every item
+it gets back from outside it. The scopes that reach beyond one tenant are few and named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from datastore import keys
+
+
+class Scope(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def may_read(self, partition_key: str) -> bool: ...
+
+    def may_write(self, partition_key: str) -> bool: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TenantScope:
+    """One organisation's data, as seen by one caller (``actor_id``, for audit)."""
+
+    org_id: str
+    actor_id: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"tenant {self.org_id}"
+
+    def may_read(self, partition_key: str) -> bool:
+        return keys.in_tenant(partition_key, self.org_id)
+
+    def may_write(self, partition_key: str) -> bool:
+        # Identity items guard platform-wide email uniqueness, so creating an employee or
+        # changing an email writes one; a tenant can never read one back.
+        return self.may_read(partition_key) or keys.is_identity_pk(partition_key)
+
+
+@dataclass(frozen=True, slots=True)
+class SignInScope:
+    """Resolving an email to its organisation and employee before any tenant is known."""
+
+    @property
+    def name(self) -> str:
+        return "sign-in"
+
+    def may_read(self, partition_key: str) -> bool:
+        return keys.is_identity_pk(partition_key)
+
+    def may_write(self, partition_key: str) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformScope:
+    """The platform operator: the list of organisations, and creating one.
+
+    ``provisioning`` names the one organisation being created, whose partition the
+    operator may write into (and read back) for the length of that write.
+    """
+
+    provisioning: str | None = None
+
+    @property
+    def name(self) -> str:
+        return "platform"
+
+    def may_read(self, partition_key: str) -> bool:
+        if partition_key == keys.ORGS_PK:
+            return True
+        return self.provisioning is not None and partition_key == keys.org_pk(self.provisioning)
+
+    def may_write(self, partition_key: str) -> bool:
+        if self.provisioning is None:
+            return False
+        return keys.in_tenant(partition_key, self.provisioning) or keys.is_identity_pk(
+            partition_key
+        )

@@ -1,0 +1,49 @@
+"""The datastore as a running service: one client, one table, Tables handed out per scope."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from datastore import calls
+from datastore.client import make_client
+from datastore.config import DatastoreSettings
+from datastore.scope import Scope
+from datastore.table import Table
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+@dataclass
+class Datastore:
+    client: DynamoDBClient
+    table_name: str
+    # Issues the chunks of one large BatchGetItem concurrently. Separate from the pool
+    # that runs callers' blocking calls, so a caller waiting on its chunks cannot starve
+    # them of threads.
+    fanout: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(8, thread_name_prefix="dynamodb-fanout")
+    )
+
+    @classmethod
+    def connect(cls, settings: DatastoreSettings, endpoint_url: str | None = None) -> Datastore:
+        client = calls.instrument(make_client(settings, endpoint_url))
+        return cls(client, settings.table_name)
+
+    def table(self, scope: Scope) -> Table:
+        return Table(self.client, self.table_name, scope, fanout=self.fanout)
+
+    def reachable(self) -> bool:
+        """Whether DynamoDB answers and the table exists (for health checks)."""
+        try:
+            self.client.describe_table(TableName=self.table_name)
+        except (ClientError, BotoCoreError):
+            return False
+        return True
+
+    def close(self) -> None:
+        self.fanout.shutdown(wait=False)

@@ -1,0 +1,359 @@
+"""The single table, seen through one scope: every DynamoDB request goes through here.
+
+A Table checks the partition key of every request against its scope before sending it and
+every item it receives after, batches and retries BatchGetItem, pages Queries, and turns
+DynamoDB's refusals into the typed errors of ``datastore.errors``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from datastore import keys
+from datastore.errors import DatastoreError, InvalidInput, ScopeViolation, Unavailable
+from datastore.items import Item
+from datastore.pagination import Page, PageRequest, StartKey
+from datastore.scope import Scope, TenantScope
+from datastore.transact import Op
+from datastore.validation import page_size
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+T = TypeVar("T")
+
+BATCH_GET_LIMIT: Final = 100
+TRANSACT_LIMIT: Final = 100
+
+# AWS error codes this module acts on.
+CONDITIONAL_CHECK_FAILED: Final = "ConditionalCheckFailedException"
+TRANSACTION_CANCELED: Final = "TransactionCanceledException"
+REASON_CONDITION_FAILED: Final = "ConditionalCheckFailed"
+REASON_TRANSACTION_CONFLICT: Final = "TransactionConflict"
+REASON_THROTTLED: Final = ("ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded")
+REASON_NONE: Final = "None"
+
+
+@dataclass(frozen=True, slots=True)
+class RetryPolicy:
+    """Bounded exponential backoff with full jitter (AWS Architecture Blog, 2015)."""
+
+    attempts: int = 8
+    base_seconds: float = 0.025
+    cap_seconds: float = 1.0
+
+    def delay(self, attempt: int) -> float:
+        return random.uniform(0, min(self.cap_seconds, self.base_seconds * 2**attempt))
+
+
+@dataclass(frozen=True, slots=True)
+class QueryResult:
+    items: list[Item]
+    # True when the partition holds more matching items after the last one returned.
+    has_more: bool
+
+
+class Table:
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        name: str,
+        scope: Scope,
+        *,
+        fanout: Executor | None = None,
+        retry: RetryPolicy = RetryPolicy(),
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.client = client
+        self.name = name
+        self.scope = scope
+        self._fanout = fanout
+        self._retry = retry
+        self._sleep = sleep
+
+    def with_scope(self, scope: Scope) -> Table:
+        return Table(
+            self.client, self.name, scope, fanout=self._fanout, retry=self._retry,
+            sleep=self._sleep,
+        )
+
+    @property
+    def tenant(self) -> TenantScope:
+        """The tenant this Table speaks for; tenant operations refuse any other scope."""
+        if not isinstance(self.scope, TenantScope):
+            raise ScopeViolation(f"{self.scope.name} is not a tenant scope")
+        return self.scope
+
+    # --- guard ----------------------------------------------------------------------------
+
+    def _require_read(self, partition_key: str) -> None:
+        if not self.scope.may_read(partition_key):
+            raise ScopeViolation(f"{self.scope.name} may not read partition {partition_key!r}")
+
+    def _require_write(self, partition_key: str) -> None:
+        if not self.scope.may_write(partition_key):
+            raise ScopeViolation(f"{self.scope.name} may not write partition {partition_key!r}")
+
+    def _admit(self, item: Item, partition_attribute: str) -> Item:
+        partition_key = item.get(partition_attribute, {}).get("S", "")
+        if not self.scope.may_read(partition_key):
+            raise ScopeViolation(f"{self.scope.name} received an item of {partition_key!r}")
+        return item
+
+    # --- reads ----------------------------------------------------------------------------
+
+    def get(self, key: keys.Key, *, consistent: bool = False) -> Item | None:
+        self._require_read(key.pk)
+        response = self._call(
+            self.client.get_item,
+            TableName=self.name,
+            Key=key.wire(),
+            ConsistentRead=consistent,
+            ReturnConsumedCapacity="TOTAL",
+        )
+        item = response.get("Item")
+        return None if item is None else self._admit(item, keys.PK)
+
+    def batch_get(self, wanted: Sequence[keys.Key]) -> list[Item | None]:
+        """Items for ``wanted`` in the order asked, None for a miss.
+
+        Duplicates are read once; calls carry at most 100 keys and run concurrently when
+        the Table has a fan-out executor.
+        """
+        for key in wanted:
+            self._require_read(key.pk)
+        distinct = list(dict.fromkeys(wanted))
+        chunks = [
+            distinct[i : i + BATCH_GET_LIMIT] for i in range(0, len(distinct), BATCH_GET_LIMIT)
+        ]
+        found: dict[keys.Key, Item] = {}
+        if len(chunks) > 1 and self._fanout is not None:
+            for chunk_found in self._fanout.map(self._batch_get_chunk, chunks):
+                found.update(chunk_found)
+        else:
+            for chunk in chunks:
+                found.update(self._batch_get_chunk(chunk))
+        return [found.get(key) for key in wanted]
+
+    def _batch_get_chunk(self, chunk: Sequence[keys.Key]) -> dict[keys.Key, Item]:
+        found: dict[keys.Key, Item] = {}
+        pending: list[dict[str, Any]] = [key.wire() for key in chunk]
+        for attempt in range(self._retry.attempts):
+            response = self._call(
+                self.client.batch_get_item,
+                RequestItems={self.name: {"Keys": pending}},
+                ReturnConsumedCapacity="TOTAL",
+            )
+            for item in response.get("Responses", {}).get(self.name, []):
+                self._admit(item, keys.PK)
+                found[keys.Key(item[keys.PK]["S"], item[keys.SK]["S"])] = item
+            pending = response.get("UnprocessedKeys", {}).get(self.name, {}).get("Keys", [])
+            if not pending:
+                return found
+            self._sleep(self._retry.delay(attempt))
+        raise Unavailable(
+            f"BatchGetItem left {len(pending)} keys unprocessed after {self._retry.attempts} tries"
+        )
+
+    def query(
+        self,
+        partition_key: str,
+        *,
+        index: str | None = None,
+        sk_prefix: str | None = None,
+        descending: bool = False,
+        limit: int,
+        start_key: StartKey | None = None,
+        consistent: bool = False,
+    ) -> QueryResult:
+        """Up to ``limit`` items of one partition, following DynamoDB's 1 MB pages."""
+        self._require_read(partition_key)
+        partition_attribute = keys.GSI1PK if index == keys.GSI1 else keys.PK
+        sort_attribute = keys.GSI1SK if index == keys.GSI1 else keys.SK
+        if start_key is not None:
+            self._validate_start_key(start_key, partition_key, index, sk_prefix)
+        params: dict[str, Any] = {
+            "TableName": self.name,
+            "KeyConditionExpression": "#pk = :pk",
+            "ExpressionAttributeNames": {"#pk": partition_attribute},
+            "ExpressionAttributeValues": {":pk": {"S": partition_key}},
+            "ScanIndexForward": not descending,
+            "ReturnConsumedCapacity": "TOTAL",
+        }
+        if index is not None:
+            params["IndexName"] = index
+        else:
+            params["ConsistentRead"] = consistent
+        if sk_prefix is not None:
+            params["KeyConditionExpression"] += " AND begins_with(#sk, :prefix)"
+            params["ExpressionAttributeNames"]["#sk"] = sort_attribute
+            params["ExpressionAttributeValues"][":prefix"] = {"S": sk_prefix}
+        # One item more than asked tells whether a next page exists without a second call.
+        wanted = limit + 1
+        items: list[Item] = []
+        exclusive_start = None if start_key is None else _wire_key(start_key)
+        while True:
+            page_params = dict(params, Limit=wanted - len(items))
+            if exclusive_start is not None:
+                page_params["ExclusiveStartKey"] = exclusive_start
+            response = self._call(self.client.query, **page_params)
+            items.extend(self._admit(item, partition_attribute) for item in response["Items"])
+            exclusive_start = response.get("LastEvaluatedKey")
+            if len(items) >= wanted or exclusive_start is None:
+                break
+        return QueryResult(items[:limit], has_more=len(items) > limit)
+
+    def query_page(
+        self,
+        partition_key: str,
+        request: PageRequest,
+        convert: Callable[[Item], T],
+        *,
+        index: str | None = None,
+        sk_prefix: str | None = None,
+    ) -> Page[T]:
+        """One page of a list, each item with the start key that resumes after it."""
+        page_size(request.first)
+        result = self.query(
+            partition_key,
+            index=index,
+            sk_prefix=sk_prefix,
+            descending=request.descending,
+            limit=request.first,
+            start_key=request.after,
+        )
+        return Page(
+            [convert(item) for item in result.items],
+            [self.start_key_of(item, index) for item in result.items],
+            result.has_more,
+        )
+
+    def get_many(
+        self, wanted: Sequence[keys.Key], convert: Callable[[Item], T]
+    ) -> list[T | None]:
+        return [None if item is None else convert(item) for item in self.batch_get(wanted)]
+
+    @staticmethod
+    def start_key_of(item: Item, index: str | None = None) -> StartKey:
+        names: tuple[str, ...] = (keys.PK, keys.SK)
+        if index == keys.GSI1:
+            names += (keys.GSI1PK, keys.GSI1SK)
+        return {name: item[name]["S"] for name in names}
+
+    @staticmethod
+    def _validate_start_key(
+        start_key: StartKey, partition_key: str, index: str | None, sk_prefix: str | None
+    ) -> None:
+        expected = {keys.PK, keys.SK} | ({keys.GSI1PK, keys.GSI1SK} if index == keys.GSI1 else set())
+        sort_attribute = keys.GSI1SK if index == keys.GSI1 else keys.SK
+        valid = (
+            set(start_key) == expected
+            and all(isinstance(value, str) for value in start_key.values())
+            and keys.start_key_partition(start_key, index) == partition_key
+            and (sk_prefix is None or start_key[sort_attribute].startswith(sk_prefix))
+        )
+        if not valid:
+            raise InvalidInput("after", "the cursor does not belong to this list")
+
+    # --- writes ---------------------------------------------------------------------------
+
+    def write(self, ops: Sequence[Op], *, token: str | None = None) -> None:
+        """Apply ``ops`` atomically: one conditional write if alone, else one transaction."""
+        if not ops:
+            return
+        for op in ops:
+            self._require_write(op.partition_key)
+        if len(ops) == 1 and ops[0].kind != "ConditionCheck":
+            self._write_one(ops[0])
+        else:
+            self._transact(ops, token)
+
+    def _write_one(self, op: Op) -> None:
+        method = {
+            "Put": self.client.put_item,
+            "Update": self.client.update_item,
+            "Delete": self.client.delete_item,
+        }[op.kind]
+        try:
+            method(
+                TableName=self.name,
+                ReturnConsumedCapacity="TOTAL",
+                ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                **op.params,
+            )
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == CONDITIONAL_CHECK_FAILED:
+                raise op.on_failed(error.response.get("Item")) from None
+            raise _unavailable(error) from None
+        except BotoCoreError as error:
+            raise _unavailable(error) from None
+
+    def _transact(self, ops: Sequence[Op], token: str | None) -> None:
+        if len(ops) > TRANSACT_LIMIT:
+            raise ValueError(f"a transaction holds at most {TRANSACT_LIMIT} items")
+        request: dict[str, Any] = {
+            "TransactItems": [
+                {
+                    op.kind: {
+                        "TableName": self.name,
+                        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
+                        **op.params,
+                    }
+                }
+                for op in ops
+            ],
+            "ReturnConsumedCapacity": "TOTAL",
+        }
+        if token is not None:
+            request["ClientRequestToken"] = token
+        for attempt in range(self._retry.attempts):
+            try:
+                self.client.transact_write_items(**request)
+                return
+            except ClientError as error:
+                reasons = error.response.get("CancellationReasons")
+                code = error.response.get("Error", {}).get("Code")
+                if code != TRANSACTION_CANCELED or not reasons:
+                    raise _unavailable(error) from None
+                for op, reason in zip(ops, reasons, strict=False):
+                    if reason.get("Code") == REASON_CONDITION_FAILED:
+                        raise op.on_failed(reason.get("Item")) from None
+                if not any(
+                    reason.get("Code") in (REASON_TRANSACTION_CONFLICT, *REASON_THROTTLED)
+                    for reason in reasons
+                ):
+                    raise _unavailable(error) from None
+            except BotoCoreError as error:
+                raise _unavailable(error) from None
+            # Another transaction held one of the items: nothing was written, so try again.
+            self._sleep(self._retry.delay(attempt))
+        raise Unavailable(f"the transaction kept conflicting after {self._retry.attempts} tries")
+
+    # --- plumbing -------------------------------------------------------------------------
+
+    def _call(self, method: Callable[..., Any], **params: Any) -> dict[str, Any]:
+        try:
+            response: dict[str, Any] = method(**params)
+        except ClientError as error:
+            raise _unavailable(error) from None
+        except BotoCoreError as error:
+            raise _unavailable(error) from None
+        return response
+
+
+def _wire_key(start_key: StartKey) -> dict[str, dict[str, str]]:
+    return {name: {"S": value} for name, value in start_key.items()}
+
+
+def _unavailable(error: Exception) -> DatastoreError:
+    if isinstance(error, ClientError):
+        code = error.response.get("Error", {}).get("Code", "Unknown")
+        return Unavailable(f"DynamoDB refused the request ({code})")
+    return Unavailable(f"DynamoDB could not be reached ({type(error).__name__})")

@@ -1,0 +1,127 @@
+"""Fixtures shared by every suite: a running DynamoDB Local, a fresh table, tenant factories.
+
+DynamoDB Local starts in memory on a free port once per test session (or the suite uses
+DYNAMODB_ENDPOINT when it is set). Each test gets organisations of its own, so tests share
+one table without seeing each other's data.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+import pytest
+
+from datastore import calls, departments, employees, keys, organizations
+from datastore.client import make_client
+from datastore.config import DatastoreSettings
+from datastore.entities import Department, Employee, Organization, Plan, Role
+from datastore.local import DynamoDBLocal
+from datastore.provision import ensure_table
+from datastore.scope import PlatformScope, TenantScope
+from datastore.table import RetryPolicy, Table
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+@pytest.fixture(scope="session")
+def dynamodb_endpoint() -> Iterator[str]:
+    configured = os.environ.get("DYNAMODB_ENDPOINT")
+    if configured:
+        yield configured
+        return
+    with DynamoDBLocal(DatastoreSettings.from_env().local_cache_dir) as local:
+        yield local.endpoint_url
+
+
+@pytest.fixture(scope="session")
+def settings(dynamodb_endpoint: str) -> DatastoreSettings:
+    return replace(
+        DatastoreSettings.from_env(),
+        endpoint_url=dynamodb_endpoint,
+        table_name=f"hr-test-{keys.new_id().lower()}",
+    )
+
+
+@pytest.fixture(scope="session")
+def client(settings: DatastoreSettings) -> DynamoDBClient:
+    return calls.instrument(make_client(settings))
+
+
+@pytest.fixture(scope="session")
+def table_name(client: DynamoDBClient, settings: DatastoreSettings) -> str:
+    ensure_table(client, settings.table_name)
+    return settings.table_name
+
+
+# Fast retries: tests exercise the bound, not the wait.
+TEST_RETRY = RetryPolicy(attempts=8, base_seconds=0.005, cap_seconds=0.05)
+
+
+@pytest.fixture
+def platform(client: DynamoDBClient, table_name: str) -> Table:
+    return Table(client, table_name, PlatformScope(), retry=TEST_RETRY)
+
+
+@dataclass(frozen=True)
+class Tenant:
+    """An organisation of the test's own, with its admin and a Table in its scope."""
+
+    organization: Organization
+    admin: Employee
+    table: Table
+
+    @property
+    def org_id(self) -> str:
+        return self.organization.org_id
+
+    def department(self, name: str = "Engineering") -> Department:
+        return departments.create_department(self.table, name=name)
+
+    def employee(
+        self, department: Department | None = None, *, role: Role = Role.EMPLOYEE, email: str | None = None
+    ) -> Employee:
+        unique = keys.new_id().lower()
+        return employees.create_employee(
+            self.table,
+            email=email or f"e{unique}@example.com",
+            first_name="Test",
+            last_name=f"Person {unique[-6:]}",
+            department_id=None if department is None else department.dept_id,
+            role=role,
+        )
+
+
+TenantFactory = Callable[..., Tenant]
+
+
+@pytest.fixture
+def make_tenant(platform: Table) -> TenantFactory:
+    def make(name: str = "Test Org") -> Tenant:
+        unique = keys.new_id().lower()
+        org, admin = organizations.create_organization(
+            platform,
+            name=f"{name} {unique[-6:]}",
+            plan=Plan.PRO,
+            admin_email=f"admin{unique}@example.com",
+            admin_first_name="Ada",
+            admin_last_name="Admin",
+        )
+        return Tenant(org, admin, platform.with_scope(TenantScope(org.org_id, admin.emp_id)))
+
+    return make
+
+
+@pytest.fixture
+def tenant(make_tenant: TenantFactory) -> Tenant:
+    return make_tenant()
+
+
+@pytest.fixture
+def call_log() -> Iterator[calls.CallLog]:
+    """Every DynamoDB call the test makes from here on, from any thread."""
+    with calls.listening() as log:
+        yield log
