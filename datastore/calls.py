@@ -7,6 +7,7 @@ counts across threads).
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
 
 _CONTEXT_KEY = "hr_call"
 
+
 @dataclass(slots=True)
 class Call:
     operation: str
@@ -30,10 +32,14 @@ class Call:
     write_units: float = 0.0
     items: int = 0
     error: str | None = None
+    # The loader batch that issued the call (None outside one): calls of one batch are
+    # one round trip from the caller's point of view, however the pool spreads them.
+    batch: int | None = None
 
     def partition_keys(self) -> list[str]:
         """Every partition key (table or index) this call addressed."""
         return list(_partition_keys(self.operation, self.params))
+
 
 @dataclass
 class CallLog:
@@ -57,22 +63,52 @@ class CallLog:
     def waves(self) -> list[list[Call]]:
         """Calls grouped into sequential rounds.
 
-        A call belongs to the current wave when it started before any call of that wave
-        finished; the first call that starts after one of them finished opens the next.
+        The unit is a loader batch (all calls one DataLoader dispatch issued), or a lone call
+        made outside any batch. A unit belongs to the current wave when it started before any
+        unit of that wave finished; the first unit to start after one of them finished opens
+        the next wave. Batches are the unit because a batch of 1,000 Queries runs through a
+        bounded thread pool: its calls overlap one another, not the next level's.
         """
+        units: dict[object, list[Call]] = {}
+        for index, call in enumerate(self.snapshot()):
+            units.setdefault(("batch", call.batch) if call.batch is not None else index, []).append(call)
+        spans = sorted(
+            (
+                (
+                    min(c.started for c in members),
+                    max(c.finished or c.started for c in members),
+                    members,
+                )
+                for members in units.values()
+            ),
+            key=lambda span: span[0],
+        )
         rounds: list[list[Call]] = []
         earliest_finish = float("inf")
-        for call in sorted(self.snapshot(), key=lambda c: c.started):
-            if not rounds or call.started >= earliest_finish:
+        for started, finished, members in spans:
+            if not rounds or started >= earliest_finish:
                 rounds.append([])
                 earliest_finish = float("inf")
-            rounds[-1].append(call)
-            earliest_finish = min(earliest_finish, call.finished or call.started)
+            rounds[-1].extend(members)
+            earliest_finish = min(earliest_finish, finished)
         return rounds
 
+
 current_log: ContextVar[CallLog | None] = ContextVar("current_dynamodb_call_log", default=None)
+current_batch: ContextVar[int | None] = ContextVar("current_dynamodb_batch", default=None)
+_batch_ids = itertools.count(1)
+
+
+def new_batch() -> int:
+    """Mark the calls made from here on in this context as one loader batch."""
+    batch = next(_batch_ids)
+    current_batch.set(batch)
+    return batch
+
+
 _listeners: list[CallLog] = []
 _listeners_lock = threading.Lock()
+
 
 @contextmanager
 def listening() -> Iterator[CallLog]:
@@ -86,6 +122,7 @@ def listening() -> Iterator[CallLog]:
         with _listeners_lock:
             _listeners.remove(log)
 
+
 def instrument(client: DynamoDBClient) -> DynamoDBClient:
     """Register the recording hooks on ``client`` (once)."""
     events = client.meta.events
@@ -94,16 +131,18 @@ def instrument(client: DynamoDBClient) -> DynamoDBClient:
     events.register("after-call-error.dynamodb", _after_error, unique_id="hr-calls-error")
     return client
 
+
 def _before(params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
     log = current_log.get()
     with _listeners_lock:
         sinks = [*_listeners, *([log] if log is not None else [])]
     if not sinks:
         return
-    call = Call(model.name, dict(params), time.perf_counter())
+    call = Call(model.name, dict(params), time.perf_counter(), batch=current_batch.get())
     context[_CONTEXT_KEY] = call
     for sink in sinks:
         sink.add(call)
+
 
 def _after(parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
     call: Call | None = context.get(_CONTEXT_KEY)
@@ -131,15 +170,16 @@ def _after(parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
     for found in parsed.get("Responses", {}).values() if call.operation == "BatchGetItem" else []:
         call.items += len(found)
 
+
 def _after_error(context: dict[str, Any], exception: Exception | None = None, **_: Any) -> None:
     call: Call | None = context.get(_CONTEXT_KEY)
     if call is not None:
         call.finished = time.perf_counter()
         call.error = type(exception).__name__ if exception is not None else "error"
 
-_WRITE_OPERATIONS = frozenset(
-    {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
-)
+
+_WRITE_OPERATIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})
+
 
 def _partition_keys(operation: str, params: dict[str, Any]) -> Iterator[str]:
     def of_key(key: dict[str, Any]) -> Iterator[str]:
@@ -161,4 +201,3 @@ def _partition_keys(operation: str, params: dict[str, Any]) -> Iterator[str]:
         for entry in params["TransactItems"]:
             for body in entry.values():
                 yield from of_key(body.get("Key") or body.get("Item") or {})
-
