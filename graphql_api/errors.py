@@ -1,0 +1,121 @@
+"""GraphQL errors with a machine-readable ``extensions.code``, and the masking of the rest.
+
+Expected failures are raised as ``ApiError`` (or are datastore errors, translated here);
+anything else is a bug, logged with its stack trace under a request id and shown to the
+client only as INTERNAL with that id.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from enum import StrEnum
+from typing import Any
+
+from graphql import GraphQLError
+from strawberry.extensions import SchemaExtension
+
+from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation, Unavailable
+
+log = logging.getLogger("hr.errors")
+
+
+class Code(StrEnum):
+    UNAUTHENTICATED = "UNAUTHENTICATED"
+    FORBIDDEN = "FORBIDDEN"
+    NOT_FOUND = "NOT_FOUND"
+    BAD_USER_INPUT = "BAD_USER_INPUT"
+    CONFLICT = "CONFLICT"
+    INTERNAL = "INTERNAL"
+
+
+class ApiError(Exception):
+    def __init__(self, code: Code, message: str, **extensions: Any) -> None:
+        super().__init__(message)
+        self.code = code
+        self.extensions = {"code": code.value, **extensions}
+
+
+def bad_input(field: str, reason: str) -> ApiError:
+    return ApiError(Code.BAD_USER_INPUT, f"{field} {reason}", field=field)
+
+
+def unauthenticated(message: str = "authentication required") -> ApiError:
+    return ApiError(Code.UNAUTHENTICATED, message)
+
+
+def forbidden(message: str = "not allowed") -> ApiError:
+    return ApiError(Code.FORBIDDEN, message)
+
+
+def not_found(entity: str) -> ApiError:
+    return ApiError(Code.NOT_FOUND, f"{entity} not found")
+
+
+def translate(error: BaseException) -> ApiError | None:
+    """The client-facing form of an expected error; None for a bug."""
+    if isinstance(error, ApiError):
+        return error
+    if isinstance(error, InvalidInput):
+        return ApiError(Code.BAD_USER_INPUT, str(error), field=error.field)
+    if isinstance(error, NotFound):
+        return not_found(error.entity)
+    if isinstance(error, Conflict):
+        extensions = {} if error.current_version is None else {"currentVersion": error.current_version}
+        return ApiError(Code.CONFLICT, str(error), **extensions)
+    return None
+
+
+class ErrorCodes(SchemaExtension):
+    """Gives every error a code; masks unexpected ones as INTERNAL with a request id.
+
+    Strawberry's MaskErrors masks everything and drops extensions; here expected errors keep
+    their code and details, and only bugs are hidden.
+    """
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        if result is None or not result.errors:
+            return
+        request_id = str(self.execution_context.context.request_id)
+        result.errors = [self._client_error(error, request_id) for error in result.errors]
+
+    @staticmethod
+    def _client_error(error: GraphQLError, request_id: str) -> GraphQLError:
+        original = error.original_error
+        if original is None:
+            # Parse and validation errors: the client's document is wrong.
+            extensions = {"code": Code.BAD_USER_INPUT.value, **(error.extensions or {})}
+            return _with(error, error.message, extensions)
+        expected = translate(original)
+        if expected is not None:
+            return _with(error, str(expected), expected.extensions)
+        if isinstance(original, Unavailable):
+            log.warning("request %s: DynamoDB unavailable: %s", request_id, original)
+            return _with(
+                error,
+                "the service is temporarily unavailable; retry shortly",
+                {"code": Code.INTERNAL.value, "requestId": request_id, "retryable": True},
+            )
+        if isinstance(original, ScopeViolation):
+            log.error("request %s: tenant scope violation", request_id, exc_info=original)
+        else:
+            log.error("request %s: unexpected error", request_id, exc_info=original)
+        return _with(
+            error,
+            f"internal error (request id {request_id})",
+            {"code": Code.INTERNAL.value, "requestId": request_id},
+        )
+
+
+def _with(error: GraphQLError, message: str, extensions: dict[str, Any]) -> GraphQLError:
+    return GraphQLError(
+        message,
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
+        path=error.path,
+        original_error=None,
+        extensions=extensions,
+    )

@@ -1,0 +1,48 @@
+"""Opaque global ids: ``base64url("<Type>:<id>[:<id>]")``.
+
+The organisation is never part of an id: it comes from the caller's token, so an id taken
+from another tenant simply names nothing in the caller's.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from dataclasses import dataclass
+
+from graphql_api.errors import bad_input
+
+
+@dataclass(frozen=True, slots=True)
+class GlobalId:
+    type_name: str
+    parts: tuple[str, ...]
+
+
+def encode(type_name: str, *parts: str) -> str:
+    raw = ":".join((type_name, *parts)).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode(value: str, field: str = "id") -> GlobalId:
+    """Parse a global id; a value that is not one is BAD_USER_INPUT."""
+    try:
+        padded = value + "=" * (-len(value) % 4)
+        raw = base64.urlsafe_b64decode(padded.encode("ascii")).decode()
+    except (binascii.Error, UnicodeError, ValueError):
+        raise bad_input(field, "is not a valid id") from None
+    type_name, *parts = raw.split(":")
+    if not type_name or not parts or not all(parts):
+        raise bad_input(field, "is not a valid id")
+    return GlobalId(type_name, tuple(parts))
+
+
+def parts_of(value: str, type_name: str, count: int, field: str = "id") -> tuple[str, ...] | None:
+    """The id parts when ``value`` is a well-formed id of ``type_name``, else None.
+
+    An id of another type resolves like one that does not exist.
+    """
+    decoded = decode(value, field)
+    if decoded.type_name != type_name or len(decoded.parts) != count:
+        return None
+    return decoded.parts

@@ -1,0 +1,152 @@
+"""Per-request DataLoaders: every read of a resolver goes through one of these.
+
+Entity loaders collect the ids asked for in one event-loop turn into BatchGetItem calls;
+the list loader collects every list page asked for and runs their single-partition Queries
+concurrently. Each batch returns only when all of its calls are done, so the next level's
+loads all start in one turn and batch together again: one wave of DynamoDB calls per
+nesting level, however many parents.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, ParamSpec, TypeVar
+
+from aiodataloader import DataLoader
+
+from datastore import applications, calls, departments, employees, jobs, organizations
+from datastore.entities import Application, Department, Employee, JobPosting
+from datastore.organizations import OrganizationWithSubscription
+from datastore.pagination import Page, PageRequest, StartKey
+from datastore.table import Table
+
+P = ParamSpec("P")
+R = TypeVar("R")
+K = TypeVar("K")
+V = TypeVar("V")
+
+Runner = Callable[..., Awaitable[Any]]
+"""Runs a blocking function off the event loop: ``await run(fn, *args)``."""
+
+ListFetch = Callable[[Table, str | None, PageRequest], Page[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class ListKey:
+    """One page of one list: which list, whose (parent id), and which page."""
+
+    fetch: ListFetch
+    parent: str | None
+    first: int
+    after: tuple[tuple[str, str], ...] | None
+    descending: bool
+
+    def request(self) -> PageRequest:
+        after: StartKey | None = None if self.after is None else dict(self.after)
+        return PageRequest(first=self.first, after=after, descending=self.descending)
+
+
+def list_key(
+    fetch: ListFetch, parent: str | None, first: int, after: StartKey | None, descending: bool
+) -> ListKey:
+    return ListKey(
+        fetch, parent, first, None if after is None else tuple(sorted(after.items())), descending
+    )
+
+
+class Loader(DataLoader, Generic[K, V]):  # type: ignore[misc]  # aiodataloader is untyped
+    """A DataLoader whose batch function runs one blocking datastore call off the loop."""
+
+    def __init__(self, run: Runner, batch: Callable[[list[K]], Sequence[V]]) -> None:
+        super().__init__()
+        self._run = run
+        self._batch = batch
+
+    async def batch_load_fn(self, keys: list[K]) -> Sequence[V]:
+        calls.new_batch()
+        return await self._run(self._batch, keys)  # type: ignore[no-any-return]
+
+    async def get(self, key: K) -> V:
+        return await self.load(key)  # type: ignore[no-any-return]
+
+
+class ListLoader(DataLoader):  # type: ignore[misc]
+    """Pages of lists; the Queries of one batch run concurrently and finish together."""
+
+    def __init__(self, run: Runner, table: Table) -> None:
+        super().__init__()
+        self._run = run
+        self._table = table
+
+    async def batch_load_fn(self, keys: list[ListKey]) -> list[Page[Any]]:
+        calls.new_batch()
+        return list(
+            await asyncio.gather(
+                *(self._run(key.fetch, self._table, key.parent, key.request()) for key in keys)
+            )
+        )
+
+    async def page(self, key: ListKey) -> Page[Any]:
+        return await self.load(key)  # type: ignore[no-any-return]
+
+
+# --- list fetchers: (table, parent id, page request) -> page ----------------------------------
+
+
+def departments_of_org(table: Table, _parent: str | None, request: PageRequest) -> Page[Department]:
+    return departments.list_departments(table, request)
+
+
+def employees_of_org(table: Table, _parent: str | None, request: PageRequest) -> Page[Employee]:
+    return employees.list_employees(table, request)
+
+
+def employees_of_department(table: Table, dept_id: str | None, request: PageRequest) -> Page[Employee]:
+    assert dept_id is not None
+    return employees.list_department_employees(table, dept_id, request)
+
+
+def open_jobs_of_org(table: Table, _parent: str | None, request: PageRequest) -> Page[JobPosting]:
+    return jobs.list_open_jobs(table, request)
+
+
+def jobs_of_org(table: Table, _parent: str | None, request: PageRequest) -> Page[JobPosting]:
+    return jobs.list_jobs(table, request)
+
+
+def applications_of_job(table: Table, job_id: str | None, request: PageRequest) -> Page[Application]:
+    assert job_id is not None
+    return applications.list_job_applications(table, job_id, request)
+
+
+def applications_of_employee(
+    table: Table, emp_id: str | None, request: PageRequest
+) -> Page[Application]:
+    assert emp_id is not None
+    return applications.list_employee_applications(table, emp_id, request)
+
+
+class Loaders:
+    """The DataLoaders of one request, for one tenant. Never shared between requests."""
+
+    def __init__(self, table: Table, run: Runner) -> None:
+        self.table = table
+        self.employee: Loader[str, Employee | None] = Loader(
+            run, lambda ids: employees.get_employees(table, ids)
+        )
+        self.department: Loader[str, Department | None] = Loader(
+            run, lambda ids: departments.get_departments(table, ids)
+        )
+        self.job: Loader[str, JobPosting | None] = Loader(run, lambda ids: jobs.get_jobs(table, ids))
+        self.application: Loader[tuple[str, str], Application | None] = Loader(
+            run, lambda ids: applications.get_applications(table, ids)
+        )
+        self.employee_id_by_email: Loader[str, str | None] = Loader(
+            run, lambda emails: [employees.find_employee_id_by_email(table, e) for e in emails]
+        )
+        self.organization: Loader[str, OrganizationWithSubscription | None] = Loader(
+            run, lambda keys: [organizations.get_organization_with_subscription(table)] * len(keys)
+        )
+        self.lists = ListLoader(run, table)

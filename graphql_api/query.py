@@ -1,0 +1,146 @@
+"""The root Query type."""
+
+from __future__ import annotations
+
+import strawberry
+
+from datastore import organizations
+from datastore.pagination import PageRequest
+from graphql_api import ids
+from graphql_api.context import RequestContext
+from graphql_api.cursors import CursorCodec
+from graphql_api.types.application import Application
+from graphql_api.types.connection import DEFAULT_PAGE_SIZE, Connection, check_first, to_connection
+from graphql_api.types.department import Department
+from graphql_api.types.employee import Employee
+from graphql_api.types.job_posting import JobPosting
+from graphql_api.types.node import Node
+from graphql_api.types.organization import Organization, Subscription
+
+Info = strawberry.Info[RequestContext, None]
+
+# Cursors of the platform's organisation list belong to no tenant.
+PLATFORM_CURSOR_SCOPE = "platform"
+
+
+async def _employee(info: Info, emp_id: str) -> Employee | None:
+    found = await info.context.loaders.employee.get(emp_id)
+    return None if found is None else Employee.of(found)
+
+
+async def _department(info: Info, dept_id: str) -> Department | None:
+    found = await info.context.loaders.department.get(dept_id)
+    return None if found is None else Department.of(found)
+
+
+async def _job(info: Info, job_id: str) -> JobPosting | None:
+    found = await info.context.loaders.job.get(job_id)
+    return None if found is None else JobPosting.of(found)
+
+
+async def _application(info: Info, job_id: str, app_id: str) -> Application | None:
+    found = await info.context.loaders.application.get((job_id, app_id))
+    return None if found is None else Application.of(found)
+
+
+async def _organization(info: Info) -> Organization | None:
+    found = await info.context.loaders.organization.get(info.context.require_tenant().org_id)
+    return None if found is None else Organization.of(found.organization, found.subscription)
+
+
+def _ulid_parts(value: str, type_name: str, count: int) -> tuple[str, ...] | None:
+    """The ids inside a global id of ``type_name``, None for another type or a bad ULID.
+
+    A well-formed id of another type, or naming nothing, is simply not found; only a value
+    that is not an id at all is a client error (raised by ids.decode).
+    """
+    from datastore import keys
+    from datastore.errors import InvalidInput
+
+    parts = ids.parts_of(value, type_name, count)
+    if parts is None:
+        return None
+    try:
+        return tuple(keys.parse_ulid(part) for part in parts)
+    except InvalidInput:
+        return None
+
+
+@strawberry.type
+class Query:
+    @strawberry.field(description="The signed-in employee.")
+    async def me(self, info: Info) -> Employee | None:
+        return await _employee(info, info.context.require_tenant().actor_id or "")
+
+    @strawberry.field(description="The signed-in employee's organisation.")
+    async def organization(self, info: Info) -> Organization | None:
+        return await _organization(info)
+
+    @strawberry.field(description="Any object by its global id.")
+    async def node(self, info: Info, id: strawberry.ID) -> Node | None:
+        decoded = ids.decode(id)
+        info.context.require_tenant()
+        handlers = {
+            ("Employee", 1): lambda p: _employee(info, p[0]),
+            ("Department", 1): lambda p: _department(info, p[0]),
+            ("JobPosting", 1): lambda p: _job(info, p[0]),
+            ("Application", 2): lambda p: _application(info, p[0], p[1]),
+        }
+        handler = handlers.get((decoded.type_name, len(decoded.parts)))
+        if decoded.type_name in ("Organization", "Subscription"):
+            if decoded.parts != (info.context.require_tenant().org_id,):
+                return None
+            organization = await _organization(info)
+            if decoded.type_name == "Organization" or organization is None:
+                return organization
+            return organization.subscription
+        if handler is None:
+            return None
+        parts = _ulid_parts(id, decoded.type_name, len(decoded.parts))
+        return None if parts is None else await handler(parts)
+
+    @strawberry.field
+    async def employee(self, info: Info, id: strawberry.ID) -> Employee | None:
+        parts = _ulid_parts(id, "Employee", 1)
+        info.context.require_tenant()
+        return None if parts is None else await _employee(info, parts[0])
+
+    @strawberry.field(description="An employee of your organisation by email address.")
+    async def employee_by_email(self, info: Info, email: str) -> Employee | None:
+        emp_id = await info.context.loaders.employee_id_by_email.get(email)
+        return None if emp_id is None else await _employee(info, emp_id)
+
+    @strawberry.field
+    async def department(self, info: Info, id: strawberry.ID) -> Department | None:
+        parts = _ulid_parts(id, "Department", 1)
+        info.context.require_tenant()
+        return None if parts is None else await _department(info, parts[0])
+
+    @strawberry.field
+    async def job_posting(self, info: Info, id: strawberry.ID) -> JobPosting | None:
+        parts = _ulid_parts(id, "JobPosting", 1)
+        info.context.require_tenant()
+        return None if parts is None else await _job(info, parts[0])
+
+    @strawberry.field
+    async def application(self, info: Info, id: strawberry.ID) -> Application | None:
+        parts = _ulid_parts(id, "Application", 2)
+        info.context.require_tenant()
+        return None if parts is None else await _application(info, parts[0], parts[1])
+
+    @strawberry.field(description="Platform operators only: every organisation, by name.")
+    async def organizations(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> Connection[Organization]:
+        context = info.context
+        table = context.platform_table()
+        check_first(first)
+        codec: CursorCodec = context.services.cursors
+        name = "Query.organizations"
+        start = None if after is None else codec.decode(after, PLATFORM_CURSOR_SCOPE, name)
+        page = await context.run(
+            organizations.list_organizations, table, PageRequest(first=first, after=start)
+        )
+        return to_connection(page, Organization.of, codec, PLATFORM_CURSOR_SCOPE, name, start)
+
+__all__ = ["Query", "Subscription"]

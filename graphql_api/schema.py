@@ -1,0 +1,27 @@
+"""The executable schema: root types plus the extensions every request goes through."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import strawberry
+from strawberry.extensions import SchemaExtension
+from strawberry.schema.config import StrawberryConfig
+
+from graphql_api.errors import ErrorCodes
+from graphql_api.query import Query
+from graphql_api.types.organization import Subscription
+
+
+def build_schema(extensions: Sequence[type[SchemaExtension] | SchemaExtension] = ()) -> strawberry.Schema:
+    return strawberry.Schema(
+        query=Query,
+        types=[Subscription],
+        extensions=[ErrorCodes, *extensions],
+        config=StrawberryConfig(auto_camel_case=True),
+    )
+
+
+def schema_sdl() -> str:
+    """The schema in SDL, as committed in schema.graphql."""
+    return build_schema().as_str() + "\n"

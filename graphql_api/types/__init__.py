@@ -1,0 +1,1 @@
+"""The GraphQL object types, one module per entity."""

@@ -1,0 +1,91 @@
+"""Relay connections over datastore pages, with signed per-edge cursors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+import strawberry
+
+from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, StartKey
+from graphql_api.context import RequestContext
+from graphql_api.cursors import CursorCodec
+from graphql_api.errors import bad_input
+from graphql_api.loaders import ListFetch, list_key
+
+N = TypeVar("N")
+
+
+@strawberry.type
+class PageInfo:
+    has_next_page: bool
+    has_previous_page: bool
+    start_cursor: str | None
+    end_cursor: str | None
+
+
+@strawberry.type
+class Edge(Generic[N]):
+    cursor: str
+    node: N
+
+
+@strawberry.type(description="A page of a list; ask for the next with `after: pageInfo.endCursor`.")
+class Connection(Generic[N]):
+    edges: list[Edge[N]]
+    page_info: PageInfo
+
+
+def check_first(first: int) -> int:
+    if not 0 <= first <= MAX_PAGE_SIZE:
+        raise bad_input("first", f"must be between 0 and {MAX_PAGE_SIZE}")
+    return first
+
+
+async def paginate(
+    context: RequestContext,
+    fetch: ListFetch,
+    *,
+    parent: str | None,
+    name: str,
+    first: int,
+    after: str | None,
+    descending: bool,
+    convert: Callable[[Any], N],
+) -> Connection[N]:
+    """One page of a list through the request's list loader.
+
+    ``name`` identifies the list (field, parent and order); cursors are bound to it and to
+    the caller's tenant, so a cursor is only ever accepted by the list that issued it.
+    """
+    check_first(first)
+    tenant = context.require_tenant().org_id
+    codec = context.services.cursors
+    start = None if after is None else codec.decode(after, tenant, name)
+    page = await context.loaders.lists.page(list_key(fetch, parent, first, start, descending))
+    return to_connection(page, convert, codec, tenant, name, start)
+
+
+def to_connection(
+    page: Page[Any],
+    convert: Callable[[Any], N],
+    codec: CursorCodec,
+    scope: str,
+    name: str,
+    start: StartKey | None,
+) -> Connection[N]:
+    edges = [
+        Edge(cursor=codec.encode(scope, name, cursor), node=convert(item))
+        for item, cursor in zip(page.items, page.cursors, strict=True)
+    ]
+    return Connection(
+        edges=edges,
+        page_info=PageInfo(
+            has_next_page=page.has_next,
+            has_previous_page=start is not None,
+            start_cursor=edges[0].cursor if edges else None,
+            end_cursor=edges[-1].cursor if edges else None,
+        ),
+    )
+
+__all__ = ["DEFAULT_PAGE_SIZE", "Connection", "Edge", "PageInfo", "check_first", "paginate", "to_connection"]

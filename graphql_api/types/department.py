@@ -1,0 +1,64 @@
+"""Department."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+
+from datastore import entities
+from graphql_api import ids, loaders
+from graphql_api.context import RequestContext
+from graphql_api.types.connection import DEFAULT_PAGE_SIZE, Connection, paginate
+from graphql_api.types.node import Node
+
+if TYPE_CHECKING:
+    from graphql_api.types.employee import Employee
+
+Info = strawberry.Info[RequestContext, None]
+
+
+@strawberry.type
+class Department(Node):
+    name: str
+    headcount: int = strawberry.field(description="Active employees in the department.")
+    dept_id: strawberry.Private[str]
+    manager_id: strawberry.Private[str | None]
+
+    @classmethod
+    def of(cls, department: entities.Department) -> Department:
+        return cls(
+            id=strawberry.ID(ids.encode("Department", department.dept_id)),
+            name=department.name,
+            headcount=department.headcount,
+            dept_id=department.dept_id,
+            manager_id=department.manager_id,
+        )
+
+    @strawberry.field
+    async def manager(
+        self, info: Info
+    ) -> Annotated[Employee, strawberry.lazy("graphql_api.types.employee")] | None:
+        from graphql_api.types.employee import Employee
+
+        if self.manager_id is None:
+            return None
+        found = await info.context.loaders.employee.get(self.manager_id)
+        return None if found is None else Employee.of(found)
+
+    @strawberry.field(description="The department's active employees.")
+    async def employees(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> Connection[Annotated[Employee, strawberry.lazy("graphql_api.types.employee")]]:
+        from graphql_api.types.employee import Employee
+
+        return await paginate(
+            info.context,
+            loaders.employees_of_department,
+            parent=self.dept_id,
+            name=f"Department.employees:{self.dept_id}",
+            first=first,
+            after=after,
+            descending=False,
+            convert=Employee.of,
+        )

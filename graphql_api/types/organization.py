@@ -1,0 +1,118 @@
+"""Organization and its Subscription."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import strawberry
+
+from datastore import entities
+from graphql_api import ids, loaders
+from graphql_api.context import RequestContext
+from graphql_api.errors import bad_input
+from graphql_api.types.connection import DEFAULT_PAGE_SIZE, Connection, paginate
+from graphql_api.types.department import Department
+from graphql_api.types.employee import Employee
+from graphql_api.types.job_posting import JobPosting
+from graphql_api.types.node import Node
+from graphql_api.types.scalars import JobPostingStatus, OrganizationStatus, Plan, SortOrder
+
+Info = strawberry.Info[RequestContext, None]
+
+
+@strawberry.type(name="Subscription", description="The organisation's plan and billing.")
+class Subscription(Node):
+    plan: Plan
+    seats: int
+    billing_customer_id: str | None
+    renews_at: datetime | None
+
+    @classmethod
+    def of(cls, subscription: entities.Subscription) -> Subscription:
+        return cls(
+            id=strawberry.ID(ids.encode("Subscription", subscription.org_id)),
+            plan=subscription.plan,
+            seats=subscription.seats,
+            billing_customer_id=subscription.billing_customer_id,
+            renews_at=subscription.renews_at,
+        )
+
+
+@strawberry.type
+class Organization(Node):
+    name: str
+    plan: Plan
+    status: OrganizationStatus
+    created_at: datetime
+    subscription: Subscription | None
+
+    @classmethod
+    def of(
+        cls, organization: entities.Organization, subscription: entities.Subscription | None = None
+    ) -> Organization:
+        return cls(
+            id=strawberry.ID(ids.encode("Organization", organization.org_id)),
+            name=organization.name,
+            plan=organization.plan,
+            status=organization.status,
+            created_at=organization.created_at,
+            subscription=None if subscription is None else Subscription.of(subscription),
+        )
+
+    @strawberry.field
+    async def departments(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> Connection[Department]:
+        return await paginate(
+            info.context,
+            loaders.departments_of_org,
+            parent=None,
+            name="Organization.departments",
+            first=first,
+            after=after,
+            descending=False,
+            convert=Department.of,
+        )
+
+    @strawberry.field(description="Every employee (active or not), by hire date.")
+    async def employees(
+        self,
+        info: Info,
+        first: int = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+        order: SortOrder = SortOrder.ASC,
+    ) -> Connection[Employee]:
+        return await paginate(
+            info.context,
+            loaders.employees_of_org,
+            parent=None,
+            name=f"Organization.employees:{order.name}",
+            first=first,
+            after=after,
+            descending=order is SortOrder.DESC,
+            convert=Employee.of,
+        )
+
+    @strawberry.field(
+        description="Job postings, newest first: all of them, or with status OPEN only the open ones."
+    )
+    async def job_postings(
+        self,
+        info: Info,
+        status: JobPostingStatus | None = None,
+        first: int = DEFAULT_PAGE_SIZE,
+        after: str | None = None,
+    ) -> Connection[JobPosting]:
+        if status is not None and status is not entities.JobStatus.OPEN:
+            raise bad_input("status", "can only be OPEN; omit it to list jobs of every status")
+        fetch = loaders.jobs_of_org if status is None else loaders.open_jobs_of_org
+        return await paginate(
+            info.context,
+            fetch,
+            parent=None,
+            name=f"Organization.jobPostings:{'ALL' if status is None else 'OPEN'}",
+            first=first,
+            after=after,
+            descending=True,
+            convert=JobPosting.of,
+        )
