@@ -1,0 +1,123 @@
+"""Fixtures for the API suites: the real server over HTTP, and clients holding role tokens.
+
+The server is the production Starlette app under uvicorn on a free port, on the session's
+DynamoDB Local; tests talk to it with httpx, as a front-end would.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+import uvicorn
+
+from datastore.entities import Employee
+from datastore.local import free_port
+from datastore.store import Datastore
+from graphql_api.app import create_app
+from graphql_api.auth import PLATFORM_ROLE, issue_token
+from graphql_api.config import ApiSettings
+from tests.conftest import Tenant
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+TEST_SECRET = "test-secret-0123456789-0123456789-abcdef"
+
+
+@pytest.fixture(scope="session")
+def api_settings() -> ApiSettings:
+    return ApiSettings.from_env({"HR_ENV": "test", "JWT_SECRET": TEST_SECRET, "GRAPHIQL": "true"})
+
+
+@pytest.fixture(scope="session")
+def server_url(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[str]:
+    app = create_app(Datastore(client, table_name), api_settings)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, name="api-server", daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise RuntimeError("the API server did not start")
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+@dataclass
+class GraphQLClient:
+    """Posts GraphQL documents to the server, optionally with a bearer token."""
+
+    http: httpx.Client
+    token: str | None = None
+
+    def post(self, query: str, variables: dict[str, Any] | None = None, **extra: Any) -> httpx.Response:
+        headers = {} if self.token is None else {"Authorization": f"Bearer {self.token}"}
+        return self.http.post(
+            "/graphql", json={"query": query, "variables": variables or {}, **extra}, headers=headers
+        )
+
+    def query(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The whole response body (``data`` and ``errors``)."""
+        response = self.post(query, variables)
+        body: dict[str, Any] = response.json()
+        return body
+
+    def data(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The ``data`` of a response that must have no errors."""
+        body = self.query(query, variables)
+        assert "errors" not in body, body["errors"]
+        result: dict[str, Any] = body["data"]
+        return result
+
+    def with_token(self, token: str | None) -> GraphQLClient:
+        return GraphQLClient(self.http, token)
+
+
+@pytest.fixture(scope="session")
+def http(server_url: str) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server_url, timeout=60) as session:
+        yield session
+
+
+@pytest.fixture
+def anonymous(http: httpx.Client) -> GraphQLClient:
+    return GraphQLClient(http)
+
+
+@dataclass
+class Api:
+    """Clients for any caller: ``api.as_(employee)``, ``api.platform``."""
+
+    http: httpx.Client
+    settings: ApiSettings
+
+    def token(self, employee: Employee) -> str:
+        return issue_token(
+            self.settings, subject=employee.emp_id, org_id=employee.org_id, role=employee.role.value
+        )
+
+    def as_(self, employee: Employee) -> GraphQLClient:
+        return GraphQLClient(self.http, self.token(employee))
+
+    @property
+    def platform(self) -> GraphQLClient:
+        return GraphQLClient(
+            self.http, issue_token(self.settings, subject="operator", org_id=None, role=PLATFORM_ROLE)
+        )
+
+    def admin_of(self, tenant: Tenant) -> GraphQLClient:
+        return self.as_(tenant.admin)
+
+
+@pytest.fixture
+def api(http: httpx.Client, api_settings: ApiSettings) -> Api:
+    return Api(http, api_settings)
