@@ -1,0 +1,68 @@
+"""Setup helpers for the datastore suite: bulk items written straight to the table.
+
+Bulk items are written with BatchWriteItem only to set a test up quickly; every behaviour
+under test goes through the datastore's own functions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+from datastore import items, keys
+from datastore.entities import Department, Employee, EmployeeStatus, Role
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+BATCH_WRITE_LIMIT = 25
+BULK_HIRED_FROM = datetime(2020, 1, 1, tzinfo=UTC)
+
+BulkWriter = Callable[[Sequence[items.Item]], None]
+BulkEmployees = Callable[..., list[Employee]]
+
+
+def write_items(client: DynamoDBClient, table_name: str, batch: Sequence[items.Item]) -> None:
+    for start in range(0, len(batch), BATCH_WRITE_LIMIT):
+        requests: list[Any] = [
+            {"PutRequest": {"Item": item}} for item in batch[start : start + BATCH_WRITE_LIMIT]
+        ]
+        while requests:
+            response = client.batch_write_item(RequestItems={table_name: requests})
+            requests = list(response.get("UnprocessedItems", {}).get(table_name, []))
+
+
+def raw_employees(
+    org_id: str, count: int, department: Department | None = None
+) -> list[Employee]:
+    """``count`` active employees hired a minute apart, oldest first (not yet written)."""
+    return [
+        Employee(
+            org_id=org_id,
+            emp_id=keys.new_id(),
+            email=f"bulk{keys.new_id().lower()}@example.com",
+            first_name="Bulk",
+            last_name=f"Person {index:03d}",
+            department_id=None if department is None else department.dept_id,
+            role=Role.EMPLOYEE,
+            status=EmployeeStatus.ACTIVE,
+            hired_at=BULK_HIRED_FROM + timedelta(minutes=index),
+            terminated_at=None,
+            version=1,
+        )
+        for index in range(count)
+    ]
+
+
+def employee_items(emp: Employee) -> list[items.Item]:
+    written = [items.employee_item(emp), items.identity_item(emp), items.email_pointer_item(emp)]
+    if emp.department_id is not None:
+        written.append(items.membership_item(emp))
+    return written
+
+
+
+def gsi_order(emp: Employee) -> str:
+    """The sort key AP3 orders employees by."""
+    return keys.employees_gsi_sk(items.timestamp(emp.hired_at), emp.emp_id)

@@ -1,0 +1,421 @@
+"""The Table gateway: batching, pagination, the tenant guard and error mapping."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from botocore.awsrequest import AWSResponse
+
+from datastore import calls, departments, employees, items, keys, organizations, transact
+from datastore.client import make_client
+from datastore.config import DatastoreSettings
+from datastore.entities import Employee, Plan
+from datastore.errors import Conflict, DatastoreError, InvalidInput, NotFound, ScopeViolation, Unavailable
+from datastore.local import free_port
+from datastore.pagination import PageRequest
+from datastore.scope import PlatformScope, SignInScope, TenantScope
+from datastore.table import RetryPolicy, Table
+from tests.conftest import TEST_RETRY, Tenant, TenantFactory
+from tests.datastore.support import gsi_order, raw_employees, write_items
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+ROSTER_SIZE = 250
+PAGE_SIZE = 7
+WRITE_OPERATIONS = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
+
+
+@dataclass(frozen=True)
+class Roster:
+    """An organisation of 250 employees (the admin and 249 bulk ones) in one department."""
+
+    table: Table
+    department_id: str
+    employees: list[Employee]
+
+
+@pytest.fixture(scope="module")
+def roster(client: DynamoDBClient, table_name: str) -> Roster:
+    platform = Table(client, table_name, PlatformScope(), retry=TEST_RETRY)
+    unique = keys.new_id().lower()
+    org, admin = organizations.create_organization(
+        platform, name=f"Roster {unique}", plan=Plan.ENTERPRISE,
+        admin_email=f"roster{unique}@example.com", admin_first_name="R", admin_last_name="A",
+    )
+    table = platform.with_scope(TenantScope(org.org_id, admin.emp_id))
+    dept = departments.create_department(table, name="Everyone")
+    bulk = raw_employees(org.org_id, ROSTER_SIZE - 1, dept)
+    write_items(client, table_name, [
+        item for emp in bulk for item in (items.employee_item(emp), items.membership_item(emp))
+    ])
+    return Roster(table, dept.dept_id, sorted([admin, *bulk], key=gsi_order))
+
+
+# --- batch reads -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("hits", "misses", "duplicates"),
+    [(0, 0, 0), (1, 0, 0), (0, 1, 0), (100, 0, 0), (99, 1, 0), (100, 1, 0), (90, 5, 5),
+     (200, 10, 40), (240, 10, 0)],
+)
+@pytest.mark.parametrize("fanout", [False, True], ids=["sequential", "fanout"])
+def test_batch_get__any_number_of_keys__ceil_distinct_over_100_calls_in_order(
+    roster: Roster, hits: int, misses: int, duplicates: int, fanout: bool
+) -> None:
+    org_id = roster.table.tenant.org_id
+    found = roster.employees[:hits]
+    missing = [keys.new_id() for _ in range(misses)]
+    wanted_ids = [emp.emp_id for emp in found] + missing
+    # Duplicates repeat asked ids (hits and misses alike); the order asked is shuffled.
+    wanted_ids += [wanted_ids[i % len(wanted_ids)] for i in range(duplicates)]
+    random.Random(len(wanted_ids)).shuffle(wanted_ids)
+    total = len(wanted_ids)
+    assert total in (0, 1, 100, 101, 250)
+    distinct = len(set(wanted_ids))
+    by_id = {emp.emp_id: emp for emp in found}
+    with ThreadPoolExecutor(4) as pool, calls.listening() as log:
+        table = roster.table if not fanout else Table(
+            roster.table.client, roster.table.name, roster.table.scope, fanout=pool
+        )
+        result = table.batch_get([keys.employee_key(org_id, e) for e in wanted_ids])
+    assert log.operations() == ["BatchGetItem"] * math.ceil(distinct / 100)
+    assert all(len(call.params["RequestItems"][table.name]["Keys"]) <= 100 for call in log.calls)
+    asked = [k["SK"]["S"] for call in log.calls for k in call.params["RequestItems"][table.name]["Keys"]]
+    assert len(asked) == len(set(asked)) == distinct
+    assert [None if item is None else items.employee_from(item) for item in result] == [
+        by_id.get(e) for e in wanted_ids
+    ]
+
+
+def test_get_employees__misses_and_duplicates__one_result_per_key_in_order(roster: Roster) -> None:
+    first, second = roster.employees[0], roster.employees[1]
+    unknown = keys.new_id()
+    with calls.listening() as log:
+        result = employees.get_employees(roster.table, [second.emp_id, unknown, first.emp_id, second.emp_id])
+    assert result == [second, None, first, second]
+    assert log.operations() == ["BatchGetItem"]
+
+
+class UnprocessedStub:
+    """A test double at the client boundary: the first ``times`` BatchGetItem calls come back
+    with every key unprocessed and nothing read, as DynamoDB does under throttling."""
+
+    def __init__(self, times: int) -> None:
+        self.times = times
+        self.stubbed = 0
+        self.real = 0
+
+    def __call__(self, params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
+        if self.stubbed >= self.times:
+            self.real += 1
+            return None
+        self.stubbed += 1
+        body = json.loads(params["body"])
+        unprocessed = {name: {"Keys": request["Keys"]} for name, request in body["RequestItems"].items()}
+        response = {
+            "Responses": {name: [] for name in unprocessed},
+            "UnprocessedKeys": unprocessed,
+            "ResponseMetadata": {"HTTPStatusCode": 200},
+        }
+        return AWSResponse("http://stub", 200, {}, None), response
+
+
+@pytest.fixture
+def stub_unprocessed(client: DynamoDBClient) -> Iterator[type[UnprocessedStub]]:
+    registered: list[UnprocessedStub] = []
+
+    def install(times: int) -> UnprocessedStub:
+        stub = UnprocessedStub(times)
+        client.meta.events.register_first("before-call.dynamodb.BatchGetItem", stub, unique_id="unprocessed-stub")
+        registered.append(stub)
+        return stub
+
+    yield install  # type: ignore[misc]
+    client.meta.events.unregister("before-call.dynamodb.BatchGetItem", unique_id="unprocessed-stub")
+
+
+def test_batch_get__unprocessed_keys__retried_with_backoff_until_done(
+    roster: Roster, stub_unprocessed: Any
+) -> None:
+    sleeps: list[float] = []
+    policy = RetryPolicy(attempts=5, base_seconds=0.01, cap_seconds=0.04)
+    table = Table(roster.table.client, roster.table.name, roster.table.scope, retry=policy, sleep=sleeps.append)
+    wanted = roster.employees[:3]
+    stub = stub_unprocessed(3)
+    with calls.listening() as log:
+        result = employees.get_employees(table, [emp.emp_id for emp in wanted])
+    assert result == wanted
+    assert log.operations() == ["BatchGetItem"] * 4
+    assert (stub.stubbed, stub.real) == (3, 1)
+    # Every retry asks again for exactly the keys left unprocessed.
+    asked = [call.params["RequestItems"][table.name]["Keys"] for call in log.calls]
+    assert all(keys_asked == asked[0] for keys_asked in asked)
+    assert len(sleeps) == 3
+    assert all(0 <= delay <= min(policy.cap_seconds, policy.base_seconds * 2**n) for n, delay in enumerate(sleeps))
+
+
+def test_batch_get__unprocessed_keys_past_the_bound__raises_unavailable(
+    roster: Roster, stub_unprocessed: Any
+) -> None:
+    sleeps: list[float] = []
+    policy = RetryPolicy(attempts=4, base_seconds=0.01, cap_seconds=0.04)
+    table = Table(roster.table.client, roster.table.name, roster.table.scope, retry=policy, sleep=sleeps.append)
+    stub = stub_unprocessed(policy.attempts)
+    with calls.listening() as log, pytest.raises(Unavailable, match="unprocessed after 4 tries"):
+        employees.get_employees(table, [roster.employees[0].emp_id])
+    assert log.operations() == ["BatchGetItem"] * policy.attempts
+    assert stub.real == 0
+
+
+def test_retry_policy__delay_is_full_jitter_under_the_cap() -> None:
+    policy = RetryPolicy(attempts=8, base_seconds=0.1, cap_seconds=0.5)
+    for attempt in range(10):
+        assert 0 <= policy.delay(attempt) <= min(0.5, 0.1 * 2**attempt)
+
+
+# --- pagination -------------------------------------------------------------------------
+
+
+def walk(fetch: Any, descending: bool) -> tuple[list[Employee], int, list[bool]]:
+    seen: list[Employee] = []
+    has_next: list[bool] = []
+    after = None
+    with calls.listening() as log:
+        while True:
+            page = fetch(PageRequest(first=PAGE_SIZE, after=after, descending=descending))
+            seen.extend(page.items)
+            has_next.append(page.has_next)
+            if not page.has_next:
+                break
+            after = page.end_cursor
+    return seen, log.count("Query"), has_next
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["oldest_first", "newest_first"])
+def test_list_employees__250_items_page_size_7__each_once_in_order(roster: Roster, descending: bool) -> None:
+    seen, queries, has_next = walk(lambda r: employees.list_employees(roster.table, r), descending)
+    expected = roster.employees[::-1] if descending else roster.employees
+    assert [e.emp_id for e in seen] == [e.emp_id for e in expected]
+    pages = math.ceil(ROSTER_SIZE / PAGE_SIZE)
+    assert queries == pages
+    assert has_next == [True] * (pages - 1) + [False]
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["ascending", "descending"])
+def test_list_department_employees__249_items_page_size_7__each_once_in_order(
+    roster: Roster, descending: bool
+) -> None:
+    seen, queries, _ = walk(
+        lambda r: employees.list_department_employees(roster.table, roster.department_id, r), descending
+    )
+    members = sorted((e for e in roster.employees if e.department_id), key=lambda e: e.emp_id, reverse=descending)
+    assert [e.emp_id for e in seen] == [e.emp_id for e in members]
+    assert queries == math.ceil(len(members) / PAGE_SIZE)
+
+
+def test_query_page__exact_multiple_of_page_size__last_page_says_no_next(roster: Roster) -> None:
+    seen: list[Employee] = []
+    has_next: list[bool] = []
+    after = None
+    while not has_next or has_next[-1]:
+        page = employees.list_employees(roster.table, PageRequest(first=50, after=after))
+        seen.extend(page.items)
+        has_next.append(page.has_next)
+        after = page.end_cursor
+    assert has_next == [True] * 4 + [False]
+    assert len(seen) == ROSTER_SIZE
+
+
+def test_query_page__cursor_per_item__resumes_after_that_item(roster: Roster) -> None:
+    page = employees.list_employees(roster.table, PageRequest(first=10))
+    resumed = employees.list_employees(roster.table, PageRequest(first=3, after=page.cursors[4]))
+    assert list(resumed.items) == list(page.items[5:8])
+
+
+@pytest.mark.parametrize("first", [-1, 101])
+def test_query_page__page_size_out_of_bounds__invalid_input_and_no_call(roster: Roster, first: int) -> None:
+    with calls.listening() as log, pytest.raises(InvalidInput):
+        employees.list_employees(roster.table, PageRequest(first=first))
+    assert log.operations() == []
+
+
+def test_query_page__cursor_of_another_list__invalid_input_and_no_call(roster: Roster) -> None:
+    members = employees.list_department_employees(roster.table, roster.department_id, PageRequest(first=2))
+    everyone = employees.list_employees(roster.table, PageRequest(first=2))
+    assert members.end_cursor is not None and everyone.end_cursor is not None
+    with calls.listening() as log:
+        with pytest.raises(InvalidInput):
+            employees.list_employees(roster.table, PageRequest(after=members.end_cursor))
+        with pytest.raises(InvalidInput):
+            employees.list_department_employees(
+                roster.table, roster.department_id, PageRequest(after=everyone.end_cursor)
+            )
+        with pytest.raises(InvalidInput):
+            employees.list_employees(roster.table, PageRequest(after={**everyone.end_cursor, "GSI1SK": 3}))  # type: ignore[dict-item]
+        with pytest.raises(InvalidInput):
+            employees.list_employees(roster.table, PageRequest(after={"PK": everyone.end_cursor["PK"]}))
+    assert log.operations() == []
+
+
+def test_query_page__cursor_of_another_tenant__invalid_input_and_no_call(roster: Roster, tenant: Tenant) -> None:
+    theirs = employees.list_employees(roster.table, PageRequest(first=2)).end_cursor
+    assert theirs is not None
+    with calls.listening() as log, pytest.raises(InvalidInput):
+        employees.list_employees(tenant.table, PageRequest(after=theirs))
+    assert log.operations() == []
+
+
+# --- the tenant guard -------------------------------------------------------------------
+
+
+def test_guard__key_of_another_org__scope_violation_and_no_call(
+    tenant: Tenant, make_tenant: TenantFactory
+) -> None:
+    other = make_tenant("Other")
+    theirs = keys.employee_key(other.org_id, other.admin.emp_id)
+    with calls.listening() as log:
+        with pytest.raises(ScopeViolation):
+            tenant.table.get(theirs)
+        with pytest.raises(ScopeViolation):
+            tenant.table.batch_get([keys.employee_key(tenant.org_id, tenant.admin.emp_id), theirs])
+        with pytest.raises(ScopeViolation):
+            tenant.table.query(keys.org_pk(other.org_id), limit=1)
+        with pytest.raises(ScopeViolation):
+            tenant.table.query(keys.employees_gsi_pk(other.org_id), index=keys.GSI1, limit=1)
+        with pytest.raises(ScopeViolation):
+            tenant.table.write([transact.delete(theirs)])
+        with pytest.raises(ScopeViolation):
+            tenant.table.write([
+                transact.delete(keys.employee_key(tenant.org_id, keys.new_id())),
+                transact.check(theirs, "attribute_exists(PK)"),
+            ])
+        with pytest.raises(ScopeViolation):
+            tenant.table.get(keys.identity_key(other.admin.email))
+    assert log.operations() == []
+    assert employees.get_employee(other.table, other.admin.emp_id) == other.admin
+
+
+def test_guard__other_orgs_ids__resolve_as_none_like_unknown_ids(
+    tenant: Tenant, make_tenant: TenantFactory
+) -> None:
+    other = make_tenant("Other")
+    dept = other.department()
+    emp = other.employee(dept)
+
+    assert employees.get_employee(tenant.table, emp.emp_id) is None
+    assert employees.get_employee(tenant.table, keys.new_id()) is None
+    assert departments.get_department(tenant.table, dept.dept_id) is None
+    assert employees.get_employees(tenant.table, [emp.emp_id, tenant.admin.emp_id]) == [None, tenant.admin]
+    assert employees.find_employee_id_by_email(tenant.table, emp.email) is None
+    assert list(employees.list_department_employees(tenant.table, dept.dept_id, PageRequest()).items) == []
+
+
+def test_guard__non_tenant_scopes__refuse_tenant_operations_without_a_call(tenant: Tenant) -> None:
+    platform = tenant.table.with_scope(PlatformScope())
+    sign_in = tenant.table.with_scope(SignInScope())
+    with calls.listening() as log:
+        for table in (platform, sign_in):
+            with pytest.raises(ScopeViolation):
+                employees.get_employee(table, tenant.admin.emp_id)
+            with pytest.raises(ScopeViolation):
+                table.get(keys.employee_key(tenant.org_id, tenant.admin.emp_id))
+        with pytest.raises(ScopeViolation):
+            sign_in.write([transact.delete(keys.identity_key(tenant.admin.email))])
+        with pytest.raises(ScopeViolation):
+            platform.write([transact.delete(keys.organization_key(tenant.org_id))])
+    assert log.operations() == []
+
+
+# --- writes and error mapping ------------------------------------------------------------
+
+
+def test_write__no_ops__makes_no_call(tenant: Tenant) -> None:
+    with calls.listening() as log:
+        tenant.table.write([])
+    assert log.operations() == []
+
+
+def test_write__one_op__single_conditional_write_mapped_to_its_error(tenant: Tenant) -> None:
+    existing = items.employee_item(tenant.admin)
+    with calls.listening() as log, pytest.raises(Conflict, match="mine"):
+        tenant.table.write([transact.put_new(existing, lambda old: Conflict(f"mine {old is not None}"))])
+    assert log.operations() == ["PutItem"]
+
+
+def test_write__failed_update_condition__handler_sees_the_old_item(tenant: Tenant) -> None:
+    seen: list[items.Item | None] = []
+
+    def handler(old: items.Item | None) -> DatastoreError:
+        seen.append(old)
+        return NotFound("Employee")
+
+    key = keys.employee_key(tenant.org_id, tenant.admin.emp_id)
+    with pytest.raises(NotFound):
+        tenant.table.write([transact.update(key, "SET firstName = :x", condition="version = :v",
+                                            values={":x": items.s("X"), ":v": items.n(99)}, on_failed=handler)])
+    assert seen[0] is not None and seen[0]["empId"] == {"S": tenant.admin.emp_id}
+    assert employees.get_employee(tenant.table, tenant.admin.emp_id) == tenant.admin
+
+
+def test_write__cancelled_transaction__error_of_the_refusing_op_and_nothing_written(tenant: Tenant) -> None:
+    new_dept_key = keys.department_key(tenant.org_id, keys.new_id())
+    with calls.listening() as log, pytest.raises(InvalidInput, match="second"):
+        tenant.table.write([
+            transact.put({**new_dept_key.wire(), "entity": items.s("Probe")}),
+            transact.check(keys.employee_key(tenant.org_id, keys.new_id()), "attribute_exists(PK)",
+                           on_failed=lambda _old: InvalidInput("second", "refused")),
+        ])
+    assert log.operations() == ["TransactWriteItems"]
+    assert tenant.table.get(new_dept_key, consistent=True) is None
+
+
+def test_write__lone_condition_check__runs_as_a_transaction(tenant: Tenant) -> None:
+    with calls.listening() as log:
+        tenant.table.write(
+            [transact.check(keys.employee_key(tenant.org_id, tenant.admin.emp_id), "attribute_exists(PK)")]
+        )
+    assert log.operations() == ["TransactWriteItems"]
+
+
+def test_write__more_than_100_ops__refused_without_a_call(tenant: Tenant) -> None:
+    ops = [transact.delete(keys.employee_key(tenant.org_id, keys.new_id())) for _ in range(101)]
+    with calls.listening() as log, pytest.raises(ValueError, match="at most 100"):
+        tenant.table.write(ops)
+    assert log.operations() == []
+
+
+def test_write__request_dynamodb_rejects__typed_unavailable_not_botocore(tenant: Tenant) -> None:
+    key = keys.employee_key(tenant.org_id, keys.new_id())
+    # One transaction may not touch an item twice: DynamoDB refuses it with a ValidationException.
+    with pytest.raises(Unavailable, match="ValidationException"):
+        tenant.table.write([transact.delete(key), transact.delete(key)])
+
+
+def test_table__missing_table__typed_unavailable(tenant: Tenant) -> None:
+    missing = Table(tenant.table.client, f"no-such-table-{keys.new_id().lower()}", tenant.table.scope)
+    with pytest.raises(Unavailable, match="ResourceNotFoundException"):
+        missing.get(keys.organization_key(tenant.org_id))
+    with pytest.raises(Unavailable):
+        missing.write([transact.delete(keys.organization_key(tenant.org_id))])
+
+
+def test_table__unreachable_endpoint__typed_unavailable(settings: DatastoreSettings) -> None:
+    port = free_port()
+    unreachable = make_client(replace(settings, max_attempts=1), f"http://127.0.0.1:{port}")
+    org = keys.new_id()
+    table = Table(unreachable, settings.table_name, TenantScope(org))
+    with pytest.raises(Unavailable, match="could not be reached"):
+        table.get(keys.organization_key(org))
+    with pytest.raises(Unavailable, match="could not be reached"):
+        table.write([transact.delete(keys.organization_key(org))])
+    with pytest.raises(Unavailable, match="could not be reached"):
+        table.write([transact.delete(keys.organization_key(org)), transact.delete(keys.subscription_key(org))])
