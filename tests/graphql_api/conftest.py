@@ -121,3 +121,35 @@ class Api:
 @pytest.fixture
 def api(http: httpx.Client, api_settings: ApiSettings) -> Api:
     return Api(http, api_settings)
+
+
+@dataclass(frozen=True)
+class Demo:
+    """The demo organisations of SPEC section 9, loaded once into the session's table."""
+
+    people: dict[str, Employee]
+
+    def person(self, email: str) -> Employee:
+        return self.people[email]
+
+
+@pytest.fixture(scope="session")
+def demo(client: DynamoDBClient, table_name: str) -> Demo:
+    from datastore import demo as demo_data
+    from datastore import employees, identities
+    from datastore.scope import PlatformScope, SignInScope, TenantScope
+    from datastore.table import Table
+
+    platform = Table(client, table_name, PlatformScope())
+    demo_data.load(platform)
+    sign_in = platform.with_scope(SignInScope())
+    people: dict[str, Employee] = {}
+    emails = [demo_data.ACME_ADMIN, demo_data.GLOBEX_ADMIN]
+    emails += [p[0] for p in demo_data.ACME_PEOPLE + demo_data.GLOBEX_PEOPLE]
+    for email in emails:
+        identity = identities.find_identity(sign_in, email)
+        assert identity is not None, email
+        employee = employees.get_employee(platform.with_scope(TenantScope(identity.org_id)), identity.emp_id)
+        assert employee is not None
+        people[email] = employee
+    return Demo(people)
