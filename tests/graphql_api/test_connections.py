@@ -9,7 +9,15 @@ import pytest
 from tests.conftest import Tenant
 from tests.graphql_api.conftest import Api
 
-DEPARTMENTS = "query($first: Int!, $after: String) { organization { departments(first: $first, after: $after) { edges { cursor node { name } } pageInfo { hasNextPage endCursor } } } }"
+DEPARTMENTS = """
+query($first: Int!, $after: String) {
+  organization {
+    departments(first: $first, after: $after) {
+      edges { cursor node { name } }
+      pageInfo { hasNextPage endCursor }
+    }
+  }
+}"""
 
 
 def codes(body: dict[str, Any]) -> list[str]:
