@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from datastore import items, keys, transact
+from datastore import idempotency, items, keys, transact, writes
+from datastore.changes import Change
 from datastore.entities import (
     APPLICATION_TRANSITIONS,
     Application,
@@ -66,34 +67,51 @@ def list_employee_applications(
     )
 
 
-def apply_to_job(table: Table, job_id: str, emp_id: str) -> Application:
-    """One application per (job, employee), written only while the job is open."""
-    org_id = table.tenant.org_id
-    application = Application(
-        org_id=org_id,
-        app_id=keys.new_id(),
-        job_id=keys.parse_ulid(job_id, "jobId"),
-        emp_id=keys.parse_ulid(emp_id, "employeeId"),
-        status=ApplicationStatus.APPLIED,
-        submitted_at=items.now(),
+def _change(action: str, before: Application | None, after: Application) -> Change:
+    return Change(
+        action,
+        items.APPLICATION,
+        after.app_id,
+        after.org_id,
+        None if before is None else items.application_item(before),
+        items.application_item(after),
     )
 
-    def already(_old: Item | None) -> Conflict:
-        return Conflict("this employee has already applied to this job")
 
-    def job_not_open(old: Item | None) -> Conflict | NotFound:
-        if old is None:
-            return NotFound("JobPosting", application.job_id)
-        return Conflict(f"the job is {old['status']['S']}, not open")
+def apply_to_job(
+    table: Table, job_id: str, emp_id: str, *, idempotency_key: str | None = None
+) -> Application:
+    """One application per (job, employee), written only while the job is open."""
+    org_id = table.tenant.org_id
+    request = idempotency.prepare(
+        table, org_id, "application.apply", idempotency_key, {"jobId": job_id, "employeeId": emp_id}
+    )
 
-    def applicant_inactive(old: Item | None) -> Conflict | NotFound:
-        if old is None:
-            return NotFound("Employee", application.emp_id)
-        return Conflict("an inactive employee cannot apply")
+    def perform() -> Application:
+        application = Application(
+            org_id=org_id,
+            app_id=keys.new_id(),
+            job_id=keys.parse_ulid(job_id, "jobId"),
+            emp_id=keys.parse_ulid(emp_id, "employeeId"),
+            status=ApplicationStatus.APPLIED,
+            submitted_at=items.now(),
+        )
 
-    status = {"#status": "status"}
-    table.write(
-        [
+        def already(_old: Item | None) -> Conflict:
+            return Conflict("this employee has already applied to this job")
+
+        def job_not_open(old: Item | None) -> Conflict | NotFound:
+            if old is None:
+                return NotFound("JobPosting", application.job_id)
+            return Conflict(f"the job is {old['status']['S']}, not open")
+
+        def applicant_inactive(old: Item | None) -> Conflict | NotFound:
+            if old is None:
+                return NotFound("Employee", application.emp_id)
+            return Conflict("an inactive employee cannot apply")
+
+        status = {"#status": "status"}
+        ops = [
             transact.put_new(items.application_item(application), already),
             transact.put_new(items.applicant_item(application), already),
             transact.check(
@@ -111,26 +129,41 @@ def apply_to_job(table: Table, job_id: str, emp_id: str) -> Application:
                 on_failed=applicant_inactive,
             ),
         ]
-    )
-    return application
+        writes.commit(table, ops, _change("application.apply", None, application), request)
+        return application
+
+    return idempotency.run(table, request, items.application_from, perform)
 
 
 def _transition(
-    table: Table, job_id: str, app_id: str, target: ApplicationStatus
+    table: Table,
+    job_id: str,
+    app_id: str,
+    target: ApplicationStatus,
+    action: str,
+    idempotency_key: str | None,
 ) -> Application:
-    current = get_application(table, job_id, app_id, consistent=True)
-    if current is None:
-        raise NotFound("Application", app_id)
-    if target not in APPLICATION_TRANSITIONS.get(current.status, frozenset()):
-        raise InvalidInput(
-            "status", f"an application cannot go from {current.status} to {target}"
-        )
+    request = idempotency.prepare(
+        table,
+        table.tenant.org_id,
+        action,
+        idempotency_key,
+        {"jobId": job_id, "applicationId": app_id, "status": target},
+    )
 
-    def changed(_old: Item | None) -> Conflict:
-        return Conflict("the application changed while it was being updated")
+    def perform() -> Application:
+        current = get_application(table, job_id, app_id, consistent=True)
+        if current is None:
+            raise NotFound("Application", app_id)
+        if target not in APPLICATION_TRANSITIONS.get(current.status, frozenset()):
+            raise InvalidInput(
+                "status", f"an application cannot go from {current.status} to {target}"
+            )
 
-    table.write(
-        [
+        def changed(_old: Item | None) -> Conflict:
+            return Conflict("the application changed while it was being updated")
+
+        ops = [
             transact.update(
                 keys.application_key(current.org_id, current.job_id, current.app_id),
                 "SET #status = :to",
@@ -140,18 +173,30 @@ def _transition(
                 on_failed=changed,
             )
         ]
+        updated = replace(current, status=target)
+        writes.commit(table, ops, _change(action, current, updated), request)
+        return updated
+
+    return idempotency.run(table, request, items.application_from, perform)
+
+
+def withdraw_application(
+    table: Table, job_id: str, app_id: str, *, idempotency_key: str | None = None
+) -> Application:
+    return _transition(
+        table, job_id, app_id, ApplicationStatus.WITHDRAWN, "application.withdraw", idempotency_key
     )
-    return replace(current, status=target)
-
-
-def withdraw_application(table: Table, job_id: str, app_id: str) -> Application:
-    return _transition(table, job_id, app_id, ApplicationStatus.WITHDRAWN)
 
 
 def set_application_status(
-    table: Table, job_id: str, app_id: str, status: ApplicationStatus
+    table: Table,
+    job_id: str,
+    app_id: str,
+    status: ApplicationStatus,
+    *,
+    idempotency_key: str | None = None,
 ) -> Application:
     """A reviewer's decision; withdrawing is the applicant's, through withdraw_application."""
     if status is ApplicationStatus.WITHDRAWN:
         raise InvalidInput("status", "only the applicant can withdraw an application")
-    return _transition(table, job_id, app_id, status)
+    return _transition(table, job_id, app_id, status, "application.setStatus", idempotency_key)

@@ -28,15 +28,14 @@ def make_client(settings: DatastoreSettings, endpoint_url: str | None = None) ->
         tcp_keepalive=True,
     )
     endpoint = endpoint_url or settings.endpoint_url
-    credentials: dict[str, str] = {}
     session = boto3.session.Session()
-    if endpoint is not None and session.get_credentials() is None:
-        # DynamoDB Local accepts any credentials but botocore refuses to sign without some.
-        credentials = {"aws_access_key_id": "local", "aws_secret_access_key": "local"}
+    # DynamoDB Local accepts any credentials but botocore refuses to sign without some.
+    placeholder = "local" if endpoint is not None and session.get_credentials() is None else None
     return session.client(
         "dynamodb",
         region_name=settings.region,
         endpoint_url=endpoint,
         config=config,
-        **credentials,
+        aws_access_key_id=placeholder,
+        aws_secret_access_key=placeholder,
     )

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from datastore import items, keys, transact, validation
+from datastore import idempotency, items, keys, transact, validation, writes
+from datastore.changes import Change
 from datastore.entities import Department
 from datastore.errors import Conflict, InvalidInput, NotFound
 from datastore.items import Item
@@ -51,76 +53,123 @@ def _manager_is_active(org_id: str, manager_id: str) -> transact.Op:
     )
 
 
-def create_department(table: Table, *, name: str, manager_id: str | None = None) -> Department:
+def create_department(
+    table: Table,
+    *,
+    name: str,
+    manager_id: str | None = None,
+    idempotency_key: str | None = None,
+) -> Department:
     org_id = table.tenant.org_id
-    dept = Department(
-        org_id=org_id,
-        dept_id=keys.new_id(),
-        name=validation.name(name),
-        manager_id=None if manager_id is None else keys.parse_ulid(manager_id, "managerId"),
-        headcount=0,
+    request = idempotency.prepare(
+        table, org_id, "department.create", idempotency_key, {"name": name, "managerId": manager_id}
     )
-    ops = [
-        transact.put_new(
-            items.department_item(dept), lambda _old: Conflict("department id taken")
+
+    def perform() -> Department:
+        dept = Department(
+            org_id=org_id,
+            dept_id=keys.new_id(),
+            name=validation.name(name),
+            manager_id=None if manager_id is None else keys.parse_ulid(manager_id, "managerId"),
+            headcount=0,
         )
-    ]
-    if dept.manager_id is not None:
-        ops.append(_manager_is_active(org_id, dept.manager_id))
-    table.write(ops)
-    return dept
+        item = items.department_item(dept)
+        ops = [transact.put_new(item, lambda _old: Conflict("department id taken"))]
+        if dept.manager_id is not None:
+            ops.append(_manager_is_active(org_id, dept.manager_id))
+        change = Change("department.create", items.DEPARTMENT, dept.dept_id, org_id, None, item)
+        writes.commit(table, ops, change, request)
+        return dept
+
+    return idempotency.run(table, request, items.department_from, perform)
 
 
 def update_department(
-    table: Table, dept_id: str, *, name: str | None = None, manager_id: str | None = None
+    table: Table,
+    dept_id: str,
+    *,
+    name: str | None = None,
+    manager_id: str | None = None,
+    idempotency_key: str | None = None,
 ) -> Department:
     """Rename a department or change its manager (``NO_MANAGER`` removes it).
 
-    Only the named attributes are set, so a concurrent headcount change is never lost.
+    Only the named attributes are set, so a concurrent headcount change is never lost; the
+    department returned (and replayed) carries the headcount read just before the write.
     """
     org_id = table.tenant.org_id
     dept_id = keys.parse_ulid(dept_id, "departmentId")
-    sets: list[str] = []
-    removes: list[str] = []
-    values: dict[str, dict[str, str]] = {}
-    if name is not None:
-        sets.append("#name = :name")
-        values[":name"] = items.s(validation.name(name))
-    ops: list[transact.Op] = []
-    if manager_id == NO_MANAGER:
-        removes.append("managerId")
-    elif manager_id is not None:
-        manager_id = keys.parse_ulid(manager_id, "managerId")
-        sets.append("managerId = :manager")
-        values[":manager"] = items.s(manager_id)
-        ops.append(_manager_is_active(org_id, manager_id))
-    if not sets and not removes:
-        raise InvalidInput("input", "nothing to change")
-    expression = " ".join(
-        part
-        for part in (
-            "SET " + ", ".join(sets) if sets else "",
-            "REMOVE " + ", ".join(removes) if removes else "",
+    request = idempotency.prepare(
+        table,
+        org_id,
+        "department.update",
+        idempotency_key,
+        {"departmentId": dept_id, "name": name, "managerId": manager_id},
+    )
+
+    def perform() -> Department:
+        sets: list[str] = []
+        removes: list[str] = []
+        values: dict[str, dict[str, str]] = {}
+        new_name = None if name is None else validation.name(name)
+        if new_name is not None:
+            sets.append("#name = :name")
+            values[":name"] = items.s(new_name)
+        ops: list[transact.Op] = []
+        new_manager = manager_id
+        if manager_id == NO_MANAGER:
+            removes.append("managerId")
+        elif manager_id is not None:
+            new_manager = keys.parse_ulid(manager_id, "managerId")
+            sets.append("managerId = :manager")
+            values[":manager"] = items.s(new_manager)
+            ops.append(_manager_is_active(org_id, new_manager))
+        if not sets and not removes:
+            raise InvalidInput("input", "nothing to change")
+        current = get_department(table, dept_id, consistent=True)
+        if current is None:
+            raise NotFound("Department", dept_id)
+        updated = replace(
+            current,
+            name=current.name if new_name is None else new_name,
+            manager_id=(
+                current.manager_id if new_manager is None
+                else None if new_manager == NO_MANAGER
+                else new_manager
+            ),
         )
-        if part
-    )
+        expression = " ".join(
+            part
+            for part in (
+                "SET " + ", ".join(sets) if sets else "",
+                "REMOVE " + ", ".join(removes) if removes else "",
+            )
+            if part
+        )
 
-    def missing(_old: Item | None) -> NotFound:
-        return NotFound("Department", dept_id)
+        def missing(_old: Item | None) -> NotFound:
+            return NotFound("Department", dept_id)
 
-    ops.insert(
-        0,
-        transact.update(
-            keys.department_key(org_id, dept_id),
-            expression,
-            condition="attribute_exists(PK)",
-            names={"#name": "name"} if name is not None else None,
-            values=values or None,
-            on_failed=missing,
-        ),
-    )
-    table.write(ops)
-    updated = get_department(table, dept_id, consistent=True)
-    if updated is None:
-        raise NotFound("Department", dept_id)
-    return updated
+        ops.insert(
+            0,
+            transact.update(
+                keys.department_key(org_id, dept_id),
+                expression,
+                condition="attribute_exists(PK)",
+                names={"#name": "name"} if name is not None else None,
+                values=values or None,
+                on_failed=missing,
+            ),
+        )
+        change = Change(
+            "department.update",
+            items.DEPARTMENT,
+            dept_id,
+            org_id,
+            items.department_item(current),
+            items.department_item(updated),
+        )
+        writes.commit(table, ops, change, request)
+        return updated
+
+    return idempotency.run(table, request, items.department_from, perform)

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from datastore import items, keys, transact, validation
+from datastore import idempotency, items, keys, transact, validation, writes
+from datastore.changes import Change
 from datastore.entities import Employee, EmployeeStatus, Role
 from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
 from datastore.items import Item
@@ -133,6 +134,17 @@ def _headcount(org_id: str, dept_id: str, delta: int, field: str) -> transact.Op
     )
 
 
+def _change(action: str, before: Employee | None, after: Employee) -> Change:
+    return Change(
+        action,
+        items.EMPLOYEE,
+        after.emp_id,
+        after.org_id,
+        None if before is None else items.employee_item(before),
+        items.employee_item(after),
+    )
+
+
 def create_employee(
     table: Table,
     *,
@@ -142,23 +154,43 @@ def create_employee(
     department_id: str | None,
     role: Role,
     hired_at: datetime | None = None,
+    idempotency_key: str | None = None,
 ) -> Employee:
     """Employee, identity, email pointer, membership and headcount: one transaction."""
-    emp = new_employee(
-        table.tenant.org_id,
-        email=email,
-        first_name=first_name,
-        last_name=last_name,
-        department_id=department_id,
-        role=role,
-        hired_at=hired_at,
+    org_id = table.tenant.org_id
+    request = idempotency.prepare(
+        table,
+        org_id,
+        "employee.create",
+        idempotency_key,
+        {
+            "email": email,
+            "firstName": first_name,
+            "lastName": last_name,
+            "departmentId": department_id,
+            "role": role,
+            "hiredAt": hired_at,
+        },
     )
-    ops = admin_ops(emp)
-    if emp.department_id is not None:
-        ops.append(transact.put(items.membership_item(emp)))
-        ops.append(_headcount(emp.org_id, emp.department_id, +1, "departmentId"))
-    table.write(ops)
-    return emp
+
+    def perform() -> Employee:
+        emp = new_employee(
+            org_id,
+            email=email,
+            first_name=first_name,
+            last_name=last_name,
+            department_id=department_id,
+            role=role,
+            hired_at=hired_at,
+        )
+        ops = admin_ops(emp)
+        if emp.department_id is not None:
+            ops.append(transact.put(items.membership_item(emp)))
+            ops.append(_headcount(emp.org_id, emp.department_id, +1, "departmentId"))
+        writes.commit(table, ops, _change("employee.create", None, emp), request)
+        return emp
+
+    return idempotency.run(table, request, items.employee_from, perform)
 
 
 def _put_versioned(emp: Employee, expected: int) -> transact.Op:
@@ -191,98 +223,151 @@ def update_employee(
     first_name: str | None = None,
     last_name: str | None = None,
     role: Role | None = None,
+    idempotency_key: str | None = None,
 ) -> Employee:
     """Change an employee's own fields; a stale ``expected_version`` changes nothing."""
-    current = _current(table, emp_id, expected_version)
-    updated = replace(
-        current,
-        email=current.email if email is None else validation.email(email),
-        first_name=(
-            current.first_name if first_name is None
-            else validation.name(first_name, "firstName")
-        ),
-        last_name=(
-            current.last_name if last_name is None else validation.name(last_name, "lastName")
-        ),
-        role=current.role if role is None else role,
-        version=current.version + 1,
+    request = idempotency.prepare(
+        table,
+        table.tenant.org_id,
+        "employee.update",
+        idempotency_key,
+        {
+            "employeeId": emp_id,
+            "expectedVersion": expected_version,
+            "email": email,
+            "firstName": first_name,
+            "lastName": last_name,
+            "role": role,
+        },
     )
-    ops = [_put_versioned(updated, current.version)]
-    if updated.status is EmployeeStatus.ACTIVE and updated.department_id is not None:
-        ops.append(transact.put(items.membership_item(updated)))
-    if updated.email != current.email:
-        same_owner = {":emp": items.s(current.emp_id)}
-        ops += [
-            transact.delete(
-                keys.identity_key(current.email), condition="empId = :emp", values=same_owner
+
+    def perform() -> Employee:
+        current = _current(table, emp_id, expected_version)
+        updated = replace(
+            current,
+            email=current.email if email is None else validation.email(email),
+            first_name=(
+                current.first_name if first_name is None
+                else validation.name(first_name, "firstName")
             ),
-            transact.delete(keys.email_pointer_key(current.org_id, current.email)),
-            transact.put_new(items.identity_item(updated), _email_taken(updated.email)),
-            transact.put_new(items.email_pointer_item(updated), _email_taken(updated.email)),
-        ]
-    table.write(ops)
-    return updated
+            last_name=(
+                current.last_name if last_name is None
+                else validation.name(last_name, "lastName")
+            ),
+            role=current.role if role is None else role,
+            version=current.version + 1,
+        )
+        ops = [_put_versioned(updated, current.version)]
+        if updated.status is EmployeeStatus.ACTIVE and updated.department_id is not None:
+            ops.append(transact.put(items.membership_item(updated)))
+        if updated.email != current.email:
+            same_owner = {":emp": items.s(current.emp_id)}
+            ops += [
+                transact.delete(
+                    keys.identity_key(current.email), condition="empId = :emp", values=same_owner
+                ),
+                transact.delete(keys.email_pointer_key(current.org_id, current.email)),
+                transact.put_new(items.identity_item(updated), _email_taken(updated.email)),
+                transact.put_new(items.email_pointer_item(updated), _email_taken(updated.email)),
+            ]
+        writes.commit(table, ops, _change("employee.update", current, updated), request)
+        return updated
+
+    return idempotency.run(table, request, items.employee_from, perform)
 
 
 def move_employee(
-    table: Table, emp_id: str, department_id: str, *, expected_version: int | None = None
+    table: Table,
+    emp_id: str,
+    department_id: str,
+    *,
+    expected_version: int | None = None,
+    idempotency_key: str | None = None,
 ) -> Employee:
     """Move an active employee: employee, both memberships and both counters at once."""
     department_id = keys.parse_ulid(department_id, "departmentId")
-    attempts = 1 if expected_version is not None else UNVERSIONED_ATTEMPTS
-    for attempt in range(attempts):
-        current = _current(table, emp_id, expected_version)
-        if current.status is not EmployeeStatus.ACTIVE:
-            raise Conflict("an inactive employee cannot be moved")
-        if current.department_id == department_id:
-            return current
-        moved = replace(current, department_id=department_id, version=current.version + 1)
-        ops = [_put_versioned(moved, current.version)]
-        if current.department_id is not None:
-            ops.append(
-                transact.delete(
-                    keys.membership_key(current.org_id, current.department_id, current.emp_id)
+    request = idempotency.prepare(
+        table,
+        table.tenant.org_id,
+        "employee.move",
+        idempotency_key,
+        {"employeeId": emp_id, "departmentId": department_id, "expectedVersion": expected_version},
+    )
+
+    def perform() -> Employee:
+        attempts = 1 if expected_version is not None else UNVERSIONED_ATTEMPTS
+        for attempt in range(attempts):
+            current = _current(table, emp_id, expected_version)
+            if current.status is not EmployeeStatus.ACTIVE:
+                raise Conflict("an inactive employee cannot be moved")
+            if current.department_id == department_id:
+                return current
+            moved = replace(current, department_id=department_id, version=current.version + 1)
+            ops = [_put_versioned(moved, current.version)]
+            if current.department_id is not None:
+                ops.append(
+                    transact.delete(
+                        keys.membership_key(current.org_id, current.department_id, current.emp_id)
+                    )
                 )
-            )
-            ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
-        ops.append(transact.put(items.membership_item(moved)))
-        ops.append(_headcount(moved.org_id, department_id, +1, "departmentId"))
-        try:
-            table.write(ops)
-            return moved
-        except StaleVersion:
-            if attempt + 1 == attempts:
-                raise
-    raise AssertionError("unreachable")
+                ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
+            ops.append(transact.put(items.membership_item(moved)))
+            ops.append(_headcount(moved.org_id, department_id, +1, "departmentId"))
+            try:
+                writes.commit(table, ops, _change("employee.move", current, moved), request)
+                return moved
+            except StaleVersion:
+                if attempt + 1 == attempts:
+                    raise
+        raise AssertionError("unreachable")
+
+    return idempotency.run(table, request, items.employee_from, perform)
 
 
 def terminate_employee(
-    table: Table, emp_id: str, *, expected_version: int | None = None
+    table: Table,
+    emp_id: str,
+    *,
+    expected_version: int | None = None,
+    idempotency_key: str | None = None,
 ) -> Employee:
     """Mark an employee inactive and take them out of their department's headcount."""
-    attempts = 1 if expected_version is not None else UNVERSIONED_ATTEMPTS
-    for attempt in range(attempts):
-        current = _current(table, emp_id, expected_version)
-        if current.status is not EmployeeStatus.ACTIVE:
-            raise Conflict("the employee is already inactive")
-        terminated = replace(
-            current,
-            status=EmployeeStatus.INACTIVE,
-            terminated_at=items.now(),
-            version=current.version + 1,
-        )
-        ops = [_put_versioned(terminated, current.version)]
-        if current.department_id is not None:
-            ops.append(
-                transact.delete(
-                    keys.membership_key(current.org_id, current.department_id, current.emp_id)
-                )
+    request = idempotency.prepare(
+        table,
+        table.tenant.org_id,
+        "employee.terminate",
+        idempotency_key,
+        {"employeeId": emp_id, "expectedVersion": expected_version},
+    )
+
+    def perform() -> Employee:
+        attempts = 1 if expected_version is not None else UNVERSIONED_ATTEMPTS
+        for attempt in range(attempts):
+            current = _current(table, emp_id, expected_version)
+            if current.status is not EmployeeStatus.ACTIVE:
+                raise Conflict("the employee is already inactive")
+            terminated = replace(
+                current,
+                status=EmployeeStatus.INACTIVE,
+                terminated_at=items.now(),
+                version=current.version + 1,
             )
-            ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
-        try:
-            table.write(ops)
-            return terminated
-        except StaleVersion:
-            if attempt + 1 == attempts:
-                raise
-    raise AssertionError("unreachable")
+            ops = [_put_versioned(terminated, current.version)]
+            if current.department_id is not None:
+                ops.append(
+                    transact.delete(
+                        keys.membership_key(current.org_id, current.department_id, current.emp_id)
+                    )
+                )
+                ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
+            try:
+                writes.commit(
+                    table, ops, _change("employee.terminate", current, terminated), request
+                )
+                return terminated
+            except StaleVersion:
+                if attempt + 1 == attempts:
+                    raise
+        raise AssertionError("unreachable")
+
+    return idempotency.run(table, request, items.employee_from, perform)

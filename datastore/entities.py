@@ -127,3 +127,32 @@ class Identity:
     email: str
     org_id: str
     emp_id: str
+
+
+AuditValue = str | int | None
+"""A field's value in the audit trail: text, a number, or absent."""
+
+
+@dataclass(frozen=True, slots=True)
+class FieldChange:
+    field: str
+    before: AuditValue
+    after: AuditValue
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEvent:
+    """One successful write: who did what to which entity, when, and what it changed."""
+
+    org_id: str
+    event_id: str
+    occurred_at: datetime
+    # The employee who wrote it; None for a write without a known caller (demo data,
+    # an operator acting without an id).
+    actor_id: str | None
+    action: str
+    entity_type: str
+    entity_id: str
+    changes: tuple[FieldChange, ...]
+    before_version: int | None
+    after_version: int | None

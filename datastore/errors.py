@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class DatastoreError(Exception):
     """Base of every error the datastore raises on purpose."""
@@ -39,3 +41,22 @@ class Unavailable(DatastoreError):
 
 class ScopeViolation(DatastoreError):
     """A request or a returned item outside the caller's scope: a bug, never a user error."""
+
+
+class IdempotencyMismatch(InvalidInput):
+    """An idempotency key already used for a different request (operation, input or caller)."""
+
+    def __init__(self, field: str = "idempotencyKey") -> None:
+        super().__init__(field, "was already used for a different request")
+
+
+class AlreadyWritten(DatastoreError):
+    """The idempotency record of this request's key exists: the write happened before.
+
+    Raised inside the write path only and turned into a replay there; ``record`` is the
+    record's item when DynamoDB returned it.
+    """
+
+    def __init__(self, record: dict[str, Any] | None) -> None:
+        self.record = record
+        super().__init__("this idempotency key was already used")

@@ -14,9 +14,12 @@ from datastore import keys
 from datastore.entities import (
     Application,
     ApplicationStatus,
+    AuditEvent,
+    AuditValue,
     Department,
     Employee,
     EmployeeStatus,
+    FieldChange,
     Identity,
     JobPosting,
     JobStatus,
@@ -42,6 +45,11 @@ IDENTITY: Final = "Identity"
 JOB_POSTING: Final = "JobPosting"
 APPLICATION: Final = "Application"
 APPLICANT: Final = "Applicant"
+AUDIT_EVENT: Final = "AuditEvent"
+IDEMPOTENCY: Final = "Idempotency"
+
+# The idempotency record's expiry, in epoch seconds: the table's TTL attribute.
+EXPIRES_AT: Final = "expiresAt"
 
 
 # --- attribute values ---------------------------------------------------------------------
@@ -357,6 +365,120 @@ def application_from(item: Item) -> Application:
         status=ApplicationStatus(_get_s(item, "status")),
         submitted_at=parse_timestamp(_get_s(item, "submittedAt")),
     )
+
+
+# --- audit event ---------------------------------------------------------------------------
+
+
+def audit_value(value: dict[str, Any] | None) -> AuditValue:
+    """An attribute value as the audit trail records it."""
+    if value is None or "NULL" in value:
+        return None
+    if "N" in value:
+        return int(value["N"])
+    if "S" in value:
+        return str(value["S"])
+    raise ValueError(f"no audit form for the attribute value {value!r}")
+
+
+def _audit_attribute(value: AuditValue) -> dict[str, Any]:
+    if value is None:
+        return {"NULL": True}
+    return n(value) if isinstance(value, int) else s(value)
+
+
+def audit_event_item(event: AuditEvent) -> Item:
+    item: Item = {
+        **_key(keys.audit_event_key(event.org_id, keys.audit_bucket(event.occurred_at), event.event_id)),
+        ENTITY: s(AUDIT_EVENT),
+        "orgId": s(event.org_id),
+        "eventId": s(event.event_id),
+        "occurredAt": _ts(event.occurred_at),
+        "action": s(event.action),
+        "entityType": s(event.entity_type),
+        "entityId": s(event.entity_id),
+        "changes": {
+            "L": [
+                {
+                    "M": {
+                        "field": s(change.field),
+                        "before": _audit_attribute(change.before),
+                        "after": _audit_attribute(change.after),
+                    }
+                }
+                for change in event.changes
+            ]
+        },
+    }
+    _put_optional(item, "actorId", None if event.actor_id is None else s(event.actor_id))
+    _put_optional(
+        item, "beforeVersion", None if event.before_version is None else n(event.before_version)
+    )
+    return _put_optional(
+        item, "afterVersion", None if event.after_version is None else n(event.after_version)
+    )
+
+
+def audit_event_from(item: Item) -> AuditEvent:
+    def change_from(entry: dict[str, Any]) -> FieldChange:
+        fields = entry["M"]
+        return FieldChange(
+            _get_s(fields, "field"), audit_value(fields["before"]), audit_value(fields["after"])
+        )
+
+    before_version = item.get("beforeVersion")
+    after_version = item.get("afterVersion")
+    return AuditEvent(
+        org_id=_get_s(item, "orgId"),
+        event_id=_get_s(item, "eventId"),
+        occurred_at=parse_timestamp(_get_s(item, "occurredAt")),
+        actor_id=_opt_s(item, "actorId"),
+        action=_get_s(item, "action"),
+        entity_type=_get_s(item, "entityType"),
+        entity_id=_get_s(item, "entityId"),
+        changes=tuple(change_from(entry) for entry in item["changes"]["L"]),
+        before_version=None if before_version is None else int(before_version["N"]),
+        after_version=None if after_version is None else int(after_version["N"]),
+    )
+
+
+# --- idempotency record ----------------------------------------------------------------------
+
+
+def idempotency_record_item(
+    *,
+    org_id: str,
+    key: str,
+    operation: str,
+    fingerprint: str,
+    result: Item,
+    created_at: datetime,
+    expires_at: datetime,
+) -> Item:
+    """A write's first result under its idempotency key, kept until ``expiresAt`` (TTL)."""
+    return {
+        **_key(keys.idempotency_key(org_id, key)),
+        ENTITY: s(IDEMPOTENCY),
+        "orgId": s(org_id),
+        "operation": s(operation),
+        "fingerprint": s(fingerprint),
+        "result": {"M": result},
+        "createdAt": _ts(created_at),
+        EXPIRES_AT: n(int(expires_at.timestamp())),
+    }
+
+
+def idempotency_fingerprint_of(record: Item) -> str:
+    return _get_s(record, "fingerprint")
+
+
+def idempotency_result_of(record: Item) -> Item:
+    result: Item = record["result"]["M"]
+    return result
+
+
+def idempotency_expires_at(record: Item) -> int:
+    return _get_n(record, EXPIRES_AT)
 
 
 def partition_key_of(item: Item) -> str:

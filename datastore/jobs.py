@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from datastore import items, keys, transact, validation
+from datastore import idempotency, items, keys, transact, validation, writes
+from datastore.changes import Change
 from datastore.entities import JobPosting, JobStatus
 from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
 from datastore.items import Item
@@ -75,31 +76,57 @@ def _current(table: Table, job_id: str, expected_version: int | None) -> JobPost
     return current
 
 
+def _change(action: str, before: JobPosting | None, after: JobPosting) -> Change:
+    return Change(
+        action,
+        items.JOB_POSTING,
+        after.job_id,
+        after.org_id,
+        None if before is None else items.job_item(before),
+        items.job_item(after),
+    )
+
+
 def create_job(
-    table: Table, *, department_id: str, title: str, description: str = ""
+    table: Table,
+    *,
+    department_id: str,
+    title: str,
+    description: str = "",
+    idempotency_key: str | None = None,
 ) -> JobPosting:
     """A draft job in an existing department."""
     org_id = table.tenant.org_id
-    job = JobPosting(
-        org_id=org_id,
-        job_id=keys.new_id(),
-        department_id=keys.parse_ulid(department_id, "departmentId"),
-        title=validation.text(title, "title", maximum=validation.TITLE_MAX),
-        description=validation.text(
-            description, "description", maximum=validation.DESCRIPTION_MAX, minimum=0
-        ),
-        status=JobStatus.DRAFT,
-        posted_at=None,
-        closed_at=None,
-        version=1,
+    request = idempotency.prepare(
+        table,
+        org_id,
+        "job.create",
+        idempotency_key,
+        {"departmentId": department_id, "title": title, "description": description},
     )
-    table.write(
-        [
+
+    def perform() -> JobPosting:
+        job = JobPosting(
+            org_id=org_id,
+            job_id=keys.new_id(),
+            department_id=keys.parse_ulid(department_id, "departmentId"),
+            title=validation.text(title, "title", maximum=validation.TITLE_MAX),
+            description=validation.text(
+                description, "description", maximum=validation.DESCRIPTION_MAX, minimum=0
+            ),
+            status=JobStatus.DRAFT,
+            posted_at=None,
+            closed_at=None,
+            version=1,
+        )
+        ops = [
             transact.put_new(items.job_item(job), lambda _old: Conflict("job id taken")),
             _department_exists(org_id, job.department_id),
         ]
-    )
-    return job
+        writes.commit(table, ops, _change("job.create", None, job), request)
+        return job
+
+    return idempotency.run(table, request, items.job_from, perform)
 
 
 def update_job(
@@ -110,54 +137,110 @@ def update_job(
     title: str | None = None,
     description: str | None = None,
     department_id: str | None = None,
+    idempotency_key: str | None = None,
 ) -> JobPosting:
-    current = _current(table, job_id, expected_version)
-    if current.status is JobStatus.CLOSED:
-        raise InvalidInput("jobId", "a closed job cannot be edited")
-    updated = replace(
-        current,
-        title=(
-            current.title if title is None
-            else validation.text(title, "title", maximum=validation.TITLE_MAX)
-        ),
-        description=(
-            current.description if description is None
-            else validation.text(
-                description, "description", maximum=validation.DESCRIPTION_MAX, minimum=0
-            )
-        ),
-        department_id=(
-            current.department_id if department_id is None
-            else keys.parse_ulid(department_id, "departmentId")
-        ),
-        version=current.version + 1,
+    request = idempotency.prepare(
+        table,
+        table.tenant.org_id,
+        "job.update",
+        idempotency_key,
+        {
+            "jobId": job_id,
+            "expectedVersion": expected_version,
+            "title": title,
+            "description": description,
+            "departmentId": department_id,
+        },
     )
-    ops = [_put_versioned(updated, current.version)]
-    if updated.department_id != current.department_id:
-        ops.append(_department_exists(updated.org_id, updated.department_id))
-    table.write(ops)
-    return updated
+
+    def perform() -> JobPosting:
+        current = _current(table, job_id, expected_version)
+        if current.status is JobStatus.CLOSED:
+            raise InvalidInput("jobId", "a closed job cannot be edited")
+        updated = replace(
+            current,
+            title=(
+                current.title if title is None
+                else validation.text(title, "title", maximum=validation.TITLE_MAX)
+            ),
+            description=(
+                current.description if description is None
+                else validation.text(
+                    description, "description", maximum=validation.DESCRIPTION_MAX, minimum=0
+                )
+            ),
+            department_id=(
+                current.department_id if department_id is None
+                else keys.parse_ulid(department_id, "departmentId")
+            ),
+            version=current.version + 1,
+        )
+        ops = [_put_versioned(updated, current.version)]
+        if updated.department_id != current.department_id:
+            ops.append(_department_exists(updated.org_id, updated.department_id))
+        writes.commit(table, ops, _change("job.update", current, updated), request)
+        return updated
+
+    return idempotency.run(table, request, items.job_from, perform)
 
 
-def publish_job(table: Table, job_id: str, *, expected_version: int | None = None) -> JobPosting:
+def publish_job(
+    table: Table,
+    job_id: str,
+    *,
+    expected_version: int | None = None,
+    idempotency_key: str | None = None,
+) -> JobPosting:
     """Draft -> open: the job enters the open-jobs index."""
-    current = _current(table, job_id, expected_version)
-    if current.status is not JobStatus.DRAFT:
-        raise InvalidInput("jobId", f"only a draft job can be published; this one is {current.status}")
-    published = replace(
-        current, status=JobStatus.OPEN, posted_at=items.now(), version=current.version + 1
+    request = idempotency.prepare(
+        table,
+        table.tenant.org_id,
+        "job.publish",
+        idempotency_key,
+        {"jobId": job_id, "expectedVersion": expected_version},
     )
-    table.write([_put_versioned(published, current.version)])
-    return published
+
+    def perform() -> JobPosting:
+        current = _current(table, job_id, expected_version)
+        if current.status is not JobStatus.DRAFT:
+            raise InvalidInput(
+                "jobId", f"only a draft job can be published; this one is {current.status}"
+            )
+        published = replace(
+            current, status=JobStatus.OPEN, posted_at=items.now(), version=current.version + 1
+        )
+        ops = [_put_versioned(published, current.version)]
+        writes.commit(table, ops, _change("job.publish", current, published), request)
+        return published
+
+    return idempotency.run(table, request, items.job_from, perform)
 
 
-def close_job(table: Table, job_id: str, *, expected_version: int | None = None) -> JobPosting:
+def close_job(
+    table: Table,
+    job_id: str,
+    *,
+    expected_version: int | None = None,
+    idempotency_key: str | None = None,
+) -> JobPosting:
     """Draft or open -> closed: the job leaves the open-jobs index in the same write."""
-    current = _current(table, job_id, expected_version)
-    if current.status is JobStatus.CLOSED:
-        raise InvalidInput("jobId", "the job is already closed")
-    closed = replace(
-        current, status=JobStatus.CLOSED, closed_at=items.now(), version=current.version + 1
+    request = idempotency.prepare(
+        table,
+        table.tenant.org_id,
+        "job.close",
+        idempotency_key,
+        {"jobId": job_id, "expectedVersion": expected_version},
     )
-    table.write([_put_versioned(closed, current.version)])
-    return closed
+
+    def perform() -> JobPosting:
+        current = _current(table, job_id, expected_version)
+        if current.status is JobStatus.CLOSED:
+            raise InvalidInput("jobId", "the job is already closed")
+        closed = replace(
+            current, status=JobStatus.CLOSED, closed_at=items.now(), version=current.version + 1
+        )
+        ops = [_put_versioned(closed, current.version)]
+        writes.commit(table, ops, _change("job.close", current, closed), request)
+        return closed
+
+    return idempotency.run(table, request, items.job_from, perform)

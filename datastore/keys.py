@@ -12,15 +12,24 @@ Layout (PK / SK, and GSI1PK / GSI1SK where an item is in the index):
     JobPosting       ORG#<org>                 JOB#<job>        (open only) ORG#<org>#OPEN / JOB#<postedAt>#<job>
     Application      ORG#<org>#JOB#<job>       APP#<app>        ORG#<org>#EMP#<emp> / APP#<app>
     Applicant        ORG#<org>#JOB#<job>       APPLICANT#<emp>
+    AuditEvent       ORG#<org>#AUDIT#<yyyy-mm> EVT#<event>
+    Idempotency      ORG#<org>#IDEM#<key>      #IDEMPOTENCY
 
 Every tenant partition key (table and index) starts with ``ORG#<org>``; the identity items
 and the platform's organisation list are the only others.
+
+Audit events are bucketed by the UTC month they happened in, so a busy tenant spreads its
+trail over one partition per month; the event id is a ULID minted from the event's time, so
+sort-key order within a bucket is time order. An idempotency record's key is the client's
+idempotency key, so a retry finds the record of its first attempt with one GetItem.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Final
 
 from ulid import ULID
@@ -37,10 +46,14 @@ APP: Final = "APP"
 APPLICANT: Final = "APPLICANT"
 EMAIL: Final = "EMAIL"
 OPEN: Final = "OPEN"
+AUDIT: Final = "AUDIT"
+EVT: Final = "EVT"
+IDEM: Final = "IDEM"
 
 METADATA_SK: Final = "#METADATA"
 SUBSCRIPTION_SK: Final = "#SUBSCRIPTION"
 IDENTITY_SK: Final = "#IDENTITY"
+IDEMPOTENCY_SK: Final = "#IDEMPOTENCY"
 # begins_with on this returns exactly the organisation's own items (#METADATA, #SUBSCRIPTION).
 ORG_HEADER_PREFIX: Final = "#"
 ORGS_PK: Final = "ORGS"
@@ -52,6 +65,10 @@ GSI1PK: Final = "GSI1PK"
 GSI1SK: Final = "GSI1SK"
 
 ULID_LENGTH: Final = 26
+IDEMPOTENCY_KEY_MAX: Final = 128
+# Printable ASCII without spaces: UUIDs, ULIDs and the usual client-generated tokens.
+_IDEMPOTENCY_KEY = re.compile(rf"[!-~]{{1,{IDEMPOTENCY_KEY_MAX}}}")
+_AUDIT_BUCKET = re.compile(r"(\d{4})-(\d{2})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +103,44 @@ def new_id() -> str:
     return str(ULID())
 
 
+def new_id_at(at: datetime) -> str:
+    """A ULID whose time part is ``at``, so ids minted in time order sort in time order."""
+    return str(ULID.from_datetime(at))
+
+
+def id_time(value: str) -> datetime:
+    """When a ULID was minted (its time part), in UTC."""
+    return ULID.from_str(value).datetime
+
+
+def parse_idempotency_key(value: str, field: str = "idempotencyKey") -> str:
+    if not isinstance(value, str) or _IDEMPOTENCY_KEY.fullmatch(value) is None:
+        raise InvalidInput(
+            field, f"must be 1 to {IDEMPOTENCY_KEY_MAX} printable ASCII characters without spaces"
+        )
+    return value
+
+
+# --- audit buckets ----------------------------------------------------------------------
+
+
+def audit_bucket(at: datetime) -> str:
+    """The month bucket (``yyyy-mm``, UTC) of an audit event that happened at ``at``."""
+    return at.astimezone(UTC).strftime("%Y-%m")
+
+
+def previous_audit_bucket(bucket: str) -> str:
+    year, month = _bucket_parts(bucket)
+    return f"{year - 1:04d}-12" if month == 1 else f"{year:04d}-{month - 1:02d}"
+
+
+def _bucket_parts(bucket: str) -> tuple[int, int]:
+    match = _AUDIT_BUCKET.fullmatch(bucket)
+    if match is None or not 1 <= int(match.group(2)) <= 12:
+        raise ValueError(f"{bucket!r} is not an audit bucket")
+    return int(match.group(1)), int(match.group(2))
+
+
 # --- partitions -------------------------------------------------------------------------
 
 
@@ -99,6 +154,28 @@ def membership_pk(org_id: str, dept_id: str) -> str:
 
 def job_partition_pk(org_id: str, job_id: str) -> str:
     return _join(ORG, org_id, JOB, job_id)
+
+
+def audit_pk(org_id: str, bucket: str) -> str:
+    _bucket_parts(bucket)
+    return _join(ORG, org_id, AUDIT, bucket)
+
+
+def audit_bucket_of(partition_key: str, org_id: str) -> str | None:
+    """The month bucket of ``org_id``'s audit partition ``partition_key``; None for any other."""
+    prefix = _join(ORG, org_id, AUDIT) + SEP
+    if not partition_key.startswith(prefix):
+        return None
+    bucket = partition_key[len(prefix) :]
+    try:
+        _bucket_parts(bucket)
+    except ValueError:
+        return None
+    return bucket
+
+
+def idempotency_pk(org_id: str, idempotency_key: str) -> str:
+    return _join(ORG, org_id, IDEM, parse_idempotency_key(idempotency_key))
 
 
 def identity_pk(email: str) -> str:
@@ -182,6 +259,14 @@ def applicant_key(org_id: str, job_id: str, emp_id: str) -> Key:
     return Key(job_partition_pk(org_id, job_id), _join(APPLICANT, emp_id))
 
 
+def audit_event_key(org_id: str, bucket: str, event_id: str) -> Key:
+    return Key(audit_pk(org_id, bucket), _join(EVT, event_id))
+
+
+def idempotency_key(org_id: str, key: str) -> Key:
+    return Key(idempotency_pk(org_id, key), IDEMPOTENCY_SK)
+
+
 # --- sort-key prefixes for Queries -------------------------------------------------------
 
 
@@ -199,6 +284,10 @@ def job_sk_prefix() -> str:
 
 def application_sk_prefix() -> str:
     return APP + SEP
+
+
+def audit_event_sk_prefix() -> str:
+    return EVT + SEP
 
 
 # --- index sort keys --------------------------------------------------------------------

@@ -92,7 +92,7 @@ def running_endpoint(data_dir: Path) -> str | None:
     except OSError:
         return None
     try:
-        urllib.request.urlopen(endpoint, timeout=1)  # noqa: S310 - loopback only
+        urllib.request.urlopen(endpoint, timeout=1)  # loopback only
     except urllib.error.HTTPError:
         return endpoint
     except (OSError, ValueError):
@@ -160,7 +160,7 @@ class DynamoDBLocal:
                 last = (stderr.strip().splitlines() or ["no output"])[-1]
                 raise LocalDynamoError(f"DynamoDB Local exited at start: {last}")
             try:
-                urllib.request.urlopen(self.endpoint_url, timeout=1)  # noqa: S310 - loopback only
+                urllib.request.urlopen(self.endpoint_url, timeout=1)  # loopback only
             except urllib.error.HTTPError:
                 return  # It answers (400 to a bare GET): it is up.
             except OSError:

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
 
-from datastore import items, keys, transact, validation
+from datastore import items, keys, transact, validation, writes
+from datastore.changes import Change
 from datastore.employees import admin_ops, new_employee
 from datastore.entities import (
     Employee,
@@ -18,7 +19,7 @@ from datastore.entities import (
 )
 from datastore.errors import Conflict
 from datastore.pagination import Page, PageRequest
-from datastore.scope import PlatformScope
+from datastore.scope import PlatformScope, actor_of
 from datastore.table import Table
 
 SEATS_BY_PLAN: Final = {Plan.FREE: 10, Plan.PRO: 250, Plan.ENTERPRISE: 2_000}
@@ -69,7 +70,12 @@ def create_organization(
     admin_first_name: str,
     admin_last_name: str,
 ) -> tuple[Organization, Employee]:
-    """A new organisation, its subscription and its first admin, in one transaction."""
+    """A new organisation, its subscription and its first admin, in one transaction.
+
+    Its audit trail opens with the ``organization.create`` event, written alongside. (An
+    idempotency key would need a home before the organisation exists; operators creating
+    organisations retry by name instead.)
+    """
     name = validation.name(name)
     org_id = keys.new_id()
     created_at = items.now()
@@ -86,16 +92,21 @@ def create_organization(
         role=Role.ADMIN,
         hired_at=created_at,
     )
-    provisioning = table.with_scope(PlatformScope(provisioning=org_id))
+    provisioning = table.with_scope(
+        PlatformScope(provisioning=org_id, actor_id=actor_of(table.scope))
+    )
 
     def taken(_old: items.Item | None) -> Conflict:
         return Conflict("the new organisation's id is already taken")
 
-    provisioning.write(
+    org_item = items.organization_item(organization)
+    writes.commit(
+        provisioning,
         [
-            transact.put_new(items.organization_item(organization), taken),
+            transact.put_new(org_item, taken),
             transact.put_new(items.subscription_item(subscription), taken),
             *admin_ops(admin),
-        ]
+        ],
+        Change("organization.create", items.ORGANIZATION, org_id, org_id, None, org_item),
     )
     return organization, admin

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from datastore import keys
+from datastore import items, keys
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -39,18 +39,31 @@ def table_definition(name: str) -> dict[str, object]:
 
 
 def ensure_table(client: DynamoDBClient, name: str) -> bool:
-    """Create the table unless it exists; True when it was created."""
+    """Create the table unless it exists, with TTL on; True when it was created."""
     try:
         client.describe_table(TableName=name)
-        return False
+        created = False
     except ClientError as error:
         if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
             raise
-    client.create_table(**table_definition(name))  # type: ignore[arg-type]
-    client.get_waiter("table_exists").wait(
-        TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
+        client.create_table(**table_definition(name))  # type: ignore[arg-type]
+        client.get_waiter("table_exists").wait(
+            TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
+        )
+        created = True
+    ensure_time_to_live(client, name)
+    return created
+
+
+def ensure_time_to_live(client: DynamoDBClient, name: str) -> None:
+    """Let DynamoDB delete expired idempotency records (``expiresAt``, epoch seconds)."""
+    description = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
+    if description.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
+        return
+    client.update_time_to_live(
+        TableName=name,
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": items.EXPIRES_AT},
     )
-    return True
 
 
 def drop_table(client: DynamoDBClient, name: str) -> None:

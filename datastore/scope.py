@@ -66,6 +66,8 @@ class PlatformScope:
     """
 
     provisioning: str | None = None
+    # The operator acting, for audit.
+    actor_id: str | None = None
 
     @property
     def name(self) -> str:
@@ -82,3 +84,10 @@ class PlatformScope:
         return keys.in_tenant(partition_key, self.provisioning) or keys.is_identity_pk(
             partition_key
         )
+
+
+def actor_of(scope: Scope) -> str | None:
+    """Who writes through ``scope``, as the audit trail names them."""
+    if isinstance(scope, TenantScope | PlatformScope):
+        return scope.actor_id
+    return None

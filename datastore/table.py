@@ -12,12 +12,18 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from datastore import keys
-from datastore.errors import DatastoreError, InvalidInput, ScopeViolation, Unavailable
+from datastore.errors import (
+    AlreadyWritten,
+    DatastoreError,
+    InvalidInput,
+    ScopeViolation,
+    Unavailable,
+)
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest, StartKey
 from datastore.scope import Scope, TenantScope
@@ -35,6 +41,8 @@ TRANSACT_LIMIT: Final = 100
 # AWS error codes this module acts on.
 CONDITIONAL_CHECK_FAILED: Final = "ConditionalCheckFailedException"
 TRANSACTION_CANCELED: Final = "TransactionCanceledException"
+# A ClientRequestToken reused within ten minutes for a different transaction.
+IDEMPOTENT_PARAMETER_MISMATCH: Final = "IdempotentParameterMismatchException"
 REASON_CONDITION_FAILED: Final = "ConditionalCheckFailed"
 REASON_TRANSACTION_CONFLICT: Final = "TransactionConflict"
 REASON_THROTTLED: Final = ("ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded")
@@ -265,7 +273,11 @@ class Table:
     # --- writes ---------------------------------------------------------------------------
 
     def write(self, ops: Sequence[Op], *, token: str | None = None) -> None:
-        """Apply ``ops`` atomically: one conditional write if alone, else one transaction."""
+        """Apply ``ops`` atomically: one conditional write if alone, else one transaction.
+
+        ``token`` is the transaction's ClientRequestToken; DynamoDB refusing it because it
+        already committed a different transaction under it is AlreadyWritten.
+        """
         if not ops:
             return
         for op in ops:
@@ -276,11 +288,12 @@ class Table:
             self._transact(ops, token)
 
     def _write_one(self, op: Op) -> None:
-        method = {
+        methods: dict[str, Callable[..., Any]] = {
             "Put": self.client.put_item,
             "Update": self.client.update_item,
             "Delete": self.client.delete_item,
-        }[op.kind]
+        }
+        method = methods[op.kind]
         try:
             method(
                 TableName=self.name,
@@ -290,7 +303,7 @@ class Table:
             )
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == CONDITIONAL_CHECK_FAILED:
-                raise op.on_failed(error.response.get("Item")) from None
+                raise op.on_failed(cast("Item | None", error.response.get("Item"))) from None
             raise _unavailable(error) from None
         except BotoCoreError as error:
             raise _unavailable(error) from None
@@ -320,11 +333,14 @@ class Table:
             except ClientError as error:
                 reasons = error.response.get("CancellationReasons")
                 code = error.response.get("Error", {}).get("Code")
+                if code == IDEMPOTENT_PARAMETER_MISMATCH and token is not None:
+                    raise AlreadyWritten(None) from None
                 if code != TRANSACTION_CANCELED or not reasons:
                     raise _unavailable(error) from None
                 for op, reason in zip(ops, reasons, strict=False):
                     if reason.get("Code") == REASON_CONDITION_FAILED:
-                        raise op.on_failed(reason.get("Item")) from None
+                        item = reason.get("Item")
+                        raise op.on_failed(None if item is None else dict(item)) from None
                 if not any(
                     reason.get("Code") in (REASON_TRANSACTION_CONFLICT, *REASON_THROTTLED)
                     for reason in reasons

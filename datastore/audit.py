@@ -1,0 +1,88 @@
+"""The audit trail: one event per successful write, in the tenant's month buckets.
+
+Events are written by ``datastore.writes`` in the transaction of the write they record, and
+read here newest first: a page is filled from the current month's bucket backwards, one
+Query per bucket, never reaching before the month the organisation was created in.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from datastore import items, keys, transact
+from datastore.changes import Change
+from datastore.entities import AuditEvent
+from datastore.errors import Conflict, InvalidInput
+from datastore.items import Item
+from datastore.pagination import Page, PageRequest, StartKey
+from datastore.table import Table
+from datastore.validation import page_size
+
+
+def event_for(change: Change, *, actor_id: str | None, at: datetime) -> AuditEvent:
+    return AuditEvent(
+        org_id=change.org_id,
+        event_id=keys.new_id_at(at),
+        occurred_at=at,
+        actor_id=actor_id,
+        action=change.action,
+        entity_type=change.entity_type,
+        entity_id=change.entity_id,
+        changes=change.fields(),
+        before_version=change.before_version,
+        after_version=change.after_version,
+    )
+
+
+def event_op(event: AuditEvent) -> transact.Op:
+    def taken(_old: Item | None) -> Conflict:
+        return Conflict("the audit event id is already taken")
+
+    return transact.put_new(items.audit_event_item(event), taken)
+
+
+def list_audit_events(
+    table: Table, request: PageRequest, *, now: datetime | None = None
+) -> Page[AuditEvent]:
+    """The organisation's audit trail, newest first (``request.descending`` is ignored).
+
+    ``now`` fixes the current month (tests); each cursor is the key of its event, whose
+    partition names the bucket to resume in.
+    """
+    page_size(request.first)
+    org_id = table.tenant.org_id
+    first_bucket = keys.audit_bucket(keys.id_time(org_id))
+    bucket = keys.audit_bucket(now or items.now())
+    start: StartKey | None = None
+    if request.after is not None:
+        bucket = _bucket_of_cursor(request.after, org_id)
+        start = request.after
+    found: list[Item] = []
+    has_next = False
+    while True:
+        result = table.query(
+            keys.audit_pk(org_id, bucket),
+            sk_prefix=keys.audit_event_sk_prefix(),
+            descending=True,
+            limit=request.first - len(found),
+            start_key=start,
+        )
+        found.extend(result.items)
+        if result.has_more:
+            has_next = True
+            break
+        if bucket <= first_bucket:
+            break
+        bucket, start = keys.previous_audit_bucket(bucket), None
+    return Page(
+        [items.audit_event_from(item) for item in found],
+        [table.start_key_of(item) for item in found],
+        has_next,
+    )
+
+
+def _bucket_of_cursor(after: StartKey, org_id: str) -> str:
+    bucket = keys.audit_bucket_of(after.get(keys.PK, ""), org_id)
+    if bucket is None:
+        raise InvalidInput("after", "the cursor does not belong to this list")
+    return bucket

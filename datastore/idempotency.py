@@ -1,0 +1,140 @@
+"""Idempotent retries: a write under an idempotency key happens once; a retry replays it.
+
+A keyed write stores a record (``ORG#<org>#IDEM#<key>``) in its own transaction, holding a
+fingerprint of the request and the write's result, kept for ``RECORD_TTL`` (the table's TTL
+removes it later). Before doing any work a keyed write reads the record with one GetItem:
+
+* no live record: the write runs; the record's put is conditional, so a concurrent first
+  attempt that commits in between makes this one fail and replay instead;
+* same fingerprint: the stored result is returned and nothing is written;
+* another fingerprint (another operation, input or caller): IdempotencyMismatch.
+
+The transaction also carries a ClientRequestToken derived from the key, so botocore's and
+the Table's own resends of one transaction are deduplicated by DynamoDB itself.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import Enum
+from typing import Final, TypeVar
+
+from datastore import items, keys, transact
+from datastore.errors import AlreadyWritten, IdempotencyMismatch, Unavailable
+from datastore.items import Item
+from datastore.scope import actor_of
+from datastore.table import Table
+
+T = TypeVar("T")
+
+RECORD_TTL: Final = timedelta(hours=24)
+# TransactWriteItems accepts a ClientRequestToken of at most 36 characters.
+TOKEN_LENGTH: Final = 36
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyRequest:
+    org_id: str
+    key: str
+    operation: str
+    fingerprint: str
+
+    @property
+    def record_key(self) -> keys.Key:
+        return keys.idempotency_key(self.org_id, self.key)
+
+    @property
+    def token(self) -> str:
+        digest = hashlib.sha256(f"{self.org_id}\n{self.key}".encode()).hexdigest()
+        return digest[:TOKEN_LENGTH]
+
+
+def fingerprint(operation: str, actor_id: str | None, inputs: Mapping[str, object]) -> str:
+    """A hash of the operation, its caller and its input in canonical form."""
+    canonical = json.dumps(
+        {"operation": operation, "actor": actor_id, "input": inputs},
+        sort_keys=True,
+        separators=(",", ":"),
+        default=_canonical,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _canonical(value: object) -> object:
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return items.timestamp(value)
+    raise TypeError(f"no canonical form for {type(value).__name__}")
+
+
+def prepare(
+    table: Table,
+    org_id: str,
+    operation: str,
+    key: str | None,
+    inputs: Mapping[str, object],
+) -> IdempotencyRequest | None:
+    """The request a keyed write runs under; None when the caller sent no key."""
+    if key is None:
+        return None
+    key = keys.parse_idempotency_key(key)
+    return IdempotencyRequest(org_id, key, operation, fingerprint(operation, actor_of(table.scope), inputs))
+
+
+def record_op(request: IdempotencyRequest, result: Item, at: datetime) -> transact.Op:
+    """The record's put: new, or replacing one whose time is up but TTL has not removed."""
+    record = items.idempotency_record_item(
+        org_id=request.org_id,
+        key=request.key,
+        operation=request.operation,
+        fingerprint=request.fingerprint,
+        result=result,
+        created_at=at,
+        expires_at=at + RECORD_TTL,
+    )
+    return transact.put(
+        record,
+        condition="attribute_not_exists(PK) OR #expires < :now",
+        names={"#expires": items.EXPIRES_AT},
+        values={":now": items.n(int(at.timestamp()))},
+        on_failed=AlreadyWritten,
+    )
+
+
+def run(
+    table: Table,
+    request: IdempotencyRequest | None,
+    decode: Callable[[Item], T],
+    perform: Callable[[], T],
+) -> T:
+    """``perform()`` once per idempotency key; a retry gets the first result decoded."""
+    if request is None:
+        return perform()
+    record = _live_record(table, request)
+    if record is not None:
+        return decode(_replay(record, request))
+    try:
+        return perform()
+    except AlreadyWritten as written:
+        record = written.record if written.record is not None else _live_record(table, request)
+        if record is None:
+            raise Unavailable("the first attempt of this request is not readable yet") from None
+        return decode(_replay(record, request))
+
+
+def _live_record(table: Table, request: IdempotencyRequest) -> Item | None:
+    record = table.get(request.record_key, consistent=True)
+    if record is None or items.idempotency_expires_at(record) < int(items.now().timestamp()):
+        return None
+    return record
+
+
+def _replay(record: Item, request: IdempotencyRequest) -> Item:
+    if items.idempotency_fingerprint_of(record) != request.fingerprint:
+        raise IdempotencyMismatch()
+    return items.idempotency_result_of(record)

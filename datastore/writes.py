@@ -1,0 +1,32 @@
+"""The write path of every change: its operations, its audit event and its idempotency record.
+
+``commit`` is the one place a Change becomes an audit event, so no write can skip the trail:
+the event and the record go first in the transaction and the entity's own operations after,
+which keeps the failure of any of them (the last included) a failure of the whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from datastore import audit, items, transact
+from datastore.changes import Change
+from datastore.idempotency import IdempotencyRequest, record_op
+from datastore.scope import actor_of
+from datastore.table import Table
+
+
+def commit(
+    table: Table,
+    ops: Sequence[transact.Op],
+    change: Change,
+    idempotency: IdempotencyRequest | None = None,
+) -> None:
+    at = items.now()
+    event = audit.event_for(change, actor_id=actor_of(table.scope), at=at)
+    bookkeeping = [audit.event_op(event)]
+    if idempotency is not None:
+        bookkeeping.insert(0, record_op(idempotency, change.snapshot, at))
+    table.write(
+        [*bookkeeping, *ops], token=None if idempotency is None else idempotency.token
+    )
