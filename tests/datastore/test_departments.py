@@ -1,0 +1,110 @@
+from __future__ import annotations
+
+import pytest
+
+from datastore import calls, departments, employees, keys
+from datastore.errors import InvalidInput, NotFound
+from datastore.pagination import PageRequest
+from tests.conftest import Tenant
+
+WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
+
+
+def test_get_department__ap6__one_get_item(tenant: Tenant) -> None:
+    dept = tenant.department("Sales")
+    with calls.listening() as log:
+        found = departments.get_department(tenant.table, dept.dept_id)
+    assert found == dept
+    assert log.operations() == ["GetItem"]
+
+
+def test_get_department__unknown_id__none(tenant: Tenant) -> None:
+    assert departments.get_department(tenant.table, keys.new_id()) is None
+
+
+def test_get_department__malformed_id__invalid_input_and_no_call(tenant: Tenant) -> None:
+    with calls.listening() as log, pytest.raises(InvalidInput) as raised:
+        departments.get_department(tenant.table, "dept-1")
+    assert raised.value.field == "departmentId"
+    assert log.operations() == []
+
+
+@pytest.mark.parametrize("descending", [False, True])
+def test_list_departments__ap5__one_query_in_creation_order(tenant: Tenant, descending: bool) -> None:
+    created = [tenant.department(name) for name in ("Sales", "Engineering", "Finance")]
+    tenant.employee(created[0])  # Employees share the partition; they must not be listed.
+    with calls.listening() as log:
+        page = departments.list_departments(tenant.table, PageRequest(descending=descending))
+    assert [d.dept_id for d in page.items] == [d.dept_id for d in (created[::-1] if descending else created)]
+    assert page.items[0 if not descending else 2].headcount == 1
+    assert not page.has_next
+    assert log.operations() == ["Query"]
+    assert "FilterExpression" not in log.calls[0].params
+
+
+def test_get_departments__batch_in_order_with_misses(tenant: Tenant) -> None:
+    a, b = tenant.department("A"), tenant.department("B")
+    with calls.listening() as log:
+        found = departments.get_departments(tenant.table, [b.dept_id, keys.new_id(), a.dept_id])
+    assert found == [b, None, a]
+    assert log.operations() == ["BatchGetItem"]
+
+
+def test_create_department__with_active_manager__stored(tenant: Tenant) -> None:
+    dept = departments.create_department(tenant.table, name=" Ops ", manager_id=tenant.admin.emp_id.lower())
+    assert (dept.name, dept.manager_id, dept.headcount) == ("Ops", tenant.admin.emp_id, 0)
+    assert departments.get_department(tenant.table, dept.dept_id) == dept
+
+
+def test_create_department__unknown_manager__invalid_input_and_nothing_written(tenant: Tenant) -> None:
+    with pytest.raises(InvalidInput) as raised:
+        departments.create_department(tenant.table, name="Ghosts", manager_id=keys.new_id())
+    assert raised.value.field == "managerId"
+    assert list(departments.list_departments(tenant.table, PageRequest()).items) == []
+
+
+def test_create_department__inactive_manager__invalid_input(tenant: Tenant) -> None:
+    leaver = tenant.employee()
+    employees.terminate_employee(tenant.table, leaver.emp_id)
+    with pytest.raises(InvalidInput, match="managerId"):
+        departments.create_department(tenant.table, name="X", manager_id=leaver.emp_id)
+
+
+@pytest.mark.parametrize(("name", "manager", "field"), [("  ", None, "name"), ("Ok", "boss", "managerId")])
+def test_create_department__bad_input__invalid_input_and_no_call(
+    tenant: Tenant, name: str, manager: str | None, field: str
+) -> None:
+    with calls.listening() as log, pytest.raises(InvalidInput) as raised:
+        departments.create_department(tenant.table, name=name, manager_id=manager)
+    assert raised.value.field == field
+    assert log.operations() == []
+
+
+def test_update_department__rename_and_manager__keeps_headcount(tenant: Tenant) -> None:
+    dept = tenant.department("Old")
+    tenant.employee(dept)
+    updated = departments.update_department(tenant.table, dept.dept_id, name="New", manager_id=tenant.admin.emp_id)
+    assert (updated.name, updated.manager_id, updated.headcount) == ("New", tenant.admin.emp_id, 1)
+    cleared = departments.update_department(tenant.table, dept.dept_id, manager_id=departments.NO_MANAGER)
+    assert (cleared.name, cleared.manager_id, cleared.headcount) == ("New", None, 1)
+
+
+def test_update_department__unknown_id__not_found_and_nothing_written(tenant: Tenant) -> None:
+    unknown = keys.new_id()
+    with pytest.raises(NotFound):
+        departments.update_department(tenant.table, unknown, name="X")
+    assert departments.get_department(tenant.table, unknown, consistent=True) is None
+
+
+def test_update_department__unknown_manager__invalid_input_and_nothing_changed(tenant: Tenant) -> None:
+    dept = tenant.department("Keep")
+    with pytest.raises(InvalidInput, match="managerId"):
+        departments.update_department(tenant.table, dept.dept_id, name="Changed", manager_id=keys.new_id())
+    assert departments.get_department(tenant.table, dept.dept_id, consistent=True) == dept
+
+
+def test_update_department__nothing_to_change__invalid_input_and_no_call(tenant: Tenant) -> None:
+    dept = tenant.department()
+    with calls.listening() as log, pytest.raises(InvalidInput):
+        departments.update_department(tenant.table, dept.dept_id)
+    assert log.operations() == []

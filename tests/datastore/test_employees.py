@@ -1,0 +1,337 @@
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from datastore import calls, departments, employees, identities, keys
+from datastore.entities import Employee, EmployeeStatus, Role
+from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
+from datastore.pagination import PageRequest
+from datastore.scope import SignInScope
+from tests.conftest import Tenant
+from tests.datastore.support import BulkEmployees, gsi_order
+
+WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
+
+
+def headcount(tenant: Tenant, dept_id: str) -> int:
+    dept = departments.get_department(tenant.table, dept_id, consistent=True)
+    assert dept is not None
+    return dept.headcount
+
+
+def members(tenant: Tenant, dept_id: str) -> list[str]:
+    page = employees.list_department_employees(tenant.table, dept_id, PageRequest(first=100))
+    return [emp.emp_id for emp in page.items]
+
+
+# --- reads -------------------------------------------------------------------------------
+
+
+def test_get_employee__ap2__one_get_item(tenant: Tenant) -> None:
+    emp = tenant.employee(tenant.department())
+    with calls.listening() as log:
+        found = employees.get_employee(tenant.table, emp.emp_id.lower())
+    assert found == emp
+    assert log.operations() == ["GetItem"]
+
+
+def test_get_employee__unknown_id__none(tenant: Tenant) -> None:
+    assert employees.get_employee(tenant.table, keys.new_id()) is None
+
+
+def test_get_employee__malformed_id__invalid_input_and_no_call(tenant: Tenant) -> None:
+    with calls.listening() as log, pytest.raises(InvalidInput) as raised:
+        employees.get_employee(tenant.table, "42")
+    assert raised.value.field == "employeeId"
+    assert log.operations() == []
+
+
+@pytest.mark.parametrize("descending", [False, True], ids=["oldest_first", "newest_first"])
+def test_list_employees__ap3__one_query_on_gsi1_by_hire_date(
+    tenant: Tenant, bulk_employees: BulkEmployees, descending: bool
+) -> None:
+    hired = employees.create_employee(
+        tenant.table, email=f"mid{keys.new_id().lower()}@example.com", first_name="M", last_name="Id",
+        department_id=None, role=Role.EMPLOYEE, hired_at=datetime(2020, 1, 1, 0, 1, 30, tzinfo=UTC),
+    )
+    everyone = sorted([tenant.admin, hired, *bulk_employees(tenant.org_id, 4)], key=gsi_order)
+    with calls.listening() as log:
+        page = employees.list_employees(tenant.table, PageRequest(descending=descending))
+    assert list(page.items) == (everyone[::-1] if descending else everyone)
+    assert log.operations() == ["Query"]
+    assert log.calls[0].params["IndexName"] == "GSI1"
+    assert log.calls[0].params["ScanIndexForward"] is (not descending)
+
+
+def test_list_employees__includes_the_inactive(tenant: Tenant) -> None:
+    emp = tenant.employee()
+    employees.terminate_employee(tenant.table, emp.emp_id)
+    listed = {e.emp_id: e for e in employees.list_employees(tenant.table, PageRequest()).items}
+    assert listed[emp.emp_id].status is EmployeeStatus.INACTIVE
+
+
+def test_list_department_employees__ap7__one_query_of_active_members(tenant: Tenant) -> None:
+    dept, other = tenant.department("A"), tenant.department("B")
+    staying = [tenant.employee(dept) for _ in range(3)]
+    tenant.employee(other)
+    leaver = tenant.employee(dept)
+    employees.terminate_employee(tenant.table, leaver.emp_id)
+    with calls.listening() as log:
+        page = employees.list_department_employees(tenant.table, dept.dept_id, PageRequest())
+    assert list(page.items) == sorted(staying, key=lambda e: e.emp_id)
+    assert log.operations() == ["Query"]
+    assert "IndexName" not in log.calls[0].params
+
+
+def test_find_employee_id_by_email__ap4_in_tenant__one_get_item(tenant: Tenant) -> None:
+    emp = tenant.employee()
+    with calls.listening() as log:
+        found = employees.find_employee_id_by_email(tenant.table, emp.email.upper())
+    assert found == emp.emp_id
+    assert log.operations() == ["GetItem"]
+    assert employees.find_employee_id_by_email(tenant.table, f"x{keys.new_id().lower()}@example.com") is None
+
+
+def test_find_employee_id_by_email__wrong_shape__invalid_input_and_no_call(tenant: Tenant) -> None:
+    with calls.listening() as log, pytest.raises(InvalidInput):
+        employees.find_employee_id_by_email(tenant.table, "nobody@")
+    assert log.operations() == []
+
+
+# --- create ------------------------------------------------------------------------------
+
+
+def test_create_employee__one_transaction_counts_the_department(tenant: Tenant) -> None:
+    dept = tenant.department()
+    with calls.listening() as log:
+        emp = employees.create_employee(
+            tenant.table, email="  New.Person@Example.COM ".strip(), first_name="New", last_name="Person",
+            department_id=dept.dept_id, role=Role.MANAGER,
+        )
+    assert log.operations() == ["TransactWriteItems"]
+    assert emp.email == "new.person@example.com"
+    assert (emp.status, emp.version, emp.terminated_at) == (EmployeeStatus.ACTIVE, 1, None)
+    assert employees.get_employee(tenant.table, emp.emp_id) == emp
+    assert headcount(tenant, dept.dept_id) == 1
+    assert members(tenant, dept.dept_id) == [emp.emp_id]
+
+
+def test_create_employee__taken_email__conflict_and_nothing_written(tenant: Tenant) -> None:
+    dept = tenant.department()
+    taken = tenant.employee(dept)
+    with pytest.raises(Conflict, match="already in use"):
+        employees.create_employee(
+            tenant.table, email=taken.email.upper(), first_name="Dup", last_name="Licate",
+            department_id=dept.dept_id, role=Role.EMPLOYEE,
+        )
+    assert headcount(tenant, dept.dept_id) == 1
+    assert members(tenant, dept.dept_id) == [taken.emp_id]
+    assert {e.emp_id for e in employees.list_employees(tenant.table, PageRequest()).items} == {
+        tenant.admin.emp_id, taken.emp_id
+    }
+
+
+def test_create_employee__unknown_department__invalid_input_and_nothing_written(tenant: Tenant) -> None:
+    email = f"lost{keys.new_id().lower()}@example.com"
+    with pytest.raises(InvalidInput) as raised:
+        employees.create_employee(
+            tenant.table, email=email, first_name="Lo", last_name="St", department_id=keys.new_id(),
+            role=Role.EMPLOYEE,
+        )
+    assert raised.value.field == "departmentId"
+    assert employees.find_employee_id_by_email(tenant.table, email) is None
+    assert identities.find_identity(tenant.table.with_scope(SignInScope()), email) is None
+    assert [e.emp_id for e in employees.list_employees(tenant.table, PageRequest()).items] == [tenant.admin.emp_id]
+
+
+@pytest.mark.parametrize(
+    ("changes", "field"),
+    [
+        ({"email": "not an email"}, "email"),
+        ({"email": "two@@example.com"}, "email"),
+        ({"first_name": " "}, "firstName"),
+        ({"last_name": "x" * 101}, "lastName"),
+        ({"department_id": "engineering"}, "departmentId"),
+    ],
+)
+def test_create_employee__bad_input__invalid_input_and_no_call(
+    tenant: Tenant, changes: dict[str, str], field: str
+) -> None:
+    arguments: dict[str, str | None] = {
+        "email": f"ok{keys.new_id().lower()}@example.com", "first_name": "A", "last_name": "B",
+        "department_id": None,
+    }
+    arguments.update(changes)
+    with calls.listening() as log, pytest.raises(InvalidInput) as raised:
+        employees.create_employee(tenant.table, role=Role.EMPLOYEE, **arguments)  # type: ignore[arg-type]
+    assert raised.value.field == field
+    assert log.operations() == []
+
+
+# --- update ------------------------------------------------------------------------------
+
+
+def test_update_employee__fields_and_version__membership_copy_follows(tenant: Tenant) -> None:
+    dept = tenant.department()
+    emp = tenant.employee(dept)
+    updated = employees.update_employee(
+        tenant.table, emp.emp_id, expected_version=1, first_name="Renamed", role=Role.MANAGER
+    )
+    assert (updated.first_name, updated.role, updated.version) == ("Renamed", Role.MANAGER, 2)
+    assert employees.get_employee(tenant.table, emp.emp_id) == updated
+    listed = employees.list_department_employees(tenant.table, dept.dept_id, PageRequest()).items
+    assert list(listed) == [updated]
+
+
+def test_update_employee__new_email__frees_the_old_one(tenant: Tenant) -> None:
+    emp = tenant.employee()
+    new_email = f"new{keys.new_id().lower()}@example.com"
+    employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email=new_email)
+    assert employees.find_employee_id_by_email(tenant.table, new_email) == emp.emp_id
+    assert employees.find_employee_id_by_email(tenant.table, emp.email) is None
+    reuse = tenant.employee(email=emp.email)
+    assert employees.find_employee_id_by_email(tenant.table, emp.email) == reuse.emp_id
+
+
+def test_update_employee__taken_email__conflict_and_nothing_changed(tenant: Tenant) -> None:
+    emp, other = tenant.employee(), tenant.employee()
+    with pytest.raises(Conflict, match="already in use"):
+        employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email=other.email, first_name="Z")
+    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == emp
+    assert employees.find_employee_id_by_email(tenant.table, emp.email) == emp.emp_id
+    assert employees.find_employee_id_by_email(tenant.table, other.email) == other.emp_id
+
+
+def test_update_employee__stale_version__changes_nothing(tenant: Tenant) -> None:
+    emp = tenant.employee()
+    current = employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="Second")
+    with calls.listening() as log, pytest.raises(StaleVersion) as raised:
+        employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="Lost")
+    assert raised.value.current_version == 2
+    assert not WRITES & set(log.operations())
+    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == current
+
+
+def test_update_employee__unknown_id__not_found(tenant: Tenant) -> None:
+    with pytest.raises(NotFound):
+        employees.update_employee(tenant.table, keys.new_id(), expected_version=1, first_name="X")
+
+
+def test_update_employee__bad_email__invalid_input_and_no_write(tenant: Tenant) -> None:
+    emp = tenant.employee()
+    with calls.listening() as log, pytest.raises(InvalidInput):
+        employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email="nope")
+    assert not WRITES & set(log.operations())
+
+
+# --- move and terminate --------------------------------------------------------------------
+
+
+def test_move_employee__both_counters_and_memberships_in_one_transaction(tenant: Tenant) -> None:
+    source, target = tenant.department("From"), tenant.department("To")
+    emp = tenant.employee(source)
+    with calls.listening() as log:
+        moved = employees.move_employee(tenant.table, emp.emp_id, target.dept_id, expected_version=1)
+    assert [op for op in log.operations() if op in WRITES] == ["TransactWriteItems"]
+    assert (moved.department_id, moved.version) == (target.dept_id, 2)
+    assert (headcount(tenant, source.dept_id), headcount(tenant, target.dept_id)) == (0, 1)
+    assert (members(tenant, source.dept_id), members(tenant, target.dept_id)) == ([], [emp.emp_id])
+    assert employees.get_employee(tenant.table, emp.emp_id) == moved
+
+
+def test_move_employee__without_department__joins_the_target(tenant: Tenant) -> None:
+    target = tenant.department()
+    moved = employees.move_employee(tenant.table, tenant.admin.emp_id, target.dept_id)
+    assert moved.department_id == target.dept_id
+    assert headcount(tenant, target.dept_id) == 1
+
+
+def test_move_employee__same_department__no_write(tenant: Tenant) -> None:
+    dept = tenant.department()
+    emp = tenant.employee(dept)
+    with calls.listening() as log:
+        assert employees.move_employee(tenant.table, emp.emp_id, dept.dept_id) == emp
+    assert not WRITES & set(log.operations())
+
+
+def test_move_employee__stale_version__changes_nothing(tenant: Tenant) -> None:
+    source, target = tenant.department("From"), tenant.department("To")
+    emp = tenant.employee(source)
+    current = employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="V2")
+    with pytest.raises(StaleVersion):
+        employees.move_employee(tenant.table, emp.emp_id, target.dept_id, expected_version=1)
+    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == current
+    assert (headcount(tenant, source.dept_id), headcount(tenant, target.dept_id)) == (1, 0)
+    assert (members(tenant, source.dept_id), members(tenant, target.dept_id)) == ([emp.emp_id], [])
+
+
+def test_move_employee__unknown_department__invalid_input_and_nothing_changed(tenant: Tenant) -> None:
+    source = tenant.department()
+    emp = tenant.employee(source)
+    with pytest.raises(InvalidInput) as raised:
+        employees.move_employee(tenant.table, emp.emp_id, keys.new_id())
+    assert raised.value.field == "departmentId"
+    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == emp
+    assert headcount(tenant, source.dept_id) == 1
+    assert members(tenant, source.dept_id) == [emp.emp_id]
+
+
+def test_move_employee__unknown_employee__not_found(tenant: Tenant) -> None:
+    with pytest.raises(NotFound):
+        employees.move_employee(tenant.table, keys.new_id(), tenant.department().dept_id)
+
+
+def test_move_employee__malformed_ids__invalid_input_and_no_call(tenant: Tenant) -> None:
+    with calls.listening() as log:
+        with pytest.raises(InvalidInput, match="departmentId"):
+            employees.move_employee(tenant.table, tenant.admin.emp_id, "sales")
+        with pytest.raises(InvalidInput, match="employeeId"):
+            employees.move_employee(tenant.table, "bob", keys.new_id())
+    assert log.operations() == []
+
+
+def test_move_employee__inactive__conflict(tenant: Tenant) -> None:
+    source, target = tenant.department("From"), tenant.department("To")
+    emp = tenant.employee(source)
+    employees.terminate_employee(tenant.table, emp.emp_id)
+    with pytest.raises(Conflict, match="inactive"):
+        employees.move_employee(tenant.table, emp.emp_id, target.dept_id)
+    assert headcount(tenant, target.dept_id) == 0
+
+
+def test_terminate_employee__inactive_and_out_of_the_headcount(tenant: Tenant) -> None:
+    dept = tenant.department()
+    emp, stays = tenant.employee(dept), tenant.employee(dept)
+    terminated = employees.terminate_employee(tenant.table, emp.emp_id, expected_version=1)
+    assert (terminated.status, terminated.version) == (EmployeeStatus.INACTIVE, 2)
+    assert terminated.terminated_at is not None
+    assert employees.get_employee(tenant.table, emp.emp_id) == terminated
+    assert headcount(tenant, dept.dept_id) == 1
+    assert members(tenant, dept.dept_id) == [stays.emp_id]
+
+
+def test_terminate_employee__twice__conflict_and_headcount_kept(tenant: Tenant) -> None:
+    dept = tenant.department()
+    emp = tenant.employee(dept)
+    employees.terminate_employee(tenant.table, emp.emp_id)
+    with pytest.raises(Conflict, match="already inactive"):
+        employees.terminate_employee(tenant.table, emp.emp_id)
+    assert headcount(tenant, dept.dept_id) == 0
+
+
+def test_terminate_employee__stale_version__changes_nothing(tenant: Tenant) -> None:
+    dept = tenant.department()
+    emp = tenant.employee(dept)
+    current = employees.update_employee(tenant.table, emp.emp_id, expected_version=1, last_name="V2")
+    with pytest.raises(StaleVersion):
+        employees.terminate_employee(tenant.table, emp.emp_id, expected_version=1)
+    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == current
+    assert headcount(tenant, dept.dept_id) == 1
+
+
+def test_employee_entity__read_back_equals_written(tenant: Tenant) -> None:
+    emp = tenant.employee()
+    assert isinstance(emp, Employee)
+    assert employees.get_employees(tenant.table, [emp.emp_id]) == [emp]

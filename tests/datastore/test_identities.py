@@ -1,0 +1,47 @@
+from __future__ import annotations
+
+import pytest
+
+from datastore import calls, employees, identities, keys
+from datastore.entities import Identity
+from datastore.errors import InvalidInput, ScopeViolation
+from datastore.scope import SignInScope
+from datastore.table import Table
+from tests.conftest import Tenant
+
+
+@pytest.fixture
+def sign_in(platform: Table) -> Table:
+    return platform.with_scope(SignInScope())
+
+
+def test_find_identity__ap4_sign_in__one_get_item_any_case(tenant: Tenant, sign_in: Table) -> None:
+    with calls.listening() as log:
+        found = identities.find_identity(sign_in, tenant.admin.email.upper())
+    assert found == Identity(tenant.admin.email, tenant.org_id, tenant.admin.emp_id)
+    assert log.operations() == ["GetItem"]
+    assert log.calls[0].params["Key"]["PK"] == {"S": f"EMAIL#{tenant.admin.email}"}
+
+
+def test_find_identity__unknown_email__none(sign_in: Table) -> None:
+    assert identities.find_identity(sign_in, f"nobody{keys.new_id().lower()}@example.com") is None
+
+
+def test_find_identity__wrong_shape__invalid_input_and_no_call(sign_in: Table) -> None:
+    with calls.listening() as log, pytest.raises(InvalidInput):
+        identities.find_identity(sign_in, "alice-at-acme")
+    assert log.operations() == []
+
+
+def test_find_identity__tenant_scope__scope_violation_and_no_call(tenant: Tenant) -> None:
+    with calls.listening() as log, pytest.raises(ScopeViolation):
+        identities.find_identity(tenant.table, tenant.admin.email)
+    assert log.operations() == []
+
+
+def test_find_identity__follows_an_email_change(tenant: Tenant, sign_in: Table) -> None:
+    emp = tenant.employee()
+    new_email = f"renamed{keys.new_id().lower()}@example.com"
+    employees.update_employee(tenant.table, emp.emp_id, expected_version=emp.version, email=new_email)
+    assert identities.find_identity(sign_in, emp.email) is None
+    assert identities.find_identity(sign_in, new_email) == Identity(new_email, tenant.org_id, emp.emp_id)

@@ -1,0 +1,133 @@
+from __future__ import annotations
+
+import pytest
+
+from datastore import calls, employees, identities, keys, organizations
+from datastore.entities import Organization, OrganizationStatus, Plan, Role
+from datastore.errors import Conflict, InvalidInput, ScopeViolation
+from datastore.pagination import PageRequest
+from datastore.scope import SignInScope, TenantScope
+from datastore.table import Table
+from tests.conftest import Tenant, TenantFactory
+
+
+def test_get_organization__ap1__one_get_item(tenant: Tenant) -> None:
+    with calls.listening() as log:
+        org = organizations.get_organization(tenant.table)
+    assert org == tenant.organization
+    assert org is not None and org.status is OrganizationStatus.ACTIVE
+    assert log.operations() == ["GetItem"]
+
+
+def test_get_organization__unknown_org__none(platform: Table) -> None:
+    assert organizations.get_organization(platform.with_scope(TenantScope(keys.new_id()))) is None
+
+
+def test_get_organization_with_subscription__ap13__one_query_on_the_org_partition(tenant: Tenant) -> None:
+    tenant.department()  # Other items in the partition must not be read.
+    with calls.listening() as log:
+        found = organizations.get_organization_with_subscription(tenant.table)
+    assert found is not None
+    assert found.organization == tenant.organization
+    assert found.subscription is not None
+    assert (found.subscription.org_id, found.subscription.plan, found.subscription.seats) == (
+        tenant.org_id, Plan.PRO, organizations.SEATS_BY_PLAN[Plan.PRO]
+    )
+    assert log.operations() == ["Query"]
+    (query,) = log.calls
+    assert query.params["ExpressionAttributeValues"][":pk"] == {"S": f"ORG#{tenant.org_id}"}
+    assert query.params["ExpressionAttributeValues"][":prefix"] == {"S": "#"}
+    assert "FilterExpression" not in query.params
+    assert query.items == 2
+
+
+def test_get_organization_with_subscription__unknown_org__none(platform: Table) -> None:
+    assert organizations.get_organization_with_subscription(platform.with_scope(TenantScope(keys.new_id()))) is None
+
+
+def walk_organizations(platform: Table, descending: bool) -> list[str]:
+    ids: list[str] = []
+    after = None
+    while True:
+        page = organizations.list_organizations(platform, PageRequest(first=100, after=after, descending=descending))
+        ids.extend(org.org_id for org in page.items)
+        if not page.has_next:
+            return ids
+        after = page.end_cursor
+
+
+def test_list_organizations__ap14__one_query_on_gsi1_in_name_order(platform: Table, make_tenant: TenantFactory) -> None:
+    unique = keys.new_id()
+    made = [make_tenant(f"AP14 {unique} {letter}") for letter in "CAB"]
+    by_name = [t.org_id for t in sorted(made, key=lambda t: t.organization.name)]
+    with calls.listening() as log:
+        page = organizations.list_organizations(platform, PageRequest(first=5))
+    assert log.operations() == ["Query"]
+    assert log.calls[0].params["IndexName"] == "GSI1"
+    assert log.calls[0].params["ExpressionAttributeValues"][":pk"] == {"S": "ORGS"}
+    names = [org.name for org in page.items]
+    assert names == sorted(names)
+    for descending in (False, True):
+        listed = [org_id for org_id in walk_organizations(platform, descending) if org_id in by_name]
+        assert listed == (by_name[::-1] if descending else by_name)
+
+
+def test_list_organizations__tenant_scope__scope_violation_without_a_call(tenant: Tenant) -> None:
+    with calls.listening() as log, pytest.raises(ScopeViolation):
+        organizations.list_organizations(tenant.table, PageRequest())
+    assert log.operations() == []
+
+
+def test_create_organization__writes_org_subscription_and_admin_in_one_transaction(platform: Table) -> None:
+    unique = keys.new_id().lower()
+    with calls.listening() as log:
+        org, admin = organizations.create_organization(
+            platform, name="  New Org  ", plan=Plan.FREE, admin_email=f"Boss{unique}@Example.com",
+            admin_first_name="Bo", admin_last_name="Ss",
+        )
+    assert log.operations() == ["TransactWriteItems"]
+    assert org.name == "New Org"
+    assert admin.role is Role.ADMIN and admin.email == f"boss{unique}@example.com"
+    tenant = platform.with_scope(TenantScope(org.org_id))
+    found = organizations.get_organization_with_subscription(tenant)
+    assert found is not None and found.organization == org
+    assert found.subscription is not None and found.subscription.seats == organizations.SEATS_BY_PLAN[Plan.FREE]
+    assert employees.get_employee(tenant, admin.emp_id) == admin
+    identity = identities.find_identity(platform.with_scope(SignInScope()), admin.email)
+    assert identity is not None and (identity.org_id, identity.emp_id) == (org.org_id, admin.emp_id)
+
+
+def test_create_organization__taken_admin_email__conflict_and_nothing_written(platform: Table, tenant: Tenant) -> None:
+    name = f"Clash {keys.new_id()}"
+    with pytest.raises(Conflict, match="already in use"):
+        organizations.create_organization(
+            platform, name=name, plan=Plan.PRO, admin_email=tenant.admin.email,
+            admin_first_name="A", admin_last_name="B",
+        )
+    assert name not in [org.name for org in _all_organizations(platform)]
+
+
+@pytest.mark.parametrize(
+    ("field", "values"),
+    [("email", {"admin_email": "not-an-email"}), ("name", {"name": "   "}), ("firstName", {"admin_first_name": ""})],
+)
+def test_create_organization__bad_input__invalid_input_and_no_call(
+    platform: Table, field: str, values: dict[str, str]
+) -> None:
+    arguments = {"name": "Fine", "admin_email": f"ok{keys.new_id().lower()}@example.com",
+                 "admin_first_name": "A", "admin_last_name": "B"} | values
+    with calls.listening() as log, pytest.raises(InvalidInput) as raised:
+        organizations.create_organization(platform, plan=Plan.PRO, **arguments)
+    assert raised.value.field == field
+    assert log.operations() == []
+
+
+def _all_organizations(platform: Table) -> list[Organization]:
+    found: list[Organization] = []
+    after = None
+    while True:
+        page = organizations.list_organizations(platform, PageRequest(first=100, after=after))
+        found.extend(page.items)
+        if not page.has_next:
+            return found
+        after = page.end_cursor
