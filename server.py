@@ -32,12 +32,12 @@ class CommandError(Exception):
 
 
 @contextmanager
-def dynamodb_endpoint(settings: DatastoreSettings, *, reuse: bool = False) -> Iterator[str]:
+def dynamodb_endpoint(settings: DatastoreSettings, *, reuse: bool = False) -> Iterator[str | None]:
     """The configured endpoint, else an embedded DynamoDB Local keeping its data on disk.
 
     With ``reuse``, an embedded engine that a running server already started is used.
     """
-    if settings.endpoint_url is not None:
+    if not settings.embedded:
         yield settings.endpoint_url
         return
     if reuse and (endpoint := running_endpoint(settings.local_data_dir)) is not None:
@@ -67,7 +67,7 @@ def run(_args: argparse.Namespace) -> int:
     host = os.environ.get("HOST", "127.0.0.1")
     port = env_int(os.environ, "PORT", 8000)
     _require_free(host, port)
-    embedded = settings.endpoint_url is None
+    embedded = settings.embedded
     with dynamodb_endpoint(settings) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
         if ensure_table(datastore.client, settings.table_name):

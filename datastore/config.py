@@ -8,6 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+# DYNAMODB_ENDPOINT=aws: the AWS regional endpoint, found by botocore from the region.
+AWS_ENDPOINT = "aws"
+
+
 class ConfigError(Exception):
     """A setting is present but unusable; the message names it."""
 
@@ -28,8 +32,9 @@ def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 1
 @dataclass(frozen=True, slots=True)
 class DatastoreSettings:
     table_name: str
-    # None means: start the embedded DynamoDB Local (server) or a throwaway one (tests).
+    # None with ``embedded``: start DynamoDB Local; None otherwise: AWS's regional endpoint.
     endpoint_url: str | None
+    embedded: bool
     region: str
     # botocore's "standard" retry mode; total attempts including the first.
     max_attempts: int
@@ -44,9 +49,11 @@ class DatastoreSettings:
         env = os.environ if env is None else env
         root = Path(__file__).resolve().parent.parent
         port = env.get("DYNAMODB_LOCAL_PORT")
+        endpoint = env.get("DYNAMODB_ENDPOINT", "").strip()
         return cls(
             table_name=env.get("HR_TABLE_NAME", "hr-api"),
-            endpoint_url=env.get("DYNAMODB_ENDPOINT") or None,
+            endpoint_url=None if endpoint in ("", AWS_ENDPOINT) else endpoint,
+            embedded=endpoint == "",
             region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
             max_attempts=env_int(env, "DYNAMODB_MAX_ATTEMPTS", 4),
             pool_size=env_int(env, "DYNAMODB_POOL_SIZE", 64),

@@ -42,6 +42,7 @@ def settings(dynamodb_endpoint: str) -> DatastoreSettings:
     return replace(
         DatastoreSettings.from_env(),
         endpoint_url=dynamodb_endpoint,
+        embedded=False,
         table_name=f"hr-test-{keys.new_id().lower()}",
     )
 
