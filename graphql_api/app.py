@@ -23,6 +23,7 @@ from datastore.store import Datastore
 from graphql_api.auth import bearer_token, verify
 from graphql_api.config import ApiSettings
 from graphql_api.context import RequestContext, Services
+from graphql_api.cost import Cost
 from graphql_api.cursors import CursorCodec
 from graphql_api.errors import ApiError
 from graphql_api.schema import build_schema
@@ -77,7 +78,7 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
     settings = settings or ApiSettings.from_env()
     executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="dynamodb-io")
     services = Services(settings, datastore, executor, CursorCodec(settings.jwt_secret))
-    view = GraphQLView(build_schema(), services)
+    view = GraphQLView(build_schema([Cost] if settings.cost_in_response else []), services)
 
     async def healthz(_request: Request) -> JSONResponse:
         reachable = await asyncio.get_running_loop().run_in_executor(executor, datastore.reachable)

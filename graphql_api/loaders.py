@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Generic, ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 from aiodataloader import DataLoader
 
@@ -20,7 +20,7 @@ from datastore import applications, calls, departments, employees, jobs, organiz
 from datastore.entities import Application, Department, Employee, JobPosting
 from datastore.organizations import OrganizationWithSubscription
 from datastore.pagination import Page, PageRequest, StartKey
-from datastore.table import Table
+from datastore.table import BATCH_GET_LIMIT, Table
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -56,23 +56,44 @@ def list_key(
     )
 
 
-class Loader(DataLoader, Generic[K, V]):  # type: ignore[misc]  # aiodataloader is untyped
-    """A DataLoader whose batch function runs one blocking datastore call off the loop."""
+class Loader(DataLoader[K, V]):
+    """A DataLoader whose batch runs blocking datastore calls off the loop.
 
-    def __init__(self, run: Runner, batch: Callable[[list[K]], Sequence[V]]) -> None:
+    A batch of one key uses ``one`` (a GetItem) when given; larger batches are cut into
+    chunks of at most 100 keys (one BatchGetItem each) that run concurrently on the I/O
+    pool, each in a copy of this batch's context so its calls are recorded in the request's
+    CallLog and tagged with the batch. The batch returns when every chunk is done.
+    """
+
+    def __init__(
+        self,
+        run: Runner,
+        batch: Callable[[list[K]], Sequence[V]],
+        one: Callable[[K], V] | None = None,
+        *,
+        chunk_size: int = BATCH_GET_LIMIT,
+    ) -> None:
         super().__init__()
         self._run = run
         self._batch = batch
+        self._one = one
+        self._chunk_size = chunk_size
 
-    async def batch_load_fn(self, keys: list[K]) -> Sequence[V]:
+    async def batch_load_fn(self, keys: list[K]) -> list[V]:
         calls.new_batch()
-        return await self._run(self._batch, keys)  # type: ignore[no-any-return]
+        if len(keys) == 1 and self._one is not None:
+            return [await self._run(self._one, keys[0])]
+        chunks = [keys[i : i + self._chunk_size] for i in range(0, len(keys), self._chunk_size)]
+        results: list[Sequence[V]] = await asyncio.gather(
+            *(self._run(self._batch, chunk) for chunk in chunks)
+        )
+        return [value for chunk_values in results for value in chunk_values]
 
     async def get(self, key: K) -> V:
-        return await self.load(key)  # type: ignore[no-any-return]
+        return await self.load(key)
 
 
-class ListLoader(DataLoader):  # type: ignore[misc]
+class ListLoader(DataLoader[ListKey, Page[Any]]):
     """Pages of lists; the Queries of one batch run concurrently and finish together."""
 
     def __init__(self, run: Runner, table: Table) -> None:
@@ -89,7 +110,7 @@ class ListLoader(DataLoader):  # type: ignore[misc]
         )
 
     async def page(self, key: ListKey) -> Page[Any]:
-        return await self.load(key)  # type: ignore[no-any-return]
+        return await self.load(key)
 
 
 # --- list fetchers: (table, parent id, page request) -> page ----------------------------------
@@ -134,14 +155,22 @@ class Loaders:
     def __init__(self, table: Table, run: Runner) -> None:
         self.table = table
         self.employee: Loader[str, Employee | None] = Loader(
-            run, lambda ids: employees.get_employees(table, ids)
+            run,
+            lambda ids: employees.get_employees(table, ids),
+            lambda emp_id: employees.get_employee(table, emp_id),
         )
         self.department: Loader[str, Department | None] = Loader(
-            run, lambda ids: departments.get_departments(table, ids)
+            run,
+            lambda ids: departments.get_departments(table, ids),
+            lambda dept_id: departments.get_department(table, dept_id),
         )
-        self.job: Loader[str, JobPosting | None] = Loader(run, lambda ids: jobs.get_jobs(table, ids))
+        self.job: Loader[str, JobPosting | None] = Loader(
+            run, lambda ids: jobs.get_jobs(table, ids), lambda job_id: jobs.get_job(table, job_id)
+        )
         self.application: Loader[tuple[str, str], Application | None] = Loader(
-            run, lambda ids: applications.get_applications(table, ids)
+            run,
+            lambda ids: applications.get_applications(table, ids),
+            lambda key: applications.get_application(table, *key),
         )
         self.employee_id_by_email: Loader[str, str | None] = Loader(
             run, lambda emails: [employees.find_employee_id_by_email(table, e) for e in emails]

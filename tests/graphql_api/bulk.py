@@ -1,0 +1,126 @@
+"""Large tenants written fast: items from the datastore's own codec, sent with BatchWriteItem.
+
+For test setup only. The items are exactly what the datastore's writes produce (the same
+``datastore.items`` functions), but without the transactions, so a thousand employees take
+a second instead of a minute. Counters (headcount) are written already correct.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from datastore import items, keys
+from datastore.entities import (
+    Application,
+    ApplicationStatus,
+    Department,
+    Employee,
+    EmployeeStatus,
+    JobPosting,
+    JobStatus,
+    Role,
+)
+from datastore.items import Item
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+BATCH_WRITE_LIMIT = 25
+EPOCH = datetime(2020, 1, 1, tzinfo=UTC)
+
+
+def write_items(client: DynamoDBClient, table_name: str, to_write: list[Item], *, threads: int = 8) -> None:
+    """Put every item, 25 a call on a few threads, retrying what DynamoDB leaves unprocessed."""
+    chunks = [to_write[i : i + BATCH_WRITE_LIMIT] for i in range(0, len(to_write), BATCH_WRITE_LIMIT)]
+
+    def put(chunk: list[Item]) -> None:
+        pending = {table_name: [{"PutRequest": {"Item": item}} for item in chunk]}
+        for _ in range(20):
+            response = client.batch_write_item(RequestItems=pending)  # type: ignore[arg-type]
+            pending = response.get("UnprocessedItems") or {}  # type: ignore[assignment]
+            if not pending:
+                return
+        raise RuntimeError("BatchWriteItem kept leaving items unprocessed")
+
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(put, chunks))
+
+
+@dataclass
+class Bulk:
+    """Entities of one organisation, collected and then written in one go."""
+
+    org_id: str
+    departments: list[Department] = field(default_factory=list)
+    employees: list[Employee] = field(default_factory=list)
+    jobs: list[JobPosting] = field(default_factory=list)
+    applications: list[Application] = field(default_factory=list)
+
+    def department(self, name: str, headcount: int = 0) -> Department:
+        dept = Department(self.org_id, keys.new_id(), name, None, headcount)
+        self.departments.append(dept)
+        return dept
+
+    def employee(self, department: Department | None, n: int) -> Employee:
+        hired = EPOCH + timedelta(hours=n)
+        emp = Employee(
+            org_id=self.org_id,
+            emp_id=keys.new_id_at(hired),
+            email=f"person{n}.{keys.new_id().lower()}@example.com",
+            first_name=f"First{n}",
+            last_name=f"Last{n}",
+            department_id=None if department is None else department.dept_id,
+            role=Role.EMPLOYEE,
+            status=EmployeeStatus.ACTIVE,
+            hired_at=hired,
+            terminated_at=None,
+            version=1,
+        )
+        self.employees.append(emp)
+        return emp
+
+    def job(self, department: Department, n: int, *, open_: bool = True) -> JobPosting:
+        posted = EPOCH + timedelta(days=n)
+        job = JobPosting(
+            org_id=self.org_id,
+            job_id=keys.new_id_at(posted),
+            department_id=department.dept_id,
+            title=f"Job {n}",
+            description=f"The description of job {n}.",
+            status=JobStatus.OPEN if open_ else JobStatus.CLOSED,
+            posted_at=posted,
+            closed_at=None if open_ else posted + timedelta(days=1),
+            version=1,
+        )
+        self.jobs.append(job)
+        return job
+
+    def apply(self, job: JobPosting, employee: Employee, n: int) -> Application:
+        submitted = EPOCH + timedelta(minutes=n)
+        app = Application(
+            org_id=self.org_id,
+            app_id=keys.new_id_at(submitted),
+            job_id=job.job_id,
+            emp_id=employee.emp_id,
+            status=ApplicationStatus.APPLIED,
+            submitted_at=submitted,
+        )
+        self.applications.append(app)
+        return app
+
+    def items(self) -> list[Item]:
+        out: list[Item] = [items.department_item(d) for d in self.departments]
+        for emp in self.employees:
+            out += [items.employee_item(emp), items.email_pointer_item(emp), items.identity_item(emp)]
+            if emp.department_id is not None:
+                out.append(items.membership_item(emp))
+        out += [items.job_item(j) for j in self.jobs]
+        for app in self.applications:
+            out += [items.application_item(app), items.applicant_item(app)]
+        return out
+
+    def write(self, client: DynamoDBClient, table_name: str) -> None:
+        write_items(client, table_name, self.items())
