@@ -9,6 +9,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.schema.config import StrawberryConfig
 
 from graphql_api.errors import ErrorCodes
+from graphql_api.mutation import Mutation
 from graphql_api.query import Query
 from graphql_api.types.organization import Subscription
 
@@ -16,6 +17,7 @@ from graphql_api.types.organization import Subscription
 def build_schema(extensions: Sequence[type[SchemaExtension] | SchemaExtension] = ()) -> strawberry.Schema:
     return strawberry.Schema(
         query=Query,
+        mutation=Mutation,
         types=[Subscription],
         extensions=[ErrorCodes, *extensions],
         config=StrawberryConfig(auto_camel_case=True),

@@ -1,0 +1,111 @@
+"""applyToJob, withdrawApplication (the applicant), setApplicationStatus (reviewers)."""
+
+from __future__ import annotations
+
+import strawberry
+
+from datastore import applications
+from datastore.entities import Role
+from graphql_api import permissions
+from graphql_api.context import RequestContext
+from graphql_api.errors import forbidden, not_found
+from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, decode_id, run_write
+from graphql_api.types.application import Application
+from graphql_api.types.scalars import ApplicationStatus
+
+Info = strawberry.Info[RequestContext, None]
+
+
+@strawberry.input
+class ApplyToJobInput:
+    job_posting_id: strawberry.ID
+    idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
+
+
+@strawberry.type
+class ApplyToJobPayload:
+    application: Application
+
+
+@strawberry.input
+class WithdrawApplicationInput:
+    id: strawberry.ID
+    idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
+
+
+@strawberry.type
+class WithdrawApplicationPayload:
+    application: Application
+
+
+@strawberry.input
+class SetApplicationStatusInput:
+    id: strawberry.ID
+    status: ApplicationStatus = strawberry.field(
+        description="REVIEWING from APPLIED; ACCEPTED or REJECTED from APPLIED or REVIEWING."
+    )
+    idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
+
+
+@strawberry.type
+class SetApplicationStatusPayload:
+    application: Application
+
+
+async def apply_to_job(info: Info, input: ApplyToJobInput) -> ApplyToJobPayload | None:
+    """Every employee applies as themselves."""
+    context = info.context
+    caller = permissions.caller(context)
+    (job_id,) = decode_id(input.job_posting_id, "JobPosting", "input.jobPostingId")
+    created = await run_write(
+        context,
+        applications.apply_to_job,
+        context.tenant_table(),
+        job_id,
+        caller.subject,
+        idempotency_key=input.idempotency_key,
+    )
+    return ApplyToJobPayload(application=Application.of(created))
+
+
+async def withdraw_application(info: Info, input: WithdrawApplicationInput) -> WithdrawApplicationPayload | None:
+    """The applicant withdraws; an admin may too."""
+    context = info.context
+    caller = permissions.caller(context)
+    job_id, app_id = decode_id(input.id, "Application", "input.id", count=2)
+    current = await context.loaders.application.get((job_id, app_id))
+    if current is None:
+        raise not_found("Application")
+    if caller.role is not Role.ADMIN and current.emp_id != caller.subject:
+        raise forbidden("only the applicant may withdraw an application")
+    withdrawn = await run_write(
+        context,
+        applications.withdraw_application,
+        context.tenant_table(),
+        job_id,
+        app_id,
+        idempotency_key=input.idempotency_key,
+    )
+    return WithdrawApplicationPayload(application=Application.of(withdrawn))
+
+
+async def set_application_status(info: Info, input: SetApplicationStatusInput) -> SetApplicationStatusPayload | None:
+    """Admins, and the manager of the job's department."""
+    context = info.context
+    permissions.caller(context)
+    job_id, app_id = decode_id(input.id, "Application", "input.id", count=2)
+    job = await context.loaders.job.get(job_id)
+    if job is None or await context.loaders.application.get((job_id, app_id)) is None:
+        raise not_found("Application")
+    if not permissions.is_admin(context) and not await permissions.manages(context, job.department_id):
+        raise forbidden("only admins and the department's manager may review applications")
+    updated = await run_write(
+        context,
+        applications.set_application_status,
+        context.tenant_table(),
+        job_id,
+        app_id,
+        input.status,
+        idempotency_key=input.idempotency_key,
+    )
+    return SetApplicationStatusPayload(application=Application.of(updated))

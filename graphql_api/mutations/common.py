@@ -1,0 +1,68 @@
+"""What every mutation shares: id decoding, role gates, running a datastore write."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
+
+from datastore import departments, keys
+from datastore.entities import Role
+from datastore.errors import IdempotencyMismatch, InvalidInput
+from graphql_api import ids, permissions
+from graphql_api.context import RequestContext
+from graphql_api.errors import ApiError, Code, forbidden, not_found
+from graphql_api.types.department import Department
+
+T = TypeVar("T")
+
+IDEMPOTENCY_KEY_HELP: Final = (
+    "Send the same key again to retry safely: within 24 hours a retry with the same input "
+    "returns the first result and writes nothing; a different input under the key is refused."
+)
+
+
+def decode_id(value: str, type_name: str, field: str, count: int = 1) -> tuple[str, ...]:
+    """The ids inside a global id of ``type_name``.
+
+    Not an id at all: BAD_USER_INPUT. An id of another type, or of nothing in the caller's
+    organisation: NOT_FOUND, like an id that does not exist.
+    """
+    parts = ids.parts_of(value, type_name, count, field)
+    if parts is None:
+        raise not_found(type_name)
+    try:
+        return tuple(keys.parse_ulid(part, field) for part in parts)
+    except InvalidInput:
+        raise not_found(type_name) from None
+
+
+def require_admin(context: RequestContext) -> None:
+    if permissions.caller(context).role is not Role.ADMIN:
+        raise forbidden("only admins may do this")
+
+
+async def run_write(context: RequestContext, write: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a blocking datastore write off the loop; input errors name their ``input.`` path."""
+    try:
+        return await context.run(functools.partial(write, *args, **kwargs))
+    except IdempotencyMismatch as error:
+        raise ApiError(Code.BAD_USER_INPUT, str(error), field="input.idempotencyKey") from None
+    except InvalidInput as error:
+        raise ApiError(
+            Code.BAD_USER_INPUT, f"input.{error.field}: {error.reason}", field=f"input.{error.field}"
+        ) from None
+
+
+async def fresh_department(context: RequestContext, dept_id: str | None) -> Department | None:
+    """A department as it is after a write (a strongly consistent read), for payloads.
+
+    Headcounts change with employee writes; the loaders' eventually consistent reads could
+    return the count from before.
+    """
+    if dept_id is None:
+        return None
+    found = await context.run(
+        functools.partial(departments.get_department, context.tenant_table(), dept_id, consistent=True)
+    )
+    return None if found is None else Department.of(found)
