@@ -30,7 +30,7 @@ class CreateEmployeeInput:
     email: str
     first_name: str
     last_name: str
-    role: Role = Role.EMPLOYEE  # type: ignore[assignment]
+    role: Role = Role.EMPLOYEE
     department_id: strawberry.ID | None = None
     hired_at: datetime | None = strawberry.field(default=None, description="Defaults to now.")
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
