@@ -9,8 +9,9 @@ removes it later). Before doing any work a keyed write reads the record with one
 * same fingerprint: the stored result is returned and nothing is written;
 * another fingerprint (another operation, input or caller): IdempotencyMismatch.
 
-The transaction also carries a ClientRequestToken derived from the key, so botocore's and
-the Table's own resends of one transaction are deduplicated by DynamoDB itself.
+The transaction also carries a ClientRequestToken derived from the key and the fingerprint,
+so botocore's and the Table's own resends of one transaction are deduplicated by DynamoDB
+itself; a concurrent attempt under the same token is refused by DynamoDB and replays.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ class IdempotencyRequest:
 
     @property
     def token(self) -> str:
-        digest = hashlib.sha256(f"{self.org_id}\n{self.key}".encode()).hexdigest()
-        return digest[:TOKEN_LENGTH]
+        """The ClientRequestToken: one per key and request, so only true resends share it."""
+        digest = hashlib.sha256(f"{self.org_id}\n{self.key}\n{self.fingerprint}".encode())
+        return digest.hexdigest()[:TOKEN_LENGTH]
 
 
 def fingerprint(operation: str, actor_id: str | None, inputs: Mapping[str, object]) -> str:
@@ -83,7 +85,8 @@ def prepare(
     if key is None:
         return None
     key = keys.parse_idempotency_key(key)
-    return IdempotencyRequest(org_id, key, operation, fingerprint(operation, actor_of(table.scope), inputs))
+    digest = fingerprint(operation, actor_of(table.scope), inputs)
+    return IdempotencyRequest(org_id, key, operation, digest)
 
 
 def record_op(request: IdempotencyRequest, result: Item, at: datetime) -> transact.Op:
