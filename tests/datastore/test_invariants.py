@@ -1,0 +1,202 @@
+"""SPEC section 5 under concurrency: real threads against DynamoDB Local.
+
+Threads start together at a barrier (synchronisation, not sleeps); each outcome is either
+a success or a typed conflict, and the table is read back afterwards to prove the invariant.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+import pytest
+
+from datastore import applications, departments, employees, identities, jobs, keys
+from datastore.entities import Department, EmployeeStatus, Role
+from datastore.errors import Conflict, StaleVersion, Unavailable
+from datastore.pagination import PageRequest
+from datastore.scope import SignInScope
+from tests.conftest import Tenant
+
+T = TypeVar("T")
+
+CONTENDERS = 20
+MOVES = 200
+DEPARTMENTS = 5
+MOVERS = 20
+
+
+def race(tasks: list[Callable[[], T]], workers: int = CONTENDERS) -> list[T | Exception]:
+    """Run ``tasks`` on ``workers`` threads released together; each result or its error."""
+    barrier = threading.Barrier(min(workers, len(tasks)))
+
+    def run(task: Callable[[], T], first_wave: bool) -> T | Exception:
+        if first_wave:
+            barrier.wait()
+        try:
+            return task()
+        except (Conflict, Unavailable) as error:
+            return error
+
+    with ThreadPoolExecutor(workers) as pool:
+        futures = [pool.submit(run, task, index < workers) for index, task in enumerate(tasks)]
+        return [future.result() for future in futures]
+
+
+def outcomes(results: list[object]) -> Counter[str]:
+    return Counter(type(result).__name__ if isinstance(result, Exception) else "ok" for result in results)
+
+
+def all_pages(fetch: Callable[[PageRequest], object]) -> list[object]:
+    found: list[object] = []
+    request = PageRequest(first=100)
+    while True:
+        page = fetch(request)
+        found.extend(page.items)  # type: ignore[attr-defined]
+        if not page.has_next:  # type: ignore[attr-defined]
+            return found
+        request = PageRequest(first=100, after=page.end_cursor)  # type: ignore[attr-defined]
+
+
+def assert_headcounts_hold(tenant: Tenant, depts: list[Department]) -> None:
+    everyone = all_pages(lambda r: employees.list_employees(tenant.table, r))
+    for dept in depts:
+        stored = departments.get_department(tenant.table, dept.dept_id, consistent=True)
+        assert stored is not None
+        members = all_pages(lambda r, d=dept.dept_id: employees.list_department_employees(tenant.table, d, r))
+        active_in = [
+            e for e in everyone
+            if e.department_id == dept.dept_id and e.status is EmployeeStatus.ACTIVE  # type: ignore[attr-defined]
+        ]
+        assert stored.headcount == len(members) == len(active_in), dept.name
+        assert {m.emp_id for m in members} == {e.emp_id for e in active_in}  # type: ignore[attr-defined]
+
+
+def test_create_employee__20_concurrent_with_one_email__exactly_one_wins(tenant: Tenant) -> None:
+    dept = tenant.department()
+    email = f"contested{keys.new_id().lower()}@example.com"
+
+    def create() -> str:
+        return employees.create_employee(
+            tenant.table, email=email, first_name="Con", last_name="Tested", department_id=dept.dept_id,
+            role=Role.EMPLOYEE,
+        ).emp_id
+
+    results = race([create] * CONTENDERS)
+    assert outcomes(results) == Counter({"ok": 1, "Conflict": CONTENDERS - 1})
+    (winner,) = [r for r in results if isinstance(r, str)]
+    identity = identities.find_identity(tenant.table.with_scope(SignInScope()), email)
+    assert identity is not None and identity.emp_id == winner
+    assert employees.find_employee_id_by_email(tenant.table, email) == winner
+    assert [e.emp_id for e in all_pages(lambda r: employees.list_employees(tenant.table, r))] == [  # type: ignore[attr-defined]
+        tenant.admin.emp_id, winner
+    ]
+    assert_headcounts_hold(tenant, [dept])
+
+
+def test_move_employee__200_concurrent_random_moves__headcounts_equal_memberships(tenant: Tenant) -> None:
+    depts = [tenant.department(f"D{n}") for n in range(DEPARTMENTS)]
+    movers = [tenant.employee(depts[n % DEPARTMENTS]) for n in range(MOVERS)]
+    pick = random.Random(20240601)
+    plan = [(pick.choice(movers).emp_id, pick.choice(depts).dept_id) for _ in range(MOVES)]
+    leavers = {movers[n].emp_id for n in (0, 7)}
+
+    def move(emp_id: str, dept_id: str) -> str:
+        return employees.move_employee(tenant.table, emp_id, dept_id).department_id or ""
+
+    def terminate(emp_id: str) -> str:
+        return employees.terminate_employee(tenant.table, emp_id).emp_id
+
+    tasks: list[Callable[[], str]] = [lambda e=e, d=d: move(e, d) for e, d in plan]
+    # Two terminations land in the middle of the moves.
+    for offset, emp_id in zip((60, 140), sorted(leavers), strict=True):
+        tasks.insert(offset, lambda e=emp_id: terminate(e))
+    results = race(tasks, workers=16)
+    counted = outcomes(results)
+    assert set(counted) <= {"ok", "Conflict", "StaleVersion"}, counted
+    assert counted["ok"] >= MOVES // 2, counted
+    assert_headcounts_hold(tenant, depts)
+    assert sum(
+        d.headcount for d in departments.get_departments(tenant.table, [d.dept_id for d in depts]) if d
+    ) == MOVERS - len(leavers)
+
+
+def test_apply_to_job__20_concurrent_by_one_employee__exactly_one(tenant: Tenant) -> None:
+    dept = tenant.department()
+    applicant = tenant.employee(dept)
+    job = jobs.publish_job(tenant.table, jobs.create_job(tenant.table, department_id=dept.dept_id, title="T").job_id)
+
+    def apply() -> str:
+        return applications.apply_to_job(tenant.table, job.job_id, applicant.emp_id).app_id
+
+    results = race([apply] * CONTENDERS)
+    assert outcomes(results) == Counter({"ok": 1, "Conflict": CONTENDERS - 1})
+    (winner,) = [r for r in results if isinstance(r, str)]
+    listed = applications.list_job_applications(tenant.table, job.job_id, PageRequest()).items
+    assert [a.app_id for a in listed] == [winner]
+    mine = applications.list_employee_applications(tenant.table, applicant.emp_id, PageRequest()).items
+    assert [a.app_id for a in mine] == [winner]
+
+
+def test_update_employee__20_concurrent_with_one_expected_version__one_wins_rest_change_nothing(
+    tenant: Tenant,
+) -> None:
+    emp = tenant.employee()
+
+    def rename(n: int) -> str:
+        return employees.update_employee(
+            tenant.table, emp.emp_id, expected_version=emp.version, first_name=f"Name {n}"
+        ).first_name
+
+    results = race([lambda n=n: rename(n) for n in range(CONTENDERS)])
+    assert outcomes(results) == Counter({"ok": 1, "StaleVersion": CONTENDERS - 1})
+    assert all(isinstance(r, StaleVersion) and r.current_version == 2 for r in results if not isinstance(r, str))
+    (winner,) = [r for r in results if isinstance(r, str)]
+    stored = employees.get_employee(tenant.table, emp.emp_id, consistent=True)
+    assert stored is not None and (stored.first_name, stored.version) == (winner, 2)
+
+
+def test_update_job__stale_version__changes_nothing(tenant: Tenant) -> None:
+    dept = tenant.department()
+    job = jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")
+
+    def retitle(n: int) -> str:
+        return jobs.update_job(tenant.table, job.job_id, expected_version=1, title=f"Title {n}").title
+
+    results = race([lambda n=n: retitle(n) for n in range(CONTENDERS)])
+    assert outcomes(results) == Counter({"ok": 1, "StaleVersion": CONTENDERS - 1})
+    (winner,) = [r for r in results if isinstance(r, str)]
+    stored = jobs.get_job(tenant.table, job.job_id, consistent=True)
+    assert stored is not None and (stored.title, stored.version) == (winner, 2)
+
+
+def test_apply_to_job__racing_close__closed_job_takes_no_application(tenant: Tenant) -> None:
+    dept = tenant.department()
+    applicants = [tenant.employee(dept) for _ in range(8)]
+    job = jobs.publish_job(tenant.table, jobs.create_job(tenant.table, department_id=dept.dept_id, title="T").job_id)
+
+    def apply(emp_id: str) -> str:
+        return applications.apply_to_job(tenant.table, job.job_id, emp_id).emp_id
+
+    def close() -> str:
+        jobs.close_job(tenant.table, job.job_id)
+        # Closing takes the job out of AP8 in the same write: visible at once.
+        assert job.job_id not in [j.job_id for j in jobs.list_open_jobs(tenant.table, PageRequest()).items]
+        return "closed"
+
+    tasks: list[Callable[[], str]] = [lambda e=a.emp_id: apply(e) for a in applicants]
+    tasks.insert(4, close)
+    results = race(tasks, workers=len(tasks))
+    assert "closed" in results
+    applied = {r for r in results if isinstance(r, str) and r != "closed"}
+    refused = [r for r in results if isinstance(r, Exception)]
+    assert all(isinstance(r, Conflict) and "closed" in str(r) for r in refused)
+    listed = applications.list_job_applications(tenant.table, job.job_id, PageRequest()).items
+    assert {a.emp_id for a in listed} == applied
+    late = tenant.employee(dept)
+    with pytest.raises(Conflict, match="the job is closed"):
+        applications.apply_to_job(tenant.table, job.job_id, late.emp_id)
