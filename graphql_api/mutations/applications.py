@@ -42,7 +42,7 @@ class WithdrawApplicationPayload:
 class SetApplicationStatusInput:
     id: strawberry.ID
     status: ApplicationStatus = strawberry.field(
-        description="REVIEWING from APPLIED; ACCEPTED or REJECTED from APPLIED or REVIEWING."
+        description="REVIEWING or REJECTED from APPLIED; ACCEPTED or REJECTED from REVIEWING."
     )
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
 
@@ -84,6 +84,7 @@ async def withdraw_application(info: Info, input: WithdrawApplicationInput) -> W
         context.tenant_table(),
         job_id,
         app_id,
+        fields={"status": "id"},
         idempotency_key=input.idempotency_key,
     )
     return WithdrawApplicationPayload(application=Application.of(withdrawn))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar
 
 from datastore import departments, keys
@@ -42,16 +42,25 @@ def require_admin(context: RequestContext) -> None:
         raise forbidden("only admins may do this")
 
 
-async def run_write(context: RequestContext, write: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a blocking datastore write off the loop; input errors name their ``input.`` path."""
+async def run_write(
+    context: RequestContext,
+    write: Callable[..., T],
+    *args: Any,
+    fields: Mapping[str, str] | None = None,
+    **kwargs: Any,
+) -> T:
+    """Run a blocking datastore write off the loop; input errors name their ``input.`` path.
+
+    ``fields`` renames the datastore's field names where the input's differ (the datastore's
+    ``jobId`` is ``input.id`` of publishJobPosting).
+    """
     try:
         return await context.run(functools.partial(write, *args, **kwargs))
     except IdempotencyMismatch as error:
         raise ApiError(Code.BAD_USER_INPUT, str(error), field="input.idempotencyKey") from None
     except InvalidInput as error:
-        raise ApiError(
-            Code.BAD_USER_INPUT, f"input.{error.field}: {error.reason}", field=f"input.{error.field}"
-        ) from None
+        field = f"input.{(fields or {}).get(error.field, error.field)}"
+        raise ApiError(Code.BAD_USER_INPUT, f"{field}: {error.reason}", field=field) from None
 
 
 async def fresh_department(context: RequestContext, dept_id: str | None) -> Department | None:

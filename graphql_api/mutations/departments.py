@@ -6,6 +6,7 @@ import strawberry
 
 from datastore import departments
 from graphql_api.context import RequestContext
+from graphql_api.errors import bad_input
 from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, decode_id, require_admin, run_write
 from graphql_api.types.department import Department
 
@@ -59,6 +60,8 @@ async def update_department(info: Info, input: UpdateDepartmentInput) -> UpdateD
     context = info.context
     require_admin(context)
     (dept_id,) = decode_id(input.id, "Department", "input.id")
+    if input.name is None and input.manager_id is None and not input.clear_manager:
+        raise bad_input("input", "names nothing to change (name, managerId or clearManager)")
     manager_id: str | None = None
     if input.clear_manager:
         manager_id = departments.NO_MANAGER

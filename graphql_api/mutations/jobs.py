@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 import strawberry
 
 from datastore import jobs
@@ -11,6 +13,9 @@ from graphql_api.mutations.employees import OPTIONAL_VERSION_HELP, VERSION_HELP
 from graphql_api.types.job_posting import JobPosting
 
 Info = strawberry.Info[RequestContext, None]
+
+# The datastore names the job "jobId"; these inputs call it "id".
+JOB_ID_IS_INPUT_ID: Final = {"jobId": "id"}
 
 
 @strawberry.input
@@ -93,6 +98,7 @@ async def update_job_posting(info: Info, input: UpdateJobPostingInput) -> Update
         jobs.update_job,
         context.tenant_table(),
         job_id,
+        fields=JOB_ID_IS_INPUT_ID,
         expected_version=input.expected_version,
         title=input.title,
         description=input.description,
@@ -111,6 +117,7 @@ async def publish_job_posting(info: Info, input: PublishJobPostingInput) -> Publ
         jobs.publish_job,
         context.tenant_table(),
         job_id,
+        fields=JOB_ID_IS_INPUT_ID,
         expected_version=input.expected_version,
         idempotency_key=input.idempotency_key,
     )
@@ -126,6 +133,7 @@ async def close_job_posting(info: Info, input: CloseJobPostingInput) -> CloseJob
         jobs.close_job,
         context.tenant_table(),
         job_id,
+        fields=JOB_ID_IS_INPUT_ID,
         expected_version=input.expected_version,
         idempotency_key=input.idempotency_key,
     )

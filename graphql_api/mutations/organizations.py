@@ -43,6 +43,7 @@ async def create_organization(info: Info, input: CreateOrganizationInput) -> Cre
         admin_email=input.admin_email,
         admin_first_name=input.admin_first_name,
         admin_last_name=input.admin_last_name,
+        fields={"email": "adminEmail", "firstName": "adminFirstName", "lastName": "adminLastName"},
     )
     return CreateOrganizationPayload(
         organization=Organization.of(organization),
