@@ -16,8 +16,8 @@ from typing import Any, ParamSpec, TypeVar
 
 from aiodataloader import DataLoader
 
-from datastore import applications, calls, departments, employees, jobs, organizations
-from datastore.entities import Application, Department, Employee, JobPosting
+from datastore import applications, audit, calls, departments, employees, jobs, organizations
+from datastore.entities import Application, AuditEvent, Department, Employee, JobPosting
 from datastore.organizations import OrganizationWithSubscription
 from datastore.pagination import Page, PageRequest, StartKey
 from datastore.table import BATCH_GET_LIMIT, Table
@@ -147,6 +147,11 @@ def applications_of_employee(
 ) -> Page[Application]:
     assert emp_id is not None
     return applications.list_employee_applications(table, emp_id, request)
+
+
+def audit_events_of_org(table: Table, _parent: str | None, request: PageRequest) -> Page[AuditEvent]:
+    """Newest first, whatever ``request.descending`` says."""
+    return audit.list_audit_events(table, request)
 
 
 class Loaders:

@@ -7,9 +7,10 @@ from datetime import datetime
 import strawberry
 
 from datastore import entities
-from graphql_api import ids, loaders
+from graphql_api import ids, loaders, permissions
 from graphql_api.context import RequestContext
-from graphql_api.errors import bad_input
+from graphql_api.errors import bad_input, forbidden
+from graphql_api.types.audit_event import AuditEvent
 from graphql_api.types.connection import DEFAULT_PAGE_SIZE, Connection, paginate
 from graphql_api.types.department import Department
 from graphql_api.types.employee import Employee
@@ -115,4 +116,21 @@ class Organization(Node):
             after=after,
             descending=True,
             convert=JobPosting.of,
+        )
+
+    @strawberry.field(description="Admins only: every successful write, newest first.")
+    async def audit_log(
+        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+    ) -> Connection[AuditEvent]:
+        if not permissions.is_admin(info.context):
+            raise forbidden("only admins read the audit log")
+        return await paginate(
+            info.context,
+            loaders.audit_events_of_org,
+            parent=None,
+            name="Organization.auditLog",
+            first=first,
+            after=after,
+            descending=True,
+            convert=AuditEvent.of,
         )
