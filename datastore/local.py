@@ -158,6 +158,7 @@ class DynamoDBLocal:
             if self._process.poll() is not None:
                 stderr = self._process.stderr.read().decode(errors="replace") if self._process.stderr else ""
                 last = (stderr.strip().splitlines() or ["no output"])[-1]
+                self.stop()  # Reaps the process and closes its stderr pipe.
                 raise LocalDynamoError(f"DynamoDB Local exited at start: {last}")
             try:
                 urllib.request.urlopen(self.endpoint_url, timeout=1)  # loopback only
