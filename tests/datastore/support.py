@@ -10,8 +10,10 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from datastore import items, keys
+from datastore import departments, employees, items, keys
 from datastore.entities import Department, Employee, EmployeeStatus, Role
+from datastore.pagination import PageRequest
+from datastore.table import Table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -66,3 +68,29 @@ def employee_items(emp: Employee) -> list[items.Item]:
 def gsi_order(emp: Employee) -> str:
     """The sort key AP3 orders employees by."""
     return keys.employees_gsi_sk(items.timestamp(emp.hired_at), emp.emp_id)
+
+
+def all_pages(fetch: Callable[[PageRequest], object]) -> list[object]:
+    found: list[object] = []
+    request = PageRequest(first=100)
+    while True:
+        page = fetch(request)
+        found.extend(page.items)  # type: ignore[attr-defined]
+        if not page.has_next:  # type: ignore[attr-defined]
+            return found
+        request = PageRequest(first=100, after=page.end_cursor)  # type: ignore[attr-defined]
+
+
+def assert_headcounts_hold(table: Table, depts: Sequence[Department]) -> None:
+    """Each department's counter == its membership items == active employees naming it."""
+    everyone = all_pages(lambda r: employees.list_employees(table, r))
+    for dept in depts:
+        stored = departments.get_department(table, dept.dept_id, consistent=True)
+        assert stored is not None
+        members = all_pages(lambda r, d=dept.dept_id: employees.list_department_employees(table, d, r))
+        active_in = [
+            e for e in everyone
+            if e.department_id == dept.dept_id and e.status is EmployeeStatus.ACTIVE  # type: ignore[attr-defined]
+        ]
+        assert stored.headcount == len(members) == len(active_in), dept.name
+        assert {m.emp_id for m in members} == {e.emp_id for e in active_in}  # type: ignore[attr-defined]

@@ -16,11 +16,12 @@ from typing import TypeVar
 import pytest
 
 from datastore import applications, departments, employees, identities, jobs, keys
-from datastore.entities import Department, EmployeeStatus, Role
+from datastore.entities import Role
 from datastore.errors import Conflict, StaleVersion, Unavailable
 from datastore.pagination import PageRequest
 from datastore.scope import SignInScope
 from tests.conftest import Tenant
+from tests.datastore.support import all_pages, assert_headcounts_hold
 
 T = TypeVar("T")
 
@@ -51,31 +52,6 @@ def outcomes(results: list[object]) -> Counter[str]:
     return Counter(type(result).__name__ if isinstance(result, Exception) else "ok" for result in results)
 
 
-def all_pages(fetch: Callable[[PageRequest], object]) -> list[object]:
-    found: list[object] = []
-    request = PageRequest(first=100)
-    while True:
-        page = fetch(request)
-        found.extend(page.items)  # type: ignore[attr-defined]
-        if not page.has_next:  # type: ignore[attr-defined]
-            return found
-        request = PageRequest(first=100, after=page.end_cursor)  # type: ignore[attr-defined]
-
-
-def assert_headcounts_hold(tenant: Tenant, depts: list[Department]) -> None:
-    everyone = all_pages(lambda r: employees.list_employees(tenant.table, r))
-    for dept in depts:
-        stored = departments.get_department(tenant.table, dept.dept_id, consistent=True)
-        assert stored is not None
-        members = all_pages(lambda r, d=dept.dept_id: employees.list_department_employees(tenant.table, d, r))
-        active_in = [
-            e for e in everyone
-            if e.department_id == dept.dept_id and e.status is EmployeeStatus.ACTIVE  # type: ignore[attr-defined]
-        ]
-        assert stored.headcount == len(members) == len(active_in), dept.name
-        assert {m.emp_id for m in members} == {e.emp_id for e in active_in}  # type: ignore[attr-defined]
-
-
 def test_create_employee__20_concurrent_with_one_email__exactly_one_wins(tenant: Tenant) -> None:
     dept = tenant.department()
     email = f"contested{keys.new_id().lower()}@example.com"
@@ -95,7 +71,7 @@ def test_create_employee__20_concurrent_with_one_email__exactly_one_wins(tenant:
     assert [e.emp_id for e in all_pages(lambda r: employees.list_employees(tenant.table, r))] == [  # type: ignore[attr-defined]
         tenant.admin.emp_id, winner
     ]
-    assert_headcounts_hold(tenant, [dept])
+    assert_headcounts_hold(tenant.table, [dept])
 
 
 def test_move_employee__200_concurrent_random_moves__headcounts_equal_memberships(tenant: Tenant) -> None:
@@ -119,7 +95,7 @@ def test_move_employee__200_concurrent_random_moves__headcounts_equal_membership
     counted = outcomes(results)
     assert set(counted) <= {"ok", "Conflict", "StaleVersion"}, counted
     assert counted["ok"] >= MOVES // 2, counted
-    assert_headcounts_hold(tenant, depts)
+    assert_headcounts_hold(tenant.table, depts)
     assert sum(
         d.headcount for d in departments.get_departments(tenant.table, [d.dept_id for d in depts]) if d
     ) == MOVERS - len(leavers)
