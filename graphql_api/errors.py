@@ -84,8 +84,9 @@ class ErrorCodes(SchemaExtension):
     @staticmethod
     def _client_error(error: GraphQLError, request_id: str) -> GraphQLError:
         original = error.original_error
-        if original is None:
-            # Parse and validation errors: the client's document is wrong.
+        if original is None or isinstance(original, GraphQLError):
+            # Parse and validation errors, and variables that do not coerce (an unknown enum
+            # value wraps a GraphQLError): the client's document or variables are wrong.
             extensions = {"code": Code.BAD_USER_INPUT.value, **(error.extensions or {})}
             return _with(error, error.message, extensions)
         expected = translate(original)
