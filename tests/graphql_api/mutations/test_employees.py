@@ -4,10 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from datastore import departments, employees
+from datastore.entities import Department, Role
+from datastore.pagination import PageRequest
 from graphql_api import ids
-from tests.conftest import Tenant
+from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.conftest import Api
+from tests.graphql_api.mutations.documents import (
+    CREATE_EMPLOYEE,
+    TERMINATE_EMPLOYEE,
+    UNKNOWN_ULID,
+    UPDATE_EMPLOYEE,
+    error,
+    gid,
+    manager_of,
+    raw_id,
+)
 
 MOVE = """
 mutation($input: MoveEmployeeInput!) {
@@ -75,3 +89,264 @@ def test_create_employee__bad_email__names_the_input_field(api: Api, tenant: Ten
     body = api.admin_of(tenant).query(CREATE, {"input": {"email": "nope", "firstName": "N", "lastName": "H"}})
     assert codes(body) == ["BAD_USER_INPUT"]
     assert body["errors"][0]["extensions"]["field"] == "input.email"
+
+
+def headcount(tenant: Tenant, dept: Department) -> int:
+    found = departments.get_department(tenant.table, dept.dept_id, consistent=True)
+    assert found is not None
+    return found.headcount
+
+
+# --- createEmployee ---------------------------------------------------------------------
+
+
+def test_create_employee__writes_employee_membership_and_headcount(api: Api, tenant: Tenant) -> None:
+    dept = tenant.department("Eng")
+    data = api.admin_of(tenant).data(
+        CREATE_EMPLOYEE,
+        {"input": {"email": "Grace@Example.com", "firstName": "Grace", "lastName": "Hopper",
+                   "role": "MANAGER", "departmentId": gid(dept)}},
+    )["createEmployee"]
+    assert data["employee"]["email"] == "grace@example.com"
+    assert data["employee"]["role"] == "MANAGER"
+    assert data["employee"]["status"] == "ACTIVE"
+    assert data["employee"]["version"] == 1
+    assert data["department"] == {"id": gid(dept), "headcount": 1}
+    emp_id = raw_id(data["employee"]["id"])[0]
+    assert employees.find_employee_id_by_email(tenant.table, "grace@example.com") == emp_id
+    members = employees.list_department_employees(tenant.table, dept.dept_id, PageRequest(first=10))
+    assert [m.emp_id for m in members.items] == [emp_id]
+    assert headcount(tenant, dept) == 1
+
+
+def test_create_employee__taken_email__is_conflict_and_writes_nothing(api: Api, tenant: Tenant) -> None:
+    dept = tenant.department("Eng")
+    taken = tenant.employee(dept)
+    body = api.admin_of(tenant).query(
+        CREATE_EMPLOYEE,
+        {"input": {"email": taken.email.upper(), "firstName": "N", "lastName": "H", "departmentId": gid(dept)}},
+    )
+    assert error(body)["extensions"]["code"] == "CONFLICT"
+    assert headcount(tenant, dept) == 1
+    assert employees.find_employee_id_by_email(tenant.table, taken.email) == taken.emp_id
+
+
+def test_create_employee__email_taken_in_another_tenant__is_conflict(
+    api: Api, tenant: Tenant, make_tenant: TenantFactory
+) -> None:
+    theirs = make_tenant().employee()
+    body = api.admin_of(tenant).query(CREATE_EMPLOYEE, {"input": {"email": theirs.email, "firstName": "N", "lastName": "H"}})
+    assert error(body)["extensions"]["code"] == "CONFLICT"
+    assert employees.find_employee_id_by_email(tenant.table, theirs.email) is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value"), [("firstName", " "), ("lastName", "x" * 101), ("email", "a@b@c.com")]
+)
+def test_create_employee__bad_field__names_it(api: Api, tenant: Tenant, field: str, value: str) -> None:
+    fields = {"email": "fresh.person@example.com", "firstName": "F", "lastName": "L", field: value}
+    body = api.admin_of(tenant).query(CREATE_EMPLOYEE, {"input": fields})
+    assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": f"input.{field}"}
+    assert employees.find_employee_id_by_email(tenant.table, "fresh.person@example.com") is None
+
+
+def test_create_employee__unknown_role__is_bad_user_input(api: Api, tenant: Tenant) -> None:
+    body = api.admin_of(tenant).query(
+        CREATE_EMPLOYEE, {"input": {"email": "r@example.com", "firstName": "F", "lastName": "L", "role": "CEO"}}
+    )
+    assert codes(body) == ["BAD_USER_INPUT"]
+    assert employees.find_employee_id_by_email(tenant.table, "r@example.com") is None
+
+
+def test_create_employee__department_id_of_another_type__not_found(api: Api, tenant: Tenant) -> None:
+    body = api.admin_of(tenant).query(
+        CREATE_EMPLOYEE,
+        {"input": {"email": "t@example.com", "firstName": "F", "lastName": "L", "departmentId": gid(tenant.admin)}},
+    )
+    assert error(body)["extensions"]["code"] == "NOT_FOUND"
+    assert employees.find_employee_id_by_email(tenant.table, "t@example.com") is None
+
+
+def test_create_employee__as_manager__not_enough_permissions(api: Api, tenant: Tenant) -> None:
+    dept = tenant.department("Eng")
+    body = api.as_(manager_of(tenant, dept)).query(
+        CREATE_EMPLOYEE, {"input": {"email": "m@example.com", "firstName": "F", "lastName": "L", "departmentId": gid(dept)}}
+    )
+    assert error(body)["extensions"]["code"] == "FORBIDDEN"
+    assert headcount(tenant, dept) == 1
+
+
+# --- updateEmployee ---------------------------------------------------------------------
+
+
+def test_update_employee__changes_fields_and_moves_the_email(api: Api, tenant: Tenant) -> None:
+    dept = tenant.department("Eng")
+    person = tenant.employee(dept)
+    data = api.admin_of(tenant).data(
+        UPDATE_EMPLOYEE,
+        {"input": {"id": gid(person), "expectedVersion": person.version, "email": "new.mail@example.com",
+                   "lastName": "Renamed", "role": "MANAGER"}},
+    )["updateEmployee"]["employee"]
+    assert data == {"id": gid(person), "email": "new.mail@example.com", "firstName": person.first_name,
+                    "lastName": "Renamed", "role": "MANAGER", "version": person.version + 1}
+    assert employees.find_employee_id_by_email(tenant.table, "new.mail@example.com") == person.emp_id
+    assert employees.find_employee_id_by_email(tenant.table, person.email) is None
+    # The old address is free again, platform-wide.
+    tenant.employee(email=person.email)
+    member = employees.list_department_employees(tenant.table, dept.dept_id, PageRequest(first=10)).items
+    assert [(m.email, m.last_name) for m in member] == [("new.mail@example.com", "Renamed")]
+
+
+def test_update_employee__stale_version__is_conflict_and_changes_nothing(api: Api, tenant: Tenant) -> None:
+    person = tenant.employee()
+    employees.update_employee(tenant.table, person.emp_id, expected_version=person.version, first_name="Once")
+    body = api.admin_of(tenant).query(
+        UPDATE_EMPLOYEE, {"input": {"id": gid(person), "expectedVersion": person.version, "firstName": "Twice"}}
+    )
+    assert error(body)["extensions"] == {
+        "code": "CONFLICT", "currentVersion": person.version + 1
+    }
+    stored = employees.get_employee(tenant.table, person.emp_id)
+    assert stored is not None and (stored.first_name, stored.version) == ("Once", person.version + 1)
+
+
+def test_update_employee__taken_email__is_conflict_and_changes_nothing(api: Api, tenant: Tenant) -> None:
+    person, other = tenant.employee(), tenant.employee()
+    body = api.admin_of(tenant).query(
+        UPDATE_EMPLOYEE, {"input": {"id": gid(person), "expectedVersion": person.version, "email": other.email}}
+    )
+    assert error(body)["extensions"]["code"] == "CONFLICT"
+    assert employees.get_employee(tenant.table, person.emp_id) == person
+    assert employees.find_employee_id_by_email(tenant.table, person.email) == person.emp_id
+    assert employees.find_employee_id_by_email(tenant.table, other.email) == other.emp_id
+
+
+def test_update_employee__bad_email__names_the_input_field(api: Api, tenant: Tenant) -> None:
+    person = tenant.employee()
+    body = api.admin_of(tenant).query(
+        UPDATE_EMPLOYEE, {"input": {"id": gid(person), "expectedVersion": person.version, "email": "no-at-sign"}}
+    )
+    assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.email"}
+    assert employees.get_employee(tenant.table, person.emp_id) == person
+
+
+@pytest.mark.parametrize("kind", ["unknown", "other tenant", "other type"])
+def test_update_employee__not_found(api: Api, tenant: Tenant, make_tenant: TenantFactory, kind: str) -> None:
+    target = {
+        "unknown": lambda: ids.encode("Employee", UNKNOWN_ULID),
+        "other tenant": lambda: gid(make_tenant().employee()),
+        "other type": lambda: gid(tenant.department()),
+    }[kind]()
+    body = api.admin_of(tenant).query(UPDATE_EMPLOYEE, {"input": {"id": target, "expectedVersion": 1, "firstName": "X"}})
+    assert error(body)["extensions"]["code"] == "NOT_FOUND"
+
+
+def test_update_employee__malformed_id__is_bad_user_input(api: Api, tenant: Tenant) -> None:
+    body = api.admin_of(tenant).query(UPDATE_EMPLOYEE, {"input": {"id": "%%%", "expectedVersion": 1}})
+    assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.id"}
+
+
+@pytest.mark.parametrize("role", [Role.EMPLOYEE, Role.MANAGER])
+def test_update_employee__not_enough_permissions(api: Api, tenant: Tenant, role: Role) -> None:
+    caller = tenant.employee(role=role)
+    body = api.as_(caller).query(
+        UPDATE_EMPLOYEE, {"input": {"id": gid(caller), "expectedVersion": caller.version, "role": "ADMIN"}}
+    )
+    assert error(body)["extensions"]["code"] == "FORBIDDEN"
+    assert employees.get_employee(tenant.table, caller.emp_id) == caller
+
+
+# --- moveEmployee -----------------------------------------------------------------------
+
+
+def test_move_employee__unknown_department__is_bad_user_input_and_moves_nothing(api: Api, tenant: Tenant) -> None:
+    eng = tenant.department("Eng")
+    person = tenant.employee(eng)
+    body = api.admin_of(tenant).query(
+        MOVE, {"input": {"id": gid(person), "departmentId": ids.encode("Department", UNKNOWN_ULID)}}
+    )
+    assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.departmentId"}
+    assert employees.get_employee(tenant.table, person.emp_id) == person
+    assert headcount(tenant, eng) == 1
+
+
+def test_move_employee__terminated__is_conflict(api: Api, tenant: Tenant) -> None:
+    eng, ops = tenant.department("Eng"), tenant.department("Ops")
+    gone = employees.terminate_employee(tenant.table, tenant.employee(eng).emp_id)
+    body = api.admin_of(tenant).query(MOVE, {"input": {"id": gid(gone), "departmentId": gid(ops)}})
+    assert error(body)["extensions"]["code"] == "CONFLICT"
+    assert (headcount(tenant, eng), headcount(tenant, ops)) == (0, 0)
+
+
+def test_move_employee__other_tenants_employee__not_found(
+    api: Api, tenant: Tenant, make_tenant: TenantFactory
+) -> None:
+    other = make_tenant()
+    theirs_dept = other.department("Theirs")
+    theirs = other.employee(theirs_dept)
+    ops = tenant.department("Ops")
+    body = api.admin_of(tenant).query(MOVE, {"input": {"id": gid(theirs), "departmentId": gid(ops)}})
+    assert error(body)["extensions"]["code"] == "NOT_FOUND"
+    assert employees.get_employee(other.table, theirs.emp_id) == theirs
+    assert headcount(tenant, ops) == 0
+
+
+def test_move_employee__not_enough_permissions(api: Api, tenant: Tenant) -> None:
+    eng, ops = tenant.department("Eng"), tenant.department("Ops")
+    person = tenant.employee(eng)
+    body = api.as_(manager_of(tenant, eng)).query(MOVE, {"input": {"id": gid(person), "departmentId": gid(ops)}})
+    assert error(body)["extensions"]["code"] == "FORBIDDEN"
+    assert employees.get_employee(tenant.table, person.emp_id) == person
+
+
+# --- terminateEmployee ------------------------------------------------------------------
+
+
+def test_terminate_employee__inactive_and_out_of_the_headcount(api: Api, tenant: Tenant) -> None:
+    eng = tenant.department("Eng")
+    person, stays = tenant.employee(eng), tenant.employee(eng)
+    data = api.admin_of(tenant).data(
+        TERMINATE_EMPLOYEE, {"input": {"id": gid(person), "expectedVersion": person.version}}
+    )["terminateEmployee"]
+    assert data["employee"]["status"] == "INACTIVE"
+    assert data["employee"]["terminatedAt"] is not None
+    assert data["employee"]["version"] == person.version + 1
+    assert data["department"] == {"id": gid(eng), "headcount": 1}
+    members = employees.list_department_employees(tenant.table, eng.dept_id, PageRequest(first=10)).items
+    assert [m.emp_id for m in members] == [stays.emp_id]
+
+
+def test_terminate_employee__twice__is_conflict(api: Api, tenant: Tenant) -> None:
+    eng = tenant.department("Eng")
+    person = tenant.employee(eng)
+    admin = api.admin_of(tenant)
+    admin.data(TERMINATE_EMPLOYEE, {"input": {"id": gid(person)}})
+    body = admin.query(TERMINATE_EMPLOYEE, {"input": {"id": gid(person)}})
+    assert error(body)["extensions"]["code"] == "CONFLICT"
+    assert headcount(tenant, eng) == 0
+
+
+def test_terminate_employee__stale_version__is_conflict(api: Api, tenant: Tenant) -> None:
+    eng = tenant.department("Eng")
+    person = tenant.employee(eng)
+    body = api.admin_of(tenant).query(
+        TERMINATE_EMPLOYEE, {"input": {"id": gid(person), "expectedVersion": person.version - 1}}
+    )
+    assert error(body)["extensions"] == {"code": "CONFLICT", "currentVersion": person.version}
+    assert employees.get_employee(tenant.table, person.emp_id) == person
+    assert headcount(tenant, eng) == 1
+
+
+def test_terminate_employee__unknown__not_found(api: Api, tenant: Tenant) -> None:
+    body = api.admin_of(tenant).query(TERMINATE_EMPLOYEE, {"input": {"id": ids.encode("Employee", UNKNOWN_ULID)}})
+    assert error(body)["extensions"]["code"] == "NOT_FOUND"
+
+
+@pytest.mark.parametrize("role", [Role.EMPLOYEE, Role.MANAGER])
+def test_terminate_employee__not_enough_permissions(api: Api, tenant: Tenant, role: Role) -> None:
+    eng = tenant.department("Eng")
+    person = tenant.employee(eng)
+    body = api.as_(tenant.employee(role=role)).query(TERMINATE_EMPLOYEE, {"input": {"id": gid(person)}})
+    assert error(body)["extensions"]["code"] == "FORBIDDEN"
+    assert employees.get_employee(tenant.table, person.emp_id) == person
+    assert headcount(tenant, eng) == 1
