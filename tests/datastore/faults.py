@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -115,7 +115,8 @@ def _item_count(params: dict[str, Any]) -> int:
 @contextmanager
 def injected(client: DynamoDBClient) -> Iterator[TransactFaults]:
     faults = TransactFaults()
-    client.meta.events.register(_EVENT, faults, unique_id=_HOOK_ID)
+    # The stubs type handlers as returning None; a before-call handler's answer replaces the call.
+    client.meta.events.register(_EVENT, cast(Callable[..., None], faults), unique_id=_HOOK_ID)
     try:
         yield faults
     finally:

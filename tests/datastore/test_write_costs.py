@@ -1,0 +1,105 @@
+"""What each write costs: the items its transaction writes and the WCU DynamoDB reports.
+
+DynamoDB Local reports a flat 2.0 per transaction for the table (plus 4.0 when an item with
+GSI1 attributes is written), whatever the item count; AWS charges 2 WCU per item and KB in a
+transaction (every item here is under 1 KB), plus the index writes. Both are printed.
+
+Run with ``-s`` to print the table:
+``.venv/bin/python -m pytest tests/datastore/test_write_costs.py -q -s``
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+
+import pytest
+
+from datastore import jobs, organizations
+from datastore.calls import Call, CallLog
+from datastore.entities import Plan
+from datastore.table import Table
+from tests.conftest import Tenant, TenantFactory
+from tests.datastore import test_idempotency
+from tests.datastore.test_idempotency import Scenario, Write
+
+TRANSACT = "TransactWriteItems"
+
+# Items in each write's transaction without an idempotency key: its own items plus the audit
+# event. A key adds the idempotency record.
+EXPECTED_ITEMS = {
+    "create_department": 2,
+    "update_department": 2,
+    "create_employee": 6,  # employee, identity, email pointer, membership, headcount, event
+    "update_employee": 2,  # employee, event (+1 membership copy when in a department)
+    "move_employee": 6,  # employee, 2 memberships, 2 headcounts, event
+    "terminate_employee": 4,  # employee, membership, headcount, event
+    "create_job": 3,  # job, department check, event
+    "update_job": 2,
+    "publish_job": 2,
+    "close_job": 2,
+    "apply_to_job": 5,  # application, applicant guard, job check, employee check, event
+    "set_application_status": 2,
+    "withdraw_application": 2,
+}
+
+
+def update_job(t: Tenant) -> Write:
+    job = jobs.create_job(t.table, department_id=t.department().dept_id, title="Welder")
+    return lambda key: jobs.update_job(
+        t.table, job.job_id, expected_version=1, title="Senior welder", idempotency_key=key
+    )
+
+
+SCENARIOS: list[Scenario] = [*test_idempotency.SCENARIOS, update_job]
+
+
+def _measure(log: CallLog, write: Callable[[], object]) -> Call:
+    start = len(log.snapshot())
+    write()
+    [transaction] = [c for c in log.snapshot()[start:] if c.operation == TRANSACT]
+    return transaction
+
+
+def _row(name: str, plain: Call, keyed: Call) -> str:
+    count, keyed_count = len(plain.params["TransactItems"]), len(keyed.params["TransactItems"])
+    return (
+        f"{name:<24} {count:>5} {plain.write_units:>9.1f} {2 * count:>9}"
+        f" {keyed_count:>11} {keyed.write_units:>9.1f} {2 * keyed_count:>9}"
+    )
+
+
+def test_write_costs(make_tenant: TenantFactory, platform: Table, call_log: CallLog) -> None:
+    rows = [
+        f"{'write':<24} {'items':>5} {'WCU local':>9} {'WCU AWS':>9}"
+        f" {'items (key)':>11} {'WCU local':>9} {'WCU AWS':>9}"
+    ]
+    for scenario in SCENARIOS:
+        name = scenario.__name__
+        plain = _measure(call_log, partial(scenario(make_tenant()), None))
+        keyed = _measure(call_log, partial(scenario(make_tenant()), "cost-key"))
+        assert len(plain.params["TransactItems"]) == EXPECTED_ITEMS[name], name
+        assert len(keyed.params["TransactItems"]) == EXPECTED_ITEMS[name] + 1, name
+        # DynamoDB Local's figure for a transaction is not AWS's 2 WCU per item and KB.
+        assert keyed.write_units >= plain.write_units > 0, name
+        rows.append(_row(name, plain, keyed))
+    org = _measure(
+        call_log,
+        lambda: organizations.create_organization(
+            platform,
+            name="Costly Inc",
+            plan=Plan.FREE,
+            admin_email="cost@costly.example",
+            admin_first_name="Cost",
+            admin_last_name="Ly",
+        ),
+    )
+    # Organisation, subscription, admin employee, identity, email pointer, event.
+    assert len(org.params["TransactItems"]) == 6
+    rows.append(f"{'create_organization':<24} {6:>5} {org.write_units:>9.1f} {12:>9}")
+    print("\n" + "\n".join(rows))
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_ITEMS))
+def test_every_write_is_measured(name: str) -> None:
+    assert name in {s.__name__ for s in SCENARIOS}
