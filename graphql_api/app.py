@@ -4,28 +4,34 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
 import orjson
 import strawberry
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 from strawberry.asgi import GraphQL
+from strawberry.extensions import SchemaExtension
 from ulid import ULID
 
 from datastore import calls
 from datastore.store import Datastore
-from graphql_api.auth import bearer_token, verify
+from graphql_api.active import ActiveCaller
+from graphql_api.auth import TokenVerifier, bearer_token
 from graphql_api.config import ApiSettings
 from graphql_api.context import RequestContext, Services
 from graphql_api.cost import Cost
 from graphql_api.cursors import CursorCodec
 from graphql_api.errors import ApiError
+from graphql_api.limits import limit_extensions
+from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.schema import build_schema
 
 log = logging.getLogger("hr.app")
@@ -38,6 +44,7 @@ class GraphQLView(GraphQL[RequestContext, None]):
     def __init__(self, schema: strawberry.Schema, services: Services) -> None:
         super().__init__(schema, graphql_ide="graphiql" if services.settings.graphiql else None)
         self.services = services
+        self.verifier = TokenVerifier(services.settings)
 
     async def get_context(self, request: Request, response: Response) -> RequestContext:  # type: ignore[override]
         context = RequestContext(
@@ -64,7 +71,7 @@ class GraphQLView(GraphQL[RequestContext, None]):
         scope[REQUEST_ID] = request_id[:64]
         try:
             token = bearer_token(request.headers.get("authorization"))
-            scope[PRINCIPAL] = None if token is None else verify(self.services.settings, token)
+            scope[PRINCIPAL] = None if token is None else self.verifier.verify(token)
         except ApiError as error:
             body = {"errors": [{"message": str(error), "extensions": error.extensions}]}
             await JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})(
@@ -78,7 +85,13 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
     settings = settings or ApiSettings.from_env()
     executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="dynamodb-io")
     services = Services(settings, datastore, executor, CursorCodec(settings.jwt_secret))
-    view = GraphQLView(build_schema([Cost] if settings.cost_in_response else []), services)
+    # Limits first (they refuse before anything is loaded), then the caller's active check.
+    extensions: list[Callable[[], SchemaExtension]] = [*limit_extensions(settings), ActiveCaller]
+    if settings.cost_in_response:
+        extensions.append(Cost)
+    view = GraphQLView(
+        build_schema(extensions, batch_max_operations=settings.batch_max_operations), services
+    )
 
     async def healthz(_request: Request) -> JSONResponse:
         reachable = await asyncio.get_running_loop().run_in_executor(executor, datastore.reachable)
@@ -98,4 +111,14 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
             Route("/healthz", healthz),
         ],
         lifespan=lifespan,
+        middleware=[
+            Middleware(
+                CORSMiddleware,
+                allow_origins=list(settings.cors_origins),
+                allow_methods=["GET", "POST"],
+                allow_headers=["Authorization", "Content-Type", "X-Request-Id"],
+                max_age=600,
+            ),
+            Middleware(MaxBodySize, max_bytes=settings.max_body_bytes),
+        ],
     )

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
 
 import jwt
+from jwt import PyJWK, PyJWKClient, PyJWKSet
 
 from datastore import keys
 from datastore.entities import Role
@@ -14,6 +18,11 @@ from graphql_api.config import ApiSettings
 from graphql_api.errors import unauthenticated
 
 ALGORITHM = "HS256"
+# Verified against the configured JWKS; HS256 only ever against the shared secret, so a
+# public key can never be used as an HMAC secret (algorithm confusion).
+ASYMMETRIC_ALGORITHMS: Final = ("RS256", "ES256")
+# An unknown ``kid`` refetches the JWKS at most this often.
+JWKS_MIN_REFRESH_SECONDS: Final = 30.0
 
 
 PLATFORM_ROLE = "platform"
@@ -62,20 +71,85 @@ def bearer_token(authorization: str | None) -> str | None:
     return token.strip()
 
 
+class JwksKeys:
+    """The signing keys of a JWKS (a file path or an http(s) URL), cached.
+
+    A ``kid`` not in the cached set refetches the set, at most once per
+    ``min_refresh_seconds``, so tokens with random kids cannot hammer the identity provider.
+    """
+
+    def __init__(self, location: str, *, min_refresh_seconds: float = JWKS_MIN_REFRESH_SECONDS) -> None:
+        self.location = location
+        self._min_refresh = min_refresh_seconds
+        self._lock = threading.Lock()
+        self._keys: dict[str, PyJWK] = {}
+        self._fetched_at = float("-inf")
+
+    def _fetch(self) -> dict[str, PyJWK]:
+        if self.location.startswith(("https://", "http://")):
+            jwk_set = PyJWKClient(self.location, cache_jwk_set=False).get_jwk_set()
+        else:
+            jwk_set = PyJWKSet.from_json(Path(self.location).read_text())
+        return {key.key_id: key for key in jwk_set.keys if key.key_id is not None}
+
+    def refresh(self) -> None:
+        with self._lock:
+            self._keys = self._fetch()
+            self._fetched_at = time.monotonic()
+
+    def key(self, kid: str) -> PyJWK:
+        found = self._keys.get(kid)
+        if found is None and time.monotonic() - self._fetched_at >= self._min_refresh:
+            try:
+                self.refresh()
+            except (OSError, jwt.PyJWTError) as error:
+                raise unauthenticated(f"invalid token: the signing keys are unavailable ({error})") from None
+            found = self._keys.get(kid)
+        if found is None:
+            raise unauthenticated("invalid token: unknown signing key")
+        return found
+
+
+class TokenVerifier:
+    """Checks signature, issuer, audience, expiry and not-before; returns the caller."""
+
+    def __init__(self, settings: ApiSettings, jwks: JwksKeys | None = None) -> None:
+        self.settings = settings
+        self.jwks = jwks if jwks is not None else (JwksKeys(settings.jwks) if settings.jwks else None)
+
+    def verify(self, token: str) -> Principal:
+        try:
+            header = jwt.get_unverified_header(token)
+            algorithm = header.get("alg")
+            key: object
+            if algorithm == ALGORITHM:
+                key = self.settings.jwt_secret
+            elif algorithm in ASYMMETRIC_ALGORITHMS and self.jwks is not None:
+                kid = header.get("kid")
+                if not isinstance(kid, str):
+                    raise unauthenticated("invalid token: no key id")
+                jwk = self.jwks.key(kid)
+                if jwk.algorithm_name != algorithm:
+                    raise unauthenticated("invalid token: the key does not sign with this algorithm")
+                key = jwk.key
+            else:
+                raise unauthenticated(f"invalid token: algorithm {algorithm!r} is not accepted")
+            claims = jwt.decode(
+                token,
+                key,  # type: ignore[arg-type]  # a secret or a cryptography public key
+                algorithms=[algorithm],
+                issuer=self.settings.jwt_issuer,
+                audience=self.settings.jwt_audience,
+                options={"require": ["exp", "sub", "role"], "verify_nbf": True},
+            )
+        except jwt.PyJWTError as error:
+            raise unauthenticated(f"invalid token: {error}") from None
+        return principal_from_claims(claims)
+
+
 def verify(settings: ApiSettings, token: str) -> Principal:
-    """The caller a token names, or UNAUTHENTICATED."""
-    try:
-        claims = jwt.decode(
-            token,
-            settings.jwt_secret,
-            algorithms=[ALGORITHM],
-            issuer=settings.jwt_issuer,
-            audience=settings.jwt_audience,
-            options={"require": ["exp", "sub", "role"]},
-        )
-    except jwt.PyJWTError as error:
-        raise unauthenticated(f"invalid token: {error}") from None
-    return principal_from_claims(claims)
+    """The caller a token names, or UNAUTHENTICATED (HS256 and, if configured, the JWKS)."""
+    return TokenVerifier(settings).verify(token)
 
 
 def principal_from_claims(claims: dict[str, object]) -> Principal:

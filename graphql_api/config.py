@@ -38,6 +38,19 @@ class ApiSettings:
     graphiql: bool
     introspection: bool
     cost_in_response: bool
+    # Asymmetric tokens (RS256/ES256): a JWKS file path or https URL; None accepts HS256 only.
+    jwks: str | None = None
+    # Abuse limits (README "Abuse limits"); graphql-armor's defaults where it has one.
+    max_depth: int = 6
+    max_aliases: int = 15
+    max_tokens: int = 1000
+    max_cost: int = 5000
+    max_body_bytes: int = 15 * 1024
+    max_dynamodb_calls: int = 2000
+    # Operations in one batched (JSON array) request; 0 refuses batches.
+    batch_max_operations: int = 0
+    # Origins allowed to call from a browser; none by default.
+    cors_origins: tuple[str, ...] = ()
 
     @property
     def development(self) -> bool:
@@ -63,6 +76,17 @@ class ApiSettings:
             graphiql=env_bool(env, "GRAPHIQL", development),
             introspection=env_bool(env, "INTROSPECTION", development),
             cost_in_response=env_bool(env, "COST_IN_RESPONSE", True),
+            jwks=env.get("JWKS") or None,
+            max_depth=env_int(env, "MAX_QUERY_DEPTH", 6),
+            max_aliases=env_int(env, "MAX_ALIASES", 15, minimum=0),
+            max_tokens=env_int(env, "MAX_TOKENS", 1000),
+            max_cost=env_int(env, "MAX_QUERY_COST", 5000),
+            max_body_bytes=env_int(env, "MAX_BODY_BYTES", 15 * 1024),
+            max_dynamodb_calls=env_int(env, "MAX_DYNAMODB_CALLS", 2000),
+            batch_max_operations=env_int(env, "BATCH_MAX_OPERATIONS", 0, minimum=0),
+            cors_origins=tuple(
+                origin.strip() for origin in env.get("CORS_ORIGINS", "").split(",") if origin.strip()
+            ),
         )
 
     def warn_if_development(self) -> None:

@@ -22,6 +22,7 @@ from graphql_api.auth import Principal
 from graphql_api.config import ApiSettings
 from graphql_api.cursors import CursorCodec
 from graphql_api.errors import forbidden, unauthenticated
+from graphql_api.limits.call_budget import CallBudget
 from graphql_api.loaders import Loaders
 
 T = TypeVar("T")
@@ -47,12 +48,18 @@ class RequestContext:
     call_log: CallLog = field(default_factory=CallLog)
     started: float = field(default_factory=time.perf_counter)
     _loaders: Loaders | None = None
+    _budget: CallBudget | None = None
+    # Called once, when the request first reaches for tenant data (graphql_api/active.py).
+    on_first_tenant_access: Callable[[], None] | None = None
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a blocking (boto3) call on the I/O pool, never on the event loop.
 
         The context is copied so the call is recorded in this request's CallLog and batch.
         """
+        if self._budget is None:
+            self._budget = CallBudget(self.services.settings.max_dynamodb_calls)
+        self._budget.charge(self.call_log)
         context = contextvars.copy_context()
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(
@@ -74,6 +81,8 @@ class RequestContext:
         if self._loaders is None:
             table = self.services.datastore.table(self.require_tenant())
             self._loaders = Loaders(table, self.run)
+            if self.on_first_tenant_access is not None:
+                self.on_first_tenant_access()
         return self._loaders
 
     def platform_table(self) -> Table:

@@ -6,7 +6,7 @@ import strawberry
 
 from datastore import organizations
 from datastore.pagination import PageRequest
-from graphql_api import ids
+from graphql_api import ids, permissions
 from graphql_api.context import RequestContext
 from graphql_api.cursors import CursorCodec
 from graphql_api.types.application import Application
@@ -35,12 +35,18 @@ async def _department(info: Info, dept_id: str) -> Department | None:
 
 async def _job(info: Info, job_id: str) -> JobPosting | None:
     found = await info.context.loaders.job.get(job_id)
-    return None if found is None else JobPosting.of(found)
+    if found is None:
+        return None
+    permissions.check_job(info.context, found.status)
+    return JobPosting.of(found)
 
 
 async def _application(info: Info, job_id: str, app_id: str) -> Application | None:
     found = await info.context.loaders.application.get((job_id, app_id))
-    return None if found is None else Application.of(found)
+    if found is None:
+        return None
+    await permissions.check_application(info.context, found.emp_id, found.job_id)
+    return Application.of(found)
 
 
 async def _organization(info: Info) -> Organization | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import strawberry
 from strawberry.extensions import SchemaExtension
@@ -14,13 +14,21 @@ from graphql_api.query import Query
 from graphql_api.types.organization import Subscription
 
 
-def build_schema(extensions: Sequence[type[SchemaExtension] | SchemaExtension] = ()) -> strawberry.Schema:
+def build_schema(
+    extensions: Sequence[type[SchemaExtension] | Callable[[], SchemaExtension]] = (),
+    *,
+    batch_max_operations: int = 0,
+) -> strawberry.Schema:
+    """``batch_max_operations`` > 0 accepts a JSON array of that many operations; 0 refuses."""
     return strawberry.Schema(
         query=Query,
         mutation=Mutation,
         types=[Subscription],
         extensions=[ErrorCodes, *extensions],
-        config=StrawberryConfig(auto_camel_case=True),
+        config=StrawberryConfig(
+            auto_camel_case=True,
+            batching_config={"max_operations": batch_max_operations} if batch_max_operations else None,
+        ),
     )
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 from datastore import entities
-from graphql_api import ids, loaders
+from graphql_api import ids, loaders, permissions
 from graphql_api.context import RequestContext
 from graphql_api.types.connection import DEFAULT_PAGE_SIZE, Connection, paginate
 from graphql_api.types.node import Node
@@ -67,6 +67,7 @@ class Employee(Node):
     ) -> Connection[Annotated[Application, strawberry.lazy("graphql_api.types.application")]]:
         from graphql_api.types.application import Application
 
+        permissions.check_employee_applications(info.context, self.emp_id)
         return await paginate(
             info.context,
             loaders.applications_of_employee,

@@ -25,8 +25,13 @@ Info = strawberry.Info[RequestContext, None]
 class Subscription(Node):
     plan: Plan
     seats: int
-    billing_customer_id: str | None
     renews_at: datetime | None
+    billing_customer: strawberry.Private[str | None]
+
+    @strawberry.field(description="Admins only.")
+    def billing_customer_id(self, info: Info) -> str | None:
+        permissions.check_billing(info.context)
+        return self.billing_customer
 
     @classmethod
     def of(cls, subscription: entities.Subscription) -> Subscription:
@@ -34,7 +39,7 @@ class Subscription(Node):
             id=strawberry.ID(ids.encode("Subscription", subscription.org_id)),
             plan=subscription.plan,
             seats=subscription.seats,
-            billing_customer_id=subscription.billing_customer_id,
+            billing_customer=subscription.billing_customer_id,
             renews_at=subscription.renews_at,
         )
 
@@ -106,6 +111,8 @@ class Organization(Node):
     ) -> Connection[JobPosting]:
         if status is not None and status is not entities.JobStatus.OPEN:
             raise bad_input("status", "can only be OPEN; omit it to list jobs of every status")
+        if status is None:
+            permissions.check_all_jobs(info.context)
         fetch = loaders.jobs_of_org if status is None else loaders.open_jobs_of_org
         return await paginate(
             info.context,

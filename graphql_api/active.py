@@ -1,0 +1,90 @@
+"""A valid token is not enough: the caller's organisation must be active, and so must they.
+
+Checked once per request, after the document limits, through the request's loaders: the
+organisation (one Query on its partition) and the employee (a key of the employee batch) are
+loaded concurrently. For a query the check starts when a resolver first reaches for tenant
+data and runs alongside that first level (no extra round trip; at most two extra calls; none
+for a query that reads no tenant data), and a failed check replaces the whole result, so
+nothing is returned; a mutation waits for the check before any resolver
+runs (one extra round trip), so nothing is written. Both results stay in the loaders' caches,
+so ``me`` and ``organization`` cost nothing more. A token whose role differs from the
+employee's current role is refused too (it was issued before a change).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+
+from graphql import GraphQLError
+from graphql.execution import ExecutionResult as GraphQLExecutionResult
+from strawberry.extensions import SchemaExtension
+from strawberry.types.graphql import OperationType
+
+from datastore.entities import EmployeeStatus, OrganizationStatus
+from graphql_api.context import RequestContext
+from graphql_api.errors import ApiError, unauthenticated
+
+
+async def check_active(context: RequestContext) -> None:
+    principal = context.principal
+    if principal is None or principal.org_id is None:
+        return  # anonymous and platform callers reach no tenant data
+    loaders = context.loaders
+    organization, employee = await asyncio.gather(
+        loaders.organization.get(principal.org_id), loaders.employee.get(principal.subject)
+    )
+    if organization is None or organization.organization.status is not OrganizationStatus.ACTIVE:
+        raise unauthenticated("the organisation is not active")
+    if employee is None or employee.status is not EmployeeStatus.ACTIVE:
+        raise unauthenticated("the employee is not active")
+    if employee.role is not principal.role:
+        raise unauthenticated("the token's role is no longer the employee's role; sign in again")
+
+
+def _error(error: ApiError) -> GraphQLError:
+    return GraphQLError(str(error), extensions=error.extensions)
+
+
+def _refusal(error: ApiError) -> GraphQLExecutionResult:
+    return GraphQLExecutionResult(data=None, errors=[_error(error)])
+
+
+class ActiveCaller(SchemaExtension):
+    refused: ApiError | None = None
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        if self.refused is not None and result is not None:
+            result.data = None
+            result.errors = [_error(self.refused)]
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        execution = self.execution_context
+        if execution.result is not None:  # refused by a limit: nothing may be loaded
+            yield
+            return
+        if execution.operation_type is not OperationType.QUERY:
+            try:
+                await check_active(execution.context)
+            except ApiError as error:
+                execution.result = _refusal(error)
+            yield
+            return
+        context: RequestContext = execution.context
+        started: list[asyncio.Future[None]] = []
+
+        def start() -> None:
+            started.append(asyncio.ensure_future(check_active(context)))
+
+        context.on_first_tenant_access = start
+        try:
+            yield
+        finally:
+            context.on_first_tenant_access = None
+            for check in started:
+                try:
+                    await check
+                except ApiError as error:
+                    self.refused = error  # the result is replaced when the operation ends

@@ -1,0 +1,33 @@
+"""Abuse limits, one small class per module, all configured from ApiSettings.
+
+Document limits (depth, aliases, tokens, cost) refuse a request before any resolver runs, so
+a refused query makes no DynamoDB call; the body-size middleware refuses before GraphQL
+parses anything; the call budget stops a request that reaches DynamoDB too often.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from strawberry.extensions import DisableIntrospection, MaxTokensLimiter, SchemaExtension
+
+from graphql_api.config import ApiSettings
+from graphql_api.limits.aliases import MaxAliases
+from graphql_api.limits.depth import MaxDepth
+from graphql_api.limits.query_cost import MaxCost
+
+
+def limit_extensions(settings: ApiSettings) -> list[Callable[[], SchemaExtension]]:
+    """Factories of the extensions enforcing the document limits, in the order they run."""
+    extensions: list[Callable[[], SchemaExtension]] = [
+        lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
+        lambda: MaxDepth(settings.max_depth),
+        lambda: MaxAliases(settings.max_aliases),
+        lambda: MaxCost(settings.max_cost),
+    ]
+    if not settings.introspection:
+        extensions.append(DisableIntrospection)
+    return extensions
+
+
+__all__ = ["MaxAliases", "MaxCost", "MaxDepth", "limit_extensions"]

@@ -1,0 +1,73 @@
+"""Maximum request size: a POST body, or a GET query string, over the limit is 413.
+
+The body is read (at most limit + 1 bytes) before the app sees it and handed on in one
+message, so a chunked upload without Content-Length is bounded too.
+"""
+
+from __future__ import annotations
+
+import orjson
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from graphql_api.errors import Code
+
+
+class MaxBodySize:
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if len(scope.get("query_string", b"")) > self.max_bytes:
+            await self._refuse(send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break  # the client went away; the app will see the disconnect
+            body += message.get("body", b"")
+            if len(body) > self.max_bytes:
+                await self._refuse(send)
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Send) -> None:
+        payload = orjson.dumps(
+            {
+                "errors": [
+                    {
+                        "message": f"the request is larger than {self.max_bytes} bytes",
+                        "extensions": {"code": Code.BAD_USER_INPUT.value, "limit": "bodySize",
+                                       "maxBytes": self.max_bytes},
+                    }
+                ]
+            }
+        )
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 413,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(payload)).encode())],
+            }
+        )
+        await send({"type": "http.response.body", "body": payload})

@@ -1,0 +1,104 @@
+"""Maximum query depth, not counting Relay's ``edges``/``node`` levels.
+
+Depth is the number of nested fields on the longest path, leaves included:
+``{ me { email } }`` is 2. A ``node`` field directly under ``edges`` and the ``edges`` field
+itself add nothing, so a connection costs one level like a plain list. Introspection fields
+(``__schema``, ``__type``) are skipped by the field's *name*: an alias, an operation or a
+fragment named ``__schema`` is measured like any other. Each fragment's depth is computed
+once, so one fragment spread many times (or a chain of them) costs linear time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    ValidationContext,
+    ValidationRule,
+)
+from strawberry.extensions import AddValidationRules
+
+RELAY_LEVELS = frozenset({"edges"})
+INTROSPECTION_FIELDS = frozenset({"__schema", "__type"})
+
+
+def document_depth(
+    selection_set: SelectionSetNode | None,
+    fragments: dict[str, FragmentDefinitionNode],
+    *,
+    under_edges: bool = False,
+    _memo: dict[tuple[str, bool], int] | None = None,
+    _visiting: frozenset[str] = frozenset(),
+) -> int:
+    if selection_set is None:
+        return 0
+    memo = {} if _memo is None else _memo
+    deepest = 0
+    for selection in selection_set.selections:
+        if isinstance(selection, FieldNode):
+            name = selection.name.value
+            if name in INTROSPECTION_FIELDS:
+                continue
+            skipped = name in RELAY_LEVELS or (under_edges and name == "node")
+            below = document_depth(
+                selection.selection_set, fragments, under_edges=name == "edges", _memo=memo,
+                _visiting=_visiting,
+            )
+            deepest = max(deepest, below + (0 if skipped else 1))
+        elif isinstance(selection, InlineFragmentNode):
+            deepest = max(
+                deepest,
+                document_depth(
+                    selection.selection_set, fragments, under_edges=under_edges, _memo=memo,
+                    _visiting=_visiting,
+                ),
+            )
+        elif isinstance(selection, FragmentSpreadNode):
+            name = selection.name.value
+            fragment = fragments.get(name)
+            if fragment is None or name in _visiting:
+                continue  # unknown fragments and cycles are other rules' errors
+            key = (name, under_edges)
+            if key not in memo:
+                memo[key] = document_depth(
+                    fragment.selection_set, fragments, under_edges=under_edges, _memo=memo,
+                    _visiting=_visiting | {name},
+                )
+            deepest = max(deepest, memo[key])
+    return deepest
+
+
+class MaxDepth(AddValidationRules):
+    def __init__(self, max_depth: int) -> None:
+        self.max_depth = max_depth
+        limit = max_depth
+
+        class MaxDepthRule(ValidationRule):
+            def __init__(self, context: ValidationContext) -> None:
+                super().__init__(context)
+                definitions = context.document.definitions
+                fragments = {d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)}
+                memo: dict[tuple[str, bool], int] = {}
+                for operation in definitions:
+                    if not isinstance(operation, OperationDefinitionNode):
+                        continue
+                    depth = document_depth(operation.selection_set, fragments, _memo=memo)
+                    if depth > limit:
+                        context.report_error(_error(depth, limit, operation))
+
+        super().__init__([MaxDepthRule])
+
+
+def _error(depth: int, limit: int, operation: Any) -> GraphQLError:
+    return GraphQLError(
+        f"the query is {depth} levels deep; at most {limit} are allowed",
+        operation,
+        extensions={"limit": "depth", "depth": depth, "maxDepth": limit},
+    )
