@@ -8,15 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from datastore import departments, employees, items, keys
 from datastore.entities import Department, Employee, EmployeeStatus, Role
-from datastore.pagination import PageRequest
+from datastore.pagination import Page, PageRequest
 from datastore.table import Table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+T = TypeVar("T")
 
 BATCH_WRITE_LIMIT = 25
 BULK_HIRED_FROM = datetime(2020, 1, 1, tzinfo=UTC)
@@ -70,27 +73,28 @@ def gsi_order(emp: Employee) -> str:
     return keys.employees_gsi_sk(items.timestamp(emp.hired_at), emp.emp_id)
 
 
-def all_pages(fetch: Callable[[PageRequest], object]) -> list[object]:
-    found: list[object] = []
+def all_pages(fetch: Callable[[PageRequest], Page[T]]) -> list[T]:
+    """Every item of a list, following its cursors 100 at a time."""
+    found: list[T] = []
     request = PageRequest(first=100)
     while True:
         page = fetch(request)
-        found.extend(page.items)  # type: ignore[attr-defined]
-        if not page.has_next:  # type: ignore[attr-defined]
+        found.extend(page.items)
+        if not page.has_next:
             return found
-        request = PageRequest(first=100, after=page.end_cursor)  # type: ignore[attr-defined]
+        request = PageRequest(first=100, after=page.end_cursor)
 
 
 def assert_headcounts_hold(table: Table, depts: Sequence[Department]) -> None:
     """Each department's counter == its membership items == active employees naming it."""
-    everyone = all_pages(lambda r: employees.list_employees(table, r))
+    everyone = all_pages(partial(employees.list_employees, table))
     for dept in depts:
         stored = departments.get_department(table, dept.dept_id, consistent=True)
         assert stored is not None
-        members = all_pages(lambda r, d=dept.dept_id: employees.list_department_employees(table, d, r))
+        members = all_pages(partial(employees.list_department_employees, table, dept.dept_id))
         active_in = [
             e for e in everyone
-            if e.department_id == dept.dept_id and e.status is EmployeeStatus.ACTIVE  # type: ignore[attr-defined]
+            if e.department_id == dept.dept_id and e.status is EmployeeStatus.ACTIVE
         ]
         assert stored.headcount == len(members) == len(active_in), dept.name
-        assert {m.emp_id for m in members} == {e.emp_id for e in active_in}  # type: ignore[attr-defined]
+        assert {m.emp_id for m in members} == {e.emp_id for e in active_in}

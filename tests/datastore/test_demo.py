@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING
 
 import pytest
@@ -80,7 +81,7 @@ def test_demo__acme_jobs_and_applications(demo_table: Table) -> None:
     open_jobs = list(jobs.list_open_jobs(acme, PageRequest()).items)
     assert len(open_jobs) == 3
     total = sum(
-        len(all_pages(lambda r, j=job.job_id: applications.list_job_applications(acme, j, r)))
+        len(all_pages(partial(applications.list_job_applications, acme, job.job_id)))
         for job in jobs.list_jobs(acme, PageRequest()).items
     )
     assert total == 8
@@ -93,6 +94,6 @@ def test_demo__globex_is_isolated_from_acme(demo_table: Table) -> None:
     alice_id = acme.tenant.actor_id or ""
     assert employees.get_employee(globex, alice_id) is None
     assert employees.find_employee_id_by_email(globex, demo.ACME_ADMIN) is None
-    globex_people = all_pages(lambda r: employees.list_employees(globex, r))
+    globex_people = all_pages(partial(employees.list_employees, globex))
     assert len(globex_people) == 1 + len(demo.GLOBEX_PEOPLE)
     assert_headcounts_hold(globex, list(departments.list_departments(globex, PageRequest()).items))

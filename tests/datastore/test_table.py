@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import math
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 from botocore.awsrequest import AWSResponse
+from botocore.compat import HTTPHeaders
 
 from datastore import calls, departments, employees, items, keys, organizations, transact
 from datastore.client import make_client
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
 ROSTER_SIZE = 250
 PAGE_SIZE = 7
-WRITE_OPERATIONS = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
+STUB_ID = "unprocessed-keys-stub"
 
 
 @dataclass(frozen=True)
@@ -126,25 +127,26 @@ class UnprocessedStub:
             "UnprocessedKeys": unprocessed,
             "ResponseMetadata": {"HTTPStatusCode": 200},
         }
-        return AWSResponse("http://stub", 200, {}, None), response
+        return AWSResponse("http://stub", 200, HTTPHeaders(), None), response
 
 
 @pytest.fixture
-def stub_unprocessed(client: DynamoDBClient) -> Iterator[type[UnprocessedStub]]:
-    registered: list[UnprocessedStub] = []
+def stub_unprocessed(client: DynamoDBClient) -> Iterator[Callable[[int], UnprocessedStub]]:
+    """Installs an UnprocessedStub on the session's client for this test only."""
 
     def install(times: int) -> UnprocessedStub:
         stub = UnprocessedStub(times)
-        client.meta.events.register_first("before-call.dynamodb.BatchGetItem", stub, unique_id="unprocessed-stub")
-        registered.append(stub)
+        # botocore's stubs type handlers as returning None; before-call handlers may answer.
+        handler = cast("Callable[..., None]", stub)
+        client.meta.events.register_first("before-call.dynamodb.BatchGetItem", handler, unique_id=STUB_ID)
         return stub
 
-    yield install  # type: ignore[misc]
-    client.meta.events.unregister("before-call.dynamodb.BatchGetItem", unique_id="unprocessed-stub")
+    yield install
+    client.meta.events.unregister("before-call.dynamodb.BatchGetItem", unique_id=STUB_ID)
 
 
 def test_batch_get__unprocessed_keys__retried_with_backoff_until_done(
-    roster: Roster, stub_unprocessed: Any
+    roster: Roster, stub_unprocessed: Callable[[int], UnprocessedStub]
 ) -> None:
     sleeps: list[float] = []
     policy = RetryPolicy(attempts=5, base_seconds=0.01, cap_seconds=0.04)
@@ -164,7 +166,7 @@ def test_batch_get__unprocessed_keys__retried_with_backoff_until_done(
 
 
 def test_batch_get__unprocessed_keys_past_the_bound__raises_unavailable(
-    roster: Roster, stub_unprocessed: Any
+    roster: Roster, stub_unprocessed: Callable[[int], UnprocessedStub]
 ) -> None:
     sleeps: list[float] = []
     policy = RetryPolicy(attempts=4, base_seconds=0.01, cap_seconds=0.04)
