@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import socket
@@ -22,6 +23,7 @@ from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.config import ApiSettings
+from graphql_api.iam import policies
 from graphql_api.schema import schema_sdl
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.graphql"
@@ -123,10 +125,21 @@ def export_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def iam_policy(args: argparse.Namespace) -> int:
+    """Print the IAM policies of the data, sign-in and platform roles (README "Tenant isolation")."""
+    settings = DatastoreSettings.from_env()
+    table_arn = args.table_arn or f"arn:aws:dynamodb:{settings.region}:*:table/{settings.table_name}"
+    documents = policies(table_arn)
+    chosen = documents if args.role is None else {args.role: documents[args.role]}
+    print(json.dumps(chosen, indent=2))
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": run,
     "token": token,
     "export-schema": export_schema,
+    "iam-policy": iam_policy,
 }
 
 
@@ -139,6 +152,9 @@ def parser() -> argparse.ArgumentParser:
     token_parser.add_argument("--platform", metavar="NAME", help="a platform operator instead")
     export = commands.add_parser("export-schema", help="write schema.graphql from the code")
     export.add_argument("--stdout", action="store_true", help="print it instead")
+    iam = commands.add_parser("iam-policy", help="print the IAM policies bounding each role's keys")
+    iam.add_argument("--table-arn", help="the table's ARN (default: from HR_TABLE_NAME and AWS_REGION)")
+    iam.add_argument("--role", choices=["TenantData", "SignIn", "Platform"], help="one role only")
     return root
 
 

@@ -61,10 +61,12 @@ class Employee(Node):
         found = await info.context.loaders.department.get(self.department_id)
         return None if found is None else Department.of(found)
 
-    @strawberry.field(description="The employee's applications, newest first.")
+    @strawberry.field(
+        description="The employee's applications, newest first (FORBIDDEN unless yours or you are an admin)."
+    )
     async def applications(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> Connection[Annotated[Application, strawberry.lazy("graphql_api.types.application")]]:
+    ) -> Connection[Annotated[Application, strawberry.lazy("graphql_api.types.application")]] | None:
         from graphql_api.types.application import Application
 
         permissions.check_employee_applications(info.context, self.emp_id)

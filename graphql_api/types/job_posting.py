@@ -55,10 +55,12 @@ class JobPosting(Node):
         found = await info.context.loaders.department.get(self.department_id)
         return None if found is None else Department.of(found)
 
-    @strawberry.field(description="Applications to this job, newest first.")
+    @strawberry.field(
+        description="Applications to this job, newest first (admins and the department's manager only)."
+    )
     async def applications(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
-    ) -> Connection[Annotated[Application, strawberry.lazy("graphql_api.types.application")]]:
+    ) -> Connection[Annotated[Application, strawberry.lazy("graphql_api.types.application")]] | None:
         from graphql_api.types.application import Application
 
         await permissions.check_job_applications(info.context, self.department_id)

@@ -108,7 +108,7 @@ class Organization(Node):
         status: JobPostingStatus | None = None,
         first: int = DEFAULT_PAGE_SIZE,
         after: str | None = None,
-    ) -> Connection[JobPosting]:
+    ) -> Connection[JobPosting] | None:
         if status is not None and status is not entities.JobStatus.OPEN:
             raise bad_input("status", "can only be OPEN; omit it to list jobs of every status")
         if status is None:
