@@ -165,7 +165,8 @@ class Table:
             pending = response.get("UnprocessedKeys", {}).get(self.name, {}).get("Keys", [])
             if not pending:
                 return found
-            self._sleep(self._retry.delay(attempt))
+            if attempt + 1 < self._retry.attempts:
+                self._sleep(self._retry.delay(attempt))
         raise Unavailable(
             f"BatchGetItem left {len(pending)} keys unprocessed after {self._retry.attempts} tries"
         )
@@ -349,7 +350,8 @@ class Table:
             except BotoCoreError as error:
                 raise _unavailable(error) from None
             # Another transaction held one of the items: nothing was written, so try again.
-            self._sleep(self._retry.delay(attempt))
+            if attempt + 1 < self._retry.attempts:
+                self._sleep(self._retry.delay(attempt))
         raise Unavailable(f"the transaction kept conflicting after {self._retry.attempts} tries")
 
     # --- plumbing -------------------------------------------------------------------------
