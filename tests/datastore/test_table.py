@@ -176,6 +176,8 @@ def test_batch_get__unprocessed_keys_past_the_bound__raises_unavailable(
         employees.get_employees(table, [roster.employees[0].emp_id])
     assert log.operations() == ["BatchGetItem"] * policy.attempts
     assert stub.real == 0
+    # A wait is spent only before another try: the error is not delayed by a useless sleep.
+    assert len(sleeps) == policy.attempts - 1
 
 
 def test_retry_policy__delay_is_full_jitter_under_the_cap() -> None:
