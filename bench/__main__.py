@@ -1,0 +1,243 @@
+"""`python -m bench`: Q1-Q5 for product, floor and naive on a fresh in-memory DynamoDB Local."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from bench.dataset import Dataset, build
+from bench.floor import Floor, Stats
+from datastore import calls, employees, keys
+from datastore.client import make_client
+from datastore.config import DatastoreSettings
+from datastore.local import DynamoDBLocal, free_port
+from datastore.provision import ensure_table
+from datastore.scope import TenantScope
+from datastore.table import Table
+from graphql_api import ids
+from graphql_api.auth import issue_token
+from graphql_api.config import ApiSettings
+
+RESULTS = Path(__file__).parent / "results" / "latest.json"
+SECONDS_C1, SECONDS_C16, MAX_C1 = 3.0, 4.0, 40
+SECRET = "bench-secret-0123456789-0123456789-abcdef"
+
+Q1 = ("{ organization { departments(first: 20) { edges { node { name employees(first: 50) { edges { node { "
+      "email firstName lastName role status hiredAt } } } } } } } }")
+Q2 = ("{ organization { jobPostings(status: OPEN, first: 20) { edges { node { title applications(first: 50) { "
+      "edges { node { status employee { email department { name } } } } } } } } } }")
+Q3 = ("{ me { firstName department { name manager { email } } applications(first: 10) { edges { node { status "
+      "jobPosting { title } } } } } }")
+Q5 = "mutation($i: MoveEmployeeInput!) { moveEmployee(input: $i) { employee { id } } }"
+
+
+def q4(data: Dataset) -> str:
+    return "{ " + " ".join(
+        f'n{i}: node(id: "{ids.encode("Employee", e.emp_id)}") {{ ... on Employee {{ email }} }}'
+        for i, e in enumerate(data.employees[:100])
+    ) + " }"
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000, 1)
+
+
+class Server:
+    def __init__(self, env: dict[str, str], naive: bool) -> None:
+        self.port = free_port()
+        args = [sys.executable, "-m", "bench.serve", str(self.port), *(["--naive"] if naive else [])]
+        self.process = subprocess.Popen(args, env=env)
+        self.url = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        raise RuntimeError("bench server did not start")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        self.process.wait(10)
+
+
+def measure_http(server: Server, token: str, body: Any) -> dict[str, Any]:
+    headers = {"Authorization": f"Bearer {token}"}
+    bodies = body if isinstance(body, list) else None
+
+    def payload(n: int) -> bytes:
+        return orjson.dumps(bodies[n % len(bodies)] if bodies else body)
+
+    with httpx.Client(base_url=server.url, timeout=120, headers={**headers, "content-type": "application/json"}) as h:
+        first = orjson.loads(h.post("/graphql", content=payload(0)).content)
+        if "errors" in first:
+            return {"error": first["errors"][0]["message"]}
+        cost = first["extensions"]["cost"]
+        h.post("/graphql", content=payload(1))
+        latencies: list[float] = []
+        cpu0, started = cpu_seconds(server.process.pid), time.perf_counter()
+        n = 2
+        while len(latencies) < 3 or (time.perf_counter() - started < SECONDS_C1 and len(latencies) < MAX_C1):
+            t = time.perf_counter()
+            h.post("/graphql", content=payload(n)).raise_for_status()
+            latencies.append(time.perf_counter() - t)
+            n += 1
+        cpu_ms = (cpu_seconds(server.process.pid) - cpu0) * 1000 / len(latencies)
+
+    async def c16() -> float:
+        done = 0
+        counter = iter(range(10**9))
+        async with httpx.AsyncClient(base_url=server.url, timeout=120, headers={
+                **headers, "content-type": "application/json"}) as client:
+            end = time.perf_counter() + SECONDS_C16
+
+            async def worker() -> None:
+                nonlocal done
+                while time.perf_counter() < end or done < 16:
+                    await client.post("/graphql", content=payload(10_000 + next(counter)))
+                    done += 1
+            t0 = time.perf_counter()
+            await asyncio.gather(*(worker() for _ in range(16)))
+            return done / (time.perf_counter() - t0)
+
+    rps = asyncio.run(c16())
+    return {
+        "requests": cost["requestCount"], "requests_by_operation": cost["requests"], "waves": cost["waves"],
+        "rcu": cost["readCapacityUnits"], "wcu": cost["writeCapacityUnits"],
+        "p50_ms": pct(latencies, 0.5), "p99_ms": pct(latencies, 0.99), "rps_c16": round(rps, 1),
+        "cpu_ms": round(cpu_ms, 1), "server_ms": cost["serverTimeMs"],
+    }
+
+
+def measure_floor(fn: Any) -> dict[str, Any]:
+    _, stats = fn()
+    fn()
+    latencies: list[float] = []
+    cpu0, started = time.process_time(), time.perf_counter()
+    while len(latencies) < 3 or (time.perf_counter() - started < SECONDS_C1 and len(latencies) < MAX_C1):
+        t = time.perf_counter()
+        fn()
+        latencies.append(time.perf_counter() - t)
+    cpu_ms = (time.process_time() - cpu0) * 1000 / len(latencies)
+    done, end = 0, time.perf_counter() + SECONDS_C16
+
+    def worker() -> int:
+        n = 0
+        while time.perf_counter() < end or n == 0:
+            fn()
+            n += 1
+        return n
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(16) as pool:
+        done = sum(pool.map(lambda _: worker(), range(16)))
+    rps = done / (time.perf_counter() - t0)
+    s: Stats = stats
+    return {
+        "requests": s.requests, "requests_by_operation": s.ops, "waves": s.waves, "rcu": round(s.rcu, 2),
+        "rcu_min": round(s.rcu_min, 2), "p50_ms": pct(latencies, 0.5), "p99_ms": pct(latencies, 0.99),
+        "rps_c16": round(rps, 1), "cpu_ms": round(cpu_ms, 1),
+    }
+
+
+def ratio(a: Any, b: Any) -> str:
+    try:
+        return f"{a / b:.2f}x"
+    except (TypeError, ZeroDivisionError):
+        return "-"
+
+
+def print_table(name: str, row: dict[str, dict[str, Any]], note: str = "") -> None:
+    print(f"\n{name}{'  (' + note + ')' if note else ''}")
+    metrics = ["requests", "waves", "rcu", "rcu_min", "p50_ms", "p99_ms", "rps_c16", "cpu_ms"]
+    print(f"{'':10}" + "".join(f"{m:>10}" for m in metrics))
+    for variant in ("product", "floor", "naive"):
+        values = row.get(variant, {})
+        if "error" in values:
+            print(f"{variant:10}  error: {values['error']}")
+            continue
+        print(f"{variant:10}" + "".join(f"{values.get(m, '-')!s:>10}" for m in metrics))
+    p, f, n = row.get("product", {}), row.get("floor", {}), row.get("naive", {})
+    print(f"{'prod/floor':10}" + "".join(f"{ratio(p.get(m), f.get(m)):>10}" for m in metrics))
+    print(f"{'naive/prod':10}" + "".join(f"{ratio(n.get(m), p.get(m)):>10}" for m in metrics))
+    if "requests_by_operation" in p:
+        print(f"  product calls: {p['requests_by_operation']}; floor calls: {f.get('requests_by_operation', '-')}")
+
+
+def main() -> int:
+    started = time.monotonic()
+    base = DatastoreSettings.from_env()
+    with DynamoDBLocal(base.local_cache_dir) as local:
+        table_name = f"hr-bench-{keys.new_id().lower()}"
+        env = {**os.environ, "DYNAMODB_ENDPOINT": local.endpoint_url, "HR_TABLE_NAME": table_name,
+               "HR_ENV": "bench", "JWT_SECRET": SECRET, "COST_IN_RESPONSE": "true", "PYTHONPATH": os.getcwd()}
+        from dataclasses import replace
+        settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
+        client = calls.instrument(make_client(settings))
+        ensure_table(client, table_name)
+        data = build(client, table_name)
+        print(f"dataset ready in {time.monotonic() - started:.1f}s", flush=True)
+        api = ApiSettings.from_env({"HR_ENV": "bench", "JWT_SECRET": SECRET})
+        admin = issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
+        profile = issue_token(api, subject=data.profile.emp_id, org_id=data.org_id, role="employee")
+        product, naive = Server(env, naive=False), Server(env, naive=True)
+        floor = Floor(make_client(settings), table_name, data)
+        results: dict[str, dict[str, Any]] = {}
+        try:
+            queries: list[tuple[str, str, Any, Any]] = [
+                ("Q1", admin, {"query": Q1}, floor.q1),
+                ("Q2", admin, {"query": Q2}, floor.q2),
+                ("Q3", profile, {"query": Q3}, floor.q3),
+                ("Q4", admin, {"query": q4(data)}, floor.q4),
+            ]
+            for name, token, body, floor_fn in queries:
+                row = {"product": measure_http(product, token, body), "floor": measure_floor(floor_fn),
+                       "naive": measure_http(naive, token, body)}
+                row["product"]["rcu_min"] = row["naive"]["rcu_min"] = row["floor"]["rcu_min"]
+                results[name] = row
+                print_table(name, row)
+            moves = [{"query": Q5, "variables": {"i": {
+                "id": ids.encode("Employee", e.emp_id),
+                "departmentId": ids.encode("Department", data.departments[(i // 50 + 1 + r) % 20].dept_id)}}}
+                for r in range(1, 4) for i, e in enumerate(data.employees[100:1000], start=100)]
+            row = {"product": measure_http(product, admin, moves)}
+            note = "moveEmployee over GraphQL; no floor/naive for writes"
+            if "error" in row["product"]:
+                note = f"moveEmployee not in the schema ({row['product']['error'][:60]}); datastore.move_employee"
+                table = Table(client, table_name, TenantScope(data.org_id, data.admin.emp_id))
+                with calls.listening() as log:
+                    t = time.perf_counter()
+                    employees.move_employee(table, data.employees[200].emp_id, data.departments[7].dept_id)
+                    elapsed = time.perf_counter() - t
+                row = {"product": {"requests": len(log.calls), "waves": len(log.waves()),
+                                   "rcu": sum(c.read_units for c in log.calls), "p50_ms": round(elapsed * 1000, 1)}}
+            results["Q5"] = row
+            print_table("Q5", row, note)
+        finally:
+            product.stop()
+            naive.stop()
+        RESULTS.parent.mkdir(exist_ok=True)
+        RESULTS.write_bytes(orjson.dumps({"queries": results}, option=orjson.OPT_INDENT_2))
+        print(f"\nwrote {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}"
+              f" in {time.monotonic() - started:.0f}s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""The bench dataset: 1 org / 20 depts / 1,000 employees / 40 jobs (25 open) / 3,000 applications,
+plus a small second tenant. Items come from the datastore's own codec, written with BatchWriteItem."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from datastore import items, organizations
+from datastore.entities import Department, Employee, JobPosting, Plan
+from datastore.scope import PlatformScope
+from datastore.table import Table
+from tests.graphql_api.bulk import Bulk
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+@dataclass
+class Dataset:
+    org_id: str
+    admin: Employee
+    profile: Employee
+    departments: list[Department]
+    employees: list[Employee]
+    open_jobs: list[JobPosting]
+
+
+def build(client: DynamoDBClient, table_name: str) -> Dataset:
+    platform = Table(client, table_name, PlatformScope())
+    org, admin = organizations.create_organization(
+        platform, name="Bench Corp", plan=Plan.ENTERPRISE, admin_email="admin@bench.example",
+        admin_first_name="Ada", admin_last_name="Admin",
+    )
+    bulk = Bulk(org.org_id)
+    departments = [bulk.department(f"Department {d:02}", 50) for d in range(20)]
+    employees = [bulk.employee(departments[n // 50], n) for n in range(1000)]
+    jobs = [bulk.job(departments[n % 20], n, open_=n < 25) for n in range(40)]
+    for n, employee in enumerate(employees):
+        for k in range(3):
+            bulk.apply(jobs[(3 * n + k) % 40], employee, 3 * n + k)
+    # Managers: the first employee of each department.
+    bulk.departments = [
+        Department(d.org_id, d.dept_id, d.name, employees[i * 50].emp_id, d.headcount)
+        for i, d in enumerate(bulk.departments)
+    ]
+    bulk.write(client, table_name)
+    # Second, small tenant.
+    _, other_admin = organizations.create_organization(
+        platform, name="Small Co", plan=Plan.FREE, admin_email="admin@small.example",
+        admin_first_name="Sam", admin_last_name="Small",
+    )
+    small = Bulk(other_admin.org_id)
+    dept = small.department("Only", 5)
+    staff = [small.employee(dept, n) for n in range(5)]
+    job = small.job(dept, 0)
+    small.apply(job, staff[0], 0)
+    small.write(client, table_name)
+    open_jobs = sorted((j for j in jobs if j.status.value == "open"), key=lambda j: j.job_id, reverse=True)
+    # Q3's caller: in department 1, not its manager, with 3 applications.
+    return Dataset(org.org_id, admin, employees[75], departments, employees, open_jobs)
+
+
+def item_size(item: items.Item) -> int:
+    """DynamoDB's item size: attribute names plus values (strings in UTF-8, numbers ~digits/2+1)."""
+    size = 0
+    for name, value in item.items():
+        size += len(name.encode())
+        if "S" in value:
+            size += len(value["S"].encode())
+        elif "N" in value:
+            size += (len(value["N"].lstrip("-").replace(".", "")) + 1) // 2 + 1
+        else:
+            size += len(str(value).encode())
+    return size

@@ -1,0 +1,53 @@
+"""The naive baseline: the product's schema, but every resolver calls the datastore per parent.
+
+Loaders with the product's interface whose every ``get``/``page`` is its own blocking call:
+no batching, no per-request cache. Installed only in the naive server process (bench.serve).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from datastore import applications, departments, employees, jobs, organizations
+from datastore.pagination import Page
+from datastore.table import Table
+from graphql_api.loaders import ListKey, Runner
+
+
+class PerCall:
+    def __init__(self, run: Runner, fn: Callable[[Any], Any]) -> None:
+        self._run, self._fn = run, fn
+
+    async def get(self, key: Any) -> Any:
+        return await self._run(self._fn, key)
+
+    async def load(self, key: Any) -> Any:
+        return await self.get(key)
+
+
+class PerCallLists:
+    def __init__(self, run: Runner, table: Table) -> None:
+        self._run, self._table = run, table
+
+    async def page(self, key: ListKey) -> Page[Any]:
+        page: Page[Any] = await self._run(key.fetch, self._table, key.parent, key.request())
+        return page
+
+
+class NaiveLoaders:
+    def __init__(self, table: Table, run: Runner) -> None:
+        self.table = table
+        self.employee = PerCall(run, lambda e: employees.get_employee(table, e))
+        self.department = PerCall(run, lambda d: departments.get_department(table, d))
+        self.job = PerCall(run, lambda j: jobs.get_job(table, j))
+        self.application = PerCall(run, lambda k: applications.get_application(table, *k))
+        self.employee_id_by_email = PerCall(run, lambda e: employees.find_employee_id_by_email(table, e))
+        self.organization = PerCall(run, lambda _k: organizations.get_organization_with_subscription(table))
+        self.lists = PerCallLists(run, table)
+
+
+def install() -> None:
+    import graphql_api.context as context
+
+    context.Loaders = NaiveLoaders  # type: ignore[misc,assignment]
