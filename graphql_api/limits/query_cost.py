@@ -70,6 +70,7 @@ class CostCounter:
         if selection_set is None:
             return 0
         total = 0
+        spread: set[str] = set()
         for selection in selection_set.selections:
             if isinstance(selection, FieldNode):
                 total += self.field(selection, parent, under_edges, visiting)
@@ -81,8 +82,9 @@ class CostCounter:
             elif isinstance(selection, FragmentSpreadNode):
                 name = selection.name.value
                 fragment = self.fragments.get(name)
-                if fragment is None or name in visiting:
-                    continue
+                if fragment is None or name in visiting or name in spread:
+                    continue  # execution collects a fragment once per selection set
+                spread.add(name)
                 key = (name, under_edges)
                 if key not in self._memo:
                     inner = self.schema.get_type(fragment.type_condition.name.value)
