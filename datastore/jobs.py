@@ -33,7 +33,7 @@ def get_jobs(table: Table, job_ids: Sequence[str]) -> list[JobPosting | None]:
 
 
 def list_open_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
-    """AP8: open jobs, newest first by default; one Query on the sparse GSI1."""
+    """AP8: open jobs by posting time (newest first when descending); one Query on the sparse GSI1."""
     return table.query_page(
         keys.open_jobs_gsi_pk(table.tenant.org_id), request, items.job_from, index=keys.GSI1
     )

@@ -27,6 +27,7 @@ idempotency key, so a retry finds the record of its first attempt with one GetIt
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -99,8 +100,25 @@ def parse_ulid(value: str, field: str = "id") -> str:
         raise InvalidInput(field, "must be a 26-character ULID") from None
 
 
+_last_id = 0
+_last_id_lock = threading.Lock()
+
+
 def new_id() -> str:
-    return str(ULID())
+    """A new ULID, greater than every other this process made.
+
+    Plain ULIDs only order by millisecond; two made in one millisecond compare at random, so
+    "newest first" lists could swap them. Within a millisecond this takes the previous id
+    plus one (the ULID spec's monotonic generation).
+    """
+    global _last_id
+    candidate = ULID()
+    with _last_id_lock:
+        value = int(candidate)
+        if candidate.milliseconds == _last_id >> 80 and value <= _last_id:
+            value = _last_id + 1
+        _last_id = value
+    return str(ULID.from_int(value))
 
 
 def new_id_at(at: datetime) -> str:

