@@ -22,6 +22,7 @@ from datastore.local import DynamoDBLocal
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import RetryPolicy, Table
+from tests import key_guard
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -126,3 +127,26 @@ def call_log() -> Iterator[calls.CallLog]:
     """Every DynamoDB call the test makes from here on, from any thread."""
     with calls.listening() as log:
         yield log
+
+
+# --- the key guard (tests/key_guard.py, checked by tests/graphql_api/test_key_guard.py) ------
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_requests() -> Iterator[key_guard.Findings]:
+    """Every DynamoDB request of the whole session, from any thread, checked test by test."""
+    findings = key_guard.Findings()
+    with calls.listening() as log:
+        findings.log = log
+        yield findings
+
+
+@pytest.fixture(autouse=True)
+def _key_guard(session_requests: key_guard.Findings, request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    session_requests.check(request.node.nodeid)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the key guard last, so it sees the requests of every other test."""
+    items.sort(key=lambda item: item.path.name == key_guard.MODULE)

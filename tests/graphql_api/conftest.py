@@ -32,7 +32,9 @@ TEST_SECRET = "test-secret-0123456789-0123456789-abcdef"
 
 @pytest.fixture(scope="session")
 def api_settings() -> ApiSettings:
-    return ApiSettings.from_env({"HR_ENV": "test", "JWT_SECRET": TEST_SECRET, "GRAPHIQL": "true", "INTROSPECTION": "true"})
+    return ApiSettings.from_env(
+        {"HR_ENV": "test", "JWT_SECRET": TEST_SECRET, "GRAPHIQL": "true", "INTROSPECTION": "true"}
+    )
 
 
 @pytest.fixture(scope="session")

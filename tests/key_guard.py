@@ -1,0 +1,68 @@
+"""The key guard's rule: a DynamoDB request stays inside one named partition space.
+
+Each request's partition keys (table or index) lie in one organisation's ``ORG#<orgId>``
+space, or on a named path: identity ``EMAIL#`` items, the platform's ``ORGS`` list (read on
+GSI1 only). Requests of unkeyed operations (Scan, PartiQL, BatchWriteItem) are violations:
+no partition key bounds them. Control-plane calls name no item and pass.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Final
+
+from datastore import keys
+from datastore.calls import Call, CallLog
+
+MODULE: Final = "test_key_guard.py"
+
+KEYED_OPERATIONS: Final = frozenset(
+    {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "BatchGetItem", "TransactWriteItems"}
+)
+TABLE_OPERATIONS: Final = frozenset(
+    {"CreateTable", "DescribeTable", "DeleteTable", "ListTables", "UpdateTable", "UpdateTimeToLive",
+     "DescribeTimeToLive"}
+)
+
+
+def violations(call: Call) -> list[str]:
+    if call.operation in TABLE_OPERATIONS:
+        return []
+    if call.operation not in KEYED_OPERATIONS:
+        return [f"{call.operation}: not a keyed operation, so no partition key bounds it"]
+    partition_keys = call.partition_keys()
+    if not partition_keys:
+        return [f"{call.operation}: no partition key"]
+    found = [
+        f"{call.operation}: {pk!r} is outside every named partition space"
+        for pk in partition_keys
+        if not (keys.org_id_of(pk) is not None or keys.is_identity_pk(pk) or pk == keys.ORGS_PK)
+    ]
+    tenants = {org for org in map(keys.org_id_of, partition_keys) if org is not None}
+    if len(tenants) > 1:
+        found.append(f"{call.operation}: one request spans organisations {sorted(tenants)}")
+    if call.operation == "Query" and keys.ORGS_PK in partition_keys and call.params.get("IndexName") != keys.GSI1:
+        found.append("Query: the ORGS list is read only through GSI1")
+    return found
+
+
+@dataclass
+class Findings:
+    """Requests checked so far, and what was wrong with them (by test id)."""
+
+    log: CallLog | None = None
+    checked: int = 0
+    problems: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def check(self, test_id: str) -> None:
+        """Check the requests recorded since the last check, then forget them (memory)."""
+        if self.log is None:
+            return
+        with self.log._lock:
+            recorded = list(self.log.calls)
+            self.log.calls.clear()
+        with self._lock:
+            self.checked += len(recorded)
+            self.problems.extend(f"{test_id}: {p}" for call in recorded for p in violations(call))
