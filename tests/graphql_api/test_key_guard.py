@@ -1,4 +1,4 @@
-"""The key guard (its last test runs last of the session): every DynamoDB request stays inside one named partition space.
+"""The key guard (its session test runs last): every DynamoDB request stays in a named space.
 
 ``session_requests`` (tests/conftest.py) records every request of the whole test session
 with botocore's event hooks; this module runs last and checks them all: each request's
