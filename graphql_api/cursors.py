@@ -12,8 +12,9 @@ import base64
 import binascii
 import hashlib
 import hmac
-import json
 from typing import Final
+
+import orjson
 
 from datastore.pagination import StartKey
 from graphql_api.errors import bad_input
@@ -30,9 +31,7 @@ class CursorCodec:
         return hmac.new(self._key, body, hashlib.sha256).digest()[:SIGNATURE_BYTES]
 
     def encode(self, tenant: str, connection: str, start_key: StartKey) -> str:
-        body = json.dumps(
-            {"t": tenant, "c": connection, "k": start_key}, separators=(",", ":"), sort_keys=True
-        ).encode()
+        body = orjson.dumps({"t": tenant, "c": connection, "k": start_key}, option=orjson.OPT_SORT_KEYS)
         return f"{_b64(body)}.{_b64(self._sign(body))}"
 
     def decode(self, cursor: str, tenant: str, connection: str) -> StartKey:
@@ -45,7 +44,12 @@ class CursorCodec:
             raise invalid from None
         if not hmac.compare_digest(signature, self._sign(body)):
             raise invalid
-        payload = json.loads(body)
+        try:
+            payload = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            raise invalid from None
+        if not isinstance(payload, dict):
+            raise invalid
         if payload.get("t") != tenant or payload.get("c") != connection:
             raise invalid
         start_key = payload.get("k")

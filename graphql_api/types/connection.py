@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 import strawberry
@@ -24,10 +25,31 @@ class PageInfo:
     end_cursor: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class CursorSource:
+    """What an edge's cursor is made of; signed only if a client selects ``cursor``.
+
+    Signing costs a few microseconds an edge, which a 1,000-edge page pays for nothing
+    when the client reads only ``pageInfo.endCursor`` (or no cursor at all).
+    """
+
+    codec: CursorCodec
+    scope: str
+    name: str
+
+    def encode(self, start_key: StartKey) -> str:
+        return self.codec.encode(self.scope, self.name, start_key)
+
+
 @strawberry.type
 class Edge(Generic[N]):
-    cursor: str
     node: N
+    start_key: strawberry.Private[StartKey]
+    source: strawberry.Private[CursorSource]
+
+    @strawberry.field(description="Pass as `after` to continue the list after this edge.")
+    def cursor(self) -> str:
+        return self.source.encode(self.start_key)
 
 
 @strawberry.type(description="A page of a list; ask for the next with `after: pageInfo.endCursor`.")
@@ -74,8 +96,9 @@ def to_connection(
     name: str,
     start: StartKey | None,
 ) -> Connection[N]:
+    source = CursorSource(codec, scope, name)
     edges = [
-        Edge(cursor=codec.encode(scope, name, cursor), node=convert(item))
+        Edge(node=convert(item), start_key=cursor, source=source)
         for item, cursor in zip(page.items, page.cursors, strict=True)
     ]
     return Connection(
@@ -83,8 +106,8 @@ def to_connection(
         page_info=PageInfo(
             has_next_page=page.has_next,
             has_previous_page=start is not None,
-            start_cursor=edges[0].cursor if edges else None,
-            end_cursor=edges[-1].cursor if edges else None,
+            start_cursor=source.encode(page.cursors[0]) if page.cursors else None,
+            end_cursor=source.encode(page.cursors[-1]) if page.cursors else None,
         ),
     )
 
