@@ -32,9 +32,7 @@ def applied(tenant: Tenant, status: ApplicationStatus = ApplicationStatus.APPLIE
     if status is ApplicationStatus.APPLIED:
         return application
     if status is not ApplicationStatus.REVIEWING:
-        applications.set_application_status(
-            tenant.table, job.job_id, application.app_id, ApplicationStatus.REVIEWING
-        )
+        applications.set_application_status(tenant.table, job.job_id, application.app_id, ApplicationStatus.REVIEWING)
     return applications.set_application_status(tenant.table, job.job_id, application.app_id, status)
 
 
@@ -120,8 +118,12 @@ def test_withdraw_application(api: Api, tenant: Tenant, by: str) -> None:
     assert [a.status for a in applications_of(tenant, application.job_id)] == [ApplicationStatus.WITHDRAWN]
 
 
-@pytest.mark.parametrize("status", [ApplicationStatus.WITHDRAWN, ApplicationStatus.REJECTED, ApplicationStatus.ACCEPTED])
-def test_withdraw_application__final_status__is_bad_user_input(api: Api, tenant: Tenant, status: ApplicationStatus) -> None:
+@pytest.mark.parametrize(
+    "status", [ApplicationStatus.WITHDRAWN, ApplicationStatus.REJECTED, ApplicationStatus.ACCEPTED]
+)
+def test_withdraw_application__final_status__is_bad_user_input(
+    api: Api, tenant: Tenant, status: ApplicationStatus
+) -> None:
     application = applied(tenant)
     if status is ApplicationStatus.WITHDRAWN:
         application = applications.withdraw_application(tenant.table, application.job_id, application.app_id)

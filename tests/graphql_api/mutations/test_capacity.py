@@ -51,9 +51,16 @@ def _update_department(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[st
 
 def _create_employee(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[str, Any]]:
     dept = t.department()
-    return api.admin_of(t), CREATE_EMPLOYEE, {
-        "email": f"cap{dept.dept_id.lower()}@example.com", "firstName": "C", "lastName": "P", "departmentId": gid(dept)
-    }
+    return (
+        api.admin_of(t),
+        CREATE_EMPLOYEE,
+        {
+            "email": f"cap{dept.dept_id.lower()}@example.com",
+            "firstName": "C",
+            "lastName": "P",
+            "departmentId": gid(dept),
+        },
+    )
 
 
 def _update_employee_name(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[str, Any]]:
@@ -63,9 +70,11 @@ def _update_employee_name(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict
 
 def _update_employee_email(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[str, Any]]:
     person = t.employee(t.department())
-    return api.admin_of(t), UPDATE_EMPLOYEE, {
-        "id": gid(person), "expectedVersion": 1, "email": f"moved{person.emp_id.lower()}@example.com"
-    }
+    return (
+        api.admin_of(t),
+        UPDATE_EMPLOYEE,
+        {"id": gid(person), "expectedVersion": 1, "email": f"moved{person.emp_id.lower()}@example.com"},
+    )
 
 
 def _move_employee(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[str, Any]]:
@@ -115,10 +124,17 @@ def _set_status(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[str, Any]
 
 
 def _create_organization(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[str, Any]]:
-    return api.platform, CREATE_ORGANIZATION, {
-        "name": "Cap Org", "plan": "FREE", "adminEmail": f"capadmin{t.org_id.lower()}@example.com",
-        "adminFirstName": "A", "adminLastName": "B",
-    }
+    return (
+        api.platform,
+        CREATE_ORGANIZATION,
+        {
+            "name": "Cap Org",
+            "plan": "FREE",
+            "adminEmail": f"capadmin{t.org_id.lower()}@example.com",
+            "adminFirstName": "A",
+            "adminLastName": "B",
+        },
+    )
 
 
 # mutation, plan, keyed, items written, WCU as DynamoDB Local reports it (ReturnConsumedCapacity).

@@ -30,9 +30,9 @@ def department_names(tenant: Tenant) -> list[str]:
 
 def test_create_department__writes_it_with_its_manager(api: Api, tenant: Tenant) -> None:
     boss = tenant.employee(role=Role.MANAGER)
-    data = api.admin_of(tenant).data(
-        CREATE_DEPARTMENT, {"input": {"name": "  Research ", "managerId": gid(boss)}}
-    )["createDepartment"]["department"]
+    data = api.admin_of(tenant).data(CREATE_DEPARTMENT, {"input": {"name": "  Research ", "managerId": gid(boss)}})[
+        "createDepartment"
+    ]["department"]
     assert data["name"] == "Research"
     assert data["headcount"] == 0
     assert data["manager"] == {"id": gid(boss)}
@@ -41,12 +41,8 @@ def test_create_department__writes_it_with_its_manager(api: Api, tenant: Tenant)
     assert audit_actions(tenant)[0] == "department.create"
 
 
-@pytest.mark.parametrize(
-    ("name", "reason"), [("   ", "must not be blank"), ("x" * 101, "at most 100 characters")]
-)
-def test_create_department__bad_name__is_bad_user_input(
-    api: Api, tenant: Tenant, name: str, reason: str
-) -> None:
+@pytest.mark.parametrize(("name", "reason"), [("   ", "must not be blank"), ("x" * 101, "at most 100 characters")])
+def test_create_department__bad_name__is_bad_user_input(api: Api, tenant: Tenant, name: str, reason: str) -> None:
     found = error(api.admin_of(tenant).query(CREATE_DEPARTMENT, {"input": {"name": name}}))
     assert found["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.name"}
     assert reason in found["message"]
@@ -162,9 +158,7 @@ def test_update_department__unknown_id__not_found(api: Api, tenant: Tenant) -> N
     assert department_names(tenant) == []
 
 
-def test_update_department__other_tenants_id__not_found(
-    api: Api, tenant: Tenant, make_tenant: TenantFactory
-) -> None:
+def test_update_department__other_tenants_id__not_found(api: Api, tenant: Tenant, make_tenant: TenantFactory) -> None:
     other = make_tenant()
     theirs = other.department("Theirs")
     body = api.admin_of(tenant).query(UPDATE_DEPARTMENT, {"input": {"id": gid(theirs), "name": "Mine"}})

@@ -104,8 +104,15 @@ def test_create_employee__writes_employee_membership_and_headcount(api: Api, ten
     dept = tenant.department("Eng")
     data = api.admin_of(tenant).data(
         CREATE_EMPLOYEE,
-        {"input": {"email": "Grace@Example.com", "firstName": "Grace", "lastName": "Hopper",
-                   "role": "MANAGER", "departmentId": gid(dept)}},
+        {
+            "input": {
+                "email": "Grace@Example.com",
+                "firstName": "Grace",
+                "lastName": "Hopper",
+                "role": "MANAGER",
+                "departmentId": gid(dept),
+            }
+        },
     )["createEmployee"]
     assert data["employee"]["email"] == "grace@example.com"
     assert data["employee"]["role"] == "MANAGER"
@@ -135,14 +142,14 @@ def test_create_employee__email_taken_in_another_tenant__is_conflict(
     api: Api, tenant: Tenant, make_tenant: TenantFactory
 ) -> None:
     theirs = make_tenant().employee()
-    body = api.admin_of(tenant).query(CREATE_EMPLOYEE, {"input": {"email": theirs.email, "firstName": "N", "lastName": "H"}})
+    body = api.admin_of(tenant).query(
+        CREATE_EMPLOYEE, {"input": {"email": theirs.email, "firstName": "N", "lastName": "H"}}
+    )
     assert error(body)["extensions"]["code"] == "CONFLICT"
     assert employees.find_employee_id_by_email(tenant.table, theirs.email) is None
 
 
-@pytest.mark.parametrize(
-    ("field", "value"), [("firstName", " "), ("lastName", "x" * 101), ("email", "a@b@c.com")]
-)
+@pytest.mark.parametrize(("field", "value"), [("firstName", " "), ("lastName", "x" * 101), ("email", "a@b@c.com")])
 def test_create_employee__bad_field__names_it(api: Api, tenant: Tenant, field: str, value: str) -> None:
     fields = {"email": "fresh.person@example.com", "firstName": "F", "lastName": "L", field: value}
     body = api.admin_of(tenant).query(CREATE_EMPLOYEE, {"input": fields})
@@ -170,7 +177,8 @@ def test_create_employee__department_id_of_another_type__not_found(api: Api, ten
 def test_create_employee__as_manager__not_enough_permissions(api: Api, tenant: Tenant) -> None:
     dept = tenant.department("Eng")
     body = api.as_(manager_of(tenant, dept)).query(
-        CREATE_EMPLOYEE, {"input": {"email": "m@example.com", "firstName": "F", "lastName": "L", "departmentId": gid(dept)}}
+        CREATE_EMPLOYEE,
+        {"input": {"email": "m@example.com", "firstName": "F", "lastName": "L", "departmentId": gid(dept)}},
     )
     assert error(body)["extensions"]["code"] == "FORBIDDEN"
     assert headcount(tenant, dept) == 1
@@ -184,11 +192,24 @@ def test_update_employee__changes_fields_and_moves_the_email(api: Api, tenant: T
     person = tenant.employee(dept)
     data = api.admin_of(tenant).data(
         UPDATE_EMPLOYEE,
-        {"input": {"id": gid(person), "expectedVersion": person.version, "email": "new.mail@example.com",
-                   "lastName": "Renamed", "role": "MANAGER"}},
+        {
+            "input": {
+                "id": gid(person),
+                "expectedVersion": person.version,
+                "email": "new.mail@example.com",
+                "lastName": "Renamed",
+                "role": "MANAGER",
+            }
+        },
     )["updateEmployee"]["employee"]
-    assert data == {"id": gid(person), "email": "new.mail@example.com", "firstName": person.first_name,
-                    "lastName": "Renamed", "role": "MANAGER", "version": person.version + 1}
+    assert data == {
+        "id": gid(person),
+        "email": "new.mail@example.com",
+        "firstName": person.first_name,
+        "lastName": "Renamed",
+        "role": "MANAGER",
+        "version": person.version + 1,
+    }
     assert employees.find_employee_id_by_email(tenant.table, "new.mail@example.com") == person.emp_id
     assert employees.find_employee_id_by_email(tenant.table, person.email) is None
     # The old address is free again, platform-wide.
@@ -203,9 +224,7 @@ def test_update_employee__stale_version__is_conflict_and_changes_nothing(api: Ap
     body = api.admin_of(tenant).query(
         UPDATE_EMPLOYEE, {"input": {"id": gid(person), "expectedVersion": person.version, "firstName": "Twice"}}
     )
-    assert error(body)["extensions"] == {
-        "code": "CONFLICT", "currentVersion": person.version + 1
-    }
+    assert error(body)["extensions"] == {"code": "CONFLICT", "currentVersion": person.version + 1}
     stored = employees.get_employee(tenant.table, person.emp_id)
     assert stored is not None and (stored.first_name, stored.version) == ("Once", person.version + 1)
 
@@ -237,7 +256,9 @@ def test_update_employee__not_found(api: Api, tenant: Tenant, make_tenant: Tenan
         "other tenant": lambda: gid(make_tenant().employee()),
         "other type": lambda: gid(tenant.department()),
     }[kind]()
-    body = api.admin_of(tenant).query(UPDATE_EMPLOYEE, {"input": {"id": target, "expectedVersion": 1, "firstName": "X"}})
+    body = api.admin_of(tenant).query(
+        UPDATE_EMPLOYEE, {"input": {"id": target, "expectedVersion": 1, "firstName": "X"}}
+    )
     assert error(body)["extensions"]["code"] == "NOT_FOUND"
 
 
@@ -278,9 +299,7 @@ def test_move_employee__terminated__is_conflict(api: Api, tenant: Tenant) -> Non
     assert (headcount(tenant, eng), headcount(tenant, ops)) == (0, 0)
 
 
-def test_move_employee__other_tenants_employee__not_found(
-    api: Api, tenant: Tenant, make_tenant: TenantFactory
-) -> None:
+def test_move_employee__other_tenants_employee__not_found(api: Api, tenant: Tenant, make_tenant: TenantFactory) -> None:
     other = make_tenant()
     theirs_dept = other.department("Theirs")
     theirs = other.employee(theirs_dept)

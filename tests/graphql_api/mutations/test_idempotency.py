@@ -6,7 +6,15 @@ from datastore import applications, calls, departments
 from datastore.pagination import PageRequest
 from tests.conftest import Tenant
 from tests.graphql_api.conftest import Api
-from tests.graphql_api.mutations.documents import APPLY, CREATE_DEPARTMENT, MOVE_EMPLOYEE, audit_actions, error, gid, open_job
+from tests.graphql_api.mutations.documents import (
+    APPLY,
+    CREATE_DEPARTMENT,
+    MOVE_EMPLOYEE,
+    audit_actions,
+    error,
+    gid,
+    open_job,
+)
 
 
 def test_retry_with_same_key__writes_once_and_returns_the_first_result(api: Api, tenant: Tenant) -> None:

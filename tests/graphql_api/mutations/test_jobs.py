@@ -93,10 +93,14 @@ def test_update_job_posting__changes_title_and_department(api: Api, tenant: Tena
     eng, ops = tenant.department("Eng"), tenant.department("Ops")
     job = open_job(tenant, eng)
     data = api.admin_of(tenant).data(
-        UPDATE_JOB, {"input": {"id": gid(job), "expectedVersion": job.version, "title": "Staff", "departmentId": gid(ops)}}
+        UPDATE_JOB,
+        {"input": {"id": gid(job), "expectedVersion": job.version, "title": "Staff", "departmentId": gid(ops)}},
     )["updateJobPosting"]["jobPosting"]
     assert (data["title"], data["department"], data["version"], data["status"]) == (
-        "Staff", {"id": gid(ops)}, job.version + 1, "OPEN"
+        "Staff",
+        {"id": gid(ops)},
+        job.version + 1,
+        "OPEN",
     )
     after = stored(tenant, job)
     assert after is not None and (after.title, after.department_id) == ("Staff", ops.dept_id)
@@ -113,7 +117,13 @@ def test_update_job_posting__unknown_department__changes_nothing(api: Api, tenan
     job = open_job(tenant, tenant.department("Eng"))
     body = api.admin_of(tenant).query(
         UPDATE_JOB,
-        {"input": {"id": gid(job), "expectedVersion": job.version, "departmentId": ids.encode("Department", UNKNOWN_ULID)}},
+        {
+            "input": {
+                "id": gid(job),
+                "expectedVersion": job.version,
+                "departmentId": ids.encode("Department", UNKNOWN_ULID),
+            }
+        },
     )
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.departmentId"}
     assert stored(tenant, job) == job
@@ -121,7 +131,9 @@ def test_update_job_posting__unknown_department__changes_nothing(api: Api, tenan
 
 def test_update_job_posting__closed__is_bad_user_input(api: Api, tenant: Tenant) -> None:
     closed = jobs.close_job(tenant.table, open_job(tenant, tenant.department("Eng")).job_id)
-    body = api.admin_of(tenant).query(UPDATE_JOB, {"input": {"id": gid(closed), "expectedVersion": closed.version, "title": "X"}})
+    body = api.admin_of(tenant).query(
+        UPDATE_JOB, {"input": {"id": gid(closed), "expectedVersion": closed.version, "title": "X"}}
+    )
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.id"}
     assert stored(tenant, closed) == closed
 
@@ -157,9 +169,9 @@ def test_update_job_posting__not_enough_permissions(api: Api, tenant: Tenant) ->
 
 def test_publish_job_posting__opens_it_into_the_open_index(api: Api, tenant: Tenant) -> None:
     draft = jobs.create_job(tenant.table, department_id=tenant.department().dept_id, title="T")
-    data = api.admin_of(tenant).data(
-        PUBLISH_JOB, {"input": {"id": gid(draft), "expectedVersion": draft.version}}
-    )["publishJobPosting"]["jobPosting"]
+    data = api.admin_of(tenant).data(PUBLISH_JOB, {"input": {"id": gid(draft), "expectedVersion": draft.version}})[
+        "publishJobPosting"
+    ]["jobPosting"]
     assert (data["status"], data["version"]) == ("OPEN", draft.version + 1)
     assert data["postedAt"] is not None
     assert open_job_ids(api, tenant) == [gid(draft)]
@@ -200,9 +212,9 @@ def test_publish_job_posting__not_enough_permissions(api: Api, tenant: Tenant) -
 
 def test_close_job_posting__leaves_the_open_index(api: Api, tenant: Tenant) -> None:
     job = open_job(tenant, tenant.department())
-    data = api.admin_of(tenant).data(
-        CLOSE_JOB, {"input": {"id": gid(job), "expectedVersion": job.version}}
-    )["closeJobPosting"]["jobPosting"]
+    data = api.admin_of(tenant).data(CLOSE_JOB, {"input": {"id": gid(job), "expectedVersion": job.version}})[
+        "closeJobPosting"
+    ]["jobPosting"]
     assert (data["status"], data["version"]) == ("CLOSED", job.version + 1)
     assert data["closedAt"] is not None
     assert open_job_ids(api, tenant) == []

@@ -20,8 +20,16 @@ from tests.graphql_api.mutations.documents import (
 
 
 def new_org(email: str, **overrides: str) -> dict[str, object]:
-    return {"input": {"name": "Initech", "plan": "PRO", "adminEmail": email, "adminFirstName": "Bill",
-                      "adminLastName": "Lumbergh", **overrides}}
+    return {
+        "input": {
+            "name": "Initech",
+            "plan": "PRO",
+            "adminEmail": email,
+            "adminFirstName": "Bill",
+            "adminLastName": "Lumbergh",
+            **overrides,
+        }
+    }
 
 
 def identity_of(platform: Table, email: str) -> identities.Identity | None:
@@ -36,7 +44,9 @@ def test_create_organization__its_admin_can_sign_in_and_read_it(api: Api, platfo
     email = fresh_email()
     data = api.platform.data(CREATE_ORGANIZATION, new_org(email))["createOrganization"]
     assert (data["organization"]["name"], data["organization"]["plan"], data["organization"]["status"]) == (
-        "Initech", "PRO", "ACTIVE"
+        "Initech",
+        "PRO",
+        "ACTIVE",
     )
     identity = identity_of(platform, email)
     assert identity is not None and identity.emp_id == raw_id(data["adminId"])[0]
