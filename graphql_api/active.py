@@ -79,6 +79,8 @@ class ActiveCaller(SchemaExtension):
             started.append(asyncio.ensure_future(check_active(context)))
 
         context.on_first_tenant_access = start
+        if context._loaders is not None:
+            start()  # an earlier operation of a batch made them: check again (from their cache)
         try:
             yield
         finally:

@@ -323,3 +323,28 @@ def test_unexpected_error__masked_with_a_request_id_in_the_log(
     assert "secret detail" not in json.dumps(body)
     request_id = error["extensions"]["requestId"]
     assert any(request_id in record.getMessage() for record in caplog.records)
+
+
+@pytest.fixture
+def batching(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
+    settings = with_settings(api_settings, batch_max_operations=2)
+    with serving(create_app(Datastore(client, table_name), settings)) as session:
+        yield session
+
+
+def test_batch__when_configured__at_the_bound_and_one_past(batching: httpx.Client, api: Api, tenant: Tenant) -> None:
+    headers = {"Authorization": f"Bearer {api.token(tenant.admin)}"}
+    two = batching.post("/graphql", json=[{"query": "{ me { email } }"}] * 2, headers=headers)
+    assert [item["data"] for item in two.json()] == [{"me": {"email": tenant.admin.email}}] * 2
+    three = batching.post("/graphql", json=[{"query": "{ me { email } }"}] * 3, headers=headers)
+    assert three.status_code == 400
+
+
+def test_batch__every_operation_checks_the_caller(batching: httpx.Client, api: Api, tenant: Tenant) -> None:
+    employee = tenant.employee()
+    headers = {"Authorization": f"Bearer {api.token(employee)}"}
+    from datastore import employees
+
+    employees.terminate_employee(tenant.table, employee.emp_id)
+    response = batching.post("/graphql", json=[{"query": "{ me { email } }"}] * 2, headers=headers)
+    assert [item["data"] for item in response.json()] == [None, None]
