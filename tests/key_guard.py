@@ -2,7 +2,7 @@
 
 Each request's partition keys (table or index) lie in one organisation's ``ORG#<orgId>``
 space, or on a named path: identity ``EMAIL#`` items, the platform's ``ORGS`` list (read on
-GSI1 only). Requests of unkeyed operations (Scan, PartiQL, BatchWriteItem) are violations:
+GSI1 only). Requests of unkeyed operations (Scan, PartiQL statements) are violations:
 no partition key bounds them. Control-plane calls name no item and pass.
 """
 
@@ -17,8 +17,10 @@ from datastore.calls import Call, CallLog
 
 MODULE: Final = "test_key_guard.py"
 
+# BatchWriteItem: the API never sends one; test fixtures seed bulk data with it.
 KEYED_OPERATIONS: Final = frozenset(
-    {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "BatchGetItem", "TransactWriteItems"}
+    {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "BatchGetItem", "TransactWriteItems",
+     "BatchWriteItem"}
 )
 TABLE_OPERATIONS: Final = frozenset(
     {"CreateTable", "DescribeTable", "DeleteTable", "ListTables", "UpdateTable", "UpdateTimeToLive",
@@ -26,12 +28,23 @@ TABLE_OPERATIONS: Final = frozenset(
 )
 
 
+def batch_write_keys(call: Call) -> list[str]:
+    found: list[str] = []
+    for requests in call.params.get("RequestItems", {}).values():
+        for request in requests:
+            body = request.get("PutRequest", {}).get("Item") or request.get("DeleteRequest", {}).get("Key") or {}
+            value = body.get(keys.PK, {}).get("S")
+            if value is not None:
+                found.append(value)
+    return found
+
+
 def violations(call: Call) -> list[str]:
     if call.operation in TABLE_OPERATIONS:
         return []
     if call.operation not in KEYED_OPERATIONS:
         return [f"{call.operation}: not a keyed operation, so no partition key bounds it"]
-    partition_keys = call.partition_keys()
+    partition_keys = call.partition_keys() if call.operation != "BatchWriteItem" else batch_write_keys(call)
     if not partition_keys:
         return [f"{call.operation}: no partition key"]
     found = [
