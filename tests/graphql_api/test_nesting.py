@@ -11,8 +11,8 @@ def nodes(connection: dict) -> list[dict]:
 
 def test_organization_departments_employees_applications_job(api: Api, demo: Demo) -> None:
     data = api.as_(demo.person("alice@acme.co")).data(
-        "{ organization { departments { edges { node { name headcount employees { edges { node { "
-        "email applications { edges { node { status jobPosting { title } } } } } } } } } } } }"
+        "{ organization { departments(first: 10) { edges { node { name headcount employees(first: 10) { edges { node { "
+        "email applications(first: 10) { edges { node { status jobPosting { title } } } } } } } } } } } }"
     )
     departments = {d["name"]: d for d in nodes(data["organization"]["departments"])}
     assert set(departments) == {"Engineering", "Sales", "People Ops", "Finance"}
