@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 import strawberry
 
 from datastore import organizations
@@ -86,7 +88,7 @@ class Query:
     async def node(self, info: Info, id: strawberry.ID) -> Node | None:
         decoded = ids.decode(id)
         info.context.require_tenant()
-        handlers = {
+        handlers: dict[tuple[str, int], Callable[[tuple[str, ...]], Awaitable[Node | None]]] = {
             ("Employee", 1): lambda p: _employee(info, p[0]),
             ("Department", 1): lambda p: _department(info, p[0]),
             ("JobPosting", 1): lambda p: _job(info, p[0]),
