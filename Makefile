@@ -24,7 +24,7 @@ test: $(STAMP)
 ## Lint and type checks.
 check: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/ruff format --check datastore graphql_api server.py
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 ## Benchmarks (not part of `make test`): prints tables, writes bench/results/latest.json.

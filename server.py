@@ -45,9 +45,7 @@ def dynamodb_endpoint(settings: DatastoreSettings, *, reuse: bool = False) -> It
     if reuse and (endpoint := running_endpoint(settings.local_data_dir)) is not None:
         yield endpoint
         return
-    local = DynamoDBLocal(
-        settings.local_cache_dir, port=settings.local_port, data_dir=settings.local_data_dir
-    )
+    local = DynamoDBLocal(settings.local_cache_dir, port=settings.local_port, data_dir=settings.local_data_dir)
     with local:
         print(f"DynamoDB Local on {local.endpoint_url}, data in {settings.local_data_dir}", flush=True)
         yield local.endpoint_url
@@ -74,9 +72,7 @@ def run(_args: argparse.Namespace) -> int:
         datastore = Datastore.connect(settings, endpoint)
         if ensure_table(datastore.client, settings.table_name):
             print(f"created table {settings.table_name}", flush=True)
-        if (embedded or os.environ.get("HR_DEMO_DATA") == "1") and demo.load(
-            datastore.table(PlatformScope())
-        ):
+        if (embedded or os.environ.get("HR_DEMO_DATA") == "1") and demo.load(datastore.table(PlatformScope())):
             print("loaded demo data (Acme Corp, Globex Inc)", flush=True)
         api_settings.warn_if_development()
         print(f"GraphQL on http://{host}:{port}/graphql", flush=True)
@@ -101,17 +97,11 @@ def token(args: argparse.Namespace) -> int:
         identity = identities.find_identity(datastore.table(SignInScope()), args.email)
         if identity is None:
             raise CommandError(f"no employee has the email {args.email}")
-        employee = employees.get_employee(
-            datastore.table(TenantScope(identity.org_id)), identity.emp_id
-        )
+        employee = employees.get_employee(datastore.table(TenantScope(identity.org_id)), identity.emp_id)
         datastore.close()
     if employee is None:
         raise CommandError(f"the employee of {args.email} no longer exists")
-    print(
-        issue_token(
-            api_settings, subject=employee.emp_id, org_id=employee.org_id, role=employee.role.value
-        )
-    )
+    print(issue_token(api_settings, subject=employee.emp_id, org_id=employee.org_id, role=employee.role.value))
     return 0
 
 

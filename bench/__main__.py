@@ -31,20 +31,30 @@ RESULTS = Path(__file__).parent / "results" / "latest.json"
 SECONDS_C1, SECONDS_C16, MAX_C1 = 3.0, 4.0, 40
 SECRET = "bench-secret-0123456789-0123456789-abcdef"
 
-Q1 = ("{ organization { departments(first: 20) { edges { node { name employees(first: 50) { edges { node { "
-      "email firstName lastName role status hiredAt } } } } } } } }")
-Q2 = ("{ organization { jobPostings(status: OPEN, first: 20) { edges { node { title applications(first: 50) { "
-      "edges { node { status employee { email department { name } } } } } } } } } }")
-Q3 = ("{ me { firstName department { name manager { email } } applications(first: 10) { edges { node { status "
-      "jobPosting { title } } } } } }")
+Q1 = (
+    "{ organization { departments(first: 20) { edges { node { name employees(first: 50) { edges { node { "
+    "email firstName lastName role status hiredAt } } } } } } } }"
+)
+Q2 = (
+    "{ organization { jobPostings(status: OPEN, first: 20) { edges { node { title applications(first: 50) { "
+    "edges { node { status employee { email department { name } } } } } } } } } }"
+)
+Q3 = (
+    "{ me { firstName department { name manager { email } } applications(first: 10) { edges { node { status "
+    "jobPosting { title } } } } } }"
+)
 Q5 = "mutation($i: MoveEmployeeInput!) { moveEmployee(input: $i) { employee { id } } }"
 
 
 def q4(data: Dataset) -> str:
-    return "{ " + " ".join(
-        f'n{i}: node(id: "{ids.encode("Employee", e.emp_id)}") {{ ... on Employee {{ email }} }}'
-        for i, e in enumerate(data.employees[:100])
-    ) + " }"
+    return (
+        "{ "
+        + " ".join(
+            f'n{i}: node(id: "{ids.encode("Employee", e.emp_id)}") {{ ... on Employee {{ email }} }}'
+            for i, e in enumerate(data.employees[:100])
+        )
+        + " }"
+    )
 
 
 def cpu_seconds(pid: int) -> float:
@@ -103,8 +113,9 @@ def measure_http(server: Server, token: str, body: Any) -> dict[str, Any]:
     async def c16() -> float:
         done = 0
         counter = iter(range(10**9))
-        async with httpx.AsyncClient(base_url=server.url, timeout=120, headers={
-                **headers, "content-type": "application/json"}) as client:
+        async with httpx.AsyncClient(
+            base_url=server.url, timeout=120, headers={**headers, "content-type": "application/json"}
+        ) as client:
             end = time.perf_counter() + SECONDS_C16
 
             async def worker() -> None:
@@ -112,16 +123,23 @@ def measure_http(server: Server, token: str, body: Any) -> dict[str, Any]:
                 while time.perf_counter() < end or done < 16:
                     await client.post("/graphql", content=payload(10_000 + next(counter)))
                     done += 1
+
             t0 = time.perf_counter()
             await asyncio.gather(*(worker() for _ in range(16)))
             return done / (time.perf_counter() - t0)
 
     rps = asyncio.run(c16())
     return {
-        "requests": cost["requestCount"], "requests_by_operation": cost["requests"], "waves": cost["waves"],
-        "rcu": cost["readCapacityUnits"], "wcu": cost["writeCapacityUnits"],
-        "p50_ms": pct(latencies, 0.5), "p99_ms": pct(latencies, 0.99), "rps_c16": round(rps, 1),
-        "cpu_ms": round(cpu_ms, 1), "server_ms": cost["serverTimeMs"],
+        "requests": cost["requestCount"],
+        "requests_by_operation": cost["requests"],
+        "waves": cost["waves"],
+        "rcu": cost["readCapacityUnits"],
+        "wcu": cost["writeCapacityUnits"],
+        "p50_ms": pct(latencies, 0.5),
+        "p99_ms": pct(latencies, 0.99),
+        "rps_c16": round(rps, 1),
+        "cpu_ms": round(cpu_ms, 1),
+        "server_ms": cost["serverTimeMs"],
     }
 
 
@@ -150,9 +168,15 @@ def measure_floor(fn: Any) -> dict[str, Any]:
     rps = done / (time.perf_counter() - t0)
     s: Stats = stats
     return {
-        "requests": s.requests, "requests_by_operation": s.ops, "waves": s.waves, "rcu": round(s.rcu, 2),
-        "rcu_min": round(s.rcu_min, 2), "p50_ms": pct(latencies, 0.5), "p99_ms": pct(latencies, 0.99),
-        "rps_c16": round(rps, 1), "cpu_ms": round(cpu_ms, 1),
+        "requests": s.requests,
+        "requests_by_operation": s.ops,
+        "waves": s.waves,
+        "rcu": round(s.rcu, 2),
+        "rcu_min": round(s.rcu_min, 2),
+        "p50_ms": pct(latencies, 0.5),
+        "p99_ms": pct(latencies, 0.99),
+        "rps_c16": round(rps, 1),
+        "cpu_ms": round(cpu_ms, 1),
     }
 
 
@@ -185,9 +209,17 @@ def main() -> int:
     base = DatastoreSettings.from_env()
     with DynamoDBLocal(base.local_cache_dir) as local:
         table_name = f"hr-bench-{keys.new_id().lower()}"
-        env = {**os.environ, "DYNAMODB_ENDPOINT": local.endpoint_url, "HR_TABLE_NAME": table_name,
-               "HR_ENV": "bench", "JWT_SECRET": SECRET, "COST_IN_RESPONSE": "true", "PYTHONPATH": os.getcwd()}
+        env = {
+            **os.environ,
+            "DYNAMODB_ENDPOINT": local.endpoint_url,
+            "HR_TABLE_NAME": table_name,
+            "HR_ENV": "bench",
+            "JWT_SECRET": SECRET,
+            "COST_IN_RESPONSE": "true",
+            "PYTHONPATH": os.getcwd(),
+        }
         from dataclasses import replace
+
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
         client = calls.instrument(make_client(settings))
         ensure_table(client, table_name)
@@ -207,15 +239,27 @@ def main() -> int:
                 ("Q4", admin, {"query": q4(data)}, floor.q4),
             ]
             for name, token, body, floor_fn in queries:
-                row = {"product": measure_http(product, token, body), "floor": measure_floor(floor_fn),
-                       "naive": measure_http(naive, token, body)}
+                row = {
+                    "product": measure_http(product, token, body),
+                    "floor": measure_floor(floor_fn),
+                    "naive": measure_http(naive, token, body),
+                }
                 row["product"]["rcu_min"] = row["naive"]["rcu_min"] = row["floor"]["rcu_min"]
                 results[name] = row
                 print_table(name, row)
-            moves = [{"query": Q5, "variables": {"i": {
-                "id": ids.encode("Employee", e.emp_id),
-                "departmentId": ids.encode("Department", data.departments[(i // 50 + 1 + r) % 20].dept_id)}}}
-                for r in range(1, 4) for i, e in enumerate(data.employees[100:1000], start=100)]
+            moves = [
+                {
+                    "query": Q5,
+                    "variables": {
+                        "i": {
+                            "id": ids.encode("Employee", e.emp_id),
+                            "departmentId": ids.encode("Department", data.departments[(i // 50 + 1 + r) % 20].dept_id),
+                        }
+                    },
+                }
+                for r in range(1, 4)
+                for i, e in enumerate(data.employees[100:1000], start=100)
+            ]
             row = {"product": measure_http(product, admin, moves)}
             note = "moveEmployee over GraphQL; no floor/naive for writes"
             if "error" in row["product"]:
@@ -225,8 +269,14 @@ def main() -> int:
                     t = time.perf_counter()
                     employees.move_employee(table, data.employees[200].emp_id, data.departments[7].dept_id)
                     elapsed = time.perf_counter() - t
-                row = {"product": {"requests": len(log.calls), "waves": len(log.waves()),
-                                   "rcu": sum(c.read_units for c in log.calls), "p50_ms": round(elapsed * 1000, 1)}}
+                row = {
+                    "product": {
+                        "requests": len(log.calls),
+                        "waves": len(log.waves()),
+                        "rcu": sum(c.read_units for c in log.calls),
+                        "p50_ms": round(elapsed * 1000, 1),
+                    }
+                }
             results["Q5"] = row
             print_table("Q5", row, note)
         finally:
@@ -234,8 +284,10 @@ def main() -> int:
             naive.stop()
         RESULTS.parent.mkdir(exist_ok=True)
         RESULTS.write_bytes(orjson.dumps({"queries": results}, option=orjson.OPT_INDENT_2))
-        print(f"\nwrote {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}"
-              f" in {time.monotonic() - started:.0f}s")
+        print(
+            f"\nwrote {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}"
+            f" in {time.monotonic() - started:.0f}s"
+        )
     return 0
 
 

@@ -29,8 +29,12 @@ class Dataset:
 def build(client: DynamoDBClient, table_name: str) -> Dataset:
     platform = Table(client, table_name, PlatformScope())
     org, admin = organizations.create_organization(
-        platform, name="Bench Corp", plan=Plan.ENTERPRISE, admin_email="admin@bench.example",
-        admin_first_name="Ada", admin_last_name="Admin",
+        platform,
+        name="Bench Corp",
+        plan=Plan.ENTERPRISE,
+        admin_email="admin@bench.example",
+        admin_first_name="Ada",
+        admin_last_name="Admin",
     )
     bulk = Bulk(org.org_id)
     departments = [bulk.department(f"Department {d:02}", 50) for d in range(20)]
@@ -47,8 +51,12 @@ def build(client: DynamoDBClient, table_name: str) -> Dataset:
     bulk.write(client, table_name)
     # Second, small tenant.
     _, other_admin = organizations.create_organization(
-        platform, name="Small Co", plan=Plan.FREE, admin_email="admin@small.example",
-        admin_first_name="Sam", admin_last_name="Small",
+        platform,
+        name="Small Co",
+        plan=Plan.FREE,
+        admin_email="admin@small.example",
+        admin_first_name="Sam",
+        admin_last_name="Small",
     )
     small = Bulk(other_admin.org_id)
     dept = small.department("Only", 5)

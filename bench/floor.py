@@ -47,13 +47,18 @@ class Floor:
         for entry in consumed if isinstance(consumed, list) else [consumed] if consumed else []:
             stats.rcu += float(entry.get("CapacityUnits", 0.0))
 
-    def query(self, stats: Stats, pk: str, limit: int, *, index: bool = False, prefix: str | None = None,
-              forward: bool = True) -> list[dict[str, Any]]:
+    def query(
+        self, stats: Stats, pk: str, limit: int, *, index: bool = False, prefix: str | None = None, forward: bool = True
+    ) -> list[dict[str, Any]]:
         pk_attr = keys.GSI1PK if index else keys.PK
         params: dict[str, Any] = {
-            "TableName": self.table, "KeyConditionExpression": "#pk = :pk",
-            "ExpressionAttributeNames": {"#pk": pk_attr}, "ExpressionAttributeValues": {":pk": {"S": pk}},
-            "Limit": limit, "ScanIndexForward": forward, "ReturnConsumedCapacity": "TOTAL",
+            "TableName": self.table,
+            "KeyConditionExpression": "#pk = :pk",
+            "ExpressionAttributeNames": {"#pk": pk_attr},
+            "ExpressionAttributeValues": {":pk": {"S": pk}},
+            "Limit": limit,
+            "ScanIndexForward": forward,
+            "ReturnConsumedCapacity": "TOTAL",
         }
         if index:
             params["IndexName"] = keys.GSI1
@@ -102,16 +107,43 @@ class Floor:
         s.wave()
         depts = self.query(s, keys.org_pk(org), 20, prefix=keys.department_sk_prefix())
         s.wave()
-        members = list(POOL.map(
-            lambda d: self.query(s, keys.membership_pk(org, d["deptId"]["S"]), 50, prefix=keys.employee_sk_prefix()),
-            depts,
-        ))
-        body = {"organization": {"departments": {"edges": [
-            {"node": {"name": d["name"]["S"], "employees": {"edges": [
-                {"node": {"email": e["email"]["S"], "firstName": e["firstName"]["S"], "lastName": e["lastName"]["S"],
-                          "role": e["role"]["S"].upper(), "status": e["status"]["S"].upper(),
-                          "hiredAt": e["hiredAt"]["S"]}} for e in emps]}}}
-            for d, emps in zip(depts, members, strict=True)]}}}
+        members = list(
+            POOL.map(
+                lambda d: self.query(
+                    s, keys.membership_pk(org, d["deptId"]["S"]), 50, prefix=keys.employee_sk_prefix()
+                ),
+                depts,
+            )
+        )
+        body = {
+            "organization": {
+                "departments": {
+                    "edges": [
+                        {
+                            "node": {
+                                "name": d["name"]["S"],
+                                "employees": {
+                                    "edges": [
+                                        {
+                                            "node": {
+                                                "email": e["email"]["S"],
+                                                "firstName": e["firstName"]["S"],
+                                                "lastName": e["lastName"]["S"],
+                                                "role": e["role"]["S"].upper(),
+                                                "status": e["status"]["S"].upper(),
+                                                "hiredAt": e["hiredAt"]["S"],
+                                            }
+                                        }
+                                        for e in emps
+                                    ]
+                                },
+                            }
+                        }
+                        for d, emps in zip(depts, members, strict=True)
+                    ]
+                }
+            }
+        }
         return orjson.dumps({"data": body}), s
 
     def q2(self) -> tuple[bytes, Stats]:
@@ -119,11 +151,18 @@ class Floor:
         s.wave()
         open_jobs = self.query(s, keys.open_jobs_gsi_pk(org), 20, index=True, forward=False)
         s.wave()
-        apps = list(POOL.map(
-            lambda j: self.query(s, keys.job_partition_pk(org, j["jobId"]["S"]), 50,
-                                 prefix=keys.application_sk_prefix(), forward=False),
-            open_jobs,
-        ))
+        apps = list(
+            POOL.map(
+                lambda j: self.query(
+                    s,
+                    keys.job_partition_pk(org, j["jobId"]["S"]),
+                    50,
+                    prefix=keys.application_sk_prefix(),
+                    forward=False,
+                ),
+                open_jobs,
+            )
+        )
         s.wave()
         people = self.batch_get(s, [keys.employee_key(org, a["empId"]["S"]) for al in apps for a in al])
         s.wave()
@@ -134,10 +173,31 @@ class Floor:
             k = keys.department_key(org, e["departmentId"]["S"])
             return {"email": e["email"]["S"], "department": {"name": depts[(k.pk, k.sk)]["name"]["S"]}}
 
-        body = {"organization": {"jobPostings": {"edges": [
-            {"node": {"title": j["title"]["S"], "applications": {"edges": [
-                {"node": {"status": a["status"]["S"].upper(), "employee": employee(a["empId"]["S"])}} for a in al]}}}
-            for j, al in zip(open_jobs, apps, strict=True)]}}}
+        body = {
+            "organization": {
+                "jobPostings": {
+                    "edges": [
+                        {
+                            "node": {
+                                "title": j["title"]["S"],
+                                "applications": {
+                                    "edges": [
+                                        {
+                                            "node": {
+                                                "status": a["status"]["S"].upper(),
+                                                "employee": employee(a["empId"]["S"]),
+                                            }
+                                        }
+                                        for a in al
+                                    ]
+                                },
+                            }
+                        }
+                        for j, al in zip(open_jobs, apps, strict=True)
+                    ]
+                }
+            }
+        }
         return orjson.dumps({"data": body}), s
 
     def q3(self) -> tuple[bytes, Stats]:
@@ -159,10 +219,18 @@ class Floor:
             k = keys.job_key(org, job_id)
             return str(found_jobs[(k.pk, k.sk)]["title"]["S"])
 
-        body = {"me": {"firstName": me["firstName"]["S"], "department": {
-            "name": dept["name"]["S"], "manager": {"email": manager["email"]["S"]}},
-            "applications": {"edges": [{"node": {"status": a["status"]["S"].upper(),
-                                                 "jobPosting": {"title": title(a["jobId"]["S"])}}} for a in apps]}}}
+        body = {
+            "me": {
+                "firstName": me["firstName"]["S"],
+                "department": {"name": dept["name"]["S"], "manager": {"email": manager["email"]["S"]}},
+                "applications": {
+                    "edges": [
+                        {"node": {"status": a["status"]["S"].upper(), "jobPosting": {"title": title(a["jobId"]["S"])}}}
+                        for a in apps
+                    ]
+                },
+            }
+        }
         return orjson.dumps({"data": body}), s
 
     def q4(self) -> tuple[bytes, Stats]:

@@ -24,8 +24,12 @@ def main() -> None:
 
         install()
     os.environ.update(
-        MAX_ALIASES="200", MAX_QUERY_COST="1000000", MAX_TOKENS="100000", MAX_BODY_BYTES="1000000",
-        MAX_DYNAMODB_CALLS="100000", MAX_QUERY_DEPTH="20",
+        MAX_ALIASES="200",
+        MAX_QUERY_COST="1000000",
+        MAX_TOKENS="100000",
+        MAX_BODY_BYTES="1000000",
+        MAX_DYNAMODB_CALLS="100000",
+        MAX_QUERY_DEPTH="20",
     )
     settings = DatastoreSettings.from_env()
     datastore = Datastore.connect(settings)

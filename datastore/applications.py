@@ -20,26 +20,17 @@ from datastore.pagination import Page, PageRequest
 from datastore.table import Table
 
 
-def get_application(
-    table: Table, job_id: str, app_id: str, *, consistent: bool = False
-) -> Application | None:
+def get_application(table: Table, job_id: str, app_id: str, *, consistent: bool = False) -> Application | None:
     """One GetItem: an application's key is its job's and its own id."""
-    key = keys.application_key(
-        table.tenant.org_id, keys.parse_ulid(job_id, "jobId"), keys.parse_ulid(app_id, "id")
-    )
+    key = keys.application_key(table.tenant.org_id, keys.parse_ulid(job_id, "jobId"), keys.parse_ulid(app_id, "id"))
     item = table.get(key, consistent=consistent)
     return None if item is None else items.application_from(item)
 
 
-def get_applications(
-    table: Table, ids: Sequence[tuple[str, str]]
-) -> list[Application | None]:
+def get_applications(table: Table, ids: Sequence[tuple[str, str]]) -> list[Application | None]:
     """Many applications by (job id, application id) through BatchGetItem."""
     org_id = table.tenant.org_id
-    wanted = [
-        keys.application_key(org_id, keys.parse_ulid(j, "jobId"), keys.parse_ulid(a, "id"))
-        for j, a in ids
-    ]
+    wanted = [keys.application_key(org_id, keys.parse_ulid(j, "jobId"), keys.parse_ulid(a, "id")) for j, a in ids]
     return table.get_many(wanted, items.application_from)
 
 
@@ -54,9 +45,7 @@ def list_job_applications(table: Table, job_id: str, request: PageRequest) -> Pa
     )
 
 
-def list_employee_applications(
-    table: Table, emp_id: str, request: PageRequest
-) -> Page[Application]:
+def list_employee_applications(table: Table, emp_id: str, request: PageRequest) -> Page[Application]:
     """AP11: one Query on GSI1 (newest first when descending)."""
     emp_id = keys.parse_ulid(emp_id, "employeeId")
     return table.query_page(
@@ -78,9 +67,7 @@ def _change(action: str, before: Application | None, after: Application) -> Chan
     )
 
 
-def apply_to_job(
-    table: Table, job_id: str, emp_id: str, *, idempotency_key: str | None = None
-) -> Application:
+def apply_to_job(table: Table, job_id: str, emp_id: str, *, idempotency_key: str | None = None) -> Application:
     """One application per (job, employee), written only while the job is open."""
     org_id = table.tenant.org_id
     request = idempotency.prepare(
@@ -156,9 +143,7 @@ def _transition(
         if current is None:
             raise NotFound("Application", app_id)
         if target not in APPLICATION_TRANSITIONS.get(current.status, frozenset()):
-            raise InvalidInput(
-                "status", f"an application cannot go from {current.status} to {target}"
-            )
+            raise InvalidInput("status", f"an application cannot go from {current.status} to {target}")
 
         def changed(_old: Item | None) -> Conflict:
             return Conflict("the application changed while it was being updated")
@@ -180,12 +165,8 @@ def _transition(
     return idempotency.run(table, request, items.application_from, perform)
 
 
-def withdraw_application(
-    table: Table, job_id: str, app_id: str, *, idempotency_key: str | None = None
-) -> Application:
-    return _transition(
-        table, job_id, app_id, ApplicationStatus.WITHDRAWN, "application.withdraw", idempotency_key
-    )
+def withdraw_application(table: Table, job_id: str, app_id: str, *, idempotency_key: str | None = None) -> Application:
+    return _transition(table, job_id, app_id, ApplicationStatus.WITHDRAWN, "application.withdraw", idempotency_key)
 
 
 def set_application_status(

@@ -41,9 +41,7 @@ def event_op(event: AuditEvent) -> transact.Op:
     return transact.put_new(items.audit_event_item(event), taken)
 
 
-def list_audit_events(
-    table: Table, request: PageRequest, *, now: datetime | None = None
-) -> Page[AuditEvent]:
+def list_audit_events(table: Table, request: PageRequest, *, now: datetime | None = None) -> Page[AuditEvent]:
     """The organisation's audit trail, newest first (``request.descending`` is ignored).
 
     ``now`` fixes the current month (tests); each cursor is the key of its event, whose

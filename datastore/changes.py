@@ -15,9 +15,7 @@ from datastore.items import ENTITY, Item, audit_value
 
 VERSION: Final = "version"
 # Attributes that are layout, not data: never reported as changed fields.
-_NOT_FIELDS: Final = frozenset(
-    {keys.PK, keys.SK, keys.GSI1PK, keys.GSI1SK, ENTITY, "orgId", VERSION}
-)
+_NOT_FIELDS: Final = frozenset({keys.PK, keys.SK, keys.GSI1PK, keys.GSI1SK, ENTITY, "orgId", VERSION})
 
 
 @dataclass(frozen=True, slots=True)

@@ -49,9 +49,7 @@ def load(table: Table) -> bool:
     return True
 
 
-def _organization(
-    table: Table, name: str, plan: Plan, admin: tuple[str, str, str]
-) -> tuple[Table, str]:
+def _organization(table: Table, name: str, plan: Plan, admin: tuple[str, str, str]) -> tuple[Table, str]:
     org, admin_employee = organizations.create_organization(
         table.with_scope(PlatformScope()),
         name=name,
@@ -98,9 +96,7 @@ def _load_acme(table: Table) -> None:
     departments.update_department(tenant, dept_ids["People Ops"], manager_id=alice)
 
     def job(dept: str, title: str, description: str) -> str:
-        return jobs.create_job(
-            tenant, department_id=dept_ids[dept], title=title, description=description
-        ).job_id
+        return jobs.create_job(tenant, department_id=dept_ids[dept], title=title, description=description).job_id
 
     senior = job("Engineering", "Senior Engineer", "Own the core API and its data model.")
     platform = job("Engineering", "Platform Engineer", "Run the DynamoDB estate and CI.")
@@ -130,9 +126,7 @@ def _load_acme(table: Table) -> None:
 
 
 def _load_globex(table: Table) -> None:
-    tenant, hank = _organization(
-        table, "Globex Inc", Plan.ENTERPRISE, (GLOBEX_ADMIN, "Hank", "Scorpio")
-    )
+    tenant, hank = _organization(table, "Globex Inc", Plan.ENTERPRISE, (GLOBEX_ADMIN, "Hank", "Scorpio"))
     research = departments.create_department(tenant, name="Research").dept_id
     departments.create_department(tenant, name="Operations")
     employees.move_employee(tenant, hank, research)

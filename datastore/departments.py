@@ -133,9 +133,7 @@ def update_department(
             current,
             name=current.name if new_name is None else new_name,
             manager_id=(
-                current.manager_id if new_manager is None
-                else None if new_manager == NO_MANAGER
-                else new_manager
+                current.manager_id if new_manager is None else None if new_manager == NO_MANAGER else new_manager
             ),
         )
         expression = " ".join(

@@ -65,9 +65,7 @@ def list_employees(table: Table, request: PageRequest) -> Page[Employee]:
     )
 
 
-def list_department_employees(
-    table: Table, dept_id: str, request: PageRequest
-) -> Page[Employee]:
+def list_department_employees(table: Table, dept_id: str, request: PageRequest) -> Page[Employee]:
     """AP7: a department's active employees, one Query over their membership copies."""
     dept_id = keys.parse_ulid(dept_id, "departmentId")
     return table.query_page(
@@ -104,9 +102,7 @@ def new_employee(
         email=validation.email(email),
         first_name=validation.name(first_name, "firstName"),
         last_name=validation.name(last_name, "lastName"),
-        department_id=(
-            None if department_id is None else keys.parse_ulid(department_id, "departmentId")
-        ),
+        department_id=(None if department_id is None else keys.parse_ulid(department_id, "departmentId")),
         role=role,
         status=EmployeeStatus.ACTIVE,
         hired_at=hired_at or items.now(),
@@ -246,14 +242,8 @@ def update_employee(
         updated = replace(
             current,
             email=current.email if email is None else validation.email(email),
-            first_name=(
-                current.first_name if first_name is None
-                else validation.name(first_name, "firstName")
-            ),
-            last_name=(
-                current.last_name if last_name is None
-                else validation.name(last_name, "lastName")
-            ),
+            first_name=(current.first_name if first_name is None else validation.name(first_name, "firstName")),
+            last_name=(current.last_name if last_name is None else validation.name(last_name, "lastName")),
             role=current.role if role is None else role,
             version=current.version + 1,
         )
@@ -263,9 +253,7 @@ def update_employee(
         if updated.email != current.email:
             same_owner = {":emp": items.s(current.emp_id)}
             ops += [
-                transact.delete(
-                    keys.identity_key(current.email), condition="empId = :emp", values=same_owner
-                ),
+                transact.delete(keys.identity_key(current.email), condition="empId = :emp", values=same_owner),
                 transact.delete(keys.email_pointer_key(current.org_id, current.email)),
                 transact.put_new(items.identity_item(updated), _email_taken(updated.email)),
                 transact.put_new(items.email_pointer_item(updated), _email_taken(updated.email)),
@@ -305,11 +293,7 @@ def move_employee(
             moved = replace(current, department_id=department_id, version=current.version + 1)
             ops = [_put_versioned(moved, current.version)]
             if current.department_id is not None:
-                ops.append(
-                    transact.delete(
-                        keys.membership_key(current.org_id, current.department_id, current.emp_id)
-                    )
-                )
+                ops.append(transact.delete(keys.membership_key(current.org_id, current.department_id, current.emp_id)))
                 ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
             ops.append(transact.put(items.membership_item(moved)))
             ops.append(_headcount(moved.org_id, department_id, +1, "departmentId"))
@@ -354,16 +338,10 @@ def terminate_employee(
             )
             ops = [_put_versioned(terminated, current.version)]
             if current.department_id is not None:
-                ops.append(
-                    transact.delete(
-                        keys.membership_key(current.org_id, current.department_id, current.emp_id)
-                    )
-                )
+                ops.append(transact.delete(keys.membership_key(current.org_id, current.department_id, current.emp_id)))
                 ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
             try:
-                writes.commit(
-                    table, ops, _change("employee.terminate", current, terminated), request
-                )
+                writes.commit(table, ops, _change("employee.terminate", current, terminated), request)
                 return terminated
             except StaleVersion:
                 if attempt + 1 == attempts:

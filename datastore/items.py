@@ -175,9 +175,7 @@ def department_item(dept: Department) -> Item:
         "name": s(dept.name),
         "headcount": n(dept.headcount),
     }
-    return _put_optional(
-        item, "managerId", None if dept.manager_id is None else s(dept.manager_id)
-    )
+    return _put_optional(item, "managerId", None if dept.manager_id is None else s(dept.manager_id))
 
 
 def department_from(item: Item) -> Department:
@@ -205,12 +203,8 @@ def _employee_attributes(emp: Employee) -> Item:
         "hiredAt": _ts(emp.hired_at),
         "version": n(emp.version),
     }
-    _put_optional(
-        item, "departmentId", None if emp.department_id is None else s(emp.department_id)
-    )
-    return _put_optional(
-        item, "terminatedAt", None if emp.terminated_at is None else _ts(emp.terminated_at)
-    )
+    _put_optional(item, "departmentId", None if emp.department_id is None else s(emp.department_id))
+    return _put_optional(item, "terminatedAt", None if emp.terminated_at is None else _ts(emp.terminated_at))
 
 
 def employee_item(emp: Employee) -> Item:
@@ -275,9 +269,7 @@ def identity_item(emp: Employee) -> Item:
 
 
 def identity_from(item: Item) -> Identity:
-    return Identity(
-        email=_get_s(item, "email"), org_id=_get_s(item, "orgId"), emp_id=_get_s(item, "empId")
-    )
+    return Identity(email=_get_s(item, "email"), org_id=_get_s(item, "orgId"), emp_id=_get_s(item, "empId"))
 
 
 def emp_id_of_pointer(item: Item) -> str:
@@ -411,20 +403,14 @@ def audit_event_item(event: AuditEvent) -> Item:
         },
     }
     _put_optional(item, "actorId", None if event.actor_id is None else s(event.actor_id))
-    _put_optional(
-        item, "beforeVersion", None if event.before_version is None else n(event.before_version)
-    )
-    return _put_optional(
-        item, "afterVersion", None if event.after_version is None else n(event.after_version)
-    )
+    _put_optional(item, "beforeVersion", None if event.before_version is None else n(event.before_version))
+    return _put_optional(item, "afterVersion", None if event.after_version is None else n(event.after_version))
 
 
 def audit_event_from(item: Item) -> AuditEvent:
     def change_from(entry: dict[str, Any]) -> FieldChange:
         fields = entry["M"]
-        return FieldChange(
-            _get_s(fields, "field"), audit_value(fields["before"]), audit_value(fields["after"])
-        )
+        return FieldChange(_get_s(fields, "field"), audit_value(fields["before"]), audit_value(fields["after"]))
 
     before_version = item.get("beforeVersion")
     after_version = item.get("afterVersion")

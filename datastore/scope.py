@@ -81,9 +81,7 @@ class PlatformScope:
     def may_write(self, partition_key: str) -> bool:
         if self.provisioning is None:
             return False
-        return keys.in_tenant(partition_key, self.provisioning) or keys.is_identity_pk(
-            partition_key
-        )
+        return keys.in_tenant(partition_key, self.provisioning) or keys.is_identity_pk(partition_key)
 
 
 def actor_of(scope: Scope) -> str | None:

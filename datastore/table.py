@@ -88,7 +88,11 @@ class Table:
 
     def with_scope(self, scope: Scope) -> Table:
         return Table(
-            self.client, self.name, scope, fanout=self._fanout, retry=self._retry,
+            self.client,
+            self.name,
+            scope,
+            fanout=self._fanout,
+            retry=self._retry,
             sleep=self._sleep,
         )
 
@@ -138,9 +142,7 @@ class Table:
         for key in wanted:
             self._require_read(key.pk)
         distinct = list(dict.fromkeys(wanted))
-        chunks = [
-            distinct[i : i + BATCH_GET_LIMIT] for i in range(0, len(distinct), BATCH_GET_LIMIT)
-        ]
+        chunks = [distinct[i : i + BATCH_GET_LIMIT] for i in range(0, len(distinct), BATCH_GET_LIMIT)]
         found: dict[keys.Key, Item] = {}
         if len(chunks) > 1 and self._fanout is not None:
             for chunk_found in self._fanout.map(self._batch_get_chunk, chunks):
@@ -167,9 +169,7 @@ class Table:
                 return found
             if attempt + 1 < self._retry.attempts:
                 self._sleep(self._retry.delay(attempt))
-        raise Unavailable(
-            f"BatchGetItem left {len(pending)} keys unprocessed after {self._retry.attempts} tries"
-        )
+        raise Unavailable(f"BatchGetItem left {len(pending)} keys unprocessed after {self._retry.attempts} tries")
 
     def query(
         self,
@@ -244,9 +244,7 @@ class Table:
             result.has_more,
         )
 
-    def get_many(
-        self, wanted: Sequence[keys.Key], convert: Callable[[Item], T]
-    ) -> list[T | None]:
+    def get_many(self, wanted: Sequence[keys.Key], convert: Callable[[Item], T]) -> list[T | None]:
         return [None if item is None else convert(item) for item in self.batch_get(wanted)]
 
     @staticmethod
@@ -257,9 +255,7 @@ class Table:
         return {name: item[name]["S"] for name in names}
 
     @staticmethod
-    def _validate_start_key(
-        start_key: StartKey, partition_key: str, index: str | None, sk_prefix: str | None
-    ) -> None:
+    def _validate_start_key(start_key: StartKey, partition_key: str, index: str | None, sk_prefix: str | None) -> None:
         expected = {keys.PK, keys.SK} | ({keys.GSI1PK, keys.GSI1SK} if index == keys.GSI1 else set())
         sort_attribute = keys.GSI1SK if index == keys.GSI1 else keys.SK
         valid = (
@@ -343,8 +339,7 @@ class Table:
                         item = reason.get("Item")
                         raise op.on_failed(None if item is None else dict(item)) from None
                 if not any(
-                    reason.get("Code") in (REASON_TRANSACTION_CONFLICT, *REASON_THROTTLED)
-                    for reason in reasons
+                    reason.get("Code") in (REASON_TRANSACTION_CONFLICT, *REASON_THROTTLED) for reason in reasons
                 ):
                     raise _unavailable(error) from None
             except BotoCoreError as error:

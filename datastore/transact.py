@@ -112,7 +112,9 @@ def delete(
     on_failed: FailureHandler = _conflict,
 ) -> Op:
     return Op(
-        "Delete", key.pk, {"Key": key.wire(), **_expression_params(condition, names, values)},
+        "Delete",
+        key.pk,
+        {"Key": key.wire(), **_expression_params(condition, names, values)},
         on_failed,
     )
 

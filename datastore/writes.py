@@ -27,6 +27,4 @@ def commit(
     bookkeeping = [audit.event_op(event)]
     if idempotency is not None:
         bookkeeping.insert(0, record_op(idempotency, change.snapshot, at))
-    table.write(
-        [*bookkeeping, *ops], token=None if idempotency is None else idempotency.token
-    )
+    table.write([*bookkeeping, *ops], token=None if idempotency is None else idempotency.token)

@@ -74,9 +74,7 @@ class GraphQLView(GraphQL[RequestContext, None]):
             scope[PRINCIPAL] = None if token is None else self.verifier.verify(token)
         except ApiError as error:
             body = {"errors": [{"message": str(error), "extensions": error.extensions}]}
-            await JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})(
-                scope, receive, send
-            )
+            await JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
             return
         await super().__call__(scope, receive, send)
 
@@ -89,9 +87,7 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
     extensions: list[Callable[[], SchemaExtension]] = [*limit_extensions(settings), ActiveCaller]
     if settings.cost_in_response:
         extensions.append(Cost)
-    view = GraphQLView(
-        build_schema(extensions, batch_max_operations=settings.batch_max_operations), services
-    )
+    view = GraphQLView(build_schema(extensions, batch_max_operations=settings.batch_max_operations), services)
 
     async def healthz(_request: Request) -> JSONResponse:
         reachable = await asyncio.get_running_loop().run_in_executor(executor, datastore.reachable)

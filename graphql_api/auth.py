@@ -168,4 +168,3 @@ def principal_from_claims(claims: dict[str, object]) -> Principal:
         return Principal(emp_id, org_id, Role(role))
     except (InvalidInput, ValueError) as error:
         raise unauthenticated(f"invalid token: {error}") from None
-

@@ -84,9 +84,7 @@ class ApiSettings:
             max_body_bytes=env_int(env, "MAX_BODY_BYTES", 15 * 1024),
             max_dynamodb_calls=env_int(env, "MAX_DYNAMODB_CALLS", 2000),
             batch_max_operations=env_int(env, "BATCH_MAX_OPERATIONS", 0, minimum=0),
-            cors_origins=tuple(
-                origin.strip() for origin in env.get("CORS_ORIGINS", "").split(",") if origin.strip()
-            ),
+            cors_origins=tuple(origin.strip() for origin in env.get("CORS_ORIGINS", "").split(",") if origin.strip()),
         )
 
     def warn_if_development(self) -> None:

@@ -62,9 +62,7 @@ class RequestContext:
         self._budget.charge(self.call_log)
         context = contextvars.copy_context()
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(
-            self.services.executor, functools.partial(context.run, fn, *args)
-        )
+        return await loop.run_in_executor(self.services.executor, functools.partial(context.run, fn, *args))
 
     def require_tenant(self) -> TenantScope:
         """The caller's tenant scope; UNAUTHENTICATED without a token."""

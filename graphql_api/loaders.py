@@ -48,12 +48,8 @@ class ListKey:
         return PageRequest(first=self.first, after=after, descending=self.descending)
 
 
-def list_key(
-    fetch: ListFetch, parent: str | None, first: int, after: StartKey | None, descending: bool
-) -> ListKey:
-    return ListKey(
-        fetch, parent, first, None if after is None else tuple(sorted(after.items())), descending
-    )
+def list_key(fetch: ListFetch, parent: str | None, first: int, after: StartKey | None, descending: bool) -> ListKey:
+    return ListKey(fetch, parent, first, None if after is None else tuple(sorted(after.items())), descending)
 
 
 class Rounds:
@@ -108,9 +104,7 @@ class Loader(DataLoader[K, V]):
         if len(keys) == 1 and self._one is not None:
             return [await self._run(self._one, keys[0])]
         chunks = [keys[i : i + self._chunk_size] for i in range(0, len(keys), self._chunk_size)]
-        results: list[Sequence[V]] = await asyncio.gather(
-            *(self._run(self._batch, chunk) for chunk in chunks)
-        )
+        results: list[Sequence[V]] = await asyncio.gather(*(self._run(self._batch, chunk) for chunk in chunks))
         return [value for chunk_values in results for value in chunk_values]
 
     async def get(self, key: K) -> V:
@@ -129,9 +123,7 @@ class ListLoader(DataLoader[ListKey, Page[Any]]):
     async def batch_load_fn(self, keys: list[ListKey]) -> list[Page[Any]]:
         self._rounds.enter()
         return list(
-            await asyncio.gather(
-                *(self._run(key.fetch, self._table, key.parent, key.request()) for key in keys)
-            )
+            await asyncio.gather(*(self._run(key.fetch, self._table, key.parent, key.request()) for key in keys))
         )
 
     async def page(self, key: ListKey) -> Page[Any]:
@@ -167,9 +159,7 @@ def applications_of_job(table: Table, job_id: str | None, request: PageRequest) 
     return applications.list_job_applications(table, job_id, request)
 
 
-def applications_of_employee(
-    table: Table, emp_id: str | None, request: PageRequest
-) -> Page[Application]:
+def applications_of_employee(table: Table, emp_id: str | None, request: PageRequest) -> Page[Application]:
     assert emp_id is not None
     return applications.list_employee_applications(table, emp_id, request)
 

@@ -146,9 +146,8 @@ class Query:
         codec: CursorCodec = context.services.cursors
         name = "Query.organizations"
         start = None if after is None else codec.decode(after, PLATFORM_CURSOR_SCOPE, name)
-        page = await context.run(
-            organizations.list_organizations, table, PageRequest(first=first, after=start)
-        )
+        page = await context.run(organizations.list_organizations, table, PageRequest(first=first, after=start))
         return to_connection(page, Organization.of, codec, PLATFORM_CURSOR_SCOPE, name, start)
+
 
 __all__ = ["Query", "Subscription"]

@@ -19,12 +19,18 @@ MODULE: Final = "test_key_guard.py"
 
 # BatchWriteItem: the API never sends one; test fixtures seed bulk data with it.
 KEYED_OPERATIONS: Final = frozenset(
-    {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "BatchGetItem", "TransactWriteItems",
-     "BatchWriteItem"}
+    {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "BatchGetItem", "TransactWriteItems", "BatchWriteItem"}
 )
 TABLE_OPERATIONS: Final = frozenset(
-    {"CreateTable", "DescribeTable", "DeleteTable", "ListTables", "UpdateTable", "UpdateTimeToLive",
-     "DescribeTimeToLive"}
+    {
+        "CreateTable",
+        "DescribeTable",
+        "DeleteTable",
+        "ListTables",
+        "UpdateTable",
+        "UpdateTimeToLive",
+        "DescribeTimeToLive",
+    }
 )
 
 

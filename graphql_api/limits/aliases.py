@@ -32,9 +32,7 @@ def alias_count(
     total = 0
     for selection in selection_set.selections:
         if isinstance(selection, FieldNode):
-            total += (1 if selection.alias else 0) + alias_count(
-                selection.selection_set, fragments, memo, visiting
-            )
+            total += (1 if selection.alias else 0) + alias_count(selection.selection_set, fragments, memo, visiting)
         elif isinstance(selection, InlineFragmentNode):
             total += alias_count(selection.selection_set, fragments, memo, visiting)
         elif isinstance(selection, FragmentSpreadNode):

@@ -56,8 +56,11 @@ class MaxBodySize:
                 "errors": [
                     {
                         "message": f"the request is larger than {self.max_bytes} bytes",
-                        "extensions": {"code": Code.BAD_USER_INPUT.value, "limit": "bodySize",
-                                       "maxBytes": self.max_bytes},
+                        "extensions": {
+                            "code": Code.BAD_USER_INPUT.value,
+                            "limit": "bodySize",
+                            "maxBytes": self.max_bytes,
+                        },
                     }
                 ]
             }
@@ -66,8 +69,7 @@ class MaxBodySize:
             {
                 "type": "http.response.start",
                 "status": 413,
-                "headers": [(b"content-type", b"application/json"),
-                            (b"content-length", str(len(payload)).encode())],
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
             }
         )
         await send({"type": "http.response.body", "body": payload})

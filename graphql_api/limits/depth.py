@@ -48,7 +48,10 @@ def document_depth(
                 continue
             skipped = name in RELAY_LEVELS or (under_edges and name == "node")
             below = document_depth(
-                selection.selection_set, fragments, under_edges=name == "edges", _memo=memo,
+                selection.selection_set,
+                fragments,
+                under_edges=name == "edges",
+                _memo=memo,
                 _visiting=_visiting,
             )
             deepest = max(deepest, below + (0 if skipped else 1))
@@ -56,7 +59,10 @@ def document_depth(
             deepest = max(
                 deepest,
                 document_depth(
-                    selection.selection_set, fragments, under_edges=under_edges, _memo=memo,
+                    selection.selection_set,
+                    fragments,
+                    under_edges=under_edges,
+                    _memo=memo,
                     _visiting=_visiting,
                 ),
             )
@@ -68,7 +74,10 @@ def document_depth(
             key = (name, under_edges)
             if key not in memo:
                 memo[key] = document_depth(
-                    fragment.selection_set, fragments, under_edges=under_edges, _memo=memo,
+                    fragment.selection_set,
+                    fragments,
+                    under_edges=under_edges,
+                    _memo=memo,
                     _visiting=_visiting | {name},
                 )
             deepest = max(deepest, memo[key])

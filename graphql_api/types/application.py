@@ -40,9 +40,7 @@ class Application(Node):
         )
 
     @strawberry.field
-    async def employee(
-        self, info: Info
-    ) -> Annotated[Employee, strawberry.lazy("graphql_api.types.employee")] | None:
+    async def employee(self, info: Info) -> Annotated[Employee, strawberry.lazy("graphql_api.types.employee")] | None:
         from graphql_api.types.employee import Employee
 
         found = await info.context.loaders.employee.get(self.emp_id)

@@ -39,9 +39,7 @@ class AuditEvent:
     actor_id: strawberry.Private[str | None]
 
     @strawberry.field(description="The employee who wrote it; null for platform writes.")
-    async def actor(
-        self, info: Info
-    ) -> Annotated[Employee, strawberry.lazy("graphql_api.types.employee")] | None:
+    async def actor(self, info: Info) -> Annotated[Employee, strawberry.lazy("graphql_api.types.employee")] | None:
         from graphql_api.types.employee import Employee
 
         if self.actor_id is None:

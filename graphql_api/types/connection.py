@@ -111,4 +111,5 @@ def to_connection(
         ),
     )
 
+
 __all__ = ["DEFAULT_PAGE_SIZE", "Connection", "Edge", "PageInfo", "check_first", "paginate", "to_connection"]

@@ -36,9 +36,7 @@ class Department(Node):
         )
 
     @strawberry.field
-    async def manager(
-        self, info: Info
-    ) -> Annotated[Employee, strawberry.lazy("graphql_api.types.employee")] | None:
+    async def manager(self, info: Info) -> Annotated[Employee, strawberry.lazy("graphql_api.types.employee")] | None:
         from graphql_api.types.employee import Employee
 
         if self.manager_id is None:

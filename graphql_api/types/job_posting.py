@@ -55,9 +55,7 @@ class JobPosting(Node):
         found = await info.context.loaders.department.get(self.department_id)
         return None if found is None else Department.of(found)
 
-    @strawberry.field(
-        description="Applications to this job, newest first (admins and the department's manager only)."
-    )
+    @strawberry.field(description="Applications to this job, newest first (admins and the department's manager only).")
     async def applications(
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> Connection[Annotated[Application, strawberry.lazy("graphql_api.types.application")]] | None:

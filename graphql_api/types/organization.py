@@ -53,9 +53,7 @@ class Organization(Node):
     subscription: Subscription | None
 
     @classmethod
-    def of(
-        cls, organization: entities.Organization, subscription: entities.Subscription | None = None
-    ) -> Organization:
+    def of(cls, organization: entities.Organization, subscription: entities.Subscription | None = None) -> Organization:
         return cls(
             id=strawberry.ID(ids.encode("Organization", organization.org_id)),
             name=organization.name,
@@ -99,9 +97,7 @@ class Organization(Node):
             convert=Employee.of,
         )
 
-    @strawberry.field(
-        description="Job postings, newest first: all of them, or with status OPEN only the open ones."
-    )
+    @strawberry.field(description="Job postings, newest first: all of them, or with status OPEN only the open ones.")
     async def job_postings(
         self,
         info: Info,

@@ -30,17 +30,13 @@ BulkEmployees = Callable[..., list[Employee]]
 
 def write_items(client: DynamoDBClient, table_name: str, batch: Sequence[items.Item]) -> None:
     for start in range(0, len(batch), BATCH_WRITE_LIMIT):
-        requests: list[Any] = [
-            {"PutRequest": {"Item": item}} for item in batch[start : start + BATCH_WRITE_LIMIT]
-        ]
+        requests: list[Any] = [{"PutRequest": {"Item": item}} for item in batch[start : start + BATCH_WRITE_LIMIT]]
         while requests:
             response = client.batch_write_item(RequestItems={table_name: requests})
             requests = list(response.get("UnprocessedItems", {}).get(table_name, []))
 
 
-def raw_employees(
-    org_id: str, count: int, department: Department | None = None
-) -> list[Employee]:
+def raw_employees(org_id: str, count: int, department: Department | None = None) -> list[Employee]:
     """``count`` active employees hired a minute apart, oldest first (not yet written)."""
     return [
         Employee(
@@ -67,7 +63,6 @@ def employee_items(emp: Employee) -> list[items.Item]:
     return written
 
 
-
 def gsi_order(emp: Employee) -> str:
     """The sort key AP3 orders employees by."""
     return keys.employees_gsi_sk(items.timestamp(emp.hired_at), emp.emp_id)
@@ -92,9 +87,6 @@ def assert_headcounts_hold(table: Table, depts: Sequence[Department]) -> None:
         stored = departments.get_department(table, dept.dept_id, consistent=True)
         assert stored is not None
         members = all_pages(partial(employees.list_department_employees, table, dept.dept_id))
-        active_in = [
-            e for e in everyone
-            if e.department_id == dept.dept_id and e.status is EmployeeStatus.ACTIVE
-        ]
+        active_in = [e for e in everyone if e.department_id == dept.dept_id and e.status is EmployeeStatus.ACTIVE]
         assert stored.headcount == len(members) == len(active_in), dept.name
         assert {m.emp_id for m in members} == {e.emp_id for e in active_in}

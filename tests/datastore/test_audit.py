@@ -59,9 +59,7 @@ def create_department(t: Tenant) -> Expected:
 def update_department(t: Tenant) -> Expected:
     dept = t.department("Old name")
     departments.update_department(t.table, dept.dept_id, name="New name")
-    return Expected(
-        "department.update", "Department", dept.dept_id, {"name": ("Old name", "New name")}
-    )
+    return Expected("department.update", "Department", dept.dept_id, {"name": ("Old name", "New name")})
 
 
 def create_employee(t: Tenant) -> Expected:
@@ -94,9 +92,7 @@ def create_employee(t: Tenant) -> Expected:
 
 def update_employee(t: Tenant) -> Expected:
     emp = t.employee()
-    employees.update_employee(
-        t.table, emp.emp_id, expected_version=1, first_name="Renamed", role=Role.MANAGER
-    )
+    employees.update_employee(t.table, emp.emp_id, expected_version=1, first_name="Renamed", role=Role.MANAGER)
     return Expected(
         "employee.update",
         "Employee",
@@ -159,9 +155,7 @@ def create_job(t: Tenant) -> Expected:
 def update_job(t: Tenant) -> Expected:
     job = jobs.create_job(t.table, department_id=t.department().dept_id, title="Engineer")
     jobs.update_job(t.table, job.job_id, expected_version=1, description="Builds things")
-    return Expected(
-        "job.update", "JobPosting", job.job_id, {"description": ("", "Builds things")}, 1, 2
-    )
+    return Expected("job.update", "JobPosting", job.job_id, {"description": ("", "Builds things")}, 1, 2)
 
 
 def publish_job(t: Tenant) -> Expected:
@@ -218,18 +212,14 @@ def withdraw_application(t: Tenant) -> Expected:
     job_id, emp = _open_job(t), t.employee()
     app = applications.apply_to_job(t.table, job_id, emp.emp_id)
     applications.withdraw_application(t.table, job_id, app.app_id)
-    return Expected(
-        "application.withdraw", "Application", app.app_id, {"status": ("applied", "withdrawn")}
-    )
+    return Expected("application.withdraw", "Application", app.app_id, {"status": ("applied", "withdrawn")})
 
 
 def set_application_status(t: Tenant) -> Expected:
     job_id, emp = _open_job(t), t.employee()
     app = applications.apply_to_job(t.table, job_id, emp.emp_id)
     applications.set_application_status(t.table, job_id, app.app_id, ApplicationStatus.REVIEWING)
-    return Expected(
-        "application.setStatus", "Application", app.app_id, {"status": ("applied", "reviewing")}
-    )
+    return Expected("application.setStatus", "Application", app.app_id, {"status": ("applied", "reviewing")})
 
 
 SCENARIOS: list[Scenario] = [
@@ -250,9 +240,7 @@ SCENARIOS: list[Scenario] = [
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.__name__)
-def test_write__emits_exactly_one_event__with_its_changes(
-    tenant: Tenant, scenario: Scenario
-) -> None:
+def test_write__emits_exactly_one_event__with_its_changes(tenant: Tenant, scenario: Scenario) -> None:
     started = datetime.now(UTC) - timedelta(seconds=1)
     expected = scenario(tenant)
     events = trail(tenant.table)
@@ -292,9 +280,7 @@ def test_create_organization__opens_the_trail(tenant: Tenant) -> None:
     assert FieldChange("name", None, tenant.organization.name) in event.changes
 
 
-def test_trail__newest_first__one_query_per_page_within_a_month(
-    tenant: Tenant, call_log: CallLog
-) -> None:
+def test_trail__newest_first__one_query_per_page_within_a_month(tenant: Tenant, call_log: CallLog) -> None:
     depts = [tenant.department(f"Dept {i}") for i in range(5)]
     before = len(call_log.snapshot())
 
@@ -318,9 +304,7 @@ def test_no_operation__no_event(tenant: Tenant) -> None:
     assert trail(tenant.table) == before
 
 
-def test_failing_last_item__leaves_no_event_and_no_partial_state(
-    tenant: Tenant, call_log: CallLog
-) -> None:
+def test_failing_last_item__leaves_no_event_and_no_partial_state(tenant: Tenant, call_log: CallLog) -> None:
     before = trail(tenant.table)
     missing_dept = keys.new_id()
     start = len(call_log.snapshot())
@@ -363,9 +347,7 @@ def test_trail__pages_across_month_buckets__never_before_the_organisation(
     before = len(call_log.snapshot())
 
     first = audit.list_audit_events(tenant.table, PageRequest(first=3), now=now)
-    second = audit.list_audit_events(
-        tenant.table, PageRequest(first=3, after=first.end_cursor), now=now
-    )
+    second = audit.list_audit_events(tenant.table, PageRequest(first=3, after=first.end_cursor), now=now)
 
     assert [e.action for e in first.items] == ["later.1", "later.2", "department.create"]
     assert first.has_next
@@ -390,9 +372,7 @@ def test_trail__page_ending_on_a_bucket_edge__has_next_is_exact(
     write_items(client, table_name, [_event_item(tenant.org_id, now, "later")])
 
     page = audit.list_audit_events(tenant.table, PageRequest(first=1), now=now)
-    rest = audit.list_audit_events(
-        tenant.table, PageRequest(first=1, after=page.end_cursor), now=now
-    )
+    rest = audit.list_audit_events(tenant.table, PageRequest(first=1, after=page.end_cursor), now=now)
 
     assert [e.action for e in page.items] == ["later"] and page.has_next
     assert [e.action for e in rest.items] == ["organization.create"] and not rest.has_next

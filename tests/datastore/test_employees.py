@@ -53,8 +53,13 @@ def test_list_employees__ap3__one_query_on_gsi1_by_hire_date(
     tenant: Tenant, bulk_employees: BulkEmployees, descending: bool
 ) -> None:
     hired = employees.create_employee(
-        tenant.table, email=f"mid{keys.new_id().lower()}@example.com", first_name="M", last_name="Id",
-        department_id=None, role=Role.EMPLOYEE, hired_at=datetime(2020, 1, 1, 0, 1, 30, tzinfo=UTC),
+        tenant.table,
+        email=f"mid{keys.new_id().lower()}@example.com",
+        first_name="M",
+        last_name="Id",
+        department_id=None,
+        role=Role.EMPLOYEE,
+        hired_at=datetime(2020, 1, 1, 0, 1, 30, tzinfo=UTC),
     )
     everyone = sorted([tenant.admin, hired, *bulk_employees(tenant.org_id, 4)], key=gsi_order)
     with calls.listening() as log:
@@ -107,8 +112,12 @@ def test_create_employee__one_transaction_counts_the_department(tenant: Tenant) 
     dept = tenant.department()
     with calls.listening() as log:
         emp = employees.create_employee(
-            tenant.table, email="  New.Person@Example.COM ".strip(), first_name="New", last_name="Person",
-            department_id=dept.dept_id, role=Role.MANAGER,
+            tenant.table,
+            email="  New.Person@Example.COM ".strip(),
+            first_name="New",
+            last_name="Person",
+            department_id=dept.dept_id,
+            role=Role.MANAGER,
         )
     assert log.operations() == ["TransactWriteItems"]
     assert emp.email == "new.person@example.com"
@@ -123,13 +132,18 @@ def test_create_employee__taken_email__conflict_and_nothing_written(tenant: Tena
     taken = tenant.employee(dept)
     with pytest.raises(Conflict, match="already in use"):
         employees.create_employee(
-            tenant.table, email=taken.email.upper(), first_name="Dup", last_name="Licate",
-            department_id=dept.dept_id, role=Role.EMPLOYEE,
+            tenant.table,
+            email=taken.email.upper(),
+            first_name="Dup",
+            last_name="Licate",
+            department_id=dept.dept_id,
+            role=Role.EMPLOYEE,
         )
     assert headcount(tenant, dept.dept_id) == 1
     assert members(tenant, dept.dept_id) == [taken.emp_id]
     assert {e.emp_id for e in employees.list_employees(tenant.table, PageRequest()).items} == {
-        tenant.admin.emp_id, taken.emp_id
+        tenant.admin.emp_id,
+        taken.emp_id,
     }
 
 
@@ -137,7 +151,11 @@ def test_create_employee__unknown_department__invalid_input_and_nothing_written(
     email = f"lost{keys.new_id().lower()}@example.com"
     with pytest.raises(InvalidInput) as raised:
         employees.create_employee(
-            tenant.table, email=email, first_name="Lo", last_name="St", department_id=keys.new_id(),
+            tenant.table,
+            email=email,
+            first_name="Lo",
+            last_name="St",
+            department_id=keys.new_id(),
             role=Role.EMPLOYEE,
         )
     assert raised.value.field == "departmentId"
@@ -160,7 +178,9 @@ def test_create_employee__bad_input__invalid_input_and_no_call(
     tenant: Tenant, changes: dict[str, str], field: str
 ) -> None:
     arguments: dict[str, str | None] = {
-        "email": f"ok{keys.new_id().lower()}@example.com", "first_name": "A", "last_name": "B",
+        "email": f"ok{keys.new_id().lower()}@example.com",
+        "first_name": "A",
+        "last_name": "B",
         "department_id": None,
     }
     arguments.update(changes)

@@ -35,9 +35,7 @@ def create_department(t: Tenant) -> Write:
 
 def update_department(t: Tenant) -> Write:
     dept = t.department()
-    return lambda key: departments.update_department(
-        t.table, dept.dept_id, name="Renamed", idempotency_key=key
-    )
+    return lambda key: departments.update_department(t.table, dept.dept_id, name="Renamed", idempotency_key=key)
 
 
 def create_employee(t: Tenant) -> Write:
@@ -63,9 +61,7 @@ def update_employee(t: Tenant) -> Write:
 
 def move_employee(t: Tenant) -> Write:
     emp, target = t.employee(t.department("A")), t.department("B")
-    return lambda key: employees.move_employee(
-        t.table, emp.emp_id, target.dept_id, idempotency_key=key
-    )
+    return lambda key: employees.move_employee(t.table, emp.emp_id, target.dept_id, idempotency_key=key)
 
 
 def terminate_employee(t: Tenant) -> Write:
@@ -75,9 +71,7 @@ def terminate_employee(t: Tenant) -> Write:
 
 def create_job(t: Tenant) -> Write:
     dept = t.department()
-    return lambda key: jobs.create_job(
-        t.table, department_id=dept.dept_id, title="Welder", idempotency_key=key
-    )
+    return lambda key: jobs.create_job(t.table, department_id=dept.dept_id, title="Welder", idempotency_key=key)
 
 
 def publish_job(t: Tenant) -> Write:
@@ -111,9 +105,7 @@ def set_application_status(t: Tenant) -> Write:
 def withdraw_application(t: Tenant) -> Write:
     job_id, emp = _open_job(t), t.employee()
     app = applications.apply_to_job(t.table, job_id, emp.emp_id)
-    return lambda key: applications.withdraw_application(
-        t.table, job_id, app.app_id, idempotency_key=key
-    )
+    return lambda key: applications.withdraw_application(t.table, job_id, app.app_id, idempotency_key=key)
 
 
 SCENARIOS: list[Scenario] = [
@@ -171,9 +163,7 @@ def test_write__without_a_key__writes_with_its_event_and_no_record(
     assert not any(keys.IDEM in pk for pk in transaction.partition_keys())
 
 
-def test_retry__same_key_other_input__refused_and_nothing_written(
-    tenant: Tenant, call_log: CallLog
-) -> None:
+def test_retry__same_key_other_input__refused_and_nothing_written(tenant: Tenant, call_log: CallLog) -> None:
     first = departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
     start = len(call_log.snapshot())
 
@@ -212,9 +202,7 @@ def test_same_key_in_two_tenants__independent(make_tenant: TenantFactory) -> Non
 
 
 @pytest.mark.parametrize("key", ["", "x" * 129, "has space", "tab\tkey", "é"])
-def test_key__invalid__refused_before_any_call(
-    tenant: Tenant, key: str, call_log: CallLog
-) -> None:
+def test_key__invalid__refused_before_any_call(tenant: Tenant, key: str, call_log: CallLog) -> None:
     start = len(call_log.snapshot())
     with pytest.raises(InvalidInput, match="idempotencyKey"):
         departments.create_department(tenant.table, name="Ops", idempotency_key=key)

@@ -59,7 +59,11 @@ def test_create_employee__20_concurrent_with_one_email__exactly_one_wins(tenant:
 
     def create() -> str:
         return employees.create_employee(
-            tenant.table, email=email, first_name="Con", last_name="Tested", department_id=dept.dept_id,
+            tenant.table,
+            email=email,
+            first_name="Con",
+            last_name="Tested",
+            department_id=dept.dept_id,
             role=Role.EMPLOYEE,
         ).emp_id
 
@@ -70,7 +74,8 @@ def test_create_employee__20_concurrent_with_one_email__exactly_one_wins(tenant:
     assert identity is not None and identity.emp_id == winner
     assert employees.find_employee_id_by_email(tenant.table, email) == winner
     assert [e.emp_id for e in all_pages(partial(employees.list_employees, tenant.table))] == [
-        tenant.admin.emp_id, winner
+        tenant.admin.emp_id,
+        winner,
     ]
     assert_headcounts_hold(tenant.table, [dept])
 

@@ -80,9 +80,7 @@ def test_organization__round_trip_and_platform_index() -> None:
     assert item["GSI1SK"] == {"S": f"Acme Corp#{ORG}"}
 
 
-@pytest.mark.parametrize(
-    ("billing", "renews"), [(None, None), ("cus_123", WHEN + timedelta(days=30))]
-)
+@pytest.mark.parametrize(("billing", "renews"), [(None, None), ("cus_123", WHEN + timedelta(days=30))])
 def test_subscription__round_trip(billing: str | None, renews: datetime | None) -> None:
     sub = Subscription(ORG, Plan.ENTERPRISE, 2000, billing, renews)
     item = items.subscription_item(sub)
@@ -142,9 +140,7 @@ def test_job__only_an_open_job_is_in_the_open_index() -> None:
     assert "GSI1PK" not in items.job_item(draft)
     assert "GSI1PK" not in items.job_item(closed)
     assert items.job_item(opened)["GSI1PK"] == {"S": f"ORG#{ORG}#OPEN"}
-    assert items.job_item(opened)["GSI1SK"] == {
-        "S": f"JOB#2024-05-06T07:08:09.123Z#{opened.job_id}"
-    }
+    assert items.job_item(opened)["GSI1SK"] == {"S": f"JOB#2024-05-06T07:08:09.123Z#{opened.job_id}"}
 
 
 def test_open_job_index__without_posted_at__is_refused() -> None:

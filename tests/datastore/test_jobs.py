@@ -51,9 +51,7 @@ def test_list_jobs__ap12__one_query_every_status(tenant: Tenant, dept: Departmen
 
 
 @pytest.mark.parametrize("descending", [True, False], ids=["newest_first", "oldest_first"])
-def test_list_open_jobs__ap8__one_query_on_the_sparse_index(
-    tenant: Tenant, dept: Department, descending: bool
-) -> None:
+def test_list_open_jobs__ap8__one_query_on_the_sparse_index(tenant: Tenant, dept: Department, descending: bool) -> None:
     created = [jobs.create_job(tenant.table, department_id=dept.dept_id, title=f"Job {n}") for n in range(5)]
     # Published out of creation order: the index orders by posting time.
     published = [jobs.publish_job(tenant.table, created[n].job_id) for n in (3, 0, 4, 1)]
@@ -114,9 +112,7 @@ def test_publish_job__unknown_id__not_found(tenant: Tenant) -> None:
 
 
 def test_close_job__leaves_the_open_index_at_once(tenant: Tenant, dept: Department) -> None:
-    job = jobs.publish_job(
-        tenant.table, jobs.create_job(tenant.table, department_id=dept.dept_id, title="T").job_id
-    )
+    job = jobs.publish_job(tenant.table, jobs.create_job(tenant.table, department_id=dept.dept_id, title="T").job_id)
     with calls.listening() as log:
         closed = jobs.close_job(tenant.table, job.job_id, expected_version=2)
     assert [op for op in log.operations() if op in WRITES] == ["TransactWriteItems"]
@@ -141,7 +137,10 @@ def test_update_job__fields_and_version(tenant: Tenant, dept: Department) -> Non
         tenant.table, job.job_id, expected_version=1, title=" New ", description="D", department_id=other.dept_id
     )
     assert (updated.title, updated.description, updated.department_id, updated.version) == (
-        "New", "D", other.dept_id, 2
+        "New",
+        "D",
+        other.dept_id,
+        2,
     )
     assert jobs.get_job(tenant.table, job.job_id) == updated
 

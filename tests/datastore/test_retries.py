@@ -42,9 +42,7 @@ def assert_headcounts_match(tenant: Tenant, *depts: Department) -> None:
     for dept in depts:
         current = departments.get_department(tenant.table, dept.dept_id, consistent=True)
         assert current is not None
-        members = employees.list_department_employees(
-            tenant.table, dept.dept_id, PageRequest(first=100)
-        )
+        members = employees.list_department_employees(tenant.table, dept.dept_id, PageRequest(first=100))
         assert current.headcount == len(members.items), current.name
 
 
@@ -112,9 +110,7 @@ def test_create__exhausted_retries_under_an_idempotency_key__a_later_retry_write
     assert names.count("Ops") == 1
 
 
-def test_throttled_request__unavailable_with_a_clean_message(
-    tenant: Tenant, faults: TransactFaults
-) -> None:
+def test_throttled_request__unavailable_with_a_clean_message(tenant: Tenant, faults: TransactFaults) -> None:
     dept = tenant.department()
     trail = audit_trail(tenant)
     faults.refuse(PROVISIONED_THROUGHPUT_EXCEEDED)

@@ -48,15 +48,19 @@ def roster(client: DynamoDBClient, table_name: str) -> Roster:
     platform = Table(client, table_name, PlatformScope(), retry=TEST_RETRY)
     unique = keys.new_id().lower()
     org, admin = organizations.create_organization(
-        platform, name=f"Roster {unique}", plan=Plan.ENTERPRISE,
-        admin_email=f"roster{unique}@example.com", admin_first_name="R", admin_last_name="A",
+        platform,
+        name=f"Roster {unique}",
+        plan=Plan.ENTERPRISE,
+        admin_email=f"roster{unique}@example.com",
+        admin_first_name="R",
+        admin_last_name="A",
     )
     table = platform.with_scope(TenantScope(org.org_id, admin.emp_id))
     dept = departments.create_department(table, name="Everyone")
     bulk = raw_employees(org.org_id, ROSTER_SIZE - 1, dept)
-    write_items(client, table_name, [
-        item for emp in bulk for item in (items.employee_item(emp), items.membership_item(emp))
-    ])
+    write_items(
+        client, table_name, [item for emp in bulk for item in (items.employee_item(emp), items.membership_item(emp))]
+    )
     return Roster(table, dept.dept_id, sorted([admin, *bulk], key=gsi_order))
 
 
@@ -65,8 +69,7 @@ def roster(client: DynamoDBClient, table_name: str) -> Roster:
 
 @pytest.mark.parametrize(
     ("hits", "misses", "duplicates"),
-    [(0, 0, 0), (1, 0, 0), (0, 1, 0), (100, 0, 0), (99, 1, 0), (100, 1, 0), (90, 5, 5),
-     (200, 10, 40), (240, 10, 0)],
+    [(0, 0, 0), (1, 0, 0), (0, 1, 0), (100, 0, 0), (99, 1, 0), (100, 1, 0), (90, 5, 5), (200, 10, 40), (240, 10, 0)],
 )
 @pytest.mark.parametrize("fanout", [False, True], ids=["sequential", "fanout"])
 def test_batch_get__any_number_of_keys__ceil_distinct_over_100_calls_in_order(
@@ -84,8 +87,10 @@ def test_batch_get__any_number_of_keys__ceil_distinct_over_100_calls_in_order(
     distinct = len(set(wanted_ids))
     by_id = {emp.emp_id: emp for emp in found}
     with ThreadPoolExecutor(4) as pool, calls.listening() as log:
-        table = roster.table if not fanout else Table(
-            roster.table.client, roster.table.name, roster.table.scope, fanout=pool
+        table = (
+            roster.table
+            if not fanout
+            else Table(roster.table.client, roster.table.name, roster.table.scope, fanout=pool)
         )
         result = table.batch_get([keys.employee_key(org_id, e) for e in wanted_ids])
     assert log.operations() == ["BatchGetItem"] * math.ceil(distinct / 100)
@@ -215,9 +220,7 @@ def test_list_employees__250_items_page_size_7__each_once_in_order(roster: Roste
 
 
 @pytest.mark.parametrize("descending", [False, True], ids=["ascending", "descending"])
-def test_list_department_employees__249_items_page_size_7__each_once_in_order(
-    roster: Roster, descending: bool
-) -> None:
+def test_list_department_employees__249_items_page_size_7__each_once_in_order(roster: Roster, descending: bool) -> None:
     seen, queries, _ = walk(
         lambda r: employees.list_department_employees(roster.table, roster.department_id, r), descending
     )
@@ -281,9 +284,7 @@ def test_query_page__cursor_of_another_tenant__invalid_input_and_no_call(roster:
 # --- the tenant guard -------------------------------------------------------------------
 
 
-def test_guard__key_of_another_org__scope_violation_and_no_call(
-    tenant: Tenant, make_tenant: TenantFactory
-) -> None:
+def test_guard__key_of_another_org__scope_violation_and_no_call(tenant: Tenant, make_tenant: TenantFactory) -> None:
     other = make_tenant("Other")
     theirs = keys.employee_key(other.org_id, other.admin.emp_id)
     with calls.listening() as log:
@@ -298,19 +299,19 @@ def test_guard__key_of_another_org__scope_violation_and_no_call(
         with pytest.raises(ScopeViolation):
             tenant.table.write([transact.delete(theirs)])
         with pytest.raises(ScopeViolation):
-            tenant.table.write([
-                transact.delete(keys.employee_key(tenant.org_id, keys.new_id())),
-                transact.check(theirs, "attribute_exists(PK)"),
-            ])
+            tenant.table.write(
+                [
+                    transact.delete(keys.employee_key(tenant.org_id, keys.new_id())),
+                    transact.check(theirs, "attribute_exists(PK)"),
+                ]
+            )
         with pytest.raises(ScopeViolation):
             tenant.table.get(keys.identity_key(other.admin.email))
     assert log.operations() == []
     assert employees.get_employee(other.table, other.admin.emp_id) == other.admin
 
 
-def test_guard__other_orgs_ids__resolve_as_none_like_unknown_ids(
-    tenant: Tenant, make_tenant: TenantFactory
-) -> None:
+def test_guard__other_orgs_ids__resolve_as_none_like_unknown_ids(tenant: Tenant, make_tenant: TenantFactory) -> None:
     other = make_tenant("Other")
     dept = other.department()
     emp = other.employee(dept)
@@ -364,8 +365,17 @@ def test_write__failed_update_condition__handler_sees_the_old_item(tenant: Tenan
 
     key = keys.employee_key(tenant.org_id, tenant.admin.emp_id)
     with pytest.raises(NotFound):
-        tenant.table.write([transact.update(key, "SET firstName = :x", condition="version = :v",
-                                            values={":x": items.s("X"), ":v": items.n(99)}, on_failed=handler)])
+        tenant.table.write(
+            [
+                transact.update(
+                    key,
+                    "SET firstName = :x",
+                    condition="version = :v",
+                    values={":x": items.s("X"), ":v": items.n(99)},
+                    on_failed=handler,
+                )
+            ]
+        )
     assert seen[0] is not None and seen[0]["empId"] == {"S": tenant.admin.emp_id}
     assert employees.get_employee(tenant.table, tenant.admin.emp_id) == tenant.admin
 
@@ -373,11 +383,16 @@ def test_write__failed_update_condition__handler_sees_the_old_item(tenant: Tenan
 def test_write__cancelled_transaction__error_of_the_refusing_op_and_nothing_written(tenant: Tenant) -> None:
     new_dept_key = keys.department_key(tenant.org_id, keys.new_id())
     with calls.listening() as log, pytest.raises(InvalidInput, match="second"):
-        tenant.table.write([
-            transact.put({**new_dept_key.wire(), "entity": items.s("Probe")}),
-            transact.check(keys.employee_key(tenant.org_id, keys.new_id()), "attribute_exists(PK)",
-                           on_failed=lambda _old: InvalidInput("second", "refused")),
-        ])
+        tenant.table.write(
+            [
+                transact.put({**new_dept_key.wire(), "entity": items.s("Probe")}),
+                transact.check(
+                    keys.employee_key(tenant.org_id, keys.new_id()),
+                    "attribute_exists(PK)",
+                    on_failed=lambda _old: InvalidInput("second", "refused"),
+                ),
+            ]
+        )
     assert log.operations() == ["TransactWriteItems"]
     assert tenant.table.get(new_dept_key, consistent=True) is None
 

@@ -12,9 +12,7 @@ def test_email__normalises_to_lower_case() -> None:
     assert validation.email("  Alice@Acme.CO".strip()) == "alice@acme.co"
 
 
-@pytest.mark.parametrize(
-    "value", ["", "alice", "alice@", "@acme.co", "alice@@acme.co", "a b@acme.co", "alice@acme"]
-)
+@pytest.mark.parametrize("value", ["", "alice", "alice@", "@acme.co", "alice@@acme.co", "a b@acme.co", "alice@acme"])
 def test_email__wrong_shape__raises_invalid_input(value: str) -> None:
     with pytest.raises(InvalidInput) as raised:
         validation.email(value, "adminEmail")

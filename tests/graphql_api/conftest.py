@@ -63,9 +63,7 @@ class GraphQLClient:
 
     def post(self, query: str, variables: dict[str, Any] | None = None, **extra: Any) -> httpx.Response:
         headers = {} if self.token is None else {"Authorization": f"Bearer {self.token}"}
-        return self.http.post(
-            "/graphql", json={"query": query, "variables": variables or {}, **extra}, headers=headers
-        )
+        return self.http.post("/graphql", json={"query": query, "variables": variables or {}, **extra}, headers=headers)
 
     def query(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         """The whole response body (``data`` and ``errors``)."""
@@ -103,18 +101,14 @@ class Api:
     settings: ApiSettings
 
     def token(self, employee: Employee) -> str:
-        return issue_token(
-            self.settings, subject=employee.emp_id, org_id=employee.org_id, role=employee.role.value
-        )
+        return issue_token(self.settings, subject=employee.emp_id, org_id=employee.org_id, role=employee.role.value)
 
     def as_(self, employee: Employee) -> GraphQLClient:
         return GraphQLClient(self.http, self.token(employee))
 
     @property
     def platform(self) -> GraphQLClient:
-        return GraphQLClient(
-            self.http, issue_token(self.settings, subject="operator", org_id=None, role=PLATFORM_ROLE)
-        )
+        return GraphQLClient(self.http, issue_token(self.settings, subject="operator", org_id=None, role=PLATFORM_ROLE))
 
     def admin_of(self, tenant: Tenant) -> GraphQLClient:
         return self.as_(tenant.admin)

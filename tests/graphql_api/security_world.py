@@ -1,7 +1,7 @@
 """One organisation with every kind of object, for the role and isolation suites.
 
-    D1 (managed by M): employees E, M; jobs J1 (open), J3 (draft); applications E->J1, F->J1
-    D2 (no manager):   employee F;     job J2 (open);              application F->J2
+D1 (managed by M): employees E, M; jobs J1 (open), J3 (draft); applications E->J1, F->J1
+D2 (no manager):   employee F;     job J2 (open);              application F->J2
 """
 
 from __future__ import annotations

@@ -68,8 +68,14 @@ def http(client: DynamoDBClient, table_name: str, jwks_settings: ApiSettings) ->
 def claims_of(tenant: Tenant, **overrides: Any) -> dict[str, Any]:
     now = int(time.time())
     claims = {
-        "sub": tenant.admin.emp_id, "org": tenant.org_id, "role": "admin", "iss": ISSUER, "aud": AUDIENCE,
-        "iat": now, "nbf": now, "exp": now + 300,
+        "sub": tenant.admin.emp_id,
+        "org": tenant.org_id,
+        "role": "admin",
+        "iss": ISSUER,
+        "aud": AUDIENCE,
+        "iat": now,
+        "nbf": now,
+        "exp": now + 300,
     }
     return {**claims, **overrides}
 
@@ -167,8 +173,9 @@ def test_malformed_header__unauthenticated(http: httpx.Client) -> None:
 def test_jwks__new_kid__refetched(tmp_path: Path, tenant: Tenant) -> None:
     path = tmp_path / "jwks.json"
     path.write_text(json.dumps({"keys": [jwk(RSA_KEY, "rsa-1", "RS256")]}))
-    settings = ApiSettings.from_env({"HR_ENV": "test", "JWT_SECRET": TEST_SECRET, "JWT_ISSUER": ISSUER,
-                                     "JWT_AUDIENCE": AUDIENCE})
+    settings = ApiSettings.from_env(
+        {"HR_ENV": "test", "JWT_SECRET": TEST_SECRET, "JWT_ISSUER": ISSUER, "JWT_AUDIENCE": AUDIENCE}
+    )
     keys = JwksKeys(str(path), min_refresh_seconds=0)
     verifier = TokenVerifier(settings, keys)
     assert verifier.verify(jwt.encode(claims_of(tenant), RSA_KEY, algorithm="RS256", headers={"kid": "rsa-1"}))

@@ -81,8 +81,7 @@ def parent_ids(world: World, caller_emp_id: str | None) -> dict[str, str]:
 
 def shape(body: dict[str, Any]) -> tuple[str, list[tuple[str | None, str, Any]]]:
     errors = [
-        (e.get("extensions", {}).get("code"), e.get("message", ""), e.get("path"))
-        for e in body.get("errors", [])
+        (e.get("extensions", {}).get("code"), e.get("message", ""), e.get("path")) for e in body.get("errors", [])
     ]
     body_data = {k: v for k, v in body.items() if k != "extensions"}.get("data")
     return json.dumps(body_data, sort_keys=True), errors
@@ -128,9 +127,19 @@ def nonexistent_id(type_name: str) -> str:
 
 def victim_raw_ids(victim: World) -> list[str]:
     return [
-        victim.tenant.org_id, victim.d1.dept_id, victim.d2.dept_id, victim.admin.emp_id, victim.manager.emp_id,
-        victim.employee.emp_id, victim.other.emp_id, victim.j1.job_id, victim.j2.job_id, victim.j3.job_id,
-        victim.a_e_j1.app_id, victim.a_f_j1.app_id, victim.a_f_j2.app_id,
+        victim.tenant.org_id,
+        victim.d1.dept_id,
+        victim.d2.dept_id,
+        victim.admin.emp_id,
+        victim.manager.emp_id,
+        victim.employee.emp_id,
+        victim.other.emp_id,
+        victim.j1.job_id,
+        victim.j2.job_id,
+        victim.j3.job_id,
+        victim.a_e_j1.app_id,
+        victim.a_f_j1.app_id,
+        victim.a_f_j2.app_id,
     ]
 
 
@@ -145,8 +154,11 @@ def victim_ids(victim: World) -> list[tuple[str, str]]:
         ("Application", ids.encode("Application", victim.a_f_j2.job_id, victim.a_f_j2.app_id)),
     ]
     raw = victim_raw_ids(victim)
-    forged = [(t, ids.encode(t, r)) for r in raw for t in ("Organization", "Subscription", "Department",
-                                                         "Employee", "JobPosting")]
+    forged = [
+        (t, ids.encode(t, r))
+        for r in raw
+        for t in ("Organization", "Subscription", "Department", "Employee", "JobPosting")
+    ]
     forged += [("Application", ids.encode("Application", a, b)) for a in raw[7:10] for b in [*raw[3:7], *raw[10:]]]
     seen: set[str] = set()
     return [(t, g) for t, g in real + forged if not (g in seen or seen.add(g))]
@@ -207,7 +219,9 @@ def test_isolation__other_tenants_ids_and_cursors__resolve_like_nothing(
     # 2. Root fields by email: B's people.
     for person in (theirs.admin, theirs.manager, theirs.employee, theirs.other):
         attacker.attempt(
-            "employeeByEmail", EMAIL_QUERY, {"email": person.email},
+            "employeeByEmail",
+            EMAIL_QUERY,
+            {"email": person.email},
             {"email": f"nobody-{keys.new_id().lower()}@example.com"},
         )
     # 3. Root fields without arguments: answer with A's data (or nothing) only.
@@ -233,7 +247,9 @@ def test_isolation__other_tenants_ids_and_cursors__resolve_like_nothing(
         their_parent = parent_ids(theirs, None)[name]
         type_name = name.split(".")[0]
         attacker.attempt(
-            f"{name} under B's parent", CONNECTIONS[name], {"id": their_parent, "after": None},
+            f"{name} under B's parent",
+            CONNECTIONS[name],
+            {"id": their_parent, "after": None},
             {"id": nonexistent_id(type_name), "after": None},
         )
 

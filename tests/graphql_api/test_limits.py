@@ -73,8 +73,15 @@ def test_depth__at_the_bound__accepted(admin: GraphQLClient) -> None:
         "fragment B on Department { manager { ...C } } "
         "fragment C on Employee { department { manager { department { name } } } }",
     ],
-    ids=["plain", "fragment", "operation-named-__schema", "fragment-named-__schema", "alias-__schema",
-         "fragment-spread-many-times", "nested-fragments"],
+    ids=[
+        "plain",
+        "fragment",
+        "operation-named-__schema",
+        "fragment-named-__schema",
+        "alias-__schema",
+        "fragment-spread-many-times",
+        "nested-fragments",
+    ],
 )
 def test_depth__one_past__refused(admin: GraphQLClient, call_log: CallLog, query: str) -> None:
     body = refused(admin, call_log, query)
@@ -95,6 +102,7 @@ def test_depth__fragment_chain__validated_in_linear_time(admin: GraphQLClient) -
 
 # --- aliases (15) ---------------------------------------------------------------------------
 
+
 def aliases(count: int) -> str:
     return "{ me { " + " ".join(f"a{i}: email" for i in range(count)) + " } }"
 
@@ -108,9 +116,7 @@ def test_aliases__one_past__refused(admin: GraphQLClient, call_log: CallLog) -> 
     assert body["errors"][0]["message"] == "the query has 16 aliases; at most 15 are allowed"
 
 
-def test_aliases__one_fragment_spread_many_times__counted_each_time(
-    admin: GraphQLClient, call_log: CallLog
-) -> None:
+def test_aliases__one_fragment_spread_many_times__counted_each_time(admin: GraphQLClient, call_log: CallLog) -> None:
     fragment = "fragment F on Employee { " + " ".join(f"a{i}: email" for i in range(4)) + " }"
     assert "errors" not in admin.query("{ me { ...F ...F ...F } } " + fragment)  # 12
     body = refused(admin, call_log, "{ me { ...F ...F ...F ...F } } " + fragment)  # 16
@@ -118,6 +124,7 @@ def test_aliases__one_fragment_spread_many_times__counted_each_time(
 
 
 # --- tokens (1,000) -------------------------------------------------------------------------
+
 
 def tokens(count: int) -> str:
     """``{`` + 248 x ``me { email }`` + ``me { email ... }`` + ``}``: exactly ``count`` tokens.
@@ -162,6 +169,7 @@ def test_cost__default_page_size_counts(admin: GraphQLClient, call_log: CallLog)
 
 # --- body size (15 kB) ----------------------------------------------------------------------
 
+
 def body_of(size: int) -> bytes:
     head = b'{"query": "{ __typename }'
     tail = b'"}'
@@ -180,7 +188,9 @@ def test_body__one_past__413(http: httpx.Client, call_log: CallLog) -> None:
     response = http.post("/graphql", content=body_of(15361), headers={"Content-Type": "application/json"})
     assert response.status_code == 413
     assert response.json()["errors"][0]["extensions"] == {
-        "code": "BAD_USER_INPUT", "limit": "bodySize", "maxBytes": 15360,
+        "code": "BAD_USER_INPUT",
+        "limit": "bodySize",
+        "maxBytes": 15360,
     }
     assert call_log.count() == 0
 
@@ -195,10 +205,12 @@ def test_body__chunked_without_length__413(http: httpx.Client) -> None:
 
 # --- batching, GET ----------------------------------------------------------------------------
 
+
 def test_batch__refused_by_default(http: httpx.Client, api: Api, tenant: Tenant) -> None:
     token = api.token(tenant.admin)
     response = http.post(
-        "/graphql", json=[{"query": "{ me { email } }"}, {"query": "{ me { id } }"}],
+        "/graphql",
+        json=[{"query": "{ me { email } }"}, {"query": "{ me { id } }"}],
         headers={"Authorization": f"Bearer {token}"},
     )
     assert response.status_code == 400
@@ -221,6 +233,7 @@ def test_get__never_runs_a_mutation(http: httpx.Client, api: Api, tenant: Tenant
 
 
 # --- DynamoDB call budget --------------------------------------------------------------------
+
 
 def test_call_budget__at_the_bound__then_refused() -> None:
     budget, log = CallBudget(2), CallLog()
@@ -252,8 +265,9 @@ def test_call_budget__over_http(small_budget: httpx.Client, api: Api, tenant: Te
         tenant.department(name)
     headers = {"Authorization": f"Bearer {api.token(tenant.admin)}"}
     # the active check (2 calls) + departments (1 Query): exactly 3
-    ok = small_budget.post("/graphql", json={"query": "{ organization { departments { edges { node { name } } } } }"},
-                           headers=headers).json()
+    ok = small_budget.post(
+        "/graphql", json={"query": "{ organization { departments { edges { node { name } } } } }"}, headers=headers
+    ).json()
     assert "errors" not in ok
     # ... and their employees: 3 more Queries, refused
     body = small_budget.post(
@@ -265,6 +279,7 @@ def test_call_budget__over_http(small_budget: httpx.Client, api: Api, tenant: Te
 
 
 # --- introspection, GraphiQL, CORS ---------------------------------------------------------
+
 
 @pytest.fixture
 def production(client: DynamoDBClient, table_name: str) -> Iterator[httpx.Client]:
@@ -287,8 +302,11 @@ def test_graphiql__off_in_production(production: httpx.Client) -> None:
 
 
 def test_cors__allow_listed_origin(production: httpx.Client) -> None:
-    preflight = {"Origin": "https://app.example.com", "Access-Control-Request-Method": "POST",
-                 "Access-Control-Request-Headers": "authorization,content-type"}
+    preflight = {
+        "Origin": "https://app.example.com",
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "authorization,content-type",
+    }
     response = production.options("/graphql", headers=preflight)
     assert response.status_code == 200
     assert response.headers["access-control-allow-origin"] == "https://app.example.com"
@@ -308,6 +326,7 @@ def test_cors__none_by_default(http: httpx.Client) -> None:
 
 
 # --- masking -------------------------------------------------------------------------------
+
 
 def test_unexpected_error__masked_with_a_request_id_in_the_log(
     admin: GraphQLClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture

@@ -32,9 +32,7 @@ def test_me__without_token__is_unauthenticated(anonymous: GraphQLClient) -> None
 
 
 def test_organization__with_subscription(api: Api, demo: Demo) -> None:
-    data = api.as_(demo.person(ALICE)).data(
-        "{ organization { id name plan status subscription { plan seats } } }"
-    )
+    data = api.as_(demo.person(ALICE)).data("{ organization { id name plan status subscription { plan seats } } }")
     org = data["organization"]
     assert org["name"] == "Acme Corp"
     assert (org["plan"], org["status"]) == ("PRO", "ACTIVE")
@@ -87,12 +85,13 @@ def test_department_and_job_posting_and_application__by_id(api: Api, demo: Demo)
     reviewing = next(e["node"] for e in apps if e["node"]["status"] == "REVIEWING")
     job = reviewing["jobPosting"]
     assert job["title"] == "Senior Engineer"
-    assert client.data(
-        "query($id: ID!) { jobPosting(id: $id) { title status } }", {"id": job["id"]}
-    )["jobPosting"] == {"title": "Senior Engineer", "status": "OPEN"}
-    assert client.data(
-        "query($id: ID!) { department(id: $id) { name headcount } }", {"id": job["department"]["id"]}
-    )["department"] == {"name": "Engineering", "headcount": 4}
+    assert client.data("query($id: ID!) { jobPosting(id: $id) { title status } }", {"id": job["id"]})["jobPosting"] == {
+        "title": "Senior Engineer",
+        "status": "OPEN",
+    }
+    assert client.data("query($id: ID!) { department(id: $id) { name headcount } }", {"id": job["department"]["id"]})[
+        "department"
+    ] == {"name": "Engineering", "headcount": 4}
     assert client.data(
         "query($id: ID!) { application(id: $id) { status employee { email } } }", {"id": reviewing["id"]}
     )["application"] == {"status": "REVIEWING", "employee": {"email": DAVE}}

@@ -97,9 +97,7 @@ def test_job_applications__admin__visible(api: Api, world: World) -> None:
         ("other", "a_f_j2", True),
     ],
 )
-def test_application__by_id(
-    api: Api, world: World, query: str, caller: str, application: str, allowed: bool
-) -> None:
+def test_application__by_id(api: Api, world: World, query: str, caller: str, application: str, allowed: bool) -> None:
     app = getattr(world, application)
     body = api.as_(getattr(world, caller)).query(query, {"id": ids.encode("Application", app.job_id, app.app_id)})
     root = "application" if query is APPLICATION else "node"
@@ -115,7 +113,8 @@ def test_jobs__employee_sees_open_jobs_only(api: Api, world: World) -> None:
     client = api.as_(world.employee)
     open_jobs = client.data("{ organization { jobPostings(status: OPEN) { edges { node { title } } } } }")
     assert {e["node"]["title"] for e in open_jobs["organization"]["jobPostings"]["edges"]} == {
-        "Engineer", "Account Executive",
+        "Engineer",
+        "Account Executive",
     }
     every = client.query("{ organization { name jobPostings { edges { node { title } } } } }")
     assert every["data"]["organization"]["jobPostings"] is None
