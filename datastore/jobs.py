@@ -7,7 +7,7 @@ same write.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from datastore import idempotency, items, keys, transact, validation, writes
@@ -171,6 +171,32 @@ def update_job(
     return idempotency.run(table, request, items.job_from, perform)
 
 
+def _change_status(
+    table: Table,
+    job_id: str,
+    expected_version: int | None,
+    idempotency_key: str | None,
+    action: str,
+    change: Callable[[JobPosting], JobPosting],
+) -> JobPosting:
+    """Read the job, let ``change`` refuse or make the next state, write it under the version."""
+    request = idempotency.prepare(
+        table,
+        table.tenant.org_id,
+        action,
+        idempotency_key,
+        {"jobId": job_id, "expectedVersion": expected_version},
+    )
+
+    def perform() -> JobPosting:
+        current = _current(table, job_id, expected_version)
+        changed = change(current)
+        writes.commit(table, [_put_versioned(changed, current.version)], _change(action, current, changed), request)
+        return changed
+
+    return idempotency.run(table, request, items.job_from, perform)
+
+
 def publish_job(
     table: Table,
     job_id: str,
@@ -179,24 +205,13 @@ def publish_job(
     idempotency_key: str | None = None,
 ) -> JobPosting:
     """Draft -> open: the job enters the open-jobs index."""
-    request = idempotency.prepare(
-        table,
-        table.tenant.org_id,
-        "job.publish",
-        idempotency_key,
-        {"jobId": job_id, "expectedVersion": expected_version},
-    )
 
-    def perform() -> JobPosting:
-        current = _current(table, job_id, expected_version)
+    def publish(current: JobPosting) -> JobPosting:
         if current.status is not JobStatus.DRAFT:
             raise InvalidInput("jobId", f"only a draft job can be published; this one is {current.status}")
-        published = replace(current, status=JobStatus.OPEN, posted_at=items.now(), version=current.version + 1)
-        ops = [_put_versioned(published, current.version)]
-        writes.commit(table, ops, _change("job.publish", current, published), request)
-        return published
+        return replace(current, status=JobStatus.OPEN, posted_at=items.now(), version=current.version + 1)
 
-    return idempotency.run(table, request, items.job_from, perform)
+    return _change_status(table, job_id, expected_version, idempotency_key, "job.publish", publish)
 
 
 def close_job(
@@ -207,21 +222,10 @@ def close_job(
     idempotency_key: str | None = None,
 ) -> JobPosting:
     """Draft or open -> closed: the job leaves the open-jobs index in the same write."""
-    request = idempotency.prepare(
-        table,
-        table.tenant.org_id,
-        "job.close",
-        idempotency_key,
-        {"jobId": job_id, "expectedVersion": expected_version},
-    )
 
-    def perform() -> JobPosting:
-        current = _current(table, job_id, expected_version)
+    def close(current: JobPosting) -> JobPosting:
         if current.status is JobStatus.CLOSED:
             raise InvalidInput("jobId", "the job is already closed")
-        closed = replace(current, status=JobStatus.CLOSED, closed_at=items.now(), version=current.version + 1)
-        ops = [_put_versioned(closed, current.version)]
-        writes.commit(table, ops, _change("job.close", current, closed), request)
-        return closed
+        return replace(current, status=JobStatus.CLOSED, closed_at=items.now(), version=current.version + 1)
 
-    return idempotency.run(table, request, items.job_from, perform)
+    return _change_status(table, job_id, expected_version, idempotency_key, "job.close", close)

@@ -7,6 +7,7 @@ DynamoDB's refusals into the typed errors of ``datastore.errors``.
 
 from __future__ import annotations
 
+import contextvars
 import random
 import time
 from collections.abc import Callable, Sequence
@@ -145,7 +146,12 @@ class Table:
         chunks = [distinct[i : i + BATCH_GET_LIMIT] for i in range(0, len(distinct), BATCH_GET_LIMIT)]
         found: dict[keys.Key, Item] = {}
         if len(chunks) > 1 and self._fanout is not None:
-            for chunk_found in self._fanout.map(self._batch_get_chunk, chunks):
+            # Each chunk runs in a copy of the caller's context, so its calls are recorded in
+            # the caller's CallLog (a context can be entered by one thread at a time).
+            contexts = [contextvars.copy_context() for _ in chunks]
+            for chunk_found in self._fanout.map(
+                lambda chunk, context: context.run(self._batch_get_chunk, chunk), chunks, contexts
+            ):
                 found.update(chunk_found)
         else:
             for chunk in chunks:
