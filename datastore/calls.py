@@ -7,6 +7,7 @@ counts across threads).
 
 from __future__ import annotations
 
+import heapq
 import itertools
 import threading
 import time
@@ -32,9 +33,10 @@ class Call:
     write_units: float = 0.0
     items: int = 0
     error: str | None = None
-    # The loader batch that issued the call (None outside one): calls of one batch are
-    # one round trip from the caller's point of view, however the pool spreads them.
+    # The loader batch that issued the call (None outside one) and when it was dispatched:
+    # calls of one batch are one round trip, however the thread pool spreads them.
     batch: int | None = None
+    dispatched: float | None = None
 
     def partition_keys(self) -> list[str]:
         """Every partition key (table or index) this call addressed."""
@@ -61,13 +63,15 @@ class CallLog:
         return [c.operation for c in self.snapshot()]
 
     def waves(self) -> list[list[Call]]:
-        """Calls grouped into sequential rounds.
+        """Calls grouped into sequential rounds: the levels of the critical path.
 
-        The unit is a loader batch (all calls one DataLoader dispatch issued), or a lone call
-        made outside any batch. A unit belongs to the current wave when it started before any
-        unit of that wave finished; the first unit to start after one of them finished opens
-        the next wave. Batches are the unit because a batch of 1,000 Queries runs through a
-        bounded thread pool: its calls overlap one another, not the next level's.
+        The unit is a loader batch (all calls one DataLoader dispatch issued), starting when the
+        event loop dispatched it, or a lone call made outside any batch. A unit's level is one
+        more than the highest level of any unit that finished before it started: a call that
+        could not start until another ended is a round trip later, while a call that merely
+        overlaps a slow, unrelated one is not. Batches are the unit, timed from dispatch,
+        because their calls go through a bounded thread pool: a batch of 1,000 Queries, or two
+        batches dispatched together, must not look sequential because a thread started late.
         """
         units: dict[object, list[Call]] = {}
         for index, call in enumerate(self.snapshot()):
@@ -75,7 +79,7 @@ class CallLog:
         spans = sorted(
             (
                 (
-                    min(c.started for c in members),
+                    min(c.dispatched if c.dispatched is not None else c.started for c in members),
                     max(c.finished or c.started for c in members),
                     members,
                 )
@@ -83,26 +87,27 @@ class CallLog:
             ),
             key=lambda span: span[0],
         )
-        rounds: list[list[Call]] = []
-        earliest_finish = float("inf")
+        levels: dict[int, list[Call]] = {}
+        running: list[tuple[float, int]] = []  # (finish, level) of units not yet known finished
+        finished_level = 0  # highest level among units finished before the current start
         for started, finished, members in spans:
-            if not rounds or started >= earliest_finish:
-                rounds.append([])
-                earliest_finish = float("inf")
-            rounds[-1].extend(members)
-            earliest_finish = min(earliest_finish, finished)
-        return rounds
+            while running and running[0][0] <= started:
+                finished_level = max(finished_level, heapq.heappop(running)[1])
+            level = finished_level + 1
+            heapq.heappush(running, (finished, level))
+            levels.setdefault(level, []).extend(members)
+        return [levels[level] for level in sorted(levels)]
 
 
 current_log: ContextVar[CallLog | None] = ContextVar("current_dynamodb_call_log", default=None)
-current_batch: ContextVar[int | None] = ContextVar("current_dynamodb_batch", default=None)
+current_batch: ContextVar[tuple[int, float] | None] = ContextVar("current_dynamodb_batch", default=None)
 _batch_ids = itertools.count(1)
 
 
 def new_batch() -> int:
-    """Mark the calls made from here on in this context as one loader batch."""
+    """Mark the calls made from here on in this context as one loader batch, dispatched now."""
     batch = next(_batch_ids)
-    current_batch.set(batch)
+    current_batch.set((batch, time.perf_counter()))
     return batch
 
 
@@ -138,7 +143,10 @@ def _before(params: dict[str, Any], model: Any, context: dict[str, Any], **_: An
         sinks = [*_listeners, *([log] if log is not None else [])]
     if not sinks:
         return
-    call = Call(model.name, dict(params), time.perf_counter(), batch=current_batch.get())
+    batch = current_batch.get()
+    call = Call(model.name, dict(params), time.perf_counter())
+    if batch is not None:
+        call.batch, call.dispatched = batch
     context[_CONTEXT_KEY] = call
     for sink in sinks:
         sink.add(call)

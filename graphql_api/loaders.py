@@ -52,28 +52,6 @@ def list_key(fetch: ListFetch, parent: str | None, first: int, after: StartKey |
     return ListKey(fetch, parent, first, None if after is None else tuple(sorted(after.items())), descending)
 
 
-class Rounds:
-    """One batch id for every loader batch a request dispatches in one event-loop iteration.
-
-    Batches dispatched together wait on nothing but DynamoDB, so they are one round trip
-    (one wave) even though the pool may start their calls a little apart; tagging them as
-    one batch lets CallLog.waves() see that, however long the threads take to start.
-    """
-
-    def __init__(self) -> None:
-        self._current: int | None = None
-
-    def enter(self) -> None:
-        if self._current is not None:
-            calls.current_batch.set(self._current)
-            return
-        self._current = calls.new_batch()
-        asyncio.get_running_loop().call_soon(self._close)
-
-    def _close(self) -> None:
-        self._current = None
-
-
 class Loader(DataLoader[K, V]):
     """A DataLoader whose batch runs blocking datastore calls off the loop.
 
@@ -89,18 +67,16 @@ class Loader(DataLoader[K, V]):
         batch: Callable[[list[K]], Sequence[V]],
         one: Callable[[K], V] | None = None,
         *,
-        rounds: Rounds | None = None,
         chunk_size: int = BATCH_GET_LIMIT,
     ) -> None:
         super().__init__()
         self._run = run
         self._batch = batch
         self._one = one
-        self._rounds = rounds or Rounds()
         self._chunk_size = chunk_size
 
     async def batch_load_fn(self, keys: list[K]) -> list[V]:
-        self._rounds.enter()
+        calls.new_batch()
         if len(keys) == 1 and self._one is not None:
             return [await self._run(self._one, keys[0])]
         chunks = [keys[i : i + self._chunk_size] for i in range(0, len(keys), self._chunk_size)]
@@ -114,14 +90,13 @@ class Loader(DataLoader[K, V]):
 class ListLoader(DataLoader[ListKey, Page[Any]]):
     """Pages of lists; the Queries of one batch run concurrently and finish together."""
 
-    def __init__(self, run: Runner, table: Table, rounds: Rounds | None = None) -> None:
+    def __init__(self, run: Runner, table: Table) -> None:
         super().__init__()
         self._run = run
         self._table = table
-        self._rounds = rounds or Rounds()
 
     async def batch_load_fn(self, keys: list[ListKey]) -> list[Page[Any]]:
-        self._rounds.enter()
+        calls.new_batch()
         return list(
             await asyncio.gather(*(self._run(key.fetch, self._table, key.parent, key.request()) for key in keys))
         )
@@ -174,39 +149,32 @@ class Loaders:
 
     def __init__(self, table: Table, run: Runner) -> None:
         self.table = table
-        rounds = Rounds()
         self.employee: Loader[str, Employee | None] = Loader(
             run,
             lambda ids: employees.get_employees(table, ids),
             lambda emp_id: employees.get_employee(table, emp_id),
-            rounds=rounds,
         )
         self.department: Loader[str, Department | None] = Loader(
             run,
             lambda ids: departments.get_departments(table, ids),
             lambda dept_id: departments.get_department(table, dept_id),
-            rounds=rounds,
         )
         self.job: Loader[str, JobPosting | None] = Loader(
             run,
             lambda ids: jobs.get_jobs(table, ids),
             lambda job_id: jobs.get_job(table, job_id),
-            rounds=rounds,
         )
         self.application: Loader[tuple[str, str], Application | None] = Loader(
             run,
             lambda ids: applications.get_applications(table, ids),
             lambda key: applications.get_application(table, *key),
-            rounds=rounds,
         )
         self.employee_id_by_email: Loader[str, str | None] = Loader(
             run,
             lambda emails: [employees.find_employee_id_by_email(table, e) for e in emails],
-            rounds=rounds,
         )
         self.organization: Loader[str, OrganizationWithSubscription | None] = Loader(
             run,
             lambda keys: [organizations.get_organization_with_subscription(table)] * len(keys),
-            rounds=rounds,
         )
-        self.lists = ListLoader(run, table, rounds)
+        self.lists = ListLoader(run, table)

@@ -51,9 +51,8 @@ async def _application(info: Info, job_id: str, app_id: str) -> Application | No
     return Application.of(found)
 
 
-async def _organization(info: Info) -> Organization | None:
-    found = await info.context.loaders.organization.get(info.context.require_tenant().org_id)
-    return None if found is None else Organization.of(found.organization, found.subscription)
+def _organization(info: Info) -> Organization:
+    return Organization.of_caller(info.context.require_tenant().org_id)
 
 
 def _ulid_parts(value: str, type_name: str, count: int) -> tuple[str, ...] | None:
@@ -82,7 +81,7 @@ class Query:
 
     @strawberry.field(description="The signed-in employee's organisation.")
     async def organization(self, info: Info) -> Organization | None:
-        return await _organization(info)
+        return _organization(info)
 
     @strawberry.field(description="Any object by its global id.")
     async def node(self, info: Info, id: strawberry.ID) -> Node | None:
@@ -98,10 +97,10 @@ class Query:
         if decoded.type_name in ("Organization", "Subscription"):
             if decoded.parts != (info.context.require_tenant().org_id,):
                 return None
-            organization = await _organization(info)
-            if decoded.type_name == "Organization" or organization is None:
-                return organization
-            return organization.subscription
+            if decoded.type_name == "Organization":
+                return _organization(info)
+            found = await info.context.loaders.organization.get(decoded.parts[0])
+            return None if found is None or found.subscription is None else Subscription.of(found.subscription)
         if handler is None:
             return None
         parts = _ulid_parts(id, decoded.type_name, len(decoded.parts))

@@ -7,9 +7,10 @@ from datetime import datetime
 import strawberry
 
 from datastore import entities
+from datastore.organizations import OrganizationWithSubscription
 from graphql_api import ids, loaders, permissions
 from graphql_api.context import RequestContext
-from graphql_api.errors import bad_input, forbidden
+from graphql_api.errors import bad_input, forbidden, not_found
 from graphql_api.types.audit_event import AuditEvent
 from graphql_api.types.connection import DEFAULT_PAGE_SIZE, Connection, paginate
 from graphql_api.types.department import Department
@@ -46,22 +47,56 @@ class Subscription(Node):
 
 @strawberry.type
 class Organization(Node):
-    name: str
-    plan: Plan
-    status: OrganizationStatus
-    created_at: datetime
-    subscription: Subscription | None
+    org_id: strawberry.Private[str]
+    # Known up front (the platform's list, createOrganization) or read on first use.
+    known: strawberry.Private[OrganizationWithSubscription | None]
 
     @classmethod
     def of(cls, organization: entities.Organization, subscription: entities.Subscription | None = None) -> Organization:
         return cls(
             id=strawberry.ID(ids.encode("Organization", organization.org_id)),
-            name=organization.name,
-            plan=organization.plan,
-            status=organization.status,
-            created_at=organization.created_at,
-            subscription=None if subscription is None else Subscription.of(subscription),
+            org_id=organization.org_id,
+            known=OrganizationWithSubscription(organization, subscription),
         )
+
+    @classmethod
+    def of_caller(cls, org_id: str) -> Organization:
+        """The caller's own organisation, before its item is read.
+
+        Its lists need only its id, so they start at once, in the same round trip as the
+        organisation's own item (which the active-caller check reads anyway): a query such as
+        ``organization { departments { ... } }`` costs one wave per list level, no more.
+        """
+        return cls(id=strawberry.ID(ids.encode("Organization", org_id)), org_id=org_id, known=None)
+
+    async def _loaded(self, info: Info) -> OrganizationWithSubscription:
+        if self.known is None:
+            found = await info.context.loaders.organization.get(self.org_id)
+            if found is None:
+                raise not_found("Organization")
+            self.known = found
+        return self.known
+
+    @strawberry.field
+    async def name(self, info: Info) -> str:
+        return (await self._loaded(info)).organization.name
+
+    @strawberry.field
+    async def plan(self, info: Info) -> Plan:
+        return (await self._loaded(info)).organization.plan
+
+    @strawberry.field
+    async def status(self, info: Info) -> OrganizationStatus:
+        return (await self._loaded(info)).organization.status
+
+    @strawberry.field
+    async def created_at(self, info: Info) -> datetime:
+        return (await self._loaded(info)).organization.created_at
+
+    @strawberry.field
+    async def subscription(self, info: Info) -> Subscription | None:
+        found = (await self._loaded(info)).subscription
+        return None if found is None else Subscription.of(found)
 
     @strawberry.field
     async def departments(
