@@ -10,6 +10,8 @@ import base64
 import binascii
 from dataclasses import dataclass
 
+from datastore import keys
+from datastore.errors import InvalidInput
 from graphql_api.errors import bad_input
 
 
@@ -38,11 +40,15 @@ def decode(value: str, field: str = "id") -> GlobalId:
 
 
 def parts_of(value: str, type_name: str, count: int, field: str = "id") -> tuple[str, ...] | None:
-    """The id parts when ``value`` is a well-formed id of ``type_name``, else None.
+    """The ULIDs inside ``value`` when it is an id of ``type_name``, else None.
 
-    An id of another type resolves like one that does not exist.
+    An id of another type, or whose parts are not ULIDs, names nothing and resolves like one
+    that does not exist; only a value that is not an id at all is BAD_USER_INPUT.
     """
     decoded = decode(value, field)
     if decoded.type_name != type_name or len(decoded.parts) != count:
         return None
-    return decoded.parts
+    try:
+        return tuple(keys.parse_ulid(part, field) for part in decoded.parts)
+    except InvalidInput:
+        return None

@@ -55,24 +55,6 @@ def _organization(info: Info) -> Organization:
     return Organization.of_caller(info.context.require_tenant().org_id)
 
 
-def _ulid_parts(value: str, type_name: str, count: int) -> tuple[str, ...] | None:
-    """The ids inside a global id of ``type_name``, None for another type or a bad ULID.
-
-    A well-formed id of another type, or naming nothing, is simply not found; only a value
-    that is not an id at all is a client error (raised by ids.decode).
-    """
-    from datastore import keys
-    from datastore.errors import InvalidInput
-
-    parts = ids.parts_of(value, type_name, count)
-    if parts is None:
-        return None
-    try:
-        return tuple(keys.parse_ulid(part) for part in parts)
-    except InvalidInput:
-        return None
-
-
 @strawberry.type
 class Query:
     @strawberry.field(description="The signed-in employee.")
@@ -103,12 +85,12 @@ class Query:
             return None if found is None or found.subscription is None else Subscription.of(found.subscription)
         if handler is None:
             return None
-        parts = _ulid_parts(id, decoded.type_name, len(decoded.parts))
+        parts = ids.parts_of(id, decoded.type_name, len(decoded.parts))
         return None if parts is None else await handler(parts)
 
     @strawberry.field
     async def employee(self, info: Info, id: strawberry.ID) -> Employee | None:
-        parts = _ulid_parts(id, "Employee", 1)
+        parts = ids.parts_of(id, "Employee", 1)
         info.context.require_tenant()
         return None if parts is None else await _employee(info, parts[0])
 
@@ -119,19 +101,19 @@ class Query:
 
     @strawberry.field
     async def department(self, info: Info, id: strawberry.ID) -> Department | None:
-        parts = _ulid_parts(id, "Department", 1)
+        parts = ids.parts_of(id, "Department", 1)
         info.context.require_tenant()
         return None if parts is None else await _department(info, parts[0])
 
     @strawberry.field
     async def job_posting(self, info: Info, id: strawberry.ID) -> JobPosting | None:
-        parts = _ulid_parts(id, "JobPosting", 1)
+        parts = ids.parts_of(id, "JobPosting", 1)
         info.context.require_tenant()
         return None if parts is None else await _job(info, parts[0])
 
     @strawberry.field
     async def application(self, info: Info, id: strawberry.ID) -> Application | None:
-        parts = _ulid_parts(id, "Application", 2)
+        parts = ids.parts_of(id, "Application", 2)
         info.context.require_tenant()
         return None if parts is None else await _application(info, parts[0], parts[1])
 
