@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 
 import strawberry
@@ -145,10 +146,12 @@ async def move_employee(info: Info, input: MoveEmployeeInput) -> MoveEmployeePay
         idempotency_key=input.idempotency_key,
     )
     from_id = None if before is None or before.department_id == moved.department_id else before.department_id
+    # Independent reads: one round trip, not two.
+    from_department, to_department = await asyncio.gather(
+        fresh_department(context, from_id), fresh_department(context, moved.department_id)
+    )
     return MoveEmployeePayload(
-        employee=Employee.of(moved),
-        from_department=await fresh_department(context, from_id),
-        to_department=await fresh_department(context, moved.department_id),
+        employee=Employee.of(moved), from_department=from_department, to_department=to_department
     )
 
 
