@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test check bench schema clean
+.PHONY: run test check bench schema package clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,3 +37,7 @@ schema: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+
+## The AWS Lambda deployment zip (build/lambda.zip) from pinned wheels for Lambda's platform.
+package: $(STAMP)
+	$(BIN)/python -m deploy.package

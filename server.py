@@ -18,14 +18,15 @@ import uvicorn
 
 from datastore import demo, employees, identities
 from datastore.config import ConfigError, DatastoreSettings, env_int
+from datastore.iam import ROLES, policies
 from datastore.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
+from deploy import cloudformation as deploy_template
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.config import ApiSettings
-from graphql_api.iam import policies
 from graphql_api.schema import schema_sdl
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.graphql"
@@ -156,11 +157,18 @@ def iam_policy(args: argparse.Namespace) -> int:
     return 0
 
 
+def cloudformation(_args: argparse.Namespace) -> int:
+    """Print the CloudFormation template (README "Deploying to AWS")."""
+    sys.stdout.write(deploy_template.render())
+    return 0
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": run,
     "token": token,
     "export-schema": export_schema,
     "iam-policy": iam_policy,
+    "cloudformation": cloudformation,
 }
 
 
@@ -175,7 +183,8 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("--stdout", action="store_true", help="print it instead")
     iam = commands.add_parser("iam-policy", help="print the IAM policies bounding each role's keys")
     iam.add_argument("--table-arn", help="the table's ARN (default: from HR_TABLE_NAME and AWS_REGION)")
-    iam.add_argument("--role", choices=["TenantData", "SignIn", "Platform"], help="one role only")
+    iam.add_argument("--role", choices=ROLES, help="one role only")
+    commands.add_parser("cloudformation", help="print the CloudFormation template of the service")
     return root
 
 

@@ -19,4 +19,5 @@ if _datastore_settings.embedded:
     # passes its endpoint down; in production DYNAMODB_ENDPOINT is `aws`.
     raise ConfigError("set DYNAMODB_ENDPOINT (a URL, or `aws` for AWS's regional endpoint)")
 
-app = create_app(Datastore.connect(_datastore_settings), ApiSettings.from_env())
+datastore = Datastore.connect(_datastore_settings)
+app = create_app(datastore, ApiSettings.from_env())

@@ -6,23 +6,35 @@ datastore's TenantScope enforces (``datastore/scope.py``). The identity items (`
 guard platform-wide email uniqueness, so tenants may write them but never read them; reading
 them is the separate sign-in role's job. The platform role lists organisations on GSI1
 (``ORGS``) and writes into one new organisation, named by its session tag ``provisioning``.
+
+Partition patterns come from the key prefixes in ``keys.py``, so a change of layout changes
+the policies with it. ARNs are passed in: strings for ``server.py iam-policy``, CloudFormation
+intrinsics for the template (``deploy/cloudformation.py``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
-TENANT_PARTITIONS = "ORG#${aws:PrincipalTag/org}*"
-PROVISIONED_PARTITIONS = "ORG#${aws:PrincipalTag/provisioning}*"
-IDENTITY_PARTITIONS = "EMAIL#*"
-ORGS_PARTITION = "ORGS"
+from datastore import keys
 
-READS = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
-WRITES = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
-IDENTITY_WRITES = ["dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
+# Session tags the server sets when it assumes a role (datastore/credentials.py).
+ORG_TAG: Final = "org"
+PROVISIONING_TAG: Final = "provisioning"
+
+TENANT_PARTITIONS: Final = f"{keys.ORG}{keys.SEP}${{aws:PrincipalTag/{ORG_TAG}}}*"
+PROVISIONED_PARTITIONS: Final = f"{keys.ORG}{keys.SEP}${{aws:PrincipalTag/{PROVISIONING_TAG}}}*"
+IDENTITY_PARTITIONS: Final = f"{keys.EMAIL}{keys.SEP}*"
+ORGS_PARTITION: Final = keys.ORGS_PK
+
+READS: Final = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
+WRITES: Final = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
+IDENTITY_WRITES: Final = ["dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
+
+ROLES: Final = ("TenantData", "SignIn", "Platform")
 
 
-def _statement(sid: str, actions: list[str], resources: list[str], leading_keys: list[str]) -> dict[str, Any]:
+def _statement(sid: str, actions: list[str], resources: list[Any], leading_keys: list[str]) -> dict[str, Any]:
     return {
         "Sid": sid,
         "Effect": "Allow",
@@ -32,9 +44,14 @@ def _statement(sid: str, actions: list[str], resources: list[str], leading_keys:
     }
 
 
-def policies(table_arn: str) -> dict[str, dict[str, Any]]:
-    """One policy document per role: TenantData, SignIn, Platform."""
-    table_and_index = [table_arn, f"{table_arn}/index/GSI1"]
+def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str, Any]]:
+    """One policy document per role: TenantData, SignIn, Platform.
+
+    ``index_arn`` defaults to ``<table_arn>/index/GSI1``; pass it when ``table_arn`` is not a
+    string (a CloudFormation ``Fn::GetAtt``).
+    """
+    index = index_arn if index_arn is not None else f"{table_arn}/index/{keys.GSI1}"
+    table_and_index = [table_arn, index]
     return {
         "TenantData": {
             "Version": "2012-10-17",
@@ -52,7 +69,7 @@ def policies(table_arn: str) -> dict[str, dict[str, Any]]:
         "Platform": {
             "Version": "2012-10-17",
             "Statement": [
-                _statement("ListOrganizations", ["dynamodb:Query"], [f"{table_arn}/index/GSI1"], [ORGS_PARTITION]),
+                _statement("ListOrganizations", ["dynamodb:Query"], [index], [ORGS_PARTITION]),
                 _statement(
                     "ProvisionOneOrganization",
                     ["dynamodb:GetItem", "dynamodb:Query", *WRITES],

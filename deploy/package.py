@@ -1,0 +1,93 @@
+"""``make package``: the Lambda deployment zip, from pinned wheels for Lambda's platform.
+
+Wheels are installed for ``manylinux2014_x86_64`` and CPython 3.11 (the template's runtime)
+whatever machine builds the zip, binary-only, so nothing is compiled here for the wrong
+platform. The zip holds the dependencies, then our packages, at its root, as Lambda expects.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Final
+
+ROOT: Final = Path(__file__).resolve().parent.parent
+REQUIREMENTS: Final = ROOT / "deploy" / "requirements-lambda.txt"
+PACKAGES: Final = ("datastore", "graphql_api")
+PLATFORM: Final = "manylinux2014_x86_64"
+PYTHON_VERSION: Final = "3.11"
+DEFAULT_OUTPUT: Final = ROOT / "build" / "lambda.zip"
+
+
+class PackageError(Exception):
+    """pip could not install the pinned wheels; the message has pip's last lines."""
+
+
+def install_dependencies(target: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",  # the requirements file is the full, pinned closure
+            "--platform",
+            PLATFORM,
+            "--python-version",
+            PYTHON_VERSION,
+            "--implementation",
+            "cp",
+            "--only-binary=:all:",
+            "--target",
+            str(target),
+            "--requirement",
+            str(REQUIREMENTS),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        tail = "\n".join(result.stderr.strip().splitlines()[-5:])
+        raise PackageError(f"pip could not install the Lambda dependencies:\n{tail}")
+
+
+def _zip_tree(archive: zipfile.ZipFile, root: Path, tree: Path) -> None:
+    for path in sorted(tree.rglob("*")):
+        if path.is_dir() or "__pycache__" in path.parts or path.suffix == ".pyc":
+            continue
+        archive.write(path, path.relative_to(root).as_posix())
+
+
+def build(output: Path = DEFAULT_OUTPUT) -> Path:
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        staging = Path(scratch)
+        install_dependencies(staging)
+        for package in PACKAGES:
+            shutil.copytree(ROOT / package, staging / package, ignore=shutil.ignore_patterns("__pycache__"))
+        partial = output.with_suffix(".zip.partial")
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            _zip_tree(archive, staging, staging)
+        partial.replace(output)  # never leave a half-written zip under the real name
+    return output
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m deploy.package", description=__doc__)
+    parser.add_argument("--output", type=Path, default=DEFAULT_OUTPUT, help="where to write the zip")
+    args = parser.parse_args(argv)
+    path = build(args.output)
+    print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

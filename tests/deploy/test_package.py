@@ -1,0 +1,65 @@
+"""``make package``: the zip Lambda runs imports and answers with nothing but its own contents."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from deploy import package
+
+# Run inside the unpacked zip with -S (no site-packages: only the zip's contents importable).
+# The endpoint is never contacted: `{ __typename }` reads no data.
+PROBE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import graphql_api.lambda_handler as entry
+event = json.loads(sys.argv[2])
+response = entry.handler(event, None)
+print(json.dumps({"status": response["statusCode"], "body": response["body"], "path": entry.__file__}))
+"""
+
+
+def test_package__unpacked_zip__imports_and_answers_graphql(tmp_path: Path) -> None:
+    zip_path = package.build(tmp_path / "lambda.zip")
+    with zipfile.ZipFile(zip_path) as archive:
+        names = archive.namelist()
+        archive.extractall(tmp_path / "unpacked")
+    assert "graphql_api/lambda_handler.py" in names
+    assert "mangum/__init__.py" in names
+    assert not any("__pycache__" in name for name in names)
+    event = {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": "/graphql",
+        "rawQueryString": "",
+        "headers": {"content-type": "application/json", "host": "api.example.com"},
+        "requestContext": {
+            "http": {"method": "POST", "path": "/graphql", "protocol": "HTTP/1.1", "sourceIp": "203.0.113.9"},
+            "requestId": "probe",
+            "stage": "$default",
+        },
+        "body": json.dumps({"query": "{ __typename }"}),
+        "isBase64Encoded": False,
+    }
+    env = {
+        "DYNAMODB_ENDPOINT": "http://127.0.0.1:9",
+        "AWS_REGION": "eu-west-1",
+        "HR_ENV": "production",
+        "JWT_SECRET": "package-test-secret-0123456789-abcdefgh",
+    }
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", PROBE, str(tmp_path / "unpacked"), json.dumps(event)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout.strip().splitlines()[-1])
+    assert answer["path"].startswith(str(tmp_path / "unpacked"))
+    assert answer["status"] == 200
+    assert json.loads(answer["body"])["data"] == {"__typename": "Query"}

@@ -1,0 +1,113 @@
+"""The Lambda entry point, given real API Gateway (HTTP API, payload 2.0) events, in process.
+
+The module is imported as Lambda imports it, configured only by the environment, against the
+session's DynamoDB Local.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import importlib
+import json
+import sys
+from collections.abc import Iterator
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from datastore.entities import Employee
+from graphql_api.auth import issue_token
+from graphql_api.config import ApiSettings
+from tests.graphql_api.conftest import TEST_SECRET, Demo
+
+ENTRY_MODULES = ("graphql_api.lambda_handler", "graphql_api.asgi")
+
+
+@pytest.fixture
+def entry(monkeypatch: pytest.MonkeyPatch, dynamodb_endpoint: str, table_name: str, demo: Demo) -> Iterator[ModuleType]:
+    monkeypatch.setenv("DYNAMODB_ENDPOINT", dynamodb_endpoint)
+    monkeypatch.setenv("HR_TABLE_NAME", table_name)
+    monkeypatch.setenv("HR_ENV", "production")
+    monkeypatch.setenv("JWT_SECRET", TEST_SECRET)
+    for name in ENTRY_MODULES:
+        sys.modules.pop(name, None)
+    module = importlib.import_module("graphql_api.lambda_handler")
+    yield module
+    asgi = sys.modules["graphql_api.asgi"]
+    asgi.datastore.close()
+    asgi.datastore.client.close()
+    for name in ENTRY_MODULES:
+        sys.modules.pop(name, None)
+
+
+def event(method: str, path: str, *, body: str | None = None, headers: dict[str, str] | None = None) -> dict[str, Any]:
+    """An HTTP API payload-2.0 event, as API Gateway sends it to the function."""
+    raw_path, _, query = path.partition("?")
+    return {
+        "version": "2.0",
+        "routeKey": "$default",
+        "rawPath": raw_path,
+        "rawQueryString": query,
+        "headers": {"host": "abc123.execute-api.eu-west-1.amazonaws.com", **(headers or {})},
+        "requestContext": {
+            "accountId": "123456789012",
+            "apiId": "abc123",
+            "domainName": "abc123.execute-api.eu-west-1.amazonaws.com",
+            "domainPrefix": "abc123",
+            "http": {
+                "method": method,
+                "path": raw_path,
+                "protocol": "HTTP/1.1",
+                "sourceIp": "203.0.113.7",
+                "userAgent": "test",
+            },
+            "requestId": "lambda-test",
+            "routeKey": "$default",
+            "stage": "$default",
+            "time": "22/Nov/2026:04:00:00 +0000",
+            "timeEpoch": 1795320000000,
+        },
+        "body": body,
+        "isBase64Encoded": False,
+    }
+
+
+def graphql_event(query: str, token: str | None) -> dict[str, Any]:
+    headers = {"content-type": "application/json"}
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
+    return event("POST", "/graphql", body=json.dumps({"query": query}), headers=headers)
+
+
+def body_of(response: dict[str, Any]) -> dict[str, Any]:
+    raw = response["body"]
+    if response.get("isBase64Encoded"):
+        raw = base64.b64decode(raw)
+        if response["headers"].get("content-encoding") == "gzip":
+            raw = gzip.decompress(raw)
+    decoded: dict[str, Any] = json.loads(raw)
+    return decoded
+
+
+def token_for(employee: Employee) -> str:
+    settings = ApiSettings.from_env({"HR_ENV": "test", "JWT_SECRET": TEST_SECRET})
+    return issue_token(settings, subject=employee.emp_id, org_id=employee.org_id, role=employee.role.value)
+
+
+def test_handler__graphql_query__answers_from_dynamodb(entry: ModuleType, demo: Demo) -> None:
+    alice = demo.person("alice@acme.co")
+
+    response = entry.handler(graphql_event("{ me { email } organization { name } }", token_for(alice)), None)
+
+    assert response["statusCode"] == 200
+    assert body_of(response)["data"] == {"me": {"email": "alice@acme.co"}, "organization": {"name": "Acme Corp"}}
+
+
+def test_handler__bad_token__401_unauthenticated(entry: ModuleType) -> None:
+    response = entry.handler(graphql_event("{ me { email } }", "not-a-token"), None)
+
+    assert response["statusCode"] == 401
+    (error,) = body_of(response)["errors"]
+    assert error["extensions"]["code"] == "UNAUTHENTICATED"
