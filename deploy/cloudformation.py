@@ -228,9 +228,9 @@ def _alarm(description: str, namespace: str, metric: str, dimensions: list[dict[
 
 
 def _alarms() -> dict[str, Any]:
-    function = [{"Name": "FunctionName", "Value": _ref("Function")}]
-    table = [{"Name": "TableName", "Value": _ref("Table")}]
-    api = [{"Name": "ApiId", "Value": _ref("HttpApi")}, {"Name": "Stage", "Value": "$default"}]
+    function: list[dict[str, Any]] = [{"Name": "FunctionName", "Value": _ref("Function")}]
+    table: list[dict[str, Any]] = [{"Name": "TableName", "Value": _ref("Table")}]
+    api: list[dict[str, Any]] = [{"Name": "ApiId", "Value": _ref("HttpApi")}, {"Name": "Stage", "Value": "$default"}]
     return {
         "AlarmTopic": {"Type": "AWS::SNS::Topic", "Properties": {"DisplayName": "HR API alarms"}},
         "FunctionErrorsAlarm": _alarm("The API function failed (uncaught errors)", "AWS/Lambda", "Errors", function),
