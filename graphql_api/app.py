@@ -94,7 +94,7 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
     return Starlette(
         routes=[
             Route("/graphql", view, methods=["GET", "POST"]),
-            Route("/auth/token", TokenExchange(services), methods=["POST"]),
+            Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
             Route("/healthz", healthz),
         ],
         lifespan=lifespan,

@@ -75,7 +75,8 @@ class TokenExchange:
         oidc = services.settings.oidc
         self.verifier = verifier if verifier is not None else (None if oidc is None else IdTokenVerifier(oidc))
 
-    async def __call__(self, request: Request) -> JSONResponse:
+    async def endpoint(self, request: Request) -> JSONResponse:
+        """The Starlette endpoint (a bound method, so Starlette passes it a Request)."""
         try:
             return await self._exchange(request)
         except ExchangeError as error:
