@@ -34,8 +34,9 @@ class Key:
     alg: str
 
     def jwk(self) -> dict[str, Any]:
-        algorithm = RSAAlgorithm if self.alg == "RS256" else ECAlgorithm
-        public: dict[str, Any] = json.loads(algorithm.to_jwk(self.private.public_key()))
+        key = self.private.public_key()
+        text = RSAAlgorithm.to_jwk(key) if isinstance(key, rsa.RSAPublicKey) else ECAlgorithm.to_jwk(key)
+        public: dict[str, Any] = json.loads(text)
         return {**public, "kid": self.kid, "alg": self.alg, "use": "sig"}
 
 

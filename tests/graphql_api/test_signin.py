@@ -179,7 +179,7 @@ TOKEN_FAULTS: dict[str, Any] = {
     "HS256 with the API secret": lambda email: jwt.encode(
         idp.claims(email), TEST_SECRET, algorithm="HS256", headers={"kid": idp.RSA.kid}
     ),
-    "alg none": lambda email: jwt.encode(idp.claims(email), None, algorithm="none", headers={"kid": idp.RSA.kid}),
+    "alg none": lambda email: jwt.encode(idp.claims(email), "", algorithm="none", headers={"kid": idp.RSA.kid}),
     "EC key with an RS256 header": lambda email: _relabelled(email),
     "not a JWT": lambda email: "not-a-jwt",
 }
