@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datastore import items, keys, validation
-from datastore.entities import Identity
+from datastore.entities import Employee, Identity, Organization
 from datastore.table import Table
 
 
@@ -11,3 +11,14 @@ def find_identity(table: Table, email: str) -> Identity | None:
     """One GetItem on the platform-wide identity item; ``table`` has the SignInScope."""
     item = table.get(keys.identity_key(validation.email(email)))
     return None if item is None else items.identity_from(item)
+
+
+def organization_and_employee(table: Table, emp_id: str) -> tuple[Organization | None, Employee | None]:
+    """What an identity names, read together: one BatchGetItem; ``table`` has its TenantScope."""
+    org_id = table.tenant.org_id
+    emp_id = keys.parse_ulid(emp_id, "employeeId")
+    organization, employee = table.batch_get([keys.organization_key(org_id), keys.employee_key(org_id, emp_id)])
+    return (
+        None if organization is None else items.organization_from(organization),
+        None if employee is None else items.employee_from(employee),
+    )

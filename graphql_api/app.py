@@ -12,6 +12,7 @@ import orjson
 import strawberry
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -24,19 +25,19 @@ from ulid import ULID
 from datastore import calls
 from datastore.store import Datastore
 from graphql_api.active import ActiveCaller
-from graphql_api.auth import TokenVerifier, bearer_token
+from graphql_api.auth import TokenVerifier
+from graphql_api.authentication import BearerTokenBackend, on_auth_error, principal_of
 from graphql_api.config import ApiSettings
 from graphql_api.context import RequestContext, Services
 from graphql_api.cost import Cost
 from graphql_api.cursors import CursorCodec
-from graphql_api.errors import ApiError
 from graphql_api.limits import limit_extensions
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.schema import build_schema
+from graphql_api.signin import TokenExchange
 
 log = logging.getLogger("hr.app")
 
-PRINCIPAL = "hr.principal"
 REQUEST_ID = "hr.request_id"
 
 
@@ -44,7 +45,6 @@ class GraphQLView(GraphQL[RequestContext, None]):
     def __init__(self, schema: strawberry.Schema, services: Services) -> None:
         super().__init__(schema, graphql_ide="graphiql" if services.settings.graphiql else None)
         self.services = services
-        self.verifier = TokenVerifier(services.settings)
 
     async def get_context(self, request: Request, response: Response) -> RequestContext:  # type: ignore[override]
         context = RequestContext(
@@ -52,7 +52,7 @@ class GraphQLView(GraphQL[RequestContext, None]):
             response=response,
             services=self.services,
             request_id=request.scope[REQUEST_ID],
-            principal=request.scope[PRINCIPAL],
+            principal=principal_of(request),
         )
         # Blocking calls copy the context they are issued from: this request's log.
         calls.current_log.set(context.call_log)
@@ -62,20 +62,10 @@ class GraphQLView(GraphQL[RequestContext, None]):
         return orjson.dumps(data)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Authenticate before GraphQL runs: a bad token fails the request as a whole."""
-        if scope["type"] != "http":
-            await super().__call__(scope, receive, send)
-            return
-        request = Request(scope)
-        request_id = request.headers.get("x-request-id") or str(ULID())
-        scope[REQUEST_ID] = request_id[:64]
-        try:
-            token = bearer_token(request.headers.get("authorization"))
-            scope[PRINCIPAL] = None if token is None else self.verifier.verify(token)
-        except ApiError as error:
-            body = {"errors": [{"message": str(error), "extensions": error.extensions}]}
-            await JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})(scope, receive, send)
-            return
+        """The caller was authenticated by the middleware (graphql_api/authentication.py)."""
+        if scope["type"] == "http":
+            request_id = Request(scope).headers.get("x-request-id") or str(ULID())
+            scope[REQUEST_ID] = request_id[:64]
         await super().__call__(scope, receive, send)
 
 
@@ -104,6 +94,7 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
     return Starlette(
         routes=[
             Route("/graphql", view, methods=["GET", "POST"]),
+            Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
             Route("/healthz", healthz),
         ],
         lifespan=lifespan,
@@ -116,5 +107,11 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
                 max_age=600,
             ),
             Middleware(MaxBodySize, max_bytes=settings.max_body_bytes),
+            # After CORS, so a 401 carries CORS headers and preflights (no token) pass.
+            Middleware(
+                AuthenticationMiddleware,
+                backend=BearerTokenBackend(TokenVerifier(settings)),
+                on_error=on_auth_error,
+            ),
         ],
     )

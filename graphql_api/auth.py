@@ -23,6 +23,8 @@ ALGORITHM = "HS256"
 ASYMMETRIC_ALGORITHMS: Final = ("RS256", "ES256")
 # An unknown ``kid`` refetches the JWKS at most this often.
 JWKS_MIN_REFRESH_SECONDS: Final = 30.0
+# A JWKS fetch that takes longer fails (and is retried after the throttle).
+JWKS_FETCH_TIMEOUT_SECONDS: Final = 10.0
 
 
 PLATFORM_ROLE = "platform"
@@ -87,7 +89,8 @@ class JwksKeys:
 
     def _fetch(self) -> dict[str, PyJWK]:
         if self.location.startswith(("https://", "http://")):
-            jwk_set = PyJWKClient(self.location, cache_jwk_set=False).get_jwk_set()
+            client = PyJWKClient(self.location, cache_jwk_set=False, timeout=JWKS_FETCH_TIMEOUT_SECONDS)
+            jwk_set = client.get_jwk_set()
         else:
             jwk_set = PyJWKSet.from_json(Path(self.location).read_text())
         return {key.key_id: key for key in jwk_set.keys if key.key_id is not None}
@@ -97,14 +100,29 @@ class JwksKeys:
             self._keys = self._fetch()
             self._fetched_at = time.monotonic()
 
-    def key(self, kid: str) -> PyJWK:
+    def lookup(self, kid: str) -> PyJWK | None:
+        """The key ``kid`` names, refetching the set (throttled) when it is unknown.
+
+        Blocking (a file read or an HTTP fetch): call it off the event loop. Raises OSError
+        or PyJWTError when a due refetch fails; a failed fetch counts for the throttle too,
+        so an identity provider that is down is not asked again on every request.
+        """
         found = self._keys.get(kid)
-        if found is None and time.monotonic() - self._fetched_at >= self._min_refresh:
-            try:
-                self.refresh()
-            except (OSError, jwt.PyJWTError) as error:
-                raise unauthenticated(f"invalid token: the signing keys are unavailable ({error})") from None
+        if found is not None:
+            return found
+        with self._lock:  # one refetch at a time; the others then find the new set
             found = self._keys.get(kid)
+            if found is None and time.monotonic() - self._fetched_at >= self._min_refresh:
+                self._fetched_at = time.monotonic()
+                self._keys = self._fetch()
+                found = self._keys.get(kid)
+        return found
+
+    def key(self, kid: str) -> PyJWK:
+        try:
+            found = self.lookup(kid)
+        except (OSError, jwt.PyJWTError) as error:
+            raise unauthenticated(f"invalid token: the signing keys are unavailable ({error})") from None
         if found is None:
             raise unauthenticated("invalid token: unknown signing key")
         return found

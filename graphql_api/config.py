@@ -7,6 +7,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
+from urllib.parse import urlsplit
 
 from datastore.config import ConfigError, env_int
 
@@ -24,6 +25,40 @@ def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
     if lowered in ("0", "false", "no", "off"):
         return False
     raise ConfigError(f"{name} must be true or false, got {raw!r}")
+
+
+LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1")
+
+
+@dataclass(frozen=True, slots=True)
+class OidcSettings:
+    """The identity provider for sign-in: its issuer, our client ids at it, its signing keys."""
+
+    issuer: str
+    # The client ids an ID token may be addressed to (its ``aud``); at least one.
+    audiences: tuple[str, ...]
+    # An https:// URL or a file path (http:// only on the loopback, for tests and local IdPs).
+    jwks: str
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> OidcSettings | None:
+        names = ("OIDC_ISSUER", "OIDC_AUDIENCE", "OIDC_JWKS")
+        given = {name: env.get(name, "").strip() for name in names}
+        if not any(given.values()):
+            return None
+        missing = [name for name, value in given.items() if not value]
+        if missing:
+            unset = ", ".join(missing)
+            raise ConfigError(f"sign-in by SSO needs OIDC_ISSUER, OIDC_AUDIENCE and OIDC_JWKS; {unset} unset")
+        audiences = tuple(a.strip() for a in given["OIDC_AUDIENCE"].split(",") if a.strip())
+        if not audiences:
+            raise ConfigError("OIDC_AUDIENCE must name at least one client id")
+        jwks = given["OIDC_JWKS"]
+        if "://" in jwks:
+            url = urlsplit(jwks)
+            if url.scheme != "https" and not (url.scheme == "http" and url.hostname in LOOPBACK_HOSTS):
+                raise ConfigError(f"OIDC_JWKS must be an https:// URL or a file path, got {jwks!r}")
+        return cls(issuer=given["OIDC_ISSUER"], audiences=audiences, jwks=jwks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +86,11 @@ class ApiSettings:
     batch_max_operations: int = 0
     # Origins allowed to call from a browser; none by default.
     cors_origins: tuple[str, ...] = ()
+    # Sign-in by SSO (POST /auth/token): the identity provider whose ID tokens are exchanged.
+    # None when OIDC_ISSUER, OIDC_AUDIENCE and OIDC_JWKS are unset (the endpoint says so).
+    oidc: OidcSettings | None = None
+    # Lifetime of the access tokens /auth/token issues.
+    access_token_ttl_seconds: int = 900
 
     @property
     def development(self) -> bool:
@@ -85,6 +125,8 @@ class ApiSettings:
             max_dynamodb_calls=env_int(env, "MAX_DYNAMODB_CALLS", 2000),
             batch_max_operations=env_int(env, "BATCH_MAX_OPERATIONS", 0, minimum=0),
             cors_origins=tuple(origin.strip() for origin in env.get("CORS_ORIGINS", "").split(",") if origin.strip()),
+            oidc=OidcSettings.from_env(env),
+            access_token_ttl_seconds=env_int(env, "ACCESS_TOKEN_TTL_SECONDS", 900),
         )
 
     def warn_if_development(self) -> None:

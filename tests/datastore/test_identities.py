@@ -45,3 +45,21 @@ def test_find_identity__follows_an_email_change(tenant: Tenant, sign_in: Table) 
     employees.update_employee(tenant.table, emp.emp_id, expected_version=emp.version, email=new_email)
     assert identities.find_identity(sign_in, emp.email) is None
     assert identities.find_identity(sign_in, new_email) == Identity(new_email, tenant.org_id, emp.emp_id)
+
+
+def test_organization_and_employee__read_together__one_batch_get(tenant: Tenant) -> None:
+    with calls.listening() as log:
+        organization, employee = identities.organization_and_employee(tenant.table, tenant.admin.emp_id)
+    assert organization == tenant.organization
+    assert employee == tenant.admin
+    assert log.operations() == ["BatchGetItem"]
+
+
+def test_organization_and_employee__unknown_employee__none(tenant: Tenant) -> None:
+    organization, employee = identities.organization_and_employee(tenant.table, keys.new_id())
+    assert (organization, employee) == (tenant.organization, None)
+
+
+def test_organization_and_employee__sign_in_scope__scope_violation(tenant: Tenant, sign_in: Table) -> None:
+    with pytest.raises(ScopeViolation):
+        identities.organization_and_employee(sign_in, tenant.admin.emp_id)

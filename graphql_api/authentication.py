@@ -1,0 +1,79 @@
+"""Authentication in one place: a Starlette backend that turns a bearer token into the caller.
+
+It runs as middleware before any route, for HTTP and WebSocket connections alike: a request
+without a token goes on anonymous, a request with a bad one is refused with 401 (a GraphQL
+error body, ``extensions.code`` UNAUTHENTICATED), and a good one carries its Principal in
+``request.user`` and its role in ``request.auth.scopes``. Views only read the result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import jwt
+from starlette.authentication import AuthCredentials, AuthenticationBackend, AuthenticationError, BaseUser
+from starlette.requests import HTTPConnection
+from starlette.responses import JSONResponse, Response
+
+from graphql_api.auth import ALGORITHM, Principal, TokenVerifier, bearer_token
+from graphql_api.errors import ApiError, Code
+
+
+class PrincipalUser(BaseUser):
+    """The verified caller, as Starlette's ``request.user``."""
+
+    def __init__(self, principal: Principal) -> None:
+        self.principal = principal
+
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def display_name(self) -> str:
+        return self.principal.subject
+
+    @property
+    def identity(self) -> str:
+        return self.principal.subject
+
+
+class BearerTokenBackend(AuthenticationBackend):
+    def __init__(self, verifier: TokenVerifier) -> None:
+        self.verifier = verifier
+
+    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
+        try:
+            token = bearer_token(conn.headers.get("authorization"))
+            if token is None:
+                return None
+            principal = await self._verify(token)
+        except ApiError as error:
+            raise AuthenticationError(str(error)) from None
+        scopes = ["authenticated", "platform" if principal.role is None else principal.role.value]
+        return AuthCredentials(scopes), PrincipalUser(principal)
+
+    async def _verify(self, token: str) -> Principal:
+        # An asymmetric token may refetch the JWKS (file or HTTP): keep that off the loop.
+        if self.verifier.jwks is None or _algorithm(token) == ALGORITHM:
+            return self.verifier.verify(token)
+        return await asyncio.to_thread(self.verifier.verify, token)
+
+
+def _algorithm(token: str) -> object:
+    try:
+        return jwt.get_unverified_header(token).get("alg")
+    except jwt.PyJWTError:
+        return None  # verify() gives the precise error
+
+
+def on_auth_error(_conn: HTTPConnection, error: AuthenticationError) -> Response:
+    """The refusal of a bad token: HTTP 401, a GraphQL error body, and the Bearer challenge."""
+    body = {"errors": [{"message": str(error), "extensions": {"code": Code.UNAUTHENTICATED.value}}]}
+    return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+
+
+def principal_of(conn: HTTPConnection) -> Principal | None:
+    """The caller the backend verified; None for an anonymous request."""
+    user = conn.scope.get("user")
+    return user.principal if isinstance(user, PrincipalUser) else None

@@ -1,0 +1,96 @@
+"""Verifying an identity provider's OIDC ID token, the subject of a sign-in exchange.
+
+The token must be signed (RS256 or ES256) by a key of the provider's JWKS, name the
+configured issuer, be addressed to one of our client ids, be within its time window (with
+numeric time claims), and carry a verified email. Verification is blocking (an unknown
+``kid`` may refetch the JWKS): callers run it off the event loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final
+
+import jwt
+
+from graphql_api.auth import ASYMMETRIC_ALGORITHMS, JwksKeys
+from graphql_api.config import OidcSettings
+
+# Clock skew tolerated between the identity provider and us, for exp, iat and nbf.
+LEEWAY_SECONDS: Final = 30
+TIME_CLAIMS: Final = ("exp", "iat", "nbf")
+
+
+class IdTokenRejected(Exception):
+    """The ID token cannot sign anyone in; the message says why.
+
+    ``hidden`` marks reasons about the account rather than the token (an unverified email):
+    the client gets the same answer as for an unknown account, and only the log says more.
+    """
+
+    def __init__(self, reason: str, *, hidden: bool = False) -> None:
+        super().__init__(reason)
+        self.hidden = hidden
+
+
+@dataclass(frozen=True, slots=True)
+class IdToken:
+    """The verified claims sign-in uses: the provider's subject and the person's email."""
+
+    subject: str
+    email: str
+
+
+class IdTokenVerifier:
+    def __init__(self, settings: OidcSettings, keys: JwksKeys | None = None) -> None:
+        self.settings = settings
+        self.keys = keys if keys is not None else JwksKeys(settings.jwks)
+
+    def verify(self, token: str) -> IdToken:
+        """The token's verified identity, or IdTokenRejected. Blocking."""
+        try:
+            claims = self._decode(token)
+        except jwt.PyJWTError as error:
+            raise IdTokenRejected(f"the ID token is not valid: {error}") from None
+        for name in TIME_CLAIMS:
+            value = claims.get(name)
+            # PyJWT accepts numeric strings ("1700000000"); RFC 7519 NumericDate is a JSON number.
+            if name in claims and (isinstance(value, bool) or not isinstance(value, int | float)):
+                raise IdTokenRejected(f"the ID token is not valid: {name} must be a number")
+        azp = claims.get("azp")
+        if azp is not None and azp not in self.settings.audiences:
+            # OIDC Core 3.1.3.7: when present, the authorised party must be our client.
+            raise IdTokenRejected("the ID token is not valid: azp is not an accepted client")
+        subject, email = claims.get("sub"), claims.get("email")
+        if not isinstance(subject, str) or not isinstance(email, str):
+            raise IdTokenRejected("the ID token is not valid: sub and email must be strings")
+        if claims.get("email_verified") is not True:
+            raise IdTokenRejected(f"the email {email!r} is not verified by the identity provider", hidden=True)
+        return IdToken(subject, email)
+
+    def _decode(self, token: str) -> dict[str, Any]:
+        header = jwt.get_unverified_header(token)
+        algorithm = header.get("alg")
+        if algorithm not in ASYMMETRIC_ALGORITHMS:
+            raise jwt.InvalidAlgorithmError(f"algorithm {algorithm!r} is not accepted (RS256 or ES256)")
+        kid = header.get("kid")
+        if not isinstance(kid, str):
+            raise jwt.InvalidTokenError("the header names no key (kid)")
+        try:
+            jwk = self.keys.lookup(kid)
+        except (OSError, ValueError) as error:  # unreadable file, or not JSON
+            raise jwt.PyJWKClientConnectionError(f"the identity provider's keys are unavailable ({error})") from None
+        if jwk is None:
+            raise jwt.InvalidKeyError(f"no key {kid!r} in the identity provider's JWKS")
+        if jwk.algorithm_name != algorithm:
+            raise jwt.InvalidAlgorithmError(f"key {kid!r} does not sign with {algorithm}")
+        claims: dict[str, Any] = jwt.decode(
+            token,
+            jwk.key,
+            algorithms=[algorithm],
+            issuer=self.settings.issuer,
+            audience=list(self.settings.audiences),
+            leeway=LEEWAY_SECONDS,
+            options={"require": ["iss", "aud", "exp", "iat", "sub"], "verify_nbf": True, "verify_iat": True},
+        )
+        return claims
