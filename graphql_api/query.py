@@ -66,7 +66,7 @@ def _organization(info: Info) -> Organization:
 
 @strawberry.type(
     description="What a client reads. Every field but `organizations` needs an employee's bearer token "
-    "(else UNAUTHENTICATED) and reads the caller's own organisation only."
+    "(none: UNAUTHENTICATED; a platform operator's: FORBIDDEN) and reads the caller's own organisation only."
 )
 class Query:
     @strawberry.field(description="The signed-in employee (the token's subject).")
@@ -152,8 +152,8 @@ class Query:
         return None if parts is None else await _application(info, parts[0], parts[1])
 
     @strawberry.field(
-        description="Every organisation on the platform, by name (A to Z). Platform operators' tokens "
-        "only; anyone else gets FORBIDDEN."
+        description="Every organisation on the platform, by name in character-code order (upper case "
+        "before lower case). Platform operators' tokens only; anyone else gets FORBIDDEN."
     )
     async def organizations(
         self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
