@@ -11,7 +11,7 @@ department through the request's batched loader.
     application(id) / node         own          own + jobs of depts managed    all
     Organization.jobPostings       OPEN only    all                            all
     jobPosting(id) / node          OPEN only    all                            all
-    Subscription.billingCustomerId -            -                              yes
+    BillingSubscription.billingCustomerId -     -                              yes
 
 A refusal is FORBIDDEN on that field alone (null plus an error), never a failed request.
 """

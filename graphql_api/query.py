@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Annotated
 
 import strawberry
 
@@ -12,14 +13,22 @@ from graphql_api import ids, permissions
 from graphql_api.context import RequestContext
 from graphql_api.cursors import CursorCodec
 from graphql_api.types.application import Application
-from graphql_api.types.connection import DEFAULT_PAGE_SIZE, Connection, check_first, to_connection
+from graphql_api.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, check_first, to_connection
 from graphql_api.types.department import Department
 from graphql_api.types.employee import Employee
 from graphql_api.types.job_posting import JobPosting
 from graphql_api.types.node import Node
-from graphql_api.types.organization import Organization, Subscription
+from graphql_api.types.organization import BillingSubscription, Organization
 
 Info = strawberry.Info[RequestContext, None]
+
+NodeId = Annotated[
+    strawberry.ID,
+    strawberry.argument(
+        description="A global id as read from an object's `id`. Not an id at all: BAD_USER_INPUT; an id "
+        "of another type or organisation, or of nothing: null."
+    ),
+]
 
 # Cursors of the platform's organisation list belong to no tenant.
 PLATFORM_CURSOR_SCOPE = "platform"
@@ -55,18 +64,24 @@ def _organization(info: Info) -> Organization:
     return Organization.of_caller(info.context.require_tenant().org_id)
 
 
-@strawberry.type
+@strawberry.type(
+    description="What a client reads. Every field but `organizations` needs an employee's bearer token "
+    "(none: UNAUTHENTICATED; a platform operator's: FORBIDDEN) and reads the caller's own organisation only."
+)
 class Query:
-    @strawberry.field(description="The signed-in employee.")
+    @strawberry.field(description="The signed-in employee (the token's subject).")
     async def me(self, info: Info) -> Employee | None:
         return await _employee(info, info.context.require_tenant().actor_id or "")
 
-    @strawberry.field(description="The signed-in employee's organisation.")
+    @strawberry.field(description="The signed-in employee's organisation, the entry point to its lists.")
     async def organization(self, info: Info) -> Organization | None:
         return _organization(info)
 
-    @strawberry.field(description="Any object by its global id.")
-    async def node(self, info: Info, id: strawberry.ID) -> Node | None:
+    @strawberry.field(
+        description="Any object of your organisation by its global id (Relay's refetch); null when the id "
+        "names nothing you can see. Role rules apply as on the type's own field."
+    )
+    async def node(self, info: Info, id: NodeId) -> Node | None:
         decoded = ids.decode(id)
         info.context.require_tenant()
         handlers: dict[tuple[str, int], Callable[[tuple[str, ...]], Awaitable[Node | None]]] = {
@@ -82,44 +97,66 @@ class Query:
             if decoded.type_name == "Organization":
                 return _organization(info)
             found = await info.context.loaders.organization.get(decoded.parts[0])
-            return None if found is None or found.subscription is None else Subscription.of(found.subscription)
+            return None if found is None or found.subscription is None else BillingSubscription.of(found.subscription)
         if handler is None:
             return None
         parts = ids.parts_of(id, decoded.type_name, len(decoded.parts))
         return None if parts is None else await handler(parts)
 
-    @strawberry.field
-    async def employee(self, info: Info, id: strawberry.ID) -> Employee | None:
+    @strawberry.field(description="An employee of your organisation by id; null when there is none.")
+    async def employee(self, info: Info, id: NodeId) -> Employee | None:
         parts = ids.parts_of(id, "Employee", 1)
         info.context.require_tenant()
         return None if parts is None else await _employee(info, parts[0])
 
-    @strawberry.field(description="An employee of your organisation by email address.")
-    async def employee_by_email(self, info: Info, email: str) -> Employee | None:
+    @strawberry.field(
+        description="An employee of your organisation by email address; null when none has it (including "
+        "someone in another organisation)."
+    )
+    async def employee_by_email(
+        self,
+        info: Info,
+        email: Annotated[
+            str,
+            strawberry.argument(
+                description="The address to look up, in any letter case; text that is not an email address "
+                "is BAD_USER_INPUT."
+            ),
+        ],
+    ) -> Employee | None:
         emp_id = await info.context.loaders.employee_id_by_email.get(email)
         return None if emp_id is None else await _employee(info, emp_id)
 
-    @strawberry.field
-    async def department(self, info: Info, id: strawberry.ID) -> Department | None:
+    @strawberry.field(description="A department of your organisation by id; null when there is none.")
+    async def department(self, info: Info, id: NodeId) -> Department | None:
         parts = ids.parts_of(id, "Department", 1)
         info.context.require_tenant()
         return None if parts is None else await _department(info, parts[0])
 
-    @strawberry.field
-    async def job_posting(self, info: Info, id: strawberry.ID) -> JobPosting | None:
+    @strawberry.field(
+        description="A job posting by id; null when there is none. An employee reading one that is not "
+        "OPEN gets FORBIDDEN."
+    )
+    async def job_posting(self, info: Info, id: NodeId) -> JobPosting | None:
         parts = ids.parts_of(id, "JobPosting", 1)
         info.context.require_tenant()
         return None if parts is None else await _job(info, parts[0])
 
-    @strawberry.field
-    async def application(self, info: Info, id: strawberry.ID) -> Application | None:
+    @strawberry.field(
+        description="An application by id; null when there is none. FORBIDDEN unless it is your own, you "
+        "manage the job's department, or you are an admin."
+    )
+    async def application(self, info: Info, id: NodeId) -> Application | None:
         parts = ids.parts_of(id, "Application", 2)
         info.context.require_tenant()
         return None if parts is None else await _application(info, parts[0], parts[1])
 
-    @strawberry.field(description="Platform operators only: every organisation, by name.")
+    @strawberry.field(
+        description="Every organisation on the platform, by name in character-code order (upper case "
+        "before lower case). Platform operators' tokens only; anyone else gets FORBIDDEN."
+    )
     async def organizations(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
     ) -> Connection[Organization]:
         context = info.context
         table = context.platform_table()
@@ -131,4 +168,4 @@ class Query:
         return to_connection(page, Organization.of, codec, PLATFORM_CURSOR_SCOPE, name, start)
 
 
-__all__ = ["Query", "Subscription"]
+__all__ = ["BillingSubscription", "Query"]

@@ -5,13 +5,23 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import strawberry
+from graphql import (
+    GraphQLSchema,
+    SchemaDefinitionNode,
+    build_client_schema,
+    introspection_from_schema,
+    lexicographic_sort_schema,
+    parse,
+    print_schema,
+)
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.config import StrawberryConfig
 
 from graphql_api.errors import ErrorCodes
 from graphql_api.mutation import Mutation
 from graphql_api.query import Query
-from graphql_api.types.organization import Subscription
+from graphql_api.types.organization import BillingSubscription
+from graphql_api.types.scalars import SCALAR_OVERRIDES
 
 
 def build_schema(
@@ -23,7 +33,8 @@ def build_schema(
     return strawberry.Schema(
         query=Query,
         mutation=Mutation,
-        types=[Subscription],
+        types=[BillingSubscription],
+        scalar_overrides=SCALAR_OVERRIDES,
         extensions=[ErrorCodes, *extensions],
         config=StrawberryConfig(
             auto_camel_case=True,
@@ -33,5 +44,38 @@ def build_schema(
 
 
 def schema_sdl() -> str:
-    """The schema in SDL, as committed in schema.graphql."""
-    return build_schema().as_str() + "\n"
+    """The schema in SDL, as committed in schema.graphql: what introspection of it says.
+
+    Going through introspection (rather than printing Strawberry's schema objects) gives
+    exactly what clients see, with default values as introspection writes them.
+    """
+    introspected = build_client_schema(introspection_from_schema(build_schema()._schema))
+    return sdl_of(introspected)
+
+
+def sdl_of(schema: GraphQLSchema) -> str:
+    """``schema`` with an explicit ``schema {}`` block, then every definition sorted by name.
+
+    Sorted, the file prints exactly as ``print_schema(lexicographic_sort_schema(...))`` of an
+    introspected schema does, so diffs and code generators see no churn. graphql-core leaves
+    the block out when the roots are named Query and Mutation; the file keeps it anyway, so
+    a reader that guesses roots from type names (older graphql-core, Strawberry's printer,
+    other SDL tools) still finds exactly the roots declared here and no subscription root.
+    """
+    ordered = lexicographic_sort_schema(schema)
+    printed = print_schema(ordered)
+    if any(isinstance(definition, SchemaDefinitionNode) for definition in parse(printed).definitions):
+        return printed + "\n"  # graphql-core wrote the block itself (a description, uncommon names)
+    roots = [
+        (operation, root.name)
+        for operation, root in (
+            ("query", ordered.query_type),
+            ("mutation", ordered.mutation_type),
+            ("subscription", ordered.subscription_type),
+        )
+        if root is not None
+    ]
+    if not roots:
+        return printed + "\n"
+    block = "schema {\n" + "".join(f"  {operation}: {name}\n" for operation, name in roots) + "}"
+    return f"{block}\n\n{printed}\n"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import strawberry
 
 from datastore import applications
@@ -9,50 +11,51 @@ from datastore.entities import Role
 from graphql_api import permissions
 from graphql_api.context import RequestContext
 from graphql_api.errors import forbidden, not_found
-from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, decode_id, run_write
+from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, INPUT_ARGUMENT, decode_id, run_write
 from graphql_api.types.application import Application
 from graphql_api.types.scalars import ApplicationStatus
 
 Info = strawberry.Info[RequestContext, None]
 
 
-@strawberry.input
+@strawberry.input(description="The job to apply to; the applicant is always the signed-in employee.")
 class ApplyToJobInput:
-    job_posting_id: strawberry.ID
+    job_posting_id: strawberry.ID = strawberry.field(description="The OPEN job posting's global id.")
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
 
 
-@strawberry.type
+@strawberry.type(description="The result of applyToJob.")
 class ApplyToJobPayload:
-    application: Application
+    application: Application = strawberry.field(description="The new application, APPLIED.")
 
 
-@strawberry.input
+@strawberry.input(description="The application to withdraw.")
 class WithdrawApplicationInput:
-    id: strawberry.ID
+    id: strawberry.ID = strawberry.field(description="The application's global id.")
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
 
 
-@strawberry.type
+@strawberry.type(description="The result of withdrawApplication.")
 class WithdrawApplicationPayload:
-    application: Application
+    application: Application = strawberry.field(description="The application, now WITHDRAWN.")
 
 
-@strawberry.input
+@strawberry.input(description="A reviewer's decision on one application.")
 class SetApplicationStatusInput:
-    id: strawberry.ID
+    id: strawberry.ID = strawberry.field(description="The application's global id.")
     status: ApplicationStatus = strawberry.field(
-        description="REVIEWING or REJECTED from APPLIED; ACCEPTED or REJECTED from REVIEWING."
+        description="The new status: REVIEWING or REJECTED from APPLIED; ACCEPTED or REJECTED from "
+        "REVIEWING. WITHDRAWN is the applicant's (withdrawApplication)."
     )
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
 
 
-@strawberry.type
+@strawberry.type(description="The result of setApplicationStatus.")
 class SetApplicationStatusPayload:
-    application: Application
+    application: Application = strawberry.field(description="The application with its new status.")
 
 
-async def apply_to_job(info: Info, input: ApplyToJobInput) -> ApplyToJobPayload | None:
+async def apply_to_job(info: Info, input: Annotated[ApplyToJobInput, INPUT_ARGUMENT]) -> ApplyToJobPayload | None:
     """Every employee applies as themselves."""
     context = info.context
     caller = permissions.caller(context)
@@ -68,7 +71,9 @@ async def apply_to_job(info: Info, input: ApplyToJobInput) -> ApplyToJobPayload 
     return ApplyToJobPayload(application=Application.of(created))
 
 
-async def withdraw_application(info: Info, input: WithdrawApplicationInput) -> WithdrawApplicationPayload | None:
+async def withdraw_application(
+    info: Info, input: Annotated[WithdrawApplicationInput, INPUT_ARGUMENT]
+) -> WithdrawApplicationPayload | None:
     """The applicant withdraws; an admin may too."""
     context = info.context
     caller = permissions.caller(context)
@@ -90,7 +95,9 @@ async def withdraw_application(info: Info, input: WithdrawApplicationInput) -> W
     return WithdrawApplicationPayload(application=Application.of(withdrawn))
 
 
-async def set_application_status(info: Info, input: SetApplicationStatusInput) -> SetApplicationStatusPayload | None:
+async def set_application_status(
+    info: Info, input: Annotated[SetApplicationStatusInput, INPUT_ARGUMENT]
+) -> SetApplicationStatusPayload | None:
     """Admins, and the manager of the job's department."""
     context = info.context
     permissions.caller(context)

@@ -6,6 +6,8 @@ import functools
 from collections.abc import Callable, Mapping
 from typing import Any, Final, TypeVar
 
+import strawberry
+
 from datastore import departments
 from datastore.entities import Role
 from datastore.errors import IdempotencyMismatch, InvalidInput
@@ -17,8 +19,16 @@ from graphql_api.types.department import Department
 T = TypeVar("T")
 
 IDEMPOTENCY_KEY_HELP: Final = (
-    "Send the same key again to retry safely: within 24 hours a retry with the same input "
-    "returns the first result and writes nothing; a different input under the key is refused."
+    "A key of your choosing (1 to 128 printable ASCII characters, no spaces; a UUID works). Send the "
+    "same key again to retry safely: within 24 hours a retry with the same input returns the first "
+    "result and writes nothing; a different input under the key is BAD_USER_INPUT. Omit it for no retry "
+    "protection."
+)
+
+# The one argument of every mutation.
+INPUT_ARGUMENT: Final = strawberry.argument(
+    description="Everything the mutation needs, as one object: send it as a single `$input` variable. "
+    "Errors about its fields name them as `input.<field>` in `extensions.field`."
 )
 
 

@@ -2,46 +2,58 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import strawberry
 
 from datastore import departments
 from graphql_api.context import RequestContext
 from graphql_api.errors import bad_input
-from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, decode_id, require_admin, run_write
+from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, INPUT_ARGUMENT, decode_id, require_admin, run_write
 from graphql_api.types.department import Department
 
 Info = strawberry.Info[RequestContext, None]
 
 
-@strawberry.input
+@strawberry.input(description="A new department.")
 class CreateDepartmentInput:
-    name: str
-    manager_id: strawberry.ID | None = None
-    idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
-
-
-@strawberry.type
-class CreateDepartmentPayload:
-    department: Department
-
-
-@strawberry.input
-class UpdateDepartmentInput:
-    id: strawberry.ID
-    name: str | None = None
+    name: str = strawberry.field(description="Its name, 1 to 100 characters (surrounding spaces are trimmed).")
     manager_id: strawberry.ID | None = strawberry.field(
-        default=None, description="The new manager; see clearManager to remove one."
+        default=None, description="Global id of an ACTIVE employee to manage it; omit for no manager."
     )
-    clear_manager: bool = False
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
 
 
-@strawberry.type
+@strawberry.type(description="The result of createDepartment.")
+class CreateDepartmentPayload:
+    department: Department = strawberry.field(description="The new department, with headcount 0.")
+
+
+@strawberry.input(description="Changes to one department; name at least one (else BAD_USER_INPUT).")
+class UpdateDepartmentInput:
+    id: strawberry.ID = strawberry.field(description="The department's global id.")
+    name: str | None = strawberry.field(
+        default=None, description="A new name, 1 to 100 characters; omit to keep the current one."
+    )
+    manager_id: strawberry.ID | None = strawberry.field(
+        default=None,
+        description="Global id of an ACTIVE employee to be the new manager; omit to keep the current one, "
+        "and see clearManager to remove it.",
+    )
+    clear_manager: bool = strawberry.field(
+        default=False, description="True removes the manager (and wins over managerId)."
+    )
+    idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
+
+
+@strawberry.type(description="The result of updateDepartment.")
 class UpdateDepartmentPayload:
-    department: Department
+    department: Department = strawberry.field(description="The department as it is after the change.")
 
 
-async def create_department(info: Info, input: CreateDepartmentInput) -> CreateDepartmentPayload | None:
+async def create_department(
+    info: Info, input: Annotated[CreateDepartmentInput, INPUT_ARGUMENT]
+) -> CreateDepartmentPayload | None:
     context = info.context
     require_admin(context)
     manager_id = None if input.manager_id is None else decode_id(input.manager_id, "Employee", "input.managerId")[0]
@@ -56,7 +68,9 @@ async def create_department(info: Info, input: CreateDepartmentInput) -> CreateD
     return CreateDepartmentPayload(department=Department.of(created))
 
 
-async def update_department(info: Info, input: UpdateDepartmentInput) -> UpdateDepartmentPayload | None:
+async def update_department(
+    info: Info, input: Annotated[UpdateDepartmentInput, INPUT_ARGUMENT]
+) -> UpdateDepartmentPayload | None:
     context = info.context
     require_admin(context)
     (dept_id,) = decode_id(input.id, "Department", "input.id")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 
@@ -11,6 +12,7 @@ from datastore import employees
 from graphql_api.context import RequestContext
 from graphql_api.mutations.common import (
     IDEMPOTENCY_KEY_HELP,
+    INPUT_ARGUMENT,
     decode_id,
     fresh_department,
     require_admin,
@@ -22,72 +24,93 @@ from graphql_api.types.scalars import Role
 
 Info = strawberry.Info[RequestContext, None]
 
-VERSION_HELP = "The version you last read; a stale one is a CONFLICT and changes nothing."
+VERSION_HELP = "The `version` you last read; a stale one is a CONFLICT and changes nothing."
 OPTIONAL_VERSION_HELP = VERSION_HELP + " Omit it to act on the current version."
 
 
-@strawberry.input
+@strawberry.input(description="A new employee.")
 class CreateEmployeeInput:
-    email: str
-    first_name: str
-    last_name: str
-    role: Role = Role.EMPLOYEE
-    department_id: strawberry.ID | None = None
-    hired_at: datetime | None = strawberry.field(default=None, description="Defaults to now.")
+    email: str = strawberry.field(
+        description="Work email address, at most 254 characters; stored lower-case and unique across the "
+        "platform (one in use is a CONFLICT)."
+    )
+    first_name: str = strawberry.field(description="Given name, 1 to 100 characters.")
+    last_name: str = strawberry.field(description="Family name, 1 to 100 characters.")
+    role: Role = strawberry.field(default=Role.EMPLOYEE, description="What they may do; EMPLOYEE unless given.")
+    department_id: strawberry.ID | None = strawberry.field(
+        default=None, description="Global id of the department to join; omit for none."
+    )
+    hired_at: datetime | None = strawberry.field(
+        default=None, description="When they were hired (may be in the past); now when omitted."
+    )
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
 
 
-@strawberry.type
+@strawberry.type(description="The result of createEmployee.")
 class CreateEmployeePayload:
-    employee: Employee
-    department: Department | None = strawberry.field(description="With its new headcount.")
+    employee: Employee = strawberry.field(description="The new employee, ACTIVE, at version 1.")
+    department: Department | None = strawberry.field(
+        description="The department they joined, with its new headcount; null when they joined none."
+    )
 
 
-@strawberry.input
+@strawberry.input(description="Changes to one employee; fields left out keep their values.")
 class UpdateEmployeeInput:
-    id: strawberry.ID
+    id: strawberry.ID = strawberry.field(description="The employee's global id.")
     expected_version: int = strawberry.field(description=VERSION_HELP)
-    email: str | None = None
-    first_name: str | None = None
-    last_name: str | None = None
-    role: Role | None = None
+    email: str | None = strawberry.field(
+        default=None, description="A new email address, unique across the platform (one in use is a CONFLICT)."
+    )
+    first_name: str | None = strawberry.field(default=None, description="A new given name, 1 to 100 characters.")
+    last_name: str | None = strawberry.field(default=None, description="A new family name, 1 to 100 characters.")
+    role: Role | None = strawberry.field(
+        default=None, description="A new role; their tokens issued under the old role stop working."
+    )
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
 
 
-@strawberry.type
+@strawberry.type(description="The result of updateEmployee.")
 class UpdateEmployeePayload:
-    employee: Employee
+    employee: Employee = strawberry.field(description="The employee after the change, with its new version.")
 
 
-@strawberry.input
+@strawberry.input(description="An ACTIVE employee and the department to move them to.")
 class MoveEmployeeInput:
-    id: strawberry.ID
-    department_id: strawberry.ID
+    id: strawberry.ID = strawberry.field(description="The employee's global id.")
+    department_id: strawberry.ID = strawberry.field(description="Global id of the department to move them to.")
     expected_version: int | None = strawberry.field(default=None, description=OPTIONAL_VERSION_HELP)
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
 
 
-@strawberry.type
+@strawberry.type(description="The result of moveEmployee.")
 class MoveEmployeePayload:
-    employee: Employee
-    from_department: Department | None = strawberry.field(description="With its new headcount.")
-    to_department: Department | None = strawberry.field(description="With its new headcount.")
+    employee: Employee = strawberry.field(description="The employee in their new department, with its new version.")
+    from_department: Department | None = strawberry.field(
+        description="The department they left, with its new headcount; null when they had none or stayed."
+    )
+    to_department: Department | None = strawberry.field(
+        description="The department they joined, with its new headcount."
+    )
 
 
-@strawberry.input
+@strawberry.input(description="The employee whose employment ends.")
 class TerminateEmployeeInput:
-    id: strawberry.ID
+    id: strawberry.ID = strawberry.field(description="The employee's global id.")
     expected_version: int | None = strawberry.field(default=None, description=OPTIONAL_VERSION_HELP)
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
 
 
-@strawberry.type
+@strawberry.type(description="The result of terminateEmployee.")
 class TerminateEmployeePayload:
-    employee: Employee
-    department: Department | None = strawberry.field(description="With its new headcount.")
+    employee: Employee = strawberry.field(description="The employee, now INACTIVE with `terminatedAt` set.")
+    department: Department | None = strawberry.field(
+        description="The department they were in, with its new headcount; null when they had none."
+    )
 
 
-async def create_employee(info: Info, input: CreateEmployeeInput) -> CreateEmployeePayload | None:
+async def create_employee(
+    info: Info, input: Annotated[CreateEmployeeInput, INPUT_ARGUMENT]
+) -> CreateEmployeePayload | None:
     context = info.context
     require_admin(context)
     dept_id = (
@@ -110,7 +133,9 @@ async def create_employee(info: Info, input: CreateEmployeeInput) -> CreateEmplo
     )
 
 
-async def update_employee(info: Info, input: UpdateEmployeeInput) -> UpdateEmployeePayload | None:
+async def update_employee(
+    info: Info, input: Annotated[UpdateEmployeeInput, INPUT_ARGUMENT]
+) -> UpdateEmployeePayload | None:
     context = info.context
     require_admin(context)
     (emp_id,) = decode_id(input.id, "Employee", "input.id")
@@ -129,7 +154,7 @@ async def update_employee(info: Info, input: UpdateEmployeeInput) -> UpdateEmplo
     return UpdateEmployeePayload(employee=Employee.of(updated))
 
 
-async def move_employee(info: Info, input: MoveEmployeeInput) -> MoveEmployeePayload | None:
+async def move_employee(info: Info, input: Annotated[MoveEmployeeInput, INPUT_ARGUMENT]) -> MoveEmployeePayload | None:
     context = info.context
     require_admin(context)
     (emp_id,) = decode_id(input.id, "Employee", "input.id")
@@ -155,7 +180,9 @@ async def move_employee(info: Info, input: MoveEmployeeInput) -> MoveEmployeePay
     )
 
 
-async def terminate_employee(info: Info, input: TerminateEmployeeInput) -> TerminateEmployeePayload | None:
+async def terminate_employee(
+    info: Info, input: Annotated[TerminateEmployeeInput, INPUT_ARGUMENT]
+) -> TerminateEmployeePayload | None:
     context = info.context
     require_admin(context)
     (emp_id,) = decode_id(input.id, "Employee", "input.id")

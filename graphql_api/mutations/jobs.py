@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Annotated, Final
 
 import strawberry
 
 from datastore import jobs
 from graphql_api.context import RequestContext
-from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, decode_id, require_admin, run_write
+from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, INPUT_ARGUMENT, decode_id, require_admin, run_write
 from graphql_api.mutations.employees import OPTIONAL_VERSION_HELP, VERSION_HELP
 from graphql_api.types.job_posting import JobPosting
 
@@ -18,59 +18,67 @@ Info = strawberry.Info[RequestContext, None]
 JOB_ID_IS_INPUT_ID: Final = {"jobId": "id"}
 
 
-@strawberry.input
+@strawberry.input(description="A new job posting, created as a DRAFT.")
 class CreateJobPostingInput:
-    department_id: strawberry.ID
-    title: str
-    description: str = ""
+    department_id: strawberry.ID = strawberry.field(description="Global id of the department that is hiring.")
+    title: str = strawberry.field(description="The job's title, 1 to 200 characters.")
+    description: str = strawberry.field(
+        default="", description="The job's description as plain text, up to 10,000 characters."
+    )
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
 
 
-@strawberry.type
+@strawberry.type(description="The result of createJobPosting.")
 class CreateJobPostingPayload:
-    job_posting: JobPosting = strawberry.field(description="A draft until published.")
+    job_posting: JobPosting = strawberry.field(description="The new posting, a DRAFT until published.")
 
 
-@strawberry.input
+@strawberry.input(description="Changes to a DRAFT or OPEN job posting; fields left out keep their values.")
 class UpdateJobPostingInput:
-    id: strawberry.ID
+    id: strawberry.ID = strawberry.field(description="The job posting's global id.")
     expected_version: int = strawberry.field(description=VERSION_HELP)
-    title: str | None = None
-    description: str | None = None
-    department_id: strawberry.ID | None = None
+    title: str | None = strawberry.field(default=None, description="A new title, 1 to 200 characters.")
+    description: str | None = strawberry.field(
+        default=None, description="A new description, plain text up to 10,000 characters (may be empty)."
+    )
+    department_id: strawberry.ID | None = strawberry.field(
+        default=None, description="Global id of the department to move the posting to."
+    )
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
 
 
-@strawberry.type
+@strawberry.type(description="The result of updateJobPosting.")
 class UpdateJobPostingPayload:
-    job_posting: JobPosting
+    job_posting: JobPosting = strawberry.field(description="The posting after the change, with its new version.")
 
 
-@strawberry.input
+@strawberry.input(description="The DRAFT job posting to open.")
 class PublishJobPostingInput:
-    id: strawberry.ID
+    id: strawberry.ID = strawberry.field(description="The job posting's global id.")
     expected_version: int | None = strawberry.field(default=None, description=OPTIONAL_VERSION_HELP)
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
 
 
-@strawberry.type
+@strawberry.type(description="The result of publishJobPosting.")
 class PublishJobPostingPayload:
-    job_posting: JobPosting
+    job_posting: JobPosting = strawberry.field(description="The posting, now OPEN with `postedAt` set.")
 
 
-@strawberry.input
+@strawberry.input(description="The job posting to close.")
 class CloseJobPostingInput:
-    id: strawberry.ID
+    id: strawberry.ID = strawberry.field(description="The job posting's global id.")
     expected_version: int | None = strawberry.field(default=None, description=OPTIONAL_VERSION_HELP)
     idempotency_key: str | None = strawberry.field(default=None, description=IDEMPOTENCY_KEY_HELP)
 
 
-@strawberry.type
+@strawberry.type(description="The result of closeJobPosting.")
 class CloseJobPostingPayload:
-    job_posting: JobPosting
+    job_posting: JobPosting = strawberry.field(description="The posting, now CLOSED with `closedAt` set.")
 
 
-async def create_job_posting(info: Info, input: CreateJobPostingInput) -> CreateJobPostingPayload | None:
+async def create_job_posting(
+    info: Info, input: Annotated[CreateJobPostingInput, INPUT_ARGUMENT]
+) -> CreateJobPostingPayload | None:
     context = info.context
     require_admin(context)
     (dept_id,) = decode_id(input.department_id, "Department", "input.departmentId")
@@ -86,7 +94,9 @@ async def create_job_posting(info: Info, input: CreateJobPostingInput) -> Create
     return CreateJobPostingPayload(job_posting=JobPosting.of(created))
 
 
-async def update_job_posting(info: Info, input: UpdateJobPostingInput) -> UpdateJobPostingPayload | None:
+async def update_job_posting(
+    info: Info, input: Annotated[UpdateJobPostingInput, INPUT_ARGUMENT]
+) -> UpdateJobPostingPayload | None:
     context = info.context
     require_admin(context)
     (job_id,) = decode_id(input.id, "JobPosting", "input.id")
@@ -108,7 +118,9 @@ async def update_job_posting(info: Info, input: UpdateJobPostingInput) -> Update
     return UpdateJobPostingPayload(job_posting=JobPosting.of(updated))
 
 
-async def publish_job_posting(info: Info, input: PublishJobPostingInput) -> PublishJobPostingPayload | None:
+async def publish_job_posting(
+    info: Info, input: Annotated[PublishJobPostingInput, INPUT_ARGUMENT]
+) -> PublishJobPostingPayload | None:
     context = info.context
     require_admin(context)
     (job_id,) = decode_id(input.id, "JobPosting", "input.id")
@@ -124,7 +136,9 @@ async def publish_job_posting(info: Info, input: PublishJobPostingInput) -> Publ
     return PublishJobPostingPayload(job_posting=JobPosting.of(published))
 
 
-async def close_job_posting(info: Info, input: CloseJobPostingInput) -> CloseJobPostingPayload | None:
+async def close_job_posting(
+    info: Info, input: Annotated[CloseJobPostingInput, INPUT_ARGUMENT]
+) -> CloseJobPostingPayload | None:
     context = info.context
     require_admin(context)
     (job_id,) = decode_id(input.id, "JobPosting", "input.id")

@@ -2,36 +2,44 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import strawberry
 
 from datastore import organizations
 from graphql_api import ids
 from graphql_api.context import RequestContext
-from graphql_api.mutations.common import run_write
+from graphql_api.mutations.common import INPUT_ARGUMENT, run_write
 from graphql_api.types.organization import Organization
 from graphql_api.types.scalars import Plan
 
 Info = strawberry.Info[RequestContext, None]
 
 
-@strawberry.input
+@strawberry.input(description="A new organisation and the person who will administer it.")
 class CreateOrganizationInput:
-    name: str
-    plan: Plan
-    admin_email: str
-    admin_first_name: str
-    admin_last_name: str
+    name: str = strawberry.field(description="The organisation's name, 1 to 100 characters.")
+    plan: Plan = strawberry.field(description="Its price plan; sets the subscription's seats.")
+    admin_email: str = strawberry.field(
+        description="The first admin's work email, unique across the platform (one in use is a CONFLICT); "
+        "they sign in with it."
+    )
+    admin_first_name: str = strawberry.field(description="The first admin's given name, 1 to 100 characters.")
+    admin_last_name: str = strawberry.field(description="The first admin's family name, 1 to 100 characters.")
 
 
-@strawberry.type
+@strawberry.type(description="The result of createOrganization.")
 class CreateOrganizationPayload:
     organization: Organization = strawberry.field(
-        description="Its scalar fields; its data is for its own members only."
+        description="The new organisation, ACTIVE. Read only its own fields here (id, name, plan, status, "
+        "createdAt, subscription): its lists are for its own members, not the platform operator."
     )
-    admin_id: strawberry.ID = strawberry.field(description="The first admin's employee id.")
+    admin_id: strawberry.ID = strawberry.field(description="The first admin's global Employee id.")
 
 
-async def create_organization(info: Info, input: CreateOrganizationInput) -> CreateOrganizationPayload | None:
+async def create_organization(
+    info: Info, input: Annotated[CreateOrganizationInput, INPUT_ARGUMENT]
+) -> CreateOrganizationPayload | None:
     context = info.context
     table = context.platform_table()
     organization, admin = await run_write(

@@ -20,10 +20,13 @@ if TYPE_CHECKING:
 Info = strawberry.Info[RequestContext, None]
 
 
-@strawberry.type
+@strawberry.type(
+    description="An employee's application to an internal job posting. Visible to the applicant, admins, "
+    "and the manager of the job's department."
+)
 class Application(Node):
-    status: ApplicationStatus
-    submitted_at: datetime
+    status: ApplicationStatus = strawberry.field(description="Where the application is in review.")
+    submitted_at: datetime = strawberry.field(description="When the applicant applied.")
     app_id: strawberry.Private[str]
     job_id: strawberry.Private[str]
     emp_id: strawberry.Private[str]
@@ -39,14 +42,14 @@ class Application(Node):
             emp_id=application.emp_id,
         )
 
-    @strawberry.field
+    @strawberry.field(description="The applicant; null if their record can no longer be read.")
     async def employee(self, info: Info) -> Annotated[Employee, strawberry.lazy("graphql_api.types.employee")] | None:
         from graphql_api.types.employee import Employee
 
         found = await info.context.loaders.employee.get(self.emp_id)
         return None if found is None else Employee.of(found)
 
-    @strawberry.field
+    @strawberry.field(description="The job applied to; null if it can no longer be read.")
     async def job_posting(
         self, info: Info
     ) -> Annotated[JobPosting, strawberry.lazy("graphql_api.types.job_posting")] | None:

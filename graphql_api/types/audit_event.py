@@ -18,9 +18,11 @@ Info = strawberry.Info[RequestContext, None]
 
 @strawberry.type(description="A field a write changed; values as text, null when unset.")
 class FieldChange:
-    field: str
-    before: str | None
-    after: str | None
+    field: str = strawberry.field(
+        description="The changed field's name as the API spells it, for example `departmentId`."
+    )
+    before: str | None = strawberry.field(description="Its value before the write; null when it had none.")
+    after: str | None = strawberry.field(description="Its value after the write; null when it has none.")
 
     @classmethod
     def of(cls, change: entities.FieldChange) -> FieldChange:
@@ -29,13 +31,23 @@ class FieldChange:
 
 @strawberry.type(description="One successful write: who did what to which entity, and when.")
 class AuditEvent:
-    occurred_at: datetime
-    action: str = strawberry.field(description="For example employee.move or job.close.")
-    entity_type: str
-    entity_id: str = strawberry.field(description="The entity's own id (not a global id).")
-    changes: list[FieldChange]
-    before_version: int | None
-    after_version: int | None
+    occurred_at: datetime = strawberry.field(description="When the write was committed.")
+    action: str = strawberry.field(
+        description="What was done, as `<entity>.<verb>`: for example `employee.move` or `job.close`."
+    )
+    entity_type: str = strawberry.field(
+        description="The kind of entity written, for example `Employee` or `JobPosting`."
+    )
+    entity_id: str = strawberry.field(
+        description="The entity's own id (a ULID, not a global id): the same for every event of one entity."
+    )
+    changes: list[FieldChange] = strawberry.field(description="The fields the write changed, in no particular order.")
+    before_version: int | None = strawberry.field(
+        description="The entity's version before the write; null for a creation or an unversioned entity."
+    )
+    after_version: int | None = strawberry.field(
+        description="The entity's version after the write; null for an unversioned entity."
+    )
     actor_id: strawberry.Private[str | None]
 
     @strawberry.field(description="The employee who wrote it; null for platform writes.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar
 
 import strawberry
 
@@ -16,13 +16,36 @@ from graphql_api.loaders import ListFetch, list_key
 
 N = TypeVar("N")
 
+# The arguments every list field takes, described once.
+First = Annotated[
+    int,
+    strawberry.argument(
+        description=f"How many items to return: 0 to {MAX_PAGE_SIZE}, default {DEFAULT_PAGE_SIZE}. "
+        "Outside that range: BAD_USER_INPUT."
+    ),
+]
+After = Annotated[
+    str | None,
+    strawberry.argument(
+        description="Return the items after this cursor (an edge's `cursor` or `pageInfo.endCursor` "
+        "from this same list); omit it for the first page. A cursor from another list or "
+        "organisation, or an edited one, is BAD_USER_INPUT."
+    ),
+]
 
-@strawberry.type
+
+@strawberry.type(description="Where this page sits in its list, and the cursors to move on from it.")
 class PageInfo:
-    has_next_page: bool
-    has_previous_page: bool
-    start_cursor: str | None
-    end_cursor: str | None
+    has_next_page: bool = strawberry.field(
+        description="True when more items follow; fetch them with `after: endCursor`."
+    )
+    has_previous_page: bool = strawberry.field(
+        description="True when this page was asked for with `after` (items come before it)."
+    )
+    start_cursor: str | None = strawberry.field(description="The first edge's cursor; null for an empty page.")
+    end_cursor: str | None = strawberry.field(
+        description="The last edge's cursor, to pass as `after` for the next page; null for an empty page."
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,9 +64,9 @@ class CursorSource:
         return self.codec.encode(self.scope, self.name, start_key)
 
 
-@strawberry.type
+@strawberry.type(description="One item of a list, with the cursor that continues the list after it.")
 class Edge(Generic[N]):
-    node: N
+    node: N = strawberry.field(description="The item.")
     start_key: strawberry.Private[StartKey]
     source: strawberry.Private[CursorSource]
 
@@ -54,8 +77,8 @@ class Edge(Generic[N]):
 
 @strawberry.type(description="A page of a list; ask for the next with `after: pageInfo.endCursor`.")
 class Connection(Generic[N]):
-    edges: list[Edge[N]]
-    page_info: PageInfo
+    edges: list[Edge[N]] = strawberry.field(description="This page's items, in the list's order.")
+    page_info: PageInfo = strawberry.field(description="Whether more items follow, and the cursors to fetch them.")
 
 
 def check_first(first: int) -> int:
@@ -112,4 +135,14 @@ def to_connection(
     )
 
 
-__all__ = ["DEFAULT_PAGE_SIZE", "Connection", "Edge", "PageInfo", "check_first", "paginate", "to_connection"]
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "After",
+    "Connection",
+    "Edge",
+    "First",
+    "PageInfo",
+    "check_first",
+    "paginate",
+    "to_connection",
+]

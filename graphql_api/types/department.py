@@ -9,7 +9,7 @@ import strawberry
 from datastore import entities
 from graphql_api import ids, loaders
 from graphql_api.context import RequestContext
-from graphql_api.types.connection import DEFAULT_PAGE_SIZE, Connection, paginate
+from graphql_api.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.types.node import Node
 
 if TYPE_CHECKING:
@@ -18,10 +18,12 @@ if TYPE_CHECKING:
 Info = strawberry.Info[RequestContext, None]
 
 
-@strawberry.type
+@strawberry.type(description="A team inside an organisation, with an optional manager. Every member can read it.")
 class Department(Node):
-    name: str
-    headcount: int = strawberry.field(description="Active employees in the department.")
+    name: str = strawberry.field(description="The department's name, 1 to 100 characters.")
+    headcount: int = strawberry.field(
+        description="How many ACTIVE employees belong to it; kept exact by every create, move and termination."
+    )
     dept_id: strawberry.Private[str]
     manager_id: strawberry.Private[str | None]
 
@@ -35,7 +37,9 @@ class Department(Node):
             manager_id=department.manager_id,
         )
 
-    @strawberry.field
+    @strawberry.field(
+        description="The employee who manages it and reviews applications to its jobs; null when it has none."
+    )
     async def manager(self, info: Info) -> Annotated[Employee, strawberry.lazy("graphql_api.types.employee")] | None:
         from graphql_api.types.employee import Employee
 
@@ -44,9 +48,11 @@ class Department(Node):
         found = await info.context.loaders.employee.get(self.manager_id)
         return None if found is None else Employee.of(found)
 
-    @strawberry.field(description="The department's active employees.")
+    @strawberry.field(
+        description="The department's ACTIVE employees, in employee-id order (the order their records were created)."
+    )
     async def employees(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
     ) -> Connection[Annotated[Employee, strawberry.lazy("graphql_api.types.employee")]]:
         from graphql_api.types.employee import Employee
 

@@ -10,7 +10,7 @@ import strawberry
 from datastore import entities
 from graphql_api import ids, loaders, permissions
 from graphql_api.context import RequestContext
-from graphql_api.types.connection import DEFAULT_PAGE_SIZE, Connection, paginate
+from graphql_api.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.types.node import Node
 from graphql_api.types.scalars import EmployeeStatus, Role
 
@@ -21,16 +21,26 @@ if TYPE_CHECKING:
 Info = strawberry.Info[RequestContext, None]
 
 
-@strawberry.type
+@strawberry.type(
+    description="A person in an organisation's directory, active or not. Every member of the organisation "
+    "can read it; only `applications` is restricted."
+)
 class Employee(Node):
-    email: str
-    first_name: str
-    last_name: str
-    role: Role
-    status: EmployeeStatus
-    hired_at: datetime
-    terminated_at: datetime | None
-    version: int = strawberry.field(description="Pass as expectedVersion when updating.")
+    email: str = strawberry.field(
+        description="Work email address, lower-case; unique across the whole platform and used to sign in."
+    )
+    first_name: str = strawberry.field(description="Given name, 1 to 100 characters.")
+    last_name: str = strawberry.field(description="Family name, 1 to 100 characters.")
+    role: Role = strawberry.field(description="What they may do in the organisation.")
+    status: EmployeeStatus = strawberry.field(description="ACTIVE while employed; INACTIVE once terminated.")
+    hired_at: datetime = strawberry.field(description="When they were hired (the directory's default order).")
+    terminated_at: datetime | None = strawberry.field(
+        description="When terminateEmployee ended their employment; null while ACTIVE."
+    )
+    version: int = strawberry.field(
+        description="Increases by one with every write to the employee. Pass it as `expectedVersion` when "
+        "updating, moving or terminating, so a write based on a stale read is a CONFLICT."
+    )
     emp_id: strawberry.Private[str]
     department_id: strawberry.Private[str | None]
 
@@ -50,7 +60,7 @@ class Employee(Node):
             department_id=employee.department_id,
         )
 
-    @strawberry.field
+    @strawberry.field(description="The department they belong to; null when they belong to none.")
     async def department(
         self, info: Info
     ) -> Annotated[Department, strawberry.lazy("graphql_api.types.department")] | None:
@@ -62,10 +72,11 @@ class Employee(Node):
         return None if found is None else Department.of(found)
 
     @strawberry.field(
-        description="The employee's applications, newest first (FORBIDDEN unless yours or you are an admin)."
+        description="The employee's job applications, newest first. FORBIDDEN (this field null, the rest "
+        "of the answer intact) unless they are your own or you are an admin."
     )
     async def applications(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
     ) -> Connection[Annotated[Application, strawberry.lazy("graphql_api.types.application")]] | None:
         from graphql_api.types.application import Application
 

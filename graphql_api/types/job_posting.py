@@ -10,7 +10,7 @@ import strawberry
 from datastore import entities
 from graphql_api import ids, loaders, permissions
 from graphql_api.context import RequestContext
-from graphql_api.types.connection import DEFAULT_PAGE_SIZE, Connection, paginate
+from graphql_api.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.types.node import Node
 from graphql_api.types.scalars import JobPostingStatus
 
@@ -21,14 +21,24 @@ if TYPE_CHECKING:
 Info = strawberry.Info[RequestContext, None]
 
 
-@strawberry.type
+@strawberry.type(
+    description="An internal job opening in a department. Employees see OPEN postings only; managers and "
+    "admins see every status (a DRAFT or CLOSED one read by an employee is FORBIDDEN)."
+)
 class JobPosting(Node):
-    title: str
-    description: str
-    status: JobPostingStatus
-    posted_at: datetime | None
-    closed_at: datetime | None
-    version: int = strawberry.field(description="Pass as expectedVersion when updating.")
+    title: str = strawberry.field(description="The job's title, 1 to 200 characters.")
+    description: str = strawberry.field(
+        description="The job's description as plain text, up to 10,000 characters; may be empty."
+    )
+    status: JobPostingStatus = strawberry.field(description="DRAFT, OPEN or CLOSED.")
+    posted_at: datetime | None = strawberry.field(
+        description="When it was published (became OPEN); null if it never was."
+    )
+    closed_at: datetime | None = strawberry.field(description="When it was closed; null unless CLOSED.")
+    version: int = strawberry.field(
+        description="Increases by one with every write to the posting. Pass it as `expectedVersion` when "
+        "updating, publishing or closing, so a write based on a stale read is a CONFLICT."
+    )
     job_id: strawberry.Private[str]
     department_id: strawberry.Private[str]
 
@@ -46,7 +56,7 @@ class JobPosting(Node):
             department_id=job.department_id,
         )
 
-    @strawberry.field
+    @strawberry.field(description="The department that is hiring; null if it can no longer be read.")
     async def department(
         self, info: Info
     ) -> Annotated[Department, strawberry.lazy("graphql_api.types.department")] | None:
@@ -55,9 +65,12 @@ class JobPosting(Node):
         found = await info.context.loaders.department.get(self.department_id)
         return None if found is None else Department.of(found)
 
-    @strawberry.field(description="Applications to this job, newest first (admins and the department's manager only).")
+    @strawberry.field(
+        description="Applications to this job, newest first. Admins and the manager of its department only; "
+        "anyone else gets FORBIDDEN (this field null, the rest of the answer intact)."
+    )
     async def applications(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
     ) -> Connection[Annotated[Application, strawberry.lazy("graphql_api.types.application")]] | None:
         from graphql_api.types.application import Application
 

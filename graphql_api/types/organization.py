@@ -1,8 +1,9 @@
-"""Organization and its Subscription."""
+"""Organization and its BillingSubscription."""
 
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Annotated
 
 import strawberry
 
@@ -12,7 +13,7 @@ from graphql_api import ids, loaders, permissions
 from graphql_api.context import RequestContext
 from graphql_api.errors import bad_input, forbidden, not_found
 from graphql_api.types.audit_event import AuditEvent
-from graphql_api.types.connection import DEFAULT_PAGE_SIZE, Connection, paginate
+from graphql_api.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.types.department import Department
 from graphql_api.types.employee import Employee
 from graphql_api.types.job_posting import JobPosting
@@ -22,21 +23,31 @@ from graphql_api.types.scalars import JobPostingStatus, OrganizationStatus, Plan
 Info = strawberry.Info[RequestContext, None]
 
 
-@strawberry.type(name="Subscription", description="The organisation's plan and billing.")
-class Subscription(Node):
-    plan: Plan
-    seats: int
-    renews_at: datetime | None
+# Not named "Subscription": SDL tools would take a type of that name for the subscription root.
+@strawberry.type(
+    description="The organisation's billing subscription: its plan, seats and renewal. Every member can read "
+    "it; `billingCustomerId` is for admins only."
+)
+class BillingSubscription(Node):
+    plan: Plan = strawberry.field(description="The plan being paid for.")
+    seats: int = strawberry.field(description="How many employees the plan covers.")
+    renews_at: datetime | None = strawberry.field(
+        description="When the subscription next renews (is billed); null when it does not renew."
+    )
     billing_customer: strawberry.Private[str | None]
 
-    @strawberry.field(description="Admins only.")
+    @strawberry.field(
+        description="The organisation's customer id at the billing provider; null when it has none. Admins "
+        "only: anyone else gets FORBIDDEN (this field null, the rest of the answer intact)."
+    )
     def billing_customer_id(self, info: Info) -> str | None:
         permissions.check_billing(info.context)
         return self.billing_customer
 
     @classmethod
-    def of(cls, subscription: entities.Subscription) -> Subscription:
+    def of(cls, subscription: entities.Subscription) -> BillingSubscription:
         return cls(
+            # The id keeps the type's former name, so ids issued before the rename still resolve.
             id=strawberry.ID(ids.encode("Subscription", subscription.org_id)),
             plan=subscription.plan,
             seats=subscription.seats,
@@ -45,7 +56,10 @@ class Subscription(Node):
         )
 
 
-@strawberry.type
+@strawberry.type(
+    description="A customer of the platform (a tenant) and the root of all its data. Its members see only "
+    "their own organisation; platform operators list organisations but read none of their data."
+)
 class Organization(Node):
     org_id: strawberry.Private[str]
     # Known up front (the platform's list, createOrganization) or read on first use.
@@ -77,30 +91,30 @@ class Organization(Node):
             self.known = found
         return self.known
 
-    @strawberry.field
+    @strawberry.field(description="The organisation's name, 1 to 100 characters.")
     async def name(self, info: Info) -> str:
         return (await self._loaded(info)).organization.name
 
-    @strawberry.field
+    @strawberry.field(description="The organisation's price plan.")
     async def plan(self, info: Info) -> Plan:
         return (await self._loaded(info)).organization.plan
 
-    @strawberry.field
+    @strawberry.field(description="ACTIVE, or SUSPENDED (its members' requests are refused).")
     async def status(self, info: Info) -> OrganizationStatus:
         return (await self._loaded(info)).organization.status
 
-    @strawberry.field
+    @strawberry.field(description="When the organisation was created on the platform.")
     async def created_at(self, info: Info) -> datetime:
         return (await self._loaded(info)).organization.created_at
 
-    @strawberry.field
-    async def subscription(self, info: Info) -> Subscription | None:
+    @strawberry.field(description="Its billing subscription; null when it has none.")
+    async def subscription(self, info: Info) -> BillingSubscription | None:
         found = (await self._loaded(info)).subscription
-        return None if found is None else Subscription.of(found)
+        return None if found is None else BillingSubscription.of(found)
 
-    @strawberry.field
+    @strawberry.field(description="Its departments, in department-id order (the order they were created).")
     async def departments(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
     ) -> Connection[Department]:
         return await paginate(
             info.context,
@@ -113,13 +127,19 @@ class Organization(Node):
             convert=Department.of,
         )
 
-    @strawberry.field(description="Every employee (active or not), by hire date.")
+    @strawberry.field(description="Every employee, ACTIVE or INACTIVE, ordered by `hiredAt`.")
     async def employees(
         self,
         info: Info,
-        first: int = DEFAULT_PAGE_SIZE,
-        after: str | None = None,
-        order: SortOrder = SortOrder.ASC,
+        first: First = DEFAULT_PAGE_SIZE,
+        after: After = None,
+        order: Annotated[
+            SortOrder,
+            strawberry.argument(
+                description="ASC: earliest hire first; DESC: latest hire first. A cursor only continues "
+                "the order it came from."
+            ),
+        ] = SortOrder.ASC,
     ) -> Connection[Employee]:
         return await paginate(
             info.context,
@@ -132,13 +152,22 @@ class Organization(Node):
             convert=Employee.of,
         )
 
-    @strawberry.field(description="Job postings, newest first: all of them, or with status OPEN only the open ones.")
+    @strawberry.field(
+        description="Job postings, newest first. Employees must pass `status: OPEN`; without it the list "
+        "holds every status and is for managers and admins (an employee gets FORBIDDEN)."
+    )
     async def job_postings(
         self,
         info: Info,
-        status: JobPostingStatus | None = None,
-        first: int = DEFAULT_PAGE_SIZE,
-        after: str | None = None,
+        status: Annotated[
+            JobPostingStatus | None,
+            strawberry.argument(
+                description="OPEN lists open postings only, newest published first; omit it for every "
+                "posting. DRAFT and CLOSED are BAD_USER_INPUT (list them all and filter)."
+            ),
+        ] = None,
+        first: First = DEFAULT_PAGE_SIZE,
+        after: After = None,
     ) -> Connection[JobPosting] | None:
         if status is not None and status is not entities.JobStatus.OPEN:
             raise bad_input("status", "can only be OPEN; omit it to list jobs of every status")
@@ -156,9 +185,12 @@ class Organization(Node):
             convert=JobPosting.of,
         )
 
-    @strawberry.field(description="Admins only: every successful write, newest first.")
+    @strawberry.field(
+        description="Every successful write in the organisation, newest first. Admins only: anyone else "
+        "gets FORBIDDEN (this field null, the rest of the answer intact)."
+    )
     async def audit_log(
-        self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
+        self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
     ) -> Connection[AuditEvent]:
         if not permissions.is_admin(info.context):
             raise forbidden("only admins read the audit log")

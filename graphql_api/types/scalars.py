@@ -1,13 +1,49 @@
-"""Enums shared by the schema, named as clients see them."""
+"""Enums and scalars shared by the schema, named and described as clients see them."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
+from datetime import datetime
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import strawberry
+from strawberry.schema.types.base_scalars import DateTimeDefinition
 
 from datastore import entities
+
+E = TypeVar("E", bound=Enum)
+
+# Strawberry's own DateTime (same parsing and serialising), with a description that says
+# what a client sends and gets back.
+SCALAR_OVERRIDES: Final[dict[object, Any]] = {
+    datetime: dataclasses.replace(
+        DateTimeDefinition,
+        description=(
+            "An instant as an ISO 8601 date and time with a UTC offset, for example "
+            "`2026-03-01T09:30:00.123000+00:00` (no fraction when it is zero). The API answers in UTC; send an offset "
+            "(`Z` or `+02:00`) with every input value."
+        ),
+    )
+}
+
+
+def described(enum: type[E], name: str, description: str, values: Mapping[str, str]) -> type[E]:
+    """``enum`` as a GraphQL enum with a description on the type and on each value.
+
+    The datastore's enums are what resolvers receive, so the GraphQL enum wraps them rather
+    than redefining them; ``strawberry.enum_value`` would need the descriptions inside the
+    datastore's own class.
+    """
+    wrapped = strawberry.enum(enum, name=name, description=description)
+    definition = wrapped.__strawberry_definition__  # type: ignore[attr-defined]  # set by strawberry.enum
+    missing = {value.name for value in definition.values} ^ set(values)
+    if missing:
+        raise ValueError(f"{name}: describe exactly its values; differing: {sorted(missing)}")
+    definition.values = [dataclasses.replace(value, description=values[value.name]) for value in definition.values]
+    return wrapped
+
 
 if TYPE_CHECKING:
     # To the type checker these are the datastore's enums, which is what resolvers receive.
@@ -18,15 +54,76 @@ if TYPE_CHECKING:
     JobPostingStatus = entities.JobStatus
     ApplicationStatus = entities.ApplicationStatus
 else:
-    Plan = strawberry.enum(entities.Plan, name="Plan")
-    OrganizationStatus = strawberry.enum(entities.OrganizationStatus, name="OrganizationStatus")
-    Role = strawberry.enum(entities.Role, name="Role")
-    EmployeeStatus = strawberry.enum(entities.EmployeeStatus, name="EmployeeStatus")
-    JobPostingStatus = strawberry.enum(entities.JobStatus, name="JobPostingStatus")
-    ApplicationStatus = strawberry.enum(entities.ApplicationStatus, name="ApplicationStatus")
+    Plan = described(
+        entities.Plan,
+        "Plan",
+        "The organisation's price plan; it sets the seats of its billing subscription.",
+        {
+            "FREE": "No charge; 10 seats.",
+            "PRO": "Paid; 250 seats.",
+            "ENTERPRISE": "Paid, negotiated; 2,000 seats.",
+        },
+    )
+    OrganizationStatus = described(
+        entities.OrganizationStatus,
+        "OrganizationStatus",
+        "Whether an organisation may use the API.",
+        {
+            "ACTIVE": "Its members sign in and use the API.",
+            "SUSPENDED": "Every request of its members is refused as UNAUTHENTICATED; its data is kept.",
+        },
+    )
+    Role = described(
+        entities.Role,
+        "Role",
+        "What an employee may do inside their organisation. A token's role must match the "
+        "employee record on every request.",
+        {
+            "ADMIN": "Everything in the organisation: people, departments, jobs, applications, "
+            "billing and the audit log.",
+            "MANAGER": "An employee who also sees every job posting and reviews the applications "
+            "to jobs of the departments they manage.",
+            "EMPLOYEE": "Reads the directory, departments and open jobs, and applies to jobs; "
+            "sees only their own applications.",
+        },
+    )
+    EmployeeStatus = described(
+        entities.EmployeeStatus,
+        "EmployeeStatus",
+        "Whether someone still works for the organisation.",
+        {
+            "ACTIVE": "Employed: counted in their department's headcount and able to sign in.",
+            "INACTIVE": "Terminated (see terminatedAt): kept in the directory, not counted in "
+            "any headcount, and refused at sign-in.",
+        },
+    )
+    JobPostingStatus = described(
+        entities.JobStatus,
+        "JobPostingStatus",
+        "Where a job posting is in its life: DRAFT, then OPEN (publishJobPosting), then "
+        "CLOSED (closeJobPosting). It never goes back.",
+        {
+            "DRAFT": "Being written; only admins and managers see it, and nobody can apply.",
+            "OPEN": "Published: every employee sees it and may apply.",
+            "CLOSED": "No longer taking applications; its applications stay readable.",
+        },
+    )
+    ApplicationStatus = described(
+        entities.ApplicationStatus,
+        "ApplicationStatus",
+        "Where an application is in review. APPLIED goes to REVIEWING or REJECTED; REVIEWING "
+        "to ACCEPTED or REJECTED; the applicant may withdraw it before a decision.",
+        {
+            "APPLIED": "Submitted by the applicant; not yet looked at.",
+            "REVIEWING": "A reviewer (an admin or the department's manager) is considering it.",
+            "REJECTED": "Turned down. Final.",
+            "ACCEPTED": "Offered the job. Final.",
+            "WITHDRAWN": "Taken back by the applicant (or an admin). Final.",
+        },
+    )
 
 
 @strawberry.enum(description="The order of a list by date: oldest first (ASC) or newest first (DESC).")
 class SortOrder(Enum):
-    ASC = "asc"
-    DESC = "desc"
+    ASC = strawberry.enum_value("asc", description="Oldest first.")
+    DESC = strawberry.enum_value("desc", description="Newest first.")

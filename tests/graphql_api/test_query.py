@@ -97,15 +97,16 @@ def test_department_and_job_posting_and_application__by_id(api: Api, demo: Demo)
     )["application"] == {"status": "REVIEWING", "employee": {"email": DAVE}}
 
 
-@pytest.mark.parametrize("type_name", ["Employee", "Department", "JobPosting", "Organization"])
+@pytest.mark.parametrize("type_name", ["Employee", "Department", "JobPosting", "Organization", "BillingSubscription"])
 def test_node__resolves_every_type(api: Api, demo: Demo, type_name: str) -> None:
     client = api.as_(demo.person(ALICE))
     org = client.data(
-        "{ organization { id departments(first: 1) { edges { node { id } } } "
+        "{ organization { id subscription { id } departments(first: 1) { edges { node { id } } } "
         "employees(first: 1) { edges { node { id } } } jobPostings(first: 1) { edges { node { id } } } } }"
     )["organization"]
     global_id = {
         "Organization": org["id"],
+        "BillingSubscription": org["subscription"]["id"],
         "Department": org["departments"]["edges"][0]["node"]["id"],
         "Employee": org["employees"]["edges"][0]["node"]["id"],
         "JobPosting": org["jobPostings"]["edges"][0]["node"]["id"],
