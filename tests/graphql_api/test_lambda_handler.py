@@ -11,7 +11,9 @@ import gzip
 import importlib
 import json
 import sys
+import urllib.parse
 from collections.abc import Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -20,17 +22,25 @@ import pytest
 from datastore.entities import Employee
 from graphql_api.auth import issue_token
 from graphql_api.config import ApiSettings
+from graphql_api.signin import GRANT_TYPE, ID_TOKEN_TYPE
+from tests.graphql_api import idp
 from tests.graphql_api.conftest import TEST_SECRET, Demo
 
 ENTRY_MODULES = ("graphql_api.lambda_handler", "graphql_api.asgi")
 
 
 @pytest.fixture
-def entry(monkeypatch: pytest.MonkeyPatch, dynamodb_endpoint: str, table_name: str, demo: Demo) -> Iterator[ModuleType]:
+def entry(
+    monkeypatch: pytest.MonkeyPatch, dynamodb_endpoint: str, table_name: str, demo: Demo, tmp_path: Path
+) -> Iterator[ModuleType]:
+    """The entry module, configured the way the CloudFormation template configures the function."""
     monkeypatch.setenv("DYNAMODB_ENDPOINT", dynamodb_endpoint)
     monkeypatch.setenv("HR_TABLE_NAME", table_name)
     monkeypatch.setenv("HR_ENV", "production")
     monkeypatch.setenv("JWT_SECRET", TEST_SECRET)
+    monkeypatch.setenv("OIDC_ISSUER", idp.ISSUER)
+    monkeypatch.setenv("OIDC_AUDIENCE", idp.CLIENT_ID)
+    monkeypatch.setenv("OIDC_JWKS", str(idp.write_jwks(tmp_path / "jwks.json", idp.RSA, idp.EC)))
     for name in ENTRY_MODULES:
         sys.modules.pop(name, None)
     module = importlib.import_module("graphql_api.lambda_handler")
@@ -111,3 +121,37 @@ def test_handler__bad_token__401_unauthenticated(entry: ModuleType) -> None:
     assert response["statusCode"] == 401
     (error,) = body_of(response)["errors"]
     assert error["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+def test_handler__token_exchange__signs_in_with_an_id_token(entry: ModuleType) -> None:
+    form = urllib.parse.urlencode(
+        {
+            "grant_type": GRANT_TYPE,
+            "subject_token": idp.id_token("alice@acme.co", idp.EC),
+            "subject_token_type": ID_TOKEN_TYPE,
+        }
+    )
+    exchange = event("POST", "/auth/token", body=form, headers={"content-type": "application/x-www-form-urlencoded"})
+
+    response = entry.handler(exchange, None)
+
+    assert response["statusCode"] == 200, response
+    access_token = body_of(response)["access_token"]
+    me = entry.handler(graphql_event("{ me { email role } }", access_token), None)
+    assert body_of(me)["data"] == {"me": {"email": "alice@acme.co", "role": "ADMIN"}}
+
+
+def test_handler__token_exchange__refused_grant_is_oauth_error(entry: ModuleType) -> None:
+    form = urllib.parse.urlencode(
+        {
+            "grant_type": GRANT_TYPE,
+            "subject_token": idp.id_token("nobody@acme.co", idp.RSA),
+            "subject_token_type": ID_TOKEN_TYPE,
+        }
+    )
+    response = entry.handler(
+        event("POST", "/auth/token", body=form, headers={"content-type": "application/x-www-form-urlencoded"}), None
+    )
+
+    assert response["statusCode"] == 400
+    assert body_of(response)["error"] == "invalid_grant"
