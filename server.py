@@ -24,6 +24,7 @@ from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.config import ApiSettings
 from graphql_api.iam import policies
+from graphql_api.limits.header_timeout import header_timeout_protocol
 from graphql_api.schema import schema_sdl
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.graphql"
@@ -77,7 +78,13 @@ def run(_args: argparse.Namespace) -> int:
         api_settings.warn_if_development()
         print(f"GraphQL on http://{host}:{port}/graphql", flush=True)
         try:
-            uvicorn.run(create_app(datastore, api_settings), host=host, port=port, log_level="info")
+            uvicorn.run(
+                create_app(datastore, api_settings),
+                host=host,
+                port=port,
+                log_level="info",
+                http=header_timeout_protocol(api_settings.header_timeout_seconds),
+            )
         finally:
             datastore.close()
     return 0

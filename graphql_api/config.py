@@ -51,6 +51,11 @@ class ApiSettings:
     batch_max_operations: int = 0
     # Origins allowed to call from a browser; none by default.
     cors_origins: tuple[str, ...] = ()
+    # Work one request may cause, and slow clients (README "Abuse limits").
+    max_response_bytes: int = 4 * 1024 * 1024
+    max_concurrent_requests: int = 64
+    header_timeout_seconds: float = 10.0
+    body_timeout_seconds: float = 10.0
 
     @property
     def development(self) -> bool:
@@ -85,6 +90,10 @@ class ApiSettings:
             max_dynamodb_calls=env_int(env, "MAX_DYNAMODB_CALLS", 2000),
             batch_max_operations=env_int(env, "BATCH_MAX_OPERATIONS", 0, minimum=0),
             cors_origins=tuple(origin.strip() for origin in env.get("CORS_ORIGINS", "").split(",") if origin.strip()),
+            max_response_bytes=env_int(env, "MAX_RESPONSE_BYTES", 4 * 1024 * 1024),
+            max_concurrent_requests=env_int(env, "MAX_CONCURRENT_REQUESTS", 64),
+            header_timeout_seconds=env_int(env, "HEADER_TIMEOUT_SECONDS", 10),
+            body_timeout_seconds=env_int(env, "BODY_TIMEOUT_SECONDS", 10),
         )
 
     def warn_if_development(self) -> None:
