@@ -25,7 +25,9 @@ class Directory:
     employees_each: int
 
 
-def write_directory(client: DynamoDBClient, table_name: str, departments: int = 5, employees_each: int = 40) -> Directory:
+def write_directory(
+    client: DynamoDBClient, table_name: str, departments: int = 5, employees_each: int = 40
+) -> Directory:
     org, admin = organizations.create_organization(
         Table(client, table_name, PlatformScope()),
         name=f"Directory {keys.new_id()[-6:]}",
