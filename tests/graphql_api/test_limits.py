@@ -387,3 +387,30 @@ def test_batch__every_operation_checks_the_caller(batching: httpx.Client, api: A
     employees.terminate_employee(tenant.table, employee.emp_id)
     response = batching.post("/graphql", json=[{"query": "{ me { email } }"}] * 2, headers=headers)
     assert [item["data"] for item in response.json()] == [None, None]
+
+
+# --- settings of the work-bound limits (README "Configuration") ------------------------------
+
+
+def test_settings__work_limits__read_from_the_environment() -> None:
+    defaults = ApiSettings.from_env({})
+    assert (
+        defaults.max_response_bytes,
+        defaults.max_concurrent_requests,
+        defaults.header_timeout_seconds,
+        defaults.body_timeout_seconds,
+    ) == (4 * 1024 * 1024, 64, 10, 10)
+    configured = ApiSettings.from_env(
+        {
+            "MAX_RESPONSE_BYTES": "1000",
+            "MAX_CONCURRENT_REQUESTS": "2",
+            "HEADER_TIMEOUT_SECONDS": "3",
+            "BODY_TIMEOUT_SECONDS": "4",
+        }
+    )
+    assert (
+        configured.max_response_bytes,
+        configured.max_concurrent_requests,
+        configured.header_timeout_seconds,
+        configured.body_timeout_seconds,
+    ) == (1000, 2, 3, 4)
