@@ -27,8 +27,10 @@ from deploy import cloudformation as deploy_template
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.config import ApiSettings
+from graphql_api.limits.header_timeout import HeaderTimeoutProtocol, header_timeout_protocol
 from graphql_api.schema import schema_sdl
 
+HEADER_TIMEOUT_PROTOCOL = f"{HeaderTimeoutProtocol.__module__}:{HeaderTimeoutProtocol.__qualname__}"
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.graphql"
 
 
@@ -97,7 +99,10 @@ def run(_args: argparse.Namespace) -> int:
             )
             if workers == 1:
                 try:
-                    serve(create_app(datastore, api_settings))
+                    serve(
+                        create_app(datastore, api_settings),
+                        http=header_timeout_protocol(api_settings.header_timeout_seconds),
+                    )
                 finally:
                     datastore.close()
             else:
@@ -106,7 +111,9 @@ def run(_args: argparse.Namespace) -> int:
                 # they all use this process's engine, which outlives them.
                 if endpoint is not None:
                     os.environ["DYNAMODB_ENDPOINT"] = endpoint
-                serve("graphql_api.asgi:app", workers=workers)
+                # Worker processes are spawned and get the protocol by import path, so with its
+                # default timeout (limits/header_timeout.py).
+                serve("graphql_api.asgi:app", workers=workers, http=HEADER_TIMEOUT_PROTOCOL)
     except SystemExit as exit_:
         # A signal ended the server, and the engine is stopped by now: a requested stop.
         return 0 if exit_.code in (128 + signal.SIGTERM, 128 + signal.SIGINT) else 1

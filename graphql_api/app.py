@@ -33,6 +33,8 @@ from graphql_api.cost import Cost
 from graphql_api.cursors import CursorCodec
 from graphql_api.limits import limit_extensions
 from graphql_api.limits.body_size import MaxBodySize
+from graphql_api.limits.body_timeout import MaxBodyTime
+from graphql_api.limits.concurrency import MaxConcurrentRequests
 from graphql_api.schema import build_schema
 from graphql_api.signin import TokenExchange
 
@@ -99,6 +101,8 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
         ],
         lifespan=lifespan,
         middleware=[
+            # Slow clients (limits/body_timeout.py): outermost, so nothing inside waits on a body.
+            Middleware(MaxBodyTime, timeout_seconds=settings.body_timeout_seconds),
             Middleware(
                 CORSMiddleware,
                 allow_origins=list(settings.cors_origins),
@@ -107,6 +111,9 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
                 max_age=600,
             ),
             Middleware(MaxBodySize, max_bytes=settings.max_body_bytes),
+            # In-flight cap (limits/concurrency.py): inside the body readers, so a slot is taken
+            # only once the whole body has arrived.
+            Middleware(MaxConcurrentRequests, max_requests=settings.max_concurrent_requests),
             # After CORS, so a 401 carries CORS headers and preflights (no token) pass.
             Middleware(
                 AuthenticationMiddleware,

@@ -91,6 +91,11 @@ class ApiSettings:
     oidc: OidcSettings | None = None
     # Lifetime of the access tokens /auth/token issues.
     access_token_ttl_seconds: int = 900
+    # Work one request may cause, and slow clients (README "Abuse limits").
+    max_response_bytes: int = 4 * 1024 * 1024
+    max_concurrent_requests: int = 64
+    header_timeout_seconds: float = 10.0
+    body_timeout_seconds: float = 10.0
 
     @property
     def development(self) -> bool:
@@ -127,6 +132,10 @@ class ApiSettings:
             cors_origins=tuple(origin.strip() for origin in env.get("CORS_ORIGINS", "").split(",") if origin.strip()),
             oidc=OidcSettings.from_env(env),
             access_token_ttl_seconds=env_int(env, "ACCESS_TOKEN_TTL_SECONDS", 900),
+            max_response_bytes=env_int(env, "MAX_RESPONSE_BYTES", 4 * 1024 * 1024),
+            max_concurrent_requests=env_int(env, "MAX_CONCURRENT_REQUESTS", 64),
+            header_timeout_seconds=env_int(env, "HEADER_TIMEOUT_SECONDS", 10),
+            body_timeout_seconds=env_int(env, "BODY_TIMEOUT_SECONDS", 10),
         )
 
     def warn_if_development(self) -> None:

@@ -23,6 +23,7 @@ from graphql_api.config import ApiSettings
 from graphql_api.cursors import CursorCodec
 from graphql_api.errors import forbidden, unauthenticated
 from graphql_api.limits.call_budget import CallBudget
+from graphql_api.limits.response_size import ResponseBudget
 from graphql_api.loaders import Loaders
 
 T = TypeVar("T")
@@ -49,6 +50,7 @@ class RequestContext:
     started: float = field(default_factory=time.perf_counter)
     _loaders: Loaders | None = None
     _budget: CallBudget | None = None
+    _response_budget: ResponseBudget | None = None
     # Called once, when the request first reaches for tenant data (graphql_api/active.py).
     on_first_tenant_access: Callable[[], None] | None = None
 
@@ -63,6 +65,13 @@ class RequestContext:
         context = contextvars.copy_context()
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self.services.executor, functools.partial(context.run, fn, *args))
+
+    @property
+    def response_budget(self) -> ResponseBudget:
+        """Bytes of list pages this response has built so far (limits/response_size.py)."""
+        if self._response_budget is None:
+            self._response_budget = ResponseBudget(self.services.settings.max_response_bytes)
+        return self._response_budget
 
     def require_tenant(self) -> TenantScope:
         """The caller's tenant scope; UNAUTHENTICATED without a token."""

@@ -27,6 +27,8 @@ class Code(StrEnum):
     BAD_USER_INPUT = "BAD_USER_INPUT"
     CONFLICT = "CONFLICT"
     INTERNAL = "INTERNAL"
+    # The server is too busy or a dependency is down: retry later (extensions.retryable).
+    UNAVAILABLE = "UNAVAILABLE"
 
 
 class ApiError(Exception):

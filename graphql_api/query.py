@@ -165,6 +165,7 @@ class Query:
         name = "Query.organizations"
         start = None if after is None else codec.decode(after, PLATFORM_CURSOR_SCOPE, name)
         page = await context.run(organizations.list_organizations, table, PageRequest(first=first, after=start))
+        context.response_budget.charge(page.items)
         return to_connection(page, Organization.of, codec, PLATFORM_CURSOR_SCOPE, name, start)
 
 

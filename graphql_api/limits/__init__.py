@@ -2,7 +2,10 @@
 
 Document limits (depth, aliases, tokens, cost) refuse a request before any resolver runs, so
 a refused query makes no DynamoDB call; the body-size middleware refuses before GraphQL
-parses anything; the call budget stops a request that reaches DynamoDB too often.
+parses anything; the call budget stops a request that reaches DynamoDB too often; the
+response budget stops one whose pages add up to too many bytes. The ASGI middlewares
+(body_size, body_timeout, concurrency) and the uvicorn protocol (header_timeout) are
+installed by graphql_api/app.py and server.py.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from graphql_api.config import ApiSettings
 from graphql_api.limits.aliases import MaxAliases
 from graphql_api.limits.depth import MaxDepth
 from graphql_api.limits.query_cost import MaxCost
+from graphql_api.limits.response_size import ResponseSizeGuard
 
 
 def limit_extensions(settings: ApiSettings) -> list[Callable[[], SchemaExtension]]:
@@ -24,10 +28,11 @@ def limit_extensions(settings: ApiSettings) -> list[Callable[[], SchemaExtension
         lambda: MaxDepth(settings.max_depth),
         lambda: MaxAliases(settings.max_aliases),
         lambda: MaxCost(settings.max_cost),
+        ResponseSizeGuard,
     ]
     if not settings.introspection:
         extensions.append(DisableIntrospection)
     return extensions
 
 
-__all__ = ["MaxAliases", "MaxCost", "MaxDepth", "limit_extensions"]
+__all__ = ["MaxAliases", "MaxCost", "MaxDepth", "ResponseSizeGuard", "limit_extensions"]

@@ -108,6 +108,7 @@ async def paginate(
     codec = context.services.cursors
     start = None if after is None else codec.decode(after, tenant, name)
     page = await context.loaders.lists.page(list_key(fetch, parent, first, start, descending))
+    context.response_budget.charge(page.items)
     return to_connection(page, convert, codec, tenant, name, start)
 
 

@@ -23,10 +23,10 @@ def with_settings(settings: ApiSettings, **changes: Any) -> ApiSettings:
 
 
 @contextmanager
-def serving(app: Starlette) -> Iterator[httpx.Client]:
-    """Serve ``app`` under uvicorn on a free port; yields a client bound to it."""
+def serving(app: Starlette, **options: Any) -> Iterator[httpx.Client]:
+    """Serve ``app`` under uvicorn on a free port (``options`` go to uvicorn.Config); yields a client bound to it."""
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", **options))
     thread = threading.Thread(target=server.run, name="api-server-extra", daemon=True)
     thread.start()
     deadline = time.monotonic() + 30

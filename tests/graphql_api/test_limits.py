@@ -144,27 +144,47 @@ def test_tokens__one_past__refused(admin: GraphQLClient, call_log: CallLog) -> N
     assert "more than 1000 tokens" in body["errors"][0]["message"]
 
 
-# --- cost (5,000; a connection multiplies by first) -----------------------------------------
+# --- cost (5,000; objects 1, leaves 1/4, lists multiplied by first) --------------------------
 
 COST = """query($a: Int!, $b: Int!) { organization { departments(first: $a) { edges { node {
-  employees(first: $b) { edges { node { applications(first: 7) { edges { node { id } } } } } } } } } } }"""
-# organization 1 + departments 1 + a x (employees 1 + b x applications 1) = 2 + 51 x 98 = 5000
+  employees(first: $b) { edges { node { id } } } } } } } }"""
+# organization 1 + departments 1 + a x (department 1 + employees 1 + b x (employee 1 + id 1/4))
+# = 2 + 49 x (2 + 80 x 5/4) = 5000
+COST_PLUS_ONE = COST.replace("{ organization {", "{ organization { id name plan status")  # + 4 x 1/4
+
+
+def fifteen_aliases(first: int = 100) -> str:
+    """The directory read fifteen times over, one alias each (issue 10, item 5)."""
+    one = (
+        f"d{{i}}: departments(first: {first}) {{ edges {{ node {{ id name headcount employees(first: {first}) "
+        "{ edges { node { id email firstName lastName role status hiredAt } } } } } }"
+    )
+    return "{ organization { " + " ".join(one.replace("{i}", str(i)) for i in range(15)) + " } }"
 
 
 def test_cost__at_the_bound__accepted(admin: GraphQLClient) -> None:
-    assert "errors" not in admin.query(COST, {"a": 51, "b": 97})
+    assert "errors" not in admin.query(COST, {"a": 49, "b": 80})
 
 
 def test_cost__one_past__refused(admin: GraphQLClient, call_log: CallLog) -> None:
-    body = refused(admin, call_log, COST.replace("{ organization", "{ me { id } organization"), {"a": 51, "b": 97})
+    body = refused(admin, call_log, COST_PLUS_ONE, {"a": 49, "b": 80})
     assert body["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT", "limit": "cost", "cost": 5001, "maxCost": 5000}
 
 
 def test_cost__default_page_size_counts(admin: GraphQLClient, call_log: CallLog) -> None:
-    # 1 + 1 + 20 x (1 + 20 x (1 + 20 x 1)) = 8422
+    # 2 + 20 x (2 + 20 x (2 + 20 x (application 1 + jobPosting 1 + id 1/4))) = 18842
     query = """{ organization { departments { edges { node { employees { edges { node {
       applications { edges { node { jobPosting { id } } } } } } } } } } } }"""
-    assert refused(admin, call_log, query)["errors"][0]["extensions"]["cost"] == 8422
+    assert refused(admin, call_log, query)["errors"][0]["extensions"]["cost"] == 18842
+
+
+def test_cost__fifteen_aliased_directories__refused_before_any_dynamodb_call(
+    admin: GraphQLClient, call_log: CallLog
+) -> None:
+    # Under the alias (15), depth and token limits; the old list-only count made it 1,515.
+    body = refused(admin, call_log, fifteen_aliases())
+    assert body["errors"][0]["extensions"]["cost"] == 416641
+    assert call_log.count() == 0
 
 
 # --- body size (15 kB) ----------------------------------------------------------------------
@@ -367,3 +387,30 @@ def test_batch__every_operation_checks_the_caller(batching: httpx.Client, api: A
     employees.terminate_employee(tenant.table, employee.emp_id)
     response = batching.post("/graphql", json=[{"query": "{ me { email } }"}] * 2, headers=headers)
     assert [item["data"] for item in response.json()] == [None, None]
+
+
+# --- settings of the work-bound limits (README "Configuration") ------------------------------
+
+
+def test_settings__work_limits__read_from_the_environment() -> None:
+    defaults = ApiSettings.from_env({})
+    assert (
+        defaults.max_response_bytes,
+        defaults.max_concurrent_requests,
+        defaults.header_timeout_seconds,
+        defaults.body_timeout_seconds,
+    ) == (4 * 1024 * 1024, 64, 10, 10)
+    configured = ApiSettings.from_env(
+        {
+            "MAX_RESPONSE_BYTES": "1000",
+            "MAX_CONCURRENT_REQUESTS": "2",
+            "HEADER_TIMEOUT_SECONDS": "3",
+            "BODY_TIMEOUT_SECONDS": "4",
+        }
+    )
+    assert (
+        configured.max_response_bytes,
+        configured.max_concurrent_requests,
+        configured.header_timeout_seconds,
+        configured.body_timeout_seconds,
+    ) == (1000, 2, 3, 4)

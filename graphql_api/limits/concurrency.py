@@ -1,0 +1,70 @@
+"""Maximum requests in flight in this process: past it, HTTP 503 with Retry-After, at once.
+
+A pure ASGI middleware: a counter taken when a request enters the app and given back when
+the app returns, so a refused request costs no GraphQL parsing and no DynamoDB call. The
+event loop runs one callback at a time, so a plain integer needs no lock. It sits inside
+the body-size and body-timeout middlewares: a client still sending its body holds no slot,
+so slow clients cannot fill the cap. Health probes (EXEMPT_PATHS) are never refused: a
+busy process is alive, and an orchestrator must still be able to ask.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import orjson
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from graphql_api.errors import Code
+
+EXEMPT_PATHS: Final = frozenset({"/healthz", "/readyz"})
+# Seconds a refused client should wait; requests here last tens of milliseconds.
+RETRY_AFTER_SECONDS: Final = 1
+
+
+class MaxConcurrentRequests:
+    def __init__(self, app: ASGIApp, max_requests: int) -> None:
+        self.app = app
+        self.max_requests = max_requests
+        self.in_flight = 0
+        self._refusal = orjson.dumps(
+            {
+                "errors": [
+                    {
+                        "message": "the server is busy; retry after a second",
+                        "extensions": {
+                            "code": Code.UNAVAILABLE.value,
+                            "retryable": True,
+                            "limit": "concurrentRequests",
+                        },
+                    }
+                ]
+            }
+        )
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in EXEMPT_PATHS:
+            await self.app(scope, receive, send)
+            return
+        if self.in_flight >= self.max_requests:
+            await self._refuse(send)
+            return
+        self.in_flight += 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            self.in_flight -= 1
+
+    async def _refuse(self, send: Send) -> None:
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 503,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(self._refusal)).encode()),
+                    (b"retry-after", str(RETRY_AFTER_SECONDS).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": self._refusal})

@@ -1,0 +1,45 @@
+"""A tenant with a real directory (departments full of employees), for the work-bound tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from datastore import keys, organizations
+from datastore.entities import Employee, Plan
+from datastore.scope import PlatformScope
+from datastore.table import Table
+from tests.graphql_api.bulk import Bulk
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+DIRECTORY = """{ organization { departments(first: 10) { edges { node { name
+  employees(first: 50) { edges { node { email firstName lastName role status hiredAt } } } } } } } }"""
+
+
+@dataclass(frozen=True)
+class Directory:
+    admin: Employee
+    departments: int
+    employees_each: int
+
+
+def write_directory(
+    client: DynamoDBClient, table_name: str, departments: int = 5, employees_each: int = 40
+) -> Directory:
+    org, admin = organizations.create_organization(
+        Table(client, table_name, PlatformScope()),
+        name=f"Directory {keys.new_id()[-6:]}",
+        plan=Plan.PRO,
+        admin_email=f"admin.{keys.new_id().lower()}@example.com",
+        admin_first_name="Ada",
+        admin_last_name="Admin",
+    )
+    bulk = Bulk(org.org_id)
+    for d in range(departments):
+        department = bulk.department(f"Department {d:02}", employees_each)
+        for n in range(employees_each):
+            bulk.employee(department, d * employees_each + n)
+    bulk.write(client, table_name)
+    return Directory(admin, departments, employees_each)

@@ -1,0 +1,74 @@
+"""The cost formula itself, without a server: the README's and the bench's queries fit under
+the default limit, and the abusive directory query does not (graphql_api/limits/query_cost.py).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from graphql import GraphQLSchema, parse
+
+from bench.__main__ import Q1, Q2, Q3
+from graphql_api.config import ApiSettings
+from graphql_api.limits.query_cost import query_cost
+from graphql_api.schema import build_schema
+from tests.graphql_api.test_limits import fifteen_aliases
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+DEFAULT = ApiSettings.from_env({}).max_cost
+
+
+@pytest.fixture(scope="module")
+def schema() -> GraphQLSchema:
+    return build_schema([])._schema
+
+
+def readme_queries() -> list[str]:
+    blocks = re.findall(r"```graphql\n(.*?)```", README.read_text(), re.S)
+    assert blocks, "the README has example queries"
+    return blocks
+
+
+def cost(schema: GraphQLSchema, query: str) -> int:
+    return query_cost(schema, parse(query))
+
+
+@pytest.mark.parametrize("query", readme_queries())
+def test_cost__readme_example__under_the_default(schema: GraphQLSchema, query: str) -> None:
+    assert cost(schema, query) <= DEFAULT
+
+
+@pytest.mark.parametrize("query", [Q1, Q2, Q3], ids=["Q1", "Q2", "Q3"])
+def test_cost__bench_query__under_the_default(schema: GraphQLSchema, query: str) -> None:
+    assert cost(schema, query) <= DEFAULT
+
+
+def test_cost__worked_examples__match_the_readme(schema: GraphQLSchema) -> None:
+    # The figures the README's "Abuse limits" section shows, computed by the code.
+    assert [cost(schema, q) for q in (Q1, Q2, Q3)] == [2547, 3797, 30]
+    assert [cost(schema, q) for q in readme_queries()] == [3148, 590, 60, 7]
+    assert cost(schema, fifteen_aliases()) == 416641
+    one_directory = fifteen_aliases().split(" d1:")[0] + " } }"
+    assert cost(schema, one_directory) == 27777  # one alias: 100 x 100 employees, already over
+
+
+def test_cost__aliases__each_counted(schema: GraphQLSchema) -> None:
+    one = "{ me { email } }"
+    two = "{ a: me { email } b: me { email } }"
+    assert (cost(schema, one), cost(schema, two)) == (2, 3)  # 1 + 1/4 rounds up; 2 x 5/4 = 2.5
+
+
+def test_cost__fragments_and_variables__resolved(schema: GraphQLSchema) -> None:
+    inline = "{ organization { departments(first: 10) { edges { node { name } } } } }"
+    spread = """query($n: Int!) { organization { departments(first: $n) { ...D } } }
+      fragment D on DepartmentConnection { edges { node { name } } }"""
+    assert cost(schema, inline) == 2 + 10 * 1.25 + 0.5  # 14.5 rounds up to 15
+    assert query_cost(schema, parse(spread), {"n": 10}) == 15
+
+
+def test_cost__page_info__counted_once_not_per_edge(schema: GraphQLSchema) -> None:
+    base = "{ organization { departments(first: 100) { edges { node { id } } } } }"
+    with_page = base.replace("} } } } }", "} } pageInfo { hasNextPage endCursor } } } }")
+    assert cost(schema, with_page) - cost(schema, base) == 1  # 2 leaves = 1/2, rounded up
