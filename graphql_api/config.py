@@ -6,12 +6,15 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 
 from datastore.config import ConfigError, env_int
 
 # Printed at start-up in development; refused anywhere else.
 DEVELOPMENT_SECRET: Final = "dev-only-secret-change-me-0123456789abcdef"
+# Git-ignored; npm packages fetched once at setup (GraphiQL's browser bundles) live here.
+DEFAULT_CACHE_DIR: Final = Path(__file__).resolve().parent.parent / ".cache"
 
 
 def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
@@ -51,6 +54,8 @@ class ApiSettings:
     batch_max_operations: int = 0
     # Origins allowed to call from a browser; none by default.
     cors_origins: tuple[str, ...] = ()
+    # Where GraphiQL's pinned npm packages are unpacked (README "GraphiQL").
+    graphiql_cache_dir: Path = DEFAULT_CACHE_DIR
 
     @property
     def development(self) -> bool:
@@ -85,6 +90,7 @@ class ApiSettings:
             max_dynamodb_calls=env_int(env, "MAX_DYNAMODB_CALLS", 2000),
             batch_max_operations=env_int(env, "BATCH_MAX_OPERATIONS", 0, minimum=0),
             cors_origins=tuple(origin.strip() for origin in env.get("CORS_ORIGINS", "").split(",") if origin.strip()),
+            graphiql_cache_dir=Path(env.get("GRAPHIQL_CACHE") or DEFAULT_CACHE_DIR),
         )
 
     def warn_if_development(self) -> None:
