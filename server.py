@@ -17,6 +17,7 @@ import uvicorn
 from datastore import demo, employees, identities
 from datastore.config import ConfigError, DatastoreSettings, env_int
 from datastore.local import DynamoDBLocal, LocalDynamoError, running_endpoint
+from datastore.npm import NpmError
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return COMMANDS[args.command or "run"](args)
-    except (CommandError, LocalDynamoError, ConfigError) as error:
+    except (CommandError, LocalDynamoError, NpmError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 

@@ -61,10 +61,13 @@ def asset_url(name: str) -> str:
 
 def ensure_installed(cache_dir: Path) -> dict[str, Path]:
     """The file of every asset, fetching the pinned packages on first use (npm.NpmError if not)."""
-    unpacked = {
-        package: npm.fetch(cache_dir, package.spec, purpose="GraphiQL", integrity=package.integrity)
-        for package in (GRAPHIQL, REACT, REACT_DOM)
-    }
+    try:
+        unpacked = {
+            package: npm.fetch(cache_dir, package.spec, purpose="GraphiQL", integrity=package.integrity)
+            for package in (GRAPHIQL, REACT, REACT_DOM)
+        }
+    except npm.NpmError as error:
+        raise npm.NpmError(f"{error} (or set GRAPHIQL=false to run without GraphiQL)") from None
     files: dict[str, Path] = {}
     for name, (package, inner) in ASSETS.items():
         path = STATIC_DIR / inner if package is None else unpacked[package] / "package" / inner
