@@ -36,15 +36,19 @@ def test_graphiql__sign_in_as_alice__runs_me_offline_under_csp(development: http
     origin = str(development.base_url).rstrip("/")
     with Chromium() as browser:
         page = browser.page()
-        page.open(f"{origin}/graphql")
-        page.wait_for("document.querySelectorAll('#hr-sign-in-as option').length > 1")
-        assert "alice@acme.co" in page.evaluate(choose("alice@acme.co"))
-        page.wait_for(HEADER_EDITOR_HAS_TOKEN)
-        page.evaluate(f"document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.setValue({QUERY!r})")
-        page.click(".graphiql-execute-button")
-        page.wait_for(f"document.querySelector({json.dumps(RESULT)}).innerText.includes('alice@acme.co')")
-        shown = page.evaluate(f"document.querySelector({json.dumps(RESULT)}).innerText")
-        page.screenshot(ARTIFACTS / "graphiql-sign-in-as-alice.png")
+        try:
+            page.open(f"{origin}/graphql")
+            page.wait_for("document.querySelectorAll('#hr-sign-in-as option').length > 1")
+            assert "alice@acme.co" in page.evaluate(choose("alice@acme.co"))
+            page.wait_for(HEADER_EDITOR_HAS_TOKEN)
+            query_editor = "document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror"
+            page.evaluate(f"{query_editor}.setValue({QUERY!r})")
+            page.click(".graphiql-execute-button")
+            page.wait_for(f"document.querySelector({json.dumps(RESULT)}).innerText.includes('alice@acme.co')")
+            shown = page.evaluate(f"document.querySelector({json.dumps(RESULT)}).innerText")
+        finally:
+            # Kept on failure too: it shows where the page got stuck.
+            page.screenshot(ARTIFACTS / "graphiql-sign-in-as-alice.png")
         problems = page.problems()
         urls = page.requested_urls()
     # CodeMirror indents with no-break spaces; the pane shows the whole (small) response.
