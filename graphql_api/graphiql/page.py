@@ -1,0 +1,69 @@
+"""The GraphiQL page: static HTML with no inline script or style, under a strict policy.
+
+Everything the page runs is a file served by this server (assets.py); the endpoint and the
+sign-in list's address reach the start script as data attributes, not as inline code.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Final
+
+from starlette.responses import HTMLResponse
+
+from graphql_api.graphiql.assets import asset_url
+from graphql_api.graphiql.sign_in import SIGN_IN_PATH
+
+CONTENT_SECURITY_POLICY: Final = "; ".join(
+    [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        # The fetcher posts to /graphql and the start script reads the sign-in list: same origin.
+        "connect-src 'self'",
+        # graphiql.min.css embeds its fonts (Roboto, Fira Code) and a few icons as data: URLs.
+        "font-src 'self' data:",
+        "img-src 'self' data:",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    ]
+)
+
+SECURITY_HEADERS: Final = {
+    "Content-Security-Policy": CONTENT_SECURITY_POLICY,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    # The page may later carry a development token in its header editor: never cache it.
+    "Cache-Control": "no-store",
+}
+
+
+def page_html(endpoint: str, *, sign_in: bool) -> str:
+    sign_in_attribute = f' data-sign-in="{escape(SIGN_IN_PATH)}"' if sign_in else ""
+    scripts = "\n".join(
+        f'    <script src="{asset_url(name)}"></script>'
+        for name in ("react.production.min.js", "react-dom.production.min.js", "graphiql.min.js", "start.js")
+    )
+    return f"""<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>GraphiQL · HR API</title>
+    <!-- An empty icon: no /favicon.ico request, which this API would answer 404. -->
+    <link rel="icon" href="data:,">
+    <link rel="stylesheet" href="{asset_url("graphiql.min.css")}">
+    <link rel="stylesheet" href="{asset_url("page.css")}">
+  </head>
+  <body>
+    <div id="graphiql" data-endpoint="{escape(endpoint)}"{sign_in_attribute}>Loading GraphiQL…</div>
+{scripts}
+  </body>
+</html>
+"""
+
+
+def page_response(endpoint: str, *, sign_in: bool) -> HTMLResponse:
+    """The page for ``GET endpoint`` with ``Accept: text/html``; ``sign_in`` in development only."""
+    return HTMLResponse(page_html(endpoint, sign_in=sign_in), headers=SECURITY_HEADERS)

@@ -1,0 +1,69 @@
+// Starts GraphiQL on the page's #graphiql element. A served file, not an inline script, so the
+// page's Content-Security-Policy can say script-src 'self'. With data-sign-in (development
+// only) it first reads the demo users and adds a "Sign in as" control that writes the
+// Authorization header into GraphiQL's header editor.
+"use strict";
+
+(function () {
+  const root = document.getElementById("graphiql");
+  const h = React.createElement;
+  const fetcher = GraphiQL.createFetcher({ url: new URL(root.dataset.endpoint, window.location.href).href });
+
+  function headersFor(user) {
+    return JSON.stringify(user ? { Authorization: "Bearer " + user.token } : {}, null, 2);
+  }
+
+  function SignInAs(props) {
+    const editors = GraphiQL.React.useEditorContext({ nonNull: true });
+    const [chosen, setChosen] = React.useState("");
+    function choose(event) {
+      const index = event.target.value;
+      setChosen(index);
+      if (editors.headerEditor) {
+        editors.headerEditor.setValue(headersFor(index === "" ? null : props.users[Number(index)]));
+      }
+    }
+    const options = [h("option", { key: "", value: "" }, "nobody (no token)")].concat(
+      props.users.map(function (user, index) {
+        return h("option", { key: index, value: String(index) }, user.label);
+      }),
+    );
+    return h(
+      "label",
+      { className: "hr-sign-in" },
+      h("span", null, "Sign in as"),
+      h("select", { id: "hr-sign-in-as", value: chosen, onChange: choose }, options),
+    );
+  }
+
+  function render(users) {
+    const props = { fetcher: fetcher, shouldPersistHeaders: false };
+    const children = [];
+    if (users) {
+      // Show the header editor, so the token the control sets is visible.
+      props.defaultEditorToolsVisibility = "headers";
+      children.push(h(GraphiQL.Logo, { key: "logo" }, h(SignInAs, { users: users })));
+    }
+    ReactDOM.createRoot(root).render(h(GraphiQL, props, ...children));
+  }
+
+  const signIn = root.dataset.signIn;
+  if (!signIn) {
+    render(null);
+    return;
+  }
+  fetch(signIn, { headers: { Accept: "application/json" } })
+    .then(function (response) {
+      if (!response.ok) {
+        throw new Error("GET " + signIn + " answered HTTP " + response.status);
+      }
+      return response.json();
+    })
+    .then(function (body) {
+      render(body.users);
+    })
+    .catch(function (error) {
+      console.error("Sign in as is unavailable:", error);
+      render(null);
+    });
+})();

@@ -1,0 +1,32 @@
+"""A second live server in development mode (GraphiQL's "Sign in as" on) over the demo data."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import httpx
+import pytest
+
+from datastore.store import Datastore
+from graphql_api.app import create_app
+from graphql_api.config import ApiSettings
+from tests.graphql_api.conftest import TEST_SECRET, Demo
+from tests.graphql_api.live import serving
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+@pytest.fixture(scope="session")
+def development_settings() -> ApiSettings:
+    return ApiSettings.from_env({"HR_ENV": "development", "JWT_SECRET": TEST_SECRET})
+
+
+@pytest.fixture(scope="session")
+def development(
+    client: DynamoDBClient, table_name: str, demo: Demo, development_settings: ApiSettings
+) -> Iterator[httpx.Client]:
+    """A client of the development server; ``demo`` has loaded Acme and Globex."""
+    with serving(create_app(Datastore(client, table_name), development_settings)) as session:
+        yield session
