@@ -134,24 +134,23 @@ async def move_employee(info: Info, input: MoveEmployeeInput) -> MoveEmployeePay
     require_admin(context)
     (emp_id,) = decode_id(input.id, "Employee", "input.id")
     (dept_id,) = decode_id(input.department_id, "Department", "input.departmentId")
-    table = context.tenant_table()
-    before = await context.loaders.employee.get(emp_id)
-    moved = await run_write(
+    move = await run_write(
         context,
         employees.move_employee,
-        table,
+        context.tenant_table(),
         emp_id,
         dept_id,
         expected_version=input.expected_version,
         idempotency_key=input.idempotency_key,
     )
-    from_id = None if before is None or before.department_id == moved.department_id else before.department_id
+    # The department left comes from the write (and on a retry from its record), never from
+    # a read of its own: after the first attempt the employee is already in the new one.
     # Independent reads: one round trip, not two.
     from_department, to_department = await asyncio.gather(
-        fresh_department(context, from_id), fresh_department(context, moved.department_id)
+        fresh_department(context, move.from_department_id), fresh_department(context, move.employee.department_id)
     )
     return MoveEmployeePayload(
-        employee=Employee.of(moved), from_department=from_department, to_department=to_department
+        employee=Employee.of(move.employee), from_department=from_department, to_department=to_department
     )
 
 
