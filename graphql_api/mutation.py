@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import strawberry
 
+from graphql_api.errors import translated_with_input_paths
 from graphql_api.mutations import applications, departments, employees, jobs, organizations
 
 
+@translated_with_input_paths
 @strawberry.type
 class Mutation:
     create_department = strawberry.mutation(resolver=departments.create_department)

@@ -6,7 +6,7 @@ import strawberry
 
 from datastore import applications
 from datastore.entities import Role
-from graphql_api import permissions
+from graphql_api import input_paths, permissions
 from graphql_api.context import RequestContext
 from graphql_api.errors import forbidden, not_found
 from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, decode_id, run_write
@@ -16,6 +16,7 @@ from graphql_api.types.scalars import ApplicationStatus
 Info = strawberry.Info[RequestContext, None]
 
 
+@input_paths.declare(jobId="jobPostingId")
 @strawberry.input
 class ApplyToJobInput:
     job_posting_id: strawberry.ID
@@ -27,6 +28,8 @@ class ApplyToJobPayload:
     application: Application
 
 
+# Withdrawing has no status of its own: a refused transition is about the application.
+@input_paths.declare(jobId="id", appId="id", status="id")
 @strawberry.input
 class WithdrawApplicationInput:
     id: strawberry.ID
@@ -38,6 +41,7 @@ class WithdrawApplicationPayload:
     application: Application
 
 
+@input_paths.declare(jobId="id", appId="id")
 @strawberry.input
 class SetApplicationStatusInput:
     id: strawberry.ID
@@ -84,7 +88,6 @@ async def withdraw_application(info: Info, input: WithdrawApplicationInput) -> W
         context.tenant_table(),
         job_id,
         app_id,
-        fields={"status": "id"},
         idempotency_key=input.idempotency_key,
     )
     return WithdrawApplicationPayload(application=Application.of(withdrawn))

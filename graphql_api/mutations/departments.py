@@ -5,6 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from datastore import departments
+from graphql_api import input_paths
 from graphql_api.context import RequestContext
 from graphql_api.errors import bad_input
 from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, decode_id, require_admin, run_write
@@ -25,6 +26,7 @@ class CreateDepartmentPayload:
     department: Department
 
 
+@input_paths.declare(departmentId="id")
 @strawberry.input
 class UpdateDepartmentInput:
     id: strawberry.ID

@@ -8,6 +8,7 @@ from datetime import datetime
 import strawberry
 
 from datastore import employees
+from graphql_api import input_paths
 from graphql_api.context import RequestContext
 from graphql_api.mutations.common import (
     IDEMPOTENCY_KEY_HELP,
@@ -43,6 +44,7 @@ class CreateEmployeePayload:
     department: Department | None = strawberry.field(description="With its new headcount.")
 
 
+@input_paths.declare(employeeId="id")
 @strawberry.input
 class UpdateEmployeeInput:
     id: strawberry.ID
@@ -59,6 +61,7 @@ class UpdateEmployeePayload:
     employee: Employee
 
 
+@input_paths.declare(employeeId="id")
 @strawberry.input
 class MoveEmployeeInput:
     id: strawberry.ID
@@ -74,6 +77,7 @@ class MoveEmployeePayload:
     to_department: Department | None = strawberry.field(description="With its new headcount.")
 
 
+@input_paths.declare(employeeId="id")
 @strawberry.input
 class TerminateEmployeeInput:
     id: strawberry.ID

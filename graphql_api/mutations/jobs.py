@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Final
-
 import strawberry
 
 from datastore import jobs
+from graphql_api import input_paths
 from graphql_api.context import RequestContext
 from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, decode_id, require_admin, run_write
 from graphql_api.mutations.employees import OPTIONAL_VERSION_HELP, VERSION_HELP
 from graphql_api.types.job_posting import JobPosting
 
 Info = strawberry.Info[RequestContext, None]
-
-# The datastore names the job "jobId"; these inputs call it "id".
-JOB_ID_IS_INPUT_ID: Final = {"jobId": "id"}
 
 
 @strawberry.input
@@ -31,6 +27,7 @@ class CreateJobPostingPayload:
     job_posting: JobPosting = strawberry.field(description="A draft until published.")
 
 
+@input_paths.declare(jobId="id")
 @strawberry.input
 class UpdateJobPostingInput:
     id: strawberry.ID
@@ -46,6 +43,7 @@ class UpdateJobPostingPayload:
     job_posting: JobPosting
 
 
+@input_paths.declare(jobId="id")
 @strawberry.input
 class PublishJobPostingInput:
     id: strawberry.ID
@@ -58,6 +56,7 @@ class PublishJobPostingPayload:
     job_posting: JobPosting
 
 
+@input_paths.declare(jobId="id")
 @strawberry.input
 class CloseJobPostingInput:
     id: strawberry.ID
@@ -98,7 +97,6 @@ async def update_job_posting(info: Info, input: UpdateJobPostingInput) -> Update
         jobs.update_job,
         context.tenant_table(),
         job_id,
-        fields=JOB_ID_IS_INPUT_ID,
         expected_version=input.expected_version,
         title=input.title,
         description=input.description,
@@ -117,7 +115,6 @@ async def publish_job_posting(info: Info, input: PublishJobPostingInput) -> Publ
         jobs.publish_job,
         context.tenant_table(),
         job_id,
-        fields=JOB_ID_IS_INPUT_ID,
         expected_version=input.expected_version,
         idempotency_key=input.idempotency_key,
     )
@@ -133,7 +130,6 @@ async def close_job_posting(info: Info, input: CloseJobPostingInput) -> CloseJob
         jobs.close_job,
         context.tenant_table(),
         job_id,
-        fields=JOB_ID_IS_INPUT_ID,
         expected_version=input.expected_version,
         idempotency_key=input.idempotency_key,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import strawberry
 
 from datastore import organizations
-from graphql_api import ids
+from graphql_api import ids, input_paths
 from graphql_api.context import RequestContext
 from graphql_api.mutations.common import run_write
 from graphql_api.types.organization import Organization
@@ -14,6 +14,7 @@ from graphql_api.types.scalars import Plan
 Info = strawberry.Info[RequestContext, None]
 
 
+@input_paths.declare(email="adminEmail", firstName="adminFirstName", lastName="adminLastName")
 @strawberry.input
 class CreateOrganizationInput:
     name: str
@@ -43,7 +44,6 @@ async def create_organization(info: Info, input: CreateOrganizationInput) -> Cre
         admin_email=input.admin_email,
         admin_first_name=input.admin_first_name,
         admin_last_name=input.admin_last_name,
-        fields={"email": "adminEmail", "firstName": "adminFirstName", "lastName": "adminLastName"},
     )
     return CreateOrganizationPayload(
         organization=Organization.of(organization),
