@@ -22,7 +22,7 @@ from datastore.table import Table
 
 def get_application(table: Table, job_id: str, app_id: str, *, consistent: bool = False) -> Application | None:
     """One GetItem: an application's key is its job's and its own id."""
-    key = keys.application_key(table.tenant.org_id, keys.parse_ulid(job_id, "jobId"), keys.parse_ulid(app_id, "id"))
+    key = keys.application_key(table.tenant.org_id, keys.parse_ulid(job_id, "jobId"), keys.parse_ulid(app_id, "appId"))
     item = table.get(key, consistent=consistent)
     return None if item is None else items.application_from(item)
 
@@ -30,7 +30,7 @@ def get_application(table: Table, job_id: str, app_id: str, *, consistent: bool 
 def get_applications(table: Table, ids: Sequence[tuple[str, str]]) -> list[Application | None]:
     """Many applications by (job id, application id) through BatchGetItem."""
     org_id = table.tenant.org_id
-    wanted = [keys.application_key(org_id, keys.parse_ulid(j, "jobId"), keys.parse_ulid(a, "id")) for j, a in ids]
+    wanted = [keys.application_key(org_id, keys.parse_ulid(j, "jobId"), keys.parse_ulid(a, "appId")) for j, a in ids]
     return table.get_many(wanted, items.application_from)
 
 

@@ -125,7 +125,8 @@ def update_department(
             values[":manager"] = items.s(new_manager)
             ops.append(_manager_is_active(org_id, new_manager))
         if not sets and not removes:
-            raise InvalidInput("input", "nothing to change")
+            # No one field is at fault; the API names its whole input for a field it lacks.
+            raise InvalidInput("department", "names nothing to change (name or managerId)")
         current = get_department(table, dept_id, consistent=True)
         if current is None:
             raise NotFound("Department", dept_id)

@@ -8,7 +8,7 @@ so ``Department.headcount`` always equals the department's membership count.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from datastore import idempotency, items, keys, transact, validation, writes
@@ -18,6 +18,20 @@ from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A move's outcome: the employee after it and the department they left.
+
+    ``from_department_id`` comes from the same read the write was conditioned on, and a
+    replay returns it from the idempotency record, so a retry names the same department.
+    It is None when the employee had no department or was already in the target.
+    """
+
+    employee: Employee
+    from_department_id: str | None
+
 
 # Moves and terminations without an expectedVersion re-read and retry this often when
 # another write to the same employee lands between their read and their write.
@@ -130,7 +144,7 @@ def _headcount(org_id: str, dept_id: str, delta: int, field: str) -> transact.Op
     )
 
 
-def _change(action: str, before: Employee | None, after: Employee) -> Change:
+def _change(action: str, before: Employee | None, after: Employee, result: Item | None = None) -> Change:
     return Change(
         action,
         items.EMPLOYEE,
@@ -138,7 +152,12 @@ def _change(action: str, before: Employee | None, after: Employee) -> Change:
         after.org_id,
         None if before is None else items.employee_item(before),
         items.employee_item(after),
+        result,
     )
+
+
+def _move_from(result: Item) -> Move:
+    return Move(items.employee_from(result), items.moved_from_of(result))
 
 
 def create_employee(
@@ -271,7 +290,7 @@ def move_employee(
     *,
     expected_version: int | None = None,
     idempotency_key: str | None = None,
-) -> Employee:
+) -> Move:
     """Move an active employee: employee, both memberships and both counters at once."""
     department_id = keys.parse_ulid(department_id, "departmentId")
     request = idempotency.prepare(
@@ -282,14 +301,14 @@ def move_employee(
         {"employeeId": emp_id, "departmentId": department_id, "expectedVersion": expected_version},
     )
 
-    def perform() -> Employee:
+    def perform() -> Move:
         attempts = 1 if expected_version is not None else UNVERSIONED_ATTEMPTS
         for attempt in range(attempts):
             current = _current(table, emp_id, expected_version)
             if current.status is not EmployeeStatus.ACTIVE:
                 raise Conflict("an inactive employee cannot be moved")
             if current.department_id == department_id:
-                return current
+                return Move(current, None)
             moved = replace(current, department_id=department_id, version=current.version + 1)
             ops = [_put_versioned(moved, current.version)]
             if current.department_id is not None:
@@ -297,15 +316,16 @@ def move_employee(
                 ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
             ops.append(transact.put(items.membership_item(moved)))
             ops.append(_headcount(moved.org_id, department_id, +1, "departmentId"))
+            result = items.move_result_item(moved, current.department_id)
             try:
-                writes.commit(table, ops, _change("employee.move", current, moved), request)
-                return moved
+                writes.commit(table, ops, _change("employee.move", current, moved, result), request)
+                return Move(moved, current.department_id)
             except StaleVersion:
                 if attempt + 1 == attempts:
                     raise
         raise AssertionError("unreachable")
 
-    return idempotency.run(table, request, items.employee_from, perform)
+    return idempotency.run(table, request, _move_from, perform)
 
 
 def terminate_employee(

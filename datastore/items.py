@@ -454,6 +454,20 @@ def idempotency_record_item(
     }
 
 
+# A move's replay needs the department the employee left, which its employee item no
+# longer holds: the move's result is the employee item with this attribute added.
+MOVED_FROM: Final = "movedFromDepartmentId"
+
+
+def move_result_item(emp: Employee, from_department_id: str | None) -> Item:
+    """What a move's idempotency record keeps: the employee after it and where they were."""
+    return _put_optional(employee_item(emp), MOVED_FROM, None if from_department_id is None else s(from_department_id))
+
+
+def moved_from_of(result: Item) -> str | None:
+    return _opt_s(result, MOVED_FROM)
+
+
 def idempotency_fingerprint_of(record: Item) -> str:
     return _get_s(record, "fingerprint")
 

@@ -1,8 +1,11 @@
 """GraphQL errors with a machine-readable ``extensions.code``, and the masking of the rest.
 
-Expected failures are raised as ``ApiError`` (or are datastore errors, translated here);
-anything else is a bug, logged with its stack trace under a request id and shown to the
-client only as INTERNAL with that id.
+Expected failures are raised as ``ApiError`` or are datastore errors, and ``translate`` is
+the one place a datastore error becomes an API error. Datastore errors name datastore
+fields; a mutation's are translated by ``InputErrors`` with its input's paths
+(input_paths.py), so ``extensions.field`` is always ``input.<field>``. Anything else is a
+bug, logged with its stack trace under a request id and shown to the client only as
+INTERNAL with that id.
 """
 
 from __future__ import annotations
@@ -10,12 +13,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from enum import StrEnum
-from typing import Any
+from typing import Any, TypeVar
 
 from graphql import GraphQLError
-from strawberry.extensions import SchemaExtension
+from strawberry.extensions import FieldExtension, SchemaExtension
+from strawberry.extensions.field_extension import AsyncExtensionResolver
+from strawberry.types import Info
+from strawberry.types.base import get_object_definition
 
-from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation, Unavailable
+from datastore.errors import Conflict, DatastoreError, InvalidInput, NotFound, ScopeViolation, Unavailable
+from graphql_api import input_paths
+from graphql_api.input_paths import InputPaths
+
+T = TypeVar("T", bound=type)
 
 log = logging.getLogger("hr.errors")
 
@@ -39,7 +49,7 @@ class ApiError(Exception):
 
 
 def bad_input(field: str, reason: str) -> ApiError:
-    return ApiError(Code.BAD_USER_INPUT, f"{field} {reason}", field=field)
+    return ApiError(Code.BAD_USER_INPUT, f"{field}: {reason}", field=field)
 
 
 def unauthenticated(message: str = "authentication required") -> ApiError:
@@ -54,18 +64,47 @@ def not_found(entity: str) -> ApiError:
     return ApiError(Code.NOT_FOUND, f"{entity} not found")
 
 
-def translate(error: BaseException) -> ApiError | None:
-    """The client-facing form of an expected error; None for a bug."""
+def translate(error: BaseException, paths: InputPaths | None = None) -> ApiError | None:
+    """The client-facing form of an expected error; None for a bug.
+
+    ``paths`` places a datastore field in a mutation's input; without it (arguments of
+    queries and connections) the field is named as the datastore named it.
+    """
     if isinstance(error, ApiError):
         return error
     if isinstance(error, InvalidInput):
-        return ApiError(Code.BAD_USER_INPUT, str(error), field=error.field)
+        field = error.field if paths is None else paths.path(error.field)
+        return bad_input(field, error.reason)
     if isinstance(error, NotFound):
         return not_found(error.entity)
     if isinstance(error, Conflict):
         extensions = {} if error.current_version is None else {"currentVersion": error.current_version}
         return ApiError(Code.CONFLICT, str(error), **extensions)
     return None
+
+
+class InputErrors(FieldExtension):
+    """On every mutation field: its datastore errors translated with its input's paths.
+
+    Only the mutation's own resolver runs inside; errors of the payload's fields (a
+    connection's ``first``, say) are arguments of those fields and translated without paths.
+    """
+
+    async def resolve_async(self, next_: AsyncExtensionResolver, source: Any, info: Info, **kwargs: Any) -> Any:
+        try:
+            return await next_(source, info, **kwargs)
+        except DatastoreError as error:
+            translated = translate(error, input_paths.of(type(kwargs["input"])))
+            if translated is None:
+                raise
+            raise translated from None
+
+
+def translated_with_input_paths(mutation_type: T) -> T:
+    """Class decorator over the root Mutation type: InputErrors on every one of its fields."""
+    for field in get_object_definition(mutation_type, strict=True).fields:
+        field.extensions.append(InputErrors())
+    return mutation_type
 
 
 class ErrorCodes(SchemaExtension):

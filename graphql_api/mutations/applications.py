@@ -8,7 +8,7 @@ import strawberry
 
 from datastore import applications
 from datastore.entities import Role
-from graphql_api import permissions
+from graphql_api import input_paths, permissions
 from graphql_api.context import RequestContext
 from graphql_api.errors import forbidden, not_found
 from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, INPUT_ARGUMENT, decode_id, run_write
@@ -18,6 +18,7 @@ from graphql_api.types.scalars import ApplicationStatus
 Info = strawberry.Info[RequestContext, None]
 
 
+@input_paths.declare(jobId="jobPostingId")
 @strawberry.input(description="The job to apply to; the applicant is always the signed-in employee.")
 class ApplyToJobInput:
     job_posting_id: strawberry.ID = strawberry.field(description="The OPEN job posting's global id.")
@@ -29,6 +30,8 @@ class ApplyToJobPayload:
     application: Application = strawberry.field(description="The new application, APPLIED.")
 
 
+# Withdrawing has no status of its own: a refused transition is about the application.
+@input_paths.declare(jobId="id", appId="id", status="id")
 @strawberry.input(description="The application to withdraw.")
 class WithdrawApplicationInput:
     id: strawberry.ID = strawberry.field(description="The application's global id.")
@@ -40,6 +43,7 @@ class WithdrawApplicationPayload:
     application: Application = strawberry.field(description="The application, now WITHDRAWN.")
 
 
+@input_paths.declare(jobId="id", appId="id")
 @strawberry.input(description="A reviewer's decision on one application.")
 class SetApplicationStatusInput:
     id: strawberry.ID = strawberry.field(description="The application's global id.")
@@ -89,7 +93,6 @@ async def withdraw_application(
         context.tenant_table(),
         job_id,
         app_id,
-        fields={"status": "id"},
         idempotency_key=input.idempotency_key,
     )
     return WithdrawApplicationPayload(application=Application.of(withdrawn))

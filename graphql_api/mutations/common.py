@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Final, TypeVar
 
 import strawberry
 
 from datastore import departments
 from datastore.entities import Role
-from datastore.errors import IdempotencyMismatch, InvalidInput
 from graphql_api import ids, permissions
 from graphql_api.context import RequestContext
-from graphql_api.errors import ApiError, Code, forbidden, not_found
+from graphql_api.errors import forbidden, not_found
 from graphql_api.types.department import Department
 
 T = TypeVar("T")
@@ -49,25 +48,13 @@ def require_admin(context: RequestContext) -> None:
         raise forbidden("only admins may do this")
 
 
-async def run_write(
-    context: RequestContext,
-    write: Callable[..., T],
-    *args: Any,
-    fields: Mapping[str, str] | None = None,
-    **kwargs: Any,
-) -> T:
-    """Run a blocking datastore write off the loop; input errors name their ``input.`` path.
+async def run_write(context: RequestContext, write: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a blocking datastore write off the loop.
 
-    ``fields`` renames the datastore's field names where the input's differ (the datastore's
-    ``jobId`` is ``input.id`` of publishJobPosting).
+    Its errors name datastore fields; errors.InputErrors, on every mutation field, turns
+    them into ``input.`` paths.
     """
-    try:
-        return await context.run(functools.partial(write, *args, **kwargs))
-    except IdempotencyMismatch as error:
-        raise ApiError(Code.BAD_USER_INPUT, str(error), field="input.idempotencyKey") from None
-    except InvalidInput as error:
-        field = f"input.{(fields or {}).get(error.field, error.field)}"
-        raise ApiError(Code.BAD_USER_INPUT, f"{field}: {error.reason}", field=field) from None
+    return await context.run(functools.partial(write, *args, **kwargs))
 
 
 async def fresh_department(context: RequestContext, dept_id: str | None) -> Department | None:

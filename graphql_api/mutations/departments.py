@@ -7,6 +7,7 @@ from typing import Annotated
 import strawberry
 
 from datastore import departments
+from graphql_api import input_paths
 from graphql_api.context import RequestContext
 from graphql_api.errors import bad_input
 from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, INPUT_ARGUMENT, decode_id, require_admin, run_write
@@ -29,6 +30,7 @@ class CreateDepartmentPayload:
     department: Department = strawberry.field(description="The new department, with headcount 0.")
 
 
+@input_paths.declare(departmentId="id")
 @strawberry.input(description="Changes to one department; name at least one (else BAD_USER_INPUT).")
 class UpdateDepartmentInput:
     id: strawberry.ID = strawberry.field(description="The department's global id.")

@@ -9,6 +9,7 @@ from typing import Annotated
 import strawberry
 
 from datastore import employees
+from graphql_api import input_paths
 from graphql_api.context import RequestContext
 from graphql_api.mutations.common import (
     IDEMPOTENCY_KEY_HELP,
@@ -54,6 +55,7 @@ class CreateEmployeePayload:
     )
 
 
+@input_paths.declare(employeeId="id")
 @strawberry.input(description="Changes to one employee; fields left out keep their values.")
 class UpdateEmployeeInput:
     id: strawberry.ID = strawberry.field(description="The employee's global id.")
@@ -74,6 +76,7 @@ class UpdateEmployeePayload:
     employee: Employee = strawberry.field(description="The employee after the change, with its new version.")
 
 
+@input_paths.declare(employeeId="id")
 @strawberry.input(description="An ACTIVE employee and the department to move them to.")
 class MoveEmployeeInput:
     id: strawberry.ID = strawberry.field(description="The employee's global id.")
@@ -93,6 +96,7 @@ class MoveEmployeePayload:
     )
 
 
+@input_paths.declare(employeeId="id")
 @strawberry.input(description="The employee whose employment ends.")
 class TerminateEmployeeInput:
     id: strawberry.ID = strawberry.field(description="The employee's global id.")
@@ -159,24 +163,23 @@ async def move_employee(info: Info, input: Annotated[MoveEmployeeInput, INPUT_AR
     require_admin(context)
     (emp_id,) = decode_id(input.id, "Employee", "input.id")
     (dept_id,) = decode_id(input.department_id, "Department", "input.departmentId")
-    table = context.tenant_table()
-    before = await context.loaders.employee.get(emp_id)
-    moved = await run_write(
+    move = await run_write(
         context,
         employees.move_employee,
-        table,
+        context.tenant_table(),
         emp_id,
         dept_id,
         expected_version=input.expected_version,
         idempotency_key=input.idempotency_key,
     )
-    from_id = None if before is None or before.department_id == moved.department_id else before.department_id
+    # The department left comes from the write (and on a retry from its record), never from
+    # a read of its own: after the first attempt the employee is already in the new one.
     # Independent reads: one round trip, not two.
     from_department, to_department = await asyncio.gather(
-        fresh_department(context, from_id), fresh_department(context, moved.department_id)
+        fresh_department(context, move.from_department_id), fresh_department(context, move.employee.department_id)
     )
     return MoveEmployeePayload(
-        employee=Employee.of(moved), from_department=from_department, to_department=to_department
+        employee=Employee.of(move.employee), from_department=from_department, to_department=to_department
     )
 
 

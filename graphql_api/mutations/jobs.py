@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Final
+from typing import Annotated
 
 import strawberry
 
 from datastore import jobs
+from graphql_api import input_paths
 from graphql_api.context import RequestContext
 from graphql_api.mutations.common import IDEMPOTENCY_KEY_HELP, INPUT_ARGUMENT, decode_id, require_admin, run_write
 from graphql_api.mutations.employees import OPTIONAL_VERSION_HELP, VERSION_HELP
 from graphql_api.types.job_posting import JobPosting
 
 Info = strawberry.Info[RequestContext, None]
-
-# The datastore names the job "jobId"; these inputs call it "id".
-JOB_ID_IS_INPUT_ID: Final = {"jobId": "id"}
 
 
 @strawberry.input(description="A new job posting, created as a DRAFT.")
@@ -33,6 +31,7 @@ class CreateJobPostingPayload:
     job_posting: JobPosting = strawberry.field(description="The new posting, a DRAFT until published.")
 
 
+@input_paths.declare(jobId="id")
 @strawberry.input(description="Changes to a DRAFT or OPEN job posting; fields left out keep their values.")
 class UpdateJobPostingInput:
     id: strawberry.ID = strawberry.field(description="The job posting's global id.")
@@ -52,6 +51,7 @@ class UpdateJobPostingPayload:
     job_posting: JobPosting = strawberry.field(description="The posting after the change, with its new version.")
 
 
+@input_paths.declare(jobId="id")
 @strawberry.input(description="The DRAFT job posting to open.")
 class PublishJobPostingInput:
     id: strawberry.ID = strawberry.field(description="The job posting's global id.")
@@ -64,6 +64,7 @@ class PublishJobPostingPayload:
     job_posting: JobPosting = strawberry.field(description="The posting, now OPEN with `postedAt` set.")
 
 
+@input_paths.declare(jobId="id")
 @strawberry.input(description="The job posting to close.")
 class CloseJobPostingInput:
     id: strawberry.ID = strawberry.field(description="The job posting's global id.")
@@ -108,7 +109,6 @@ async def update_job_posting(
         jobs.update_job,
         context.tenant_table(),
         job_id,
-        fields=JOB_ID_IS_INPUT_ID,
         expected_version=input.expected_version,
         title=input.title,
         description=input.description,
@@ -129,7 +129,6 @@ async def publish_job_posting(
         jobs.publish_job,
         context.tenant_table(),
         job_id,
-        fields=JOB_ID_IS_INPUT_ID,
         expected_version=input.expected_version,
         idempotency_key=input.idempotency_key,
     )
@@ -147,7 +146,6 @@ async def close_job_posting(
         jobs.close_job,
         context.tenant_table(),
         job_id,
-        fields=JOB_ID_IS_INPUT_ID,
         expected_version=input.expected_version,
         idempotency_key=input.idempotency_key,
     )

@@ -7,7 +7,7 @@ from typing import Annotated
 import strawberry
 
 from datastore import organizations
-from graphql_api import ids
+from graphql_api import ids, input_paths
 from graphql_api.context import RequestContext
 from graphql_api.mutations.common import INPUT_ARGUMENT, run_write
 from graphql_api.types.organization import Organization
@@ -16,6 +16,7 @@ from graphql_api.types.scalars import Plan
 Info = strawberry.Info[RequestContext, None]
 
 
+@input_paths.declare(email="adminEmail", firstName="adminFirstName", lastName="adminLastName")
 @strawberry.input(description="A new organisation and the person who will administer it.")
 class CreateOrganizationInput:
     name: str = strawberry.field(description="The organisation's name, 1 to 100 characters.")
@@ -51,7 +52,6 @@ async def create_organization(
         admin_email=input.admin_email,
         admin_first_name=input.admin_first_name,
         admin_last_name=input.admin_last_name,
-        fields={"email": "adminEmail", "firstName": "adminFirstName", "lastName": "adminLastName"},
     )
     return CreateOrganizationPayload(
         organization=Organization.of(organization),

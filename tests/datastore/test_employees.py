@@ -253,9 +253,10 @@ def test_move_employee__both_counters_and_memberships_in_one_transaction(tenant:
     source, target = tenant.department("From"), tenant.department("To")
     emp = tenant.employee(source)
     with calls.listening() as log:
-        moved = employees.move_employee(tenant.table, emp.emp_id, target.dept_id, expected_version=1)
+        move = employees.move_employee(tenant.table, emp.emp_id, target.dept_id, expected_version=1)
+    moved = move.employee
     assert [op for op in log.operations() if op in WRITES] == ["TransactWriteItems"]
-    assert (moved.department_id, moved.version) == (target.dept_id, 2)
+    assert (moved.department_id, moved.version, move.from_department_id) == (target.dept_id, 2, source.dept_id)
     assert (headcount(tenant, source.dept_id), headcount(tenant, target.dept_id)) == (0, 1)
     assert (members(tenant, source.dept_id), members(tenant, target.dept_id)) == ([], [emp.emp_id])
     assert employees.get_employee(tenant.table, emp.emp_id) == moved
@@ -263,8 +264,8 @@ def test_move_employee__both_counters_and_memberships_in_one_transaction(tenant:
 
 def test_move_employee__without_department__joins_the_target(tenant: Tenant) -> None:
     target = tenant.department()
-    moved = employees.move_employee(tenant.table, tenant.admin.emp_id, target.dept_id)
-    assert moved.department_id == target.dept_id
+    move = employees.move_employee(tenant.table, tenant.admin.emp_id, target.dept_id)
+    assert (move.employee.department_id, move.from_department_id) == (target.dept_id, None)
     assert headcount(tenant, target.dept_id) == 1
 
 
@@ -272,7 +273,7 @@ def test_move_employee__same_department__no_write(tenant: Tenant) -> None:
     dept = tenant.department()
     emp = tenant.employee(dept)
     with calls.listening() as log:
-        assert employees.move_employee(tenant.table, emp.emp_id, dept.dept_id) == emp
+        assert employees.move_employee(tenant.table, emp.emp_id, dept.dept_id) == employees.Move(emp, None)
     assert not WRITES & set(log.operations())
 
 

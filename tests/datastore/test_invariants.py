@@ -88,7 +88,7 @@ def test_move_employee__200_concurrent_random_moves__headcounts_equal_membership
     leavers = {movers[n].emp_id for n in (0, 7)}
 
     def move(emp_id: str, dept_id: str) -> str:
-        return employees.move_employee(tenant.table, emp_id, dept_id).department_id or ""
+        return employees.move_employee(tenant.table, emp_id, dept_id).employee.department_id or ""
 
     def terminate(emp_id: str) -> str:
         return employees.terminate_employee(tenant.table, emp_id).emp_id

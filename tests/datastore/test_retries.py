@@ -56,7 +56,7 @@ def test_move__cancelled_then_committed__retried_within_the_bound(
     before = call_log.count(TRANSACT)
     faults.cancel(reason, times=TEST_RETRY.attempts - 1)
 
-    moved = employees.move_employee(tenant.table, emp.emp_id, target.dept_id)
+    moved = employees.move_employee(tenant.table, emp.emp_id, target.dept_id).employee
 
     assert moved.department_id == target.dept_id
     assert call_log.count(TRANSACT) - before == TEST_RETRY.attempts
