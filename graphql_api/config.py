@@ -51,6 +51,8 @@ class ApiSettings:
     batch_max_operations: int = 0
     # Origins allowed to call from a browser; none by default.
     cors_origins: tuple[str, ...] = ()
+    # A JSON manifest {id: document}: when set, only its documents run (graphql_api/http/persisted.py).
+    trusted_documents: str | None = None
 
     @property
     def development(self) -> bool:
@@ -85,6 +87,7 @@ class ApiSettings:
             max_dynamodb_calls=env_int(env, "MAX_DYNAMODB_CALLS", 2000),
             batch_max_operations=env_int(env, "BATCH_MAX_OPERATIONS", 0, minimum=0),
             cors_origins=tuple(origin.strip() for origin in env.get("CORS_ORIGINS", "").split(",") if origin.strip()),
+            trusted_documents=env.get("TRUSTED_DOCUMENTS") or None,
         )
 
     def warn_if_development(self) -> None:
