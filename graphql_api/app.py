@@ -43,6 +43,7 @@ from graphql_api.http.persisted import PersistedDocuments, load_manifest
 from graphql_api.http.transport import HttpTransport
 from graphql_api.limits import limit_extensions
 from graphql_api.limits.body_size import MaxBodySize
+from graphql_api.operation_name import OperationNameRequired
 from graphql_api.schema import build_schema
 
 log = logging.getLogger("hr.app")
@@ -113,6 +114,7 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
     documents = DocumentCache()
     extensions: list[Callable[[], SchemaExtension]] = [
         lambda: CachedDocuments(documents),
+        OperationNameRequired,
         *limit_extensions(settings),
         ActiveCaller,
     ]
