@@ -86,7 +86,9 @@ class GraphQLView(GraphQL[RequestContext, None]):
         if isinstance(request, WebSocket):
             # Our app never presets a context or root value; Strawberry makes them per socket.
             return await super().run(request)
-        if self.graphql_ide and self.should_render_graphql_ide(self.request_adapter_class(request)):
+        # A GET by persisted document id has no ``query`` either, and is not a visit to GraphiQL.
+        by_id = "extensions" in request.query_params or "documentId" in request.query_params
+        if self.graphql_ide and not by_id and self.should_render_graphql_ide(self.request_adapter_class(request)):
             return await self.render_graphql_ide(request)
         return await self.transport.handle(request, self.get_context)
 

@@ -23,7 +23,16 @@ def error_of(response: httpx.Response) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     "body",
-    [b"{not json", b"", b"null", b"123", b'"a string"', b"true", b'{"query": 42}', b'{"query": "{ __typename }", "variables": []}'],
+    [
+        b"{not json",
+        b"",
+        b"null",
+        b"123",
+        b'"a string"',
+        b"true",
+        b'{"query": 42}',
+        b'{"query": "{ __typename }", "variables": []}',
+    ],
 )
 def test_post__malformed_body__400_bad_request(http: httpx.Client, body: bytes) -> None:
     response = http.post("/graphql", content=body, headers=JSON)
@@ -47,7 +56,13 @@ def test_post__nesting_bomb_in_variables__400_bad_request(http: httpx.Client) ->
 
 @pytest.mark.parametrize(
     "content_type",
-    [None, "text/plain", "application/x-www-form-urlencoded", "application/graphql", "application/json; charset=latin-1"],
+    [
+        None,
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "application/graphql",
+        "application/json; charset=latin-1",
+    ],
 )
 def test_post__wrong_content_type__415(http: httpx.Client, content_type: str | None) -> None:
     headers = {} if content_type is None else {"Content-Type": content_type}
