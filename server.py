@@ -144,7 +144,7 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("--stdout", action="store_true", help="print it instead")
     iam = commands.add_parser("iam-policy", help="print the IAM policies bounding each role's keys")
     iam.add_argument("--table-arn", help="the table's ARN (default: from HR_TABLE_NAME and AWS_REGION)")
-    iam.add_argument("--role", choices=["TenantData", "SignIn", "Platform"], help="one role only")
+    iam.add_argument("--role", choices=["TenantData", "SignIn", "Platform", "PersistedDocuments"], help="one role only")
     return root
 
 

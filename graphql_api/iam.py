@@ -6,6 +6,8 @@ datastore's TenantScope enforces (``datastore/scope.py``). The identity items (`
 guard platform-wide email uniqueness, so tenants may write them but never read them; reading
 them is the separate sign-in role's job. The platform role lists organisations on GSI1
 (``ORGS``) and writes into one new organisation, named by its session tag ``provisioning``.
+The persisted-documents role reads and registers GraphQL documents (``PQ#``, public query
+text shared by every tenant; ``datastore/documents.py``) and nothing else.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ TENANT_PARTITIONS = "ORG#${aws:PrincipalTag/org}*"
 PROVISIONED_PARTITIONS = "ORG#${aws:PrincipalTag/provisioning}*"
 IDENTITY_PARTITIONS = "EMAIL#*"
 ORGS_PARTITION = "ORGS"
+DOCUMENT_PARTITIONS = "PQ#*"
 
 READS = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
 WRITES = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
@@ -33,7 +36,7 @@ def _statement(sid: str, actions: list[str], resources: list[str], leading_keys:
 
 
 def policies(table_arn: str) -> dict[str, dict[str, Any]]:
-    """One policy document per role: TenantData, SignIn, Platform."""
+    """One policy document per role: TenantData, SignIn, Platform, PersistedDocuments."""
     table_and_index = [table_arn, f"{table_arn}/index/GSI1"]
     return {
         "TenantData": {
@@ -60,6 +63,14 @@ def policies(table_arn: str) -> dict[str, dict[str, Any]]:
                     [PROVISIONED_PARTITIONS],
                 ),
                 _statement("ProvisionIdentities", IDENTITY_WRITES, [table_arn], [IDENTITY_PARTITIONS]),
+            ],
+        },
+        "PersistedDocuments": {
+            "Version": "2012-10-17",
+            "Statement": [
+                _statement(
+                    "DocumentsOnly", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn], [DOCUMENT_PARTITIONS]
+                ),
             ],
         },
     }
