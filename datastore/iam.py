@@ -6,6 +6,8 @@ datastore's TenantScope enforces (``datastore/scope.py``). The identity items (`
 guard platform-wide email uniqueness, so tenants may write them but never read them; reading
 them is the separate sign-in role's job. The platform role lists organisations on GSI1
 (``ORGS``) and writes into one new organisation, named by its session tag ``provisioning``.
+The persisted-documents role reads and registers GraphQL documents (``PQ#``, public query
+text shared by every tenant; ``datastore/documents.py``) and nothing else.
 
 Partition patterns come from the key prefixes in ``keys.py``, so a change of layout changes
 the policies with it. ARNs are passed in: strings for ``server.py iam-policy``, CloudFormation
@@ -26,12 +28,13 @@ TENANT_PARTITIONS: Final = f"{keys.ORG}{keys.SEP}${{aws:PrincipalTag/{ORG_TAG}}}
 PROVISIONED_PARTITIONS: Final = f"{keys.ORG}{keys.SEP}${{aws:PrincipalTag/{PROVISIONING_TAG}}}*"
 IDENTITY_PARTITIONS: Final = f"{keys.EMAIL}{keys.SEP}*"
 ORGS_PARTITION: Final = keys.ORGS_PK
+DOCUMENT_PARTITIONS: Final = f"{keys.PQ}{keys.SEP}*"
 
 READS: Final = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
 WRITES: Final = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
 IDENTITY_WRITES: Final = ["dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
 
-ROLES: Final = ("TenantData", "SignIn", "Platform")
+ROLES: Final = ("TenantData", "SignIn", "Platform", "PersistedDocuments")
 
 
 def _statement(sid: str, actions: list[str], resources: list[Any], leading_keys: list[str]) -> dict[str, Any]:
@@ -45,7 +48,7 @@ def _statement(sid: str, actions: list[str], resources: list[Any], leading_keys:
 
 
 def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str, Any]]:
-    """One policy document per role: TenantData, SignIn, Platform.
+    """One policy document per role: TenantData, SignIn, Platform, PersistedDocuments.
 
     ``index_arn`` defaults to ``<table_arn>/index/GSI1``; pass it when ``table_arn`` is not a
     string (a CloudFormation ``Fn::GetAtt``).
@@ -77,6 +80,14 @@ def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str
                     [PROVISIONED_PARTITIONS],
                 ),
                 _statement("ProvisionIdentities", IDENTITY_WRITES, [table_arn], [IDENTITY_PARTITIONS]),
+            ],
+        },
+        "PersistedDocuments": {
+            "Version": "2012-10-17",
+            "Statement": [
+                _statement(
+                    "DocumentsOnly", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn], [DOCUMENT_PARTITIONS]
+                ),
             ],
         },
     }

@@ -14,9 +14,11 @@ Layout (PK / SK, and GSI1PK / GSI1SK where an item is in the index):
     Applicant        ORG#<org>#JOB#<job>       APPLICANT#<emp>
     AuditEvent       ORG#<org>#AUDIT#<yyyy-mm> EVT#<event>
     Idempotency      ORG#<org>#IDEM#<key>      #IDEMPOTENCY
+    Persisted doc    PQ#<sha256>               #DOCUMENT
 
-Every tenant partition key (table and index) starts with ``ORG#<org>``; the identity items
-and the platform's organisation list are the only others.
+Every tenant partition key (table and index) starts with ``ORG#<org>``; the identity items,
+the platform's organisation list and the persisted GraphQL documents (public query text,
+keyed by its SHA-256) are the only others.
 
 Audit events are bucketed by the UTC month they happened in, so a busy tenant spreads its
 trail over one partition per month; the event id is a ULID minted from the event's time, so
@@ -50,11 +52,13 @@ OPEN: Final = "OPEN"
 AUDIT: Final = "AUDIT"
 EVT: Final = "EVT"
 IDEM: Final = "IDEM"
+PQ: Final = "PQ"
 
 METADATA_SK: Final = "#METADATA"
 SUBSCRIPTION_SK: Final = "#SUBSCRIPTION"
 IDENTITY_SK: Final = "#IDENTITY"
 IDEMPOTENCY_SK: Final = "#IDEMPOTENCY"
+DOCUMENT_SK: Final = "#DOCUMENT"
 # begins_with on this returns exactly the organisation's own items (#METADATA, #SUBSCRIPTION).
 ORG_HEADER_PREFIX: Final = "#"
 ORGS_PK: Final = "ORGS"
@@ -70,6 +74,8 @@ IDEMPOTENCY_KEY_MAX: Final = 128
 # Printable ASCII without spaces: UUIDs, ULIDs and the usual client-generated tokens.
 _IDEMPOTENCY_KEY = re.compile(rf"[!-~]{{1,{IDEMPOTENCY_KEY_MAX}}}")
 _AUDIT_BUCKET = re.compile(r"(\d{4})-(\d{2})")
+# A persisted document's id: its SHA-256, lowercase hex.
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,6 +226,16 @@ def in_tenant(partition_key: str, org_id: str) -> bool:
     return partition_key == own or partition_key.startswith(own + SEP)
 
 
+def persisted_document_pk(sha256: str) -> str:
+    if not _SHA256.fullmatch(sha256):
+        raise InvalidInput("sha256Hash", "must be 64 lowercase hexadecimal characters")
+    return _join(PQ, sha256)
+
+
+def is_persisted_document_pk(partition_key: str) -> bool:
+    return partition_key.startswith(PQ + SEP)
+
+
 def is_identity_pk(partition_key: str) -> bool:
     return partition_key.startswith(EMAIL + SEP)
 
@@ -257,6 +273,10 @@ def email_pointer_key(org_id: str, email: str) -> Key:
 
 def membership_key(org_id: str, dept_id: str, emp_id: str) -> Key:
     return Key(membership_pk(org_id, dept_id), _join(EMP, emp_id))
+
+
+def persisted_document_key(sha256: str) -> Key:
+    return Key(persisted_document_pk(sha256), DOCUMENT_SK)
 
 
 def identity_key(email: str) -> Key:

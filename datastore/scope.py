@@ -58,6 +58,21 @@ class SignInScope:
 
 
 @dataclass(frozen=True, slots=True)
+class DocumentScope:
+    """Persisted GraphQL documents: public query text shared by every tenant and process."""
+
+    @property
+    def name(self) -> str:
+        return "persisted documents"
+
+    def may_read(self, partition_key: str) -> bool:
+        return keys.is_persisted_document_pk(partition_key)
+
+    def may_write(self, partition_key: str) -> bool:
+        return keys.is_persisted_document_pk(partition_key)
+
+
+@dataclass(frozen=True, slots=True)
 class PlatformScope:
     """The platform operator: the list of organisations, and creating one.
 

@@ -7,7 +7,7 @@ table and its IAM boundary cannot drift from what the code and its tests assume.
 What it creates:
 - the table: on-demand, point-in-time recovery, TTL on idempotency records, deletion
   protection, encryption with a KMS key;
-- the three data roles (TenantData, SignIn, Platform) with their ``LeadingKeys`` policies,
+- the four data roles (TenantData, SignIn, Platform, PersistedDocuments) with their ``LeadingKeys`` policies,
   each assumable only by the service role, with ``sts:TagSession`` for the ``org`` and
   ``provisioning`` tags;
 - the service role the Lambda function runs as: it can describe the table (readiness) and
@@ -31,9 +31,19 @@ HANDLER: Final = "graphql_api.lambda_handler.handler"
 FUNCTION_TIMEOUT_SECONDS: Final = 15
 DEFAULT_TABLE_NAME: Final = "hr-api"
 
-ROLE_RESOURCES: Final = {"TenantData": "TenantDataRole", "SignIn": "SignInRole", "Platform": "PlatformRole"}
+ROLE_RESOURCES: Final = {
+    "TenantData": "TenantDataRole",
+    "SignIn": "SignInRole",
+    "Platform": "PlatformRole",
+    "PersistedDocuments": "PersistedDocumentsRole",
+}
 # The environment variable that names each role to the server (datastore/credentials.py).
-ROLE_SETTINGS: Final = {"TenantData": "TENANT_ROLE_ARN", "SignIn": "SIGNIN_ROLE_ARN", "Platform": "PLATFORM_ROLE_ARN"}
+ROLE_SETTINGS: Final = {
+    "TenantData": "TENANT_ROLE_ARN",
+    "SignIn": "SIGNIN_ROLE_ARN",
+    "Platform": "PLATFORM_ROLE_ARN",
+    "PersistedDocuments": "DOCUMENTS_ROLE_ARN",
+}
 
 TABLE_ARN: Final = {"Fn::GetAtt": ["Table", "Arn"]}
 INDEX_ARN: Final = {"Fn::Sub": f"${{Table.Arn}}/index/{keys.GSI1}"}

@@ -1,6 +1,9 @@
 """The Starlette application: /graphql (POST JSON, GET queries, GraphiQL) and /healthz.
 
 GraphiQL's page, assets and development sign-in live in graphql_api/graphiql/.
+
+The GraphQL-over-HTTP transport itself (request parsing, persisted documents, status codes,
+encoding) lives in graphql_api/http/; the view authenticates and hands HTTP requests to it.
 """
 
 from __future__ import annotations
@@ -17,15 +20,17 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.middleware.cors import CORSMiddleware
+from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.extensions import SchemaExtension
-from ulid import ULID
+from strawberry.types.unset import UNSET, UnsetType
 
 from datastore import calls
+from datastore.scope import DocumentScope
 from datastore.store import Datastore
 from graphql_api import graphiql
 from graphql_api.active import ActiveCaller
@@ -35,22 +40,30 @@ from graphql_api.config import ApiSettings
 from graphql_api.context import RequestContext, Services
 from graphql_api.cost import Cost
 from graphql_api.cursors import CursorCodec
+from graphql_api.document_cache import CachedDocuments, DocumentCache
+from graphql_api.http import request_id
+from graphql_api.http.persisted import PersistedDocuments, load_manifest
+from graphql_api.http.transport import HttpTransport
 from graphql_api.limits import limit_extensions
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
 from graphql_api.limits.concurrency import MaxConcurrentRequests
+from graphql_api.operation_name import OperationNameRequired
 from graphql_api.schema import build_schema
 from graphql_api.signin import TokenExchange
 
 log = logging.getLogger("hr.app")
 
-REQUEST_ID = "hr.request_id"
+REQUEST_ID = request_id.REQUEST_ID
+# Responses at least this large are gzip-compressed for clients that accept it.
+GZIP_MINIMUM_BYTES = 1024
 
 
 class GraphQLView(GraphQL[RequestContext, None]):
-    def __init__(self, schema: strawberry.Schema, services: Services) -> None:
+    def __init__(self, schema: strawberry.Schema, services: Services, transport: HttpTransport) -> None:
         super().__init__(schema, graphql_ide="graphiql" if services.settings.graphiql else None)
         self.services = services
+        self.transport = transport
 
     async def get_context(self, request: Request, response: Response) -> RequestContext:  # type: ignore[override]
         context = RequestContext(
@@ -72,12 +85,21 @@ class GraphQLView(GraphQL[RequestContext, None]):
     def encode_json(self, data: object) -> bytes:
         return orjson.dumps(data)
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The caller was authenticated by the middleware (graphql_api/authentication.py)."""
-        if scope["type"] == "http":
-            request_id = Request(scope).headers.get("x-request-id") or str(ULID())
-            scope[REQUEST_ID] = request_id[:64]
-        await super().__call__(scope, receive, send)
+    async def run(  # type: ignore[override]  # Strawberry's overloads: HTTP here, WebSocket to it
+        self,
+        request: Request | WebSocket,
+        context: RequestContext | UnsetType = UNSET,
+        root_value: UnsetType | None = UNSET,
+    ) -> Response | WebSocket:
+        """GraphiQL for a browser's GET, GraphQL over HTTP (graphql_api/http/) for the rest."""
+        if isinstance(request, WebSocket):
+            # Our app never presets a context or root value; Strawberry makes them per socket.
+            return await super().run(request)
+        # A GET by persisted document id has no ``query`` either, and is not a visit to GraphiQL.
+        by_id = "extensions" in request.query_params or "documentId" in request.query_params
+        if self.graphql_ide and not by_id and self.should_render_graphql_ide(self.request_adapter_class(request)):
+            return await self.render_graphql_ide(request)
+        return await self.transport.handle(request, self.get_context)
 
 
 def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Starlette:
@@ -85,10 +107,19 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
     executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="dynamodb-io")
     services = Services(settings, datastore, executor, CursorCodec(settings.jwt_secret))
     # Limits first (they refuse before anything is loaded), then the caller's active check.
-    extensions: list[Callable[[], SchemaExtension]] = [*limit_extensions(settings), ActiveCaller]
+    documents = DocumentCache()
+    extensions: list[Callable[[], SchemaExtension]] = [
+        lambda: CachedDocuments(documents),
+        OperationNameRequired,
+        *limit_extensions(settings),
+        ActiveCaller,
+    ]
     if settings.cost_in_response:
         extensions.append(Cost)
-    view = GraphQLView(build_schema(extensions, batch_max_operations=settings.batch_max_operations), services)
+    schema = build_schema(extensions, batch_max_operations=settings.batch_max_operations)
+    trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
+    persisted = PersistedDocuments(datastore.table(DocumentScope()), trusted)
+    view = GraphQLView(schema, services, HttpTransport(schema, persisted, settings.batch_max_operations))
 
     async def healthz(_request: Request) -> JSONResponse:
         reachable = await asyncio.get_running_loop().run_in_executor(executor, datastore.reachable)
@@ -102,24 +133,35 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
         yield
         executor.shutdown(wait=False, cancel_futures=True)
 
-    return Starlette(
+    app = Starlette(
         routes=[
-            Route("/graphql", view, methods=["GET", "POST"]),
+            # Every method reaches the view, so a PUT gets the transport's JSON 405 with Allow.
+            Route("/graphql", view),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
             Route("/healthz", healthz),
             *graphiql.routes(services),
         ],
         lifespan=lifespan,
         middleware=[
+            # Outermost, so every response carries X-Request-Id, the 413s and CORS refusals too.
+            Middleware(request_id.RequestIdMiddleware),
             # Slow clients (limits/body_timeout.py): outermost, so nothing inside waits on a body.
             Middleware(MaxBodyTime, timeout_seconds=settings.body_timeout_seconds),
             Middleware(
                 CORSMiddleware,
                 allow_origins=list(settings.cors_origins),
                 allow_methods=["GET", "POST"],
-                allow_headers=["Authorization", "Content-Type", "X-Request-Id"],
+                allow_headers=[
+                    "Authorization",
+                    "Content-Type",
+                    "X-Request-Id",
+                    "apollographql-client-name",
+                    "apollographql-client-version",
+                ],
+                expose_headers=[request_id.HEADER],
                 max_age=600,
             ),
+            Middleware(GZipMiddleware, minimum_size=GZIP_MINIMUM_BYTES),
             Middleware(MaxBodySize, max_bytes=settings.max_body_bytes),
             # In-flight cap (limits/concurrency.py): inside the body readers, so a slot is taken
             # only once the whole body has arrived.
@@ -132,3 +174,6 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
             ),
         ],
     )
+    # The process's parsed documents: tests read app.state.document_cache.parses.
+    app.state.document_cache = documents
+    return app

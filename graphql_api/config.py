@@ -101,6 +101,8 @@ class ApiSettings:
     body_timeout_seconds: float = 10.0
     # Where GraphiQL's pinned npm packages are unpacked (README "GraphiQL").
     graphiql_cache_dir: Path = DEFAULT_CACHE_DIR
+    # A JSON manifest {id: document}: when set, only its documents run (graphql_api/http/persisted.py).
+    trusted_documents: str | None = None
 
     @property
     def development(self) -> bool:
@@ -142,6 +144,7 @@ class ApiSettings:
             header_timeout_seconds=env_int(env, "HEADER_TIMEOUT_SECONDS", 10),
             body_timeout_seconds=env_int(env, "BODY_TIMEOUT_SECONDS", 10),
             graphiql_cache_dir=Path(env.get("GRAPHIQL_CACHE") or DEFAULT_CACHE_DIR),
+            trusted_documents=env.get("TRUSTED_DOCUMENTS") or None,
         )
 
     def warn_if_development(self) -> None:

@@ -2,8 +2,8 @@
 
 Each request's partition keys (table or index) lie in one organisation's ``ORG#<orgId>``
 space, or on a named path: identity ``EMAIL#`` items, the platform's ``ORGS`` list (read on
-GSI1 only). Requests of unkeyed operations (Scan, PartiQL statements) are violations:
-no partition key bounds them. Control-plane calls name no item and pass.
+GSI1 only), persisted GraphQL documents (``PQ#<sha256>``). Requests of unkeyed operations
+(Scan, PartiQL statements) are violations: no partition key bounds them. Control-plane calls name no item and pass.
 """
 
 from __future__ import annotations
@@ -56,7 +56,12 @@ def violations(call: Call) -> list[str]:
     found = [
         f"{call.operation}: {pk!r} is outside every named partition space"
         for pk in partition_keys
-        if not (keys.org_id_of(pk) is not None or keys.is_identity_pk(pk) or pk == keys.ORGS_PK)
+        if not (
+            keys.org_id_of(pk) is not None
+            or keys.is_identity_pk(pk)
+            or pk == keys.ORGS_PK
+            or keys.is_persisted_document_pk(pk)
+        )
     ]
     tenants = {org for org in map(keys.org_id_of, partition_keys) if org is not None}
     if len(tenants) > 1:

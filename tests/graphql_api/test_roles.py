@@ -152,7 +152,7 @@ def test_platform__lists_organizations_but_sees_no_tenant_data(api: Api, world: 
 
 def test_tenant_caller__cannot_list_organizations(api: Api, world: World) -> None:
     body = api.as_(world.admin).query("{ organizations { edges { node { name } } } }")
-    assert body["data"] is None or body["data"].get("organizations") is None
+    assert body.get("data") is None or body["data"].get("organizations") is None
     assert codes(body) == ["FORBIDDEN"]
 
 
@@ -161,7 +161,7 @@ def test_inactive_employee__refused_with_a_valid_token(api: Api, world: World) -
     assert "errors" not in client.query("{ me { email } }")
     employees.terminate_employee(world.tenant.table, world.employee.emp_id)
     body = client.query("{ me { email } }")
-    assert body["data"] is None
+    assert body.get("data") is None
     assert codes(body) == ["UNAUTHENTICATED"]
 
 
@@ -176,12 +176,12 @@ def test_suspended_organization__refused_with_a_valid_token(api: Api, world: Wor
     )
     department = ids.encode("Department", world.d1.dept_id)
     body = api.as_(world.admin).query("query($id: ID!) { department(id: $id) { name } }", {"id": department})
-    assert body["data"] is None
+    assert body.get("data") is None
     assert codes(body) == ["UNAUTHENTICATED"]
 
 
 def test_stale_role__refused(api: Api, world: World) -> None:
     token = issue_token(api.settings, subject=world.employee.emp_id, org_id=world.tenant.org_id, role="admin")
     body = api.as_(world.employee).with_token(token).query("{ me { email } }")
-    assert body["data"] is None
+    assert body.get("data") is None
     assert codes(body) == ["UNAUTHENTICATED"]

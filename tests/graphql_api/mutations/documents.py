@@ -107,7 +107,7 @@ def error(body: dict[str, Any]) -> dict[str, Any]:
     """The one error of a failed mutation; its data is null."""
     errors = body.get("errors", [])
     assert len(errors) == 1, body
-    assert all(value is None for value in (body["data"] or {}).values()), body
+    assert all(value is None for value in (body.get("data") or {}).values()), body
     found: dict[str, Any] = errors[0]
     return found
 

@@ -1,0 +1,102 @@
+"""The response: its media type (from Accept), its status code, and its JSON body.
+
+``application/graphql-response+json`` when the client asks for it, with the spec's status
+codes: 400 for a request error (the document did not parse or validate, so nothing ran and
+``data`` is absent), 200 once execution started. ``application/json`` otherwise, the legacy
+type, where every well-formed request answers 200. Whatever the type, an UNAUTHENTICATED error
+answers 401 with WWW-Authenticate, so clients and proxies see a failed sign-in the same way
+whether the token was refused before GraphQL ran or the caller's account was (active.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+import orjson
+from starlette.responses import Response
+from strawberry.types import ExecutionResult
+
+from graphql_api.errors import Code
+from graphql_api.http.errors import TransportCode, TransportError
+
+GRAPHQL_RESPONSE_JSON: Final = "application/graphql-response+json"
+JSON: Final = "application/json"
+UNAUTHENTICATED_HEADERS: Final = {"WWW-Authenticate": "Bearer"}
+
+
+def negotiate(accept: str | None) -> str:
+    """The media type to answer with; application/json without an Accept header or for ``*/*``.
+
+    A client that names ``application/graphql-response+json`` (at least as high as
+    ``application/json``) gets it; one that accepts neither is refused with 406.
+    """
+    if accept is None or not accept.strip():
+        return JSON
+    ranges: dict[str, float] = {}
+    for part in accept.split(","):
+        media_range, *parameters = (piece.strip() for piece in part.split(";"))
+        quality = 1.0
+        for parameter in parameters:
+            name, _, value = parameter.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        ranges[media_range.lower()] = max(quality, ranges.get(media_range.lower(), 0.0))
+    graphql_response = ranges.get(GRAPHQL_RESPONSE_JSON, 0.0)
+    wildcard = max(ranges.get("application/*", 0.0), ranges.get("*/*", 0.0))
+    json = ranges.get(JSON, wildcard)
+    if graphql_response > 0 and graphql_response >= json:
+        return GRAPHQL_RESPONSE_JSON
+    if json > 0:
+        return JSON
+    raise TransportError(406, TransportCode.NOT_ACCEPTABLE, f"this server answers {GRAPHQL_RESPONSE_JSON} or {JSON}")
+
+
+def is_request_error(result: ExecutionResult) -> bool:
+    """True when the request failed before execution: no data, and no error has a path."""
+    return result.data is None and bool(result.errors) and all(error.path is None for error in result.errors or ())
+
+
+def payload(result: ExecutionResult) -> dict[str, Any]:
+    body: dict[str, Any] = {}
+    if not is_request_error(result):
+        body["data"] = result.data  # a request error has no data entry at all (GraphQL spec 7.1.2)
+    if result.errors:
+        body["errors"] = [error.formatted for error in result.errors]
+    if result.extensions:
+        body["extensions"] = result.extensions
+    return body
+
+
+def _unauthenticated(results: Sequence[ExecutionResult]) -> bool:
+    return any(
+        (error.extensions or {}).get("code") == Code.UNAUTHENTICATED.value
+        for result in results
+        for error in result.errors or ()
+    )
+
+
+def status_of(media_type: str, results: Sequence[ExecutionResult], *, batch: bool) -> int:
+    if _unauthenticated(results):
+        return 401
+    if media_type == GRAPHQL_RESPONSE_JSON and not batch and is_request_error(results[0]):
+        return 400
+    return 200
+
+
+def encode(body: object, status: int, media_type: str, headers: dict[str, str]) -> Response:
+    return Response(orjson.dumps(body), status_code=status, headers=headers, media_type=f"{media_type}; charset=utf-8")
+
+
+def results_response(media_type: str, results: Sequence[ExecutionResult], *, batch: bool) -> Response:
+    status = status_of(media_type, results, batch=batch)
+    headers = dict(UNAUTHENTICATED_HEADERS) if status == 401 else {}
+    bodies = [payload(result) for result in results]
+    return encode(bodies if batch else bodies[0], status, media_type, headers)
+
+
+def error_response(error: TransportError, media_type: str) -> Response:
+    return encode(error.body(), error.status, media_type, error.headers)

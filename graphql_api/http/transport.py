@@ -1,0 +1,94 @@
+"""One GraphQL-over-HTTP exchange: read the request, resolve its document, run it, answer.
+
+Every failure before GraphQL runs is a TransportError, answered as a JSON GraphQL error with
+``extensions.code`` and its status (never plain text, never a 5xx); a mutation over GET is
+405 with ``Allow: POST``; a document with several operations and no ``operationName`` is a
+400 and nothing runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import strawberry
+from starlette.requests import Request
+from starlette.responses import Response
+from strawberry.exceptions import MissingQueryError
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
+from strawberry.types import ExecutionResult
+from strawberry.types.graphql import OperationType
+
+from graphql_api.context import RequestContext
+from graphql_api.http import response
+from graphql_api.http.errors import TransportCode, TransportError, bad_request
+from graphql_api.http.persisted import PersistedDocuments
+from graphql_api.http.request import Operation, read_operations
+
+ContextFactory = Callable[[Request, Response], Awaitable[RequestContext]]
+
+_GET_OPERATIONS = frozenset({OperationType.QUERY})
+_POST_OPERATIONS = frozenset({OperationType.QUERY, OperationType.MUTATION})
+
+
+class HttpTransport:
+    def __init__(self, schema: strawberry.Schema, persisted: PersistedDocuments, batch_max_operations: int) -> None:
+        self.schema = schema
+        self.persisted = persisted
+        self.batch_max_operations = batch_max_operations
+
+    async def handle(self, request: Request, get_context: ContextFactory) -> Response:
+        media_type = response.JSON
+        try:
+            media_type = response.negotiate(request.headers.get("accept"))
+            operations = await read_operations(request, self.batch_max_operations)
+            sub_response = Response()
+            context = await get_context(request, sub_response)
+            if isinstance(operations, list):
+                results = list(await asyncio.gather(*(self._run(request, op, context) for op in operations)))
+            else:
+                results = [await self._run(request, operations, context)]
+            answer = response.results_response(media_type, results, batch=isinstance(operations, list))
+        except TransportError as error:
+            answer = response.error_response(error, media_type)
+        else:
+            # Headers resolvers set on the context's response (its own Content-Length aside).
+            for name, value in sub_response.headers.items():
+                if name != "content-length":
+                    answer.headers[name] = value
+        if "authorization" in request.headers:
+            # A response to a caller with credentials is theirs alone: no shared cache keeps it.
+            answer.headers["Cache-Control"] = "no-store"
+        answer.headers["Vary"] = "Accept, Authorization"
+        return answer
+
+    async def _run(self, request: Request, operation: Operation, context: RequestContext) -> ExecutionResult:
+        resolved = await self.persisted.resolve(operation, context)
+        if resolved.query is None:
+            raise bad_request("the request has no GraphQL query")
+        allowed = _GET_OPERATIONS if request.method == "GET" else _POST_OPERATIONS
+        try:
+            result = await self.schema.execute(
+                resolved.query,
+                variable_values=operation.variables,
+                context_value=context,
+                operation_name=operation.operation_name,
+                allowed_operation_types=allowed,
+                operation_extensions=operation.extensions,
+            )
+        except InvalidOperationTypeError:
+            raise TransportError(
+                405,
+                TransportCode.METHOD_NOT_ALLOWED,
+                "mutations are not allowed when using GET; send them with POST",
+                headers={"Allow": "POST"},
+            ) from None
+        except CannotGetOperationTypeError:
+            raise bad_request(
+                "the document has several operations (or none by that name): name one with operationName"
+            ) from None
+        except MissingQueryError:
+            raise bad_request("the request has no GraphQL query") from None
+        if resolved.register is not None and not response.is_request_error(result):
+            await self.persisted.register(resolved.register, resolved.query, context)
+        return result
