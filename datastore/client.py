@@ -7,14 +7,20 @@ from typing import TYPE_CHECKING
 import boto3
 from botocore.config import Config
 
+from datastore import fastparse
 from datastore.config import DatastoreSettings
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 
-def make_client(settings: DatastoreSettings, endpoint_url: str | None = None) -> DynamoDBClient:
+def make_client(
+    settings: DatastoreSettings, endpoint_url: str | None = None, *, fast_parse: bool = True
+) -> DynamoDBClient:
     """A thread-safe low-level client; create one per process and share it.
+
+    Its successful item responses are decoded by ``datastore.fastparse`` unless
+    ``fast_parse`` is False (the benchmark's floor is stock boto3).
 
     Retries use botocore's "standard" mode with an explicit bound: "adaptive" mode throttles
     the whole client when one caller is throttled, which in a multi-tenant server lets one
@@ -31,7 +37,7 @@ def make_client(settings: DatastoreSettings, endpoint_url: str | None = None) ->
     session = boto3.session.Session()
     # DynamoDB Local accepts any credentials but botocore refuses to sign without some.
     placeholder = "local" if endpoint is not None and session.get_credentials() is None else None
-    return session.client(
+    client = session.client(
         "dynamodb",
         region_name=settings.region,
         endpoint_url=endpoint,
@@ -39,3 +45,4 @@ def make_client(settings: DatastoreSettings, endpoint_url: str | None = None) ->
         aws_access_key_id=placeholder,
         aws_secret_access_key=placeholder,
     )
+    return fastparse.install(client) if fast_parse else client
