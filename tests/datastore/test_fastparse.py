@@ -37,7 +37,7 @@ def fast(settings: DatastoreSettings, table_name: str) -> DynamoDBClient:
 
 @pytest.fixture
 def stock(settings: DatastoreSettings, table_name: str) -> DynamoDBClient:
-    return make_client(settings, fast_parse=False)
+    return make_client(settings, stock=True)
 
 
 class _Raw:
