@@ -28,7 +28,8 @@ def make_client(settings: DatastoreSettings, endpoint_url: str | None = None, *,
     tenant's hot partition slow every other tenant down.
     """
     config = Config(
-        retries={"mode": "standard", "max_attempts": settings.max_attempts},
+        # "total_max_attempts" counts the first try; botocore's "max_attempts" counts retries only.
+        retries={"mode": "standard", "total_max_attempts": settings.max_attempts},
         max_pool_connections=settings.pool_size,
         connect_timeout=2,
         read_timeout=5,

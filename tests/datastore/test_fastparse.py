@@ -166,8 +166,8 @@ def test_error__always_throttled__client_error_after_the_bound(
     settings: DatastoreSettings, fast: DynamoDBClient, table_name: str
 ) -> None:
     throttled = {"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException", "message": "slow down"}
-    # botocore's retries "max_attempts" counts retries after the first try.
-    sends = settings.max_attempts + 1
+    # DYNAMODB_MAX_ATTEMPTS counts every try, the first included.
+    sends = settings.max_attempts
     injector = inject(fast, "Query", Injector([lambda _body: _response(400, throttled)] * sends))
     with pytest.raises(ClientError) as raised:
         fast.query(
@@ -177,7 +177,7 @@ def test_error__always_throttled__client_error_after_the_bound(
         )
     assert raised.value.response["Error"]["Code"] == "ThrottlingException"
     assert injector.sends == sends
-    assert raised.value.response["ResponseMetadata"]["RetryAttempts"] == settings.max_attempts
+    assert raised.value.response["ResponseMetadata"]["RetryAttempts"] == settings.max_attempts - 1
 
 
 def test_crc32__mismatch__retried_by_botocore(fast: DynamoDBClient, table_name: str) -> None:
