@@ -84,11 +84,6 @@ def _get_n(item: Item, name: str) -> int:
     return int(item[name]["N"])
 
 
-def _opt_ts(item: Item, name: str) -> datetime | None:
-    value = _opt_s(item, name)
-    return None if value is None else parse_timestamp(value)
-
-
 def _key(key: keys.Key) -> Item:
     return {keys.PK: s(key.pk), keys.SK: s(key.sk)}
 
