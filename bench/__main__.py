@@ -229,7 +229,7 @@ def main() -> int:
         admin = issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
         profile = issue_token(api, subject=data.profile.emp_id, org_id=data.org_id, role="employee")
         product, naive = Server(env, naive=False), Server(env, naive=True)
-        floor = Floor(make_client(settings), table_name, data)
+        floor = Floor(make_client(settings, stock=True), table_name, data)
         results: dict[str, dict[str, Any]] = {}
         try:
             queries: list[tuple[str, str, Any, Any]] = [

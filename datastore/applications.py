@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from datastore import idempotency, items, keys, transact, writes
+from datastore import idempotency, items, keys, layout, transact, writes
 from datastore.changes import Change
 from datastore.entities import (
     APPLICATION_TRANSITIONS,
@@ -97,7 +97,7 @@ def apply_to_job(table: Table, job_id: str, emp_id: str, *, idempotency_key: str
                 return NotFound("Employee", application.emp_id)
             return Conflict("an inactive employee cannot apply")
 
-        status = {"#status": "status"}
+        status = {"#status": layout.STATUS}
         ops = [
             transact.put_new(items.application_item(application), already),
             transact.put_new(items.applicant_item(application), already),
@@ -153,7 +153,7 @@ def _transition(
                 keys.application_key(current.org_id, current.job_id, current.app_id),
                 "SET #status = :to",
                 condition="#status = :from",
-                names={"#status": "status"},
+                names={"#status": layout.STATUS},
                 values={":to": items.s(target.value), ":from": items.s(current.status.value)},
                 on_failed=changed,
             )

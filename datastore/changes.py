@@ -12,10 +12,10 @@ from typing import Final
 from datastore import keys
 from datastore.entities import FieldChange
 from datastore.items import ENTITY, Item, audit_value
+from datastore.layout import ORG_ID, VERSION
 
-VERSION: Final = "version"
 # Attributes that are layout, not data: never reported as changed fields.
-_NOT_FIELDS: Final = frozenset({keys.PK, keys.SK, keys.GSI1PK, keys.GSI1SK, ENTITY, "orgId", VERSION})
+_NOT_FIELDS: Final = frozenset({keys.PK, keys.SK, keys.GSI1PK, keys.GSI1SK, ENTITY, ORG_ID, VERSION})
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from datastore import idempotency, items, keys, transact, validation, writes
+from datastore import idempotency, items, keys, layout, transact, validation, writes
 from datastore.changes import Change
-from datastore.entities import Department
+from datastore.entities import Department, EmployeeStatus
 from datastore.errors import Conflict, InvalidInput, NotFound
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
@@ -47,8 +47,8 @@ def _manager_is_active(org_id: str, manager_id: str) -> transact.Op:
     return transact.check(
         keys.employee_key(org_id, manager_id),
         "#status = :active",
-        names={"#status": "status"},
-        values={":active": items.s("active")},
+        names={"#status": layout.STATUS},
+        values={":active": items.s(EmployeeStatus.ACTIVE.value)},
         on_failed=missing,
     )
 
@@ -110,18 +110,22 @@ def update_department(
     def perform() -> Department:
         sets: list[str] = []
         removes: list[str] = []
+        names: dict[str, str] = {}
         values: dict[str, dict[str, str]] = {}
         new_name = None if name is None else validation.name(name)
         if new_name is not None:
+            names["#name"] = layout.NAME
             sets.append("#name = :name")
             values[":name"] = items.s(new_name)
         ops: list[transact.Op] = []
         new_manager = manager_id
+        if manager_id is not None:
+            names["#manager"] = layout.MANAGER_ID
         if manager_id == NO_MANAGER:
-            removes.append("managerId")
+            removes.append("#manager")
         elif manager_id is not None:
             new_manager = keys.parse_ulid(manager_id, "managerId")
-            sets.append("managerId = :manager")
+            sets.append("#manager = :manager")
             values[":manager"] = items.s(new_manager)
             ops.append(_manager_is_active(org_id, new_manager))
         if not sets and not removes:
@@ -155,7 +159,7 @@ def update_department(
                 keys.department_key(org_id, dept_id),
                 expression,
                 condition="attribute_exists(PK)",
-                names={"#name": "name"} if name is not None else None,
+                names=names or None,
                 values=values or None,
                 on_failed=missing,
             ),

@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from datastore import idempotency, items, keys, transact, validation, writes
+from datastore import idempotency, items, keys, layout, locking, transact, validation, writes
 from datastore.changes import Change
 from datastore.entities import Employee, EmployeeStatus, Role
-from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
+from datastore.errors import Conflict, InvalidInput, StaleVersion
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
@@ -137,8 +137,9 @@ def admin_ops(emp: Employee) -> list[transact.Op]:
 def _headcount(org_id: str, dept_id: str, delta: int, field: str) -> transact.Op:
     return transact.update(
         keys.department_key(org_id, dept_id),
-        "ADD headcount :delta",
+        "ADD #headcount :delta",
         condition="attribute_exists(PK)",
+        names={"#headcount": layout.HEADCOUNT},
         values={":delta": items.n(delta)},
         on_failed=_department_missing(field),
     )
@@ -209,24 +210,11 @@ def create_employee(
 
 
 def _put_versioned(emp: Employee, expected: int) -> transact.Op:
-    return transact.put(
-        items.employee_item(emp),
-        condition="version = :expected",
-        values={":expected": items.n(expected)},
-        on_failed=transact.stale("Employee"),
-    )
+    return locking.put_versioned(layout.EMPLOYEE, items.employee_item(emp), expected)
 
 
 def _current(table: Table, emp_id: str, expected_version: int | None) -> Employee:
-    current = get_employee(table, emp_id, consistent=True)
-    if current is None:
-        raise NotFound("Employee", emp_id)
-    if expected_version is not None and current.version != expected_version:
-        raise StaleVersion(
-            f"Employee was changed by someone else (now at version {current.version})",
-            current_version=current.version,
-        )
-    return current
+    return locking.checked(layout.EMPLOYEE, get_employee(table, emp_id, consistent=True), emp_id, expected_version)
 
 
 def update_employee(
@@ -272,7 +260,12 @@ def update_employee(
         if updated.email != current.email:
             same_owner = {":emp": items.s(current.emp_id)}
             ops += [
-                transact.delete(keys.identity_key(current.email), condition="empId = :emp", values=same_owner),
+                transact.delete(
+                    keys.identity_key(current.email),
+                    condition="#emp = :emp",
+                    names={"#emp": layout.EMP_ID},
+                    values=same_owner,
+                ),
                 transact.delete(keys.email_pointer_key(current.org_id, current.email)),
                 transact.put_new(items.identity_item(updated), _email_taken(updated.email)),
                 transact.put_new(items.email_pointer_item(updated), _email_taken(updated.email)),

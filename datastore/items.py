@@ -1,6 +1,9 @@
-"""Entities to DynamoDB items and back: the one place that knows the attribute layout.
+"""Entities to DynamoDB items and back: keys, entity tags and attributes put together.
 
-Items are built in DynamoDB's wire format directly; going through boto3's TypeSerializer
+Each entity's attributes are declared once in ``datastore.layout``, which compiles the
+readers and writers used here; this module adds the keys, index attributes and the
+``entity`` tag, and holds the items that are not entities (pointers, audit events,
+idempotency records). Items are built in DynamoDB's wire format directly; going through boto3's TypeSerializer
 (and its Decimals) costs several milliseconds per hundred items (PERFORMANCE.md) and buys
 nothing for the handful of attribute types used here.
 """
@@ -10,28 +13,23 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from datastore import keys
+from datastore import keys, layout
 from datastore.entities import (
     Application,
-    ApplicationStatus,
     AuditEvent,
     AuditValue,
     Department,
     Employee,
-    EmployeeStatus,
     FieldChange,
     Identity,
     JobPosting,
     JobStatus,
     Organization,
-    OrganizationStatus,
-    Plan,
-    Role,
     Subscription,
 )
+from datastore.layout import Item, parse_timestamp, timestamp
 
-Item = dict[str, Any]
-"""An item in DynamoDB's wire format: ``{"name": {"S": "Acme"}}``."""
+__all__ = ["Item", "parse_timestamp", "timestamp"]
 
 ENTITY: Final = "entity"
 
@@ -63,15 +61,6 @@ def n(value: int) -> dict[str, str]:
     return {"N": str(value)}
 
 
-def timestamp(value: datetime) -> str:
-    """ISO-8601 in UTC with milliseconds: sorts as text in time order."""
-    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def parse_timestamp(value: str) -> datetime:
-    return datetime.fromisoformat(value)
-
-
 def now() -> datetime:
     # Millisecond precision, as stored, so a value read back compares equal to the one written.
     current = datetime.now(UTC)
@@ -95,11 +84,6 @@ def _get_n(item: Item, name: str) -> int:
     return int(item[name]["N"])
 
 
-def _opt_ts(item: Item, name: str) -> datetime | None:
-    value = _opt_s(item, name)
-    return None if value is None else parse_timestamp(value)
-
-
 def _key(key: keys.Key) -> Item:
     return {keys.PK: s(key.pk), keys.SK: s(key.sk)}
 
@@ -112,6 +96,15 @@ def _put_optional(item: Item, name: str, value: dict[str, str] | None) -> Item:
 
 # --- organisation -------------------------------------------------------------------------
 
+# Readers: straight from a wire item to its entity (see ``datastore.layout``).
+organization_from: Final = layout.ORGANIZATION.read
+subscription_from: Final = layout.SUBSCRIPTION.read
+department_from: Final = layout.DEPARTMENT.read
+employee_from: Final = layout.EMPLOYEE.read
+"""Reads an Employee from its own item or from its department membership copy."""
+job_from: Final = layout.JOB_POSTING.read
+application_from: Final = layout.APPLICATION.read
+
 
 def organization_item(org: Organization) -> Item:
     return {
@@ -119,92 +112,26 @@ def organization_item(org: Organization) -> Item:
         keys.GSI1PK: s(keys.ORGS_PK),
         keys.GSI1SK: s(keys.orgs_gsi_sk(org.name, org.org_id)),
         ENTITY: s(ORGANIZATION),
-        "orgId": s(org.org_id),
-        "name": s(org.name),
-        "plan": s(org.plan.value),
-        "status": s(org.status.value),
-        "createdAt": _ts(org.created_at),
+        **layout.ORGANIZATION.write(org),
     }
-
-
-def organization_from(item: Item) -> Organization:
-    return Organization(
-        org_id=_get_s(item, "orgId"),
-        name=_get_s(item, "name"),
-        plan=Plan(_get_s(item, "plan")),
-        status=OrganizationStatus(_get_s(item, "status")),
-        created_at=parse_timestamp(_get_s(item, "createdAt")),
-    )
 
 
 def subscription_item(sub: Subscription) -> Item:
-    item = {
-        **_key(keys.subscription_key(sub.org_id)),
-        ENTITY: s(SUBSCRIPTION),
-        "orgId": s(sub.org_id),
-        "plan": s(sub.plan.value),
-        "seats": n(sub.seats),
-    }
-    _put_optional(
-        item,
-        "billingCustomerId",
-        None if sub.billing_customer_id is None else s(sub.billing_customer_id),
-    )
-    return _put_optional(item, "renewsAt", None if sub.renews_at is None else _ts(sub.renews_at))
-
-
-def subscription_from(item: Item) -> Subscription:
-    return Subscription(
-        org_id=_get_s(item, "orgId"),
-        plan=Plan(_get_s(item, "plan")),
-        seats=_get_n(item, "seats"),
-        billing_customer_id=_opt_s(item, "billingCustomerId"),
-        renews_at=_opt_ts(item, "renewsAt"),
-    )
+    return {**_key(keys.subscription_key(sub.org_id)), ENTITY: s(SUBSCRIPTION), **layout.SUBSCRIPTION.write(sub)}
 
 
 # --- department ---------------------------------------------------------------------------
 
 
 def department_item(dept: Department) -> Item:
-    item = {
+    return {
         **_key(keys.department_key(dept.org_id, dept.dept_id)),
         ENTITY: s(DEPARTMENT),
-        "orgId": s(dept.org_id),
-        "deptId": s(dept.dept_id),
-        "name": s(dept.name),
-        "headcount": n(dept.headcount),
+        **layout.DEPARTMENT.write(dept),
     }
-    return _put_optional(item, "managerId", None if dept.manager_id is None else s(dept.manager_id))
-
-
-def department_from(item: Item) -> Department:
-    return Department(
-        org_id=_get_s(item, "orgId"),
-        dept_id=_get_s(item, "deptId"),
-        name=_get_s(item, "name"),
-        manager_id=_opt_s(item, "managerId"),
-        headcount=_get_n(item, "headcount"),
-    )
 
 
 # --- employee -----------------------------------------------------------------------------
-
-
-def _employee_attributes(emp: Employee) -> Item:
-    item: Item = {
-        "orgId": s(emp.org_id),
-        "empId": s(emp.emp_id),
-        "email": s(emp.email),
-        "firstName": s(emp.first_name),
-        "lastName": s(emp.last_name),
-        "role": s(emp.role.value),
-        "status": s(emp.status.value),
-        "hiredAt": _ts(emp.hired_at),
-        "version": n(emp.version),
-    }
-    _put_optional(item, "departmentId", None if emp.department_id is None else s(emp.department_id))
-    return _put_optional(item, "terminatedAt", None if emp.terminated_at is None else _ts(emp.terminated_at))
 
 
 def employee_item(emp: Employee) -> Item:
@@ -213,7 +140,7 @@ def employee_item(emp: Employee) -> Item:
         keys.GSI1PK: s(keys.employees_gsi_pk(emp.org_id)),
         keys.GSI1SK: s(keys.employees_gsi_sk(timestamp(emp.hired_at), emp.emp_id)),
         ENTITY: s(EMPLOYEE),
-        **_employee_attributes(emp),
+        **layout.EMPLOYEE.write(emp),
     }
 
 
@@ -228,33 +155,16 @@ def membership_item(emp: Employee) -> Item:
     return {
         **_key(keys.membership_key(emp.org_id, emp.department_id, emp.emp_id)),
         ENTITY: s(MEMBERSHIP),
-        **_employee_attributes(emp),
+        **layout.EMPLOYEE.write(emp),
     }
-
-
-def employee_from(item: Item) -> Employee:
-    """Reads an Employee from its own item or from its department membership copy."""
-    return Employee(
-        org_id=_get_s(item, "orgId"),
-        emp_id=_get_s(item, "empId"),
-        email=_get_s(item, "email"),
-        first_name=_get_s(item, "firstName"),
-        last_name=_get_s(item, "lastName"),
-        department_id=_opt_s(item, "departmentId"),
-        role=Role(_get_s(item, "role")),
-        status=EmployeeStatus(_get_s(item, "status")),
-        hired_at=parse_timestamp(_get_s(item, "hiredAt")),
-        terminated_at=_opt_ts(item, "terminatedAt"),
-        version=_get_n(item, "version"),
-    )
 
 
 def email_pointer_item(emp: Employee) -> Item:
     return {
         **_key(keys.email_pointer_key(emp.org_id, emp.email)),
         ENTITY: s(EMAIL_POINTER),
-        "orgId": s(emp.org_id),
-        "empId": s(emp.emp_id),
+        layout.ORG_ID: s(emp.org_id),
+        layout.EMP_ID: s(emp.emp_id),
     }
 
 
@@ -262,18 +172,20 @@ def identity_item(emp: Employee) -> Item:
     return {
         **_key(keys.identity_key(emp.email)),
         ENTITY: s(IDENTITY),
-        "email": s(emp.email),
-        "orgId": s(emp.org_id),
-        "empId": s(emp.emp_id),
+        layout.EMAIL: s(emp.email),
+        layout.ORG_ID: s(emp.org_id),
+        layout.EMP_ID: s(emp.emp_id),
     }
 
 
 def identity_from(item: Item) -> Identity:
-    return Identity(email=_get_s(item, "email"), org_id=_get_s(item, "orgId"), emp_id=_get_s(item, "empId"))
+    return Identity(
+        email=_get_s(item, layout.EMAIL), org_id=_get_s(item, layout.ORG_ID), emp_id=_get_s(item, layout.EMP_ID)
+    )
 
 
 def emp_id_of_pointer(item: Item) -> str:
-    return _get_s(item, "empId")
+    return _get_s(item, layout.EMP_ID)
 
 
 # --- job posting ---------------------------------------------------------------------------
@@ -283,18 +195,11 @@ def job_item(job: JobPosting) -> Item:
     item: Item = {
         **_key(keys.job_key(job.org_id, job.job_id)),
         ENTITY: s(JOB_POSTING),
-        "orgId": s(job.org_id),
-        "jobId": s(job.job_id),
-        "departmentId": s(job.department_id),
-        "title": s(job.title),
-        "description": s(job.description),
-        "status": s(job.status.value),
-        "version": n(job.version),
+        **layout.JOB_POSTING.write(job),
     }
     if job.status is JobStatus.OPEN:
         item.update(open_job_index_attributes(job))
-    _put_optional(item, "postedAt", None if job.posted_at is None else _ts(job.posted_at))
-    return _put_optional(item, "closedAt", None if job.closed_at is None else _ts(job.closed_at))
+    return item
 
 
 def open_job_index_attributes(job: JobPosting) -> Item:
@@ -307,20 +212,6 @@ def open_job_index_attributes(job: JobPosting) -> Item:
     }
 
 
-def job_from(item: Item) -> JobPosting:
-    return JobPosting(
-        org_id=_get_s(item, "orgId"),
-        job_id=_get_s(item, "jobId"),
-        department_id=_get_s(item, "departmentId"),
-        title=_get_s(item, "title"),
-        description=_get_s(item, "description"),
-        status=JobStatus(_get_s(item, "status")),
-        posted_at=_opt_ts(item, "postedAt"),
-        closed_at=_opt_ts(item, "closedAt"),
-        version=_get_n(item, "version"),
-    )
-
-
 # --- application ---------------------------------------------------------------------------
 
 
@@ -330,12 +221,7 @@ def application_item(app: Application) -> Item:
         keys.GSI1PK: s(keys.employee_applications_gsi_pk(app.org_id, app.emp_id)),
         keys.GSI1SK: s(keys.employee_applications_gsi_sk(app.app_id)),
         ENTITY: s(APPLICATION),
-        "orgId": s(app.org_id),
-        "appId": s(app.app_id),
-        "jobId": s(app.job_id),
-        "empId": s(app.emp_id),
-        "status": s(app.status.value),
-        "submittedAt": _ts(app.submitted_at),
+        **layout.APPLICATION.write(app),
     }
 
 
@@ -346,17 +232,6 @@ def applicant_item(app: Application) -> Item:
         ENTITY: s(APPLICANT),
         "appId": s(app.app_id),
     }
-
-
-def application_from(item: Item) -> Application:
-    return Application(
-        org_id=_get_s(item, "orgId"),
-        app_id=_get_s(item, "appId"),
-        job_id=_get_s(item, "jobId"),
-        emp_id=_get_s(item, "empId"),
-        status=ApplicationStatus(_get_s(item, "status")),
-        submitted_at=parse_timestamp(_get_s(item, "submittedAt")),
-    )
 
 
 # --- audit event ---------------------------------------------------------------------------

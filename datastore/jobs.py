@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from datastore import idempotency, items, keys, transact, validation, writes
+from datastore import idempotency, items, keys, layout, locking, transact, validation, writes
 from datastore.changes import Change
 from datastore.entities import JobPosting, JobStatus
-from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
+from datastore.errors import Conflict, InvalidInput
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
@@ -50,24 +50,11 @@ def _department_exists(org_id: str, dept_id: str) -> transact.Op:
 
 
 def _put_versioned(job: JobPosting, expected: int) -> transact.Op:
-    return transact.put(
-        items.job_item(job),
-        condition="version = :expected",
-        values={":expected": items.n(expected)},
-        on_failed=transact.stale("JobPosting"),
-    )
+    return locking.put_versioned(layout.JOB_POSTING, items.job_item(job), expected)
 
 
 def _current(table: Table, job_id: str, expected_version: int | None) -> JobPosting:
-    current = get_job(table, job_id, consistent=True)
-    if current is None:
-        raise NotFound("JobPosting", job_id)
-    if expected_version is not None and current.version != expected_version:
-        raise StaleVersion(
-            f"JobPosting was changed by someone else (now at version {current.version})",
-            current_version=current.version,
-        )
-    return current
+    return locking.checked(layout.JOB_POSTING, get_job(table, job_id, consistent=True), job_id, expected_version)
 
 
 def _change(action: str, before: JobPosting | None, after: JobPosting) -> Change:

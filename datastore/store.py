@@ -32,7 +32,10 @@ class Datastore:
     @classmethod
     def connect(cls, settings: DatastoreSettings, endpoint_url: str | None = None) -> Datastore:
         client = calls.instrument(make_client(settings, endpoint_url))
-        return cls(client, settings.table_name)
+        # As many fan-out threads as connections: every chunk of a request's batches can
+        # be in flight at once (the loaders no longer cut batches themselves).
+        fanout = ThreadPoolExecutor(settings.pool_size, thread_name_prefix="dynamodb-fanout")
+        return cls(client, settings.table_name, fanout)
 
     def table(self, scope: Scope) -> Table:
         return Table(self.client, self.table_name, scope, fanout=self.fanout)

@@ -137,8 +137,9 @@ class Table:
     def batch_get(self, wanted: Sequence[keys.Key]) -> list[Item | None]:
         """Items for ``wanted`` in the order asked, None for a miss.
 
-        Duplicates are read once; calls carry at most 100 keys and run concurrently when
-        the Table has a fan-out executor.
+        Duplicates are read once; calls carry at most 100 keys. This is the one place that
+        cuts a batch: with a fan-out executor the chunks run concurrently, the first on the
+        caller's own thread and the rest on the executor.
         """
         for key in wanted:
             self._require_read(key.pk)
@@ -148,11 +149,13 @@ class Table:
         if len(chunks) > 1 and self._fanout is not None:
             # Each chunk runs in a copy of the caller's context, so its calls are recorded in
             # the caller's CallLog (a context can be entered by one thread at a time).
-            contexts = [contextvars.copy_context() for _ in chunks]
-            for chunk_found in self._fanout.map(
-                lambda chunk, context: context.run(self._batch_get_chunk, chunk), chunks, contexts
-            ):
-                found.update(chunk_found)
+            others = [
+                self._fanout.submit(contextvars.copy_context().run, self._batch_get_chunk, chunk)
+                for chunk in chunks[1:]
+            ]
+            found.update(self._batch_get_chunk(chunks[0]))
+            for other in others:
+                found.update(other.result())
         else:
             for chunk in chunks:
                 found.update(self._batch_get_chunk(chunk))

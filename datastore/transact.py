@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from datastore import keys
-from datastore.errors import Conflict, DatastoreError, NotFound, StaleVersion
+from datastore.errors import Conflict, DatastoreError
 from datastore.items import Item
 
 OpKind = Literal["Put", "Update", "Delete", "ConditionCheck"]
@@ -20,21 +20,6 @@ FailureHandler = Callable[[Item | None], DatastoreError]
 
 def _conflict(_old: Item | None) -> DatastoreError:
     return Conflict("the item changed while it was being written")
-
-
-def stale(entity: str) -> FailureHandler:
-    """A failed ``version = :expected`` condition: gone, or changed by someone else."""
-
-    def handler(old: Item | None) -> DatastoreError:
-        if old is None:
-            return NotFound(entity)
-        current = int(old["version"]["N"])
-        return StaleVersion(
-            f"{entity} was changed by someone else (now at version {current})",
-            current_version=current,
-        )
-
-    return handler
 
 
 @dataclass(frozen=True, slots=True)

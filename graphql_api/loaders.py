@@ -20,7 +20,7 @@ from datastore import applications, audit, calls, departments, employees, jobs, 
 from datastore.entities import Application, AuditEvent, Department, Employee, JobPosting
 from datastore.organizations import OrganizationWithSubscription
 from datastore.pagination import Page, PageRequest, StartKey
-from datastore.table import BATCH_GET_LIMIT, Table
+from datastore.table import Table
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -53,12 +53,12 @@ def list_key(fetch: ListFetch, parent: str | None, first: int, after: StartKey |
 
 
 class Loader(DataLoader[K, V]):
-    """A DataLoader whose batch runs blocking datastore calls off the loop.
+    """A DataLoader whose batch runs one blocking datastore call off the loop.
 
-    A batch of one key uses ``one`` (a GetItem) when given; larger batches are cut into
-    chunks of at most 100 keys (one BatchGetItem each) that run concurrently on the I/O
-    pool, each in a copy of this batch's context so its calls are recorded in the request's
-    CallLog and tagged with the batch. The batch returns when every chunk is done.
+    A batch of one key uses ``one`` (a GetItem) when given; a larger batch goes whole to
+    ``batch`` in one hop to the I/O pool. Cutting it into BatchGetItem calls of at most 100
+    keys, and running those concurrently, is the datastore's job (``Table.batch_get``),
+    which records them in this batch's context.
     """
 
     def __init__(
@@ -66,22 +66,17 @@ class Loader(DataLoader[K, V]):
         run: Runner,
         batch: Callable[[list[K]], Sequence[V]],
         one: Callable[[K], V] | None = None,
-        *,
-        chunk_size: int = BATCH_GET_LIMIT,
     ) -> None:
         super().__init__()
         self._run = run
         self._batch = batch
         self._one = one
-        self._chunk_size = chunk_size
 
     async def batch_load_fn(self, keys: list[K]) -> list[V]:
         calls.new_batch()
         if len(keys) == 1 and self._one is not None:
             return [await self._run(self._one, keys[0])]
-        chunks = [keys[i : i + self._chunk_size] for i in range(0, len(keys), self._chunk_size)]
-        results: list[Sequence[V]] = await asyncio.gather(*(self._run(self._batch, chunk) for chunk in chunks))
-        return [value for chunk_values in results for value in chunk_values]
+        return list(await self._run(self._batch, keys))
 
     async def get(self, key: K) -> V:
         return await self.load(key)

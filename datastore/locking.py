@@ -1,0 +1,69 @@
+"""Optimistic locking: a write conditioned on the version its entity was read at.
+
+Every entity whose layout declares a version (``datastore.layout``) is written this way:
+read consistently, check the version the caller expected, write under
+``version = <the version read>``. A write that loses the race changes nothing and becomes
+StaleVersion, or NotFound when the item is gone.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar
+
+from datastore import transact
+from datastore.errors import DatastoreError, NotFound, StaleVersion
+from datastore.layout import Item, Layout
+
+
+class Versioned(Protocol):
+    @property
+    def version(self) -> int: ...
+
+
+V = TypeVar("V", bound=Versioned)
+
+
+def _version_of(layout: Layout[Any]) -> str:
+    if layout.version is None:
+        raise ValueError(f"{layout.entity.__name__} has no version attribute")
+    return layout.version
+
+
+def stale(layout: Layout[Any]) -> transact.FailureHandler:
+    """A failed version condition: the item is gone, or someone else changed it."""
+    entity, version = layout.entity.__name__, _version_of(layout)
+
+    def handler(old: Item | None) -> DatastoreError:
+        if old is None:
+            return NotFound(entity)
+        current = int(old[version]["N"])
+        return StaleVersion(
+            f"{entity} was changed by someone else (now at version {current})",
+            current_version=current,
+        )
+
+    return handler
+
+
+def checked(layout: Layout[Any], current: V | None, entity_id: str, expected_version: int | None) -> V:
+    """``current`` as read, refused if missing or not at the version the caller expected."""
+    entity = layout.entity.__name__
+    if current is None:
+        raise NotFound(entity, entity_id)
+    if expected_version is not None and current.version != expected_version:
+        raise StaleVersion(
+            f"{entity} was changed by someone else (now at version {current.version})",
+            current_version=current.version,
+        )
+    return current
+
+
+def put_versioned(layout: Layout[Any], item: Item, expected: int) -> transact.Op:
+    """Replace the whole item if it is still at ``expected``."""
+    return transact.put(
+        item,
+        condition="#version = :expected",
+        names={"#version": _version_of(layout)},
+        values={":expected": {"N": str(expected)}},
+        on_failed=stale(layout),
+    )

@@ -1,0 +1,82 @@
+"""Entity layouts: declared once, read and written by the functions compiled from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import pytest
+
+from datastore import keys, layout
+from datastore.entities import Department, Employee, EmployeeStatus, JobPosting, JobStatus, Role
+
+WHEN = datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)
+
+
+def _employee(**changes: object) -> Employee:
+    values: dict[str, object] = {
+        "org_id": keys.new_id(),
+        "emp_id": keys.new_id(),
+        "email": "e@example.com",
+        "first_name": "Erin",
+        "last_name": "Evans",
+        "department_id": None,
+        "role": Role.MANAGER,
+        "status": EmployeeStatus.ACTIVE,
+        "hired_at": WHEN,
+        "terminated_at": None,
+        "version": 3,
+    }
+    values.update(changes)
+    return Employee(**values)  # type: ignore[arg-type]  # the test's own keyword set
+
+
+def test_employee__optional_attributes_none__absent_from_the_item_and_read_back_as_none() -> None:
+    emp = _employee()
+    item = layout.EMPLOYEE.write(emp)
+    assert layout.DEPARTMENT_ID not in item and "terminatedAt" not in item
+    assert item[layout.VERSION] == {"N": "3"}
+    assert item[layout.STATUS] == {"S": "active"}
+    assert item["hiredAt"] == {"S": "2024-05-06T07:08:09.123Z"}
+    assert layout.EMPLOYEE.read(item) == emp
+
+
+def test_employee__every_attribute_set__round_trips() -> None:
+    emp = _employee(department_id=keys.new_id(), status=EmployeeStatus.INACTIVE, terminated_at=WHEN)
+    assert layout.EMPLOYEE.read(layout.EMPLOYEE.write(emp)) == emp
+
+
+def test_read__extra_attributes__ignored() -> None:
+    dept = Department(keys.new_id(), keys.new_id(), "Ops", None, 4)
+    item = {**layout.DEPARTMENT.write(dept), "PK": {"S": "x"}, "entity": {"S": "Department"}}
+    assert layout.DEPARTMENT.read(item) == dept
+
+
+def test_read__unknown_enum_value__raises() -> None:
+    item = layout.EMPLOYEE.write(_employee())
+    item["role"] = {"S": "overlord"}
+    with pytest.raises(KeyError):
+        layout.EMPLOYEE.read(item)
+
+
+def test_versioned_layouts__declare_their_version_attribute() -> None:
+    assert layout.EMPLOYEE.version == layout.VERSION
+    assert layout.JOB_POSTING.version == layout.VERSION
+    job = JobPosting(keys.new_id(), keys.new_id(), keys.new_id(), "T", "", JobStatus.DRAFT, None, None, 1)
+    assert layout.JOB_POSTING.write(job)[layout.VERSION] == {"N": "1"}
+
+
+@dataclass(frozen=True)
+class _Thing:
+    name: str
+    version: int
+
+
+def test_declaration__attribute_twice__refused() -> None:
+    with pytest.raises(ValueError, match="twice"):
+        layout.Layout(_Thing, (layout.s("name", "name"), layout.s("name", "name")))
+
+
+def test_declaration__version_not_an_attribute__refused() -> None:
+    with pytest.raises(ValueError, match="version"):
+        layout.Layout(_Thing, (layout.s("name", "name"),), version="version")
