@@ -42,11 +42,17 @@ EMPLOYEE: Final = "Employee"
 MEMBERSHIP: Final = "Membership"
 EMAIL_POINTER: Final = "EmailPointer"
 IDENTITY: Final = "Identity"
+DOMAIN: Final = "EmailDomain"
 JOB_POSTING: Final = "JobPosting"
 APPLICATION: Final = "Application"
 APPLICANT: Final = "Applicant"
 AUDIT_EVENT: Final = "AuditEvent"
 IDEMPOTENCY: Final = "Idempotency"
+
+# An organisation's email domains, one attribute of text separated by spaces (no domain holds
+# one): the audit trail records text, so adding a domain shows as before and after values.
+EMAIL_DOMAINS: Final = "emailDomains"
+DOMAIN_SEPARATOR: Final = " "
 
 # The idempotency record's expiry, in epoch seconds: the table's TTL attribute.
 EXPIRES_AT: Final = "expiresAt"
@@ -114,7 +120,7 @@ def _put_optional(item: Item, name: str, value: dict[str, str] | None) -> Item:
 
 
 def organization_item(org: Organization) -> Item:
-    return {
+    item = {
         **_key(keys.organization_key(org.org_id)),
         keys.GSI1PK: s(keys.ORGS_PK),
         keys.GSI1SK: s(keys.orgs_gsi_sk(org.name, org.org_id)),
@@ -125,6 +131,8 @@ def organization_item(org: Organization) -> Item:
         "status": s(org.status.value),
         "createdAt": _ts(org.created_at),
     }
+    domains = DOMAIN_SEPARATOR.join(org.email_domains)
+    return _put_optional(item, EMAIL_DOMAINS, s(domains) if domains else None)
 
 
 def organization_from(item: Item) -> Organization:
@@ -134,7 +142,13 @@ def organization_from(item: Item) -> Organization:
         plan=Plan(_get_s(item, "plan")),
         status=OrganizationStatus(_get_s(item, "status")),
         created_at=parse_timestamp(_get_s(item, "createdAt")),
+        email_domains=tuple((_opt_s(item, EMAIL_DOMAINS) or "").split()),
     )
+
+
+def domain_item(domain: str, org_id: str) -> Item:
+    """Marks ``domain`` as owned by ``org_id``: employees' emails there belong to it alone."""
+    return {**_key(keys.domain_key(domain)), ENTITY: s(DOMAIN), "domain": s(domain), "orgId": s(org_id)}
 
 
 def subscription_item(sub: Subscription) -> Item:

@@ -114,6 +114,10 @@ class Table:
         if not self.scope.may_write(partition_key):
             raise ScopeViolation(f"{self.scope.name} may not write partition {partition_key!r}")
 
+    def _require_check(self, partition_key: str) -> None:
+        if not self.scope.may_check(partition_key):
+            raise ScopeViolation(f"{self.scope.name} may not check partition {partition_key!r}")
+
     def _admit(self, item: Item, partition_attribute: str) -> Item:
         partition_key = item.get(partition_attribute, {}).get("S", "")
         if not self.scope.may_read(partition_key):
@@ -284,7 +288,10 @@ class Table:
         if not ops:
             return
         for op in ops:
-            self._require_write(op.partition_key)
+            if op.kind == "ConditionCheck":
+                self._require_check(op.partition_key)
+            else:
+                self._require_write(op.partition_key)
         if len(ops) == 1 and ops[0].kind != "ConditionCheck":
             self._write_one(ops[0])
         else:

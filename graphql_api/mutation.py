@@ -25,3 +25,7 @@ class Mutation:
     create_organization = strawberry.mutation(
         resolver=organizations.create_organization, description="Platform operators only."
     )
+    add_email_domain = strawberry.mutation(
+        resolver=organizations.add_email_domain,
+        description="Platform operators only: give an organisation one more email domain.",
+    )

@@ -1,8 +1,8 @@
 """The key guard's rule: a DynamoDB request stays inside one named partition space.
 
 Each request's partition keys (table or index) lie in one organisation's ``ORG#<orgId>``
-space, or on a named path: identity ``EMAIL#`` items, the platform's ``ORGS`` list (read on
-GSI1 only). Requests of unkeyed operations (Scan, PartiQL statements) are violations:
+space, or on a named path: identity ``EMAIL#`` items, email domain ``DOMAIN#`` markers, the
+platform's ``ORGS`` list (read on GSI1 only). Requests of unkeyed operations (Scan, PartiQL statements) are violations:
 no partition key bounds them. Control-plane calls name no item and pass.
 """
 
@@ -45,6 +45,10 @@ def batch_write_keys(call: Call) -> list[str]:
     return found
 
 
+def named_space(partition_key: str) -> bool:
+    return keys.is_identity_pk(partition_key) or keys.is_domain_pk(partition_key) or partition_key == keys.ORGS_PK
+
+
 def violations(call: Call) -> list[str]:
     if call.operation in TABLE_OPERATIONS:
         return []
@@ -56,7 +60,9 @@ def violations(call: Call) -> list[str]:
     found = [
         f"{call.operation}: {pk!r} is outside every named partition space"
         for pk in partition_keys
-        if not (keys.org_id_of(pk) is not None or keys.is_identity_pk(pk) or pk == keys.ORGS_PK)
+        if not (
+            keys.org_id_of(pk) is not None or keys.is_identity_pk(pk) or keys.is_domain_pk(pk) or pk == keys.ORGS_PK
+        )
     ]
     tenants = {org for org in map(keys.org_id_of, partition_keys) if org is not None}
     if len(tenants) > 1:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from datastore import calls, employees, identities, keys, organizations
@@ -8,7 +10,11 @@ from datastore.errors import Conflict, InvalidInput, ScopeViolation
 from datastore.pagination import PageRequest
 from datastore.scope import SignInScope, TenantScope
 from datastore.table import Table
-from tests.conftest import Tenant, TenantFactory
+from tests.conftest import Tenant, TenantFactory, unique_domain
+from tests.datastore.support import raw_get
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 
 def test_get_organization__ap1__one_get_item(tenant: Tenant) -> None:
@@ -87,13 +93,15 @@ def test_create_organization__writes_org_subscription_and_admin_in_one_transacti
             platform,
             name="  New Org  ",
             plan=Plan.FREE,
-            admin_email=f"Boss{unique}@Example.com",
+            email_domains=[f"{unique}.Example.com", f"second.{unique}.example.com"],
+            admin_email=f"Boss{unique}@{unique}.Example.com",
             admin_first_name="Bo",
             admin_last_name="Ss",
         )
     assert log.operations() == ["TransactWriteItems"]
     assert org.name == "New Org"
-    assert admin.role is Role.ADMIN and admin.email == f"boss{unique}@example.com"
+    assert admin.role is Role.ADMIN and admin.email == f"boss{unique}@{unique}.example.com"
+    assert org.email_domains == (f"{unique}.example.com", f"second.{unique}.example.com")
     tenant = platform.with_scope(TenantScope(org.org_id))
     found = organizations.get_organization_with_subscription(tenant)
     assert found is not None and found.organization == org
@@ -103,30 +111,47 @@ def test_create_organization__writes_org_subscription_and_admin_in_one_transacti
     assert identity is not None and (identity.org_id, identity.emp_id) == (org.org_id, admin.emp_id)
 
 
-def test_create_organization__taken_admin_email__conflict_and_nothing_written(platform: Table, tenant: Tenant) -> None:
+def test_create_organization__domain_of_another_org__conflict_and_nothing_written(
+    platform: Table, tenant: Tenant, client: DynamoDBClient, table_name: str
+) -> None:
     name = f"Clash {keys.new_id()}"
-    with pytest.raises(Conflict, match="already in use"):
+    fresh = unique_domain()
+    with pytest.raises(Conflict, match=f"domain {tenant.domain} belongs to another organisation"):
         organizations.create_organization(
             platform,
             name=name,
             plan=Plan.PRO,
-            admin_email=tenant.admin.email,
+            email_domains=[fresh, tenant.domain],
+            admin_email=tenant.email("copycat"),
             admin_first_name="A",
             admin_last_name="B",
         )
     assert name not in [org.name for org in _all_organizations(platform)]
+    assert raw_get(client, table_name, keys.domain_key(fresh)) is None
+    assert identities.find_identity(platform.with_scope(SignInScope()), tenant.email("copycat")) is None
 
 
 @pytest.mark.parametrize(
     ("field", "values"),
-    [("email", {"admin_email": "not-an-email"}), ("name", {"name": "   "}), ("firstName", {"admin_first_name": ""})],
+    [
+        ("email", {"admin_email": "not-an-email"}),
+        ("email", {"admin_email": "outsider@elsewhere.example"}),
+        ("name", {"name": "   "}),
+        ("name", {"name": "Evil\u202eCorp"}),
+        ("firstName", {"admin_first_name": ""}),
+        ("emailDomains", {"email_domains": []}),
+        ("emailDomains", {"email_domains": ["not a domain"]}),
+        ("emailDomains", {"email_domains": ["someone@fine.example"]}),
+    ],
 )
 def test_create_organization__bad_input__invalid_input_and_no_call(
     platform: Table, field: str, values: dict[str, str]
 ) -> None:
-    arguments = {
+    domain = unique_domain()
+    arguments: dict[str, object] = {
         "name": "Fine",
-        "admin_email": f"ok{keys.new_id().lower()}@example.com",
+        "email_domains": [domain],
+        "admin_email": f"ok@{domain}",
         "admin_first_name": "A",
         "admin_last_name": "B",
     } | values

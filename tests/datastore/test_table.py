@@ -51,7 +51,8 @@ def roster(client: DynamoDBClient, table_name: str) -> Roster:
         platform,
         name=f"Roster {unique}",
         plan=Plan.ENTERPRISE,
-        admin_email=f"roster{unique}@example.com",
+        email_domains=[f"roster{unique}.example"],
+        admin_email=f"roster@roster{unique}.example",
         admin_first_name="R",
         admin_last_name="A",
     )
