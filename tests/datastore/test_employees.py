@@ -9,7 +9,7 @@ from datastore.entities import Employee, EmployeeStatus, Role
 from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
 from datastore.pagination import PageRequest
 from datastore.scope import SignInScope
-from tests.conftest import Tenant
+from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.datastore.support import BulkEmployees, gsi_order
 
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
@@ -133,6 +133,41 @@ def test_create_employee__one_transaction_counts_the_department(tenant: Tenant) 
     assert members(tenant, dept.dept_id) == [emp.emp_id]
 
 
+def test_create_employee__email_outside_own_domains__one_message_whoever_holds_it(
+    tenant: Tenant, make_tenant: TenantFactory
+) -> None:
+    other = make_tenant()
+    theirs = other.employee()
+    reasons: dict[str, str] = {}
+    cases = {
+        "held-by-another-org": theirs.email,
+        "free-in-another-orgs-domain": f"free.{theirs.email}",
+        "domain-of-nobody": f"x@{unique_domain()}",
+    }
+    for case, email in cases.items():
+        with pytest.raises(InvalidInput) as raised:
+            employees.create_employee(
+                tenant.table, email=email, first_name="N", last_name="H", department_id=None, role=Role.EMPLOYEE
+            )
+        assert raised.value.field == "email", case
+        reasons[case] = raised.value.reason
+        assert employees.find_employee_id_by_email(tenant.table, email) is None
+    assert len(set(reasons.values())) == 1, reasons
+    assert theirs.email not in next(iter(reasons.values()))
+    identity = identities.find_identity(tenant.table.with_scope(SignInScope()), theirs.email)
+    assert identity is not None and identity.org_id == other.org_id
+    assert [e.emp_id for e in employees.list_employees(tenant.table, PageRequest()).items] == [tenant.admin.emp_id]
+
+
+def test_create_employee__domain_check_is_in_the_transaction(tenant: Tenant) -> None:
+    with calls.listening() as log:
+        tenant.employee()
+    (transaction,) = log.calls
+    checks = [item["ConditionCheck"] for item in transaction.params["TransactItems"] if "ConditionCheck" in item]
+    assert [c["Key"] for c in checks] == [keys.domain_key(tenant.domain).wire()]
+    assert checks[0]["ExpressionAttributeValues"] == {":org": {"S": tenant.org_id}}
+
+
 def test_create_employee__taken_email__conflict_and_nothing_written(tenant: Tenant) -> None:
     dept = tenant.department()
     taken = tenant.employee(dept)
@@ -209,6 +244,19 @@ def test_update_employee__fields_and_version__membership_copy_follows(tenant: Te
     assert employees.get_employee(tenant.table, emp.emp_id) == updated
     listed = employees.list_department_employees(tenant.table, dept.dept_id, PageRequest()).items
     assert list(listed) == [updated]
+
+
+def test_update_employee__email_outside_own_domains__invalid_input_and_nothing_changes(
+    tenant: Tenant, make_tenant: TenantFactory
+) -> None:
+    emp = tenant.employee()
+    theirs = make_tenant().employee()
+    for email in (theirs.email, f"free.{theirs.email}", f"x@{unique_domain()}"):
+        with pytest.raises(InvalidInput, match="your organisation's email domains") as raised:
+            employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email=email)
+        assert raised.value.field == "email"
+    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == emp
+    assert employees.find_employee_id_by_email(tenant.table, emp.email) == emp.emp_id
 
 
 def test_update_employee__new_email__frees_the_old_one(tenant: Tenant) -> None:
