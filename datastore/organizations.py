@@ -24,7 +24,7 @@ from datastore.entities import (
     Role,
     Subscription,
 )
-from datastore.errors import Conflict, InvalidInput, NotFound
+from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
 from datastore.pagination import Page, PageRequest
 from datastore.scope import PlatformScope, actor_of
 from datastore.table import Table
@@ -62,6 +62,13 @@ def get_organization_with_subscription(table: Table) -> OrganizationWithSubscrip
 def list_organizations(table: Table, request: PageRequest) -> Page[Organization]:
     """AP14: the platform's organisations by name, one Query on GSI1."""
     return table.query_page(keys.ORGS_PK, request, items.organization_from, index=keys.GSI1)
+
+
+def _provisioning(table: Table, org_id: str) -> Table:
+    """``table`` narrowed to writing ``org_id``'s partition: the platform operator's alone."""
+    if not isinstance(table.scope, PlatformScope):
+        raise ScopeViolation(f"{table.scope.name} may not provision organisations")
+    return table.with_scope(PlatformScope(provisioning=org_id, actor_id=actor_of(table.scope)))
 
 
 def _domain_taken(domain: str) -> transact.FailureHandler:
@@ -107,7 +114,7 @@ def create_organization(
         role=Role.ADMIN,
         hired_at=created_at,
     )
-    provisioning = table.with_scope(PlatformScope(provisioning=org_id, actor_id=actor_of(table.scope)))
+    provisioning = _provisioning(table, org_id)
 
     def taken(_old: items.Item | None) -> Conflict:
         return Conflict("the new organisation's id is already taken")
@@ -134,7 +141,7 @@ def add_email_domain(table: Table, org_id: str, domain: str) -> Organization:
     """
     org_id = keys.parse_ulid(org_id, "orgId")
     domain = validation.domain(domain)
-    provisioning = table.with_scope(PlatformScope(provisioning=org_id, actor_id=actor_of(table.scope)))
+    provisioning = _provisioning(table, org_id)
     found = provisioning.get(keys.organization_key(org_id), consistent=True)
     if found is None:
         raise NotFound("Organization", org_id)

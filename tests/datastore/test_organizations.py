@@ -4,9 +4,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import calls, employees, identities, keys, organizations
+from datastore import calls, employees, identities, keys, organizations, validation
 from datastore.entities import Organization, OrganizationStatus, Plan, Role
-from datastore.errors import Conflict, InvalidInput, ScopeViolation
+from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
 from datastore.pagination import PageRequest
 from datastore.scope import SignInScope, TenantScope
 from datastore.table import Table
@@ -170,3 +170,100 @@ def _all_organizations(platform: Table) -> list[Organization]:
         if not page.has_next:
             return found
         after = page.end_cursor
+
+
+# --- email domains ---------------------------------------------------------------------------
+
+
+def test_create_organization__writes_one_marker_per_domain(
+    platform: Table, client: DynamoDBClient, table_name: str
+) -> None:
+    first, second = unique_domain(), unique_domain()
+    org, _ = organizations.create_organization(
+        platform,
+        name="Two Domains",
+        plan=Plan.PRO,
+        email_domains=[second, first.upper(), first],
+        admin_email=f"boss@{second}",
+        admin_first_name="A",
+        admin_last_name="B",
+    )
+    assert org.email_domains == tuple(sorted([first, second]))
+    for domain in (first, second):
+        marker = raw_get(client, table_name, keys.domain_key(domain))
+        assert marker is not None and marker["orgId"] == {"S": org.org_id}
+    assert organizations.get_organization(platform.with_scope(TenantScope(org.org_id))) == org
+
+
+def test_add_email_domain__marker_and_list_in_one_transaction__then_employees_may_use_it(
+    platform: Table, tenant: Tenant, client: DynamoDBClient, table_name: str
+) -> None:
+    extra = unique_domain()
+    with calls.listening() as log:
+        updated = organizations.add_email_domain(platform, tenant.org_id, extra.upper())
+    assert log.operations() == ["GetItem", "TransactWriteItems"]
+    assert updated.email_domains == tuple(sorted([tenant.domain, extra]))
+    assert organizations.get_organization(tenant.table) == updated
+    marker = raw_get(client, table_name, keys.domain_key(extra))
+    assert marker is not None and marker["orgId"] == {"S": tenant.org_id}
+    assert tenant.employee(email=f"someone@{extra}").email == f"someone@{extra}"
+
+
+def test_add_email_domain__owned_already__changes_nothing(platform: Table, tenant: Tenant) -> None:
+    with calls.listening() as log:
+        assert organizations.add_email_domain(platform, tenant.org_id, tenant.domain) == tenant.organization
+    assert log.operations() == ["GetItem"]
+
+
+def test_add_email_domain__held_by_another__conflict_and_nothing_changes(
+    platform: Table, tenant: Tenant, make_tenant: TenantFactory, client: DynamoDBClient, table_name: str
+) -> None:
+    other = make_tenant()
+    with pytest.raises(Conflict, match="belongs to another organisation"):
+        organizations.add_email_domain(platform, tenant.org_id, other.domain)
+    assert organizations.get_organization(tenant.table) == tenant.organization
+    marker = raw_get(client, table_name, keys.domain_key(other.domain))
+    assert marker is not None and marker["orgId"] == {"S": other.org_id}
+
+
+def test_add_email_domain__unknown_org__not_found(platform: Table) -> None:
+    with pytest.raises(NotFound):
+        organizations.add_email_domain(platform, keys.new_id(), unique_domain())
+
+
+@pytest.mark.parametrize(
+    ("org_id", "domain", "field"),
+    [("lower", "fine.example", "orgId"), ("ok", "not a domain", "domain"), ("ok", "a@b.example", "domain")],
+)
+def test_add_email_domain__bad_input__invalid_input_and_no_call(
+    platform: Table, tenant: Tenant, org_id: str, domain: str, field: str
+) -> None:
+    with calls.listening() as log, pytest.raises(InvalidInput) as raised:
+        organizations.add_email_domain(platform, tenant.org_id.lower() if org_id == "lower" else tenant.org_id, domain)
+    assert raised.value.field == field
+    assert log.operations() == []
+
+
+def test_add_email_domain__past_the_limit__invalid_input(platform: Table, tenant: Tenant) -> None:
+    for _ in range(validation.EMAIL_DOMAINS_MAX - 1):
+        organizations.add_email_domain(platform, tenant.org_id, unique_domain())
+    with pytest.raises(InvalidInput, match=f"at most {validation.EMAIL_DOMAINS_MAX}"):
+        organizations.add_email_domain(platform, tenant.org_id, unique_domain())
+
+
+def test_provisioning__tenant_scope__scope_violation_and_no_call(tenant: Tenant) -> None:
+    domain = unique_domain()
+    with calls.listening() as log:
+        with pytest.raises(ScopeViolation):
+            organizations.add_email_domain(tenant.table, tenant.org_id, domain)
+        with pytest.raises(ScopeViolation):
+            organizations.create_organization(
+                tenant.table,
+                name="Sneaky",
+                plan=Plan.FREE,
+                email_domains=[domain],
+                admin_email=f"a@{domain}",
+                admin_first_name="A",
+                admin_last_name="B",
+            )
+    assert log.operations() == []
