@@ -297,6 +297,14 @@ class Table:
         else:
             self._transact(ops, token)
 
+    def _old_on_failure(self, op: Op) -> dict[str, str]:
+        """Ask for the item a failed condition saw only when the scope may read it.
+
+        An identity or domain marker item belongs to no tenant (a tenant's check on another
+        organisation's domain must not bring that organisation's item back even into memory).
+        """
+        return {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"} if self.scope.may_read(op.partition_key) else {}
+
     def _write_one(self, op: Op) -> None:
         methods: dict[str, Callable[..., Any]] = {
             "Put": self.client.put_item,
@@ -305,12 +313,7 @@ class Table:
         }
         method = methods[op.kind]
         try:
-            method(
-                TableName=self.name,
-                ReturnConsumedCapacity="TOTAL",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-                **op.params,
-            )
+            method(TableName=self.name, ReturnConsumedCapacity="TOTAL", **self._old_on_failure(op), **op.params)
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == CONDITIONAL_CHECK_FAILED:
                 raise op.on_failed(cast("Item | None", error.response.get("Item"))) from None
@@ -323,14 +326,7 @@ class Table:
             raise ValueError(f"a transaction holds at most {TRANSACT_LIMIT} items")
         request: dict[str, Any] = {
             "TransactItems": [
-                {
-                    op.kind: {
-                        "TableName": self.name,
-                        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-                        **op.params,
-                    }
-                }
-                for op in ops
+                {op.kind: {"TableName": self.name, **self._old_on_failure(op), **op.params}} for op in ops
             ],
             "ReturnConsumedCapacity": "TOTAL",
         }

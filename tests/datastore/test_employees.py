@@ -166,6 +166,8 @@ def test_create_employee__domain_check_is_in_the_transaction(tenant: Tenant) -> 
     checks = [item["ConditionCheck"] for item in transaction.params["TransactItems"] if "ConditionCheck" in item]
     assert [c["Key"] for c in checks] == [keys.domain_key(tenant.domain).wire()]
     assert checks[0]["ExpressionAttributeValues"] == {":org": {"S": tenant.org_id}}
+    # A failed check must not bring another organisation's marker back, even into memory.
+    assert "ReturnValuesOnConditionCheckFailure" not in checks[0]
 
 
 def test_create_employee__taken_email__conflict_and_nothing_written(tenant: Tenant) -> None:
