@@ -154,7 +154,7 @@ def test_expiry__inside_mandatory_window__one_refresh_and_every_request_waits_fo
     world.clock.advance(world.roles.session_seconds - world.roles.refresh_seconds // 4)
     mark = len(world.signed.snapshot())
     read_concurrently(world, tenant)
-    first, refreshed = world.assumed.of_tags(TENANT_ROLE, org_tag(tenant))
+    _, refreshed = world.assumed.of_tags(TENANT_ROLE, org_tag(tenant))
     after = world.signed.since(mark)
     assert {request.access_key for request in after} == {refreshed.access_key}
     assert world.tenant_requests(after) == {tenant.org_id: CONCURRENT}

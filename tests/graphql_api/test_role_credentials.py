@@ -104,7 +104,7 @@ def test_expired_credentials__50_concurrent__one_refresh_and_all_signed_with_the
     world.clock.advance(world.roles.session_seconds + 1)
     mark = len(world.signed.snapshot())
     served.concurrently([tenant] * CONCURRENT)
-    first, refreshed = world.assumed.of_tags(TENANT_ROLE, {"org": tenant.org_id})
+    _, refreshed = world.assumed.of_tags(TENANT_ROLE, {"org": tenant.org_id})
     after = world.signed.since(mark)
     assert {request.access_key for request in after} == {refreshed.access_key}
     assert world.tenant_requests(after)[tenant.org_id] >= CONCURRENT
