@@ -19,11 +19,12 @@ Design: one DynamoDB client for every scope, credentials chosen per request at s
 A ``before-sign`` handler puts the scope's credentials into the request's signing context
 (``request_credentials``, which botocore's signer prefers over the client's own). The scope
 comes from the Table, which sends each request inside ``signing_for(scope)``. A client per
-tenant was measured and refused: creating one takes about 56 ms of CPU and holds about
-211 KiB, so 1,000 tenants would cost about 200 MiB and a minute of CPU, each with a
-connection pool of its own that other tenants' requests cannot use. One client keeps one pool
-sized by DYNAMODB_POOL_SIZE (the I/O threads). Choosing the credentials adds about 5 us per
-request (``/tmp/measure_signing.py`` in the report).
+tenant was measured (``python -m bench.signing``) and refused: by ``make_client`` one costs
+about 130 ms of CPU and 9 MiB (each loads its own boto3 session); even from a shared session
+about 4 ms and 210 KiB, so 1,000 tenants hold 200 MiB, each with a connection pool of its
+own that no other tenant's requests can use. One client keeps one pool, sized by
+DYNAMODB_POOL_SIZE like the I/O threads, and one instrumentation. Choosing the credentials
+costs about 12 us per request, beside about 150 us for the SigV4 signature itself.
 
 Caching and refresh: one botocore ``DeferredRefreshableCredentials`` per role session (role
 and tags), kept in a bounded LRU (ROLE_CACHE_SIZE; the least recently used session is

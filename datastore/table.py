@@ -80,7 +80,7 @@ class Table:
         scope: Scope,
         *,
         fanout: Executor | None = None,
-        retry: RetryPolicy = RetryPolicy(),
+        retry: RetryPolicy = RetryPolicy(),  # noqa: B008 (a frozen dataclass: one immutable default)
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.client = client
