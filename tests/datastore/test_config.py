@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from datastore.config import ConfigError, DatastoreSettings, RoleSettings
+from datastore.config import ROLE_SETTINGS, ConfigError, DatastoreSettings, RoleSettings
+from deploy import cloudformation
 from tests.sts import PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
 
 STS = "http://127.0.0.1:5000"
@@ -59,3 +60,7 @@ def test_role_settings__out_of_bounds__config_error(overrides: dict[str, str], m
 def test_role_settings__at_bounds__accepted() -> None:
     roles = RoleSettings.from_env(role_env(STS, ROLE_SESSION_SECONDS="43200", ROLE_REFRESH_SECONDS="21600"))
     assert roles is not None and (roles.session_seconds, roles.refresh_seconds) == (43200, 21600)
+
+
+def test_role_settings__template__passes_exactly_the_settings_read() -> None:
+    assert sorted(cloudformation.ROLE_SETTINGS.values()) == sorted(ROLE_SETTINGS)

@@ -7,6 +7,8 @@ key of every DynamoDB request the app sent against the AssumeRole that issued it
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,7 +28,7 @@ from tests.graphql_api.conftest import TEST_SECRET
 from tests.graphql_api.live import serving
 from tests.graphql_api.mutations.documents import CREATE_ORGANIZATION, raw_id
 from tests.sts import PLATFORM_ROLE as PLATFORM_ROLE_ARN
-from tests.sts import SIGNIN_ROLE, TENANT_ROLE, RoleWorld, role_world
+from tests.sts import SIGNIN_ROLE, TENANT_ROLE, AssumeRoleLog, RoleWorld, SignatureLog, role_env, role_world
 
 CONCURRENT = 50
 ME = "{ me { email } }"
@@ -166,3 +168,33 @@ def test_platform__create_and_list_organizations__platform_role_with_provisionin
                 assert keys.in_tenant(pk, org_id) or keys.is_identity_pk(pk), request
             else:
                 assert pk == keys.ORGS_PK, request
+
+
+def test_asgi_entry__role_settings_in_environment__tenant_request_signed_as_its_tenant(
+    monkeypatch: pytest.MonkeyPatch, dynamodb_endpoint: str, table_name: str, sts_endpoint: str, tenant: Tenant
+) -> None:
+    """The production entry point (and Lambda's, which imports it) reads the role settings."""
+    for name, value in {**role_env(sts_endpoint), "DYNAMODB_ENDPOINT": dynamodb_endpoint}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("HR_TABLE_NAME", table_name)
+    monkeypatch.setenv("HR_ENV", "production")
+    monkeypatch.setenv("JWT_SECRET", TEST_SECRET)
+    sys.modules.pop("graphql_api.asgi", None)
+    asgi = importlib.import_module("graphql_api.asgi")
+    try:
+        credentials = asgi.datastore.credentials
+        assert credentials is not None and credentials.roles.tenant_role_arn == TENANT_ROLE
+        assumed, signed = AssumeRoleLog.of(credentials.sts), SignatureLog.of(asgi.datastore.client)
+        settings = ApiSettings.from_env({"HR_ENV": "production", "JWT_SECRET": TEST_SECRET})
+        token = issue_token(settings, subject=tenant.admin.emp_id, org_id=tenant.org_id, role="admin")
+        with serving(asgi.app) as http:
+            response = http.post("/graphql", json={"query": ME}, headers={"Authorization": f"Bearer {token}"})
+        assert response.json()["data"] == {"me": {"email": tenant.admin.email}}
+        [session] = assumed.snapshot()
+        assert (session.role_arn, session.tags) == (TENANT_ROLE, {"org": tenant.org_id})
+        requests = signed.snapshot()
+        assert requests and {request.access_key for request in requests} == {session.access_key}
+    finally:
+        asgi.datastore.close()
+        asgi.datastore.client.close()
+        sys.modules.pop("graphql_api.asgi", None)
