@@ -2,7 +2,9 @@
 
 A Table checks the partition key of every request against its scope before sending it and
 every item it receives after, batches and retries BatchGetItem, pages Queries, and turns
-DynamoDB's refusals into the typed errors of ``datastore.errors``.
+DynamoDB's refusals into the typed errors of ``datastore.errors``. It sends each request
+inside ``signing_for(scope)``, so with role settings the request is signed with the scope's
+own credentials (``datastore/credentials.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 from botocore.exceptions import BotoCoreError, ClientError
 
 from datastore import keys
+from datastore.credentials import signing_for
 from datastore.errors import (
     AlreadyWritten,
     DatastoreError,
@@ -319,7 +322,8 @@ class Table:
         }
         method = methods[op.kind]
         try:
-            method(TableName=self.name, ReturnConsumedCapacity="TOTAL", **self._old_on_failure(op), **op.params)
+            with signing_for(self.scope):
+                method(TableName=self.name, ReturnConsumedCapacity="TOTAL", **self._old_on_failure(op), **op.params)
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == CONDITIONAL_CHECK_FAILED:
                 raise op.on_failed(cast("Item | None", error.response.get("Item"))) from None
@@ -340,7 +344,8 @@ class Table:
             request["ClientRequestToken"] = token
         for attempt in range(self._retry.attempts):
             try:
-                self.client.transact_write_items(**request)
+                with signing_for(self.scope):
+                    self.client.transact_write_items(**request)
                 return
             except ClientError as error:
                 reasons = error.response.get("CancellationReasons")
@@ -368,7 +373,8 @@ class Table:
 
     def _call(self, method: Callable[..., Any], **params: Any) -> dict[str, Any]:
         try:
-            response: dict[str, Any] = method(**params)
+            with signing_for(self.scope):
+                response: dict[str, Any] = method(**params)
         except ClientError as error:
             raise _unavailable(error) from None
         except BotoCoreError as error:

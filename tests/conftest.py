@@ -23,6 +23,7 @@ from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import RetryPolicy, Table
 from tests import key_guard
+from tests.sts import serving_sts
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -51,6 +52,13 @@ def settings(dynamodb_endpoint: str) -> DatastoreSettings:
 @pytest.fixture(scope="session")
 def client(settings: DatastoreSettings) -> DynamoDBClient:
     return calls.instrument(make_client(settings))
+
+
+@pytest.fixture(scope="session")
+def sts_endpoint() -> Iterator[str]:
+    """A real STS endpoint on the loopback: moto's server mode (tests/sts.py)."""
+    with serving_sts() as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
