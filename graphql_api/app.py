@@ -20,7 +20,6 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 from strawberry.asgi import GraphQL
 from strawberry.extensions import SchemaExtension
-from ulid import ULID
 
 from datastore import calls
 from datastore.store import Datastore
@@ -35,12 +34,13 @@ from graphql_api.limits import limit_extensions
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
 from graphql_api.limits.concurrency import MaxConcurrentRequests
+from graphql_api.observability.access_log import AccessLog
+from graphql_api.observability.metrics import Metrics
+from graphql_api.observability.record import REQUEST_ID, start
 from graphql_api.schema import build_schema
 from graphql_api.signin import TokenExchange
 
 log = logging.getLogger("hr.app")
-
-REQUEST_ID = "hr.request_id"
 
 
 class GraphQLView(GraphQL[RequestContext, None]):
@@ -65,9 +65,8 @@ class GraphQLView(GraphQL[RequestContext, None]):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """The caller was authenticated by the middleware (graphql_api/authentication.py)."""
-        if scope["type"] == "http":
-            request_id = Request(scope).headers.get("x-request-id") or str(ULID())
-            scope[REQUEST_ID] = request_id[:64]
+        if scope["type"] == "http" and REQUEST_ID not in scope:
+            start(scope)  # a view served without the access log (observability/access_log.py)
         await super().__call__(scope, receive, send)
 
 
@@ -101,6 +100,14 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
         ],
         lifespan=lifespan,
         middleware=[
+            # One log line and the metrics of every request, refused ones included: outermost.
+            Middleware(
+                AccessLog,
+                metrics=Metrics(
+                    max_operations=settings.metrics_max_operations, max_tenants=settings.metrics_max_tenants
+                ),
+                emf=settings.lambda_function is not None,
+            ),
             # Slow clients (limits/body_timeout.py): outermost, so nothing inside waits on a body.
             Middleware(MaxBodyTime, timeout_seconds=settings.body_timeout_seconds),
             Middleware(

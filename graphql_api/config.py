@@ -10,6 +10,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from datastore.config import ConfigError, env_int
+from graphql_api.observability.logging import LOG_FORMATS, LogFormat
 
 # Printed at start-up in development; refused anywhere else.
 DEVELOPMENT_SECRET: Final = "dev-only-secret-change-me-0123456789abcdef"
@@ -25,6 +26,16 @@ def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
     if lowered in ("0", "false", "no", "off"):
         return False
     raise ConfigError(f"{name} must be true or false, got {raw!r}")
+
+
+def log_format(env: Mapping[str, str], development: bool) -> LogFormat:
+    """LOG_FORMAT: text by default in development, where a person reads it; JSON elsewhere."""
+    raw = env.get("LOG_FORMAT", "").strip().lower() or ("text" if development else "json")
+    if raw == "json":
+        return "json"
+    if raw == "text":
+        return "text"
+    raise ConfigError(f"LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}, got {raw!r}")
 
 
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1")
@@ -96,6 +107,14 @@ class ApiSettings:
     max_concurrent_requests: int = 64
     header_timeout_seconds: float = 10.0
     body_timeout_seconds: float = 10.0
+    # Observability (README "Operating it"): log lines as JSON or text; /metrics on its own
+    # port (None: not served); bounds on the label values a process admits.
+    log_format: LogFormat = "text"
+    metrics_port: int | None = None
+    metrics_max_operations: int = 50
+    metrics_max_tenants: int = 100
+    # Set by AWS Lambda in the function's environment: metrics go out as CloudWatch EMF.
+    lambda_function: str | None = None
 
     @property
     def development(self) -> bool:
@@ -136,6 +155,11 @@ class ApiSettings:
             max_concurrent_requests=env_int(env, "MAX_CONCURRENT_REQUESTS", 64),
             header_timeout_seconds=env_int(env, "HEADER_TIMEOUT_SECONDS", 10),
             body_timeout_seconds=env_int(env, "BODY_TIMEOUT_SECONDS", 10),
+            log_format=log_format(env, development),
+            metrics_port=env_int(env, "METRICS_PORT", 0, minimum=0) or None,
+            metrics_max_operations=env_int(env, "METRICS_MAX_OPERATIONS", 50, minimum=0),
+            metrics_max_tenants=env_int(env, "METRICS_MAX_TENANTS", 100, minimum=0),
+            lambda_function=env.get("AWS_LAMBDA_FUNCTION_NAME") or None,
         )
 
     def warn_if_development(self) -> None:
