@@ -6,18 +6,22 @@ behind when it stops: no Java process, a released data-directory lock.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from datastore.local import free_port
 
@@ -61,10 +65,11 @@ class Server:
             self.process.stdout.close()
 
 
-def start_server(data_dir: Path, *, workers: int = 1) -> Server:
+def start_server(data_dir: Path, *, workers: int = 1, extra_env: dict[str, str] | None = None) -> Server:
     port = free_port()
     env = {
         **os.environ,
+        **(extra_env or {}),
         "PORT": str(port),
         "DYNAMODB_LOCAL_PORT": str(free_port()),
         "DYNAMODB_LOCAL_DATA": str(data_dir),
@@ -226,3 +231,46 @@ def test_run__two_workers__pages_and_retries_consistent_across_workers(data_dir:
     log = "".join(server.output)
     workers = {line.rsplit("[", 1)[1].split("]")[0] for line in log.splitlines() if "Started server process" in line}
     assert len(workers) == 2, log
+
+
+def graphql_requests_counted(metrics_url: str) -> float:
+    """The request count /metrics reports for the /graphql route, summed over its label values."""
+    text = httpx.get(metrics_url, timeout=10).text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "hr_request_duration_seconds_count" and sample.labels["route"] == "/graphql"
+    )
+
+
+def test_run__two_workers__metrics_count_each_request_once(data_dir: Path) -> None:
+    metrics_port = free_port()
+    server = start_server(data_dir, workers=2, extra_env={"METRICS_PORT": str(metrics_port), "LOG_FORMAT": "json"})
+    metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
+    requests = 40
+    try:
+        alice = token(server, "alice@acme.co")
+        assert httpx.get(f"{server.url}/metrics").status_code == 404  # never on the API's port
+        # Eight at a time, each on a new connection: both workers take some.
+        with ThreadPoolExecutor(8) as pool:
+            ping = functools.partial(post, server.url, alice, "query Ping { me { email } }", {})
+            answers = list(pool.map(lambda _: ping(), range(requests)))
+        assert all(answer["data"]["me"]["email"] == "alice@acme.co" for answer in answers)
+        # A request is counted just after its response is sent: wait for the last one.
+        deadline = time.monotonic() + 30
+        while graphql_requests_counted(metrics_url) < requests and time.monotonic() < deadline:
+            time.sleep(0.1)
+        counted = graphql_requests_counted(metrics_url)
+        text = httpx.get(metrics_url, timeout=10).text
+    finally:
+        assert server.stop(signal.SIGTERM) == 0
+
+    assert counted == requests
+    assert f'hr_request_duration_seconds_count{{operation="Ping",route="/graphql"}} {float(requests)}' in text
+    assert "hr_requests_in_flight 0.0" in text
+    lines = [orjson.loads(line) for line in "".join(server.output).splitlines() if line.startswith("{")]
+    access = [line for line in lines if line["logger"] == "hr.access" and line["path"] == "/graphql"]
+    assert len(access) == requests  # one line per request, and uvicorn's access log is off
+    assert not [line for line in lines if line["logger"] == "uvicorn.access"]
+    assert len({line["pid"] for line in access}) == 2  # both workers served, both counted
