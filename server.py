@@ -114,6 +114,8 @@ def run(_args: argparse.Namespace) -> int:
     workers = env_int(os.environ, "WORKERS", 1)
     grace = env_int(os.environ, "SHUTDOWN_GRACE_SECONDS", 10, minimum=0)
     _require_free(host, port)
+    if api_settings.metrics_port == port:
+        raise CommandError("METRICS_PORT must differ from PORT: /metrics is never served on the API's port")
     embedded = settings.embedded
     try:
         with metrics_endpoint(host, api_settings.metrics_port, workers), dynamodb_endpoint(settings) as endpoint:

@@ -274,3 +274,16 @@ def test_run__two_workers__metrics_count_each_request_once(data_dir: Path) -> No
     assert len(access) == requests  # one line per request, and uvicorn's access log is off
     assert not [line for line in lines if line["logger"] == "uvicorn.access"]
     assert len({line["pid"] for line in access}) == 2  # both workers served, both counted
+
+
+def test_run__metrics_port_is_the_api_port__refused_in_one_line(data_dir: Path) -> None:
+    port = str(free_port())
+    env = {**os.environ, "PORT": port, "METRICS_PORT": port, "DYNAMODB_LOCAL_DATA": str(data_dir)}
+
+    result = subprocess.run(
+        [sys.executable, "server.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+
+    assert result.returncode == 2
+    assert result.stderr == "error: METRICS_PORT must differ from PORT: /metrics is never served on the API's port\n"
+    assert engine_pids(data_dir) == []
