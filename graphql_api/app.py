@@ -37,6 +37,7 @@ from graphql_api.limits.concurrency import MaxConcurrentRequests
 from graphql_api.observability.access_log import AccessLog
 from graphql_api.observability.metrics import Metrics
 from graphql_api.observability.record import REQUEST_ID, start
+from graphql_api.observability.tracing import configure_tracing
 from graphql_api.schema import build_schema
 from graphql_api.signin import TokenExchange
 
@@ -74,6 +75,7 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
     settings = settings or ApiSettings.from_env()
     executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="dynamodb-io")
     services = Services(settings, datastore, executor, CursorCodec(settings.jwt_secret))
+    configure_tracing(settings.otel_endpoint, datastore.client)
     # Limits first (they refuse before anything is loaded), then the caller's active check.
     extensions: list[Callable[[], SchemaExtension]] = [*limit_extensions(settings), ActiveCaller]
     if settings.cost_in_response:

@@ -115,6 +115,8 @@ class ApiSettings:
     metrics_max_tenants: int = 100
     # Set by AWS Lambda in the function's environment: metrics go out as CloudWatch EMF.
     lambda_function: str | None = None
+    # OpenTelemetry (optional extra `otel`): export spans over OTLP/HTTP to this URL.
+    otel_endpoint: str | None = None
 
     @property
     def development(self) -> bool:
@@ -160,6 +162,7 @@ class ApiSettings:
             metrics_max_operations=env_int(env, "METRICS_MAX_OPERATIONS", 50, minimum=0),
             metrics_max_tenants=env_int(env, "METRICS_MAX_TENANTS", 100, minimum=0),
             lambda_function=env.get("AWS_LAMBDA_FUNCTION_NAME") or None,
+            otel_endpoint=env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
         )
 
     def warn_if_development(self) -> None:

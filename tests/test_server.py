@@ -24,6 +24,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from datastore.local import free_port
+from tests import otlp
 
 ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT_SECONDS = 90.0
@@ -287,3 +288,27 @@ def test_run__metrics_port_is_the_api_port__refused_in_one_line(data_dir: Path) 
     assert result.returncode == 2
     assert result.stderr == "error: METRICS_PORT must differ from PORT: /metrics is never served on the API's port\n"
     assert engine_pids(data_dir) == []
+
+
+def test_run__otel_endpoint__spans_for_request_operation_and_each_call_none_per_field(data_dir: Path) -> None:
+    with otlp.receiver() as collector:
+        server = start_server(data_dir, extra_env={"OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint})
+        try:
+            alice = token(server, "alice@acme.co")
+            query = "query Me { me { email firstName department { name manager { email } } } }"
+            body = post(server.url, alice, query, {})
+        finally:
+            assert server.stop(signal.SIGTERM) == 0  # the last batch is flushed at exit
+        spans = list(collector.spans)
+
+    assert set(collector.paths) == {"/v1/traces"}
+    (request,) = [span for span in spans if span.name == "POST /graphql"]
+    trace = [span for span in spans if span.trace_id == request.trace_id]
+    (operation,) = [span for span in trace if span.parent_span_id == request.span_id]
+    assert operation.name == "GraphQL Me"
+    calls = [span for span in trace if span.parent_span_id == operation.span_id]
+    assert len(calls) == body["extensions"]["cost"]["requestCount"] > 0
+    assert {span.name for span in calls} <= {"DynamoDB GetItem", "DynamoDB BatchGetItem", "DynamoDB Query"}
+    assert len(trace) == 2 + len(calls)  # nothing per field
+    assert request.kind == request.SPAN_KIND_SERVER
+    assert all(span.kind == span.SPAN_KIND_CLIENT for span in calls)

@@ -19,6 +19,7 @@ from graphql_api.observability.emf import emf_fields
 from graphql_api.observability.logging import FIELDS
 from graphql_api.observability.metrics import IN_FLIGHT, Metrics
 from graphql_api.observability.record import Outcome, start
+from graphql_api.observability.tracing import span
 
 log = logging.getLogger("hr.access")
 
@@ -44,14 +45,22 @@ class AccessLog:
 
         started = time.perf_counter()
         IN_FLIGHT.inc()
-        try:
-            await self.app(scope, receive, send_and_note)
-        except Exception:
-            status = status or 500  # the server's error handler answers 500
-            raise
-        finally:
-            IN_FLIGHT.dec()
-            self._write(Outcome.of(record, scope, status, time.perf_counter() - started))
+        method = str(scope.get("method", ""))
+        with span(f"HTTP {method}", "server", {"http.request.method": method}) as current:
+            try:
+                await self.app(scope, receive, send_and_note)
+            except Exception:
+                status = status or 500  # the server's error handler answers 500
+                raise
+            finally:
+                IN_FLIGHT.dec()
+                outcome = Outcome.of(record, scope, status, time.perf_counter() - started)
+                self._write(outcome)
+                if current is not None:
+                    current.update_name(f"{method} {outcome.route or 'unmatched'}")
+                    current.set_attribute("hr.request_id", outcome.request_id)
+                    if status is not None:
+                        current.set_attribute("http.response.status_code", status)
 
     def _write(self, outcome: Outcome) -> None:
         labels = self.metrics.labels(outcome)

@@ -8,6 +8,7 @@ from strawberry.extensions import SchemaExtension
 
 from graphql_api.errors import Code, translate
 from graphql_api.observability.record import record_of
+from graphql_api.observability.tracing import span
 
 
 class RecordOperation(SchemaExtension):
@@ -25,20 +26,24 @@ class RecordOperation(SchemaExtension):
             yield
             return
         record.add_call_log(context.call_log)
-        try:
-            yield
-        except Exception as escaped:
-            # It escaped a hook; the client gets its code, INTERNAL for a bug (schema.ApiSchema).
-            expected = translate(escaped)
-            record.error_codes[expected.code.value if expected is not None else Code.INTERNAL.value] += 1
-            raise
-        else:
-            result = self.execution_context.result
-            for error in (result.errors or []) if result is not None else []:
-                code = (error.extensions or {}).get("code")
-                record.error_codes[str(code) if code is not None else Code.INTERNAL.value] += 1
-        finally:
-            record.operations.append(self.execution_context.operation_name)
-            principal = getattr(context, "principal", None)
-            if principal is not None:
-                record.tenant = principal.org_id
+        with span("GraphQL operation", "internal") as current:
+            try:
+                yield
+            except Exception as escaped:
+                # It escaped a hook; the client gets its code, INTERNAL for a bug (schema.ApiSchema).
+                expected = translate(escaped)
+                record.error_codes[expected.code.value if expected is not None else Code.INTERNAL.value] += 1
+                raise
+            else:
+                result = self.execution_context.result
+                for error in (result.errors or []) if result is not None else []:
+                    code = (error.extensions or {}).get("code")
+                    record.error_codes[str(code) if code is not None else Code.INTERNAL.value] += 1
+            finally:
+                name = self.execution_context.operation_name
+                record.operations.append(name)
+                principal = getattr(context, "principal", None)
+                if principal is not None:
+                    record.tenant = principal.org_id
+                if current is not None:
+                    current.update_name(f"GraphQL {name or 'anonymous'}")
