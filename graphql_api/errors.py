@@ -16,6 +16,7 @@ from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 
 from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation, Unavailable
+from graphql_api.observability.logging import FIELDS
 
 log = logging.getLogger("hr.errors")
 
@@ -95,7 +96,7 @@ class ErrorCodes(SchemaExtension):
         if expected is not None:
             return _with(error, str(expected), expected.extensions)
         # The request id as a field of the log line too (LOG_FORMAT=json), beside the access line's.
-        fields = {"fields": {"requestId": request_id}}
+        fields = {FIELDS: {"requestId": request_id}}
         if isinstance(original, Unavailable):
             log.warning("request %s: DynamoDB unavailable: %s", request_id, original, extra=fields)
             return _with(
