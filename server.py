@@ -5,11 +5,12 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import logging
 import os
+import shutil
 import signal
 import socket
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,6 +30,8 @@ from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.config import ApiSettings
 from graphql_api.limits.header_timeout import HeaderTimeoutProtocol, header_timeout_protocol
+from graphql_api.observability.logging import configure_logging
+from graphql_api.observability.metrics import serve_metrics
 from graphql_api.schema import schema_sdl
 
 HEADER_TIMEOUT_PROTOCOL = f"{HeaderTimeoutProtocol.__module__}:{HeaderTimeoutProtocol.__qualname__}"
@@ -57,13 +60,13 @@ def dynamodb_endpoint(settings: DatastoreSettings, *, reuse: bool = False) -> It
         yield local.endpoint_url
 
 
-def _require_free(host: str, port: int) -> None:
+def _require_free(host: str, port: int, name: str = "PORT") -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:
-            raise CommandError(f"port {port} on {host} is taken; set PORT to a free port") from None
+            raise CommandError(f"port {port} on {host} is taken; set {name} to a free port") from None
 
 
 def _exit_on_sigterm(signum: int, _frame: object) -> None:
@@ -75,19 +78,48 @@ def _exit_on_sigterm(signum: int, _frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+@contextmanager
+def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None]:
+    """/metrics on ``host:port`` while the server runs (nothing when ``port`` is None).
+
+    With several workers, each writes its figures to files in a fresh directory
+    (prometheus-client's multiprocess mode, which reads ``PROMETHEUS_MULTIPROC_DIR`` when the
+    worker imports it) and this process serves their sum. The directory is made empty for
+    each run and removed after: figures from an earlier run's processes must not be summed.
+    """
+    if port is None:
+        yield
+        return
+    _require_free(host, port, "METRICS_PORT")
+    directory = tempfile.mkdtemp(prefix="hr-metrics-") if workers > 1 else None
+    if directory is not None:
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+    server = serve_metrics(host, port, directory)
+    print(f"metrics on http://{host}:{port}/metrics", flush=True)
+    try:
+        yield
+    finally:
+        server.shutdown()
+        server.server_close()
+        if directory is not None:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
 def run(_args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     settings = DatastoreSettings.from_env()
     api_settings = ApiSettings.from_env()
+    configure_logging(api_settings.log_format)
     host = os.environ.get("HOST", "127.0.0.1")
     port = env_int(os.environ, "PORT", 8000)
     workers = env_int(os.environ, "WORKERS", 1)
     grace = env_int(os.environ, "SHUTDOWN_GRACE_SECONDS", 10, minimum=0)
     _require_free(host, port)
+    if api_settings.metrics_port == port:
+        raise CommandError("METRICS_PORT must differ from PORT: /metrics is never served on the API's port")
     embedded = settings.embedded
     try:
-        with dynamodb_endpoint(settings) as endpoint:
+        with metrics_endpoint(host, api_settings.metrics_port, workers), dynamodb_endpoint(settings) as endpoint:
             datastore = Datastore.connect(settings, endpoint)
             if ensure_table(datastore.client, settings.table_name):
                 print(f"created table {settings.table_name}", flush=True)
@@ -95,8 +127,16 @@ def run(_args: argparse.Namespace) -> int:
                 print("loaded demo data (Acme Corp, Globex Inc)", flush=True)
             api_settings.warn_if_development()
             print(f"GraphQL on http://{host}:{port}/graphql ({workers} worker{'s' * (workers > 1)})", flush=True)
+            # Logging as configured above (log_config=None), and no uvicorn access log: ours
+            # (graphql_api/observability/access_log.py) writes the one line per request.
             serve = functools.partial(
-                uvicorn.run, host=host, port=port, log_level="info", timeout_graceful_shutdown=grace
+                uvicorn.run,
+                host=host,
+                port=port,
+                log_level="info",
+                log_config=None,
+                access_log=False,
+                timeout_graceful_shutdown=grace,
             )
             if workers == 1:
                 try:
@@ -114,7 +154,15 @@ def run(_args: argparse.Namespace) -> int:
                     os.environ["DYNAMODB_ENDPOINT"] = endpoint
                 # Worker processes are spawned and get the protocol by import path, so with its
                 # default timeout (limits/header_timeout.py).
-                serve("graphql_api.asgi:app", workers=workers, http=HEADER_TIMEOUT_PROTOCOL)
+                # A spawned worker imports everything before it answers uvicorn's health check:
+                # on a loaded machine that takes longer than the default 5 s, and the worker
+                # would be killed and respawned forever.
+                serve(
+                    "graphql_api.asgi:app",
+                    workers=workers,
+                    http=HEADER_TIMEOUT_PROTOCOL,
+                    timeout_worker_healthcheck=30,
+                )
     except SystemExit as exit_:
         # A signal ended the server, and the engine is stopped by now: a requested stop.
         return 0 if exit_.code in (128 + signal.SIGTERM, 128 + signal.SIGINT) else 1

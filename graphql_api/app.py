@@ -48,6 +48,9 @@ from graphql_api.limits import limit_extensions
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
 from graphql_api.limits.concurrency import MaxConcurrentRequests
+from graphql_api.observability.access_log import AccessLog
+from graphql_api.observability.metrics import Metrics
+from graphql_api.observability.tracing import configure_tracing
 from graphql_api.operation_name import OperationNameRequired
 from graphql_api.schema import build_schema
 from graphql_api.signin import TokenExchange
@@ -106,6 +109,7 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
     settings = settings or ApiSettings.from_env()
     executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="dynamodb-io")
     services = Services(settings, datastore, executor, CursorCodec(settings.jwt_secret))
+    configure_tracing(settings.otel_endpoint, datastore.client)
     # Limits first (they refuse before anything is loaded), then the caller's active check.
     documents = DocumentCache()
     extensions: list[Callable[[], SchemaExtension]] = [
@@ -145,6 +149,14 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
         middleware=[
             # Outermost, so every response carries X-Request-Id, the 413s and CORS refusals too.
             Middleware(request_id.RequestIdMiddleware),
+            # One log line and the metrics of every request, refused ones included: just inside the request id.
+            Middleware(
+                AccessLog,
+                metrics=Metrics(
+                    max_operations=settings.metrics_max_operations, max_tenants=settings.metrics_max_tenants
+                ),
+                emf=settings.lambda_function is not None,
+            ),
             # Slow clients (limits/body_timeout.py): outermost, so nothing inside waits on a body.
             Middleware(MaxBodyTime, timeout_seconds=settings.body_timeout_seconds),
             Middleware(

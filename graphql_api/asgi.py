@@ -12,6 +12,7 @@ from datastore.config import ConfigError, DatastoreSettings
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.config import ApiSettings
+from graphql_api.observability.logging import configure_logging
 
 _datastore_settings = DatastoreSettings.from_env()
 if _datastore_settings.embedded:
@@ -19,5 +20,7 @@ if _datastore_settings.embedded:
     # passes its endpoint down; in production DYNAMODB_ENDPOINT is `aws`.
     raise ConfigError("set DYNAMODB_ENDPOINT (a URL, or `aws` for AWS's regional endpoint)")
 
+_api_settings = ApiSettings.from_env()
+configure_logging(_api_settings.log_format)
 datastore = Datastore.connect(_datastore_settings)
-app = create_app(datastore, ApiSettings.from_env())
+app = create_app(datastore, _api_settings)

@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, Response
 
 from graphql_api.auth import ALGORITHM, Principal, TokenVerifier, bearer_token
 from graphql_api.errors import ApiError, Code
+from graphql_api.observability.record import record_error
 
 
 class PrincipalUser(BaseUser):
@@ -67,8 +68,9 @@ def _algorithm(token: str) -> object:
         return None  # verify() gives the precise error
 
 
-def on_auth_error(_conn: HTTPConnection, error: AuthenticationError) -> Response:
+def on_auth_error(conn: HTTPConnection, error: AuthenticationError) -> Response:
     """The refusal of a bad token: HTTP 401, a GraphQL error body, and the Bearer challenge."""
+    record_error(conn.scope, Code.UNAUTHENTICATED.value)
     body = {"errors": [{"message": str(error), "extensions": {"code": Code.UNAUTHENTICATED.value}}]}
     return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
 

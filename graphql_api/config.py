@@ -11,6 +11,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from datastore.config import ConfigError, env_int
+from graphql_api.observability.logging import LOG_FORMATS, LogFormat
 
 # Printed at start-up in development; refused anywhere else.
 DEVELOPMENT_SECRET: Final = "dev-only-secret-change-me-0123456789abcdef"
@@ -28,6 +29,16 @@ def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
     if lowered in ("0", "false", "no", "off"):
         return False
     raise ConfigError(f"{name} must be true or false, got {raw!r}")
+
+
+def log_format(env: Mapping[str, str], development: bool) -> LogFormat:
+    """LOG_FORMAT: text by default in development, where a person reads it; JSON elsewhere."""
+    raw = env.get("LOG_FORMAT", "").strip().lower() or ("text" if development else "json")
+    if raw == "json":
+        return "json"
+    if raw == "text":
+        return "text"
+    raise ConfigError(f"LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}, got {raw!r}")
 
 
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1")
@@ -103,6 +114,16 @@ class ApiSettings:
     graphiql_cache_dir: Path = DEFAULT_CACHE_DIR
     # A JSON manifest {id: document}: when set, only its documents run (graphql_api/http/persisted.py).
     trusted_documents: str | None = None
+    # Observability (README "Operating it"): log lines as JSON or text; /metrics on its own
+    # port (None: not served); bounds on the label values a process admits.
+    log_format: LogFormat = "text"
+    metrics_port: int | None = None
+    metrics_max_operations: int = 50
+    metrics_max_tenants: int = 100
+    # Set by AWS Lambda in the function's environment: metrics go out as CloudWatch EMF.
+    lambda_function: str | None = None
+    # OpenTelemetry (optional extra `otel`): export spans over OTLP/HTTP to this URL.
+    otel_endpoint: str | None = None
 
     @property
     def development(self) -> bool:
@@ -145,6 +166,12 @@ class ApiSettings:
             body_timeout_seconds=env_int(env, "BODY_TIMEOUT_SECONDS", 10),
             graphiql_cache_dir=Path(env.get("GRAPHIQL_CACHE") or DEFAULT_CACHE_DIR),
             trusted_documents=env.get("TRUSTED_DOCUMENTS") or None,
+            log_format=log_format(env, development),
+            metrics_port=env_int(env, "METRICS_PORT", 0, minimum=0) or None,
+            metrics_max_operations=env_int(env, "METRICS_MAX_OPERATIONS", 50, minimum=0),
+            metrics_max_tenants=env_int(env, "METRICS_MAX_TENANTS", 100, minimum=0),
+            lambda_function=env.get("AWS_LAMBDA_FUNCTION_NAME") or None,
+            otel_endpoint=env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
         )
 
     def warn_if_development(self) -> None:

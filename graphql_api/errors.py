@@ -24,6 +24,7 @@ from strawberry.types.base import get_object_definition
 from datastore.errors import Conflict, DatastoreError, InvalidInput, NotFound, ScopeViolation, Unavailable
 from graphql_api import input_paths
 from graphql_api.input_paths import InputPaths
+from graphql_api.observability.logging import FIELDS
 
 T = TypeVar("T", bound=type)
 
@@ -120,10 +121,10 @@ class ErrorCodes(SchemaExtension):
         if result is None or not result.errors:
             return
         request_id = str(self.execution_context.context.request_id)
-        result.errors = [self._client_error(error, request_id) for error in result.errors]
+        result.errors = [self.client_error(error, request_id) for error in result.errors]
 
     @staticmethod
-    def _client_error(error: GraphQLError, request_id: str) -> GraphQLError:
+    def client_error(error: GraphQLError, request_id: str) -> GraphQLError:
         original = error.original_error
         if original is None or isinstance(original, GraphQLError):
             # Parse and validation errors, and variables that do not coerce (an unknown enum
@@ -133,22 +134,31 @@ class ErrorCodes(SchemaExtension):
         expected = translate(original)
         if expected is not None:
             return _with(error, str(expected), expected.extensions)
+        # The request id as a field of the log line too (LOG_FORMAT=json), beside the access line's.
+        fields = {FIELDS: {"requestId": request_id}}
         if isinstance(original, Unavailable):
-            log.warning("request %s: DynamoDB unavailable: %s", request_id, original)
+            log.warning("request %s: DynamoDB unavailable: %s", request_id, original, extra=fields)
             return _with(
                 error,
                 "the service is temporarily unavailable; retry shortly",
                 {"code": Code.INTERNAL.value, "requestId": request_id, "retryable": True},
             )
         if isinstance(original, ScopeViolation):
-            log.error("request %s: tenant scope violation", request_id, exc_info=original)
+            log.error("request %s: tenant scope violation", request_id, exc_info=original, extra=fields)
         else:
-            log.error("request %s: unexpected error", request_id, exc_info=original)
+            log.error("request %s: unexpected error", request_id, exc_info=original, extra=fields)
         return _with(
             error,
             f"internal error (request id {request_id})",
             {"code": Code.INTERNAL.value, "requestId": request_id},
         )
+
+
+def escaped_error(error: GraphQLError, request_id: str) -> GraphQLError:
+    """``error`` if it has its code; else it escaped ErrorCodes, and is masked (and logged) now."""
+    if (error.extensions or {}).get("code") is not None:
+        return error
+    return ErrorCodes.client_error(error, request_id)
 
 
 def _with(error: GraphQLError, message: str, extensions: dict[str, Any]) -> GraphQLError:

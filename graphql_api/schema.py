@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 import strawberry
 from graphql import (
+    GraphQLError,
     GraphQLSchema,
     SchemaDefinitionNode,
     build_client_schema,
@@ -16,12 +18,55 @@ from graphql import (
 )
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.config import StrawberryConfig
+from strawberry.types import ExecutionContext, ExecutionResult
+from strawberry.types.graphql import OperationType
 
-from graphql_api.errors import ErrorCodes
+from graphql_api.errors import ErrorCodes, escaped_error
 from graphql_api.mutation import Mutation
+from graphql_api.observability.operation import RecordOperation
 from graphql_api.query import Query
 from graphql_api.types.organization import BillingSubscription
 from graphql_api.types.scalars import SCALAR_OVERRIDES
+
+
+class ApiSchema(strawberry.Schema):
+    async def execute(
+        self,
+        query: str | None,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any | None = None,
+        root_value: Any | None = None,
+        operation_name: str | None = None,
+        allowed_operation_types: Iterable[OperationType] | None = None,
+        operation_extensions: dict[str, Any] | None = None,
+    ) -> ExecutionResult:
+        """Strawberry's execution, with errors that escaped the extensions masked too.
+
+        An exception raised in an extension hook (a bug surfacing in the caller's active check,
+        say) ends the operation before ErrorCodes sees the result: Strawberry then builds the
+        error from the exception's text. Such errors have no code; they are bugs, handled here
+        exactly as ErrorCodes handles a bug in a resolver.
+        """
+        result = await super().execute(
+            query,
+            variable_values,
+            context_value,
+            root_value,
+            operation_name,
+            allowed_operation_types,
+            operation_extensions,
+        )
+        if result.errors:
+            request_id = str(getattr(context_value, "request_id", None))
+            result.errors = [escaped_error(error, request_id) for error in result.errors]
+        return result
+
+    def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
+        """Log nothing here: ErrorCodes (graphql_api/errors.py) logs the bugs, once each.
+
+        Strawberry's default logs every error with its stack trace at ERROR, expected ones
+        (FORBIDDEN, NOT_FOUND, ...) included: one employee's directory query wrote ~120 KB.
+        """
 
 
 def build_schema(
@@ -30,12 +75,13 @@ def build_schema(
     batch_max_operations: int = 0,
 ) -> strawberry.Schema:
     """``batch_max_operations`` > 0 accepts a JSON array of that many operations; 0 refuses."""
-    return strawberry.Schema(
+    return ApiSchema(
         query=Query,
         mutation=Mutation,
         types=[BillingSubscription],
         scalar_overrides=SCALAR_OVERRIDES,
-        extensions=[ErrorCodes, *extensions],
+        # RecordOperation before ErrorCodes: it leaves the operation last and sees client codes.
+        extensions=[RecordOperation, ErrorCodes, *extensions],
         config=StrawberryConfig(
             auto_camel_case=True,
             batching_config={"max_operations": batch_max_operations} if batch_max_operations else None,

@@ -6,20 +6,25 @@ behind when it stops: no Java process, a released data-directory lock.
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+import orjson
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from datastore.local import free_port
+from tests import otlp
 
 ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT_SECONDS = 90.0
@@ -61,10 +66,11 @@ class Server:
             self.process.stdout.close()
 
 
-def start_server(data_dir: Path, *, workers: int = 1) -> Server:
+def start_server(data_dir: Path, *, workers: int = 1, extra_env: dict[str, str] | None = None) -> Server:
     port = free_port()
     env = {
         **os.environ,
+        **(extra_env or {}),
         "PORT": str(port),
         "DYNAMODB_LOCAL_PORT": str(free_port()),
         "DYNAMODB_LOCAL_DATA": str(data_dir),
@@ -226,3 +232,83 @@ def test_run__two_workers__pages_and_retries_consistent_across_workers(data_dir:
     log = "".join(server.output)
     workers = {line.rsplit("[", 1)[1].split("]")[0] for line in log.splitlines() if "Started server process" in line}
     assert len(workers) == 2, log
+
+
+def graphql_requests_counted(metrics_url: str) -> float:
+    """The request count /metrics reports for the /graphql route, summed over its label values."""
+    text = httpx.get(metrics_url, timeout=10).text
+    return sum(
+        sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+        if sample.name == "hr_request_duration_seconds_count" and sample.labels["route"] == "/graphql"
+    )
+
+
+def test_run__two_workers__metrics_count_each_request_once(data_dir: Path) -> None:
+    metrics_port = free_port()
+    server = start_server(data_dir, workers=2, extra_env={"METRICS_PORT": str(metrics_port), "LOG_FORMAT": "json"})
+    metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
+    requests = 40
+    try:
+        alice = token(server, "alice@acme.co")
+        assert httpx.get(f"{server.url}/metrics").status_code == 404  # never on the API's port
+        # Eight at a time, each on a new connection: both workers take some.
+        with ThreadPoolExecutor(8) as pool:
+            ping = functools.partial(post, server.url, alice, "query Ping { me { email } }", {})
+            answers = list(pool.map(lambda _: ping(), range(requests)))
+        assert all(answer["data"]["me"]["email"] == "alice@acme.co" for answer in answers)
+        # A request is counted just after its response is sent: wait for the last one.
+        deadline = time.monotonic() + 30
+        while graphql_requests_counted(metrics_url) < requests and time.monotonic() < deadline:
+            time.sleep(0.1)
+        counted = graphql_requests_counted(metrics_url)
+        text = httpx.get(metrics_url, timeout=10).text
+    finally:
+        assert server.stop(signal.SIGTERM) == 0
+
+    assert counted == requests
+    assert f'hr_request_duration_seconds_count{{operation="Ping",route="/graphql"}} {float(requests)}' in text
+    assert "hr_requests_in_flight 0.0" in text
+    lines = [orjson.loads(line) for line in "".join(server.output).splitlines() if line.startswith("{")]
+    access = [line for line in lines if line["logger"] == "hr.access" and line["path"] == "/graphql"]
+    assert len(access) == requests  # one line per request, and uvicorn's access log is off
+    assert not [line for line in lines if line["logger"] == "uvicorn.access"]
+    assert len({line["pid"] for line in access}) == 2  # both workers served, both counted
+
+
+def test_run__metrics_port_is_the_api_port__refused_in_one_line(data_dir: Path) -> None:
+    port = str(free_port())
+    env = {**os.environ, "PORT": port, "METRICS_PORT": port, "DYNAMODB_LOCAL_DATA": str(data_dir)}
+
+    result = subprocess.run(
+        [sys.executable, "server.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+
+    assert result.returncode == 2
+    assert result.stderr == "error: METRICS_PORT must differ from PORT: /metrics is never served on the API's port\n"
+    assert engine_pids(data_dir) == []
+
+
+def test_run__otel_endpoint__spans_for_request_operation_and_each_call_none_per_field(data_dir: Path) -> None:
+    with otlp.receiver() as collector:
+        server = start_server(data_dir, extra_env={"OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint})
+        try:
+            alice = token(server, "alice@acme.co")
+            query = "query Me { me { email firstName department { name manager { email } } } }"
+            body = post(server.url, alice, query, {})
+        finally:
+            assert server.stop(signal.SIGTERM) == 0  # the last batch is flushed at exit
+        spans = list(collector.spans)
+
+    assert set(collector.paths) == {"/v1/traces"}
+    (request,) = [span for span in spans if span.name == "POST /graphql"]
+    trace = [span for span in spans if span.trace_id == request.trace_id]
+    (operation,) = [span for span in trace if span.parent_span_id == request.span_id]
+    assert operation.name == "GraphQL Me"
+    calls = [span for span in trace if span.parent_span_id == operation.span_id]
+    assert len(calls) == body["extensions"]["cost"]["requestCount"] > 0
+    assert {span.name for span in calls} <= {"DynamoDB GetItem", "DynamoDB BatchGetItem", "DynamoDB Query"}
+    assert len(trace) == 2 + len(calls)  # nothing per field
+    assert request.kind == request.SPAN_KIND_SERVER
+    assert all(span.kind == span.SPAN_KIND_CLIENT for span in calls)

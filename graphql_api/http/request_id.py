@@ -24,6 +24,12 @@ def request_id_of(scope: Scope) -> str:
     return str(scope[REQUEST_ID])
 
 
+def request_id_for(scope: Scope) -> str:
+    """The client's X-Request-Id when it is a sane token, else a new ULID."""
+    sent = dict(scope["headers"]).get(b"x-request-id", b"")
+    return sent.decode() if _SANE.fullmatch(sent) else str(ULID())
+
+
 class RequestIdMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -32,8 +38,7 @@ class RequestIdMiddleware:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        sent = dict(scope["headers"]).get(b"x-request-id", b"")
-        request_id = sent.decode() if _SANE.fullmatch(sent) else str(ULID())
+        request_id = request_id_for(scope)
         scope[REQUEST_ID] = request_id
 
         async def send_with_id(message: Message) -> None:

@@ -33,7 +33,14 @@ TEST_SECRET = "test-secret-0123456789-0123456789-abcdef"
 @pytest.fixture(scope="session")
 def api_settings() -> ApiSettings:
     return ApiSettings.from_env(
-        {"HR_ENV": "test", "JWT_SECRET": TEST_SECRET, "GRAPHIQL": "true", "INTROSPECTION": "true"}
+        {
+            "HR_ENV": "test",
+            "JWT_SECRET": TEST_SECRET,
+            "GRAPHIQL": "true",
+            "INTROSPECTION": "true",
+            # The session makes hundreds of tenants; metrics tests read their own tenant's figures.
+            "METRICS_MAX_TENANTS": "100000",
+        }
     )
 
 

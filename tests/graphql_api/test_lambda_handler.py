@@ -11,6 +11,7 @@ import base64
 import gzip
 import importlib
 import json
+import logging
 import sys
 import urllib.parse
 from collections.abc import Iterator
@@ -26,6 +27,8 @@ from graphql_api.config import ApiSettings
 from graphql_api.signin import GRANT_TYPE, ID_TOKEN_TYPE
 from tests.graphql_api import idp
 from tests.graphql_api.conftest import TEST_SECRET, Demo
+from tests.graphql_api.observability.logs import captured_lines
+from tests.graphql_api.observability.test_access_log import readme_directory_query
 
 ENTRY_MODULES = ("graphql_api.lambda_handler", "graphql_api.asgi")
 
@@ -42,10 +45,20 @@ def entry(
     monkeypatch.setenv("OIDC_ISSUER", idp.ISSUER)
     monkeypatch.setenv("OIDC_AUDIENCE", idp.CLIENT_ID)
     monkeypatch.setenv("OIDC_JWKS", str(idp.write_jwks(tmp_path / "jwks.json", idp.RSA, idp.EC)))
+    monkeypatch.setenv("AWS_LAMBDA_FUNCTION_NAME", "hr-api")  # set by Lambda itself
     for name in ENTRY_MODULES:
         sys.modules.pop(name, None)
-    module = importlib.import_module("graphql_api.lambda_handler")
+    root = logging.getLogger()
+    saved_logging = (list(root.handlers), root.level)
+    module = importlib.import_module("graphql_api.lambda_handler")  # configures logging, as at init
     yield module
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    for handler in saved_logging[0]:
+        root.addHandler(handler)
+    root.setLevel(saved_logging[1])
+    logging.getLogger("uvicorn.access").disabled = False
+    logging.getLogger("mangum.http").setLevel(logging.NOTSET)
     asgi = sys.modules["graphql_api.asgi"]
     asgi.datastore.close()
     asgi.datastore.client.close()
@@ -160,3 +173,39 @@ def test_handler__token_exchange__refused_grant_is_oauth_error(entry: ModuleType
 
     assert response["statusCode"] == 400
     assert body_of(response)["error"] == "invalid_grant"
+
+
+def test_handler__request__access_line_carries_its_metrics_as_emf(entry: ModuleType, demo: Demo) -> None:
+    dave = demo.person("dave@acme.co")
+    with captured_lines() as captured:
+        response = entry.handler(graphql_event(readme_directory_query(), token_for(dave)), None)
+        lines = captured.lines()  # written before the handler returned
+
+    body = body_of(response)
+    cost = body["extensions"]["cost"]
+    (line,) = lines
+    assert line["logger"] == "hr.access"
+    emf = line["_aws"]
+    assert isinstance(emf["Timestamp"], int)
+    directives = emf["CloudWatchMetrics"]
+    # Every dimension and metric a directive names is a top-level member of the line.
+    for directive in directives:
+        assert directive["Namespace"] == "HrApi"
+        for dimension_set in directive["Dimensions"]:
+            assert all(isinstance(line[dimension], str) for dimension in dimension_set)
+        for metric in directive["Metrics"]:
+            assert isinstance(line[metric["Name"]], int | float), metric
+            assert metric["Unit"] in ("Milliseconds", "Count")
+    assert [(d["Dimensions"], [m["Name"] for m in d["Metrics"]]) for d in directives] == [
+        ([["Operation"]], ["Latency", "Requests"]),
+        ([["Tenant"]], ["DynamoDBCalls", "ReadCapacityUnits", "WriteCapacityUnits"]),
+        ([[]], ["Errors.FORBIDDEN"]),
+    ]
+    assert line["Operation"] == "anonymous"
+    assert line["Tenant"] == dave.org_id
+    assert line["Requests"] == 1
+    assert line["DynamoDBCalls"] == cost["requestCount"] > 0
+    assert line["ReadCapacityUnits"] == cost["readCapacityUnits"] > 0
+    assert line["Errors.FORBIDDEN"] == len(body["errors"])
+    # The log's own fields keep the true values beside the dimensions.
+    assert (line["tenant"], line["operation"], line["status"]) == (dave.org_id, None, 200)

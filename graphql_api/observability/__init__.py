@@ -1,0 +1,1 @@
+"""What an operator sees: one access-log line per request, Prometheus metrics, CloudWatch EMF."""

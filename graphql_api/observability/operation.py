@@ -1,0 +1,49 @@
+"""The GraphQL layer's part of the request record: operation, tenant, calls, error codes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from strawberry.extensions import SchemaExtension
+
+from graphql_api.errors import Code, translate
+from graphql_api.observability.record import record_of
+from graphql_api.observability.tracing import span
+
+
+class RecordOperation(SchemaExtension):
+    """Fills the request's record (observability/record.py) once per executed operation.
+
+    Listed before ErrorCodes (graphql_api/errors.py), so it leaves the operation after it and
+    reads the codes clients see, bugs already masked as INTERNAL.
+    """
+
+    def on_operation(self) -> Iterator[None]:
+        context = self.execution_context.context
+        request = getattr(context, "request", None)
+        record = record_of(request.scope) if request is not None else None
+        if record is None:
+            yield
+            return
+        record.add_call_log(context.call_log)
+        with span("GraphQL operation", "internal") as current:
+            try:
+                yield
+            except Exception as escaped:
+                # It escaped a hook; the client gets its code, INTERNAL for a bug (schema.ApiSchema).
+                expected = translate(escaped)
+                record.error_codes[expected.code.value if expected is not None else Code.INTERNAL.value] += 1
+                raise
+            else:
+                result = self.execution_context.result
+                for error in (result.errors or []) if result is not None else []:
+                    code = (error.extensions or {}).get("code")
+                    record.error_codes[str(code) if code is not None else Code.INTERNAL.value] += 1
+            finally:
+                name = self.execution_context.operation_name
+                record.operations.append(name)
+                principal = getattr(context, "principal", None)
+                if principal is not None:
+                    record.tenant = principal.org_id
+                if current is not None:
+                    current.update_name(f"GraphQL {name or 'anonymous'}")
