@@ -1,8 +1,7 @@
-"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL) and /healthz."""
+"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL), /healthz and /readyz."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -15,7 +14,7 @@ from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 from strawberry.asgi import GraphQL
@@ -23,6 +22,7 @@ from strawberry.extensions import SchemaExtension
 from ulid import ULID
 
 from datastore import calls
+from datastore.probe import probe_client
 from datastore.store import Datastore
 from graphql_api.active import ActiveCaller
 from graphql_api.auth import TokenVerifier
@@ -31,9 +31,12 @@ from graphql_api.config import ApiSettings
 from graphql_api.context import RequestContext, Services
 from graphql_api.cost import Cost
 from graphql_api.cursors import CursorCodec
+from graphql_api.health import HealthRoutes, Readiness
+from graphql_api.lifetime import DEADLINE, SESSION, RequestLifetime
 from graphql_api.limits import limit_extensions
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.schema import build_schema
+from graphql_api.session import Deadline, RequestSession
 from graphql_api.signin import TokenExchange
 
 log = logging.getLogger("hr.app")
@@ -47,16 +50,13 @@ class GraphQLView(GraphQL[RequestContext, None]):
         self.services = services
 
     async def get_context(self, request: Request, response: Response) -> RequestContext:  # type: ignore[override]
-        context = RequestContext(
-            request=request,
-            response=response,
-            services=self.services,
-            request_id=request.scope[REQUEST_ID],
-            principal=principal_of(request),
-        )
+        principal = principal_of(request)
+        deadline = request.scope.get(DEADLINE) or Deadline.after(self.services.settings.request_timeout_seconds)
+        session = RequestSession(self.services, principal, deadline)
+        request.scope[SESSION] = session  # the request's lifetime cancels it (graphql_api/lifetime.py)
         # Blocking calls copy the context they are issued from: this request's log.
-        calls.current_log.set(context.call_log)
-        return context
+        calls.current_log.set(session.call_log)
+        return RequestContext(request, response, request.scope[REQUEST_ID], principal, session)
 
     def encode_json(self, data: object) -> bytes:
         return orjson.dumps(data)
@@ -79,26 +79,23 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
         extensions.append(Cost)
     view = GraphQLView(build_schema(extensions, batch_max_operations=settings.batch_max_operations), services)
 
-    async def healthz(_request: Request) -> JSONResponse:
-        reachable = await asyncio.get_running_loop().run_in_executor(executor, datastore.reachable)
-        return JSONResponse(
-            {"status": "ok" if reachable else "unavailable", "dynamodb": reachable},
-            status_code=200 if reachable else 503,
-        )
+    readiness = Readiness(probe_client(datastore.client), datastore.table_name)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         yield
         executor.shutdown(wait=False, cancel_futures=True)
+        readiness.close()
 
     return Starlette(
         routes=[
-            Route("/graphql", view, methods=["GET", "POST"]),
+            Route("/graphql", RequestLifetime(view, settings.request_timeout_seconds), methods=["GET", "POST"]),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
-            Route("/healthz", healthz),
         ],
         lifespan=lifespan,
         middleware=[
+            # Outermost: /healthz and /readyz never wait on authentication or any limit.
+            Middleware(HealthRoutes, readiness=readiness),
             Middleware(
                 CORSMiddleware,
                 allow_origins=list(settings.cors_origins),

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
-from datastore.config import ConfigError, env_int
+from datastore.config import ConfigError, env_float, env_int
 
 # Printed at start-up in development; refused anywhere else.
 DEVELOPMENT_SECRET: Final = "dev-only-secret-change-me-0123456789abcdef"
@@ -91,6 +91,8 @@ class ApiSettings:
     oidc: OidcSettings | None = None
     # Lifetime of the access tokens /auth/token issues.
     access_token_ttl_seconds: int = 900
+    # Every GraphQL request ends by then, answered TIMEOUT if need be (graphql_api/lifetime.py).
+    request_timeout_seconds: float = 10.0
 
     @property
     def development(self) -> bool:
@@ -127,6 +129,7 @@ class ApiSettings:
             cors_origins=tuple(origin.strip() for origin in env.get("CORS_ORIGINS", "").split(",") if origin.strip()),
             oidc=OidcSettings.from_env(env),
             access_token_ttl_seconds=env_int(env, "ACCESS_TOKEN_TTL_SECONDS", 900),
+            request_timeout_seconds=env_float(env, "REQUEST_TIMEOUT_SECONDS", 10.0),
         )
 
     def warn_if_development(self) -> None:

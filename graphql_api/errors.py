@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
@@ -26,7 +26,15 @@ class Code(StrEnum):
     NOT_FOUND = "NOT_FOUND"
     BAD_USER_INPUT = "BAD_USER_INPUT"
     CONFLICT = "CONFLICT"
+    # DynamoDB unreachable, throttling past the retries or not answering: retry shortly.
+    UNAVAILABLE = "UNAVAILABLE"
+    # The request ran past its deadline (REQUEST_TIMEOUT_SECONDS): retry.
+    TIMEOUT = "TIMEOUT"
     INTERNAL = "INTERNAL"
+
+
+# A write whose answer was lost may have been applied; the same key makes the retry safe.
+RETRY_SAME_KEY: Final = "the write may have been applied; retry with the same idempotencyKey to apply it exactly once"
 
 
 class ApiError(Exception):
@@ -52,6 +60,26 @@ def not_found(entity: str) -> ApiError:
     return ApiError(Code.NOT_FOUND, f"{entity} not found")
 
 
+def unavailable(*, maybe_written: bool = False) -> ApiError:
+    """DynamoDB could not serve the request; nothing names the backend's exception."""
+    if maybe_written:
+        return ApiError(
+            Code.UNAVAILABLE,
+            f"the service is temporarily unavailable; {RETRY_SAME_KEY}",
+            retryable=True,
+            maybeWritten=True,
+        )
+    return ApiError(Code.UNAVAILABLE, "the service is temporarily unavailable; retry shortly", retryable=True)
+
+
+def timeout(seconds: float, *, maybe_written: bool = False) -> ApiError:
+    """The request's deadline passed; what was not sent never will be."""
+    message = f"the request did not finish within its {seconds:g} s deadline"
+    if maybe_written:
+        return ApiError(Code.TIMEOUT, f"{message}; {RETRY_SAME_KEY}", retryable=True, maybeWritten=True)
+    return ApiError(Code.TIMEOUT, f"{message}; retry", retryable=True)
+
+
 def translate(error: BaseException) -> ApiError | None:
     """The client-facing form of an expected error; None for a bug."""
     if isinstance(error, ApiError):
@@ -63,6 +91,8 @@ def translate(error: BaseException) -> ApiError | None:
     if isinstance(error, Conflict):
         extensions = {} if error.current_version is None else {"currentVersion": error.current_version}
         return ApiError(Code.CONFLICT, str(error), **extensions)
+    if isinstance(error, Unavailable):
+        return unavailable(maybe_written=error.maybe_written)
     return None
 
 
@@ -89,16 +119,14 @@ class ErrorCodes(SchemaExtension):
             # value wraps a GraphQLError): the client's document or variables are wrong.
             extensions = {"code": Code.BAD_USER_INPUT.value, **(error.extensions or {})}
             return _with(error, error.message, extensions)
-        expected = translate(original)
-        if expected is not None:
-            return _with(error, str(expected), expected.extensions)
         if isinstance(original, Unavailable):
             log.warning("request %s: DynamoDB unavailable: %s", request_id, original)
-            return _with(
-                error,
-                "the service is temporarily unavailable; retry shortly",
-                {"code": Code.INTERNAL.value, "requestId": request_id, "retryable": True},
-            )
+        expected = translate(original)
+        if expected is not None:
+            extensions = expected.extensions
+            if expected.code in (Code.UNAVAILABLE, Code.TIMEOUT):
+                extensions = {**extensions, "requestId": request_id}
+            return _with(error, str(expected), extensions)
         if isinstance(original, ScopeViolation):
             log.error("request %s: tenant scope violation", request_id, exc_info=original)
         else:

@@ -26,17 +26,17 @@ PLATFORM_CURSOR_SCOPE = "platform"
 
 
 async def _employee(info: Info, emp_id: str) -> Employee | None:
-    found = await info.context.loaders.employee.get(emp_id)
+    found = await info.context.session.loaders.employee.get(emp_id)
     return None if found is None else Employee.of(found)
 
 
 async def _department(info: Info, dept_id: str) -> Department | None:
-    found = await info.context.loaders.department.get(dept_id)
+    found = await info.context.session.loaders.department.get(dept_id)
     return None if found is None else Department.of(found)
 
 
 async def _job(info: Info, job_id: str) -> JobPosting | None:
-    found = await info.context.loaders.job.get(job_id)
+    found = await info.context.session.loaders.job.get(job_id)
     if found is None:
         return None
     permissions.check_job(info.context, found.status)
@@ -44,7 +44,7 @@ async def _job(info: Info, job_id: str) -> JobPosting | None:
 
 
 async def _application(info: Info, job_id: str, app_id: str) -> Application | None:
-    found = await info.context.loaders.application.get((job_id, app_id))
+    found = await info.context.session.loaders.application.get((job_id, app_id))
     if found is None:
         return None
     await permissions.check_application(info.context, found.emp_id, found.job_id)
@@ -52,14 +52,14 @@ async def _application(info: Info, job_id: str, app_id: str) -> Application | No
 
 
 def _organization(info: Info) -> Organization:
-    return Organization.of_caller(info.context.require_tenant().org_id)
+    return Organization.of_caller(info.context.session.require_tenant().org_id)
 
 
 @strawberry.type
 class Query:
     @strawberry.field(description="The signed-in employee.")
     async def me(self, info: Info) -> Employee | None:
-        return await _employee(info, info.context.require_tenant().actor_id or "")
+        return await _employee(info, info.context.session.require_tenant().actor_id or "")
 
     @strawberry.field(description="The signed-in employee's organisation.")
     async def organization(self, info: Info) -> Organization | None:
@@ -68,7 +68,7 @@ class Query:
     @strawberry.field(description="Any object by its global id.")
     async def node(self, info: Info, id: strawberry.ID) -> Node | None:
         decoded = ids.decode(id)
-        info.context.require_tenant()
+        info.context.session.require_tenant()
         handlers: dict[tuple[str, int], Callable[[tuple[str, ...]], Awaitable[Node | None]]] = {
             ("Employee", 1): lambda p: _employee(info, p[0]),
             ("Department", 1): lambda p: _department(info, p[0]),
@@ -77,11 +77,11 @@ class Query:
         }
         handler = handlers.get((decoded.type_name, len(decoded.parts)))
         if decoded.type_name in ("Organization", "Subscription"):
-            if decoded.parts != (info.context.require_tenant().org_id,):
+            if decoded.parts != (info.context.session.require_tenant().org_id,):
                 return None
             if decoded.type_name == "Organization":
                 return _organization(info)
-            found = await info.context.loaders.organization.get(decoded.parts[0])
+            found = await info.context.session.loaders.organization.get(decoded.parts[0])
             return None if found is None or found.subscription is None else Subscription.of(found.subscription)
         if handler is None:
             return None
@@ -91,30 +91,30 @@ class Query:
     @strawberry.field
     async def employee(self, info: Info, id: strawberry.ID) -> Employee | None:
         parts = ids.parts_of(id, "Employee", 1)
-        info.context.require_tenant()
+        info.context.session.require_tenant()
         return None if parts is None else await _employee(info, parts[0])
 
     @strawberry.field(description="An employee of your organisation by email address.")
     async def employee_by_email(self, info: Info, email: str) -> Employee | None:
-        emp_id = await info.context.loaders.employee_id_by_email.get(email)
+        emp_id = await info.context.session.loaders.employee_id_by_email.get(email)
         return None if emp_id is None else await _employee(info, emp_id)
 
     @strawberry.field
     async def department(self, info: Info, id: strawberry.ID) -> Department | None:
         parts = ids.parts_of(id, "Department", 1)
-        info.context.require_tenant()
+        info.context.session.require_tenant()
         return None if parts is None else await _department(info, parts[0])
 
     @strawberry.field
     async def job_posting(self, info: Info, id: strawberry.ID) -> JobPosting | None:
         parts = ids.parts_of(id, "JobPosting", 1)
-        info.context.require_tenant()
+        info.context.session.require_tenant()
         return None if parts is None else await _job(info, parts[0])
 
     @strawberry.field
     async def application(self, info: Info, id: strawberry.ID) -> Application | None:
         parts = ids.parts_of(id, "Application", 2)
-        info.context.require_tenant()
+        info.context.session.require_tenant()
         return None if parts is None else await _application(info, parts[0], parts[1])
 
     @strawberry.field(description="Platform operators only: every organisation, by name.")
@@ -122,12 +122,12 @@ class Query:
         self, info: Info, first: int = DEFAULT_PAGE_SIZE, after: str | None = None
     ) -> Connection[Organization]:
         context = info.context
-        table = context.platform_table()
+        table = context.session.platform_table()
         check_first(first)
-        codec: CursorCodec = context.services.cursors
+        codec: CursorCodec = context.session.services.cursors
         name = "Query.organizations"
         start = None if after is None else codec.decode(after, PLATFORM_CURSOR_SCOPE, name)
-        page = await context.run(organizations.list_organizations, table, PageRequest(first=first, after=start))
+        page = await context.session.run(organizations.list_organizations, table, PageRequest(first=first, after=start))
         return to_connection(page, Organization.of, codec, PLATFORM_CURSOR_SCOPE, name, start)
 
 

@@ -52,7 +52,7 @@ async def run_write(
     ``jobId`` is ``input.id`` of publishJobPosting).
     """
     try:
-        return await context.run(functools.partial(write, *args, **kwargs))
+        return await context.session.run_write(functools.partial(write, *args, **kwargs))
     except IdempotencyMismatch as error:
         raise ApiError(Code.BAD_USER_INPUT, str(error), field="input.idempotencyKey") from None
     except InvalidInput as error:
@@ -68,7 +68,7 @@ async def fresh_department(context: RequestContext, dept_id: str | None) -> Depa
     """
     if dept_id is None:
         return None
-    found = await context.run(
-        functools.partial(departments.get_department, context.tenant_table(), dept_id, consistent=True)
+    found = await context.session.run(
+        functools.partial(departments.get_department, context.session.tenant_table(), dept_id, consistent=True)
     )
     return None if found is None else Department.of(found)

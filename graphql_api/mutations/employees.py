@@ -96,7 +96,7 @@ async def create_employee(info: Info, input: CreateEmployeeInput) -> CreateEmplo
     created = await run_write(
         context,
         employees.create_employee,
-        context.tenant_table(),
+        context.session.tenant_table(),
         email=input.email,
         first_name=input.first_name,
         last_name=input.last_name,
@@ -117,7 +117,7 @@ async def update_employee(info: Info, input: UpdateEmployeeInput) -> UpdateEmplo
     updated = await run_write(
         context,
         employees.update_employee,
-        context.tenant_table(),
+        context.session.tenant_table(),
         emp_id,
         expected_version=input.expected_version,
         email=input.email,
@@ -134,8 +134,8 @@ async def move_employee(info: Info, input: MoveEmployeeInput) -> MoveEmployeePay
     require_admin(context)
     (emp_id,) = decode_id(input.id, "Employee", "input.id")
     (dept_id,) = decode_id(input.department_id, "Department", "input.departmentId")
-    table = context.tenant_table()
-    before = await context.loaders.employee.get(emp_id)
+    table = context.session.tenant_table()
+    before = await context.session.loaders.employee.get(emp_id)
     moved = await run_write(
         context,
         employees.move_employee,
@@ -162,7 +162,7 @@ async def terminate_employee(info: Info, input: TerminateEmployeeInput) -> Termi
     terminated = await run_write(
         context,
         employees.terminate_employee,
-        context.tenant_table(),
+        context.session.tenant_table(),
         emp_id,
         expected_version=input.expected_version,
         idempotency_key=input.idempotency_key,

@@ -77,7 +77,7 @@ async def create_job_posting(info: Info, input: CreateJobPostingInput) -> Create
     created = await run_write(
         context,
         jobs.create_job,
-        context.tenant_table(),
+        context.session.tenant_table(),
         department_id=dept_id,
         title=input.title,
         description=input.description,
@@ -96,7 +96,7 @@ async def update_job_posting(info: Info, input: UpdateJobPostingInput) -> Update
     updated = await run_write(
         context,
         jobs.update_job,
-        context.tenant_table(),
+        context.session.tenant_table(),
         job_id,
         fields=JOB_ID_IS_INPUT_ID,
         expected_version=input.expected_version,
@@ -115,7 +115,7 @@ async def publish_job_posting(info: Info, input: PublishJobPostingInput) -> Publ
     published = await run_write(
         context,
         jobs.publish_job,
-        context.tenant_table(),
+        context.session.tenant_table(),
         job_id,
         fields=JOB_ID_IS_INPUT_ID,
         expected_version=input.expected_version,
@@ -131,7 +131,7 @@ async def close_job_posting(info: Info, input: CloseJobPostingInput) -> CloseJob
     closed = await run_write(
         context,
         jobs.close_job,
-        context.tenant_table(),
+        context.session.tenant_table(),
         job_id,
         fields=JOB_ID_IS_INPUT_ID,
         expected_version=input.expected_version,

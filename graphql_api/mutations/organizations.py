@@ -33,7 +33,7 @@ class CreateOrganizationPayload:
 
 async def create_organization(info: Info, input: CreateOrganizationInput) -> CreateOrganizationPayload | None:
     context = info.context
-    table = context.platform_table()
+    table = context.session.platform_table()
     organization, admin = await run_write(
         context,
         organizations.create_organization,
