@@ -45,6 +45,9 @@ def settings(dynamodb_endpoint: str) -> DatastoreSettings:
         endpoint_url=dynamodb_endpoint,
         embedded=False,
         table_name=f"hr-test-{keys.new_id().lower()}",
+        # The suite tests behaviour, not the production read timeout (1 s): a cold DynamoDB
+        # Local on a busy machine can take longer for its first transactions.
+        read_timeout=10.0,
     )
 
 
