@@ -82,8 +82,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     try:
         assert engine.port is not None
         with TcpProxy(engine.port, delay=0.3) as proxy:
+            # The production timeouts (0.5 s connect, 1 s read, 2 attempts), not the suite's.
             settings = replace(
-                DatastoreSettings.from_env(), endpoint_url=proxy.endpoint_url, embedded=False, table_name="outages"
+                DatastoreSettings.from_env({}), endpoint_url=proxy.endpoint_url, embedded=False, table_name="outages"
             )
             datastore = Datastore.connect(settings)
             # Set up on a patient client: a cold engine's first transactions can be slow.
