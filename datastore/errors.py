@@ -44,8 +44,10 @@ class Unavailable(DatastoreError):
     applied, so a retry must carry the same idempotency key.
     """
 
-    def __init__(self, message: str, *, maybe_written: bool = False) -> None:
+    def __init__(self, message: str, *, maybe_written: bool = False, cause: str = "") -> None:
         self.maybe_written = maybe_written
+        # DynamoDB's error code or botocore's failure, for the server log only.
+        self.cause = cause
         super().__init__(message)
 
 

@@ -68,6 +68,9 @@ class RetryPolicy:
         return random.uniform(0, min(self.cap_seconds, self.base_seconds * 2**attempt))
 
 
+DEFAULT_RETRY: Final = RetryPolicy()
+
+
 @dataclass(frozen=True, slots=True)
 class QueryResult:
     items: list[Item]
@@ -83,7 +86,7 @@ class Table:
         scope: Scope,
         *,
         fanout: Executor | None = None,
-        retry: RetryPolicy = RetryPolicy(),
+        retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.client = client
@@ -387,11 +390,14 @@ def _unavailable(error: Exception, *, write: bool = False) -> DatastoreError:
         code = error.response.get("Error", {}).get("Code", "")
         status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
         if "Throttl" in code or "LimitExceeded" in code or "ThroughputExceeded" in code:
-            return Unavailable("DynamoDB is throttling requests")
-        return Unavailable("DynamoDB failed to answer", maybe_written=write and status >= 500)
+            return Unavailable("DynamoDB is throttling requests", cause=code)
+        if status >= 500:
+            return Unavailable("DynamoDB failed to answer", maybe_written=write, cause=code)
+        return Unavailable("DynamoDB refused the request", cause=code)
+    cause = type(error).__name__
     if isinstance(error, EndpointConnectionError | ConnectTimeoutError):  # nothing was sent
-        return Unavailable("DynamoDB could not be reached")
+        return Unavailable("DynamoDB could not be reached", cause=cause)
     if isinstance(error, ReadTimeoutError):
-        return Unavailable("DynamoDB did not answer in time", maybe_written=write)
+        return Unavailable("DynamoDB did not answer in time", maybe_written=write, cause=cause)
     # A dropped connection, a garbled answer: what was sent may have been applied.
-    return Unavailable("DynamoDB could not be reached", maybe_written=write)
+    return Unavailable("DynamoDB could not be reached", maybe_written=write, cause=cause)

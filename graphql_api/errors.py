@@ -120,7 +120,7 @@ class ErrorCodes(SchemaExtension):
             extensions = {"code": Code.BAD_USER_INPUT.value, **(error.extensions or {})}
             return _with(error, error.message, extensions)
         if isinstance(original, Unavailable):
-            log.warning("request %s: DynamoDB unavailable: %s", request_id, original)
+            log.warning("request %s: DynamoDB unavailable: %s (%s)", request_id, original, original.cause)
         expected = translate(original)
         if expected is not None:
             extensions = expected.extensions
