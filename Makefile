@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test check bench schema package clean
+.PHONY: run test check bench schema package clean soak
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,3 +47,8 @@ clean:
 ## The AWS Lambda deployment zip (build/lambda.zip) from pinned wheels for Lambda's platform.
 package: $(STAMP)
 	$(BIN)/python -m deploy.package
+
+## Long fault runs (not part of `make test`): DynamoDB Local killed and restarted under load,
+## a misbehaving proxy and a disconnect storm, for HR_SOAK_SECONDS (default 60) each.
+soak: $(STAMP)
+	HR_SOAK_SECONDS=$${HR_SOAK_SECONDS:-60} $(BIN)/python -m pytest tests/test_outages.py -s -p no:cacheprovider $(PYTEST_ARGS)

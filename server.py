@@ -17,7 +17,7 @@ from pathlib import Path
 
 import uvicorn
 
-from datastore import demo, employees, identities
+from datastore import demo, employees, identities, probe
 from datastore.config import ConfigError, DatastoreSettings, env_int
 from datastore.iam import ROLES, policies
 from datastore.local import DynamoDBLocal, LocalDynamoError, running_endpoint
@@ -121,6 +121,11 @@ def run(_args: argparse.Namespace) -> int:
     try:
         with metrics_endpoint(host, api_settings.metrics_port, workers), dynamodb_endpoint(settings) as endpoint:
             datastore = Datastore.connect(settings, endpoint)
+            where = endpoint or f"AWS ({settings.region})"
+            probe.wait_until_answering(
+                probe.probe_client(datastore.client),
+                announce=lambda: print(f"waiting for DynamoDB at {where}: not reachable yet, retrying", flush=True),
+            )
             if ensure_table(datastore.client, settings.table_name):
                 print(f"created table {settings.table_name}", flush=True)
             if (embedded or os.environ.get("HR_DEMO_DATA") == "1") and demo.load(datastore.table(PlatformScope())):

@@ -26,14 +26,16 @@ def make_client(settings: DatastoreSettings, endpoint_url: str | None = None, *,
 
     Retries use botocore's "standard" mode with an explicit bound: "adaptive" mode throttles
     the whole client when one caller is throttled, which in a multi-tenant server lets one
-    tenant's hot partition slow every other tenant down.
+    tenant's hot partition slow every other tenant down. Short timeouts and two attempts
+    bound one call to about 2 s (datastore/config.py), so a DynamoDB that swallows requests
+    costs a request its deadline, never the thread pool.
     """
     config = Config(
         # "total_max_attempts" counts the first try; botocore's "max_attempts" counts retries only.
         retries={"mode": "standard", "total_max_attempts": settings.max_attempts},
         max_pool_connections=settings.pool_size,
-        connect_timeout=2,
-        read_timeout=5,
+        connect_timeout=settings.connect_timeout,
+        read_timeout=settings.read_timeout,
         tcp_keepalive=True,
         parameter_validation=stock,
     )

@@ -92,6 +92,20 @@ class RoleSettings:
         )
 
 
+def env_float(env: Mapping[str, str], name: str, default: float) -> float:
+    """A positive number of seconds (or other unit) from ``name``."""
+    raw = env.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name} must be a number, got {raw!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise ConfigError(f"{name} must be a positive number, got {raw!r}")
+    return value
+
+
 @dataclass(frozen=True, slots=True)
 class DatastoreSettings:
     table_name: str
@@ -108,6 +122,11 @@ class DatastoreSettings:
     local_cache_dir: Path
     # Per-scope credentials from STS; None signs every request with the process's own.
     roles: RoleSettings | None = None
+    # Seconds botocore waits to connect, and for each read of an answer. With two attempts
+    # one call holds a thread for at most read + backoff (<= 1 s) + read, about 2 s, well
+    # inside a request's deadline; DynamoDB answers in milliseconds when it is healthy.
+    connect_timeout: float = 0.5
+    read_timeout: float = 1.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> DatastoreSettings:
@@ -120,10 +139,12 @@ class DatastoreSettings:
             endpoint_url=None if endpoint in ("", AWS_ENDPOINT) else endpoint,
             embedded=endpoint == "",
             region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
-            max_attempts=env_int(env, "DYNAMODB_MAX_ATTEMPTS", 4),
+            max_attempts=env_int(env, "DYNAMODB_MAX_ATTEMPTS", 2),
             pool_size=env_int(env, "DYNAMODB_POOL_SIZE", 64),
             local_port=None if not port else env_int(env, "DYNAMODB_LOCAL_PORT", 8001),
             local_data_dir=Path(env.get("DYNAMODB_LOCAL_DATA", root / ".data" / "dynamodb")),
             local_cache_dir=Path(env.get("DYNAMODB_LOCAL_CACHE", root / ".cache")),
             roles=RoleSettings.from_env(env),
+            connect_timeout=env_float(env, "DYNAMODB_CONNECT_TIMEOUT_SECONDS", 0.5),
+            read_timeout=env_float(env, "DYNAMODB_READ_TIMEOUT_SECONDS", 1.0),
         )

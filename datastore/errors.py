@@ -36,7 +36,19 @@ class InvalidInput(DatastoreError):
 
 
 class Unavailable(DatastoreError):
-    """DynamoDB kept refusing (throttling, unprocessed keys, transaction conflicts)."""
+    """DynamoDB kept refusing (throttling, unprocessed keys, transaction conflicts), could not
+    be reached or did not answer in time.
+
+    The message never names a backend exception. ``maybe_written`` is True when a write was
+    sent and its answer lost (a read timeout, a dropped connection, a 5xx): it may have been
+    applied, so a retry must carry the same idempotency key.
+    """
+
+    def __init__(self, message: str, *, maybe_written: bool = False, cause: str = "") -> None:
+        self.maybe_written = maybe_written
+        # DynamoDB's error code or botocore's failure, for the server log only.
+        self.cause = cause
+        super().__init__(message)
 
 
 class ScopeViolation(DatastoreError):

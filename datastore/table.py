@@ -17,7 +17,13 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    ReadTimeoutError,
+)
 
 from datastore import keys
 from datastore.credentials import signing_for
@@ -327,9 +333,9 @@ class Table:
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == CONDITIONAL_CHECK_FAILED:
                 raise op.on_failed(cast("Item | None", error.response.get("Item"))) from None
-            raise _unavailable(error) from None
+            raise _unavailable(error, write=True) from None
         except BotoCoreError as error:
-            raise _unavailable(error) from None
+            raise _unavailable(error, write=True) from None
 
     def _transact(self, ops: Sequence[Op], token: str | None) -> None:
         if len(ops) > TRANSACT_LIMIT:
@@ -353,7 +359,7 @@ class Table:
                 if code == IDEMPOTENT_PARAMETER_MISMATCH and token is not None:
                     raise AlreadyWritten(None) from None
                 if code != TRANSACTION_CANCELED or not reasons:
-                    raise _unavailable(error) from None
+                    raise _unavailable(error, write=True) from None
                 for op, reason in zip(ops, reasons, strict=False):
                     if reason.get("Code") == REASON_CONDITION_FAILED:
                         item = reason.get("Item")
@@ -361,9 +367,9 @@ class Table:
                 if not any(
                     reason.get("Code") in (REASON_TRANSACTION_CONFLICT, *REASON_THROTTLED) for reason in reasons
                 ):
-                    raise _unavailable(error) from None
+                    raise _unavailable(error, write=True) from None
             except BotoCoreError as error:
-                raise _unavailable(error) from None
+                raise _unavailable(error, write=True) from None
             # Another transaction held one of the items: nothing was written, so try again.
             if attempt + 1 < self._retry.attempts:
                 self._sleep(self._retry.delay(attempt))
@@ -386,8 +392,24 @@ def _wire_key(start_key: StartKey) -> dict[str, dict[str, str]]:
     return {name: {"S": value} for name, value in start_key.items()}
 
 
-def _unavailable(error: Exception) -> DatastoreError:
+def _unavailable(error: Exception, *, write: bool = False) -> DatastoreError:
+    """The typed form of a failed call; the message names no backend exception.
+
+    A write may have been applied unless DynamoDB refused it outright (a 4xx such as
+    throttling) or the connection was never made.
+    """
     if isinstance(error, ClientError):
-        code = error.response.get("Error", {}).get("Code", "Unknown")
-        return Unavailable(f"DynamoDB refused the request ({code})")
-    return Unavailable(f"DynamoDB could not be reached ({type(error).__name__})")
+        code = error.response.get("Error", {}).get("Code", "")
+        status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+        if "Throttl" in code or "LimitExceeded" in code or "ThroughputExceeded" in code:
+            return Unavailable("DynamoDB is throttling requests", cause=code)
+        if status >= 500:
+            return Unavailable("DynamoDB failed to answer", maybe_written=write, cause=code)
+        return Unavailable("DynamoDB refused the request", cause=code)
+    cause = type(error).__name__
+    if isinstance(error, EndpointConnectionError | ConnectTimeoutError):  # nothing was sent
+        return Unavailable("DynamoDB could not be reached", cause=cause)
+    if isinstance(error, ReadTimeoutError):
+        return Unavailable("DynamoDB did not answer in time", maybe_written=write, cause=cause)
+    # A dropped connection, a garbled answer: what was sent may have been applied.
+    return Unavailable("DynamoDB could not be reached", maybe_written=write, cause=cause)

@@ -22,10 +22,11 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
 from datastore.entities import Employee, EmployeeStatus, OrganizationStatus
+from datastore.errors import DatastoreError
 from datastore.organizations import OrganizationWithSubscription
 from graphql_api.auth import Principal
 from graphql_api.context import RequestContext
-from graphql_api.errors import ApiError, unauthenticated
+from graphql_api.errors import ApiError, translate, unauthenticated
 
 
 def check_active(context: RequestContext) -> Awaitable[None]:
@@ -38,7 +39,7 @@ def check_active(context: RequestContext) -> Awaitable[None]:
     principal = context.principal
     if principal is None or principal.org_id is None:
         return asyncio.sleep(0)  # anonymous and platform callers reach no tenant data
-    loaders = context.loaders
+    loaders = context.session.loaders
     organization_read = loaders.organization.load(principal.org_id)
     employee_read = loaders.employee.load(principal.subject)
     return _verdict(principal, organization_read, employee_read)
@@ -56,6 +57,17 @@ async def _verdict(
         raise unauthenticated("the employee is not active")
     if employee.role is not principal.role:
         raise unauthenticated("the token's role is no longer the employee's role; sign in again")
+
+
+def _refused(error: Exception) -> ApiError:
+    """The check's failure as the client sees it: a datastore outage is UNAVAILABLE, coded.
+
+    The extension's result bypasses the resolvers' error translation, so it is done here.
+    """
+    translated = translate(error)
+    if translated is None:
+        raise error
+    return translated
 
 
 def _error(error: ApiError) -> GraphQLError:
@@ -84,8 +96,8 @@ class ActiveCaller(SchemaExtension):
         if execution.operation_type is not OperationType.QUERY:
             try:
                 await check_active(execution.context)
-            except ApiError as error:
-                execution.result = _refusal(error)
+            except (ApiError, DatastoreError) as error:
+                execution.result = _refusal(_refused(error))
             yield
             return
         context: RequestContext = execution.context
@@ -94,15 +106,15 @@ class ActiveCaller(SchemaExtension):
         def start() -> None:
             started.append(asyncio.ensure_future(check_active(context)))
 
-        context.on_first_tenant_access = start
-        if context._loaders is not None:
-            start()  # an earlier operation of a batch made them: check again (from their cache)
+        # At the first load; at once if an earlier operation of a batch made the loaders
+        # (then the check is answered from their cache).
+        withdraw = context.session.when_tenant_reached(start)
         try:
             yield
         finally:
-            context.on_first_tenant_access = None
+            withdraw()
             for check in started:
                 try:
                     await check
-                except ApiError as error:
-                    self.refused = error  # the result is replaced when the operation ends
+                except (ApiError, DatastoreError) as error:
+                    self.refused = _refused(error)  # the result is replaced when the operation ends

@@ -1,14 +1,13 @@
-"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL) and /healthz.
+"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL), /auth/token, /healthz and /readyz.
 
-GraphiQL's page, assets and development sign-in live in graphql_api/graphiql/.
-
-The GraphQL-over-HTTP transport itself (request parsing, persisted documents, status codes,
-encoding) lives in graphql_api/http/; the view authenticates and hands HTTP requests to it.
+GraphiQL's page, assets and development sign-in live in graphql_api/graphiql/. The
+GraphQL-over-HTTP transport itself (request parsing, persisted documents, status codes,
+encoding) lives in graphql_api/http/; the view hands HTTP requests to it. Each request's
+deadline and cancellation are graphql_api/lifetime.py's; health is graphql_api/health.py's.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +21,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
@@ -30,6 +29,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types.unset import UNSET, UnsetType
 
 from datastore import calls
+from datastore.probe import probe_client
 from datastore.scope import DocumentScope
 from datastore.store import Datastore
 from graphql_api import graphiql
@@ -41,9 +41,11 @@ from graphql_api.context import RequestContext, Services
 from graphql_api.cost import Cost
 from graphql_api.cursors import CursorCodec
 from graphql_api.document_cache import CachedDocuments, DocumentCache
+from graphql_api.health import HealthRoutes, Readiness
 from graphql_api.http import request_id
 from graphql_api.http.persisted import PersistedDocuments, load_manifest
 from graphql_api.http.transport import HttpTransport
+from graphql_api.lifetime import DEADLINE, SESSION, RequestLifetime
 from graphql_api.limits import limit_extensions
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
@@ -53,6 +55,7 @@ from graphql_api.observability.metrics import Metrics
 from graphql_api.observability.tracing import configure_tracing
 from graphql_api.operation_name import OperationNameRequired
 from graphql_api.schema import build_schema
+from graphql_api.session import Deadline, RequestSession
 from graphql_api.signin import TokenExchange
 
 log = logging.getLogger("hr.app")
@@ -69,16 +72,13 @@ class GraphQLView(GraphQL[RequestContext, None]):
         self.transport = transport
 
     async def get_context(self, request: Request, response: Response) -> RequestContext:  # type: ignore[override]
-        context = RequestContext(
-            request=request,
-            response=response,
-            services=self.services,
-            request_id=request.scope[REQUEST_ID],
-            principal=principal_of(request),
-        )
+        principal = principal_of(request)
+        deadline = request.scope.get(DEADLINE) or Deadline.after(self.services.settings.request_timeout_seconds)
+        session = RequestSession(self.services, principal, deadline)
+        request.scope[SESSION] = session  # the request's lifetime cancels it (graphql_api/lifetime.py)
         # Blocking calls copy the context they are issued from: this request's log.
-        calls.current_log.set(context.call_log)
-        return context
+        calls.current_log.set(session.call_log)
+        return RequestContext(request, response, request.scope[REQUEST_ID], principal, session)
 
     async def render_graphql_ide(self, request: Request) -> Response:
         """Our own GraphiQL page (local assets, strict CSP), not Strawberry's CDN page."""
@@ -125,29 +125,26 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
     persisted = PersistedDocuments(datastore.table(DocumentScope()), trusted)
     view = GraphQLView(schema, services, HttpTransport(schema, persisted, settings.batch_max_operations))
 
-    async def healthz(_request: Request) -> JSONResponse:
-        reachable = await asyncio.get_running_loop().run_in_executor(executor, datastore.reachable)
-        return JSONResponse(
-            {"status": "ok" if reachable else "unavailable", "dynamodb": reachable},
-            status_code=200 if reachable else 503,
-        )
+    readiness = Readiness(probe_client(datastore.client), datastore.table_name)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         yield
         executor.shutdown(wait=False, cancel_futures=True)
+        readiness.close()
 
     app = Starlette(
         routes=[
             # Every method reaches the view, so a PUT gets the transport's JSON 405 with Allow.
-            Route("/graphql", view),
+            Route("/graphql", RequestLifetime(view, settings.request_timeout_seconds)),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
-            Route("/healthz", healthz),
             *graphiql.routes(services),
         ],
         lifespan=lifespan,
         middleware=[
-            # Outermost, so every response carries X-Request-Id, the 413s and CORS refusals too.
+            # Outermost: /healthz and /readyz never wait on authentication or any limit.
+            Middleware(HealthRoutes, readiness=readiness),
+            # Every other response carries X-Request-Id, the 413s and CORS refusals too.
             Middleware(request_id.RequestIdMiddleware),
             # One log line and the metrics of every request, refused ones included: just inside the request id.
             Middleware(
@@ -157,7 +154,7 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
                 ),
                 emf=settings.lambda_function is not None,
             ),
-            # Slow clients (limits/body_timeout.py): outermost, so nothing inside waits on a body.
+            # Slow clients (limits/body_timeout.py): outside the rest, so nothing inside waits on a body.
             Middleware(MaxBodyTime, timeout_seconds=settings.body_timeout_seconds),
             Middleware(
                 CORSMiddleware,

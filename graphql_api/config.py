@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
-from datastore.config import ConfigError, env_int
+from datastore.config import ConfigError, env_float, env_int
 from graphql_api.observability.logging import LOG_FORMATS, LogFormat
 
 # Printed at start-up in development; refused anywhere else.
@@ -124,6 +124,8 @@ class ApiSettings:
     lambda_function: str | None = None
     # OpenTelemetry (optional extra `otel`): export spans over OTLP/HTTP to this URL.
     otel_endpoint: str | None = None
+    # Every GraphQL request ends by then, answered TIMEOUT if need be (graphql_api/lifetime.py).
+    request_timeout_seconds: float = 10.0
 
     @property
     def development(self) -> bool:
@@ -172,6 +174,7 @@ class ApiSettings:
             metrics_max_tenants=env_int(env, "METRICS_MAX_TENANTS", 100, minimum=0),
             lambda_function=env.get("AWS_LAMBDA_FUNCTION_NAME") or None,
             otel_endpoint=env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
+            request_timeout_seconds=env_float(env, "REQUEST_TIMEOUT_SECONDS", 10.0),
         )
 
     def warn_if_development(self) -> None:

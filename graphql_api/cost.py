@@ -31,12 +31,12 @@ def cost_of(log: CallLog, started: float) -> dict[str, Any]:
 
 
 class Cost(SchemaExtension):
-    """Adds ``cost`` to every response's extensions (the context must carry a CallLog)."""
+    """Adds ``cost`` to every response's extensions (from the request session's CallLog)."""
 
     def get_results(self) -> dict[str, Any]:
-        context = self.execution_context.context
-        log = getattr(context, "call_log", None)
-        started = getattr(context, "started", None)
+        session = getattr(self.execution_context.context, "session", None)
+        log = getattr(session, "call_log", None)
+        started = getattr(session, "started", None)
         if not isinstance(log, CallLog) or not isinstance(started, float):
             return {}
         return {"cost": cost_of(log, started)}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from graphql import GraphQLError
 from strawberry.extensions import FieldExtension, SchemaExtension
@@ -37,9 +37,16 @@ class Code(StrEnum):
     NOT_FOUND = "NOT_FOUND"
     BAD_USER_INPUT = "BAD_USER_INPUT"
     CONFLICT = "CONFLICT"
-    INTERNAL = "INTERNAL"
-    # The server is too busy or a dependency is down: retry later (extensions.retryable).
+    # DynamoDB unreachable, throttling past the retries or not answering, or the server too
+    # busy (MAX_CONCURRENT_REQUESTS): retry shortly (extensions.retryable).
     UNAVAILABLE = "UNAVAILABLE"
+    # The request ran past its deadline (REQUEST_TIMEOUT_SECONDS): retry.
+    TIMEOUT = "TIMEOUT"
+    INTERNAL = "INTERNAL"
+
+
+# A write whose answer was lost may have been applied; the same key makes the retry safe.
+RETRY_SAME_KEY: Final = "the write may have been applied; retry with the same idempotencyKey to apply it exactly once"
 
 
 class ApiError(Exception):
@@ -65,6 +72,26 @@ def not_found(entity: str) -> ApiError:
     return ApiError(Code.NOT_FOUND, f"{entity} not found")
 
 
+def unavailable(*, maybe_written: bool = False) -> ApiError:
+    """DynamoDB could not serve the request; nothing names the backend's exception."""
+    if maybe_written:
+        return ApiError(
+            Code.UNAVAILABLE,
+            f"the service is temporarily unavailable; {RETRY_SAME_KEY}",
+            retryable=True,
+            maybeWritten=True,
+        )
+    return ApiError(Code.UNAVAILABLE, "the service is temporarily unavailable; retry shortly", retryable=True)
+
+
+def timeout(seconds: float, *, maybe_written: bool = False) -> ApiError:
+    """The request's deadline passed; what was not sent never will be."""
+    message = f"the request did not finish within its {seconds:g} s deadline"
+    if maybe_written:
+        return ApiError(Code.TIMEOUT, f"{message}; {RETRY_SAME_KEY}", retryable=True, maybeWritten=True)
+    return ApiError(Code.TIMEOUT, f"{message}; retry", retryable=True)
+
+
 def translate(error: BaseException, paths: InputPaths | None = None) -> ApiError | None:
     """The client-facing form of an expected error; None for a bug.
 
@@ -81,6 +108,8 @@ def translate(error: BaseException, paths: InputPaths | None = None) -> ApiError
     if isinstance(error, Conflict):
         extensions = {} if error.current_version is None else {"currentVersion": error.current_version}
         return ApiError(Code.CONFLICT, str(error), **extensions)
+    if isinstance(error, Unavailable):
+        return unavailable(maybe_written=error.maybe_written)
     return None
 
 
@@ -131,18 +160,16 @@ class ErrorCodes(SchemaExtension):
             # value wraps a GraphQLError): the client's document or variables are wrong.
             extensions = {"code": Code.BAD_USER_INPUT.value, **(error.extensions or {})}
             return _with(error, error.message, extensions)
+        if isinstance(original, Unavailable):
+            log.warning("request %s: DynamoDB unavailable: %s (%s)", request_id, original, original.cause)
         expected = translate(original)
         if expected is not None:
-            return _with(error, str(expected), expected.extensions)
+            extensions = expected.extensions
+            if expected.code in (Code.UNAVAILABLE, Code.TIMEOUT):
+                extensions = {**extensions, "requestId": request_id}
+            return _with(error, str(expected), extensions)
         # The request id as a field of the log line too (LOG_FORMAT=json), beside the access line's.
         fields = {FIELDS: {"requestId": request_id}}
-        if isinstance(original, Unavailable):
-            log.warning("request %s: DynamoDB unavailable: %s", request_id, original, extra=fields)
-            return _with(
-                error,
-                "the service is temporarily unavailable; retry shortly",
-                {"code": Code.INTERNAL.value, "requestId": request_id, "retryable": True},
-            )
         if isinstance(original, ScopeViolation):
             log.error("request %s: tenant scope violation", request_id, exc_info=original, extra=fields)
         else:

@@ -35,17 +35,17 @@ PLATFORM_CURSOR_SCOPE = "platform"
 
 
 async def _employee(info: Info, emp_id: str) -> Employee | None:
-    found = await info.context.loaders.employee.get(emp_id)
+    found = await info.context.session.loaders.employee.get(emp_id)
     return None if found is None else Employee.of(found)
 
 
 async def _department(info: Info, dept_id: str) -> Department | None:
-    found = await info.context.loaders.department.get(dept_id)
+    found = await info.context.session.loaders.department.get(dept_id)
     return None if found is None else Department.of(found)
 
 
 async def _job(info: Info, job_id: str) -> JobPosting | None:
-    found = await info.context.loaders.job.get(job_id)
+    found = await info.context.session.loaders.job.get(job_id)
     if found is None:
         return None
     permissions.check_job(info.context, found.status)
@@ -53,7 +53,7 @@ async def _job(info: Info, job_id: str) -> JobPosting | None:
 
 
 async def _application(info: Info, job_id: str, app_id: str) -> Application | None:
-    found = await info.context.loaders.application.get((job_id, app_id))
+    found = await info.context.session.loaders.application.get((job_id, app_id))
     if found is None:
         return None
     await permissions.check_application(info.context, found.emp_id, found.job_id)
@@ -61,7 +61,7 @@ async def _application(info: Info, job_id: str, app_id: str) -> Application | No
 
 
 def _organization(info: Info) -> Organization:
-    return Organization.of_caller(info.context.require_tenant().org_id)
+    return Organization.of_caller(info.context.session.require_tenant().org_id)
 
 
 @strawberry.type(
@@ -71,7 +71,7 @@ def _organization(info: Info) -> Organization:
 class Query:
     @strawberry.field(description="The signed-in employee (the token's subject).")
     async def me(self, info: Info) -> Employee | None:
-        return await _employee(info, info.context.require_tenant().actor_id or "")
+        return await _employee(info, info.context.session.require_tenant().actor_id or "")
 
     @strawberry.field(description="The signed-in employee's organisation, the entry point to its lists.")
     async def organization(self, info: Info) -> Organization | None:
@@ -83,7 +83,7 @@ class Query:
     )
     async def node(self, info: Info, id: NodeId) -> Node | None:
         decoded = ids.decode(id)
-        info.context.require_tenant()
+        info.context.session.require_tenant()
         handlers: dict[tuple[str, int], Callable[[tuple[str, ...]], Awaitable[Node | None]]] = {
             ("Employee", 1): lambda p: _employee(info, p[0]),
             ("Department", 1): lambda p: _department(info, p[0]),
@@ -92,11 +92,11 @@ class Query:
         }
         handler = handlers.get((decoded.type_name, len(decoded.parts)))
         if decoded.type_name in ("Organization", "Subscription"):
-            if ids.parts_of(id, decoded.type_name, 1) != (info.context.require_tenant().org_id,):
+            if ids.parts_of(id, decoded.type_name, 1) != (info.context.session.require_tenant().org_id,):
                 return None
             if decoded.type_name == "Organization":
                 return _organization(info)
-            found = await info.context.loaders.organization.get(decoded.parts[0])
+            found = await info.context.session.loaders.organization.get(decoded.parts[0])
             return None if found is None or found.subscription is None else BillingSubscription.of(found.subscription)
         if handler is None:
             return None
@@ -106,7 +106,7 @@ class Query:
     @strawberry.field(description="An employee of your organisation by id; null when there is none.")
     async def employee(self, info: Info, id: NodeId) -> Employee | None:
         parts = ids.parts_of(id, "Employee", 1)
-        info.context.require_tenant()
+        info.context.session.require_tenant()
         return None if parts is None else await _employee(info, parts[0])
 
     @strawberry.field(
@@ -124,13 +124,13 @@ class Query:
             ),
         ],
     ) -> Employee | None:
-        emp_id = await info.context.loaders.employee_id_by_email.get(email)
+        emp_id = await info.context.session.loaders.employee_id_by_email.get(email)
         return None if emp_id is None else await _employee(info, emp_id)
 
     @strawberry.field(description="A department of your organisation by id; null when there is none.")
     async def department(self, info: Info, id: NodeId) -> Department | None:
         parts = ids.parts_of(id, "Department", 1)
-        info.context.require_tenant()
+        info.context.session.require_tenant()
         return None if parts is None else await _department(info, parts[0])
 
     @strawberry.field(
@@ -139,7 +139,7 @@ class Query:
     )
     async def job_posting(self, info: Info, id: NodeId) -> JobPosting | None:
         parts = ids.parts_of(id, "JobPosting", 1)
-        info.context.require_tenant()
+        info.context.session.require_tenant()
         return None if parts is None else await _job(info, parts[0])
 
     @strawberry.field(
@@ -148,7 +148,7 @@ class Query:
     )
     async def application(self, info: Info, id: NodeId) -> Application | None:
         parts = ids.parts_of(id, "Application", 2)
-        info.context.require_tenant()
+        info.context.session.require_tenant()
         return None if parts is None else await _application(info, parts[0], parts[1])
 
     @strawberry.field(
@@ -159,13 +159,13 @@ class Query:
         self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
     ) -> Connection[Organization]:
         context = info.context
-        table = context.platform_table()
+        table = context.session.platform_table()
         check_first(first)
-        codec: CursorCodec = context.services.cursors
+        codec: CursorCodec = context.session.services.cursors
         name = "Query.organizations"
         start = None if after is None else codec.decode(after, PLATFORM_CURSOR_SCOPE, name)
-        page = await context.run(organizations.list_organizations, table, PageRequest(first=first, after=start))
-        context.response_budget.charge(page.items)
+        page = await context.session.run(organizations.list_organizations, table, PageRequest(first=first, after=start))
+        context.session.response_budget.charge(page.items)
         return to_connection(page, Organization.of, codec, PLATFORM_CURSOR_SCOPE, name, start)
 
 

@@ -14,6 +14,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+# The suite tests behaviour, not the production read timeout (1 s): a cold DynamoDB Local on
+# a busy machine can take longer for its first calls. Servers started by tests inherit it;
+# tests/test_outages.py sets the production timeouts explicitly.
+os.environ.setdefault("DYNAMODB_READ_TIMEOUT_SECONDS", "10")
+
 from datastore import calls, departments, employees, keys, organizations
 from datastore.client import make_client
 from datastore.config import DatastoreSettings

@@ -91,7 +91,7 @@ class PersistedDocuments:
 
     async def register(self, sha256: str, query: str, context: RequestContext) -> None:
         """Store a document that has parsed and validated, for every process to find."""
-        await context.run(documents.put_document, self.table, sha256, query, datetime.now(UTC))
+        await context.session.run(documents.put_document, self.table, sha256, query, datetime.now(UTC))
         self._known.put(sha256, query)
 
     def _trusted(self, operation: Operation, persisted: Any) -> str:
@@ -112,7 +112,7 @@ class PersistedDocuments:
         known = self._known.get(sha256)
         if known is not None:
             return known
-        stored = await context.run(documents.get_document, self.table, sha256)
+        stored = await context.session.run(documents.get_document, self.table, sha256)
         if stored is None:
             # The message is the one Apollo Client's persisted-queries link looks for.
             raise TransportError(200, TransportCode.PERSISTED_QUERY_NOT_FOUND, "PersistedQueryNotFound")

@@ -58,7 +58,8 @@ class ResponseSizeGuard(SchemaExtension):
     def on_execute(self) -> Iterator[None]:
         yield
         context = self.execution_context
-        budget = getattr(context.context, "response_budget", None)
+        session = getattr(context.context, "session", None)
+        budget = None if session is None else session.response_budget
         result = context.result
         if (
             isinstance(budget, ResponseBudget)

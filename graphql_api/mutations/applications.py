@@ -67,7 +67,7 @@ async def apply_to_job(info: Info, input: Annotated[ApplyToJobInput, INPUT_ARGUM
     created = await run_write(
         context,
         applications.apply_to_job,
-        context.tenant_table(),
+        context.session.tenant_table(),
         job_id,
         caller.subject,
         idempotency_key=input.idempotency_key,
@@ -82,7 +82,7 @@ async def withdraw_application(
     context = info.context
     caller = permissions.caller(context)
     job_id, app_id = decode_id(input.id, "Application", "input.id", count=2)
-    current = await context.loaders.application.get((job_id, app_id))
+    current = await context.session.loaders.application.get((job_id, app_id))
     if current is None:
         raise not_found("Application")
     if caller.role is not Role.ADMIN and current.emp_id != caller.subject:
@@ -90,7 +90,7 @@ async def withdraw_application(
     withdrawn = await run_write(
         context,
         applications.withdraw_application,
-        context.tenant_table(),
+        context.session.tenant_table(),
         job_id,
         app_id,
         idempotency_key=input.idempotency_key,
@@ -105,15 +105,15 @@ async def set_application_status(
     context = info.context
     permissions.caller(context)
     job_id, app_id = decode_id(input.id, "Application", "input.id", count=2)
-    job = await context.loaders.job.get(job_id)
-    if job is None or await context.loaders.application.get((job_id, app_id)) is None:
+    job = await context.session.loaders.job.get(job_id)
+    if job is None or await context.session.loaders.application.get((job_id, app_id)) is None:
         raise not_found("Application")
     if not permissions.is_admin(context) and not await permissions.manages(context, job.department_id):
         raise forbidden("only admins and the department's manager may review applications")
     updated = await run_write(
         context,
         applications.set_application_status,
-        context.tenant_table(),
+        context.session.tenant_table(),
         job_id,
         app_id,
         input.status,

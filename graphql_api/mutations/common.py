@@ -54,7 +54,7 @@ async def run_write(context: RequestContext, write: Callable[..., T], *args: Any
     Its errors name datastore fields; errors.InputErrors, on every mutation field, turns
     them into ``input.`` paths.
     """
-    return await context.run(functools.partial(write, *args, **kwargs))
+    return await context.session.run_write(functools.partial(write, *args, **kwargs))
 
 
 async def fresh_department(context: RequestContext, dept_id: str | None) -> Department | None:
@@ -65,7 +65,7 @@ async def fresh_department(context: RequestContext, dept_id: str | None) -> Depa
     """
     if dept_id is None:
         return None
-    found = await context.run(
-        functools.partial(departments.get_department, context.tenant_table(), dept_id, consistent=True)
+    found = await context.session.run(
+        functools.partial(departments.get_department, context.session.tenant_table(), dept_id, consistent=True)
     )
     return None if found is None else Department.of(found)

@@ -62,7 +62,7 @@ async def create_department(
     created = await run_write(
         context,
         departments.create_department,
-        context.tenant_table(),
+        context.session.tenant_table(),
         name=input.name,
         manager_id=manager_id,
         idempotency_key=input.idempotency_key,
@@ -86,7 +86,7 @@ async def update_department(
     updated = await run_write(
         context,
         departments.update_department,
-        context.tenant_table(),
+        context.session.tenant_table(),
         dept_id,
         name=input.name,
         manager_id=manager_id,

@@ -123,7 +123,7 @@ async def create_employee(
     created = await run_write(
         context,
         employees.create_employee,
-        context.tenant_table(),
+        context.session.tenant_table(),
         email=input.email,
         first_name=input.first_name,
         last_name=input.last_name,
@@ -146,7 +146,7 @@ async def update_employee(
     updated = await run_write(
         context,
         employees.update_employee,
-        context.tenant_table(),
+        context.session.tenant_table(),
         emp_id,
         expected_version=input.expected_version,
         email=input.email,
@@ -166,7 +166,7 @@ async def move_employee(info: Info, input: Annotated[MoveEmployeeInput, INPUT_AR
     move = await run_write(
         context,
         employees.move_employee,
-        context.tenant_table(),
+        context.session.tenant_table(),
         emp_id,
         dept_id,
         expected_version=input.expected_version,
@@ -192,7 +192,7 @@ async def terminate_employee(
     terminated = await run_write(
         context,
         employees.terminate_employee,
-        context.tenant_table(),
+        context.session.tenant_table(),
         emp_id,
         expected_version=input.expected_version,
         idempotency_key=input.idempotency_key,

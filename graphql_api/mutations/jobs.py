@@ -86,7 +86,7 @@ async def create_job_posting(
     created = await run_write(
         context,
         jobs.create_job,
-        context.tenant_table(),
+        context.session.tenant_table(),
         department_id=dept_id,
         title=input.title,
         description=input.description,
@@ -107,7 +107,7 @@ async def update_job_posting(
     updated = await run_write(
         context,
         jobs.update_job,
-        context.tenant_table(),
+        context.session.tenant_table(),
         job_id,
         expected_version=input.expected_version,
         title=input.title,
@@ -127,7 +127,7 @@ async def publish_job_posting(
     published = await run_write(
         context,
         jobs.publish_job,
-        context.tenant_table(),
+        context.session.tenant_table(),
         job_id,
         expected_version=input.expected_version,
         idempotency_key=input.idempotency_key,
@@ -144,7 +144,7 @@ async def close_job_posting(
     closed = await run_write(
         context,
         jobs.close_job,
-        context.tenant_table(),
+        context.session.tenant_table(),
         job_id,
         expected_version=input.expected_version,
         idempotency_key=input.idempotency_key,

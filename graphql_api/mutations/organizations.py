@@ -46,7 +46,7 @@ async def create_organization(
     info: Info, input: Annotated[CreateOrganizationInput, INPUT_ARGUMENT]
 ) -> CreateOrganizationPayload | None:
     context = info.context
-    table = context.platform_table()
+    table = context.session.platform_table()
     organization, admin = await run_write(
         context,
         organizations.create_organization,
@@ -79,7 +79,7 @@ async def add_email_domain(
     info: Info, input: Annotated[AddEmailDomainInput, INPUT_ARGUMENT]
 ) -> AddEmailDomainPayload | None:
     context = info.context
-    table = context.platform_table()
+    table = context.session.platform_table()
     (org_id,) = decode_id(input.org_id, "Organization", "input.orgId")
     organization = await run_write(context, organizations.add_email_domain, table, org_id, input.domain)
     return AddEmailDomainPayload(organization=Organization.of(organization))

@@ -25,7 +25,7 @@ class RecordOperation(SchemaExtension):
         if record is None:
             yield
             return
-        record.add_call_log(context.call_log)
+        record.add_call_log(context.session.call_log)
         with span("GraphQL operation", "internal") as current:
             try:
                 yield

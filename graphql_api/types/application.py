@@ -46,7 +46,7 @@ class Application(Node):
     async def employee(self, info: Info) -> Annotated[Employee, strawberry.lazy("graphql_api.types.employee")] | None:
         from graphql_api.types.employee import Employee
 
-        found = await info.context.loaders.employee.get(self.emp_id)
+        found = await info.context.session.loaders.employee.get(self.emp_id)
         return None if found is None else Employee.of(found)
 
     @strawberry.field(description="The job applied to; null if it can no longer be read.")
@@ -55,5 +55,5 @@ class Application(Node):
     ) -> Annotated[JobPosting, strawberry.lazy("graphql_api.types.job_posting")] | None:
         from graphql_api.types.job_posting import JobPosting
 
-        found = await info.context.loaders.job.get(self.job_id)
+        found = await info.context.session.loaders.job.get(self.job_id)
         return None if found is None else JobPosting.of(found)

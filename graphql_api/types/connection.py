@@ -104,11 +104,11 @@ async def paginate(
     the caller's tenant, so a cursor is only ever accepted by the list that issued it.
     """
     check_first(first)
-    tenant = context.require_tenant().org_id
-    codec = context.services.cursors
+    tenant = context.session.require_tenant().org_id
+    codec = context.session.services.cursors
     start = None if after is None else codec.decode(after, tenant, name)
-    page = await context.loaders.lists.page(list_key(fetch, parent, first, start, descending))
-    context.response_budget.charge(page.items)
+    page = await context.session.loaders.lists.page(list_key(fetch, parent, first, start, descending))
+    context.session.response_budget.charge(page.items)
     return to_connection(page, convert, codec, tenant, name, start)
 
 

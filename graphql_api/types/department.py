@@ -45,7 +45,7 @@ class Department(Node):
 
         if self.manager_id is None:
             return None
-        found = await info.context.loaders.employee.get(self.manager_id)
+        found = await info.context.session.loaders.employee.get(self.manager_id)
         return None if found is None else Employee.of(found)
 
     @strawberry.field(

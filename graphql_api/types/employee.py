@@ -68,7 +68,7 @@ class Employee(Node):
 
         if self.department_id is None:
             return None
-        found = await info.context.loaders.department.get(self.department_id)
+        found = await info.context.session.loaders.department.get(self.department_id)
         return None if found is None else Department.of(found)
 
     @strawberry.field(

@@ -62,7 +62,7 @@ class JobPosting(Node):
     ) -> Annotated[Department, strawberry.lazy("graphql_api.types.department")] | None:
         from graphql_api.types.department import Department
 
-        found = await info.context.loaders.department.get(self.department_id)
+        found = await info.context.session.loaders.department.get(self.department_id)
         return None if found is None else Department.of(found)
 
     @strawberry.field(

@@ -85,7 +85,7 @@ class Organization(Node):
 
     async def _loaded(self, info: Info) -> OrganizationWithSubscription:
         if self.known is None:
-            found = await info.context.loaders.organization.get(self.org_id)
+            found = await info.context.session.loaders.organization.get(self.org_id)
             if found is None:
                 raise not_found("Organization")
             self.known = found

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
+
+from botocore.awsrequest import AWSResponse
+from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -121,3 +125,71 @@ def injected(client: DynamoDBClient) -> Iterator[TransactFaults]:
         yield faults
     finally:
         client.meta.events.unregister(_EVENT, unique_id=_HOOK_ID)
+
+
+# --- faults of any call, at the HTTP boundary ---------------------------------------------
+
+# What a DynamoDB call can meet on the way: each is injected in botocore's ``before-send``
+# hook, so botocore's own retries, timeouts and error parsing handle it as they would the
+# real thing (a refused connection, a read that times out, a 400 throttling answer or a 500
+# on every attempt, and an answer that never comes, which ends as a read timeout).
+CONNECTION_ERROR: Final = "connection-error"
+READ_TIMEOUT: Final = "read-timeout"
+THROTTLED: Final = "throttled"
+SERVER_ERROR: Final = "http-500"
+NO_ANSWER: Final = "no-answer"
+CALL_FAULTS: Final = (CONNECTION_ERROR, READ_TIMEOUT, THROTTLED, SERVER_ERROR, NO_ANSWER)
+
+_SEND_EVENT: Final = "before-send.dynamodb"
+_SEND_HOOK_ID: Final = "hr-tests-call-faults"
+
+
+class _Raw:
+    def __init__(self, body: bytes) -> None:
+        self._body = body
+
+    def stream(self, **_: Any) -> Iterator[bytes]:
+        yield self._body
+
+
+class CallFaults:
+    """Fails every DynamoDB request with ``fault`` while set (thread-safe counter)."""
+
+    def __init__(self, hang_seconds: float) -> None:
+        self._lock = threading.Lock()
+        self.fault: str | None = None
+        self.hang_seconds = hang_seconds
+        self.injected = 0
+
+    def __call__(self, request: Any, **_: Any) -> Any:
+        fault = self.fault
+        if fault is None:
+            return None
+        with self._lock:
+            self.injected += 1
+        url = str(request.url)
+        if fault == CONNECTION_ERROR:
+            raise EndpointConnectionError(endpoint_url=url)
+        if fault == READ_TIMEOUT:
+            raise ReadTimeoutError(endpoint_url=url)
+        if fault == NO_ANSWER:
+            time.sleep(self.hang_seconds)  # the read timeout botocore would wait out
+            raise ReadTimeoutError(endpoint_url=url)
+        if fault == THROTTLED:
+            body = {"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException", "message": "Rate exceeded"}
+            status = 400
+        else:
+            body = {"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "Internal error"}
+            status = 500
+        headers = {"Content-Type": "application/x-amz-json-1.0"}
+        return AWSResponse(url, status, headers, _Raw(json.dumps(body).encode()))
+
+
+@contextmanager
+def failing_calls(client: DynamoDBClient, hang_seconds: float = 1.0) -> Iterator[CallFaults]:
+    faults = CallFaults(hang_seconds)
+    client.meta.events.register(_SEND_EVENT, cast(Callable[..., None], faults), unique_id=_SEND_HOOK_ID)
+    try:
+        yield faults
+    finally:
+        client.meta.events.unregister(_SEND_EVENT, unique_id=_SEND_HOOK_ID)

@@ -43,7 +43,8 @@ NESTED = (
 @pytest.fixture(scope="module")
 def api(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[Api]:
     """A server whose query-cost limit admits the 20 x 50 x 10 nested query (cost ~11k)."""
-    settings = with_settings(api_settings, max_cost=100_000)
+    # A deadline for a loaded machine: this test counts round trips, not seconds.
+    settings = with_settings(api_settings, max_cost=100_000, request_timeout_seconds=120.0)
     with serving(create_app(Datastore(client, table_name), settings)) as http:
         yield Api(http, settings)
 

@@ -45,7 +45,7 @@ def test_refused_transactions__are_retried_and_the_write_lands_once(
 
 
 @pytest.mark.parametrize("reason", REASONS)
-def test_exhausted_retries__clean_retryable_internal_error_and_nothing_written(
+def test_exhausted_retries__clean_retryable_unavailable_error_and_nothing_written(
     api: Api, tenant: Tenant, client: DynamoDBClient, reason: str
 ) -> None:
     eng, ops = tenant.department("Eng"), tenant.department("Ops")
@@ -55,7 +55,7 @@ def test_exhausted_retries__clean_retryable_internal_error_and_nothing_written(
         injected.cancel(reason, times=None)
         body = api.admin_of(tenant).query(MOVE_EMPLOYEE, {"input": {"id": gid(person), "departmentId": gid(ops)}})
     found = error(body)
-    assert found["extensions"]["code"] == "INTERNAL"
+    assert found["extensions"]["code"] == "UNAVAILABLE"
     assert found["extensions"]["retryable"] is True
     assert found["extensions"]["requestId"]
     assert "Traceback" not in found["message"] and "botocore" not in found["message"]

@@ -1,0 +1,94 @@
+"""/healthz (liveness) and /readyz (readiness), answered before any other middleware.
+
+They sit outside authentication, the body limit and any concurrency cap: a load balancer's
+probe never carries a token and must never wait behind request traffic. /healthz does no
+I/O at all. /readyz asks DynamoDB (DescribeTable) on a probe client and thread of its own
+(datastore/probe.py), caches the verdict for ``ttl`` seconds and waits at most ``timeout``
+for an answer, so it reports an outage within ttl + timeout (2 s) and a recovery as fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Final
+
+import orjson
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from datastore import probe
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+HEALTHZ: Final = "/healthz"
+READYZ: Final = "/readyz"
+
+
+class Readiness:
+    """The cached verdict on DynamoDB; at most one probe in flight."""
+
+    def __init__(self, client: DynamoDBClient, table_name: str, *, ttl: float = 1.0, timeout: float = 1.0) -> None:
+        self._client = client
+        self._table_name = table_name
+        self._ttl = ttl
+        self._timeout = timeout
+        self._executor = ThreadPoolExecutor(1, thread_name_prefix="readiness-probe")
+        self._ready = False
+        self._checked_at = -math.inf
+        self._probe: asyncio.Future[bool] | None = None
+        self._probe_started = 0.0
+
+    async def ready(self) -> bool:
+        now = time.monotonic()
+        if now - self._checked_at < self._ttl:
+            return self._ready
+        if self._probe is None or self._probe.done():
+            loop = asyncio.get_running_loop()
+            check = functools.partial(probe.table_ready, self._client, self._table_name)
+            self._probe, self._probe_started = loop.run_in_executor(self._executor, check), now
+        # A probe that hangs counts as "not ready" once it is `timeout` old; it is not
+        # restarted until it ends (the probe client's own timeouts end it within ~1 s).
+        waited = max(0.0, self._probe_started + self._timeout - now)
+        try:
+            ready = await asyncio.wait_for(asyncio.shield(self._probe), waited)
+        except TimeoutError:
+            ready = False
+        self._ready, self._checked_at = ready, time.monotonic()
+        return ready
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+class HealthRoutes:
+    """ASGI middleware: answers the two health paths itself, passes everything else on."""
+
+    def __init__(self, app: ASGIApp, readiness: Readiness) -> None:
+        self.app = app
+        self.readiness = readiness
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path") if scope["type"] == "http" else None
+        if path == HEALTHZ:
+            await _json(send, 200, {"status": "ok"})
+        elif path == READYZ:
+            ready = await self.readiness.ready()
+            body = {"status": "ok" if ready else "unavailable", "dynamodb": ready}
+            await _json(send, 200 if ready else 503, body)
+        else:
+            await self.app(scope, receive, send)
+
+
+async def _json(send: Send, status: int, body: object) -> None:
+    content = orjson.dumps(body)
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(content)).encode()),
+        (b"cache-control", b"no-store"),
+    ]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": content})

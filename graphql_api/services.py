@@ -1,0 +1,19 @@
+"""The process-wide parts every request shares, built once at start-up."""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from dataclasses import dataclass
+
+from datastore.store import Datastore
+from graphql_api.config import ApiSettings
+from graphql_api.cursors import CursorCodec
+
+
+@dataclass
+class Services:
+    settings: ApiSettings
+    datastore: Datastore
+    # Runs the blocking DynamoDB calls of requests (graphql_api/session.py).
+    executor: Executor
+    cursors: CursorCodec
