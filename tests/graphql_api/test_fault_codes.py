@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
 SCHEMA = build_schema([])._schema
 # Only platform operators may call these; every other field is called as a tenant's admin.
-PLATFORM_FIELDS = frozenset({"organizations", "createOrganization"})
+PLATFORM_FIELDS = frozenset({"organizations", "createOrganization", "addEmailDomain"})
 DEADLINE_SECONDS = 0.5
 
 
@@ -72,7 +72,7 @@ def literal(type_: GraphQLInputType, name: str) -> Any:
     scalar = type_.name
     lowered = name.lower()
     if scalar == "ID":
-        kind = {"dept": "Department", "job": "JobPosting", "app": "Application"}
+        kind = {"dept": "Department", "job": "JobPosting", "app": "Application", "org": "Organization"}
         type_name = next((v for k, v in kind.items() if k in lowered), "Employee")
         parts = ("01J00000000000000000000000", "01J00000000000000000000001")[: 2 if type_name == "Application" else 1]
         return ids.encode(type_name, *parts)
@@ -80,6 +80,8 @@ def literal(type_: GraphQLInputType, name: str) -> Any:
         return 1
     if scalar == "Boolean":
         return True
+    if "domain" in lowered:
+        return "example.com"
     if "email" in lowered:
         return "fault.test@example.com"
     if "key" in lowered:
