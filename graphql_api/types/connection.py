@@ -13,6 +13,8 @@ from graphql_api.context import RequestContext
 from graphql_api.cursors import CursorCodec
 from graphql_api.errors import bad_input
 from graphql_api.loaders import ListFetch, list_key
+from graphql_api.types import relations
+from graphql_api.types.relations import Selection
 
 N = TypeVar("N")
 
@@ -88,7 +90,7 @@ def check_first(first: int) -> int:
 
 
 async def paginate(
-    context: RequestContext,
+    info: strawberry.Info[RequestContext, None],
     fetch: ListFetch,
     *,
     parent: str | None,
@@ -98,18 +100,35 @@ async def paginate(
     descending: bool,
     convert: Callable[[Any], N],
 ) -> Connection[N]:
-    """One page of a list through the request's list loader.
+    """One page of a list through the request's list loader, its nodes' relations loaded.
 
     ``name`` identifies the list (field, parent and order); cursors are bound to it and to
-    the caller's tenant, so a cursor is only ever accepted by the list that issued it.
+    the caller's tenant, so a cursor is only ever accepted by the list that issued it. The
+    to-one relations the query selects on the nodes are loaded for the whole page at once
+    (types/relations.py) before the connection is returned.
     """
+    context = info.context
     check_first(first)
     tenant = context.require_tenant().org_id
     codec = context.services.cursors
     start = None if after is None else codec.decode(after, tenant, name)
     page = await context.loaders.lists.page(list_key(fetch, parent, first, start, descending))
     context.response_budget.charge(page.items)
-    return to_connection(page, convert, codec, tenant, name, start)
+    connection = to_connection(page, convert, codec, tenant, name, start)
+    if connection.edges:
+        await _load_relations(info, [edge.node for edge in connection.edges])
+    return connection
+
+
+async def _load_relations(info: strawberry.Info[RequestContext, None], nodes: list[Any]) -> None:
+    loaders = info.context.loaders
+    raw = info._raw_info  # Strawberry's Info exposes no fragments; graphql-core's info does
+    key = id(raw.field_nodes[0])  # the document outlives the request, so its nodes' ids are stable
+    plan = loaders.plans.get(key)
+    if plan is None:
+        plan = Selection(raw.fragments, info.variable_values).connection_plan(type(nodes[0]), raw.field_nodes)
+        loaders.plans[key] = plan
+    await relations.load(loaders, nodes, plan)
 
 
 def to_connection(
