@@ -51,7 +51,7 @@ class NaiveLoaders:
         self.employee_id_by_email = PerCall(run, lambda e: employees.find_employee_id_by_email(table, e))
         self.organization = PerCall(run, lambda _k: organizations.get_organization_with_subscription(table))
         self.lists = PerCallLists(run, table)
-        self.plans: dict[int, Any] = {}
+        self.plans: dict[int, tuple[Any, Any]] = {}
 
 
 def install() -> None:

@@ -123,12 +123,13 @@ async def paginate(
 async def _load_relations(info: strawberry.Info[RequestContext, None], nodes: list[Any]) -> None:
     loaders = info.context.loaders
     raw = info._raw_info  # Strawberry's Info exposes no fragments; graphql-core's info does
-    key = id(raw.field_nodes[0])  # the document outlives the request, so its nodes' ids are stable
-    plan = loaders.plans.get(key)
-    if plan is None:
-        plan = Selection(raw.fragments, info.variable_values).connection_plan(type(nodes[0]), raw.field_nodes)
-        loaders.plans[key] = plan
-    await relations.load(loaders, nodes, plan)
+    # Sibling pages share the field's nodes; the entry holds the node, so its id is not reused.
+    node = raw.field_nodes[0]
+    cached = loaders.plans.get(id(node))
+    if cached is None or cached[0] is not node:
+        cached = (node, Selection(raw.fragments, info.variable_values).connection_plan(type(nodes[0]), raw.field_nodes))
+        loaders.plans[id(node)] = cached
+    await relations.load(loaders, nodes, cached[1])
 
 
 def to_connection(
