@@ -9,7 +9,9 @@ resolver then returns the object it was given, synchronously. Sibling pages reac
 in the same loop turn, so each level's loads still batch into one wave, as before.
 
 An object built anywhere else (a root field, a mutation's payload) was given nothing, and its
-relation loads through the request's loader on demand, exactly as it always did.
+relation loads through the request's loader on demand, exactly as it always did. A relation
+whose load fails (the call budget, DynamoDB) fails on each object's field, as a per-object
+load did, not on the whole page.
 """
 
 from __future__ import annotations
@@ -40,6 +42,13 @@ class Related(Protocol):
     """A GraphQL object type with to-one relations: it holds what a page load gave it."""
 
     related: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """What a relation's page-level load raised, raised again by each object's field."""
+
+    error: Exception
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +86,10 @@ def resolve(obj: Related, field: str, loaders: Loaders) -> Any:
     """The relation's object if its page loaded it, else an awaitable that loads it."""
     related = obj.related
     if related is not None and field in related:
-        return related[field]
+        value = related[field]
+        if isinstance(value, Failed):
+            raise value.error
+        return value
     relation = relations()[type(obj)][field]
     key = getattr(obj, relation.key)
     if key is None:
@@ -174,16 +186,26 @@ async def load(loaders: Loaders, objects: Sequence[Related], plan: Plan) -> None
     """
     if not plan or not objects:
         return
-    found: list[Mapping[Any, Any]] = await asyncio.gather(
+    found: list[Mapping[Any, Any] | BaseException] = await asyncio.gather(
         *(
             getattr(loaders, relation.loader).get_many(
                 [key for obj in objects if (key := getattr(obj, relation.key)) is not None]
             )
             for relation, _ in plan
-        )
+        ),
+        return_exceptions=True,
     )
     deeper: list[Awaitable[None]] = []
     for (relation, inner), entities in zip(plan, found, strict=True):
+        if isinstance(entities, BaseException):
+            if not isinstance(entities, Exception):
+                raise entities  # cancelled: nothing to answer
+            failed = Failed(entities)
+            for obj in objects:
+                if obj.related is None:
+                    obj.related = {}
+                obj.related[relation.field] = None if getattr(obj, relation.key) is None else failed
+            continue
         built = {key: None if entity is None else relation.target.of(entity) for key, entity in entities.items()}
         for obj in objects:
             key = getattr(obj, relation.key)

@@ -7,19 +7,26 @@ answers and calls as per-object loads, and nothing loaded that the query does no
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from graphql import FieldNode, FragmentDefinitionNode, parse, visit
 from graphql.language import Visitor
 
 from datastore import calls
+from datastore.store import Datastore
 from graphql_api import ids
+from graphql_api.app import create_app
+from graphql_api.config import ApiSettings
 from graphql_api.types.application import Application
 from graphql_api.types.department import Department
 from graphql_api.types.employee import Employee
 from graphql_api.types.relations import Plan, Selection
 from tests.graphql_api.conftest import Api, Demo
+from tests.graphql_api.live import serving, with_settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 
 def connection_plan(document: str, field: str, target: type[Any], variables: dict[str, Any] | None = None) -> Plan:
@@ -151,3 +158,29 @@ def test_root_object__relations__loaded_on_demand(api: Api, demo: Demo, query: s
     )
     answer = alice.data(query, {"id": first["id"]})[path]
     assert answer["employee"] == first["employee"]
+
+
+def test_page__relation_load_fails__error_on_each_objects_field(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, demo: Demo
+) -> None:
+    """Past the call budget, the page-level employee batch fails: each application's
+    ``employee`` is null with the error, as per-object loads answered; the pages stand."""
+    alice = demo.person("alice@acme.co")
+    budget = None
+    for max_calls in (None, 0):
+        settings = api_settings if max_calls is None else with_settings(api_settings, max_dynamodb_calls=budget)
+        with serving(create_app(Datastore(client, table_name), settings)) as http:
+            caller = Api(http, settings).as_(alice)
+            if max_calls is None:
+                # Exactly the calls of the query without the relation: the relation's batch is one too many.
+                budget = caller.query(OPEN_JOB_APPLICANTS, {"skip": True})["extensions"]["cost"]["requestCount"]
+                continue
+            body = caller.query(OPEN_JOB_APPLICANTS, {"skip": False})
+    jobs = body["data"]["organization"]["jobPostings"]["edges"]
+    applications = [a["node"] for job in jobs for a in job["node"]["applications"]["edges"]]
+    assert applications and all(a["employee"] is None for a in applications)
+    assert len(body["errors"]) == len(applications)
+    for error in body["errors"]:
+        assert error["path"][-1] == "employee"
+        assert error["extensions"]["code"] == "BAD_USER_INPUT"
+        assert error["extensions"]["limit"] == "dynamodbCalls"
