@@ -1,4 +1,10 @@
-"""`python -m bench`: Q1-Q5 for product, floor and naive on a fresh in-memory DynamoDB Local."""
+"""`python -m bench`: Q1-Q7 on a fresh in-memory DynamoDB Local.
+
+Q1-Q4 for product, floor and naive; Q5 (a write) for the product; Q6 (the costliest query the
+default limits admit, on a server with the default limits, with its peak RSS growth) and Q7
+(the whole 20 x 50 x 3 tree with job postings, past the default cost limit) for the product;
+then Q1-Q4's throughput at concurrency 16 with one and with two worker processes.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +20,9 @@ from typing import Any
 import httpx
 import orjson
 
-from bench.dataset import Dataset, build
+from bench.dataset import build
 from bench.floor import Floor, Stats
+from bench.queries import Q1, Q2, Q3, Q5, Q7, q4, q6, q6_cursors
 from datastore import calls, employees, keys
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
@@ -31,30 +38,13 @@ RESULTS = Path(__file__).parent / "results" / "latest.json"
 SECONDS_C1, SECONDS_C16, MAX_C1 = 3.0, 4.0, 40
 SECRET = "bench-secret-0123456789-0123456789-abcdef"
 
-Q1 = (
-    "{ organization { departments(first: 20) { edges { node { name employees(first: 50) { edges { node { "
-    "email firstName lastName role status hiredAt } } } } } } } }"
-)
-Q2 = (
-    "{ organization { jobPostings(status: OPEN, first: 20) { edges { node { title applications(first: 50) { "
-    "edges { node { status employee { email department { name } } } } } } } } } }"
-)
-Q3 = (
-    "{ me { firstName department { name manager { email } } applications(first: 10) { edges { node { status "
-    "jobPosting { title } } } } } }"
-)
-Q5 = "mutation($i: MoveEmployeeInput!) { moveEmployee(input: $i) { employee { id } } }"
 
-
-def q4(data: Dataset) -> str:
-    return (
-        "{ "
-        + " ".join(
-            f'n{i}: node(id: "{ids.encode("Employee", e.emp_id)}") {{ ... on Employee {{ email }} }}'
-            for i, e in enumerate(data.employees[:100])
-        )
-        + " }"
-    )
+def peak_rss_mb(pid: int) -> float:
+    """The process's peak resident set so far (VmHWM), in MiB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM in /proc/<pid>/status")
 
 
 def cpu_seconds(pid: int) -> float:
@@ -68,9 +58,9 @@ def pct(values: list[float], p: float) -> float:
 
 
 class Server:
-    def __init__(self, env: dict[str, str], naive: bool) -> None:
+    def __init__(self, env: dict[str, str], *flags: str) -> None:
         self.port = free_port()
-        args = [sys.executable, "-m", "bench.serve", str(self.port), *(["--naive"] if naive else [])]
+        args = [sys.executable, "-m", "bench.serve", str(self.port), *flags]
         self.process = subprocess.Popen(args, env=env)
         self.url = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 60
@@ -87,14 +77,19 @@ class Server:
         self.process.wait(10)
 
 
-def measure_http(server: Server, token: str, body: Any) -> dict[str, Any]:
-    headers = {"Authorization": f"Bearer {token}"}
-    bodies = body if isinstance(body, list) else None
+def payloads(body: Any) -> Any:
+    bodies = body if isinstance(body, list) else [body]
+    return lambda n: orjson.dumps(bodies[n % len(bodies)])
 
-    def payload(n: int) -> bytes:
-        return orjson.dumps(bodies[n % len(bodies)] if bodies else body)
+
+def measure_http(server: Server, token: str, body: Any) -> dict[str, Any]:
+    """Latency and server CPU at concurrency 1, then throughput at 16; the server's peak RSS
+    growth over the concurrency-1 run (meaningful on a fresh server: Q6)."""
+    headers = {"Authorization": f"Bearer {token}"}
+    payload = payloads(body)
 
     with httpx.Client(base_url=server.url, timeout=120, headers={**headers, "content-type": "application/json"}) as h:
+        rss_before = peak_rss_mb(server.process.pid)
         first = orjson.loads(h.post("/graphql", content=payload(0)).content)
         if "errors" in first:
             return {"error": first["errors"][0]["message"]}
@@ -109,6 +104,27 @@ def measure_http(server: Server, token: str, body: Any) -> dict[str, Any]:
             latencies.append(time.perf_counter() - t)
             n += 1
         cpu_ms = (cpu_seconds(server.process.pid) - cpu0) * 1000 / len(latencies)
+        rss_growth = peak_rss_mb(server.process.pid) - rss_before
+
+    return {
+        "requests": cost["requestCount"],
+        "requests_by_operation": cost["requests"],
+        "waves": cost["waves"],
+        "rcu": cost["readCapacityUnits"],
+        "wcu": cost["writeCapacityUnits"],
+        "p50_ms": pct(latencies, 0.5),
+        "p99_ms": pct(latencies, 0.99),
+        "rps_c16": measure_c16(server, token, body),
+        "cpu_ms": round(cpu_ms, 1),
+        "server_ms": cost["serverTimeMs"],
+        "rss_mb": round(rss_growth, 1),
+    }
+
+
+def measure_c16(server: Server, token: str, body: Any) -> float:
+    """Requests a second with 16 clients each sending one request after another."""
+    headers = {"Authorization": f"Bearer {token}"}
+    payload = payloads(body)
 
     async def c16() -> float:
         done = 0
@@ -128,19 +144,7 @@ def measure_http(server: Server, token: str, body: Any) -> dict[str, Any]:
             await asyncio.gather(*(worker() for _ in range(16)))
             return done / (time.perf_counter() - t0)
 
-    rps = asyncio.run(c16())
-    return {
-        "requests": cost["requestCount"],
-        "requests_by_operation": cost["requests"],
-        "waves": cost["waves"],
-        "rcu": cost["readCapacityUnits"],
-        "wcu": cost["writeCapacityUnits"],
-        "p50_ms": pct(latencies, 0.5),
-        "p99_ms": pct(latencies, 0.99),
-        "rps_c16": round(rps, 1),
-        "cpu_ms": round(cpu_ms, 1),
-        "server_ms": cost["serverTimeMs"],
-    }
+    return round(asyncio.run(c16()), 1)
 
 
 def measure_floor(fn: Any) -> dict[str, Any]:
@@ -187,9 +191,9 @@ def ratio(a: Any, b: Any) -> str:
         return "-"
 
 
-def print_table(name: str, row: dict[str, dict[str, Any]], note: str = "") -> None:
+def print_table(name: str, row: dict[str, dict[str, Any]], note: str = "", extra: tuple[str, ...] = ()) -> None:
     print(f"\n{name}{'  (' + note + ')' if note else ''}")
-    metrics = ["requests", "waves", "rcu", "rcu_min", "p50_ms", "p99_ms", "rps_c16", "cpu_ms"]
+    metrics = ["requests", "waves", "rcu", "rcu_min", "p50_ms", "p99_ms", "rps_c16", "cpu_ms", *extra]
     print(f"{'':10}" + "".join(f"{m:>10}" for m in metrics))
     for variant in ("product", "floor", "naive"):
         values = row.get(variant, {})
@@ -228,7 +232,7 @@ def main() -> int:
         api = ApiSettings.from_env({"HR_ENV": "bench", "JWT_SECRET": SECRET})
         admin = issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
         profile = issue_token(api, subject=data.profile.emp_id, org_id=data.org_id, role="employee")
-        product, naive = Server(env, naive=False), Server(env, naive=True)
+        product, naive = Server(env), Server(env, "--naive")
         floor = Floor(make_client(settings, stock=True), table_name, data)
         results: dict[str, dict[str, Any]] = {}
         try:
@@ -247,6 +251,10 @@ def main() -> int:
                 row["product"]["rcu_min"] = row["naive"]["rcu_min"] = row["floor"]["rcu_min"]
                 results[name] = row
                 print_table(name, row)
+            # Before Q5, whose moves reshape the departments: the tree as built, 20 x 50 x 3.
+            row = {"product": measure_http(product, admin, {"query": Q7})}
+            results["Q7"] = row
+            print_table("Q7", row, "20 x 50 x 3 with job postings; cost ~11.8k, run with MAX_QUERY_COST raised")
             moves = [
                 {
                     "query": Q5,
@@ -279,9 +287,34 @@ def main() -> int:
                 }
             results["Q5"] = row
             print_table("Q5", row, note)
+            naive.stop()
         finally:
             product.stop()
             naive.stop()
+        # Q6 on a fresh server with the default limits: its RSS growth is Q6's alone.
+        defaults = Server(env, "--default-limits")
+        try:
+            with httpx.Client(base_url=defaults.url, headers={"Authorization": f"Bearer {admin}"}, timeout=120) as h:
+                h.post("/graphql", json={"query": "{ me { email } }"}).raise_for_status()  # warm the process
+                body = {"query": q6(q6_cursors(lambda b: h.post("/graphql", json=b).json()))}
+            row = {"product": measure_http(defaults, admin, body)}
+            results["Q6"] = row
+            print_table("Q6", row, "the costliest query the default limits admit; rss_mb: peak RSS growth", ("rss_mb",))
+        finally:
+            defaults.stop()
+        workers: dict[str, dict[str, float]] = {}
+        for count in (1, 2):
+            server = Server(env, "--workers", str(count))
+            try:
+                for name, token, body, _ in queries:
+                    workers.setdefault(name, {})[f"workers_{count}"] = measure_c16(server, token, body)
+            finally:
+                server.stop()
+        results["workers"] = workers
+        print("\nrps at concurrency 16, product through graphql_api.asgi:app (uvicorn --workers N)")
+        print(f"{'':10}{'1 worker':>10}{'2 workers':>10}{'ratio':>10}")
+        for name, by in workers.items():
+            print(f"{name:10}{by['workers_1']:>10}{by['workers_2']:>10}{ratio(by['workers_2'], by['workers_1']):>10}")
         RESULTS.parent.mkdir(exist_ok=True)
         RESULTS.write_bytes(orjson.dumps({"queries": results}, option=orjson.OPT_INDENT_2))
         print(

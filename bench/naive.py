@@ -6,6 +6,7 @@ no batching, no per-request cache. Installed only in the naive server process (b
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
@@ -24,6 +25,11 @@ class PerCall:
 
     async def load(self, key: Any) -> Any:
         return await self.get(key)
+
+    async def get_many(self, keys: list[Any]) -> dict[Any, Any]:
+        """One call per parent, as naive resolvers make (repeated keys included)."""
+        values = await asyncio.gather(*(self.get(key) for key in keys))
+        return dict(zip(keys, values, strict=True))
 
 
 class PerCallLists:
@@ -45,6 +51,7 @@ class NaiveLoaders:
         self.employee_id_by_email = PerCall(run, lambda e: employees.find_employee_id_by_email(table, e))
         self.organization = PerCall(run, lambda _k: organizations.get_organization_with_subscription(table))
         self.lists = PerCallLists(run, table)
+        self.plans: dict[int, tuple[Any, Any]] = {}
 
 
 def install() -> None:

@@ -10,7 +10,7 @@ nesting level, however many parents.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
@@ -80,6 +80,15 @@ class Loader(DataLoader[K, V]):
 
     async def get(self, key: K) -> V:
         return await self.load(key)
+
+    async def get_many(self, keys: Iterable[K]) -> dict[K, V]:
+        """Each distinct key of ``keys`` once, batched with every other load of this turn.
+
+        For a whole page at once (types/relations.py): one future per distinct key rather
+        than a coroutine, a future and a task per object.
+        """
+        distinct = list(dict.fromkeys(keys))
+        return dict(zip(distinct, await self.load_many(distinct), strict=True))
 
 
 class ListLoader(DataLoader[ListKey, Page[Any]]):
@@ -173,3 +182,7 @@ class Loaders:
             lambda keys: [organizations.get_organization_with_subscription(table)] * len(keys),
         )
         self.lists = ListLoader(run, table)
+        # What each connection field of this request's documents selects on its nodes
+        # (types/relations.py), read once per field: by the id of its first field node, the
+        # node itself kept with its plan.
+        self.plans: dict[int, tuple[Any, Any]] = {}

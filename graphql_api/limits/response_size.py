@@ -11,7 +11,7 @@ and so does every later one, so no more pages are built or loaded beneath it; a 
 answers that one error and no data. A mutation keeps its data: its write has committed,
 and the client must learn it did.
 
-Objects loaded one by one (``manager``, ``department`` under a page) are not charged: the
+Objects a page points to (``manager``, ``department``, loaded beside it) are not charged: the
 cost limit already holds them to one per object of the page above.
 """
 

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
 from datastore import entities
 from graphql_api import ids
 from graphql_api.context import RequestContext
+from graphql_api.types import relations
 from graphql_api.types.node import Node
-from graphql_api.types.scalars import ApplicationStatus
+from graphql_api.types.scalars import ApplicationStatus, output
 
 if TYPE_CHECKING:
     from graphql_api.types.employee import Employee
@@ -30,30 +31,31 @@ class Application(Node):
     app_id: strawberry.Private[str]
     job_id: strawberry.Private[str]
     emp_id: strawberry.Private[str]
+    # The relations a page load gave it (types/relations.py); None: load them on demand.
+    related: strawberry.Private[dict[str, Any] | None] = None
 
     @classmethod
     def of(cls, application: entities.Application) -> Application:
         return cls(
             id=strawberry.ID(ids.encode("Application", application.job_id, application.app_id)),
-            status=application.status,
+            status=output(application.status),
             submitted_at=application.submitted_at,
             app_id=application.app_id,
             job_id=application.job_id,
             emp_id=application.emp_id,
         )
 
-    @strawberry.field(description="The applicant; null if their record can no longer be read.")
-    async def employee(self, info: Info) -> Annotated[Employee, strawberry.lazy("graphql_api.types.employee")] | None:
-        from graphql_api.types.employee import Employee
+    # Synchronous resolvers: the object itself when the page loaded it, else an awaitable.
+    @strawberry.field(
+        description="The applicant; null if their record can no longer be read.",
+        graphql_type=Annotated["Employee", strawberry.lazy("graphql_api.types.employee")] | None,
+    )
+    def employee(self, info: Info) -> Any:
+        return relations.resolve(self, "employee", info.context.session.loaders)
 
-        found = await info.context.session.loaders.employee.get(self.emp_id)
-        return None if found is None else Employee.of(found)
-
-    @strawberry.field(description="The job applied to; null if it can no longer be read.")
-    async def job_posting(
-        self, info: Info
-    ) -> Annotated[JobPosting, strawberry.lazy("graphql_api.types.job_posting")] | None:
-        from graphql_api.types.job_posting import JobPosting
-
-        found = await info.context.session.loaders.job.get(self.job_id)
-        return None if found is None else JobPosting.of(found)
+    @strawberry.field(
+        description="The job applied to; null if it can no longer be read.",
+        graphql_type=Annotated["JobPosting", strawberry.lazy("graphql_api.types.job_posting")] | None,
+    )
+    def job_posting(self, info: Info) -> Any:
+        return relations.resolve(self, "jobPosting", info.context.session.loaders)

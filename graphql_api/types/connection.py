@@ -13,6 +13,8 @@ from graphql_api.context import RequestContext
 from graphql_api.cursors import CursorCodec
 from graphql_api.errors import bad_input
 from graphql_api.loaders import ListFetch, list_key
+from graphql_api.types import relations
+from graphql_api.types.relations import Selection
 
 N = TypeVar("N")
 
@@ -88,7 +90,7 @@ def check_first(first: int) -> int:
 
 
 async def paginate(
-    context: RequestContext,
+    info: strawberry.Info[RequestContext, None],
     fetch: ListFetch,
     *,
     parent: str | None,
@@ -98,18 +100,36 @@ async def paginate(
     descending: bool,
     convert: Callable[[Any], N],
 ) -> Connection[N]:
-    """One page of a list through the request's list loader.
+    """One page of a list through the request's list loader, its nodes' relations loaded.
 
     ``name`` identifies the list (field, parent and order); cursors are bound to it and to
-    the caller's tenant, so a cursor is only ever accepted by the list that issued it.
+    the caller's tenant, so a cursor is only ever accepted by the list that issued it. The
+    to-one relations the query selects on the nodes are loaded for the whole page at once
+    (types/relations.py) before the connection is returned.
     """
+    context = info.context
     check_first(first)
     tenant = context.session.require_tenant().org_id
     codec = context.session.services.cursors
     start = None if after is None else codec.decode(after, tenant, name)
     page = await context.session.loaders.lists.page(list_key(fetch, parent, first, start, descending))
     context.session.response_budget.charge(page.items)
-    return to_connection(page, convert, codec, tenant, name, start)
+    connection = to_connection(page, convert, codec, tenant, name, start)
+    if connection.edges:
+        await _load_relations(info, [edge.node for edge in connection.edges])
+    return connection
+
+
+async def _load_relations(info: strawberry.Info[RequestContext, None], nodes: list[Any]) -> None:
+    loaders = info.context.session.loaders
+    raw = info._raw_info  # Strawberry's Info exposes no fragments; graphql-core's info does
+    # Sibling pages share the field's nodes; the entry holds the node, so its id is not reused.
+    node = raw.field_nodes[0]
+    cached = loaders.plans.get(id(node))
+    if cached is None or cached[0] is not node:
+        cached = (node, Selection(raw.fragments, info.variable_values).connection_plan(type(nodes[0]), raw.field_nodes))
+        loaders.plans[id(node)] = cached
+    await relations.load(loaders, nodes, cached[1])
 
 
 def to_connection(

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
 from datastore import entities
 from graphql_api import ids, loaders
 from graphql_api.context import RequestContext
+from graphql_api.types import relations
 from graphql_api.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.types.node import Node
 
@@ -26,6 +27,8 @@ class Department(Node):
     )
     dept_id: strawberry.Private[str]
     manager_id: strawberry.Private[str | None]
+    # The relations a page load gave it (types/relations.py); None: load them on demand.
+    related: strawberry.Private[dict[str, Any] | None] = None
 
     @classmethod
     def of(cls, department: entities.Department) -> Department:
@@ -38,15 +41,11 @@ class Department(Node):
         )
 
     @strawberry.field(
-        description="The employee who manages it and reviews applications to its jobs; null when it has none."
+        description="The employee who manages it and reviews applications to its jobs; null when it has none.",
+        graphql_type=Annotated["Employee", strawberry.lazy("graphql_api.types.employee")] | None,
     )
-    async def manager(self, info: Info) -> Annotated[Employee, strawberry.lazy("graphql_api.types.employee")] | None:
-        from graphql_api.types.employee import Employee
-
-        if self.manager_id is None:
-            return None
-        found = await info.context.session.loaders.employee.get(self.manager_id)
-        return None if found is None else Employee.of(found)
+    def manager(self, info: Info) -> Any:
+        return relations.resolve(self, "manager", info.context.session.loaders)
 
     @strawberry.field(
         description="The department's ACTIVE employees, in employee-id order (the order their records were created)."
@@ -57,7 +56,7 @@ class Department(Node):
         from graphql_api.types.employee import Employee
 
         return await paginate(
-            info.context,
+            info,
             loaders.employees_of_department,
             parent=self.dept_id,
             name=f"Department.employees:{self.dept_id}",

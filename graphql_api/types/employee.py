@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
 from datastore import entities
 from graphql_api import ids, loaders, permissions
 from graphql_api.context import RequestContext
+from graphql_api.types import relations
 from graphql_api.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.types.node import Node
-from graphql_api.types.scalars import EmployeeStatus, Role
+from graphql_api.types.scalars import EmployeeStatus, Role, output
 
 if TYPE_CHECKING:
     from graphql_api.types.application import Application
@@ -43,6 +44,8 @@ class Employee(Node):
     )
     emp_id: strawberry.Private[str]
     department_id: strawberry.Private[str | None]
+    # The relations a page load gave it (types/relations.py); None: load them on demand.
+    related: strawberry.Private[dict[str, Any] | None] = None
 
     @classmethod
     def of(cls, employee: entities.Employee) -> Employee:
@@ -51,8 +54,8 @@ class Employee(Node):
             email=employee.email,
             first_name=employee.first_name,
             last_name=employee.last_name,
-            role=employee.role,
-            status=employee.status,
+            role=output(employee.role),
+            status=output(employee.status),
             hired_at=employee.hired_at,
             terminated_at=employee.terminated_at,
             version=employee.version,
@@ -60,16 +63,12 @@ class Employee(Node):
             department_id=employee.department_id,
         )
 
-    @strawberry.field(description="The department they belong to; null when they belong to none.")
-    async def department(
-        self, info: Info
-    ) -> Annotated[Department, strawberry.lazy("graphql_api.types.department")] | None:
-        from graphql_api.types.department import Department
-
-        if self.department_id is None:
-            return None
-        found = await info.context.session.loaders.department.get(self.department_id)
-        return None if found is None else Department.of(found)
+    @strawberry.field(
+        description="The department they belong to; null when they belong to none.",
+        graphql_type=Annotated["Department", strawberry.lazy("graphql_api.types.department")] | None,
+    )
+    def department(self, info: Info) -> Any:
+        return relations.resolve(self, "department", info.context.session.loaders)
 
     @strawberry.field(
         description="The employee's job applications, newest first. FORBIDDEN (this field null, the rest "
@@ -82,7 +81,7 @@ class Employee(Node):
 
         permissions.check_employee_applications(info.context, self.emp_id)
         return await paginate(
-            info.context,
+            info,
             loaders.applications_of_employee,
             parent=self.emp_id,
             name=f"Employee.applications:{self.emp_id}",

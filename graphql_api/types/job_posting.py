@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
 from datastore import entities
 from graphql_api import ids, loaders, permissions
 from graphql_api.context import RequestContext
+from graphql_api.types import relations
 from graphql_api.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.types.node import Node
-from graphql_api.types.scalars import JobPostingStatus
+from graphql_api.types.scalars import JobPostingStatus, output
 
 if TYPE_CHECKING:
     from graphql_api.types.application import Application
@@ -41,6 +42,8 @@ class JobPosting(Node):
     )
     job_id: strawberry.Private[str]
     department_id: strawberry.Private[str]
+    # The relations a page load gave it (types/relations.py); None: load them on demand.
+    related: strawberry.Private[dict[str, Any] | None] = None
 
     @classmethod
     def of(cls, job: entities.JobPosting) -> JobPosting:
@@ -48,7 +51,7 @@ class JobPosting(Node):
             id=strawberry.ID(ids.encode("JobPosting", job.job_id)),
             title=job.title,
             description=job.description,
-            status=job.status,
+            status=output(job.status),
             posted_at=job.posted_at,
             closed_at=job.closed_at,
             version=job.version,
@@ -56,14 +59,12 @@ class JobPosting(Node):
             department_id=job.department_id,
         )
 
-    @strawberry.field(description="The department that is hiring; null if it can no longer be read.")
-    async def department(
-        self, info: Info
-    ) -> Annotated[Department, strawberry.lazy("graphql_api.types.department")] | None:
-        from graphql_api.types.department import Department
-
-        found = await info.context.session.loaders.department.get(self.department_id)
-        return None if found is None else Department.of(found)
+    @strawberry.field(
+        description="The department that is hiring; null if it can no longer be read.",
+        graphql_type=Annotated["Department", strawberry.lazy("graphql_api.types.department")] | None,
+    )
+    def department(self, info: Info) -> Any:
+        return relations.resolve(self, "department", info.context.session.loaders)
 
     @strawberry.field(
         description="Applications to this job, newest first. Admins and the manager of its department only; "
@@ -76,7 +77,7 @@ class JobPosting(Node):
 
         await permissions.check_job_applications(info.context, self.department_id)
         return await paginate(
-            info.context,
+            info,
             loaders.applications_of_job,
             parent=self.job_id,
             name=f"JobPosting.applications:{self.job_id}",

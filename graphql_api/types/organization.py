@@ -18,7 +18,7 @@ from graphql_api.types.department import Department
 from graphql_api.types.employee import Employee
 from graphql_api.types.job_posting import JobPosting
 from graphql_api.types.node import Node
-from graphql_api.types.scalars import JobPostingStatus, OrganizationStatus, Plan, SortOrder
+from graphql_api.types.scalars import JobPostingStatus, OrganizationStatus, Plan, SortOrder, output
 
 Info = strawberry.Info[RequestContext, None]
 
@@ -49,7 +49,7 @@ class BillingSubscription(Node):
         return cls(
             # The id keeps the type's former name, so ids issued before the rename still resolve.
             id=strawberry.ID(ids.encode("Subscription", subscription.org_id)),
-            plan=subscription.plan,
+            plan=output(subscription.plan),
             seats=subscription.seats,
             billing_customer=subscription.billing_customer_id,
             renews_at=subscription.renews_at,
@@ -97,11 +97,11 @@ class Organization(Node):
 
     @strawberry.field(description="The organisation's price plan.")
     async def plan(self, info: Info) -> Plan:
-        return (await self._loaded(info)).organization.plan
+        return output((await self._loaded(info)).organization.plan)
 
     @strawberry.field(description="ACTIVE, or SUSPENDED (its members' requests are refused).")
     async def status(self, info: Info) -> OrganizationStatus:
-        return (await self._loaded(info)).organization.status
+        return output((await self._loaded(info)).organization.status)
 
     @strawberry.field(description="When the organisation was created on the platform.")
     async def created_at(self, info: Info) -> datetime:
@@ -122,7 +122,7 @@ class Organization(Node):
         self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
     ) -> Connection[Department]:
         return await paginate(
-            info.context,
+            info,
             loaders.departments_of_org,
             parent=None,
             name="Organization.departments",
@@ -147,7 +147,7 @@ class Organization(Node):
         ] = SortOrder.ASC,
     ) -> Connection[Employee]:
         return await paginate(
-            info.context,
+            info,
             loaders.employees_of_org,
             parent=None,
             name=f"Organization.employees:{order.name}",
@@ -180,7 +180,7 @@ class Organization(Node):
             permissions.check_all_jobs(info.context)
         fetch = loaders.jobs_of_org if status is None else loaders.open_jobs_of_org
         return await paginate(
-            info.context,
+            info,
             fetch,
             parent=None,
             name=f"Organization.jobPostings:{'ALL' if status is None else 'OPEN'}",
@@ -200,7 +200,7 @@ class Organization(Node):
         if not permissions.is_admin(info.context):
             raise forbidden("only admins read the audit log")
         return await paginate(
-            info.context,
+            info,
             loaders.audit_events_of_org,
             parent=None,
             name="Organization.auditLog",

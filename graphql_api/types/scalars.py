@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Mapping
 from datetime import datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 
 import strawberry
 from strawberry.schema.types.base_scalars import DateTimeDefinition
@@ -27,6 +27,17 @@ SCALAR_OVERRIDES: Final[dict[object, Any]] = {
         ),
     )
 }
+
+
+def output(member: E) -> E:
+    """``member`` as a resolver hands it to the GraphQL enum: its value.
+
+    Strawberry's enum type maps a member to its name by scanning every value of the enum
+    (``CustomGraphQLEnumType.coerce_output_value``); a value goes to graphql-core's own
+    value-to-name dict. Typed as the member, because the field's annotation is what names
+    the GraphQL enum in the schema.
+    """
+    return cast("E", member.value)
 
 
 def described(enum: type[E], name: str, description: str, values: Mapping[str, str]) -> type[E]:

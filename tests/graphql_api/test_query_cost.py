@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from graphql import GraphQLSchema, parse
 
-from bench.__main__ import Q1, Q2, Q3
+from bench.queries import Q1, Q2, Q3, Q7, q6
 from graphql_api.config import ApiSettings
 from graphql_api.limits.query_cost import query_cost
 from graphql_api.schema import build_schema
@@ -43,6 +43,25 @@ def test_cost__readme_example__under_the_default(schema: GraphQLSchema, query: s
 @pytest.mark.parametrize("query", [Q1, Q2, Q3], ids=["Q1", "Q2", "Q3"])
 def test_cost__bench_query__under_the_default(schema: GraphQLSchema, query: str) -> None:
     assert cost(schema, query) <= DEFAULT
+
+
+def test_cost__bench_q6__the_most_the_default_admits(schema: GraphQLSchema) -> None:
+    """Q6 (bench/queries.py) fills the default limits: cost within 2%, aliases and depth at most."""
+    from graphql_api.limits.aliases import alias_count
+    from graphql_api.limits.depth import document_depth
+
+    settings = ApiSettings.from_env({})
+    pages = [("ASC", None), *[("ASC", "cursor")] * 9, ("DESC", None), *[("DESC", "cursor")] * 3]
+    document = parse(q6(pages))
+    assert 0.98 * DEFAULT <= cost(schema, q6(pages)) <= DEFAULT
+    operation = document.definitions[0]
+    assert alias_count(operation.selection_set, {}, {}) <= settings.max_aliases
+    assert document_depth(operation.selection_set, {}) <= settings.max_depth
+
+
+def test_cost__bench_q7__over_the_default(schema: GraphQLSchema) -> None:
+    """Q7, the whole tree, is past the default: the bench runs it with MAX_QUERY_COST raised."""
+    assert cost(schema, Q7) > DEFAULT
 
 
 def test_cost__worked_examples__match_the_readme(schema: GraphQLSchema) -> None:

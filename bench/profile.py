@@ -1,0 +1,198 @@
+"""`python -m bench.profile [Q1 Q2 ...] [-n N] [--pyinstrument]`: a query's CPU cost in-process.
+
+The bench's timings are wall-clock on a shared machine; this measures what one request costs
+the API process itself: the product app is served in this process (httpx's ASGI transport,
+the whole middleware stack, boto3 on its I/O pool), and CPU time is read with
+``time.process_time`` (every thread of the process; DynamoDB Local runs in its own). The
+figure is the median of N requests after two warm-ups. With ``--pyinstrument`` the same
+requests run again under pyinstrument (the event-loop thread; boto3's calls run on the I/O
+pool's threads, whose CPU is the process's less the loop's) and the loop's CPU is split by
+the module each sample is in: where the time goes, in ms per request.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+
+from bench import queries as q
+from bench.dataset import Dataset, build
+from bench.serve import RAISED_LIMITS
+from datastore import keys
+from datastore.client import make_client
+from datastore.config import DatastoreSettings
+from datastore.local import DynamoDBLocal
+from datastore.provision import ensure_table
+from datastore.store import Datastore
+from graphql_api.app import create_app
+from graphql_api.auth import issue_token
+from graphql_api.config import ApiSettings
+
+SECRET = "bench-secret-0123456789-0123456789-abcdef"
+
+
+async def post(app: Any, token: str, body: dict[str, Any]) -> dict[str, Any]:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
+        response = await client.post("/graphql", json=body, headers={"Authorization": f"Bearer {token}"})
+        answer: dict[str, Any] = response.json()
+        return answer
+
+
+@dataclass
+class Timings:
+    cpu: list[float] = field(default_factory=list)  # the whole process, ms per request
+    loop: list[float] = field(default_factory=list)  # the event-loop thread alone
+    wall: list[float] = field(default_factory=list)
+
+    @property
+    def io_threads(self) -> float:
+        """Median CPU of the I/O pool's threads: boto3 (serialise, sign, send, parse)."""
+        return statistics.median(c - loop for c, loop in zip(self.cpu, self.loop, strict=True))
+
+
+async def run(app: Any, token: str, body: dict[str, Any], n: int, profiler: Any = None) -> Timings:
+    transport = httpx.ASGITransport(app=app)
+    headers = {"Authorization": f"Bearer {token}", "content-type": "application/json"}
+    content = orjson.dumps(body)
+    timings = Timings()
+    async with httpx.AsyncClient(transport=transport, base_url="http://bench", headers=headers, timeout=120) as client:
+        for _ in range(2):
+            answer = orjson.loads((await client.post("/graphql", content=content)).content)
+            if answer.get("errors"):
+                raise RuntimeError(f"the query failed: {answer['errors'][0]['message']}")
+        if profiler is not None:
+            profiler.start()
+        for _ in range(n):
+            c, t, w = time.process_time(), time.thread_time(), time.perf_counter()
+            (await client.post("/graphql", content=content)).raise_for_status()
+            timings.cpu.append((time.process_time() - c) * 1000)
+            timings.loop.append((time.thread_time() - t) * 1000)
+            timings.wall.append((time.perf_counter() - w) * 1000)
+        if profiler is not None:
+            profiler.stop()
+    return timings
+
+
+# Where the event loop's time goes, by the module a sample's innermost frame is in (first match).
+CATEGORIES = [
+    ("/graphql/validation/", "GraphQL validation"),
+    ("/graphql/language/", "GraphQL parsing"),
+    ("/graphql/execution/", "graphql-core execution (per field and object)"),
+    ("/graphql/", "graphql-core types and scalars (serialising values)"),
+    ("/strawberry/", "Strawberry (resolver wrappers, view, extensions)"),
+    ("/graphql_api/limits/", "limits (cost, response size, ...)"),
+    ("/graphql_api/types/", "our types: building objects, relations, connections"),
+    ("/graphql_api/", "our request handling (context, loaders, auth, cursors)"),
+    ("/aiodataloader/", "DataLoader"),
+    ("/datastore/", "datastore (on the loop)"),
+    ("/asyncio/", "asyncio: futures, tasks, thread hand-off"),
+    ("/concurrent/", "asyncio: futures, tasks, thread hand-off"),
+    ("/threading.py", "asyncio: futures, tasks, thread hand-off"),
+    ("/starlette/", "HTTP: Starlette + the in-process client"),
+    ("/httpx/", "HTTP: Starlette + the in-process client"),
+    ("/httpcore/", "HTTP: Starlette + the in-process client"),
+    ("/jwt/", "token verification"),
+    ("/cryptography/", "token verification"),
+]
+
+
+def categorise(profiler: Any) -> dict[str, float]:
+    """Seconds of event-loop samples by category; waiting (await, idle poll) left out.
+
+    A sample in a built-in function or in a frame's own code counts for the nearest frame
+    with a source file above it (``orjson.dumps`` called by a limit counts as the limit).
+    """
+    totals: dict[str, float] = {}
+    root = profiler.last_session.root_frame(trim_stem=False)
+    stack: list[tuple[Any, str]] = [(root, "")]
+    while stack:
+        frame, above = stack.pop()
+        path = frame.file_path if frame.file_path and not frame.file_path.startswith("<") else above
+        if frame.identifier.startswith(("[await]", "epoll.poll", "[out-of-context]")):
+            continue
+        stack.extend((child, path) for child in frame.children)
+        own = frame.time - sum(child.time for child in frame.children)
+        if own <= 0 or not path or path.endswith("selectors.py"):
+            continue
+        name = next((label for marker, label in CATEGORIES if marker in path), None)
+        if name is None:
+            name = "other: " + Path(path).name
+        totals[name] = totals.get(name, 0.0) + own
+    return totals
+
+
+def summary(name: str, timings: Timings, profiler: Any) -> None:
+    loop = statistics.median(timings.loop)
+    print(f"\n{name}: where one request's {statistics.median(timings.cpu):.1f} ms of CPU goes")
+    print(f"  {timings.io_threads:7.1f} ms  I/O threads: boto3 calls (serialise, sign, HTTP, parse)")
+    print(f"  {loop:7.1f} ms  event loop, of which:")
+    totals = categorise(profiler)
+    sampled = sum(totals.values())
+    for label, seconds in sorted(totals.items(), key=lambda item: -item[1]):
+        share = seconds / sampled
+        if share >= 0.01:
+            print(f"  {'':9}{share * loop:7.1f} ms  {label}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.profile")
+    parser.add_argument("names", nargs="*", default=["Q1", "Q2"])
+    parser.add_argument("-n", type=int, default=20)
+    parser.add_argument("--pyinstrument", action="store_true", help="then profile: time by category")
+    parser.add_argument("--tree", action="store_true", help="with --pyinstrument: print the call tree too")
+    args = parser.parse_args()
+    base = DatastoreSettings.from_env()
+    with DynamoDBLocal(base.local_cache_dir) as local:
+        settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-bench-{keys.new_id().lower()}")
+        client = make_client(settings)
+        ensure_table(client, settings.table_name)
+        data: Dataset = build(client, settings.table_name)
+        api = ApiSettings.from_env({**os.environ, **RAISED_LIMITS, "HR_ENV": "bench", "JWT_SECRET": SECRET})
+        app = create_app(Datastore(client, settings.table_name), api)
+        tokens = {
+            "admin": issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin"),
+            "profile": issue_token(api, subject=data.profile.emp_id, org_id=data.org_id, role="employee"),
+        }
+        known = {
+            "Q1": ("admin", {"query": q.Q1}),
+            "Q2": ("admin", {"query": q.Q2}),
+            "Q3": ("profile", {"query": q.Q3}),
+            "Q4": ("admin", {"query": q.q4(data)}),
+            "Q7": ("admin", {"query": q.Q7}),
+        }
+        if "Q6" in args.names:
+            afters = q.q6_cursors(lambda body: asyncio.run(post(app, tokens["admin"], body)))
+            known["Q6"] = ("admin", {"query": q.q6(afters)})
+        for name in args.names:
+            caller, body = known[name]
+            timings = asyncio.run(run(app, tokens[caller], body, args.n))
+            print(
+                f"{name}: CPU ms median {statistics.median(timings.cpu):.1f} (min {min(timings.cpu):.1f}; "
+                f"event loop {statistics.median(timings.loop):.1f}, I/O threads {timings.io_threads:.1f}), "
+                f"wall ms median {statistics.median(timings.wall):.1f}, n={args.n}",
+                flush=True,
+            )
+            if args.pyinstrument:
+                from pyinstrument import Profiler
+
+                profiler = Profiler(interval=0.0005, async_mode="enabled")
+                asyncio.run(run(app, tokens[caller], body, args.n, profiler))
+                if args.tree:
+                    print(profiler.output_text(unicode=True, color=False, time="percent_of_total"))
+                summary(name, timings, profiler)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
