@@ -39,6 +39,8 @@ class Code(StrEnum):
     INTERNAL = "INTERNAL"
     # The server is too busy or a dependency is down: retry later (extensions.retryable).
     UNAVAILABLE = "UNAVAILABLE"
+    # The caller's organisation is past its share of work (extensions.retryAfter, seconds).
+    RATE_LIMITED = "RATE_LIMITED"
 
 
 class ApiError(Exception):
