@@ -25,7 +25,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from graphql import DocumentNode, FieldNode, GraphQLError, OperationDefinitionNode
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+)
 from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
@@ -108,12 +117,29 @@ def retry_after_seconds(seconds: float) -> float:
 
 
 def root_fields(document: DocumentNode, operation_name: str | None) -> int:
-    """Root fields of the operation that runs (each a write, for a mutation)."""
+    """Root fields of the operation that runs (each a write, for a mutation), fragments included."""
+    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+
+    def count(selection_set: SelectionSetNode, spread: frozenset[str]) -> int:
+        total, seen = 0, set[str]()
+        for selection in selection_set.selections:
+            if isinstance(selection, FieldNode):
+                total += 1
+            elif isinstance(selection, InlineFragmentNode):
+                total += count(selection.selection_set, spread)
+            elif isinstance(selection, FragmentSpreadNode):
+                name = selection.name.value
+                fragment = fragments.get(name)
+                if fragment is not None and name not in spread and name not in seen:
+                    seen.add(name)  # execution collects a fragment once per selection set
+                    total += count(fragment.selection_set, spread | {name})
+        return total
+
     for definition in document.definitions:
         if isinstance(definition, OperationDefinitionNode) and (
             operation_name is None or (definition.name is not None and definition.name.value == operation_name)
         ):
-            return sum(isinstance(selection, FieldNode) for selection in definition.selection_set.selections)
+            return count(definition.selection_set, frozenset())
     return 0
 
 

@@ -33,7 +33,17 @@ TEST_SECRET = "test-secret-0123456789-0123456789-abcdef"
 @pytest.fixture(scope="session")
 def api_settings() -> ApiSettings:
     return ApiSettings.from_env(
-        {"HR_ENV": "test", "JWT_SECRET": TEST_SECRET, "GRAPHIQL": "true", "INTROSPECTION": "true"}
+        {
+            "HR_ENV": "test",
+            "JWT_SECRET": TEST_SECRET,
+            "GRAPHIQL": "true",
+            "INTROSPECTION": "true",
+            # The tenant rate limit charges every request of the suite, but with buckets large
+            # enough that no other test meets it (200 concurrent moves from one admin, say);
+            # test_tenant_rate.py serves its own small buckets.
+            "TENANT_COST_PER_SECOND": "1000000",
+            "TENANT_COST_BURST": "1000000",
+        }
     )
 
 

@@ -13,7 +13,7 @@ from graphql_api import ids, input_paths
 from graphql_api.errors import Code, translate
 from graphql_api.mutations.jobs import PublishJobPostingInput
 from graphql_api.mutations.organizations import CreateOrganizationInput
-from tests.conftest import Tenant
+from tests.conftest import Tenant, unique_domain
 from tests.graphql_api.conftest import Api, GraphQLClient
 from tests.graphql_api.mutations.documents import UNKNOWN_ULID, error, gid, open_job
 
@@ -82,7 +82,7 @@ def _inactive_manager(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any
 
 def _new_employee(**values: Any) -> Case:
     def case(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any]]:
-        person = {"email": f"n{keys.new_id().lower()}@example.com", "firstName": "N", "lastName": "E"}
+        person = {"email": t.email(f"n{keys.new_id().lower()}"), "firstName": "N", "lastName": "E"}
         return api.admin_of(t), {**person, **values}
 
     return case
@@ -150,8 +150,9 @@ def _set_status(status: str) -> Case:
 
 def _new_organization(**values: Any) -> Case:
     def case(api: Api, _t: Tenant) -> tuple[GraphQLClient, dict[str, Any]]:
-        admin = {"adminEmail": f"o{keys.new_id().lower()}@example.com", "adminFirstName": "A", "adminLastName": "B"}
-        return api.platform, {"name": "Org", "plan": "FREE", **admin, **values}
+        domain = unique_domain()
+        admin = {"adminEmail": f"o{keys.new_id().lower()}@{domain}", "adminFirstName": "A", "adminLastName": "B"}
+        return api.platform, {"name": "Org", "plan": "FREE", "emailDomains": [domain], **admin, **values}
 
     return case
 
@@ -197,6 +198,11 @@ CASES: Final[list[tuple[str, Case, str]]] = [
     ("setApplicationStatus", _set_status("WITHDRAWN"), "input.status"),
     ("setApplicationStatus", _set_status("ACCEPTED"), "input.status"),
     ("createOrganization", _new_organization(name=" "), "input.name"),
+    (
+        "addEmailDomain",
+        lambda api, t: (api.platform, {"orgId": ids.encode("Organization", t.org_id), "domain": "not a domain"}),
+        "input.domain",
+    ),
     ("createOrganization", _new_organization(adminEmail="not-an-email"), "input.adminEmail"),
     ("createOrganization", _new_organization(adminFirstName=""), "input.adminFirstName"),
     ("createOrganization", _new_organization(adminLastName="x" * 101), "input.adminLastName"),

@@ -24,7 +24,7 @@ from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.config import ApiSettings, ConfigError
 from graphql_api.limits.query_cost import query_cost
-from graphql_api.limits.tenant_rate import WRITE_WEIGHT, TenantBuckets
+from graphql_api.limits.tenant_rate import WRITE_WEIGHT, TenantBuckets, root_fields
 from graphql_api.schema import build_schema
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.conftest import TEST_SECRET
@@ -120,6 +120,20 @@ def test_bucket__past_max_buckets__least_recent_evicted_and_full_again() -> None
     assert len(buckets) == 2
     assert buckets.charge("b", 500).admitted  # full again; evicts a
     assert buckets.charge("a", 500).admitted
+
+
+@pytest.mark.parametrize(
+    ("document", "fields"),
+    [
+        ('mutation { a: createDepartment(input: {name: "A"}) { department { id } } }', 1),
+        ("mutation { a: m(x: 1) { id } b: m(x: 2) { id } }", 2),
+        ("mutation { ...F ...F ... on Mutation { c: m } } fragment F on Mutation { a: m b: m }", 3),
+        ("mutation One { a: m } mutation Two { a: m b: m }", 1),
+    ],
+    ids=["one", "aliases", "fragments", "named-operation"],
+)
+def test_root_fields__aliases_and_fragments__each_counted(document: str, fields: int) -> None:
+    assert root_fields(parse(document), "One" if "One" in document else None) == fields
 
 
 def test_settings__burst_below_max_query_cost__refused() -> None:

@@ -165,7 +165,7 @@ def _update_department(api: Api, t: Tenant) -> Retry:
 def _create_employee(api: Api, t: Tenant) -> Retry:
     dept = t.department()
     t.employee(dept)
-    email = f"hire{t.org_id.lower()}@example.com"  # emails are unique across organisations
+    email = t.email(f"hire{t.org_id.lower()}")  # in its own domain; unique across organisations
     person = {"email": email, "firstName": "New", "lastName": "Hire", "departmentId": gid(dept)}
     return Retry(api.admin_of(t), person, {**person, "lastName": "Other"})
 
