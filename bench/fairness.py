@@ -1,17 +1,25 @@
 """`python -m bench.fairness`: a quiet tenant's latency alone and beside a tenant sending 10x more.
 
 Two organisations of the same shape (20 departments x 50 employees) on one server process
-and a fresh DynamoDB Local. Both send bench Q1 (the directory page, cost 2,547) from paced
-concurrent clients: the quiet tenant QUIET_CLIENTS x RATE requests a second, the noisy one
-RATIO times as many. Each phase runs a fixed time; a client that falls behind sends its next
-request at once (no backlog), so the load is bounded. Phases:
+and a fresh DynamoDB Local. Both send PAGE, the directory's first page with 10 people per
+department (cost 547), from paced concurrent clients (QUIET_CLIENTS and RATIO times as many).
+Each phase runs a fixed time; a client that falls behind sends its next request at once (no
+backlog), so the load is bounded.
 
-1. the quiet tenant alone, with the tenant rate limit on (the defaults of graphql_api/config.py);
+The limit is scaled to the machine, as an operator scales it to a fleet: the production
+default (30,000 units/s, twelve Q1 pages a second) is more than a laptop or a shared CI box
+serves in all, and a limit above capacity protects nothing. So the bench first measures the
+server's capacity C (PAGE requests/s, CALIBRATE_CLIENTS closed-loop clients), then offers
+the quiet tenant C/10 and the noisy one C (10x, enough to saturate the server alone), and
+gives each tenant a bucket refilling at SHARE x C pages' worth of cost a second (burst: two
+seconds, at least MAX_QUERY_COST). ``--per-second`` sets the rate outright. Phases:
+
+1. the quiet tenant alone, limit on;
 2. quiet and noisy together, limit on: the noisy tenant is refused (429) past its bucket;
-3. (for contrast, unless --no-contrast) the same on a server with the limit off.
+3. (for contrast, unless --no-contrast) quiet and noisy together with the limit off.
 
-Prints a table of the quiet tenant's p50/p95 and each tenant's admitted and refused rates,
-and the ratio of the quiet p95 under the noisy tenant to its p95 alone (target: at most
+Prints a table of each tenant's admitted and refused rates and the quiet tenant's p50/p95,
+and the ratio of the quiet p95 beside the noisy tenant to its p95 alone (target: at most
 1.5x with the limit on). Writes bench/results/fairness.json.
 """
 
@@ -29,6 +37,7 @@ from typing import Any
 
 import httpx
 import orjson
+from graphql import parse
 
 from bench.__main__ import Q1, SECRET, Server, pct
 from bench.dataset import build
@@ -42,10 +51,18 @@ from datastore.scope import PlatformScope
 from datastore.table import Table
 from graphql_api.auth import issue_token
 from graphql_api.config import ApiSettings
+from graphql_api.limits.query_cost import query_cost
+from graphql_api.schema import build_schema
 from tests.graphql_api.bulk import Bulk
 
 RESULTS = Path(__file__).parent / "results" / "fairness.json"
-QUIET_CLIENTS, RATE, RATIO, SECONDS = 2, 1.0, 10, 20.0
+QUIET_CLIENTS, RATIO, SECONDS = 2, 10, 30.0
+CALIBRATE_CLIENTS, CALIBRATE_SECONDS = 4, 6.0
+# Each tenant's share of the server's capacity: the quiet tenant needs 0.1, so it is never
+# limited; the noisy tenant gets 0.3, leaving the server well below saturation.
+SHARE = 0.3
+PAGE = Q1.replace("employees(first: 50)", "employees(first: 10)")
+PAGE_COST = query_cost(build_schema()._schema, parse(PAGE))
 DEFAULTS = ApiSettings.from_env({"HR_ENV": "bench", "JWT_SECRET": SECRET})
 
 
@@ -87,11 +104,11 @@ def quiet_tenant(client: Any, table_name: str) -> str:
 
 
 async def client_loop(http: httpx.AsyncClient, token: str, rate: float, end: float, tally: Tally) -> None:
-    """Q1 every 1/rate seconds until ``end``; a late request is followed by the next at once."""
+    """PAGE every 1/rate seconds until ``end``; a late request is followed by the next at once."""
     interval = 1 / rate
     next_at = time.perf_counter() + random.uniform(0, interval)  # spread the clients' phases
     headers = {"Authorization": f"Bearer {token}", "content-type": "application/json"}
-    body = orjson.dumps({"query": Q1})
+    body = orjson.dumps({"query": PAGE})
     while True:
         await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
         if time.perf_counter() >= end:
@@ -111,16 +128,16 @@ async def client_loop(http: httpx.AsyncClient, token: str, rate: float, end: flo
         next_at = max(next_at + interval, time.perf_counter())
 
 
-async def phase(url: str, tenants: list[tuple[str, int]], seconds: float) -> list[Tally]:
-    """Run each (token, clients) tenant's paced clients for ``seconds``; their tallies."""
+async def phase(url: str, tenants: list[tuple[str, int, float]], seconds: float) -> list[Tally]:
+    """Run each (token, clients, rate per client) tenant's paced clients for ``seconds``."""
     tallies = [Tally() for _ in tenants]
     limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
         end = time.perf_counter() + seconds
         await asyncio.gather(
             *(
-                client_loop(http, token, RATE, end, tally)
-                for (token, clients), tally in zip(tenants, tallies, strict=True)
+                client_loop(http, token, rate, end, tally)
+                for (token, clients, rate), tally in zip(tenants, tallies, strict=True)
                 for _ in range(clients)
             )
         )
@@ -131,7 +148,26 @@ def warm(url: str, *tokens: str) -> None:
     with httpx.Client(base_url=url, timeout=60) as http:
         for token in tokens:
             for _ in range(3):
-                http.post("/graphql", json={"query": Q1}, headers={"Authorization": f"Bearer {token}"})
+                http.post("/graphql", json={"query": PAGE}, headers={"Authorization": f"Bearer {token}"})
+
+
+async def capacity(url: str, token: str) -> float:
+    """PAGE requests a second the server completes for closed-loop clients (limit off)."""
+    done = 0
+    async with httpx.AsyncClient(base_url=url, timeout=60) as http:
+        end = time.perf_counter() + CALIBRATE_SECONDS
+        headers = {"Authorization": f"Bearer {token}", "content-type": "application/json"}
+        body = orjson.dumps({"query": PAGE})
+
+        async def worker() -> None:
+            nonlocal done
+            while time.perf_counter() < end:
+                (await http.post("/graphql", content=body, headers=headers)).raise_for_status()
+                done += 1
+
+        started = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(CALIBRATE_CLIENTS)))
+        return done / (time.perf_counter() - started)
 
 
 def print_table(rows: dict[str, dict[str, Any]]) -> None:
@@ -145,6 +181,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--seconds", type=float, default=SECONDS, help="length of each phase")
     parser.add_argument("--no-contrast", action="store_true", help="skip the phase with the limit off")
+    parser.add_argument("--per-second", type=int, help="TENANT_COST_PER_SECOND (default: scaled to capacity)")
     args = parser.parse_args()
     seconds: float = min(max(args.seconds, 5.0), 60.0)  # bounded whatever is asked
     started = time.monotonic()
@@ -167,39 +204,51 @@ def main() -> int:
             "COST_IN_RESPONSE": "false",
             "PYTHONPATH": os.getcwd(),
             "MAX_QUERY_COST": str(DEFAULTS.max_cost),
-            "TENANT_COST_PER_SECOND": str(DEFAULTS.tenant_cost_per_second),
-            "TENANT_COST_BURST": str(DEFAULTS.tenant_cost_burst),
+            "TENANT_COST_PER_SECOND": "0",
         }
-        quiet_alone = [(quiet, QUIET_CLIENTS)]
-        together = [(quiet, QUIET_CLIENTS), (noisy, QUIET_CLIENTS * RATIO)]
         rows: dict[str, dict[str, Any]] = {}
         server = Server(env, naive=False)
         try:
             warm(server.url, quiet, noisy)
-            time.sleep(DEFAULTS.tenant_cost_burst / DEFAULTS.tenant_cost_per_second)  # buckets full again
-            [alone] = asyncio.run(phase(server.url, quiet_alone, seconds))
+            pages_per_second = asyncio.run(capacity(server.url, quiet))
+            quiet_rate = pages_per_second / 10 / QUIET_CLIENTS  # per client
+            together = [(quiet, QUIET_CLIENTS, quiet_rate), (noisy, QUIET_CLIENTS * RATIO, quiet_rate)]
+            print(f"capacity {pages_per_second:.1f} pages/s", flush=True)
+            if not args.no_contrast:
+                quiet_tally, noisy_tally = asyncio.run(phase(server.url, together, seconds))
+                rows["quiet beside noisy, limit off"] = quiet_tally.row(seconds)
+                rows["  noisy, limit off"] = noisy_tally.row(seconds)
+        finally:
+            server.stop()
+        per_second = args.per_second or max(1, round(SHARE * pages_per_second * PAGE_COST))
+        burst = max(DEFAULTS.max_cost, 2 * per_second)
+        env = {**env, "TENANT_COST_PER_SECOND": str(per_second), "TENANT_COST_BURST": str(burst)}
+        server = Server(env, naive=False)
+        try:
+            warm(server.url, quiet, noisy)
+            time.sleep(burst / per_second)  # buckets full again
+            [alone] = asyncio.run(phase(server.url, together[:1], seconds))
             rows["quiet alone, limit on"] = alone.row(seconds)
-            time.sleep(DEFAULTS.tenant_cost_burst / DEFAULTS.tenant_cost_per_second)
+            time.sleep(burst / per_second)
             quiet_tally, noisy_tally = asyncio.run(phase(server.url, together, seconds))
             rows["quiet beside noisy, limit on"] = quiet_tally.row(seconds)
             rows["  noisy, limit on"] = noisy_tally.row(seconds)
         finally:
             server.stop()
-        if not args.no_contrast:
-            server = Server({**env, "TENANT_COST_PER_SECOND": "0"}, naive=False)
-            try:
-                warm(server.url, quiet, noisy)
-                quiet_tally, noisy_tally = asyncio.run(phase(server.url, together, seconds))
-                rows["quiet beside noisy, limit off"] = quiet_tally.row(seconds)
-                rows["  noisy, limit off"] = noisy_tally.row(seconds)
-            finally:
-                server.stop()
     print(
-        f"\nfairness: Q1 (cost 2,547) from {QUIET_CLIENTS} quiet and {QUIET_CLIENTS * RATIO} noisy clients "
-        f"at {RATE:g} request/s each, {seconds:g} s a phase; TENANT_COST_PER_SECOND="
-        f"{DEFAULTS.tenant_cost_per_second}, TENANT_COST_BURST={DEFAULTS.tenant_cost_burst}"
+        f"\nfairness: PAGE (cost {PAGE_COST}) from {QUIET_CLIENTS} quiet and {QUIET_CLIENTS * RATIO} noisy "
+        f"clients at {quiet_rate:.2f} request/s each, {seconds:g} s a phase; capacity "
+        f"{pages_per_second:.1f} pages/s; TENANT_COST_PER_SECOND={per_second}, TENANT_COST_BURST={burst}; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
-    print_table(rows)
+    order = [
+        "quiet alone, limit on",
+        "quiet beside noisy, limit on",
+        "  noisy, limit on",
+        "quiet beside noisy, limit off",
+        "  noisy, limit off",
+    ]
+    print_table({name: rows[name] for name in order if name in rows})
     base_p95 = rows["quiet alone, limit on"]["p95_ms"]
     ratios: dict[str, float | None] = {}
     for name in ("quiet beside noisy, limit on", "quiet beside noisy, limit off"):
@@ -214,9 +263,12 @@ def main() -> int:
                 "seconds_per_phase": seconds,
                 "quiet_clients": QUIET_CLIENTS,
                 "noisy_clients": QUIET_CLIENTS * RATIO,
-                "rate_per_client": RATE,
-                "tenant_cost_per_second": DEFAULTS.tenant_cost_per_second,
-                "tenant_cost_burst": DEFAULTS.tenant_cost_burst,
+                "query": PAGE,
+                "query_cost": PAGE_COST,
+                "capacity_pages_per_s": round(pages_per_second, 2),
+                "rate_per_client": round(quiet_rate, 3),
+                "tenant_cost_per_second": per_second,
+                "tenant_cost_burst": burst,
                 "cpus": os.cpu_count(),
                 "load_average": os.getloadavg(),
                 "rows": rows,
