@@ -12,7 +12,8 @@ sit in a bounded LRU: an evicted bucket is simply full again, which is safe beca
 bucket untouched long enough to fall out of the LRU has (almost always) refilled anyway, and
 the worst case is one extra burst for a tenant that was idle while MAX_TENANT_BUCKETS other
 tenants were busy. Platform operators are not tenant-bounded (they read the platform's own
-items, rarely); anonymous callers are refused by authentication before they cost anything.
+items, rarely); anonymous callers have no organisation to charge, and every field that
+reads tenant data refuses them.
 """
 
 from __future__ import annotations
@@ -46,9 +47,10 @@ from graphql_api.limits.query_cost import computed_cost
 
 # Units a mutation's root field costs on top of its query cost: a write transaction puts 4-6
 # items at 2 WCU each, and a partition writes 1,000 WCU/s against 3,000 RCU/s of reads, so
-# one write is worth about 30 RCU, about what 1,000 cost units read (README "Fair tenants").
+# one write takes 25-35 RCU's worth of a partition, 1,200-1,800 units at about 50 units an
+# RCU; rounded down, as people's writes are rare (README "Fair tenants").
 WRITE_WEIGHT: Final = 1000
-# Buckets kept; about 100 bytes each, so 10,000 tenants hold about a megabyte.
+# Buckets kept; a few hundred bytes each (key, entry, bucket), a few megabytes at most.
 MAX_TENANT_BUCKETS: Final = 10_000
 
 
