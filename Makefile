@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test check bench schema package clean soak
+.PHONY: run test check bench bench-fairness schema package clean soak
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,10 @@ check: $(STAMP)
 ## Benchmarks (not part of `make test`): prints tables, writes bench/results/latest.json.
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+## Fair tenants: a quiet tenant's p95 alone and beside one sending 10x more (about 2 minutes).
+bench-fairness: $(STAMP)
+	$(BIN)/python -m bench.fairness
 
 ## Write schema.graphql from the code.
 schema: $(STAMP)

@@ -46,7 +46,7 @@ from graphql_api.http import request_id
 from graphql_api.http.persisted import PersistedDocuments, load_manifest
 from graphql_api.http.transport import HttpTransport
 from graphql_api.lifetime import DEADLINE, SESSION, RequestLifetime
-from graphql_api.limits import limit_extensions
+from graphql_api.limits import limit_extensions, tenant_buckets
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
 from graphql_api.limits.concurrency import MaxConcurrentRequests
@@ -108,7 +108,9 @@ class GraphQLView(GraphQL[RequestContext, None]):
 def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Starlette:
     settings = settings or ApiSettings.from_env()
     executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="dynamodb-io")
-    services = Services(settings, datastore, executor, CursorCodec(settings.jwt_secret))
+    services = Services(
+        settings, datastore, executor, CursorCodec(settings.jwt_secret), tenant_buckets=tenant_buckets(settings)
+    )
     configure_tracing(settings.otel_endpoint, datastore.client)
     # Limits first (they refuse before anything is loaded), then the caller's active check.
     documents = DocumentCache()

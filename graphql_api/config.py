@@ -75,6 +75,15 @@ class OidcSettings:
         return cls(issuer=given["OIDC_ISSUER"], audiences=audiences, jwks=jwks)
 
 
+def tenant_cost_burst(env: Mapping[str, str]) -> int:
+    """TENANT_COST_BURST, at least MAX_QUERY_COST: a smaller bucket could never admit an admitted query."""
+    burst = env_int(env, "TENANT_COST_BURST", 60_000)
+    max_cost = env_int(env, "MAX_QUERY_COST", 5000)
+    if env_int(env, "TENANT_COST_PER_SECOND", 30_000, minimum=0) > 0 and burst < max_cost:
+        raise ConfigError(f"TENANT_COST_BURST ({burst}) must be at least MAX_QUERY_COST ({max_cost})")
+    return burst
+
+
 @dataclass(frozen=True, slots=True)
 class ApiSettings:
     environment: str
@@ -110,6 +119,10 @@ class ApiSettings:
     max_concurrent_requests: int = 64
     header_timeout_seconds: float = 10.0
     body_timeout_seconds: float = 10.0
+    # Fair tenants (README "Fair tenants"): cost units per second and burst per organisation,
+    # per process; 0 per second switches the limit off.
+    tenant_cost_per_second: int = 30_000
+    tenant_cost_burst: int = 60_000
     # Where GraphiQL's pinned npm packages are unpacked (README "GraphiQL").
     graphiql_cache_dir: Path = DEFAULT_CACHE_DIR
     # A JSON manifest {id: document}: when set, only its documents run (graphql_api/http/persisted.py).
@@ -166,6 +179,8 @@ class ApiSettings:
             max_concurrent_requests=env_int(env, "MAX_CONCURRENT_REQUESTS", 64),
             header_timeout_seconds=env_int(env, "HEADER_TIMEOUT_SECONDS", 10),
             body_timeout_seconds=env_int(env, "BODY_TIMEOUT_SECONDS", 10),
+            tenant_cost_per_second=env_int(env, "TENANT_COST_PER_SECOND", 30_000, minimum=0),
+            tenant_cost_burst=tenant_cost_burst(env),
             graphiql_cache_dir=Path(env.get("GRAPHIQL_CACHE") or DEFAULT_CACHE_DIR),
             trusted_documents=env.get("TRUSTED_DOCUMENTS") or None,
             log_format=log_format(env, development),

@@ -42,6 +42,8 @@ class Code(StrEnum):
     UNAVAILABLE = "UNAVAILABLE"
     # The request ran past its deadline (REQUEST_TIMEOUT_SECONDS): retry.
     TIMEOUT = "TIMEOUT"
+    # The caller's organisation is past its share of work (extensions.retryAfter, seconds).
+    RATE_LIMITED = "RATE_LIMITED"
     INTERNAL = "INTERNAL"
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datastore.store import Datastore
 from graphql_api.config import ApiSettings
 from graphql_api.cursors import CursorCodec
+from graphql_api.limits.tenant_rate import TenantBuckets
 
 
 @dataclass
@@ -17,3 +18,5 @@ class Services:
     # Runs the blocking DynamoDB calls of requests (graphql_api/session.py).
     executor: Executor
     cursors: CursorCodec
+    # Each organisation's share of work (limits/tenant_rate.py); None when the limit is off.
+    tenant_buckets: TenantBuckets | None = None

@@ -24,6 +24,7 @@ from graphql_api.auth import Principal
 from graphql_api.errors import ApiError, forbidden, timeout, unauthenticated
 from graphql_api.limits.call_budget import CallBudget
 from graphql_api.limits.response_size import ResponseBudget
+from graphql_api.limits.tenant_rate import rate_limited
 from graphql_api.loaders import Loaders
 from graphql_api.services import Services
 
@@ -73,14 +74,21 @@ class RequestSession:
 
     # --- admission ------------------------------------------------------------------------
 
-    def admit(self, cost: int) -> None:
+    def admit(self, cost: float) -> None:
         """Admit a request of ``cost`` (limits/query_cost.py units) before anything runs.
 
-        The place for per-tenant token buckets and other admission limits; today it only
-        refuses a request whose deadline already passed.
+        TIMEOUT once the deadline has passed; RATE_LIMITED when the caller's organisation
+        cannot pay ``cost`` from its bucket (limits/tenant_rate.py), which is then left
+        untouched. Platform operators and anonymous callers draw on no bucket.
         """
-        del cost  # charged by the per-tenant buckets once they exist
         self.check()
+        buckets = self.services.tenant_buckets
+        principal = self.principal
+        if buckets is None or principal is None or principal.org_id is None:
+            return
+        admission = buckets.charge(principal.org_id, cost)
+        if not admission.admitted:
+            raise rate_limited(admission.retry_after)
 
     def check(self) -> None:
         """TIMEOUT once the deadline has passed; nothing may be sent after that."""

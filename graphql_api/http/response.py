@@ -6,10 +6,15 @@ codes: 400 for a request error (the document did not parse or validate, so nothi
 type, where every well-formed request answers 200. Whatever the type, an UNAUTHENTICATED error
 answers 401 with WWW-Authenticate, so clients and proxies see a failed sign-in the same way
 whether the token was refused before GraphQL ran or the caller's account was (active.py).
+Likewise a request refused by the tenant rate limit (limits/tenant_rate.py) answers 429 with
+Retry-After, whatever the type: the server denied the request before running it, which the
+spec leaves to 4xx codes (and graphql-response+json requires, as the response has no data).
+In a batch, where other operations may have run, the status stays 200 and Retry-After is set.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -79,9 +84,22 @@ def _unauthenticated(results: Sequence[ExecutionResult]) -> bool:
     )
 
 
+def retry_after(results: Sequence[ExecutionResult]) -> float | None:
+    """The longest ``retryAfter`` of the RATE_LIMITED errors; None when there are none."""
+    waits = [
+        float((error.extensions or {}).get("retryAfter", 0))
+        for result in results
+        for error in result.errors or ()
+        if (error.extensions or {}).get("code") == Code.RATE_LIMITED.value
+    ]
+    return max(waits) if waits else None
+
+
 def status_of(media_type: str, results: Sequence[ExecutionResult], *, batch: bool) -> int:
     if _unauthenticated(results):
         return 401
+    if not batch and is_request_error(results[0]) and retry_after(results) is not None:
+        return 429
     if media_type == GRAPHQL_RESPONSE_JSON and not batch and is_request_error(results[0]):
         return 400
     return 200
@@ -94,6 +112,9 @@ def encode(body: object, status: int, media_type: str, headers: dict[str, str]) 
 def results_response(media_type: str, results: Sequence[ExecutionResult], *, batch: bool) -> Response:
     status = status_of(media_type, results, batch=batch)
     headers = dict(UNAUTHENTICATED_HEADERS) if status == 401 else {}
+    wait = retry_after(results)
+    if wait is not None:
+        headers["Retry-After"] = str(max(1, math.ceil(wait)))  # whole seconds (RFC 9110 10.2.3)
     bodies = [payload(result) for result in results]
     return encode(bodies if batch else bodies[0], status, media_type, headers)
 

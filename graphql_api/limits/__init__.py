@@ -2,7 +2,8 @@
 
 Document limits (depth, aliases, tokens, cost) refuse a request before any resolver runs, so
 a refused query makes no DynamoDB call; the body-size middleware refuses before GraphQL
-parses anything; the call budget stops a request that reaches DynamoDB too often; the
+parses anything; the tenant rate limit charges what MaxCost counted and refuses past the
+organisation's bucket, before execution too; the call budget stops a request that reaches DynamoDB too often; the
 response budget stops one whose pages add up to too many bytes. The ASGI middlewares
 (body_size, body_timeout, concurrency) and the uvicorn protocol (header_timeout) are
 installed by graphql_api/app.py and server.py.
@@ -19,6 +20,14 @@ from graphql_api.limits.aliases import MaxAliases
 from graphql_api.limits.depth import MaxDepth
 from graphql_api.limits.query_cost import MaxCost
 from graphql_api.limits.response_size import ResponseSizeGuard
+from graphql_api.limits.tenant_rate import TenantBuckets, TenantRate
+
+
+def tenant_buckets(settings: ApiSettings) -> TenantBuckets | None:
+    """The process's registry of tenant buckets (held by Services); None when the limit is off."""
+    if settings.tenant_cost_per_second <= 0:
+        return None
+    return TenantBuckets(settings.tenant_cost_per_second, settings.tenant_cost_burst)
 
 
 def limit_extensions(settings: ApiSettings) -> list[Callable[[], SchemaExtension]]:
@@ -28,6 +37,8 @@ def limit_extensions(settings: ApiSettings) -> list[Callable[[], SchemaExtension
         lambda: MaxDepth(settings.max_depth),
         lambda: MaxAliases(settings.max_aliases),
         lambda: MaxCost(settings.max_cost),
+        # After MaxCost, whose figure it charges to the session (its organisation's bucket).
+        TenantRate,
         ResponseSizeGuard,
     ]
     if not settings.introspection:
@@ -35,4 +46,4 @@ def limit_extensions(settings: ApiSettings) -> list[Callable[[], SchemaExtension
     return extensions
 
 
-__all__ = ["MaxAliases", "MaxCost", "MaxDepth", "ResponseSizeGuard", "limit_extensions"]
+__all__ = ["MaxAliases", "MaxCost", "MaxDepth", "ResponseSizeGuard", "TenantRate", "limit_extensions"]

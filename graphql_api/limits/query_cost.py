@@ -50,6 +50,7 @@ from graphql import (
 )
 from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
+from strawberry.types import ExecutionContext
 
 from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 
@@ -198,6 +199,17 @@ def query_cost(
     return math.ceil(max((counter.operation(op) for op in operations), default=Fraction(0)))
 
 
+# MaxCost leaves its figure on the operation's execution context (one per operation, so a
+# batch's operations keep their own), for whatever admits the request next to charge it.
+_COST_ATTRIBUTE: Final = "hr_query_cost"
+
+
+def computed_cost(execution: ExecutionContext) -> int | None:
+    """The cost MaxCost computed for this operation; None if it has not run (or was refused first)."""
+    cost = getattr(execution, _COST_ATTRIBUTE, None)
+    return cost if isinstance(cost, int) else None
+
+
 class MaxCost(SchemaExtension):
     def __init__(self, max_cost: int) -> None:
         self.max_cost = max_cost
@@ -207,6 +219,8 @@ class MaxCost(SchemaExtension):
         document = context.graphql_document
         if document is not None and context.result is None:
             cost = query_cost(context.schema._schema, document, context.variables, context.operation_name)
+            # ExecutionContext is a plain dataclass with no field for it (computed_cost reads it).
+            setattr(context, _COST_ATTRIBUTE, cost)
             if cost > self.max_cost:
                 context.result = GraphQLExecutionResult(
                     data=None,

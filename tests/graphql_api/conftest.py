@@ -40,6 +40,11 @@ def api_settings() -> ApiSettings:
             "INTROSPECTION": "true",
             # The session makes hundreds of tenants; metrics tests read their own tenant's figures.
             "METRICS_MAX_TENANTS": "100000",
+            # The tenant rate limit charges every request of the suite, but with buckets large
+            # enough that no other test meets it (200 concurrent moves from one admin, say);
+            # test_tenant_rate.py serves its own small buckets.
+            "TENANT_COST_PER_SECOND": "1000000",
+            "TENANT_COST_BURST": "1000000",
         }
     )
 

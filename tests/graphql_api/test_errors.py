@@ -51,9 +51,14 @@ def test_translate__not_found_and_stale_version__their_codes() -> None:
     assert conflict is not None and conflict.code is Code.CONFLICT
 
 
-@pytest.mark.parametrize("failure", [Unavailable("throttled"), ValueError("a bug")])
-def test_translate__not_an_expected_error__none(failure: Exception) -> None:
-    assert translate(failure) is None
+def test_translate__unavailable__retryable_unavailable_naming_no_backend() -> None:
+    translated = translate(Unavailable("throttled"))
+    assert translated is not None
+    assert translated.extensions == {"code": "UNAVAILABLE", "retryable": True}
+
+
+def test_translate__a_bug__none() -> None:
+    assert translate(ValueError("a bug")) is None
 
 
 # --- every mutation's validation failures over HTTP -------------------------------------------

@@ -1,0 +1,184 @@
+"""Fair tenants: a token bucket of query-cost units per organisation, charged before execution.
+
+Each organisation's bucket holds at most TENANT_COST_BURST units and refills at
+TENANT_COST_PER_SECOND. A request is charged what MaxCost computed for it (query_cost.py
+records it on the execution context; nothing is counted twice), plus WRITE_WEIGHT for each
+root field of a mutation. A request the bucket cannot pay for is refused before any resolver
+runs, so it makes no DynamoDB call, with ``RATE_LIMITED`` and ``retryAfter``: the seconds
+until the bucket will hold the charge. A refused request takes nothing from the bucket.
+
+The buckets live in this process only (README "Fair tenants" on several processes). They
+sit in a bounded LRU: an evicted bucket is simply full again, which is safe because a
+bucket untouched long enough to fall out of the LRU has (almost always) refilled anyway, and
+the worst case is one extra burst for a tenant that was idle while MAX_TENANT_BUCKETS other
+tenants were busy. Platform operators are not tenant-bounded (they read the platform's own
+items, rarely); anonymous callers have no organisation to charge, and every field that
+reads tenant data refuses them.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+)
+from graphql.execution import ExecutionResult as GraphQLExecutionResult
+from strawberry.extensions import SchemaExtension
+from strawberry.types import ExecutionContext
+from strawberry.types.graphql import OperationType
+
+from graphql_api.errors import ApiError, Code
+from graphql_api.limits.query_cost import computed_cost
+
+# Units a mutation's root field costs on top of its query cost: a write transaction puts 4-6
+# items at 2 WCU each, and a partition writes 1,000 WCU/s against 3,000 RCU/s of reads, so
+# one write takes 25-35 RCU's worth of a partition, 1,200-1,800 units at about 50 units an
+# RCU; rounded down, as people's writes are rare (README "Fair tenants").
+WRITE_WEIGHT: Final = 1000
+# Buckets kept; a few hundred bytes each (key, entry, bucket), a few megabytes at most.
+MAX_TENANT_BUCKETS: Final = 10_000
+
+
+@dataclass(slots=True)
+class _Bucket:
+    tokens: float
+    updated: float
+
+
+@dataclass(frozen=True, slots=True)
+class Admission:
+    """A bucket's answer: admitted, or refused with the seconds until it would be."""
+
+    admitted: bool
+    retry_after: float = 0.0
+
+
+class TenantBuckets:
+    """Token buckets keyed by organisation id, thread-safe, at most ``max_buckets`` of them."""
+
+    def __init__(
+        self,
+        per_second: float,
+        burst: float,
+        *,
+        max_buckets: int = MAX_TENANT_BUCKETS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if per_second <= 0 or burst <= 0:
+            raise ValueError("a tenant bucket needs a positive rate and burst")
+        self.per_second = per_second
+        self.burst = burst
+        self.max_buckets = max_buckets
+        self.clock = clock
+        self._buckets: OrderedDict[str, _Bucket] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def charge(self, tenant: str, units: float) -> Admission:
+        """Take ``units`` from ``tenant``'s bucket if it holds them; otherwise take nothing."""
+        with self._lock:
+            now = self.clock()
+            bucket = self._buckets.get(tenant)
+            if bucket is None:
+                bucket = _Bucket(self.burst, now)
+                self._buckets[tenant] = bucket
+                while len(self._buckets) > self.max_buckets:
+                    self._buckets.popitem(last=False)
+            else:
+                self._buckets.move_to_end(tenant)
+                elapsed = max(0.0, now - bucket.updated)  # monotonic, but never trust a clock
+                bucket.tokens = min(self.burst, bucket.tokens + elapsed * self.per_second)
+                bucket.updated = now
+            if units <= bucket.tokens:
+                bucket.tokens -= units
+                return Admission(True)
+            # More than the burst can never be admitted; say when a full bucket would be.
+            return Admission(False, (min(units, self.burst) - bucket.tokens) / self.per_second)
+
+    def __len__(self) -> int:
+        return len(self._buckets)
+
+
+def retry_after_seconds(seconds: float) -> float:
+    """``retryAfter`` in the response: rounded up to the millisecond, so it is never early."""
+    return math.ceil(seconds * 1000) / 1000
+
+
+def root_fields(document: DocumentNode, operation_name: str | None) -> int:
+    """Root fields of the operation that runs (each a write, for a mutation), fragments included."""
+    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+
+    def count(selection_set: SelectionSetNode, spread: frozenset[str]) -> int:
+        total, seen = 0, set[str]()
+        for selection in selection_set.selections:
+            if isinstance(selection, FieldNode):
+                total += 1
+            elif isinstance(selection, InlineFragmentNode):
+                total += count(selection.selection_set, spread)
+            elif isinstance(selection, FragmentSpreadNode):
+                name = selection.name.value
+                fragment = fragments.get(name)
+                if fragment is not None and name not in spread and name not in seen:
+                    seen.add(name)  # execution collects a fragment once per selection set
+                    total += count(fragment.selection_set, spread | {name})
+        return total
+
+    for definition in document.definitions:
+        if isinstance(definition, OperationDefinitionNode) and (
+            operation_name is None or (definition.name is not None and definition.name.value == operation_name)
+        ):
+            return count(definition.selection_set, frozenset())
+    return 0
+
+
+def charge_of(execution: ExecutionContext) -> float | None:
+    """What a request costs its tenant: MaxCost's figure, plus WRITE_WEIGHT per mutation field."""
+    cost = computed_cost(execution)
+    document = execution.graphql_document
+    if cost is None or document is None:
+        return None
+    if execution.operation_type is OperationType.MUTATION:
+        return float(cost + WRITE_WEIGHT * root_fields(document, execution.operation_name))
+    return float(cost)
+
+
+def rate_limited(retry_after: float) -> ApiError:
+    """The refusal of a request its organisation's bucket cannot pay for."""
+    seconds = retry_after_seconds(retry_after)
+    return ApiError(
+        Code.RATE_LIMITED,
+        f"your organisation is sending more than its share of work; retry after {seconds} s",
+        retryable=True,
+        retryAfter=seconds,
+    )
+
+
+class TenantRate(SchemaExtension):
+    """Charges the request's cost to its session's admission (graphql_api/session.py), after MaxCost."""
+
+    def on_execute(self) -> Iterator[None]:
+        execution = self.execution_context
+        session = getattr(execution.context, "session", None)
+        # A request refused already (result set) costs nothing.
+        if execution.result is None and session is not None:
+            charge = charge_of(execution)
+            if charge is not None:
+                try:
+                    session.admit(charge)
+                except ApiError as refused:
+                    error = GraphQLError(str(refused), extensions=refused.extensions)
+                    execution.result = GraphQLExecutionResult(data=None, errors=[error])
+        yield
