@@ -103,6 +103,8 @@ class ApiSettings:
     graphiql_cache_dir: Path = DEFAULT_CACHE_DIR
     # A JSON manifest {id: document}: when set, only its documents run (graphql_api/http/persisted.py).
     trusted_documents: str | None = None
+    # Queries run by compiled execution plans (graphql_api/plan/); false runs all on graphql-core.
+    compiled_plans: bool = True
 
     @property
     def development(self) -> bool:
@@ -145,6 +147,7 @@ class ApiSettings:
             body_timeout_seconds=env_int(env, "BODY_TIMEOUT_SECONDS", 10),
             graphiql_cache_dir=Path(env.get("GRAPHIQL_CACHE") or DEFAULT_CACHE_DIR),
             trusted_documents=env.get("TRUSTED_DOCUMENTS") or None,
+            compiled_plans=env_bool(env, "COMPILED_PLANS", True),
         )
 
     def warn_if_development(self) -> None:
