@@ -64,8 +64,7 @@ class _Run:
         except GraphQLError as error:  # a non-null root field failed: no data at all
             holder["data"] = None
             self.errors.add(error, None)
-        if pending:
-            await asyncio.gather(*pending)
+        await _settle(pending)
         return holder["data"], self.errors.errors
 
     # -- objects and fields ------------------------------------------------------------
@@ -264,8 +263,7 @@ class _Run:
             self.complete(completion, field, value, container, key, parent, path, pending)
         except Exception as raw:
             self.fail(raw, completion.nullable, field, container, key, parent, path)
-        if pending:
-            await asyncio.gather(*pending)
+        await _settle(pending)
 
     async def await_abstract(
         self,
@@ -288,8 +286,7 @@ class _Run:
             self.complete_object(plan, completion.nullable, field, value, container, key, parent, path, pending)
         except Exception as raw:
             self.fail(raw, completion.nullable, field, container, key, parent, path)
-        if pending:
-            await asyncio.gather(*pending)
+        await _settle(pending)
 
     async def await_is_type_of(
         self,
@@ -312,8 +309,7 @@ class _Run:
             self.fill(plan, value, data, _Slot(container, key, nullable, parent, path), pending)
         except Exception as raw:
             self.fail(raw, nullable, field, container, key, parent, path)
-        if pending:
-            await asyncio.gather(*pending)
+        await _settle(pending)
 
     def fail(
         self, raw: Exception, nullable: bool, field: FieldPlan, container: Any, key: Any, parent: _Slot, path: Path
@@ -330,6 +326,14 @@ class _Run:
         assert slot is not None  # the root slot ("data") is nullable
         slot.container[slot.key] = None
         self.errors.add(error, slot.path)
+
+
+async def _settle(pending: Pending) -> None:
+    """Await a subtree's awaitables: one inline, as graphql-core does, so errors keep its order."""
+    if len(pending) == 1:
+        await pending[0]
+    elif pending:
+        await asyncio.gather(*pending)
 
 
 async def _listed(values: Any) -> list[Any]:
