@@ -52,9 +52,7 @@ class PlanCache:
         if values in entry.plans:
             return entry.plans[values]
         try:
-            fragments = {
-                d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
-            }
+            fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
             plan: Plan | None = compile_operation(schema, executor.operation, fragments, executor.variable_values)
             self.compiled += 1
         except Unsupported:

@@ -40,7 +40,7 @@ from graphql import (
     is_object_type,
 )
 from graphql.execution.collect_fields import FieldDetails
-from graphql.execution.values import get_argument_values, get_directive_values
+from graphql.execution.values import VariableValues, get_argument_values, get_directive_values
 
 _CONDITIONS = (GraphQLSkipDirective.name, GraphQLIncludeDirective.name)
 
@@ -122,7 +122,7 @@ class _Compiler:
         self,
         schema: GraphQLSchema,
         fragments: Mapping[str, FragmentDefinitionNode],
-        variables: Mapping[str, Any],
+        variables: VariableValues,
     ) -> None:
         self.schema = schema
         self.fragments = fragments
@@ -192,7 +192,7 @@ class _Compiler:
         if conditional is runtime:
             return True
         if conditional is not None and is_abstract_type(conditional):
-            return self.schema.is_sub_type(conditional, runtime)  # type: ignore[arg-type]  # abstract checked above
+            return self.schema.is_sub_type(conditional, runtime)
         return False
 
     def field_plan(self, parent: GraphQLObjectType, response_key: str, nodes: list[FieldNode]) -> FieldPlan:
@@ -224,7 +224,7 @@ class _Compiler:
         nullable = True
         if is_non_null_type(output):
             nullable = False
-            output = output.of_type  # type: ignore[union-attr]  # non-null checked above
+            output = output.of_type
         if is_list_type(output):
             assert isinstance(output, GraphQLList)
             return Completion(Kind.LIST, nullable, output, item=self.completion(output.of_type, selections))
@@ -235,7 +235,7 @@ class _Compiler:
             assert isinstance(output, GraphQLObjectType)
             return Completion(Kind.OBJECT, nullable, output, plan=self.object_plan(output, selections))
         if is_abstract_type(output):
-            possible = self.schema.get_possible_types(output)  # type: ignore[arg-type]  # abstract checked above
+            possible = self.schema.get_possible_types(output)
             plans = {runtime.name: self.object_plan(runtime, selections) for runtime in possible}
             return Completion(Kind.ABSTRACT, nullable, output, plans=plans)
         raise Unsupported(f"output type {output}")  # pragma: no cover - every output type is above
@@ -262,7 +262,7 @@ def compile_operation(
     schema: GraphQLSchema,
     operation: OperationDefinitionNode,
     fragments: Mapping[str, FragmentDefinitionNode],
-    variables: Mapping[str, Any],
+    variables: VariableValues,
 ) -> Plan:
     """The plan of a query; ``variables`` (coerced) decide its @skip/@include only."""
     if operation.operation is not OperationType.QUERY:
@@ -286,4 +286,3 @@ __all__ = [
     "compile_operation",
     "condition_variables",
 ]
-

@@ -45,10 +45,13 @@ class CompiledPlans(SchemaExtension):
                 execution.context,
                 execution.variables,
                 execution.operation_name,
-                is_awaitable=optimized_is_awaitable,
+                # Strawberry's predicate, as Strawberry passes it to graphql-core (typed bool, not TypeGuard).
+                is_awaitable=optimized_is_awaitable,  # type: ignore[arg-type]
                 operation_extensions=execution.operation_extensions,
             )
-            plan = None if isinstance(executor, list) else self.cache.plan_for(schema, execution.query, document, executor)
+            plan = (
+                None if isinstance(executor, list) else self.cache.plan_for(schema, execution.query, document, executor)
+            )
             if plan is None or isinstance(executor, list):
                 self.cache.fallbacks += 1
             else:

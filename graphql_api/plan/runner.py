@@ -117,7 +117,7 @@ class _Run:
                 data[key] = None
                 self.errors.add(error, path)
 
-    def info(self, field: FieldPlan, path: Path) -> GraphQLResolveInfo:
+    def info(self, field: FieldPlan, path: Path) -> GraphQLResolveInfo[Any]:
         return self.executor.build_resolve_info(field.definition, field.nodes, field.parent, path)  # type: ignore[arg-type]  # not __typename
 
     def arguments_of(self, field: FieldPlan) -> dict[str, Any]:
@@ -174,7 +174,9 @@ class _Run:
             runtime_name = resolve_type(value, info, abstract)
             if self.is_awaitable(runtime_name):
                 container[key] = None
-                pending.append(self.await_abstract(runtime_name, completion, field, value, container, key, parent, path))
+                pending.append(
+                    self.await_abstract(runtime_name, completion, field, value, container, key, parent, path)
+                )
                 return
             runtime = self.executor.ensure_valid_runtime_type(runtime_name, abstract, field.details, info, value)
             plan = completion.plans[runtime.name]
@@ -199,7 +201,9 @@ class _Run:
             verdict = is_type_of(value, self.info(field, path))
             if self.is_awaitable(verdict):
                 container[key] = None
-                pending.append(self.await_is_type_of(verdict, plan, nullable, field, value, container, key, parent, path))
+                pending.append(
+                    self.await_is_type_of(verdict, plan, nullable, field, value, container, key, parent, path)
+                )
                 return
             if not verdict:
                 raise invalid_return_type_error(plan.type, value, field.details)

@@ -120,7 +120,7 @@ def test_skip_include__other_values__own_plan(both: Differential, demo: Demo) ->
 def test_mutation__not_planned__graphql_core_runs_it(both: Differential, demo: Demo) -> None:
     fallbacks = both.plans.fallbacks
     planned, general = both.compare(
-        demo.person("dave@acme.co"), "mutation { terminateEmployee(input: {id: \"x\"}) { employee { id } } }"
+        demo.person("dave@acme.co"), 'mutation { terminateEmployee(input: {id: "x"}) { employee { id } } }'
     )
     assert planned == general
     assert both.plans.fallbacks == fallbacks  # mutations never reach the plan extension's check
