@@ -32,17 +32,12 @@ from graphql_api.plan.compiler import Completion, FieldPlan, Kind, ObjectPlan, P
 Pending = list[Coroutine[Any, Any, None]]
 
 
-class _Slot:
-    """Where a value sits in the response (a dict's key or a list's index), for null propagation."""
+# Where a value sits in the response, for null propagation: (container, key, nullable,
+# parent slot, path); a tuple, since one is made for every object of the response.
+_Slot = tuple[Any, Any, bool, Any, Path | None]
 
-    __slots__ = ("container", "key", "nullable", "parent", "path")
-
-    def __init__(self, container: Any, key: Any, nullable: bool, parent: _Slot | None, path: Path | None) -> None:
-        self.container = container
-        self.key = key
-        self.nullable = nullable
-        self.parent = parent
-        self.path = path
+# Values no resolver's awaitable can be: the is_awaitable check is skipped for them.
+_PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None), list, tuple, dict})
 
 
 class _Run:
@@ -57,7 +52,7 @@ class _Run:
         holder: dict[str, Any] = {}
         data: dict[str, Any] = {}
         holder["data"] = data
-        root = _Slot(holder, "data", True, None, None)
+        root: _Slot = (holder, "data", True, None, None)
         pending: Pending = []
         try:
             self.fill(plan.root, self.root_value, data, root, pending)
@@ -74,7 +69,7 @@ class _Run:
 
         Raises the located error of a non-null field that failed, for the caller to place.
         """
-        parent_path = slot.path
+        parent_path = slot[4]
         is_awaitable = self.is_awaitable
         typename = plan.type.name
         for field in plan.fields:
@@ -85,7 +80,10 @@ class _Run:
                 continue
             path: Path | None = None
             try:
-                if field.info_free:
+                read = field.read
+                if read is not None:
+                    value = read(source)
+                elif field.info_free:
                     value = field.resolve(source, None)  # type: ignore[misc]  # info_free implies a resolver
                 else:
                     path = Path(parent_path, key, typename)
@@ -93,7 +91,7 @@ class _Run:
                     arguments = self.arguments_of(field)
                     resolve = field.resolve or self.executor.field_resolver
                     value = resolve(source, info, **arguments)
-                if is_awaitable(value):
+                if type(value) not in _PLAIN and is_awaitable(value):
                     data[key] = None  # holds the key's place in the response's order
                     if path is None:
                         path = Path(parent_path, key, typename)
@@ -148,8 +146,13 @@ class _Run:
         parent: _Slot,
         path: Path,
         pending: Pending,
+        info: GraphQLResolveInfo[Any] | None = None,
     ) -> None:
-        """Put ``value``'s completion at ``container[key]``; raise if it may not be null and is."""
+        """Put ``value``'s completion at ``container[key]``; raise if it may not be null and is.
+
+        ``info`` is the field's, for ``resolve_type`` and ``is_type_of`` (a list's items share
+        their field's, as in graphql-core); made here when not given.
+        """
         if isinstance(value, Exception):
             raise value
         if value is None or value is Undefined:
@@ -168,7 +171,8 @@ class _Run:
             self.complete_list(completion, field, value, container, key, parent, path, pending)
             return
         if kind is Kind.ABSTRACT:
-            info = self.info(field, path)
+            if info is None:
+                info = self.info(field, path)
             abstract = completion.type
             resolve_type = abstract.resolve_type or self.executor.type_resolver
             runtime_name = resolve_type(value, info, abstract)
@@ -182,7 +186,7 @@ class _Run:
             plan = completion.plans[runtime.name]
         else:
             plan = completion.plan  # type: ignore[assignment]  # OBJECT has it
-        self.complete_object(plan, completion.nullable, field, value, container, key, parent, path, pending)
+        self.complete_object(plan, completion.nullable, field, value, container, key, parent, path, pending, info)
 
     def complete_object(
         self,
@@ -195,10 +199,11 @@ class _Run:
         parent: _Slot,
         path: Path,
         pending: Pending,
+        info: GraphQLResolveInfo[Any] | None = None,
     ) -> None:
         is_type_of = plan.type.is_type_of
         if is_type_of is not None:
-            verdict = is_type_of(value, self.info(field, path))
+            verdict = is_type_of(value, self.info(field, path) if info is None else info)
             if self.is_awaitable(verdict):
                 container[key] = None
                 pending.append(
@@ -209,7 +214,7 @@ class _Run:
                 raise invalid_return_type_error(plan.type, value, field.details)
         data: dict[str, Any] = {}
         container[key] = data
-        self.fill(plan, value, data, _Slot(container, key, nullable, parent, path), pending)
+        self.fill(plan, value, data, (container, key, nullable, parent, path), pending)
 
     def complete_list(
         self,
@@ -232,8 +237,11 @@ class _Run:
         assert item is not None
         items: list[Any] = []
         container[key] = items
-        slot = _Slot(container, key, completion.nullable, parent, path)
+        slot: _Slot = (container, key, completion.nullable, parent, path)
         is_awaitable = self.is_awaitable
+        shared = None
+        if item.kind is Kind.ABSTRACT or (item.kind is Kind.OBJECT and item.plan.type.is_type_of is not None):  # type: ignore[union-attr]  # OBJECT has a plan
+            shared = self.info(field, path)
         for index, element in enumerate(value):
             items.append(None)
             item_path = path.add_key(index, None)
@@ -241,7 +249,7 @@ class _Run:
                 pending.append(self.await_slot(element, item, field, items, index, slot, item_path))
                 continue
             try:
-                self.complete(item, field, element, items, index, slot, item_path, pending)
+                self.complete(item, field, element, items, index, slot, item_path, pending, shared)
             except Exception as raw:
                 error = located_error(raw, field.nodes, item_path.as_list())
                 if not item.nullable:
@@ -310,7 +318,7 @@ class _Run:
                 raise invalid_return_type_error(plan.type, value, field.details)
             data: dict[str, Any] = {}
             container[key] = data
-            self.fill(plan, value, data, _Slot(container, key, nullable, parent, path), pending)
+            self.fill(plan, value, data, (container, key, nullable, parent, path), pending)
         except Exception as raw:
             self.fail(raw, nullable, field, container, key, parent, path)
         await _settle(pending)
@@ -325,11 +333,11 @@ class _Run:
             self.errors.add(error, path)
             return
         slot: _Slot | None = parent
-        while slot is not None and not slot.nullable:
-            slot = slot.parent
+        while slot is not None and not slot[2]:
+            slot = slot[3]
         assert slot is not None  # the root slot ("data") is nullable
-        slot.container[slot.key] = None
-        self.errors.add(error, slot.path)
+        slot[0][slot[1]] = None
+        self.errors.add(error, slot[4])
 
 
 async def _settle(pending: Pending) -> None:

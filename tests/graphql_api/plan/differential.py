@@ -106,20 +106,23 @@ def nulled_position(data: Any, path: list[Any]) -> list[Any]:
 
 
 def without_races(body: dict[str, Any]) -> dict[str, Any]:
-    """``body`` with each propagated error replaced by the position it nulled.
+    """``body`` with the errors inside a nulled subtree replaced by that subtree's position, once.
 
-    When several non-null fields under one nullable parent fail, graphql-core reports the one
-    that failed first in time and drops the others, so which one is reported is a race, in
-    graphql-core as between executors. Errors that did not propagate are kept as they are.
+    When a non-null field fails, graphql-core nulls its nearest nullable parent and drops the
+    errors that come later from inside it; which errors came earlier (another failing
+    non-null sibling, a nullable field deeper down) is a race of asynchronous resolvers, in
+    graphql-core as between executors. So only where nulls landed is compared for those;
+    errors that nulled exactly their own field are kept as they are.
     """
     if "errors" not in body:
         return body
-    errors: list[Any] = []
+    kept: list[Any] = []
+    nulled: list[Any] = []
     for error in body["errors"]:
         path = error.get("path")
-        if path is None:
-            errors.append(error)
-            continue
-        landed = nulled_position(body.get("data"), path)
-        errors.append(error if landed == path else {"propagatedTo": landed})
-    return {**body, "errors": sorted(errors, key=str)}
+        landed = None if path is None else nulled_position(body.get("data"), path)
+        if landed is None or landed == path:
+            kept.append(error)
+        elif {"propagatedTo": landed} not in nulled:
+            nulled.append({"propagatedTo": landed})
+    return {**body, "errors": sorted(kept + nulled, key=str)}
