@@ -124,3 +124,21 @@ def test_mutation__not_planned__graphql_core_runs_it(both: Differential, demo: D
     )
     assert planned == general
     assert both.plans.fallbacks == fallbacks  # mutations never reach the plan extension's check
+
+
+def test_introspection__not_planned__graphql_core_answers(both: Differential, demo: Demo) -> None:
+    fallbacks = both.plans.fallbacks
+    planned, general = both.compare(
+        demo.person("dave@acme.co"), '{ __type(name: "Employee") { name fields { name } } me { email } }'
+    )
+    assert planned == general
+    assert planned["data"]["__type"]["name"] == "Employee"
+    assert both.plans.fallbacks == fallbacks + 1
+
+
+def test_variables_that_do_not_coerce__graphql_core_reports_them(both: Differential, demo: Demo) -> None:
+    planned, general = both.compare(
+        demo.person("dave@acme.co"), "query($n: Int!) { organization { departments(first: $n) { edges { cursor } } } }"
+    )
+    assert planned == general
+    assert planned["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
