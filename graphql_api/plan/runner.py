@@ -79,6 +79,7 @@ class _Run:
                 data[key] = typename
                 continue
             path: Path | None = None
+            info: GraphQLResolveInfo[Any] | None = None
             try:
                 read = field.read
                 if read is not None:
@@ -95,9 +96,14 @@ class _Run:
                     data[key] = None  # holds the key's place in the response's order
                     if path is None:
                         path = Path(parent_path, key, typename)
-                    pending.append(self.await_slot(value, completion, field, data, key, slot, path))
+                    pending.append(self.await_slot(value, completion, field, data, key, slot, path, info))
                     continue
-                if completion.kind is Kind.LEAF and value is not None and not isinstance(value, Exception):
+                if (
+                    completion.kind is Kind.LEAF
+                    and value is not None
+                    and value is not Undefined
+                    and not isinstance(value, Exception)
+                ):
                     coerced = completion.leaf_output(value)  # type: ignore[misc]  # LEAF has it
                     if coerced is None or coerced is Undefined:
                         Executor.complete_leaf_value(completion.type, value)  # raises graphql-core's error
@@ -105,7 +111,7 @@ class _Run:
                     continue
                 if path is None:
                     path = Path(parent_path, key, typename)
-                self.complete(completion, field, value, data, key, slot, path, pending)
+                self.complete(completion, field, value, data, key, slot, path, pending, info)
             except Exception as raw:
                 if path is None:
                     path = Path(parent_path, key, typename)
@@ -246,7 +252,7 @@ class _Run:
             items.append(None)
             item_path = path.add_key(index, None)
             if is_awaitable(element):
-                pending.append(self.await_slot(element, item, field, items, index, slot, item_path))
+                pending.append(self.await_slot(element, item, field, items, index, slot, item_path, shared))
                 continue
             try:
                 self.complete(item, field, element, items, index, slot, item_path, pending, shared)
@@ -268,11 +274,12 @@ class _Run:
         key: Any,
         parent: _Slot,
         path: Path,
+        info: GraphQLResolveInfo[Any] | None = None,
     ) -> None:
         pending: Pending = []
         try:
             value = await awaitable
-            self.complete(completion, field, value, container, key, parent, path, pending)
+            self.complete(completion, field, value, container, key, parent, path, pending, info)
         except Exception as raw:
             self.fail(raw, completion.nullable, field, container, key, parent, path)
         await _settle(pending)

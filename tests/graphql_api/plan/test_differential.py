@@ -142,3 +142,12 @@ def test_variables_that_do_not_coerce__graphql_core_reports_them(both: Different
     )
     assert planned == general
     assert planned["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+
+
+def test_repeated_document__compiled_once(both: Differential, demo: Demo) -> None:
+    query = "{ me { email firstName } }"
+    assert_same(both, "dave@acme.co", demo, query)
+    compiled = both.plans.compiled
+    assert_same(both, "erin@acme.co", demo, query)
+    assert_same(both, "dave@acme.co", demo, query)
+    assert both.plans.compiled == compiled
