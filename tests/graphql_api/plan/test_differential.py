@@ -151,3 +151,42 @@ def test_repeated_document__compiled_once(both: Differential, demo: Demo) -> Non
     assert_same(both, "erin@acme.co", demo, query)
     assert_same(both, "dave@acme.co", demo, query)
     assert both.plans.compiled == compiled
+
+
+ROLE_GUARDED = [
+    # tests/graphql_api/test_roles.py's queries
+    "query($id: ID!) { employee(id: $id) { email applications { edges { node { id } } } } }",
+    "query($id: ID!) { jobPosting(id: $id) { title applications { edges { node { id } } } } }",
+    "query($id: ID!) { application(id: $id) { id status } }",
+    "query($id: ID!) { node(id: $id) { id ... on Application { status } } }",
+]
+
+
+def guarded_ids(both: Differential, demo: Demo) -> list[str]:
+    """Ids of every kind the guarded queries take: employees, job postings, applications."""
+    planned, _ = both.compare(
+        demo.person(demo_data.ACME_ADMIN),
+        "{ organization { jobPostings(first: 10) { edges { node { id applications(first: 3) { edges { node { id "
+        "employee { id } } } } } } } } }",
+    )
+    found: list[str] = []
+    for edge in planned["data"]["organization"]["jobPostings"]["edges"]:
+        found.append(edge["node"]["id"])
+        for application in edge["node"]["applications"]["edges"]:
+            found += [application["node"]["id"], application["node"]["employee"]["id"]]
+    return found
+
+
+@pytest.mark.parametrize("email", ROLES)
+@pytest.mark.parametrize("index", range(len(ROLE_GUARDED)))
+def test_role_guarded_queries__every_role_and_id__same_answer(
+    both: Differential, demo: Demo, email: str, index: int
+) -> None:
+    targets = guarded_ids(both, demo)
+    assert len(targets) > 5
+    codes: set[str] = set()
+    for target in targets:
+        body = assert_same(both, email, demo, ROLE_GUARDED[index], {"id": target})
+        codes |= {error["extensions"]["code"] for error in body.get("errors", [])}
+    if email == "dave@acme.co" and index != 3:
+        assert "FORBIDDEN" in codes
