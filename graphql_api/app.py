@@ -54,6 +54,8 @@ from graphql_api.observability.access_log import AccessLog
 from graphql_api.observability.metrics import Metrics
 from graphql_api.observability.tracing import configure_tracing
 from graphql_api.operation_name import OperationNameRequired
+from graphql_api.plan.cache import PlanCache
+from graphql_api.plan.extension import CompiledPlans
 from graphql_api.schema import build_schema
 from graphql_api.session import Deadline, RequestSession
 from graphql_api.signin import TokenExchange
@@ -122,6 +124,10 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
     ]
     if settings.cost_in_response:
         extensions.append(Cost)
+    plans = PlanCache()
+    if settings.compiled_plans:
+        # Last: every other extension's on_execute runs around the plan as around graphql-core.
+        extensions.append(lambda: CompiledPlans(plans))
     schema = build_schema(extensions, batch_max_operations=settings.batch_max_operations)
     trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
     persisted = PersistedDocuments(datastore.table(DocumentScope()), trusted)
@@ -187,4 +193,5 @@ def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Sta
     )
     # The process's parsed documents: tests read app.state.document_cache.parses.
     app.state.document_cache = documents
+    app.state.plan_cache = plans
     return app

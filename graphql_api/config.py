@@ -139,6 +139,8 @@ class ApiSettings:
     otel_endpoint: str | None = None
     # Every GraphQL request ends by then, answered TIMEOUT if need be (graphql_api/lifetime.py).
     request_timeout_seconds: float = 10.0
+    # Queries run by compiled execution plans (graphql_api/plan/); false runs all on graphql-core.
+    compiled_plans: bool = True
 
     @property
     def development(self) -> bool:
@@ -190,6 +192,7 @@ class ApiSettings:
             lambda_function=env.get("AWS_LAMBDA_FUNCTION_NAME") or None,
             otel_endpoint=env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
             request_timeout_seconds=env_float(env, "REQUEST_TIMEOUT_SECONDS", 10.0),
+            compiled_plans=env_bool(env, "COMPILED_PLANS", True),
         )
 
     def warn_if_development(self) -> None:

@@ -1,0 +1,310 @@
+"""An operation's plan: the fields to resolve on each object type, and how to complete them.
+
+Built from graphql-core's schema (``field.resolve``; default attribute resolution when it is
+None), never from Strawberry's type objects, so it follows whatever the types declare. The
+plan covers queries over objects, lists, enums, scalars, ``__typename``, aliases, fragments
+and inline fragments, interfaces and unions (through their ``resolve_type``), and
+``@skip``/``@include``; for anything else (mutations, subscriptions, introspection, other
+directives, fragment variables) ``compile_operation`` raises ``Unsupported`` and
+graphql-core executes the operation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+from operator import attrgetter
+from typing import Any
+
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLField,
+    GraphQLIncludeDirective,
+    GraphQLLeafType,
+    GraphQLList,
+    GraphQLObjectType,
+    GraphQLOutputType,
+    GraphQLSchema,
+    GraphQLSkipDirective,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    OperationType,
+    SelectionSetNode,
+    VariableNode,
+    is_abstract_type,
+    is_leaf_type,
+    is_list_type,
+    is_non_null_type,
+    is_object_type,
+)
+from graphql.execution.collect_fields import FieldDetails
+from graphql.execution.values import VariableValues, get_argument_values, get_directive_values
+
+_CONDITIONS = (GraphQLSkipDirective.name, GraphQLIncludeDirective.name)
+
+
+class Unsupported(Exception):
+    """The operation uses something plans do not cover: graphql-core runs it."""
+
+
+class Kind(IntEnum):
+    LEAF = 0
+    LIST = 1
+    OBJECT = 2
+    ABSTRACT = 3
+
+
+@dataclass(slots=True, eq=False)
+class Completion:
+    """How a value of one (possibly wrapped) output type becomes its response value."""
+
+    kind: Kind
+    nullable: bool
+    type: Any  # the named or list type under the non-null wrapper
+    item: Completion | None = None  # LIST
+    leaf_output: Callable[[Any], Any] | None = None  # LEAF: coerce_output_value
+    plan: ObjectPlan | None = None  # OBJECT
+    plans: dict[str, ObjectPlan] = field(default_factory=dict)  # ABSTRACT: by runtime type name
+
+
+@dataclass(slots=True, eq=False)
+class FieldPlan:
+    key: str  # the response key (alias or name)
+    name: str
+    parent: GraphQLObjectType
+    definition: GraphQLField | None  # None for __typename
+    nodes: list[FieldNode]
+    details: list[FieldDetails]
+    resolve: Callable[..., Any] | None
+    # Strawberry marks the resolver of a field without one of its own (``_is_default``): it
+    # reads the attribute and ignores its info, so no GraphQLResolveInfo need be built for it.
+    info_free: bool
+    # For such a field, the attribute read itself (one C call instead of Strawberry's three
+    # Python calls), when the field declares that it only reads that attribute with getattr.
+    read: Callable[[Any], Any] | None
+    # Coerced arguments when they use no variable; None when they are coerced per request.
+    arguments: dict[str, Any] | None
+    completion: Completion | None  # None for __typename
+
+
+@dataclass(slots=True, eq=False)
+class ObjectPlan:
+    type: GraphQLObjectType
+    fields: list[FieldPlan]
+
+
+@dataclass(slots=True, eq=False)
+class Plan:
+    root: ObjectPlan
+
+
+def condition_variables(document_definitions: Any) -> tuple[str, ...]:
+    """Names of the variables that @skip/@include read anywhere in the document (sorted)."""
+    names: set[str] = set()
+
+    def visit(selection_set: SelectionSetNode | None) -> None:
+        if selection_set is None:
+            return
+        for selection in selection_set.selections:
+            for directive in selection.directives or ():
+                for argument in directive.arguments or ():
+                    if isinstance(argument.value, VariableNode):
+                        names.add(argument.value.name.value)
+            visit(getattr(selection, "selection_set", None))
+
+    for definition in document_definitions:
+        if isinstance(definition, OperationDefinitionNode | FragmentDefinitionNode):
+            visit(definition.selection_set)
+    return tuple(sorted(names))
+
+
+class _Compiler:
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        fragments: Mapping[str, FragmentDefinitionNode],
+        variables: VariableValues,
+    ) -> None:
+        self.schema = schema
+        self.fragments = fragments
+        self.variables = variables
+        self.memo: dict[tuple[str, tuple[int, ...]], ObjectPlan] = {}
+
+    def object_plan(self, runtime: GraphQLObjectType, selection_sets: list[SelectionSetNode]) -> ObjectPlan:
+        key = (runtime.name, tuple(id(s) for s in selection_sets))
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        plan = ObjectPlan(runtime, [])
+        self.memo[key] = plan  # before the fields: a type may select itself further down
+        grouped: dict[str, list[FieldNode]] = {}
+        for selection_set in selection_sets:
+            self.collect(runtime, selection_set, grouped, set())
+        plan.fields = [self.field_plan(runtime, response_key, nodes) for response_key, nodes in grouped.items()]
+        return plan
+
+    def collect(
+        self,
+        runtime: GraphQLObjectType,
+        selection_set: SelectionSetNode,
+        grouped: dict[str, list[FieldNode]],
+        visited: set[str],
+    ) -> None:
+        for selection in selection_set.selections:
+            if not self.included(selection):
+                continue
+            if isinstance(selection, FieldNode):
+                response_key = selection.alias.value if selection.alias else selection.name.value
+                grouped.setdefault(response_key, []).append(selection)
+            elif isinstance(selection, InlineFragmentNode):
+                condition = selection.type_condition
+                if condition is None or self.matches(condition.name.value, runtime):
+                    self.collect(runtime, selection.selection_set, grouped, visited)
+            elif isinstance(selection, FragmentSpreadNode):
+                name = selection.name.value
+                if name in visited:
+                    continue
+                visited.add(name)
+                fragment = self.fragments.get(name)
+                if fragment is None:
+                    raise Unsupported(f"unknown fragment {name}")
+                if fragment.variable_definitions:
+                    raise Unsupported("fragment variables")
+                if self.matches(fragment.type_condition.name.value, runtime):
+                    self.collect(runtime, fragment.selection_set, grouped, visited)
+            else:  # pragma: no cover - the grammar has no other selection
+                raise Unsupported(type(selection).__name__)
+
+    def included(self, node: Any) -> bool:
+        directives = node.directives or ()
+        if not directives:
+            return True
+        for directive in directives:
+            if directive.name.value not in _CONDITIONS:
+                raise Unsupported(f"directive @{directive.name.value}")
+        skip = get_directive_values(GraphQLSkipDirective, node, self.variables)
+        if skip is not None and skip["if"] is True:
+            return False
+        include = get_directive_values(GraphQLIncludeDirective, node, self.variables)
+        return not (include is not None and include["if"] is False)
+
+    def matches(self, condition_name: str, runtime: GraphQLObjectType) -> bool:
+        conditional = self.schema.get_type(condition_name)
+        if conditional is runtime:
+            return True
+        if conditional is not None and is_abstract_type(conditional):
+            return self.schema.is_sub_type(conditional, runtime)
+        return False
+
+    def field_plan(self, parent: GraphQLObjectType, response_key: str, nodes: list[FieldNode]) -> FieldPlan:
+        name = nodes[0].name.value
+        details = [FieldDetails(node, None) for node in nodes]
+        if name == "__typename":
+            return FieldPlan(response_key, name, parent, None, nodes, details, None, True, None, {}, None)
+        if name.startswith("__"):
+            raise Unsupported("introspection")
+        definition = parent.fields.get(name)
+        if definition is None:
+            raise Unsupported(f"unknown field {parent.name}.{name}")
+        node = nodes[0]
+        if not definition.args and not node.arguments:
+            arguments: dict[str, Any] | None = {}
+        elif _uses_variables(node):
+            arguments = None
+        else:
+            arguments = get_argument_values(definition, node)
+        resolve = definition.resolve
+        info_free = bool(getattr(resolve, "_is_default", False))
+        read = _attribute_read(definition) if info_free else None
+        sub_selections = [n.selection_set for n in nodes if n.selection_set is not None]
+        completion = self.completion(definition.type, sub_selections)
+        return FieldPlan(
+            response_key, name, parent, definition, nodes, details, resolve, info_free, read, arguments, completion
+        )
+
+    def completion(self, output: GraphQLOutputType, selections: list[SelectionSetNode]) -> Completion:
+        nullable = True
+        if is_non_null_type(output):
+            nullable = False
+            output = output.of_type
+        if is_list_type(output):
+            assert isinstance(output, GraphQLList)
+            return Completion(Kind.LIST, nullable, output, item=self.completion(output.of_type, selections))
+        if is_leaf_type(output):
+            assert isinstance(output, GraphQLLeafType)
+            return Completion(Kind.LEAF, nullable, output, leaf_output=output.coerce_output_value)
+        if is_object_type(output):
+            assert isinstance(output, GraphQLObjectType)
+            return Completion(Kind.OBJECT, nullable, output, plan=self.object_plan(output, selections))
+        if is_abstract_type(output):
+            possible = self.schema.get_possible_types(output)
+            plans = {runtime.name: self.object_plan(runtime, selections) for runtime in possible}
+            return Completion(Kind.ABSTRACT, nullable, output, plans=plans)
+        raise Unsupported(f"output type {output}")  # pragma: no cover - every output type is above
+
+
+def _attribute_read(definition: GraphQLField) -> Callable[[Any], Any] | None:
+    """``attrgetter(name)`` when the field's resolver is exactly ``getattr(source, name)``.
+
+    Strawberry's resolver for a field without a resolver of its own calls its
+    ``default_resolver`` (``getattr`` unless configured otherwise) with the field's Python
+    name; the field is found on the GraphQL field's extensions. Anything else: None, and
+    the resolver itself is called.
+    """
+    declared = (definition.extensions or {}).get("strawberry-definition")
+    if declared is None or getattr(declared, "base_resolver", True) is not None:
+        return None
+    if getattr(declared, "default_resolver", None) is not getattr or getattr(declared, "extensions", None):
+        return None
+    name = getattr(declared, "python_name", None)
+    return attrgetter(name) if isinstance(name, str) else None
+
+
+def _uses_variables(node: FieldNode) -> bool:
+    found = False
+
+    def visit(value: Any) -> None:
+        nonlocal found
+        if isinstance(value, VariableNode):
+            found = True
+        for child in getattr(value, "values", None) or ():
+            visit(child)
+        for child in getattr(value, "fields", None) or ():
+            visit(child.value)
+
+    for argument in node.arguments or ():
+        visit(argument.value)
+    return found
+
+
+def compile_operation(
+    schema: GraphQLSchema,
+    operation: OperationDefinitionNode,
+    fragments: Mapping[str, FragmentDefinitionNode],
+    variables: VariableValues,
+) -> Plan:
+    """The plan of a query; ``variables`` (coerced) decide its @skip/@include only."""
+    if operation.operation is not OperationType.QUERY:
+        raise Unsupported(operation.operation.value)
+    if operation.directives:
+        raise Unsupported("operation directives")
+    root = schema.query_type
+    if root is None:  # pragma: no cover - our schema has a query root
+        raise Unsupported("no query root")
+    compiler = _Compiler(schema, fragments, variables)
+    return Plan(compiler.object_plan(root, [operation.selection_set]))
+
+
+__all__ = [
+    "Completion",
+    "FieldPlan",
+    "Kind",
+    "ObjectPlan",
+    "Plan",
+    "Unsupported",
+    "compile_operation",
+    "condition_variables",
+]
