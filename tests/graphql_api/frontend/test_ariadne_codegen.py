@@ -12,7 +12,6 @@ import sys
 import tomllib
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
