@@ -1,4 +1,4 @@
-"""The boto3 DynamoDB client, configured for a server."""
+"""The boto3 clients, configured for a server: DynamoDB, and STS for per-scope credentials."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from datastore.config import DatastoreSettings
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_sts import STSClient
 
 
 def make_client(settings: DatastoreSettings, endpoint_url: str | None = None, *, stock: bool = False) -> DynamoDBClient:
@@ -49,3 +50,27 @@ def make_client(settings: DatastoreSettings, endpoint_url: str | None = None, *,
         aws_secret_access_key=placeholder,
     )
     return client if stock else fastparse.install(client)
+
+
+def make_sts_client(settings: DatastoreSettings) -> STSClient:
+    """The STS client that assumes the data roles (datastore/credentials.py).
+
+    It signs with the process's own credentials (in AWS, the service role, which may do
+    nothing but assume the data roles and describe the table).
+    """
+    roles = settings.roles
+    endpoint = None if roles is None else roles.sts_endpoint_url
+    config = Config(
+        retries={"mode": "standard", "max_attempts": settings.max_attempts}, connect_timeout=2, read_timeout=5
+    )
+    session = boto3.session.Session()
+    # A local STS (moto, in tests) accepts any credentials, like DynamoDB Local.
+    placeholder = "local" if endpoint is not None and session.get_credentials() is None else None
+    return session.client(
+        "sts",
+        region_name=settings.region,
+        endpoint_url=endpoint,
+        config=config,
+        aws_access_key_id=placeholder,
+        aws_secret_access_key=placeholder,
+    )

@@ -6,6 +6,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 # DYNAMODB_ENDPOINT=aws: the AWS regional endpoint, found by botocore from the region.
 AWS_ENDPOINT = "aws"
@@ -28,6 +29,69 @@ def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 1
     return value
 
 
+ROLE_SETTINGS: Final = ("TENANT_ROLE_ARN", "SIGNIN_ROLE_ARN", "PLATFORM_ROLE_ARN", "DOCUMENTS_ROLE_ARN")
+# STS: DurationSeconds lies between 15 minutes and the role's MaxSessionDuration (at most 12 hours).
+MIN_SESSION_SECONDS: Final = 900
+MAX_SESSION_SECONDS: Final = 12 * 3600
+
+
+@dataclass(frozen=True, slots=True)
+class RoleSettings:
+    """The IAM roles the server signs DynamoDB requests with, one session per scope.
+
+    Read by ``datastore/credentials.py``; the roles themselves are defined in
+    ``deploy/cloudformation.py`` with the policies of ``datastore/iam.py``.
+    """
+
+    tenant_role_arn: str
+    signin_role_arn: str
+    platform_role_arn: str
+    # Persisted GraphQL documents (DocumentScope): public query text, no tenant data.
+    documents_role_arn: str
+    # AssumeRole's DurationSeconds.
+    session_seconds: int = 3600
+    # Credentials are refreshed this long before they expire (datastore/credentials.py).
+    refresh_seconds: int = 300
+    # Role sessions kept: one per tenant in use, plus sign-in and platform; least recent evicted.
+    cache_size: int = 1000
+    # None: AWS's regional STS endpoint.
+    sts_endpoint_url: str | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> RoleSettings | None:
+        """None when no role is set: every request is signed with the process's own credentials."""
+        given = {name: env.get(name, "").strip() for name in ROLE_SETTINGS}
+        if not any(given.values()):
+            return None
+        missing = [name for name, value in given.items() if not value]
+        if missing:
+            unset = ", ".join(missing)
+            raise ConfigError(f"per-scope credentials need all of {', '.join(ROLE_SETTINGS)}; {unset} unset")
+        for name, value in given.items():
+            if not (value.startswith("arn:") and ":role/" in value):
+                raise ConfigError(f"{name} must be an IAM role ARN (arn:aws:iam::<account>:role/<name>), got {value!r}")
+        session = env_int(env, "ROLE_SESSION_SECONDS", 3600, minimum=MIN_SESSION_SECONDS)
+        if session > MAX_SESSION_SECONDS:
+            raise ConfigError(f"ROLE_SESSION_SECONDS must be at most {MAX_SESSION_SECONDS}, got {session}")
+        refresh = env_int(env, "ROLE_REFRESH_SECONDS", 300)
+        if refresh * 2 > session:
+            # Otherwise credentials would be due for refresh as soon as they arrive.
+            raise ConfigError(
+                f"ROLE_REFRESH_SECONDS must be at most half of ROLE_SESSION_SECONDS ({session}), got {refresh}"
+            )
+        return cls(
+            tenant_role_arn=given["TENANT_ROLE_ARN"],
+            signin_role_arn=given["SIGNIN_ROLE_ARN"],
+            platform_role_arn=given["PLATFORM_ROLE_ARN"],
+            documents_role_arn=given["DOCUMENTS_ROLE_ARN"],
+            session_seconds=session,
+            refresh_seconds=refresh,
+            cache_size=env_int(env, "ROLE_CACHE_SIZE", 1000),
+            # botocore's own name for a service's endpoint, passed on explicitly.
+            sts_endpoint_url=env.get("AWS_ENDPOINT_URL_STS", "").strip() or None,
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class DatastoreSettings:
     table_name: str
@@ -42,6 +106,8 @@ class DatastoreSettings:
     local_port: int | None
     local_data_dir: Path
     local_cache_dir: Path
+    # Per-scope credentials from STS; None signs every request with the process's own.
+    roles: RoleSettings | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> DatastoreSettings:
@@ -59,4 +125,5 @@ class DatastoreSettings:
             local_port=None if not port else env_int(env, "DYNAMODB_LOCAL_PORT", 8001),
             local_data_dir=Path(env.get("DYNAMODB_LOCAL_DATA", root / ".data" / "dynamodb")),
             local_cache_dir=Path(env.get("DYNAMODB_LOCAL_CACHE", root / ".cache")),
+            roles=RoleSettings.from_env(env),
         )

@@ -6,12 +6,15 @@ from datetime import UTC, datetime
 
 from datastore import applications, departments, employees, identities, jobs, organizations
 from datastore.entities import ApplicationStatus, Plan, Role
+from datastore.errors import Conflict
 from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.table import Table
 
 ACME_ADMIN = "alice@acme.co"
 ACME_MANAGER = "bob@acme.co"
 GLOBEX_ADMIN = "hank@globex.example"
+ACME_DOMAIN = "acme.co"
+GLOBEX_DOMAIN = "globex.example"
 
 # (email, first, last, department, role, hired)
 ACME_PEOPLE = [
@@ -43,17 +46,36 @@ def is_loaded(table: Table) -> bool:
 def load(table: Table) -> bool:
     """Load the demo organisations unless they are there already; True when loaded now."""
     if is_loaded(table):
+        migrate(table)
         return False
     _load_acme(table)
     _load_globex(table)
     return True
 
 
-def _organization(table: Table, name: str, plan: Plan, admin: tuple[str, str, str]) -> tuple[Table, str]:
+def migrate(table: Table) -> None:
+    """Give demo data loaded before organisations owned domains their domains (idempotent).
+
+    Each organisation is found through its admin's identity; adding a domain it owns already
+    changes nothing, so this costs two reads per organisation once migrated.
+    """
+    sign_in = table.with_scope(SignInScope())
+    for admin, domain in ((ACME_ADMIN, ACME_DOMAIN), (GLOBEX_ADMIN, GLOBEX_DOMAIN)):
+        identity = identities.find_identity(sign_in, admin)
+        if identity is None:
+            continue
+        try:
+            organizations.add_email_domain(table.with_scope(PlatformScope()), identity.org_id, domain)
+        except Conflict:
+            continue  # someone else's by now: leave it to the operator
+
+
+def _organization(table: Table, name: str, plan: Plan, domain: str, admin: tuple[str, str, str]) -> tuple[Table, str]:
     org, admin_employee = organizations.create_organization(
         table.with_scope(PlatformScope()),
         name=name,
         plan=plan,
+        email_domains=[domain],
         admin_email=admin[0],
         admin_first_name=admin[1],
         admin_last_name=admin[2],
@@ -80,7 +102,7 @@ def _people(
 
 
 def _load_acme(table: Table) -> None:
-    tenant, alice = _organization(table, "Acme Corp", Plan.PRO, (ACME_ADMIN, "Alice", "Anders"))
+    tenant, alice = _organization(table, "Acme Corp", Plan.PRO, ACME_DOMAIN, (ACME_ADMIN, "Alice", "Anders"))
     dept_ids = {
         name: departments.create_department(tenant, name=name).dept_id
         for name in ("Engineering", "Sales", "People Ops", "Finance")
@@ -126,7 +148,7 @@ def _load_acme(table: Table) -> None:
 
 
 def _load_globex(table: Table) -> None:
-    tenant, hank = _organization(table, "Globex Inc", Plan.ENTERPRISE, (GLOBEX_ADMIN, "Hank", "Scorpio"))
+    tenant, hank = _organization(table, "Globex Inc", Plan.ENTERPRISE, GLOBEX_DOMAIN, (GLOBEX_ADMIN, "Hank", "Scorpio"))
     research = departments.create_department(tenant, name="Research").dept_id
     departments.create_department(tenant, name="Operations")
     employees.move_employee(tenant, hank, research)

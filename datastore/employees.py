@@ -45,6 +45,25 @@ def _email_taken(email: str) -> transact.FailureHandler:
     return handler
 
 
+def _in_own_domain(org_id: str, email: str) -> transact.Op:
+    """The email's domain is the organisation's: checked in the write's own transaction.
+
+    A domain of another organisation and a domain of none fail alike, so the answer never
+    tells a tenant who holds a domain, nor (since each email of a domain can only belong to
+    the domain's owner) who holds an email.
+    """
+
+    def handler(_old: Item | None) -> InvalidInput:
+        return InvalidInput("email", "must be an address in one of your organisation's email domains")
+
+    return transact.check(
+        keys.domain_key(validation.email_domain(email)),
+        "orgId = :org",
+        values={":org": items.s(org_id)},
+        on_failed=handler,
+    )
+
+
 def _department_missing(field: str) -> transact.FailureHandler:
     def handler(_old: Item | None) -> InvalidInput:
         return InvalidInput(field, "no such department")
@@ -126,7 +145,11 @@ def new_employee(
 
 
 def admin_ops(emp: Employee) -> list[transact.Op]:
-    """The items every new employee writes: itself, its email identity and pointer."""
+    """The items every new employee writes: itself, its email identity and pointer.
+
+    Whoever adds them checks the email's domain too (``_in_own_domain``, or, for a new
+    organisation's first admin, the domains written beside it).
+    """
     return [
         transact.put_new(items.employee_item(emp), lambda _old: Conflict("employee id taken")),
         transact.put_new(items.identity_item(emp), _email_taken(emp.email)),
@@ -199,7 +222,9 @@ def create_employee(
             role=role,
             hired_at=hired_at,
         )
-        ops = admin_ops(emp)
+        # The domain check goes first: when it fails, it is the error reported, whatever else
+        # fails (a taken email included).
+        ops = [_in_own_domain(emp.org_id, emp.email), *admin_ops(emp)]
         if emp.department_id is not None:
             ops.append(transact.put(items.membership_item(emp)))
             ops.append(_headcount(emp.org_id, emp.department_id, +1, "departmentId"))
@@ -259,6 +284,7 @@ def update_employee(
             ops.append(transact.put(items.membership_item(updated)))
         if updated.email != current.email:
             same_owner = {":emp": items.s(current.emp_id)}
+            ops[:0] = [_in_own_domain(updated.org_id, updated.email)]
             ops += [
                 transact.delete(
                     keys.identity_key(current.email),

@@ -62,6 +62,8 @@ class Organization:
     plan: Plan
     status: OrganizationStatus
     created_at: datetime
+    # The email domains it owns, platform-wide (sorted); its employees' emails are in them.
+    email_domains: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

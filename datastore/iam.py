@@ -4,8 +4,11 @@ The data role's every read and write is bounded by ``dynamodb:LeadingKeys`` to t
 partitions of the organisation named by the caller's session tag ``org``: the same rule the
 datastore's TenantScope enforces (``datastore/scope.py``). The identity items (``EMAIL#``)
 guard platform-wide email uniqueness, so tenants may write them but never read them; reading
-them is the separate sign-in role's job. The platform role lists organisations on GSI1
-(``ORGS``) and writes into one new organisation, named by its session tag ``provisioning``.
+them is the separate sign-in role's job. The email domain markers (``DOMAIN#``) name the
+organisation owning each domain: tenants may only ConditionCheck them (an employee's email
+must be in an owned domain), and only the platform role writes them. The platform role lists
+organisations on GSI1 (``ORGS``) and writes into one organisation being created or given a
+domain, named by its session tag ``provisioning``.
 The persisted-documents role reads and registers GraphQL documents (``PQ#``, public query
 text shared by every tenant; ``datastore/documents.py``) and nothing else.
 
@@ -27,12 +30,14 @@ PROVISIONING_TAG: Final = "provisioning"
 TENANT_PARTITIONS: Final = f"{keys.ORG}{keys.SEP}${{aws:PrincipalTag/{ORG_TAG}}}*"
 PROVISIONED_PARTITIONS: Final = f"{keys.ORG}{keys.SEP}${{aws:PrincipalTag/{PROVISIONING_TAG}}}*"
 IDENTITY_PARTITIONS: Final = f"{keys.EMAIL}{keys.SEP}*"
+DOMAIN_PARTITIONS: Final = f"{keys.DOMAIN}{keys.SEP}*"
 ORGS_PARTITION: Final = keys.ORGS_PK
 DOCUMENT_PARTITIONS: Final = f"{keys.PQ}{keys.SEP}*"
 
 READS: Final = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
 WRITES: Final = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
 IDENTITY_WRITES: Final = ["dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
+DOMAIN_WRITES: Final = ["dynamodb:PutItem", "dynamodb:ConditionCheckItem"]
 
 ROLES: Final = ("TenantData", "SignIn", "Platform", "PersistedDocuments")
 
@@ -61,6 +66,7 @@ def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str
             "Statement": [
                 _statement("TenantPartitionsOnly", READS + WRITES, table_and_index, [TENANT_PARTITIONS]),
                 _statement("IdentityWriteOnly", IDENTITY_WRITES, [table_arn], [IDENTITY_PARTITIONS]),
+                _statement("DomainCheckOnly", ["dynamodb:ConditionCheckItem"], [table_arn], [DOMAIN_PARTITIONS]),
             ],
         },
         "SignIn": {
@@ -80,6 +86,7 @@ def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str
                     [PROVISIONED_PARTITIONS],
                 ),
                 _statement("ProvisionIdentities", IDENTITY_WRITES, [table_arn], [IDENTITY_PARTITIONS]),
+                _statement("ProvisionDomains", DOMAIN_WRITES, [table_arn], [DOMAIN_PARTITIONS]),
             ],
         },
         "PersistedDocuments": {

@@ -40,11 +40,16 @@ EMPLOYEE: Final = "Employee"
 MEMBERSHIP: Final = "Membership"
 EMAIL_POINTER: Final = "EmailPointer"
 IDENTITY: Final = "Identity"
+DOMAIN: Final = "EmailDomain"
 JOB_POSTING: Final = "JobPosting"
 APPLICATION: Final = "Application"
 APPLICANT: Final = "Applicant"
 AUDIT_EVENT: Final = "AuditEvent"
 IDEMPOTENCY: Final = "Idempotency"
+
+# An organisation's email domains, one attribute of text separated by spaces (no domain holds
+# one): the audit trail records text, so adding a domain shows as before and after values.
+EMAIL_DOMAINS: Final = layout.EMAIL_DOMAINS
 
 # The idempotency record's expiry, in epoch seconds: the table's TTL attribute.
 EXPIRES_AT: Final = "expiresAt"
@@ -113,6 +118,16 @@ def organization_item(org: Organization) -> Item:
         keys.GSI1SK: s(keys.orgs_gsi_sk(org.name, org.org_id)),
         ENTITY: s(ORGANIZATION),
         **layout.ORGANIZATION.write(org),
+    }
+
+
+def domain_item(domain: str, org_id: str) -> Item:
+    """Marks ``domain`` as owned by ``org_id``: employees' emails there belong to it alone."""
+    return {
+        **_key(keys.domain_key(domain)),
+        ENTITY: s(DOMAIN),
+        layout.DOMAIN: s(domain),
+        layout.ORG_ID: s(org_id),
     }
 
 

@@ -91,8 +91,8 @@ def create_job(
             org_id=org_id,
             job_id=keys.new_id(),
             department_id=keys.parse_ulid(department_id, "departmentId"),
-            title=validation.text(title, "title", maximum=validation.TITLE_MAX),
-            description=validation.text(description, "description", maximum=validation.DESCRIPTION_MAX, minimum=0),
+            title=validation.title(title),
+            description=validation.description(description),
             status=JobStatus.DRAFT,
             posted_at=None,
             closed_at=None,
@@ -138,12 +138,8 @@ def update_job(
             raise InvalidInput("jobId", "a closed job cannot be edited")
         updated = replace(
             current,
-            title=(current.title if title is None else validation.text(title, "title", maximum=validation.TITLE_MAX)),
-            description=(
-                current.description
-                if description is None
-                else validation.text(description, "description", maximum=validation.DESCRIPTION_MAX, minimum=0)
-            ),
+            title=(current.title if title is None else validation.title(title)),
+            description=(current.description if description is None else validation.description(description)),
             department_id=(
                 current.department_id if department_id is None else keys.parse_ulid(department_id, "departmentId")
             ),

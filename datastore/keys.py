@@ -9,6 +9,7 @@ Layout (PK / SK, and GSI1PK / GSI1SK where an item is in the index):
     Email pointer    ORG#<org>                 EMAIL#<email>
     Membership       ORG#<org>#DEPT#<dept>     EMP#<emp>
     Identity         EMAIL#<email>             #IDENTITY
+    Email domain     DOMAIN#<domain>           #DOMAIN
     JobPosting       ORG#<org>                 JOB#<job>        (open only) ORG#<org>#OPEN / JOB#<postedAt>#<job>
     Application      ORG#<org>#JOB#<job>       APP#<app>        ORG#<org>#EMP#<emp> / APP#<app>
     Applicant        ORG#<org>#JOB#<job>       APPLICANT#<emp>
@@ -17,8 +18,9 @@ Layout (PK / SK, and GSI1PK / GSI1SK where an item is in the index):
     Persisted doc    PQ#<sha256>               #DOCUMENT
 
 Every tenant partition key (table and index) starts with ``ORG#<org>``; the identity items,
-the platform's organisation list and the persisted GraphQL documents (public query text,
-keyed by its SHA-256) are the only others.
+the email domain markers, the platform's organisation list and the persisted GraphQL documents
+(public query text, keyed by its SHA-256) are the only others. A domain marker names the one
+organisation that owns an email domain, platform-wide.
 
 Audit events are bucketed by the UTC month they happened in, so a busy tenant spreads its
 trail over one partition per month; the event id is a ULID minted from the event's time, so
@@ -48,6 +50,7 @@ JOB: Final = "JOB"
 APP: Final = "APP"
 APPLICANT: Final = "APPLICANT"
 EMAIL: Final = "EMAIL"
+DOMAIN: Final = "DOMAIN"
 OPEN: Final = "OPEN"
 AUDIT: Final = "AUDIT"
 EVT: Final = "EVT"
@@ -57,6 +60,7 @@ PQ: Final = "PQ"
 METADATA_SK: Final = "#METADATA"
 SUBSCRIPTION_SK: Final = "#SUBSCRIPTION"
 IDENTITY_SK: Final = "#IDENTITY"
+DOMAIN_SK: Final = "#DOMAIN"
 IDEMPOTENCY_SK: Final = "#IDEMPOTENCY"
 DOCUMENT_SK: Final = "#DOCUMENT"
 # begins_with on this returns exactly the organisation's own items (#METADATA, #SUBSCRIPTION).
@@ -73,6 +77,8 @@ ULID_LENGTH: Final = 26
 IDEMPOTENCY_KEY_MAX: Final = 128
 # Printable ASCII without spaces: UUIDs, ULIDs and the usual client-generated tokens.
 _IDEMPOTENCY_KEY = re.compile(rf"[!-~]{{1,{IDEMPOTENCY_KEY_MAX}}}")
+# The canonical spelling of a ULID: upper-case Crockford base32, at most 2**128 - 1.
+_ULID = re.compile(rf"[0-7][0-9A-HJKMNP-TV-Z]{{{ULID_LENGTH - 1}}}")
 _AUDIT_BUCKET = re.compile(r"(\d{4})-(\d{2})")
 # A persisted document's id: its SHA-256, lowercase hex.
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -97,13 +103,15 @@ def _join(*parts: str) -> str:
 
 
 def parse_ulid(value: str, field: str = "id") -> str:
-    """The canonical (upper-case) form of a ULID, or InvalidInput naming ``field``."""
-    if not isinstance(value, str) or len(value) != ULID_LENGTH:
-        raise InvalidInput(field, "must be a 26-character ULID")
-    try:
-        return str(ULID.from_str(value.upper()))
-    except ValueError:
-        raise InvalidInput(field, "must be a 26-character ULID") from None
+    """``value`` when it is a ULID spelt canonically, or InvalidInput naming ``field``.
+
+    Only the canonical spelling (26 upper-case Crockford base32 characters, as ``new_id``
+    writes them) is accepted: a lower-case, padded or otherwise respelt id is refused rather
+    than mapped, so each object has exactly one id.
+    """
+    if not isinstance(value, str) or _ULID.fullmatch(value) is None:
+        raise InvalidInput(field, "must be a 26-character ULID in upper case")
+    return value
 
 
 _last_id = 0
@@ -204,6 +212,10 @@ def identity_pk(email: str) -> str:
     return _join(EMAIL, email)
 
 
+def domain_pk(domain: str) -> str:
+    return _join(DOMAIN, domain)
+
+
 def open_jobs_gsi_pk(org_id: str) -> str:
     return _join(ORG, org_id, OPEN)
 
@@ -238,6 +250,10 @@ def is_persisted_document_pk(partition_key: str) -> bool:
 
 def is_identity_pk(partition_key: str) -> bool:
     return partition_key.startswith(EMAIL + SEP)
+
+
+def is_domain_pk(partition_key: str) -> bool:
+    return partition_key.startswith(DOMAIN + SEP)
 
 
 def org_id_of(partition_key: str) -> str | None:
@@ -281,6 +297,10 @@ def persisted_document_key(sha256: str) -> Key:
 
 def identity_key(email: str) -> Key:
     return Key(identity_pk(email), IDENTITY_SK)
+
+
+def domain_key(domain: str) -> Key:
+    return Key(domain_pk(domain), DOMAIN_SK)
 
 
 def job_key(org_id: str, job_id: str) -> Key:

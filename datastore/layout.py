@@ -49,8 +49,10 @@ MANAGER_ID: Final = "managerId"
 HEADCOUNT: Final = "headcount"
 EMAIL: Final = "email"
 DEPARTMENT_ID: Final = "departmentId"
+EMAIL_DOMAINS: Final = "emailDomains"
+DOMAIN: Final = "domain"
 
-Kind = Literal["S", "N", "timestamp", "enum"]
+Kind = Literal["S", "N", "timestamp", "enum", "words"]
 
 
 def timestamp(value: datetime) -> str:
@@ -89,6 +91,15 @@ def enum(name: str, field: str, values: type[Enum]) -> Attribute:
     return Attribute(name, field, "enum", enum=values)
 
 
+def words(name: str, field: str) -> Attribute:
+    """A tuple of space-free strings, stored as one space-separated string (absent when empty).
+
+    One text value rather than a string set: the audit trail records text values, and the
+    order is kept as written.
+    """
+    return Attribute(name, field, "words", optional=True)
+
+
 @dataclass(frozen=True)
 class Layout(Generic[E]):
     """An entity's attributes; ``read`` builds the entity, ``write`` its attribute values."""
@@ -121,13 +132,16 @@ def _compile_reader(entity: type[Any], attributes: tuple[Attribute, ...]) -> Cal
             expression = f'int({value}["N"])'
         elif attribute.kind == "timestamp":
             expression = f'_parse({value}["S"])'
+        elif attribute.kind == "words":
+            expression = f'tuple({value}["S"].split())'
         else:
             assert attribute.enum is not None
             # A dict lookup, not Enum(value): the members by value, built once.
             namespace[f"_members{index}"] = {member.value: member for member in attribute.enum}
             expression = f'_members{index}[{value}["S"]]'
         if attribute.optional:
-            expression = f"(None if ({value} := item.get({attribute.name!r})) is None else {expression})"
+            missing = "()" if attribute.kind == "words" else "None"
+            expression = f"({missing} if ({value} := item.get({attribute.name!r})) is None else {expression})"
         arguments.append(f"{attribute.field}={expression}")
     source = f"def read(item):\n    return _entity({', '.join(arguments)})\n"
     exec(source, namespace)  # source built above from the declarations only, never from input
@@ -147,9 +161,13 @@ def _compile_writer(entity: type[Any], attributes: tuple[Attribute, ...]) -> Cal
             expression = f'{{"N": str({value})}}'
         elif attribute.kind == "timestamp":
             expression = f'{{"S": _timestamp({value})}}'
+        elif attribute.kind == "words":
+            expression = f'{{"S": " ".join({value})}}'
         else:
             expression = f'{{"S": {value}.value}}'
-        if attribute.optional:
+        if attribute.kind == "words":
+            optional.append(f"    if {value}:\n        item[{attribute.name!r}] = {expression}\n")
+        elif attribute.optional:
             optional.append(f"    if {value} is not None:\n        item[{attribute.name!r}] = {expression}\n")
         else:
             required.append(f"{attribute.name!r}: {expression}")
@@ -170,6 +188,7 @@ ORGANIZATION: Final = Layout(
         enum("plan", "plan", Plan),
         enum(STATUS, "status", OrganizationStatus),
         ts("createdAt", "created_at"),
+        words(EMAIL_DOMAINS, "email_domains"),
     ),
 )
 

@@ -1,8 +1,15 @@
-"""Organisations and their subscriptions (AP1, AP13, AP14) and creating one."""
+"""Organisations and their subscriptions (AP1, AP13, AP14), creating one, adding a domain.
+
+An organisation owns one or more email domains, each held by one organisation across the
+platform: a domain marker item (``DOMAIN#<domain>``) written in the same transaction as the
+organisation's item, on the condition that it does not exist yet. Its employees' emails
+must be in its domains (``datastore.employees`` checks the marker in each such write).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Final
 
@@ -17,7 +24,7 @@ from datastore.entities import (
     Role,
     Subscription,
 )
-from datastore.errors import Conflict
+from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
 from datastore.pagination import Page, PageRequest
 from datastore.scope import PlatformScope, actor_of
 from datastore.table import Table
@@ -57,25 +64,46 @@ def list_organizations(table: Table, request: PageRequest) -> Page[Organization]
     return table.query_page(keys.ORGS_PK, request, items.organization_from, index=keys.GSI1)
 
 
+def _provisioning(table: Table, org_id: str) -> Table:
+    """``table`` narrowed to writing ``org_id``'s partition: the platform operator's alone."""
+    if not isinstance(table.scope, PlatformScope):
+        raise ScopeViolation(f"{table.scope.name} may not provision organisations")
+    return table.with_scope(PlatformScope(provisioning=org_id, actor_id=actor_of(table.scope)))
+
+
+def _domain_taken(domain: str) -> transact.FailureHandler:
+    # Only the platform operator writes domains, and sees every organisation anyway.
+    def handler(_old: items.Item | None) -> Conflict:
+        return Conflict(f"the email domain {domain} belongs to another organisation")
+
+    return handler
+
+
 def create_organization(
     table: Table,
     *,
     name: str,
     plan: Plan,
+    email_domains: Sequence[str],
     admin_email: str,
     admin_first_name: str,
     admin_last_name: str,
 ) -> tuple[Organization, Employee]:
-    """A new organisation, its subscription and its first admin, in one transaction.
+    """A new organisation, its subscription, its domains and its first admin, in one transaction.
 
-    Its audit trail opens with the ``organization.create`` event, written alongside. (An
-    idempotency key would need a home before the organisation exists; operators creating
-    organisations retry by name instead.)
+    Each domain's marker is written only if no organisation holds the domain yet, and the
+    admin's email must be in one of the domains. Its audit trail opens with the
+    ``organization.create`` event, written alongside. (An idempotency key would need a home
+    before the organisation exists; operators creating organisations retry by name instead.)
     """
     name = validation.name(name)
+    domains = tuple(sorted(validation.domains(email_domains)))
+    admin_email = validation.email(admin_email)
+    if validation.email_domain(admin_email) not in domains:
+        raise InvalidInput("email", "must be an address in one of the organisation's email domains")
     org_id = keys.new_id()
     created_at = items.now()
-    organization = Organization(org_id, name, plan, OrganizationStatus.ACTIVE, created_at)
+    organization = Organization(org_id, name, plan, OrganizationStatus.ACTIVE, created_at, domains)
     subscription = Subscription(org_id, plan, SEATS_BY_PLAN[plan], None, created_at + timedelta(days=30))
     admin = new_employee(
         org_id,
@@ -86,7 +114,7 @@ def create_organization(
         role=Role.ADMIN,
         hired_at=created_at,
     )
-    provisioning = table.with_scope(PlatformScope(provisioning=org_id, actor_id=actor_of(table.scope)))
+    provisioning = _provisioning(table, org_id)
 
     def taken(_old: items.Item | None) -> Conflict:
         return Conflict("the new organisation's id is already taken")
@@ -97,8 +125,57 @@ def create_organization(
         [
             transact.put_new(org_item, taken),
             transact.put_new(items.subscription_item(subscription), taken),
+            *(transact.put_new(items.domain_item(domain, org_id), _domain_taken(domain)) for domain in domains),
             *admin_ops(admin),
         ],
         Change("organization.create", items.ORGANIZATION, org_id, org_id, None, org_item),
     )
     return organization, admin
+
+
+def add_email_domain(table: Table, org_id: str, domain: str) -> Organization:
+    """Give an existing organisation one more email domain (platform operators).
+
+    The domain's marker and the organisation's list of domains change in one transaction;
+    a domain the organisation owns already changes nothing.
+    """
+    org_id = keys.parse_ulid(org_id, "orgId")
+    domain = validation.domain(domain)
+    provisioning = _provisioning(table, org_id)
+    found = provisioning.get(keys.organization_key(org_id), consistent=True)
+    if found is None:
+        raise NotFound("Organization", org_id)
+    current = items.organization_from(found)
+    if domain in current.email_domains:
+        return current
+    if len(current.email_domains) >= validation.EMAIL_DOMAINS_MAX:
+        raise InvalidInput("domain", f"an organisation owns at most {validation.EMAIL_DOMAINS_MAX} domains")
+    updated = replace(current, email_domains=tuple(sorted((*current.email_domains, domain))))
+    before, after = items.organization_item(current), items.organization_item(updated)
+    unchanged = (
+        f"attribute_not_exists({items.EMAIL_DOMAINS})"
+        if items.EMAIL_DOMAINS not in before
+        else f"{items.EMAIL_DOMAINS} = :before"
+    )
+
+    def changed(_old: items.Item | None) -> Conflict:
+        return Conflict("the organisation's domains changed meanwhile; try again")
+
+    values = {":after": after[items.EMAIL_DOMAINS]}
+    if items.EMAIL_DOMAINS in before:
+        values[":before"] = before[items.EMAIL_DOMAINS]
+    writes.commit(
+        provisioning,
+        [
+            transact.put_new(items.domain_item(domain, org_id), _domain_taken(domain)),
+            transact.update(
+                keys.organization_key(org_id),
+                f"SET {items.EMAIL_DOMAINS} = :after",
+                condition=f"attribute_exists(PK) AND {unchanged}",
+                values=values,
+                on_failed=changed,
+            ),
+        ],
+        Change("organization.addEmailDomain", items.ORGANIZATION, org_id, org_id, before, after),
+    )
+    return updated

@@ -46,7 +46,13 @@ def ensure_table(client: DynamoDBClient, name: str) -> bool:
     except ClientError as error:
         if error.response.get("Error", {}).get("Code") != "ResourceNotFoundException":
             raise
-        client.create_table(**table_definition(name))  # type: ignore[arg-type]
+        try:
+            client.create_table(**table_definition(name))  # type: ignore[arg-type]
+        except ClientError as error:
+            # Created meanwhile: by another worker, or by our own first try whose answer was
+            # lost to a timeout before botocore retried it. Either way it is there to wait for.
+            if error.response.get("Error", {}).get("Code") != "ResourceInUseException":
+                raise
         client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
         created = True
     ensure_time_to_live(client, name)

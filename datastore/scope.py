@@ -21,6 +21,10 @@ class Scope(Protocol):
 
     def may_write(self, partition_key: str) -> bool: ...
 
+    def may_check(self, partition_key: str) -> bool:
+        """May a transaction's ConditionCheck name this partition (it reads nothing back)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class TenantScope:
@@ -41,6 +45,11 @@ class TenantScope:
         # changing an email writes one; a tenant can never read one back.
         return self.may_read(partition_key) or keys.is_identity_pk(partition_key)
 
+    def may_check(self, partition_key: str) -> bool:
+        # An employee's email must be in a domain its organisation owns: the write checks the
+        # domain's marker in its own transaction. Tenants never read or write markers.
+        return self.may_write(partition_key) or keys.is_domain_pk(partition_key)
+
 
 @dataclass(frozen=True, slots=True)
 class SignInScope:
@@ -54,6 +63,9 @@ class SignInScope:
         return keys.is_identity_pk(partition_key)
 
     def may_write(self, partition_key: str) -> bool:
+        return False
+
+    def may_check(self, partition_key: str) -> bool:
         return False
 
 
@@ -71,13 +83,17 @@ class DocumentScope:
     def may_write(self, partition_key: str) -> bool:
         return keys.is_persisted_document_pk(partition_key)
 
+    def may_check(self, partition_key: str) -> bool:
+        return False
+
 
 @dataclass(frozen=True, slots=True)
 class PlatformScope:
-    """The platform operator: the list of organisations, and creating one.
+    """The platform operator: the list of organisations, creating one, adding its domains.
 
-    ``provisioning`` names the one organisation being created, whose partition the
-    operator may write into (and read back) for the length of that write.
+    ``provisioning`` names the one organisation being created or given a domain, whose
+    partition the operator may write into (and read back) for the length of that write,
+    along with the identity item of its first admin and its email domain markers.
     """
 
     provisioning: str | None = None
@@ -96,7 +112,14 @@ class PlatformScope:
     def may_write(self, partition_key: str) -> bool:
         if self.provisioning is None:
             return False
-        return keys.in_tenant(partition_key, self.provisioning) or keys.is_identity_pk(partition_key)
+        return (
+            keys.in_tenant(partition_key, self.provisioning)
+            or keys.is_identity_pk(partition_key)
+            or keys.is_domain_pk(partition_key)
+        )
+
+    def may_check(self, partition_key: str) -> bool:
+        return self.may_write(partition_key)
 
 
 def actor_of(scope: Scope) -> str | None:

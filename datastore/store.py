@@ -1,4 +1,8 @@
-"""The datastore as a running service: one client, one table, Tables handed out per scope."""
+"""The datastore as a running service: one client, one table, Tables handed out per scope.
+
+With role settings, the client signs each Table's requests with its scope's credentials
+(``datastore/credentials.py``).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,9 @@ from typing import TYPE_CHECKING
 from botocore.exceptions import BotoCoreError, ClientError
 
 from datastore import calls
-from datastore.client import make_client
+from datastore.client import make_client, make_sts_client
 from datastore.config import DatastoreSettings
+from datastore.credentials import RoleCredentials
 from datastore.scope import Scope
 from datastore.table import Table
 
@@ -28,6 +33,12 @@ class Datastore:
     fanout: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(8, thread_name_prefix="dynamodb-fanout")
     )
+    # Per-scope credentials from STS; None: every request signed with the client's own.
+    credentials: RoleCredentials | None = None
+
+    def __post_init__(self) -> None:
+        if self.credentials is not None:
+            self.credentials.sign_per_scope(self.client)
 
     @classmethod
     def connect(cls, settings: DatastoreSettings, endpoint_url: str | None = None) -> Datastore:
@@ -35,7 +46,10 @@ class Datastore:
         # As many fan-out threads as connections: every chunk of a request's batches can
         # be in flight at once (the loaders no longer cut batches themselves).
         fanout = ThreadPoolExecutor(settings.pool_size, thread_name_prefix="dynamodb-fanout")
-        return cls(client, settings.table_name, fanout)
+        if settings.roles is None:
+            return cls(client, settings.table_name, fanout)
+        credentials = RoleCredentials(make_sts_client(settings), settings.roles)
+        return cls(client, settings.table_name, fanout, credentials=credentials)
 
     def table(self, scope: Scope) -> Table:
         return Table(self.client, self.table_name, scope, fanout=self.fanout)

@@ -2,7 +2,9 @@
 
 A Table checks the partition key of every request against its scope before sending it and
 every item it receives after, batches and retries BatchGetItem, pages Queries, and turns
-DynamoDB's refusals into the typed errors of ``datastore.errors``.
+DynamoDB's refusals into the typed errors of ``datastore.errors``. It sends each request
+inside ``signing_for(scope)``, so with role settings the request is signed with the scope's
+own credentials (``datastore/credentials.py``).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
 from botocore.exceptions import BotoCoreError, ClientError
 
 from datastore import keys
+from datastore.credentials import signing_for
 from datastore.errors import (
     AlreadyWritten,
     DatastoreError,
@@ -62,6 +65,9 @@ class RetryPolicy:
         return random.uniform(0, min(self.cap_seconds, self.base_seconds * 2**attempt))
 
 
+DEFAULT_RETRY: Final = RetryPolicy()
+
+
 @dataclass(frozen=True, slots=True)
 class QueryResult:
     items: list[Item]
@@ -77,7 +83,7 @@ class Table:
         scope: Scope,
         *,
         fanout: Executor | None = None,
-        retry: RetryPolicy = RetryPolicy(),
+        retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.client = client
@@ -113,6 +119,10 @@ class Table:
     def _require_write(self, partition_key: str) -> None:
         if not self.scope.may_write(partition_key):
             raise ScopeViolation(f"{self.scope.name} may not write partition {partition_key!r}")
+
+    def _require_check(self, partition_key: str) -> None:
+        if not self.scope.may_check(partition_key):
+            raise ScopeViolation(f"{self.scope.name} may not check partition {partition_key!r}")
 
     def _admit(self, item: Item, partition_attribute: str) -> Item:
         partition_key = item.get(partition_attribute, {}).get("S", "")
@@ -287,11 +297,22 @@ class Table:
         if not ops:
             return
         for op in ops:
-            self._require_write(op.partition_key)
+            if op.kind == "ConditionCheck":
+                self._require_check(op.partition_key)
+            else:
+                self._require_write(op.partition_key)
         if len(ops) == 1 and ops[0].kind != "ConditionCheck":
             self._write_one(ops[0])
         else:
             self._transact(ops, token)
+
+    def _old_on_failure(self, op: Op) -> dict[str, str]:
+        """Ask for the item a failed condition saw only when the scope may read it.
+
+        An identity or domain marker item belongs to no tenant (a tenant's check on another
+        organisation's domain must not bring that organisation's item back even into memory).
+        """
+        return {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"} if self.scope.may_read(op.partition_key) else {}
 
     def _write_one(self, op: Op) -> None:
         methods: dict[str, Callable[..., Any]] = {
@@ -301,12 +322,8 @@ class Table:
         }
         method = methods[op.kind]
         try:
-            method(
-                TableName=self.name,
-                ReturnConsumedCapacity="TOTAL",
-                ReturnValuesOnConditionCheckFailure="ALL_OLD",
-                **op.params,
-            )
+            with signing_for(self.scope):
+                method(TableName=self.name, ReturnConsumedCapacity="TOTAL", **self._old_on_failure(op), **op.params)
         except ClientError as error:
             if error.response.get("Error", {}).get("Code") == CONDITIONAL_CHECK_FAILED:
                 raise op.on_failed(cast("Item | None", error.response.get("Item"))) from None
@@ -319,14 +336,7 @@ class Table:
             raise ValueError(f"a transaction holds at most {TRANSACT_LIMIT} items")
         request: dict[str, Any] = {
             "TransactItems": [
-                {
-                    op.kind: {
-                        "TableName": self.name,
-                        "ReturnValuesOnConditionCheckFailure": "ALL_OLD",
-                        **op.params,
-                    }
-                }
-                for op in ops
+                {op.kind: {"TableName": self.name, **self._old_on_failure(op), **op.params}} for op in ops
             ],
             "ReturnConsumedCapacity": "TOTAL",
         }
@@ -334,7 +344,8 @@ class Table:
             request["ClientRequestToken"] = token
         for attempt in range(self._retry.attempts):
             try:
-                self.client.transact_write_items(**request)
+                with signing_for(self.scope):
+                    self.client.transact_write_items(**request)
                 return
             except ClientError as error:
                 reasons = error.response.get("CancellationReasons")
@@ -362,7 +373,8 @@ class Table:
 
     def _call(self, method: Callable[..., Any], **params: Any) -> dict[str, Any]:
         try:
-            response: dict[str, Any] = method(**params)
+            with signing_for(self.scope):
+                response: dict[str, Any] = method(**params)
         except ClientError as error:
             raise _unavailable(error) from None
         except BotoCoreError as error:

@@ -28,6 +28,8 @@ JWKS_FETCH_TIMEOUT_SECONDS: Final = 10.0
 
 
 PLATFORM_ROLE = "platform"
+# RFC 7519 4.1.4-4.1.6: NumericDate values. PyJWT also takes numeric strings ("exp": "1e9").
+TIME_CLAIMS: Final = ("exp", "nbf", "iat")
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,7 +164,16 @@ class TokenVerifier:
             )
         except jwt.PyJWTError as error:
             raise unauthenticated(f"invalid token: {error}") from None
+        require_numeric_times(claims)
         return principal_from_claims(claims)
+
+
+def require_numeric_times(claims: dict[str, object]) -> None:
+    """Each time claim present is a JSON number (PyJWT has checked its value, not its type)."""
+    for name in TIME_CLAIMS:
+        value = claims.get(name)
+        if name in claims and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise unauthenticated(f"invalid token: the {name} claim must be a number")
 
 
 def verify(settings: ApiSettings, token: str) -> Principal:

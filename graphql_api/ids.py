@@ -2,6 +2,10 @@
 
 The organisation is never part of an id: it comes from the caller's token, so an id taken
 from another tenant simply names nothing in the caller's.
+
+Each object has exactly one id: only the spelling ``encode`` writes is accepted. A padded,
+re-cased or otherwise respelt id (base64 decoders skip whitespace and padding, ULID parsers
+fold case) is BAD_USER_INPUT, never a second name for the same object.
 """
 
 from __future__ import annotations
@@ -27,14 +31,14 @@ def encode(type_name: str, *parts: str) -> str:
 
 
 def decode(value: str, field: str = "id") -> GlobalId:
-    """Parse a global id; a value that is not one is BAD_USER_INPUT."""
+    """Parse a global id; a value that is not one, or not spelt as ``encode`` spells it, is BAD_USER_INPUT."""
     try:
         padded = value + "=" * (-len(value) % 4)
         raw = base64.urlsafe_b64decode(padded.encode("ascii")).decode()
     except (binascii.Error, UnicodeError, ValueError):
         raise bad_input(field, "is not a valid id") from None
     type_name, *parts = raw.split(":")
-    if not type_name or not parts or not all(parts):
+    if not type_name or not parts or not all(parts) or encode(type_name, *parts) != value:
         raise bad_input(field, "is not a valid id")
     return GlobalId(type_name, tuple(parts))
 
@@ -42,8 +46,9 @@ def decode(value: str, field: str = "id") -> GlobalId:
 def parts_of(value: str, type_name: str, count: int, field: str = "id") -> tuple[str, ...] | None:
     """The ULIDs inside ``value`` when it is an id of ``type_name``, else None.
 
-    An id of another type, or whose parts are not ULIDs, names nothing and resolves like one
-    that does not exist; only a value that is not an id at all is BAD_USER_INPUT.
+    An id of another type names nothing and resolves like one that does not exist. A value
+    that is not an id at all, or an id of the type whose parts are not canonical ULIDs
+    (a lower-case ULID would otherwise name the same object), is BAD_USER_INPUT.
     """
     decoded = decode(value, field)
     if decoded.type_name != type_name or len(decoded.parts) != count:
@@ -51,4 +56,4 @@ def parts_of(value: str, type_name: str, count: int, field: str = "id") -> tuple
     try:
         return tuple(keys.parse_ulid(part, field) for part in decoded.parts)
     except InvalidInput:
-        return None
+        raise bad_input(field, "is not a valid id") from None

@@ -103,3 +103,7 @@ class Mutation:
         "ADMIN employee, in one write. Platform operators' tokens only (else FORBIDDEN). An admin email "
         "already in use is a CONFLICT; an invalid field is BAD_USER_INPUT.",
     )
+    add_email_domain = strawberry.mutation(
+        resolver=organizations.add_email_domain,
+        description="Platform operators only: give an organisation one more email domain.",
+    )

@@ -12,6 +12,7 @@ department through the request's batched loader.
     Organization.jobPostings       OPEN only    all                            all
     jobPosting(id) / node          OPEN only    all                            all
     BillingSubscription.billingCustomerId -     -                              yes
+    Organization.emailDomains      -            -                              yes (and operators)
 
 A refusal is FORBIDDEN on that field alone (null plus an error), never a failed request.
 """
@@ -81,3 +82,11 @@ def check_all_jobs(context: RequestContext) -> None:
 def check_billing(context: RequestContext) -> None:
     if not is_admin(context):
         raise forbidden("only admins see billing details")
+
+
+def check_email_domains(context: RequestContext) -> None:
+    principal = context.principal
+    if principal is not None and principal.is_platform:
+        return  # operators set the domains, on organisations they list or create
+    if not is_admin(context):
+        raise forbidden("only admins see the organisation's email domains")

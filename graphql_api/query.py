@@ -92,7 +92,7 @@ class Query:
         }
         handler = handlers.get((decoded.type_name, len(decoded.parts)))
         if decoded.type_name in ("Organization", "Subscription"):
-            if decoded.parts != (info.context.require_tenant().org_id,):
+            if ids.parts_of(id, decoded.type_name, 1) != (info.context.require_tenant().org_id,):
                 return None
             if decoded.type_name == "Organization":
                 return _organization(info)

@@ -23,6 +23,7 @@ from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import RetryPolicy, Table
 from tests import key_guard
+from tests.sts import serving_sts
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -54,6 +55,13 @@ def client(settings: DatastoreSettings) -> DynamoDBClient:
 
 
 @pytest.fixture(scope="session")
+def sts_endpoint() -> Iterator[str]:
+    """A real STS endpoint on the loopback: moto's server mode (tests/sts.py)."""
+    with serving_sts() as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
 def table_name(client: DynamoDBClient, settings: DatastoreSettings) -> str:
     ensure_table(client, settings.table_name)
     return settings.table_name
@@ -80,6 +88,15 @@ class Tenant:
     def org_id(self) -> str:
         return self.organization.org_id
 
+    @property
+    def domain(self) -> str:
+        """The organisation's own email domain, unique to this test."""
+        return self.organization.email_domains[0]
+
+    def email(self, local: str) -> str:
+        """An address in the organisation's own domain."""
+        return f"{local}@{self.domain}"
+
     def department(self, name: str = "Engineering") -> Department:
         return departments.create_department(self.table, name=name)
 
@@ -89,7 +106,7 @@ class Tenant:
         unique = keys.new_id().lower()
         return employees.create_employee(
             self.table,
-            email=email or f"e{unique}@example.com",
+            email=email or self.email(f"e{unique}"),
             first_name="Test",
             last_name=f"Person {unique[-6:]}",
             department_id=None if department is None else department.dept_id,
@@ -100,15 +117,22 @@ class Tenant:
 TenantFactory = Callable[..., Tenant]
 
 
+def unique_domain() -> str:
+    """An email domain no other organisation of the session holds."""
+    return f"t{keys.new_id().lower()}.example"
+
+
 @pytest.fixture
 def make_tenant(platform: Table) -> TenantFactory:
     def make(name: str = "Test Org") -> Tenant:
         unique = keys.new_id().lower()
+        domain = unique_domain()
         org, admin = organizations.create_organization(
             platform,
             name=f"{name} {unique[-6:]}",
             plan=Plan.PRO,
-            admin_email=f"admin{unique}@example.com",
+            email_domains=[domain],
+            admin_email=f"admin{unique}@{domain}",
             admin_first_name="Ada",
             admin_last_name="Admin",
         )

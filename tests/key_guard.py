@@ -1,9 +1,10 @@
 """The key guard's rule: a DynamoDB request stays inside one named partition space.
 
 Each request's partition keys (table or index) lie in one organisation's ``ORG#<orgId>``
-space, or on a named path: identity ``EMAIL#`` items, the platform's ``ORGS`` list (read on
-GSI1 only), persisted GraphQL documents (``PQ#<sha256>``). Requests of unkeyed operations
-(Scan, PartiQL statements) are violations: no partition key bounds them. Control-plane calls name no item and pass.
+space, or on a named path: identity ``EMAIL#`` items, email domain ``DOMAIN#`` markers, the
+platform's ``ORGS`` list (read on GSI1 only), persisted GraphQL documents (``PQ#<sha256>``).
+Requests of unkeyed operations (Scan, PartiQL statements) are violations: no partition key
+bounds them. Control-plane calls name no item and pass.
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ def batch_write_keys(call: Call) -> list[str]:
     return found
 
 
+def named_space(partition_key: str) -> bool:
+    return keys.is_identity_pk(partition_key) or keys.is_domain_pk(partition_key) or partition_key == keys.ORGS_PK
+
+
 def violations(call: Call) -> list[str]:
     if call.operation in TABLE_OPERATIONS:
         return []
@@ -59,6 +64,7 @@ def violations(call: Call) -> list[str]:
         if not (
             keys.org_id_of(pk) is not None
             or keys.is_identity_pk(pk)
+            or keys.is_domain_pk(pk)
             or pk == keys.ORGS_PK
             or keys.is_persisted_document_pk(pk)
         )

@@ -107,6 +107,11 @@ class Organization(Node):
     async def created_at(self, info: Info) -> datetime:
         return (await self._loaded(info)).organization.created_at
 
+    @strawberry.field(description="Admins and platform operators: the email domains it owns, sorted.")
+    async def email_domains(self, info: Info) -> list[str]:
+        permissions.check_email_domains(info.context)
+        return list((await self._loaded(info)).organization.email_domains)
+
     @strawberry.field(description="Its billing subscription; null when it has none.")
     async def subscription(self, info: Info) -> BillingSubscription | None:
         found = (await self._loaded(info)).subscription

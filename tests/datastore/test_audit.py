@@ -66,7 +66,7 @@ def create_employee(t: Tenant) -> Expected:
     dept = t.department()
     emp = employees.create_employee(
         t.table,
-        email="new.hire@example.com",
+        email=t.email("new.hire"),
         first_name="New",
         last_name="Hire",
         department_id=dept.dept_id,
@@ -312,7 +312,7 @@ def test_failing_last_item__leaves_no_event_and_no_partial_state(tenant: Tenant,
     with pytest.raises(InvalidInput, match="no such department"):
         employees.create_employee(
             tenant.table,
-            email="ghost@example.com",
+            email=tenant.email("ghost"),
             first_name="Ghost",
             last_name="Writer",
             department_id=missing_dept,
@@ -325,7 +325,7 @@ def test_failing_last_item__leaves_no_event_and_no_partial_state(tenant: Tenant,
     assert last["Update"]["Key"] == keys.department_key(tenant.org_id, missing_dept).wire()
     assert transaction.write_units == 0
     assert trail(tenant.table) == before
-    assert employees.find_employee_id_by_email(tenant.table, "ghost@example.com") is None
+    assert employees.find_employee_id_by_email(tenant.table, tenant.email("ghost")) is None
     assert tenant.table.get(keys.idempotency_key(tenant.org_id, "ghost-1"), consistent=True) is None
     assert employees.list_employees(tenant.table, PageRequest(first=100)).items == [tenant.admin]
 

@@ -20,6 +20,7 @@ from datastore import (
     organizations,
 )
 from datastore.entities import JobStatus, Role
+from datastore.errors import InvalidInput
 from datastore.pagination import PageRequest
 from datastore.provision import drop_table, ensure_table
 from datastore.scope import PlatformScope, SignInScope, TenantScope
@@ -97,3 +98,45 @@ def test_demo__globex_is_isolated_from_acme(demo_table: Table) -> None:
     globex_people = all_pages(partial(employees.list_employees, globex))
     assert len(globex_people) == 1 + len(demo.GLOBEX_PEOPLE)
     assert_headcounts_hold(globex, list(departments.list_departments(globex, PageRequest()).items))
+
+
+def test_demo__each_organisation_owns_its_domain(demo_table: Table) -> None:
+    acme = tenant_of(demo_table, demo.ACME_ADMIN)
+    globex = tenant_of(demo_table, demo.GLOBEX_ADMIN)
+    acme_org, globex_org = organizations.get_organization(acme), organizations.get_organization(globex)
+    assert acme_org is not None and acme_org.email_domains == ("acme.co",)
+    assert globex_org is not None and globex_org.email_domains == ("globex.example",)
+    with pytest.raises(InvalidInput) as raised:
+        employees.create_employee(
+            acme, email="mallory@globex.example", first_name="M", last_name="S", department_id=None, role=Role.EMPLOYEE
+        )
+    assert raised.value.field == "email"
+
+
+def test_load__data_from_before_domains__migrated_once(client: DynamoDBClient) -> None:
+    name = f"hr-demo-legacy-{keys.new_id().lower()}"
+    ensure_table(client, name)
+    try:
+        table = Table(client, name, PlatformScope(), retry=TEST_RETRY)
+        demo.load(table)
+        # What a table loaded before organisations owned domains holds: no markers, no list.
+        for admin, domain in ((demo.ACME_ADMIN, demo.ACME_DOMAIN), (demo.GLOBEX_ADMIN, demo.GLOBEX_DOMAIN)):
+            org_id = tenant_of(table, admin).tenant.org_id
+            client.delete_item(TableName=name, Key=keys.domain_key(domain).wire())
+            client.update_item(
+                TableName=name, Key=keys.organization_key(org_id).wire(), UpdateExpression="REMOVE emailDomains"
+            )
+        acme = tenant_of(table, demo.ACME_ADMIN)
+        hire = {"first_name": "N", "last_name": "H", "department_id": None, "role": Role.EMPLOYEE}
+        with pytest.raises(InvalidInput):
+            employees.create_employee(acme, email="new@acme.co", **hire)  # type: ignore[arg-type]
+
+        assert demo.load(table) is False
+        org = organizations.get_organization(acme)
+        assert org is not None and org.email_domains == (demo.ACME_DOMAIN,)
+        assert employees.create_employee(acme, email="new@acme.co", **hire).email == "new@acme.co"  # type: ignore[arg-type]
+        with calls.listening() as log:
+            assert demo.load(table) is False
+        assert not WRITES & set(log.operations())
+    finally:
+        drop_table(client, name)

@@ -49,7 +49,7 @@ def test_get_departments__batch_in_order_with_misses(tenant: Tenant) -> None:
 
 
 def test_create_department__with_active_manager__stored(tenant: Tenant) -> None:
-    dept = departments.create_department(tenant.table, name=" Ops ", manager_id=tenant.admin.emp_id.lower())
+    dept = departments.create_department(tenant.table, name=" Ops ", manager_id=tenant.admin.emp_id)
     assert (dept.name, dept.manager_id, dept.headcount) == ("Ops", tenant.admin.emp_id, 0)
     assert departments.get_department(tenant.table, dept.dept_id) == dept
 

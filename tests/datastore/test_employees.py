@@ -9,7 +9,7 @@ from datastore.entities import Employee, EmployeeStatus, Role
 from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
 from datastore.pagination import PageRequest
 from datastore.scope import SignInScope
-from tests.conftest import Tenant
+from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.datastore.support import BulkEmployees, gsi_order
 
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
@@ -32,9 +32,15 @@ def members(tenant: Tenant, dept_id: str) -> list[str]:
 def test_get_employee__ap2__one_get_item(tenant: Tenant) -> None:
     emp = tenant.employee(tenant.department())
     with calls.listening() as log:
-        found = employees.get_employee(tenant.table, emp.emp_id.lower())
+        found = employees.get_employee(tenant.table, emp.emp_id)
     assert found == emp
     assert log.operations() == ["GetItem"]
+
+
+def test_get_employee__lower_case_id__invalid_input_and_no_call(tenant: Tenant) -> None:
+    with calls.listening() as log, pytest.raises(InvalidInput, match="upper case"):
+        employees.get_employee(tenant.table, tenant.admin.emp_id.lower())
+    assert log.operations() == []
 
 
 def test_get_employee__unknown_id__none(tenant: Tenant) -> None:
@@ -54,7 +60,7 @@ def test_list_employees__ap3__one_query_on_gsi1_by_hire_date(
 ) -> None:
     hired = employees.create_employee(
         tenant.table,
-        email=f"mid{keys.new_id().lower()}@example.com",
+        email=tenant.email(f"mid{keys.new_id().lower()}"),
         first_name="M",
         last_name="Id",
         department_id=None,
@@ -96,7 +102,7 @@ def test_find_employee_id_by_email__ap4_in_tenant__one_get_item(tenant: Tenant) 
         found = employees.find_employee_id_by_email(tenant.table, emp.email.upper())
     assert found == emp.emp_id
     assert log.operations() == ["GetItem"]
-    assert employees.find_employee_id_by_email(tenant.table, f"x{keys.new_id().lower()}@example.com") is None
+    assert employees.find_employee_id_by_email(tenant.table, tenant.email(f"x{keys.new_id().lower()}")) is None
 
 
 def test_find_employee_id_by_email__wrong_shape__invalid_input_and_no_call(tenant: Tenant) -> None:
@@ -113,18 +119,55 @@ def test_create_employee__one_transaction_counts_the_department(tenant: Tenant) 
     with calls.listening() as log:
         emp = employees.create_employee(
             tenant.table,
-            email="  New.Person@Example.COM ".strip(),
+            email=f"  New.Person@{tenant.domain.upper()} ".strip(),
             first_name="New",
             last_name="Person",
             department_id=dept.dept_id,
             role=Role.MANAGER,
         )
     assert log.operations() == ["TransactWriteItems"]
-    assert emp.email == "new.person@example.com"
+    assert emp.email == tenant.email("new.person")
     assert (emp.status, emp.version, emp.terminated_at) == (EmployeeStatus.ACTIVE, 1, None)
     assert employees.get_employee(tenant.table, emp.emp_id) == emp
     assert headcount(tenant, dept.dept_id) == 1
     assert members(tenant, dept.dept_id) == [emp.emp_id]
+
+
+def test_create_employee__email_outside_own_domains__one_message_whoever_holds_it(
+    tenant: Tenant, make_tenant: TenantFactory
+) -> None:
+    other = make_tenant()
+    theirs = other.employee()
+    reasons: dict[str, str] = {}
+    cases = {
+        "held-by-another-org": theirs.email,
+        "free-in-another-orgs-domain": f"free.{theirs.email}",
+        "domain-of-nobody": f"x@{unique_domain()}",
+    }
+    for case, email in cases.items():
+        with pytest.raises(InvalidInput) as raised:
+            employees.create_employee(
+                tenant.table, email=email, first_name="N", last_name="H", department_id=None, role=Role.EMPLOYEE
+            )
+        assert raised.value.field == "email", case
+        reasons[case] = raised.value.reason
+        assert employees.find_employee_id_by_email(tenant.table, email) is None
+    assert len(set(reasons.values())) == 1, reasons
+    assert theirs.email not in next(iter(reasons.values()))
+    identity = identities.find_identity(tenant.table.with_scope(SignInScope()), theirs.email)
+    assert identity is not None and identity.org_id == other.org_id
+    assert [e.emp_id for e in employees.list_employees(tenant.table, PageRequest()).items] == [tenant.admin.emp_id]
+
+
+def test_create_employee__domain_check_is_in_the_transaction(tenant: Tenant) -> None:
+    with calls.listening() as log:
+        tenant.employee()
+    (transaction,) = log.calls
+    checks = [item["ConditionCheck"] for item in transaction.params["TransactItems"] if "ConditionCheck" in item]
+    assert [c["Key"] for c in checks] == [keys.domain_key(tenant.domain).wire()]
+    assert checks[0]["ExpressionAttributeValues"] == {":org": {"S": tenant.org_id}}
+    # A failed check must not bring another organisation's marker back, even into memory.
+    assert "ReturnValuesOnConditionCheckFailure" not in checks[0]
 
 
 def test_create_employee__taken_email__conflict_and_nothing_written(tenant: Tenant) -> None:
@@ -148,7 +191,7 @@ def test_create_employee__taken_email__conflict_and_nothing_written(tenant: Tena
 
 
 def test_create_employee__unknown_department__invalid_input_and_nothing_written(tenant: Tenant) -> None:
-    email = f"lost{keys.new_id().lower()}@example.com"
+    email = tenant.email(f"lost{keys.new_id().lower()}")
     with pytest.raises(InvalidInput) as raised:
         employees.create_employee(
             tenant.table,
@@ -178,7 +221,7 @@ def test_create_employee__bad_input__invalid_input_and_no_call(
     tenant: Tenant, changes: dict[str, str], field: str
 ) -> None:
     arguments: dict[str, str | None] = {
-        "email": f"ok{keys.new_id().lower()}@example.com",
+        "email": tenant.email(f"ok{keys.new_id().lower()}"),
         "first_name": "A",
         "last_name": "B",
         "department_id": None,
@@ -205,9 +248,22 @@ def test_update_employee__fields_and_version__membership_copy_follows(tenant: Te
     assert list(listed) == [updated]
 
 
+def test_update_employee__email_outside_own_domains__invalid_input_and_nothing_changes(
+    tenant: Tenant, make_tenant: TenantFactory
+) -> None:
+    emp = tenant.employee()
+    theirs = make_tenant().employee()
+    for email in (theirs.email, f"free.{theirs.email}", f"x@{unique_domain()}"):
+        with pytest.raises(InvalidInput, match="your organisation's email domains") as raised:
+            employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email=email)
+        assert raised.value.field == "email"
+    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == emp
+    assert employees.find_employee_id_by_email(tenant.table, emp.email) == emp.emp_id
+
+
 def test_update_employee__new_email__frees_the_old_one(tenant: Tenant) -> None:
     emp = tenant.employee()
-    new_email = f"new{keys.new_id().lower()}@example.com"
+    new_email = tenant.email(f"new{keys.new_id().lower()}")
     employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email=new_email)
     assert employees.find_employee_id_by_email(tenant.table, new_email) == emp.emp_id
     assert employees.find_employee_id_by_email(tenant.table, emp.email) is None

@@ -40,7 +40,7 @@ def update_department(t: Tenant) -> Write:
 
 def create_employee(t: Tenant) -> Write:
     dept = t.department()
-    email = f"once-{keys.new_id().lower()}@example.com"
+    email = t.email(f"once-{keys.new_id().lower()}")
     return lambda key: employees.create_employee(
         t.table,
         email=email,
@@ -318,7 +318,7 @@ def test_concurrent_retries__one_write__every_caller_gets_the_same_result(tenant
     def create(_: int) -> object:
         return employees.create_employee(
             tenant.table,
-            email="racer@example.com",
+            email=tenant.email("racer"),
             first_name="Race",
             last_name="Condition",
             department_id=dept.dept_id,

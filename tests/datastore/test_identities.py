@@ -41,7 +41,7 @@ def test_find_identity__tenant_scope__scope_violation_and_no_call(tenant: Tenant
 
 def test_find_identity__follows_an_email_change(tenant: Tenant, sign_in: Table) -> None:
     emp = tenant.employee()
-    new_email = f"renamed{keys.new_id().lower()}@example.com"
+    new_email = tenant.email(f"renamed{keys.new_id().lower()}")
     employees.update_employee(tenant.table, emp.emp_id, expected_version=emp.version, email=new_email)
     assert identities.find_identity(sign_in, emp.email) is None
     assert identities.find_identity(sign_in, new_email) == Identity(new_email, tenant.org_id, emp.emp_id)

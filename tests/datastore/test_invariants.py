@@ -55,7 +55,7 @@ def outcomes(results: Sequence[object]) -> Counter[str]:
 
 def test_create_employee__20_concurrent_with_one_email__exactly_one_wins(tenant: Tenant) -> None:
     dept = tenant.department()
-    email = f"contested{keys.new_id().lower()}@example.com"
+    email = tenant.email(f"contested{keys.new_id().lower()}")
 
     def create() -> str:
         return employees.create_employee(

@@ -13,8 +13,23 @@ JOB = "01HZX3V7Q4M2N8P5R6S7T8V9W4"
 APP = "01HZX3V7Q4M2N8P5R6S7T8V9W5"
 
 
-def test_parse_ulid__lower_case__returns_canonical_upper_case() -> None:
-    assert keys.parse_ulid(EMP.lower()) == EMP
+@pytest.mark.parametrize(
+    "value",
+    [
+        EMP.lower(),
+        EMP[:5].lower() + EMP[5:],
+        f" {EMP}",
+        f"{EMP} ",
+        f"{EMP}\n",
+        f"0{EMP}",
+        EMP.replace("0", "O"),
+        EMP.replace("1", "I"),
+    ],
+    ids=["lower", "mixed-case", "leading-space", "trailing-space", "newline", "padded", "O-for-0", "I-for-1"],
+)
+def test_parse_ulid__non_canonical_spelling__raises_invalid_input(value: str) -> None:
+    with pytest.raises(InvalidInput, match="upper case"):
+        keys.parse_ulid(value, "employeeId")
 
 
 def test_new_id__is_a_valid_ulid() -> None:
@@ -44,6 +59,13 @@ def test_parse_ulid__malformed__raises_invalid_input_naming_the_field(value: str
 def test_parse_ulid__not_a_string__raises_invalid_input() -> None:
     with pytest.raises(InvalidInput):
         keys.parse_ulid(None, "id")  # type: ignore[arg-type]
+
+
+def test_domain_key__own_partition_outside_every_tenant() -> None:
+    key = keys.domain_key("acme.co")
+    assert key == keys.Key("DOMAIN#acme.co", "#DOMAIN")
+    assert keys.is_domain_pk(key.pk) and not keys.is_identity_pk(key.pk)
+    assert keys.org_id_of(key.pk) is None
 
 
 def test_tenant_keys__every_partition_starts_with_the_org() -> None:

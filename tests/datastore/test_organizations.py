@@ -1,14 +1,20 @@
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
-from datastore import calls, employees, identities, keys, organizations
+from datastore import calls, employees, identities, keys, organizations, validation
 from datastore.entities import Organization, OrganizationStatus, Plan, Role
-from datastore.errors import Conflict, InvalidInput, ScopeViolation
+from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
 from datastore.pagination import PageRequest
 from datastore.scope import SignInScope, TenantScope
 from datastore.table import Table
-from tests.conftest import Tenant, TenantFactory
+from tests.conftest import Tenant, TenantFactory, unique_domain
+from tests.datastore.support import raw_get
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 
 def test_get_organization__ap1__one_get_item(tenant: Tenant) -> None:
@@ -87,13 +93,15 @@ def test_create_organization__writes_org_subscription_and_admin_in_one_transacti
             platform,
             name="  New Org  ",
             plan=Plan.FREE,
-            admin_email=f"Boss{unique}@Example.com",
+            email_domains=[f"{unique}.Example.com", f"second.{unique}.example.com"],
+            admin_email=f"Boss{unique}@{unique}.Example.com",
             admin_first_name="Bo",
             admin_last_name="Ss",
         )
     assert log.operations() == ["TransactWriteItems"]
     assert org.name == "New Org"
-    assert admin.role is Role.ADMIN and admin.email == f"boss{unique}@example.com"
+    assert admin.role is Role.ADMIN and admin.email == f"boss{unique}@{unique}.example.com"
+    assert org.email_domains == (f"{unique}.example.com", f"second.{unique}.example.com")
     tenant = platform.with_scope(TenantScope(org.org_id))
     found = organizations.get_organization_with_subscription(tenant)
     assert found is not None and found.organization == org
@@ -103,30 +111,47 @@ def test_create_organization__writes_org_subscription_and_admin_in_one_transacti
     assert identity is not None and (identity.org_id, identity.emp_id) == (org.org_id, admin.emp_id)
 
 
-def test_create_organization__taken_admin_email__conflict_and_nothing_written(platform: Table, tenant: Tenant) -> None:
+def test_create_organization__domain_of_another_org__conflict_and_nothing_written(
+    platform: Table, tenant: Tenant, client: DynamoDBClient, table_name: str
+) -> None:
     name = f"Clash {keys.new_id()}"
-    with pytest.raises(Conflict, match="already in use"):
+    fresh = unique_domain()
+    with pytest.raises(Conflict, match=f"domain {tenant.domain} belongs to another organisation"):
         organizations.create_organization(
             platform,
             name=name,
             plan=Plan.PRO,
-            admin_email=tenant.admin.email,
+            email_domains=[fresh, tenant.domain],
+            admin_email=tenant.email("copycat"),
             admin_first_name="A",
             admin_last_name="B",
         )
     assert name not in [org.name for org in _all_organizations(platform)]
+    assert raw_get(client, table_name, keys.domain_key(fresh)) is None
+    assert identities.find_identity(platform.with_scope(SignInScope()), tenant.email("copycat")) is None
 
 
 @pytest.mark.parametrize(
     ("field", "values"),
-    [("email", {"admin_email": "not-an-email"}), ("name", {"name": "   "}), ("firstName", {"admin_first_name": ""})],
+    [
+        ("email", {"admin_email": "not-an-email"}),
+        ("email", {"admin_email": "outsider@elsewhere.example"}),
+        ("name", {"name": "   "}),
+        ("name", {"name": "Evil\u202eCorp"}),
+        ("firstName", {"admin_first_name": ""}),
+        ("emailDomains", {"email_domains": []}),
+        ("emailDomains", {"email_domains": ["not a domain"]}),
+        ("emailDomains", {"email_domains": ["someone@fine.example"]}),
+    ],
 )
 def test_create_organization__bad_input__invalid_input_and_no_call(
     platform: Table, field: str, values: dict[str, str]
 ) -> None:
-    arguments = {
+    domain = unique_domain()
+    arguments: dict[str, object] = {
         "name": "Fine",
-        "admin_email": f"ok{keys.new_id().lower()}@example.com",
+        "email_domains": [domain],
+        "admin_email": f"ok@{domain}",
         "admin_first_name": "A",
         "admin_last_name": "B",
     } | values
@@ -145,3 +170,100 @@ def _all_organizations(platform: Table) -> list[Organization]:
         if not page.has_next:
             return found
         after = page.end_cursor
+
+
+# --- email domains ---------------------------------------------------------------------------
+
+
+def test_create_organization__writes_one_marker_per_domain(
+    platform: Table, client: DynamoDBClient, table_name: str
+) -> None:
+    first, second = unique_domain(), unique_domain()
+    org, _ = organizations.create_organization(
+        platform,
+        name="Two Domains",
+        plan=Plan.PRO,
+        email_domains=[second, first.upper(), first],
+        admin_email=f"boss@{second}",
+        admin_first_name="A",
+        admin_last_name="B",
+    )
+    assert org.email_domains == tuple(sorted([first, second]))
+    for domain in (first, second):
+        marker = raw_get(client, table_name, keys.domain_key(domain))
+        assert marker is not None and marker["orgId"] == {"S": org.org_id}
+    assert organizations.get_organization(platform.with_scope(TenantScope(org.org_id))) == org
+
+
+def test_add_email_domain__marker_and_list_in_one_transaction__then_employees_may_use_it(
+    platform: Table, tenant: Tenant, client: DynamoDBClient, table_name: str
+) -> None:
+    extra = unique_domain()
+    with calls.listening() as log:
+        updated = organizations.add_email_domain(platform, tenant.org_id, extra.upper())
+    assert log.operations() == ["GetItem", "TransactWriteItems"]
+    assert updated.email_domains == tuple(sorted([tenant.domain, extra]))
+    assert organizations.get_organization(tenant.table) == updated
+    marker = raw_get(client, table_name, keys.domain_key(extra))
+    assert marker is not None and marker["orgId"] == {"S": tenant.org_id}
+    assert tenant.employee(email=f"someone@{extra}").email == f"someone@{extra}"
+
+
+def test_add_email_domain__owned_already__changes_nothing(platform: Table, tenant: Tenant) -> None:
+    with calls.listening() as log:
+        assert organizations.add_email_domain(platform, tenant.org_id, tenant.domain) == tenant.organization
+    assert log.operations() == ["GetItem"]
+
+
+def test_add_email_domain__held_by_another__conflict_and_nothing_changes(
+    platform: Table, tenant: Tenant, make_tenant: TenantFactory, client: DynamoDBClient, table_name: str
+) -> None:
+    other = make_tenant()
+    with pytest.raises(Conflict, match="belongs to another organisation"):
+        organizations.add_email_domain(platform, tenant.org_id, other.domain)
+    assert organizations.get_organization(tenant.table) == tenant.organization
+    marker = raw_get(client, table_name, keys.domain_key(other.domain))
+    assert marker is not None and marker["orgId"] == {"S": other.org_id}
+
+
+def test_add_email_domain__unknown_org__not_found(platform: Table) -> None:
+    with pytest.raises(NotFound):
+        organizations.add_email_domain(platform, keys.new_id(), unique_domain())
+
+
+@pytest.mark.parametrize(
+    ("org_id", "domain", "field"),
+    [("lower", "fine.example", "orgId"), ("ok", "not a domain", "domain"), ("ok", "a@b.example", "domain")],
+)
+def test_add_email_domain__bad_input__invalid_input_and_no_call(
+    platform: Table, tenant: Tenant, org_id: str, domain: str, field: str
+) -> None:
+    with calls.listening() as log, pytest.raises(InvalidInput) as raised:
+        organizations.add_email_domain(platform, tenant.org_id.lower() if org_id == "lower" else tenant.org_id, domain)
+    assert raised.value.field == field
+    assert log.operations() == []
+
+
+def test_add_email_domain__past_the_limit__invalid_input(platform: Table, tenant: Tenant) -> None:
+    for _ in range(validation.EMAIL_DOMAINS_MAX - 1):
+        organizations.add_email_domain(platform, tenant.org_id, unique_domain())
+    with pytest.raises(InvalidInput, match=f"at most {validation.EMAIL_DOMAINS_MAX}"):
+        organizations.add_email_domain(platform, tenant.org_id, unique_domain())
+
+
+def test_provisioning__tenant_scope__scope_violation_and_no_call(tenant: Tenant) -> None:
+    domain = unique_domain()
+    with calls.listening() as log:
+        with pytest.raises(ScopeViolation):
+            organizations.add_email_domain(tenant.table, tenant.org_id, domain)
+        with pytest.raises(ScopeViolation):
+            organizations.create_organization(
+                tenant.table,
+                name="Sneaky",
+                plan=Plan.FREE,
+                email_domains=[domain],
+                admin_email=f"a@{domain}",
+                admin_first_name="A",
+                admin_last_name="B",
+            )
+    assert log.operations() == []

@@ -51,7 +51,8 @@ def roster(client: DynamoDBClient, table_name: str) -> Roster:
         platform,
         name=f"Roster {unique}",
         plan=Plan.ENTERPRISE,
-        admin_email=f"roster{unique}@example.com",
+        email_domains=[f"roster{unique}.example"],
+        admin_email=f"roster@roster{unique}.example",
         admin_first_name="R",
         admin_last_name="A",
     )
@@ -309,6 +310,27 @@ def test_guard__key_of_another_org__scope_violation_and_no_call(tenant: Tenant, 
             tenant.table.get(keys.identity_key(other.admin.email))
     assert log.operations() == []
     assert employees.get_employee(other.table, other.admin.emp_id) == other.admin
+
+
+def test_guard__domain_markers__tenants_only_check_them_and_never_write_or_read(tenant: Tenant) -> None:
+    marker = keys.domain_key(tenant.domain)
+    mine = {":org": items.s(tenant.org_id)}
+    platform = tenant.table.with_scope(PlatformScope())
+    with calls.listening() as log:
+        with pytest.raises(ScopeViolation):
+            tenant.table.get(marker)
+        with pytest.raises(ScopeViolation):
+            tenant.table.write([transact.put(items.domain_item("stolen.example", tenant.org_id))])
+        with pytest.raises(ScopeViolation):
+            tenant.table.write([transact.delete(marker), transact.check(marker, "orgId = :org", values=mine)])
+        with pytest.raises(ScopeViolation):
+            tenant.table.with_scope(SignInScope()).write([transact.check(marker, "orgId = :org", values=mine)])
+        with pytest.raises(ScopeViolation):
+            # Without an organisation being provisioned, the operator writes no marker either.
+            platform.write([transact.put(items.domain_item("x.example", tenant.org_id))])
+    assert log.operations() == []
+    # A check alone is what employee writes send: it passes for the owner.
+    tenant.table.write([transact.check(marker, "orgId = :org", values=mine)])
 
 
 def test_guard__other_orgs_ids__resolve_as_none_like_unknown_ids(tenant: Tenant, make_tenant: TenantFactory) -> None:

@@ -19,7 +19,7 @@ from datastore import jobs, organizations
 from datastore.calls import Call, CallLog
 from datastore.entities import Plan
 from datastore.table import Table
-from tests.conftest import Tenant, TenantFactory
+from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.datastore import test_idempotency
 from tests.datastore.test_idempotency import Scenario, Write
 
@@ -30,7 +30,7 @@ TRANSACT = "TransactWriteItems"
 EXPECTED_ITEMS = {
     "create_department": 2,
     "update_department": 2,
-    "create_employee": 6,  # employee, identity, email pointer, membership, headcount, event
+    "create_employee": 7,  # domain check, employee, identity, email pointer, membership, headcount, event
     "update_employee": 2,  # employee, event (+1 membership copy when in a department)
     "move_employee": 6,  # employee, 2 memberships, 2 headcounts, event
     "terminate_employee": 4,  # employee, membership, headcount, event
@@ -83,20 +83,22 @@ def test_write_costs(make_tenant: TenantFactory, platform: Table, call_log: Call
         # DynamoDB Local's figure for a transaction is not AWS's 2 WCU per item and KB.
         assert keyed.write_units >= plain.write_units > 0, name
         rows.append(_row(name, plain, keyed))
+    domain = unique_domain()
     org = _measure(
         call_log,
         lambda: organizations.create_organization(
             platform,
             name="Costly Inc",
             plan=Plan.FREE,
-            admin_email="cost@costly.example",
+            email_domains=[domain],
+            admin_email=f"cost@{domain}",
             admin_first_name="Cost",
             admin_last_name="Ly",
         ),
     )
-    # Organisation, subscription, admin employee, identity, email pointer, event.
-    assert len(org.params["TransactItems"]) == 6
-    rows.append(f"{'create_organization':<24} {6:>5} {org.write_units:>9.1f} {12:>9}")
+    # Organisation, subscription, domain marker, admin employee, identity, email pointer, event.
+    assert len(org.params["TransactItems"]) == 7
+    rows.append(f"{'create_organization':<24} {7:>5} {org.write_units:>9.1f} {14:>9}")
     print("\n" + "\n".join(rows))
 
 

@@ -9,6 +9,7 @@ from datastore import keys, organizations
 from datastore.entities import Employee, Plan
 from datastore.scope import PlatformScope
 from datastore.table import Table
+from tests.conftest import unique_domain
 from tests.graphql_api.bulk import Bulk
 
 if TYPE_CHECKING:
@@ -28,11 +29,13 @@ class Directory:
 def write_directory(
     client: DynamoDBClient, table_name: str, departments: int = 5, employees_each: int = 40
 ) -> Directory:
+    domain = unique_domain()
     org, admin = organizations.create_organization(
         Table(client, table_name, PlatformScope()),
         name=f"Directory {keys.new_id()[-6:]}",
         plan=Plan.PRO,
-        admin_email=f"admin.{keys.new_id().lower()}@example.com",
+        email_domains=(domain,),
+        admin_email=f"admin@{domain}",
         admin_first_name="Ada",
         admin_last_name="Admin",
     )

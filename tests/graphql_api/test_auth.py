@@ -192,3 +192,33 @@ def test_jwks__unknown_kid__refetch_throttled(tmp_path: Path) -> None:
     path.unlink()  # a refetch now would fail loudly; a throttled one is not attempted
     with pytest.raises(Exception, match="unknown signing key"):
         keys.key("nope")
+
+
+# --- time claims are numbers (RFC 7519 NumericDate) ----------------------------------------
+
+
+@pytest.mark.parametrize("claim", ["exp", "iat", "nbf"])
+def test_time_claim_as_a_string__unauthenticated(http: httpx.Client, tenant: Tenant, claim: str) -> None:
+    # PyJWT alone accepts a numeric string here: the verifier checks the claim's type.
+    valid = claims_of(tenant)[claim]
+    assert_unauthenticated(http, jwt.encode(claims_of(tenant, **{claim: str(valid)}), TEST_SECRET, algorithm="HS256"))
+
+
+@pytest.mark.parametrize("value", [True, None, [1]])
+def test_exp_not_a_number__unauthenticated(http: httpx.Client, tenant: Tenant, value: object) -> None:
+    assert_unauthenticated(http, jwt.encode(claims_of(tenant, exp=value), TEST_SECRET, algorithm="HS256"))
+
+
+@pytest.mark.parametrize("claim", ["sub", "org"])
+def test_lower_case_ids_in_claims__unauthenticated(http: httpx.Client, tenant: Tenant, claim: str) -> None:
+    canonical = claims_of(tenant)[claim]
+    token = jwt.encode(claims_of(tenant, **{claim: canonical.lower()}), TEST_SECRET, algorithm="HS256")
+    assert_unauthenticated(http, token)
+
+
+def test_fractional_time_claims__accepted(http: httpx.Client, tenant: Tenant) -> None:
+    now = time.time()
+    token = jwt.encode(claims_of(tenant, iat=now, nbf=now - 1.5, exp=now + 300.25), TEST_SECRET, algorithm="HS256")
+    status, body = post(http, token)
+    assert status == 200, body
+    assert body["data"] == {"me": {"email": tenant.admin.email}}

@@ -13,7 +13,7 @@ from graphql_api import ids, input_paths
 from graphql_api.errors import Code, translate
 from graphql_api.mutations.jobs import PublishJobPostingInput
 from graphql_api.mutations.organizations import CreateOrganizationInput
-from tests.conftest import Tenant
+from tests.conftest import Tenant, unique_domain
 from tests.graphql_api.conftest import Api, GraphQLClient
 from tests.graphql_api.mutations.documents import UNKNOWN_ULID, error, gid, open_job
 
@@ -82,7 +82,7 @@ def _inactive_manager(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any
 
 def _new_employee(**values: Any) -> Case:
     def case(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any]]:
-        person = {"email": f"n{keys.new_id().lower()}@example.com", "firstName": "N", "lastName": "E"}
+        person = {"email": t.email(f"n{keys.new_id().lower()}"), "firstName": "N", "lastName": "E"}
         return api.admin_of(t), {**person, **values}
 
     return case
@@ -150,10 +150,15 @@ def _set_status(status: str) -> Case:
 
 def _new_organization(**values: Any) -> Case:
     def case(api: Api, _t: Tenant) -> tuple[GraphQLClient, dict[str, Any]]:
-        admin = {"adminEmail": f"o{keys.new_id().lower()}@example.com", "adminFirstName": "A", "adminLastName": "B"}
-        return api.platform, {"name": "Org", "plan": "FREE", **admin, **values}
+        domain = unique_domain()
+        admin = {"adminEmail": f"o@{domain}", "adminFirstName": "A", "adminLastName": "B"}
+        return api.platform, {"name": "Org", "plan": "FREE", "emailDomains": [domain], **admin, **values}
 
     return case
+
+
+def _add_domain(domain: str) -> Case:
+    return lambda api, t: (api.platform, {"orgId": ids.encode("Organization", t.org_id), "domain": domain})
 
 
 BAD_KEY: Final = "has space"
@@ -200,6 +205,9 @@ CASES: Final[list[tuple[str, Case, str]]] = [
     ("createOrganization", _new_organization(adminEmail="not-an-email"), "input.adminEmail"),
     ("createOrganization", _new_organization(adminFirstName=""), "input.adminFirstName"),
     ("createOrganization", _new_organization(adminLastName="x" * 101), "input.adminLastName"),
+    ("createOrganization", _new_organization(emailDomains=["no spaces allowed.example"]), "input.emailDomains"),
+    ("addEmailDomain", _add_domain("bad domain"), "input.domain"),
+    ("addEmailDomain", lambda api, t: (api.platform, {"orgId": "not an id", "domain": "ok.example"}), "input.orgId"),
 ]
 
 

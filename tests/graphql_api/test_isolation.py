@@ -204,7 +204,7 @@ def test_isolation__other_tenants_ids_and_cursors__resolve_like_nothing(
         markers_note = "(the operator may list every organisation)"
     else:
         caller = getattr(ours, role)
-        attacker = Attacker(api.as_(caller), ours.tenant.org_id, markers)
+        attacker = Attacker(api.as_(caller), ours.tenant.org_id, [*markers, theirs.tenant.domain])
         caller_emp_id = caller.emp_id
         markers_note = ""
 
@@ -222,7 +222,7 @@ def test_isolation__other_tenants_ids_and_cursors__resolve_like_nothing(
             "employeeByEmail",
             EMAIL_QUERY,
             {"email": person.email},
-            {"email": f"nobody-{keys.new_id().lower()}@example.com"},
+            {"email": f"nobody-{keys.new_id().lower()}@{theirs.tenant.domain}"},
         )
     # 3. Root fields without arguments: answer with A's data (or nothing) only.
     for query in NO_ID_ROOTS:

@@ -6,6 +6,7 @@ session's DynamoDB Local.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import gzip
 import importlib
@@ -48,6 +49,10 @@ def entry(
     asgi = sys.modules["graphql_api.asgi"]
     asgi.datastore.close()
     asgi.datastore.client.close()
+    # Mangum runs every invocation on an event loop it creates once and keeps (Lambda's one
+    # process); close it, or its sockets are reported unclosed in whichever test runs next.
+    asyncio.get_event_loop_policy().get_event_loop().close()
+    asyncio.set_event_loop(None)
     for name in ENTRY_MODULES:
         sys.modules.pop(name, None)
 

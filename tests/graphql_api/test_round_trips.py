@@ -24,6 +24,7 @@ from datastore.store import Datastore
 from datastore.table import Table
 from graphql_api.app import create_app
 from graphql_api.config import ApiSettings
+from tests.conftest import unique_domain
 from tests.graphql_api.bulk import Bulk
 from tests.graphql_api.conftest import Api
 from tests.graphql_api.live import serving, with_settings
@@ -59,7 +60,8 @@ def big(client: DynamoDBClient, table_name: str) -> BigTenant:
         Table(client, table_name, PlatformScope()),
         name="Round Trips",
         plan=Plan.ENTERPRISE,
-        admin_email=f"admin.{org_suffix()}@example.com",
+        email_domains=[domain := unique_domain()],
+        admin_email=f"admin@{domain}",
         admin_first_name="Ada",
         admin_last_name="Admin",
     )
@@ -77,12 +79,6 @@ def big(client: DynamoDBClient, table_name: str) -> BigTenant:
     bulk.write(client, table_name)
     assert time.monotonic() - started < 30
     return BigTenant(admin, len({a.job_id for a in bulk.applications}))
-
-
-def org_suffix() -> str:
-    from datastore import keys
-
-    return keys.new_id().lower()
 
 
 @pytest.fixture

@@ -84,6 +84,11 @@ mutation($input: CreateOrganizationInput!) {
   createOrganization(input: $input) { organization { id name plan status } adminId }
 }"""
 
+ADD_EMAIL_DOMAIN: Final = """
+mutation($input: AddEmailDomainInput!) {
+  addEmailDomain(input: $input) { organization { id emailDomains } }
+}"""
+
 AUDIT_LOG: Final = """
 query($first: Int!, $after: String) {
   organization {

@@ -15,7 +15,7 @@ import pytest
 
 from datastore import applications, calls, employees, jobs
 from datastore.entities import ApplicationStatus
-from tests.conftest import Tenant
+from tests.conftest import Tenant, unique_domain
 from tests.graphql_api.conftest import Api, GraphQLClient
 from tests.graphql_api.mutations.documents import (
     APPLY,
@@ -55,7 +55,7 @@ def _create_employee(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[str,
         api.admin_of(t),
         CREATE_EMPLOYEE,
         {
-            "email": f"cap{dept.dept_id.lower()}@example.com",
+            "email": t.email(f"cap{dept.dept_id.lower()}"),
             "firstName": "C",
             "lastName": "P",
             "departmentId": gid(dept),
@@ -73,7 +73,7 @@ def _update_employee_email(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dic
     return (
         api.admin_of(t),
         UPDATE_EMPLOYEE,
-        {"id": gid(person), "expectedVersion": 1, "email": f"moved{person.emp_id.lower()}@example.com"},
+        {"id": gid(person), "expectedVersion": 1, "email": t.email(f"moved{person.emp_id.lower()}")},
     )
 
 
@@ -130,7 +130,8 @@ def _create_organization(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[
         {
             "name": "Cap Org",
             "plan": "FREE",
-            "adminEmail": f"capadmin{t.org_id.lower()}@example.com",
+            "emailDomains": [domain := unique_domain()],
+            "adminEmail": f"capadmin@{domain}",
             "adminFirstName": "A",
             "adminLastName": "B",
         },
@@ -143,9 +144,9 @@ def _create_organization(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[
 CASES: list[tuple[str, Plan, bool, int, float]] = [
     ("createDepartment", _create_department, False, 2, 2.0),
     ("updateDepartment (name + manager)", _update_department, False, 3, 2.0),
-    ("createEmployee (in a department)", _create_employee, False, 6, 6.0),
+    ("createEmployee (in a department)", _create_employee, False, 7, 6.0),
     ("updateEmployee (name)", _update_employee_name, False, 3, 6.0),
-    ("updateEmployee (email)", _update_employee_email, False, 7, 6.0),
+    ("updateEmployee (email)", _update_employee_email, False, 8, 6.0),
     ("moveEmployee", _move_employee, False, 6, 6.0),
     ("terminateEmployee", _terminate_employee, False, 4, 6.0),
     ("createJobPosting", _create_job, False, 3, 2.0),
@@ -155,7 +156,7 @@ CASES: list[tuple[str, Plan, bool, int, float]] = [
     ("applyToJob", _apply, False, 5, 6.0),
     ("withdrawApplication", _withdraw, False, 2, 6.0),
     ("setApplicationStatus", _set_status, False, 2, 6.0),
-    ("createOrganization", _create_organization, False, 6, 6.0),
+    ("createOrganization", _create_organization, False, 7, 6.0),
     ("createDepartment + idempotencyKey", _create_department, True, 3, 2.0),
     ("applyToJob + idempotencyKey", _apply, True, 6, 6.0),
 ]

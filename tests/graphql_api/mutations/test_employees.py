@@ -10,7 +10,7 @@ from datastore import departments, employees
 from datastore.entities import Department, Role
 from datastore.pagination import PageRequest
 from graphql_api import ids
-from tests.conftest import Tenant, TenantFactory
+from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.graphql_api.conftest import Api
 from tests.graphql_api.mutations.documents import (
     CREATE_EMPLOYEE,
@@ -79,7 +79,7 @@ def test_move_employee__stale_version__is_conflict_with_current_version(api: Api
 
 def test_create_employee__as_employee__is_forbidden_and_writes_nothing(api: Api, tenant: Tenant) -> None:
     worker = tenant.employee()
-    email = "new.hire@example.com"
+    email = tenant.email("new.hire")
     body = api.as_(worker).query(CREATE, {"input": {"email": email, "firstName": "N", "lastName": "H"}})
     assert codes(body) == ["FORBIDDEN"]
     assert employees.find_employee_id_by_email(tenant.table, email) is None
@@ -106,7 +106,7 @@ def test_create_employee__writes_employee_membership_and_headcount(api: Api, ten
         CREATE_EMPLOYEE,
         {
             "input": {
-                "email": "Grace@Example.com",
+                "email": f"Grace@{tenant.domain.upper()}",
                 "firstName": "Grace",
                 "lastName": "Hopper",
                 "role": "MANAGER",
@@ -114,13 +114,13 @@ def test_create_employee__writes_employee_membership_and_headcount(api: Api, ten
             }
         },
     )["createEmployee"]
-    assert data["employee"]["email"] == "grace@example.com"
+    assert data["employee"]["email"] == tenant.email("grace")
     assert data["employee"]["role"] == "MANAGER"
     assert data["employee"]["status"] == "ACTIVE"
     assert data["employee"]["version"] == 1
     assert data["department"] == {"id": gid(dept), "headcount": 1}
     emp_id = raw_id(data["employee"]["id"])[0]
-    assert employees.find_employee_id_by_email(tenant.table, "grace@example.com") == emp_id
+    assert employees.find_employee_id_by_email(tenant.table, tenant.email("grace")) == emp_id
     members = employees.list_department_employees(tenant.table, dept.dept_id, PageRequest(first=10))
     assert [m.emp_id for m in members.items] == [emp_id]
     assert headcount(tenant, dept) == 1
@@ -138,47 +138,87 @@ def test_create_employee__taken_email__is_conflict_and_writes_nothing(api: Api, 
     assert employees.find_employee_id_by_email(tenant.table, taken.email) == taken.emp_id
 
 
-def test_create_employee__email_taken_in_another_tenant__is_conflict(
+def test_create_employee__email_held_by_another_tenant__same_bad_input_as_a_free_foreign_domain(
     api: Api, tenant: Tenant, make_tenant: TenantFactory
 ) -> None:
     theirs = make_tenant().employee()
-    body = api.admin_of(tenant).query(
-        CREATE_EMPLOYEE, {"input": {"email": theirs.email, "firstName": "N", "lastName": "H"}}
+    admin = api.admin_of(tenant)
+    held = admin.query(CREATE_EMPLOYEE, {"input": {"email": theirs.email, "firstName": "N", "lastName": "H"}})
+    free = admin.query(
+        CREATE_EMPLOYEE, {"input": {"email": f"nobody@{unique_domain()}", "firstName": "N", "lastName": "H"}}
     )
-    assert error(body)["extensions"]["code"] == "CONFLICT"
+    unowned_in_their_domain = admin.query(
+        CREATE_EMPLOYEE, {"input": {"email": f"free.{theirs.email}", "firstName": "N", "lastName": "H"}}
+    )
+    assert error(held)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.email"}
+    # Nothing tells a held address, a free one in their domain and a domain of nobody apart.
+    assert error(held)["message"] == error(free)["message"] == error(unowned_in_their_domain)["message"]
+    assert theirs.email not in error(held)["message"]
     assert employees.find_employee_id_by_email(tenant.table, theirs.email) is None
+
+
+def test_update_employee__email_in_another_tenants_domain__bad_input_and_nothing_changes(
+    api: Api, tenant: Tenant, make_tenant: TenantFactory
+) -> None:
+    person = tenant.employee()
+    theirs = make_tenant().employee()
+    body = api.admin_of(tenant).query(
+        UPDATE_EMPLOYEE, {"input": {"id": gid(person), "expectedVersion": person.version, "email": theirs.email}}
+    )
+    assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.email"}
+    assert employees.find_employee_id_by_email(tenant.table, person.email) == person.emp_id
+    assert employees.get_employee(tenant.table, person.emp_id) == person
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("firstName", "Eve\u202eevil"),
+        ("lastName", "Null\u0000byte"),
+        ("firstName", "\u001b[31mRed"),
+        ("email", "a\u0000@x.example"),
+    ],
+    ids=["bidi-override", "nul", "ansi-escape", "nul-in-email"],
+)
+def test_create_employee__control_characters__bad_input_naming_the_field(
+    api: Api, tenant: Tenant, field: str, value: str
+) -> None:
+    fields = {"email": tenant.email("clean"), "firstName": "F", "lastName": "L", field: value}
+    body = api.admin_of(tenant).query(CREATE_EMPLOYEE, {"input": fields})
+    assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": f"input.{field}"}
+    assert employees.find_employee_id_by_email(tenant.table, tenant.email("clean")) is None
 
 
 @pytest.mark.parametrize(("field", "value"), [("firstName", " "), ("lastName", "x" * 101), ("email", "a@b@c.com")])
 def test_create_employee__bad_field__names_it(api: Api, tenant: Tenant, field: str, value: str) -> None:
-    fields = {"email": "fresh.person@example.com", "firstName": "F", "lastName": "L", field: value}
+    fields = {"email": tenant.email("fresh.person"), "firstName": "F", "lastName": "L", field: value}
     body = api.admin_of(tenant).query(CREATE_EMPLOYEE, {"input": fields})
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": f"input.{field}"}
-    assert employees.find_employee_id_by_email(tenant.table, "fresh.person@example.com") is None
+    assert employees.find_employee_id_by_email(tenant.table, tenant.email("fresh.person")) is None
 
 
 def test_create_employee__unknown_role__is_bad_user_input(api: Api, tenant: Tenant) -> None:
     body = api.admin_of(tenant).query(
-        CREATE_EMPLOYEE, {"input": {"email": "r@example.com", "firstName": "F", "lastName": "L", "role": "CEO"}}
+        CREATE_EMPLOYEE, {"input": {"email": tenant.email("r"), "firstName": "F", "lastName": "L", "role": "CEO"}}
     )
     assert codes(body) == ["BAD_USER_INPUT"]
-    assert employees.find_employee_id_by_email(tenant.table, "r@example.com") is None
+    assert employees.find_employee_id_by_email(tenant.table, tenant.email("r")) is None
 
 
 def test_create_employee__department_id_of_another_type__not_found(api: Api, tenant: Tenant) -> None:
     body = api.admin_of(tenant).query(
         CREATE_EMPLOYEE,
-        {"input": {"email": "t@example.com", "firstName": "F", "lastName": "L", "departmentId": gid(tenant.admin)}},
+        {"input": {"email": tenant.email("t"), "firstName": "F", "lastName": "L", "departmentId": gid(tenant.admin)}},
     )
     assert error(body)["extensions"]["code"] == "NOT_FOUND"
-    assert employees.find_employee_id_by_email(tenant.table, "t@example.com") is None
+    assert employees.find_employee_id_by_email(tenant.table, tenant.email("t")) is None
 
 
 def test_create_employee__as_manager__not_enough_permissions(api: Api, tenant: Tenant) -> None:
     dept = tenant.department("Eng")
     body = api.as_(manager_of(tenant, dept)).query(
         CREATE_EMPLOYEE,
-        {"input": {"email": "m@example.com", "firstName": "F", "lastName": "L", "departmentId": gid(dept)}},
+        {"input": {"email": tenant.email("m"), "firstName": "F", "lastName": "L", "departmentId": gid(dept)}},
     )
     assert error(body)["extensions"]["code"] == "FORBIDDEN"
     assert headcount(tenant, dept) == 1
@@ -196,7 +236,7 @@ def test_update_employee__changes_fields_and_moves_the_email(api: Api, tenant: T
             "input": {
                 "id": gid(person),
                 "expectedVersion": person.version,
-                "email": "new.mail@example.com",
+                "email": tenant.email("new.mail"),
                 "lastName": "Renamed",
                 "role": "MANAGER",
             }
@@ -204,18 +244,18 @@ def test_update_employee__changes_fields_and_moves_the_email(api: Api, tenant: T
     )["updateEmployee"]["employee"]
     assert data == {
         "id": gid(person),
-        "email": "new.mail@example.com",
+        "email": tenant.email("new.mail"),
         "firstName": person.first_name,
         "lastName": "Renamed",
         "role": "MANAGER",
         "version": person.version + 1,
     }
-    assert employees.find_employee_id_by_email(tenant.table, "new.mail@example.com") == person.emp_id
+    assert employees.find_employee_id_by_email(tenant.table, tenant.email("new.mail")) == person.emp_id
     assert employees.find_employee_id_by_email(tenant.table, person.email) is None
     # The old address is free again, platform-wide.
     tenant.employee(email=person.email)
     member = employees.list_department_employees(tenant.table, dept.dept_id, PageRequest(first=10)).items
-    assert [(m.email, m.last_name) for m in member] == [("new.mail@example.com", "Renamed")]
+    assert [(m.email, m.last_name) for m in member] == [(tenant.email("new.mail"), "Renamed")]
 
 
 def test_update_employee__stale_version__is_conflict_and_changes_nothing(api: Api, tenant: Tenant) -> None:

@@ -52,12 +52,12 @@ def test_concurrent_create_employee_with_one_email__exactly_one_wins(api: Api, t
     admin = api.admin_of(tenant)
     dept = tenant.department()
     variables = {
-        "input": {"email": "only.one@example.com", "firstName": "O", "lastName": "One", "departmentId": gid(dept)}
+        "input": {"email": tenant.email("only.one"), "firstName": "O", "lastName": "One", "departmentId": gid(dept)}
     }
     results = in_parallel([lambda: admin.query(CREATE_EMPLOYEE, variables)] * 12)
     assert Counter(map(outcome, results)) == {"OK": 1, "CONFLICT": 11}
     winner = next(r for r in results if outcome(r) == "OK")["data"]["createEmployee"]["employee"]["id"]
-    assert employees.find_employee_id_by_email(tenant.table, "only.one@example.com") == ids.decode(winner).parts[0]
+    assert employees.find_employee_id_by_email(tenant.table, tenant.email("only.one")) == ids.decode(winner).parts[0]
     stored = departments.get_department(tenant.table, dept.dept_id, consistent=True)
     assert stored is not None and stored.headcount == 1
 
@@ -162,14 +162,14 @@ def test_transaction_failing_in_its_last_item__leaves_nothing_not_even_an_audit_
     ghost = ids.encode("Department", "01ARZ3NDEKTSV4RRFFQ69G5FAV")
     body = admin.query(
         CREATE_EMPLOYEE,
-        {"input": {"email": "ghost@example.com", "firstName": "G", "lastName": "H", "departmentId": ghost}},
+        {"input": {"email": tenant.email("ghost"), "firstName": "G", "lastName": "H", "departmentId": ghost}},
     )
     assert codes(body) == ["BAD_USER_INPUT"]
-    assert employees.find_employee_id_by_email(tenant.table, "ghost@example.com") is None
+    assert employees.find_employee_id_by_email(tenant.table, tenant.email("ghost")) is None
     everyone = employees.list_employees(tenant.table, PageRequest(first=100)).items
     assert [e.emp_id for e in everyone] == [tenant.admin.emp_id]
     assert audit_actions(tenant) == before
     edges = admin.data(AUDIT_ACTIONS)["organization"]["auditLog"]["edges"]
     assert [edge["node"]["action"] for edge in edges] == before
     # The identity was not left behind either: the address is still free.
-    admin.data(CREATE_EMPLOYEE, {"input": {"email": "ghost@example.com", "firstName": "G", "lastName": "H"}})
+    admin.data(CREATE_EMPLOYEE, {"input": {"email": tenant.email("ghost"), "firstName": "G", "lastName": "H"}})

@@ -1,29 +1,34 @@
-"""createOrganization (platform operators) over HTTP, and the audit log admins read."""
+"""createOrganization and addEmailDomain (platform operators) over HTTP, and the audit log admins read."""
 
 from __future__ import annotations
 
 import pytest
 
-from datastore import identities, keys
-from datastore.entities import Role
-from datastore.scope import SignInScope
+from datastore import employees, identities
+from datastore.entities import Employee, Role
+from datastore.scope import SignInScope, TenantScope
 from datastore.table import Table
-from tests.conftest import Tenant
+from graphql_api import ids
+from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.graphql_api.conftest import Api, GraphQLClient
 from tests.graphql_api.mutations.documents import (
+    ADD_EMAIL_DOMAIN,
     AUDIT_LOG,
     CREATE_DEPARTMENT,
+    CREATE_EMPLOYEE,
     CREATE_ORGANIZATION,
+    UNKNOWN_ULID,
     error,
     raw_id,
 )
 
 
-def new_org(email: str, **overrides: str) -> dict[str, object]:
+def new_org(email: str, **overrides: object) -> dict[str, object]:
     return {
         "input": {
             "name": "Initech",
             "plan": "PRO",
+            "emailDomains": [email.rpartition("@")[2]],
             "adminEmail": email,
             "adminFirstName": "Bill",
             "adminLastName": "Lumbergh",
@@ -32,12 +37,26 @@ def new_org(email: str, **overrides: str) -> dict[str, object]:
     }
 
 
+CREATE_ORGANIZATION_WITH_DOMAINS = """
+mutation($input: CreateOrganizationInput!) {
+  createOrganization(input: $input) { organization { id emailDomains } adminId }
+}"""
+
+ORG_DOMAINS = "{ organization { emailDomains } }"
+
+
+def employee_of(platform: Table, identity: identities.Identity) -> Employee:
+    found = employees.get_employee(platform.with_scope(TenantScope(identity.org_id)), identity.emp_id)
+    assert found is not None
+    return found
+
+
 def identity_of(platform: Table, email: str) -> identities.Identity | None:
     return identities.find_identity(platform.with_scope(SignInScope()), email)
 
 
 def fresh_email() -> str:
-    return f"boss{keys.new_id().lower()}@example.com"
+    return f"boss@{unique_domain()}"
 
 
 def test_create_organization__its_admin_can_sign_in_and_read_it(api: Api, platform: Table) -> None:
@@ -53,7 +72,9 @@ def test_create_organization__its_admin_can_sign_in_and_read_it(api: Api, platfo
     assert identity.org_id == raw_id(data["organization"]["id"])[0]
 
 
-def test_create_organization__taken_admin_email__is_conflict(api: Api, tenant: Tenant, platform: Table) -> None:
+def test_create_organization__domain_of_another_org__is_conflict_for_the_operator(
+    api: Api, tenant: Tenant, platform: Table
+) -> None:
     body = api.platform.query(CREATE_ORGANIZATION, new_org(tenant.admin.email, name="Copycat"))
     assert error(body)["extensions"]["code"] == "CONFLICT"
     identity = identity_of(platform, tenant.admin.email)
@@ -62,9 +83,20 @@ def test_create_organization__taken_admin_email__is_conflict(api: Api, tenant: T
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("adminEmail", "not-an-email"), ("name", " "), ("adminFirstName", ""), ("adminLastName", "x" * 101)],
+    [
+        ("adminEmail", "not-an-email"),
+        ("adminEmail", "boss@outside.example"),
+        ("name", " "),
+        ("name", "Init\u202eech"),
+        ("name", "x" * 101),
+        ("adminFirstName", ""),
+        ("adminLastName", "x" * 101),
+        ("emailDomains", []),
+        ("emailDomains", ["no spaces.example"]),
+        ("emailDomains", ["x" * 250 + ".com"]),
+    ],
 )
-def test_create_organization__bad_input__names_the_field(api: Api, platform: Table, field: str, value: str) -> None:
+def test_create_organization__bad_input__names_the_field(api: Api, platform: Table, field: str, value: object) -> None:
     email = fresh_email()
     body = api.platform.query(CREATE_ORGANIZATION, new_org(email, **{field: value}))
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": f"input.{field}"}
@@ -84,6 +116,86 @@ def test_create_organization__tenant_member__not_enough_permissions(
 def test_create_organization__anonymous__unauthenticated(anonymous: GraphQLClient) -> None:
     body = anonymous.query(CREATE_ORGANIZATION, new_org(fresh_email()))
     assert error(body)["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+def test_create_organization__email_domains_are_the_operators_and_the_admins_to_read(api: Api, platform: Table) -> None:
+    email = fresh_email()
+    domain = email.rpartition("@")[2]
+    variables = new_org(email)
+    variables["input"]["emailDomains"] = [domain.upper(), f"second.{domain}", domain]  # type: ignore[index]
+    data = api.platform.data(CREATE_ORGANIZATION_WITH_DOMAINS, variables)["createOrganization"]
+    assert data["organization"]["emailDomains"] == sorted([domain, f"second.{domain}"])
+    identity = identity_of(platform, email)
+    assert identity is not None
+    admin = api.as_(employee_of(platform, identity))
+    assert admin.data(ORG_DOMAINS)["organization"]["emailDomains"] == sorted([domain, f"second.{domain}"])
+
+
+# --- addEmailDomain ---------------------------------------------------------------------
+
+
+def test_add_email_domain__admins_may_then_hire_there(api: Api, tenant: Tenant) -> None:
+    extra = unique_domain()
+    org_id = ids.encode("Organization", tenant.org_id)
+    admin = api.admin_of(tenant)
+    hire = {"input": {"email": f"new@{extra}", "firstName": "N", "lastName": "H"}}
+    before = admin.query(CREATE_EMPLOYEE, hire)
+    assert error(before)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.email"}
+    data = api.platform.data(ADD_EMAIL_DOMAIN, {"input": {"orgId": org_id, "domain": extra.upper()}})
+    assert data["addEmailDomain"]["organization"] == {"id": org_id, "emailDomains": sorted([tenant.domain, extra])}
+    assert admin.data(CREATE_EMPLOYEE, hire)["createEmployee"]["employee"]["email"] == f"new@{extra}"
+    # Adding it again changes nothing.
+    again = api.platform.data(ADD_EMAIL_DOMAIN, {"input": {"orgId": org_id, "domain": extra}})
+    assert again["addEmailDomain"]["organization"]["emailDomains"] == sorted([tenant.domain, extra])
+    actions = [e["node"]["action"] for e in admin.data(AUDIT_LOG, {"first": 5})["organization"]["auditLog"]["edges"]]
+    assert actions.count("organization.addEmailDomain") == 1
+
+
+def test_add_email_domain__held_by_another_org__conflict_and_nothing_changes(
+    api: Api, tenant: Tenant, make_tenant: TenantFactory
+) -> None:
+    other = make_tenant()
+    body = api.platform.query(
+        ADD_EMAIL_DOMAIN, {"input": {"orgId": ids.encode("Organization", tenant.org_id), "domain": other.domain}}
+    )
+    assert error(body)["extensions"]["code"] == "CONFLICT"
+    assert api.admin_of(tenant).data(ORG_DOMAINS)["organization"]["emailDomains"] == [tenant.domain]
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "code"),
+    [
+        ("domain", "not a domain", "BAD_USER_INPUT"),
+        ("domain", "x@y.example", "BAD_USER_INPUT"),
+        ("domain", "evil\u202e.example", "BAD_USER_INPUT"),
+        ("orgId", "not-an-id", "BAD_USER_INPUT"),
+        ("orgId", ids.encode("Organization", UNKNOWN_ULID), "NOT_FOUND"),
+        ("orgId", ids.encode("Organization", UNKNOWN_ULID.lower()), "BAD_USER_INPUT"),
+        ("orgId", ids.encode("Department", UNKNOWN_ULID), "NOT_FOUND"),
+    ],
+)
+def test_add_email_domain__bad_input(api: Api, tenant: Tenant, field: str, value: str, code: str) -> None:
+    variables = {"orgId": ids.encode("Organization", tenant.org_id), "domain": unique_domain(), field: value}
+    body = api.platform.query(ADD_EMAIL_DOMAIN, {"input": variables})
+    assert error(body)["extensions"]["code"] == code
+    if code == "BAD_USER_INPUT":
+        assert error(body)["extensions"]["field"] == f"input.{field}"
+    assert api.admin_of(tenant).data(ORG_DOMAINS)["organization"]["emailDomains"] == [tenant.domain]
+
+
+@pytest.mark.parametrize("role", list(Role))
+def test_add_email_domain__tenant_member__forbidden(api: Api, tenant: Tenant, role: Role) -> None:
+    caller = tenant.admin if role is Role.ADMIN else tenant.employee(role=role)
+    body = api.as_(caller).query(
+        ADD_EMAIL_DOMAIN, {"input": {"orgId": ids.encode("Organization", tenant.org_id), "domain": unique_domain()}}
+    )
+    assert error(body)["extensions"]["code"] == "FORBIDDEN"
+
+
+@pytest.mark.parametrize("role", [Role.EMPLOYEE, Role.MANAGER])
+def test_email_domains__not_enough_permissions(api: Api, tenant: Tenant, role: Role) -> None:
+    body = api.as_(tenant.employee(role=role)).query(ORG_DOMAINS)
+    assert [e["extensions"]["code"] for e in body["errors"]] == ["FORBIDDEN"]
 
 
 # --- organization.auditLog --------------------------------------------------------------

@@ -1,0 +1,278 @@
+"""Per-scope credentials: STS AssumeRole (moto's server) signing requests to DynamoDB Local.
+
+What is checked is what went over the wire: AssumeRole's parameters on the STS client, and
+the access key in each DynamoDB request's SigV4 ``Authorization`` header (tests/sts.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+import pytest
+
+from datastore import calls, employees, identities, keys, organizations
+from datastore.config import DatastoreSettings, RoleSettings
+from datastore.credentials import RoleSession, role_session
+from datastore.entities import Plan
+from datastore.errors import ScopeViolation, Unavailable
+from datastore.local import free_port
+from datastore.pagination import PageRequest
+from datastore.scope import PlatformScope, SignInScope, TenantScope
+from datastore.store import Datastore
+from tests.conftest import Tenant, TenantFactory, unique_domain
+from tests.sts import (
+    DOCUMENTS_ROLE,
+    PLATFORM_ROLE,
+    SIGNIN_ROLE,
+    TENANT_ROLE,
+    RoleWorld,
+    SignatureLog,
+    role_env,
+    role_world,
+)
+
+CONCURRENT = 50
+
+
+@pytest.fixture
+def world(settings: DatastoreSettings, table_name: str, sts_endpoint: str) -> Iterator[RoleWorld]:
+    with role_world(settings, table_name, sts_endpoint) as world:
+        yield world
+
+
+def read_admin(world: RoleWorld, tenant: Tenant) -> None:
+    found = employees.get_employee(world.datastore.table(TenantScope(tenant.org_id)), tenant.admin.emp_id)
+    assert found is not None and found.emp_id == tenant.admin.emp_id
+
+
+def read_concurrently(world: RoleWorld, tenant: Tenant, times: int = CONCURRENT) -> None:
+    with ThreadPoolExecutor(times) as pool:
+        list(pool.map(lambda _: read_admin(world, tenant), range(times)))
+
+
+def org_tag(tenant: Tenant) -> dict[str, str]:
+    return {"org": tenant.org_id}
+
+
+# --- which session signs ------------------------------------------------------------------
+
+
+def test_tenant_table__request__signed_with_tenant_role_tagged_org(world: RoleWorld, tenant: Tenant) -> None:
+    read_admin(world, tenant)
+    [assumed] = world.assumed.snapshot()
+    assert (assumed.role_arn, assumed.session_name, assumed.tags) == (
+        TENANT_ROLE,
+        f"org-{tenant.org_id}",
+        {"org": tenant.org_id},
+    )
+    [request] = world.signed.snapshot()
+    assert request.access_key == assumed.access_key
+    assert world.tenant_requests([request]) == {tenant.org_id: 1}
+
+
+def test_two_tenants__each_request__signed_with_its_own_tenants_key(
+    world: RoleWorld, make_tenant: TenantFactory
+) -> None:
+    first, second = make_tenant(), make_tenant()
+    with ThreadPoolExecutor(2 * CONCURRENT) as pool:
+        list(pool.map(lambda i: read_admin(world, first if i % 2 else second), range(2 * CONCURRENT)))
+    assert len(world.assumed.of_tags(TENANT_ROLE, org_tag(first))) == 1
+    assert len(world.assumed.of_tags(TENANT_ROLE, org_tag(second))) == 1
+    assert world.tenant_requests(world.signed.snapshot()) == {first.org_id: CONCURRENT, second.org_id: CONCURRENT}
+
+
+def test_sign_in_scope__request__signed_with_sign_in_role_untagged(world: RoleWorld, tenant: Tenant) -> None:
+    found = identities.find_identity(world.datastore.table(SignInScope()), tenant.admin.email)
+    assert found is not None and found.org_id == tenant.org_id
+    [assumed] = world.assumed.snapshot()
+    assert (assumed.role_arn, assumed.session_name, assumed.tags) == (SIGNIN_ROLE, "sign-in", {})
+    [request] = world.signed.snapshot()
+    assert request.access_key == assumed.access_key
+    assert request.partition_keys == [keys.identity_pk(tenant.admin.email)]
+
+
+def test_platform_scope__create_organization__provisioning_writes_tagged_with_new_org(world: RoleWorld) -> None:
+    domain = unique_domain()
+    org, _admin = organizations.create_organization(
+        world.datastore.table(PlatformScope(actor_id="operator")),
+        name="Initech",
+        plan=Plan.PRO,
+        email_domains=(domain,),
+        admin_email=f"first@{domain}",
+        admin_first_name="Bill",
+        admin_last_name="Lumbergh",
+    )
+    [assumed] = world.assumed.snapshot()
+    assert (assumed.role_arn, assumed.session_name, assumed.tags) == (
+        PLATFORM_ROLE,
+        f"provisioning-{org.org_id}",
+        {"provisioning": org.org_id},
+    )
+    [write] = world.signed.snapshot()
+    assert write.operation == "TransactWriteItems" and write.access_key == assumed.access_key
+    outside = [
+        pk
+        for pk in write.partition_keys
+        if not (keys.in_tenant(pk, org.org_id) or keys.is_identity_pk(pk) or keys.is_domain_pk(pk))
+    ]
+    assert outside == []
+
+
+def test_platform_scope__list_organizations__platform_role_untagged(world: RoleWorld) -> None:
+    organizations.list_organizations(world.datastore.table(PlatformScope()), PageRequest(first=1))
+    [assumed] = world.assumed.snapshot()
+    assert (assumed.role_arn, assumed.session_name, assumed.tags) == (PLATFORM_ROLE, "platform", {})
+    [request] = world.signed.snapshot()
+    assert (request.operation, request.access_key, request.partition_keys) == ("Query", assumed.access_key, ["ORGS"])
+
+
+def test_unscoped_request__signed_with_the_clients_own_credentials(world: RoleWorld) -> None:
+    assert world.datastore.reachable()
+    [request] = world.signed.snapshot()
+    assert request.operation == "DescribeTable"
+    assert world.assumed.snapshot() == []
+    assert world.assumed.owner(request.access_key) is None
+
+
+def test_role_session__scope_no_role_serves__refused() -> None:
+    class Stranger:
+        name = "stranger"
+
+        def may_read(self, partition_key: str) -> bool:
+            return True
+
+        def may_write(self, partition_key: str) -> bool:
+            return True
+
+    roles = RoleSettings(TENANT_ROLE, SIGNIN_ROLE, PLATFORM_ROLE, DOCUMENTS_ROLE)
+    with pytest.raises(ScopeViolation, match="no role signs for stranger"):
+        role_session(roles, Stranger())
+    assert role_session(roles, TenantScope("A", "someone")) == role_session(roles, TenantScope("A", None))
+
+
+# --- one AssumeRole per tenant per expiry -------------------------------------------------
+
+
+def test_first_use__concurrent_requests__one_assume_role(world: RoleWorld, tenant: Tenant) -> None:
+    read_concurrently(world, tenant)
+    assert len(world.assumed.of_tags(TENANT_ROLE, org_tag(tenant))) == 1
+    assert world.tenant_requests(world.signed.snapshot()) == {tenant.org_id: CONCURRENT}
+
+
+def test_expiry__inside_mandatory_window__one_refresh_and_every_request_waits_for_it(
+    world: RoleWorld, tenant: Tenant
+) -> None:
+    read_admin(world, tenant)
+    # Less than half the refresh window left: every request needs the new credentials.
+    world.clock.advance(world.roles.session_seconds - world.roles.refresh_seconds // 4)
+    mark = len(world.signed.snapshot())
+    read_concurrently(world, tenant)
+    _, refreshed = world.assumed.of_tags(TENANT_ROLE, org_tag(tenant))
+    after = world.signed.since(mark)
+    assert {request.access_key for request in after} == {refreshed.access_key}
+    assert world.tenant_requests(after) == {tenant.org_id: CONCURRENT}
+    # The refreshed credentials last a whole session again, counted on our clock.
+    read_concurrently(world, tenant)
+    assert len(world.assumed.of_tags(TENANT_ROLE, org_tag(tenant))) == 2
+
+
+def test_expiry__inside_advisory_window__one_refresh_while_others_keep_signing(
+    world: RoleWorld, tenant: Tenant
+) -> None:
+    read_admin(world, tenant)
+    # Between half the refresh window and all of it left: one request refreshes.
+    world.clock.advance(world.roles.session_seconds - world.roles.refresh_seconds * 3 // 4)
+    mark = len(world.signed.snapshot())
+    read_concurrently(world, tenant)
+    first, refreshed = world.assumed.of_tags(TENANT_ROLE, org_tag(tenant))
+    after = world.signed.since(mark)
+    assert {request.access_key for request in after} <= {first.access_key, refreshed.access_key}
+    assert world.tenant_requests(after) == {tenant.org_id: CONCURRENT}
+    read_admin(world, tenant)
+    assert world.signed.snapshot()[-1].access_key == refreshed.access_key
+    assert len(world.assumed.of_tags(TENANT_ROLE, org_tag(tenant))) == 2
+
+
+def test_before_refresh_window__requests__no_assume_role(world: RoleWorld, tenant: Tenant) -> None:
+    read_admin(world, tenant)
+    world.clock.advance(world.roles.session_seconds - world.roles.refresh_seconds - 60)
+    read_concurrently(world, tenant)
+    assert len(world.assumed.of_tags(TENANT_ROLE, org_tag(tenant))) == 1
+
+
+# --- the cache is bounded ------------------------------------------------------------------
+
+
+def test_cache__one_tenant_more_than_it_holds__least_recent_evicted(
+    settings: DatastoreSettings, table_name: str, sts_endpoint: str, make_tenant: TenantFactory
+) -> None:
+    a, b, c = make_tenant(), make_tenant(), make_tenant()
+    with role_world(settings, table_name, sts_endpoint, ROLE_CACHE_SIZE="2") as world:
+        credentials = world.datastore.credentials
+        assert credentials is not None
+        for tenant in (a, b, a, c):  # b is now the least recently used of the two held
+            read_admin(world, tenant)
+        assert credentials.cached() == [
+            RoleSession(TENANT_ROLE, f"org-{a.org_id}", (("org", a.org_id),)),
+            RoleSession(TENANT_ROLE, f"org-{c.org_id}", (("org", c.org_id),)),
+        ]
+        read_admin(world, a)
+        assert len(world.assumed.of_tags(TENANT_ROLE, org_tag(a))) == 1
+        read_admin(world, b)
+        assert len(world.assumed.of_tags(TENANT_ROLE, org_tag(b))) == 2
+        assert len(credentials.cached()) == 2
+        assert world.tenant_requests(world.signed.snapshot()) == {a.org_id: 3, b.org_id: 2, c.org_id: 1}
+
+
+# --- failures and the unconfigured default ------------------------------------------------
+
+
+def test_sts_unreachable__tenant_read__unavailable_and_nothing_sent(
+    settings: DatastoreSettings, table_name: str, tenant: Tenant
+) -> None:
+    closed = f"http://127.0.0.1:{free_port()}"
+    with role_world(replace(settings, max_attempts=1), table_name, closed) as world:
+        with pytest.raises(Unavailable, match=r"STS could not be reached for org-\w+ \(EndpointConnectionError\)"):
+            world.datastore.table(TenantScope(tenant.org_id)).get(keys.organization_key(tenant.org_id))
+        assert world.signed.snapshot() == []
+
+
+def test_connect__role_settings__signs_per_scope(
+    settings: DatastoreSettings, sts_endpoint: str, table_name: str, tenant: Tenant
+) -> None:
+    datastore = Datastore.connect(replace(settings, roles=RoleSettings.from_env(role_env(sts_endpoint))))
+    signed = SignatureLog.of(datastore.client)
+    try:
+        assert datastore.credentials is not None
+        assert organizations.get_organization(datastore.table(TenantScope(tenant.org_id))) is not None
+        [request] = signed.snapshot()
+        assert datastore.credentials.cached() == [role_session(datastore.credentials.roles, TenantScope(tenant.org_id))]
+        assert request.access_key.startswith("ASIA")  # STS's temporary keys
+    finally:
+        datastore.close()
+        datastore.client.close()
+
+
+def test_connect__no_role_settings__every_scope_signed_with_one_credential(
+    settings: DatastoreSettings, make_tenant: TenantFactory
+) -> None:
+    datastore = Datastore.connect(settings)
+    signed = SignatureLog.of(datastore.client)
+    try:
+        assert datastore.credentials is None
+        for tenant in (make_tenant(), make_tenant()):
+            assert organizations.get_organization(datastore.table(TenantScope(tenant.org_id))) is not None
+        identities.find_identity(datastore.table(SignInScope()), "nobody@example.com")
+        assert len(signed.snapshot()) == 3
+        assert len({request.access_key for request in signed.snapshot()}) == 1
+    finally:
+        datastore.close()
+        datastore.client.close()
+
+
+def test_instrumented__role_signed_requests__recorded_like_any_other(world: RoleWorld, tenant: Tenant) -> None:
+    with calls.listening() as log:
+        read_admin(world, tenant)
+    assert log.operations() == ["GetItem"]
