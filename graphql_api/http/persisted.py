@@ -10,7 +10,10 @@ saves the GetItem for documents this process has seen.
 Trusted documents (TRUSTED_DOCUMENTS, a ``{id: document}`` manifest as graphql-codegen's
 client preset and Relay emit): only the manifest's documents run, sent by id
 (``documentId`` or ``extensions.persistedQuery.sha256Hash``) or in full; anything else is
-refused before it is parsed, with HTTP 400 and PERSISTED_QUERY_REQUIRED.
+refused before it is parsed, with HTTP 400 and PERSISTED_QUERY_REQUIRED. A SHA-256 id is
+one id with or without the ``sha256:`` prefix (GraphQL over HTTP, appendix A): the client
+preset keys its manifest ``sha256:<hex>`` and sends that as ``documentId``, while an
+APQ-style ``sha256Hash`` is the bare hex.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ def _required(message: str) -> TransportError:
 class PersistedDocuments:
     def __init__(self, table: Table, trusted: Mapping[str, str] | None = None) -> None:
         self.table = table
-        self.trusted = None if trusted is None else dict(trusted)
+        self.trusted = None if trusted is None else {_trusted_id(key): text for key, text in trusted.items()}
         self._trusted_texts = frozenset(() if trusted is None else trusted.values())
         self._known: Lru[str, str] = Lru(APQ_CACHE_ENTRIES)
 
@@ -100,7 +103,7 @@ class PersistedDocuments:
         if document_id is None and isinstance(persisted, dict):
             document_id = persisted.get("sha256Hash") if isinstance(persisted.get("sha256Hash"), str) else None
         if document_id is not None:
-            text = self.trusted.get(document_id)
+            text = self.trusted.get(_trusted_id(document_id))
             if text is None or (operation.query is not None and operation.query != text):
                 raise _required("this server runs only its trusted documents; that id is not one of them")
             return text
@@ -131,6 +134,12 @@ def _apq_hash(persisted: Any) -> str:
     if not isinstance(sha256, str) or not _SHA256.fullmatch(sha256):
         raise bad_request("extensions.persistedQuery.sha256Hash must be 64 lowercase hexadecimal characters")
     return sha256
+
+
+def _trusted_id(document_id: str) -> str:
+    """A manifest id in one form: ``sha256:<hex>`` and ``<hex>`` are the same SHA-256 id."""
+    bare = document_id.removeprefix("sha256:")
+    return bare if _SHA256.fullmatch(bare) else document_id
 
 
 def _document_id_hash(document_id: str) -> str:

@@ -194,6 +194,7 @@ def trusted(
     [
         {"extensions": {"persistedQuery": {"version": 1, "sha256Hash": TRUSTED_ID}}},
         {"documentId": TRUSTED_ID},
+        {"documentId": f"sha256:{TRUSTED_ID}"},  # the client preset's form of the same SHA-256 id
         {"documentId": "relay-id-7"},
         {"query": TRUSTED_QUERY},
     ],

@@ -1,0 +1,133 @@
+"""The README's sign-in sequence for a front end, step by step, against a JWKS served over HTTP.
+
+ID token from the provider -> POST /auth/token -> the API with the access token; when that
+expires the API answers 401 UNAUTHENTICATED and the front end exchanges a fresh ID token.
+Tokens shaped like the providers' the README names show what their claims mean here.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import jwt
+import pytest
+
+from datastore.store import Datastore
+from graphql_api.app import create_app
+from graphql_api.config import ApiSettings
+from graphql_api.signin import GRANT_TYPE, ID_TOKEN_TYPE, REFUSED
+from tests.conftest import Tenant
+from tests.graphql_api import idp
+from tests.graphql_api.conftest import TEST_SECRET
+from tests.graphql_api.live import serving
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+SPA_ORIGIN = "https://hr.example.test"
+
+
+@pytest.fixture(scope="module")
+def sso(client: DynamoDBClient, table_name: str) -> Iterator[httpx.Client]:
+    with idp.serving_jwks(idp.RSA, idp.EC) as jwks:
+        settings = ApiSettings.from_env(
+            {
+                "HR_ENV": "test",
+                "JWT_SECRET": TEST_SECRET,
+                "OIDC_ISSUER": idp.ISSUER,
+                "OIDC_AUDIENCE": idp.CLIENT_ID,
+                "OIDC_JWKS": jwks.url,
+                "CORS_ORIGINS": SPA_ORIGIN,
+            }
+        )
+        with serving(create_app(Datastore(client, table_name), settings)) as http:
+            yield http
+
+
+def exchange(http: httpx.Client, id_token: str) -> httpx.Response:
+    form = {"grant_type": GRANT_TYPE, "subject_token_type": ID_TOKEN_TYPE, "subject_token": id_token}
+    return http.post("/auth/token", data=form)
+
+
+def me(http: httpx.Client, access_token: str) -> httpx.Response:
+    return http.post(
+        "/graphql", json={"query": "{ me { email role } }"}, headers={"Authorization": f"Bearer {access_token}"}
+    )
+
+
+def expired(access_token: str) -> str:
+    """The same access token as it will be once ``expires_in`` has passed."""
+    claims: dict[str, Any] = jwt.decode(access_token, TEST_SECRET, algorithms=["HS256"])
+    claims["exp"] = int(time.time()) - 60
+    return jwt.encode(claims, TEST_SECRET, algorithm="HS256")
+
+
+def test_sequence__exchange_then_api_then_expiry__401_and_exchange_again(sso: httpx.Client, tenant: Tenant) -> None:
+    granted = exchange(sso, idp.id_token(tenant.admin.email))
+    assert granted.status_code == 200, granted.text
+    body = granted.json()
+    assert body["token_type"] == "Bearer"
+    assert body["expires_in"] == 900  # ACCESS_TOKEN_TTL_SECONDS' default
+    assert me(sso, body["access_token"]).json()["data"] == {"me": {"email": tenant.admin.email, "role": "ADMIN"}}
+
+    stale = me(sso, expired(body["access_token"]))
+    assert stale.status_code == 401
+    assert stale.headers["www-authenticate"] == "Bearer"
+    assert [error["extensions"]["code"] for error in stale.json()["errors"]] == ["UNAUTHENTICATED"]
+
+    again = exchange(sso, idp.id_token(tenant.admin.email))
+    assert me(sso, again.json()["access_token"]).json()["data"]["me"]["email"] == tenant.admin.email
+
+
+def test_sequence__id_token_sent_to_the_api__401(sso: httpx.Client, tenant: Tenant) -> None:
+    """The provider's ID token is not an access token: it must be exchanged first."""
+    response = me(sso, idp.id_token(tenant.admin.email))
+    assert response.status_code == 401
+    assert response.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+def test_provider_shape__cognito_groups_claim__ignored_role_from_record(sso: httpx.Client, tenant: Tenant) -> None:
+    employee = tenant.employee()
+    token = idp.id_token(
+        employee.email,
+        token_use="id",
+        **{"cognito:username": "someone", "cognito:groups": ["admin"], "custom:role": "admin"},
+    )
+    response = exchange(sso, token)
+    assert response.status_code == 200, response.text
+    assert me(sso, response.json()["access_token"]).json()["data"]["me"]["role"] == "EMPLOYEE"
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        pytest.param({"email_verified": None, "xms_edov": True, "tid": "a-tenant"}, id="entra-id-no-email_verified"),
+        pytest.param({"email_verified": "true"}, id="email_verified-a-string"),
+    ],
+)
+def test_provider_shape__email_not_verified_true__invalid_grant(
+    sso: httpx.Client, tenant: Tenant, overrides: dict[str, Any]
+) -> None:
+    response = exchange(sso, idp.id_token(tenant.admin.email, **overrides))
+    assert response.status_code == 400
+    assert response.json() == {"error": "invalid_grant", "error_description": REFUSED}
+
+
+@pytest.mark.parametrize(
+    ("path", "headers"), [("/auth/token", "content-type"), ("/graphql", "authorization, content-type")]
+)
+def test_cors__spa_origin_in_cors_origins__preflight_allowed(sso: httpx.Client, path: str, headers: str) -> None:
+    response = sso.options(
+        path,
+        headers={
+            "Origin": SPA_ORIGIN,
+            "Access-Control-Request-Method": "POST",
+            "Access-Control-Request-Headers": headers,
+        },
+    )
+    assert response.status_code == 200, response.text
+    assert response.headers["access-control-allow-origin"] == SPA_ORIGIN
