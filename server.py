@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-import os
 import shutil
 import signal
 import socket
@@ -18,7 +17,7 @@ from pathlib import Path
 import uvicorn
 
 from datastore import demo, employees, identities, probe
-from datastore.config import ConfigError, DatastoreSettings, env_int
+from datastore.config import ConfigError, DatastoreSettings
 from datastore.iam import ROLES, policies
 from datastore.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.npm import NpmError
@@ -28,11 +27,11 @@ from datastore.store import Datastore
 from deploy import cloudformation as deploy_template
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
-from graphql_api.config import ApiSettings
 from graphql_api.limits.header_timeout import HeaderTimeoutProtocol, header_timeout_protocol
 from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
 from graphql_api.schema import schema_sdl
+from graphql_api.settings import Settings, hand_down_to_workers
 
 HEADER_TIMEOUT_PROTOCOL = f"{HeaderTimeoutProtocol.__module__}:{HeaderTimeoutProtocol.__qualname__}"
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.graphql"
@@ -84,16 +83,16 @@ def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None
 
     With several workers, each writes its figures to files in a fresh directory
     (prometheus-client's multiprocess mode, which reads ``PROMETHEUS_MULTIPROC_DIR`` when the
-    worker imports it) and this process serves their sum. The directory is made empty for
-    each run and removed after: figures from an earlier run's processes must not be summed.
+    worker imports it; handed down by graphql_api/settings.py) and this process serves their
+    sum. The directory is made empty for each run and removed after: figures from an earlier
+    run's processes must not be summed.
     """
     if port is None:
         yield
         return
     _require_free(host, port, "METRICS_PORT")
     directory = tempfile.mkdtemp(prefix="hr-metrics-") if workers > 1 else None
-    if directory is not None:
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+    hand_down_to_workers(dynamodb_endpoint=None, metrics_dir=directory)
     server = serve_metrics(host, port, directory)
     print(f"metrics on http://{host}:{port}/metrics", flush=True)
     try:
@@ -107,13 +106,11 @@ def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None
 
 def run(_args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    settings = DatastoreSettings.from_env()
-    api_settings = ApiSettings.from_env()
+    loaded = Settings.load()
+    settings, api_settings = loaded.datastore, loaded.api
     configure_logging(api_settings.log_format)
-    host = os.environ.get("HOST", "127.0.0.1")
-    port = env_int(os.environ, "PORT", 8000)
-    workers = env_int(os.environ, "WORKERS", 1)
-    grace = env_int(os.environ, "SHUTDOWN_GRACE_SECONDS", 10, minimum=0)
+    host, port, workers = loaded.server.host, loaded.server.port, loaded.server.workers
+    grace = loaded.server.shutdown_grace_seconds
     _require_free(host, port)
     if api_settings.metrics_port == port:
         raise CommandError("METRICS_PORT must differ from PORT: /metrics is never served on the API's port")
@@ -128,7 +125,7 @@ def run(_args: argparse.Namespace) -> int:
             )
             if ensure_table(datastore.client, settings.table_name):
                 print(f"created table {settings.table_name}", flush=True)
-            if (embedded or os.environ.get("HR_DEMO_DATA") == "1") and demo.load(datastore.table(PlatformScope())):
+            if (embedded or loaded.server.demo_data) and demo.load(datastore.table(PlatformScope())):
                 print("loaded demo data (Acme Corp, Globex Inc)", flush=True)
             api_settings.warn_if_development()
             print(f"GraphQL on http://{host}:{port}/graphql ({workers} worker{'s' * (workers > 1)})", flush=True)
@@ -153,10 +150,9 @@ def run(_args: argparse.Namespace) -> int:
                     datastore.close()
             else:
                 datastore.close()
-                # Worker processes build the app from the environment (graphql_api/asgi.py);
-                # they all use this process's engine, which outlives them.
-                if endpoint is not None:
-                    os.environ["DYNAMODB_ENDPOINT"] = endpoint
+                # Worker processes load the settings again (graphql_api/asgi.py); they all
+                # use this process's engine, which outlives them.
+                hand_down_to_workers(dynamodb_endpoint=endpoint, metrics_dir=None)
                 # Worker processes are spawned and get the protocol by import path, so with its
                 # default timeout (limits/header_timeout.py).
                 # A spawned worker imports everything before it answers uvicorn's health check:
@@ -178,8 +174,8 @@ def run(_args: argparse.Namespace) -> int:
 
 def token(args: argparse.Namespace) -> int:
     """Print a bearer token for an employee (by email) or a platform operator."""
-    settings = DatastoreSettings.from_env()
-    api_settings = ApiSettings.from_env()
+    loaded = Settings.load()
+    settings, api_settings = loaded.datastore, loaded.api
     if args.platform is not None:
         print(issue_token(api_settings, subject=args.platform, org_id=None, role=PLATFORM_ROLE))
         return 0
@@ -210,7 +206,7 @@ def export_schema(args: argparse.Namespace) -> int:
 
 def iam_policy(args: argparse.Namespace) -> int:
     """Print the IAM policies of the data, sign-in and platform roles (README "Tenant isolation")."""
-    settings = DatastoreSettings.from_env()
+    settings = Settings.load().datastore
     table_arn = args.table_arn or f"arn:aws:dynamodb:{settings.region}:*:table/{settings.table_name}"
     documents = policies(table_arn)
     chosen = documents if args.role is None else {args.role: documents[args.role]}

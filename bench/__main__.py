@@ -25,7 +25,6 @@ from bench.floor import Floor, Stats
 from bench.queries import Q1, Q2, Q3, Q5, Q7, q4, q6, q6_cursors
 from datastore import calls, employees, keys
 from datastore.client import make_client
-from datastore.config import DatastoreSettings
 from datastore.local import DynamoDBLocal, free_port
 from datastore.provision import ensure_table
 from datastore.scope import TenantScope
@@ -33,6 +32,7 @@ from datastore.table import Table
 from graphql_api import ids
 from graphql_api.auth import issue_token
 from graphql_api.config import ApiSettings
+from graphql_api.settings import Settings, child_environment
 
 RESULTS = Path(__file__).parent / "results" / "latest.json"
 SECONDS_C1, SECONDS_C16, MAX_C1 = 3.0, 4.0, 40
@@ -210,18 +210,19 @@ def print_table(name: str, row: dict[str, dict[str, Any]], note: str = "", extra
 
 def main() -> int:
     started = time.monotonic()
-    base = DatastoreSettings.from_env()
+    base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
         table_name = f"hr-bench-{keys.new_id().lower()}"
-        env = {
-            **os.environ,
-            "DYNAMODB_ENDPOINT": local.endpoint_url,
-            "HR_TABLE_NAME": table_name,
-            "HR_ENV": "bench",
-            "JWT_SECRET": SECRET,
-            "COST_IN_RESPONSE": "true",
-            "PYTHONPATH": os.getcwd(),
-        }
+        env = child_environment(
+            {
+                "DYNAMODB_ENDPOINT": local.endpoint_url,
+                "HR_TABLE_NAME": table_name,
+                "HR_ENV": "bench",
+                "JWT_SECRET": SECRET,
+                "COST_IN_RESPONSE": "true",
+                "PYTHONPATH": os.getcwd(),
+            }
+        )
         from dataclasses import replace
 
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)

@@ -43,7 +43,6 @@ from bench.__main__ import Q1, SECRET, Server, pct
 from bench.dataset import build
 from datastore import calls, keys, organizations
 from datastore.client import make_client
-from datastore.config import DatastoreSettings
 from datastore.entities import Plan
 from datastore.local import DynamoDBLocal
 from datastore.provision import ensure_table
@@ -53,6 +52,7 @@ from graphql_api.auth import issue_token
 from graphql_api.config import ApiSettings
 from graphql_api.limits.query_cost import query_cost
 from graphql_api.schema import build_schema
+from graphql_api.settings import Settings, child_environment
 from tests.graphql_api.bulk import Bulk
 
 RESULTS = Path(__file__).parent / "results" / "fairness.json"
@@ -185,7 +185,7 @@ def main() -> int:
     args = parser.parse_args()
     seconds: float = min(max(args.seconds, 5.0), 60.0)  # bounded whatever is asked
     started = time.monotonic()
-    base = DatastoreSettings.from_env()
+    base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
         table_name = f"hr-bench-{keys.new_id().lower()}"
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
@@ -195,19 +195,20 @@ def main() -> int:
         noisy = issue_token(DEFAULTS, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
         quiet = quiet_tenant(client, table_name)
         print(f"dataset ready in {time.monotonic() - started:.1f}s", flush=True)
-        env = {
-            **os.environ,
-            "DYNAMODB_ENDPOINT": local.endpoint_url,
-            "HR_TABLE_NAME": table_name,
-            "HR_ENV": "bench",
-            "JWT_SECRET": SECRET,
-            "COST_IN_RESPONSE": "false",
-            "PYTHONPATH": os.getcwd(),
-            "MAX_QUERY_COST": str(DEFAULTS.max_cost),
-            "TENANT_COST_PER_SECOND": "0",
-        }
+        env = child_environment(
+            {
+                "DYNAMODB_ENDPOINT": local.endpoint_url,
+                "HR_TABLE_NAME": table_name,
+                "HR_ENV": "bench",
+                "JWT_SECRET": SECRET,
+                "COST_IN_RESPONSE": "false",
+                "PYTHONPATH": os.getcwd(),
+                "MAX_QUERY_COST": str(DEFAULTS.max_cost),
+                "TENANT_COST_PER_SECOND": "0",
+            }
+        )
         rows: dict[str, dict[str, Any]] = {}
-        server = Server(env, naive=False)
+        server = Server(env)
         try:
             warm(server.url, quiet, noisy)
             pages_per_second = asyncio.run(capacity(server.url, quiet))
@@ -223,7 +224,7 @@ def main() -> int:
         per_second = args.per_second or max(1, round(SHARE * pages_per_second * PAGE_COST))
         burst = max(DEFAULTS.max_cost, 2 * per_second)
         env = {**env, "TENANT_COST_PER_SECOND": str(per_second), "TENANT_COST_BURST": str(burst)}
-        server = Server(env, naive=False)
+        server = Server(env)
         try:
             warm(server.url, quiet, noisy)
             time.sleep(burst / per_second)  # buckets full again

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any
 
 from datastore import employees, fastparse, items, keys
 from datastore.client import make_client
-from datastore.config import DatastoreSettings
 from datastore.entities import Employee, EmployeeStatus, Role
 from datastore.local import DynamoDBLocal
 from datastore.pagination import PageRequest
 from datastore.provision import ensure_table
 from datastore.scope import TenantScope
 from datastore.table import Table
+from graphql_api.settings import Settings
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -76,7 +76,7 @@ def _per_call(call: Callable[[], object]) -> tuple[float, float]:
 
 
 def main() -> int:
-    base = DatastoreSettings.from_env()
+    base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-bench-parse-{keys.new_id().lower()}")
         stock = make_client(settings, stock=True)

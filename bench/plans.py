@@ -9,7 +9,6 @@ both apps once first, and the answers compared: the figures are of identical res
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from dataclasses import replace
 from typing import Any
@@ -20,15 +19,16 @@ from bench.__main__ import Q1, Q2, Q3, SECRET, q4
 from bench.dataset import build
 from datastore import keys
 from datastore.client import make_client
-from datastore.config import DatastoreSettings
 from datastore.local import DynamoDBLocal
 from datastore.provision import ensure_table
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth import issue_token
 from graphql_api.config import ApiSettings
+from graphql_api.settings import Settings
 
-ROUNDS = int(os.environ.get("BENCH_PLANS_ROUNDS", "20"))
+# Requests timed per query and executor.
+ROUNDS = 20
 
 
 async def cpu_ms(app: Any, token: str, query: str) -> tuple[float, dict[str, Any]]:
@@ -44,7 +44,7 @@ async def cpu_ms(app: Any, token: str, query: str) -> tuple[float, dict[str, Any
 
 
 def main() -> None:
-    base = DatastoreSettings.from_env()
+    base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
         table_name = f"hr-bench-{keys.new_id().lower()}"
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)

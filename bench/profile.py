@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import statistics
 import sys
 import time
@@ -30,13 +29,12 @@ from bench.dataset import Dataset, build
 from bench.serve import RAISED_LIMITS
 from datastore import keys
 from datastore.client import make_client
-from datastore.config import DatastoreSettings
 from datastore.local import DynamoDBLocal
 from datastore.provision import ensure_table
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth import issue_token
-from graphql_api.config import ApiSettings
+from graphql_api.settings import Settings
 
 SECRET = "bench-secret-0123456789-0123456789-abcdef"
 
@@ -152,13 +150,14 @@ def main() -> int:
     parser.add_argument("--pyinstrument", action="store_true", help="then profile: time by category")
     parser.add_argument("--tree", action="store_true", help="with --pyinstrument: print the call tree too")
     args = parser.parse_args()
-    base = DatastoreSettings.from_env()
+    loaded = Settings.load({**RAISED_LIMITS, "HR_ENV": "bench", "JWT_SECRET": SECRET})
+    base = loaded.datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-bench-{keys.new_id().lower()}")
         client = make_client(settings)
         ensure_table(client, settings.table_name)
         data: Dataset = build(client, settings.table_name)
-        api = ApiSettings.from_env({**os.environ, **RAISED_LIMITS, "HR_ENV": "bench", "JWT_SECRET": SECRET})
+        api = loaded.api
         app = create_app(Datastore(client, settings.table_name), api)
         tokens = {
             "admin": issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin"),

@@ -1,8 +1,7 @@
-"""Datastore settings, read once from the environment (documented in the README)."""
+"""Datastore settings, parsed from the environment mapping graphql_api/settings.py reads (README "Configuration")."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +9,8 @@ from typing import Final
 
 # DYNAMODB_ENDPOINT=aws: the AWS regional endpoint, found by botocore from the region.
 AWS_ENDPOINT = "aws"
+# DYNAMODB_POOL_SIZE unset: HTTP connections to DynamoDB, and the API's I/O threads.
+DEFAULT_POOL_SIZE: Final = 64
 
 
 class ConfigError(Exception):
@@ -129,8 +130,7 @@ class DatastoreSettings:
     read_timeout: float = 1.0
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> DatastoreSettings:
-        env = os.environ if env is None else env
+    def from_env(cls, env: Mapping[str, str]) -> DatastoreSettings:
         root = Path(__file__).resolve().parent.parent
         port = env.get("DYNAMODB_LOCAL_PORT")
         endpoint = env.get("DYNAMODB_ENDPOINT", "").strip()
@@ -140,7 +140,7 @@ class DatastoreSettings:
             embedded=endpoint == "",
             region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",
             max_attempts=env_int(env, "DYNAMODB_MAX_ATTEMPTS", 2),
-            pool_size=env_int(env, "DYNAMODB_POOL_SIZE", 64),
+            pool_size=env_int(env, "DYNAMODB_POOL_SIZE", DEFAULT_POOL_SIZE),
             local_port=None if not port else env_int(env, "DYNAMODB_LOCAL_PORT", 8001),
             local_data_dir=Path(env.get("DYNAMODB_LOCAL_DATA", root / ".data" / "dynamodb")),
             local_cache_dir=Path(env.get("DYNAMODB_LOCAL_CACHE", root / ".cache")),

@@ -107,8 +107,7 @@ class GraphQLView(GraphQL[RequestContext, None]):
         return await self.transport.handle(request, self.get_context)
 
 
-def create_app(datastore: Datastore, settings: ApiSettings | None = None) -> Starlette:
-    settings = settings or ApiSettings.from_env()
+def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="dynamodb-io")
     services = Services(
         settings, datastore, executor, CursorCodec(settings.jwt_secret), tenant_buckets=tenant_buckets(settings)

@@ -1,8 +1,7 @@
-"""API settings, read once from the environment at start-up (documented in the README)."""
+"""API settings, parsed from the environment mapping graphql_api/settings.py reads (README "Configuration")."""
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -10,7 +9,7 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
-from datastore.config import ConfigError, env_float, env_int
+from datastore.config import DEFAULT_POOL_SIZE, ConfigError, env_float, env_int
 from graphql_api.observability.logging import LOG_FORMATS, LogFormat
 
 # Printed at start-up in development; refused anywhere else.
@@ -147,8 +146,8 @@ class ApiSettings:
         return self.environment == "development"
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None) -> ApiSettings:
-        env = os.environ if env is None else env
+    def from_env(cls, env: Mapping[str, str], *, io_threads: int = DEFAULT_POOL_SIZE) -> ApiSettings:
+        """``io_threads`` is DatastoreSettings.pool_size: DYNAMODB_POOL_SIZE, parsed there (settings.py)."""
         environment = env.get("HR_ENV", "development")
         secret = env.get("JWT_SECRET") or DEVELOPMENT_SECRET
         if environment != "development" and secret == DEVELOPMENT_SECRET:
@@ -162,7 +161,7 @@ class ApiSettings:
             jwt_issuer=env.get("JWT_ISSUER") or None,
             jwt_audience=env.get("JWT_AUDIENCE") or None,
             token_ttl_seconds=env_int(env, "TOKEN_TTL_SECONDS", 12 * 3600),
-            io_threads=env_int(env, "DYNAMODB_POOL_SIZE", 64),
+            io_threads=io_threads,
             graphiql=env_bool(env, "GRAPHIQL", development),
             introspection=env_bool(env, "INTROSPECTION", development),
             cost_in_response=env_bool(env, "COST_IN_RESPONSE", True),

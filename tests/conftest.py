@@ -40,14 +40,14 @@ def dynamodb_endpoint() -> Iterator[str]:
     if configured:
         yield configured
         return
-    with DynamoDBLocal(DatastoreSettings.from_env().local_cache_dir) as local:
+    with DynamoDBLocal(DatastoreSettings.from_env(os.environ).local_cache_dir) as local:
         yield local.endpoint_url
 
 
 @pytest.fixture(scope="session")
 def settings(dynamodb_endpoint: str) -> DatastoreSettings:
     return replace(
-        DatastoreSettings.from_env(),
+        DatastoreSettings.from_env(os.environ),
         endpoint_url=dynamodb_endpoint,
         embedded=False,
         table_name=f"hr-test-{keys.new_id().lower()}",

@@ -290,6 +290,28 @@ def test_run__metrics_port_is_the_api_port__refused_in_one_line(data_dir: Path) 
     assert engine_pids(data_dir) == []
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("WORKERS", "two", "WORKERS must be an integer, got 'two'"),
+        ("HR_DEMO_DATA", "maybe", "HR_DEMO_DATA must be true or false, got 'maybe'"),
+        ("DYNAMODB_POOL_SIZE", "0", "DYNAMODB_POOL_SIZE must be at least 1, got 0"),
+    ],
+)
+def test_run__unusable_setting__refused_in_one_line_naming_it(
+    data_dir: Path, name: str, value: str, message: str
+) -> None:
+    env = {**os.environ, "PORT": str(free_port()), "DYNAMODB_LOCAL_DATA": str(data_dir), name: value}
+
+    result = subprocess.run(
+        [sys.executable, "server.py"], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+
+    assert result.returncode == 2
+    assert result.stderr == f"error: {message}\n"
+    assert engine_pids(data_dir) == []
+
+
 def test_run__otel_endpoint__spans_for_request_operation_and_each_call_none_per_field(data_dir: Path) -> None:
     with otlp.receiver() as collector:
         server = start_server(data_dir, extra_env={"OTEL_EXPORTER_OTLP_ENDPOINT": collector.endpoint})

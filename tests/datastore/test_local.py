@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import socket
 import stat
 from collections.abc import Callable, Iterator
@@ -121,7 +122,7 @@ def test_start__java_exits_at_start__one_line_error_with_its_last_words(
 
 
 def test_start_stop__data_on_disk__survives_a_restart(tmp_path: Path) -> None:
-    settings = DatastoreSettings.from_env()
+    settings = DatastoreSettings.from_env(os.environ)
     data_dir = tmp_path / "data"
     with DynamoDBLocal(settings.local_cache_dir, data_dir=data_dir) as first:
         assert ensure_table(make_client(settings, first.endpoint_url), "kept") is True

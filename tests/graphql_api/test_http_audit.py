@@ -8,6 +8,7 @@ against the test server: every MUST passes; the SHOULDs and MAYs left are printe
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -34,7 +35,7 @@ auditServer({ url: process.argv[2] }).then(
 def audit_module() -> Path:
     if shutil.which("node") is None:
         pytest.fail("node is needed to run the graphql-http audit; install Node.js")
-    package = ensure_package(Path(DatastoreSettings.from_env().local_cache_dir), AUDIT_PACKAGE)
+    package = ensure_package(Path(DatastoreSettings.from_env(os.environ).local_cache_dir), AUDIT_PACKAGE)
     return package / "lib" / "audits" / "server.js"
 
 
