@@ -149,10 +149,10 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         ],
         lifespan=lifespan,
         middleware=[
-            # Outermost: /healthz and /readyz never wait on authentication or any limit.
-            Middleware(HealthRoutes, readiness=readiness),
-            # Every other response carries X-Request-Id, the 413s and CORS refusals too.
+            # Outermost, so every response carries X-Request-Id: health, 413s and CORS refusals too.
             Middleware(request_id.RequestIdMiddleware),
+            # /healthz and /readyz never wait on authentication or any limit (nor are they logged).
+            Middleware(HealthRoutes, readiness=readiness),
             # One log line and the metrics of every request, refused ones included: just inside the request id.
             Middleware(
                 AccessLog,

@@ -78,7 +78,7 @@ class Stack:
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     data_dir: Path = tmp_path_factory.mktemp("outage") / "dynamodb"
-    engine = DynamoDBLocal(DatastoreSettings.from_env().local_cache_dir, data_dir=data_dir).start()
+    engine = DynamoDBLocal(DatastoreSettings.from_env(os.environ).local_cache_dir, data_dir=data_dir).start()
     try:
         assert engine.port is not None
         with TcpProxy(engine.port, delay=0.3) as proxy:
@@ -94,11 +94,19 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
                 patient.table(PlatformScope()),
                 name="Outage Org",
                 plan=Plan.FREE,
+                email_domains=("outage.example",),
                 admin_email="admin@outage.example",
                 admin_first_name="Ada",
                 admin_last_name="Admin",
             )
-            api = ApiSettings.from_env({"HR_ENV": "test", "JWT_SECRET": "outage-secret-0123456789-0123456789-abcdef"})
+            api = ApiSettings.from_env(
+                {
+                    "HR_ENV": "test",
+                    "JWT_SECRET": "outage-secret-0123456789-0123456789-abcdef",
+                    # The load here is the test's, one tenant flat out: outages, not fairness.
+                    "TENANT_COST_PER_SECOND": "0",
+                }
+            )
             api = replace(api, request_timeout_seconds=DEADLINE)
             token = issue_token(api, subject=admin.emp_id, org_id=org.org_id, role=admin.role.value)
             with serving(create_app(datastore, api)) as http:
@@ -158,7 +166,7 @@ def poll_readyz(http: httpx.Client, stop: threading.Event, seen: list[tuple[floa
 
 
 def table_answers(engine: DynamoDBLocal) -> bool:
-    client = make_client(replace(DatastoreSettings.from_env(), read_timeout=10), engine.endpoint_url)
+    client = make_client(replace(DatastoreSettings.from_env(os.environ), read_timeout=10), engine.endpoint_url)
     return probe.table_ready(client, "outages")
 
 

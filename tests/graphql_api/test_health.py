@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 import httpx
@@ -38,7 +39,7 @@ def test_graphql__malformed_authorization__still_401(http: httpx.Client) -> None
 def test_readyz__dynamodb_unreachable__503_healthz_200_graphql_unavailable(
     client: DynamoDBClient, table_name: str, api_settings: ApiSettings
 ) -> None:
-    nowhere = make_client(DatastoreSettings.from_env(), f"http://127.0.0.1:{free_port()}")
+    nowhere = make_client(DatastoreSettings.from_env(os.environ), f"http://127.0.0.1:{free_port()}")
     with serving(create_app(Datastore(nowhere, table_name), api_settings)) as http:
         ready = http.get("/readyz")
         assert (ready.status_code, ready.json()["dynamodb"]) == (503, False)

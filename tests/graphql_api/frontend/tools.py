@@ -14,6 +14,7 @@ says why.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -31,7 +32,7 @@ NPM_CI: Final = ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--legacy-
 
 
 def cache_dir() -> Path:
-    return Path(DatastoreSettings.from_env().local_cache_dir).resolve()
+    return Path(DatastoreSettings.from_env(os.environ).local_cache_dir).resolve()
 
 
 def _run(command: list[str], what: str, cwd: Path | None = None) -> None:
