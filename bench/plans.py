@@ -17,6 +17,7 @@ import httpx
 
 from bench.__main__ import Q1, Q2, Q3, SECRET, q4
 from bench.dataset import build
+from bench.serve import RAISED_LIMITS
 from datastore import keys
 from datastore.client import make_client
 from datastore.local import DynamoDBLocal
@@ -56,13 +57,8 @@ def main() -> None:
                 "HR_ENV": "bench",
                 "JWT_SECRET": SECRET,
                 "COST_IN_RESPONSE": "false",
-                # The bench server's limits (bench/serve.py), so Q4's 100 aliases run.
-                "MAX_ALIASES": "200",
-                "MAX_QUERY_COST": "1000000",
-                "MAX_TOKENS": "100000",
-                "MAX_BODY_BYTES": "1000000",
-                "MAX_DYNAMODB_CALLS": "100000",
-                "MAX_QUERY_DEPTH": "20",
+                # The bench server's limits, so Q4's 100 aliases run.
+                **RAISED_LIMITS,
             }
         )
         admin = issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin")

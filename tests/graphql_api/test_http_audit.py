@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 
+from datastore import npm
 from datastore.config import DatastoreSettings
-from tests.npm_package import ensure_package
 
 AUDIT_PACKAGE = "graphql-http@1.23.1"
 RUNNER = """
@@ -35,7 +35,8 @@ auditServer({ url: process.argv[2] }).then(
 def audit_module() -> Path:
     if shutil.which("node") is None:
         pytest.fail("node is needed to run the graphql-http audit; install Node.js")
-    package = ensure_package(Path(DatastoreSettings.from_env(os.environ).local_cache_dir), AUDIT_PACKAGE)
+    cache = Path(DatastoreSettings.from_env(os.environ).local_cache_dir)
+    package = npm.fetch(cache, AUDIT_PACKAGE, purpose="the GraphQL-over-HTTP audit") / "package"
     return package / "lib" / "audits" / "server.js"
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.queries import Q1, Q2, Q3
 from datastore import demo as demo_data
 from graphql_api import ids
 from tests.graphql_api.conftest import Demo
@@ -19,19 +20,6 @@ from tests.graphql_api.plan.differential import Differential
 
 README = Path(__file__).parents[3] / "README.md"
 ROLES = (demo_data.ACME_ADMIN, demo_data.ACME_MANAGER, "dave@acme.co")
-
-Q1 = (
-    "{ organization { departments(first: 20) { edges { node { name employees(first: 50) { edges { node { "
-    "email firstName lastName role status hiredAt } } } } } } } }"
-)
-Q2 = (
-    "{ organization { jobPostings(status: OPEN, first: 20) { edges { node { title applications(first: 50) { "
-    "edges { node { status employee { email department { name } } } } } } } } } }"
-)
-Q3 = (
-    "{ me { firstName department { name manager { email } } applications(first: 10) { edges { node { status "
-    "jobPosting { title } } } } } }"
-)
 
 
 def readme_queries() -> list[str]:
