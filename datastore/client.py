@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Literal
 
 import boto3
 from botocore.config import Config
@@ -39,18 +39,7 @@ def make_client(settings: DatastoreSettings, endpoint_url: str | None = None, *,
         tcp_keepalive=True,
         parameter_validation=stock,
     )
-    endpoint = endpoint_url or settings.endpoint_url
-    session = boto3.session.Session()
-    # DynamoDB Local accepts any credentials but botocore refuses to sign without some.
-    placeholder = "local" if endpoint is not None and session.get_credentials() is None else None
-    client = session.client(
-        "dynamodb",
-        region_name=settings.region,
-        endpoint_url=endpoint,
-        config=config,
-        aws_access_key_id=placeholder,
-        aws_secret_access_key=placeholder,
-    )
+    client: DynamoDBClient = local_client("dynamodb", settings.region, endpoint_url or settings.endpoint_url, config)
     return client if stock else fastparse.install(client)
 
 
@@ -62,15 +51,23 @@ def make_sts_client(settings: DatastoreSettings) -> STSClient:
     """
     roles = settings.roles
     endpoint = None if roles is None else roles.sts_endpoint_url
-    config = Config(
-        retries={"mode": "standard", "max_attempts": settings.max_attempts}, connect_timeout=2, read_timeout=5
-    )
+    # Its own bounds, not DYNAMODB_*: an AssumeRole is rare (once per tenant per session), and
+    # every request of that tenant waits for it anyway.
+    config = Config(retries={"mode": "standard", "total_max_attempts": 3}, connect_timeout=2, read_timeout=5)
+    sts: STSClient = local_client("sts", settings.region, endpoint, config)
+    return sts
+
+
+def local_client(service: Literal["dynamodb", "sts"], region: str, endpoint: str | None, config: Config) -> Any:
+    """A client of ``service``; at a local endpoint (DynamoDB Local, moto) it has placeholder credentials.
+
+    Local engines accept any credentials, but botocore refuses to sign without some.
+    """
     session = boto3.session.Session()
-    # A local STS (moto, in tests) accepts any credentials, like DynamoDB Local.
     placeholder = "local" if endpoint is not None and session.get_credentials() is None else None
     return session.client(
-        "sts",
-        region_name=settings.region,
+        service,
+        region_name=region,
         endpoint_url=endpoint,
         config=config,
         aws_access_key_id=placeholder,

@@ -30,6 +30,7 @@ def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 1
     return value
 
 
+DEFAULT_TABLE_NAME: Final = "hr-api"
 ROLE_SETTINGS: Final = ("TENANT_ROLE_ARN", "SIGNIN_ROLE_ARN", "PLATFORM_ROLE_ARN", "DOCUMENTS_ROLE_ARN")
 # STS: DurationSeconds lies between 15 minutes and the role's MaxSessionDuration (at most 12 hours).
 MIN_SESSION_SECONDS: Final = 900
@@ -135,7 +136,7 @@ class DatastoreSettings:
         port = env.get("DYNAMODB_LOCAL_PORT")
         endpoint = env.get("DYNAMODB_ENDPOINT", "").strip()
         return cls(
-            table_name=env.get("HR_TABLE_NAME", "hr-api"),
+            table_name=env.get("HR_TABLE_NAME", DEFAULT_TABLE_NAME),
             endpoint_url=None if endpoint in ("", AWS_ENDPOINT) else endpoint,
             embedded=endpoint == "",
             region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1",

@@ -47,10 +47,6 @@ APPLICANT: Final = "Applicant"
 AUDIT_EVENT: Final = "AuditEvent"
 IDEMPOTENCY: Final = "Idempotency"
 
-# An organisation's email domains, one attribute of text separated by spaces (no domain holds
-# one): the audit trail records text, so adding a domain shows as before and after values.
-EMAIL_DOMAINS: Final = layout.EMAIL_DOMAINS
-
 # The idempotency record's expiry, in epoch seconds: the table's TTL attribute.
 EXPIRES_AT: Final = "expiresAt"
 

@@ -36,11 +36,7 @@ def stale(layout: Layout[Any]) -> transact.FailureHandler:
     def handler(old: Item | None) -> DatastoreError:
         if old is None:
             return NotFound(entity)
-        current = int(old[version]["N"])
-        return StaleVersion(
-            f"{entity} was changed by someone else (now at version {current})",
-            current_version=current,
-        )
+        return _changed(entity, int(old[version]["N"]))
 
     return handler
 
@@ -51,11 +47,14 @@ def checked(layout: Layout[Any], current: V | None, entity_id: str, expected_ver
     if current is None:
         raise NotFound(entity, entity_id)
     if expected_version is not None and current.version != expected_version:
-        raise StaleVersion(
-            f"{entity} was changed by someone else (now at version {current.version})",
-            current_version=current.version,
-        )
+        raise _changed(entity, current.version)
     return current
+
+
+def _changed(entity: str, current_version: int) -> StaleVersion:
+    return StaleVersion(
+        f"{entity} was changed by someone else (now at version {current_version})", current_version=current_version
+    )
 
 
 def put_versioned(layout: Layout[Any], item: Item, expected: int) -> transact.Op:

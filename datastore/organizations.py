@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Final
 
-from datastore import items, keys, transact, validation, writes
+from datastore import items, keys, layout, transact, validation, writes
 from datastore.changes import Change
 from datastore.employees import admin_ops, new_employee
 from datastore.entities import (
@@ -152,25 +152,25 @@ def add_email_domain(table: Table, org_id: str, domain: str) -> Organization:
         raise InvalidInput("domain", f"an organisation owns at most {validation.EMAIL_DOMAINS_MAX} domains")
     updated = replace(current, email_domains=tuple(sorted((*current.email_domains, domain))))
     before, after = items.organization_item(current), items.organization_item(updated)
-    unchanged = (
-        f"attribute_not_exists({items.EMAIL_DOMAINS})"
-        if items.EMAIL_DOMAINS not in before
-        else f"{items.EMAIL_DOMAINS} = :before"
-    )
+    # The domains as read, or none yet (an empty list is stored as no attribute).
+    old_domains = before.get(layout.EMAIL_DOMAINS)
+    values = {":after": after[layout.EMAIL_DOMAINS]}
+    if old_domains is None:
+        unchanged = f"attribute_not_exists({layout.EMAIL_DOMAINS})"
+    else:
+        unchanged = f"{layout.EMAIL_DOMAINS} = :before"
+        values[":before"] = old_domains
 
     def changed(_old: items.Item | None) -> Conflict:
         return Conflict("the organisation's domains changed meanwhile; try again")
 
-    values = {":after": after[items.EMAIL_DOMAINS]}
-    if items.EMAIL_DOMAINS in before:
-        values[":before"] = before[items.EMAIL_DOMAINS]
     writes.commit(
         provisioning,
         [
             transact.put_new(items.domain_item(domain, org_id), _domain_taken(domain)),
             transact.update(
                 keys.organization_key(org_id),
-                f"SET {items.EMAIL_DOMAINS} = :after",
+                f"SET {layout.EMAIL_DOMAINS} = :after",
                 condition=f"attribute_exists(PK) AND {unchanged}",
                 values=values,
                 on_failed=changed,

@@ -10,9 +10,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
+
+from datastore.client import local_client
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -29,18 +30,9 @@ PROBE_CONFIG = Config(
 def probe_client(like: DynamoDBClient) -> DynamoDBClient:
     """A client for the endpoint and region of ``like``, configured for probing."""
     endpoint = like.meta.endpoint_url
-    session = boto3.session.Session()
     local = "amazonaws.com" not in endpoint
-    # DynamoDB Local accepts any credentials but botocore refuses to sign without some.
-    placeholder = "local" if local and session.get_credentials() is None else None
-    return session.client(
-        "dynamodb",
-        region_name=like.meta.region_name,
-        endpoint_url=endpoint if local else None,
-        config=PROBE_CONFIG,
-        aws_access_key_id=placeholder,
-        aws_secret_access_key=placeholder,
-    )
+    probe: DynamoDBClient = local_client("dynamodb", like.meta.region_name, endpoint if local else None, PROBE_CONFIG)
+    return probe
 
 
 def table_ready(client: DynamoDBClient, table_name: str) -> bool:

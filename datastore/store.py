@@ -10,8 +10,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from datastore import calls
 from datastore.client import make_client, make_sts_client
 from datastore.config import DatastoreSettings
@@ -53,14 +51,6 @@ class Datastore:
 
     def table(self, scope: Scope) -> Table:
         return Table(self.client, self.table_name, scope, fanout=self.fanout)
-
-    def reachable(self) -> bool:
-        """Whether DynamoDB answers and the table exists (for health checks)."""
-        try:
-            self.client.describe_table(TableName=self.table_name)
-        except (ClientError, BotoCoreError):
-            return False
-        return True
 
     def close(self) -> None:
         self.fanout.shutdown(wait=False)

@@ -22,6 +22,7 @@ import json
 from typing import Any, Final
 
 from datastore import iam, items, keys, provision
+from datastore.config import DEFAULT_TABLE_NAME
 
 # Lambda's Python runtime; `make package` builds wheels for the same version and platform.
 RUNTIME: Final = "python3.11"
@@ -29,7 +30,6 @@ HANDLER: Final = "graphql_api.lambda_handler.handler"
 # Longer than the request deadline (REQUEST_TIMEOUT_SECONDS), so a request times out in our
 # code, with a coded error, before Lambda kills it.
 FUNCTION_TIMEOUT_SECONDS: Final = 15
-DEFAULT_TABLE_NAME: Final = "hr-api"
 
 ROLE_RESOURCES: Final = {
     "TenantData": "TenantDataRole",

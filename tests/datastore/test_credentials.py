@@ -6,20 +6,22 @@ the access key in each DynamoDB request's SigV4 ``Authorization`` header (tests/
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import pytest
 
-from datastore import calls, employees, identities, keys, organizations
+from datastore import calls, documents, employees, identities, keys, organizations, probe
 from datastore.config import DatastoreSettings, RoleSettings
 from datastore.credentials import RoleSession, role_session
 from datastore.entities import Plan
 from datastore.errors import ScopeViolation, Unavailable
 from datastore.local import free_port
 from datastore.pagination import PageRequest
-from datastore.scope import PlatformScope, SignInScope, TenantScope
+from datastore.scope import DocumentScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.sts import (
@@ -93,6 +95,20 @@ def test_sign_in_scope__request__signed_with_sign_in_role_untagged(world: RoleWo
     assert request.partition_keys == [keys.identity_pk(tenant.admin.email)]
 
 
+def test_document_scope__persisted_document__signed_with_documents_role_untagged(world: RoleWorld) -> None:
+    document = "{ me { email } }"
+    sha256 = hashlib.sha256(document.encode()).hexdigest()
+    table = world.datastore.table(DocumentScope())
+    documents.put_document(table, sha256, document, datetime.now(UTC))
+    assert documents.get_document(table, sha256) == document
+    [assumed] = world.assumed.snapshot()
+    assert (assumed.role_arn, assumed.session_name, assumed.tags) == (DOCUMENTS_ROLE, "documents", {})
+    signed = world.signed.snapshot()
+    assert [request.operation for request in signed] == ["PutItem", "GetItem"]
+    assert all(request.access_key == assumed.access_key for request in signed)
+    assert {pk for request in signed for pk in request.partition_keys} == {keys.persisted_document_pk(sha256)}
+
+
 def test_platform_scope__create_organization__provisioning_writes_tagged_with_new_org(world: RoleWorld) -> None:
     domain = unique_domain()
     org, _admin = organizations.create_organization(
@@ -129,7 +145,7 @@ def test_platform_scope__list_organizations__platform_role_untagged(world: RoleW
 
 
 def test_unscoped_request__signed_with_the_clients_own_credentials(world: RoleWorld) -> None:
-    assert world.datastore.reachable()
+    assert probe.table_ready(world.datastore.client, world.datastore.table_name)
     [request] = world.signed.snapshot()
     assert request.operation == "DescribeTable"
     assert world.assumed.snapshot() == []
