@@ -62,7 +62,6 @@ from graphql_api.signin import TokenExchange
 
 log = logging.getLogger("hr.app")
 
-REQUEST_ID = request_id.REQUEST_ID
 # Responses at least this large are gzip-compressed for clients that accept it.
 GZIP_MINIMUM_BYTES = 1024
 
@@ -80,7 +79,7 @@ class GraphQLView(GraphQL[RequestContext, None]):
         request.scope[SESSION] = session  # the request's lifetime cancels it (graphql_api/lifetime.py)
         # Blocking calls copy the context they are issued from: this request's log.
         calls.current_log.set(session.call_log)
-        return RequestContext(request, response, request.scope[REQUEST_ID], principal, session)
+        return RequestContext(request, response, request_id.request_id_of(request.scope), principal, session)
 
     async def render_graphql_ide(self, request: Request) -> Response:
         """Our own GraphiQL page (local assets, strict CSP), not Strawberry's CDN page."""

@@ -97,11 +97,6 @@ class JwksKeys:
             jwk_set = PyJWKSet.from_json(Path(self.location).read_text())
         return {key.key_id: key for key in jwk_set.keys if key.key_id is not None}
 
-    def refresh(self) -> None:
-        with self._lock:
-            self._keys = self._fetch()
-            self._fetched_at = time.monotonic()
-
     def lookup(self, kid: str) -> PyJWK | None:
         """The key ``kid`` names, refetching the set (throttled) when it is unknown.
 

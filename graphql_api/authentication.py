@@ -16,7 +16,8 @@ from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, Response
 
 from graphql_api.auth import ALGORITHM, Principal, TokenVerifier, bearer_token
-from graphql_api.errors import ApiError, Code
+from graphql_api.errors import ApiError, Code, unauthenticated
+from graphql_api.http.raw import error_body
 from graphql_api.observability.record import record_error
 
 
@@ -71,8 +72,9 @@ def _algorithm(token: str) -> object:
 def on_auth_error(conn: HTTPConnection, error: AuthenticationError) -> Response:
     """The refusal of a bad token: HTTP 401, a GraphQL error body, and the Bearer challenge."""
     record_error(conn.scope, Code.UNAUTHENTICATED.value)
-    body = {"errors": [{"message": str(error), "extensions": {"code": Code.UNAUTHENTICATED.value}}]}
-    return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+    return JSONResponse(
+        error_body(unauthenticated(str(error))), status_code=401, headers={"WWW-Authenticate": "Bearer"}
+    )
 
 
 def principal_of(conn: HTTPConnection) -> Principal | None:

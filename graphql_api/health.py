@@ -16,10 +16,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Final
 
-import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from datastore import probe
+from graphql_api.http.raw import send_json
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -84,11 +84,4 @@ class HealthRoutes:
 
 
 async def _json(send: Send, status: int, body: object) -> None:
-    content = orjson.dumps(body)
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(content)).encode()),
-        (b"cache-control", b"no-store"),
-    ]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": content})
+    await send_json(send, status, body, [(b"cache-control", b"no-store")])

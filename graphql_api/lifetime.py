@@ -17,10 +17,10 @@ import contextlib
 import logging
 from typing import Final
 
-import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphql_api.errors import timeout
+from graphql_api.http.raw import error_body, send_json
 from graphql_api.http.request_id import REQUEST_ID
 from graphql_api.session import Deadline, RequestSession
 
@@ -108,9 +108,5 @@ async def _timeout_response(send: Send, scope: Scope, seconds: float) -> None:
     session = scope.get(SESSION)
     written = isinstance(session, RequestSession) and session.write_dispatched
     error = timeout(seconds, maybe_written=written)
-    extensions = {**error.extensions, "requestId": scope.get(REQUEST_ID)}
-    content = orjson.dumps({"data": None, "errors": [{"message": str(error), "extensions": extensions}]})
     # 504: the whole request timed out (no partial data), like a gateway that gave up.
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(content)).encode())]
-    await send({"type": "http.response.start", "status": 504, "headers": headers})
-    await send({"type": "http.response.body", "body": content})
+    await send_json(send, 504, {"data": None, **error_body(error, requestId=scope.get(REQUEST_ID))})

@@ -6,10 +6,10 @@ message, so a chunked upload without Content-Length is bounded too.
 
 from __future__ import annotations
 
-import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from graphql_api.errors import Code
+from graphql_api.errors import ApiError, Code
+from graphql_api.http.raw import error_body, send_json
 
 
 class MaxBodySize:
@@ -51,25 +51,10 @@ class MaxBodySize:
         await self.app(scope, replay, send)
 
     async def _refuse(self, send: Send) -> None:
-        payload = orjson.dumps(
-            {
-                "errors": [
-                    {
-                        "message": f"the request is larger than {self.max_bytes} bytes",
-                        "extensions": {
-                            "code": Code.BAD_USER_INPUT.value,
-                            "limit": "bodySize",
-                            "maxBytes": self.max_bytes,
-                        },
-                    }
-                ]
-            }
+        refusal = ApiError(
+            Code.BAD_USER_INPUT,
+            f"the request is larger than {self.max_bytes} bytes",
+            limit="bodySize",
+            maxBytes=self.max_bytes,
         )
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 413,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload})
+        await send_json(send, 413, error_body(refusal))

@@ -5,8 +5,9 @@ request head (h11's incomplete-event limit), but not the time a body takes to ar
 middleware reads through the app's ``receive`` with one deadline for the whole body,
 BODY_TIMEOUT_SECONDS after the request head arrived. Past it the client gets HTTP 408 with
 a coded GraphQL error and ``Connection: close``, so uvicorn closes the socket. Once the body
-is complete, later receives (waiting for a disconnect) are not timed. It is the outermost
-middleware: the body-size check and the concurrency cap see only complete bodies.
+is complete, later receives (waiting for a disconnect) are not timed. It sits outside every
+middleware that reads the body: the body-size check and the concurrency cap see only
+complete bodies.
 Slow request heads are bounded elsewhere (limits/header_timeout.py).
 """
 
@@ -14,10 +15,10 @@ from __future__ import annotations
 
 import asyncio
 
-import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from graphql_api.errors import Code
+from graphql_api.errors import ApiError, Code
+from graphql_api.http.raw import error_body, send_json
 
 
 class BodyTimeout(Exception):
@@ -63,29 +64,10 @@ class MaxBodyTime:
                 await self._refuse(send)
 
     async def _refuse(self, send: Send) -> None:
-        payload = orjson.dumps(
-            {
-                "errors": [
-                    {
-                        "message": f"the request body did not arrive within {self.timeout_seconds:g} seconds",
-                        "extensions": {
-                            "code": Code.BAD_USER_INPUT.value,
-                            "limit": "bodyTimeout",
-                            "timeoutSeconds": self.timeout_seconds,
-                        },
-                    }
-                ]
-            }
+        refusal = ApiError(
+            Code.BAD_USER_INPUT,
+            f"the request body did not arrive within {self.timeout_seconds:g} seconds",
+            limit="bodyTimeout",
+            timeoutSeconds=self.timeout_seconds,
         )
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 408,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(payload)).encode()),
-                    (b"connection", b"close"),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": payload})
+        await send_json(send, 408, error_body(refusal), [(b"connection", b"close")])

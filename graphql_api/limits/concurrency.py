@@ -15,7 +15,8 @@ from typing import Final
 import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from graphql_api.errors import Code
+from graphql_api.errors import ApiError, Code
+from graphql_api.http.raw import error_body, send_json
 
 EXEMPT_PATHS: Final = frozenset({"/healthz", "/readyz"})
 # Seconds a refused client should wait; requests here last tens of milliseconds.
@@ -27,20 +28,10 @@ class MaxConcurrentRequests:
         self.app = app
         self.max_requests = max_requests
         self.in_flight = 0
-        self._refusal = orjson.dumps(
-            {
-                "errors": [
-                    {
-                        "message": "the server is busy; retry after a second",
-                        "extensions": {
-                            "code": Code.UNAVAILABLE.value,
-                            "retryable": True,
-                            "limit": "concurrentRequests",
-                        },
-                    }
-                ]
-            }
+        refusal = ApiError(
+            Code.UNAVAILABLE, "the server is busy; retry after a second", retryable=True, limit="concurrentRequests"
         )
+        self._refusal = orjson.dumps(error_body(refusal))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in EXEMPT_PATHS:
@@ -56,15 +47,4 @@ class MaxConcurrentRequests:
             self.in_flight -= 1
 
     async def _refuse(self, send: Send) -> None:
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 503,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(self._refusal)).encode()),
-                    (b"retry-after", str(RETRY_AFTER_SECONDS).encode()),
-                ],
-            }
-        )
-        await send({"type": "http.response.body", "body": self._refusal})
+        await send_json(send, 503, self._refusal, [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())])

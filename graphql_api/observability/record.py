@@ -15,7 +15,7 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import Scope
 
 from datastore.calls import Call, CallLog
-from graphql_api.http.request_id import REQUEST_ID, request_id_for
+from graphql_api.http.request_id import request_id_of
 
 RECORD: Final = "hr.record"
 
@@ -40,9 +40,8 @@ class RequestRecord:
 
 
 def start(scope: Scope) -> RequestRecord:
-    """A new record for the request of ``scope``, its id also set as ``scope[REQUEST_ID]``."""
-    record = RequestRecord(scope.get(REQUEST_ID) or request_id_for(scope))
-    scope[REQUEST_ID] = record.request_id
+    """A new record for the request of ``scope``, under the id RequestIdMiddleware gave it."""
+    record = RequestRecord(request_id_of(scope))
     scope.setdefault("state", {})[RECORD] = record
     return record
 
