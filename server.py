@@ -119,10 +119,12 @@ def run(_args: argparse.Namespace) -> int:
         with metrics_endpoint(host, api_settings.metrics_port, workers), dynamodb_endpoint(settings) as endpoint:
             datastore = Datastore.connect(settings, endpoint)
             where = endpoint or f"AWS ({settings.region})"
+            waiting = probe.probe_client(datastore.client)
             probe.wait_until_answering(
-                probe.probe_client(datastore.client),
+                waiting,
                 announce=lambda: print(f"waiting for DynamoDB at {where}: not reachable yet, retrying", flush=True),
             )
+            waiting.close()
             if ensure_table(datastore.client, settings.table_name):
                 print(f"created table {settings.table_name}", flush=True)
             if (embedded or loaded.server.demo_data) and demo.load(datastore.table(PlatformScope())):
@@ -165,9 +167,9 @@ def run(_args: argparse.Namespace) -> int:
                     timeout_worker_healthcheck=30,
                 )
     except SystemExit as exit_:
-        # A signal ended the server, and the engine is stopped by now: a requested stop.
-        return 0 if exit_.code in (128 + signal.SIGTERM, 128 + signal.SIGINT) else 1
-    except KeyboardInterrupt:
+        # SIGTERM ended the server (_exit_on_sigterm), and the engine is stopped by now.
+        return 0 if exit_.code == 128 + signal.SIGTERM else 1
+    except KeyboardInterrupt:  # SIGINT (Ctrl-C), likewise
         return 0
     return 0
 
@@ -205,7 +207,7 @@ def export_schema(args: argparse.Namespace) -> int:
 
 
 def iam_policy(args: argparse.Namespace) -> int:
-    """Print the IAM policies of the data, sign-in and platform roles (README "Tenant isolation")."""
+    """Print the IAM policies of the tenant-data, sign-in, platform and persisted-documents roles."""
     settings = Settings.load().datastore
     table_arn = args.table_arn or f"arn:aws:dynamodb:{settings.region}:*:table/{settings.table_name}"
     documents = policies(table_arn)

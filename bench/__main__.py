@@ -23,12 +23,10 @@ import orjson
 from bench.dataset import build
 from bench.floor import Floor, Stats
 from bench.queries import Q1, Q2, Q3, Q5, Q7, q4, q6, q6_cursors
-from datastore import calls, employees, keys
+from datastore import calls, keys
 from datastore.client import make_client
 from datastore.local import DynamoDBLocal, free_port
 from datastore.provision import ensure_table
-from datastore.scope import TenantScope
-from datastore.table import Table
 from graphql_api import ids
 from graphql_api.auth import issue_token
 from graphql_api.config import ApiSettings
@@ -271,24 +269,8 @@ def main() -> int:
             ]
             row = {"product": measure_http(product, admin, moves)}
             note = "moveEmployee over GraphQL; no floor/naive for writes"
-            if "error" in row["product"]:
-                note = f"moveEmployee not in the schema ({row['product']['error'][:60]}); datastore.move_employee"
-                table = Table(client, table_name, TenantScope(data.org_id, data.admin.emp_id))
-                with calls.listening() as log:
-                    t = time.perf_counter()
-                    employees.move_employee(table, data.employees[200].emp_id, data.departments[7].dept_id)
-                    elapsed = time.perf_counter() - t
-                row = {
-                    "product": {
-                        "requests": len(log.calls),
-                        "waves": len(log.waves()),
-                        "rcu": sum(c.read_units for c in log.calls),
-                        "p50_ms": round(elapsed * 1000, 1),
-                    }
-                }
             results["Q5"] = row
             print_table("Q5", row, note)
-            naive.stop()
         finally:
             product.stop()
             naive.stop()

@@ -11,7 +11,7 @@ import time
 from graphql import parse, validate
 from graphql.validation import specified_rules
 
-from bench.__main__ import Q1, Q2, Q3, Q5
+from bench.queries import Q1, Q2, Q3, Q5
 from graphql_api.document_cache import DocumentCache
 from graphql_api.limits import MaxAliases, MaxDepth
 from graphql_api.schema import build_schema

@@ -39,8 +39,9 @@ import httpx
 import orjson
 from graphql import parse
 
-from bench.__main__ import Q1, SECRET, Server, pct
+from bench.__main__ import SECRET, Server, pct
 from bench.dataset import build
+from bench.queries import Q1
 from datastore import calls, keys, organizations
 from datastore.client import make_client
 from datastore.entities import Plan

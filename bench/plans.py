@@ -15,8 +15,9 @@ from typing import Any
 
 import httpx
 
-from bench.__main__ import Q1, Q2, Q3, SECRET, q4
+from bench.__main__ import SECRET
 from bench.dataset import build
+from bench.queries import Q1, Q2, Q3, q4
 from bench.serve import RAISED_LIMITS
 from datastore import keys
 from datastore.client import make_client

@@ -47,7 +47,14 @@ def batch_write_keys(call: Call) -> list[str]:
 
 
 def named_space(partition_key: str) -> bool:
-    return keys.is_identity_pk(partition_key) or keys.is_domain_pk(partition_key) or partition_key == keys.ORGS_PK
+    """An organisation's own space, or one of the named paths outside every organisation."""
+    return (
+        keys.org_id_of(partition_key) is not None
+        or keys.is_identity_pk(partition_key)
+        or keys.is_domain_pk(partition_key)
+        or partition_key == keys.ORGS_PK
+        or keys.is_persisted_document_pk(partition_key)
+    )
 
 
 def violations(call: Call) -> list[str]:
@@ -61,13 +68,7 @@ def violations(call: Call) -> list[str]:
     found = [
         f"{call.operation}: {pk!r} is outside every named partition space"
         for pk in partition_keys
-        if not (
-            keys.org_id_of(pk) is not None
-            or keys.is_identity_pk(pk)
-            or keys.is_domain_pk(pk)
-            or pk == keys.ORGS_PK
-            or keys.is_persisted_document_pk(pk)
-        )
+        if not named_space(pk)
     ]
     tenants = {org for org in map(keys.org_id_of, partition_keys) if org is not None}
     if len(tenants) > 1:
