@@ -37,7 +37,7 @@ check: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m bench
 
-## Fair tenants: a quiet tenant's p95 alone and beside one sending 10x more (about 2 minutes).
+## Fair tenants: a quiet tenant's p95 alone and beside one sending 10x more (about 2 minutes idle).
 bench-fairness: $(STAMP)
 	$(BIN)/python -m bench.fairness
 
