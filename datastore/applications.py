@@ -1,4 +1,13 @@
-"""Applications: AP10, AP11, applying (once, to an open job) and status transitions."""
+"""Applications: AP10, AP11, applying (once, to an open job) and status transitions.
+
+Every application write also moves its job's counters (``JobPosting.application_counts``)
+in the same transaction, with ``ADD``: two writes to one job's counters commute, so they
+never need each other's result, and DynamoDB only makes one of two simultaneous
+transactions retry (TransactionConflict, retried by ``Table.write``). The counters do not
+touch the job's version: the version guards what an editor of the job saw (title,
+description, department, status), which no application changes, so an application never
+makes a concurrent job edit fail as stale.
+"""
 
 from __future__ import annotations
 
@@ -56,6 +65,34 @@ def list_employee_applications(table: Table, emp_id: str, request: PageRequest) 
     )
 
 
+def _counters(
+    org_id: str,
+    job_id: str,
+    deltas: dict[ApplicationStatus, int],
+    *,
+    condition: str,
+    names: dict[str, str],
+    values: dict[str, dict[str, str]],
+    on_failed: transact.FailureHandler,
+) -> transact.Op:
+    """``ADD`` ``deltas`` to the job's counters and raise their revision (layout.COUNTS_REVISION)."""
+    names = {**names, "#revision": layout.COUNTS_REVISION}
+    values = {**values, ":one": items.n(1)}
+    adds = ["#revision :one"]
+    for number, (status, delta) in enumerate(deltas.items()):
+        names[f"#count{number}"] = layout.APPLICATION_COUNTS[status]
+        values[f":delta{number}"] = items.n(delta)
+        adds.append(f"#count{number} :delta{number}")
+    return transact.update(
+        keys.job_key(org_id, job_id),
+        "ADD " + ", ".join(adds),
+        condition=condition,
+        names=names,
+        values=values,
+        on_failed=on_failed,
+    )
+
+
 def _change(action: str, before: Application | None, after: Application) -> Change:
     return Change(
         action,
@@ -101,9 +138,12 @@ def apply_to_job(table: Table, job_id: str, emp_id: str, *, idempotency_key: str
         ops = [
             transact.put_new(items.application_item(application), already),
             transact.put_new(items.applicant_item(application), already),
-            transact.check(
-                keys.job_key(org_id, application.job_id),
-                "#status = :open",
+            # The job must be open at the moment of the write: the condition of its counter update.
+            _counters(
+                org_id,
+                application.job_id,
+                {ApplicationStatus.APPLIED: 1},
+                condition="#status = :open",
                 names=status,
                 values={":open": items.s(JobStatus.OPEN.value)},
                 on_failed=job_not_open,
@@ -148,6 +188,9 @@ def _transition(
         def changed(_old: Item | None) -> Conflict:
             return Conflict("the application changed while it was being updated")
 
+        def job_missing(_old: Item | None) -> NotFound:
+            return NotFound("JobPosting", current.job_id)
+
         ops = [
             transact.update(
                 keys.application_key(current.org_id, current.job_id, current.app_id),
@@ -156,7 +199,16 @@ def _transition(
                 names={"#status": layout.STATUS},
                 values={":to": items.s(target.value), ":from": items.s(current.status.value)},
                 on_failed=changed,
-            )
+            ),
+            _counters(
+                current.org_id,
+                current.job_id,
+                {current.status: -1, target: 1},
+                condition="attribute_exists(PK)",
+                names={},
+                values={},
+                on_failed=job_missing,
+            ),
         ]
         updated = replace(current, status=target)
         writes.commit(table, ops, _change(action, current, updated), request)

@@ -160,10 +160,11 @@ def admin_ops(emp: Employee) -> list[transact.Op]:
 def _headcount(org_id: str, dept_id: str, delta: int, field: str) -> transact.Op:
     return transact.update(
         keys.department_key(org_id, dept_id),
-        "ADD #headcount :delta",
+        # The revision lets the drift repair (datastore/counts.py) see that the counter moved.
+        "ADD #headcount :delta, #revision :one",
         condition="attribute_exists(PK)",
-        names={"#headcount": layout.HEADCOUNT},
-        values={":delta": items.n(delta)},
+        names={"#headcount": layout.HEADCOUNT, "#revision": layout.COUNTS_REVISION},
+        values={":delta": items.n(delta), ":one": items.n(1)},
         on_failed=_department_missing(field),
     )
 

@@ -100,6 +100,27 @@ class Employee:
 
 
 @dataclass(frozen=True, slots=True)
+class ApplicationCounts:
+    """How many of a job's applications are in each status (SPEC: the job's pipeline)."""
+
+    applied: int = 0
+    reviewing: int = 0
+    rejected: int = 0
+    accepted: int = 0
+    withdrawn: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.applied + self.reviewing + self.rejected + self.accepted + self.withdrawn
+
+    def of(self, status: ApplicationStatus) -> int:
+        return int(getattr(self, status.value))
+
+
+NO_APPLICATIONS = ApplicationCounts()
+
+
+@dataclass(frozen=True, slots=True)
 class JobPosting:
     org_id: str
     job_id: str
@@ -110,6 +131,8 @@ class JobPosting:
     posted_at: datetime | None
     closed_at: datetime | None
     version: int
+    # Kept by the application writes (datastore/applications.py), never by the job's own.
+    application_counts: ApplicationCounts = NO_APPLICATIONS
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from typing import Any, Final
 from datastore import keys, layout
 from datastore.entities import (
     Application,
+    ApplicationCounts,
     AuditEvent,
     AuditValue,
     Department,
@@ -211,6 +212,16 @@ def job_item(job: JobPosting) -> Item:
     if job.status is JobStatus.OPEN:
         item.update(open_job_index_attributes(job))
     return item
+
+
+def application_counts_attributes(counts: ApplicationCounts) -> Item:
+    """The counters as stored; for seeding only (live writes change them with ``ADD``)."""
+    return {name: n(counts.of(status)) for status, name in layout.APPLICATION_COUNTS.items()}
+
+
+def job_result_item(job: JobPosting) -> Item:
+    """A job write's idempotency result: the job with the counters it was read with."""
+    return {**job_item(job), **application_counts_attributes(job.application_counts)}
 
 
 def open_job_index_attributes(job: JobPosting) -> Item:

@@ -1,8 +1,10 @@
 """Job postings: AP8, AP9, AP12, and the draft -> open -> closed lifecycle.
 
-Every change rewrites the whole item under a version condition; an open job carries the
-sparse GSI1 attributes and a closed one does not, so closing removes it from AP8 in the
-same write.
+Every change writes all of the job's own attributes under a version condition; an open job
+carries the sparse GSI1 attributes and a closed one does not, so closing removes it from AP8
+in the same write. The write is an update, not a Put: the application counters on the same
+item (kept by datastore/applications.py with ``ADD``) are not the job's to write, and a Put
+would roll them back to whatever the editor read.
 """
 
 from __future__ import annotations
@@ -49,8 +51,10 @@ def _department_exists(org_id: str, dept_id: str) -> transact.Op:
     return transact.check(keys.department_key(org_id, dept_id), "attribute_exists(PK)", on_failed=missing)
 
 
-def _put_versioned(job: JobPosting, expected: int) -> transact.Op:
-    return locking.put_versioned(layout.JOB_POSTING, items.job_item(job), expected)
+def _write_versioned(job: JobPosting, expected: int) -> transact.Op:
+    return locking.update_versioned(
+        layout.JOB_POSTING, items.job_item(job), expected, index_attributes=(keys.GSI1PK, keys.GSI1SK)
+    )
 
 
 def _current(table: Table, job_id: str, expected_version: int | None) -> JobPosting:
@@ -65,6 +69,8 @@ def _change(action: str, before: JobPosting | None, after: JobPosting) -> Change
         after.org_id,
         None if before is None else items.job_item(before),
         items.job_item(after),
+        # A replay returns the counts the write saw, as the write itself did.
+        items.job_result_item(after),
     )
 
 
@@ -145,7 +151,7 @@ def update_job(
             ),
             version=current.version + 1,
         )
-        ops = [_put_versioned(updated, current.version)]
+        ops = [_write_versioned(updated, current.version)]
         if updated.department_id != current.department_id:
             ops.append(_department_exists(updated.org_id, updated.department_id))
         writes.commit(table, ops, _change("job.update", current, updated), request)
@@ -174,7 +180,7 @@ def _change_status(
     def perform() -> JobPosting:
         current = _current(table, job_id, expected_version)
         changed = change(current)
-        writes.commit(table, [_put_versioned(changed, current.version)], _change(action, current, changed), request)
+        writes.commit(table, [_write_versioned(changed, current.version)], _change(action, current, changed), request)
         return changed
 
     return idempotency.run(table, request, items.job_from, perform)

@@ -20,7 +20,9 @@ from enum import Enum
 from typing import Any, Final, Generic, Literal, TypeVar
 
 from datastore.entities import (
+    NO_APPLICATIONS,
     Application,
+    ApplicationCounts,
     ApplicationStatus,
     Department,
     Employee,
@@ -52,7 +54,15 @@ DEPARTMENT_ID: Final = "departmentId"
 EMAIL_DOMAINS: Final = "emailDomains"
 DOMAIN: Final = "domain"
 
-Kind = Literal["S", "N", "timestamp", "enum", "words"]
+# A job's application counters, one number attribute per status (absent reads as 0). Only
+# ``ADD`` changes them, in the application writes' transactions (datastore/applications.py).
+APPLICATION_COUNTS: Final = {status: f"{status.value}Count" for status in ApplicationStatus}
+# Raised by one with every change of a counted item's counters (a job's application counts,
+# a department's headcount), in the same update; the drift repair (datastore/counts.py)
+# conditions its fix on it, so a repair never lands on counters moved since its recount.
+COUNTS_REVISION: Final = "countsRevision"
+
+Kind = Literal["S", "N", "timestamp", "enum", "words", "counted"]
 
 
 def timestamp(value: datetime) -> str:
@@ -73,6 +83,8 @@ class Attribute:
     kind: Kind
     optional: bool = False
     enum: type[Enum] | None = None
+    # For "counted": builds the field from the whole item.
+    derive: Callable[[Item], Any] | None = None
 
 
 def s(name: str, field: str, *, optional: bool = False) -> Attribute:
@@ -98,6 +110,23 @@ def words(name: str, field: str) -> Attribute:
     order is kept as written.
     """
     return Attribute(name, field, "words", optional=True)
+
+
+def counted(name: str, field: str, derive: Callable[[Item], Any]) -> Attribute:
+    """A field read from counters that other writes ``ADD`` to; ``name`` only labels it.
+
+    The writer leaves it out, so no write of the entity itself (a versioned update of its
+    attributes) can overwrite or roll back a counter.
+    """
+    return Attribute(name, field, "counted", derive=derive)
+
+
+def read_application_counts(item: Item) -> ApplicationCounts:
+    """A job item's counters; a job written before they existed has none and reads as zeros."""
+    values = [item.get(name) for name in APPLICATION_COUNTS.values()]
+    if not any(values):
+        return NO_APPLICATIONS
+    return ApplicationCounts(*(0 if value is None else int(value["N"]) for value in values))
 
 
 @dataclass(frozen=True)
@@ -134,6 +163,9 @@ def _compile_reader(entity: type[Any], attributes: tuple[Attribute, ...]) -> Cal
             expression = f'_parse({value}["S"])'
         elif attribute.kind == "words":
             expression = f'tuple({value}["S"].split())'
+        elif attribute.kind == "counted":
+            namespace[f"_derive{index}"] = attribute.derive
+            expression = f"_derive{index}(item)"
         else:
             assert attribute.enum is not None
             # A dict lookup, not Enum(value): the members by value, built once.
@@ -154,6 +186,8 @@ def _compile_writer(entity: type[Any], attributes: tuple[Attribute, ...]) -> Cal
     namespace: dict[str, Any] = {"_timestamp": timestamp}
     required, optional = [], []
     for attribute in attributes:
+        if attribute.kind == "counted":
+            continue  # written only by ADD, elsewhere (see ``counted``)
         value = f"value.{attribute.field}"
         if attribute.kind == "S":
             expression = f'{{"S": {value}}}'
@@ -244,6 +278,7 @@ JOB_POSTING: Final = Layout(
         ts("postedAt", "posted_at", optional=True),
         ts("closedAt", "closed_at", optional=True),
         n(VERSION, "version"),
+        counted("applicationCounts", "application_counts", read_application_counts),
     ),
     version=VERSION,
 )

@@ -8,9 +8,10 @@ StaleVersion, or NotFound when the item is gone.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Protocol, TypeVar
 
-from datastore import transact
+from datastore import keys, transact
 from datastore.errors import DatastoreError, NotFound, StaleVersion
 from datastore.layout import Item, Layout
 
@@ -64,5 +65,43 @@ def put_versioned(layout: Layout[Any], item: Item, expected: int) -> transact.Op
         condition="#version = :expected",
         names={"#version": _version_of(layout)},
         values={":expected": {"N": str(expected)}},
+        on_failed=stale(layout),
+    )
+
+
+def update_versioned(layout: Layout[Any], item: Item, expected: int, *, index_attributes: Iterable[str] = ()) -> transact.Op:
+    """Write ``item``'s attributes, as a Put would, if the item is still at ``expected``.
+
+    An update, not a Put: attributes that other writes keep on the same item and that
+    ``item`` does not carry (a job's application counters, changed by ``ADD`` without
+    touching the version) are left as they are, so no concurrent counter change is lost.
+    The entity's optional attributes and ``index_attributes`` that ``item`` lacks are
+    removed, exactly as replacing the item would drop them.
+    """
+    names: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    sets: list[str] = []
+    for number, (name, value) in enumerate(item.items()):
+        if name in (keys.PK, keys.SK):
+            continue
+        names[f"#a{number}"] = name
+        values[f":a{number}"] = value
+        sets.append(f"#a{number} = :a{number}")
+    optional = [attribute.name for attribute in layout.attributes if attribute.optional]
+    removes = [name for name in (*optional, *index_attributes) if name not in item]
+    for number, name in enumerate(removes):
+        names[f"#r{number}"] = name
+    version = _version_of(layout)
+    names["#version"] = version
+    values[":expected"] = {"N": str(expected)}
+    expression = "SET " + ", ".join(sets)
+    if removes:
+        expression += " REMOVE " + ", ".join(f"#r{number}" for number in range(len(removes)))
+    return transact.update(
+        keys.Key(item[keys.PK]["S"], item[keys.SK]["S"]),
+        expression,
+        condition="#version = :expected",
+        names=names,
+        values=values,
         on_failed=stale(layout),
     )

@@ -8,6 +8,7 @@ department through the request's batched loader.
     field                          employee     manager                        admin
     Employee.applications          own          own                            all
     JobPosting.applications        -            jobs of departments managed    all
+    JobPosting.applicationCounts   -            jobs of departments managed    all
     application(id) / node         own          own + jobs of depts managed    all
     Organization.jobPostings       OPEN only    all                            all
     jobPosting(id) / node          OPEN only    all                            all
@@ -54,6 +55,7 @@ def check_employee_applications(context: RequestContext, emp_id: str) -> None:
 
 
 async def check_job_applications(context: RequestContext, dept_id: str) -> None:
+    """A job's applications, and their counts: whoever reads one may read the other."""
     if not is_admin(context) and not await manages(context, dept_id):
         raise forbidden("only admins and the department's manager see a job's applications")
 

@@ -23,6 +23,30 @@ Info = strawberry.Info[RequestContext, None]
 
 
 @strawberry.type(
+    description="How many of a job's applications are in each status. Kept in the same transaction as "
+    "every application write, so it is exact without counting."
+)
+class ApplicationCounts:
+    applied: int = strawberry.field(description="Applications waiting for review (APPLIED).")
+    reviewing: int = strawberry.field(description="Applications under review (REVIEWING).")
+    rejected: int = strawberry.field(description="Applications turned down (REJECTED).")
+    accepted: int = strawberry.field(description="Applications accepted (ACCEPTED).")
+    withdrawn: int = strawberry.field(description="Applications their applicant withdrew (WITHDRAWN).")
+    total: int = strawberry.field(description="Every application ever made to the job: the sum of the others.")
+
+    @classmethod
+    def of(cls, counts: entities.ApplicationCounts) -> ApplicationCounts:
+        return cls(
+            applied=counts.applied,
+            reviewing=counts.reviewing,
+            rejected=counts.rejected,
+            accepted=counts.accepted,
+            withdrawn=counts.withdrawn,
+            total=counts.total,
+        )
+
+
+@strawberry.type(
     description="An internal job opening in a department. Employees see OPEN postings only; managers and "
     "admins see every status (a DRAFT or CLOSED one read by an employee is FORBIDDEN)."
 )
@@ -42,6 +66,7 @@ class JobPosting(Node):
     )
     job_id: strawberry.Private[str]
     department_id: strawberry.Private[str]
+    counts: strawberry.Private[entities.ApplicationCounts]
     # The relations a page load gave it (types/relations.py); None: load them on demand.
     related: strawberry.Private[dict[str, Any] | None] = None
 
@@ -57,6 +82,7 @@ class JobPosting(Node):
             version=job.version,
             job_id=job.job_id,
             department_id=job.department_id,
+            counts=job.application_counts,
         )
 
     @strawberry.field(
@@ -65,6 +91,15 @@ class JobPosting(Node):
     )
     def department(self, info: Info) -> Any:
         return relations.resolve(self, "department", info.context.session.loaders)
+
+    @strawberry.field(
+        description="How many applications the job has in each status, as of this read. Readable by whoever "
+        "may read its applications (admins and the manager of its department); anyone else gets FORBIDDEN "
+        "(this field null, the rest of the answer intact)."
+    )
+    async def application_counts(self, info: Info) -> ApplicationCounts | None:
+        await permissions.check_job_applications(info.context, self.department_id)
+        return ApplicationCounts.of(self.counts)
 
     @strawberry.field(
         description="Applications to this job, newest first. Admins and the manager of its department only; "

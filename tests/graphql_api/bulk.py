@@ -2,11 +2,13 @@
 
 For test setup only. The items are exactly what the datastore's writes produce (the same
 ``datastore.items`` functions), but without the transactions, so a thousand employees take
-a second instead of a minute. Counters (headcount) are written already correct.
+a second instead of a minute. Counters (headcount, a job's application counts) are written
+already correct.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 from datastore import items, keys
 from datastore.entities import (
     Application,
+    ApplicationCounts,
     ApplicationStatus,
     Department,
     Employee,
@@ -117,7 +120,10 @@ class Bulk:
             out += [items.employee_item(emp), items.email_pointer_item(emp), items.identity_item(emp)]
             if emp.department_id is not None:
                 out.append(items.membership_item(emp))
-        out += [items.job_item(j) for j in self.jobs]
+        applied: Counter[str] = Counter(app.job_id for app in self.applications)
+        for job in self.jobs:
+            counts = ApplicationCounts(applied=applied[job.job_id])
+            out.append({**items.job_item(job), **items.application_counts_attributes(counts)})
         for app in self.applications:
             out += [items.application_item(app), items.applicant_item(app)]
         return out
