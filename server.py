@@ -16,11 +16,13 @@ from pathlib import Path
 
 import uvicorn
 
-from datastore import demo, employees, identities, probe
+from datastore import counts, demo, employees, identities, keys, organizations, probe
 from datastore.config import ConfigError, DatastoreSettings
+from datastore.errors import InvalidInput, Unavailable
 from datastore.iam import ROLES, policies
 from datastore.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.npm import NpmError
+from datastore.pagination import MAX_PAGE_SIZE, PageRequest
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
@@ -206,6 +208,53 @@ def export_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _organization_ids(datastore: Datastore) -> Iterator[str]:
+    """AP14, page by page: every organisation on the platform."""
+    platform = datastore.table(PlatformScope())
+    request = PageRequest(first=MAX_PAGE_SIZE)
+    while True:
+        page = organizations.list_organizations(platform, request)
+        yield from (org.org_id for org in page.items)
+        if not page.has_next:
+            return
+        request = PageRequest(first=MAX_PAGE_SIZE, after=page.end_cursor)
+
+
+def check_counts(args: argparse.Namespace) -> int:
+    """Recount headcounts and application counts; print each difference; repair with --fix.
+
+    Exit status: 0 when nothing differed (or, with --fix, every difference was repaired),
+    1 when a difference was found and --fix not given.
+    """
+    settings = Settings.load().datastore
+    with dynamodb_endpoint(settings, reuse=True) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        try:
+            if args.org is None:
+                org_ids: Iterator[str] | list[str] = _organization_ids(datastore)
+            else:
+                org_id = keys.parse_ulid(args.org, "--org")
+                if organizations.get_organization(datastore.table(TenantScope(org_id))) is None:
+                    raise CommandError(f"no organisation has the id {org_id}")
+                org_ids = [org_id]
+            found = departments = jobs = 0
+            for org_id in org_ids:
+                report = counts.check_organization(datastore.table(TenantScope(org_id)), fix=args.fix)
+                departments, jobs = departments + report.departments, jobs + report.jobs
+                for drift in report.drifts:
+                    print(drift.describe(), flush=True)
+                found += len(report.drifts)
+        except InvalidInput as error:
+            raise CommandError(str(error)) from None
+        except Unavailable as error:
+            raise CommandError(str(error)) from None
+        finally:
+            datastore.close()
+    outcome = "repaired" if args.fix else "found"
+    print(f"checked {departments} departments and {jobs} jobs: {found} difference{'s' * (found != 1)} {outcome}")
+    return 1 if found and not args.fix else 0
+
+
 def iam_policy(args: argparse.Namespace) -> int:
     """Print the IAM policies of the tenant-data, sign-in, platform and persisted-documents roles."""
     settings = Settings.load().datastore
@@ -226,6 +275,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": run,
     "token": token,
     "export-schema": export_schema,
+    "check-counts": check_counts,
     "iam-policy": iam_policy,
     "cloudformation": cloudformation,
 }
@@ -240,6 +290,12 @@ def parser() -> argparse.ArgumentParser:
     token_parser.add_argument("--platform", metavar="NAME", help="a platform operator instead")
     export = commands.add_parser("export-schema", help="write schema.graphql from the code")
     export.add_argument("--stdout", action="store_true", help="print it instead")
+    check = commands.add_parser(
+        "check-counts",
+        help="recount headcounts and application counts; exit 1 if any differs (0 with --fix once repaired)",
+    )
+    check.add_argument("--org", metavar="ID", help="one organisation only (default: every organisation)")
+    check.add_argument("--fix", action="store_true", help="repair each difference with a conditional write")
     iam = commands.add_parser("iam-policy", help="print the IAM policies bounding each role's keys")
     iam.add_argument("--table-arn", help="the table's ARN (default: from HR_TABLE_NAME and AWS_REGION)")
     iam.add_argument("--role", choices=ROLES, help="one role only")

@@ -69,7 +69,9 @@ def put_versioned(layout: Layout[Any], item: Item, expected: int) -> transact.Op
     )
 
 
-def update_versioned(layout: Layout[Any], item: Item, expected: int, *, index_attributes: Iterable[str] = ()) -> transact.Op:
+def update_versioned(
+    layout: Layout[Any], item: Item, expected: int, *, index_attributes: Iterable[str] = ()
+) -> transact.Op:
     """Write ``item``'s attributes, as a Put would, if the item is still at ``expected``.
 
     An update, not a Put: attributes that other writes keep on the same item and that

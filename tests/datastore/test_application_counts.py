@@ -1,0 +1,153 @@
+"""A job's application counts: kept in every application write's transaction, never lost.
+
+Real threads against DynamoDB Local; the counts are compared with a recount of the job's
+application items (AP10) after the writes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from functools import partial
+
+from datastore import applications, jobs, keys, layout
+from datastore.calls import CallLog
+from datastore.entities import ApplicationCounts, ApplicationStatus, JobPosting
+from datastore.errors import Conflict
+from datastore.table import Table
+from tests.conftest import Tenant
+from tests.datastore.support import all_pages
+from tests.datastore.test_invariants import outcomes, race
+
+APPLICANTS = 20
+
+
+def open_job(tenant: Tenant, title: str = "Welder") -> JobPosting:
+    job = jobs.create_job(tenant.table, department_id=tenant.department().dept_id, title=title)
+    return jobs.publish_job(tenant.table, job.job_id)
+
+
+def recount(table: Table, job_id: str) -> ApplicationCounts:
+    """The counts from the application items themselves (AP10, every page)."""
+    found = all_pages(lambda request: applications.list_job_applications(table, job_id, request))
+    by_status = Counter(app.status.value for app in found)
+    return ApplicationCounts(**{status.value: by_status[status.value] for status in ApplicationStatus})
+
+
+def stored(table: Table, job_id: str) -> ApplicationCounts:
+    job = jobs.get_job(table, job_id, consistent=True)
+    assert job is not None
+    return job.application_counts
+
+
+def test_apply_to_job__20_concurrent_applicants__counts_equal_recount(tenant: Tenant, call_log: CallLog) -> None:
+    job = open_job(tenant)
+    people = [tenant.employee() for _ in range(APPLICANTS)]
+    start = len(call_log.snapshot())
+
+    results = race([partial(applications.apply_to_job, tenant.table, job.job_id, p.emp_id) for p in people])
+
+    assert outcomes(results) == Counter(ok=APPLICANTS)
+    assert stored(tenant.table, job.job_id) == recount(tenant.table, job.job_id) == ApplicationCounts(applied=20)
+    job_pk = keys.job_key(tenant.org_id, job.job_id).pk
+    tries = [
+        c for c in call_log.snapshot()[start:] if c.operation == "TransactWriteItems" and job_pk in c.partition_keys()
+    ]
+    # Every try beyond one per applicant was a TransactionConflict on the job item, retried.
+    print(f"\n20 concurrent applies to one job: {APPLICANTS} succeeded after {len(tries)} transactions")
+    assert len(tries) >= APPLICANTS
+
+
+def test_transitions__concurrent_withdrawals_and_decisions__counts_equal_recount(tenant: Tenant) -> None:
+    job = open_job(tenant)
+    apps = [applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id) for _ in range(APPLICANTS)]
+    chooser = random.Random(13)
+    tasks = []
+    for app in apps:
+        first = chooser.choice([ApplicationStatus.REVIEWING, ApplicationStatus.REJECTED, ApplicationStatus.WITHDRAWN])
+
+        def move(app_id: str = app.app_id, first: ApplicationStatus = first) -> None:
+            if first is ApplicationStatus.WITHDRAWN:
+                applications.withdraw_application(tenant.table, job.job_id, app_id)
+                return
+            applications.set_application_status(tenant.table, job.job_id, app_id, first)
+            if first is ApplicationStatus.REVIEWING:
+                applications.set_application_status(tenant.table, job.job_id, app_id, ApplicationStatus.ACCEPTED)
+
+        tasks.append(move)
+        # A second, racing decision on the same application: one of the two loses cleanly.
+        tasks.append(partial(applications.withdraw_application, tenant.table, job.job_id, app.app_id))
+
+    results = race(tasks)
+
+    assert set(outcomes(results)) <= {"ok", "Conflict", "InvalidInput"}
+    counts = stored(tenant.table, job.job_id)
+    assert counts == recount(tenant.table, job.job_id)
+    assert counts.total == APPLICANTS
+    assert counts.withdrawn > 0 and counts.applied == 0
+
+
+def test_apply_to_job__does_not_change_the_job_version(tenant: Tenant) -> None:
+    job = open_job(tenant)
+    applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id)
+
+    after = jobs.get_job(tenant.table, job.job_id, consistent=True)
+
+    assert after is not None and after.version == job.version
+
+
+def test_update_job__read_before_applications__keeps_their_counts(tenant: Tenant) -> None:
+    job = open_job(tenant)  # the editor's read: no applications yet
+    applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id)
+    applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id)
+
+    edited = jobs.update_job(tenant.table, job.job_id, expected_version=job.version, title="Senior welder")
+    closed = jobs.close_job(tenant.table, job.job_id, expected_version=edited.version)
+
+    assert closed.version == job.version + 2
+    assert stored(tenant.table, job.job_id) == ApplicationCounts(applied=2)
+
+
+def test_update_job__racing_applications__every_count_kept(tenant: Tenant) -> None:
+    job = open_job(tenant)
+    people = [tenant.employee() for _ in range(10)]
+
+    def retitle(n: int) -> JobPosting:
+        current = jobs.get_job(tenant.table, job.job_id, consistent=True)
+        assert current is not None
+        return jobs.update_job(tenant.table, job.job_id, expected_version=current.version, title=f"Welder {n}")
+
+    tasks = [partial(applications.apply_to_job, tenant.table, job.job_id, p.emp_id) for p in people]
+    tasks += [partial(retitle, n) for n in range(10)]
+    results = race(tasks)
+
+    # Applications never make an edit stale; only edits racing each other do.
+    assert sum(1 for r in results if isinstance(r, Conflict)) < 10
+    assert stored(tenant.table, job.job_id) == recount(tenant.table, job.job_id) == ApplicationCounts(applied=10)
+
+
+def test_job__item_without_counters__reads_zeros(tenant: Tenant) -> None:
+    job = open_job(tenant)
+    item = tenant.table.get(keys.job_key(tenant.org_id, job.job_id), consistent=True)
+
+    assert item is not None
+    assert not set(layout.APPLICATION_COUNTS.values()) & set(item)
+    assert stored(tenant.table, job.job_id) == ApplicationCounts()
+
+
+def test_update_job__replayed__returns_the_counts_it_saw(tenant: Tenant) -> None:
+    job = open_job(tenant)
+    applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id)
+
+    first = jobs.update_job(tenant.table, job.job_id, expected_version=job.version, title="A", idempotency_key="k1")
+    replay = jobs.update_job(tenant.table, job.job_id, expected_version=job.version, title="A", idempotency_key="k1")
+
+    assert first.application_counts == replay.application_counts == ApplicationCounts(applied=1)
+
+
+def test_application_counts__total__sums_every_status() -> None:
+    counts = ApplicationCounts(applied=1, reviewing=2, rejected=3, accepted=4, withdrawn=5)
+
+    assert counts.total == 15
+    assert [counts.of(status) for status in ApplicationStatus] == [1, 2, 3, 4, 5]
+
