@@ -38,9 +38,9 @@ EXPECTED_ITEMS = {
     "update_job": 2,
     "publish_job": 2,
     "close_job": 2,
-    "apply_to_job": 5,  # application, applicant guard, job check, employee check, event
-    "set_application_status": 2,
-    "withdraw_application": 2,
+    "apply_to_job": 5,  # application, applicant guard, job counters (checked open), employee check, event
+    "set_application_status": 3,  # application, job counters, event
+    "withdraw_application": 3,  # application, job counters, event
 }
 
 

@@ -154,8 +154,8 @@ CASES: list[tuple[str, Plan, bool, int, float]] = [
     ("publishJobPosting", _publish_job, False, 2, 6.0),
     ("closeJobPosting", _close_job, False, 2, 6.0),
     ("applyToJob", _apply, False, 5, 6.0),
-    ("withdrawApplication", _withdraw, False, 2, 6.0),
-    ("setApplicationStatus", _set_status, False, 2, 6.0),
+    ("withdrawApplication", _withdraw, False, 3, 6.0),  # + the job's counters
+    ("setApplicationStatus", _set_status, False, 3, 6.0),  # + the job's counters
     ("createOrganization", _create_organization, False, 7, 6.0),
     ("createDepartment + idempotencyKey", _create_department, True, 3, 2.0),
     ("applyToJob + idempotencyKey", _apply, True, 6, 6.0),

@@ -1,0 +1,101 @@
+"""``python server.py check-counts [--org ID] [--fix]`` as a subprocess against DynamoDB Local."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from datastore import departments, keys, organizations
+from datastore.config import DatastoreSettings
+from datastore.entities import Plan
+from datastore.provision import ensure_table
+from datastore.scope import PlatformScope, TenantScope
+from datastore.table import Table
+from tests.conftest import Tenant, unique_domain
+from tests.datastore.test_counts import corrupt
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def check_counts(settings: DatastoreSettings, table_name: str, *args: str) -> subprocess.CompletedProcess[str]:
+    assert settings.endpoint_url is not None
+    env = {**os.environ, "DYNAMODB_ENDPOINT": settings.endpoint_url, "HR_TABLE_NAME": table_name}
+    return subprocess.run(
+        [sys.executable, "server.py", "check-counts", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_check_counts__org_with_drift__exit_1_then_fix_exit_0_then_clean(
+    tenant: Tenant, client: DynamoDBClient, settings: DatastoreSettings
+) -> None:
+    dept = tenant.department()
+    tenant.employee(dept)
+    corrupt(client, tenant.table.name, keys.department_key(tenant.org_id, dept.dept_id), headcount=7)
+
+    found = check_counts(settings, tenant.table.name, "--org", tenant.org_id)
+    fixed = check_counts(settings, tenant.table.name, "--org", tenant.org_id, "--fix")
+    clean = check_counts(settings, tenant.table.name, "--org", tenant.org_id)
+
+    assert found.returncode == 1, found.stderr
+    assert found.stdout.splitlines() == [
+        f"org {tenant.org_id} Department {dept.dept_id} headcount: stored 7, counted 1",
+        "checked 1 departments and 0 jobs: 1 difference found",
+    ]
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout.splitlines()[0].endswith("stored 7, counted 1 (fixed)")
+    assert clean.returncode == 0, clean.stderr
+    assert clean.stdout.splitlines() == ["checked 1 departments and 0 jobs: 0 differences found"]
+
+
+def test_check_counts__no_org__checks_every_organisation(client: DynamoDBClient, settings: DatastoreSettings) -> None:
+    # A table of its own: every organisation listed (AP14) is one of this test's.
+    table_name = f"hr-check-{keys.new_id().lower()}"
+    ensure_table(client, table_name)
+    platform = Table(client, table_name, PlatformScope())
+    orgs = []
+    for name in ("One", "Two"):
+        domain = unique_domain()
+        org, _admin = organizations.create_organization(
+            platform,
+            name=name,
+            plan=Plan.FREE,
+            email_domains=[domain],
+            admin_email=f"a@{domain}",
+            admin_first_name="A",
+            admin_last_name="B",
+        )
+        orgs.append(org)
+    dept = departments.create_department(platform.with_scope(TenantScope(orgs[1].org_id)), name="Ops")
+    corrupt(client, table_name, keys.department_key(orgs[1].org_id, dept.dept_id), headcount=-2)
+
+    result = check_counts(settings, table_name)
+
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.splitlines() == [
+        f"org {orgs[1].org_id} Department {dept.dept_id} headcount: stored -2, counted 0",
+        "checked 1 departments and 0 jobs: 1 difference found",
+    ]
+
+
+def test_check_counts__unknown_or_malformed_org__exit_2_in_one_line(
+    tenant: Tenant, settings: DatastoreSettings
+) -> None:
+    unknown = check_counts(settings, tenant.table.name, "--org", keys.new_id())
+    malformed = check_counts(settings, tenant.table.name, "--org", "nope")
+
+    assert (unknown.returncode, malformed.returncode) == (2, 2)
+    assert unknown.stderr.startswith("error: no organisation has the id ")
+    assert malformed.stderr.startswith("error: --org: ")
+    assert len(unknown.stderr.splitlines()) == len(malformed.stderr.splitlines()) == 1
