@@ -10,6 +10,7 @@ import random
 from collections import Counter
 from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
 from datastore import applications, jobs, keys, layout
 from datastore.calls import CallLog
@@ -17,8 +18,12 @@ from datastore.entities import ApplicationCounts, ApplicationStatus, JobPosting
 from datastore.errors import Conflict, InvalidInput
 from datastore.table import Table
 from tests.conftest import Tenant
+from tests.datastore.faults import TRANSACTION_CONFLICT, injected
 from tests.datastore.support import all_pages
 from tests.datastore.test_invariants import outcomes, race
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 APPLICANTS = 20
 
@@ -159,3 +164,26 @@ def test_application_counts__total__sums_every_status() -> None:
 
     assert counts.total == 15
     assert [counts.of(status) for status in ApplicationStatus] == [1, 2, 3, 4, 5]
+
+
+def test_apply_to_job__20_concurrent_with_transaction_conflicts__retried_and_counted_once(
+    tenant: Tenant, client: DynamoDBClient, call_log: CallLog
+) -> None:
+    # DynamoDB Local serialises transactions instead of cancelling them: AWS's
+    # TransactionConflict on the hot job item is injected at the client boundary (faults.py).
+    job = open_job(tenant)
+    people = [tenant.employee() for _ in range(APPLICANTS)]
+    before = call_log.count("TransactWriteItems")
+
+    with injected(client) as faults:
+        faults.every(3, TRANSACTION_CONFLICT)
+        results = race([partial(applications.apply_to_job, tenant.table, job.job_id, p.emp_id) for p in people])
+
+    tries = call_log.count("TransactWriteItems") - before
+    print(
+        f"\n20 concurrent applies, every 3rd transaction conflicting: {APPLICANTS} succeeded, "
+        f"{faults.injected} conflicts retried, {tries} transactions"
+    )
+    assert outcomes(results) == Counter(ok=APPLICANTS)
+    assert faults.injected > 0 and tries == APPLICANTS + faults.injected
+    assert stored(tenant.table, job.job_id) == recount(tenant.table, job.job_id) == ApplicationCounts(applied=20)
