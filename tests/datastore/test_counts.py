@@ -17,6 +17,7 @@ from datastore.errors import Conflict, InvalidInput, Unavailable
 from tests.conftest import Tenant
 from tests.datastore.support import assert_headcounts_hold
 from tests.datastore.test_application_counts import open_job, recount, stored
+from tests.graphql_api.bulk import Bulk
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -176,3 +177,20 @@ def test_drift__describe__names_org_entity_field_and_both_values() -> None:
     drift = counts.Drift("O", "Department", "D", "headcount", 4, 3, fixed=True)
 
     assert drift.describe() == "org O Department D headcount: stored 4, counted 3 (fixed)"
+
+
+def test_check_organization__bulk_seeded_tenant__counts_written_consistent(
+    tenant: Tenant, client: DynamoDBClient
+) -> None:
+    seeded = Bulk(tenant.org_id)
+    dept = seeded.department("Seeded", headcount=3)
+    staff = [seeded.employee(dept, n) for n in range(3)]
+    job = seeded.job(dept, 0)
+    for n, person in enumerate(staff):
+        seeded.apply(job, person, n)
+    seeded.write(client, tenant.table.name)
+
+    report = counts.check_organization(tenant.table)
+
+    assert (report.departments, report.jobs, report.drifts) == (1, 1, [])
+    assert stored(tenant.table, job.job_id) == ApplicationCounts(applied=3)

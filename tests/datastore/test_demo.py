@@ -11,6 +11,7 @@ import pytest
 from datastore import (
     applications,
     calls,
+    counts,
     demo,
     departments,
     employees,
@@ -86,6 +87,14 @@ def test_demo__acme_jobs_and_applications(demo_table: Table) -> None:
         for job in jobs.list_jobs(acme, PageRequest()).items
     )
     assert total == 8
+    assert sum(job.application_counts.total for job in jobs.list_jobs(acme, PageRequest()).items) == 8
+
+
+@pytest.mark.parametrize("admin", [demo.ACME_ADMIN, demo.GLOBEX_ADMIN])
+def test_demo__every_counter__equals_its_recount(demo_table: Table, admin: str) -> None:
+    report = counts.check_organization(tenant_of(demo_table, admin))
+
+    assert report.jobs > 0 and report.drifts == []
 
 
 def test_demo__globex_is_isolated_from_acme(demo_table: Table) -> None:

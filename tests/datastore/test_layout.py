@@ -8,7 +8,16 @@ from datetime import UTC, datetime
 import pytest
 
 from datastore import keys, layout
-from datastore.entities import Department, Employee, EmployeeStatus, JobPosting, JobStatus, Role
+from datastore.entities import (
+    ApplicationCounts,
+    ApplicationStatus,
+    Department,
+    Employee,
+    EmployeeStatus,
+    JobPosting,
+    JobStatus,
+    Role,
+)
 
 WHEN = datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)
 
@@ -80,3 +89,34 @@ def test_declaration__attribute_twice__refused() -> None:
 def test_declaration__version_not_an_attribute__refused() -> None:
     with pytest.raises(ValueError, match="version"):
         layout.Layout(_Thing, (layout.s("name", "name"),), version="version")
+
+
+def _job() -> JobPosting:
+    return JobPosting(
+        org_id=keys.new_id(),
+        job_id=keys.new_id(),
+        department_id=keys.new_id(),
+        title="Welder",
+        description="",
+        status=JobStatus.DRAFT,
+        posted_at=None,
+        closed_at=None,
+        version=3,
+        application_counts=ApplicationCounts(applied=2, withdrawn=1),
+    )
+
+
+def test_counted_field__written__left_out_of_the_item() -> None:
+    item = layout.JOB_POSTING.write(_job())
+
+    assert not set(layout.APPLICATION_COUNTS.values()) & set(item)
+    assert "applicationCounts" not in item and layout.COUNTS_REVISION not in item
+
+
+def test_counted_field__counters_present_or_absent__read_with_absent_as_zero() -> None:
+    item = layout.JOB_POSTING.write(_job())
+
+    assert layout.JOB_POSTING.read(item).application_counts == ApplicationCounts()
+    item[layout.APPLICATION_COUNTS[ApplicationStatus.REVIEWING]] = {"N": "4"}
+    item[layout.APPLICATION_COUNTS[ApplicationStatus.ACCEPTED]] = {"N": "1"}
+    assert layout.JOB_POSTING.read(item).application_counts == ApplicationCounts(reviewing=4, accepted=1)
