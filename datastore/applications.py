@@ -1,9 +1,10 @@
 """Applications: AP10, AP11, applying (once, to an open job) and status transitions.
 
 Every application write also moves its job's counters (``JobPosting.application_counts``)
-in the same transaction, with ``ADD``: two writes to one job's counters commute, so they
-never need each other's result, and DynamoDB only makes one of two simultaneous
-transactions retry (TransactionConflict, retried by ``Table.write``). The counters do not
+in the same transaction, with ``ADD``: writes to one job's counters commute, so none reads
+them first and none fails for another's change. Two transactions on the job item at the same
+instant can still cancel one of them (TransactionConflict), which ``Table.write`` retries
+as it is, with no re-read. The counters do not
 touch the job's version: the version guards what an editor of the job saw (title,
 description, department, status), which no application changes, so an application never
 makes a concurrent job edit fail as stale.
