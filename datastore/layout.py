@@ -20,6 +20,9 @@ from enum import Enum
 from typing import Any, Final, Generic, Literal, TypeVar
 
 from datastore.entities import (
+    ApiKey,
+    ApiKeyGrant,
+    ApiKeyStatus,
     Application,
     ApplicationStatus,
     Department,
@@ -51,6 +54,11 @@ EMAIL: Final = "email"
 DEPARTMENT_ID: Final = "departmentId"
 EMAIL_DOMAINS: Final = "emailDomains"
 DOMAIN: Final = "domain"
+KEY_ID: Final = "keyId"
+ROLE: Final = "role"
+LAST_USED_AT: Final = "lastUsedAt"
+REVOKED_AT: Final = "revokedAt"
+SECRET_HASH: Final = "secretHash"
 
 Kind = Literal["S", "N", "timestamp", "enum", "words"]
 
@@ -257,5 +265,31 @@ APPLICATION: Final = Layout(
         s(EMP_ID, "emp_id"),
         enum(STATUS, "status", ApplicationStatus),
         ts("submittedAt", "submitted_at"),
+    ),
+)
+
+API_KEY: Final = Layout(
+    ApiKey,
+    (
+        s(ORG_ID, "org_id"),
+        s(KEY_ID, "key_id"),
+        s(NAME, "name"),
+        enum(ROLE, "role", Role),
+        enum(STATUS, "status", ApiKeyStatus),
+        ts("createdAt", "created_at"),
+        s(SECRET_HASH, "secret_hash"),
+        ts(LAST_USED_AT, "last_used_at", optional=True),
+        ts(REVOKED_AT, "revoked_at", optional=True),
+    ),
+)
+
+# The lookup item outside the tenant partitions: what authenticating a key needs, no more.
+API_KEY_GRANT: Final = Layout(
+    ApiKeyGrant,
+    (
+        s(ORG_ID, "org_id"),
+        s(KEY_ID, "key_id"),
+        enum(ROLE, "role", Role),
+        enum(STATUS, "status", ApiKeyStatus),
     ),
 )
