@@ -73,7 +73,11 @@ def test_revoke_api_key__active__record_and_lookup_revoked_in_one_transaction(
     tenant: Tenant, key_reader: Table
 ) -> None:
     key, secret = api_keys.create_api_key(tenant.table, name="Script", role=Role.ADMIN)
-    revoked = api_keys.revoke_api_key(tenant.table, key.key_id)
+    with calls.listening() as log:
+        revoked = api_keys.revoke_api_key(tenant.table, key.key_id)
+    # A consistent read of the record, then record, lookup item and audit event together.
+    assert log.operations() == ["GetItem", "TransactWriteItems"]
+    assert len(log.calls[1].params["TransactItems"]) == 3
     assert revoked.status is ApiKeyStatus.REVOKED and revoked.revoked_at is not None
     grant = api_keys.find_grant(key_reader, secret)
     assert grant is not None and grant.status is ApiKeyStatus.REVOKED
