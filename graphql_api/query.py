@@ -65,8 +65,9 @@ def _organization(info: Info) -> Organization:
 
 
 @strawberry.type(
-    description="What a client reads. Every field but `organizations` needs an employee's bearer token "
-    "(none: UNAUTHENTICATED; a platform operator's: FORBIDDEN) and reads the caller's own organisation only."
+    description="What a client reads. Every field but `organizations` needs an employee's bearer token or an "
+    "API key (none: UNAUTHENTICATED; a platform operator's token: FORBIDDEN) and reads the caller's own "
+    "organisation only."
 )
 class Query:
     @strawberry.field(

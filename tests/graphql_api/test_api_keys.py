@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -13,6 +13,11 @@ from datastore import api_keys, calls, keys
 from datastore.calls import CallLog
 from graphql_api import ids
 from tests.conftest import Tenant, TenantFactory
+from tests.datastore import faults
+from tests.graphql_api.test_fault_codes import backend_names
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 from tests.graphql_api.conftest import Api, GraphQLClient
 
 CREATE = (
@@ -265,3 +270,18 @@ def test_revoke_api_key__forged_ids__not_found_or_bad_input(api: Api, tenant: Te
         assert codes(admin.query(REVOKE, {"input": {"id": forged}})) == ["NOT_FOUND"]
     assert codes(admin.query(REVOKE, {"input": {"id": "not-an-id"}})) == ["BAD_USER_INPUT"]
     assert admin.with_token(secret).data("{ organization { id } }")  # still active
+
+
+@pytest.mark.parametrize("fault", faults.CALL_FAULTS)
+def test_api_key__lookup_fails__503_unavailable_never_401_or_a_backend_name(
+    api: Api, tenant: Tenant, client: DynamoDBClient, fault: str
+) -> None:
+    _id, secret = create_key(api.admin_of(tenant))
+    with faults.failing_calls(client, hang_seconds=0.2) as injected:
+        injected.fault = fault
+        response = api.admin_of(tenant).with_token(secret).post("{ organization { id } }")
+    assert injected.injected > 0
+    assert response.status_code == 503
+    body = response.json()
+    assert codes(body) == ["UNAVAILABLE"] and body["errors"][0]["extensions"]["retryable"] is True
+    assert not any(name in response.text for name in backend_names())
