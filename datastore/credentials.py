@@ -5,7 +5,7 @@ a Table sends is signed with credentials of the role for the Table's scope, from
 AssumeRole:
 
 - ``TenantScope(org)``: the tenant role, with the session tag ``org=<orgId>``;
-- ``SignInScope``: the sign-in role;
+- ``SignInScope``: the sign-in role; ``ApiKeyScope`` too (session ``api-key``);
 - ``PlatformScope``: the platform role, plus the tag ``provisioning=<orgId>`` while creating
   that organisation.
 
@@ -55,7 +55,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from datastore import iam
 from datastore.config import RoleSettings
 from datastore.errors import ScopeViolation, Unavailable
-from datastore.scope import DocumentScope, PlatformScope, Scope, SignInScope, TenantScope
+from datastore.scope import ApiKeyScope, DocumentScope, PlatformScope, Scope, SignInScope, TenantScope
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -97,6 +97,9 @@ def role_session(roles: RoleSettings, scope: Scope) -> RoleSession:
         return RoleSession(roles.tenant_role_arn, f"org-{scope.org_id}", ((iam.ORG_TAG, scope.org_id),))
     if isinstance(scope, SignInScope):
         return RoleSession(roles.signin_role_arn, "sign-in")
+    if isinstance(scope, ApiKeyScope):
+        # Finding who a bearer key belongs to is sign-in's job too: the same role reads it.
+        return RoleSession(roles.signin_role_arn, "api-key")
     if isinstance(scope, PlatformScope):
         if scope.provisioning is None:
             return RoleSession(roles.platform_role_arn, "platform")

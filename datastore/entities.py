@@ -145,6 +145,40 @@ class Application:
     submitted_at: datetime
 
 
+class ApiKeyStatus(StrEnum):
+    ACTIVE = "active"
+    REVOKED = "revoked"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """An organisation's record of one of its API keys: everything but the secret.
+
+    ``secret_hash`` (SHA-256 of the secret) names the key's lookup item, so revoking can
+    reach it; it is never shown to anyone.
+    """
+
+    org_id: str
+    key_id: str
+    name: str
+    role: Role
+    status: ApiKeyStatus
+    created_at: datetime
+    secret_hash: str
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyGrant:
+    """What a key's lookup item grants its bearer: a role in one organisation, while ACTIVE."""
+
+    org_id: str
+    key_id: str
+    role: Role
+    status: ApiKeyStatus
+
+
 @dataclass(frozen=True, slots=True)
 class Identity:
     """Sign-in's view of an email: which employee of which organisation owns it."""

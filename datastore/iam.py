@@ -9,6 +9,9 @@ organisation owning each domain: tenants may only ConditionCheck them (an employ
 must be in an owned domain), and only the platform role writes them. The platform role lists
 organisations on GSI1 (``ORGS``) and writes into one organisation being created or given a
 domain, named by its session tag ``provisioning``.
+API key lookup items (``APIKEY#<sha256>``) are written by tenants when an admin creates or
+revokes a key (never read by them), and read by the sign-in role, which authenticates a
+bearer key with one GetItem (``datastore/api_keys.py``).
 The persisted-documents role reads and registers GraphQL documents (``PQ#``, public query
 text shared by every tenant; ``datastore/documents.py``) and nothing else.
 
@@ -33,11 +36,13 @@ IDENTITY_PARTITIONS: Final = f"{keys.EMAIL}{keys.SEP}*"
 DOMAIN_PARTITIONS: Final = f"{keys.DOMAIN}{keys.SEP}*"
 ORGS_PARTITION: Final = keys.ORGS_PK
 DOCUMENT_PARTITIONS: Final = f"{keys.PQ}{keys.SEP}*"
+API_KEY_PARTITIONS: Final = f"{keys.APIKEY}{keys.SEP}*"
 
 READS: Final = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
 WRITES: Final = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
 IDENTITY_WRITES: Final = ["dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
 DOMAIN_WRITES: Final = ["dynamodb:PutItem", "dynamodb:ConditionCheckItem"]
+API_KEY_WRITES: Final = ["dynamodb:PutItem", "dynamodb:UpdateItem"]
 
 ROLES: Final = ("TenantData", "SignIn", "Platform", "PersistedDocuments")
 
@@ -67,12 +72,14 @@ def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str
                 _statement("TenantPartitionsOnly", READS + WRITES, table_and_index, [TENANT_PARTITIONS]),
                 _statement("IdentityWriteOnly", IDENTITY_WRITES, [table_arn], [IDENTITY_PARTITIONS]),
                 _statement("DomainCheckOnly", ["dynamodb:ConditionCheckItem"], [table_arn], [DOMAIN_PARTITIONS]),
+                _statement("ApiKeyWriteOnly", API_KEY_WRITES, [table_arn], [API_KEY_PARTITIONS]),
             ],
         },
         "SignIn": {
             "Version": "2012-10-17",
             "Statement": [
                 _statement("IdentityRead", ["dynamodb:GetItem"], [table_arn], [IDENTITY_PARTITIONS]),
+                _statement("ApiKeyRead", ["dynamodb:GetItem"], [table_arn], [API_KEY_PARTITIONS]),
             ],
         },
         "Platform": {

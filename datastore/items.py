@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from datastore import keys, layout
 from datastore.entities import (
+    ApiKey,
     Application,
     ApplicationCounts,
     AuditEvent,
@@ -47,6 +48,8 @@ APPLICATION: Final = "Application"
 APPLICANT: Final = "Applicant"
 AUDIT_EVENT: Final = "AuditEvent"
 IDEMPOTENCY: Final = "Idempotency"
+API_KEY: Final = "ApiKey"
+API_KEY_LOOKUP: Final = "ApiKeyLookup"
 
 # The idempotency record's expiry, in epoch seconds: the table's TTL attribute.
 EXPIRES_AT: Final = "expiresAt"
@@ -198,6 +201,28 @@ def identity_from(item: Item) -> Identity:
 
 def emp_id_of_pointer(item: Item) -> str:
     return _get_s(item, layout.EMP_ID)
+
+
+# --- API key -------------------------------------------------------------------------------
+
+api_key_from: Final = layout.API_KEY.read
+api_key_grant_from: Final = layout.API_KEY_GRANT.read
+
+
+def api_key_item(key: ApiKey) -> Item:
+    return {**_key(keys.api_key_key(key.org_id, key.key_id)), ENTITY: s(API_KEY), **layout.API_KEY.write(key)}
+
+
+def api_key_lookup_item(key: ApiKey) -> Item:
+    """The key's lookup item, found by the hash of the secret a caller presents."""
+    return {
+        **_key(keys.api_key_lookup_key(key.secret_hash)),
+        ENTITY: s(API_KEY_LOOKUP),
+        layout.ORG_ID: s(key.org_id),
+        layout.KEY_ID: s(key.key_id),
+        layout.ROLE: s(key.role.value),
+        layout.STATUS: s(key.status.value),
+    }
 
 
 # --- job posting ---------------------------------------------------------------------------

@@ -16,11 +16,15 @@ Layout (PK / SK, and GSI1PK / GSI1SK where an item is in the index):
     AuditEvent       ORG#<org>#AUDIT#<yyyy-mm> EVT#<event>
     Idempotency      ORG#<org>#IDEM#<key>      #IDEMPOTENCY
     Persisted doc    PQ#<sha256>               #DOCUMENT
+    API key          ORG#<org>                 APIKEY#<key>
+    API key lookup   APIKEY#<sha256>           #APIKEY
 
 Every tenant partition key (table and index) starts with ``ORG#<org>``; the identity items,
-the email domain markers, the platform's organisation list and the persisted GraphQL documents
-(public query text, keyed by its SHA-256) are the only others. A domain marker names the one
-organisation that owns an email domain, platform-wide.
+the email domain markers, the platform's organisation list, the persisted GraphQL documents
+(public query text, keyed by its SHA-256) and the API key lookup items (keyed by the SHA-256
+of a key's secret, so a bearer key is found with one GetItem before its tenant is known) are
+the only others. A domain marker names the one organisation that owns an email domain,
+platform-wide.
 
 Audit events are bucketed by the UTC month they happened in, so a busy tenant spreads its
 trail over one partition per month; the event id is a ULID minted from the event's time, so
@@ -56,6 +60,7 @@ AUDIT: Final = "AUDIT"
 EVT: Final = "EVT"
 IDEM: Final = "IDEM"
 PQ: Final = "PQ"
+APIKEY: Final = "APIKEY"
 
 METADATA_SK: Final = "#METADATA"
 SUBSCRIPTION_SK: Final = "#SUBSCRIPTION"
@@ -63,6 +68,7 @@ IDENTITY_SK: Final = "#IDENTITY"
 DOMAIN_SK: Final = "#DOMAIN"
 IDEMPOTENCY_SK: Final = "#IDEMPOTENCY"
 DOCUMENT_SK: Final = "#DOCUMENT"
+API_KEY_LOOKUP_SK: Final = "#APIKEY"
 # begins_with on this returns exactly the organisation's own items (#METADATA, #SUBSCRIPTION).
 ORG_HEADER_PREFIX: Final = "#"
 ORGS_PK: Final = "ORGS"
@@ -248,6 +254,17 @@ def is_persisted_document_pk(partition_key: str) -> bool:
     return partition_key.startswith(PQ + SEP)
 
 
+def api_key_lookup_pk(secret_hash: str) -> str:
+    """The lookup partition of an API key, named by the SHA-256 (lowercase hex) of its secret."""
+    if not _SHA256.fullmatch(secret_hash):
+        raise InvalidInput("secretHash", "must be 64 lowercase hexadecimal characters")
+    return _join(APIKEY, secret_hash)
+
+
+def is_api_key_lookup_pk(partition_key: str) -> bool:
+    return partition_key.startswith(APIKEY + SEP)
+
+
 def is_identity_pk(partition_key: str) -> bool:
     return partition_key.startswith(EMAIL + SEP)
 
@@ -295,6 +312,15 @@ def persisted_document_key(sha256: str) -> Key:
     return Key(persisted_document_pk(sha256), DOCUMENT_SK)
 
 
+def api_key_key(org_id: str, key_id: str) -> Key:
+    """The organisation's own record of one of its API keys (no secret, listed by admins)."""
+    return Key(org_pk(org_id), _join(APIKEY, key_id))
+
+
+def api_key_lookup_key(secret_hash: str) -> Key:
+    return Key(api_key_lookup_pk(secret_hash), API_KEY_LOOKUP_SK)
+
+
 def identity_key(email: str) -> Key:
     return Key(identity_pk(email), IDENTITY_SK)
 
@@ -340,6 +366,10 @@ def job_sk_prefix() -> str:
 
 def application_sk_prefix() -> str:
     return APP + SEP
+
+
+def api_key_sk_prefix() -> str:
+    return APIKEY + SEP
 
 
 def audit_event_sk_prefix() -> str:

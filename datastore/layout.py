@@ -21,6 +21,9 @@ from typing import Any, Final, Generic, Literal, TypeVar
 
 from datastore.entities import (
     NO_APPLICATIONS,
+    ApiKey,
+    ApiKeyGrant,
+    ApiKeyStatus,
     Application,
     ApplicationCounts,
     ApplicationStatus,
@@ -53,6 +56,11 @@ EMAIL: Final = "email"
 DEPARTMENT_ID: Final = "departmentId"
 EMAIL_DOMAINS: Final = "emailDomains"
 DOMAIN: Final = "domain"
+KEY_ID: Final = "keyId"
+ROLE: Final = "role"
+LAST_USED_AT: Final = "lastUsedAt"
+REVOKED_AT: Final = "revokedAt"
+SECRET_HASH: Final = "secretHash"
 
 # A job's application counters, one number attribute per status (absent reads as 0). Only
 # ``ADD`` changes them, in the application writes' transactions (datastore/applications.py).
@@ -292,5 +300,31 @@ APPLICATION: Final = Layout(
         s(EMP_ID, "emp_id"),
         enum(STATUS, "status", ApplicationStatus),
         ts("submittedAt", "submitted_at"),
+    ),
+)
+
+API_KEY: Final = Layout(
+    ApiKey,
+    (
+        s(ORG_ID, "org_id"),
+        s(KEY_ID, "key_id"),
+        s(NAME, "name"),
+        enum(ROLE, "role", Role),
+        enum(STATUS, "status", ApiKeyStatus),
+        ts("createdAt", "created_at"),
+        s(SECRET_HASH, "secret_hash"),
+        ts(LAST_USED_AT, "last_used_at", optional=True),
+        ts(REVOKED_AT, "revoked_at", optional=True),
+    ),
+)
+
+# The lookup item outside the tenant partitions: what authenticating a key needs, no more.
+API_KEY_GRANT: Final = Layout(
+    ApiKeyGrant,
+    (
+        s(ORG_ID, "org_id"),
+        s(KEY_ID, "key_id"),
+        enum(ROLE, "role", Role),
+        enum(STATUS, "status", ApiKeyStatus),
     ),
 )

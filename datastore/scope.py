@@ -42,8 +42,13 @@ class TenantScope:
 
     def may_write(self, partition_key: str) -> bool:
         # Identity items guard platform-wide email uniqueness, so creating an employee or
-        # changing an email writes one; a tenant can never read one back.
-        return self.may_read(partition_key) or keys.is_identity_pk(partition_key)
+        # changing an email writes one; a tenant can never read one back. Creating and
+        # revoking an API key writes its lookup item (datastore/api_keys.py), never read here.
+        return (
+            self.may_read(partition_key)
+            or keys.is_identity_pk(partition_key)
+            or keys.is_api_key_lookup_pk(partition_key)
+        )
 
     def may_check(self, partition_key: str) -> bool:
         # An employee's email must be in a domain its organisation owns: the write checks the
@@ -61,6 +66,24 @@ class SignInScope:
 
     def may_read(self, partition_key: str) -> bool:
         return keys.is_identity_pk(partition_key)
+
+    def may_write(self, partition_key: str) -> bool:
+        return False
+
+    def may_check(self, partition_key: str) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKeyScope:
+    """Authenticating a bearer API key before any tenant is known: its lookup item, read only."""
+
+    @property
+    def name(self) -> str:
+        return "API key authentication"
+
+    def may_read(self, partition_key: str) -> bool:
+        return keys.is_api_key_lookup_pk(partition_key)
 
     def may_write(self, partition_key: str) -> bool:
         return False

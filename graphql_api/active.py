@@ -8,7 +8,9 @@ for a query that reads no tenant data), and a failed check replaces the whole re
 nothing is returned; a mutation waits for the check before any resolver
 runs (one extra round trip), so nothing is written. Both results stay in the loaders' caches,
 so ``me`` and ``organization`` cost nothing more. A token whose role differs from the
-employee's current role is refused too (it was issued before a change).
+employee's current role is refused too (it was issued before a change). An API key has no
+employee: only its organisation is checked (the key's own status was checked when it was
+authenticated, graphql_api/api_key_auth.py).
 """
 
 from __future__ import annotations
@@ -41,8 +43,19 @@ def check_active(context: RequestContext) -> Awaitable[None]:
         return asyncio.sleep(0)  # anonymous and platform callers reach no tenant data
     loaders = context.session.loaders
     organization_read = loaders.organization.load(principal.org_id)
+    if principal.api_key:
+        return _organization_verdict(organization_read)
     employee_read = loaders.employee.load(principal.subject)
     return _verdict(principal, organization_read, employee_read)
+
+
+async def _organization_verdict(organization_read: Awaitable[OrganizationWithSubscription | None]) -> None:
+    _require_active(await organization_read)
+
+
+def _require_active(organization: OrganizationWithSubscription | None) -> None:
+    if organization is None or organization.organization.status is not OrganizationStatus.ACTIVE:
+        raise unauthenticated("the organisation is not active")
 
 
 async def _verdict(
@@ -51,8 +64,7 @@ async def _verdict(
     employee_read: Awaitable[Employee | None],
 ) -> None:
     organization, employee = await asyncio.gather(organization_read, employee_read)
-    if organization is None or organization.organization.status is not OrganizationStatus.ACTIVE:
-        raise unauthenticated("the organisation is not active")
+    _require_active(organization)
     if employee is None or employee.status is not EmployeeStatus.ACTIVE:
         raise unauthenticated("the employee is not active")
     if employee.role is not principal.role:

@@ -34,6 +34,7 @@ from datastore.scope import DocumentScope
 from datastore.store import Datastore
 from graphql_api import graphiql
 from graphql_api.active import ActiveCaller
+from graphql_api.api_key_auth import ApiKeyAuthenticator
 from graphql_api.auth import TokenVerifier
 from graphql_api.authentication import BearerTokenBackend, on_auth_error, principal_of
 from graphql_api.config import ApiSettings
@@ -56,6 +57,7 @@ from graphql_api.observability.tracing import configure_tracing
 from graphql_api.operation_name import OperationNameRequired
 from graphql_api.plan.cache import PlanCache
 from graphql_api.plan.extension import CompiledPlans
+from graphql_api.read_only_keys import ReadOnlyKeys
 from graphql_api.schema import build_schema
 from graphql_api.session import Deadline, RequestSession
 from graphql_api.signin import TokenExchange
@@ -118,6 +120,8 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         lambda: CachedDocuments(documents),
         OperationNameRequired,
         *limit_extensions(settings),
+        # Before the active check, so a read-only key's mutation costs no datastore call.
+        ReadOnlyKeys,
         ActiveCaller,
     ]
     if settings.cost_in_response:
@@ -184,7 +188,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
             # After CORS, so a 401 carries CORS headers and preflights (no token) pass.
             Middleware(
                 AuthenticationMiddleware,
-                backend=BearerTokenBackend(TokenVerifier(settings)),
+                backend=BearerTokenBackend(TokenVerifier(settings), ApiKeyAuthenticator(datastore, executor)),
                 on_error=on_auth_error,
             ),
         ],

@@ -34,11 +34,15 @@ TIME_CLAIMS: Final = ("exp", "nbf", "iat")
 
 @dataclass(frozen=True, slots=True)
 class Principal:
-    """A verified caller: an employee of one organisation, or a platform operator."""
+    """A verified caller: an employee of one organisation, an API key of one, or a platform operator.
+
+    For an API key (``api_key``) the subject is the key's id: no employee stands behind it.
+    """
 
     subject: str
     org_id: str | None
     role: Role | None
+    api_key: bool = False
 
     @property
     def is_platform(self) -> bool:

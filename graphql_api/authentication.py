@@ -1,8 +1,10 @@
-"""Authentication in one place: a Starlette backend that turns a bearer token into the caller.
+"""Authentication in one place: a Starlette backend that turns a bearer credential into the caller.
 
-It runs as middleware before any route, for HTTP and WebSocket connections alike: a request
-without a token goes on anonymous, a request with a bad one is refused with 401 (a GraphQL
-error body, ``extensions.code`` UNAUTHENTICATED), and a good one carries its Principal in
+The credential is a JWT, or an API key (``hrk_...``, told apart by its prefix before any
+cryptography; graphql_api/api_key_auth.py). It runs as middleware before any route, for HTTP
+and WebSocket connections alike: a request without a token goes on anonymous, a request with
+a bad one is refused with 401 (a GraphQL error body, ``extensions.code`` UNAUTHENTICATED; 503
+UNAVAILABLE when a key's lookup cannot be read), and a good one carries its Principal in
 ``request.user`` and its role in ``request.auth.scopes``. Views only read the result.
 """
 
@@ -15,8 +17,11 @@ from starlette.authentication import AuthCredentials, AuthenticationBackend, Aut
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, Response
 
+from datastore import api_keys
+from datastore.errors import DatastoreError
+from graphql_api.api_key_auth import ApiKeyAuthenticator
 from graphql_api.auth import ALGORITHM, Principal, TokenVerifier, bearer_token
-from graphql_api.errors import ApiError, Code, unauthenticated
+from graphql_api.errors import ApiError, Code, translate, unauthenticated
 from graphql_api.http.raw import error_body
 from graphql_api.observability.record import record_error
 
@@ -40,18 +45,37 @@ class PrincipalUser(BaseUser):
         return self.principal.subject
 
 
+class CredentialUnavailable(AuthenticationError):
+    """A credential could not be checked (the key's lookup failed): 503, not 401."""
+
+    def __init__(self, error: ApiError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 class BearerTokenBackend(AuthenticationBackend):
-    def __init__(self, verifier: TokenVerifier) -> None:
+    def __init__(self, verifier: TokenVerifier, keys: ApiKeyAuthenticator | None = None) -> None:
         self.verifier = verifier
+        self.keys = keys
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
         try:
             token = bearer_token(conn.headers.get("authorization"))
             if token is None:
                 return None
-            principal = await self._verify(token)
+            if api_keys.is_api_key(token):
+                if self.keys is None:
+                    raise unauthenticated("API keys are not accepted here")
+                principal = await self.keys.authenticate(token)
+            else:
+                principal = await self._verify(token)
         except ApiError as error:
             raise AuthenticationError(str(error)) from None
+        except DatastoreError as error:
+            translated = translate(error)
+            if translated is None:
+                raise
+            raise CredentialUnavailable(translated) from None
         scopes = ["authenticated", "platform" if principal.role is None else principal.role.value]
         return AuthCredentials(scopes), PrincipalUser(principal)
 
@@ -71,6 +95,9 @@ def _algorithm(token: str) -> object:
 
 def on_auth_error(conn: HTTPConnection, error: AuthenticationError) -> Response:
     """The refusal of a bad token: HTTP 401, a GraphQL error body, and the Bearer challenge."""
+    if isinstance(error, CredentialUnavailable):
+        record_error(conn.scope, error.error.code.value)
+        return JSONResponse(error_body(error.error), status_code=503)
     record_error(conn.scope, Code.UNAUTHENTICATED.value)
     return JSONResponse(
         error_body(unauthenticated(str(error))), status_code=401, headers={"WWW-Authenticate": "Bearer"}

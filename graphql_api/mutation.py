@@ -7,7 +7,7 @@ from typing import Final
 import strawberry
 
 from graphql_api.errors import translated_with_input_paths
-from graphql_api.mutations import applications, departments, employees, jobs, organizations
+from graphql_api.mutations import api_keys, applications, departments, employees, jobs, organizations
 
 # Said once, appended to every mutation that writes tenant data.
 _ERRORS: Final = (
@@ -106,4 +106,14 @@ class Mutation:
     add_email_domain = strawberry.mutation(
         resolver=organizations.add_email_domain,
         description="Platform operators only: give an organisation one more email domain.",
+    )
+    create_api_key = strawberry.mutation(
+        resolver=api_keys.create_api_key,
+        description="Creates an ACTIVE API key for an integration and returns its secret, this once (no "
+        "idempotencyKey: a replay would have to show the secret again). An audit event records it." + _ADMINS + _ERRORS,
+    )
+    revoke_api_key = strawberry.mutation(
+        resolver=api_keys.revoke_api_key,
+        description="Revokes an API key: from the next request on, its secret is refused as UNAUTHENTICATED. "
+        "Revoking a REVOKED key is a CONFLICT. An audit event records it." + _ADMINS + _ERRORS,
     )

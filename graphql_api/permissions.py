@@ -14,6 +14,12 @@ department through the request's batched loader.
     jobPosting(id) / node          OPEN only    all                            all
     BillingSubscription.billingCustomerId -     -                              yes
     Organization.emailDomains      -            -                              yes (and operators)
+    Organization.apiKeys           -            -                              yes
+    createApiKey / revokeApiKey    -            -                              yes
+
+API keys act with the role they were given, EMPLOYEE or ADMIN, by the rows above; a key is
+not a person, so ``me`` is null for it and it cannot apply to a job (``person``), and an
+EMPLOYEE key runs no mutation at all (graphql_api/read_only_keys.py).
 
 A refusal is FORBIDDEN on that field alone (null plus an error), never a failed request.
 """
@@ -32,6 +38,14 @@ def caller(context: RequestContext) -> Principal:
         raise unauthenticated()
     if principal.org_id is None:
         raise forbidden("platform operators see no tenant data")
+    return principal
+
+
+def person(context: RequestContext) -> Principal:
+    """The caller, who must be an employee acting for themselves (not an API key)."""
+    principal = caller(context)
+    if principal.api_key:
+        raise forbidden("an API key is not an employee and cannot act as one")
     return principal
 
 
@@ -84,6 +98,11 @@ def check_all_jobs(context: RequestContext) -> None:
 def check_billing(context: RequestContext) -> None:
     if not is_admin(context):
         raise forbidden("only admins see billing details")
+
+
+def check_api_keys(context: RequestContext) -> None:
+    if not is_admin(context):
+        raise forbidden("only admins manage API keys")
 
 
 def check_email_domains(context: RequestContext) -> None:

@@ -65,13 +65,20 @@ def _organization(info: Info) -> Organization:
 
 
 @strawberry.type(
-    description="What a client reads. Every field but `organizations` needs an employee's bearer token "
-    "(none: UNAUTHENTICATED; a platform operator's: FORBIDDEN) and reads the caller's own organisation only."
+    description="What a client reads. Every field but `organizations` needs an employee's bearer token or an "
+    "API key (none: UNAUTHENTICATED; a platform operator's token: FORBIDDEN) and reads the caller's own "
+    "organisation only."
 )
 class Query:
-    @strawberry.field(description="The signed-in employee (the token's subject).")
+    @strawberry.field(
+        description="The signed-in employee (the token's subject); null for an API key, which is no employee."
+    )
     async def me(self, info: Info) -> Employee | None:
-        return await _employee(info, info.context.session.require_tenant().actor_id or "")
+        scope = info.context.session.require_tenant()
+        principal = info.context.principal
+        if principal is not None and principal.api_key:
+            return None
+        return await _employee(info, scope.actor_id or "")
 
     @strawberry.field(description="The signed-in employee's organisation, the entry point to its lists.")
     async def organization(self, info: Info) -> Organization | None:

@@ -60,9 +60,9 @@ class SetApplicationStatusPayload:
 
 
 async def apply_to_job(info: Info, input: Annotated[ApplyToJobInput, INPUT_ARGUMENT]) -> ApplyToJobPayload | None:
-    """Every employee applies as themselves."""
+    """Every employee applies as themselves (an API key is no employee: FORBIDDEN)."""
     context = info.context
-    caller = permissions.caller(context)
+    caller = permissions.person(context)
     (job_id,) = decode_id(input.job_posting_id, "JobPosting", "input.jobPostingId")
     created = await run_write(
         context,

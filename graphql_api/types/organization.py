@@ -12,6 +12,7 @@ from datastore.organizations import OrganizationWithSubscription
 from graphql_api import ids, loaders, permissions
 from graphql_api.context import RequestContext
 from graphql_api.errors import bad_input, forbidden, not_found
+from graphql_api.types.api_key import ApiKey, api_keys_of_org
 from graphql_api.types.audit_event import AuditEvent
 from graphql_api.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.types.department import Department
@@ -208,4 +209,23 @@ class Organization(Node):
             after=after,
             descending=True,
             convert=AuditEvent.of,
+        )
+
+    @strawberry.field(
+        description="The organisation's API keys, ACTIVE and REVOKED, in the order they were created; never their "
+        "secrets. Admins only: anyone else gets FORBIDDEN (this field null, the rest of the answer intact)."
+    )
+    async def api_keys(
+        self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
+    ) -> Connection[ApiKey] | None:
+        permissions.check_api_keys(info.context)
+        return await paginate(
+            info,
+            api_keys_of_org,
+            parent=None,
+            name="Organization.apiKeys",
+            first=first,
+            after=after,
+            descending=False,
+            convert=ApiKey.of,
         )

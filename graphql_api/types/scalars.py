@@ -64,6 +64,7 @@ if TYPE_CHECKING:
     EmployeeStatus = entities.EmployeeStatus
     JobPostingStatus = entities.JobStatus
     ApplicationStatus = entities.ApplicationStatus
+    ApiKeyStatus = entities.ApiKeyStatus
 else:
     Plan = described(
         entities.Plan,
@@ -130,6 +131,15 @@ else:
             "REJECTED": "Turned down. Final.",
             "ACCEPTED": "Offered the job. Final.",
             "WITHDRAWN": "Taken back by the applicant (or an admin). Final.",
+        },
+    )
+    ApiKeyStatus = described(
+        entities.ApiKeyStatus,
+        "ApiKeyStatus",
+        "Whether an API key still authenticates.",
+        {
+            "ACTIVE": "It authenticates its bearer with its role.",
+            "REVOKED": "Refused as UNAUTHENTICATED from the request after revokeApiKey; kept for the record.",
         },
     )
 

@@ -14,14 +14,14 @@ from datetime import UTC, datetime
 
 import pytest
 
-from datastore import calls, documents, employees, identities, keys, organizations, probe
+from datastore import api_keys, calls, documents, employees, identities, keys, organizations, probe
 from datastore.config import DatastoreSettings, RoleSettings
 from datastore.credentials import RoleSession, role_session
-from datastore.entities import Plan
+from datastore.entities import Plan, Role
 from datastore.errors import ScopeViolation, Unavailable
 from datastore.local import free_port
 from datastore.pagination import PageRequest
-from datastore.scope import DocumentScope, PlatformScope, SignInScope, TenantScope
+from datastore.scope import ApiKeyScope, DocumentScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.sts import (
@@ -93,6 +93,17 @@ def test_sign_in_scope__request__signed_with_sign_in_role_untagged(world: RoleWo
     [request] = world.signed.snapshot()
     assert request.access_key == assumed.access_key
     assert request.partition_keys == [keys.identity_pk(tenant.admin.email)]
+
+
+def test_api_key_scope__key_lookup__signed_with_sign_in_role_as_api_key(world: RoleWorld, tenant: Tenant) -> None:
+    key, secret = api_keys.create_api_key(tenant.table, name="Sync", role=Role.EMPLOYEE)
+    grant = api_keys.find_grant(world.datastore.table(ApiKeyScope()), secret)
+    assert grant is not None and grant.key_id == key.key_id
+    [assumed] = world.assumed.snapshot()
+    assert (assumed.role_arn, assumed.session_name, assumed.tags) == (SIGNIN_ROLE, "api-key", {})
+    [request] = world.signed.snapshot()
+    assert request.access_key == assumed.access_key
+    assert request.partition_keys == [keys.api_key_lookup_pk(key.secret_hash)]
 
 
 def test_document_scope__persisted_document__signed_with_documents_role_untagged(world: RoleWorld) -> None:

@@ -213,6 +213,9 @@ CASES: Final[list[tuple[str, Case, str]]] = [
     ("createOrganization", _new_organization(emailDomains=["no spaces allowed.example"]), "input.emailDomains"),
     ("addEmailDomain", _add_domain("bad domain"), "input.domain"),
     ("addEmailDomain", lambda api, t: (api.platform, {"orgId": "not an id", "domain": "ok.example"}), "input.orgId"),
+    ("createApiKey", lambda api, t: (api.admin_of(t), {"name": " ", "role": "ADMIN"}), "input.name"),
+    ("createApiKey", lambda api, t: (api.admin_of(t), {"name": "Sync", "role": "MANAGER"}), "input.role"),
+    ("revokeApiKey", lambda api, t: (api.admin_of(t), {"id": "not an id"}), "input.id"),
 ]
 
 

@@ -1,6 +1,7 @@
 """Tenant isolation, attacked from every side the API offers.
 
-For each role (employee, manager, admin of organisation A, and a platform operator), every
+For each role (employee, manager, admin of organisation A, an EMPLOYEE and an ADMIN API key
+of A, and a platform operator), every
 root field, every connection and every id-taking argument is given organisation B's ids,
 global ids forged from B's raw ids under every type name, ids of the wrong type, B's emails
 and cursors taken from B's lists. Each attempt must:
@@ -8,7 +9,10 @@ and cursors taken from B's lists. Each attempt must:
 - answer exactly as the same request does with an id (or cursor, or email) that names
   nothing (same data, same error codes, messages and paths);
 - contain none of B's ids, emails or names;
-- send DynamoDB only keys of A's partitions (or, for the operator, the ORGS list).
+- send DynamoDB only keys of A's partitions (or, for the operator, the ORGS list; for an API
+  key, its own lookup item too).
+
+B's API key ids are tried in revokeApiKey, and B's keys listed through A (Organization.apiKeys).
 
 The number of attempts is printed (``-s``) and asserted.
 """
@@ -21,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from datastore import calls, keys
+from datastore import api_keys, calls, keys
+from datastore.entities import Role
 from graphql_api import ids
 from tests.conftest import TenantFactory
 from tests.graphql_api.conftest import Api, GraphQLClient
@@ -62,6 +67,7 @@ CONNECTIONS: dict[str, str] = {
     "Organization.employees:DESC": org_connection("employees", ", order: DESC"),
     "Organization.jobPostings:ALL": org_connection("jobPostings"),
     "Organization.jobPostings:OPEN": org_connection("jobPostings", ", status: OPEN"),
+    "Organization.apiKeys": org_connection("apiKeys"),
     "Department.employees": child_connection("department", "employees"),
     "JobPosting.applications": child_connection("jobPosting", "applications"),
     "Employee.applications": child_connection("employee", "applications"),
@@ -92,6 +98,8 @@ class Attacker:
     client: GraphQLClient
     own_org: str | None
     victim_markers: list[str]
+    # Partitions outside A it may address: an API key's own lookup item.
+    also_allowed: frozenset[str] = frozenset()
     attempts: int = 0
     failures: list[str] = field(default_factory=list)
     _baselines: dict[tuple[str, str], Any] = field(default_factory=dict)
@@ -101,7 +109,7 @@ class Attacker:
             body = self.client.query(query, variables)
         for pk in (pk for call in log.snapshot() for pk in call.partition_keys()):
             inside = pk == keys.ORGS_PK if self.own_org is None else keys.in_tenant(pk, self.own_org)
-            if not inside:
+            if not inside and pk not in self.also_allowed:
                 self.failures.append(f"{query[:60]} {variables}: sent key {pk!r}")
         return body
 
@@ -188,7 +196,8 @@ def _connection(data: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-ROLES = ["employee", "manager", "admin", "platform"]
+ROLES = ["employee", "manager", "admin", "employee key", "admin key", "platform"]
+REVOKE = "mutation($input: RevokeApiKeyInput!) { revokeApiKey(input: $input) { apiKey { id name } } }"
 
 
 @pytest.mark.parametrize("role", ROLES)
@@ -198,7 +207,22 @@ def test_isolation__other_tenants_ids_and_cursors__resolve_like_nothing(
     ours, theirs = build_world(make_tenant("Ours")), build_world(make_tenant("Theirs"))
     markers = [*victim_raw_ids(theirs), theirs.tenant.organization.name]
     markers += [e.email for e in (theirs.admin, theirs.manager, theirs.employee, theirs.other)]
-    if role == "platform":
+    their_key, _their_secret = api_keys.create_api_key(theirs.tenant.table, name="Their sync", role=Role.ADMIN)
+    markers += [their_key.key_id, their_key.name]
+    api_keys.create_api_key(ours.tenant.table, name="Our sync", role=Role.ADMIN)
+    if role.endswith(" key"):
+        key_role = Role.ADMIN if role == "admin key" else Role.EMPLOYEE
+        _key, secret = api_keys.create_api_key(ours.tenant.table, name=role, role=key_role)
+        lookup = keys.api_key_lookup_pk(_key.secret_hash)
+        attacker = Attacker(
+            api.as_(ours.admin).with_token(secret),
+            ours.tenant.org_id,
+            [*markers, theirs.tenant.domain],
+            also_allowed=frozenset({lookup}),
+        )
+        caller_emp_id = None
+        markers_note = ""
+    elif role == "platform":
         attacker = Attacker(api.platform, None, [m for m in markers if m != theirs.tenant.org_id])
         caller_emp_id = None
         markers_note = "(the operator may list every organisation)"
@@ -251,6 +275,12 @@ def test_isolation__other_tenants_ids_and_cursors__resolve_like_nothing(
             CONNECTIONS[name],
             {"id": their_parent, "after": None},
             {"id": nonexistent_id(type_name), "after": None},
+        )
+
+    # 6. B's API key ids (real, and forged under other type names) in revokeApiKey.
+    for global_id in (ids.encode("ApiKey", their_key.key_id), ids.encode("Employee", their_key.key_id)):
+        attacker.attempt(
+            "revokeApiKey(B's key)", REVOKE, {"input": {"id": global_id}}, {"input": {"id": nonexistent_id("ApiKey")}}
         )
 
     print(f"\nisolation[{role}]: {attacker.attempts} cross-tenant attempts {markers_note}")
