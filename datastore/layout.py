@@ -259,3 +259,10 @@ APPLICATION: Final = Layout(
         ts("submittedAt", "submitted_at"),
     ),
 )
+
+# --- copies: items that carry another entity's attributes, so a list reads no second item -----
+
+MEMBERSHIP: Final = EMPLOYEE
+"""An active employee's copy in its department's partition (AP7)."""
+NAME_ENTRY: Final = EMPLOYEE
+"""An employee's copy under one prefix of its folded names (name search and the directory by name)."""

@@ -115,6 +115,7 @@ class Bulk:
         out: list[Item] = [items.department_item(d) for d in self.departments]
         for emp in self.employees:
             out += [items.employee_item(emp), items.email_pointer_item(emp), items.identity_item(emp)]
+            out += items.name_entry_items(emp)
             if emp.department_id is not None:
                 out.append(items.membership_item(emp))
         out += [items.job_item(j) for j in self.jobs]
