@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from datastore import idempotency, items, keys, layout, locking, names, transact, validation, writes
+from datastore import idempotency, items, keys, layout, locking, transact, validation, writes
 from datastore.changes import Change
 from datastore.entities import Employee, EmployeeStatus, Role
 from datastore.errors import Conflict, InvalidInput, StaleVersion

@@ -45,7 +45,9 @@ def sort_form(name: str) -> str:
 
 def _prefixes(folded: str) -> set[str]:
     # A prefix ending in whitespace is never searched for (searches are stripped).
-    return {folded[:length] for length in range(1, min(len(folded), SEARCH_MAX) + 1) if not folded[length - 1].isspace()}
+    return {
+        folded[:length] for length in range(1, min(len(folded), SEARCH_MAX) + 1) if not folded[length - 1].isspace()
+    }
 
 
 def prefixes(first_name: str, last_name: str) -> list[str]:

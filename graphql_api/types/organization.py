@@ -12,6 +12,7 @@ from datastore.organizations import OrganizationWithSubscription
 from graphql_api import ids, loaders, permissions
 from graphql_api.context import RequestContext
 from graphql_api.errors import bad_input, forbidden, not_found
+from graphql_api.loaders import ListFetch
 from graphql_api.types.audit_event import AuditEvent
 from graphql_api.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.types.department import Department
@@ -171,11 +172,11 @@ class Organization(Node):
             prefix: str | None = names.search(search)
         else:
             prefix = "" if order_by is EmployeeOrder.NAME else None
-        if prefix is None:
-            fetch, parent, name = loaders.employees_of_org, None, f"Organization.employees:{order.name}"
-        else:
+        fetch: ListFetch = loaders.employees_of_org
+        parent, name = None, f"Organization.employees:{order.name}"
+        if prefix is not None:
             # The folded prefix is the list's parent: its partition, and part of what binds a cursor.
-            fetch, parent, name = loaders.employees_by_name, prefix, f"Organization.employees:NAME:{order.name}:{prefix}"
+            fetch, parent, name = loaders.employees_by_name, prefix, f"{name}:NAME:{prefix}"
         return await paginate(
             info,
             fetch,

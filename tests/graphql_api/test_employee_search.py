@@ -118,6 +118,7 @@ def walk(
             assert [c.operation for c in names] == ["Query"], variables
         connection = body["data"]["organization"]["employees"]
         edges = connection["edges"]
+        assert edges or after is None, "a page after a page that said more follow is empty"
         nodes += [edge["node"] for edge in edges]
         if not connection["pageInfo"]["hasNextPage"]:
             return nodes
@@ -206,7 +207,12 @@ def test_search__cursor_of_another_search__rejected(api: Api, directory: Directo
     caller = api.as_(directory.admin)
     page = caller.data(SEARCH, {"search": "al", "order": "ASC", "first": 2})["organization"]["employees"]
     cursor = page["pageInfo"]["endCursor"]
-    for other in ({"search": "an", "order": "ASC"}, {"search": "al", "order": "DESC"}, {"orderBy": "NAME", "order": "ASC"}, {"order": "ASC"}):
+    for other in (
+        {"search": "an", "order": "ASC"},
+        {"search": "al", "order": "DESC"},
+        {"orderBy": "NAME", "order": "ASC"},
+        {"order": "ASC"},
+    ):
         body = caller.query(SEARCH, {**other, "first": 2, "after": cursor})
         assert body["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT", "field": "after"}, other
 
@@ -251,7 +257,7 @@ def test_search__cost_limit__counts_it_like_any_list(api: Api, directory: Direct
     caller = api.as_(directory.admin)
     fields = "edges { cursor node { id firstName lastName email role status department { name } } }"
     plain = " ".join(f"a{i}: employees(first: 100) {{ {fields} }}" for i in range(15))
-    searched = " ".join(f"a{i}: employees(search: \"al\", first: 100) {{ {fields} }}" for i in range(15))
+    searched = " ".join(f'a{i}: employees(search: "al", first: 100) {{ {fields} }}' for i in range(15))
     refused = [caller.query(f"{{ organization {{ {q} }} }}")["errors"][0]["extensions"] for q in (plain, searched)]
     assert refused[0]["code"] == refused[1]["code"] == "BAD_USER_INPUT"
     assert refused[1]["cost"] == refused[0]["cost"] > 5_000
