@@ -98,8 +98,8 @@ SHAPES = [
 ]
 
 SEARCHES = """query($search: String, $orderBy: EmployeeOrder, $first: Int!) { organization {
-  employees(search: $search, orderBy: $orderBy, first: $first) { edges { node { firstName lastName department { name } } }
-  pageInfo { hasNextPage } } } }"""
+  employees(search: $search, orderBy: $orderBy, first: $first) {
+    edges { node { firstName lastName department { name } } } pageInfo { hasNextPage } } } }"""
 
 
 @pytest.mark.parametrize(
