@@ -56,11 +56,16 @@ def prefixes(first_name: str, last_name: str) -> list[str]:
 
 
 def search(value: str, field: str = SEARCH_FIELD) -> str:
-    """The folded prefix a search looks up, or InvalidInput naming ``field``."""
-    if len(value) > SEARCH_MAX:
-        raise InvalidInput(field, f"must be at most {SEARCH_MAX} characters")
+    """The folded prefix a search looks up, or InvalidInput naming ``field``.
+
+    Trimmed first, then bounded before folding (so folding works on at most 16 characters)
+    and after it (a ligature such as ``ﬃ`` folds to three).
+    """
     validation.refuse_controls(value, field)
-    folded = fold(value).strip()
+    trimmed = value.strip()
+    if len(trimmed) > SEARCH_MAX:
+        raise InvalidInput(field, f"must be at most {SEARCH_MAX} characters")
+    folded = fold(trimmed).strip()
     if not folded:
         raise InvalidInput(field, "must not be blank")
     if len(folded) > SEARCH_MAX:

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from datastore import organizations
+from datastore import employees, organizations
 from datastore.calls import CallLog
-from datastore.entities import Employee, EmployeeStatus, Plan
+from datastore.entities import Employee, EmployeeStatus, Plan, Role
 from datastore.scope import PlatformScope
 from datastore.table import Table
 from graphql_api import ids
-from tests.conftest import unique_domain
+from tests.conftest import TenantFactory, unique_domain
 from tests.graphql_api.bulk import Bulk
 from tests.graphql_api.conftest import Api, GraphQLClient
 
@@ -261,3 +261,22 @@ def test_search__cost_limit__counts_it_like_any_list(api: Api, directory: Direct
     refused = [caller.query(f"{{ organization {{ {q} }} }}")["errors"][0]["extensions"] for q in (plain, searched)]
     assert refused[0]["code"] == refused[1]["code"] == "BAD_USER_INPUT"
     assert refused[1]["cost"] == refused[0]["cost"] > 5_000
+
+
+def test_search__other_organisation_with_the_same_names__never_listed(
+    api: Api, directory: Directory, make_tenant: TenantFactory
+) -> None:
+    other = make_tenant()
+    theirs = employees.create_employee(
+        other.table,
+        email=other.email("ali"),
+        first_name="Ali",
+        last_name="Alison",
+        department_id=None,
+        role=Role.EMPLOYEE,
+    )
+    found = walk(api.as_(directory.admin), {"search": "ali", "order": "ASC"}, 100)
+    assert ids.encode("Employee", theirs.emp_id) not in {node["id"] for node in found}
+    assert [node["id"] for node in found] == directory.matching("ali")
+    mine = walk(api.admin_of(other), {"search": "ali", "order": "ASC"}, 100)
+    assert [node["id"] for node in mine] == [ids.encode("Employee", theirs.emp_id)]
