@@ -16,7 +16,7 @@ from pathlib import Path
 
 import uvicorn
 
-from datastore import counts, demo, employees, identities, keys, organizations, probe
+from datastore import counts, demo, employees, identities, keys, name_backfill, organizations, probe
 from datastore.config import ConfigError, DatastoreSettings
 from datastore.errors import InvalidInput, Unavailable
 from datastore.iam import ROLES, policies
@@ -265,6 +265,23 @@ def iam_policy(args: argparse.Namespace) -> int:
     return 0
 
 
+def index_names(args: argparse.Namespace) -> int:
+    """Write the name entries of employees written before name search (README "Name search")."""
+    settings = Settings.load().datastore
+    with dynamodb_endpoint(settings, reuse=True) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        try:
+            if args.org is not None:
+                done = [(args.org, name_backfill.index_organization(datastore.table(TenantScope(args.org))))]
+            else:
+                done = list(name_backfill.index_platform(datastore.table(PlatformScope())))
+        finally:
+            datastore.close()
+    for org_id, count in done:
+        print(f"{org_id}: {count} employees indexed")
+    return 0
+
+
 def cloudformation(_args: argparse.Namespace) -> int:
     """Print the CloudFormation template (README "Deploying to AWS")."""
     sys.stdout.write(deploy_template.render())
@@ -278,6 +295,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "check-counts": check_counts,
     "iam-policy": iam_policy,
     "cloudformation": cloudformation,
+    "index-names": index_names,
 }
 
 
@@ -300,6 +318,8 @@ def parser() -> argparse.ArgumentParser:
     iam.add_argument("--table-arn", help="the table's ARN (default: from HR_TABLE_NAME and AWS_REGION)")
     iam.add_argument("--role", choices=ROLES, help="one role only")
     commands.add_parser("cloudformation", help="print the CloudFormation template of the service")
+    names = commands.add_parser("index-names", help="write name entries for employees written before name search")
+    names.add_argument("--org", help="one organisation's id only (default: every organisation)")
     return root
 
 

@@ -1,8 +1,10 @@
-"""Employees: AP2, AP3, AP4 (within a tenant), AP7, and every write that moves headcount.
+"""Employees: AP2, AP3, AP4 (within a tenant), AP7, name search, and every write that moves headcount.
 
 Each write that changes who is active in a department writes the employee, its membership
 copy and the department counters in one transaction, conditioned on the employee's version,
-so ``Department.headcount`` always equals the department's membership count.
+so ``Department.headcount`` always equals the department's membership count. Every employee
+write also rewrites the employee's name entries (``datastore.names``) in that transaction, and
+deletes those a name change leaves behind, so search never sees a write half-done.
 """
 
 from __future__ import annotations
@@ -109,6 +111,15 @@ def list_department_employees(table: Table, dept_id: str, request: PageRequest) 
     )
 
 
+def list_employees_by_name(table: Table, prefix: str, request: PageRequest) -> Page[Employee]:
+    """Employees by folded last name, first name, then id: one Query on a name partition.
+
+    ``prefix`` is a folded search (``names.search``): the employees with a first or last name
+    starting with it, each once; "" lists the whole directory, ACTIVE and INACTIVE.
+    """
+    return table.query_page(keys.name_pk(table.tenant.org_id, prefix), request, items.employee_from)
+
+
 def find_employee_id_by_email(table: Table, email: str) -> str | None:
     """AP4 within a tenant: one GetItem on the organisation's email pointer."""
     email = validation.email(email)
@@ -154,7 +165,21 @@ def admin_ops(emp: Employee) -> list[transact.Op]:
         transact.put_new(items.employee_item(emp), lambda _old: Conflict("employee id taken")),
         transact.put_new(items.identity_item(emp), _email_taken(emp.email)),
         transact.put_new(items.email_pointer_item(emp), _email_taken(emp.email)),
+        *name_entry_ops(None, emp),
     ]
+
+
+def name_entry_ops(before: Employee | None, after: Employee) -> list[transact.Op]:
+    """Rewrite ``after``'s name entries; delete those of ``before`` a name change left behind.
+
+    Every entry carries the whole employee, so every write puts them all again; a name change
+    also moves entries to other sort keys and prefixes, and the old ones go in the same write.
+    """
+    ops = [transact.put(item) for item in items.name_entry_items(after)]
+    if before is not None:
+        kept = set(items.name_entry_keys(after))
+        ops += [transact.delete(key) for key in items.name_entry_keys(before) if key not in kept]
+    return ops
 
 
 def _headcount(org_id: str, dept_id: str, delta: int, field: str) -> transact.Op:
@@ -280,7 +305,7 @@ def update_employee(
             role=current.role if role is None else role,
             version=current.version + 1,
         )
-        ops = [_put_versioned(updated, current.version)]
+        ops = [_put_versioned(updated, current.version), *name_entry_ops(current, updated)]
         if updated.status is EmployeeStatus.ACTIVE and updated.department_id is not None:
             ops.append(transact.put(items.membership_item(updated)))
         if updated.email != current.email:
@@ -330,7 +355,7 @@ def move_employee(
             if current.department_id == department_id:
                 return Move(current, None)
             moved = replace(current, department_id=department_id, version=current.version + 1)
-            ops = [_put_versioned(moved, current.version)]
+            ops = [_put_versioned(moved, current.version), *name_entry_ops(current, moved)]
             if current.department_id is not None:
                 ops.append(transact.delete(keys.membership_key(current.org_id, current.department_id, current.emp_id)))
                 ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
@@ -376,7 +401,7 @@ def terminate_employee(
                 terminated_at=items.now(),
                 version=current.version + 1,
             )
-            ops = [_put_versioned(terminated, current.version)]
+            ops = [_put_versioned(terminated, current.version), *name_entry_ops(current, terminated)]
             if current.department_id is not None:
                 ops.append(transact.delete(keys.membership_key(current.org_id, current.department_id, current.emp_id)))
                 ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from datastore import keys, layout
+from datastore import keys, layout, names
 from datastore.entities import (
     ApiKey,
     Application,
@@ -40,6 +40,7 @@ SUBSCRIPTION: Final = "Subscription"
 DEPARTMENT: Final = "Department"
 EMPLOYEE: Final = "Employee"
 MEMBERSHIP: Final = "Membership"
+NAME_ENTRY: Final = "NameEntry"
 EMAIL_POINTER: Final = "EmailPointer"
 IDENTITY: Final = "Identity"
 DOMAIN: Final = "EmailDomain"
@@ -106,7 +107,7 @@ organization_from: Final = layout.ORGANIZATION.read
 subscription_from: Final = layout.SUBSCRIPTION.read
 department_from: Final = layout.DEPARTMENT.read
 employee_from: Final = layout.EMPLOYEE.read
-"""Reads an Employee from its own item or from its department membership copy."""
+"""Reads an Employee from its own item, its department membership copy or a name entry."""
 job_from: Final = layout.JOB_POSTING.read
 application_from: Final = layout.APPLICATION.read
 
@@ -170,8 +171,27 @@ def membership_item(emp: Employee) -> Item:
     return {
         **_key(keys.membership_key(emp.org_id, emp.department_id, emp.emp_id)),
         ENTITY: s(MEMBERSHIP),
-        **layout.EMPLOYEE.write(emp),
+        **layout.MEMBERSHIP.write(emp),
     }
+
+
+def name_entry_keys(emp: Employee) -> list[keys.Key]:
+    """The keys of an employee's name entries: one per prefix of its folded names, "" first."""
+    last, first = names.sort_form(emp.last_name), names.sort_form(emp.first_name)
+    return [
+        keys.name_entry_key(emp.org_id, prefix, last, first, emp.emp_id)
+        for prefix in names.prefixes(emp.first_name, emp.last_name)
+    ]
+
+
+def name_entry_items(emp: Employee) -> list[Item]:
+    """An employee's copies in the name partitions (``datastore.names``), active or not.
+
+    Each carries every employee attribute, as the membership copy does, so a search page is
+    one Query with nothing to hydrate.
+    """
+    attributes = layout.NAME_ENTRY.write(emp)
+    return [{**_key(key), ENTITY: s(NAME_ENTRY), **attributes} for key in name_entry_keys(emp)]
 
 
 def email_pointer_item(emp: Employee) -> Item:

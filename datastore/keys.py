@@ -7,6 +7,7 @@ Layout (PK / SK, and GSI1PK / GSI1SK where an item is in the index):
     Department       ORG#<org>                 DEPT#<dept>
     Employee         ORG#<org>                 EMP#<emp>        ORG#<org>#EMP / <hiredAt>#<emp>
     Email pointer    ORG#<org>                 EMAIL#<email>
+    Name entry       ORG#<org>#NAME#<prefix>   <last>\x01<first>\x01<emp>   (names folded, datastore/names.py)
     Membership       ORG#<org>#DEPT#<dept>     EMP#<emp>
     Identity         EMAIL#<email>             #IDENTITY
     Email domain     DOMAIN#<domain>           #DOMAIN
@@ -25,6 +26,11 @@ the email domain markers, the platform's organisation list, the persisted GraphQ
 of a key's secret, so a bearer key is found with one GetItem before its tenant is known) are
 the only others. A domain marker names the one organisation that owns an email domain,
 platform-wide.
+
+An employee has one name entry per distinct prefix of its folded first and last names, and
+one under the empty prefix (the whole directory). The sort key orders a partition by folded
+last name, then folded first name, then employee id; its separator (U+0001) sorts below every
+character a name may hold (validation refuses control characters), so "Ng" precedes "Ng Li".
 
 Audit events are bucketed by the UTC month they happened in, so a busy tenant spreads its
 trail over one partition per month; the event id is a ULID minted from the event's time, so
@@ -59,6 +65,7 @@ OPEN: Final = "OPEN"
 AUDIT: Final = "AUDIT"
 EVT: Final = "EVT"
 IDEM: Final = "IDEM"
+NAME: Final = "NAME"
 PQ: Final = "PQ"
 APIKEY: Final = "APIKEY"
 
@@ -210,6 +217,11 @@ def audit_bucket_of(partition_key: str, org_id: str) -> str | None:
     return bucket
 
 
+def name_pk(org_id: str, prefix: str) -> str:
+    """The partition of the employees found under the folded ``prefix`` ("" for all of them)."""
+    return _join(ORG, org_id, NAME, prefix)
+
+
 def idempotency_pk(org_id: str, idempotency_key: str) -> str:
     return _join(ORG, org_id, IDEM, parse_idempotency_key(idempotency_key))
 
@@ -308,6 +320,10 @@ def membership_key(org_id: str, dept_id: str, emp_id: str) -> Key:
     return Key(membership_pk(org_id, dept_id), _join(EMP, emp_id))
 
 
+def name_entry_key(org_id: str, prefix: str, folded_last: str, folded_first: str, emp_id: str) -> Key:
+    return Key(name_pk(org_id, prefix), name_sk(folded_last, folded_first, emp_id))
+
+
 def persisted_document_key(sha256: str) -> Key:
     return Key(persisted_document_pk(sha256), DOCUMENT_SK)
 
@@ -374,6 +390,14 @@ def api_key_sk_prefix() -> str:
 
 def audit_event_sk_prefix() -> str:
     return EVT + SEP
+
+
+# Below every character of a name (control characters are refused), so a shorter name sorts first.
+NAME_SEP: Final = "\x01"
+
+
+def name_sk(folded_last: str, folded_first: str, emp_id: str) -> str:
+    return NAME_SEP.join((folded_last, folded_first, emp_id))
 
 
 # --- index sort keys --------------------------------------------------------------------

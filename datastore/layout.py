@@ -328,3 +328,10 @@ API_KEY_GRANT: Final = Layout(
         enum(STATUS, "status", ApiKeyStatus),
     ),
 )
+
+# --- copies: items that carry another entity's attributes, so a list reads no second item -----
+
+MEMBERSHIP: Final = EMPLOYEE
+"""An active employee's copy in its department's partition (AP7)."""
+NAME_ENTRY: Final = EMPLOYEE
+"""An employee's copy under one prefix of its folded names (name search and the directory by name)."""

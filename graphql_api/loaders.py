@@ -120,6 +120,11 @@ def employees_of_org(table: Table, _parent: str | None, request: PageRequest) ->
     return employees.list_employees(table, request)
 
 
+def employees_by_name(table: Table, prefix: str | None, request: PageRequest) -> Page[Employee]:
+    assert prefix is not None
+    return employees.list_employees_by_name(table, prefix, request)
+
+
 def employees_of_department(table: Table, dept_id: str | None, request: PageRequest) -> Page[Employee]:
     assert dept_id is not None
     return employees.list_department_employees(table, dept_id, request)

@@ -7,11 +7,12 @@ from typing import Annotated
 
 import strawberry
 
-from datastore import entities
+from datastore import entities, names
 from datastore.organizations import OrganizationWithSubscription
 from graphql_api import ids, loaders, permissions
 from graphql_api.context import RequestContext
 from graphql_api.errors import bad_input, forbidden, not_found
+from graphql_api.loaders import ListFetch
 from graphql_api.types.api_key import ApiKey, api_keys_of_org
 from graphql_api.types.audit_event import AuditEvent
 from graphql_api.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
@@ -19,7 +20,7 @@ from graphql_api.types.department import Department
 from graphql_api.types.employee import Employee
 from graphql_api.types.job_posting import JobPosting
 from graphql_api.types.node import Node
-from graphql_api.types.scalars import JobPostingStatus, OrganizationStatus, Plan, SortOrder, output
+from graphql_api.types.scalars import EmployeeOrder, JobPostingStatus, OrganizationStatus, Plan, SortOrder, output
 
 Info = strawberry.Info[RequestContext, None]
 
@@ -133,7 +134,10 @@ class Organization(Node):
             convert=Department.of,
         )
 
-    @strawberry.field(description="Every employee, ACTIVE or INACTIVE, ordered by `hiredAt`.")
+    @strawberry.field(
+        description="Every employee, ACTIVE or INACTIVE, by `hiredAt` (the default) or by name; with `search`, "
+        "those whose first or last name starts with it, by name. Each page is one DynamoDB Query."
+    )
     async def employees(
         self,
         info: Info,
@@ -142,16 +146,43 @@ class Organization(Node):
         order: Annotated[
             SortOrder,
             strawberry.argument(
-                description="ASC: earliest hire first; DESC: latest hire first. A cursor only continues "
-                "the order it came from."
+                description="ASC: earliest hire first, or A to Z by name; DESC: latest hire first, or Z to A. "
+                "A cursor only continues the order (and search) it came from."
             ),
         ] = SortOrder.ASC,
+        search: Annotated[
+            str | None,
+            strawberry.argument(
+                description="Only employees whose first name or last name starts with this text, ignoring case "
+                f"and accents (Ålice, alice and ALICE match alike), each once, by name. 1 to {names.SEARCH_MAX} "
+                "characters, leading and trailing spaces ignored; blank, longer, or with control characters: "
+                "BAD_USER_INPUT."
+            ),
+        ] = None,
+        order_by: Annotated[
+            EmployeeOrder | None,
+            strawberry.argument(
+                description="HIRED_AT or NAME. Omitted: HIRED_AT, or NAME with `search` (a search is only "
+                "listed by name; `search` with HIRED_AT is BAD_USER_INPUT)."
+            ),
+        ] = None,
     ) -> Connection[Employee]:
+        if search is not None:
+            if order_by is EmployeeOrder.HIRED_AT:
+                raise bad_input("orderBy", "a search lists by NAME only; omit orderBy or pass NAME")
+            prefix: str | None = names.search(search)
+        else:
+            prefix = "" if order_by is EmployeeOrder.NAME else None
+        fetch: ListFetch = loaders.employees_of_org
+        parent, name = None, f"Organization.employees:{order.name}"
+        if prefix is not None:
+            # The folded prefix is the list's parent: its partition, and part of what binds a cursor.
+            fetch, parent, name = loaders.employees_by_name, prefix, f"{name}:NAME:{prefix}"
         return await paginate(
             info,
-            loaders.employees_of_org,
-            parent=None,
-            name=f"Organization.employees:{order.name}",
+            fetch,
+            parent=parent,
+            name=name,
             first=first,
             after=after,
             descending=order is SortOrder.DESC,

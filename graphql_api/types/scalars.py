@@ -144,7 +144,19 @@ else:
     )
 
 
-@strawberry.enum(description="The order of a list by date: oldest first (ASC) or newest first (DESC).")
+@strawberry.enum(
+    description="A list's direction: ASC (oldest first by date, A to Z by name) or DESC (newest first, Z to A)."
+)
 class SortOrder(Enum):
-    ASC = strawberry.enum_value("asc", description="Oldest first.")
-    DESC = strawberry.enum_value("desc", description="Newest first.")
+    ASC = strawberry.enum_value("asc", description="Oldest first by date; A to Z by name.")
+    DESC = strawberry.enum_value("desc", description="Newest first by date; Z to A by name.")
+
+
+@strawberry.enum(description="What `Organization.employees` is ordered by; `order` picks the direction.")
+class EmployeeOrder(Enum):
+    HIRED_AT = strawberry.enum_value("hiredAt", description="By `hiredAt`, then employee id for the same instant.")
+    NAME = strawberry.enum_value(
+        "name",
+        description="Alphabetically: by last name, then first name, both compared without case or accents "
+        "(NFKD, combining marks dropped, casefolded), then by employee id for equal names.",
+    )

@@ -58,6 +58,7 @@ def raw_employees(org_id: str, count: int, department: Department | None = None)
 
 def employee_items(emp: Employee) -> list[items.Item]:
     written = [items.employee_item(emp), items.identity_item(emp), items.email_pointer_item(emp)]
+    written += items.name_entry_items(emp)
     if emp.department_id is not None:
         written.append(items.membership_item(emp))
     return written

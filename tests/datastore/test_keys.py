@@ -79,6 +79,8 @@ def test_tenant_keys__every_partition_starts_with_the_org() -> None:
         keys.job_key(ORG, JOB),
         keys.application_key(ORG, JOB, APP),
         keys.applicant_key(ORG, JOB, EMP),
+        keys.name_entry_key(ORG, "", "lee", "ann", EMP),
+        keys.name_entry_key(ORG, "le", "lee", "ann", EMP),
     ]
     index_partitions = [
         keys.open_jobs_gsi_pk(ORG),
@@ -103,6 +105,19 @@ def test_layout__matches_the_documented_keys() -> None:
     assert keys.application_key(ORG, JOB, APP) == keys.Key(f"ORG#{ORG}#JOB#{JOB}", f"APP#{APP}")
     assert keys.open_jobs_gsi_pk(ORG) == f"ORG#{ORG}#OPEN"
     assert keys.open_jobs_gsi_sk("2024-01-01T00:00:00.000Z", JOB) == f"JOB#2024-01-01T00:00:00.000Z#{JOB}"
+    assert keys.name_entry_key(ORG, "an", "lee", "ann", EMP) == keys.Key(f"ORG#{ORG}#NAME#an", f"lee\x01ann\x01{EMP}")
+    assert keys.name_pk(ORG, "") == f"ORG#{ORG}#NAME#"
+
+
+def test_name_sk__shorter_name_and_then_first_name__sort_first() -> None:
+    # "ng" < "ng li" < "nga" by last name; the separator sorts below a space and every letter.
+    ordered = [
+        keys.name_sk("ng", "zoe", EMP),
+        keys.name_sk("ng li", "ann", EMP),
+        keys.name_sk("nga", "ann", EMP),
+    ]
+    assert sorted(ordered) == ordered
+    assert sorted([keys.name_sk("lee", "bo", EMP), keys.name_sk("lee", "ann", EMP)])[0].startswith("lee\x01ann")
 
 
 def test_in_tenant__org_id_that_prefixes_another__is_not_the_same_tenant() -> None:

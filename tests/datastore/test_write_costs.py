@@ -27,13 +27,23 @@ TRANSACT = "TransactWriteItems"
 
 # Items in each write's transaction without an idempotency key: its own items plus the audit
 # event. A key adds the idempotency record.
+# Every employee write also puts one name entry per prefix of its folded names plus the
+# directory's (datastore/names.py): "Once Only" has 7 ("", o, on, onc, once, onl, only); the
+# tenant factory's "Test Person xxxxxx" has 17 ("", 4 of "test", 12 of "person xxxxxx": no
+# prefix ends in a space). A name change deletes the old entries whose keys changed: renaming
+# "Person xxxxxx" to "Changed" changes every sort key, so 17 deletes and 12 puts.
+ONCE_ONLY_ENTRIES = 7
+TEST_PERSON_ENTRIES = 17
+RENAMED_ENTRIES = 12  # "", 4 of "test", 7 of "changed"
 EXPECTED_ITEMS = {
     "create_department": 2,
     "update_department": 2,
-    "create_employee": 7,  # domain check, employee, identity, email pointer, membership, headcount, event
-    "update_employee": 2,  # employee, event (+1 membership copy when in a department)
-    "move_employee": 6,  # employee, 2 memberships, 2 headcounts, event
-    "terminate_employee": 4,  # employee, membership, headcount, event
+    # domain check, employee, identity, email pointer, membership, headcount, event, name entries
+    "create_employee": 7 + ONCE_ONLY_ENTRIES,
+    # employee, event (+1 membership copy when in a department), new entries, old entries deleted
+    "update_employee": 2 + RENAMED_ENTRIES + TEST_PERSON_ENTRIES,
+    "move_employee": 6 + TEST_PERSON_ENTRIES,  # employee, 2 memberships, 2 headcounts, event, entries
+    "terminate_employee": 4 + TEST_PERSON_ENTRIES,  # employee, membership, headcount, event, entries
     "create_job": 3,  # job, department check, event
     "update_job": 2,
     "publish_job": 2,
@@ -96,9 +106,10 @@ def test_write_costs(make_tenant: TenantFactory, platform: Table, call_log: Call
             admin_last_name="Ly",
         ),
     )
-    # Organisation, subscription, domain marker, admin employee, identity, email pointer, event.
-    assert len(org.params["TransactItems"]) == 7
-    rows.append(f"{'create_organization':<24} {7:>5} {org.write_units:>9.1f} {14:>9}")
+    # Organisation, subscription, domain marker, admin employee, identity, email pointer, event,
+    # and the admin's 7 name entries ("", c, co, cos, cost, l, ly).
+    assert len(org.params["TransactItems"]) == 14
+    rows.append(f"{'create_organization':<24} {14:>5} {org.write_units:>9.1f} {28:>9}")
     print("\n" + "\n".join(rows))
 
 

@@ -67,19 +67,27 @@ class Bulk:
         self.departments.append(dept)
         return dept
 
-    def employee(self, department: Department | None, n: int) -> Employee:
+    def employee(
+        self,
+        department: Department | None,
+        n: int,
+        *,
+        first_name: str | None = None,
+        last_name: str | None = None,
+        terminated: bool = False,
+    ) -> Employee:
         hired = EPOCH + timedelta(hours=n)
         emp = Employee(
             org_id=self.org_id,
             emp_id=keys.new_id_at(hired),
             email=f"person{n}.{keys.new_id().lower()}@example.com",
-            first_name=f"First{n}",
-            last_name=f"Last{n}",
+            first_name=f"First{n}" if first_name is None else first_name,
+            last_name=f"Last{n}" if last_name is None else last_name,
             department_id=None if department is None else department.dept_id,
             role=Role.EMPLOYEE,
-            status=EmployeeStatus.ACTIVE,
+            status=EmployeeStatus.INACTIVE if terminated else EmployeeStatus.ACTIVE,
             hired_at=hired,
-            terminated_at=None,
+            terminated_at=hired + timedelta(days=30) if terminated else None,
             version=1,
         )
         self.employees.append(emp)
@@ -118,7 +126,9 @@ class Bulk:
         out: list[Item] = [items.department_item(d) for d in self.departments]
         for emp in self.employees:
             out += [items.employee_item(emp), items.email_pointer_item(emp), items.identity_item(emp)]
-            if emp.department_id is not None:
+            out += items.name_entry_items(emp)
+            # A terminated employee keeps its departmentId but has left the department's list.
+            if emp.department_id is not None and emp.status is EmployeeStatus.ACTIVE:
                 out.append(items.membership_item(emp))
         applied: Counter[str] = Counter(app.job_id for app in self.applications)
         for job in self.jobs:

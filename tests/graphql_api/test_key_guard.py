@@ -41,6 +41,8 @@ def test_api_requests__only_in_the_callers_org(api: Api, tenant: Tenant, make_te
     query = """{ me { email department { name } } organization { name
       departments { edges { node { name manager { email } employees { edges { node { email } } } } } }
       employees { edges { node { email applications { edges { node { id } } } } } }
+      byName: employees(orderBy: NAME) { edges { node { email } } }
+      found: employees(search: "te") { edges { node { email } } }
       jobPostings { edges { node { title applications { edges { node { id } } } } } } } }"""
     with calls.listening() as log:
         assert "errors" not in api.admin_of(tenant).query(query)

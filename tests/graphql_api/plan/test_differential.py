@@ -90,7 +90,30 @@ SHAPES = [
        applications(first: 2) { edges { node { status } } } } } } } } } } }""",
     # job postings the employee may not list (FORBIDDEN at the root field)
     "{ organization { name jobPostings(first: 5) { edges { node { title status } } } } }",
+    # name search and the directory by name, literal arguments; a bad search (BAD_USER_INPUT)
+    """{ organization { s: employees(search: "Å", first: 3, order: DESC) { edges { cursor node { firstName } }
+       pageInfo { hasNextPage endCursor } } n: employees(orderBy: NAME, first: 4) { edges { node { lastName } } }
+       h: employees(orderBy: HIRED_AT, first: 2) { edges { node { email } } }
+       bad: employees(search: " ") { edges { node { id } } } } }""",
 ]
+
+SEARCHES = """query($search: String, $orderBy: EmployeeOrder, $first: Int!) { organization {
+  employees(search: $search, orderBy: $orderBy, first: $first) {
+    edges { node { firstName lastName department { name } } } pageInfo { hasNextPage } } } }"""
+
+
+@pytest.mark.parametrize(
+    "variables",
+    [
+        {"search": "b", "first": 2},
+        {"search": "BOB", "orderBy": "NAME", "first": 5},
+        {"orderBy": "NAME", "first": 50},
+        {"search": "x" * 17, "first": 5},
+        {"search": "b", "orderBy": "HIRED_AT", "first": 5},
+    ],
+)
+def test_search_variables__same_answer(both: Differential, demo: Demo, variables: dict[str, object]) -> None:
+    assert_same(both, "dave@acme.co", demo, SEARCHES, variables)
 
 
 @pytest.mark.parametrize("email", ROLES)

@@ -1,0 +1,76 @@
+"""Name entries for employees written before name search existed: ``python server.py index-names``.
+
+Every employee write keeps an employee's name entries (``datastore.names``) in its own
+transaction; employees written before that have none, so search and ``orderBy: NAME`` miss
+them. This writes them, one transaction per employee: the entries as of the version read,
+with a ConditionCheck that the employee is still at that version. An employee written in the
+meantime wrote its own entries; the backfill reads it again and rewrites the same ones, so it
+never leaves entries of a name that is gone. Running it again changes nothing but the copies.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TypeVar
+
+from datastore import employees, items, keys, layout, organizations, transact
+from datastore.entities import Employee
+from datastore.errors import StaleVersion
+from datastore.pagination import Page, PageRequest
+from datastore.scope import TenantScope
+from datastore.table import Table
+
+T = TypeVar("T")
+
+# A write to the same employee between the read and the transaction: read and try again.
+ATTEMPTS = 5
+
+
+def _entries_at_version(emp: Employee) -> list[transact.Op]:
+    still = transact.check(
+        keys.employee_key(emp.org_id, emp.emp_id),
+        "#version = :read",
+        names={"#version": layout.VERSION},
+        values={":read": items.n(emp.version)},
+        on_failed=lambda _old: StaleVersion("the employee changed while its name entries were written"),
+    )
+    return [still, *employees.name_entry_ops(None, emp)]
+
+
+def index_employee(table: Table, emp: Employee) -> None:
+    """Write ``emp``'s name entries, re-reading it while other writes change it."""
+    current: Employee | None = emp
+    for _ in range(ATTEMPTS):
+        if current is None:
+            return  # gone: nothing to index
+        try:
+            table.write(_entries_at_version(current))
+            return
+        except StaleVersion:
+            current = employees.get_employee(table, emp.emp_id, consistent=True)
+    raise StaleVersion(f"employee {emp.emp_id} kept changing; run the backfill again")
+
+
+def _every(fetch: Callable[[PageRequest], Page[T]]) -> Iterator[T]:
+    request = PageRequest(first=100)
+    while True:
+        page = fetch(request)
+        yield from page.items
+        if not page.has_next:
+            return
+        request = PageRequest(first=100, after=page.end_cursor)
+
+
+def index_organization(table: Table) -> int:
+    """Write the name entries of every employee of the table's tenant; how many employees."""
+    count = 0
+    for emp in _every(lambda request: employees.list_employees(table, request)):
+        index_employee(table, emp)
+        count += 1
+    return count
+
+
+def index_platform(platform: Table) -> Iterator[tuple[str, int]]:
+    """Every organisation's backfill in turn (a platform operator's table): (org id, employees)."""
+    for org in _every(lambda request: organizations.list_organizations(platform, request)):
+        yield org.org_id, index_organization(platform.with_scope(TenantScope(org.org_id)))
