@@ -13,12 +13,11 @@ import asyncio
 import jwt
 from starlette.authentication import AuthCredentials, AuthenticationBackend, AuthenticationError, BaseUser
 from starlette.requests import HTTPConnection
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from graphql_api.auth import ALGORITHM, Principal, TokenVerifier, bearer_token
-from graphql_api.errors import ApiError, Code, unauthenticated
-from graphql_api.http.raw import error_body
-from graphql_api.observability.record import record_error
+from graphql_api.errors import ApiError, unauthenticated
+from graphql_api.http.raw import ErrorResponse
 
 
 class PrincipalUser(BaseUser):
@@ -71,10 +70,7 @@ def _algorithm(token: str) -> object:
 
 def on_auth_error(conn: HTTPConnection, error: AuthenticationError) -> Response:
     """The refusal of a bad token: HTTP 401, a GraphQL error body, and the Bearer challenge."""
-    record_error(conn.scope, Code.UNAUTHENTICATED.value)
-    return JSONResponse(
-        error_body(unauthenticated(str(error))), status_code=401, headers={"WWW-Authenticate": "Bearer"}
-    )
+    return ErrorResponse(401, unauthenticated(str(error)), [(b"www-authenticate", b"Bearer")])
 
 
 def principal_of(conn: HTTPConnection) -> Principal | None:
