@@ -184,7 +184,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
             # After CORS, so a 401 carries CORS headers and preflights (no token) pass.
             Middleware(
                 AuthenticationMiddleware,
-                backend=BearerTokenBackend(TokenVerifier(settings)),
+                backend=BearerTokenBackend(TokenVerifier(settings), services.run_blocking),
                 on_error=on_auth_error,
             ),
         ],

@@ -8,7 +8,7 @@ error body, ``extensions.code`` UNAUTHENTICATED), and a good one carries its Pri
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Awaitable, Callable
 
 import jwt
 from starlette.authentication import AuthCredentials, AuthenticationBackend, AuthenticationError, BaseUser
@@ -40,8 +40,12 @@ class PrincipalUser(BaseUser):
 
 
 class BearerTokenBackend(AuthenticationBackend):
-    def __init__(self, verifier: TokenVerifier) -> None:
+    def __init__(
+        self, verifier: TokenVerifier, run_blocking: Callable[[Callable[[str], Principal], str], Awaitable[Principal]]
+    ) -> None:
         self.verifier = verifier
+        # The process's I/O pool (blocking.BlockingRunner), for tokens checked against the JWKS.
+        self.run_blocking = run_blocking
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
         try:
@@ -58,7 +62,7 @@ class BearerTokenBackend(AuthenticationBackend):
         # An asymmetric token may refetch the JWKS (file or HTTP): keep that off the loop.
         if self.verifier.jwks is None or _algorithm(token) == ALGORITHM:
             return self.verifier.verify(token)
-        return await asyncio.to_thread(self.verifier.verify, token)
+        return await self.run_blocking(self.verifier.verify, token)
 
 
 def _algorithm(token: str) -> object:
