@@ -2,7 +2,7 @@
 
 The token check (authentication.py), the sign-in exchange (signin.py) and GraphiQL's demo
 tokens run their blocking steps here: on the process's I/O pool (the one the sessions'
-DynamoDB calls use, sized by IO_THREADS), never on the event loop nor asyncio's default
+DynamoDB calls use, DYNAMODB_POOL_SIZE threads), never on the event loop nor asyncio's default
 pool, with the caller's context copied so its call log and request id follow the work.
 """
 
