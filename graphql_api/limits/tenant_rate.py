@@ -22,20 +22,11 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
-from graphql import (
-    DocumentNode,
-    FieldNode,
-    FragmentDefinitionNode,
-    FragmentSpreadNode,
-    GraphQLError,
-    InlineFragmentNode,
-    OperationDefinitionNode,
-    SelectionSetNode,
-)
+from graphql import DocumentNode, GraphQLError, GraphQLSchema
 from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
@@ -43,6 +34,7 @@ from strawberry.types.graphql import OperationType
 
 from graphql_api.errors import ApiError, Code
 from graphql_api.limits.query_cost import computed_cost
+from graphql_api.selection import Selections, fragments_of, operations_of, variable_values
 
 # Units a mutation's root field costs on top of its query cost: a write transaction puts 4-6
 # items at 2 WCU each, and a partition writes 1,000 WCU/s against 3,000 RCU/s of reads, so
@@ -117,30 +109,14 @@ def retry_after_seconds(seconds: float) -> float:
     return math.ceil(seconds * 1000) / 1000
 
 
-def root_fields(document: DocumentNode, operation_name: str | None) -> int:
-    """Root fields of the operation that runs (each a write, for a mutation), fragments included."""
-    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
-
-    def count(selection_set: SelectionSetNode, spread: frozenset[str]) -> int:
-        total, seen = 0, set[str]()
-        for selection in selection_set.selections:
-            if isinstance(selection, FieldNode):
-                total += 1
-            elif isinstance(selection, InlineFragmentNode):
-                total += count(selection.selection_set, spread)
-            elif isinstance(selection, FragmentSpreadNode):
-                name = selection.name.value
-                fragment = fragments.get(name)
-                if fragment is not None and name not in spread and name not in seen:
-                    seen.add(name)  # execution collects a fragment once per selection set
-                    total += count(fragment.selection_set, spread | {name})
-        return total
-
-    for definition in document.definitions:
-        if isinstance(definition, OperationDefinitionNode) and (
-            operation_name is None or (definition.name is not None and definition.name.value == operation_name)
-        ):
-            return count(definition.selection_set, frozenset())
+def root_fields(
+    schema: GraphQLSchema, document: DocumentNode, operation_name: str | None, variables: Mapping[str, Any] | None
+) -> int:
+    """Root fields of the operation that runs (each a write, for a mutation), as execution
+    collects them: fragments expanded, @skip/@include applied (selection.py)."""
+    for operation in operations_of(document, operation_name)[:1]:
+        selections = Selections(fragments_of(document), variable_values(schema, operation, variables))
+        return sum(1 for _ in selections.fields([operation.selection_set]))
     return 0
 
 
@@ -151,7 +127,11 @@ def charge_of(execution: ExecutionContext) -> float | None:
     if cost is None or document is None:
         return None
     if execution.operation_type is OperationType.MUTATION:
-        return float(cost + WRITE_WEIGHT * root_fields(document, execution.operation_name))
+        return float(
+            cost
+            + WRITE_WEIGHT
+            * root_fields(execution.schema._schema, document, execution.operation_name, execution.variables)
+        )
     return float(cost)
 
 

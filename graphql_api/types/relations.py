@@ -22,17 +22,9 @@ from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from graphql import (
-    BooleanValueNode,
-    DirectiveNode,
-    FieldNode,
-    FragmentDefinitionNode,
-    FragmentSpreadNode,
-    InlineFragmentNode,
-    SelectionNode,
-    SelectionSetNode,
-    VariableNode,
-)
+from graphql import FieldNode, FragmentDefinitionNode
+
+from graphql_api.selection import Selections
 
 if TYPE_CHECKING:
     from graphql_api.loaders import Loaders
@@ -109,11 +101,10 @@ Plan = tuple[tuple[Relation, "Plan"], ...]
 
 
 class Selection:
-    """The document's fragments and variables, to read what a field selects (skip/include honoured)."""
+    """What a query selects on a page's nodes, read through the one walker (graphql_api/selection.py)."""
 
     def __init__(self, fragments: Mapping[str, FragmentDefinitionNode], variables: Mapping[str, Any]) -> None:
-        self.fragments = fragments
-        self.variables = variables
+        self.selections = Selections(fragments, variables)
 
     def subfields(self, nodes: Sequence[FieldNode]) -> dict[str, list[FieldNode]]:
         """The fields selected under ``nodes``, by field name (aliases merged), fragments expanded.
@@ -122,43 +113,9 @@ class Selection:
         validation admits only fragments on that type or an interface it implements.
         """
         found: dict[str, list[FieldNode]] = {}
-        for node in nodes:
-            self._collect(node.selection_set, found, set())
+        for node, _on in self.selections.fields(node.selection_set for node in nodes):
+            found.setdefault(node.name.value, []).append(node)
         return found
-
-    def _collect(
-        self, selection_set: SelectionSetNode | None, found: dict[str, list[FieldNode]], seen: set[str]
-    ) -> None:
-        for selection in () if selection_set is None else selection_set.selections:
-            if not self._included(selection):
-                continue
-            if isinstance(selection, FieldNode):
-                found.setdefault(selection.name.value, []).append(selection)
-            elif isinstance(selection, InlineFragmentNode):
-                self._collect(selection.selection_set, found, seen)
-            elif isinstance(selection, FragmentSpreadNode):
-                name = selection.name.value
-                fragment = self.fragments.get(name)
-                if fragment is not None and name not in seen:
-                    seen.add(name)
-                    self._collect(fragment.selection_set, found, seen)
-
-    def _included(self, node: SelectionNode) -> bool:
-        """False under ``@skip(if: true)`` or ``@include(if: false)``, literal or variable."""
-        for directive in node.directives or ():
-            name = directive.name.value
-            if name in ("skip", "include") and self._condition(directive) is (name == "skip"):
-                return False
-        return True
-
-    def _condition(self, directive: DirectiveNode) -> bool:
-        for argument in directive.arguments or ():
-            if argument.name.value == "if":
-                value = argument.value
-                if isinstance(value, VariableNode):
-                    return self.variables.get(value.name.value) is True
-                return isinstance(value, BooleanValueNode) and value.value
-        return False  # validation requires ``if``; never reached for a valid document
 
     def plan(self, target: type[Any], nodes: Sequence[FieldNode]) -> Plan:
         """The relations selected on objects of ``target`` under ``nodes``, recursively."""
