@@ -121,3 +121,28 @@ class Selections:
                     return self.variables.get(value.name.value) is True
                 return isinstance(value, BooleanValueNode) and value.value
         return False  # validation requires ``if``; never reached for a valid document
+
+
+def condition_variables(document_definitions: Any, arguments: frozenset[str] = frozenset()) -> tuple[str, ...]:
+    """Names of the variables that @skip/@include read anywhere in the document (sorted), and
+    those given to a field argument named in ``arguments`` (the cost reads ``first``)."""
+    names: set[str] = set()
+
+    def visit(selection_set: SelectionSetNode | None) -> None:
+        if selection_set is None:
+            return
+        for selection in selection_set.selections:
+            for directive in selection.directives or ():
+                for argument in directive.arguments or ():
+                    if isinstance(argument.value, VariableNode):
+                        names.add(argument.value.name.value)
+            if isinstance(selection, FieldNode):
+                for argument in selection.arguments or ():
+                    if argument.name.value in arguments and isinstance(argument.value, VariableNode):
+                        names.add(argument.value.name.value)
+            visit(getattr(selection, "selection_set", None))
+
+    for definition in document_definitions:
+        if isinstance(definition, OperationDefinitionNode | FragmentDefinitionNode):
+            visit(definition.selection_set)
+    return tuple(sorted(names))

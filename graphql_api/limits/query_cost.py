@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from fractions import Fraction
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from graphql import (
     DocumentNode,
@@ -48,10 +48,12 @@ from graphql import (
 )
 from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
-from strawberry.types import ExecutionContext
 
 from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from graphql_api.selection import Selections, fragments_of, operations_of, variable_values
+
+if TYPE_CHECKING:
+    from graphql_api.limits.analysis import AnalysisCache
 
 LEAF_WEIGHT: Final = Fraction(1, 4)
 # A list that is not a connection (an audit event's field changes): at most one entry per
@@ -162,29 +164,17 @@ def query_cost(
     return math.ceil(max(costs, default=Fraction(0)))
 
 
-# MaxCost leaves its figure on the operation's execution context (one per operation, so a
-# batch's operations keep their own), for whatever admits the request next to charge it.
-_COST_ATTRIBUTE: Final = "hr_query_cost"
-
-
-def computed_cost(execution: ExecutionContext) -> int | None:
-    """The cost MaxCost computed for this operation; None if it has not run (or was refused first)."""
-    cost = getattr(execution, _COST_ATTRIBUTE, None)
-    return cost if isinstance(cost, int) else None
-
-
 class MaxCost(SchemaExtension):
-    def __init__(self, max_cost: int) -> None:
+    def __init__(self, max_cost: int, analyses: AnalysisCache) -> None:
         self.max_cost = max_cost
+        self.analyses = analyses
 
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
-        document = context.graphql_document
-        if document is not None and context.result is None:
-            cost = query_cost(context.schema._schema, document, context.variables, context.operation_name)
-            # ExecutionContext is a plain dataclass with no field for it (computed_cost reads it).
-            setattr(context, _COST_ATTRIBUTE, cost)
-            if cost > self.max_cost:
+        if context.result is None:
+            analysis = self.analyses.of_execution(context)  # computed once per document (analysis.py)
+            if analysis is not None and analysis.cost > self.max_cost:
+                cost = analysis.cost
                 context.result = GraphQLExecutionResult(
                     data=None,
                     errors=[

@@ -2,7 +2,7 @@
 
 Each organisation's bucket holds at most TENANT_COST_BURST units and refills at
 TENANT_COST_PER_SECOND. A request is charged what MaxCost computed for it (query_cost.py
-records it on the execution context; nothing is counted twice), plus WRITE_WEIGHT for each
+(analysis.py) records it on the execution context; nothing is counted twice), plus WRITE_WEIGHT for each
 root field of a mutation. A request the bucket cannot pay for is refused before any resolver
 runs, so it makes no DynamoDB call, with ``RATE_LIMITED`` and ``retryAfter``: the seconds
 until the bucket will hold the charge. A refused request takes nothing from the bucket.
@@ -22,19 +22,18 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
-from graphql import DocumentNode, GraphQLError, GraphQLSchema
+from graphql import GraphQLError
 from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 from strawberry.types.graphql import OperationType
 
 from graphql_api.errors import ApiError, Code
-from graphql_api.limits.query_cost import computed_cost
-from graphql_api.selection import Selections, fragments_of, operations_of, variable_values
+from graphql_api.limits.analysis import analysis_of
 
 # Units a mutation's root field costs on top of its query cost: a write transaction puts 4-6
 # items at 2 WCU each, and a partition writes 1,000 WCU/s against 3,000 RCU/s of reads, so
@@ -109,30 +108,14 @@ def retry_after_seconds(seconds: float) -> float:
     return math.ceil(seconds * 1000) / 1000
 
 
-def root_fields(
-    schema: GraphQLSchema, document: DocumentNode, operation_name: str | None, variables: Mapping[str, Any] | None
-) -> int:
-    """Root fields of the operation that runs (each a write, for a mutation), as execution
-    collects them: fragments expanded, @skip/@include applied (selection.py)."""
-    for operation in operations_of(document, operation_name)[:1]:
-        selections = Selections(fragments_of(document), variable_values(schema, operation, variables))
-        return sum(1 for _ in selections.fields([operation.selection_set]))
-    return 0
-
-
 def charge_of(execution: ExecutionContext) -> float | None:
     """What a request costs its tenant: MaxCost's figure, plus WRITE_WEIGHT per mutation field."""
-    cost = computed_cost(execution)
-    document = execution.graphql_document
-    if cost is None or document is None:
+    analysis = analysis_of(execution)
+    if analysis is None:
         return None
     if execution.operation_type is OperationType.MUTATION:
-        return float(
-            cost
-            + WRITE_WEIGHT
-            * root_fields(execution.schema._schema, document, execution.operation_name, execution.variables)
-        )
-    return float(cost)
+        return float(analysis.cost + WRITE_WEIGHT * analysis.root_fields)
+    return float(analysis.cost)
 
 
 def rate_limited(retry_after: float) -> ApiError:

@@ -120,26 +120,6 @@ def _require_supported(operation: OperationDefinitionNode, fragments: Mapping[st
         visit(fragment.selection_set)
 
 
-def condition_variables(document_definitions: Any) -> tuple[str, ...]:
-    """Names of the variables that @skip/@include read anywhere in the document (sorted)."""
-    names: set[str] = set()
-
-    def visit(selection_set: SelectionSetNode | None) -> None:
-        if selection_set is None:
-            return
-        for selection in selection_set.selections:
-            for directive in selection.directives or ():
-                for argument in directive.arguments or ():
-                    if isinstance(argument.value, VariableNode):
-                        names.add(argument.value.name.value)
-            visit(getattr(selection, "selection_set", None))
-
-    for definition in document_definitions:
-        if isinstance(definition, OperationDefinitionNode | FragmentDefinitionNode):
-            visit(definition.selection_set)
-    return tuple(sorted(names))
-
-
 class _Compiler:
     def __init__(
         self,
@@ -278,5 +258,4 @@ __all__ = [
     "Plan",
     "Unsupported",
     "compile_operation",
-    "condition_variables",
 ]

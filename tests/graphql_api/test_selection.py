@@ -15,8 +15,8 @@ from graphql import FieldNode, GraphQLSchema, OperationDefinitionNode, parse, vi
 from graphql.execution.values import get_variable_values
 from graphql.language import Visitor
 
+from graphql_api.limits.analysis import root_fields
 from graphql_api.limits.query_cost import query_cost
-from graphql_api.limits.tenant_rate import root_fields
 from graphql_api.plan.compiler import Completion, Kind, ObjectPlan, compile_operation
 from graphql_api.schema import build_schema
 from graphql_api.selection import Selections, fragments_of, operations_of, variable_values

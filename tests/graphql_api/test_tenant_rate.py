@@ -23,8 +23,9 @@ from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.config import ApiSettings, ConfigError
+from graphql_api.limits.analysis import root_fields
 from graphql_api.limits.query_cost import query_cost
-from graphql_api.limits.tenant_rate import WRITE_WEIGHT, TenantBuckets, root_fields
+from graphql_api.limits.tenant_rate import WRITE_WEIGHT, TenantBuckets
 from graphql_api.schema import build_schema
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.conftest import TEST_SECRET
