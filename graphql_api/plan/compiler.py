@@ -94,6 +94,9 @@ class FieldPlan:
 class ObjectPlan:
     type: GraphQLObjectType
     fields: list[FieldPlan]
+    # The type's is_type_of is Strawberry's own (a type with interfaces), which never reads
+    # its info: the runner builds none for it, one per object saved.
+    info_free_type_check: bool = False
 
 
 @dataclass(slots=True, eq=False)
@@ -136,7 +139,7 @@ class _Compiler:
         found = self.memo.get(key)
         if found is not None:
             return found
-        plan = ObjectPlan(runtime, [])
+        plan = ObjectPlan(runtime, [], _info_free_type_check(runtime))
         self.memo[key] = plan  # before the fields: a type may select itself further down
         grouped: dict[str, list[FieldNode]] = {}
         for node, _on in self.selections.fields(selection_sets, lambda condition: self.matches(condition, runtime)):
@@ -214,6 +217,13 @@ def _attribute_read(definition: GraphQLField) -> Callable[[Any], Any] | None:
         return None
     name = getattr(declared, "python_name", None)
     return attrgetter(name) if isinstance(name, str) else None
+
+
+def _info_free_type_check(type_: GraphQLObjectType) -> bool:
+    """True when ``type_.is_type_of`` is the one Strawberry generates (``is_type_of(obj, _info)``,
+    an isinstance check), not one the type declares, which might read its info."""
+    declared = (type_.extensions or {}).get("strawberry-definition")
+    return type_.is_type_of is not None and declared is not None and getattr(declared, "is_type_of", True) is None
 
 
 def _uses_variables(node: FieldNode) -> bool:
