@@ -1,11 +1,12 @@
 """Fair tenants: a token bucket of query-cost units per organisation, charged before execution.
 
 Each organisation's bucket holds at most TENANT_COST_BURST units and refills at
-TENANT_COST_PER_SECOND. A request is charged what MaxCost computed for it (query_cost.py
-(analysis.py) records it on the execution context; nothing is counted twice), plus WRITE_WEIGHT for each
-root field of a mutation. A request the bucket cannot pay for is refused before any resolver
-runs, so it makes no DynamoDB call, with ``RATE_LIMITED`` and ``retryAfter``: the seconds
-until the bucket will hold the charge. A refused request takes nothing from the bucket.
+TENANT_COST_PER_SECOND. A request is charged what MaxCost found for it (limits/analysis.py
+leaves it on the execution context; nothing is counted twice), plus WRITE_WEIGHT for each
+root field of a mutation that runs (a field under @skip is not charged). A request the
+bucket cannot pay for is refused before any resolver runs, so it makes no DynamoDB call,
+with ``RATE_LIMITED`` and ``retryAfter``: the seconds until the bucket will hold the charge.
+A refused request takes nothing from the bucket.
 
 The buckets live in this process only (README "Fair tenants" on several processes). They
 sit in a bounded LRU: an evicted bucket is simply full again, which is safe because a
