@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from datastore import items, organizations
 from datastore.entities import Department, Employee, JobPosting, Plan
 from datastore.scope import PlatformScope
+from datastore.seed import Bulk
 from datastore.table import Table
-from tests.graphql_api.bulk import Bulk
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

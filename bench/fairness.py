@@ -48,13 +48,13 @@ from datastore.entities import Plan
 from datastore.local import DynamoDBLocal
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope
+from datastore.seed import Bulk
 from datastore.table import Table
 from graphql_api.auth import issue_token
 from graphql_api.config import ApiSettings
 from graphql_api.limits.query_cost import query_cost
 from graphql_api.schema import build_schema
 from graphql_api.settings import Settings, child_environment
-from tests.graphql_api.bulk import Bulk
 
 RESULTS = Path(__file__).parent / "results" / "fairness.json"
 QUIET_CLIENTS, RATIO, SECONDS = 2, 10, 30.0

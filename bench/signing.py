@@ -21,8 +21,8 @@ from botocore.awsrequest import AWSRequest
 from datastore.client import make_client, make_sts_client
 from datastore.config import DatastoreSettings
 from datastore.credentials import RoleCredentials, signing_for
+from datastore.local_sts import role_env, serving_sts
 from datastore.scope import TenantScope
-from tests.sts import role_env, serving_sts
 
 CLIENTS = 100
 REQUESTS = 20_000

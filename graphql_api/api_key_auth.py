@@ -18,7 +18,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor
 from typing import Final
 
 from datastore import api_keys, items
@@ -27,6 +26,7 @@ from datastore.errors import InvalidInput
 from datastore.scope import ApiKeyScope, TenantScope
 from datastore.store import Datastore
 from graphql_api.auth import Principal
+from graphql_api.blocking import BlockingRunner
 from graphql_api.errors import unauthenticated
 from graphql_api.lru import Lru
 
@@ -41,14 +41,16 @@ class ApiKeyAuthenticator:
     def __init__(
         self,
         datastore: Datastore,
-        executor: Executor,
+        run_blocking: BlockingRunner,
         *,
         max_pending_uses: int = MAX_PENDING_USES,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._datastore = datastore
         self._lookup = datastore.table(ApiKeyScope())
-        self._executor = executor
+        # The lookup runs as the request's work (its call is counted in the request); the use
+        # is recorded on the same pool outside any request.
+        self._run = run_blocking
         self._max_pending = max_pending_uses
         self._clock = clock
         self._recorded: Lru[str, float] = Lru(REMEMBERED_KEYS)
@@ -58,7 +60,7 @@ class ApiKeyAuthenticator:
         """The caller a key names, or UNAUTHENTICATED; a datastore failure propagates."""
         loop = asyncio.get_running_loop()
         try:
-            grant = await loop.run_in_executor(self._executor, api_keys.find_grant, self._lookup, secret)
+            grant = await self._run(api_keys.find_grant, self._lookup, secret)
         except InvalidInput:
             raise unauthenticated("invalid API key: not a well-formed key") from None
         if grant is None:
@@ -82,7 +84,7 @@ class ApiKeyAuthenticator:
         self._recorded.put(grant.key_id, now)
         self._pending += 1
         table = self._datastore.table(TenantScope(grant.org_id))
-        future = loop.run_in_executor(self._executor, api_keys.record_use, table, grant.key_id, items.now())
+        future = loop.run_in_executor(self._run.executor, api_keys.record_use, table, grant.key_id, items.now())
         future.add_done_callback(self._recorded_use)
 
     def _recorded_use(self, future: asyncio.Future[bool]) -> None:

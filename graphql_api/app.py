@@ -48,6 +48,7 @@ from graphql_api.http.persisted import PersistedDocuments, load_manifest
 from graphql_api.http.transport import HttpTransport
 from graphql_api.lifetime import DEADLINE, SESSION, RequestLifetime
 from graphql_api.limits import limit_extensions, tenant_buckets
+from graphql_api.limits.analysis import AnalysisCache
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
 from graphql_api.limits.concurrency import MaxConcurrentRequests
@@ -116,10 +117,11 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     configure_tracing(settings.otel_endpoint, datastore.client)
     # Limits first (they refuse before anything is loaded), then the caller's active check.
     documents = DocumentCache()
+    analyses = AnalysisCache()
     extensions: list[Callable[[], SchemaExtension]] = [
         lambda: CachedDocuments(documents),
         OperationNameRequired,
-        *limit_extensions(settings),
+        *limit_extensions(settings, analyses),
         # Before the active check, so a read-only key's mutation costs no datastore call.
         ReadOnlyKeys,
         ActiveCaller,
@@ -188,7 +190,11 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
             # After CORS, so a 401 carries CORS headers and preflights (no token) pass.
             Middleware(
                 AuthenticationMiddleware,
-                backend=BearerTokenBackend(TokenVerifier(settings), ApiKeyAuthenticator(datastore, executor)),
+                backend=BearerTokenBackend(
+                    TokenVerifier(settings),
+                    services.run_blocking,
+                    ApiKeyAuthenticator(datastore, services.run_blocking),
+                ),
                 on_error=on_auth_error,
             ),
         ],
@@ -196,4 +202,6 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     # The process's parsed documents: tests read app.state.document_cache.parses.
     app.state.document_cache = documents
     app.state.plan_cache = plans
+    app.state.analysis_cache = analyses
+    app.state.relation_plans = services.relation_plans
     return app

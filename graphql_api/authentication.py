@@ -10,20 +10,19 @@ UNAVAILABLE when a key's lookup cannot be read), and a good one carries its Prin
 
 from __future__ import annotations
 
-import asyncio
+from collections.abc import Awaitable, Callable
 
 import jwt
 from starlette.authentication import AuthCredentials, AuthenticationBackend, AuthenticationError, BaseUser
 from starlette.requests import HTTPConnection
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 
 from datastore import api_keys
 from datastore.errors import DatastoreError
 from graphql_api.api_key_auth import ApiKeyAuthenticator
 from graphql_api.auth import ALGORITHM, Principal, TokenVerifier, bearer_token
-from graphql_api.errors import ApiError, Code, translate, unauthenticated
-from graphql_api.http.raw import error_body
-from graphql_api.observability.record import record_error
+from graphql_api.errors import ApiError, translate, unauthenticated
+from graphql_api.http.raw import ErrorResponse
 
 
 class PrincipalUser(BaseUser):
@@ -54,8 +53,15 @@ class CredentialUnavailable(AuthenticationError):
 
 
 class BearerTokenBackend(AuthenticationBackend):
-    def __init__(self, verifier: TokenVerifier, keys: ApiKeyAuthenticator | None = None) -> None:
+    def __init__(
+        self,
+        verifier: TokenVerifier,
+        run_blocking: Callable[[Callable[[str], Principal], str], Awaitable[Principal]],
+        keys: ApiKeyAuthenticator | None = None,
+    ) -> None:
         self.verifier = verifier
+        # The process's I/O pool (blocking.BlockingRunner), for tokens checked against the JWKS.
+        self.run_blocking = run_blocking
         self.keys = keys
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
@@ -83,7 +89,7 @@ class BearerTokenBackend(AuthenticationBackend):
         # An asymmetric token may refetch the JWKS (file or HTTP): keep that off the loop.
         if self.verifier.jwks is None or _algorithm(token) == ALGORITHM:
             return self.verifier.verify(token)
-        return await asyncio.to_thread(self.verifier.verify, token)
+        return await self.run_blocking(self.verifier.verify, token)
 
 
 def _algorithm(token: str) -> object:
@@ -96,12 +102,8 @@ def _algorithm(token: str) -> object:
 def on_auth_error(conn: HTTPConnection, error: AuthenticationError) -> Response:
     """The refusal of a bad token: HTTP 401, a GraphQL error body, and the Bearer challenge."""
     if isinstance(error, CredentialUnavailable):
-        record_error(conn.scope, error.error.code.value)
-        return JSONResponse(error_body(error.error), status_code=503)
-    record_error(conn.scope, Code.UNAUTHENTICATED.value)
-    return JSONResponse(
-        error_body(unauthenticated(str(error))), status_code=401, headers={"WWW-Authenticate": "Bearer"}
-    )
+        return ErrorResponse(503, error.error)
+    return ErrorResponse(401, unauthenticated(str(error)), [(b"www-authenticate", b"Bearer")])
 
 
 def principal_of(conn: HTTPConnection) -> Principal | None:

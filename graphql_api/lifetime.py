@@ -20,7 +20,7 @@ from typing import Final
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphql_api.errors import timeout
-from graphql_api.http.raw import error_body, send_json
+from graphql_api.http.raw import error_body, send_error
 from graphql_api.http.request_id import REQUEST_ID
 from graphql_api.session import Deadline, RequestSession
 
@@ -109,4 +109,5 @@ async def _timeout_response(send: Send, scope: Scope, seconds: float) -> None:
     written = isinstance(session, RequestSession) and session.write_dispatched
     error = timeout(seconds, maybe_written=written)
     # 504: the whole request timed out (no partial data), like a gateway that gave up.
-    await send_json(send, 504, {"data": None, **error_body(error, requestId=scope.get(REQUEST_ID))})
+    body = {"data": None, **error_body(error, requestId=scope.get(REQUEST_ID))}
+    await send_error(scope, send, 504, error, body=body)

@@ -187,7 +187,3 @@ class Loaders:
             lambda keys: [organizations.get_organization_with_subscription(table)] * len(keys),
         )
         self.lists = ListLoader(run, table)
-        # What each connection field of this request's documents selects on its nodes
-        # (types/relations.py), read once per field: by the id of its first field node, the
-        # node itself kept with its plan.
-        self.plans: dict[int, tuple[Any, Any]] = {}

@@ -1,6 +1,6 @@
 """Verifying an identity provider's OIDC ID token, the subject of a sign-in exchange.
 
-The token must be signed (RS256 or ES256) by a key of the provider's JWKS, name the
+The token must be signed (RS256 or ES256) by a key of the provider's JWKS (jwks.py), name the
 configured issuer, be addressed to one of our client ids, be within its time window (with
 numeric time claims), and carry a verified email. Verification is blocking (an unknown
 ``kid`` may refetch the JWKS): callers run it off the event loop.
@@ -13,12 +13,11 @@ from typing import Any, Final
 
 import jwt
 
-from graphql_api.auth import ASYMMETRIC_ALGORITHMS, JwksKeys
 from graphql_api.config import OidcSettings
+from graphql_api.jwks import JwksKeys, require_numeric_times, signing_key
 
 # Clock skew tolerated between the identity provider and us, for exp, iat and nbf.
 LEEWAY_SECONDS: Final = 30
-TIME_CLAIMS: Final = ("exp", "iat", "nbf")
 
 
 class IdTokenRejected(Exception):
@@ -52,11 +51,6 @@ class IdTokenVerifier:
             claims = self._decode(token)
         except jwt.PyJWTError as error:
             raise IdTokenRejected(f"the ID token is not valid: {error}") from None
-        for name in TIME_CLAIMS:
-            value = claims.get(name)
-            # PyJWT accepts numeric strings ("1700000000"); RFC 7519 NumericDate is a JSON number.
-            if name in claims and (isinstance(value, bool) or not isinstance(value, int | float)):
-                raise IdTokenRejected(f"the ID token is not valid: {name} must be a number")
         azp = claims.get("azp")
         if azp is not None and azp not in self.settings.audiences:
             # OIDC Core 3.1.3.7: when present, the authorised party must be our client.
@@ -69,28 +63,15 @@ class IdTokenVerifier:
         return IdToken(subject, email)
 
     def _decode(self, token: str) -> dict[str, Any]:
-        header = jwt.get_unverified_header(token)
-        algorithm = header.get("alg")
-        if algorithm not in ASYMMETRIC_ALGORITHMS:
-            raise jwt.InvalidAlgorithmError(f"algorithm {algorithm!r} is not accepted (RS256 or ES256)")
-        kid = header.get("kid")
-        if not isinstance(kid, str):
-            raise jwt.InvalidTokenError("the header names no key (kid)")
-        try:
-            jwk = self.keys.lookup(kid)
-        except (OSError, ValueError) as error:  # unreadable file, or not JSON
-            raise jwt.PyJWKClientConnectionError(f"the identity provider's keys are unavailable ({error})") from None
-        if jwk is None:
-            raise jwt.InvalidKeyError(f"no key {kid!r} in the identity provider's JWKS")
-        if jwk.algorithm_name != algorithm:
-            raise jwt.InvalidAlgorithmError(f"key {kid!r} does not sign with {algorithm}")
+        algorithm, key = signing_key(self.keys, jwt.get_unverified_header(token))
         claims: dict[str, Any] = jwt.decode(
             token,
-            jwk.key,
+            key,
             algorithms=[algorithm],
             issuer=self.settings.issuer,
             audience=list(self.settings.audiences),
             leeway=LEEWAY_SECONDS,
             options={"require": ["iss", "aud", "exp", "iat", "sub"], "verify_nbf": True, "verify_iat": True},
         )
+        require_numeric_times(claims)
         return claims

@@ -26,7 +26,7 @@ from graphql_api.mutation import Mutation
 from graphql_api.observability.operation import RecordOperation
 from graphql_api.query import Query
 from graphql_api.types.organization import BillingSubscription
-from graphql_api.types.scalars import SCALAR_OVERRIDES
+from graphql_api.types.scalars import SCALAR_OVERRIDES, fast_enum_output
 
 
 class ApiSchema(strawberry.Schema):
@@ -75,7 +75,7 @@ def build_schema(
     batch_max_operations: int = 0,
 ) -> strawberry.Schema:
     """``batch_max_operations`` > 0 accepts a JSON array of that many operations; 0 refuses."""
-    return ApiSchema(
+    schema = ApiSchema(
         query=Query,
         mutation=Mutation,
         types=[BillingSubscription],
@@ -87,6 +87,8 @@ def build_schema(
             batching_config={"max_operations": batch_max_operations} if batch_max_operations else None,
         ),
     )
+    fast_enum_output(schema._schema)
+    return schema
 
 
 def schema_sdl() -> str:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from datastore.store import Datastore
+from graphql_api.blocking import BlockingRunner
 from graphql_api.config import ApiSettings
 from graphql_api.cursors import CursorCodec
 from graphql_api.limits.tenant_rate import TenantBuckets
+from graphql_api.types.relations import RelationPlans
 
 
 @dataclass
@@ -20,3 +22,10 @@ class Services:
     cursors: CursorCodec
     # Each organisation's share of work (limits/tenant_rate.py); None when the limit is off.
     tenant_buckets: TenantBuckets | None = None
+    # What each connection field selects on its nodes, for the process (types/relations.py).
+    relation_plans: RelationPlans = field(default_factory=RelationPlans)
+    # Blocking work outside a session, on the same pool: sign-in, GraphiQL's tokens (blocking.py).
+    run_blocking: BlockingRunner = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.run_blocking = BlockingRunner(self.executor)

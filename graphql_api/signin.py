@@ -13,12 +13,8 @@ logs the real reason in one line.
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import functools
 import logging
-from collections.abc import Callable
-from typing import Final, TypeVar
+from typing import Final
 from urllib.parse import parse_qsl
 
 from starlette.requests import Request
@@ -34,7 +30,6 @@ from graphql_api.oidc import IdTokenRejected, IdTokenVerifier
 
 log = logging.getLogger("hr.signin")
 
-T = TypeVar("T")
 
 GRANT_TYPE: Final = "urn:ietf:params:oauth:grant-type:token-exchange"
 ID_TOKEN_TYPE: Final = "urn:ietf:params:oauth:token-type:id_token"
@@ -111,7 +106,7 @@ class TokenExchange:
 
     async def _sign_in(self, verifier: IdTokenVerifier, subject_token: str) -> JSONResponse:
         try:
-            id_token = await self._run(verifier.verify, subject_token)
+            id_token = await self.services.run_blocking(verifier.verify, subject_token)
         except IdTokenRejected as rejected:
             if rejected.hidden:
                 raise Refused(str(rejected)) from None
@@ -123,11 +118,13 @@ class TokenExchange:
             raise Refused(f"the email {id_token.email!r} is not a valid address") from None
         datastore = self.services.datastore
         try:
-            identity = await self._run(identities.find_identity, datastore.table(SignInScope()), email)
+            identity = await self.services.run_blocking(identities.find_identity, datastore.table(SignInScope()), email)
             if identity is None:
                 raise Refused(f"no account has the email {email!r}")
             tenant = datastore.table(TenantScope(identity.org_id, identity.emp_id))
-            organization, employee = await self._run(identities.organization_and_employee, tenant, identity.emp_id)
+            organization, employee = await self.services.run_blocking(
+                identities.organization_and_employee, tenant, identity.emp_id
+            )
         except Unavailable:
             log.warning("sign-in failed: DynamoDB is unavailable")
             raise ExchangeError(
@@ -152,12 +149,6 @@ class TokenExchange:
             "expires_in": ttl,
         }
         return JSONResponse(body, headers=NO_STORE)
-
-    async def _run(self, fn: Callable[..., T], *args: object) -> T:
-        """A blocking call (boto3, a JWKS fetch) on the I/O pool, never on the event loop."""
-        context = contextvars.copy_context()
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.services.executor, functools.partial(context.run, fn, *args))
 
 
 async def _form(request: Request) -> dict[str, str]:

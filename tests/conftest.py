@@ -24,11 +24,11 @@ from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.entities import Department, Employee, Organization, Plan, Role
 from datastore.local import DynamoDBLocal
+from datastore.local_sts import serving_sts
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import RetryPolicy, Table
 from tests import key_guard
-from tests.sts import serving_sts
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -61,7 +61,7 @@ def client(settings: DatastoreSettings) -> DynamoDBClient:
 
 @pytest.fixture(scope="session")
 def sts_endpoint() -> Iterator[str]:
-    """A real STS endpoint on the loopback: moto's server mode (tests/sts.py)."""
+    """A real STS endpoint on the loopback: moto's server mode (datastore/local_sts.py)."""
     with serving_sts() as url:
         yield url
 

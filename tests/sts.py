@@ -1,7 +1,5 @@
 """A real STS for the credential tests, and what to read off both sides of it.
 
-- ``serving_sts``: moto's server mode on a free 127.0.0.1 port (AssumeRole issues a new
-  access key per call, with an expiry DurationSeconds ahead).
 - ``AssumeRoleLog``: every AssumeRole an STS client made (role, session name, tags) and
   the access key it got back, read with botocore's event hooks on that client.
 - ``SignatureLog``: every DynamoDB request a client sent, with the access key read from its
@@ -27,33 +25,14 @@ from datastore.calls import Call
 from datastore.client import make_client, make_sts_client
 from datastore.config import DatastoreSettings, RoleSettings
 from datastore.credentials import RoleCredentials, utc_now
+from datastore.local_sts import TENANT_ROLE, role_env
 from datastore.store import Datastore
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sts import STSClient
 
-TENANT_ROLE = "arn:aws:iam::123456789012:role/hr-tenant-data"
-SIGNIN_ROLE = "arn:aws:iam::123456789012:role/hr-sign-in"
-PLATFORM_ROLE = "arn:aws:iam::123456789012:role/hr-platform"
-DOCUMENTS_ROLE = "arn:aws:iam::123456789012:role/hr-persisted-documents"
-
 _CREDENTIAL = re.compile(r"Credential=([^/,]+)/")
-
-
-@contextmanager
-def serving_sts() -> Iterator[str]:
-    """moto's server on a free loopback port; yields its endpoint URL."""
-    # Imported here: only the sessions that start an STS pay for importing moto.
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    try:
-        host, port = server.get_host_and_port()
-        yield f"http://{host}:{port}"
-    finally:
-        server.stop()
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,17 +134,6 @@ class Clock:
 
     def advance(self, seconds: float) -> None:
         self.offset += timedelta(seconds=seconds)
-
-
-def role_env(sts_url: str, **overrides: str) -> dict[str, str]:
-    return {
-        "TENANT_ROLE_ARN": TENANT_ROLE,
-        "SIGNIN_ROLE_ARN": SIGNIN_ROLE,
-        "PLATFORM_ROLE_ARN": PLATFORM_ROLE,
-        "DOCUMENTS_ROLE_ARN": DOCUMENTS_ROLE,
-        "AWS_ENDPOINT_URL_STS": sts_url,
-        **overrides,
-    }
 
 
 _WRITES = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems"})

@@ -7,7 +7,6 @@ datastore/demo.py that are in the table, looked up as ``server.py token`` does.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Final
 
 from starlette.requests import Request
@@ -51,8 +50,7 @@ class DemoSignIn:
         return found
 
     async def tokens(self, _request: Request) -> JSONResponse:
-        loop = asyncio.get_running_loop()
-        people = await loop.run_in_executor(self.services.executor, self._demo_employees)
+        people = await self.services.run_blocking(self._demo_employees)
         settings = self.services.settings
         users: list[dict[str, str | None]] = [
             {

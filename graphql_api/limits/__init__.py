@@ -17,6 +17,7 @@ from strawberry.extensions import DisableIntrospection, MaxTokensLimiter, Schema
 
 from graphql_api.config import ApiSettings
 from graphql_api.limits.aliases import MaxAliases
+from graphql_api.limits.analysis import AnalysisCache
 from graphql_api.limits.depth import MaxDepth
 from graphql_api.limits.query_cost import MaxCost
 from graphql_api.limits.response_size import ResponseSizeGuard
@@ -30,13 +31,14 @@ def tenant_buckets(settings: ApiSettings) -> TenantBuckets | None:
     return TenantBuckets(settings.tenant_cost_per_second, settings.tenant_cost_burst)
 
 
-def limit_extensions(settings: ApiSettings) -> list[Callable[[], SchemaExtension]]:
-    """Factories of the extensions enforcing the document limits, in the order they run."""
+def limit_extensions(settings: ApiSettings, analyses: AnalysisCache) -> list[Callable[[], SchemaExtension]]:
+    """Factories of the extensions enforcing the document limits, in the order they run;
+    ``analyses`` the process's (limits/analysis.py)."""
     extensions: list[Callable[[], SchemaExtension]] = [
         lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
         lambda: MaxDepth(settings.max_depth),
         lambda: MaxAliases(settings.max_aliases),
-        lambda: MaxCost(settings.max_cost),
+        lambda: MaxCost(settings.max_cost, analyses),
         # After MaxCost, whose figure it charges to the session (its organisation's bucket).
         TenantRate,
         ResponseSizeGuard,

@@ -9,7 +9,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphql_api.errors import ApiError, Code
-from graphql_api.http.raw import error_body, send_json
+from graphql_api.http.raw import send_error
 
 
 class MaxBodySize:
@@ -22,11 +22,11 @@ class MaxBodySize:
             await self.app(scope, receive, send)
             return
         if len(scope.get("query_string", b"")) > self.max_bytes:
-            await self._refuse(send)
+            await self._refuse(scope, send)
             return
         declared = dict(scope["headers"]).get(b"content-length")
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await self._refuse(send)
+            await self._refuse(scope, send)
             return
         body = bytearray()
         while True:
@@ -35,7 +35,7 @@ class MaxBodySize:
                 break  # the client went away; the app will see the disconnect
             body += message.get("body", b"")
             if len(body) > self.max_bytes:
-                await self._refuse(send)
+                await self._refuse(scope, send)
                 return
             if not message.get("more_body", False):
                 break
@@ -50,11 +50,11 @@ class MaxBodySize:
 
         await self.app(scope, replay, send)
 
-    async def _refuse(self, send: Send) -> None:
+    async def _refuse(self, scope: Scope, send: Send) -> None:
         refusal = ApiError(
             Code.BAD_USER_INPUT,
             f"the request is larger than {self.max_bytes} bytes",
             limit="bodySize",
             maxBytes=self.max_bytes,
         )
-        await send_json(send, 413, error_body(refusal))
+        await send_error(scope, send, 413, refusal)

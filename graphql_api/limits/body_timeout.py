@@ -18,7 +18,7 @@ import asyncio
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphql_api.errors import ApiError, Code
-from graphql_api.http.raw import error_body, send_json
+from graphql_api.http.raw import send_error
 
 
 class BodyTimeout(Exception):
@@ -61,13 +61,13 @@ class MaxBodyTime:
             await self.app(scope, timed_receive, tracked_send)
         except BodyTimeout:
             if not started:
-                await self._refuse(send)
+                await self._refuse(scope, send)
 
-    async def _refuse(self, send: Send) -> None:
+    async def _refuse(self, scope: Scope, send: Send) -> None:
         refusal = ApiError(
             Code.BAD_USER_INPUT,
             f"the request body did not arrive within {self.timeout_seconds:g} seconds",
             limit="bodyTimeout",
             timeoutSeconds=self.timeout_seconds,
         )
-        await send_json(send, 408, error_body(refusal), [(b"connection", b"close")])
+        await send_error(scope, send, 408, refusal, [(b"connection", b"close")])

@@ -16,7 +16,7 @@ import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from graphql_api.errors import ApiError, Code
-from graphql_api.http.raw import error_body, send_json
+from graphql_api.http.raw import error_body, send_error
 
 EXEMPT_PATHS: Final = frozenset({"/healthz", "/readyz"})
 # Seconds a refused client should wait; requests here last tens of milliseconds.
@@ -28,17 +28,17 @@ class MaxConcurrentRequests:
         self.app = app
         self.max_requests = max_requests
         self.in_flight = 0
-        refusal = ApiError(
+        self._refusal = ApiError(
             Code.UNAVAILABLE, "the server is busy; retry after a second", retryable=True, limit="concurrentRequests"
         )
-        self._refusal = orjson.dumps(error_body(refusal))
+        self._refusal_body = orjson.dumps(error_body(self._refusal))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in EXEMPT_PATHS:
             await self.app(scope, receive, send)
             return
         if self.in_flight >= self.max_requests:
-            await self._refuse(send)
+            await self._refuse(scope, send)
             return
         self.in_flight += 1
         try:
@@ -46,5 +46,6 @@ class MaxConcurrentRequests:
         finally:
             self.in_flight -= 1
 
-    async def _refuse(self, send: Send) -> None:
-        await send_json(send, 503, self._refusal, [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())])
+    async def _refuse(self, scope: Scope, send: Send) -> None:
+        headers = [(b"retry-after", str(RETRY_AFTER_SECONDS).encode())]
+        await send_error(scope, send, 503, self._refusal, headers, body=self._refusal_body)

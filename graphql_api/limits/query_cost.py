@@ -25,12 +25,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from fractions import Fraction
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from graphql import (
+    DocumentNode,
     FieldNode,
-    FragmentDefinitionNode,
-    FragmentSpreadNode,
     GraphQLError,
     GraphQLInterfaceType,
     GraphQLList,
@@ -39,7 +38,6 @@ from graphql import (
     GraphQLObjectType,
     GraphQLOutputType,
     GraphQLSchema,
-    InlineFragmentNode,
     IntValueNode,
     OperationDefinitionNode,
     OperationType,
@@ -50,9 +48,12 @@ from graphql import (
 )
 from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
-from strawberry.types import ExecutionContext
 
 from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from graphql_api.selection import Selections, fragments_of, operations_of, variable_values
+
+if TYPE_CHECKING:
+    from graphql_api.limits.analysis import AnalysisCache
 
 LEAF_WEIGHT: Final = Fraction(1, 4)
 # A list that is not a connection (an audit event's field changes): at most one entry per
@@ -67,18 +68,15 @@ def _is_list(type_: GraphQLOutputType) -> bool:
 
 
 class CostCounter:
-    """The cost of an operation in a schema, with its fragments and variables."""
+    """The cost of an operation in a schema, with its fragments and variables (selection.py)."""
 
-    def __init__(
-        self,
-        schema: GraphQLSchema,
-        fragments: Mapping[str, FragmentDefinitionNode],
-        variables: Mapping[str, Any],
-    ) -> None:
+    def __init__(self, schema: GraphQLSchema, selections: Selections) -> None:
         self.schema = schema
-        self.fragments = fragments
-        self.variables = variables
-        self._memo: dict[tuple[str, str], Fraction] = {}
+        self.selections = selections
+        self.variables = selections.variables
+        # A field's cost on a parent type, by node: a fragment spread in many places (or a
+        # fragment of fragments) is counted once per parent, not once per path to it.
+        self._memo: dict[tuple[int, str], Fraction] = {}
 
     def operation(self, operation: OperationDefinitionNode) -> Fraction:
         root = {
@@ -86,41 +84,25 @@ class CostCounter:
             OperationType.MUTATION: self.schema.mutation_type,
             OperationType.SUBSCRIPTION: self.schema.subscription_type,
         }[operation.operation]
-        return Fraction(0) if root is None else self.selection_set(operation.selection_set, root, frozenset())
+        return Fraction(0) if root is None else self.selection_set(operation.selection_set, root)
 
-    def selection_set(
-        self, selection_set: SelectionSetNode | None, parent: GraphQLNamedType, visiting: frozenset[str]
-    ) -> Fraction:
-        if selection_set is None:
-            return Fraction(0)
+    def selection_set(self, selection_set: SelectionSetNode | None, parent: GraphQLNamedType) -> Fraction:
         total = Fraction(0)
-        spread: set[str] = set()
-        for selection in selection_set.selections:
-            if isinstance(selection, FieldNode):
-                total += self.field(selection, parent, visiting)
-            elif isinstance(selection, InlineFragmentNode):
-                condition = selection.type_condition
-                inner = parent if condition is None else self.schema.get_type(condition.name.value)
-                if inner is not None:
-                    total += self.selection_set(selection.selection_set, inner, visiting)
-            elif isinstance(selection, FragmentSpreadNode):
-                name = selection.name.value
-                fragment = self.fragments.get(name)
-                if fragment is None or name in visiting or name in spread:
-                    continue  # execution collects a fragment once per selection set
-                spread.add(name)
-                key = (name, parent.name)
-                if key not in self._memo:
-                    inner = self.schema.get_type(fragment.type_condition.name.value)
-                    self._memo[key] = (
-                        Fraction(0)
-                        if inner is None
-                        else self.selection_set(fragment.selection_set, inner, visiting | {name})
-                    )
-                total += self._memo[key]
+        for node, on in self.selections.fields([selection_set]):
+            # Under a type condition, the fields are those of that type (a union's members).
+            inner = parent if on is None else self.schema.get_type(on)
+            if inner is not None:
+                total += self.field(node, inner)
         return total
 
-    def field(self, node: FieldNode, parent: GraphQLNamedType, visiting: frozenset[str]) -> Fraction:
+    def field(self, node: FieldNode, parent: GraphQLNamedType) -> Fraction:
+        key = (id(node), parent.name)
+        found = self._memo.get(key)
+        if found is None:
+            found = self._memo[key] = self._field(node, parent)
+        return found
+
+    def _field(self, node: FieldNode, parent: GraphQLNamedType) -> Fraction:
         name = node.name.value
         if name == "__typename":
             return LEAF_WEIGHT
@@ -131,41 +113,24 @@ class CostCounter:
         if is_leaf_type(named):
             return LEAF_WEIGHT
         if named.name.endswith("Connection"):
-            return 1 + self.connection(node, named, visiting)
-        one = 1 + self.selection_set(node.selection_set, named, visiting)
+            return 1 + self.connection(node, named)
+        one = 1 + self.selection_set(node.selection_set, named)
         return PLAIN_LIST_ITEMS * one if _is_list(definition.type) else one
 
-    def connection(self, node: FieldNode, connection: GraphQLNamedType, visiting: frozenset[str]) -> Fraction:
+    def connection(self, node: FieldNode, connection: GraphQLNamedType) -> Fraction:
         """What a connection's selections cost: ``edges`` once per item, the rest once."""
         first = self.first(node)
         total = Fraction(0)
-        for selection in self._fields(node.selection_set, connection, visiting):
+        for selection, _on in self.selections.fields([node.selection_set]):
             if selection.name.value == "edges" and isinstance(connection, GraphQLObjectType):
                 edge = get_named_type(connection.fields["edges"].type)
-                total += first * self.selection_set(selection.selection_set, edge, visiting)
+                total += first * self.selection_set(selection.selection_set, edge)
             elif selection.name.value == "pageInfo" and isinstance(connection, GraphQLObjectType):
                 page_info = get_named_type(connection.fields["pageInfo"].type)
-                total += self.selection_set(selection.selection_set, page_info, visiting)
+                total += self.selection_set(selection.selection_set, page_info)
             else:
-                total += self.field(selection, connection, visiting)
+                total += self.field(selection, connection)
         return total
-
-    def _fields(
-        self, selection_set: SelectionSetNode | None, parent: GraphQLNamedType, visiting: frozenset[str]
-    ) -> Iterator[FieldNode]:
-        """The fields of a selection set with its fragments flattened (a fragment once)."""
-        spread: set[str] = set()
-        for selection in () if selection_set is None else selection_set.selections:
-            if isinstance(selection, FieldNode):
-                yield selection
-            elif isinstance(selection, InlineFragmentNode):
-                yield from self._fields(selection.selection_set, parent, visiting)
-            elif isinstance(selection, FragmentSpreadNode):
-                name = selection.name.value
-                fragment = self.fragments.get(name)
-                if fragment is not None and name not in visiting and name not in spread:
-                    spread.add(name)
-                    yield from self._fields(fragment.selection_set, parent, visiting | {name})
 
     def first(self, node: FieldNode) -> int:
         for argument in node.arguments or ():
@@ -183,45 +148,33 @@ class CostCounter:
 
 def query_cost(
     schema: GraphQLSchema,
-    document: Any,
+    document: DocumentNode,
     variables: Mapping[str, Any] | None = None,
     operation_name: str | None = None,
 ) -> int:
-    """The cost of ``document``'s operation (the costliest if it has several), rounded up."""
-    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
-    counter = CostCounter(schema, fragments, variables or {})
-    operations = [
-        d
-        for d in document.definitions
-        if isinstance(d, OperationDefinitionNode)
-        and (operation_name is None or (d.name is not None and d.name.value == operation_name))
+    """The cost of ``document``'s operation (the costliest if it has several), rounded up.
+
+    ``variables`` as the client sent them; they are coerced here as execution will (defaults).
+    """
+    fragments = fragments_of(document)
+    costs = [
+        CostCounter(schema, Selections(fragments, variable_values(schema, operation, variables))).operation(operation)
+        for operation in operations_of(document, operation_name)
     ]
-    return math.ceil(max((counter.operation(op) for op in operations), default=Fraction(0)))
-
-
-# MaxCost leaves its figure on the operation's execution context (one per operation, so a
-# batch's operations keep their own), for whatever admits the request next to charge it.
-_COST_ATTRIBUTE: Final = "hr_query_cost"
-
-
-def computed_cost(execution: ExecutionContext) -> int | None:
-    """The cost MaxCost computed for this operation; None if it has not run (or was refused first)."""
-    cost = getattr(execution, _COST_ATTRIBUTE, None)
-    return cost if isinstance(cost, int) else None
+    return math.ceil(max(costs, default=Fraction(0)))
 
 
 class MaxCost(SchemaExtension):
-    def __init__(self, max_cost: int) -> None:
+    def __init__(self, max_cost: int, analyses: AnalysisCache) -> None:
         self.max_cost = max_cost
+        self.analyses = analyses
 
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
-        document = context.graphql_document
-        if document is not None and context.result is None:
-            cost = query_cost(context.schema._schema, document, context.variables, context.operation_name)
-            # ExecutionContext is a plain dataclass with no field for it (computed_cost reads it).
-            setattr(context, _COST_ATTRIBUTE, cost)
-            if cost > self.max_cost:
+        if context.result is None:
+            analysis = self.analyses.of_execution(context)  # computed once per document (analysis.py)
+            if analysis is not None and analysis.cost > self.max_cost:
+                cost = analysis.cost
                 context.result = GraphQLExecutionResult(
                     data=None,
                     errors=[

@@ -1,11 +1,12 @@
 """Fair tenants: a token bucket of query-cost units per organisation, charged before execution.
 
 Each organisation's bucket holds at most TENANT_COST_BURST units and refills at
-TENANT_COST_PER_SECOND. A request is charged what MaxCost computed for it (query_cost.py
-records it on the execution context; nothing is counted twice), plus WRITE_WEIGHT for each
-root field of a mutation. A request the bucket cannot pay for is refused before any resolver
-runs, so it makes no DynamoDB call, with ``RATE_LIMITED`` and ``retryAfter``: the seconds
-until the bucket will hold the charge. A refused request takes nothing from the bucket.
+TENANT_COST_PER_SECOND. A request is charged what MaxCost found for it (limits/analysis.py
+leaves it on the execution context; nothing is counted twice), plus WRITE_WEIGHT for each
+root field of a mutation that runs (a field under @skip is not charged). A request the
+bucket cannot pay for is refused before any resolver runs, so it makes no DynamoDB call,
+with ``RATE_LIMITED`` and ``retryAfter``: the seconds until the bucket will hold the charge.
+A refused request takes nothing from the bucket.
 
 The buckets live in this process only (README "Fair tenants" on several processes). They
 sit in a bounded LRU: an evicted bucket is simply full again, which is safe because a
@@ -26,23 +27,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Final
 
-from graphql import (
-    DocumentNode,
-    FieldNode,
-    FragmentDefinitionNode,
-    FragmentSpreadNode,
-    GraphQLError,
-    InlineFragmentNode,
-    OperationDefinitionNode,
-    SelectionSetNode,
-)
+from graphql import GraphQLError
 from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 from strawberry.types.graphql import OperationType
 
 from graphql_api.errors import ApiError, Code
-from graphql_api.limits.query_cost import computed_cost
+from graphql_api.limits.analysis import analysis_of
 
 # Units a mutation's root field costs on top of its query cost: a write transaction puts 4-6
 # items at 2 WCU each, and a partition writes 1,000 WCU/s against 3,000 RCU/s of reads, so
@@ -117,42 +109,14 @@ def retry_after_seconds(seconds: float) -> float:
     return math.ceil(seconds * 1000) / 1000
 
 
-def root_fields(document: DocumentNode, operation_name: str | None) -> int:
-    """Root fields of the operation that runs (each a write, for a mutation), fragments included."""
-    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
-
-    def count(selection_set: SelectionSetNode, spread: frozenset[str]) -> int:
-        total, seen = 0, set[str]()
-        for selection in selection_set.selections:
-            if isinstance(selection, FieldNode):
-                total += 1
-            elif isinstance(selection, InlineFragmentNode):
-                total += count(selection.selection_set, spread)
-            elif isinstance(selection, FragmentSpreadNode):
-                name = selection.name.value
-                fragment = fragments.get(name)
-                if fragment is not None and name not in spread and name not in seen:
-                    seen.add(name)  # execution collects a fragment once per selection set
-                    total += count(fragment.selection_set, spread | {name})
-        return total
-
-    for definition in document.definitions:
-        if isinstance(definition, OperationDefinitionNode) and (
-            operation_name is None or (definition.name is not None and definition.name.value == operation_name)
-        ):
-            return count(definition.selection_set, frozenset())
-    return 0
-
-
 def charge_of(execution: ExecutionContext) -> float | None:
     """What a request costs its tenant: MaxCost's figure, plus WRITE_WEIGHT per mutation field."""
-    cost = computed_cost(execution)
-    document = execution.graphql_document
-    if cost is None or document is None:
+    analysis = analysis_of(execution)
+    if analysis is None:
         return None
     if execution.operation_type is OperationType.MUTATION:
-        return float(cost + WRITE_WEIGHT * root_fields(document, execution.operation_name))
-    return float(cost)
+        return float(analysis.cost + WRITE_WEIGHT * analysis.root_fields)
+    return float(analysis.cost)
 
 
 def rate_limited(retry_after: float) -> ApiError:

@@ -14,7 +14,8 @@ from graphql import DocumentNode, FragmentDefinitionNode, GraphQLSchema
 from graphql.execution.executor import Executor
 
 from graphql_api.lru import Lru
-from graphql_api.plan.compiler import Plan, Unsupported, compile_operation, condition_variables
+from graphql_api.plan.compiler import Plan, Unsupported, compile_operation
+from graphql_api.selection import condition_variables
 
 DEFAULT_ENTRIES: Final = 512
 MAX_VARIANTS: Final = 16

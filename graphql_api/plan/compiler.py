@@ -20,7 +20,6 @@ from typing import Any
 from graphql import (
     FieldNode,
     FragmentDefinitionNode,
-    FragmentSpreadNode,
     GraphQLField,
     GraphQLIncludeDirective,
     GraphQLLeafType,
@@ -29,7 +28,6 @@ from graphql import (
     GraphQLOutputType,
     GraphQLSchema,
     GraphQLSkipDirective,
-    InlineFragmentNode,
     OperationDefinitionNode,
     OperationType,
     SelectionSetNode,
@@ -41,7 +39,9 @@ from graphql import (
     is_object_type,
 )
 from graphql.execution.collect_fields import FieldDetails
-from graphql.execution.values import VariableValues, get_argument_values, get_directive_values
+from graphql.execution.values import VariableValues, get_argument_values
+
+from graphql_api.selection import Selections
 
 _CONDITIONS = (GraphQLSkipDirective.name, GraphQLIncludeDirective.name)
 
@@ -94,6 +94,9 @@ class FieldPlan:
 class ObjectPlan:
     type: GraphQLObjectType
     fields: list[FieldPlan]
+    # The type's is_type_of is Strawberry's own (a type with interfaces), which never reads
+    # its info: the runner builds none for it, one per object saved.
+    info_free_type_check: bool = False
 
 
 @dataclass(slots=True, eq=False)
@@ -101,24 +104,23 @@ class Plan:
     root: ObjectPlan
 
 
-def condition_variables(document_definitions: Any) -> tuple[str, ...]:
-    """Names of the variables that @skip/@include read anywhere in the document (sorted)."""
-    names: set[str] = set()
+def _require_supported(operation: OperationDefinitionNode, fragments: Mapping[str, FragmentDefinitionNode]) -> None:
+    """Unsupported for a directive other than @skip/@include, or a fragment with variables."""
 
     def visit(selection_set: SelectionSetNode | None) -> None:
-        if selection_set is None:
-            return
-        for selection in selection_set.selections:
+        for selection in () if selection_set is None else selection_set.selections:
             for directive in selection.directives or ():
-                for argument in directive.arguments or ():
-                    if isinstance(argument.value, VariableNode):
-                        names.add(argument.value.name.value)
+                if directive.name.value not in _CONDITIONS:
+                    raise Unsupported(f"directive @{directive.name.value}")
             visit(getattr(selection, "selection_set", None))
 
-    for definition in document_definitions:
-        if isinstance(definition, OperationDefinitionNode | FragmentDefinitionNode):
-            visit(definition.selection_set)
-    return tuple(sorted(names))
+    if operation.directives:
+        raise Unsupported("operation directives")
+    visit(operation.selection_set)
+    for fragment in fragments.values():
+        if fragment.variable_definitions:
+            raise Unsupported("fragment variables")
+        visit(fragment.selection_set)
 
 
 class _Compiler:
@@ -129,8 +131,7 @@ class _Compiler:
         variables: VariableValues,
     ) -> None:
         self.schema = schema
-        self.fragments = fragments
-        self.variables = variables
+        self.selections = Selections(fragments, variables.coerced)
         self.memo: dict[tuple[str, tuple[int, ...]], ObjectPlan] = {}
 
     def object_plan(self, runtime: GraphQLObjectType, selection_sets: list[SelectionSetNode]) -> ObjectPlan:
@@ -138,58 +139,13 @@ class _Compiler:
         found = self.memo.get(key)
         if found is not None:
             return found
-        plan = ObjectPlan(runtime, [])
+        plan = ObjectPlan(runtime, [], _info_free_type_check(runtime))
         self.memo[key] = plan  # before the fields: a type may select itself further down
         grouped: dict[str, list[FieldNode]] = {}
-        for selection_set in selection_sets:
-            self.collect(runtime, selection_set, grouped, set())
+        for node, _on in self.selections.fields(selection_sets, lambda condition: self.matches(condition, runtime)):
+            grouped.setdefault(node.alias.value if node.alias else node.name.value, []).append(node)
         plan.fields = [self.field_plan(runtime, response_key, nodes) for response_key, nodes in grouped.items()]
         return plan
-
-    def collect(
-        self,
-        runtime: GraphQLObjectType,
-        selection_set: SelectionSetNode,
-        grouped: dict[str, list[FieldNode]],
-        visited: set[str],
-    ) -> None:
-        for selection in selection_set.selections:
-            if not self.included(selection):
-                continue
-            if isinstance(selection, FieldNode):
-                response_key = selection.alias.value if selection.alias else selection.name.value
-                grouped.setdefault(response_key, []).append(selection)
-            elif isinstance(selection, InlineFragmentNode):
-                condition = selection.type_condition
-                if condition is None or self.matches(condition.name.value, runtime):
-                    self.collect(runtime, selection.selection_set, grouped, visited)
-            elif isinstance(selection, FragmentSpreadNode):
-                name = selection.name.value
-                if name in visited:
-                    continue
-                visited.add(name)
-                fragment = self.fragments.get(name)
-                if fragment is None:
-                    raise Unsupported(f"unknown fragment {name}")
-                if fragment.variable_definitions:
-                    raise Unsupported("fragment variables")
-                if self.matches(fragment.type_condition.name.value, runtime):
-                    self.collect(runtime, fragment.selection_set, grouped, visited)
-            else:  # pragma: no cover - the grammar has no other selection
-                raise Unsupported(type(selection).__name__)
-
-    def included(self, node: Any) -> bool:
-        directives = node.directives or ()
-        if not directives:
-            return True
-        for directive in directives:
-            if directive.name.value not in _CONDITIONS:
-                raise Unsupported(f"directive @{directive.name.value}")
-        skip = get_directive_values(GraphQLSkipDirective, node, self.variables)
-        if skip is not None and skip["if"] is True:
-            return False
-        include = get_directive_values(GraphQLIncludeDirective, node, self.variables)
-        return not (include is not None and include["if"] is False)
 
     def matches(self, condition_name: str, runtime: GraphQLObjectType) -> bool:
         conditional = self.schema.get_type(condition_name)
@@ -263,6 +219,13 @@ def _attribute_read(definition: GraphQLField) -> Callable[[Any], Any] | None:
     return attrgetter(name) if isinstance(name, str) else None
 
 
+def _info_free_type_check(type_: GraphQLObjectType) -> bool:
+    """True when ``type_.is_type_of`` is the one Strawberry generates (``is_type_of(obj, _info)``,
+    an isinstance check), not one the type declares, which might read its info."""
+    declared = (type_.extensions or {}).get("strawberry-definition")
+    return type_.is_type_of is not None and declared is not None and getattr(declared, "is_type_of", True) is None
+
+
 def _uses_variables(node: FieldNode) -> bool:
     found = False
 
@@ -289,8 +252,7 @@ def compile_operation(
     """The plan of a query; ``variables`` (coerced) decide its @skip/@include only."""
     if operation.operation is not OperationType.QUERY:
         raise Unsupported(operation.operation.value)
-    if operation.directives:
-        raise Unsupported("operation directives")
+    _require_supported(operation, fragments)
     root = schema.query_type
     if root is None:  # pragma: no cover - our schema has a query root
         raise Unsupported("no query root")
@@ -306,5 +268,4 @@ __all__ = [
     "Plan",
     "Unsupported",
     "compile_operation",
-    "condition_variables",
 ]

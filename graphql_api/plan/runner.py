@@ -209,7 +209,9 @@ class _Run:
     ) -> None:
         is_type_of = plan.type.is_type_of
         if is_type_of is not None:
-            verdict = is_type_of(value, self.info(field, path) if info is None else info)
+            if info is None and not plan.info_free_type_check:
+                info = self.info(field, path)
+            verdict = is_type_of(value, info)  # type: ignore[arg-type]  # None only where it is never read
             if self.is_awaitable(verdict):
                 container[key] = None
                 pending.append(

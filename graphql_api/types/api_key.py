@@ -10,7 +10,7 @@ from datastore import api_keys, entities
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
 from graphql_api import ids
-from graphql_api.types.scalars import ApiKeyStatus, Role, output
+from graphql_api.types.scalars import ApiKeyStatus, Role
 
 
 @strawberry.type(
@@ -37,8 +37,8 @@ class ApiKey:
         return cls(
             id=strawberry.ID(ids.encode("ApiKey", key.key_id)),
             name=key.name,
-            role=output(key.role),
-            status=output(key.status),
+            role=key.role,
+            status=key.status,
             created_at=key.created_at,
             last_used_at=key.last_used_at,
             revoked_at=key.revoked_at,

@@ -12,7 +12,7 @@ from graphql_api import ids
 from graphql_api.context import RequestContext
 from graphql_api.types import relations
 from graphql_api.types.node import Node
-from graphql_api.types.scalars import ApplicationStatus, output
+from graphql_api.types.scalars import ApplicationStatus
 
 if TYPE_CHECKING:
     from graphql_api.types.employee import Employee
@@ -38,7 +38,7 @@ class Application(Node):
     def of(cls, application: entities.Application) -> Application:
         return cls(
             id=strawberry.ID(ids.encode("Application", application.job_id, application.app_id)),
-            status=output(application.status),
+            status=application.status,
             submitted_at=application.submitted_at,
             app_id=application.app_id,
             job_id=application.job_id,

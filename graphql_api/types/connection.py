@@ -14,7 +14,6 @@ from graphql_api.cursors import CursorCodec
 from graphql_api.errors import bad_input
 from graphql_api.loaders import ListFetch, list_key
 from graphql_api.types import relations
-from graphql_api.types.relations import Selection
 
 N = TypeVar("N")
 
@@ -121,15 +120,12 @@ async def paginate(
 
 
 async def _load_relations(info: strawberry.Info[RequestContext, None], nodes: list[Any]) -> None:
-    loaders = info.context.session.loaders
+    session = info.context.session
     raw = info._raw_info  # Strawberry's Info exposes no fragments; graphql-core's info does
-    # Sibling pages share the field's nodes; the entry holds the node, so its id is not reused.
-    node = raw.field_nodes[0]
-    cached = loaders.plans.get(id(node))
-    if cached is None or cached[0] is not node:
-        cached = (node, Selection(raw.fragments, info.variable_values).connection_plan(type(nodes[0]), raw.field_nodes))
-        loaders.plans[id(node)] = cached
-    await relations.load(loaders, nodes, cached[1])
+    plan = session.services.relation_plans.connection_plan(
+        type(nodes[0]), raw.field_nodes, raw.operation, raw.fragments, info.variable_values
+    )
+    await relations.load(session.loaders, nodes, plan)
 
 
 def to_connection(

@@ -13,7 +13,7 @@ from graphql_api.context import RequestContext
 from graphql_api.types import relations
 from graphql_api.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.types.node import Node
-from graphql_api.types.scalars import EmployeeStatus, Role, output
+from graphql_api.types.scalars import EmployeeStatus, Role
 
 if TYPE_CHECKING:
     from graphql_api.types.application import Application
@@ -54,8 +54,8 @@ class Employee(Node):
             email=employee.email,
             first_name=employee.first_name,
             last_name=employee.last_name,
-            role=output(employee.role),
-            status=output(employee.status),
+            role=employee.role,
+            status=employee.status,
             hired_at=employee.hired_at,
             terminated_at=employee.terminated_at,
             version=employee.version,

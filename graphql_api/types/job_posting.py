@@ -13,7 +13,7 @@ from graphql_api.context import RequestContext
 from graphql_api.types import relations
 from graphql_api.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.types.node import Node
-from graphql_api.types.scalars import JobPostingStatus, output
+from graphql_api.types.scalars import JobPostingStatus
 
 if TYPE_CHECKING:
     from graphql_api.types.application import Application
@@ -76,7 +76,7 @@ class JobPosting(Node):
             id=strawberry.ID(ids.encode("JobPosting", job.job_id)),
             title=job.title,
             description=job.description,
-            status=output(job.status),
+            status=job.status,
             posted_at=job.posted_at,
             closed_at=job.closed_at,
             version=job.version,

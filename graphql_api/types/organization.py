@@ -20,7 +20,7 @@ from graphql_api.types.department import Department
 from graphql_api.types.employee import Employee
 from graphql_api.types.job_posting import JobPosting
 from graphql_api.types.node import Node
-from graphql_api.types.scalars import EmployeeOrder, JobPostingStatus, OrganizationStatus, Plan, SortOrder, output
+from graphql_api.types.scalars import EmployeeOrder, JobPostingStatus, OrganizationStatus, Plan, SortOrder
 
 Info = strawberry.Info[RequestContext, None]
 
@@ -51,7 +51,7 @@ class BillingSubscription(Node):
         return cls(
             # The id keeps the type's former name, so ids issued before the rename still resolve.
             id=strawberry.ID(ids.encode("Subscription", subscription.org_id)),
-            plan=output(subscription.plan),
+            plan=subscription.plan,
             seats=subscription.seats,
             billing_customer=subscription.billing_customer_id,
             renews_at=subscription.renews_at,
@@ -99,11 +99,11 @@ class Organization(Node):
 
     @strawberry.field(description="The organisation's price plan.")
     async def plan(self, info: Info) -> Plan:
-        return output((await self._loaded(info)).organization.plan)
+        return (await self._loaded(info)).organization.plan
 
     @strawberry.field(description="ACTIVE, or SUSPENDED (its members' requests are refused).")
     async def status(self, info: Info) -> OrganizationStatus:
-        return output((await self._loaded(info)).organization.status)
+        return (await self._loaded(info)).organization.status
 
     @strawberry.field(description="When the organisation was created on the platform.")
     async def created_at(self, info: Info) -> datetime:

@@ -19,23 +19,19 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from graphql import (
-    BooleanValueNode,
-    DirectiveNode,
-    FieldNode,
-    FragmentDefinitionNode,
-    FragmentSpreadNode,
-    InlineFragmentNode,
-    SelectionNode,
-    SelectionSetNode,
-    VariableNode,
-)
+from graphql import FieldNode, FragmentDefinitionNode, OperationDefinitionNode
+
+from graphql_api.lru import Lru
+from graphql_api.selection import Selections, condition_variables
 
 if TYPE_CHECKING:
     from graphql_api.loaders import Loaders
+
+DEFAULT_PLAN_ENTRIES: Final = 512
+MAX_PLAN_VARIANTS: Final = 16
 
 
 class Related(Protocol):
@@ -109,11 +105,10 @@ Plan = tuple[tuple[Relation, "Plan"], ...]
 
 
 class Selection:
-    """The document's fragments and variables, to read what a field selects (skip/include honoured)."""
+    """What a query selects on a page's nodes, read through the one walker (graphql_api/selection.py)."""
 
     def __init__(self, fragments: Mapping[str, FragmentDefinitionNode], variables: Mapping[str, Any]) -> None:
-        self.fragments = fragments
-        self.variables = variables
+        self.selections = Selections(fragments, variables)
 
     def subfields(self, nodes: Sequence[FieldNode]) -> dict[str, list[FieldNode]]:
         """The fields selected under ``nodes``, by field name (aliases merged), fragments expanded.
@@ -122,43 +117,9 @@ class Selection:
         validation admits only fragments on that type or an interface it implements.
         """
         found: dict[str, list[FieldNode]] = {}
-        for node in nodes:
-            self._collect(node.selection_set, found, set())
+        for node, _on in self.selections.fields(node.selection_set for node in nodes):
+            found.setdefault(node.name.value, []).append(node)
         return found
-
-    def _collect(
-        self, selection_set: SelectionSetNode | None, found: dict[str, list[FieldNode]], seen: set[str]
-    ) -> None:
-        for selection in () if selection_set is None else selection_set.selections:
-            if not self._included(selection):
-                continue
-            if isinstance(selection, FieldNode):
-                found.setdefault(selection.name.value, []).append(selection)
-            elif isinstance(selection, InlineFragmentNode):
-                self._collect(selection.selection_set, found, seen)
-            elif isinstance(selection, FragmentSpreadNode):
-                name = selection.name.value
-                fragment = self.fragments.get(name)
-                if fragment is not None and name not in seen:
-                    seen.add(name)
-                    self._collect(fragment.selection_set, found, seen)
-
-    def _included(self, node: SelectionNode) -> bool:
-        """False under ``@skip(if: true)`` or ``@include(if: false)``, literal or variable."""
-        for directive in node.directives or ():
-            name = directive.name.value
-            if name in ("skip", "include") and self._condition(directive) is (name == "skip"):
-                return False
-        return True
-
-    def _condition(self, directive: DirectiveNode) -> bool:
-        for argument in directive.arguments or ():
-            if argument.name.value == "if":
-                value = argument.value
-                if isinstance(value, VariableNode):
-                    return self.variables.get(value.name.value) is True
-                return isinstance(value, BooleanValueNode) and value.value
-        return False  # validation requires ``if``; never reached for a valid document
 
     def plan(self, target: type[Any], nodes: Sequence[FieldNode]) -> Plan:
         """The relations selected on objects of ``target`` under ``nodes``, recursively."""
@@ -176,6 +137,50 @@ class Selection:
         """The plan for a connection's nodes: its ``edges { node { ... } }`` selections."""
         edges = self.subfields(connection).get("edges", [])
         return self.plan(target, self.subfields(edges).get("node", [])) if edges else ()
+
+
+@dataclass
+class _NodePlans:
+    node: FieldNode  # kept, so its id is not reused while the entry lives
+    conditions: tuple[str, ...]  # the variables the document's @skip/@include read
+    plans: dict[tuple[Any, ...], Plan] = field(default_factory=dict)
+
+
+@dataclass
+class RelationPlans:
+    """The process's relation plans, by connection field (bounded): a repeated request reads
+    its document's selections not at all, whichever page or request asks."""
+
+    max_entries: int = DEFAULT_PLAN_ENTRIES
+    # How many plans were read from a document for want of an entry (tests read it).
+    built: int = 0
+    _entries: Lru[int, _NodePlans] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._entries = Lru(self.max_entries)
+
+    def connection_plan(
+        self,
+        target: type[Any],
+        connection: Sequence[FieldNode],
+        operation: OperationDefinitionNode,
+        fragments: Mapping[str, FragmentDefinitionNode],
+        variables: Mapping[str, Any],
+    ) -> Plan:
+        """``Selection.connection_plan``, kept per field node, target and condition values."""
+        node = connection[0]
+        entry = self._entries.get(id(node))
+        if entry is None or entry.node is not node:
+            entry = _NodePlans(node, condition_variables([operation, *fragments.values()]))
+            self._entries.put(id(node), entry)
+        key = (target, *(variables.get(name) for name in entry.conditions))
+        plan = entry.plans.get(key)
+        if plan is None:
+            plan = Selection(fragments, variables).connection_plan(target, connection)
+            self.built += 1
+            if len(entry.plans) < MAX_PLAN_VARIANTS:
+                entry.plans[key] = plan
+        return plan
 
 
 async def load(loaders: Loaders, objects: Sequence[Related], plan: Plan) -> None:

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import functools
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import strawberry
+from graphql import GraphQLEnumType, GraphQLSchema
 from strawberry.schema.types.base_scalars import DateTimeDefinition
 
 from datastore import entities
@@ -29,15 +31,27 @@ SCALAR_OVERRIDES: Final[dict[object, Any]] = {
 }
 
 
-def output(member: E) -> E:
-    """``member`` as a resolver hands it to the GraphQL enum: its value.
+def fast_enum_output(schema: GraphQLSchema) -> None:
+    """Every enum of ``schema`` maps a member to its name with one dict lookup.
 
     Strawberry's enum type maps a member to its name by scanning every value of the enum
-    (``CustomGraphQLEnumType.coerce_output_value``); a value goes to graphql-core's own
-    value-to-name dict. Typed as the member, because the field's annotation is what names
-    the GraphQL enum in the schema.
+    (``CustomGraphQLEnumType.coerce_output_value``), for every enum value of every response.
+    Declared here once for all enum types, so resolvers hand over the member itself; anything
+    else (a raw value) still goes to Strawberry's own conversion and its error.
     """
-    return cast("E", member.value)
+    for named in schema.type_map.values():
+        wrapped = getattr(named, "wrapped_cls", None)
+        if not isinstance(named, GraphQLEnumType) or not isinstance(wrapped, type) or not issubclass(wrapped, Enum):
+            continue
+        by_value = {value.value: name for name, value in named.values.items()}
+        names = {member: by_value[member.value] for member in wrapped if member.value in by_value}
+        # An instance attribute shadows the class's method; serialize() calls it too.
+        named.coerce_output_value = functools.partial(_member_name, names, named.coerce_output_value)  # type: ignore[method-assign]  # per type, by design
+
+
+def _member_name(names: Mapping[Enum, str], slow: Callable[[Any], str], value: Any) -> str:
+    found = names.get(value) if isinstance(value, Enum) else None
+    return slow(value) if found is None else found
 
 
 def described(enum: type[E], name: str, description: str, values: Mapping[str, str]) -> type[E]:

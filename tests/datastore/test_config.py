@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from datastore.config import ROLE_SETTINGS, ConfigError, DatastoreSettings, RoleSettings
+from datastore.local_sts import DOCUMENTS_ROLE, PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
 from deploy import cloudformation
-from tests.sts import DOCUMENTS_ROLE, PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
 
 STS = "http://127.0.0.1:5000"
 

@@ -20,20 +20,12 @@ from datastore.credentials import RoleSession, role_session
 from datastore.entities import Plan, Role
 from datastore.errors import ScopeViolation, Unavailable
 from datastore.local import free_port
+from datastore.local_sts import DOCUMENTS_ROLE, PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
 from datastore.pagination import PageRequest
 from datastore.scope import ApiKeyScope, DocumentScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
 from tests.conftest import Tenant, TenantFactory, unique_domain
-from tests.sts import (
-    DOCUMENTS_ROLE,
-    PLATFORM_ROLE,
-    SIGNIN_ROLE,
-    TENANT_ROLE,
-    RoleWorld,
-    SignatureLog,
-    role_env,
-    role_world,
-)
+from tests.sts import RoleWorld, SignatureLog, role_world
 
 CONCURRENT = 50
 

@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 from datastore import keys, organizations
 from datastore.entities import Employee, Plan
 from datastore.scope import PlatformScope
+from datastore.seed import Bulk
 from datastore.table import Table
 from tests.conftest import unique_domain
-from tests.graphql_api.bulk import Bulk
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

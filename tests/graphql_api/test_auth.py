@@ -17,8 +17,10 @@ from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.auth import JwksKeys, TokenVerifier
+from graphql_api.auth import TokenVerifier
 from graphql_api.config import ApiSettings
+from graphql_api.errors import ApiError
+from graphql_api.jwks import JwksKeys, signing_key
 from tests.conftest import Tenant
 from tests.graphql_api.conftest import TEST_SECRET
 from tests.graphql_api.live import serving
@@ -188,10 +190,20 @@ def test_jwks__unknown_kid__refetch_throttled(tmp_path: Path) -> None:
     path = tmp_path / "jwks.json"
     path.write_text(json.dumps({"keys": [jwk(RSA_KEY, "rsa-1", "RS256")]}))
     keys = JwksKeys(str(path), min_refresh_seconds=3600)
-    keys.key("rsa-1")
+    signing_key(keys, {"alg": "RS256", "kid": "rsa-1"})
     path.unlink()  # a refetch now would fail loudly; a throttled one is not attempted
-    with pytest.raises(Exception, match="unknown signing key"):
-        keys.key("nope")
+    with pytest.raises(jwt.InvalidKeyError, match="unknown signing key 'nope'"):
+        signing_key(keys, {"alg": "RS256", "kid": "nope"})
+
+
+def test_jwks_file_not_json__unauthenticated_not_crashed(tmp_path: Path, tenant: Tenant) -> None:
+    path = tmp_path / "jwks.json"
+    path.write_text("{not json")
+    settings = ApiSettings.from_env({"HR_ENV": "test", "JWT_SECRET": TEST_SECRET, "JWKS": str(path)})
+    token = jwt.encode(claims_of(tenant), RSA_KEY, algorithm="RS256", headers={"kid": "rsa-1"})
+    with pytest.raises(ApiError, match="signing keys are unavailable") as refused:
+        TokenVerifier(settings).verify(token)
+    assert refused.value.extensions["code"] == "UNAUTHENTICATED"
 
 
 # --- time claims are numbers (RFC 7519 NumericDate) ----------------------------------------

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 from datastore import organizations
 from datastore.entities import Plan
 from datastore.scope import PlatformScope
+from datastore.seed import Bulk
 from datastore.table import Table
 from graphql_api import ids
 from tests.conftest import unique_domain
-from tests.graphql_api.bulk import Bulk
 from tests.graphql_api.conftest import Api
 
 if TYPE_CHECKING:

@@ -18,6 +18,8 @@ import pytest
 
 from datastore import keys
 from datastore.config import DatastoreSettings
+from datastore.local_sts import PLATFORM_ROLE as PLATFORM_ROLE_ARN
+from datastore.local_sts import SIGNIN_ROLE, TENANT_ROLE, role_env
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.config import ApiSettings
@@ -27,8 +29,7 @@ from tests.graphql_api import idp
 from tests.graphql_api.conftest import TEST_SECRET
 from tests.graphql_api.live import serving
 from tests.graphql_api.mutations.documents import CREATE_ORGANIZATION, raw_id
-from tests.sts import PLATFORM_ROLE as PLATFORM_ROLE_ARN
-from tests.sts import SIGNIN_ROLE, TENANT_ROLE, AssumeRoleLog, RoleWorld, SignatureLog, role_env, role_world
+from tests.sts import AssumeRoleLog, RoleWorld, SignatureLog, role_world
 
 CONCURRENT = 50
 ME = "{ me { email } }"

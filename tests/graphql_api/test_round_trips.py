@@ -20,12 +20,12 @@ import pytest
 from datastore import calls, organizations
 from datastore.entities import Employee, Plan
 from datastore.scope import PlatformScope
+from datastore.seed import Bulk
 from datastore.store import Datastore
 from datastore.table import Table
 from graphql_api.app import create_app
 from graphql_api.config import ApiSettings
 from tests.conftest import unique_domain
-from tests.graphql_api.bulk import Bulk
 from tests.graphql_api.conftest import Api
 from tests.graphql_api.live import serving, with_settings
 

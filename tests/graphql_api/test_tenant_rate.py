@@ -23,8 +23,9 @@ from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.config import ApiSettings, ConfigError
+from graphql_api.limits.analysis import root_fields
 from graphql_api.limits.query_cost import query_cost
-from graphql_api.limits.tenant_rate import WRITE_WEIGHT, TenantBuckets, root_fields
+from graphql_api.limits.tenant_rate import WRITE_WEIGHT, TenantBuckets
 from graphql_api.schema import build_schema
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.conftest import TEST_SECRET
@@ -129,11 +130,16 @@ def test_bucket__past_max_buckets__least_recent_evicted_and_full_again() -> None
         ("mutation { a: m(x: 1) { id } b: m(x: 2) { id } }", 2),
         ("mutation { ...F ...F ... on Mutation { c: m } } fragment F on Mutation { a: m b: m }", 3),
         ("mutation One { a: m } mutation Two { a: m b: m }", 1),
+        ("mutation { a: m b: m @skip(if: true) c: m @include(if: false) }", 1),
+        ("mutation($s: Boolean!) { a: m b: m @skip(if: $s) ... @include(if: $s) { c: m } }", 2),
+        ("mutation($s: Boolean = true) { a: m ...F @skip(if: $s) } fragment F on Mutation { b: m }", 1),
     ],
-    ids=["one", "aliases", "fragments", "named-operation"],
+    ids=["one", "aliases", "fragments", "named-operation", "skip-literal", "skip-variable", "skip-default"],
 )
-def test_root_fields__aliases_and_fragments__each_counted(document: str, fields: int) -> None:
-    assert root_fields(parse(document), "One" if "One" in document else None) == fields
+def test_root_fields__aliases_fragments_and_skip__each_field_that_runs_counted(document: str, fields: int) -> None:
+    schema = build_schema([])._schema
+    variables = {"s": True} if "Boolean!" in document else {}  # else the default applies
+    assert root_fields(schema, parse(document), "One" if "One" in document else None, variables) == fields
 
 
 def test_settings__burst_below_max_query_cost__refused() -> None:
@@ -272,6 +278,25 @@ def test_tenant_rate__mutation__charged_its_cost_plus_the_write_weight(
     assert charge - elapsed - 0.01 <= retry_after <= charge
     names = [d.name for d in departments.list_departments(tenant.table, PageRequest()).items]
     assert names == ["Paid for"]
+
+
+SKIPPED_WRITE = (
+    "mutation($i: CreateDepartmentInput!, $s: Boolean!) { a: createDepartment(input: $i) { department { id } } "
+    "b: createDepartment(input: $i) @skip(if: $s) { department { id } } }"
+)
+
+
+def test_tenant_rate__mutation_field_under_skip__not_charged(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tenant: Tenant
+) -> None:
+    charge = CREATE_COST + WRITE_WEIGHT
+    settings = settings_with(api_settings, 1, charge)  # exactly one write, and the skipped one is free
+    token = admin_token(api_settings, tenant)
+    with serving(create_app(Datastore(client, table_name), settings)) as http:
+        assert_admitted(post(http, token, SKIPPED_WRITE, {"i": {"name": "Only one"}, "s": True}))
+        rate_limited(post(http, token, CREATE, {"i": {"name": "Not paid for"}}))
+    names = [d.name for d in departments.list_departments(tenant.table, PageRequest()).items]
+    assert names == ["Only one"]
 
 
 def test_tenant_rate__platform_operator__not_tenant_bounded(

@@ -1,6 +1,6 @@
 """Large tenants written fast: items from the datastore's own codec, sent with BatchWriteItem.
 
-For test setup only. The items are exactly what the datastore's writes produce (the same
+For test and benchmark setup only. The items are exactly what the datastore's writes produce (the same
 ``datastore.items`` functions), but without the transactions, so a thousand employees take
 a second instead of a minute. Counters (headcount, a job's application counts) are written
 already correct.
