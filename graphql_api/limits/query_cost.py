@@ -8,6 +8,11 @@ The cost is the number of objects the response can hold, plus a weight for every
     cost(connection field)  = 1 + cost(pageInfo ...) + first x cost(edges' selections)
     cost(edges { ... })     = cost(cursor) + cost(node field)     (per edge; node is an object)
     cost(plain list field)  = PLAIN_LIST_ITEMS x cost(one item)   (``AuditEvent.changes``)
+    cost(bulk field)        = 1 + rows + cost(its selections), where a plain list inside
+                              counts ``rows`` items             (``importEmployees``)
+
+A bulk field is one whose ``input`` argument has a ``rows`` list: each row is a write (its 1)
+and a result in the payload's per-row list, so 100 rows cost about 100 times one.
 
 ``first`` is the argument's value (variables resolved), the default page size (20) when
 omitted, and at most the maximum page size (100). The connection's own 1 is the Query that
@@ -41,6 +46,8 @@ from graphql import (
     GraphQLSchema,
     InlineFragmentNode,
     IntValueNode,
+    ListValueNode,
+    ObjectValueNode,
     OperationDefinitionNode,
     OperationType,
     SelectionSetNode,
@@ -78,7 +85,9 @@ class CostCounter:
         self.schema = schema
         self.fragments = fragments
         self.variables = variables
-        self._memo: dict[tuple[str, str], Fraction] = {}
+        self._memo: dict[tuple[str, str, int], Fraction] = {}
+        # Items a plain list holds: PLAIN_LIST_ITEMS, or a bulk field's row count inside it.
+        self._plain_list_items = PLAIN_LIST_ITEMS
 
     def operation(self, operation: OperationDefinitionNode) -> Fraction:
         root = {
@@ -109,7 +118,7 @@ class CostCounter:
                 if fragment is None or name in visiting or name in spread:
                     continue  # execution collects a fragment once per selection set
                 spread.add(name)
-                key = (name, parent.name)
+                key = (name, parent.name, self._plain_list_items)
                 if key not in self._memo:
                     inner = self.schema.get_type(fragment.type_condition.name.value)
                     self._memo[key] = (
@@ -132,8 +141,39 @@ class CostCounter:
             return LEAF_WEIGHT
         if named.name.endswith("Connection"):
             return 1 + self.connection(node, named, visiting)
+        rows = self.input_rows(node)
+        if rows is not None:
+            outer, self._plain_list_items = self._plain_list_items, rows
+            try:
+                return 1 + rows + self.selection_set(node.selection_set, named, visiting)
+            finally:
+                self._plain_list_items = outer
         one = 1 + self.selection_set(node.selection_set, named, visiting)
-        return PLAIN_LIST_ITEMS * one if _is_list(definition.type) else one
+        return self._plain_list_items * one if _is_list(definition.type) else one
+
+    def input_rows(self, node: FieldNode) -> int | None:
+        """The length of ``input.rows`` (literal or variables), or None for a field without it."""
+        for argument in node.arguments or ():
+            if argument.name.value != "input":
+                continue
+            value: Any = argument.value
+            if isinstance(value, VariableNode):
+                value = self.variables.get(value.name.value)
+                rows = value.get("rows") if isinstance(value, Mapping) else None
+            elif isinstance(value, ObjectValueNode):
+                field = next((f for f in value.fields if f.name.value == "rows"), None)
+                rows = None if field is None else field.value
+                if isinstance(rows, VariableNode):
+                    rows = self.variables.get(rows.name.value)
+                elif isinstance(rows, ListValueNode):
+                    rows = rows.values
+            else:
+                rows = None
+            # A single row may be sent without the list (GraphQL's input coercion).
+            if rows is None:
+                return None
+            return len(rows) if isinstance(rows, list | tuple) else 1
+        return None
 
     def connection(self, node: FieldNode, connection: GraphQLNamedType, visiting: frozenset[str]) -> Fraction:
         """What a connection's selections cost: ``edges`` once per item, the rest once."""
