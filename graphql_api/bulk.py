@@ -3,10 +3,9 @@
 Both callers hand their rows here, so a row means the same thing over the API and from a
 CSV file (the row semantics themselves live in datastore/imports.py). A batch:
 
-1. refuses more than ``MAX_ROWS`` rows before anything is sent;
-2. checks every row's fields and refuses a repeated email (no call for either);
-3. looks up the employees the remaining emails already name (two BatchGetItem calls);
-4. runs each remaining row as its own transaction, ``ROW_CONCURRENCY`` at a time.
+1. checks every row's fields and refuses a repeated email (no call for either);
+2. looks up the employees the remaining emails already name (two BatchGetItem calls);
+3. runs each remaining row as its own transaction, ``ROW_CONCURRENCY`` at a time.
 
 Each row's failure is its own result (a code, the row's field and a message), never the
 batch's: the other rows go on. Errors name the row's fields as the datastore and the CSV
@@ -27,13 +26,13 @@ from datastore.errors import Conflict, DatastoreError, InvalidInput
 from datastore.imports import MAX_ROWS, Imported, Outcome, Row
 from datastore.table import Table
 from graphql_api import ids
-from graphql_api.errors import ApiError, Code, bad_input, translate
+from graphql_api.errors import ApiError, Code, translate
 
-__all__ = ["MAX_ROWS", "Outcome", "RowError", "RowInput", "RowResult", "import_rows", "too_many_rows"]
+__all__ = ["MAX_ROWS", "Outcome", "RowError", "RowInput", "RowResult", "import_rows"]
 
 # Rows of one batch in flight at once: enough to hide each transaction's round trip, few
 # enough that one import leaves the shared I/O pool (DYNAMODB_POOL_SIZE) to other requests.
-ROW_CONCURRENCY: Final = 8
+ROW_CONCURRENCY: Final = 16
 
 # Runs a blocking datastore call off the event loop (RequestSession.run, or an executor).
 Runner = Callable[[Callable[[], Any]], Awaitable[Any]]
@@ -66,13 +65,6 @@ class RowResult:
     outcome: Outcome | None = None
     employee: Employee | None = None
     error: RowError | None = None
-
-
-def too_many_rows(count: int, field: str) -> ApiError | None:
-    """The error of a batch over MAX_ROWS, else None."""
-    if count <= MAX_ROWS:
-        return None
-    return bad_input(field, f"at most {MAX_ROWS} rows per request, got {count}; send the rest in another request")
 
 
 def row_error(error: BaseException) -> RowError | None:
@@ -115,7 +107,10 @@ async def import_rows(
     write: Runner,
     concurrency: int = ROW_CONCURRENCY,
 ) -> list[RowResult]:
-    """One result per row, in order (the caller has refused a batch over MAX_ROWS)."""
+    """One result per row, in order.
+
+    The caller keeps batches to MAX_ROWS (limits/bulk_rows.py; the CLI's batches).
+    """
     results: list[RowResult | None] = [None] * len(rows)
     ready: dict[int, Row] = {}
     for index, given in enumerate(rows):

@@ -17,6 +17,7 @@ from strawberry.extensions import DisableIntrospection, MaxTokensLimiter, Schema
 
 from graphql_api.config import ApiSettings
 from graphql_api.limits.aliases import MaxAliases
+from graphql_api.limits.bulk_rows import MaxRows
 from graphql_api.limits.depth import MaxDepth
 from graphql_api.limits.query_cost import MaxCost
 from graphql_api.limits.response_size import ResponseSizeGuard
@@ -36,6 +37,7 @@ def limit_extensions(settings: ApiSettings) -> list[Callable[[], SchemaExtension
         lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
         lambda: MaxDepth(settings.max_depth),
         lambda: MaxAliases(settings.max_aliases),
+        MaxRows,
         lambda: MaxCost(settings.max_cost),
         # After MaxCost, whose figure it charges to the session (its organisation's bucket).
         TenantRate,
@@ -46,4 +48,4 @@ def limit_extensions(settings: ApiSettings) -> list[Callable[[], SchemaExtension
     return extensions
 
 
-__all__ = ["MaxAliases", "MaxCost", "MaxDepth", "ResponseSizeGuard", "TenantRate", "limit_extensions"]
+__all__ = ["MaxAliases", "MaxCost", "MaxDepth", "MaxRows", "ResponseSizeGuard", "TenantRate", "limit_extensions"]

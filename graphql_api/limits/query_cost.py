@@ -46,8 +46,6 @@ from graphql import (
     GraphQLSchema,
     InlineFragmentNode,
     IntValueNode,
-    ListValueNode,
-    ObjectValueNode,
     OperationDefinitionNode,
     OperationType,
     SelectionSetNode,
@@ -60,6 +58,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 
 from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from graphql_api.limits.bulk_rows import input_rows
 
 LEAF_WEIGHT: Final = Fraction(1, 4)
 # A list that is not a connection (an audit event's field changes): at most one entry per
@@ -141,7 +140,7 @@ class CostCounter:
             return LEAF_WEIGHT
         if named.name.endswith("Connection"):
             return 1 + self.connection(node, named, visiting)
-        rows = self.input_rows(node)
+        rows = input_rows(node, self.variables)
         if rows is not None:
             outer, self._plain_list_items = self._plain_list_items, rows
             try:
@@ -150,30 +149,6 @@ class CostCounter:
                 self._plain_list_items = outer
         one = 1 + self.selection_set(node.selection_set, named, visiting)
         return self._plain_list_items * one if _is_list(definition.type) else one
-
-    def input_rows(self, node: FieldNode) -> int | None:
-        """The length of ``input.rows`` (literal or variables), or None for a field without it."""
-        for argument in node.arguments or ():
-            if argument.name.value != "input":
-                continue
-            value: Any = argument.value
-            if isinstance(value, VariableNode):
-                value = self.variables.get(value.name.value)
-                rows = value.get("rows") if isinstance(value, Mapping) else None
-            elif isinstance(value, ObjectValueNode):
-                field = next((f for f in value.fields if f.name.value == "rows"), None)
-                rows = None if field is None else field.value
-                if isinstance(rows, VariableNode):
-                    rows = self.variables.get(rows.name.value)
-                elif isinstance(rows, ListValueNode):
-                    rows = rows.values
-            else:
-                rows = None
-            # A single row may be sent without the list (GraphQL's input coercion).
-            if rows is None:
-                return None
-            return len(rows) if isinstance(rows, list | tuple) else 1
-        return None
 
     def connection(self, node: FieldNode, connection: GraphQLNamedType, visiting: frozenset[str]) -> Fraction:
         """What a connection's selections cost: ``edges`` once per item, the rest once."""
