@@ -121,11 +121,10 @@ async def import_rows(
     first = imports.first_rows(list(ready.values()))
     order = list(ready)
     for position, index in enumerate(order):
-        earlier = order[first[ready[index].email]]
         if position != first[ready[index].email]:
             del ready[index]
             results[index] = RowResult(
-                error=RowError(Code.BAD_USER_INPUT.value, "email", f"repeats the email of row {earlier}")
+                error=RowError(Code.BAD_USER_INPUT.value, "email", "repeats the email of an earlier row")
             )
     try:
         known = await read(lambda: imports.existing(table, [row.email for row in ready.values()]))

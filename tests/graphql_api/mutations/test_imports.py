@@ -138,7 +138,7 @@ def test_import_employees__mixed_rows__per_row_codes_and_fields(api: Api, tenant
         4: ("BAD_USER_INPUT", "input.rows.4.firstName"),
         5: ("BAD_USER_INPUT", "input.rows.5.email"),
     }
-    assert "row 0" in errors[2]["message"]
+    assert errors[2]["message"] == "repeats the email of an earlier row"
     assert (payload["created"], payload["unchanged"], payload["failed"]) == (2, 0, 5)
     # Bad rows wrote nothing: no employee, and the department counts only the good row.
     for local in ("nodept", "ctrl"):
