@@ -167,7 +167,8 @@ def _read_errors(reader: csv.DictReader[str]) -> Iterator[None]:
         # The decoder reads ahead by kilobytes, so no line number is exact here; none is given.
         raise CsvError(f"the file is not UTF-8 ({error.reason}); save it as CSV UTF-8") from None
     except csv.Error as error:
-        raise CsvError(f"line {reader.line_num}: not a valid CSV file ({error})") from None
+        # line_num counts the records read whole: the broken one starts on the next line.
+        raise CsvError(f"line {reader.line_num + 1}: not a valid CSV file ({error})") from None
 
 
 def batches(rows: Iterator[CsvRow], size: int = MAX_ROWS) -> Iterator[list[CsvRow]]:
