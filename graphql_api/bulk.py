@@ -126,10 +126,11 @@ async def import_rows(
             results[index] = RowResult(
                 error=RowError(Code.BAD_USER_INPUT.value, "email", "repeats the email of an earlier row")
             )
+    known: dict[str, Employee] = {}
     try:
-        known = await read(lambda: imports.existing(table, [row.email for row in ready.values()]))
+        if ready:  # a batch of invalid rows only makes no call at all
+            known = await read(lambda: imports.existing(table, [row.email for row in ready.values()]))
     except (ApiError, DatastoreError) as error:
-        known = {}
         for index in ready:
             results[index] = _failed(error)
         ready = {}

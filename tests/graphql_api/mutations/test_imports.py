@@ -199,3 +199,16 @@ def test_import_employees__concurrent_reruns__each_row_created_once(api: Api, te
         assert len({p["results"][index]["employee"]["id"] for p in payloads}) == 1
     found = departments.get_department(tenant.table, dept.dept_id, consistent=True)
     assert found is not None and found.headcount == 40
+
+
+def test_import_employees__only_invalid_rows__no_lookup_and_no_write(api: Api, tenant: Tenant) -> None:
+    given = [
+        {"email": "nope", "firstName": "A", "lastName": "B"},
+        {"email": tenant.email("c"), "firstName": "", "lastName": "B"},
+    ]
+    payload, cost = run_import(api.admin_of(tenant), given)
+    assert [(r["error"]["code"], r["error"]["field"]) for r in payload["results"]] == [
+        ("BAD_USER_INPUT", "input.rows.0.email"),
+        ("BAD_USER_INPUT", "input.rows.1.firstName"),
+    ]
+    assert "BatchGetItem" not in cost["requests"] and "TransactWriteItems" not in cost["requests"]
