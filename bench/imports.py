@@ -126,8 +126,7 @@ def created_one_at_a_time(http: httpx.Client, given: list[dict[str, Any]]) -> Ru
 
 
 def main() -> int:
-    os.environ.update({**READ_TIMEOUT, **{k: v for k, v in os.environ.items() if k in READ_TIMEOUT}})
-    base = Settings.load().datastore
+    base = Settings.load(defaults=READ_TIMEOUT).datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
         table_name = f"hr-bench-{keys.new_id().lower()}"
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
@@ -156,6 +155,7 @@ def main() -> int:
                 "COST_IN_RESPONSE": "true",
                 "MAX_BODY_BYTES": "65536",
                 "REQUEST_TIMEOUT_SECONDS": "60",
+                "DYNAMODB_READ_TIMEOUT_SECONDS": str(base.read_timeout),
                 "PYTHONPATH": os.getcwd(),
             }
         )
