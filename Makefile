@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test check bench bench-fairness schema package clean soak
+.PHONY: run test check bench bench-fairness bench-import schema package clean soak
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ bench: $(STAMP)
 ## Fair tenants: a quiet tenant's p95 alone and beside one sending 10x more (about 2 minutes idle).
 bench-fairness: $(STAMP)
 	$(BIN)/python -m bench.fairness
+
+## Bulk onboarding: 1,000 rows through importEmployees, a re-run, and 1,000 createEmployee calls.
+bench-import: $(STAMP)
+	$(BIN)/python -m bench.imports
 
 ## Write schema.graphql from the code.
 schema: $(STAMP)

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import uvicorn
+from tqdm import tqdm
 
 from datastore import counts, demo, employees, identities, keys, name_backfill, organizations, probe
 from datastore.config import ConfigError, DatastoreSettings
@@ -27,6 +28,7 @@ from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
 from deploy import cloudformation as deploy_template
+from graphql_api import bulk_csv
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.limits.header_timeout import HeaderTimeoutProtocol, header_timeout_protocol
@@ -198,6 +200,46 @@ def token(args: argparse.Namespace) -> int:
     return 0
 
 
+def import_employees(args: argparse.Namespace) -> int:
+    """Import a CSV file of employees into one organisation (README "Bulk onboarding")."""
+    settings = Settings.load().datastore
+    try:
+        org_id = keys.parse_ulid(args.org, "org")
+    except InvalidInput:
+        raise CommandError(f"--org {args.org!r} is not an organisation id (a ULID)") from None
+    path = Path(args.file)
+    if not path.is_file():
+        raise CommandError(f"no such file: {path}")
+    summary = bulk_csv.Summary()
+    with dynamodb_endpoint(settings, reuse=True) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        try:
+            table = datastore.table(TenantScope(org_id))
+            if organizations.get_organization(table) is None:
+                raise CommandError(f"no organisation has the id {org_id}")
+            with path.open("rb") as binary:
+                rows = bulk_csv.records(binary)  # the header is checked before the bar shows
+                with tqdm(
+                    total=path.stat().st_size, unit="B", unit_scale=True, desc="importing", disable=args.quiet
+                ) as bar:
+
+                    def progress(done: bulk_csv.Summary) -> None:
+                        bar.set_postfix(created=done.created, unchanged=done.unchanged, failed=done.failed)
+                        bar.update(binary.tell() - bar.n)  # bytes read so far (the csv module reads ahead)
+
+                    bulk_csv.import_records(table, rows, summary, on_batch=progress)
+        except bulk_csv.CsvError as error:
+            if summary.rows:
+                print(f"stopped after {summary.rows} rows; those were imported and a re-run finds them UNCHANGED")
+            raise CommandError(str(error)) from None
+        finally:
+            datastore.close()
+    print(f"{summary.rows} rows: {summary.created} created, {summary.unchanged} unchanged, {summary.failed} failed")
+    for failure in summary.failures:
+        print(f"  {failure}")
+    return 1 if summary.failures else 0
+
+
 def export_schema(args: argparse.Namespace) -> int:
     sdl = schema_sdl()
     if args.stdout:
@@ -291,6 +333,7 @@ def cloudformation(_args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": run,
     "token": token,
+    "import": import_employees,
     "export-schema": export_schema,
     "check-counts": check_counts,
     "iam-policy": iam_policy,
@@ -306,6 +349,10 @@ def parser() -> argparse.ArgumentParser:
     token_parser = commands.add_parser("token", help="print a development bearer token")
     token_parser.add_argument("--email", help="the employee to sign in as")
     token_parser.add_argument("--platform", metavar="NAME", help="a platform operator instead")
+    importing = commands.add_parser("import", help="import employees from a CSV file (exit 1 if a row failed)")
+    importing.add_argument("--org", required=True, help="the organisation's id")
+    importing.add_argument("file", help='the CSV file (README "Bulk onboarding" lists its columns)')
+    importing.add_argument("--quiet", action="store_true", help="no progress bar")
     export = commands.add_parser("export-schema", help="write schema.graphql from the code")
     export.add_argument("--stdout", action="store_true", help="print it instead")
     check = commands.add_parser(

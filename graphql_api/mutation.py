@@ -7,7 +7,7 @@ from typing import Final
 import strawberry
 
 from graphql_api.errors import translated_with_input_paths
-from graphql_api.mutations import api_keys, applications, departments, employees, jobs, organizations
+from graphql_api.mutations import api_keys, applications, departments, employees, imports, jobs, organizations
 
 # Said once, appended to every mutation that writes tenant data.
 _ERRORS: Final = (
@@ -39,6 +39,16 @@ class Mutation:
         resolver=employees.create_employee,
         description="Adds an ACTIVE employee, optionally in a department (whose headcount grows by one). "
         "An email already in use anywhere on the platform is a CONFLICT." + _ADMINS + _ERRORS,
+    )
+    import_employees = strawberry.mutation(
+        resolver=imports.import_employees,
+        description="Bulk onboarding: up to 100 new employees, each row its own createEmployee transaction "
+        "(unique email, your own domain, headcount), with one result per row: CREATED, UNCHANGED (an ACTIVE "
+        "employee with this email and the same data exists, so re-running an import duplicates nothing) or "
+        "FAILED with a code and `input.rows.<index>.<field>`. A failed row writes nothing and does not stop "
+        "the others. More than 100 rows is BAD_USER_INPUT (`input.rows`) and nothing is written."
+        + _ADMINS
+        + " Errors (`extensions.code`): UNAUTHENTICATED without a valid token.",
     )
     update_employee = strawberry.mutation(
         resolver=employees.update_employee,

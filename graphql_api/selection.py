@@ -26,9 +26,12 @@ from graphql import (
     FragmentSpreadNode,
     GraphQLSchema,
     InlineFragmentNode,
+    ListValueNode,
+    ObjectValueNode,
     OperationDefinitionNode,
     SelectionNode,
     SelectionSetNode,
+    ValueNode,
     VariableNode,
 )
 from graphql.execution.values import get_variable_values
@@ -123,6 +126,18 @@ class Selections:
         return False  # validation requires ``if``; never reached for a valid document
 
 
+def _variables_in(value: ValueNode) -> Iterator[str]:
+    """The variables a literal reads, however deep (``input: {rows: $rows}``)."""
+    if isinstance(value, VariableNode):
+        yield value.name.value
+    elif isinstance(value, ObjectValueNode):
+        for field in value.fields:
+            yield from _variables_in(field.value)
+    elif isinstance(value, ListValueNode):
+        for item in value.values:
+            yield from _variables_in(item)
+
+
 def condition_variables(document_definitions: Any, arguments: frozenset[str] = frozenset()) -> tuple[str, ...]:
     """Names of the variables that @skip/@include read anywhere in the document (sorted), and
     those given to a field argument named in ``arguments`` (the cost reads ``first``)."""
@@ -138,8 +153,8 @@ def condition_variables(document_definitions: Any, arguments: frozenset[str] = f
                         names.add(argument.value.name.value)
             if isinstance(selection, FieldNode):
                 for argument in selection.arguments or ():
-                    if argument.name.value in arguments and isinstance(argument.value, VariableNode):
-                        names.add(argument.value.name.value)
+                    if argument.name.value in arguments:
+                        names.update(_variables_in(argument.value))
             visit(getattr(selection, "selection_set", None))
 
     for definition in document_definitions:

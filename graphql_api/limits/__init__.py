@@ -18,6 +18,7 @@ from strawberry.extensions import DisableIntrospection, MaxTokensLimiter, Schema
 from graphql_api.config import ApiSettings
 from graphql_api.limits.aliases import MaxAliases
 from graphql_api.limits.analysis import AnalysisCache
+from graphql_api.limits.bulk_rows import MaxRows
 from graphql_api.limits.depth import MaxDepth
 from graphql_api.limits.query_cost import MaxCost
 from graphql_api.limits.response_size import ResponseSizeGuard
@@ -38,6 +39,7 @@ def limit_extensions(settings: ApiSettings, analyses: AnalysisCache) -> list[Cal
         lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
         lambda: MaxDepth(settings.max_depth),
         lambda: MaxAliases(settings.max_aliases),
+        MaxRows,
         lambda: MaxCost(settings.max_cost, analyses),
         # After MaxCost, whose figure it charges to the session (its organisation's bucket).
         TenantRate,
@@ -48,4 +50,4 @@ def limit_extensions(settings: ApiSettings, analyses: AnalysisCache) -> list[Cal
     return extensions
 
 
-__all__ = ["MaxAliases", "MaxCost", "MaxDepth", "ResponseSizeGuard", "TenantRate", "limit_extensions"]
+__all__ = ["MaxAliases", "MaxCost", "MaxDepth", "MaxRows", "ResponseSizeGuard", "TenantRate", "limit_extensions"]

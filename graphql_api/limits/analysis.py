@@ -24,8 +24,10 @@ from graphql_api.selection import Selections, condition_variables, fragments_of,
 
 DEFAULT_ENTRIES: Final = 512
 MAX_VARIANTS: Final = 16
-# The field argument whose variable the cost reads (query_cost.CostCounter.first).
-COST_ARGUMENTS: Final = frozenset({"first"})
+# The field arguments whose variables the cost reads: a connection's ``first``
+# (query_cost.CostCounter.first) and a bulk mutation's ``input`` (its rows, bulk_rows.input_rows).
+# An ``input`` variable is an object, so such a request is analysed afresh (never keyed).
+COST_ARGUMENTS: Final = frozenset({"first", "input"})
 # Variable values that can key an entry as they are: JSON's scalars. A list or an object
 # (never valid for a Boolean or an Int) is analysed without the cache.
 _KEYABLE: Final = (bool, int, float, str, type(None))

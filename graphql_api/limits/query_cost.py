@@ -8,6 +8,11 @@ The cost is the number of objects the response can hold, plus a weight for every
     cost(connection field)  = 1 + cost(pageInfo ...) + first x cost(edges' selections)
     cost(edges { ... })     = cost(cursor) + cost(node field)     (per edge; node is an object)
     cost(plain list field)  = PLAIN_LIST_ITEMS x cost(one item)   (``AuditEvent.changes``)
+    cost(bulk field)        = 1 + rows + cost(its selections), where a plain list inside
+                              counts ``rows`` items             (``importEmployees``)
+
+A bulk field is one whose ``input`` argument has a ``rows`` list: each row is a write (its 1)
+and a result in the payload's per-row list, so 100 rows cost about 100 times one.
 
 ``first`` is the argument's value (variables resolved), the default page size (20) when
 omitted, and at most the maximum page size (100). The connection's own 1 is the Query that
@@ -50,6 +55,7 @@ from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 
 from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from graphql_api.limits.bulk_rows import input_rows
 from graphql_api.selection import Selections, fragments_of, operations_of, variable_values
 
 if TYPE_CHECKING:
@@ -74,9 +80,12 @@ class CostCounter:
         self.schema = schema
         self.selections = selections
         self.variables = selections.variables
-        # A field's cost on a parent type, by node: a fragment spread in many places (or a
-        # fragment of fragments) is counted once per parent, not once per path to it.
-        self._memo: dict[tuple[int, str], Fraction] = {}
+        # A field's cost on a parent type, by node and by the items a plain list holds there: a
+        # fragment spread in many places (or a fragment of fragments) is counted once per
+        # parent, not once per path to it.
+        self._memo: dict[tuple[int, str, int], Fraction] = {}
+        # Items a plain list holds: PLAIN_LIST_ITEMS, or a bulk field's row count inside it.
+        self._plain_list_items = PLAIN_LIST_ITEMS
 
     def operation(self, operation: OperationDefinitionNode) -> Fraction:
         root = {
@@ -96,7 +105,7 @@ class CostCounter:
         return total
 
     def field(self, node: FieldNode, parent: GraphQLNamedType) -> Fraction:
-        key = (id(node), parent.name)
+        key = (id(node), parent.name, self._plain_list_items)
         found = self._memo.get(key)
         if found is None:
             found = self._memo[key] = self._field(node, parent)
@@ -114,8 +123,15 @@ class CostCounter:
             return LEAF_WEIGHT
         if named.name.endswith("Connection"):
             return 1 + self.connection(node, named)
+        rows = input_rows(node, self.variables)
+        if rows is not None:
+            outer, self._plain_list_items = self._plain_list_items, rows
+            try:
+                return 1 + rows + self.selection_set(node.selection_set, named)
+            finally:
+                self._plain_list_items = outer
         one = 1 + self.selection_set(node.selection_set, named)
-        return PLAIN_LIST_ITEMS * one if _is_list(definition.type) else one
+        return self._plain_list_items * one if _is_list(definition.type) else one
 
     def connection(self, node: FieldNode, connection: GraphQLNamedType) -> Fraction:
         """What a connection's selections cost: ``edges`` once per item, the rest once."""

@@ -224,9 +224,13 @@ def _document(mutation: str) -> str:
     return f"mutation($input: {input_type}!) {{ {mutation}(input: $input) {{ __typename }} }}"
 
 
+# Its invalid fields are per-row results, not errors (tests/graphql_api/mutations/test_imports.py).
+PER_ROW_ERRORS = {"importEmployees"}
+
+
 def test_cases__cover_every_mutation(api: Api) -> None:
     fields = api.platform.data('{ __type(name: "Mutation") { fields { name } } }')["__type"]["fields"]
-    assert {field["name"] for field in fields} == {mutation for mutation, _, _ in CASES}
+    assert {field["name"] for field in fields} - PER_ROW_ERRORS == {mutation for mutation, _, _ in CASES}
 
 
 @pytest.mark.parametrize(("mutation", "case", "path"), CASES, ids=[f"{m}-{p}-{n}" for n, (m, _, p) in enumerate(CASES)])

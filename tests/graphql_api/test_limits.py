@@ -187,6 +187,24 @@ def test_cost__fifteen_aliased_directories__refused_before_any_dynamodb_call(
     assert call_log.count() == 0
 
 
+IMPORT_COST = """mutation($input: ImportEmployeesInput!) { importEmployees(input: $input) {
+  created results { status employee { department { employees(first: 40) { edges { node { id } } } } } } } }"""
+
+
+def import_rows(count: int) -> dict[str, Any]:
+    people = [{"email": f"p{i}@nowhere.example", "firstName": "A", "lastName": "B"} for i in range(count)]
+    return {"input": {"rows": people}}
+
+
+def test_cost__import_rows__each_row_counts(admin: GraphQLClient, call_log: CallLog) -> None:
+    # 1 + 100 rows + created 1/4 + 100 x (result 1 + status 1/4 + employee 1 + department 1
+    # + employees (1 + 40 x (1 + 1/4))) = 5,526.25
+    body = refused(admin, call_log, IMPORT_COST, import_rows(100))
+    assert body["errors"][0]["extensions"]["cost"] == 5527
+    # One row: 1 + 1 + 1/4 + 54.25 = 56.5, admitted.
+    assert "errors" not in admin.query(IMPORT_COST, import_rows(1))
+
+
 # --- body size (15 kB) ----------------------------------------------------------------------
 
 
