@@ -102,7 +102,7 @@ class ApiSettings:
     max_aliases: int = 15
     max_tokens: int = 1000
     max_cost: int = 5000
-    max_body_bytes: int = 15 * 1024
+    max_body_bytes: int = 32 * 1024
     max_dynamodb_calls: int = 2000
     # Operations in one batched (JSON array) request; 0 refuses batches.
     batch_max_operations: int = 0
@@ -170,7 +170,7 @@ class ApiSettings:
             max_aliases=env_int(env, "MAX_ALIASES", 15, minimum=0),
             max_tokens=env_int(env, "MAX_TOKENS", 1000),
             max_cost=env_int(env, "MAX_QUERY_COST", 5000),
-            max_body_bytes=env_int(env, "MAX_BODY_BYTES", 15 * 1024),
+            max_body_bytes=env_int(env, "MAX_BODY_BYTES", 32 * 1024),
             max_dynamodb_calls=env_int(env, "MAX_DYNAMODB_CALLS", 2000),
             batch_max_operations=env_int(env, "BATCH_MAX_OPERATIONS", 0, minimum=0),
             cors_origins=tuple(origin.strip() for origin in env.get("CORS_ORIGINS", "").split(",") if origin.strip()),

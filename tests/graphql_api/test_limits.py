@@ -205,7 +205,7 @@ def test_cost__import_rows__each_row_counts(admin: GraphQLClient, call_log: Call
     assert "errors" not in admin.query(IMPORT_COST, import_rows(1))
 
 
-# --- body size (15 kB) ----------------------------------------------------------------------
+# --- body size (32 kB) ----------------------------------------------------------------------
 
 
 def body_of(size: int) -> bytes:
@@ -215,27 +215,27 @@ def body_of(size: int) -> bytes:
 
 
 def test_body__at_the_bound__accepted(http: httpx.Client) -> None:
-    body = body_of(15 * 1024)
-    assert len(body) == 15360
+    body = body_of(32 * 1024)
+    assert len(body) == 32768
     response = http.post("/graphql", content=body, headers={"Content-Type": "application/json"})
     assert response.status_code == 200
     assert response.json()["data"] == {"__typename": "Query"}
 
 
 def test_body__one_past__413(http: httpx.Client, call_log: CallLog) -> None:
-    response = http.post("/graphql", content=body_of(15361), headers={"Content-Type": "application/json"})
+    response = http.post("/graphql", content=body_of(32769), headers={"Content-Type": "application/json"})
     assert response.status_code == 413
     assert response.json()["errors"][0]["extensions"] == {
         "code": "BAD_USER_INPUT",
         "limit": "bodySize",
-        "maxBytes": 15360,
+        "maxBytes": 32768,
     }
     assert call_log.count() == 0
 
 
 def test_body__chunked_without_length__413(http: httpx.Client) -> None:
     def chunks() -> Iterator[bytes]:
-        yield from (body_of(15361)[i : i + 1000] for i in range(0, 15361, 1000))
+        yield from (body_of(32769)[i : i + 1000] for i in range(0, 32769, 1000))
 
     response = http.post("/graphql", content=chunks(), headers={"Content-Type": "application/json"})
     assert response.status_code == 413

@@ -72,7 +72,6 @@ def run_import(client: GraphQLClient, given: list[dict[str, Any]]) -> tuple[dict
 
 
 def test_import_employees__100_rows__all_created(api: Api, tenant: Tenant) -> None:
-    # Without departments: 100 rows with a department id each are past MAX_BODY_BYTES (15 kB).
     payload, cost = run_import(api.admin_of(tenant), rows(tenant, 100))
     assert (payload["created"], payload["unchanged"], payload["failed"]) == (100, 0, 0)
     assert [r["index"] for r in payload["results"]] == list(range(100))
