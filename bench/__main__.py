@@ -23,6 +23,7 @@ import orjson
 from bench.dataset import build
 from bench.floor import Floor, Stats
 from bench.queries import Q1, Q2, Q3, Q5, Q7, q4, q6, q6_cursors
+from bench.targets import print_verdicts
 from datastore import calls, keys
 from datastore.client import make_client
 from datastore.local import DynamoDBLocal, free_port
@@ -298,8 +299,9 @@ def main() -> int:
         print(f"{'':10}{'1 worker':>10}{'2 workers':>10}{'ratio':>10}")
         for name, by in workers.items():
             print(f"{name:10}{by['workers_1']:>10}{by['workers_2']:>10}{ratio(by['workers_2'], by['workers_1']):>10}")
+        verdicts = print_verdicts(results)
         RESULTS.parent.mkdir(exist_ok=True)
-        RESULTS.write_bytes(orjson.dumps({"queries": results}, option=orjson.OPT_INDENT_2))
+        RESULTS.write_bytes(orjson.dumps({"queries": results, "targets": verdicts}, option=orjson.OPT_INDENT_2))
         print(
             f"\nwrote {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}"
             f" in {time.monotonic() - started:.0f}s"

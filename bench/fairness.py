@@ -4,15 +4,18 @@ Two organisations of the same shape (20 departments x 50 employees) on one serve
 and a fresh DynamoDB Local. Both send PAGE, the directory's first page with 10 people per
 department (cost 547), from paced concurrent clients (QUIET_CLIENTS and RATIO times as many).
 Each phase runs a fixed time; a client that falls behind sends its next request at once (no
-backlog), so the load is bounded.
+backlog), so the load is bounded. Each tenant's clients run in a process of their own, so the
+quiet tenant's latencies are never taken on an event loop busy with the noisy tenant's
+responses. The server runs one worker process a CPU (``--workers``), as production does.
 
 The limit is scaled to the machine, as an operator scales it to a fleet: the production
 default (30,000 units/s, twelve Q1 pages a second) is more than a laptop or a shared CI box
 serves in all, and a limit above capacity protects nothing. So the bench first measures the
 server's capacity C (PAGE requests/s, CALIBRATE_CLIENTS closed-loop clients), then offers
 the quiet tenant C/10 and the noisy one C (10x, enough to saturate the server alone), and
-gives each tenant a bucket refilling at SHARE x C pages' worth of cost a second (burst: two
-seconds, at least MAX_QUERY_COST). ``--per-second`` sets the rate outright. Phases:
+gives each tenant a bucket refilling at SHARE x C pages' worth of cost a second, divided
+among the worker processes since buckets are per process (burst: two seconds, at least
+MAX_QUERY_COST). ``--share`` sets the share, repeated for a run at each. Phases:
 
 1. the quiet tenant alone, limit on;
 2. quiet and noisy together, limit on: the noisy tenant is refused (429) past its bucket;
@@ -27,10 +30,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import os
 import random
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -62,6 +67,8 @@ CALIBRATE_CLIENTS, CALIBRATE_SECONDS = 4, 6.0
 # Each tenant's share of the server's capacity: the quiet tenant needs 0.1, so it is never
 # limited; the noisy tenant gets 0.3, leaving the server well below saturation.
 SHARE = 0.3
+# One server worker a CPU, as `WORKERS` is set in production.
+WORKERS = os.cpu_count() or 1
 PAGE = Q1.replace("employees(first: 50)", "employees(first: 10)")
 PAGE_COST = query_cost(build_schema()._schema, parse(PAGE))
 DEFAULTS = ApiSettings.from_env({"HR_ENV": "bench", "JWT_SECRET": SECRET})
@@ -129,20 +136,35 @@ async def client_loop(http: httpx.AsyncClient, token: str, rate: float, end: flo
         next_at = max(next_at + interval, time.perf_counter())
 
 
-async def phase(url: str, tenants: list[tuple[str, int, float]], seconds: float) -> list[Tally]:
-    """Run each (token, clients, rate per client) tenant's paced clients for ``seconds``."""
-    tallies = [Tally() for _ in tenants]
+async def tenant_clients(url: str, token: str, clients: int, rate: float, start_at: float, seconds: float) -> Tally:
+    """One tenant's ``clients`` paced clients, from ``start_at`` (time.monotonic) for ``seconds``."""
+    tally = Tally()
     limits = httpx.Limits(max_connections=200, max_keepalive_connections=200)
     async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as http:
+        await asyncio.sleep(max(0.0, start_at - time.monotonic()))
         end = time.perf_counter() + seconds
-        await asyncio.gather(
-            *(
-                client_loop(http, token, rate, end, tally)
-                for (token, clients, rate), tally in zip(tenants, tallies, strict=True)
-                for _ in range(clients)
-            )
-        )
-    return tallies
+        await asyncio.gather(*(client_loop(http, token, rate, end, tally) for _ in range(clients)))
+    return tally
+
+
+def run_tenant(url: str, token: str, clients: int, rate: float, start_at: float, seconds: float) -> Tally:
+    return asyncio.run(tenant_clients(url, token, clients, rate, start_at, seconds))
+
+
+def phase(url: str, tenants: list[tuple[str, int, float]], seconds: float) -> list[Tally]:
+    """Run each (token, clients, rate per client) tenant's paced clients for ``seconds``.
+
+    Each tenant's clients run in a process of their own, as two organisations' browsers are
+    on machines of their own: the quiet tenant's latencies are never measured on an event
+    loop that is also parsing the noisy tenant's responses.
+    """
+    start_at = time.monotonic() + 1.0  # every process ready before the first request
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(len(tenants), mp_context=context) as pool:
+        futures = [
+            pool.submit(run_tenant, url, token, clients, rate, start_at, seconds) for token, clients, rate in tenants
+        ]
+        return [future.result() for future in futures]
 
 
 def warm(url: str, *tokens: str) -> None:
@@ -178,13 +200,34 @@ def print_table(rows: dict[str, dict[str, Any]]) -> None:
         print(f"{name:34}" + "".join(f"{row.get(c, '-')!s:>16}" for c in columns))
 
 
+def limited(share: float, capacity: float, workers: int) -> tuple[int, int]:
+    """TENANT_COST_PER_SECOND and TENANT_COST_BURST for ``share`` of the server's capacity.
+
+    The buckets are per process (README "Fair tenants"), so with N workers each gets 1/N of
+    the tenant's rate: in all, a tenant is admitted ``share`` x capacity pages' worth. The
+    burst is two seconds of the process's refill, and at least MAX_QUERY_COST.
+    """
+    per_second = max(1, round(share * capacity * PAGE_COST / workers))
+    return per_second, max(DEFAULTS.max_cost, 2 * per_second)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--seconds", type=float, default=SECONDS, help="length of each phase")
     parser.add_argument("--no-contrast", action="store_true", help="skip the phase with the limit off")
-    parser.add_argument("--per-second", type=int, help="TENANT_COST_PER_SECOND (default: scaled to capacity)")
+    parser.add_argument(
+        "--share",
+        type=float,
+        action="append",
+        help=f"each tenant's share of capacity; repeat for several runs (default {SHARE})",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=WORKERS, help=f"server worker processes (default {WORKERS}, one a CPU)"
+    )
     args = parser.parse_args()
     seconds: float = min(max(args.seconds, 5.0), 60.0)  # bounded whatever is asked
+    shares: list[float] = [min(max(share, 0.01), 1.0) for share in (args.share or [SHARE])]
+    workers: int = min(max(args.workers, 1), 8)
     started = time.monotonic()
     base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
@@ -208,39 +251,58 @@ def main() -> int:
                 "TENANT_COST_PER_SECOND": "0",
             }
         )
-        rows: dict[str, dict[str, Any]] = {}
-        server = Server(env)
+        flags = ("--workers", str(workers)) if workers > 1 else ()
+        contrast: dict[str, dict[str, Any]] = {}
+        server = Server(env, *flags)
         try:
             warm(server.url, quiet, noisy)
             pages_per_second = asyncio.run(capacity(server.url, quiet))
             quiet_rate = pages_per_second / 10 / QUIET_CLIENTS  # per client
             together = [(quiet, QUIET_CLIENTS, quiet_rate), (noisy, QUIET_CLIENTS * RATIO, quiet_rate)]
-            print(f"capacity {pages_per_second:.1f} pages/s", flush=True)
+            print(f"capacity {pages_per_second:.1f} pages/s with {workers} worker(s)", flush=True)
             if not args.no_contrast:
-                quiet_tally, noisy_tally = asyncio.run(phase(server.url, together, seconds))
-                rows["quiet beside noisy, limit off"] = quiet_tally.row(seconds)
-                rows["  noisy, limit off"] = noisy_tally.row(seconds)
+                quiet_tally, noisy_tally = phase(server.url, together, seconds)
+                contrast["quiet beside noisy, limit off"] = quiet_tally.row(seconds)
+                contrast["  noisy, limit off"] = noisy_tally.row(seconds)
         finally:
             server.stop()
-        per_second = args.per_second or max(1, round(SHARE * pages_per_second * PAGE_COST))
-        burst = max(DEFAULTS.max_cost, 2 * per_second)
-        env = {**env, "TENANT_COST_PER_SECOND": str(per_second), "TENANT_COST_BURST": str(burst)}
-        server = Server(env)
-        try:
-            warm(server.url, quiet, noisy)
-            time.sleep(burst / per_second)  # buckets full again
-            [alone] = asyncio.run(phase(server.url, together[:1], seconds))
-            rows["quiet alone, limit on"] = alone.row(seconds)
-            time.sleep(burst / per_second)
-            quiet_tally, noisy_tally = asyncio.run(phase(server.url, together, seconds))
-            rows["quiet beside noisy, limit on"] = quiet_tally.row(seconds)
-            rows["  noisy, limit on"] = noisy_tally.row(seconds)
-        finally:
-            server.stop()
+        runs: list[dict[str, Any]] = []
+        for share in shares:
+            per_second, burst = limited(share, pages_per_second, workers)
+            limit_env = {**env, "TENANT_COST_PER_SECOND": str(per_second), "TENANT_COST_BURST": str(burst)}
+            rows: dict[str, dict[str, Any]] = {}
+            server = Server(limit_env, *flags)
+            try:
+                warm(server.url, quiet, noisy)
+                time.sleep(burst / per_second)  # buckets full again
+                [alone] = phase(server.url, together[:1], seconds)
+                rows["quiet alone, limit on"] = alone.row(seconds)
+                time.sleep(burst / per_second)
+                quiet_tally, noisy_tally = phase(server.url, together, seconds)
+                rows["quiet beside noisy, limit on"] = quiet_tally.row(seconds)
+                rows["  noisy, limit on"] = noisy_tally.row(seconds)
+            finally:
+                server.stop()
+            rows.update(contrast)
+            base_p95 = rows["quiet alone, limit on"]["p95_ms"]
+            ratios = {
+                name: round(rows[name]["p95_ms"] / base_p95, 2) if rows[name]["p95_ms"] and base_p95 else None
+                for name in ("quiet beside noisy, limit on", "quiet beside noisy, limit off")
+                if name in rows
+            }
+            runs.append(
+                {
+                    "share": share,
+                    "tenant_cost_per_second": per_second,
+                    "tenant_cost_burst": burst,
+                    "rows": rows,
+                    "p95_ratio": ratios,
+                }
+            )
     print(
         f"\nfairness: PAGE (cost {PAGE_COST}) from {QUIET_CLIENTS} quiet and {QUIET_CLIENTS * RATIO} noisy "
-        f"clients at {quiet_rate:.2f} request/s each, {seconds:g} s a phase; capacity "
-        f"{pages_per_second:.1f} pages/s; TENANT_COST_PER_SECOND={per_second}, TENANT_COST_BURST={burst}; "
+        f"clients at {quiet_rate:.2f} request/s each, {seconds:g} s a phase, each tenant's clients in a "
+        f"process of their own; {workers} server worker(s); capacity {pages_per_second:.1f} pages/s; "
         f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs"
     )
     order = [
@@ -250,14 +312,14 @@ def main() -> int:
         "quiet beside noisy, limit off",
         "  noisy, limit off",
     ]
-    print_table({name: rows[name] for name in order if name in rows})
-    base_p95 = rows["quiet alone, limit on"]["p95_ms"]
-    ratios: dict[str, float | None] = {}
-    for name in ("quiet beside noisy, limit on", "quiet beside noisy, limit off"):
-        p95 = rows.get(name, {}).get("p95_ms")
-        ratios[name] = round(p95 / base_p95, 2) if p95 and base_p95 else None
-        if name in rows:
-            print(f"{name}: p95 {ratios[name]}x the quiet tenant's p95 alone (target with the limit on: <= 1.5x)")
+    for run in runs:
+        print(
+            f"\nshare {run['share']:g} of capacity a tenant: TENANT_COST_PER_SECOND={run['tenant_cost_per_second']}, "
+            f"TENANT_COST_BURST={run['tenant_cost_burst']} per process"
+        )
+        print_table({name: run["rows"][name] for name in order if name in run["rows"]})
+        for name, ratio in run["p95_ratio"].items():
+            print(f"{name}: p95 {ratio}x the quiet tenant's p95 alone (target with the limit on: <= 1.5x)")
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_bytes(
         orjson.dumps(
@@ -267,14 +329,12 @@ def main() -> int:
                 "noisy_clients": QUIET_CLIENTS * RATIO,
                 "query": PAGE,
                 "query_cost": PAGE_COST,
+                "workers": workers,
                 "capacity_pages_per_s": round(pages_per_second, 2),
                 "rate_per_client": round(quiet_rate, 3),
-                "tenant_cost_per_second": per_second,
-                "tenant_cost_burst": burst,
                 "cpus": os.cpu_count(),
                 "load_average": os.getloadavg(),
-                "rows": rows,
-                "p95_ratio": ratios,
+                "runs": runs,
             },
             option=orjson.OPT_INDENT_2,
         )

@@ -1,0 +1,82 @@
+"""Issue 12's targets, checked against one ``python -m bench`` run's results.
+
+Printed after the tables so a run says for itself which targets it met. Figures only: a
+bench run on a shared machine is a measurement, never a test (README "Bench").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+Row = dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    query: str
+    what: str
+    # The measured figure from the query's row; None when the run has no such figure.
+    measure: Callable[[Row], float | None]
+    bound: float
+    at_most: bool = True
+
+    def verdict(self, rows: dict[str, Row]) -> tuple[float | None, bool]:
+        row = rows.get(self.query)
+        value = self.measure(row) if row else None
+        if value is None:
+            return None, False
+        return value, value <= self.bound if self.at_most else value >= self.bound
+
+
+def _ratio(metric: str, over: str = "floor", of: str = "product") -> Callable[[Row], float | None]:
+    def measure(row: Row) -> float | None:
+        a, b = row.get(of, {}).get(metric), row.get(over, {}).get(metric)
+        return round(a / b, 2) if isinstance(a, int | float) and isinstance(b, int | float) and b else None
+
+    return measure
+
+
+def _excess(metric: str) -> Callable[[Row], float | None]:
+    """The product's figure minus the floor's."""
+
+    def measure(row: Row) -> float | None:
+        a, b = row.get("product", {}).get(metric), row.get("floor", {}).get(metric)
+        return a - b if isinstance(a, int | float) and isinstance(b, int | float) else None
+
+    return measure
+
+
+def _rcu_over_min(row: Row) -> float | None:
+    product = row.get("product", {})
+    rcu, minimum = product.get("rcu"), product.get("rcu_min")
+    return round(rcu / minimum, 2) if rcu is not None and minimum else None
+
+
+def targets() -> Iterator[Target]:
+    for query, bound in (("Q1", 0.6), ("Q2", 0.6), ("Q3", 0.8), ("Q4", 1.0)):
+        yield Target(query, "p50, product/floor, concurrency 1", _ratio("p50_ms"), bound)
+    for query in ("Q1", "Q2", "Q3"):
+        yield Target(query, "rps at concurrency 16, product/floor, one worker", _ratio("rps_c16"), 1.5, at_most=False)
+    for query in ("Q1", "Q2", "Q3", "Q4"):
+        yield Target(query, "DynamoDB requests, product minus floor", _excess("requests"), 1)
+        yield Target(query, "waves, product minus floor", _excess("waves"), 0)
+        yield Target(query, "RCU, product/minimum", _rcu_over_min, 1.25)
+    for query in ("Q2", "Q4"):
+        yield Target(
+            query, "DynamoDB requests, naive/product", _ratio("requests", over="product", of="naive"), 20, at_most=False
+        )
+
+
+def print_verdicts(rows: dict[str, Row]) -> list[dict[str, Any]]:
+    """Print each target with its figure and whether this run met it; return them as records."""
+    print("\ntargets (issue 12)")
+    records: list[dict[str, Any]] = []
+    for target in targets():
+        value, met = target.verdict(rows)
+        bound = f"{'<=' if target.at_most else '>='} {target.bound:g}"
+        figure = "-" if value is None else f"{value:g}"
+        print(f"  {target.query:4}{target.what:52}{figure:>8}  {bound:>8}  {'met' if met else 'NOT MET'}")
+        records.append({"query": target.query, "what": target.what, "value": value, "bound": bound, "met": met})
+    return records
