@@ -31,13 +31,12 @@ from deploy import cloudformation as deploy_template
 from graphql_api import bulk_csv
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
-from graphql_api.limits.header_timeout import HeaderTimeoutProtocol, header_timeout_protocol
 from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
 from graphql_api.schema import schema_sdl
+from graphql_api.serving import uvicorn_options, worker_options
 from graphql_api.settings import Settings, hand_down_to_workers
 
-HEADER_TIMEOUT_PROTOCOL = f"{HeaderTimeoutProtocol.__module__}:{HeaderTimeoutProtocol.__qualname__}"
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.graphql"
 
 
@@ -148,10 +147,7 @@ def run(_args: argparse.Namespace) -> int:
             )
             if workers == 1:
                 try:
-                    serve(
-                        create_app(datastore, api_settings),
-                        http=header_timeout_protocol(api_settings.header_timeout_seconds),
-                    )
+                    serve(create_app(datastore, api_settings), **uvicorn_options(api_settings))
                 finally:
                     datastore.close()
             else:
@@ -160,15 +156,15 @@ def run(_args: argparse.Namespace) -> int:
                 # use this process's engine, which outlives them.
                 hand_down_to_workers(dynamodb_endpoint=endpoint, metrics_dir=None)
                 # Worker processes are spawned and get the protocol by import path, so with its
-                # default timeout (limits/header_timeout.py).
+                # default timeout (graphql_api/serving.py).
                 # A spawned worker imports everything before it answers uvicorn's health check:
                 # on a loaded machine that takes longer than the default 5 s, and the worker
                 # would be killed and respawned forever.
                 serve(
                     "graphql_api.asgi:app",
                     workers=workers,
-                    http=HEADER_TIMEOUT_PROTOCOL,
                     timeout_worker_healthcheck=30,
+                    **worker_options(api_settings),
                 )
     except SystemExit as exit_:
         # SIGTERM ended the server (_exit_on_sigterm), and the engine is stopped by now.

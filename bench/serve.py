@@ -5,7 +5,9 @@ limits are raised so the bench's queries (100 aliases, 20 x 50 nesting, Q7's cos
 are admitted, except with ``--default-limits`` (Q6: the most the defaults admit). With
 ``--workers N`` uvicorn runs N worker processes that each build the app from the environment
 (graphql_api/asgi.py), as ``WORKERS=N server.py`` does.
-The tenant rate limit is off unless the environment sets it (bench.fairness does).
+The tenant rate limit is off unless the environment sets it (bench.fairness does). The server runs
+httptools on uvloop, as `server.py run` does; HTTP_IMPLEMENTATION=h11 gives the pure-Python parser
+on asyncio's loop, for an A/B of issue 12 lever 5.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import uvicorn
 
 from datastore.store import Datastore
 from graphql_api.app import create_app
+from graphql_api.serving import uvicorn_options, worker_options
 from graphql_api.settings import Settings, hand_down_to_workers
 
 # The bench's queries are larger than the product's defaults admit.
@@ -53,12 +56,16 @@ def main() -> None:
             port=args.port,
             log_level="warning",
             access_log=False,
+            **worker_options(Settings.load(defaults=defaults).api),
         )
         return
     settings = Settings.load(defaults=defaults)
     datastore = Datastore.connect(settings.datastore)
     app = create_app(datastore, settings.api)
-    uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False)
+    # The server's own parser and loop (HTTP_IMPLEMENTATION; httptools on uvloop by default).
+    uvicorn.run(
+        app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False, **uvicorn_options(settings.api)
+    )
 
 
 if __name__ == "__main__":

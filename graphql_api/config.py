@@ -6,7 +6,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from datastore.config import DEFAULT_POOL_SIZE, ConfigError, env_float, env_int
@@ -28,6 +28,19 @@ def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
     if lowered in ("0", "false", "no", "off"):
         return False
     raise ConfigError(f"{name} must be true or false, got {raw!r}")
+
+
+HttpImplementation = Literal["httptools", "h11"]
+HTTP_IMPLEMENTATIONS: Final[tuple[HttpImplementation, ...]] = ("httptools", "h11")
+
+
+def http_implementation(env: Mapping[str, str]) -> HttpImplementation:
+    """HTTP_IMPLEMENTATION: httptools on uvloop (the default), or h11 on asyncio's own loop."""
+    raw = env.get("HTTP_IMPLEMENTATION", "").strip().lower() or "httptools"
+    for choice in HTTP_IMPLEMENTATIONS:
+        if raw == choice:
+            return choice
+    raise ConfigError(f"HTTP_IMPLEMENTATION must be one of {', '.join(HTTP_IMPLEMENTATIONS)}, got {raw!r}")
 
 
 def log_format(env: Mapping[str, str], development: bool) -> LogFormat:
@@ -118,6 +131,8 @@ class ApiSettings:
     max_concurrent_requests: int = 64
     header_timeout_seconds: float = 10.0
     body_timeout_seconds: float = 10.0
+    # How uvicorn parses HTTP and which loop it runs (graphql_api/serving.py).
+    http_implementation: HttpImplementation = "httptools"
     # Fair tenants (README "Fair tenants"): cost units per second and burst per organisation,
     # per process; 0 per second switches the limit off.
     tenant_cost_per_second: int = 30_000
@@ -180,6 +195,7 @@ class ApiSettings:
             max_concurrent_requests=env_int(env, "MAX_CONCURRENT_REQUESTS", 64),
             header_timeout_seconds=env_int(env, "HEADER_TIMEOUT_SECONDS", 10),
             body_timeout_seconds=env_int(env, "BODY_TIMEOUT_SECONDS", 10),
+            http_implementation=http_implementation(env),
             tenant_cost_per_second=env_int(env, "TENANT_COST_PER_SECOND", 30_000, minimum=0),
             tenant_cost_burst=tenant_cost_burst(env),
             graphiql_cache_dir=Path(env.get("GRAPHIQL_CACHE") or DEFAULT_CACHE_DIR),

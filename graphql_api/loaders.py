@@ -1,6 +1,7 @@
 """Per-request DataLoaders: every read of a resolver goes through one of these.
 
-Entity loaders collect the ids asked for in one event-loop turn into BatchGetItem calls;
+The entity loader collects the ids asked for in one event-loop turn, of every kind, into
+one GetItem or BatchGetItem calls;
 the list loader collects every list page asked for and runs their single-partition Queries
 concurrently. Each batch returns only when all of its calls are done, so the next level's
 loads all start in one turn and batch together again: one wave of DynamoDB calls per
@@ -12,13 +13,13 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ParamSpec, TypeVar
+from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 from aiodataloader import DataLoader
 
-from datastore import applications, audit, calls, departments, employees, jobs, organizations
-from datastore.entities import Application, AuditEvent, Department, Employee, JobPosting
-from datastore.organizations import OrganizationWithSubscription
+from datastore import applications, audit, by_id, calls, departments, employees, jobs
+from datastore.by_id import Kind
+from datastore.entities import Application, AuditEvent, Department, Employee, JobPosting, Organization, Subscription
 from datastore.pagination import Page, PageRequest, StartKey
 from datastore.table import Table
 
@@ -52,31 +53,20 @@ def list_key(fetch: ListFetch, parent: str | None, first: int, after: StartKey |
     return ListKey(fetch, parent, first, None if after is None else tuple(sorted(after.items())), descending)
 
 
-class Loader(DataLoader[K, V]):
-    """A DataLoader whose batch runs one blocking datastore call off the loop.
+class SharedLoader(DataLoader[K, V]):
+    """A DataLoader whose futures no consumer can cancel for the others.
 
-    A batch of one key uses ``one`` (a GetItem) when given; a larger batch goes whole to
-    ``batch`` in one hop to the I/O pool. Cutting it into BatchGetItem calls of at most 100
-    keys, and running those concurrently, is the datastore's job (``Table.batch_get``),
-    which records them in this batch's context.
+    aiodataloader hands every consumer of a key the same cached future, and cancelling a task
+    cancels the future it awaits: graphql-core cancels a field's pending awaitables when a
+    non-null sibling fails, which cancelled a read the caller check (active.py) was awaiting
+    too, and the request ended in a plain-text 500. So each consumer gets its own future
+    (``asyncio.shield``), and ``get_many`` waits with ``asyncio.wait``, which never cancels
+    what it waits for.
     """
 
-    def __init__(
-        self,
-        run: Runner,
-        batch: Callable[[list[K]], Sequence[V]],
-        one: Callable[[K], V] | None = None,
-    ) -> None:
-        super().__init__()
-        self._run = run
-        self._batch = batch
-        self._one = one
-
-    async def batch_load_fn(self, keys: list[K]) -> list[V]:
-        calls.new_batch()
-        if len(keys) == 1 and self._one is not None:
-            return [await self._run(self._one, keys[0])]
-        return list(await self._run(self._batch, keys))
+    def load(self, key: K) -> asyncio.Future[V]:
+        shared = super().load(key)
+        return shared if shared.done() else asyncio.shield(shared)
 
     async def get(self, key: K) -> V:
         return await self.load(key)
@@ -88,10 +78,64 @@ class Loader(DataLoader[K, V]):
         than a coroutine, a future and a task per object.
         """
         distinct = list(dict.fromkeys(keys))
-        return dict(zip(distinct, await self.load_many(distinct), strict=True))
+        shared = [super(SharedLoader, self).load(key) for key in distinct]
+        pending = [future for future in shared if not future.done()]
+        if pending:
+            await asyncio.wait(pending)
+        return {key: future.result() for key, future in zip(distinct, shared, strict=True)}
 
 
-class ListLoader(DataLoader[ListKey, Page[Any]]):
+class Loader(SharedLoader[K, V]):
+    """A DataLoader whose batch runs one blocking datastore call off the loop."""
+
+    def __init__(self, run: Runner, batch: Callable[[list[K]], Sequence[V]]) -> None:
+        super().__init__()
+        self._run = run
+        self._batch = batch
+
+    async def batch_load_fn(self, keys: list[K]) -> list[V]:
+        calls.new_batch()
+        return list(await self._run(self._batch, keys))
+
+
+class EntityLoader(SharedLoader[tuple[Kind, Any], Any]):
+    """Every entity read by id of one loop turn, whatever its kind, in one batch.
+
+    One key is a GetItem, more go whole to ``datastore.by_id`` in one hop to the I/O pool,
+    which cuts them into BatchGetItem calls of at most 100 keys (``Table.batch_get``). The
+    caller check's organisation and employee thus share a call with the query's own reads.
+    """
+
+    def __init__(self, run: Runner, table: Table) -> None:
+        super().__init__()
+        self._run = run
+        self._table = table
+
+    async def batch_load_fn(self, keys: list[tuple[Kind, Any]]) -> list[Any]:
+        calls.new_batch()
+        return list(await self._run(by_id.get_by_id, self._table, keys))
+
+
+class Entities(Generic[K, V]):
+    """One kind's view of the request's entity loader: ``get``/``get_many`` by that kind's id."""
+
+    def __init__(self, loader: EntityLoader, kind: Kind) -> None:
+        self._loader = loader
+        self._kind = kind
+
+    def load(self, key: K) -> asyncio.Future[V]:
+        return self._loader.load((self._kind, key))
+
+    async def get(self, key: K) -> V:
+        return cast(V, await self._loader.load((self._kind, key)))
+
+    async def get_many(self, keys: Iterable[K]) -> dict[K, V]:
+        kind = self._kind
+        found = await self._loader.get_many((kind, key) for key in keys)
+        return {key: value for (_, key), value in found.items()}
+
+
+class ListLoader(SharedLoader[ListKey, Page[Any]]):
     """Pages of lists; the Queries of one batch run concurrently and finish together."""
 
     def __init__(self, run: Runner, table: Table) -> None:
@@ -158,32 +202,15 @@ class Loaders:
 
     def __init__(self, table: Table, run: Runner) -> None:
         self.table = table
-        self.employee: Loader[str, Employee | None] = Loader(
-            run,
-            lambda ids: employees.get_employees(table, ids),
-            lambda emp_id: employees.get_employee(table, emp_id),
-        )
-        self.department: Loader[str, Department | None] = Loader(
-            run,
-            lambda ids: departments.get_departments(table, ids),
-            lambda dept_id: departments.get_department(table, dept_id),
-        )
-        self.job: Loader[str, JobPosting | None] = Loader(
-            run,
-            lambda ids: jobs.get_jobs(table, ids),
-            lambda job_id: jobs.get_job(table, job_id),
-        )
-        self.application: Loader[tuple[str, str], Application | None] = Loader(
-            run,
-            lambda ids: applications.get_applications(table, ids),
-            lambda key: applications.get_application(table, *key),
-        )
+        self.entities = EntityLoader(run, table)
+        self.organization: Entities[str, Organization | None] = Entities(self.entities, Kind.ORGANIZATION)
+        self.subscription: Entities[str, Subscription | None] = Entities(self.entities, Kind.SUBSCRIPTION)
+        self.employee: Entities[str, Employee | None] = Entities(self.entities, Kind.EMPLOYEE)
+        self.department: Entities[str, Department | None] = Entities(self.entities, Kind.DEPARTMENT)
+        self.job: Entities[str, JobPosting | None] = Entities(self.entities, Kind.JOB)
+        self.application: Entities[tuple[str, str], Application | None] = Entities(self.entities, Kind.APPLICATION)
         self.employee_id_by_email: Loader[str, str | None] = Loader(
             run,
             lambda emails: [employees.find_employee_id_by_email(table, e) for e in emails],
-        )
-        self.organization: Loader[str, OrganizationWithSubscription | None] = Loader(
-            run,
-            lambda keys: [organizations.get_organization_with_subscription(table)] * len(keys),
         )
         self.lists = ListLoader(run, table)

@@ -103,8 +103,8 @@ class Query:
                 return None
             if decoded.type_name == "Organization":
                 return _organization(info)
-            found = await info.context.session.loaders.organization.get(decoded.parts[0])
-            return None if found is None or found.subscription is None else BillingSubscription.of(found.subscription)
+            found = await info.context.session.loaders.subscription.get(decoded.parts[0])
+            return None if found is None else BillingSubscription.of(found)
         if handler is None:
             return None
         parts = ids.parts_of(id, decoded.type_name, len(decoded.parts))

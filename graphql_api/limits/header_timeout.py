@@ -3,11 +3,12 @@
 Uvicorn (0.3x-0.5x) has no header-read timeout: ``timeout_keep_alive`` runs only between
 requests and is cancelled by the first byte of the next one, so a client sending one
 header byte a second, or connecting and sending nothing, holds its socket for as long as
-it likes. This h11 protocol subclass arms a timer when a connection opens and again when a
-response completes (the start of the next request on a kept-alive connection); if the timer
-fires while the client has still not sent a complete request head (h11's client state is
-IDLE), the connection is closed. A request whose head has arrived is not touched: its body
-is bounded by limits/body_timeout.py and its work by the request's own limits.
+it likes. These protocol subclasses (of uvicorn's httptools protocol, the default, and of its
+h11 one) arm a timer when a connection opens and again when a response completes (the start
+of the next request on a kept-alive connection); if the timer fires while the client has
+still not sent a complete request head, the connection is closed. A request whose head has
+arrived is not touched: its body is bounded by limits/body_timeout.py and its work by the
+request's own limits. The timer is one mixin; each parser only says whether a head arrived.
 
 In a deployment a proxy in front (an ALB, API Gateway, nginx's ``client_header_timeout``)
 is the first line; this guard keeps the process safe when it is exposed directly.
@@ -17,36 +18,46 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import Any, Final
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from graphql_api.config import HttpImplementation
 
 
-class HeaderTimeoutProtocol(H11Protocol):
-    """H11Protocol closing connections whose request head is not complete in time."""
+class _HeaderTimer:
+    """The timer; ``_head_arrived`` and ``_close`` are the parser's (one subclass each).
+
+    Mixed in before uvicorn's protocol class, whose ``loop``, ``transport`` and ``cycle`` it uses.
+    """
 
     header_timeout_seconds: float = 10.0
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
+    cycle: Any
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._header_timer: asyncio.TimerHandle | None = None
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[misc]  # uvicorn's protocol, after this mixin
         self._arm_header_timer()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_header_timer()
-        super().connection_lost(exc)
+        super().connection_lost(exc)  # type: ignore[misc]  # uvicorn's protocol, after this mixin
 
     def on_response_complete(self) -> None:
-        super().on_response_complete()
+        super().on_response_complete()  # type: ignore[misc]  # uvicorn's protocol, after this mixin
         if not self.transport.is_closing():
             self._arm_header_timer()
 
     def _arm_header_timer(self) -> None:
         self._disarm_header_timer()
+        self._head_expected()
         self._header_timer = self.loop.call_later(self.header_timeout_seconds, self._header_timed_out)
 
     def _disarm_header_timer(self) -> None:
@@ -56,16 +67,78 @@ class HeaderTimeoutProtocol(H11Protocol):
 
     def _header_timed_out(self) -> None:
         self._header_timer = None
-        if self.transport.is_closing() or self.conn.their_state is not h11.IDLE:
+        if self.transport.is_closing() or self._head_arrived():
             return  # the head arrived; the body timeout and the request's limits take over
         if self.cycle is not None and not self.cycle.response_complete:
             return  # a pipelined request is still being answered; re-armed when it completes
+        self._close()
+
+    def _head_expected(self) -> None:
+        """The timer was (re)armed: a new request head is awaited from now."""
+
+    def _head_arrived(self) -> bool:
+        raise NotImplementedError
+
+    def _close(self) -> None:
+        self.transport.close()
+
+
+class HeaderTimeoutProtocol(_HeaderTimer, HttpToolsProtocol):
+    """uvicorn's httptools protocol closing connections whose request head is not complete in time.
+
+    httptools tells the protocol when a head is complete (``on_headers_complete``); heads are
+    counted, and one arrived when the count moved since the timer was armed.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._heads = 0
+        self._heads_when_armed = 0
+
+    def on_headers_complete(self) -> None:
+        self._heads += 1
+        super().on_headers_complete()
+
+    def _head_expected(self) -> None:
+        self._heads_when_armed = self._heads
+
+    def _head_arrived(self) -> bool:
+        return self._heads != self._heads_when_armed
+
+
+class H11HeaderTimeoutProtocol(_HeaderTimer, H11Protocol):
+    """uvicorn's h11 protocol closing connections whose request head is not complete in time.
+
+    A head arrived when h11's client state has left IDLE.
+    """
+
+    def _head_arrived(self) -> bool:
+        return self.conn.their_state is not h11.IDLE
+
+    def _close(self) -> None:
         # If h11 has already given up on this connection, close the socket all the same.
         with contextlib.suppress(h11.LocalProtocolError):
             self.conn.send(h11.ConnectionClosed())
         self.transport.close()
 
 
-def header_timeout_protocol(timeout_seconds: float) -> type[HeaderTimeoutProtocol]:
+_PROTOCOLS: Final[dict[HttpImplementation, type[_HeaderTimer]]] = {
+    "httptools": HeaderTimeoutProtocol,
+    "h11": H11HeaderTimeoutProtocol,
+}
+
+
+def protocol_class(implementation: HttpImplementation = "httptools") -> type[_HeaderTimer]:
+    return _PROTOCOLS[implementation]
+
+
+def protocol_path(implementation: HttpImplementation = "httptools") -> str:
+    """The protocol as an import path, for uvicorn's spawned workers (default timeout)."""
+    protocol = _PROTOCOLS[implementation]
+    return f"{protocol.__module__}:{protocol.__qualname__}"
+
+
+def header_timeout_protocol(timeout_seconds: float, implementation: HttpImplementation = "httptools") -> type[Any]:
     """The protocol class to pass as uvicorn's ``http=``, with this timeout."""
-    return type("HeaderTimeoutProtocol", (HeaderTimeoutProtocol,), {"header_timeout_seconds": timeout_seconds})
+    base = _PROTOCOLS[implementation]
+    return type(base.__name__, (base,), {"header_timeout_seconds": timeout_seconds})

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated
 
 import strawberry
 
 from datastore import entities, names
-from datastore.organizations import OrganizationWithSubscription
 from graphql_api import ids, loaders, permissions
 from graphql_api.context import RequestContext
 from graphql_api.errors import bad_input, forbidden, not_found
@@ -23,6 +23,13 @@ from graphql_api.types.node import Node
 from graphql_api.types.scalars import EmployeeOrder, JobPostingStatus, OrganizationStatus, Plan, SortOrder
 
 Info = strawberry.Info[RequestContext, None]
+
+
+@dataclass(frozen=True, slots=True)
+class Subscribed:
+    """An organisation's subscription once read: None inside when it has none."""
+
+    subscription: entities.Subscription | None
 
 
 # Not named "Subscription": SDL tools would take a type of that name for the subscription root.
@@ -65,14 +72,17 @@ class BillingSubscription(Node):
 class Organization(Node):
     org_id: strawberry.Private[str]
     # Known up front (the platform's list, createOrganization) or read on first use.
-    known: strawberry.Private[OrganizationWithSubscription | None]
+    known: strawberry.Private[entities.Organization | None]
+    # The subscription is its own item, read only when a field shows it.
+    known_subscription: strawberry.Private[Subscribed | None] = None
 
     @classmethod
     def of(cls, organization: entities.Organization, subscription: entities.Subscription | None = None) -> Organization:
         return cls(
             id=strawberry.ID(ids.encode("Organization", organization.org_id)),
             org_id=organization.org_id,
-            known=OrganizationWithSubscription(organization, subscription),
+            known=organization,
+            known_subscription=Subscribed(subscription),
         )
 
     @classmethod
@@ -85,7 +95,7 @@ class Organization(Node):
         """
         return cls(id=strawberry.ID(ids.encode("Organization", org_id)), org_id=org_id, known=None)
 
-    async def _loaded(self, info: Info) -> OrganizationWithSubscription:
+    async def _loaded(self, info: Info) -> entities.Organization:
         if self.known is None:
             found = await info.context.session.loaders.organization.get(self.org_id)
             if found is None:
@@ -95,28 +105,30 @@ class Organization(Node):
 
     @strawberry.field(description="The organisation's name, 1 to 100 characters.")
     async def name(self, info: Info) -> str:
-        return (await self._loaded(info)).organization.name
+        return (await self._loaded(info)).name
 
     @strawberry.field(description="The organisation's price plan.")
     async def plan(self, info: Info) -> Plan:
-        return (await self._loaded(info)).organization.plan
+        return (await self._loaded(info)).plan
 
     @strawberry.field(description="ACTIVE, or SUSPENDED (its members' requests are refused).")
     async def status(self, info: Info) -> OrganizationStatus:
-        return (await self._loaded(info)).organization.status
+        return (await self._loaded(info)).status
 
     @strawberry.field(description="When the organisation was created on the platform.")
     async def created_at(self, info: Info) -> datetime:
-        return (await self._loaded(info)).organization.created_at
+        return (await self._loaded(info)).created_at
 
     @strawberry.field(description="Admins and platform operators: the email domains it owns, sorted.")
     async def email_domains(self, info: Info) -> list[str]:
         permissions.check_email_domains(info.context)
-        return list((await self._loaded(info)).organization.email_domains)
+        return list((await self._loaded(info)).email_domains)
 
     @strawberry.field(description="Its billing subscription; null when it has none.")
     async def subscription(self, info: Info) -> BillingSubscription | None:
-        found = (await self._loaded(info)).subscription
+        if self.known_subscription is None:
+            self.known_subscription = Subscribed(await info.context.session.loaders.subscription.get(self.org_id))
+        found = self.known_subscription.subscription
         return None if found is None else BillingSubscription.of(found)
 
     @strawberry.field(description="Its departments, in department-id order (the order they were created).")

@@ -25,20 +25,20 @@ def cost_of(body: dict[str, Any]) -> dict[str, Any]:
 
 
 # Every tenant request first checks that its organisation and caller are active
-# (graphql_api/active.py): AP13 (organisation + subscription, 2 items) and the caller's
-# GetItem, in one wave. Both stay in the request's loaders, so `me` and `organization`
-# cost nothing more.
+# (graphql_api/active.py): the organisation's and the caller's items in one BatchGetItem, in
+# the same batch as the query's own first reads by id. Both stay in the request's loader, so
+# `me` and `organization` cost nothing more.
 
 
 def test_cost__me__the_caller_check_only(api: Api, tenant: Tenant) -> None:
     body = api.admin_of(tenant).query("{ me { email } }")
     assert cost_of(body) == {
-        "requests": {"GetItem": 1, "Query": 1},
-        "requestCount": 2,
+        "requests": {"BatchGetItem": 1},
+        "requestCount": 1,
         "waves": 1,
         "readCapacityUnits": 1.0,
         "writeCapacityUnits": 0.0,
-        "itemsRead": 3,
+        "itemsRead": 2,
     }
 
 
@@ -46,14 +46,14 @@ def test_cost__department_list__organization_then_departments(api: Api, tenant: 
     for name in ("Engineering", "Sales", "Finance"):
         tenant.department(name)
     body = api.admin_of(tenant).query("{ organization { departments { edges { node { name } } } } }")
-    # One round: the caller check (AP13 + GetItem) alongside AP5, which needs only the org id.
+    # One round: the caller check (one BatchGetItem) alongside AP5, which needs only the org id.
     assert cost_of(body) == {
-        "requests": {"GetItem": 1, "Query": 2},
-        "requestCount": 3,
+        "requests": {"BatchGetItem": 1, "Query": 1},
+        "requestCount": 2,
         "waves": 1,
         "readCapacityUnits": 1.5,
         "writeCapacityUnits": 0.0,
-        "itemsRead": 3 + 3,
+        "itemsRead": 2 + 3,
     }
 
 
@@ -67,12 +67,12 @@ def test_cost__nested__one_wave_per_level(api: Api, tenant: Tenant) -> None:
     )
     # caller check + departments Query | 2 membership Queries | 1 BatchGetItem of 2 departments
     assert cost_of(body) == {
-        "requests": {"BatchGetItem": 1, "GetItem": 1, "Query": 4},
-        "requestCount": 6,
+        "requests": {"BatchGetItem": 2, "Query": 3},
+        "requestCount": 5,
         "waves": 3,
-        "readCapacityUnits": 1.0 + 3 * 0.5 + 2 * 0.5,
+        "readCapacityUnits": 1.0 + 0.5 + 2 * 0.5 + 2 * 0.5,
         "writeCapacityUnits": 0.0,
-        "itemsRead": 3 + 2 + 4 + 2,
+        "itemsRead": 2 + 2 + 4 + 2,
     }
 
 

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from datastore import calls
+from datastore import calls, keys
+from datastore.errors import InvalidInput
 from datastore.table import Table
 from graphql_api.loaders import Loader, Loaders
 from tests.conftest import Tenant
@@ -49,7 +50,7 @@ def test_employee_loader__250_ids__three_batch_gets_in_one_loader_batch(tenant: 
     ids = [tenant.admin.emp_id] + [emp.emp_id for emp in staff]
 
     async def load(table: Table, pool: ThreadPoolExecutor) -> list[Any]:
-        return list(await Loaders(table, runner(pool)).employee.load_many(ids))
+        return list((await Loaders(table, runner(pool)).employee.get_many(ids)).values())
 
     with ThreadPoolExecutor(4) as pool, ThreadPoolExecutor(4) as fanout, calls.listening() as log:
         table = Table(tenant.table.client, tenant.table.name, tenant.table.scope, fanout=fanout)
@@ -58,3 +59,66 @@ def test_employee_loader__250_ids__three_batch_gets_in_one_loader_batch(tenant: 
     assert log.operations() == ["BatchGetItem"] * 3
     assert len({call.batch for call in log.calls}) == 1
     assert len(log.waves()) == 1
+
+
+def test_entity_loader__kinds_of_one_turn__one_batch_get_item(tenant: Tenant) -> None:
+    """The caller check's organisation and employee share the call with the query's reads."""
+    department = tenant.department("Shared")
+
+    async def load(table: Table, pool: ThreadPoolExecutor) -> list[Any]:
+        loaders = Loaders(table, runner(pool))
+        return list(
+            await asyncio.gather(
+                loaders.organization.get(tenant.org_id),
+                loaders.employee.get(tenant.admin.emp_id),
+                loaders.department.get(department.dept_id),
+                loaders.subscription.get(tenant.org_id),
+            )
+        )
+
+    with ThreadPoolExecutor(2) as pool, calls.listening() as log:
+        organization, admin, found, subscription = asyncio.run(load(tenant.table, pool))
+    assert organization.org_id == tenant.org_id
+    assert admin.emp_id == tenant.admin.emp_id
+    assert found.name == "Shared"
+    assert subscription.org_id == tenant.org_id
+    assert log.operations() == ["BatchGetItem"]
+
+
+def test_entity_loader__malformed_id__fails_its_own_read_only(tenant: Tenant) -> None:
+    async def load(table: Table, pool: ThreadPoolExecutor) -> list[Any]:
+        loaders = Loaders(table, runner(pool))
+        return list(
+            await asyncio.gather(
+                loaders.employee.get("not-a-ulid"),
+                loaders.employee.get(tenant.admin.emp_id),
+                loaders.organization.get(keys.new_id()),  # another organisation: none of ours
+                return_exceptions=True,
+            )
+        )
+
+    with ThreadPoolExecutor(2) as pool, calls.listening() as log:
+        bad, admin, other = asyncio.run(load(tenant.table, pool))
+    assert isinstance(bad, InvalidInput) and bad.field == "employeeId"
+    assert admin.emp_id == tenant.admin.emp_id
+    assert other is None
+    assert log.operations() == ["GetItem"]
+
+
+def test_loader__one_consumer_cancelled__the_shared_read_goes_on() -> None:
+    """graphql-core cancels a failed field's sibling awaitables; another consumer of the same
+    key (the caller check) must still get its value, not a CancelledError."""
+
+    async def load() -> tuple[bool, int]:
+        with ThreadPoolExecutor(1) as pool:
+            loader: Loader[int, int] = Loader(runner(pool), lambda keys: [key * 2 for key in keys])
+            check = loader.load(21)
+            field = asyncio.ensure_future(loader.get(21))
+            many = asyncio.ensure_future(loader.get_many([21]))
+            await asyncio.sleep(0)
+            field.cancel()
+            many.cancel()
+            await asyncio.gather(field, many, return_exceptions=True)
+            return field.cancelled() and many.cancelled(), await check
+
+    assert asyncio.run(load()) == (True, 42)

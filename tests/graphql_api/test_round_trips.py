@@ -17,12 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from bench.queries import Q1, Q2, Q3
 from datastore import calls, organizations
 from datastore.entities import Employee, Plan
 from datastore.scope import PlatformScope
 from datastore.seed import Bulk
 from datastore.store import Datastore
 from datastore.table import Table
+from graphql_api import ids
 from graphql_api.app import create_app
 from graphql_api.config import ApiSettings
 from tests.conftest import unique_domain
@@ -42,9 +44,11 @@ NESTED = (
 
 @pytest.fixture(scope="module")
 def api(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[Api]:
-    """A server whose query-cost limit admits the 20 x 50 x 10 nested query (cost ~11k)."""
+    """A server whose limits admit the 20 x 50 x 10 nested query (cost ~11k) and Q4 (100 aliases)."""
     # A deadline for a loaded machine: this test counts round trips, not seconds.
-    settings = with_settings(api_settings, max_cost=100_000, request_timeout_seconds=120.0)
+    settings = with_settings(
+        api_settings, max_cost=100_000, request_timeout_seconds=120.0, max_tokens=100_000, max_aliases=200
+    )
     with serving(create_app(Datastore(client, table_name), settings)) as http:
         yield Api(http, settings)
 
@@ -53,6 +57,7 @@ def api(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> I
 class BigTenant:
     admin: Employee
     distinct_jobs: int
+    employees: list[Employee]
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +84,7 @@ def big(client: DynamoDBClient, table_name: str) -> BigTenant:
     started = time.monotonic()
     bulk.write(client, table_name)
     assert time.monotonic() - started < 30
-    return BigTenant(admin, len({a.job_id for a in bulk.applications}))
+    return BigTenant(admin, len({a.job_id for a in bulk.applications}), bulk.employees)
 
 
 @pytest.fixture
@@ -98,9 +103,10 @@ def jitter(client: DynamoDBClient) -> Iterator[None]:
 
 def expected_levels(big: BigTenant) -> list[dict[str, int]]:
     return [
-        # The caller check (AP13, reused by `organization`, and the caller's GetItem) runs
-        # alongside AP5 (departments), which needs only the organisation's id.
-        {"GetItem": 1, "Query": 2},
+        # The caller check (the organisation's and the caller's items in one BatchGetItem,
+        # reused by `organization`) runs alongside AP5 (departments), which needs only the
+        # organisation's id.
+        {"BatchGetItem": 1, "Query": 1},
         {"Query": DEPARTMENTS},  # AP7: each department's members
         {"Query": DEPARTMENTS * EMPLOYEES_EACH},  # AP11: each employee's applications
         {"BatchGetItem": math.ceil(big.distinct_jobs / 100)},  # the distinct jobs
@@ -133,7 +139,7 @@ def assert_one_wave_per_level(cost: dict[str, Any], waves: list[dict[str, int]],
     assert cost["requests"] == dict(sorted(totals.items()))
     assert cost["waves"] == len(levels)
     employees = DEPARTMENTS * EMPLOYEES_EACH
-    assert cost["itemsRead"] == 3 + DEPARTMENTS + employees * (1 + APPLICATIONS_EACH) + big.distinct_jobs
+    assert cost["itemsRead"] == 2 + DEPARTMENTS + employees * (1 + APPLICATIONS_EACH) + big.distinct_jobs
 
 
 def test_nested__one_wave_per_level(api: Api, big: BigTenant) -> None:
@@ -157,8 +163,6 @@ def test_nested__nothing_cached_across_requests(api: Api, big: BigTenant) -> Non
 
 
 def test_same_entity_twice__read_once(api: Api, big: BigTenant) -> None:
-    from graphql_api import ids
-
     my_id = ids.encode("Employee", big.admin.emp_id)
     body = api.as_(big.admin).query(
         "query($id: ID!) { me { email } again: me { firstName } "
@@ -167,8 +171,9 @@ def test_same_entity_twice__read_once(api: Api, big: BigTenant) -> None:
     )
     assert "errors" not in body, body["errors"]
     assert body["data"]["asNode"] == {"id": my_id}
-    # The caller check reads the caller once; every later ask is served by the loader.
-    assert body["extensions"]["cost"]["requests"] == {"GetItem": 1, "Query": 1}
+    # The caller check reads the caller once, with the organisation; every later ask is served
+    # by the loader.
+    assert body["extensions"]["cost"]["requests"] == {"BatchGetItem": 1}
 
 
 def test_same_entity_at_two_depths__read_once_per_level(api: Api, big: BigTenant) -> None:
@@ -180,5 +185,82 @@ def test_same_entity_at_two_depths__read_once_per_level(api: Api, big: BigTenant
     assert "errors" not in body, body["errors"]
     employees = body["data"]["organization"]["departments"]["edges"][0]["node"]["employees"]["edges"]
     assert len(employees) == EMPLOYEES_EACH
-    assert body["extensions"]["cost"]["requests"] == {"GetItem": 2, "Query": 3}
+    assert body["extensions"]["cost"]["requests"] == {"BatchGetItem": 1, "GetItem": 1, "Query": 2}
     assert body["extensions"]["cost"]["waves"] == 3
+
+
+# --- the caller check's price on the bench's queries (issue 12 lever 4) ---------------------
+#
+# The check reads the organisation's and the caller's items as two keys of the request's first
+# entity batch: one BatchGetItem beside the query's own first wave, or none extra when the query
+# reads the caller itself (`me`). "Floor" is what hand-written boto3 would send for the data.
+
+
+def cost_as(api: Api, employee: Employee, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+    body = api.as_(employee).query(query, variables)
+    assert "errors" not in body, body["errors"][:3]
+    cost: dict[str, Any] = body["extensions"]["cost"]
+    return {"data": body["data"], "requests": cost["requests"], "waves": cost["waves"]}
+
+
+def test_caller_check__me__one_batch_get_item(api: Api, big: BigTenant) -> None:
+    cost = cost_as(api, big.employees[0], "{ me { email } }")
+    # Floor: the caller's GetItem. The check's organisation shares its call.
+    assert cost["requests"] == {"BatchGetItem": 1}
+    assert cost["waves"] == 1
+
+
+def test_caller_check__q1_directory__floor_plus_one(api: Api, big: BigTenant) -> None:
+    cost = cost_as(api, big.admin, Q1)
+    floor = {"Query": 1 + DEPARTMENTS}  # AP5, then AP7 per department
+    assert cost["requests"] == {**floor, "BatchGetItem": 1}
+    assert cost["waves"] == 2
+
+
+def test_caller_check__q2_pipeline__floor_plus_one(api: Api, big: BigTenant) -> None:
+    cost = cost_as(api, big.admin, Q2)
+    jobs = cost["data"]["organization"]["jobPostings"]["edges"]
+    applications = [a["node"] for j in jobs for a in j["node"]["applications"]["edges"]]
+    assert len(jobs) == 20 and applications
+    distinct_employees = len({a["employee"]["email"] for a in applications})
+    # AP8, AP10 per job; the applicants by id; their departments by id (more than one: a batch).
+    floor = {"Query": 1 + len(jobs), "BatchGetItem": math.ceil(distinct_employees / 100) + 1}
+    assert cost["requests"] == {**floor, "BatchGetItem": floor["BatchGetItem"] + 1}
+    assert cost["waves"] == 4
+
+
+def test_caller_check__q3_profile__no_extra_call(api: Api, big: BigTenant) -> None:
+    cost = cost_as(api, big.employees[0], Q3)
+    assert len(cost["data"]["me"]["applications"]["edges"]) == APPLICATIONS_EACH
+    assert cost["data"]["me"]["department"]["manager"] is None  # bulk departments have none
+    # Floor: GetItem me | GetItem department, AP11 | BatchGetItem of the 3 jobs. The caller's
+    # read carries the organisation's too, so it is a BatchGetItem: 4 calls, as the floor.
+    assert cost["requests"] == {"BatchGetItem": 2, "GetItem": 1, "Query": 1}
+    assert cost["waves"] == 3
+
+
+def test_caller_check__q4_hundred_nodes__floor_plus_one(api: Api, big: BigTenant) -> None:
+    nodes = " ".join(
+        f'n{i}: node(id: "{ids.encode("Employee", e.emp_id)}") {{ ... on Employee {{ email }} }}'
+        for i, e in enumerate(big.employees[:100])
+    )
+    cost = cost_as(api, big.admin, f"{{ {nodes} }}")
+    assert len(cost["data"]) == 100
+    # Floor: one BatchGetItem of 100 keys; the check's two keys make 102, two calls, one wave.
+    assert cost["requests"] == {"BatchGetItem": 2}
+    assert cost["waves"] == 1
+
+
+def test_caller_check__mutation__one_call_before_the_write(api: Api, big: BigTenant) -> None:
+    employee = big.employees[-1]
+    with calls.listening() as log:
+        body = api.as_(big.admin).query(
+            "mutation($i: UpdateEmployeeInput!) { updateEmployee(input: $i) { employee { firstName } } }",
+            {"i": {"id": ids.encode("Employee", employee.emp_id), "expectedVersion": 1, "firstName": "Renamed"}},
+        )
+    assert "errors" not in body, body["errors"]
+    waves = [dict(Counter(call.operation for call in wave)) for wave in log.waves()]
+    # The check (one call, a wave of its own: nothing is written before it passes), then the
+    # mutation's own calls, as before.
+    assert waves[0] == {"BatchGetItem": 1}
+    assert all("Query" not in wave for wave in waves)

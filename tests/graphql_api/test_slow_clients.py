@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING
 
 import httpx
 import orjson
+import pytest
 
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.config import ApiSettings
+from graphql_api.config import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImplementation
 from graphql_api.limits.header_timeout import header_timeout_protocol
 from tests.conftest import Tenant
 from tests.graphql_api.conftest import Api
@@ -87,13 +88,20 @@ def latencies(http: httpx.Client, token: str, count: int) -> list[float]:
     return out
 
 
+@pytest.mark.parametrize("implementation", HTTP_IMPLEMENTATIONS)
 def test_slow_clients__500_dribbling__closed_within_the_bound_and_others_served(
-    client: DynamoDBClient, table_name: str, api: Api, api_settings: ApiSettings, tenant: Tenant
+    client: DynamoDBClient,
+    table_name: str,
+    api: Api,
+    api_settings: ApiSettings,
+    tenant: Tenant,
+    implementation: HttpImplementation,
 ) -> None:
     settings = with_settings(api_settings, header_timeout_seconds=BOUND, body_timeout_seconds=BOUND)
     app = create_app(Datastore(client, table_name), settings)
     token = api.token(tenant.admin)
-    with serving(app, http=header_timeout_protocol(BOUND), timeout_keep_alive=30) as http:
+    protocol = header_timeout_protocol(BOUND, implementation)
+    with serving(app, http=protocol, timeout_keep_alive=30) as http:
         port = http.base_url.port
         assert port is not None
         latencies(http, token, 5)  # warm up

@@ -1,0 +1,42 @@
+"""Items of several kinds by id in one round trip (datastore/by_id.py)."""
+
+from __future__ import annotations
+
+from datastore import by_id, calls, keys
+from datastore.by_id import Kind
+from datastore.errors import InvalidInput
+from tests.conftest import Tenant
+
+
+def test_get_by_id__organization_and_employee__one_batch_get_item(tenant: Tenant) -> None:
+    with calls.listening() as log:
+        organization, admin = by_id.get_by_id(
+            tenant.table, [(Kind.ORGANIZATION, tenant.org_id), (Kind.EMPLOYEE, tenant.admin.emp_id)]
+        )
+    assert organization.org_id == tenant.org_id
+    assert admin.emp_id == tenant.admin.emp_id
+    assert log.operations() == ["BatchGetItem"]
+
+
+def test_get_by_id__one_distinct_key__one_get_item(tenant: Tenant) -> None:
+    with calls.listening() as log:
+        found = by_id.get_by_id(tenant.table, [(Kind.SUBSCRIPTION, tenant.org_id)] * 2)
+    assert [subscription.org_id for subscription in found] == [tenant.org_id] * 2
+    assert log.operations() == ["GetItem"]
+
+
+def test_get_by_id__malformed_missing_or_foreign__each_answered_alone(tenant: Tenant) -> None:
+    with calls.listening() as log:
+        bad, missing, foreign, admin = by_id.get_by_id(
+            tenant.table,
+            [
+                (Kind.APPLICATION, ("not-a-ulid", keys.new_id())),
+                (Kind.DEPARTMENT, keys.new_id()),
+                (Kind.ORGANIZATION, keys.new_id()),
+                (Kind.EMPLOYEE, tenant.admin.emp_id),
+            ],
+        )
+    assert isinstance(bad, InvalidInput) and bad.field == "jobId"
+    assert missing is None and foreign is None
+    assert admin.emp_id == tenant.admin.emp_id
+    assert log.operations() == ["BatchGetItem"]

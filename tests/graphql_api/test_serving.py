@@ -1,0 +1,77 @@
+"""How uvicorn serves the app (graphql_api/serving.py): httptools on uvloop by default, h11 on
+asyncio's loop when chosen, each behind the header-timeout protocol (test_slow_clients.py)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from starlette.types import Receive, Scope, Send
+
+from datastore.config import ConfigError
+from datastore.store import Datastore
+from graphql_api.app import create_app
+from graphql_api.config import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImplementation
+from graphql_api.limits.header_timeout import H11HeaderTimeoutProtocol, HeaderTimeoutProtocol
+from graphql_api.serving import uvicorn_options, worker_options
+from tests.conftest import Tenant
+from tests.graphql_api.conftest import Api
+from tests.graphql_api.live import serving, with_settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+BASE = {"HR_ENV": "test", "JWT_SECRET": "x" * 40}
+
+
+def test_settings__http_implementation__httptools_by_default_h11_selectable() -> None:
+    assert ApiSettings.from_env(BASE).http_implementation == "httptools"
+    assert ApiSettings.from_env({**BASE, "HTTP_IMPLEMENTATION": "H11"}).http_implementation == "h11"
+    with pytest.raises(ConfigError, match="HTTP_IMPLEMENTATION"):
+        ApiSettings.from_env({**BASE, "HTTP_IMPLEMENTATION": "hyper"})
+
+
+def test_options__each_implementation__its_header_timeout_protocol_and_loop() -> None:
+    httptools = ApiSettings.from_env({**BASE, "HEADER_TIMEOUT_SECONDS": "7"})
+    options = uvicorn_options(httptools)
+    assert issubclass(options["http"], HeaderTimeoutProtocol) and options["http"].header_timeout_seconds == 7
+    assert options["loop"] == "uvloop"
+    h11 = ApiSettings.from_env({**BASE, "HTTP_IMPLEMENTATION": "h11"})
+    assert issubclass(uvicorn_options(h11)["http"], H11HeaderTimeoutProtocol)
+    assert uvicorn_options(h11)["loop"] == "asyncio"
+    assert worker_options(httptools)["http"] == "graphql_api.limits.header_timeout:HeaderTimeoutProtocol"
+    assert worker_options(h11)["http"] == "graphql_api.limits.header_timeout:H11HeaderTimeoutProtocol"
+
+
+@pytest.mark.parametrize(("implementation", "loop_module"), [("httptools", "uvloop"), ("h11", "asyncio")])
+def test_served__each_implementation__answers_on_its_loop(
+    client: DynamoDBClient,
+    table_name: str,
+    api: Api,
+    api_settings: ApiSettings,
+    tenant: Tenant,
+    implementation: HttpImplementation,
+    loop_module: str,
+) -> None:
+    assert implementation in HTTP_IMPLEMENTATIONS
+    settings = with_settings(api_settings, http_implementation=implementation)
+    product = create_app(Datastore(client, table_name), settings)
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http" and scope["path"] == "/loop":  # which loop runs the server
+            body = type(asyncio.get_running_loop()).__module__.encode()
+            await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": body})
+            return
+        await product(scope, receive, send)
+
+    options: dict[str, Any] = uvicorn_options(settings)
+    with serving(app, **options) as http:  # type: ignore[arg-type]  # an ASGI app, as Starlette's is
+        assert http.get("/loop").text.split(".")[0] == loop_module
+        response = http.post(
+            "/graphql",
+            json={"query": "{ me { email } }"},
+            headers={"Authorization": f"Bearer {api.token(tenant.admin)}"},
+        )
+    assert response.json()["data"] == {"me": {"email": tenant.admin.email}}
