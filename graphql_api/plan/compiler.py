@@ -94,6 +94,9 @@ class FieldPlan:
 class ObjectPlan:
     type: GraphQLObjectType
     fields: list[FieldPlan]
+    # False when the type's ``is_type_of`` is Strawberry's own, which never reads its info:
+    # then no GraphQLResolveInfo is built for each object of the type (one per node of a page).
+    type_check_reads_info: bool = True
 
 
 @dataclass(slots=True, eq=False)
@@ -138,7 +141,7 @@ class _Compiler:
         found = self.memo.get(key)
         if found is not None:
             return found
-        plan = ObjectPlan(runtime, [])
+        plan = ObjectPlan(runtime, [], type_check_reads_info=not _strawberry_type_check(runtime.is_type_of))
         self.memo[key] = plan  # before the fields: a type may select itself further down
         grouped: dict[str, list[FieldNode]] = {}
         for selection_set in selection_sets:
@@ -244,6 +247,24 @@ class _Compiler:
             plans = {runtime.name: self.object_plan(runtime, selections) for runtime in possible}
             return Completion(Kind.ABSTRACT, nullable, output, plans=plans)
         raise Unsupported(f"output type {output}")  # pragma: no cover - every output type is above
+
+
+# Where Strawberry defines the ``is_type_of`` it gives every object type with interfaces: a
+# check of the value's Python type that names its info parameter ``_info`` and never reads it.
+_STRAWBERRY_TYPE_CHECK = ("strawberry.schema.schema_converter", "_get_is_type_of.<locals>.is_type_of")
+
+
+def _strawberry_type_check(is_type_of: Callable[..., Any] | None) -> bool:
+    """True for Strawberry's generated ``is_type_of`` (info unused); False for any other."""
+    if is_type_of is None:
+        return False
+    code = getattr(is_type_of, "__code__", None)
+    return (
+        getattr(is_type_of, "__module__", None) == _STRAWBERRY_TYPE_CHECK[0]
+        and getattr(is_type_of, "__qualname__", "").endswith(_STRAWBERRY_TYPE_CHECK[1])
+        and code is not None
+        and code.co_varnames[1:2] == ("_info",)
+    )
 
 
 def _attribute_read(definition: GraphQLField) -> Callable[[Any], Any] | None:

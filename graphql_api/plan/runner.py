@@ -209,7 +209,10 @@ class _Run:
     ) -> None:
         is_type_of = plan.type.is_type_of
         if is_type_of is not None:
-            verdict = is_type_of(value, self.info(field, path) if info is None else info)
+            if info is None and plan.type_check_reads_info:
+                info = self.info(field, path)
+            # Strawberry's own check ignores its info (compiler.py), so None is passed to it.
+            verdict = is_type_of(value, info)  # type: ignore[arg-type]  # None only where never read
             if self.is_awaitable(verdict):
                 container[key] = None
                 pending.append(
@@ -246,7 +249,11 @@ class _Run:
         slot: _Slot = (container, key, completion.nullable, parent, path)
         is_awaitable = self.is_awaitable
         shared = None
-        if item.kind is Kind.ABSTRACT or (item.kind is Kind.OBJECT and item.plan.type.is_type_of is not None):  # type: ignore[union-attr]  # OBJECT has a plan
+        if item.kind is Kind.ABSTRACT or (
+            item.kind is Kind.OBJECT
+            and item.plan.type.is_type_of is not None  # type: ignore[union-attr]  # OBJECT has a plan
+            and item.plan.type_check_reads_info  # type: ignore[union-attr]
+        ):
             shared = self.info(field, path)
         for index, element in enumerate(value):
             items.append(None)

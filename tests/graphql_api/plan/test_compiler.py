@@ -1,0 +1,55 @@
+"""The compiler's per-type decisions that let the runner skip work per object."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphql import GraphQLField, GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema, GraphQLString, parse
+from graphql.execution.values import get_variable_values
+
+from bench.queries import Q1, Q2
+from graphql_api.plan.compiler import ObjectPlan, compile_operation
+from graphql_api.schema import build_schema
+
+
+def _object_plans(query: str) -> dict[str, ObjectPlan]:
+    graphql_schema = build_schema()._schema
+    document = parse(query)
+    operation = document.definitions[0]
+    variables = get_variable_values(graphql_schema, [], {})
+    plan = compile_operation(graphql_schema, operation, {}, variables)  # type: ignore[arg-type]  # a query
+    found: dict[str, ObjectPlan] = {}
+    stack = [plan.root]
+    while stack:
+        object_plan = stack.pop()
+        if object_plan.type.name in found:
+            continue
+        found[object_plan.type.name] = object_plan
+        for field in object_plan.fields:
+            completion = field.completion
+            while completion is not None and completion.item is not None:
+                completion = completion.item
+            if completion is not None:
+                stack.extend([completion.plan] if completion.plan else completion.plans.values())
+    return found
+
+
+def test_object_plans__strawberry_type_checks__need_no_resolve_info() -> None:
+    plans = {**_object_plans(Q1), **_object_plans(Q2)}
+    # The nodes of the bench's pages implement Node: Strawberry gives them an is_type_of.
+    checked = {name for name, plan in plans.items() if plan.type.is_type_of is not None}
+    assert {"Employee", "Department", "JobPosting", "Application"} <= checked
+    assert [name for name in checked if plans[name].type_check_reads_info] == []
+
+
+def test_object_plan__own_is_type_of__gets_resolve_info() -> None:
+    def is_type_of(value: Any, info: GraphQLResolveInfo) -> bool:
+        return info.field_name == "own"
+
+    own = GraphQLObjectType("Own", {"name": GraphQLField(GraphQLString)}, is_type_of=is_type_of)
+    root = GraphQLObjectType("Query", {"own": GraphQLField(own, resolve=lambda *_: object())})
+    custom = GraphQLSchema(root)
+    operation = parse("{ own { name } }").definitions[0]
+    plan = compile_operation(custom, operation, {}, get_variable_values(custom, [], {}))  # type: ignore[arg-type]
+    own_plan = plan.root.fields[0].completion.plan  # type: ignore[union-attr]
+    assert own_plan is not None and own_plan.type_check_reads_info is True
