@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from operator import attrgetter
-from typing import Any
+from typing import Any, Final
 
 from graphql import (
     FieldNode,
@@ -44,6 +44,12 @@ from graphql.execution.collect_fields import FieldDetails
 from graphql.execution.values import VariableValues, get_argument_values, get_directive_values
 
 _CONDITIONS = (GraphQLSkipDirective.name, GraphQLIncludeDirective.name)
+
+# A Strawberry field whose resolver can often answer from its source alone declares that read
+# in its metadata under this key: ``read(source)`` gives the value, or ``USE_RESOLVER`` when
+# the resolver must run after all (types/relations.py: a relation its page did not load).
+PLAN_READ: Final = "hr-plan-read"
+USE_RESOLVER: Final = object()
 
 
 class Unsupported(Exception):
@@ -85,6 +91,9 @@ class FieldPlan:
     # For such a field, the attribute read itself (one C call instead of Strawberry's three
     # Python calls), when the field declares that it only reads that attribute with getattr.
     read: Callable[[Any], Any] | None
+    # For a field with a resolver of its own, its declared read from the source (PLAN_READ),
+    # tried first: no GraphQLResolveInfo and no Strawberry wrapper unless it says USE_RESOLVER.
+    preread: Callable[[Any], Any] | None
     # Coerced arguments when they use no variable; None when they are coerced per request.
     arguments: dict[str, Any] | None
     completion: Completion | None  # None for __typename
@@ -206,7 +215,7 @@ class _Compiler:
         name = nodes[0].name.value
         details = [FieldDetails(node, None) for node in nodes]
         if name == "__typename":
-            return FieldPlan(response_key, name, parent, None, nodes, details, None, True, None, {}, None)
+            return FieldPlan(response_key, name, parent, None, nodes, details, None, True, None, None, {}, None)
         if name.startswith("__"):
             raise Unsupported("introspection")
         definition = parent.fields.get(name)
@@ -222,10 +231,22 @@ class _Compiler:
         resolve = definition.resolve
         info_free = bool(getattr(resolve, "_is_default", False))
         read = _attribute_read(definition) if info_free else None
+        preread = None if info_free or definition.args else _declared_read(definition)
         sub_selections = [n.selection_set for n in nodes if n.selection_set is not None]
         completion = self.completion(definition.type, sub_selections)
         return FieldPlan(
-            response_key, name, parent, definition, nodes, details, resolve, info_free, read, arguments, completion
+            response_key,
+            name,
+            parent,
+            definition,
+            nodes,
+            details,
+            resolve,
+            info_free,
+            read,
+            preread,
+            arguments,
+            completion,
         )
 
     def completion(self, output: GraphQLOutputType, selections: list[SelectionSetNode]) -> Completion:
@@ -284,6 +305,19 @@ def _attribute_read(definition: GraphQLField) -> Callable[[Any], Any] | None:
     return attrgetter(name) if isinstance(name, str) else None
 
 
+def _declared_read(definition: GraphQLField) -> Callable[[Any], Any] | None:
+    """The field's PLAN_READ, for a field without arguments, extensions or permissions.
+
+    A field extension or permission class (Strawberry runs permissions as one) wraps the
+    resolver; reading around it would skip them, so such a field always runs its resolver.
+    """
+    declared = (definition.extensions or {}).get("strawberry-definition")
+    if declared is None or getattr(declared, "extensions", None) or getattr(declared, "permission_classes", None):
+        return None
+    read = (getattr(declared, "metadata", None) or {}).get(PLAN_READ)
+    return read if callable(read) else None
+
+
 def _uses_variables(node: FieldNode) -> bool:
     found = False
 
@@ -320,6 +354,8 @@ def compile_operation(
 
 
 __all__ = [
+    "PLAN_READ",
+    "USE_RESOLVER",
     "Completion",
     "FieldPlan",
     "Kind",

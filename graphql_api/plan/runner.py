@@ -27,7 +27,7 @@ from graphql.execution.executor import CollectedErrors, Executor, invalid_return
 from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path, is_iterable
 
-from graphql_api.plan.compiler import Completion, FieldPlan, Kind, ObjectPlan, Plan
+from graphql_api.plan.compiler import USE_RESOLVER, Completion, FieldPlan, Kind, ObjectPlan, Plan
 
 Pending = list[Coroutine[Any, Any, None]]
 
@@ -87,11 +87,14 @@ class _Run:
                 elif field.info_free:
                     value = field.resolve(source, None)  # type: ignore[misc]  # info_free implies a resolver
                 else:
-                    path = Path(parent_path, key, typename)
-                    info = self.info(field, path)
-                    arguments = self.arguments_of(field)
-                    resolve = field.resolve or self.executor.field_resolver
-                    value = resolve(source, info, **arguments)
+                    preread = field.preread
+                    value = USE_RESOLVER if preread is None else preread(source)
+                    if value is USE_RESOLVER:
+                        path = Path(parent_path, key, typename)
+                        info = self.info(field, path)
+                        arguments = self.arguments_of(field)
+                        resolve = field.resolve or self.executor.field_resolver
+                        value = resolve(source, info, **arguments)
                 if type(value) not in _PLAIN and is_awaitable(value):
                     data[key] = None  # holds the key's place in the response's order
                     if path is None:

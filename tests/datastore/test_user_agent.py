@@ -32,9 +32,7 @@ def _sent_and_built(client: DynamoDBClient, table_name: str) -> tuple[str, str]:
     return seen["sent"], seen["built"]
 
 
-def test_memoized_client__calls__sends_the_header_botocore_builds(
-    settings: DatastoreSettings, table_name: str
-) -> None:
+def test_memoized_client__calls__sends_the_header_botocore_builds(settings: DatastoreSettings, table_name: str) -> None:
     client = make_client(settings)
     first = _sent_and_built(client, table_name)
     second = _sent_and_built(client, table_name)

@@ -53,3 +53,13 @@ def test_object_plan__own_is_type_of__gets_resolve_info() -> None:
     plan = compile_operation(custom, operation, {}, get_variable_values(custom, [], {}))  # type: ignore[arg-type]
     own_plan = plan.root.fields[0].completion.plan  # type: ignore[union-attr]
     assert own_plan is not None and own_plan.type_check_reads_info is True
+
+
+def test_relation_fields__declared_read__planned_without_resolver_call() -> None:
+    plans = _object_plans(Q2)
+    employee = next(f for f in plans["Application"].fields if f.name == "employee")
+    department = next(f for f in plans["Employee"].fields if f.name == "department")
+    assert employee.preread is not None and department.preread is not None
+    # A field with arguments (a connection) keeps its resolver.
+    applications = next(f for f in plans["JobPosting"].fields if f.name == "applications")
+    assert applications.preread is None
