@@ -21,6 +21,7 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
+    GraphQLEnumType,
     GraphQLField,
     GraphQLIncludeDirective,
     GraphQLLeafType,
@@ -259,7 +260,8 @@ class _Compiler:
             return Completion(Kind.LIST, nullable, output, item=self.completion(output.of_type, selections))
         if is_leaf_type(output):
             assert isinstance(output, GraphQLLeafType)
-            return Completion(Kind.LEAF, nullable, output, leaf_output=output.coerce_output_value)
+            coerce = _enum_output(output) if isinstance(output, GraphQLEnumType) else output.coerce_output_value
+            return Completion(Kind.LEAF, nullable, output, leaf_output=coerce)
         if is_object_type(output):
             assert isinstance(output, GraphQLObjectType)
             return Completion(Kind.OBJECT, nullable, output, plan=self.object_plan(output, selections))
@@ -286,6 +288,28 @@ def _strawberry_type_check(is_type_of: Callable[..., Any] | None) -> bool:
         and code is not None
         and code.co_varnames[1:2] == ("_info",)
     )
+
+
+def _enum_output(enum: GraphQLEnumType) -> Callable[[Any], Any]:
+    """The enum's output coercion, with a dict lookup first for a plain ``str`` value.
+
+    Resolvers hand enums over as their values (types/scalars.py ``output``); Strawberry's
+    enum type checks each value against its Python enum before graphql-core's own lookup
+    of the same dict. A ``str`` is never a member of that enum, so its name is the lookup's
+    answer, found here directly; anything else (a member, an unknown value) goes through the
+    type's own coercion, errors included.
+    """
+    names = {value.value: name for name, value in enum.values.items() if type(value.value) is str}
+    coerce = enum.coerce_output_value
+
+    def output(value: Any) -> Any:
+        if type(value) is str:
+            name = names.get(value)
+            if name is not None:
+                return name
+        return coerce(value)
+
+    return output
 
 
 def _attribute_read(definition: GraphQLField) -> Callable[[Any], Any] | None:

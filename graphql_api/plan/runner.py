@@ -95,17 +95,16 @@ class _Run:
                         arguments = self.arguments_of(field)
                         resolve = field.resolve or self.executor.field_resolver
                         value = resolve(source, info, **arguments)
-                if type(value) not in _PLAIN and is_awaitable(value):
+                plain = type(value) in _PLAIN
+                if not plain and is_awaitable(value):
                     data[key] = None  # holds the key's place in the response's order
                     if path is None:
                         path = Path(parent_path, key, typename)
                     pending.append(self.await_slot(value, completion, field, data, key, slot, path, info))
                     continue
-                if (
-                    completion.kind is Kind.LEAF
-                    and value is not None
-                    and value is not Undefined
-                    and not isinstance(value, Exception)
+                # A plain value is neither Undefined nor an exception: only None is checked.
+                if completion.kind is Kind.LEAF and (
+                    value is not None if plain else value is not Undefined and not isinstance(value, Exception)
                 ):
                     coerced = completion.leaf_output(value)  # type: ignore[misc]  # LEAF has it
                     if coerced is None or coerced is Undefined:

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphql import GraphQLField, GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema, GraphQLString, parse
+import pytest
+from graphql import (
+    GraphQLError,
+    GraphQLField,
+    GraphQLObjectType,
+    GraphQLResolveInfo,
+    GraphQLSchema,
+    GraphQLString,
+    parse,
+)
 from graphql.execution.values import get_variable_values
 
 from bench.queries import Q1, Q2
@@ -63,3 +72,20 @@ def test_relation_fields__declared_read__planned_without_resolver_call() -> None
     # A field with arguments (a connection) keeps its resolver.
     applications = next(f for f in plans["JobPosting"].fields if f.name == "applications")
     assert applications.preread is None
+
+
+def test_enum_leaf__values_members_and_unknowns__same_as_the_type() -> None:
+    plans = _object_plans(Q1)
+    role = next(f for f in plans["Employee"].fields if f.name == "role").completion
+    assert role is not None and role.leaf_output is not None
+    enum = role.type
+    for name, value in enum.values.items():
+        assert role.leaf_output(value.value) == enum.coerce_output_value(value.value) == name
+    member = next(iter(enum.wrapped_cls))
+    assert role.leaf_output(member) == enum.coerce_output_value(member)
+    errors = []
+    for coerce in (role.leaf_output, enum.coerce_output_value):
+        with pytest.raises(GraphQLError) as raised:
+            coerce("no such role")
+        errors.append(str(raised.value))
+    assert errors[0] == errors[1]
