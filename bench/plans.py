@@ -60,6 +60,7 @@ def main() -> None:
                 "COST_IN_RESPONSE": "false",
                 # The bench server's limits, so Q4's 100 aliases run.
                 **RAISED_LIMITS,
+                "TENANT_COST_PER_SECOND": "0",
             }
         )
         admin = issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin")

@@ -27,7 +27,7 @@ import orjson
 from bench import queries as q
 from bench.dataset import Dataset, build
 from bench.serve import RAISED_LIMITS
-from datastore import keys
+from datastore import calls, keys
 from datastore.client import make_client
 from datastore.local import DynamoDBLocal
 from datastore.provision import ensure_table
@@ -150,11 +150,13 @@ def main() -> int:
     parser.add_argument("--pyinstrument", action="store_true", help="then profile: time by category")
     parser.add_argument("--tree", action="store_true", help="with --pyinstrument: print the call tree too")
     args = parser.parse_args()
-    loaded = Settings.load({**RAISED_LIMITS, "HR_ENV": "bench", "JWT_SECRET": SECRET})
+    # As bench.serve: one tenant flat out, no tenant rate limit (its bucket would refuse raised costs).
+    loaded = Settings.load({**RAISED_LIMITS, "TENANT_COST_PER_SECOND": "0", "HR_ENV": "bench", "JWT_SECRET": SECRET})
     base = loaded.datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-bench-{keys.new_id().lower()}")
-        client = make_client(settings)
+        # Instrumented, as Datastore.connect makes the server's: the call log's hooks are part of a call's cost.
+        client = calls.instrument(make_client(settings))
         ensure_table(client, settings.table_name)
         data: Dataset = build(client, settings.table_name)
         api = loaded.api

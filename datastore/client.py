@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import boto3
 from botocore.config import Config
 
-from datastore import fastparse
+from datastore import fastparse, user_agent
 from datastore.config import DatastoreSettings
 
 if TYPE_CHECKING:
@@ -18,11 +18,13 @@ if TYPE_CHECKING:
 def make_client(settings: DatastoreSettings, endpoint_url: str | None = None, *, stock: bool = False) -> DynamoDBClient:
     """A thread-safe low-level client; create one per process and share it.
 
-    Two things make it cheaper per call than stock boto3 (``stock=True`` keeps both off,
+    Three things make it cheaper per call than stock boto3 (``stock=True`` keeps them off,
     for the benchmark's floor): its successful item responses are decoded by
-    ``datastore.fastparse``, and botocore does not validate request parameters. ``Table``
+    ``datastore.fastparse``; botocore does not validate request parameters (``Table``
     builds every request itself from validated input, and DynamoDB validates again; the
-    client-side walk over 100 keys of a BatchGetItem costs about as much as parsing them.
+    client-side walk over 100 keys of a BatchGetItem costs about as much as parsing them);
+    and its User-Agent string is built once per feature set, not twice per call
+    (``datastore.user_agent``).
 
     Retries use botocore's "standard" mode with an explicit bound: "adaptive" mode throttles
     the whole client when one caller is throttled, which in a multi-tenant server lets one
@@ -40,7 +42,7 @@ def make_client(settings: DatastoreSettings, endpoint_url: str | None = None, *,
         parameter_validation=stock,
     )
     client: DynamoDBClient = local_client("dynamodb", settings.region, endpoint_url or settings.endpoint_url, config)
-    return client if stock else fastparse.install(client)
+    return client if stock else user_agent.memoize(fastparse.install(client))
 
 
 def make_sts_client(settings: DatastoreSettings) -> STSClient:

@@ -15,11 +15,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from operator import attrgetter
-from typing import Any
+from typing import Any, Final
 
 from graphql import (
     FieldNode,
     FragmentDefinitionNode,
+    GraphQLEnumType,
     GraphQLField,
     GraphQLIncludeDirective,
     GraphQLLeafType,
@@ -44,6 +45,12 @@ from graphql.execution.values import VariableValues, get_argument_values
 from graphql_api.selection import Selections
 
 _CONDITIONS = (GraphQLSkipDirective.name, GraphQLIncludeDirective.name)
+
+# A Strawberry field whose resolver can often answer from its source alone declares that read
+# in its metadata under this key: ``read(source)`` gives the value, or ``USE_RESOLVER`` when
+# the resolver must run after all (types/relations.py: a relation its page did not load).
+PLAN_READ: Final = "hr-plan-read"
+USE_RESOLVER: Final = object()
 
 
 class Unsupported(Exception):
@@ -85,6 +92,9 @@ class FieldPlan:
     # For such a field, the attribute read itself (one C call instead of Strawberry's three
     # Python calls), when the field declares that it only reads that attribute with getattr.
     read: Callable[[Any], Any] | None
+    # For a field with a resolver of its own, its declared read from the source (PLAN_READ),
+    # tried first: no GraphQLResolveInfo and no Strawberry wrapper unless it says USE_RESOLVER.
+    preread: Callable[[Any], Any] | None
     # Coerced arguments when they use no variable; None when they are coerced per request.
     arguments: dict[str, Any] | None
     completion: Completion | None  # None for __typename
@@ -94,9 +104,9 @@ class FieldPlan:
 class ObjectPlan:
     type: GraphQLObjectType
     fields: list[FieldPlan]
-    # The type's is_type_of is Strawberry's own (a type with interfaces), which never reads
-    # its info: the runner builds none for it, one per object saved.
-    info_free_type_check: bool = False
+    # False when the type's ``is_type_of`` is Strawberry's own, which never reads its info:
+    # then no GraphQLResolveInfo is built for each object of the type (one per node of a page).
+    type_check_reads_info: bool = True
 
 
 @dataclass(slots=True, eq=False)
@@ -139,7 +149,7 @@ class _Compiler:
         found = self.memo.get(key)
         if found is not None:
             return found
-        plan = ObjectPlan(runtime, [], _info_free_type_check(runtime))
+        plan = ObjectPlan(runtime, [], type_check_reads_info=not _strawberry_type_check(runtime.is_type_of))
         self.memo[key] = plan  # before the fields: a type may select itself further down
         grouped: dict[str, list[FieldNode]] = {}
         for node, _on in self.selections.fields(selection_sets, lambda condition: self.matches(condition, runtime)):
@@ -159,7 +169,7 @@ class _Compiler:
         name = nodes[0].name.value
         details = [FieldDetails(node, None) for node in nodes]
         if name == "__typename":
-            return FieldPlan(response_key, name, parent, None, nodes, details, None, True, None, {}, None)
+            return FieldPlan(response_key, name, parent, None, nodes, details, None, True, None, None, {}, None)
         if name.startswith("__"):
             raise Unsupported("introspection")
         definition = parent.fields.get(name)
@@ -175,10 +185,22 @@ class _Compiler:
         resolve = definition.resolve
         info_free = bool(getattr(resolve, "_is_default", False))
         read = _attribute_read(definition) if info_free else None
+        preread = None if info_free or definition.args else _declared_read(definition)
         sub_selections = [n.selection_set for n in nodes if n.selection_set is not None]
         completion = self.completion(definition.type, sub_selections)
         return FieldPlan(
-            response_key, name, parent, definition, nodes, details, resolve, info_free, read, arguments, completion
+            response_key,
+            name,
+            parent,
+            definition,
+            nodes,
+            details,
+            resolve,
+            info_free,
+            read,
+            preread,
+            arguments,
+            completion,
         )
 
     def completion(self, output: GraphQLOutputType, selections: list[SelectionSetNode]) -> Completion:
@@ -191,7 +213,8 @@ class _Compiler:
             return Completion(Kind.LIST, nullable, output, item=self.completion(output.of_type, selections))
         if is_leaf_type(output):
             assert isinstance(output, GraphQLLeafType)
-            return Completion(Kind.LEAF, nullable, output, leaf_output=output.coerce_output_value)
+            coerce = _enum_output(output) if isinstance(output, GraphQLEnumType) else output.coerce_output_value
+            return Completion(Kind.LEAF, nullable, output, leaf_output=coerce)
         if is_object_type(output):
             assert isinstance(output, GraphQLObjectType)
             return Completion(Kind.OBJECT, nullable, output, plan=self.object_plan(output, selections))
@@ -200,6 +223,46 @@ class _Compiler:
             plans = {runtime.name: self.object_plan(runtime, selections) for runtime in possible}
             return Completion(Kind.ABSTRACT, nullable, output, plans=plans)
         raise Unsupported(f"output type {output}")  # pragma: no cover - every output type is above
+
+
+# Where Strawberry defines the ``is_type_of`` it gives every object type with interfaces: a
+# check of the value's Python type that names its info parameter ``_info`` and never reads it.
+_STRAWBERRY_TYPE_CHECK = ("strawberry.schema.schema_converter", "_get_is_type_of.<locals>.is_type_of")
+
+
+def _strawberry_type_check(is_type_of: Callable[..., Any] | None) -> bool:
+    """True for Strawberry's generated ``is_type_of`` (info unused); False for any other."""
+    if is_type_of is None:
+        return False
+    code = getattr(is_type_of, "__code__", None)
+    return (
+        getattr(is_type_of, "__module__", None) == _STRAWBERRY_TYPE_CHECK[0]
+        and getattr(is_type_of, "__qualname__", "").endswith(_STRAWBERRY_TYPE_CHECK[1])
+        and code is not None
+        and code.co_varnames[1:2] == ("_info",)
+    )
+
+
+def _enum_output(enum: GraphQLEnumType) -> Callable[[Any], Any]:
+    """The enum's output coercion, with a dict lookup first for a plain ``str`` value.
+
+    Resolvers hand enums over as their values (types/scalars.py ``output``); Strawberry's
+    enum type checks each value against its Python enum before graphql-core's own lookup
+    of the same dict. A ``str`` is never a member of that enum, so its name is the lookup's
+    answer, found here directly; anything else (a member, an unknown value) goes through the
+    type's own coercion, errors included.
+    """
+    names = {value.value: name for name, value in enum.values.items() if type(value.value) is str}
+    coerce = enum.coerce_output_value
+
+    def output(value: Any) -> Any:
+        if type(value) is str:
+            name = names.get(value)
+            if name is not None:
+                return name
+        return coerce(value)
+
+    return output
 
 
 def _attribute_read(definition: GraphQLField) -> Callable[[Any], Any] | None:
@@ -219,11 +282,17 @@ def _attribute_read(definition: GraphQLField) -> Callable[[Any], Any] | None:
     return attrgetter(name) if isinstance(name, str) else None
 
 
-def _info_free_type_check(type_: GraphQLObjectType) -> bool:
-    """True when ``type_.is_type_of`` is the one Strawberry generates (``is_type_of(obj, _info)``,
-    an isinstance check), not one the type declares, which might read its info."""
-    declared = (type_.extensions or {}).get("strawberry-definition")
-    return type_.is_type_of is not None and declared is not None and getattr(declared, "is_type_of", True) is None
+def _declared_read(definition: GraphQLField) -> Callable[[Any], Any] | None:
+    """The field's PLAN_READ, for a field without arguments, extensions or permissions.
+
+    A field extension or permission class (Strawberry runs permissions as one) wraps the
+    resolver; reading around it would skip them, so such a field always runs its resolver.
+    """
+    declared = (definition.extensions or {}).get("strawberry-definition")
+    if declared is None or getattr(declared, "extensions", None) or getattr(declared, "permission_classes", None):
+        return None
+    read = (getattr(declared, "metadata", None) or {}).get(PLAN_READ)
+    return read if callable(read) else None
 
 
 def _uses_variables(node: FieldNode) -> bool:
@@ -261,6 +330,8 @@ def compile_operation(
 
 
 __all__ = [
+    "PLAN_READ",
+    "USE_RESOLVER",
     "Completion",
     "FieldPlan",
     "Kind",

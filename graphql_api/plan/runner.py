@@ -27,7 +27,7 @@ from graphql.execution.executor import CollectedErrors, Executor, invalid_return
 from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path, is_iterable
 
-from graphql_api.plan.compiler import Completion, FieldPlan, Kind, ObjectPlan, Plan
+from graphql_api.plan.compiler import USE_RESOLVER, Completion, FieldPlan, Kind, ObjectPlan, Plan
 
 Pending = list[Coroutine[Any, Any, None]]
 
@@ -87,22 +87,24 @@ class _Run:
                 elif field.info_free:
                     value = field.resolve(source, None)  # type: ignore[misc]  # info_free implies a resolver
                 else:
-                    path = Path(parent_path, key, typename)
-                    info = self.info(field, path)
-                    arguments = self.arguments_of(field)
-                    resolve = field.resolve or self.executor.field_resolver
-                    value = resolve(source, info, **arguments)
-                if type(value) not in _PLAIN and is_awaitable(value):
+                    preread = field.preread
+                    value = USE_RESOLVER if preread is None else preread(source)
+                    if value is USE_RESOLVER:
+                        path = Path(parent_path, key, typename)
+                        info = self.info(field, path)
+                        arguments = self.arguments_of(field)
+                        resolve = field.resolve or self.executor.field_resolver
+                        value = resolve(source, info, **arguments)
+                plain = type(value) in _PLAIN
+                if not plain and is_awaitable(value):
                     data[key] = None  # holds the key's place in the response's order
                     if path is None:
                         path = Path(parent_path, key, typename)
                     pending.append(self.await_slot(value, completion, field, data, key, slot, path, info))
                     continue
-                if (
-                    completion.kind is Kind.LEAF
-                    and value is not None
-                    and value is not Undefined
-                    and not isinstance(value, Exception)
+                # A plain value is neither Undefined nor an exception: only None is checked.
+                if completion.kind is Kind.LEAF and (
+                    value is not None if plain else value is not Undefined and not isinstance(value, Exception)
                 ):
                     coerced = completion.leaf_output(value)  # type: ignore[misc]  # LEAF has it
                     if coerced is None or coerced is Undefined:
@@ -209,9 +211,10 @@ class _Run:
     ) -> None:
         is_type_of = plan.type.is_type_of
         if is_type_of is not None:
-            if info is None and not plan.info_free_type_check:
+            if info is None and plan.type_check_reads_info:
                 info = self.info(field, path)
-            verdict = is_type_of(value, info)  # type: ignore[arg-type]  # None only where it is never read
+            # Strawberry's own check ignores its info (compiler.py), so None is passed to it.
+            verdict = is_type_of(value, info)  # type: ignore[arg-type]  # None only where never read
             if self.is_awaitable(verdict):
                 container[key] = None
                 pending.append(
@@ -248,7 +251,11 @@ class _Run:
         slot: _Slot = (container, key, completion.nullable, parent, path)
         is_awaitable = self.is_awaitable
         shared = None
-        if item.kind is Kind.ABSTRACT or (item.kind is Kind.OBJECT and item.plan.type.is_type_of is not None):  # type: ignore[union-attr]  # OBJECT has a plan
+        if item.kind is Kind.ABSTRACT or (
+            item.kind is Kind.OBJECT
+            and item.plan.type.is_type_of is not None  # type: ignore[union-attr]  # OBJECT has a plan
+            and item.plan.type_check_reads_info  # type: ignore[union-attr]
+        ):
             shared = self.info(field, path)
         for index, element in enumerate(value):
             items.append(None)

@@ -49,6 +49,7 @@ class Application(Node):
     @strawberry.field(
         description="The applicant; null if their record can no longer be read.",
         graphql_type=Annotated["Employee", strawberry.lazy("graphql_api.types.employee")] | None,
+        metadata=relations.plan_read("employee"),
     )
     def employee(self, info: Info) -> Any:
         return relations.resolve(self, "employee", info.context.session.loaders)
@@ -56,6 +57,7 @@ class Application(Node):
     @strawberry.field(
         description="The job applied to; null if it can no longer be read.",
         graphql_type=Annotated["JobPosting", strawberry.lazy("graphql_api.types.job_posting")] | None,
+        metadata=relations.plan_read("jobPosting"),
     )
     def job_posting(self, info: Info) -> Any:
         return relations.resolve(self, "jobPosting", info.context.session.loaders)

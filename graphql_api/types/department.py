@@ -43,6 +43,7 @@ class Department(Node):
     @strawberry.field(
         description="The employee who manages it and reviews applications to its jobs; null when it has none.",
         graphql_type=Annotated["Employee", strawberry.lazy("graphql_api.types.employee")] | None,
+        metadata=relations.plan_read("manager"),
     )
     def manager(self, info: Info) -> Any:
         return relations.resolve(self, "manager", info.context.session.loaders)

@@ -66,6 +66,7 @@ class Employee(Node):
     @strawberry.field(
         description="The department they belong to; null when they belong to none.",
         graphql_type=Annotated["Department", strawberry.lazy("graphql_api.types.department")] | None,
+        metadata=relations.plan_read("department"),
     )
     def department(self, info: Info) -> Any:
         return relations.resolve(self, "department", info.context.session.loaders)

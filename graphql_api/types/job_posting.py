@@ -88,6 +88,7 @@ class JobPosting(Node):
     @strawberry.field(
         description="The department that is hiring; null if it can no longer be read.",
         graphql_type=Annotated["Department", strawberry.lazy("graphql_api.types.department")] | None,
+        metadata=relations.plan_read("department"),
     )
     def department(self, info: Info) -> Any:
         return relations.resolve(self, "department", info.context.session.loaders)

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from graphql import FieldNode, FragmentDefinitionNode, OperationDefinitionNode
 
 from graphql_api.lru import Lru
+from graphql_api.plan.compiler import PLAN_READ, USE_RESOLVER
 from graphql_api.selection import Selections, condition_variables
 
 if TYPE_CHECKING:
@@ -78,13 +79,32 @@ def relations() -> Mapping[type[Any], Mapping[str, Relation]]:
     return {type_: {relation.field: relation for relation in fields} for type_, fields in declared.items()}
 
 
+def preloaded(obj: Related, field: str) -> Any:
+    """The relation's object (or None) if its page loaded it, raising what the load raised;
+    USE_RESOLVER if it was not loaded with a page."""
+    related = obj.related
+    if related is None or field not in related:
+        return USE_RESOLVER
+    value = related[field]
+    if isinstance(value, Failed):
+        raise value.error
+    return value
+
+
+def plan_read(field: str) -> dict[str, Any]:
+    """A relation field's metadata: compiled plans read a preloaded relation without calling
+    the resolver (plan/compiler.py), which saves Strawberry's wrapper and a resolve-info a node."""
+    return {PLAN_READ: functools.partial(_plan_read, field)}
+
+
+def _plan_read(field: str, obj: Related) -> Any:
+    return preloaded(obj, field)
+
+
 def resolve(obj: Related, field: str, loaders: Loaders) -> Any:
     """The relation's object if its page loaded it, else an awaitable that loads it."""
-    related = obj.related
-    if related is not None and field in related:
-        value = related[field]
-        if isinstance(value, Failed):
-            raise value.error
+    value = preloaded(obj, field)
+    if value is not USE_RESOLVER:
         return value
     relation = relations()[type(obj)][field]
     key = getattr(obj, relation.key)

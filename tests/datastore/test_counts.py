@@ -14,10 +14,10 @@ from datastore import applications, counts, employees, keys
 from datastore.calls import CallLog
 from datastore.entities import ApplicationCounts
 from datastore.errors import Conflict, InvalidInput, Unavailable
+from datastore.seed import Bulk
 from tests.conftest import Tenant
 from tests.datastore.support import assert_headcounts_hold
 from tests.datastore.test_application_counts import open_job, recount, stored
-from tests.graphql_api.bulk import Bulk
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
