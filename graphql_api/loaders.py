@@ -53,6 +53,11 @@ def list_key(fetch: ListFetch, parent: str | None, first: int, after: StartKey |
     return ListKey(fetch, parent, first, None if after is None else tuple(sorted(after.items())), descending)
 
 
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    if not future.cancelled():
+        future.exception()  # marks it retrieved; every consumer still gets it from the future
+
+
 class SharedLoader(DataLoader[K, V]):
     """A DataLoader whose futures no consumer can cancel for the others.
 
@@ -65,8 +70,19 @@ class SharedLoader(DataLoader[K, V]):
     """
 
     def load(self, key: K) -> asyncio.Future[V]:
-        shared = super().load(key)
+        shared = self._shared(key)
         return shared if shared.done() else asyncio.shield(shared)
+
+    def _shared(self, key: K) -> asyncio.Future[V]:
+        """The key's one future, marked retrieved when it fails: its consumers each hold a
+        shield or wait with ``asyncio.wait``, so when they are all cancelled or gone, nobody
+        reads the shared future's exception, and asyncio would log each one at collection
+        ("Future exception was never retrieved": one line per key of every failed batch)."""
+        fresh = self.get_cache_key(key) not in self._cache
+        shared = super().load(key)
+        if fresh:
+            shared.add_done_callback(_retrieve)
+        return shared
 
     async def get(self, key: K) -> V:
         return await self.load(key)
@@ -78,7 +94,7 @@ class SharedLoader(DataLoader[K, V]):
         than a coroutine, a future and a task per object.
         """
         distinct = list(dict.fromkeys(keys))
-        shared = [super(SharedLoader, self).load(key) for key in distinct]
+        shared = [self._shared(key) for key in distinct]
         pending = [future for future in shared if not future.done()]
         if pending:
             await asyncio.wait(pending)

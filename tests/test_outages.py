@@ -190,24 +190,27 @@ def test_dynamodb_killed_mid_load_and_restarted__coded_errors_readyz_follows_no_
         pool.submit(poll_readyz, stack.http, stop_polling, readyz)
         for _ in range(4):
             pool.submit(load.client)
-        assert wait_for(lambda: load.successes() >= 20, 60)
-        time.sleep(max(0.0, SOAK_SECONDS / 3))
-        killed_at = time.monotonic()
-        assert stack.engine.pid is not None
-        os.kill(stack.engine.pid, signal.SIGTERM)
-        stack.engine.stop()  # reaps it and releases the data directory
-        assert wait_for(lambda: any(t > killed_at and s == 503 for t, s in readyz), 10)
-        time.sleep(1.0 + SOAK_SECONDS / 3)
-        before_restart = load.successes()
-        stack.engine.start()  # the same port and data directory
-        # "Back" is when it serves the table again: a cold JVM's first answers are slow.
-        assert wait_for(lambda: table_answers(stack.engine), 30)
-        back_at = time.monotonic()
-        assert wait_for(lambda: any(t > back_at and s == 200 for t, s in readyz), 10)
-        assert wait_for(lambda: load.successes() >= before_restart + 20, 30)
-        time.sleep(SOAK_SECONDS / 3)
-        load.stop.set()
-        stop_polling.set()
+        try:
+            assert wait_for(lambda: load.successes() >= 20, 60)
+            time.sleep(max(0.0, SOAK_SECONDS / 3))
+            killed_at = time.monotonic()
+            assert stack.engine.pid is not None
+            os.kill(stack.engine.pid, signal.SIGTERM)
+            stack.engine.stop()  # reaps it and releases the data directory
+            assert wait_for(lambda: any(t > killed_at and s == 503 for t, s in readyz), 10)
+            time.sleep(1.0 + SOAK_SECONDS / 3)
+            before_restart = load.successes()
+            stack.engine.start()  # the same port and data directory
+            # "Back" is when it serves the table again: a cold JVM's first answers are slow.
+            assert wait_for(lambda: table_answers(stack.engine), 30)
+            back_at = time.monotonic()
+            assert wait_for(lambda: any(t > back_at and s == 200 for t, s in readyz), 10)
+            assert wait_for(lambda: load.successes() >= before_restart + 20, 30)
+            time.sleep(SOAK_SECONDS / 3)
+        finally:
+            # Even when an assertion above fails: the pool's exit waits for its threads.
+            load.stop.set()
+            stop_polling.set()
     to_503 = min(t for t, s in readyz if t > killed_at and s == 503) - killed_at
     to_200 = min(t for t, s in readyz if t > back_at and s == 200) - back_at
     table = stack.datastore.table(TenantScope(stack.org_id, None))

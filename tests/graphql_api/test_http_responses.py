@@ -132,7 +132,7 @@ def test_anonymous__no_cache_control(http: httpx.Client) -> None:
         ("POST", "/graphql", b"null", {"Content-Type": "application/json"}),
         ("POST", "/graphql", b'{"query": "{ me { email } }"}', {"Content-Type": "application/json"}),
         ("POST", "/graphql", b"{}", {"Content-Type": "application/json", "Authorization": "Bearer bad"}),
-        ("POST", "/graphql", b" " * 20_000, {"Content-Type": "application/json"}),
+        ("POST", "/graphql", b" " * 40_000, {"Content-Type": "application/json"}),
         ("GET", "/healthz", b"", {}),
         ("GET", "/nowhere", b"", {}),
     ],

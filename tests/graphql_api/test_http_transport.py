@@ -88,7 +88,7 @@ def test_other_methods__405_with_allow(http: httpx.Client, method: str) -> None:
 
 
 def test_body_over_limit__413_json_with_code(http: httpx.Client) -> None:
-    response = http.post("/graphql", content=b" " * 20_000, headers=JSON)
+    response = http.post("/graphql", content=b" " * 40_000, headers=JSON)  # past MAX_BODY_BYTES (32 kB)
     assert response.status_code == 413
     assert error_of(response)["extensions"]["limit"] == "bodySize"
     assert response.headers["x-request-id"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import gc
+import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -122,3 +124,37 @@ def test_loader__one_consumer_cancelled__the_shared_read_goes_on() -> None:
             return field.cancelled() and many.cancelled(), await check
 
     assert asyncio.run(load()) == (True, 42)
+
+
+def test_loader__failed_batch_whose_consumers_were_cancelled__no_unretrieved_exception_logged() -> None:
+    """A deadline fails a batch whose fields graphql-core already cancelled: nobody reads the
+    shared futures' exception, and asyncio must not log each one when it is collected (it
+    did, once per key, a flood of stack traces during an outage)."""
+    logged: list[str] = []
+
+    class Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            logged.append(record.getMessage())
+
+    def fail(keys: list[int]) -> list[int]:
+        raise InvalidInput("keys", "the batch failed")
+
+    async def load() -> None:
+        with ThreadPoolExecutor(1) as pool:
+            loader: Loader[int, int] = Loader(runner(pool), fail)
+            fields = [asyncio.ensure_future(loader.get(key)) for key in range(5)]
+            many = asyncio.ensure_future(loader.get_many(range(5, 10)))
+            await asyncio.sleep(0)
+            for task in [*fields, many]:
+                task.cancel()
+            await asyncio.gather(*fields, many, return_exceptions=True)
+            await asyncio.sleep(0.2)  # the batch fails meanwhile
+
+    handler = Collect()
+    logging.getLogger("asyncio").addHandler(handler)
+    try:
+        asyncio.run(load())
+        gc.collect()  # an unretrieved exception is reported when its future is collected
+    finally:
+        logging.getLogger("asyncio").removeHandler(handler)
+    assert [message for message in logged if "never retrieved" in message] == []
