@@ -56,6 +56,20 @@ def pct(values: list[float], p: float) -> float:
     return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000, 1)
 
 
+def server_env(endpoint_url: str, table_name: str, **settings: str) -> dict[str, str]:
+    """The environment of a bench server (bench.serve) on ``table_name``, plus ``settings``."""
+    return child_environment(
+        {
+            "DYNAMODB_ENDPOINT": endpoint_url,
+            "HR_TABLE_NAME": table_name,
+            "HR_ENV": "bench",
+            "JWT_SECRET": SECRET,
+            "PYTHONPATH": os.getcwd(),
+            **settings,
+        }
+    )
+
+
 class Server:
     def __init__(self, env: dict[str, str], *flags: str) -> None:
         self.port = free_port()
@@ -212,16 +226,7 @@ def main() -> int:
     base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
         table_name = f"hr-bench-{keys.new_id().lower()}"
-        env = child_environment(
-            {
-                "DYNAMODB_ENDPOINT": local.endpoint_url,
-                "HR_TABLE_NAME": table_name,
-                "HR_ENV": "bench",
-                "JWT_SECRET": SECRET,
-                "COST_IN_RESPONSE": "true",
-                "PYTHONPATH": os.getcwd(),
-            }
-        )
+        env = server_env(local.endpoint_url, table_name, COST_IN_RESPONSE="true")
         from dataclasses import replace
 
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)

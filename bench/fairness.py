@@ -44,7 +44,7 @@ import httpx
 import orjson
 from graphql import parse
 
-from bench.__main__ import SECRET, Server, pct
+from bench.__main__ import SECRET, Server, pct, server_env
 from bench.dataset import build
 from bench.queries import Q1
 from datastore import calls, keys, organizations
@@ -59,7 +59,7 @@ from graphql_api.auth import issue_token
 from graphql_api.config import ApiSettings
 from graphql_api.limits.query_cost import query_cost
 from graphql_api.schema import build_schema
-from graphql_api.settings import Settings, child_environment
+from graphql_api.settings import Settings
 
 RESULTS = Path(__file__).parent / "results" / "fairness.json"
 QUIET_CLIENTS, RATIO, SECONDS = 2, 10, 30.0
@@ -239,17 +239,12 @@ def main() -> int:
         noisy = issue_token(DEFAULTS, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
         quiet = quiet_tenant(client, table_name)
         print(f"dataset ready in {time.monotonic() - started:.1f}s", flush=True)
-        env = child_environment(
-            {
-                "DYNAMODB_ENDPOINT": local.endpoint_url,
-                "HR_TABLE_NAME": table_name,
-                "HR_ENV": "bench",
-                "JWT_SECRET": SECRET,
-                "COST_IN_RESPONSE": "false",
-                "PYTHONPATH": os.getcwd(),
-                "MAX_QUERY_COST": str(DEFAULTS.max_cost),
-                "TENANT_COST_PER_SECOND": "0",
-            }
+        env = server_env(
+            local.endpoint_url,
+            table_name,
+            COST_IN_RESPONSE="false",
+            MAX_QUERY_COST=str(DEFAULTS.max_cost),
+            TENANT_COST_PER_SECOND="0",
         )
         flags = ("--workers", str(workers)) if workers > 1 else ()
         contrast: dict[str, dict[str, Any]] = {}

@@ -14,7 +14,6 @@ a 60 s deadline, so a slow machine shows a slow figure rather than a failed run.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -25,7 +24,7 @@ from typing import Any
 import httpx
 import orjson
 
-from bench.__main__ import SECRET, Server
+from bench.__main__ import SECRET, Server, server_env
 from datastore import calls, departments, keys, organizations
 from datastore.client import make_client
 from datastore.entities import Plan
@@ -36,7 +35,7 @@ from datastore.table import Table
 from graphql_api import ids
 from graphql_api.auth import issue_token
 from graphql_api.config import ApiSettings
-from graphql_api.settings import Settings, child_environment
+from graphql_api.settings import Settings
 
 # A loaded machine's DynamoDB Local can take longer than the production read timeout (1 s)
 # for a transaction; the bench measures time, it does not test the timeout (nor do the tests).
@@ -145,17 +144,12 @@ def main() -> int:
         dept_ids = [
             ids.encode("Department", departments.create_department(tenant, name=f"Dept {d}").dept_id) for d in range(10)
         ]
-        env = child_environment(
-            {
-                "DYNAMODB_ENDPOINT": local.endpoint_url,
-                "HR_TABLE_NAME": table_name,
-                "HR_ENV": "bench",
-                "JWT_SECRET": SECRET,
-                "COST_IN_RESPONSE": "true",
-                "REQUEST_TIMEOUT_SECONDS": "60",
-                "DYNAMODB_READ_TIMEOUT_SECONDS": str(base.read_timeout),
-                "PYTHONPATH": os.getcwd(),
-            }
+        env = server_env(
+            local.endpoint_url,
+            table_name,
+            COST_IN_RESPONSE="true",
+            REQUEST_TIMEOUT_SECONDS="60",
+            DYNAMODB_READ_TIMEOUT_SECONDS=str(base.read_timeout),
         )
         token = issue_token(
             ApiSettings.from_env({"HR_ENV": "bench", "JWT_SECRET": SECRET}),
