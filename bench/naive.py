@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from datastore import applications, by_id, departments, employees, jobs, organizations
+from datastore import applications, by_id, departments, employees, jobs
 from datastore.by_id import Kind
 from datastore.pagination import Page
 from datastore.table import Table
@@ -50,13 +50,13 @@ class NaiveLoaders:
         self.job = PerCall(run, lambda j: jobs.get_job(table, j))
         self.application = PerCall(run, lambda k: applications.get_application(table, *k))
         self.employee_id_by_email = PerCall(run, lambda e: employees.find_employee_id_by_email(table, e))
-        self.organization = PerCall(run, lambda _k: organizations.get_organization(table))
+        self.organization = PerCall(run, lambda k: by_id.get_by_id(table, [(Kind.ORGANIZATION, k)])[0])
         self.subscription = PerCall(run, lambda k: by_id.get_by_id(table, [(Kind.SUBSCRIPTION, k)])[0])
         self.lists = PerCallLists(run, table)
-        self.plans: dict[int, tuple[Any, Any]] = {}
 
 
 def install() -> None:
-    import graphql_api.context as context
+    # The request session (graphql_api/session.py) builds each request's loaders.
+    import graphql_api.session as session
 
-    context.Loaders = NaiveLoaders  # type: ignore[misc,assignment]
+    session.Loaders = NaiveLoaders  # type: ignore[misc,assignment]
