@@ -240,7 +240,7 @@ class Organization(Node):
     )
     async def audit_log(
         self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
-    ) -> Connection[AuditEvent]:
+    ) -> Connection[AuditEvent] | None:  # nullable: a denial nulls this field, not the organization
         if not permissions.is_admin(info.context):
             raise forbidden("only admins read the audit log")
         return await paginate(

@@ -219,3 +219,13 @@ def test_audit_log__newest_first_with_actor_and_changes(api: Api, tenant: Tenant
 def test_audit_log__not_enough_permissions(api: Api, tenant: Tenant, role: Role) -> None:
     body = api.as_(tenant.employee(role=role)).query(AUDIT_LOG, {"first": 5})
     assert [e["extensions"]["code"] for e in body["errors"]] == ["FORBIDDEN"]
+
+
+def test_audit_log__denied__only_this_field_is_null(api: Api, tenant: Tenant) -> None:
+    body = api.as_(tenant.employee(role=Role.EMPLOYEE)).query(
+        "{ organization { name auditLog(first: 5) { edges { node { action } } } } }"
+    )
+    assert [(e["extensions"]["code"], e["path"]) for e in body["errors"]] == [
+        ("FORBIDDEN", ["organization", "auditLog"])
+    ]
+    assert body["data"] == {"organization": {"name": tenant.organization.name, "auditLog": None}}
