@@ -18,6 +18,7 @@ from typing import Any, Final
 from graphql import DocumentNode, GraphQLSchema
 from strawberry.types import ExecutionContext
 
+from graphql_api.limits.bulk_rows import rows_of
 from graphql_api.limits.query_cost import query_cost
 from graphql_api.lru import Lru
 from graphql_api.selection import Selections, condition_variables, fragments_of, operations_of, variable_values
@@ -26,10 +27,10 @@ DEFAULT_ENTRIES: Final = 512
 MAX_VARIANTS: Final = 16
 # The field arguments whose variables the cost reads: a connection's ``first``
 # (query_cost.CostCounter.first) and a bulk mutation's ``input`` (its rows, bulk_rows.input_rows).
-# An ``input`` variable is an object, so such a request is analysed afresh (never keyed).
 COST_ARGUMENTS: Final = frozenset({"first", "input"})
-# Variable values that can key an entry as they are: JSON's scalars. A list or an object
-# (never valid for a Boolean or an Int) is analysed without the cache.
+# Variable values that can key an entry as they are: JSON's scalars. An ``input`` object keys
+# by the one thing the cost reads of it, its row count (bulk_rows.rows_of); any other list or
+# object (never valid for a Boolean or an Int) is analysed without the cache.
 _KEYABLE: Final = (bool, int, float, str, type(None))
 _ABSENT: Final = ("absent", None)
 
@@ -126,9 +127,12 @@ def _values(reads: tuple[str, ...], variables: Mapping[str, Any]) -> tuple[Any, 
             values.append(_ABSENT)
             continue
         value = variables[name]
-        if not isinstance(value, _KEYABLE):
+        if isinstance(value, Mapping):
+            values.append(("rows", rows_of(value)))
+        elif isinstance(value, _KEYABLE):
+            values.append((type(value).__name__, value))
+        else:
             return None
-        values.append((type(value).__name__, value))
     return tuple(values)
 
 

@@ -27,27 +27,35 @@ from datastore.imports import MAX_ROWS
 ROWS_FIELD = "input.rows"
 
 
+def rows_of(value: Any) -> int | None:
+    """How many rows an ``input`` variable holds; None for an input without ``rows``."""
+    return _count(value.get("rows") if isinstance(value, Mapping) else None)
+
+
+def _count(rows: Any) -> int | None:
+    if rows is None:
+        return None
+    # A single row may be sent without the list (GraphQL's input coercion makes it one).
+    return len(rows) if isinstance(rows, list | tuple) else 1
+
+
 def input_rows(node: FieldNode, variables: Mapping[str, Any]) -> int | None:
     """The length of the field's ``input.rows`` (literal or variables); None for a field without it."""
     for argument in node.arguments or ():
         if argument.name.value != "input":
             continue
         value: Any = argument.value
-        rows: Any = None
         if isinstance(value, VariableNode):
-            value = variables.get(value.name.value)
-            rows = value.get("rows") if isinstance(value, Mapping) else None
-        elif isinstance(value, ObjectValueNode):
+            return rows_of(variables.get(value.name.value))
+        rows: Any = None
+        if isinstance(value, ObjectValueNode):
             field = next((f for f in value.fields if f.name.value == "rows"), None)
             rows = None if field is None else field.value
             if isinstance(rows, VariableNode):
                 rows = variables.get(rows.name.value)
             elif isinstance(rows, ListValueNode):
                 rows = rows.values
-        if rows is None:
-            return None
-        # A single row may be sent without the list (GraphQL's input coercion makes it one).
-        return len(rows) if isinstance(rows, list | tuple) else 1
+        return _count(rows)
     return None
 
 

@@ -98,3 +98,23 @@ def test_server__repeated_request__neither_cost_nor_relations_recomputed(
         skipped = alice.data(DEPARTMENTS, {"n": 5, "skip": True})  # another cost and plan
         assert (analyses.computed, relation_plans.built) == (3, 2)
         assert all("manager" not in edge["node"] for edge in skipped["organization"]["departments"]["edges"])
+
+
+IMPORT = (
+    "mutation Import($input: ImportEmployeesInput!) { importEmployees(input: $input) { created results { status } } }"
+)
+
+
+def rows(n: int, tag: str) -> dict[str, Any]:
+    return {"input": {"rows": [{"email": f"{tag}{i}@acme.co", "firstName": "A", "lastName": "B"} for i in range(n)]}}
+
+
+def test_cache__input_object__keyed_by_its_row_count() -> None:
+    cache = AnalysisCache()
+    three = analysed(cache, IMPORT, rows(3, "a"))
+    assert analysed(cache, IMPORT, rows(3, "b")) == three  # other rows, the same count: the same cost
+    assert cache.computed == 1
+    five = analysed(cache, IMPORT, rows(5, "a"))
+    assert five[0] > three[0]
+    assert five == (analyse(SCHEMA, parse(IMPORT), rows(5, "c"), None).cost, 1)
+    assert cache.computed == 2
