@@ -36,6 +36,8 @@ from graphql_api.settings import Settings, child_environment
 RESULTS = Path(__file__).parent / "results" / "latest.json"
 SECONDS_C1, SECONDS_C16, MAX_C1 = 3.0, 4.0, 40
 SECRET = "bench-secret-0123456789-0123456789-abcdef"
+# What the bench servers sign and check tokens with: issue_token(API, ...) for the clients.
+API = ApiSettings.from_env({"HR_ENV": "bench", "JWT_SECRET": SECRET})
 
 
 def peak_rss_mb(pid: int) -> float:
@@ -234,9 +236,8 @@ def main() -> int:
         ensure_table(client, table_name)
         data = build(client, table_name)
         print(f"dataset ready in {time.monotonic() - started:.1f}s", flush=True)
-        api = ApiSettings.from_env({"HR_ENV": "bench", "JWT_SECRET": SECRET})
-        admin = issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
-        profile = issue_token(api, subject=data.profile.emp_id, org_id=data.org_id, role="employee")
+        admin = issue_token(API, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
+        profile = issue_token(API, subject=data.profile.emp_id, org_id=data.org_id, role="employee")
         product, naive = Server(env), Server(env, "--naive")
         floor = Floor(make_client(settings, stock=True), table_name, data)
         results: dict[str, dict[str, Any]] = {}

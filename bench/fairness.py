@@ -44,7 +44,7 @@ import httpx
 import orjson
 from graphql import parse
 
-from bench.__main__ import SECRET, Server, pct, server_env
+from bench.__main__ import API, Server, pct, server_env
 from bench.dataset import build
 from bench.queries import Q1
 from datastore import calls, keys, organizations
@@ -56,7 +56,6 @@ from datastore.scope import PlatformScope
 from datastore.seed import Bulk
 from datastore.table import Table
 from graphql_api.auth import issue_token
-from graphql_api.config import ApiSettings
 from graphql_api.limits.query_cost import query_cost
 from graphql_api.schema import build_schema
 from graphql_api.settings import Settings
@@ -73,7 +72,6 @@ SHARE = 0.2
 WORKERS = os.cpu_count() or 1
 PAGE = Q1.replace("employees(first: 50)", "employees(first: 10)")
 PAGE_COST = query_cost(build_schema()._schema, parse(PAGE))
-DEFAULTS = ApiSettings.from_env({"HR_ENV": "bench", "JWT_SECRET": SECRET})
 
 
 @dataclass
@@ -110,7 +108,7 @@ def quiet_tenant(client: Any, table_name: str) -> str:
     for n in range(1000):
         bulk.employee(departments[n // 50], n)
     bulk.write(client, table_name)
-    return issue_token(DEFAULTS, subject=admin.emp_id, org_id=admin.org_id, role="admin")
+    return issue_token(API, subject=admin.emp_id, org_id=admin.org_id, role="admin")
 
 
 async def client_loop(http: httpx.AsyncClient, token: str, rate: float, end: float, tally: Tally) -> None:
@@ -210,7 +208,7 @@ def limited(share: float, capacity: float, workers: int) -> tuple[int, int]:
     burst is two seconds of the process's refill, and at least MAX_QUERY_COST.
     """
     per_second = max(1, round(share * capacity * PAGE_COST / workers))
-    return per_second, max(DEFAULTS.max_cost, 2 * per_second)
+    return per_second, max(API.max_cost, 2 * per_second)
 
 
 def main() -> int:
@@ -238,14 +236,14 @@ def main() -> int:
         client = calls.instrument(make_client(settings))
         ensure_table(client, table_name)
         data = build(client, table_name)
-        noisy = issue_token(DEFAULTS, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
+        noisy = issue_token(API, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
         quiet = quiet_tenant(client, table_name)
         print(f"dataset ready in {time.monotonic() - started:.1f}s", flush=True)
         env = server_env(
             local.endpoint_url,
             table_name,
             COST_IN_RESPONSE="false",
-            MAX_QUERY_COST=str(DEFAULTS.max_cost),
+            MAX_QUERY_COST=str(API.max_cost),
             TENANT_COST_PER_SECOND="0",
         )
         flags = ("--workers", str(workers)) if workers > 1 else ()

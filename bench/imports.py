@@ -24,7 +24,7 @@ from typing import Any
 import httpx
 import orjson
 
-from bench.__main__ import SECRET, Server, server_env
+from bench.__main__ import API, Server, server_env
 from datastore import calls, departments, keys, organizations
 from datastore.client import make_client
 from datastore.entities import Plan
@@ -34,7 +34,6 @@ from datastore.scope import PlatformScope, TenantScope
 from datastore.table import Table
 from graphql_api import ids
 from graphql_api.auth import issue_token
-from graphql_api.config import ApiSettings
 from graphql_api.settings import Settings
 
 # A loaded machine's DynamoDB Local can take longer than the production read timeout (1 s)
@@ -152,7 +151,7 @@ def main() -> int:
             DYNAMODB_READ_TIMEOUT_SECONDS=str(base.read_timeout),
         )
         token = issue_token(
-            ApiSettings.from_env({"HR_ENV": "bench", "JWT_SECRET": SECRET}),
+            API,
             subject=admin.emp_id,
             org_id=org.org_id,
             role="admin",

@@ -25,6 +25,7 @@ import httpx
 import orjson
 
 from bench import queries as q
+from bench.__main__ import SECRET
 from bench.dataset import Dataset, build
 from bench.serve import RAISED_LIMITS
 from datastore import calls, keys
@@ -35,8 +36,6 @@ from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth import issue_token
 from graphql_api.settings import Settings
-
-SECRET = "bench-secret-0123456789-0123456789-abcdef"
 
 
 async def post(app: Any, token: str, body: dict[str, Any]) -> dict[str, Any]:
