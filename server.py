@@ -23,7 +23,7 @@ from datastore.errors import InvalidInput, Unavailable
 from datastore.iam import ROLES, policies
 from datastore.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.npm import NpmError
-from datastore.pagination import MAX_PAGE_SIZE, PageRequest
+from datastore.pagination import every
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
@@ -249,13 +249,7 @@ def export_schema(args: argparse.Namespace) -> int:
 def _organization_ids(datastore: Datastore) -> Iterator[str]:
     """AP14, page by page: every organisation on the platform."""
     platform = datastore.table(PlatformScope())
-    request = PageRequest(first=MAX_PAGE_SIZE)
-    while True:
-        page = organizations.list_organizations(platform, request)
-        yield from (org.org_id for org in page.items)
-        if not page.has_next:
-            return
-        request = PageRequest(first=MAX_PAGE_SIZE, after=page.end_cursor)
+    return (org.org_id for org in every(lambda request: organizations.list_organizations(platform, request)))
 
 
 def check_counts(args: argparse.Namespace) -> int:

@@ -10,17 +10,14 @@ never leaves entries of a name that is gone. Running it again changes nothing bu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import TypeVar
+from collections.abc import Iterator
 
 from datastore import employees, items, keys, layout, organizations, transact
 from datastore.entities import Employee
 from datastore.errors import StaleVersion
-from datastore.pagination import Page, PageRequest
+from datastore.pagination import every
 from datastore.scope import TenantScope
 from datastore.table import Table
-
-T = TypeVar("T")
 
 # A write to the same employee between the read and the transaction: read and try again.
 ATTEMPTS = 5
@@ -51,20 +48,10 @@ def index_employee(table: Table, emp: Employee) -> None:
     raise StaleVersion(f"employee {emp.emp_id} kept changing; run the backfill again")
 
 
-def _every(fetch: Callable[[PageRequest], Page[T]]) -> Iterator[T]:
-    request = PageRequest(first=100)
-    while True:
-        page = fetch(request)
-        yield from page.items
-        if not page.has_next:
-            return
-        request = PageRequest(first=100, after=page.end_cursor)
-
-
 def index_organization(table: Table) -> int:
     """Write the name entries of every employee of the table's tenant; how many employees."""
     count = 0
-    for emp in _every(lambda request: employees.list_employees(table, request)):
+    for emp in every(lambda request: employees.list_employees(table, request)):
         index_employee(table, emp)
         count += 1
     return count
@@ -72,5 +59,5 @@ def index_organization(table: Table) -> int:
 
 def index_platform(platform: Table) -> Iterator[tuple[str, int]]:
     """Every organisation's backfill in turn (a platform operator's table): (org id, employees)."""
-    for org in _every(lambda request: organizations.list_organizations(platform, request)):
+    for org in every(lambda request: organizations.list_organizations(platform, request)):
         yield org.org_id, index_organization(platform.with_scope(TenantScope(org.org_id)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
@@ -36,3 +36,15 @@ class Page(Generic[T]):
     @property
     def end_cursor(self) -> StartKey | None:
         return self.cursors[-1] if self.cursors else None
+
+
+def every(fetch: Callable[[PageRequest], Page[T]], page_size: int = MAX_PAGE_SIZE) -> Iterator[T]:
+    """Every item of a list, one page (one Query) at a time: for commands that walk a whole
+    list (server.py check-counts, index-names), never for a request."""
+    request = PageRequest(first=page_size)
+    while True:
+        page = fetch(request)
+        yield from page.items
+        if not page.has_next:
+            return
+        request = PageRequest(first=page_size, after=page.end_cursor)
