@@ -296,12 +296,17 @@ def test_disconnect_storm__next_request_answered_within_its_deadline(stack: Stac
         assert "errors" not in stack.post(DIRECTORY)[1].json()
         calls_per_request = counted()
     baseline, _ = stack.post(ME)
+    delay = stack.proxy.delay
     try:
+        # The storm's first round trips take 0.8 s (under the 1 s read timeout, so botocore
+        # sends no retry) and the clients hang up at 0.3 s: each request is still in its first
+        # wave when it is cancelled, whatever the machine's speed, so the bound below is exact.
+        stack.proxy.delay = 0.8
         with calls_counted(stack) as counted:
             sockets = [socket.create_connection(("127.0.0.1", port)) for _ in range(storm)]
             for sock in sockets:
                 sock.sendall(request)
-            time.sleep(0.5)  # their first round trips are in flight behind the delaying proxy
+            time.sleep(0.3)
             for sock in sockets:
                 sock.close()
             settled(counted)  # what the storm started has ended; nothing more is sent
@@ -310,6 +315,7 @@ def test_disconnect_storm__next_request_answered_within_its_deadline(stack: Stac
             took, response = stack.post(ME)
     finally:
         stack.proxy.mode = Mode.PASS
+        stack.proxy.delay = delay
     print(
         f"\ndisconnect storm: {storm} clients hung up; next `me` took {took:.2f} s "
         f"(before the storm {baseline:.2f} s, deadline {DEADLINE:g} s); "
@@ -317,9 +323,9 @@ def test_disconnect_storm__next_request_answered_within_its_deadline(stack: Stac
     )
     assert response.json()["data"]["me"]["email"] == "admin@outage.example"
     assert storm_calls > 0  # their work had started
-    # Cancelled at the first wave: the caller check and the department list, never the
-    # departments' members (one Query per department).
-    assert storm_calls <= storm * 3 < storm * calls_per_request
+    # Cancelled in the first wave: at most the caller check and the department list, never
+    # the departments' members (one Query per department).
+    assert storm_calls <= storm * 2 < storm * calls_per_request
 
 
 def settled(counted: Callable[[], int], quiet: float = 0.5, limit: float = 15.0) -> None:

@@ -99,7 +99,12 @@ def test_move_employee__200_concurrent_random_moves__headcounts_equal_membership
         tasks.insert(offset, partial(terminate, emp_id))
     results = race(tasks, workers=16)
     counted = outcomes(results)
-    assert set(counted) <= {"ok", "Conflict", "StaleVersion"}, counted
+    # Sixteen writers on five department items: a move can lose the race to others eight
+    # times running and be refused as retryable, having written nothing. Anything else that
+    # is unavailable (a timeout, a write that may have landed) is a failure of the test.
+    refused = [r for r in results if isinstance(r, Unavailable)]
+    assert all(not r.maybe_written and "kept conflicting" in str(r) for r in refused), [str(r) for r in refused]
+    assert set(counted) <= {"ok", "Conflict", "StaleVersion", "Unavailable"}, counted
     assert counted["ok"] >= MOVES // 2, counted
     assert_headcounts_hold(tenant.table, depts)
     assert sum(
