@@ -10,7 +10,7 @@ import signal
 import socket
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,7 +19,7 @@ from tqdm import tqdm
 
 from datastore import counts, demo, employees, identities, keys, name_backfill, organizations, probe
 from datastore.config import ConfigError, DatastoreSettings
-from datastore.errors import InvalidInput, Unavailable
+from datastore.errors import Conflict, InvalidInput, Unavailable
 from datastore.iam import ROLES, policies
 from datastore.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.npm import NpmError
@@ -246,10 +246,19 @@ def export_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def _organization_ids(datastore: Datastore) -> Iterator[str]:
-    """AP14, page by page: every organisation on the platform."""
-    platform = datastore.table(PlatformScope())
-    return (org.org_id for org in every(lambda request: organizations.list_organizations(platform, request)))
+def _chosen_organizations(datastore: Datastore, org: str | None) -> Iterable[str]:
+    """The organisations a platform command runs over: ``--org``'s, checked, or every one.
+
+    ``--org`` must be a ULID of an existing organisation (one GetItem); without it, AP14 lists
+    every organisation on the platform, page by page, as the command goes.
+    """
+    if org is None:
+        platform = datastore.table(PlatformScope())
+        return (found.org_id for found in every(lambda request: organizations.list_organizations(platform, request)))
+    org_id = keys.parse_ulid(org, "--org")
+    if organizations.get_organization(datastore.table(TenantScope(org_id))) is None:
+        raise CommandError(f"no organisation has the id {org_id}")
+    return [org_id]
 
 
 def check_counts(args: argparse.Namespace) -> int:
@@ -262,15 +271,8 @@ def check_counts(args: argparse.Namespace) -> int:
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
         try:
-            if args.org is None:
-                org_ids: Iterator[str] | list[str] = _organization_ids(datastore)
-            else:
-                org_id = keys.parse_ulid(args.org, "--org")
-                if organizations.get_organization(datastore.table(TenantScope(org_id))) is None:
-                    raise CommandError(f"no organisation has the id {org_id}")
-                org_ids = [org_id]
             found = departments = jobs = 0
-            for org_id in org_ids:
+            for org_id in _chosen_organizations(datastore, args.org):
                 report = counts.check_organization(datastore.table(TenantScope(org_id)), fix=args.fix)
                 departments, jobs = departments + report.departments, jobs + report.jobs
                 for drift in report.drifts:
@@ -298,19 +300,22 @@ def iam_policy(args: argparse.Namespace) -> int:
 
 
 def index_names(args: argparse.Namespace) -> int:
-    """Write the name entries of employees written before name search (README "Name search")."""
+    """Write the name entries of employees written before name search (README "Name search").
+
+    One line per organisation as it is done, so a long run shows its progress and a failed
+    one shows how far it got (running it again is safe: it rewrites the same entries).
+    """
     settings = Settings.load().datastore
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
         try:
-            if args.org is not None:
-                done = [(args.org, name_backfill.index_organization(datastore.table(TenantScope(args.org))))]
-            else:
-                done = list(name_backfill.index_platform(datastore.table(PlatformScope())))
+            for org_id in _chosen_organizations(datastore, args.org):
+                count = name_backfill.index_organization(datastore.table(TenantScope(org_id)))
+                print(f"{org_id}: {count} employee{'s' * (count != 1)} indexed", flush=True)
+        except (InvalidInput, Conflict, Unavailable) as error:  # Conflict: an employee kept changing
+            raise CommandError(str(error)) from None
         finally:
             datastore.close()
-    for org_id, count in done:
-        print(f"{org_id}: {count} employees indexed")
     return 0
 
 

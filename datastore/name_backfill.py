@@ -10,13 +10,10 @@ never leaves entries of a name that is gone. Running it again changes nothing bu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from datastore import employees, items, keys, layout, organizations, transact
+from datastore import employees, items, keys, layout, transact
 from datastore.entities import Employee
 from datastore.errors import StaleVersion
 from datastore.pagination import every
-from datastore.scope import TenantScope
 from datastore.table import Table
 
 # A write to the same employee between the read and the transaction: read and try again.
@@ -55,9 +52,3 @@ def index_organization(table: Table) -> int:
         index_employee(table, emp)
         count += 1
     return count
-
-
-def index_platform(platform: Table) -> Iterator[tuple[str, int]]:
-    """Every organisation's backfill in turn (a platform operator's table): (org id, employees)."""
-    for org in every(lambda request: organizations.list_organizations(platform, request)):
-        yield org.org_id, index_organization(platform.with_scope(TenantScope(org.org_id)))
