@@ -10,6 +10,11 @@ UpdateItem (``datastore.api_keys.record_use``) keeps it to once a minute across 
 The write runs on the I/O pool without the request waiting for it; at most
 ``max_pending_uses`` run at once (more are skipped: a later request records the use), and a
 failed one is logged, never seen by the client.
+
+Under AWS Lambda (``record_inline``) nothing may run after the response: the execution
+environment is frozen once the handler returns, so a write left on the pool would be sent
+minutes later, if ever. There the request waits for its write (at most once a minute per
+key, bounded by the DynamoDB client's timeouts); a failure is still only logged.
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ class ApiKeyAuthenticator:
         run_blocking: BlockingRunner,
         *,
         max_pending_uses: int = MAX_PENDING_USES,
+        record_inline: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._datastore = datastore
@@ -52,6 +58,7 @@ class ApiKeyAuthenticator:
         # is recorded on the same pool outside any request.
         self._run = run_blocking
         self._max_pending = max_pending_uses
+        self._inline = record_inline
         self._clock = clock
         self._recorded: Lru[str, float] = Lru(REMEMBERED_KEYS)
         self._pending = 0
@@ -67,27 +74,45 @@ class ApiKeyAuthenticator:
             raise unauthenticated("invalid API key")
         if grant.status is not ApiKeyStatus.ACTIVE:
             raise unauthenticated("the API key was revoked")
-        self._record_use(loop, grant)
+        if self._inline:
+            await self._record_use_now(grant)
+        else:
+            self._record_use(loop, grant)
         return Principal(grant.key_id, grant.org_id, grant.role, api_key=True)
 
     @property
     def pending_uses(self) -> int:
         return self._pending
 
-    def _record_use(self, loop: asyncio.AbstractEventLoop, grant: ApiKeyGrant) -> None:
-        now = self._clock()
+    def _due(self, grant: ApiKeyGrant) -> bool:
+        """Whether this process last recorded the key's use a minute ago or more (or never)."""
         last = self._recorded.get(grant.key_id)
-        if last is not None and now - last < api_keys.LAST_USED_RESOLUTION.total_seconds():
-            return
-        if self._pending >= self._max_pending:
-            return  # bounded: a later request records it
-        self._recorded.put(grant.key_id, now)
+        return last is None or self._clock() - last >= api_keys.LAST_USED_RESOLUTION.total_seconds()
+
+    def _record_use(self, loop: asyncio.AbstractEventLoop, grant: ApiKeyGrant) -> None:
+        if not self._due(grant) or self._pending >= self._max_pending:
+            return  # recorded within the minute, or bounded: a later request records it
+        self._recorded.put(grant.key_id, self._clock())
         self._pending += 1
         table = self._datastore.table(TenantScope(grant.org_id))
         future = loop.run_in_executor(self._run.executor, api_keys.record_use, table, grant.key_id, items.now())
         future.add_done_callback(self._recorded_use)
 
+    async def _record_use_now(self, grant: ApiKeyGrant) -> None:
+        if not self._due(grant):
+            return
+        self._recorded.put(grant.key_id, self._clock())
+        table = self._datastore.table(TenantScope(grant.org_id))
+        try:
+            await self._run(api_keys.record_use, table, grant.key_id, items.now())
+        except Exception as error:  # as on the pool: logged, never the client's failure
+            _log_failure(error)
+
     def _recorded_use(self, future: asyncio.Future[bool]) -> None:
         self._pending -= 1
-        if not future.cancelled() and future.exception() is not None:
-            log.warning("recording an API key's use failed: %s", type(future.exception()).__name__)
+        if not future.cancelled() and (error := future.exception()) is not None:
+            _log_failure(error)
+
+
+def _log_failure(error: BaseException) -> None:
+    log.warning("recording an API key's use failed: %s", type(error).__name__)

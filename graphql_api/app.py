@@ -193,7 +193,11 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
                 backend=BearerTokenBackend(
                     TokenVerifier(settings),
                     services.run_blocking,
-                    ApiKeyAuthenticator(datastore, services.run_blocking),
+                    # Under Lambda a key's use is recorded before the response (nothing
+                    # runs once the handler has returned).
+                    ApiKeyAuthenticator(
+                        datastore, services.run_blocking, record_inline=settings.lambda_function is not None
+                    ),
                 ),
                 on_error=on_auth_error,
             ),

@@ -13,15 +13,19 @@ import importlib
 import json
 import logging
 import sys
+import time
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from datastore.entities import Employee
+from datastore import api_keys, calls
+from datastore.entities import Employee, Role
+from datastore.scope import TenantScope
+from datastore.table import Table
 from graphql_api.auth import issue_token
 from graphql_api.config import ApiSettings
 from graphql_api.signin import GRANT_TYPE, ID_TOKEN_TYPE
@@ -29,6 +33,9 @@ from tests.graphql_api import idp
 from tests.graphql_api.conftest import TEST_SECRET, Demo
 from tests.graphql_api.observability.logs import captured_lines
 from tests.graphql_api.observability.test_access_log import readme_directory_query
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 ENTRY_MODULES = ("graphql_api.lambda_handler", "graphql_api.asgi")
 
@@ -209,3 +216,35 @@ def test_handler__request__access_line_carries_its_metrics_as_emf(entry: ModuleT
     assert line["Errors.FORBIDDEN"] == len(body["errors"])
     # The log's own fields keep the true values beside the dimensions.
     assert (line["tenant"], line["operation"], line["status"]) == (dave.org_id, None, 200)
+
+
+def test_handler__api_key__use_recorded_before_the_response(
+    entry: ModuleType, demo: Demo, client: DynamoDBClient, table_name: str
+) -> None:
+    """Lambda freezes the environment once the handler returns: the write must be done by then.
+
+    The UpdateItem is held 0.5 s, far longer than the rest of the request, so a write left
+    running beside the response would still be unfinished when the handler returns.
+    """
+    acme = Table(client, table_name, TenantScope(demo.person("alice@acme.co").org_id))
+    key, secret = api_keys.create_api_key(acme, name="lambda", role=Role.EMPLOYEE)
+    lambda_client = sys.modules["graphql_api.asgi"].datastore.client
+
+    def slow_write(**_: Any) -> None:
+        time.sleep(0.5)
+
+    lambda_client.meta.events.register("before-call.dynamodb.UpdateItem", slow_write, unique_id="test-slow-write")
+    try:
+        with calls.listening() as log:
+            first = entry.handler(graphql_event("{ organization { name } }", secret), None)
+            at_return = [(c.operation, c.finished is not None) for c in log.snapshot()]
+            again = entry.handler(graphql_event("{ organization { name } }", secret), None)
+            both = log.operations()
+    finally:
+        lambda_client.meta.events.unregister("before-call.dynamodb.UpdateItem", unique_id="test-slow-write")
+
+    assert body_of(first)["data"] == body_of(again)["data"] == {"organization": {"name": "Acme Corp"}}
+    assert ("UpdateItem", True) in at_return
+    recorded = api_keys.get_api_key(acme, key.key_id, consistent=True)
+    assert recorded is not None and recorded.last_used_at is not None
+    assert both.count("UpdateItem") == 1  # the second use, within the minute, writes nothing
