@@ -37,6 +37,9 @@ class Call:
     # calls of one batch are one round trip, however the thread pool spreads them.
     batch: int | None = None
     dispatched: float | None = None
+    # The batch's depth: how many round trips the loads it carries waited on, one after
+    # another, plus one (``new_batch``). None outside a batch.
+    depth: int | None = None
 
     def partition_keys(self) -> list[str]:
         """Every partition key (table or index) this call addressed."""
@@ -65,6 +68,12 @@ class CallLog:
     def waves(self) -> list[list[Call]]:
         """Calls grouped into sequential rounds: the levels of the critical path.
 
+        When every call came from a loader batch, each knows its depth (the round trips the
+        loads it carries waited on, one after another: ``waited``), and that is its wave:
+        two independent chains of reads, one of which finished early, are still two chains
+        of the same length, not one long one. Otherwise (a lone call: a write, the floor's
+        hand-written calls) the waves are read from the timings:
+
         The unit is a loader batch (all calls one DataLoader dispatch issued), starting when the
         event loop dispatched it, or a lone call made outside any batch. A unit's level is one
         more than the highest level of any unit that finished before it started: a call that
@@ -73,8 +82,14 @@ class CallLog:
         because their calls go through a bounded thread pool: a batch of 1,000 Queries, or two
         batches dispatched together, must not look sequential because a thread started late.
         """
+        snapshot = self.snapshot()
+        if snapshot and all(call.depth is not None for call in snapshot):
+            by_depth: dict[int, list[Call]] = {}
+            for call in snapshot:
+                by_depth.setdefault(call.depth or 0, []).append(call)
+            return [by_depth[depth] for depth in sorted(by_depth)]
         units: dict[object, list[Call]] = {}
-        for index, call in enumerate(self.snapshot()):
+        for index, call in enumerate(snapshot):
             units.setdefault(("batch", call.batch) if call.batch is not None else index, []).append(call)
         spans = sorted(
             (
@@ -100,15 +115,25 @@ class CallLog:
 
 
 current_log: ContextVar[CallLog | None] = ContextVar("current_dynamodb_call_log", default=None)
-current_batch: ContextVar[tuple[int, float] | None] = ContextVar("current_dynamodb_batch", default=None)
+current_batch: ContextVar[tuple[int, float, int] | None] = ContextVar("current_dynamodb_batch", default=None)
+# How many loader round trips the current code has waited on, one after another: a load made
+# here joins a batch one deeper. Set by the loaders when a load's result is handed back.
+current_depth: ContextVar[int] = ContextVar("current_dynamodb_depth", default=0)
 _batch_ids = itertools.count(1)
 
 
-def new_batch() -> int:
-    """Mark the calls made from here on in this context as one loader batch, dispatched now."""
+def new_batch(depth: int = 1) -> int:
+    """Mark the calls made from here on in this context as one loader batch, dispatched now,
+    at ``depth`` (1 for loads that waited on nothing)."""
     batch = next(_batch_ids)
-    current_batch.set((batch, time.perf_counter()))
+    current_batch.set((batch, time.perf_counter(), depth))
     return batch
+
+
+def waited(depth: int) -> None:
+    """The current code has the result of a batch at ``depth``: what it loads next is deeper."""
+    if depth > current_depth.get():
+        current_depth.set(depth)
 
 
 _listeners: list[CallLog] = []
@@ -146,7 +171,7 @@ def _before(params: dict[str, Any], model: Any, context: dict[str, Any], **_: An
     batch = current_batch.get()
     call = Call(model.name, dict(params), time.perf_counter())
     if batch is not None:
-        call.batch, call.dispatched = batch
+        call.batch, call.dispatched, call.depth = batch
     context[_CONTEXT_KEY] = call
     for sink in sinks:
         sink.add(call)

@@ -80,8 +80,10 @@ class GraphQLView(GraphQL[RequestContext, None]):
         deadline = request.scope.get(DEADLINE) or Deadline.after(self.services.settings.request_timeout_seconds)
         session = RequestSession(self.services, principal, deadline)
         request.scope[SESSION] = session  # the request's lifetime cancels it (graphql_api/lifetime.py)
-        # Blocking calls copy the context they are issued from: this request's log.
+        # Blocking calls copy the context they are issued from: this request's log, and its
+        # loads start at depth 0 (a context reused by an in-process client keeps none over).
         calls.current_log.set(session.call_log)
+        calls.current_depth.set(0)
         return RequestContext(request, response, request_id.request_id_of(request.scope), principal, session)
 
     async def render_graphql_ide(self, request: Request) -> Response:

@@ -69,9 +69,23 @@ class SharedLoader(DataLoader[K, V]):
     what it waits for.
     """
 
+    def __init__(self) -> None:
+        super().__init__()
+        # The round trips behind each key (datastore.calls.current_depth): at the load, until
+        # its batch is dispatched; then its batch's depth, which the key's consumers take on.
+        self._asked_at: dict[K, int] = {}
+        self._depths: dict[K, int] = {}
+
     def load(self, key: K) -> asyncio.Future[V]:
         shared = self._shared(key)
         return shared if shared.done() else asyncio.shield(shared)
+
+    def _dispatching(self, keys: Sequence[K]) -> None:
+        """Start a batch of ``keys`` one round trip deeper than the deepest load among them."""
+        asked = self._asked_at
+        depth = 1 + max((asked.pop(key, 0) for key in keys), default=0)
+        self._depths.update(dict.fromkeys(keys, depth))
+        calls.new_batch(depth)
 
     def _shared(self, key: K) -> asyncio.Future[V]:
         """The key's one future, marked retrieved when it fails: its consumers each hold a
@@ -82,10 +96,13 @@ class SharedLoader(DataLoader[K, V]):
         shared = super().load(key)
         if fresh:
             shared.add_done_callback(_retrieve)
+            self._asked_at[key] = calls.current_depth.get()
         return shared
 
     async def get(self, key: K) -> V:
-        return await self.load(key)
+        value = await self.load(key)
+        calls.waited(self._depths.get(key, 0))
+        return value
 
     async def get_many(self, keys: Iterable[K]) -> dict[K, V]:
         """Each distinct key of ``keys`` once, batched with every other load of this turn.
@@ -98,7 +115,9 @@ class SharedLoader(DataLoader[K, V]):
         pending = [future for future in shared if not future.done()]
         if pending:
             await asyncio.wait(pending)
-        return {key: future.result() for key, future in zip(distinct, shared, strict=True)}
+        found = {key: future.result() for key, future in zip(distinct, shared, strict=True)}
+        calls.waited(max((self._depths.get(key, 0) for key in distinct), default=0))
+        return found
 
 
 class Loader(SharedLoader[K, V]):
@@ -110,7 +129,7 @@ class Loader(SharedLoader[K, V]):
         self._batch = batch
 
     async def batch_load_fn(self, keys: list[K]) -> list[V]:
-        calls.new_batch()
+        self._dispatching(keys)
         return list(await self._run(self._batch, keys))
 
 
@@ -128,7 +147,7 @@ class EntityLoader(SharedLoader[tuple[Kind, Any], Any]):
         self._table = table
 
     async def batch_load_fn(self, keys: list[tuple[Kind, Any]]) -> list[Any]:
-        calls.new_batch()
+        self._dispatching(keys)
         return list(await self._run(by_id.get_by_id, self._table, keys))
 
 
@@ -143,7 +162,7 @@ class Entities(Generic[K, V]):
         return self._loader.load((self._kind, key))
 
     async def get(self, key: K) -> V:
-        return cast(V, await self._loader.load((self._kind, key)))
+        return cast(V, await self._loader.get((self._kind, key)))
 
     async def get_many(self, keys: Iterable[K]) -> dict[K, V]:
         kind = self._kind
@@ -160,13 +179,13 @@ class ListLoader(SharedLoader[ListKey, Page[Any]]):
         self._table = table
 
     async def batch_load_fn(self, keys: list[ListKey]) -> list[Page[Any]]:
-        calls.new_batch()
+        self._dispatching(keys)
         return list(
             await asyncio.gather(*(self._run(key.fetch, self._table, key.parent, key.request()) for key in keys))
         )
 
     async def page(self, key: ListKey) -> Page[Any]:
-        return await self.load(key)
+        return await self.get(key)
 
 
 # --- list fetchers: (table, parent id, page request) -> page ----------------------------------

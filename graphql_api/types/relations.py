@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from graphql import FieldNode, FragmentDefinitionNode, OperationDefinitionNode
 
+from datastore import calls
 from graphql_api.lru import Lru
 from graphql_api.plan.compiler import PLAN_READ, USE_RESOLVER
 from graphql_api.selection import Selections, condition_variables
@@ -211,26 +212,25 @@ async def load(loaders: Loaders, objects: Sequence[Related], plan: Plan) -> None
     """
     if not plan or not objects:
         return
-    found: list[Mapping[Any, Any] | BaseException] = await asyncio.gather(
-        *(
-            getattr(loaders, relation.loader).get_many(
-                [key for obj in objects if (key := getattr(obj, relation.key)) is not None]
-            )
-            for relation, _ in plan
-        ),
+    found: list[tuple[Mapping[Any, Any], int] | BaseException] = await asyncio.gather(
+        *(_many(getattr(loaders, relation.loader), _keys(objects, relation.key)) for relation, _ in plan),
         return_exceptions=True,
     )
+    # gather ran each get_many in a task of its own: carry the round trips they waited on
+    # here, so the next level's loads are counted one deeper (datastore.calls.current_depth).
+    calls.waited(max((result[1] for result in found if not isinstance(result, BaseException)), default=0))
     deeper: list[Awaitable[None]] = []
-    for (relation, inner), entities in zip(plan, found, strict=True):
-        if isinstance(entities, BaseException):
-            if not isinstance(entities, Exception):
-                raise entities  # cancelled: nothing to answer
-            failed = Failed(entities)
+    for (relation, inner), result in zip(plan, found, strict=True):
+        if isinstance(result, BaseException):
+            if not isinstance(result, Exception):
+                raise result  # cancelled: nothing to answer
+            failed = Failed(result)
             for obj in objects:
                 if obj.related is None:
                     obj.related = {}
                 obj.related[relation.field] = None if getattr(obj, relation.key) is None else failed
             continue
+        entities, _depth = result
         built = {key: None if entity is None else relation.target.of(entity) for key, entity in entities.items()}
         for obj in objects:
             key = getattr(obj, relation.key)
@@ -241,3 +241,13 @@ async def load(loaders: Loaders, objects: Sequence[Related], plan: Plan) -> None
             deeper.append(load(loaders, [value for value in built.values() if value is not None], inner))
     if deeper:
         await asyncio.gather(*deeper)
+
+
+async def _many(loader: Any, keys: list[Any]) -> tuple[Mapping[Any, Any], int]:
+    """``loader.get_many(keys)`` and the depth its result was loaded at."""
+    found: Mapping[Any, Any] = await loader.get_many(keys)
+    return found, calls.current_depth.get()
+
+
+def _keys(objects: Sequence[Related], attribute: str) -> list[Any]:
+    return [key for obj in objects if (key := getattr(obj, attribute)) is not None]

@@ -1,4 +1,4 @@
-"""CallLog.waves(): sequential rounds of DynamoDB calls, from recorded timings."""
+"""CallLog.waves(): sequential rounds of DynamoDB calls, from loader depths or recorded timings."""
 
 from __future__ import annotations
 
@@ -47,3 +47,16 @@ def test_waves__a_slow_independent_call__does_not_pull_the_next_level_into_its_w
 
 def test_waves__nothing__no_waves() -> None:
     assert CallLog().waves() == []
+
+
+def test_waves__every_call_from_a_batch__grouped_by_depth_not_timing() -> None:
+    # Two chains of two reads after a first one; the second chain's first read is slow, so its
+    # second starts after the first chain has ended. Timings would say four rounds.
+    depths = [("BatchGetItem", 0.0, 1.0, 1, 1), ("GetItem", 1.1, 1.5, 2, 2), ("Query", 1.1, 4.0, 3, 2)]
+    depths += [("GetItem", 1.6, 2.0, 4, 3), ("BatchGetItem", 4.1, 5.0, 5, 3)]
+    log = CallLog()
+    for operation, started, finished, batch, depth in depths:
+        log.add(Call(operation, {}, started, finished, batch=batch, dispatched=started, depth=depth))
+    assert operations(log) == [["BatchGetItem"], ["GetItem", "Query"], ["BatchGetItem", "GetItem"]]
+    log.add(Call("PutItem", {}, 5.5, 6.0))  # a lone call: no depth, so the timings decide
+    assert len(log.waves()) == 5

@@ -12,13 +12,14 @@ import random
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from bench.queries import Q1, Q2, Q3
 from datastore import calls, organizations
+from datastore.calls import CallLog
 from datastore.entities import Employee, Plan
 from datastore.scope import PlatformScope
 from datastore.seed import Bulk
@@ -28,7 +29,7 @@ from graphql_api import ids
 from graphql_api.app import create_app
 from graphql_api.config import ApiSettings
 from tests.conftest import unique_domain
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.conftest import Api, Demo
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:
@@ -237,6 +238,38 @@ def test_caller_check__q3_profile__no_extra_call(api: Api, big: BigTenant) -> No
     # read carries the organisation's too, so it is a BatchGetItem: 4 calls, as the floor.
     assert cost["requests"] == {"BatchGetItem": 2, "GetItem": 1, "Query": 1}
     assert cost["waves"] == 3
+
+
+def test_q3_profile_with_a_manager__three_waves_however_its_two_chains_interleave(
+    api: Api, demo: Demo, client: DynamoDBClient
+) -> None:
+    """Q3 has two chains after the caller's read: department then manager, applications then
+    their job postings. Held 0.5 s, the applications' Query ends after the manager is read,
+    so the job postings start after the manager's GetItem ended: timings alone would count
+    four rounds. The loads' depths count three, as the floor's."""
+
+    def hold(**_: Any) -> None:
+        time.sleep(0.5)
+
+    client.meta.events.register("before-call.dynamodb.Query", hold, unique_id="test-hold-query")
+    try:
+        with calls.listening() as log:
+            cost = cost_as(api, demo.person("dave@acme.co"), Q3)
+    finally:
+        client.meta.events.unregister("before-call.dynamodb.Query", unique_id="test-hold-query")
+
+    assert cost["data"]["me"]["department"]["manager"] == {"email": "bob@acme.co"}
+    assert cost["requests"] == {"BatchGetItem": 2, "GetItem": 2, "Query": 1}
+    assert cost["waves"] == 3
+    assert [sorted(call.operation for call in wave) for wave in log.waves()] == [
+        ["BatchGetItem"],
+        ["GetItem", "Query"],
+        ["BatchGetItem", "GetItem"],
+    ]
+    timed = CallLog()
+    for call in log.snapshot():
+        timed.add(replace(call, depth=None))
+    assert len(timed.waves()) == 4  # what the timings alone would say
 
 
 def test_caller_check__q4_hundred_nodes__floor_plus_one(api: Api, big: BigTenant) -> None:
