@@ -200,9 +200,9 @@ def import_employees(args: argparse.Namespace) -> int:
     """Import a CSV file of employees into one organisation (README "Bulk onboarding")."""
     settings = Settings.load().datastore
     try:
-        org_id = keys.parse_ulid(args.org, "org")
-    except InvalidInput:
-        raise CommandError(f"--org {args.org!r} is not an organisation id (a ULID)") from None
+        keys.parse_ulid(args.org, "--org")  # before DynamoDB Local is started for nothing
+    except InvalidInput as error:
+        raise CommandError(str(error)) from None
     path = Path(args.file)
     if not path.is_file():
         raise CommandError(f"no such file: {path}")
@@ -210,9 +210,8 @@ def import_employees(args: argparse.Namespace) -> int:
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
         try:
+            [org_id] = _chosen_organizations(datastore, args.org)
             table = datastore.table(TenantScope(org_id))
-            if organizations.get_organization(table) is None:
-                raise CommandError(f"no organisation has the id {org_id}")
             with path.open("rb") as binary:
                 rows = bulk_csv.records(binary)  # the header is checked before the bar shows
                 with tqdm(
@@ -278,9 +277,7 @@ def check_counts(args: argparse.Namespace) -> int:
                 for drift in report.drifts:
                     print(drift.describe(), flush=True)
                 found += len(report.drifts)
-        except InvalidInput as error:
-            raise CommandError(str(error)) from None
-        except Unavailable as error:
+        except (InvalidInput, Unavailable) as error:
             raise CommandError(str(error)) from None
         finally:
             datastore.close()

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -68,11 +68,12 @@ class CallLog:
     def waves(self) -> list[list[Call]]:
         """Calls grouped into sequential rounds: the levels of the critical path.
 
+        Meant for one request's log (a log spanning several requests merges their waves).
         When every call came from a loader batch, each knows its depth (the round trips the
         loads it carries waited on, one after another: ``waited``), and that is its wave:
         two independent chains of reads, one of which finished early, are still two chains
-        of the same length, not one long one. Otherwise (a lone call: a write, the floor's
-        hand-written calls) the waves are read from the timings:
+        of the same length, not one long one. Otherwise (any lone call: a write, a persisted
+        document's lookup, the floor's hand-written calls) the waves are read from timings:
 
         The unit is a loader batch (all calls one DataLoader dispatch issued), starting when the
         event loop dispatched it, or a lone call made outside any batch. A unit's level is one
@@ -83,11 +84,12 @@ class CallLog:
         batches dispatched together, must not look sequential because a thread started late.
         """
         snapshot = self.snapshot()
-        if snapshot and all(call.depth is not None for call in snapshot):
-            by_depth: dict[int, list[Call]] = {}
-            for call in snapshot:
-                by_depth.setdefault(call.depth or 0, []).append(call)
-            return [by_depth[depth] for depth in sorted(by_depth)]
+        depths = [call.depth for call in snapshot]
+        if snapshot and None not in depths:
+            by_depth: dict[int | None, list[Call]] = {}
+            for call, depth in zip(snapshot, depths, strict=True):
+                by_depth.setdefault(depth, []).append(call)
+            return [by_depth[depth] for depth in sorted(by_depth, key=lambda depth: depth or 0)]
         units: dict[object, list[Call]] = {}
         for index, call in enumerate(snapshot):
             units.setdefault(("batch", call.batch) if call.batch is not None else index, []).append(call)
@@ -115,7 +117,17 @@ class CallLog:
 
 
 current_log: ContextVar[CallLog | None] = ContextVar("current_dynamodb_call_log", default=None)
-current_batch: ContextVar[tuple[int, float, int] | None] = ContextVar("current_dynamodb_batch", default=None)
+
+
+class Batch(NamedTuple):
+    """The loader batch the calls of this context belong to."""
+
+    batch: int
+    dispatched: float  # time.perf_counter() when the event loop dispatched it
+    depth: int
+
+
+current_batch: ContextVar[Batch | None] = ContextVar("current_dynamodb_batch", default=None)
 # How many loader round trips the current code has waited on, one after another: a load made
 # here joins a batch one deeper. Set by the loaders when a load's result is handed back.
 current_depth: ContextVar[int] = ContextVar("current_dynamodb_depth", default=0)
@@ -126,7 +138,7 @@ def new_batch(depth: int = 1) -> int:
     """Mark the calls made from here on in this context as one loader batch, dispatched now,
     at ``depth`` (1 for loads that waited on nothing)."""
     batch = next(_batch_ids)
-    current_batch.set((batch, time.perf_counter(), depth))
+    current_batch.set(Batch(batch, time.perf_counter(), depth))
     return batch
 
 

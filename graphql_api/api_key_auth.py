@@ -54,8 +54,9 @@ class ApiKeyAuthenticator:
     ) -> None:
         self._datastore = datastore
         self._lookup = datastore.table(ApiKeyScope())
-        # The lookup runs as the request's work (its call is counted in the request); the use
-        # is recorded on the same pool outside any request.
+        # The lookup runs on the I/O pool before the request's session exists (so outside its
+        # call log); the use is recorded on the same pool, beside the request or, with
+        # ``record_inline``, awaited by it.
         self._run = run_blocking
         self._max_pending = max_pending_uses
         self._inline = record_inline

@@ -94,9 +94,13 @@ class SharedLoader(DataLoader[K, V]):
         ("Future exception was never retrieved": one line per key of every failed batch)."""
         fresh = self.get_cache_key(key) not in self._cache
         shared = super().load(key)
+        depth = calls.current_depth.get()
         if fresh:
             shared.add_done_callback(_retrieve)
-            self._asked_at[key] = calls.current_depth.get()
+            self._asked_at[key] = depth
+        elif key in self._asked_at and depth > self._asked_at[key]:
+            # Asked again, from deeper, before its batch went out: the batch waits on both.
+            self._asked_at[key] = depth
         return shared
 
     async def get(self, key: K) -> V:

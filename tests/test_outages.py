@@ -298,9 +298,9 @@ def test_disconnect_storm__next_request_answered_within_its_deadline(stack: Stac
     baseline, _ = stack.post(ME)
     delay = stack.proxy.delay
     try:
-        # The storm's first round trips take 0.8 s (under the 1 s read timeout, so botocore
-        # sends no retry) and the clients hang up at 0.3 s: each request is still in its first
-        # wave when it is cancelled, whatever the machine's speed, so the bound below is exact.
+        # The storm's first round trips take 0.8 s (under the 1 s read timeout: none fails)
+        # and the clients hang up at 0.3 s: unless the server takes 0.5 s to notice a hang-up,
+        # each request is still in its first wave when it is cancelled.
         stack.proxy.delay = 0.8
         with calls_counted(stack) as counted:
             sockets = [socket.create_connection(("127.0.0.1", port)) for _ in range(storm)]

@@ -8,15 +8,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from datastore import employees, items, keys, organizations
+from datastore import employees, keys, organizations
 from datastore.config import DatastoreSettings
 from datastore.entities import Employee, Plan
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import Table
 from tests.conftest import Tenant, unique_domain
-from tests.datastore.support import all_pages, raw_employees, write_items
-from tests.datastore.test_name_backfill import written_before_search
+from tests.datastore.support import all_pages, written_before_search
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -43,7 +42,7 @@ def by_name(table: Table, prefix: str) -> list[str]:
 
 
 def test_index_names__one_org__old_employees_searchable(tenant: Tenant, settings: DatastoreSettings) -> None:
-    staff = written_before_search(tenant, 3)
+    staff = written_before_search(tenant.table, 3)
     assert by_name(tenant.table, "bulk") == []
 
     result = index_names(settings, tenant.table.name, "--org", tenant.org_id)
@@ -70,15 +69,14 @@ def test_index_names__no_org__every_organisation(client: DynamoDBClient, setting
             admin_first_name="A",
             admin_last_name="B",
         )
-        staff[org.org_id] = raw_employees(org.org_id, count)
-        old = [item for emp in staff[org.org_id] for item in (items.employee_item(emp), items.identity_item(emp))]
-        write_items(client, table_name, old)
+        staff[org.org_id] = written_before_search(platform.with_scope(TenantScope(org.org_id)), count)
 
     result = index_names(settings, table_name)
 
     assert result.returncode == 0, result.stderr
+    indexed = {org_id: len(members) + 1 for org_id, members in staff.items()}  # and the admin
     assert sorted(result.stdout.splitlines()) == sorted(
-        f"{org_id}: {len(members) + 1} employee{'s' * bool(members)} indexed" for org_id, members in staff.items()
+        f"{org_id}: {count} employee{'s' * (count != 1)} indexed" for org_id, count in indexed.items()
     )
     for org_id, members in staff.items():
         assert by_name(platform.with_scope(TenantScope(org_id)), "bulk") == [e.emp_id for e in members]
@@ -87,7 +85,7 @@ def test_index_names__no_org__every_organisation(client: DynamoDBClient, setting
 def test_index_names__unknown_or_malformed_org__exit_2_in_one_line_nothing_written(
     tenant: Tenant, settings: DatastoreSettings
 ) -> None:
-    written_before_search(tenant, 1)
+    written_before_search(tenant.table, 1)
 
     unknown = index_names(settings, tenant.table.name, "--org", keys.new_id())
     malformed = index_names(settings, tenant.table.name, "--org", tenant.org_id.lower() + " ")

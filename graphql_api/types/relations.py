@@ -20,7 +20,7 @@ import asyncio
 import functools
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 from graphql import FieldNode, FragmentDefinitionNode, OperationDefinitionNode
 
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 DEFAULT_PLAN_ENTRIES: Final = 512
 MAX_PLAN_VARIANTS: Final = 16
+
+T = TypeVar("T")
 
 
 class Related(Protocol):
@@ -213,11 +215,14 @@ async def load(loaders: Loaders, objects: Sequence[Related], plan: Plan) -> None
     if not plan or not objects:
         return
     found: list[tuple[Mapping[Any, Any], int] | BaseException] = await asyncio.gather(
-        *(_many(getattr(loaders, relation.loader), _keys(objects, relation.key)) for relation, _ in plan),
+        *(
+            _with_depth(getattr(loaders, relation.loader).get_many(_keys(objects, relation.key)))
+            for relation, _ in plan
+        ),
         return_exceptions=True,
     )
-    # gather ran each get_many in a task of its own: carry the round trips they waited on
-    # here, so the next level's loads are counted one deeper (datastore.calls.current_depth).
+    # gather runs each get_many in a task of its own: carry the round trips they waited on
+    # back here, so the next level's loads are counted one deeper (datastore.calls.current_depth).
     calls.waited(max((result[1] for result in found if not isinstance(result, BaseException)), default=0))
     deeper: list[Awaitable[None]] = []
     for (relation, inner), result in zip(plan, found, strict=True):
@@ -240,13 +245,14 @@ async def load(loaders: Loaders, objects: Sequence[Related], plan: Plan) -> None
         if inner:
             deeper.append(load(loaders, [value for value in built.values() if value is not None], inner))
     if deeper:
-        await asyncio.gather(*deeper)
+        # And the deeper levels' back to the caller: what it loads next waited on them all.
+        calls.waited(max(depth for _, depth in await asyncio.gather(*map(_with_depth, deeper))))
 
 
-async def _many(loader: Any, keys: list[Any]) -> tuple[Mapping[Any, Any], int]:
-    """``loader.get_many(keys)`` and the depth its result was loaded at."""
-    found: Mapping[Any, Any] = await loader.get_many(keys)
-    return found, calls.current_depth.get()
+async def _with_depth(awaitable: Awaitable[T]) -> tuple[T, int]:
+    """``awaitable``'s result and the depth its task reached (``calls.current_depth``)."""
+    result = await awaitable
+    return result, calls.current_depth.get()
 
 
 def _keys(objects: Sequence[Related], attribute: str) -> list[Any]:

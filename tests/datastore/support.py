@@ -97,3 +97,12 @@ def raw_get(client: DynamoDBClient, table_name: str, key: keys.Key) -> items.Ite
     """An item read past every scope (checks on items no scope may read back, such as markers)."""
     found: items.Item | None = client.get_item(TableName=table_name, Key=key.wire(), ConsistentRead=True).get("Item")
     return found
+
+
+def written_before_search(table: Table, count: int) -> list[Employee]:
+    """``count`` employees of ``table``'s tenant, written with only the items they had before
+    name search (no name entries): what ``server.py index-names`` exists for."""
+    staff = raw_employees(table.tenant.org_id, count)
+    old_items = [item for emp in staff for item in (items.employee_item(emp), items.identity_item(emp))]
+    write_items(table.client, table.name, old_items)
+    return staff

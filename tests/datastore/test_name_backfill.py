@@ -2,27 +2,19 @@
 
 from __future__ import annotations
 
-from datastore import employees, items, name_backfill, names
+from datastore import employees, name_backfill, names
 from datastore.entities import Employee
 from datastore.pagination import PageRequest
 from tests.conftest import Tenant
-from tests.datastore.support import all_pages, raw_employees, write_items
+from tests.datastore.support import all_pages, written_before_search
 
 
 def by_name(tenant: Tenant, prefix: str) -> list[Employee]:
     return all_pages(lambda request: employees.list_employees_by_name(tenant.table, prefix, request))
 
 
-def written_before_search(tenant: Tenant, count: int) -> list[Employee]:
-    """Employees with their items as they were before name entries existed."""
-    staff = raw_employees(tenant.org_id, count)
-    old_items = [item for emp in staff for item in (items.employee_item(emp), items.identity_item(emp))]
-    write_items(tenant.table.client, tenant.table.name, old_items)
-    return staff
-
-
 def test_index_organization__old_employees__found_by_name_and_listed_once(tenant: Tenant) -> None:
-    staff = written_before_search(tenant, 3)
+    staff = written_before_search(tenant.table, 3)
     assert by_name(tenant, "bulk") == []
     assert name_backfill.index_organization(tenant.table) == 4  # and the admin
     assert by_name(tenant, "bulk") == staff  # "Bulk" / "Person 000" ... sort by last name
@@ -32,7 +24,7 @@ def test_index_organization__old_employees__found_by_name_and_listed_once(tenant
 
 
 def test_index_employee__renamed_since_read__writes_only_the_current_name(tenant: Tenant) -> None:
-    [emp] = written_before_search(tenant, 1)
+    [emp] = written_before_search(tenant.table, 1)
     renamed = employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="Zed")
     name_backfill.index_employee(tenant.table, emp)  # emp is version 1: the backfill re-reads
     current = set(names.prefixes(renamed.first_name, renamed.last_name))

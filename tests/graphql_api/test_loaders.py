@@ -158,3 +158,27 @@ def test_loader__failed_batch_whose_consumers_were_cancelled__no_unretrieved_exc
     finally:
         logging.getLogger("asyncio").removeHandler(handler)
     assert [message for message in logged if "never retrieved" in message] == []
+
+
+def test_loader__batch_depth__one_deeper_than_the_deepest_load_of_its_keys() -> None:
+    """A key asked again before its batch goes out, from code that has waited on two round
+    trips, puts the batch at depth 3; what its consumers load next is deeper still."""
+    depths: list[int | None] = []
+
+    def batch(keys: list[int]) -> list[int]:
+        current = calls.current_batch.get()
+        depths.append(None if current is None else current.depth)
+        return keys
+
+    async def ask(loader: Loader[int, int], key: int, waited: int) -> int:
+        calls.waited(waited)  # this task's code already waited on ``waited`` round trips
+        await loader.get(key)
+        return calls.current_depth.get()
+
+    async def load() -> list[int]:
+        with ThreadPoolExecutor(2) as pool:
+            loader: Loader[int, int] = Loader(runner(pool), batch)
+            return list(await asyncio.gather(ask(loader, 7, 0), ask(loader, 7, 2), ask(loader, 8, 1)))
+
+    assert asyncio.run(load()) == [3, 3, 3]
+    assert depths == [3]

@@ -244,12 +244,12 @@ def test_q3_profile_with_a_manager__three_waves_however_its_two_chains_interleav
     api: Api, demo: Demo, client: DynamoDBClient
 ) -> None:
     """Q3 has two chains after the caller's read: department then manager, applications then
-    their job postings. Held 0.5 s, the applications' Query ends after the manager is read,
+    their job postings. Held 1 s, the applications' Query ends after the manager is read,
     so the job postings start after the manager's GetItem ended: timings alone would count
     four rounds. The loads' depths count three, as the floor's."""
 
     def hold(**_: Any) -> None:
-        time.sleep(0.5)
+        time.sleep(1.0)  # before the request is sent: no read timeout applies
 
     client.meta.events.register("before-call.dynamodb.Query", hold, unique_id="test-hold-query")
     try:
@@ -270,6 +270,25 @@ def test_q3_profile_with_a_manager__three_waves_however_its_two_chains_interleav
     for call in log.snapshot():
         timed.add(replace(call, depth=None))
     assert len(timed.waves()) == 4  # what the timings alone would say
+
+
+def test_list_under_a_two_level_preload__one_wave_deeper_than_the_preload(api: Api, demo: Demo) -> None:
+    """Job postings, their departments and the departments' managers are loaded page-wide,
+    level by level (types/relations.py); each manager's applications list comes after all."""
+    query = (
+        "{ organization { jobPostings(first: 20) { edges { node { department { manager { "
+        "applications(first: 3) { edges { node { status } } } } } } } } } }"
+    )
+    cost = cost_as(api, demo.person("alice@acme.co"), query)
+
+    managers = {
+        edge["node"]["department"]["manager"] is not None
+        for edge in cost["data"]["organization"]["jobPostings"]["edges"]
+    }
+    assert managers == {True}
+    # The caller check beside AP6, the departments, the managers, then AP10 per manager.
+    assert cost["requests"]["BatchGetItem"] == 3
+    assert cost["waves"] == 4
 
 
 def test_caller_check__q4_hundred_nodes__floor_plus_one(api: Api, big: BigTenant) -> None:
