@@ -34,7 +34,7 @@ from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
 from graphql_api.schema import schema_sdl
-from graphql_api.serving import uvicorn_options, worker_options
+from graphql_api.serving import settle_heap, uvicorn_options, worker_options
 from graphql_api.settings import Settings, hand_down_to_workers
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.graphql"
@@ -147,7 +147,9 @@ def run(_args: argparse.Namespace) -> int:
             )
             if workers == 1:
                 try:
-                    serve(create_app(datastore, api_settings), **uvicorn_options(api_settings))
+                    app = create_app(datastore, api_settings)
+                    settle_heap()
+                    serve(app, **uvicorn_options(api_settings))
                 finally:
                     datastore.close()
             else:

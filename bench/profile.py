@@ -35,6 +35,7 @@ from datastore.provision import ensure_table
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth import issue_token
+from graphql_api.serving import settle_heap
 from graphql_api.settings import Settings
 
 
@@ -160,6 +161,7 @@ def main() -> int:
         data: Dataset = build(client, settings.table_name)
         api = loaded.api
         app = create_app(Datastore(client, settings.table_name), api)
+        settle_heap()  # as the server does
         tokens = {
             "admin": issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin"),
             "profile": issue_token(api, subject=data.profile.emp_id, org_id=data.org_id, role="employee"),

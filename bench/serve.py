@@ -18,7 +18,7 @@ import uvicorn
 
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.serving import uvicorn_options, worker_options
+from graphql_api.serving import settle_heap, uvicorn_options, worker_options
 from graphql_api.settings import Settings, hand_down_to_workers
 
 # The bench's queries are larger than the product's defaults admit.
@@ -64,6 +64,7 @@ def main() -> None:
     settings = Settings.load(defaults=defaults)
     datastore = Datastore.connect(settings.datastore)
     app = create_app(datastore, settings.api)
+    settle_heap()  # as every server process does once its app is built
     # The server's own parser and loop (HTTP_IMPLEMENTATION; httptools on uvloop by default).
     uvicorn.run(
         app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False, **uvicorn_options(settings.api)

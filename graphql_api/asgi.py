@@ -13,6 +13,7 @@ from datastore.config import ConfigError
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.observability.logging import configure_logging
+from graphql_api.serving import settle_heap
 from graphql_api.settings import Settings
 
 settings = Settings.load()
@@ -24,3 +25,4 @@ if settings.datastore.embedded:
 configure_logging(settings.api.log_format)
 datastore = Datastore.connect(settings.datastore)
 app = create_app(datastore, settings.api)
+settle_heap()
