@@ -31,10 +31,11 @@ from deploy import cloudformation as deploy_template
 from graphql_api import bulk_csv
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
+from graphql_api.heap import settle_heap
 from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
 from graphql_api.schema import schema_sdl
-from graphql_api.serving import settle_heap, uvicorn_options, worker_options
+from graphql_api.serving import uvicorn_options, worker_options
 from graphql_api.settings import Settings, hand_down_to_workers
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.graphql"

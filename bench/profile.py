@@ -35,7 +35,7 @@ from datastore.provision import ensure_table
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth import issue_token
-from graphql_api.serving import settle_heap
+from graphql_api.heap import settle_heap
 from graphql_api.settings import Settings
 
 

@@ -18,7 +18,8 @@ import uvicorn
 
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.serving import settle_heap, uvicorn_options, worker_options
+from graphql_api.heap import settle_heap
+from graphql_api.serving import uvicorn_options, worker_options
 from graphql_api.settings import Settings, hand_down_to_workers
 
 # The bench's queries are larger than the product's defaults admit.

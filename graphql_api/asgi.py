@@ -12,8 +12,8 @@ from __future__ import annotations
 from datastore.config import ConfigError
 from datastore.store import Datastore
 from graphql_api.app import create_app
+from graphql_api.heap import settle_heap
 from graphql_api.observability.logging import configure_logging
-from graphql_api.serving import settle_heap
 from graphql_api.settings import Settings
 
 settings = Settings.load()

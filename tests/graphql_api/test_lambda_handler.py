@@ -58,7 +58,7 @@ def entry(
         sys.modules.pop(name, None)
     root = logging.getLogger()
     saved_logging = (list(root.handlers), root.level)
-    gc.unfreeze()  # so a test can tell that the import froze the heap (serving.settle_heap)
+    gc.unfreeze()  # so a test can tell that the import froze the heap (heap.settle_heap)
     module = importlib.import_module("graphql_api.lambda_handler")  # configures logging, as at init
     yield module
     gc.unfreeze()  # the test process goes on: its objects are collectable again
