@@ -2,39 +2,23 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from datastore import departments, keys, organizations
+from datastore import departments, keys
 from datastore.config import DatastoreSettings
-from datastore.entities import Plan
-from datastore.provision import ensure_table
-from datastore.scope import PlatformScope, TenantScope
-from datastore.table import Table
-from tests.conftest import Tenant, unique_domain
+from datastore.scope import TenantScope
+from tests.conftest import Tenant
 from tests.datastore.test_counts import corrupt
+from tests.server_commands import own_platform, server_command
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def check_counts(settings: DatastoreSettings, table_name: str, *args: str) -> subprocess.CompletedProcess[str]:
     assert settings.endpoint_url is not None
-    env = {**os.environ, "DYNAMODB_ENDPOINT": settings.endpoint_url, "HR_TABLE_NAME": table_name}
-    return subprocess.run(
-        [sys.executable, "server.py", "check-counts", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return server_command(settings.endpoint_url, table_name, "check-counts", *args)
 
 
 def test_check_counts__org_with_drift__exit_1_then_fix_exit_0_then_clean(
@@ -60,23 +44,8 @@ def test_check_counts__org_with_drift__exit_1_then_fix_exit_0_then_clean(
 
 
 def test_check_counts__no_org__checks_every_organisation(client: DynamoDBClient, settings: DatastoreSettings) -> None:
-    # A table of its own: every organisation listed (AP14) is one of this test's.
-    table_name = f"hr-check-{keys.new_id().lower()}"
-    ensure_table(client, table_name)
-    platform = Table(client, table_name, PlatformScope())
-    orgs = []
-    for name in ("One", "Two"):
-        domain = unique_domain()
-        org, _admin = organizations.create_organization(
-            platform,
-            name=name,
-            plan=Plan.FREE,
-            email_domains=[domain],
-            admin_email=f"a@{domain}",
-            admin_first_name="A",
-            admin_last_name="B",
-        )
-        orgs.append(org)
+    platform, orgs = own_platform(client, ["One", "Two"])
+    table_name = platform.name
     dept = departments.create_department(platform.with_scope(TenantScope(orgs[1].org_id)), name="Ops")
     corrupt(client, table_name, keys.department_key(orgs[1].org_id, dept.dept_id), headcount=-2)
 

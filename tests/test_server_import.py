@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 from datastore import departments, employees, keys
 from graphql_api import ids
 from tests.conftest import Tenant, unique_domain
-
-ROOT = Path(__file__).resolve().parent.parent
+from tests.server_commands import server_command
 
 
 def run_import(
@@ -19,15 +16,7 @@ def run_import(
 ) -> subprocess.CompletedProcess[str]:
     path = tmp_path / "employees.csv"
     path.write_bytes(content)
-    env = {**os.environ, "DYNAMODB_ENDPOINT": endpoint, "HR_TABLE_NAME": table_name}
-    return subprocess.run(
-        [sys.executable, "server.py", "import", "--org", org_id, str(path)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return server_command(endpoint, table_name, "import", "--org", org_id, str(path), timeout=300)
 
 
 def test_import__csv_file__creates_rows_reports_failures_by_line(

@@ -2,39 +2,24 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
-from datastore import employees, keys, organizations
+from datastore import employees, keys
 from datastore.config import DatastoreSettings
-from datastore.entities import Employee, Plan
-from datastore.provision import ensure_table
-from datastore.scope import PlatformScope, TenantScope
+from datastore.scope import TenantScope
 from datastore.table import Table
-from tests.conftest import Tenant, unique_domain
+from tests.conftest import Tenant
 from tests.datastore.support import all_pages, written_before_search
+from tests.server_commands import own_platform, server_command
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-ROOT = Path(__file__).resolve().parent.parent
-
 
 def index_names(settings: DatastoreSettings, table_name: str, *args: str) -> subprocess.CompletedProcess[str]:
     assert settings.endpoint_url is not None
-    env = {**os.environ, "DYNAMODB_ENDPOINT": settings.endpoint_url, "HR_TABLE_NAME": table_name}
-    return subprocess.run(
-        [sys.executable, "server.py", "index-names", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    return server_command(settings.endpoint_url, table_name, "index-names", *args)
 
 
 def by_name(table: Table, prefix: str) -> list[str]:
@@ -53,25 +38,13 @@ def test_index_names__one_org__old_employees_searchable(tenant: Tenant, settings
 
 
 def test_index_names__no_org__every_organisation(client: DynamoDBClient, settings: DatastoreSettings) -> None:
-    # A table of its own: every organisation listed (AP14) is one of this test's.
-    table_name = f"hr-names-{keys.new_id().lower()}"
-    ensure_table(client, table_name)
-    platform = Table(client, table_name, PlatformScope())
-    staff: dict[str, list[Employee]] = {}
-    for name, count in (("One", 2), ("Two", 0)):
-        domain = unique_domain()
-        org, _admin = organizations.create_organization(
-            platform,
-            name=name,
-            plan=Plan.FREE,
-            email_domains=[domain],
-            admin_email=f"a@{domain}",
-            admin_first_name="A",
-            admin_last_name="B",
-        )
-        staff[org.org_id] = written_before_search(platform.with_scope(TenantScope(org.org_id)), count)
+    platform, orgs = own_platform(client, ["One", "Two"])
+    staff = {
+        org.org_id: written_before_search(platform.with_scope(TenantScope(org.org_id)), count)
+        for org, count in zip(orgs, (2, 0), strict=True)
+    }
 
-    result = index_names(settings, table_name)
+    result = index_names(settings, platform.name)
 
     assert result.returncode == 0, result.stderr
     indexed = {org_id: len(members) + 1 for org_id, members in staff.items()}  # and the admin

@@ -1,0 +1,59 @@
+"""``python server.py <command>`` as a subprocess against the session's DynamoDB Local."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from datastore import keys, organizations
+from datastore.entities import Organization, Plan
+from datastore.provision import ensure_table
+from datastore.scope import PlatformScope
+from datastore.table import Table
+from tests.conftest import unique_domain
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def server_command(
+    endpoint: str, table_name: str, *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """Run ``server.py *args`` on ``table_name`` at ``endpoint``; its exit status is the test's to check."""
+    env = {**os.environ, "DYNAMODB_ENDPOINT": endpoint, "HR_TABLE_NAME": table_name}
+    return subprocess.run(
+        [sys.executable, "server.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def own_platform(client: DynamoDBClient, names: Sequence[str]) -> tuple[Table, list[Organization]]:
+    """A table of its own holding one organisation per name, for the commands that run over
+    every organisation (AP14): everything they find there is the test's."""
+    table = Table(client, f"hr-platform-{keys.new_id().lower()}", PlatformScope())
+    ensure_table(client, table.name)
+    orgs = []
+    for name in names:
+        domain = unique_domain()
+        org, _admin = organizations.create_organization(
+            table,
+            name=name,
+            plan=Plan.FREE,
+            email_domains=[domain],
+            admin_email=f"a@{domain}",
+            admin_first_name="A",
+            admin_last_name="B",
+        )
+        orgs.append(org)
+    return table, orgs
