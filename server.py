@@ -202,10 +202,7 @@ def token(args: argparse.Namespace) -> int:
 def import_employees(args: argparse.Namespace) -> int:
     """Import a CSV file of employees into one organisation (README "Bulk onboarding")."""
     settings = Settings.load().datastore
-    try:
-        keys.parse_ulid(args.org, "--org")  # before DynamoDB Local is started for nothing
-    except InvalidInput as error:
-        raise CommandError(str(error)) from None
+    org = _org_option(args.org)
     path = Path(args.file)
     if not path.is_file():
         raise CommandError(f"no such file: {path}")
@@ -213,7 +210,7 @@ def import_employees(args: argparse.Namespace) -> int:
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
         try:
-            [org_id] = _chosen_organizations(datastore, args.org)
+            [org_id] = _chosen_organizations(datastore, org)
             table = datastore.table(TenantScope(org_id))
             with path.open("rb") as binary:
                 rows = bulk_csv.records(binary)  # the header is checked before the bar shows
@@ -248,16 +245,23 @@ def export_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def _chosen_organizations(datastore: Datastore, org: str | None) -> Iterable[str]:
-    """The organisations a platform command runs over: ``--org``'s, checked, or every one.
-
-    ``--org`` must be a ULID of an existing organisation (one GetItem); without it, AP14 lists
-    every organisation on the platform, page by page, as the command goes.
-    """
+def _org_option(org: str | None) -> str | None:
+    """``--org`` as an organisation id (a ULID), checked before any DynamoDB is started."""
     if org is None:
+        return None
+    try:
+        return keys.parse_ulid(org, "--org")
+    except InvalidInput as error:
+        raise CommandError(str(error)) from None
+
+
+def _chosen_organizations(datastore: Datastore, org_id: str | None) -> Iterable[str]:
+    """The organisations a platform command runs over: ``--org``'s (``_org_option``), if it
+    exists (one GetItem), or, without it, every one on the platform (AP14, page by page, as
+    the command goes)."""
+    if org_id is None:
         platform = datastore.table(PlatformScope())
         return (found.org_id for found in every(lambda request: organizations.list_organizations(platform, request)))
-    org_id = keys.parse_ulid(org, "--org")
     if organizations.get_organization(datastore.table(TenantScope(org_id))) is None:
         raise CommandError(f"no organisation has the id {org_id}")
     return [org_id]
@@ -270,11 +274,12 @@ def check_counts(args: argparse.Namespace) -> int:
     1 when a difference was found and --fix not given.
     """
     settings = Settings.load().datastore
+    org = _org_option(args.org)
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
         try:
             found = departments = jobs = 0
-            for org_id in _chosen_organizations(datastore, args.org):
+            for org_id in _chosen_organizations(datastore, org):
                 report = counts.check_organization(datastore.table(TenantScope(org_id)), fix=args.fix)
                 departments, jobs = departments + report.departments, jobs + report.jobs
                 for drift in report.drifts:
@@ -306,10 +311,11 @@ def index_names(args: argparse.Namespace) -> int:
     one shows how far it got (running it again is safe: it rewrites the same entries).
     """
     settings = Settings.load().datastore
+    org = _org_option(args.org)
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
         try:
-            for org_id in _chosen_organizations(datastore, args.org):
+            for org_id in _chosen_organizations(datastore, org):
                 count = name_backfill.index_organization(datastore.table(TenantScope(org_id)))
                 print(f"{org_id}: {count} employee{'s' * (count != 1)} indexed", flush=True)
         except (InvalidInput, Conflict, Unavailable) as error:  # Conflict: an employee kept changing
