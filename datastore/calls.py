@@ -84,12 +84,12 @@ class CallLog:
         batches dispatched together, must not look sequential because a thread started late.
         """
         snapshot = self.snapshot()
-        depths = [call.depth for call in snapshot]
-        if snapshot and None not in depths:
-            by_depth: dict[int | None, list[Call]] = {}
-            for call, depth in zip(snapshot, depths, strict=True):
+        batched = [(call.depth, call) for call in snapshot if call.depth is not None]
+        if snapshot and len(batched) == len(snapshot):
+            by_depth: dict[int, list[Call]] = {}
+            for depth, call in batched:
                 by_depth.setdefault(depth, []).append(call)
-            return [by_depth[depth] for depth in sorted(by_depth, key=lambda depth: depth or 0)]
+            return [by_depth[depth] for depth in sorted(by_depth)]
         units: dict[object, list[Call]] = {}
         for index, call in enumerate(snapshot):
             units.setdefault(("batch", call.batch) if call.batch is not None else index, []).append(call)
