@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 from aiodataloader import DataLoader
@@ -53,13 +53,8 @@ def list_key(fetch: ListFetch, parent: str | None, first: int, after: StartKey |
     return ListKey(fetch, parent, first, None if after is None else tuple(sorted(after.items())), descending)
 
 
-def _retrieve(future: asyncio.Future[Any]) -> None:
-    if not future.cancelled():
-        future.exception()  # marks it retrieved; every consumer still gets it from the future
-
-
 class SharedLoader(DataLoader[K, V]):
-    """A DataLoader whose futures no consumer can cancel for the others.
+    """A DataLoader whose futures no consumer can cancel for the others, settled a batch at a time.
 
     aiodataloader hands every consumer of a key the same cached future, and cancelling a task
     cancels the future it awaits: graphql-core cancels a field's pending awaitables when a
@@ -67,6 +62,11 @@ class SharedLoader(DataLoader[K, V]):
     too, and the request ended in a plain-text 500. So each consumer gets its own future
     (``asyncio.shield``), and ``get_many`` waits with ``asyncio.wait``, which never cancels
     what it waits for.
+
+    ``get_many`` waits on the batches its keys are in, not on each key: every key of a
+    dispatch shares one *turn* future, settled once the batch's values are all set. Waiting
+    key by key put one callback per key on the loop (a Handle each), twice, which on Q2's
+    1,000 application owners cost more than building the objects.
     """
 
     def __init__(self) -> None:
@@ -75,28 +75,67 @@ class SharedLoader(DataLoader[K, V]):
         # its batch is dispatched; then its batch's depth, which the key's consumers take on.
         self._asked_at: dict[K, int] = {}
         self._depths: dict[K, int] = {}
+        # The turn of each key whose batch has not settled, and the queue it is being
+        # collected into (aiodataloader's ``_queue``, swapped for a new list at dispatch).
+        self._turn_of: dict[K, _Turn] = {}
+        self._collecting: _Turn | None = None
 
     def load(self, key: K) -> asyncio.Future[V]:
         shared = self._shared(key)
         return shared if shared.done() else asyncio.shield(shared)
 
-    def _dispatching(self, keys: Sequence[K]) -> None:
-        """Start a batch of ``keys`` one round trip deeper than the deepest load among them."""
+    async def fetch(self, keys: list[K]) -> list[V]:
+        """The values of one batch's ``keys``, in order: the one call a subclass makes."""
+        raise NotImplementedError
+
+    async def batch_load_fn(self, keys: list[K]) -> list[V]:
+        """aiodataloader's batch: ``fetch`` one round trip deeper than the deepest load among
+        the keys, then settle their turn.
+
+        The turn is settled by a callback scheduled as ``fetch`` returns or raises:
+        aiodataloader then sets every key's result or exception without yielding to the
+        loop, so the callback runs after all of them. Every key of one dispatch came from one
+        queue, so from one turn: a key's turn changes only when it is loaded afresh, after
+        a failed batch has cleared it from the cache, which is after its dispatch.
+        """
         asked = self._asked_at
         depth = 1 + max((asked.pop(key, 0) for key in keys), default=0)
         self._depths.update(dict.fromkeys(keys, depth))
         calls.new_batch(depth)
+        turn = self._turn_of[keys[0]]
+        try:
+            return await self.fetch(keys)
+        finally:
+            asyncio.get_running_loop().call_soon(self._settle, turn)
+
+    def _settle(self, turn: _Turn) -> None:
+        for key, future in turn.keys:
+            if self._turn_of.get(key) is turn:
+                del self._turn_of[key]
+            if not future.done():
+                # The batch's task was cancelled before aiodataloader set anything: its keys
+                # are cancelled with it rather than left pending for ever.
+                future.cancel()
+            elif not future.cancelled():
+                # Marked retrieved: its consumers each hold a shield or a turn, so when they
+                # are all cancelled or gone nobody reads the shared future's exception, and
+                # asyncio would log each one at collection ("Future exception was never
+                # retrieved": one line per key of every failed batch).
+                future.exception()
+        if not turn.settled.done():
+            turn.settled.set_result(None)
 
     def _shared(self, key: K) -> asyncio.Future[V]:
-        """The key's one future, marked retrieved when it fails: its consumers each hold a
-        shield or wait with ``asyncio.wait``, so when they are all cancelled or gone, nobody
-        reads the shared future's exception, and asyncio would log each one at collection
-        ("Future exception was never retrieved": one line per key of every failed batch)."""
+        """The key's one future; a fresh one joins the turn its dispatch queue belongs to."""
         fresh = self.get_cache_key(key) not in self._cache
         shared = super().load(key)
         depth = calls.current_depth.get()
         if fresh:
-            shared.add_done_callback(_retrieve)
+            turn = self._collecting
+            if turn is None or turn.queue is not self._queue:
+                turn = self._collecting = _Turn(self._queue, asyncio.get_running_loop().create_future())
+            turn.keys.append((key, shared))
+            self._turn_of[key] = turn
             self._asked_at[key] = depth
         elif key in self._asked_at and depth > self._asked_at[key]:
             # Asked again, from deeper, before its batch went out: the batch waits on both.
@@ -111,17 +150,27 @@ class SharedLoader(DataLoader[K, V]):
     async def get_many(self, keys: Iterable[K]) -> dict[K, V]:
         """Each distinct key of ``keys`` once, batched with every other load of this turn.
 
-        For a whole page at once (types/relations.py): one future per distinct key rather
-        than a coroutine, a future and a task per object.
+        For a whole page at once (types/relations.py): one wait on the batches the keys are
+        in, rather than a coroutine, a future and a task per object.
         """
         distinct = list(dict.fromkeys(keys))
         shared = [self._shared(key) for key in distinct]
-        pending = [future for future in shared if not future.done()]
-        if pending:
-            await asyncio.wait(pending)
+        turn_of = self._turn_of
+        turns = {turn_of[key].settled for key, future in zip(distinct, shared, strict=True) if not future.done()}
+        if turns:
+            await asyncio.wait(turns)
         found = {key: future.result() for key, future in zip(distinct, shared, strict=True)}
         calls.waited(max((self._depths.get(key, 0) for key in distinct), default=0))
         return found
+
+
+@dataclass(slots=True)
+class _Turn:
+    """The keys of one dispatch of a SharedLoader, and the future settled when they are."""
+
+    queue: list[Any]  # aiodataloader's queue they were collected into
+    settled: asyncio.Future[None]
+    keys: list[tuple[Any, asyncio.Future[Any]]] = field(default_factory=list)
 
 
 class Loader(SharedLoader[K, V]):
@@ -132,8 +181,7 @@ class Loader(SharedLoader[K, V]):
         self._run = run
         self._batch = batch
 
-    async def batch_load_fn(self, keys: list[K]) -> list[V]:
-        self._dispatching(keys)
+    async def fetch(self, keys: list[K]) -> list[V]:
         return list(await self._run(self._batch, keys))
 
 
@@ -150,8 +198,7 @@ class EntityLoader(SharedLoader[tuple[Kind, Any], Any]):
         self._run = run
         self._table = table
 
-    async def batch_load_fn(self, keys: list[tuple[Kind, Any]]) -> list[Any]:
-        self._dispatching(keys)
+    async def fetch(self, keys: list[tuple[Kind, Any]]) -> list[Any]:
         return list(await self._run(by_id.get_by_id, self._table, keys))
 
 
@@ -182,8 +229,7 @@ class ListLoader(SharedLoader[ListKey, Page[Any]]):
         self._run = run
         self._table = table
 
-    async def batch_load_fn(self, keys: list[ListKey]) -> list[Page[Any]]:
-        self._dispatching(keys)
+    async def fetch(self, keys: list[ListKey]) -> list[Page[Any]]:
         return list(
             await asyncio.gather(*(self._run(key.fetch, self._table, key.parent, key.request()) for key in keys))
         )

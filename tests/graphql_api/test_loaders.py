@@ -7,6 +7,7 @@ import contextvars
 import functools
 import gc
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
@@ -182,3 +183,75 @@ def test_loader__batch_depth__one_deeper_than_the_deepest_load_of_its_keys() -> 
 
     assert asyncio.run(load()) == [3, 3, 3]
     assert depths == [3]
+
+
+def test_loader__get_many_over_two_pending_batches__waits_for_both() -> None:
+    """Keys already on their way in an earlier batch, and fresh ones: one wait per batch, and
+    every value once both batches are in."""
+    seen: list[list[int]] = []
+
+    def batch(keys: list[int]) -> list[int]:
+        seen.append(keys)
+        return [key * 2 for key in keys]
+
+    async def load() -> dict[int, int]:
+        with ThreadPoolExecutor(2) as pool:
+            loader: Loader[int, int] = Loader(runner(pool), batch)
+            first = asyncio.ensure_future(loader.get_many([1, 2, 3]))
+            await asyncio.sleep(0.01)  # the first batch is out, not back
+            second = await loader.get_many([2, 3, 4, 5])
+            return {**await first, **second}
+
+    assert asyncio.run(load()) == {1: 2, 2: 4, 3: 6, 4: 8, 5: 10}
+    assert seen == [[1, 2, 3], [4, 5]]
+
+
+def test_loader__get_many_when_one_of_its_batches_fails__raises_that_batchs_error() -> None:
+    """The error of the failed batch, not a value read before it was set; the keys of the
+    failed batch are read afresh next time."""
+
+    def batch(keys: list[int]) -> list[int]:
+        if 13 in keys:
+            raise InvalidInput("keys", "13 is unlucky")
+        return keys
+
+    async def load() -> tuple[BaseException | None, dict[int, int]]:
+        with ThreadPoolExecutor(2) as pool:
+            loader: Loader[int, int] = Loader(runner(pool), batch)
+            good = asyncio.ensure_future(loader.get_many([1, 2]))
+            await asyncio.sleep(0.01)  # [1, 2] go out in a batch of their own
+            failed: BaseException | None = None
+            try:
+                await loader.get_many([1, 2, 13])
+            except InvalidInput as error:
+                failed = error
+            return failed, await good
+
+    failed, good = asyncio.run(load())
+    assert isinstance(failed, InvalidInput) and failed.field == "keys"
+    assert good == {1: 1, 2: 2}
+
+
+def test_loader__batch_task_cancelled__its_consumers_are_cancelled_not_left_waiting() -> None:
+    """A batch whose task is cancelled (the loop shutting down) sets no value: the keys'
+    consumers must end, not wait for ever."""
+    release = threading.Event()
+
+    def batch(keys: list[int]) -> list[int]:
+        release.wait(5)
+        return keys
+
+    async def load() -> tuple[bool, bool]:
+        with ThreadPoolExecutor(1) as pool:
+            loader: Loader[int, int] = Loader(runner(pool), batch)
+            many = asyncio.ensure_future(loader.get_many([1, 2]))
+            one = asyncio.ensure_future(loader.get(2))
+            await asyncio.sleep(0.05)
+            for task in asyncio.all_tasks():
+                if task.get_coro().__qualname__ == "dispatch_queue_batch":  # type: ignore[union-attr]
+                    task.cancel()
+            done, _ = await asyncio.wait([many, one], timeout=2)
+            release.set()
+            return many in done and many.cancelled(), one in done and one.cancelled()
+
+    assert asyncio.run(load()) == (True, True)
