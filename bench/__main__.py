@@ -24,6 +24,7 @@ from bench.dataset import build
 from bench.floor import Floor, Stats
 from bench.queries import Q1, Q2, Q3, Q5, Q7, q4, q6, q6_cursors
 from bench.targets import print_verdicts
+from bench.warmup import warm_up
 from datastore import calls, keys
 from datastore.client import make_client
 from datastore.local import DynamoDBLocal, free_port
@@ -73,10 +74,11 @@ def server_env(endpoint_url: str, table_name: str, **settings: str) -> dict[str,
 
 
 class Server:
-    def __init__(self, env: dict[str, str], *flags: str) -> None:
+    def __init__(self, env: dict[str, str], *flags: str, quiet: bool = False) -> None:
+        """``quiet``: its standard output (the workers' access log, a line per request) dropped."""
         self.port = free_port()
         args = [sys.executable, "-m", "bench.serve", str(self.port), *flags]
-        self.process = subprocess.Popen(args, env=env)
+        self.process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL if quiet else None)
         self.url = f"http://127.0.0.1:{self.port}"
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -240,6 +242,7 @@ def main() -> int:
         profile = issue_token(API, subject=data.profile.emp_id, org_id=data.org_id, role="employee")
         product, naive = Server(env), Server(env, "--naive")
         floor = Floor(make_client(settings, stock=True), table_name, data)
+        print(warm_up(local.pid, [floor.q1, floor.q2, floor.q3, floor.q4]), flush=True)
         results: dict[str, dict[str, Any]] = {}
         try:
             queries: list[tuple[str, str, Any, Any]] = [
@@ -294,7 +297,7 @@ def main() -> int:
             defaults.stop()
         workers: dict[str, dict[str, float]] = {}
         for count in (1, 2):
-            server = Server(env, "--workers", str(count))
+            server = Server(env, "--workers", str(count), quiet=True)
             try:
                 for name, token, body, _ in queries:
                     workers.setdefault(name, {})[f"workers_{count}"] = measure_c16(server, token, body)
