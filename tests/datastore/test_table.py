@@ -22,7 +22,7 @@ from datastore.errors import Conflict, DatastoreError, InvalidInput, NotFound, S
 from datastore.local import free_port
 from datastore.pagination import PageRequest
 from datastore.scope import PlatformScope, SignInScope, TenantScope
-from datastore.table import RetryPolicy, Table
+from datastore.table import RetryPolicy, Table, even_chunks
 from tests.conftest import TEST_RETRY, Tenant, TenantFactory
 from tests.datastore.support import gsi_order, raw_employees, write_items
 
@@ -95,7 +95,9 @@ def test_batch_get__any_number_of_keys__ceil_distinct_over_100_calls_in_order(
         )
         result = table.batch_get([keys.employee_key(org_id, e) for e in wanted_ids])
     assert log.operations() == ["BatchGetItem"] * math.ceil(distinct / 100)
-    assert all(len(call.params["RequestItems"][table.name]["Keys"]) <= 100 for call in log.calls)
+    sizes = [len(call.params["RequestItems"][table.name]["Keys"]) for call in log.calls]
+    assert all(size <= 100 for size in sizes)
+    assert not sizes or max(sizes) - min(sizes) <= 1  # 101 keys: 51 and 50, never 100 and 1
     asked = [k["SK"]["S"] for call in log.calls for k in call.params["RequestItems"][table.name]["Keys"]]
     assert len(asked) == len(set(asked)) == distinct
     assert [None if item is None else items.employee_from(item) for item in result] == [
@@ -462,3 +464,14 @@ def test_table__unreachable_endpoint__typed_unavailable(settings: DatastoreSetti
         table.write([transact.delete(keys.organization_key(org))])
     with pytest.raises(Unavailable, match="could not be reached"):
         table.write([transact.delete(keys.organization_key(org)), transact.delete(keys.subscription_key(org))])
+
+
+@pytest.mark.parametrize(
+    ("count", "sizes"),
+    [(0, []), (1, [1]), (100, [100]), (101, [51, 50]), (102, [51, 51]), (250, [84, 83, 83]), (1000, [100] * 10)],
+)
+def test_even_chunks__fewest_calls_of_at_most_100__sizes_within_one(count: int, sizes: list[int]) -> None:
+    values = list(range(count))
+    chunks = even_chunks(values, 100)
+    assert [len(chunk) for chunk in chunks] == sizes
+    assert [value for chunk in chunks for value in chunk] == values
