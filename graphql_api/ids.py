@@ -50,7 +50,11 @@ def parts_of(value: str, type_name: str, count: int, field: str = "id") -> tuple
     that is not an id at all, or an id of the type whose parts are not canonical ULIDs
     (a lower-case ULID would otherwise name the same object), is BAD_USER_INPUT.
     """
-    decoded = decode(value, field)
+    return ulids_of(decode(value, field), type_name, count, field)
+
+
+def ulids_of(decoded: GlobalId, type_name: str, count: int, field: str = "id") -> tuple[str, ...] | None:
+    """``parts_of`` for an id already decoded."""
     if decoded.type_name != type_name or len(decoded.parts) != count:
         return None
     try:

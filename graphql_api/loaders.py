@@ -71,6 +71,12 @@ class SharedLoader(DataLoader[K, V]):
 
     def __init__(self) -> None:
         super().__init__()
+        # A turn is one dispatch queue sent as one batch, and a key's turn is found by the key:
+        # aiodataloader must neither cut a queue into several batches nor reload a queued key
+        # (it clears a key only when its batch has failed, after that batch was sent; nothing
+        # here calls ``clear``).
+        if self.max_batch_size or not self.cache:
+            raise TypeError("a SharedLoader batches whole queues and caches every key")
         # The round trips behind each key (datastore.calls.current_depth): at the load, until
         # its batch is dispatched; then its batch's depth, which the key's consumers take on.
         self._asked_at: dict[K, int] = {}
@@ -101,9 +107,9 @@ class SharedLoader(DataLoader[K, V]):
         asked = self._asked_at
         depth = 1 + max((asked.pop(key, 0) for key in keys), default=0)
         self._depths.update(dict.fromkeys(keys, depth))
-        calls.new_batch(depth)
         turn = self._turn_of[keys[0]]
         try:
+            calls.new_batch(depth)
             return await self.fetch(keys)
         finally:
             asyncio.get_running_loop().call_soon(self._settle, turn)
@@ -113,8 +119,9 @@ class SharedLoader(DataLoader[K, V]):
             if self._turn_of.get(key) is turn:
                 del self._turn_of[key]
             if not future.done():
-                # The batch's task was cancelled before aiodataloader set anything: its keys
-                # are cancelled with it rather than left pending for ever.
+                # The batch's task was cancelled before aiodataloader set anything (the loop
+                # shutting down): its keys are cancelled with it rather than left pending for
+                # ever, and stay so in the cache, as the request is ending anyway.
                 future.cancel()
             elif not future.cancelled():
                 # Marked retrieved: its consumers each hold a shield or a turn, so when they

@@ -64,6 +64,15 @@ def _organization(info: Info) -> Organization:
     return Organization.of_caller(info.context.session.require_tenant().org_id)
 
 
+# What ``node`` reads for an id of each type with that many parts (the id's ULIDs, in order).
+_NODE_HANDLERS: dict[tuple[str, int], Callable[..., Awaitable[Node | None]]] = {
+    ("Employee", 1): _employee,
+    ("Department", 1): _department,
+    ("JobPosting", 1): _job,
+    ("Application", 2): _application,
+}
+
+
 @strawberry.type(
     description="What a client reads. Every field but `organizations` needs an employee's bearer token or an "
     "API key (none: UNAUTHENTICATED; a platform operator's token: FORBIDDEN) and reads the caller's own "
@@ -91,24 +100,18 @@ class Query:
     async def node(self, info: Info, id: NodeId) -> Node | None:
         decoded = ids.decode(id)
         info.context.session.require_tenant()
-        handlers: dict[tuple[str, int], Callable[[tuple[str, ...]], Awaitable[Node | None]]] = {
-            ("Employee", 1): lambda p: _employee(info, p[0]),
-            ("Department", 1): lambda p: _department(info, p[0]),
-            ("JobPosting", 1): lambda p: _job(info, p[0]),
-            ("Application", 2): lambda p: _application(info, p[0], p[1]),
-        }
-        handler = handlers.get((decoded.type_name, len(decoded.parts)))
         if decoded.type_name in ("Organization", "Subscription"):
-            if ids.parts_of(id, decoded.type_name, 1) != (info.context.session.require_tenant().org_id,):
+            if ids.ulids_of(decoded, decoded.type_name, 1) != (info.context.session.require_tenant().org_id,):
                 return None
             if decoded.type_name == "Organization":
                 return _organization(info)
             found = await info.context.session.loaders.subscription.get(decoded.parts[0])
             return None if found is None else BillingSubscription.of(found)
+        handler = _NODE_HANDLERS.get((decoded.type_name, len(decoded.parts)))
         if handler is None:
             return None
-        parts = ids.parts_of(id, decoded.type_name, len(decoded.parts))
-        return None if parts is None else await handler(parts)
+        parts = ids.ulids_of(decoded, decoded.type_name, len(decoded.parts))
+        return None if parts is None else await handler(info, *parts)
 
     @strawberry.field(description="An employee of your organisation by id; null when there is none.")
     async def employee(self, info: Info, id: NodeId) -> Employee | None:
