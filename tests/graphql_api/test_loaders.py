@@ -12,6 +12,8 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
+import pytest
+
 from datastore import calls, keys
 from datastore.errors import InvalidInput
 from datastore.table import Table
@@ -255,3 +257,18 @@ def test_loader__batch_task_cancelled__its_consumers_are_cancelled_not_left_wait
             return many in done and many.cancelled(), one in done and one.cancelled()
 
     assert asyncio.run(load()) == (True, True)
+
+
+def test_shared_loader__cut_batches__refused() -> None:
+    """A turn is one whole dispatch queue: a loader that cut queues into several batches
+    would settle every batch's consumers when the first one came back."""
+
+    class Cut(Loader[int, int]):
+        max_batch_size = 2
+
+    async def build() -> None:
+        with ThreadPoolExecutor(1) as pool:
+            Cut(runner(pool), list)
+
+    with pytest.raises(TypeError):
+        asyncio.run(build())
