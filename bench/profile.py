@@ -93,6 +93,8 @@ CATEGORIES = [
     ("/strawberry/", "Strawberry (resolver wrappers, view, extensions)"),
     ("/graphql_api/limits/", "limits (cost, response size, ...)"),
     ("/graphql_api/types/", "our types: building objects, relations, connections"),
+    ("/graphql_api/plan/", "compiled plan: completing the response's fields"),
+    ("/graphql_api/loaders.py", "DataLoader"),
     ("/graphql_api/", "our request handling (context, loaders, auth, cursors)"),
     ("/aiodataloader/", "DataLoader"),
     ("/datastore/", "datastore (on the loop)"),
