@@ -296,11 +296,15 @@ def test_caller_check__q4_hundred_nodes__floor_plus_one(api: Api, big: BigTenant
         f'n{i}: node(id: "{ids.encode("Employee", e.emp_id)}") {{ ... on Employee {{ email }} }}'
         for i, e in enumerate(big.employees[:100])
     )
-    cost = cost_as(api, big.admin, f"{{ {nodes} }}")
+    with calls.listening() as log:
+        cost = cost_as(api, big.admin, f"{{ {nodes} }}")
     assert len(cost["data"]) == 100
     # Floor: one BatchGetItem of 100 keys; the check's two keys make 102, two calls, one wave.
     assert cost["requests"] == {"BatchGetItem": 2}
     assert cost["waves"] == 1
+    # Of even size, side by side: the wave is as slow as its larger call (Table.batch_get).
+    sizes = [len(asked["Keys"]) for call in log.calls for asked in call.params["RequestItems"].values()]
+    assert sorted(sizes) == [51, 51]
 
 
 def test_caller_check__mutation__one_call_before_the_write(api: Api, big: BigTenant) -> None:
