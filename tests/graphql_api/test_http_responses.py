@@ -172,6 +172,8 @@ def test_gzip__raw_bytes_are_gzip(server_url: str) -> None:
         compressed = b"".join(response.iter_raw())
         response.close()
     assert compressed[:2] == b"\x1f\x8b"
+    # XFL (RFC 1952): 4 is "fastest", what level 1 writes; 2, "maximum", would be level 9.
+    assert compressed[8] == 4
     assert b"__schema" in gzip.decompress(compressed)
 
 
