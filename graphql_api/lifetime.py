@@ -78,6 +78,9 @@ class RequestLifetime:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
+            session = scope.get(SESSION)
+            if isinstance(session, RequestSession):
+                session.end()
 
 
 async def _watch(
