@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import statistics
 import sys
 import time
@@ -59,6 +60,28 @@ class Timings:
     def io_threads(self) -> float:
         """Median CPU of the I/O pool's threads: boto3 (serialise, sign, send, parse)."""
         return statistics.median(c - loop for c, loop in zip(self.cpu, self.loop, strict=True))
+
+
+class Collections:
+    """The cyclic garbage collector's runs meanwhile (``gc.callbacks``), by generation."""
+
+    def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        self.started = 0.0
+        self.pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
+
+    def callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self.started = time.perf_counter()
+        else:
+            self.pauses[info["generation"]].append((time.perf_counter() - self.started) * 1000)
+
+    def summary(self) -> str:
+        every = [pause for pauses in self.pauses.values() for pause in pauses]
+        counts = "/".join(str(len(self.pauses[generation])) for generation in (0, 1, 2))
+        return f"GC {counts} collections (gen 0/1/2), {sum(every):.1f} ms, longest {max(every, default=0):.1f} ms"
 
 
 async def run(app: Any, token: str, body: dict[str, Any], n: int, profiler: Any = None) -> Timings:
@@ -182,13 +205,16 @@ def main() -> int:
         if "Q6" in args.names:
             afters = q.q6_cursors(lambda body: asyncio.run(post(app, tokens["admin"], body)))
             known["Q6"] = ("admin", {"query": q.q6(afters)})
+        collections = Collections()
+        gc.callbacks.append(collections.callback)
         for name in args.names:
             caller, body = known[name]
+            collections.reset()
             timings = asyncio.run(run(app, tokens[caller], body, args.n))
             print(
                 f"{name}: CPU ms median {statistics.median(timings.cpu):.1f} (min {min(timings.cpu):.1f}; "
                 f"event loop {statistics.median(timings.loop):.1f}, I/O threads {timings.io_threads:.1f}), "
-                f"wall ms median {statistics.median(timings.wall):.1f}, n={args.n}",
+                f"wall ms median {statistics.median(timings.wall):.1f}, n={args.n}; {collections.summary()}",
                 flush=True,
             )
             if args.pyinstrument:

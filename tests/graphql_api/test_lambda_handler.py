@@ -27,6 +27,7 @@ from datastore import api_keys, calls
 from datastore.entities import Employee, Role
 from datastore.scope import TenantScope
 from datastore.table import Table
+from graphql_api import heap
 from graphql_api.auth import issue_token
 from graphql_api.config import ApiSettings
 from graphql_api.signin import GRANT_TYPE, ID_TOKEN_TYPE
@@ -59,9 +60,11 @@ def entry(
     root = logging.getLogger()
     saved_logging = (list(root.handlers), root.level)
     gc.unfreeze()  # so a test can tell that the import froze the heap (heap.settle_heap)
+    thresholds = gc.get_threshold()
     module = importlib.import_module("graphql_api.lambda_handler")  # configures logging, as at init
     yield module
     gc.unfreeze()  # the test process goes on: its objects are collectable again
+    gc.set_threshold(*thresholds)
     for handler in list(root.handlers):
         root.removeHandler(handler)
     for handler in saved_logging[0]:
@@ -145,8 +148,10 @@ def test_handler__graphql_query__answers_from_dynamodb(entry: ModuleType, demo: 
 
 def test_entry__import__heap_built_so_far_frozen(entry: ModuleType) -> None:
     """Lambda's init phase (and each uvicorn worker) imports the entry module: what it built
-    is taken out of the cyclic collector's reach, so no full collection walks it mid-request."""
+    is taken out of the cyclic collector's reach, so no full collection walks it mid-request;
+    young collections come further apart."""
     assert gc.get_freeze_count() > 0
+    assert gc.get_threshold()[0] == heap.YOUNG_OBJECTS
 
 
 def test_handler__bad_token__401_unauthenticated(entry: ModuleType) -> None:
