@@ -7,6 +7,8 @@ cannot make validation itself exponential.
 
 from __future__ import annotations
 
+import functools
+
 from graphql import (
     FieldNode,
     FragmentDefinitionNode,
@@ -49,25 +51,31 @@ def alias_count(
 class MaxAliases(AddValidationRules):
     def __init__(self, max_aliases: int) -> None:
         self.max_aliases = max_aliases
-        limit = max_aliases
+        super().__init__([_rule(max_aliases)])
 
-        class MaxAliasesRule(ValidationRule):
-            def __init__(self, context: ValidationContext) -> None:
-                super().__init__(context)
-                definitions = context.document.definitions
-                fragments = {d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)}
-                memo: dict[str, int] = {}
-                count = sum(
-                    alias_count(d.selection_set, fragments, memo)
-                    for d in definitions
-                    if isinstance(d, OperationDefinitionNode)
-                )
-                if count > limit:
-                    context.report_error(
-                        GraphQLError(
-                            f"the query has {count} aliases; at most {limit} are allowed",
-                            extensions={"limit": "aliases", "aliases": count, "maxAliases": limit},
-                        )
+
+@functools.cache
+def _rule(limit: int) -> type[ValidationRule]:
+    """The validation rule for ``limit``, made once: Strawberry builds the extension for every
+    request, and a class made per request is cyclic garbage (a class refers to itself)."""
+
+    class MaxAliasesRule(ValidationRule):
+        def __init__(self, context: ValidationContext) -> None:
+            super().__init__(context)
+            definitions = context.document.definitions
+            fragments = {d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)}
+            memo: dict[str, int] = {}
+            count = sum(
+                alias_count(d.selection_set, fragments, memo)
+                for d in definitions
+                if isinstance(d, OperationDefinitionNode)
+            )
+            if count > limit:
+                context.report_error(
+                    GraphQLError(
+                        f"the query has {count} aliases; at most {limit} are allowed",
+                        extensions={"limit": "aliases", "aliases": count, "maxAliases": limit},
                     )
+                )
 
-        super().__init__([MaxAliasesRule])
+    return MaxAliasesRule

@@ -10,6 +10,7 @@ once, so one fragment spread many times (or a chain of them) costs linear time.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from graphql import (
@@ -87,22 +88,28 @@ def document_depth(
 class MaxDepth(AddValidationRules):
     def __init__(self, max_depth: int) -> None:
         self.max_depth = max_depth
-        limit = max_depth
+        super().__init__([_rule(max_depth)])
 
-        class MaxDepthRule(ValidationRule):
-            def __init__(self, context: ValidationContext) -> None:
-                super().__init__(context)
-                definitions = context.document.definitions
-                fragments = {d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)}
-                memo: dict[tuple[str, bool], int] = {}
-                for operation in definitions:
-                    if not isinstance(operation, OperationDefinitionNode):
-                        continue
-                    depth = document_depth(operation.selection_set, fragments, _memo=memo)
-                    if depth > limit:
-                        context.report_error(_error(depth, limit, operation))
 
-        super().__init__([MaxDepthRule])
+@functools.cache
+def _rule(limit: int) -> type[ValidationRule]:
+    """The validation rule for ``limit``, made once: Strawberry builds the extension for every
+    request, and a class made per request is cyclic garbage (a class refers to itself)."""
+
+    class MaxDepthRule(ValidationRule):
+        def __init__(self, context: ValidationContext) -> None:
+            super().__init__(context)
+            definitions = context.document.definitions
+            fragments = {d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)}
+            memo: dict[tuple[str, bool], int] = {}
+            for operation in definitions:
+                if not isinstance(operation, OperationDefinitionNode):
+                    continue
+                depth = document_depth(operation.selection_set, fragments, _memo=memo)
+                if depth > limit:
+                    context.report_error(_error(depth, limit, operation))
+
+    return MaxDepthRule
 
 
 def _error(depth: int, limit: int, operation: Any) -> GraphQLError:

@@ -17,7 +17,9 @@ from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.config import ApiSettings
 from graphql_api.errors import ApiError
+from graphql_api.limits.aliases import MaxAliases
 from graphql_api.limits.call_budget import CallBudget
+from graphql_api.limits.depth import MaxDepth
 from tests.conftest import Tenant
 from tests.graphql_api.conftest import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
@@ -438,3 +440,12 @@ def test_settings__work_limits__read_from_the_environment() -> None:
         configured.header_timeout_seconds,
         configured.body_timeout_seconds,
     ) == (1000, 2, 3, 4)
+
+
+@pytest.mark.parametrize("extension", [MaxAliases, MaxDepth])
+def test_document_limits__built_per_request__one_rule_class_per_limit(extension: Any) -> None:
+    """Strawberry builds these extensions for every request; a validation rule class made each
+    time was cyclic garbage for the collector (a class refers to itself) on every request."""
+    first, again, other = extension(30), extension(30), extension(31)
+    assert first.validation_rules == again.validation_rules
+    assert first.validation_rules != other.validation_rules
