@@ -35,7 +35,9 @@ from graphql_api.config import ApiSettings
 from graphql_api.settings import Settings, child_environment
 
 RESULTS = Path(__file__).parent / "results" / "latest.json"
-SECONDS_C1, SECONDS_C16, MAX_C1 = 3.0, 4.0, 40
+# Concurrency 1: up to MAX_C1 requests within SECONDS_C1 (at least 3). 200 lets the small
+# queries' p99 be a percentile rather than their slowest request, as it was at 40.
+SECONDS_C1, SECONDS_C16, MAX_C1 = 3.0, 4.0, 200
 SECRET = "bench-secret-0123456789-0123456789-abcdef"
 # What the bench servers sign and check tokens with: issue_token(API, ...) for the clients.
 API = ApiSettings.from_env({"HR_ENV": "bench", "JWT_SECRET": SECRET})
