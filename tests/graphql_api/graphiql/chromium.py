@@ -8,9 +8,12 @@ console message, uncaught exception and Content-Security-Policy violation is rec
 from __future__ import annotations
 
 import base64
+import contextlib
 import itertools
 import json
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -131,7 +134,7 @@ class Chromium:
     """A headless Chromium with a fresh profile; use as a context manager."""
 
     def __init__(self) -> None:
-        self._profile = tempfile.TemporaryDirectory(prefix="chromium-")
+        self._profile = Path(tempfile.mkdtemp(prefix="chromium-"))
         self._process: subprocess.Popen[bytes] | None = None
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - closed in __exit__
         self.port = 0
@@ -140,9 +143,13 @@ class Chromium:
     def __enter__(self) -> Chromium:
         if shutil.which(CHROMIUM) is None:
             raise BrowserError(f"{CHROMIUM} is missing: `make test` installs Debian's chromium")
-        profile = Path(self._profile.name)
+        profile = self._profile
         command = [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "about:blank"]
-        self._process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._stderr)
+        # A session of its own: the browser's helpers (zygote, GPU, crashpad) are stopped with
+        # it, as a group, before its profile is removed.
+        self._process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=self._stderr, start_new_session=True
+        )
         # With port 0 Chromium picks a free port and writes it to DevToolsActivePort.
         active_port = profile / "DevToolsActivePort"
         deadline = time.monotonic() + START_SECONDS
@@ -178,5 +185,22 @@ class Chromium:
             except subprocess.TimeoutExpired:
                 self._process.kill()
                 self._process.wait()
+            # Helpers that outlived the browser kept writing into the profile while it was
+            # removed ("Directory not empty: 'Default'", on a loaded CI machine).
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self._process.pid, signal.SIGKILL)
         self._stderr.close()
-        self._profile.cleanup()
+        self._remove_profile()
+
+    def _remove_profile(self) -> None:
+        """Remove the profile, retrying while a dying helper process still writes into it."""
+        for _ in range(20):
+            try:
+                shutil.rmtree(self._profile)
+            except FileNotFoundError:
+                return
+            except OSError:
+                time.sleep(0.1)
+            else:
+                return
+        shutil.rmtree(self._profile, ignore_errors=True)
