@@ -22,6 +22,8 @@ from graphql import (
 )
 from strawberry.extensions import AddValidationRules
 
+from graphql_api.selection import fragments_of
+
 
 def alias_count(
     selection_set: SelectionSetNode | None,
@@ -63,7 +65,7 @@ def _rule(limit: int) -> type[ValidationRule]:
         def __init__(self, context: ValidationContext) -> None:
             super().__init__(context)
             definitions = context.document.definitions
-            fragments = {d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)}
+            fragments = fragments_of(context.document)
             memo: dict[str, int] = {}
             count = sum(
                 alias_count(d.selection_set, fragments, memo)

@@ -26,6 +26,8 @@ from graphql import (
 )
 from strawberry.extensions import AddValidationRules
 
+from graphql_api.selection import fragments_of
+
 RELAY_LEVELS = frozenset({"edges"})
 INTROSPECTION_FIELDS = frozenset({"__schema", "__type"})
 
@@ -100,7 +102,7 @@ def _rule(limit: int) -> type[ValidationRule]:
         def __init__(self, context: ValidationContext) -> None:
             super().__init__(context)
             definitions = context.document.definitions
-            fragments = {d.name.value: d for d in definitions if isinstance(d, FragmentDefinitionNode)}
+            fragments = fragments_of(context.document)
             memo: dict[tuple[str, bool], int] = {}
             for operation in definitions:
                 if not isinstance(operation, OperationDefinitionNode):

@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from graphql import DocumentNode, FragmentDefinitionNode, GraphQLSchema
+from graphql import DocumentNode, GraphQLSchema
 from graphql.execution.executor import Executor
 
 from graphql_api.lru import Lru
 from graphql_api.plan.compiler import Plan, Unsupported, compile_operation
-from graphql_api.selection import condition_variables
+from graphql_api.selection import condition_variables, fragments_of
 
 DEFAULT_ENTRIES: Final = 512
 MAX_VARIANTS: Final = 16
@@ -53,7 +53,7 @@ class PlanCache:
         if values in entry.plans:
             return entry.plans[values]
         try:
-            fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+            fragments = fragments_of(document)
             plan: Plan | None = compile_operation(schema, executor.operation, fragments, executor.variable_values)
             self.compiled += 1
         except Unsupported:
