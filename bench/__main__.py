@@ -24,7 +24,7 @@ from bench.dataset import build
 from bench.floor import Floor, Stats
 from bench.queries import Q1, Q2, Q3, Q5, Q7, q4, q6, q6_cursors
 from bench.targets import print_verdicts
-from bench.warmup import warm_up
+from bench.warmup import cpu_ticks, warm_up
 from datastore import calls, keys
 from datastore.client import make_client
 from datastore.local import DynamoDBLocal, free_port
@@ -52,8 +52,7 @@ def peak_rss_mb(pid: int) -> float:
 
 
 def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return cpu_ticks(Path(f"/proc/{pid}/stat")) / os.sysconf("SC_CLK_TCK")
 
 
 def pct(values: list[float], p: float) -> float:

@@ -35,6 +35,12 @@ class Warmup:
         return f"DynamoDB Local warmed up: {self.rounds} rounds of the floor's queries in {self.seconds:.0f}s{share}"
 
 
+def cpu_ticks(stat: Path) -> int:
+    """User plus system CPU, in clock ticks, from a ``/proc`` ``stat`` file (a process's or a thread's)."""
+    fields = stat.read_text().rsplit(")", 1)[1].split()  # the name, in parentheses, may hold spaces
+    return int(fields[11]) + int(fields[12])
+
+
 def _thread_ticks(pid: int) -> dict[str, tuple[bool, int]] | None:
     """Each thread of ``pid``: whether it is a JIT compiler thread, and its CPU ticks."""
     try:
@@ -44,11 +50,9 @@ def _thread_ticks(pid: int) -> dict[str, tuple[bool, int]] | None:
     ticks: dict[str, tuple[bool, int]] = {}
     for task in tasks:
         try:
-            name = (task / "comm").read_text()
-            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            ticks[task.name] = ("CompilerThre" in (task / "comm").read_text(), cpu_ticks(task / "stat"))
         except OSError:
             continue  # the thread ended meanwhile
-        ticks[task.name] = ("CompilerThre" in name, int(fields[11]) + int(fields[12]))
     return ticks
 
 
