@@ -1,0 +1,71 @@
+"""`python -m bench.http_session`: one DynamoDB call's CPU and wall time, by transport.
+
+The product's client (``datastore.client.make_client``) over libcurl, the same client with
+botocore's urllib3 session put back, and the floor's stock client, each sending GetItem
+(one small item) and Query (50 items of about 200 bytes) to a fresh DynamoDB Local, one
+call after another on one thread. CPU is this process's (``time.process_time``); DynamoDB
+Local runs in its own.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from bench.warmup import warm_up
+from datastore import keys
+from datastore.client import make_client
+from datastore.local import DynamoDBLocal
+from datastore.provision import ensure_table
+from graphql_api.settings import Settings
+
+CALLS, WARM = 2000, 300
+
+
+def per_call(call: Callable[[], Any], count: int = CALLS) -> tuple[float, float]:
+    """Microseconds of CPU and of wall time per call, after WARM calls."""
+    for _ in range(WARM):
+        call()
+    cpu, wall = time.process_time(), time.perf_counter()
+    for _ in range(count):
+        call()
+    return (time.process_time() - cpu) / count * 1e6, (time.perf_counter() - wall) / count * 1e6
+
+
+def main() -> None:
+    base = Settings.load().datastore
+    with DynamoDBLocal(base.local_cache_dir) as local:
+        settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-http-{keys.new_id().lower()}")
+        product = make_client(settings)
+        urllib3 = make_client(settings)
+        urllib3._endpoint.http_session = urllib3._endpoint.http_session._fallback  # type: ignore[attr-defined]
+        stock = make_client(settings, stock=True)
+        table = settings.table_name
+        ensure_table(product, table)
+        for n in range(50):
+            item = {"PK": {"S": "P"}, "SK": {"S": f"S#{n:03}"}, "text": {"S": "x" * 160}, "n": {"N": str(n)}}
+            product.put_item(TableName=table, Item=item)
+        key = {"PK": {"S": "P"}, "SK": {"S": "S#001"}}
+        clients = {"product, libcurl": product, "product, urllib3": urllib3, "stock boto3": stock}
+
+        def get(client: Any) -> Callable[[], Any]:
+            return lambda: client.get_item(TableName=table, Key=key, ReturnConsumedCapacity="TOTAL")
+
+        def query(client: Any) -> Callable[[], Any]:
+            values = {":p": {"S": "P"}}
+            return lambda: client.query(
+                TableName=table, KeyConditionExpression="PK = :p", ExpressionAttributeValues=values, Limit=50
+            )
+
+        print(warm_up(local.pid, [get(stock), query(stock)]), flush=True)
+        print(f"{'us per call':20}{'GetItem cpu':>14}{'wall':>8}{'Query50 cpu':>14}{'wall':>8}")
+        for name, client in clients.items():
+            get_cpu, get_wall = per_call(get(client))
+            query_cpu, query_wall = per_call(query(client), CALLS // 2)
+            print(f"{name:20}{get_cpu:>14.0f}{get_wall:>8.0f}{query_cpu:>14.0f}{query_wall:>8.0f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,217 @@
+"""botocore's HTTP session on libcurl (pycurl): the same requests, for less CPU per call.
+
+botocore sends through urllib3 and ``http.client``, which parse every answer's headers with
+the ``email`` package and cost about 500 us of CPU per DynamoDB call on this stack's machine,
+twice what botocore spends building, signing and parsing the call itself. libcurl does the
+same exchange for about 250-300 us (``python -m bench.http_session`` prints both), so every
+round trip of every request costs less CPU and answers sooner.
+
+Only the transport changes. botocore still serialises, signs, emits its events (the
+``before-send`` fault hooks of the tests run before this session is reached), retries,
+parses errors and checks ``x-amz-crc32``; this session receives the prepared request and
+hands back an ``AWSResponse``, raising botocore's own exception classes, so retries and
+``datastore.table``'s error translation see what urllib3 would have given them:
+
+- the connection was never made: ``EndpointConnectionError`` or ``ConnectTimeoutError``
+  (nothing was sent, so a write cannot have been applied);
+- the request went out and no answer came in time: ``ReadTimeoutError``;
+- the connection broke on the way: ``ConnectionClosedError``; TLS failed: ``SSLError``.
+
+One libcurl handle per thread (a handle is not thread-safe; the client's calls run on the
+I/O pool's threads), each keeping its connection alive between calls, so the number of
+connections is bounded by the pool's threads as urllib3's pool bounded it. Timeouts: the
+connection within ``connect_timeout``, and each attempt's whole exchange within
+``connect_timeout + read_timeout``. That bounds an attempt outright, where urllib3's read
+timeout bounds each read of the socket and a trickling answer could take longer.
+Proxies come from the environment (``https_proxy``, ``no_proxy``), as libcurl reads them.
+
+Anything other than a buffered POST (all DynamoDB's JSON protocol sends) goes to the
+session botocore made. Without pycurl (the Lambda package: pycurl publishes no wheel for
+Lambda's manylinux2014 platform) ``install`` leaves botocore's session in place.
+"""
+
+from __future__ import annotations
+
+import threading
+from io import BytesIO
+from typing import TYPE_CHECKING, Any, Final, cast
+
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from botocore.exceptions import (
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    HTTPClientError,
+    ReadTimeoutError,
+    SSLError,
+)
+from botocore.httpsession import get_cert_path
+
+try:
+    import pycurl
+except ImportError:  # pragma: no cover - the Lambda package (see the module docstring)
+    pycurl = None
+
+if TYPE_CHECKING:
+    from botocore.compat import HTTPHeaders
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+# libcurl adds these unless told not to; botocore sends neither, and 100-continue would cost
+# a round trip on every body over 1 KiB.
+_SUPPRESSED: Final = (b"Expect:", b"Accept:")
+
+if pycurl is not None:
+    _NOT_CONNECTED: Final = frozenset({pycurl.E_COULDNT_CONNECT, pycurl.E_COULDNT_RESOLVE_HOST})
+    _TLS: Final = frozenset(
+        code
+        for code in (
+            getattr(pycurl, name, None)
+            for name in ("E_SSL_CONNECT_ERROR", "E_PEER_FAILED_VERIFICATION", "E_SSL_CACERT", "E_SSL_CACERT_BADFILE")
+        )
+        if code is not None
+    )
+    _BROKEN: Final = frozenset({pycurl.E_GOT_NOTHING, pycurl.E_SEND_ERROR, pycurl.E_RECV_ERROR, pycurl.E_PARTIAL_FILE})
+
+
+class CurlSession:
+    """The ``http_session`` of a botocore Endpoint: ``send(request) -> AWSResponse``."""
+
+    def __init__(self, *, verify: bool | str, connect_timeout: float, read_timeout: float, fallback: Any) -> None:
+        if pycurl is None:
+            raise RuntimeError("pycurl is not installed")
+        self._verify = verify
+        self._connect_ms = max(1, round(connect_timeout * 1000))
+        self._read_timeout = read_timeout
+        self._connect_timeout = connect_timeout
+        self._fallback = fallback
+        self._local = threading.local()
+        self._handles: list[Any] = []  # every thread's handle, closed by close()
+        self._lock = threading.Lock()
+        self._generation = 0
+
+    def send(self, request: AWSPreparedRequest) -> AWSResponse:
+        body = request.body
+        if request.method != "POST" or not isinstance(body, bytes | str) or request.stream_output:
+            response: AWSResponse = self._fallback.send(request)
+            return response
+        handle = self._handle()
+        answer, header_lines = BytesIO(), BytesIO()
+        handle.setopt(pycurl.URL, request.url)
+        handle.setopt(pycurl.POSTFIELDS, body.encode() if isinstance(body, str) else body)
+        handle.setopt(pycurl.HTTPHEADER, [*_header_lines(request.headers), *_SUPPRESSED])
+        handle.setopt(pycurl.WRITEFUNCTION, answer.write)
+        handle.setopt(pycurl.HEADERFUNCTION, header_lines.write)
+        handle.setopt(pycurl.TIMEOUT_MS, self._attempt_ms(request))
+        try:
+            handle.perform()
+        except pycurl.error as error:
+            raise _botocore_error(handle, error, request) from None
+        status = int(handle.getinfo(pycurl.RESPONSE_CODE))
+        # botocore wraps any mapping in its HeadersDict (urllib3's session hands it urllib3's
+        # HTTPHeaderDict); the stubs name http.client's class only.
+        headers = cast("HTTPHeaders", _parse_headers(header_lines.getvalue()))
+        return AWSResponse(request.url, status, headers, _Body(answer.getvalue()))
+
+    def close(self) -> None:
+        with self._lock:
+            handles, self._handles = self._handles, []
+            self._generation += 1
+        for handle in handles:
+            handle.close()
+        self._fallback.close()
+
+    def _handle(self) -> Any:
+        local = self._local
+        handle = getattr(local, "handle", None)
+        if handle is not None and local.generation == self._generation:
+            return handle
+        handle = pycurl.Curl()
+        # No signals: libcurl's DNS timeouts would otherwise use SIGALRM, unsafe in threads.
+        handle.setopt(pycurl.NOSIGNAL, 1)
+        handle.setopt(pycurl.TCP_NODELAY, 1)
+        handle.setopt(pycurl.TCP_KEEPALIVE, 1)
+        handle.setopt(pycurl.CONNECTTIMEOUT_MS, self._connect_ms)
+        if self._verify is False:
+            handle.setopt(pycurl.SSL_VERIFYPEER, 0)
+            handle.setopt(pycurl.SSL_VERIFYHOST, 0)
+        else:
+            # A bundle's path, or True for botocore's default (certifi's, or its own); the stubs say bool.
+            handle.setopt(pycurl.CAINFO, get_cert_path(cast(bool, self._verify)))
+        with self._lock:
+            self._handles.append(handle)
+            local.handle, local.generation = handle, self._generation
+        return handle
+
+    def _attempt_ms(self, request: AWSPreparedRequest) -> int:
+        # botocore may lower one request's read timeout through its context (as urllib3's session honours).
+        context = getattr(request, "context", None) or {}
+        read_timeout = context.get("read_timeout") or self._read_timeout
+        return max(1, round((self._connect_timeout + read_timeout) * 1000))
+
+
+class _Body:
+    """What AWSResponse reads its content from (urllib3's response has the same ``stream``)."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    def stream(self, **_: Any) -> Any:
+        yield self._data
+
+
+def _header_lines(headers: Any) -> list[bytes]:
+    # botocore's values are str, or bytes it has encoded itself; http.client sends str as latin-1.
+    return [
+        name.encode("latin-1") + b": " + (value if isinstance(value, bytes) else str(value).encode("latin-1"))
+        for name, value in headers.items()
+    ]
+
+
+def _parse_headers(raw: bytes) -> dict[str, str]:
+    """The last header block's fields (a 100 Continue block can precede it), lower-cased;
+    repeated fields joined with ", " as urllib3 joins them."""
+    blocks = raw.decode("latin-1").split("\r\n\r\n")
+    lines = next((block for block in reversed(blocks) if block.strip()), "").split("\r\n")[1:]
+    headers: dict[str, str] = {}
+    for line in lines:
+        name, colon, value = line.partition(":")
+        if not colon:
+            continue
+        key, value = name.strip().lower(), value.strip()
+        headers[key] = f"{headers[key]}, {value}" if key in headers else value
+    return headers
+
+
+def _botocore_error(handle: Any, error: Any, request: AWSPreparedRequest) -> Exception:
+    code = error.args[0] if error.args else None
+    url = request.url
+    # REQUEST_SIZE counts the bytes of requests sent: none means nothing reached DynamoDB.
+    sent = int(handle.getinfo(pycurl.REQUEST_SIZE)) > 0
+    if code == pycurl.E_OPERATION_TIMEDOUT:
+        return (
+            ReadTimeoutError(endpoint_url=url, error=error)
+            if sent
+            else ConnectTimeoutError(endpoint_url=url, error=error)
+        )
+    if code in _NOT_CONNECTED:
+        return EndpointConnectionError(endpoint_url=url, error=error)
+    if code in _TLS:
+        return SSLError(endpoint_url=url, error=error)
+    if code in _BROKEN:
+        return ConnectionClosedError(endpoint_url=url, error=error, request=request)
+    return HTTPClientError(error=error)
+
+
+def install(client: DynamoDBClient, *, verify: bool | str, connect_timeout: float, read_timeout: float) -> bool:
+    """Send ``client``'s requests through a CurlSession; False (botocore's session kept)
+    without pycurl or on a botocore whose endpoint keeps no ``http_session``."""
+    endpoint: Any = getattr(client, "_endpoint", None)
+    fallback = getattr(endpoint, "http_session", None)
+    if pycurl is None or fallback is None or isinstance(fallback, CurlSession):
+        return isinstance(fallback, CurlSession)
+    endpoint.http_session = CurlSession(
+        verify=verify, connect_timeout=connect_timeout, read_timeout=read_timeout, fallback=fallback
+    )
+    return True
