@@ -124,9 +124,10 @@ class DatastoreSettings:
     local_cache_dir: Path
     # Per-scope credentials from STS; None signs every request with the process's own.
     roles: RoleSettings | None = None
-    # Seconds botocore waits to connect, and for each read of an answer. With two attempts
-    # one call holds a thread for at most read + backoff (<= 1 s) + read, about 2 s, well
-    # inside a request's deadline; DynamoDB answers in milliseconds when it is healthy.
+    # Seconds one attempt waits to connect, and for its answer: its whole exchange ends
+    # within connect + read (datastore/http_session.py). With two attempts one call holds a
+    # thread for at most 1.5 + backoff (<= 1 s) + 1.5, about 4 s, inside a request's deadline;
+    # DynamoDB answers in milliseconds when it is healthy.
     connect_timeout: float = 0.5
     read_timeout: float = 1.0
 
