@@ -32,7 +32,7 @@ class Warmup:
 
     def __str__(self) -> str:
         share = "" if self.compiler_share is None else f"; JIT compiler {self.compiler_share:.0%} of its CPU at the end"
-        return f"DynamoDB Local warmed up: {self.rounds} rounds of the stock client's calls in {self.seconds:.0f}s{share}"
+        return f"DynamoDB Local warmed up: {self.rounds} rounds of stock calls in {self.seconds:.0f}s{share}"
 
 
 def cpu_ticks(stat: Path) -> int:
