@@ -32,7 +32,9 @@ Lambda's manylinux2014 platform) ``install`` leaves botocore's session in place.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+import weakref
 from io import BytesIO
 from typing import TYPE_CHECKING, Any, Final, cast
 
@@ -85,7 +87,9 @@ class CurlSession:
         self._connect_timeout = connect_timeout
         self._fallback = fallback
         self._local = threading.local()
-        self._handles: list[Any] = []  # every thread's handle, closed by close()
+        # Every live thread's handle, for close(). Weak: a thread that ends takes its handle
+        # (and so its connection) with it.
+        self._handles: weakref.WeakSet[Any] = weakref.WeakSet()
         self._lock = threading.Lock()
         self._generation = 0
 
@@ -114,10 +118,12 @@ class CurlSession:
 
     def close(self) -> None:
         with self._lock:
-            handles, self._handles = self._handles, []
+            handles, self._handles = list(self._handles), weakref.WeakSet()
             self._generation += 1
         for handle in handles:
-            handle.close()
+            # pycurl refuses to close a handle with a call in flight; its thread drops it after.
+            with contextlib.suppress(pycurl.error):
+                handle.close()
         self._fallback.close()
 
     def _handle(self) -> Any:
@@ -138,7 +144,7 @@ class CurlSession:
             # A bundle's path, or True for botocore's default (certifi's, or its own); the stubs say bool.
             handle.setopt(pycurl.CAINFO, get_cert_path(cast(bool, self._verify)))
         with self._lock:
-            self._handles.append(handle)
+            self._handles.add(handle)
             local.handle, local.generation = handle, self._generation
         return handle
 

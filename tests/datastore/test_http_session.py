@@ -6,6 +6,7 @@ depend on which)."""
 from __future__ import annotations
 
 import datetime
+import gc
 import ipaddress
 import socket
 import ssl
@@ -62,6 +63,9 @@ class FakeDynamoDB:
 
     reply: Callable[[int], bytes | str | None]
     tls: ssl.SSLContext | None = None
+    # Hang up after each answer, without saying so (no "Connection: close"), as a server
+    # or load balancer does with a connection it has kept idle too long.
+    close_after_answer: bool = False
     seen: list[Exchange] = field(default_factory=list)
     port: int = field(default_factory=free_port)
 
@@ -105,6 +109,8 @@ class FakeDynamoDB:
                     return
                 assert isinstance(answer, bytes)
                 conn.sendall(answer)
+                if self.close_after_answer:
+                    return
         except (OSError, ssl.SSLError):
             return
         finally:
@@ -200,6 +206,30 @@ def test_keep_alive__many_calls__one_connection_per_thread(settings: DatastoreSe
             get_item(client)
     assert len(fake.seen) == 20
     assert len(connections) == 1
+
+
+def test_keep_alive__server_dropped_the_idle_connection__next_call_reconnects(settings: DatastoreSettings) -> None:
+    fake = FakeDynamoDB(lambda _: answer(200, EMPTY_GET_ITEM), close_after_answer=True)
+    with serving(fake):
+        client = client_of(settings, fake.url)  # one attempt: botocore's retry cannot hide a failure
+        for _ in range(3):
+            get_item(client)
+            time.sleep(0.05)  # the server has closed its end
+    assert len(fake.seen) == 3
+
+
+def test_threads__a_thread_that_ends__takes_its_handle_with_it(settings: DatastoreSettings) -> None:
+    with serving(FakeDynamoDB(lambda _: answer(200, EMPTY_GET_ITEM))) as fake:
+        client = client_of(settings, fake.url)
+        session: CurlSession = client._endpoint.http_session  # type: ignore[attr-defined]
+        for _ in range(5):
+            thread = threading.Thread(target=get_item, args=(client,))
+            thread.start()
+            thread.join()
+        gc.collect()
+        assert len(session._handles) == 0
+        get_item(client)
+        assert len(session._handles) == 1
 
 
 def test_error__nothing_listening__endpoint_connection_error(settings: DatastoreSettings) -> None:
