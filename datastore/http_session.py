@@ -32,7 +32,7 @@ Lambda's manylinux2014 platform) ``install`` leaves botocore's session in place.
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import threading
 import weakref
 from io import BytesIO
@@ -57,6 +57,8 @@ except ImportError:  # pragma: no cover - the Lambda package (see the module doc
 if TYPE_CHECKING:
     from botocore.compat import HTTPHeaders
     from mypy_boto3_dynamodb import DynamoDBClient
+
+log = logging.getLogger("hr.dynamodb")
 
 # libcurl adds these unless told not to; botocore sends neither, and 100-continue would cost
 # a round trip on every body over 1 KiB.
@@ -87,8 +89,8 @@ class CurlSession:
         self._connect_timeout = connect_timeout
         self._fallback = fallback
         self._local = threading.local()
-        # Every live thread's handle, for close(). Weak: a thread that ends takes its handle
-        # (and so its connection) with it.
+        # Every live thread's handle (live_handles). Weak: a thread that ends takes its handle,
+        # and so its connection, with it.
         self._handles: weakref.WeakSet[Any] = weakref.WeakSet()
         self._lock = threading.Lock()
         self._generation = 0
@@ -101,8 +103,10 @@ class CurlSession:
         handle = self._handle()
         answer, header_lines = BytesIO(), BytesIO()
         handle.setopt(pycurl.URL, request.url)
-        handle.setopt(pycurl.POSTFIELDS, body.encode() if isinstance(body, str) else body)
-        handle.setopt(pycurl.HTTPHEADER, [*_header_lines(request.headers), *_SUPPRESSED])
+        payload = body.encode() if isinstance(body, str) else body
+        lines = _header_lines(request.headers)
+        handle.setopt(pycurl.POSTFIELDS, payload)
+        handle.setopt(pycurl.HTTPHEADER, [*lines, *_SUPPRESSED])
         handle.setopt(pycurl.WRITEFUNCTION, answer.write)
         handle.setopt(pycurl.HEADERFUNCTION, header_lines.write)
         handle.setopt(pycurl.TIMEOUT_MS, self._attempt_ms(request))
@@ -110,6 +114,8 @@ class CurlSession:
             handle.perform()
         except pycurl.error as error:
             raise _botocore_error(handle, error, request) from None
+        finally:
+            _note_resend(handle, len(payload) + sum(len(line) + 2 for line in lines), request)
         status = int(handle.getinfo(pycurl.RESPONSE_CODE))
         # botocore wraps any mapping in its HeadersDict (urllib3's session hands it urllib3's
         # HTTPHeaderDict); the stubs name http.client's class only.
@@ -117,25 +123,31 @@ class CurlSession:
         return AWSResponse(request.url, status, headers, _Body(answer.getvalue()))
 
     def close(self) -> None:
+        """Retire every thread's handle: each thread closes its own when it next sends (a
+        thread that ends drops it with its connection). Closing another thread's handle is
+        unsafe while it may be in a call: pycurl's own check for that races with the call."""
         with self._lock:
-            handles, self._handles = list(self._handles), weakref.WeakSet()
             self._generation += 1
-        for handle in handles:
-            # pycurl refuses to close a handle with a call in flight; its thread drops it after.
-            with contextlib.suppress(pycurl.error):
-                handle.close()
         self._fallback.close()
+
+    def live_handles(self) -> int:
+        """Handles that threads still hold (tests)."""
+        return len(self._handles)
 
     def _handle(self) -> Any:
         local = self._local
         handle = getattr(local, "handle", None)
-        if handle is not None and local.generation == self._generation:
-            return handle
+        if handle is not None:
+            if local.generation == self._generation:
+                return handle
+            handle.close()  # retired by close(); only this thread ever uses it
         handle = pycurl.Curl()
         # No signals: libcurl's DNS timeouts would otherwise use SIGALRM, unsafe in threads.
         handle.setopt(pycurl.NOSIGNAL, 1)
         handle.setopt(pycurl.TCP_NODELAY, 1)
         handle.setopt(pycurl.TCP_KEEPALIVE, 1)
+        # What urllib3 speaks: libcurl would otherwise offer HTTP/2 to a TLS endpoint or proxy.
+        handle.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_1)
         handle.setopt(pycurl.CONNECTTIMEOUT_MS, self._connect_ms)
         if self._verify is False:
             handle.setopt(pycurl.SSL_VERIFYPEER, 0)
@@ -169,17 +181,20 @@ class _Body:
 
 def _header_lines(headers: Any) -> list[bytes]:
     # botocore's values are str, or bytes it has encoded itself; http.client sends str as latin-1.
-    return [
-        name.encode("latin-1") + b": " + (value if isinstance(value, bytes) else str(value).encode("latin-1"))
-        for name, value in headers.items()
-    ]
+    lines = []
+    for name, value in headers.items():
+        encoded = value if isinstance(value, bytes) else str(value).encode("latin-1")
+        # libcurl reads "Name:" with nothing after it as "do not send Name"; "Name;" sends it empty.
+        lines.append(name.encode("latin-1") + (b": " + encoded if encoded else b";"))
+    return lines
 
 
 def _parse_headers(raw: bytes) -> dict[str, str]:
-    """The last header block's fields (a 100 Continue block can precede it), lower-cased;
-    repeated fields joined with ", " as urllib3 joins them."""
+    """The fields of the last block that starts with a status line (a 100 Continue block can
+    precede it; a chunked answer's trailers follow it), lower-cased; repeated fields joined
+    with ", " as urllib3 joins them."""
     blocks = raw.decode("latin-1").split("\r\n\r\n")
-    lines = next((block for block in reversed(blocks) if block.strip()), "").split("\r\n")[1:]
+    lines = next((block for block in reversed(blocks) if block.startswith("HTTP/")), "").split("\r\n")[1:]
     headers: dict[str, str] = {}
     for line in lines:
         name, colon, value = line.partition(":")
@@ -188,6 +203,22 @@ def _parse_headers(raw: bytes) -> dict[str, str]:
         key, value = name.strip().lower(), value.strip()
         headers[key] = f"{headers[key]}, {value}" if key in headers else value
     return headers
+
+
+def _note_resend(handle: Any, one_request: int, request: AWSPreparedRequest) -> None:
+    """Log when libcurl sent the request more than once.
+
+    libcurl resends a request, on a new connection, when the kept-alive connection it reused
+    turns out dead before any answer (there is no option to stop it). Had DynamoDB read the
+    first copy, a write may be applied twice, as after botocore's own retry of a dropped
+    connection; unlike that retry, this one is invisible to botocore, so it is logged here.
+    ``one_request`` is the request's body and headers: one copy on the wire (request line
+    and Host added) is less than twice that, two are more.
+    """
+    if int(handle.getinfo(pycurl.REQUEST_SIZE)) > 2 * one_request:
+        target = request.headers.get("X-Amz-Target", b"")
+        operation = target.decode("latin-1") if isinstance(target, bytes) else str(target)
+        log.warning("DynamoDB request %s resent on a new connection: the kept-alive one died", operation)
 
 
 def _botocore_error(handle: Any, error: Any, request: AWSPreparedRequest) -> Exception:
@@ -201,6 +232,10 @@ def _botocore_error(handle: Any, error: Any, request: AWSPreparedRequest) -> Exc
             if sent
             else ConnectTimeoutError(endpoint_url=url, error=error)
         )
+    if sent:
+        # Whatever failed after that (a reused connection that died with the request on it,
+        # then libcurl's own resend refused or broken), DynamoDB may have applied it.
+        return ConnectionClosedError(endpoint_url=url, error=error, request=request)
     if code in _NOT_CONNECTED:
         return EndpointConnectionError(endpoint_url=url, error=error)
     if code in _TLS:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime
 import gc
 import ipaddress
+import logging
 import socket
 import ssl
 import threading
@@ -36,7 +37,7 @@ from cryptography.x509.oid import NameOID
 from datastore import keys
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
-from datastore.http_session import CurlSession, _parse_headers
+from datastore.http_session import CurlSession, _header_lines, _parse_headers
 from datastore.local import free_port
 
 if TYPE_CHECKING:
@@ -68,6 +69,7 @@ class FakeDynamoDB:
     close_after_answer: bool = False
     seen: list[Exchange] = field(default_factory=list)
     port: int = field(default_factory=free_port)
+    listener: socket.socket | None = None  # set while serving
 
     @property
     def url(self) -> str:
@@ -120,7 +122,7 @@ class FakeDynamoDB:
 @contextmanager
 def serving(fake: FakeDynamoDB) -> Iterator[FakeDynamoDB]:
     stop = threading.Event()
-    listener = socket.create_server(("127.0.0.1", fake.port))
+    listener = fake.listener = socket.create_server(("127.0.0.1", fake.port))
     thread = threading.Thread(target=fake.serve, args=(listener, stop), daemon=True)
     thread.start()
     try:
@@ -191,6 +193,16 @@ def test_parse_headers__a_100_continue_block_first__the_final_blocks_fields() ->
     assert _parse_headers(raw) == {"content-length": "2", "x-a": "1"}
 
 
+def test_parse_headers__chunked_answer_with_trailers__the_status_lines_block() -> None:
+    raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nx-amzn-RequestId: r\r\n\r\nX-Trailer: t\r\n\r\n"
+    assert _parse_headers(raw) == {"transfer-encoding": "chunked", "x-amzn-requestid": "r"}
+
+
+def test_header_lines__an_empty_value__sent_empty_not_dropped() -> None:
+    # "Name:" alone tells libcurl to leave the header out, which would break a signed header.
+    assert _header_lines({"X-Empty": "", "X-Bytes": b"v"}) == [b"X-Empty;", b"X-Bytes: v"]
+
+
 def test_keep_alive__many_calls__one_connection_per_thread(settings: DatastoreSettings) -> None:
     connections: list[int] = []
     with serving(FakeDynamoDB(lambda n: answer(200, EMPTY_GET_ITEM))) as fake:
@@ -218,6 +230,44 @@ def test_keep_alive__server_dropped_the_idle_connection__next_call_reconnects(se
     assert len(fake.seen) == 3
 
 
+def test_keep_alive__connection_died_with_the_request_on_it__resent_once_and_logged(
+    settings: DatastoreSettings, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The second request is read, then its kept-alive connection closes without an answer:
+    # libcurl sends it again on a new connection, where botocore cannot see it.
+    fake = FakeDynamoDB(lambda n: None if n == 2 else answer(200, EMPTY_GET_ITEM))
+    with serving(fake), caplog.at_level(logging.WARNING, logger="hr.dynamodb"):
+        client = client_of(settings, fake.url)
+        get_item(client)
+        get_item(client)
+    assert len(fake.seen) == 3
+    assert [r.getMessage() for r in caplog.records] == [
+        "DynamoDB request DynamoDB_20120810.GetItem resent on a new connection: the kept-alive one died"
+    ]
+
+
+def test_error__request_sent_then_the_resend_refused__may_have_been_applied(settings: DatastoreSettings) -> None:
+    fake = FakeDynamoDB(lambda n: answer(200, EMPTY_GET_ITEM))
+
+    def read_then_stop_listening(n: int) -> bytes | None:
+        if n == 1:
+            return answer(200, EMPTY_GET_ITEM)
+        assert fake.listener is not None
+        fake.listener.shutdown(socket.SHUT_RDWR)  # libcurl's resend on a new connection is refused
+        fake.listener.close()
+        return None
+
+    fake.reply = read_then_stop_listening
+    with serving(fake):
+        client = client_of(settings, fake.url)
+        get_item(client)
+        # Not EndpointConnectionError: that would say nothing reached DynamoDB, and a write
+        # would be reported as certainly not applied.
+        with pytest.raises(ConnectionClosedError):
+            get_item(client)
+    assert len(fake.seen) == 2
+
+
 def test_threads__a_thread_that_ends__takes_its_handle_with_it(settings: DatastoreSettings) -> None:
     with serving(FakeDynamoDB(lambda _: answer(200, EMPTY_GET_ITEM))) as fake:
         client = client_of(settings, fake.url)
@@ -227,9 +277,9 @@ def test_threads__a_thread_that_ends__takes_its_handle_with_it(settings: Datasto
             thread.start()
             thread.join()
         gc.collect()
-        assert len(session._handles) == 0
+        assert session.live_handles() == 0
         get_item(client)
-        assert len(session._handles) == 1
+        assert session.live_handles() == 1
 
 
 def test_error__nothing_listening__endpoint_connection_error(settings: DatastoreSettings) -> None:
