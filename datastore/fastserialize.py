@@ -12,16 +12,27 @@ So for an operation whose input shapes hold no timestamps, no renamed members an
 prefix (checked once per operation, from botocore's own model), the request is botocore's
 template for that operation (method, path, ``X-Amz-Target``, ``Content-Type``: what its
 serialiser gives for no parameters) with the body from orjson. Anything else goes to
-botocore's serialiser: parameters with bytes in them (``B``/``BS`` values, base64-encoded
-on the wire), a top-level name the input shape does not have (botocore raises for it), or
-any value orjson would write differently from ``json.dumps`` (dates, dataclasses).
+botocore's serialiser, which encodes it or raises as it always did:
+
+- a member name its structure does not have, at any depth above the attribute values (the
+  walk raises ``KeyError``; sent as is, DynamoDB may ignore it: a misspelt
+  ``ConditionExpression`` would make a conditional write unconditional);
+- a blob (``B``/``BS``): bytes, which orjson refuses, or text, which botocore base64-encodes
+  (the body is searched for the two names, so an attribute named ``B`` takes this path too);
+- a value orjson would write differently from ``json.dumps`` (dates, dataclasses, str
+  subclasses).
+
+Attribute values themselves (items, keys, expression values) are not walked: DynamoDB
+checks them, and they are most of a request.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 import orjson
+from botocore.exceptions import ParamValidationError
 
 if TYPE_CHECKING:
     from botocore.model import OperationModel, Shape
@@ -29,6 +40,12 @@ if TYPE_CHECKING:
 
 # Values json.dumps refuses raise for orjson too, so botocore's serialiser gets them.
 _OPTIONS: Final = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_SUBCLASS
+# In a body whenever a blob is: botocore base64-encodes those (a text "B" value as well).
+_BLOB_MARKERS: Final = (b'"B"', b'"BS"')
+# DynamoDB's attribute value: a union of type tags, below which nothing is walked.
+_ATTRIBUTE_VALUE: Final = "AttributeValue"
+
+Check = Callable[[Any], bool]
 
 
 class FastSerializer:
@@ -36,22 +53,23 @@ class FastSerializer:
 
     def __init__(self, botocore_serializer: Any) -> None:
         self._botocore = botocore_serializer
-        # Per operation name: (template request, top-level member names), or None: botocore's.
-        self._plans: dict[str, tuple[dict[str, Any], frozenset[str]] | None] = {}
+        # Per operation name: (template request, the parameters' check), or None: botocore's.
+        self._plans: dict[str, tuple[dict[str, Any], Check] | None] = {}
 
     def serialize_to_request(self, parameters: dict[str, Any], operation_model: OperationModel) -> dict[str, Any]:
         name = operation_model.name
         if name not in self._plans:
             self._plans[name] = self._plan(operation_model)  # racing threads store the same plan
         plan = self._plans[name]
-        if plan is not None and parameters.keys() <= plan[1]:
+        if plan is not None and plan[1](parameters):
             try:
                 body = orjson.dumps(parameters, option=_OPTIONS)
             except TypeError:  # bytes (a blob), or a value orjson passes through
                 pass
             else:
-                template = plan[0]
-                return {**template, "headers": dict(template["headers"]), "body": body}
+                if _BLOB_MARKERS[0] not in body and _BLOB_MARKERS[1] not in body:
+                    # A fresh request dict: botocore adds to it, and to its headers.
+                    return {**plan[0], "headers": dict(plan[0]["headers"]), "body": body}
         request: dict[str, Any] = self._botocore.serialize_to_request(parameters, operation_model)
         return request
 
@@ -59,7 +77,7 @@ class FastSerializer:
         """Whether ``operation_model``'s requests are encoded here (for tests)."""
         return self._plan(operation_model) is not None
 
-    def _plan(self, operation_model: OperationModel) -> tuple[dict[str, Any], frozenset[str]] | None:
+    def _plan(self, operation_model: OperationModel) -> tuple[dict[str, Any], Check] | None:
         shape = operation_model.input_shape
         if (
             operation_model.metadata.get("protocol") != "json"
@@ -68,8 +86,12 @@ class FastSerializer:
             or not _plain(shape, set())
         ):
             return None
-        template: dict[str, Any] = self._botocore.serialize_to_request({}, operation_model)
-        return template, frozenset(shape.members)
+        try:
+            template: dict[str, Any] = self._botocore.serialize_to_request({}, operation_model)
+        except ParamValidationError:  # a validating serialiser: it must see every request
+            return None
+        check = _names_check(shape, set())
+        return template, check if check is not None else _anything
 
 
 def _plain(shape: Shape, seen: set[str]) -> bool:
@@ -87,6 +109,47 @@ def _plain(shape: Shape, seen: set[str]) -> bool:
     if shape.type_name == "map":
         return _plain(shape.key, seen) and _plain(shape.value, seen)  # type: ignore[attr-defined]
     return True
+
+
+def _anything(_: Any) -> bool:
+    return True
+
+
+def _names_check(shape: Shape, open_shapes: set[str]) -> Check | None:
+    """A check that every structure below ``shape`` (down to the attribute values) uses only
+    its own member names; None when there is no structure to check below it.
+
+    A shape that contains itself other than through attribute values is not checked below
+    its second appearance (DynamoDB's item operations have none).
+    """
+    if shape.name == _ATTRIBUTE_VALUE or shape.name in open_shapes:
+        return None
+    open_shapes.add(shape.name)
+    try:
+        if shape.type_name == "structure":
+            members: dict[str, Shape] = shape.members  # type: ignore[attr-defined]
+            names = frozenset(members)
+            below = [(name, check) for name, member in members.items() if (check := _names_check(member, open_shapes))]
+
+            def structure(value: Any) -> bool:
+                if not isinstance(value, dict) or not value.keys() <= names:
+                    return False
+                return all(check(value[name]) for name, check in below if name in value)
+
+            return structure
+        if shape.type_name == "list":
+            item = _names_check(shape.member, open_shapes)  # type: ignore[attr-defined]
+            if item is None:
+                return None
+            return lambda value: isinstance(value, list | tuple) and all(item(v) for v in value)
+        if shape.type_name == "map":
+            entry = _names_check(shape.value, open_shapes)  # type: ignore[attr-defined]
+            if entry is None:
+                return None
+            return lambda value: isinstance(value, dict) and all(entry(v) for v in value.values())
+        return None
+    finally:
+        open_shapes.discard(shape.name)
 
 
 def install(client: DynamoDBClient) -> DynamoDBClient:

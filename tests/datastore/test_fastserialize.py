@@ -111,6 +111,34 @@ def test_unknown_parameter__botocores_serialiser_refuses_it(clients: tuple[Dynam
         serialise(clients[0], "GetItem", params)
 
 
+def test_misspelt_nested_member__botocores_serialiser_refuses_it(
+    clients: tuple[DynamoDBClient, DynamoDBClient],
+) -> None:
+    # Sent as is, DynamoDB Local ignores the unknown name, and the write becomes unconditional.
+    put = {"TableName": "hr", "Item": ITEM, "ConditonExpression": "attribute_not_exists(PK)"}
+    with pytest.raises(KeyError, match="ConditonExpression"):
+        serialise(clients[0], "TransactWriteItems", {"TransactItems": [{"Put": put}]})
+    keys = {"hr": {"Keys": [KEY], "ProjectionExpresion": "#a"}}
+    with pytest.raises(KeyError, match="ProjectionExpresion"):
+        serialise(clients[0], "BatchGetItem", {"RequestItems": keys})
+
+
+@pytest.mark.parametrize(
+    "item",
+    [
+        {**KEY, "blob": {"B": "text, which botocore base64-encodes"}},
+        {**KEY, "B": {"S": "an attribute named B"}},
+    ],
+    ids=["text blob", "attribute named B"],
+)
+def test_body_naming_a_blob__botocores_serialiser(
+    clients: tuple[DynamoDBClient, DynamoDBClient], item: dict[str, Any]
+) -> None:
+    fast, stock = clients
+    params = {"TableName": "hr", "Item": item}
+    assert serialise(fast, "PutItem", params) == serialise(stock, "PutItem", params)
+
+
 def test_operation_with_timestamps__botocores_serialiser(clients: tuple[DynamoDBClient, DynamoDBClient]) -> None:
     # ListBackups' TimeRangeLowerBound is a timestamp: json.dumps writes epoch seconds for it.
     serializer = clients[0]._serializer  # type: ignore[attr-defined]
