@@ -8,7 +8,7 @@ import boto3
 import botocore.session
 from botocore.config import Config
 
-from datastore import fastparse, fastserialize, http_session, user_agent
+from datastore import attempts, fastparse, fastserialize, http_session, user_agent
 from datastore.config import DatastoreSettings
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ def make_client(settings: DatastoreSettings, endpoint_url: str | None = None, *,
     client: DynamoDBClient = local_client("dynamodb", settings.region, endpoint_url or settings.endpoint_url, config)
     if stock:
         return client
+    # Which attempts of a call may have reached DynamoDB: Table's writes report it (datastore/attempts.py).
+    attempts.install(client)
     http_session.install(
         client,
         # What botocore itself verifies TLS with: AWS_CA_BUNDLE or ca_bundle in the AWS config, else its default.
