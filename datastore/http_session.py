@@ -23,7 +23,10 @@ connections is bounded by the pool's threads as urllib3's pool bounded it. Timeo
 connection within ``connect_timeout``, and each attempt's whole exchange within
 ``connect_timeout + read_timeout``. That bounds an attempt outright, where urllib3's read
 timeout bounds each read of the socket and a trickling answer could take longer.
-Proxies come from the environment (``https_proxy``, ``no_proxy``), as libcurl reads them.
+Proxies come from the environment as libcurl reads it (``https_proxy`` or
+``HTTPS_PROXY``, ``http_proxy`` in lower case only, ``ALL_PROXY``, ``NO_PROXY``), where
+botocore reads ``HTTP_PROXY`` and ``HTTPS_PROXY``; botocore's ``proxies`` setting is not
+used (this service sets none). HTTP/1.1 only, as urllib3 speaks.
 
 Anything other than a buffered POST (all DynamoDB's JSON protocol sends) goes to the
 session botocore made. Without pycurl (the Lambda package: pycurl publishes no wheel for
