@@ -15,7 +15,10 @@ hands back an ``AWSResponse``, raising botocore's own exception classes, so retr
 - the connection was never made: ``EndpointConnectionError`` or ``ConnectTimeoutError``
   (nothing was sent, so a write cannot have been applied);
 - the request went out and no answer came in time: ``ReadTimeoutError``;
-- the connection broke on the way: ``ConnectionClosedError``; TLS failed: ``SSLError``.
+- the connection broke on the way, or anything else failed once bytes of the request went
+  out (a kept-alive connection that died with it, then libcurl's own resend refused):
+  ``ConnectionClosedError``, since DynamoDB may have applied it;
+- TLS failed before anything was sent: ``SSLError``.
 
 One libcurl handle per thread (a handle is not thread-safe; the client's calls run on the
 I/O pool's threads), each keeping its connection alive between calls, so the number of
