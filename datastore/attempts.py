@@ -6,15 +6,14 @@ a refused connection on the second attempt says nothing reached DynamoDB *then*,
 first, which timed out waiting for its answer, may have been applied. A write reported as
 certainly not applied invites the client to send it again under a new idempotency key.
 
-So a ``needs-retry`` hook, which botocore emits after every attempt in the calling thread,
-notes any attempt that may have reached DynamoDB, and ``Table`` reads the note for its
-writes (``watching``).
+So the client keeps a note per call, in the calling thread's context, where botocore runs
+its retries: ``before-call`` (once per call) clears it, and ``needs-retry`` (after every
+attempt) marks it when that attempt may have reached DynamoDB. ``Table`` reads it
+(``reached``) when it reports a failed write, right after the call, in the same thread.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, Final
 
@@ -24,14 +23,24 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 _UNIQUE_ID: Final = "hr-attempts"
-# Set within ``watching`` by the hook; botocore's retries run in the caller's thread and context.
 _reached: ContextVar[bool] = ContextVar("dynamodb_attempt_reached", default=False)
 
 
 def install(client: DynamoDBClient) -> DynamoDBClient:
-    """Register the note-taking hook on ``client`` (idempotent)."""
-    client.meta.events.register("needs-retry.dynamodb", _note, unique_id=_UNIQUE_ID)
+    """Register the note-taking hooks on ``client`` (idempotent)."""
+    events = client.meta.events
+    events.register("before-call.dynamodb", _clear, unique_id=f"{_UNIQUE_ID}-clear")
+    events.register("needs-retry.dynamodb", _note, unique_id=_UNIQUE_ID)
     return client
+
+
+def reached() -> bool:
+    """Whether an attempt of the last call made in this context may have reached DynamoDB."""
+    return _reached.get()
+
+
+def _clear(**_: Any) -> None:
+    _reached.set(False)
 
 
 def _note(caught_exception: Exception | None = None, response: Any = None, **_: Any) -> None:
@@ -41,14 +50,3 @@ def _note(caught_exception: Exception | None = None, response: Any = None, **_: 
             _reached.set(True)
     elif response is not None and response[0].status_code >= 500:
         _reached.set(True)  # DynamoDB failed while handling it: it may have been applied
-
-
-@contextmanager
-def watching() -> Iterator[Callable[[], bool]]:
-    """Within it, the returned function says whether an attempt of a call made here may
-    have reached DynamoDB (read it before leaving the block)."""
-    token = _reached.set(False)
-    try:
-        yield _reached.get
-    finally:
-        _reached.reset(token)

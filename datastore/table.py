@@ -328,16 +328,15 @@ class Table:
             "Delete": self.client.delete_item,
         }
         method = methods[op.kind]
-        with attempts.watching() as reached:
-            try:
-                with signing_for(self.scope):
-                    method(TableName=self.name, ReturnConsumedCapacity="TOTAL", **self._old_on_failure(op), **op.params)
-            except ClientError as error:
-                if error.response.get("Error", {}).get("Code") == CONDITIONAL_CHECK_FAILED:
-                    raise op.on_failed(cast("Item | None", error.response.get("Item"))) from None
-                raise _unavailable(error, write=True, reached=reached()) from None
-            except BotoCoreError as error:
-                raise _unavailable(error, write=True, reached=reached()) from None
+        try:
+            with signing_for(self.scope):
+                method(TableName=self.name, ReturnConsumedCapacity="TOTAL", **self._old_on_failure(op), **op.params)
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == CONDITIONAL_CHECK_FAILED:
+                raise op.on_failed(cast("Item | None", error.response.get("Item"))) from None
+            raise _unavailable(error, write=True) from None
+        except BotoCoreError as error:
+            raise _unavailable(error, write=True) from None
 
     def _transact(self, ops: Sequence[Op], token: str | None) -> None:
         if len(ops) > TRANSACT_LIMIT:
@@ -351,28 +350,27 @@ class Table:
         if token is not None:
             request["ClientRequestToken"] = token
         for attempt in range(self._retry.attempts):
-            with attempts.watching() as reached:
-                try:
-                    with signing_for(self.scope):
-                        self.client.transact_write_items(**request)
-                    return
-                except ClientError as error:
-                    reasons = error.response.get("CancellationReasons")
-                    code = error.response.get("Error", {}).get("Code")
-                    if code == IDEMPOTENT_PARAMETER_MISMATCH and token is not None:
-                        raise AlreadyWritten(None) from None
-                    if code != TRANSACTION_CANCELED or not reasons:
-                        raise _unavailable(error, write=True, reached=reached()) from None
-                    for op, reason in zip(ops, reasons, strict=False):
-                        if reason.get("Code") == REASON_CONDITION_FAILED:
-                            item = reason.get("Item")
-                            raise op.on_failed(None if item is None else dict(item)) from None
-                    if not any(
-                        reason.get("Code") in (REASON_TRANSACTION_CONFLICT, *REASON_THROTTLED) for reason in reasons
-                    ):
-                        raise _unavailable(error, write=True, reached=reached()) from None
-                except BotoCoreError as error:
-                    raise _unavailable(error, write=True, reached=reached()) from None
+            try:
+                with signing_for(self.scope):
+                    self.client.transact_write_items(**request)
+                return
+            except ClientError as error:
+                reasons = error.response.get("CancellationReasons")
+                code = error.response.get("Error", {}).get("Code")
+                if code == IDEMPOTENT_PARAMETER_MISMATCH and token is not None:
+                    raise AlreadyWritten(None) from None
+                if code != TRANSACTION_CANCELED or not reasons:
+                    raise _unavailable(error, write=True) from None
+                for op, reason in zip(ops, reasons, strict=False):
+                    if reason.get("Code") == REASON_CONDITION_FAILED:
+                        item = reason.get("Item")
+                        raise op.on_failed(None if item is None else dict(item)) from None
+                if not any(
+                    reason.get("Code") in (REASON_TRANSACTION_CONFLICT, *REASON_THROTTLED) for reason in reasons
+                ):
+                    raise _unavailable(error, write=True) from None
+            except BotoCoreError as error:
+                raise _unavailable(error, write=True) from None
             # Another transaction held one of the items: nothing was written, so try again.
             if attempt + 1 < self._retry.attempts:
                 self._sleep(self._retry.delay(attempt))
@@ -412,15 +410,15 @@ def _wire_key(start_key: StartKey) -> dict[str, dict[str, str]]:
     return {name: {"S": value} for name, value in start_key.items()}
 
 
-def _unavailable(error: Exception, *, write: bool = False, reached: bool = False) -> DatastoreError:
-    """The typed form of a failed call; the message names no backend exception.
+def _unavailable(error: Exception, *, write: bool = False) -> DatastoreError:
+    """The typed form of a failed call, called right after it; the message names no backend
+    exception.
 
     A write may have been applied unless DynamoDB refused it outright (a 4xx such as
     throttling) or the connection was never made, and no earlier attempt of the call may
-    have reached DynamoDB (``reached``, from ``attempts.watching``): ``error`` is botocore's
-    last attempt's.
+    have reached DynamoDB (``attempts.reached``): ``error`` is botocore's last attempt's.
     """
-    earlier = write and reached
+    earlier = write and attempts.reached()
     if isinstance(error, ClientError):
         code = error.response.get("Error", {}).get("Code", "")
         status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
