@@ -153,19 +153,21 @@ class _Raw:
 
 
 class CallFaults:
-    """Fails every DynamoDB request with ``fault`` while set (thread-safe counter)."""
+    """Fails every DynamoDB request with ``fault`` while set (thread-safe counter); the
+    requests first take the faults in ``planned``, one each (the attempts of one call, say)."""
 
     def __init__(self, hang_seconds: float) -> None:
         self._lock = threading.Lock()
         self.fault: str | None = None
+        self.planned: list[str] = []
         self.hang_seconds = hang_seconds
         self.injected = 0
 
     def __call__(self, request: Any, **_: Any) -> Any:
-        fault = self.fault
-        if fault is None:
-            return None
         with self._lock:
+            fault = self.planned.pop(0) if self.planned else self.fault
+            if fault is None:
+                return None
             self.injected += 1
         url = str(request.url)
         if fault == CONNECTION_ERROR:
