@@ -90,9 +90,8 @@ class CurlSession:
         if pycurl is None:
             raise RuntimeError("pycurl is not installed")
         self._verify = verify
-        self._connect_ms = max(1, round(connect_timeout * 1000))
-        self._read_timeout = read_timeout
         self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
         self._fallback = fallback
         self._local = threading.local()
         # Every live thread's handle (live_handles). Weak: a thread that ends takes its handle,
@@ -154,7 +153,7 @@ class CurlSession:
         handle.setopt(pycurl.TCP_KEEPALIVE, 1)
         # What urllib3 speaks: libcurl would otherwise offer HTTP/2 to a TLS endpoint or proxy.
         handle.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_1_1)
-        handle.setopt(pycurl.CONNECTTIMEOUT_MS, self._connect_ms)
+        handle.setopt(pycurl.CONNECTTIMEOUT_MS, max(1, round(self._connect_timeout * 1000)))
         if self._verify is False:
             handle.setopt(pycurl.SSL_VERIFYPEER, 0)
             handle.setopt(pycurl.SSL_VERIFYHOST, 0)
