@@ -2,8 +2,9 @@
 
 botocore serialises a JSON-protocol request by walking the input shape value by value into
 a copy of the parameters, then ``json.dumps``: about 290 us for a BatchGetItem of 100 keys,
-against 5.5 us for ``orjson.dumps`` of the same parameters (``python -m bench.http_session``
-measures whole calls; the serialiser alone was timed with both on the same parameters). For
+against 5.5 us for ``orjson.dumps`` of the same parameters, 14 us with the checks below
+(``python -m bench.http_session`` measures whole calls; the serialiser alone was timed
+with both on the same parameters). For
 DynamoDB's item operations the walk changes nothing but blobs: the wire format *is* the
 low-level parameters (attribute values already in ``{"S": ...}`` form), and the walk visits
 members in the parameters' own order, so the body carries the same JSON.
