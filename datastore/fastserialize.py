@@ -4,10 +4,10 @@ botocore serialises a JSON-protocol request by walking the input shape value by 
 a copy of the parameters, then ``json.dumps``: about 290 us for a BatchGetItem of 100 keys,
 against 5.5 us for ``orjson.dumps`` of the same parameters, 14 us with the checks below
 (``python -m bench.http_session`` measures whole calls; the serialiser alone was timed
-with both on the same parameters). For
-DynamoDB's item operations the walk changes nothing but blobs: the wire format *is* the
-low-level parameters (attribute values already in ``{"S": ...}`` form), and the walk visits
-members in the parameters' own order, so the body carries the same JSON.
+with both on the same parameters). For DynamoDB's item operations the walk changes nothing
+but blobs: the wire format *is* the low-level parameters (attribute values already in
+``{"S": ...}`` form), and the walk visits members in the parameters' own order, so the
+body carries the same JSON.
 
 So for an operation whose input shapes hold no timestamps, no renamed members and no host
 prefix (checked once per operation, from botocore's own model), the request is botocore's
