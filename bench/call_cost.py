@@ -21,11 +21,11 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from bench.http_session import one_call_each
 from bench.warmup import warm_up
 from datastore import calls, keys
 from datastore.client import make_client
 from datastore.local import DynamoDBLocal
-from datastore.provision import ensure_table
 from graphql_api.settings import Settings
 
 CALLS, WARM = 2000, 300
@@ -85,19 +85,8 @@ def main() -> None:
         # Instrumented, as the server's client is (Datastore.connect): the call log's hooks are part of a call.
         client = calls.instrument(make_client(settings))
         stock = make_client(settings, stock=True)
-        table = settings.table_name
-        ensure_table(client, table)
-        for n in range(50):
-            item = {"PK": {"S": "P"}, "SK": {"S": f"S#{n:03}"}, "text": {"S": "x" * 160}, "n": {"N": str(n)}}
-            client.put_item(TableName=table, Item=item)
-        key = {"PK": {"S": "P"}, "SK": {"S": "S#001"}}
-        values = {":p": {"S": "P"}}
-        operations: dict[str, Callable[[Any], Any]] = {
-            "GetItem": lambda c: c.get_item(TableName=table, Key=key, ReturnConsumedCapacity="TOTAL"),
-            "Query": lambda c: c.query(
-                TableName=table, KeyConditionExpression="PK = :p", ExpressionAttributeValues=values, Limit=50
-            ),
-        }
+        get, query = one_call_each(client, settings.table_name)
+        operations: dict[str, Callable[[Any], Any]] = {"GetItem": get, "Query": query}
         print(warm_up(local.pid, [lambda call=call: call(stock) for call in operations.values()]), flush=True)
         plain = {name: per_call(lambda call=call: call(client), CALLS) for name, call in operations.items()}
         stages = Stages()

@@ -34,6 +34,25 @@ def per_call(call: Callable[[], Any], count: int = CALLS) -> tuple[float, float]
     return (time.process_time() - cpu) / count * 1e6, (time.perf_counter() - wall) / count * 1e6
 
 
+def one_call_each(client: Any, table: str) -> tuple[Callable[[Any], Any], Callable[[Any], Any]]:
+    """Creates ``table`` with 50 items of about 200 bytes in one partition; returns a GetItem of
+    one of them and a Query of all 50, each called with the client to send it."""
+    ensure_table(client, table)
+    for n in range(50):
+        item = {"PK": {"S": "P"}, "SK": {"S": f"S#{n:03}"}, "text": {"S": "x" * 160}, "n": {"N": str(n)}}
+        client.put_item(TableName=table, Item=item)
+    key = {"PK": {"S": "P"}, "SK": {"S": "S#001"}}
+    values = {":p": {"S": "P"}}
+
+    def get(c: Any) -> Any:
+        return c.get_item(TableName=table, Key=key, ReturnConsumedCapacity="TOTAL")
+
+    def query(c: Any) -> Any:
+        return c.query(TableName=table, KeyConditionExpression="PK = :p", ExpressionAttributeValues=values, Limit=50)
+
+    return get, query
+
+
 def main() -> None:
     base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
@@ -43,27 +62,13 @@ def main() -> None:
         urllib3._endpoint.http_session = urllib3._endpoint.http_session._fallback  # type: ignore[attr-defined]
         stock = make_client(settings, stock=True)
         table = settings.table_name
-        ensure_table(product, table)
-        for n in range(50):
-            item = {"PK": {"S": "P"}, "SK": {"S": f"S#{n:03}"}, "text": {"S": "x" * 160}, "n": {"N": str(n)}}
-            product.put_item(TableName=table, Item=item)
-        key = {"PK": {"S": "P"}, "SK": {"S": "S#001"}}
+        get, query = one_call_each(product, table)
         clients = {"product, libcurl": product, "product, urllib3": urllib3, "stock boto3": stock}
-
-        def get(client: Any) -> Callable[[], Any]:
-            return lambda: client.get_item(TableName=table, Key=key, ReturnConsumedCapacity="TOTAL")
-
-        def query(client: Any) -> Callable[[], Any]:
-            values = {":p": {"S": "P"}}
-            return lambda: client.query(
-                TableName=table, KeyConditionExpression="PK = :p", ExpressionAttributeValues=values, Limit=50
-            )
-
-        print(warm_up(local.pid, [get(stock), query(stock)]), flush=True)
+        print(warm_up(local.pid, [lambda: get(stock), lambda: query(stock)]), flush=True)
         print(f"{'us per call':20}{'GetItem cpu':>14}{'wall':>8}{'Query50 cpu':>14}{'wall':>8}")
         for name, client in clients.items():
-            get_cpu, get_wall = per_call(get(client))
-            query_cpu, query_wall = per_call(query(client), CALLS // 2)
+            get_cpu, get_wall = per_call(lambda c=client: get(c))
+            query_cpu, query_wall = per_call(lambda c=client: query(c), CALLS // 2)
             print(f"{name:20}{get_cpu:>14.0f}{get_wall:>8.0f}{query_cpu:>14.0f}{query_wall:>8.0f}", flush=True)
 
 
