@@ -7,9 +7,8 @@ cannot make validation itself exponential.
 
 from __future__ import annotations
 
-import functools
-
 from graphql import (
+    DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
@@ -17,11 +16,10 @@ from graphql import (
     InlineFragmentNode,
     OperationDefinitionNode,
     SelectionSetNode,
-    ValidationContext,
-    ValidationRule,
 )
 from strawberry.extensions import AddValidationRules
 
+from graphql_api.limits.document_rule import document_rule
 from graphql_api.selection import fragments_of
 
 
@@ -53,31 +51,22 @@ def alias_count(
 class MaxAliases(AddValidationRules):
     def __init__(self, max_aliases: int) -> None:
         self.max_aliases = max_aliases
-        super().__init__([_rule(max_aliases)])
+        super().__init__([document_rule(too_many_aliases, max_aliases)])
 
 
-@functools.cache
-def _rule(limit: int) -> type[ValidationRule]:
-    """The validation rule for ``limit``, made once: Strawberry builds the extension for every
-    request, and a class made per request is cyclic garbage (a class refers to itself)."""
-
-    class MaxAliasesRule(ValidationRule):
-        def __init__(self, context: ValidationContext) -> None:
-            super().__init__(context)
-            definitions = context.document.definitions
-            fragments = fragments_of(context.document)
-            memo: dict[str, int] = {}
-            count = sum(
-                alias_count(d.selection_set, fragments, memo)
-                for d in definitions
-                if isinstance(d, OperationDefinitionNode)
-            )
-            if count > limit:
-                context.report_error(
-                    GraphQLError(
-                        f"the query has {count} aliases; at most {limit} are allowed",
-                        extensions={"limit": "aliases", "aliases": count, "maxAliases": limit},
-                    )
-                )
-
-    return MaxAliasesRule
+def too_many_aliases(document: DocumentNode, limit: int) -> list[GraphQLError]:
+    fragments = fragments_of(document)
+    memo: dict[str, int] = {}
+    count = sum(
+        alias_count(d.selection_set, fragments, memo)
+        for d in document.definitions
+        if isinstance(d, OperationDefinitionNode)
+    )
+    if count <= limit:
+        return []
+    return [
+        GraphQLError(
+            f"the query has {count} aliases; at most {limit} are allowed",
+            extensions={"limit": "aliases", "aliases": count, "maxAliases": limit},
+        )
+    ]

@@ -10,10 +10,11 @@ once, so one fragment spread many times (or a chain of them) costs linear time.
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Iterator
 from typing import Any
 
 from graphql import (
+    DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
@@ -21,11 +22,10 @@ from graphql import (
     InlineFragmentNode,
     OperationDefinitionNode,
     SelectionSetNode,
-    ValidationContext,
-    ValidationRule,
 )
 from strawberry.extensions import AddValidationRules
 
+from graphql_api.limits.document_rule import document_rule
 from graphql_api.selection import fragments_of
 
 RELAY_LEVELS = frozenset({"edges"})
@@ -90,28 +90,18 @@ def document_depth(
 class MaxDepth(AddValidationRules):
     def __init__(self, max_depth: int) -> None:
         self.max_depth = max_depth
-        super().__init__([_rule(max_depth)])
+        super().__init__([document_rule(too_deep, max_depth)])
 
 
-@functools.cache
-def _rule(limit: int) -> type[ValidationRule]:
-    """The validation rule for ``limit``, made once: Strawberry builds the extension for every
-    request, and a class made per request is cyclic garbage (a class refers to itself)."""
-
-    class MaxDepthRule(ValidationRule):
-        def __init__(self, context: ValidationContext) -> None:
-            super().__init__(context)
-            definitions = context.document.definitions
-            fragments = fragments_of(context.document)
-            memo: dict[tuple[str, bool], int] = {}
-            for operation in definitions:
-                if not isinstance(operation, OperationDefinitionNode):
-                    continue
-                depth = document_depth(operation.selection_set, fragments, _memo=memo)
-                if depth > limit:
-                    context.report_error(_error(depth, limit, operation))
-
-    return MaxDepthRule
+def too_deep(document: DocumentNode, limit: int) -> Iterator[GraphQLError]:
+    fragments = fragments_of(document)
+    memo: dict[tuple[str, bool], int] = {}
+    for operation in document.definitions:
+        if not isinstance(operation, OperationDefinitionNode):
+            continue
+        depth = document_depth(operation.selection_set, fragments, _memo=memo)
+        if depth > limit:
+            yield _error(depth, limit, operation)
 
 
 def _error(depth: int, limit: int, operation: Any) -> GraphQLError:
