@@ -99,9 +99,9 @@ class Query:
     )
     async def node(self, info: Info, id: NodeId) -> Node | None:
         decoded = ids.decode(id)
-        info.context.session.require_tenant()
+        tenant = info.context.session.require_tenant()
         if decoded.type_name in ("Organization", "Subscription"):
-            if ids.ulids_of(decoded, decoded.type_name, 1) != (info.context.session.require_tenant().org_id,):
+            if ids.ulids_of(decoded, decoded.type_name, 1) != (tenant.org_id,):
                 return None
             if decoded.type_name == "Organization":
                 return _organization(info)
