@@ -22,6 +22,7 @@ from datastore.by_id import Kind
 from datastore.entities import Application, AuditEvent, Department, Employee, JobPosting, Organization, Subscription
 from datastore.pagination import Page, PageRequest, StartKey
 from datastore.table import Table
+from graphql_api.plan.compiler import Deferred
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -154,6 +155,20 @@ class SharedLoader(DataLoader[K, V]):
         calls.waited(self._depths.get(key, 0))
         return value
 
+    def deferred(self, key: K, then: Callable[[V], R]) -> Deferred:
+        """``then`` of the key's value, batched with every other load of this turn, for a field
+        that declares its load (plan/compiler.py PLAN_LOAD): the fields of a level wait once per
+        batch, not once per key (as ``get_many``), and no coroutine is made for a key."""
+        shared = self._shared(key)
+        depths = self._depths
+
+        def value() -> R:
+            found = shared.result()  # raises what the batch raised
+            calls.waited(depths.get(key, 0))
+            return then(found)
+
+        return Deferred(None if shared.done() else self._turn_of[key].settled, value)
+
     async def get_many(self, keys: Iterable[K]) -> dict[K, V]:
         """Each distinct key of ``keys`` once, batched with every other load of this turn.
 
@@ -221,6 +236,9 @@ class Entities(Generic[K, V]):
 
     async def get(self, key: K) -> V:
         return cast(V, await self._loader.get((self._kind, key)))
+
+    def deferred(self, key: K, then: Callable[[V], R]) -> Deferred:
+        return self._loader.deferred((self._kind, key), cast(Callable[[Any], R], then))
 
     async def get_many(self, keys: Iterable[K]) -> dict[K, V]:
         kind = self._kind

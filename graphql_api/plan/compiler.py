@@ -11,6 +11,7 @@ graphql-core executes the operation.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -51,6 +52,32 @@ _CONDITIONS = (GraphQLSkipDirective.name, GraphQLIncludeDirective.name)
 # the resolver must run after all (types/relations.py: a relation its page did not load).
 PLAN_READ: Final = "hr-plan-read"
 USE_RESOLVER: Final = object()
+
+# A root field that reads by id declares, under this key, the whole of its resolver as a
+# synchronous ``load(context, arguments)`` (graphql-core's coerced arguments): it gives the
+# value, an awaitable as the resolver would, or a ``Deferred``. A hundred aliased ``node``
+# fields then cost a hundred loader keys and one wait, not a hundred resolver calls through
+# Strawberry's wrapper, each with its coroutine, task and future.
+PLAN_LOAD: Final = "hr-plan-load"
+
+
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """A value a loader's batch will give: once ``ready`` is done (None: it is), ``value()``.
+
+    ``ready`` is shared by every key of one batch, so the fields of a whole level wait on
+    their batches once. ``value()`` raises what the batch raised.
+    """
+
+    ready: asyncio.Future[Any] | None
+    value: Callable[[], Any]
+
+    async def result(self) -> Any:
+        """The value, for a resolver (graphql-core, which knows nothing of ``Deferred``)."""
+        if self.ready is not None and not self.ready.done():
+            # asyncio.wait never cancels what it waits for: the batch is shared.
+            await asyncio.wait((self.ready,))
+        return self.value()
 
 
 class Unsupported(Exception):
@@ -95,6 +122,8 @@ class FieldPlan:
     # For a field with a resolver of its own, its declared read from the source (PLAN_READ),
     # tried first: no GraphQLResolveInfo and no Strawberry wrapper unless it says USE_RESOLVER.
     preread: Callable[[Any], Any] | None
+    # For a field that declares its resolver as a synchronous load (PLAN_LOAD), that load.
+    load: Callable[[Any, dict[str, Any]], Any] | None
     # Coerced arguments when they use no variable; None when they are coerced per request.
     arguments: dict[str, Any] | None
     completion: Completion | None  # None for __typename
@@ -169,7 +198,7 @@ class _Compiler:
         name = nodes[0].name.value
         details = [FieldDetails(node, None) for node in nodes]
         if name == "__typename":
-            return FieldPlan(response_key, name, parent, None, nodes, details, None, True, None, None, {}, None)
+            return FieldPlan(response_key, name, parent, None, nodes, details, None, True, None, None, None, {}, None)
         if name.startswith("__"):
             raise Unsupported("introspection")
         definition = parent.fields.get(name)
@@ -185,7 +214,8 @@ class _Compiler:
         resolve = definition.resolve
         info_free = bool(getattr(resolve, "_is_default", False))
         read = _attribute_read(definition) if info_free else None
-        preread = None if info_free or definition.args else _declared_read(definition)
+        preread = None if info_free or definition.args else _declared(definition, PLAN_READ)
+        load = None if info_free else _declared(definition, PLAN_LOAD)
         sub_selections = [n.selection_set for n in nodes if n.selection_set is not None]
         completion = self.completion(definition.type, sub_selections)
         return FieldPlan(
@@ -199,6 +229,7 @@ class _Compiler:
             info_free,
             read,
             preread,
+            load,
             arguments,
             completion,
         )
@@ -282,8 +313,8 @@ def _attribute_read(definition: GraphQLField) -> Callable[[Any], Any] | None:
     return attrgetter(name) if isinstance(name, str) else None
 
 
-def _declared_read(definition: GraphQLField) -> Callable[[Any], Any] | None:
-    """The field's PLAN_READ, for a field without arguments, extensions or permissions.
+def _declared(definition: GraphQLField, key: str) -> Callable[..., Any] | None:
+    """The field's PLAN_READ or PLAN_LOAD (``key``), for a field without extensions or permissions.
 
     A field extension or permission class (Strawberry runs permissions as one) wraps the
     resolver; reading around it would skip them, so such a field always runs its resolver.
@@ -291,8 +322,8 @@ def _declared_read(definition: GraphQLField) -> Callable[[Any], Any] | None:
     declared = (definition.extensions or {}).get("strawberry-definition")
     if declared is None or getattr(declared, "extensions", None) or getattr(declared, "permission_classes", None):
         return None
-    read = (getattr(declared, "metadata", None) or {}).get(PLAN_READ)
-    return read if callable(read) else None
+    hook = (getattr(declared, "metadata", None) or {}).get(key)
+    return hook if callable(hook) else None
 
 
 def _uses_variables(node: FieldNode) -> bool:
@@ -330,9 +361,11 @@ def compile_operation(
 
 
 __all__ = [
+    "PLAN_LOAD",
     "PLAN_READ",
     "USE_RESOLVER",
     "Completion",
+    "Deferred",
     "FieldPlan",
     "Kind",
     "ObjectPlan",

@@ -27,9 +27,12 @@ from graphql.execution.executor import CollectedErrors, Executor, invalid_return
 from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path, is_iterable
 
-from graphql_api.plan.compiler import USE_RESOLVER, Completion, FieldPlan, Kind, ObjectPlan, Plan
+from graphql_api.plan.compiler import USE_RESOLVER, Completion, Deferred, FieldPlan, Kind, ObjectPlan, Plan
 
 Pending = list[Coroutine[Any, Any, None]]
+
+# A field of one object whose value a loader's batch will give: (the value, its field, its path).
+_Waiting = tuple[Deferred, FieldPlan, Path]
 
 
 # Where a value sits in the response, for null propagation: (container, key, nullable,
@@ -43,6 +46,7 @@ _PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None), list, tu
 class _Run:
     def __init__(self, executor: Executor[Any], root_value: Any) -> None:
         self.executor = executor
+        self.context = executor.context_value
         self.root_value = root_value
         self.is_awaitable = executor.is_awaitable
         self.errors = CollectedErrors()
@@ -72,6 +76,7 @@ class _Run:
         parent_path = slot[4]
         is_awaitable = self.is_awaitable
         typename = plan.type.name
+        waiting: list[_Waiting] = []
         for field in plan.fields:
             key = field.key
             completion = field.completion
@@ -87,8 +92,12 @@ class _Run:
                 elif field.info_free:
                     value = field.resolve(source, None)  # type: ignore[misc]  # info_free implies a resolver
                 else:
-                    preread = field.preread
-                    value = USE_RESOLVER if preread is None else preread(source)
+                    load = field.load
+                    if load is not None:
+                        value = load(self.context, self.arguments_of(field))
+                    else:
+                        preread = field.preread
+                        value = USE_RESOLVER if preread is None else preread(source)
                     if value is USE_RESOLVER:
                         path = Path(parent_path, key, typename)
                         info = self.info(field, path)
@@ -96,6 +105,10 @@ class _Run:
                         resolve = field.resolve or self.executor.field_resolver
                         value = resolve(source, info, **arguments)
                 plain = type(value) in _PLAIN
+                if not plain and type(value) is Deferred:
+                    data[key] = None  # holds the key's place in the response's order
+                    waiting.append((value, field, Path(parent_path, key, typename)))
+                    continue
                 if not plain and is_awaitable(value):
                     data[key] = None  # holds the key's place in the response's order
                     if path is None:
@@ -122,6 +135,8 @@ class _Run:
                     raise error from None
                 data[key] = None
                 self.errors.add(error, path)
+        if waiting:
+            pending.append(self.await_deferred(waiting, data, slot))
 
     def info(self, field: FieldPlan, path: Path) -> GraphQLResolveInfo[Any]:
         return self.executor.build_resolve_info(field.definition, field.nodes, field.parent, path)  # type: ignore[arg-type]  # not __typename
@@ -291,6 +306,25 @@ class _Run:
             self.complete(completion, field, value, container, key, parent, path, pending, info)
         except Exception as raw:
             self.fail(raw, completion.nullable, field, container, key, parent, path)
+        await _settle(pending)
+
+    async def await_deferred(self, waiting: list[_Waiting], data: dict[str, Any], slot: _Slot) -> None:
+        """The deferred fields of one object, after one wait on the batches they are in.
+
+        Each field completes as if its resolver had returned the value, errors included.
+        """
+        ready = {deferred.ready for deferred, _, _ in waiting if deferred.ready is not None}
+        unsettled = {future for future in ready if not future.done()}
+        if unsettled:
+            # asyncio.wait never cancels what it waits for: the batches are shared.
+            await asyncio.wait(unsettled)
+        pending: Pending = []
+        for deferred, field, path in waiting:
+            completion: Completion = field.completion  # type: ignore[assignment]  # not __typename
+            try:
+                self.complete(completion, field, deferred.value(), data, field.key, slot, path, pending)
+            except Exception as raw:
+                self.fail(raw, completion.nullable, field, data, field.key, slot, path)
         await _settle(pending)
 
     async def await_abstract(

@@ -272,3 +272,61 @@ def test_shared_loader__cut_batches__refused() -> None:
 
     with pytest.raises(TypeError):
         asyncio.run(build())
+
+
+def test_loader__deferred_keys_of_one_turn__one_ready_future_then_each_value() -> None:
+    """What a compiled plan waits on for root fields by id: the keys of one turn share their
+    batch's one future, each value is ``then`` of the key's, and what is loaded after it is a
+    round trip deeper. A key already loaded is ready at once."""
+    seen: list[list[int]] = []
+
+    def batch(keys: list[int]) -> list[int]:
+        seen.append(keys)
+        return [key * 2 for key in keys]
+
+    async def load() -> tuple[int, list[str], int, bool]:
+        with ThreadPoolExecutor(2) as pool:
+            loader: Loader[int, int] = Loader(runner(pool), batch)
+            deferred = [loader.deferred(key, lambda value: f"<{value}>") for key in (1, 2, 3, 2)]
+            readies = {d.ready for d in deferred}
+            assert None not in readies
+            await asyncio.wait(readies)  # type: ignore[arg-type]  # none is None
+            values = [d.value() for d in deferred]
+            depth = calls.current_depth.get()
+            again = loader.deferred(3, str)
+            return len(readies), values, depth, again.ready is None and again.value() == "6"
+
+    assert asyncio.run(load()) == (1, ["<2>", "<4>", "<6>", "<4>"], 1, True)
+    assert seen == [[1, 2, 3]]
+
+
+def test_loader__deferred_key_of_a_failed_batch__value_raises_and_a_cancelled_wait_stops_nothing() -> None:
+    """``value()`` raises the batch's error for each of its keys. A resolver waiting through
+    ``result()`` that is cancelled leaves the batch, which another consumer shares, running."""
+
+    def batch(keys: list[int]) -> list[int]:
+        if 13 in keys:
+            raise InvalidInput("keys", "13 is unlucky")
+        return keys
+
+    async def load() -> tuple[bool, int, BaseException | None]:
+        with ThreadPoolExecutor(2) as pool:
+            loader: Loader[int, int] = Loader(runner(pool), batch)
+            waiting = asyncio.ensure_future(loader.deferred(1, int).result())
+            shared = loader.deferred(1, int)
+            await asyncio.sleep(0)  # the resolver is waiting
+            waiting.cancel()
+            await asyncio.wait({shared.ready})  # type: ignore[arg-type]  # pending
+            failing = loader.deferred(13, int)
+            await asyncio.wait({failing.ready})  # type: ignore[arg-type]  # pending
+            raised: BaseException | None = None
+            try:
+                failing.value()
+            except InvalidInput as error:
+                raised = error
+            return waiting.cancelled(), shared.value(), raised
+
+    cancelled, value, raised = asyncio.run(load())
+    assert cancelled
+    assert value == 1
+    assert isinstance(raised, InvalidInput) and raised.field == "keys"

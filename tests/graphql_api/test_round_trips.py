@@ -307,6 +307,32 @@ def test_caller_check__q4_hundred_nodes__floor_plus_one(api: Api, big: BigTenant
     assert sorted(sizes) == [51, 51]
 
 
+def test_nodes_by_id__relations_beneath__one_wave_per_level(api: Api, demo: Demo) -> None:
+    """Aliased ``node`` fields wait on their one batch together (plans' PLAN_LOAD); what they
+    select beneath is loaded a round trip deeper each level, as under any other field."""
+    alice = demo.person("alice@acme.co")
+    departments = cost_as(api, alice, "{ organization { departments { edges { node { manager { email } } } } } }")
+    edges = departments["data"]["organization"]["departments"]["edges"]
+    managers = {edge["node"]["manager"]["email"] for edge in edges if edge["node"]["manager"]}
+    # Not the managers themselves, nor the caller (the check reads her): each level is a read.
+    acme = [
+        p for email, p in demo.people.items() if email.endswith("@acme.co") and email not in managers | {alice.email}
+    ]
+    nodes = " ".join(
+        f'n{i}: node(id: "{ids.encode("Employee", e.emp_id)}") {{ ... on Employee {{ email department {{ name '
+        "manager { email department { id } } } } }"
+        for i, e in enumerate(acme)
+    )
+    cost = cost_as(api, alice, f"{{ {nodes} }}")
+    assert len(cost["data"]) == len(acme) > 3
+    managed = [node for node in cost["data"].values() if node["department"] and node["department"]["manager"]]
+    assert managed and all(node["department"]["manager"]["department"]["id"] for node in managed)
+    # The check with the people; their departments; the managers. The managers' departments
+    # were read in the second wave: nothing is read a fourth time.
+    assert cost["waves"] == 3
+    assert sum(cost["requests"].values()) == 3
+
+
 def test_caller_check__mutation__one_call_before_the_write(api: Api, big: BigTenant) -> None:
     employee = big.employees[-1]
     with calls.listening() as log:

@@ -89,3 +89,16 @@ def test_enum_leaf__values_members_and_unknowns__same_as_the_type() -> None:
             coerce("no such role")
         errors.append(str(raised.value))
     assert errors[0] == errors[1]
+
+
+def test_root_fields_by_id__declared_load__planned_without_resolver_call() -> None:
+    """The root fields by id declare their resolver as a load (PLAN_LOAD), arguments and all;
+    a field that reads in two steps (by email, then by id) keeps its resolver."""
+    root = _object_plans(
+        '{ me { email } organization { name } node(id: "x") { id } employee(id: "x") { email } '
+        'department(id: "x") { name } jobPosting(id: "x") { title } application(id: "x") { status } '
+        'employeeByEmail(email: "a@b.co") { email } }'
+    )["Query"]
+    loads = {field.name for field in root.fields if field.load is not None}
+    assert loads == {"me", "organization", "node", "employee", "department", "jobPosting", "application"}
+    assert next(f for f in root.fields if f.name == "node").arguments == {"id": "x"}

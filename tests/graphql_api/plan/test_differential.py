@@ -201,3 +201,57 @@ def test_role_guarded_queries__every_role_and_id__same_answer(
         codes |= {error["extensions"]["code"] for error in body.get("errors", [])}
     if email == "dave@acme.co" and index != 3:
         assert "FORBIDDEN" in codes
+
+
+# Every root field by id, which plans answer through the fields' declared loads (PLAN_LOAD):
+# every kind of id, every role, another tenant's ids, misspelt ids, and errors beneath them.
+BY_ID = """query($id: ID!) {
+  node(id: $id) { __typename id
+    ... on Employee { email department { name manager { email department { id } } } applications(first: 2) {
+      edges { node { status } } } }
+    ... on Department { name manager { email } }
+    ... on JobPosting { title jobStatus: status department { name } }
+    ... on Application { status employee { email } }
+    ... on Organization { name }
+    ... on BillingSubscription { plan seats billingCustomerId } }
+  again: node(id: $id) { id }
+  employee(id: $id) { email department { name } }
+  department(id: $id) { name }
+  jobPosting(id: $id) { title }
+  application(id: $id) { status }
+  me { email department { name } }
+  organization { name }
+}"""
+
+
+def by_id_targets(both: Differential, demo: Demo) -> list[str]:
+    """An id of every kind, of both tenants, and ids that are not ids at all."""
+    acme, globex = demo.person(demo_data.ACME_ADMIN), demo.person(demo_data.GLOBEX_ADMIN)
+    targets = guarded_ids(both, demo)[:4]
+    for person in (acme, globex):
+        assert person.department_id is not None
+        targets += [
+            ids.encode("Employee", person.emp_id),
+            ids.encode("Department", person.department_id),
+            ids.encode("Organization", person.org_id),
+            ids.encode("Subscription", person.org_id),
+        ]
+    misspelt = ids.encode("Employee", acme.emp_id.lower())
+    return [*targets, misspelt, ids.encode("Employee", "01" + "0" * 24), "not an id", ids.encode("Nothing", "x")]
+
+
+@pytest.mark.parametrize("email", ROLES)
+def test_by_id_roots__every_kind_of_id__same_answer(both: Differential, demo: Demo, email: str) -> None:
+    codes: set[str] = set()
+    typenames: set[str] = set()
+    for target in by_id_targets(both, demo):
+        body = assert_same(both, email, demo, BY_ID, {"id": target})
+        codes |= {error["extensions"]["code"] for error in body.get("errors", [])}
+        if body["data"]["node"] is not None:
+            typenames.add(body["data"]["node"]["__typename"])
+    assert {"Employee", "Department", "Organization", "BillingSubscription"} <= typenames
+    if email == demo_data.ACME_ADMIN:  # the others may not see some of the applications and postings
+        assert {"JobPosting", "Application"} <= typenames
+    assert "BAD_USER_INPUT" in codes
+    if email == "dave@acme.co":
+        assert "FORBIDDEN" in codes
