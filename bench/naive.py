@@ -15,6 +15,7 @@ from datastore.by_id import Kind
 from datastore.pagination import Page
 from datastore.table import Table
 from graphql_api.loaders import ListKey, Runner
+from graphql_api.plan.compiler import Deferred
 
 
 class PerCall:
@@ -31,6 +32,11 @@ class PerCall:
         """One call per parent, as naive resolvers make (repeated keys included)."""
         values = await asyncio.gather(*(self.get(key) for key in keys))
         return dict(zip(keys, values, strict=True))
+
+    def deferred(self, key: Any, then: Callable[[Any], Any]) -> Deferred:
+        """A root field's read by id (graphql_api/query.py): its own call, started now."""
+        call = asyncio.ensure_future(self.get(key))
+        return Deferred(call, lambda: then(call.result()))
 
 
 class PerCallLists:
