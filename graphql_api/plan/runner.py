@@ -77,66 +77,71 @@ class _Run:
         is_awaitable = self.is_awaitable
         typename = plan.type.name
         waiting: list[_Waiting] = []
-        for field in plan.fields:
-            key = field.key
-            completion = field.completion
-            if completion is None:  # __typename
-                data[key] = typename
-                continue
-            path: Path | None = None
-            info: GraphQLResolveInfo[Any] | None = None
-            try:
-                read = field.read
-                if read is not None:
-                    value = read(source)
-                elif field.info_free:
-                    value = field.resolve(source, None)  # type: ignore[misc]  # info_free implies a resolver
-                else:
-                    load = field.load
-                    if load is not None:
-                        value = load(self.context, self.arguments_of(field))
-                    else:
-                        preread = field.preread
-                        value = USE_RESOLVER if preread is None else preread(source)
-                    if value is USE_RESOLVER:
-                        path = Path(parent_path, key, typename)
-                        info = self.info(field, path)
-                        arguments = self.arguments_of(field)
-                        resolve = field.resolve or self.executor.field_resolver
-                        value = resolve(source, info, **arguments)
-                plain = type(value) in _PLAIN
-                if not plain and type(value) is Deferred:
-                    data[key] = None  # holds the key's place in the response's order
-                    waiting.append((value, field, Path(parent_path, key, typename)))
+        try:
+            for field in plan.fields:
+                key = field.key
+                completion = field.completion
+                if completion is None:  # __typename
+                    data[key] = typename
                     continue
-                if not plain and is_awaitable(value):
-                    data[key] = None  # holds the key's place in the response's order
+                path: Path | None = None
+                info: GraphQLResolveInfo[Any] | None = None
+                try:
+                    read = field.read
+                    if read is not None:
+                        value = read(source)
+                    elif field.info_free:
+                        value = field.resolve(source, None)  # type: ignore[misc]  # info_free implies a resolver
+                    else:
+                        load = field.load
+                        if load is not None:
+                            value = load(self.context, self.arguments_of(field))
+                        else:
+                            preread = field.preread
+                            value = USE_RESOLVER if preread is None else preread(source)
+                        if value is USE_RESOLVER:
+                            path = Path(parent_path, key, typename)
+                            info = self.info(field, path)
+                            arguments = self.arguments_of(field)
+                            resolve = field.resolve or self.executor.field_resolver
+                            value = resolve(source, info, **arguments)
+                    plain = type(value) in _PLAIN
+                    if not plain and type(value) is Deferred:
+                        data[key] = None  # holds the key's place in the response's order
+                        waiting.append((value, field, Path(parent_path, key, typename)))
+                        continue
+                    if not plain and is_awaitable(value):
+                        data[key] = None  # holds the key's place in the response's order
+                        if path is None:
+                            path = Path(parent_path, key, typename)
+                        pending.append(self.await_slot(value, completion, field, data, key, slot, path, info))
+                        continue
+                    # A plain value is neither Undefined nor an exception: only None is checked.
+                    if completion.kind is Kind.LEAF and (
+                        value is not None if plain else value is not Undefined and not isinstance(value, Exception)
+                    ):
+                        coerced = completion.leaf_output(value)  # type: ignore[misc]  # LEAF has it
+                        if coerced is None or coerced is Undefined:
+                            Executor.complete_leaf_value(completion.type, value)  # raises graphql-core's error
+                        data[key] = coerced
+                        continue
                     if path is None:
                         path = Path(parent_path, key, typename)
-                    pending.append(self.await_slot(value, completion, field, data, key, slot, path, info))
-                    continue
-                # A plain value is neither Undefined nor an exception: only None is checked.
-                if completion.kind is Kind.LEAF and (
-                    value is not None if plain else value is not Undefined and not isinstance(value, Exception)
-                ):
-                    coerced = completion.leaf_output(value)  # type: ignore[misc]  # LEAF has it
-                    if coerced is None or coerced is Undefined:
-                        Executor.complete_leaf_value(completion.type, value)  # raises graphql-core's error
-                    data[key] = coerced
-                    continue
-                if path is None:
-                    path = Path(parent_path, key, typename)
-                self.complete(completion, field, value, data, key, slot, path, pending, info)
-            except Exception as raw:
-                if path is None:
-                    path = Path(parent_path, key, typename)
-                error = located_error(raw, field.nodes, path.as_list())
-                if not completion.nullable:
-                    raise error from None
-                data[key] = None
-                self.errors.add(error, path)
-        if waiting:
-            pending.append(self.await_deferred(waiting, data, slot))
+                    self.complete(completion, field, value, data, key, slot, path, pending, info)
+                except Exception as raw:
+                    if path is None:
+                        path = Path(parent_path, key, typename)
+                    error = located_error(raw, field.nodes, path.as_list())
+                    if not completion.nullable:
+                        raise error from None
+                    data[key] = None
+                    self.errors.add(error, path)
+        finally:
+            # Also when a non-null field raised: the fields already waiting on a batch are
+            # completed (into an object then nulled), as the awaitables already pending are, so
+            # no read a Deferred started is left unawaited.
+            if waiting:
+                pending.append(self.await_deferred(waiting, data, slot))
 
     def info(self, field: FieldPlan, path: Path) -> GraphQLResolveInfo[Any]:
         return self.executor.build_resolve_info(field.definition, field.nodes, field.parent, path)  # type: ignore[arg-type]  # not __typename
