@@ -174,7 +174,7 @@ class Query:
         metadata={PLAN_LOAD: _load_organization},
     )
     async def organization(self, info: Info) -> Organization | None:
-        return _organization(info.context)
+        return cast(Organization | None, await _resolved(_load_organization(info.context, {})))
 
     @strawberry.field(
         description="Any object of your organisation by its global id (Relay's refetch); null when the id "

@@ -54,8 +54,10 @@ PLAN_READ: Final = "hr-plan-read"
 USE_RESOLVER: Final = object()
 
 # A root field that reads by id declares, under this key, the whole of its resolver as a
-# synchronous ``load(context, arguments)`` (graphql-core's coerced arguments): it gives the
-# value, an awaitable as the resolver would, or a ``Deferred``. A hundred aliased ``node``
+# synchronous ``load(context, arguments)``: it gives the value, an awaitable as the resolver
+# would, or a ``Deferred``. ``arguments`` are graphql-core's coerced arguments, keyed by their
+# GraphQL names (``firstName``, not Strawberry's ``first_name``), and shared between requests
+# when they use no variable: a load reads them and never changes them. A hundred aliased ``node``
 # fields then cost a hundred loader keys and one wait, not a hundred resolver calls through
 # Strawberry's wrapper, each with its coroutine, task and future.
 PLAN_LOAD: Final = "hr-plan-load"
@@ -123,7 +125,7 @@ class FieldPlan:
     # tried first: no GraphQLResolveInfo and no Strawberry wrapper unless it says USE_RESOLVER.
     preread: Callable[[Any], Any] | None
     # For a field that declares its resolver as a synchronous load (PLAN_LOAD), that load.
-    load: Callable[[Any, dict[str, Any]], Any] | None
+    load: Callable[[Any, Mapping[str, Any]], Any] | None
     # Coerced arguments when they use no variable; None when they are coerced per request.
     arguments: dict[str, Any] | None
     completion: Completion | None  # None for __typename
