@@ -1,4 +1,4 @@
-"""`python -m bench.profile [Q1 Q2 ...] [-n N] [--pyinstrument]`: a query's CPU cost in-process.
+"""`python -m bench.profile [Q1 Q2 ...] [-n N] [--pyinstrument] [--naive]`: a query's CPU cost in-process.
 
 The bench's timings are wall-clock on a shared machine; this measures what one request costs
 the API process itself: the product app is served in this process (httpx's ASGI transport,
@@ -7,7 +7,8 @@ the whole middleware stack, boto3 on its I/O pool), and CPU time is read with
 figure is the median of N requests after two warm-ups. With ``--pyinstrument`` the same
 requests run again under pyinstrument (the event-loop thread; boto3's calls run on the I/O
 pool's threads, whose CPU is the process's less the loop's) and the loop's CPU is split by
-the module each sample is in: where the time goes, in ms per request.
+the module each sample is in: where the time goes, in ms per request. ``--naive`` serves the
+bench's naive variant instead (bench/naive.py), measured the same way.
 """
 
 from __future__ import annotations
@@ -176,7 +177,12 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=20)
     parser.add_argument("--pyinstrument", action="store_true", help="then profile: time by category")
     parser.add_argument("--tree", action="store_true", help="with --pyinstrument: print the call tree too")
+    parser.add_argument("--naive", action="store_true", help="the naive variant (bench/naive.py), not the product")
     args = parser.parse_args()
+    if args.naive:
+        from bench.naive import install
+
+        install()
     # As bench.serve: one tenant flat out, no tenant rate limit (its bucket would refuse raised costs).
     loaded = Settings.load({**RAISED_LIMITS, "TENANT_COST_PER_SECOND": "0", "HR_ENV": "bench", "JWT_SECRET": SECRET})
     base = loaded.datastore

@@ -30,6 +30,11 @@ from datastore.scope import PlatformScope, TenantScope
 from datastore.table import RetryPolicy, Table
 from tests import key_guard
 
+# The live API server and its clients, registered once for every suite that uses them (the API's
+# and the bench's): fixtures imported into a second conftest would be a second session copy,
+# another server and another load of the demo data.
+pytest_plugins = ["tests.graphql_api.fixtures"]
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 

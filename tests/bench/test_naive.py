@@ -13,7 +13,7 @@ from bench.naive import NaiveLoaders
 from bench.queries import Q1, Q2, Q3
 from datastore import demo as demo_data
 from graphql_api import ids
-from tests.graphql_api.conftest import Api, Demo
+from tests.graphql_api.fixtures import Api, Demo
 
 
 def nodes(demo: Demo) -> str:

@@ -16,7 +16,7 @@ from graphql_api.app import create_app
 from graphql_api.config import ApiSettings
 from graphql_api.limits.analysis import AnalysisCache, analyse
 from graphql_api.schema import build_schema
-from tests.graphql_api.conftest import Api, Demo
+from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.live import serving
 
 if TYPE_CHECKING:

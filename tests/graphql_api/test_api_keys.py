@@ -18,7 +18,7 @@ from tests.graphql_api.test_fault_codes import backend_names
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
-from tests.graphql_api.conftest import Api, GraphQLClient
+from tests.graphql_api.fixtures import Api, GraphQLClient
 
 CREATE = (
     "mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { secret "

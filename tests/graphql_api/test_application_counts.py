@@ -12,7 +12,7 @@ from datastore import applications, items, keys
 from datastore.entities import ApplicationCounts
 from tests.conftest import Tenant
 from tests.datastore.test_application_counts import recount, stored
-from tests.graphql_api.conftest import Api, GraphQLClient
+from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.mutations.documents import APPLY, SET_STATUS, WITHDRAW, codes, gid, manager_of, open_job
 
 COUNTS = """

@@ -22,7 +22,7 @@ from graphql_api.config import ApiSettings
 from graphql_api.errors import ApiError
 from graphql_api.jwks import JwksKeys, signing_key
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import TEST_SECRET
+from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving
 
 if TYPE_CHECKING:

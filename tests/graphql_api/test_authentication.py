@@ -22,7 +22,7 @@ from graphql_api.blocking import BlockingRunner
 from graphql_api.config import ApiSettings
 from graphql_api.jwks import JwksKeys
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import TEST_SECRET
+from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.test_auth import AUDIENCE, ISSUER, RSA_KEY, claims_of, jwk
 
 # The I/O pool the app would give the backend (app.py: services.run_blocking).

@@ -16,8 +16,8 @@ import pytest
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.config import ApiSettings
-from tests.graphql_api.conftest import Api
 from tests.graphql_api.directory import DIRECTORY, Directory, write_directory
+from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 
 DEPARTMENTS = """
 query($first: Int!, $after: String) {

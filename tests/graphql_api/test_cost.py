@@ -10,7 +10,7 @@ from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.config import ApiSettings
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api, GraphQLClient
+from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:

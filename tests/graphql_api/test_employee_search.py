@@ -25,7 +25,7 @@ from datastore.seed import Bulk
 from datastore.table import Table
 from graphql_api import ids
 from tests.conftest import TenantFactory, unique_domain
-from tests.graphql_api.conftest import Api, GraphQLClient
+from tests.graphql_api.fixtures import Api, GraphQLClient
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

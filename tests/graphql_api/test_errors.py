@@ -14,7 +14,7 @@ from graphql_api.errors import Code, translate
 from graphql_api.mutations.jobs import PublishJobPostingInput
 from graphql_api.mutations.organizations import CreateOrganizationInput
 from tests.conftest import Tenant, unique_domain
-from tests.graphql_api.conftest import Api, GraphQLClient
+from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.mutations.documents import UNKNOWN_ULID, error, gid, open_job
 
 # --- translate ----------------------------------------------------------------------------

@@ -36,7 +36,7 @@ from graphql_api.errors import Code
 from graphql_api.schema import build_schema
 from tests.conftest import Tenant
 from tests.datastore import faults
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from datastore.table import Table
 from graphql_api.app import create_app
 from graphql_api.config import ApiSettings
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:

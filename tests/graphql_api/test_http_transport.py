@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 
 JSON = {"Content-Type": "application/json"}
 

@@ -9,7 +9,7 @@ import pytest
 from graphql_api import ids
 from graphql_api.errors import ApiError
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 from tests.graphql_api.mutations.documents import UPDATE_EMPLOYEE, gid, open_job
 from tests.graphql_api.security_world import World, build_world
 

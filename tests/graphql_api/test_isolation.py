@@ -29,7 +29,7 @@ from datastore import api_keys, calls, keys
 from datastore.entities import Role
 from graphql_api import ids
 from tests.conftest import TenantFactory
-from tests.graphql_api.conftest import Api, GraphQLClient
+from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.security_world import World, build_world
 
 ROOT_QUERIES: dict[str, str] = {

@@ -13,7 +13,7 @@ from __future__ import annotations
 from datastore import calls, keys
 from datastore.calls import Call
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 from tests.key_guard import Findings, violations
 
 

@@ -32,7 +32,7 @@ from graphql_api.auth import issue_token
 from graphql_api.config import ApiSettings
 from graphql_api.signin import GRANT_TYPE, ID_TOKEN_TYPE
 from tests.graphql_api import idp
-from tests.graphql_api.conftest import TEST_SECRET, Demo
+from tests.graphql_api.fixtures import TEST_SECRET, Demo
 from tests.graphql_api.observability.logs import captured_lines
 from tests.graphql_api.observability.test_access_log import readme_directory_query
 

@@ -21,7 +21,7 @@ from graphql_api.limits.aliases import MaxAliases
 from graphql_api.limits.call_budget import CallBudget
 from graphql_api.limits.depth import MaxDepth
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api, GraphQLClient
+from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:

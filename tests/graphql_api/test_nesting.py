@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.graphql_api.conftest import Api, Demo
+from tests.graphql_api.fixtures import Api, Demo
 
 
 def nodes(connection: dict) -> list[dict]:

@@ -11,7 +11,7 @@ from datastore.seed import Bulk
 from datastore.table import Table
 from graphql_api import ids
 from tests.conftest import unique_domain
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

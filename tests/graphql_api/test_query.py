@@ -8,7 +8,7 @@ import pytest
 
 from graphql_api import ids
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api, Demo, GraphQLClient
+from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
 
 ALICE = "alice@acme.co"
 BOB = "bob@acme.co"

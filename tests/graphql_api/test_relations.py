@@ -22,7 +22,7 @@ from graphql_api.types.application import Application
 from graphql_api.types.department import Department
 from graphql_api.types.employee import Employee
 from graphql_api.types.relations import Plan, Selection
-from tests.graphql_api.conftest import Api, Demo
+from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from graphql_api.config import ApiSettings
 from graphql_api.signin import GRANT_TYPE, ID_TOKEN_TYPE
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.graphql_api import idp
-from tests.graphql_api.conftest import TEST_SECRET
+from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving
 from tests.graphql_api.mutations.documents import CREATE_ORGANIZATION, raw_id
 from tests.sts import AssumeRoleLog, RoleWorld, SignatureLog, role_world

@@ -11,7 +11,7 @@ from datastore.entities import Employee
 from graphql_api import ids
 from graphql_api.auth import issue_token
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 from tests.graphql_api.security_world import World, build_world
 
 

@@ -29,7 +29,7 @@ from graphql_api import ids
 from graphql_api.app import create_app
 from graphql_api.config import ApiSettings
 from tests.conftest import unique_domain
-from tests.graphql_api.conftest import Api, Demo
+from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ from graphql import (
 )
 
 from graphql_api.schema import schema_sdl, sdl_of
-from tests.graphql_api.conftest import GraphQLClient
+from tests.graphql_api.fixtures import GraphQLClient
 
 ROOT = Path(__file__).resolve().parents[2]
 

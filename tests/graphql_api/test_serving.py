@@ -16,7 +16,7 @@ from graphql_api.config import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImplementa
 from graphql_api.limits.header_timeout import H11HeaderTimeoutProtocol, HeaderTimeoutProtocol
 from graphql_api.serving import uvicorn_options, worker_options
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:

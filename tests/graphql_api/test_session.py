@@ -6,7 +6,7 @@ import gc
 import time
 
 from datastore.entities import Employee
-from tests.graphql_api.conftest import Api, Demo
+from tests.graphql_api.fixtures import Api, Demo
 
 DIRECTORY = "{ organization { departments { edges { node { name employees { edges { node { email } } } } } } } }"
 

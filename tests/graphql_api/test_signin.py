@@ -19,7 +19,7 @@ from graphql_api.config import ApiSettings
 from graphql_api.signin import ACCESS_TOKEN_TYPE, GRANT_TYPE, ID_TOKEN_TYPE, REFUSED
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api import idp
-from tests.graphql_api.conftest import TEST_SECRET
+from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ from graphql_api.app import create_app
 from graphql_api.config import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImplementation
 from graphql_api.limits.header_timeout import header_timeout_protocol
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from graphql_api.limits.query_cost import query_cost
 from graphql_api.limits.tenant_rate import WRITE_WEIGHT, TenantBuckets
 from graphql_api.schema import build_schema
 from tests.conftest import Tenant, TenantFactory
-from tests.graphql_api.conftest import TEST_SECRET
+from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:

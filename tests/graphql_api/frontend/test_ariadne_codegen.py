@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api, Demo
+from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.frontend.tools import HERE, ariadne_codegen
 
 CONFIG = HERE / "ariadne" / "pyproject.toml"

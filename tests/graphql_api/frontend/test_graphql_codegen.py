@@ -23,7 +23,7 @@ import pytest
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.config import ApiSettings
-from tests.graphql_api.conftest import Api, Demo
+from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.frontend.tools import GRAPHQL_CODEGEN, graphql_codegen_modules
 from tests.graphql_api.live import serving, with_settings
 

@@ -7,7 +7,7 @@ import jwt
 
 from graphql_api.config import ApiSettings
 from graphql_api.graphiql.sign_in import DEMO_EMAILS
-from tests.graphql_api.conftest import Demo
+from tests.graphql_api.fixtures import Demo
 
 
 def test_dev_tokens__outside_development__404(http: httpx.Client, api_settings: ApiSettings) -> None:

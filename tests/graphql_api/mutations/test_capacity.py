@@ -16,7 +16,7 @@ import pytest
 from datastore import applications, calls, employees, jobs
 from datastore.entities import ApplicationStatus
 from tests.conftest import Tenant, unique_domain
-from tests.graphql_api.conftest import Api, GraphQLClient
+from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.mutations.documents import (
     APPLY,
     CLOSE_JOB,

@@ -9,7 +9,7 @@ from datastore.entities import Role
 from datastore.pagination import PageRequest
 from graphql_api import ids
 from tests.conftest import Tenant, TenantFactory
-from tests.graphql_api.conftest import Api, GraphQLClient
+from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.mutations.documents import (
     CREATE_DEPARTMENT,
     UNKNOWN_ULID,

@@ -11,7 +11,7 @@ from datastore.entities import Department, Role
 from datastore.pagination import PageRequest
 from graphql_api import ids
 from tests.conftest import Tenant, TenantFactory, unique_domain
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 from tests.graphql_api.mutations.documents import (
     CREATE_EMPLOYEE,
     TERMINATE_EMPLOYEE,

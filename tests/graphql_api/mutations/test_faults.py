@@ -13,7 +13,7 @@ import pytest
 from datastore import calls, departments, employees
 from tests.conftest import Tenant
 from tests.datastore import faults
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 from tests.graphql_api.mutations.documents import MOVE_EMPLOYEE, audit_actions, error, gid
 from tests.graphql_api.mutations.test_invariants import in_parallel, outcome
 

@@ -12,7 +12,7 @@ from datastore import applications, calls, departments, jobs, keys
 from datastore.entities import Role
 from datastore.pagination import PageRequest
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api, GraphQLClient
+from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.mutations.documents import (
     APPLY,
     CREATE_DEPARTMENT,

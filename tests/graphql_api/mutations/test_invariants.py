@@ -14,7 +14,7 @@ from datastore.entities import Department
 from datastore.pagination import PageRequest
 from graphql_api import ids
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 from tests.graphql_api.mutations.documents import (
     APPLY,
     CLOSE_JOB,

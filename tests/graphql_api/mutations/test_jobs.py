@@ -9,7 +9,7 @@ from datastore.entities import JobPosting, Role
 from datastore.pagination import PageRequest
 from graphql_api import ids
 from tests.conftest import Tenant, TenantFactory
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 from tests.graphql_api.mutations.documents import (
     CLOSE_JOB,
     CREATE_JOB,

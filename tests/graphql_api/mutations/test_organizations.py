@@ -10,7 +10,7 @@ from datastore.scope import SignInScope, TenantScope
 from datastore.table import Table
 from graphql_api import ids
 from tests.conftest import Tenant, TenantFactory, unique_domain
-from tests.graphql_api.conftest import Api, GraphQLClient
+from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.mutations.documents import (
     ADD_EMAIL_DOMAIN,
     AUDIT_LOG,

@@ -14,7 +14,7 @@ import pytest
 
 from datastore import jobs, validation
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api
+from tests.graphql_api.fixtures import Api
 from tests.graphql_api.mutations.documents import (
     CREATE_DEPARTMENT,
     CREATE_EMPLOYEE,

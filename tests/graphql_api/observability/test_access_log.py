@@ -13,7 +13,7 @@ from mypy_boto3_dynamodb import DynamoDBClient
 from datastore import keys
 from graphql_api import ids
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api, Demo, GraphQLClient
+from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
 from tests.graphql_api.observability.logs import WAIT_SECONDS, captured_lines
 
 README = Path(__file__).resolve().parents[3] / "README.md"

@@ -7,7 +7,7 @@ from prometheus_client import REGISTRY
 from graphql_api.observability.labels import OTHER
 from graphql_api.observability.metrics import Metrics
 from graphql_api.observability.record import Outcome
-from tests.graphql_api.conftest import Api, Demo, GraphQLClient
+from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
 from tests.graphql_api.observability.logs import captured_lines
 from tests.graphql_api.observability.test_access_log import post, readme_directory_query
 

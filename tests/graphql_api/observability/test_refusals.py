@@ -22,7 +22,7 @@ from graphql_api.app import create_app
 from graphql_api.auth import issue_token
 from graphql_api.config import ApiSettings
 from tests.conftest import Tenant
-from tests.graphql_api.conftest import Api, GraphQLClient
+from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.observability.logs import CapturedLines, captured_lines
 

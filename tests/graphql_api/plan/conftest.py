@@ -9,7 +9,7 @@ import pytest
 
 from datastore.store import Datastore
 from graphql_api.config import ApiSettings
-from tests.graphql_api.conftest import Demo
+from tests.graphql_api.fixtures import Demo
 from tests.graphql_api.plan.differential import Differential, differential
 
 if TYPE_CHECKING:

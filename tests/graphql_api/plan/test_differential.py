@@ -16,7 +16,7 @@ from bench.queries import Q1, Q2, Q3
 from datastore import demo as demo_data
 from datastore.entities import Employee
 from graphql_api import ids
-from tests.graphql_api.conftest import Demo
+from tests.graphql_api.fixtures import Demo
 from tests.graphql_api.plan.differential import Differential
 
 README = Path(__file__).parents[3] / "README.md"

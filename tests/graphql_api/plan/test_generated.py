@@ -18,7 +18,7 @@ from hypothesis_graphql import queries
 
 from datastore import demo as demo_data
 from graphql_api.schema import schema_sdl
-from tests.graphql_api.conftest import Demo
+from tests.graphql_api.fixtures import Demo
 from tests.graphql_api.plan.differential import Differential, without_races
 
 EXAMPLES = 300

@@ -1,5 +1,7 @@
 """Fixtures for the API suites: the real server over HTTP, and clients holding role tokens.
 
+A pytest plugin registered by tests/conftest.py, so every suite shares one server.
+
 The server is the production Starlette app under uvicorn on a free port, on the session's
 DynamoDB Local; tests talk to it with httpx, as a front-end would.
 """
