@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -100,30 +101,129 @@ def payloads(body: Any) -> Any:
     return lambda n: orjson.dumps(bodies[n % len(bodies)])
 
 
-def measure_http(server: Server, token: str, body: Any) -> dict[str, Any]:
-    """Latency and server CPU at concurrency 1, then throughput at 16; the server's peak RSS
-    growth over the concurrency-1 run (meaningful on a fresh server: Q6)."""
-    headers = {"Authorization": f"Bearer {token}"}
-    payload = payloads(body)
+class HttpVariant:
+    """A bench server's side of a concurrency-1 run: one request at a time, its CPU from /proc."""
 
-    with httpx.Client(base_url=server.url, timeout=120, headers={**headers, "content-type": "application/json"}) as h:
+    def __init__(self, server: Server, token: str, body: Any) -> None:
+        self.server = server
+        self.payload = payloads(body)
+        self.sent = 0
+        self.http = httpx.Client(
+            base_url=server.url,
+            timeout=120,
+            headers={"Authorization": f"Bearer {token}", "content-type": "application/json"},
+        )
+
+    def prime(self) -> dict[str, Any]:
+        """The first answer (its cost extension), after which one more request warms the path."""
+        first: dict[str, Any] = orjson.loads(self.http.post("/graphql", content=self.payload(0)).content)
+        self.http.post("/graphql", content=self.payload(1))
+        self.sent = 2
+        return first
+
+    def once(self) -> None:
+        self.http.post("/graphql", content=self.payload(self.sent)).raise_for_status()
+        self.sent += 1
+
+    def cpu(self) -> float:
+        return cpu_seconds(self.server.process.pid)
+
+    def close(self) -> None:
+        self.http.close()
+
+
+class FloorVariant:
+    """The floor's side: its calls in this process, their CPU summed call by call (the HTTP
+    clients of the other variants, idle meanwhile, are not counted)."""
+
+    def __init__(self, fn: Callable[[], tuple[Any, Stats]]) -> None:
+        self.fn = fn
+        self.spent = 0.0
+
+    def prime(self) -> Stats:
+        _, stats = self.fn()
+        self.fn()
+        return stats
+
+    def once(self) -> None:
+        started = time.process_time()
+        self.fn()
+        self.spent += time.process_time() - started
+
+    def cpu(self) -> float:
+        return self.spent
+
+
+def concurrency_1(variants: dict[str, HttpVariant | FloorVariant]) -> dict[str, tuple[list[float], float]]:
+    """Each variant's latencies and CPU ms per request at concurrency 1, a request of each in turn.
+
+    Each has its own budget, as if measured alone: up to MAX_C1 requests within SECONDS_C1 of
+    its own time (at least 3). In turn, so that what drifts on a shared machine (DynamoDB
+    Local's JIT compiler still at work, another process) reaches every variant alike: measured
+    one after the other, the first (the product) paid for it, and the naive variant's Q1,
+    measured last, came out ahead of the product's in every run, though in-process they cost
+    the same (``python -m bench.profile Q1`` with and without ``--naive``).
+    """
+    latencies: dict[str, list[float]] = {name: [] for name in variants}
+    spent = dict.fromkeys(variants, 0.0)
+    cpu0 = {name: variant.cpu() for name, variant in variants.items()}
+    cpu: dict[str, float] = {}
+    while len(cpu) < len(variants):
+        for name, variant in variants.items():
+            if name in cpu:
+                continue
+            t = time.perf_counter()
+            variant.once()
+            elapsed = time.perf_counter() - t
+            latencies[name].append(elapsed)
+            spent[name] += elapsed
+            done = len(latencies[name])
+            if done >= 3 and (spent[name] >= SECONDS_C1 or done >= MAX_C1):
+                cpu[name] = (variant.cpu() - cpu0[name]) * 1000 / done
+    return {name: (latencies[name], cpu[name]) for name in variants}
+
+
+def measure_row(token: str, body: Any, product: Server, naive: Server, floor_fn: Any) -> dict[str, dict[str, Any]]:
+    """Q1-Q4's row: the three variants at concurrency 1 in turn, then each at concurrency 16."""
+    http = {"product": HttpVariant(product, token, body), "naive": HttpVariant(naive, token, body)}
+    floor = FloorVariant(floor_fn)
+    try:
+        firsts = {name: variant.prime() for name, variant in http.items()}
+        stats = floor.prime()
+        for name, first in firsts.items():
+            if "errors" in first:
+                raise RuntimeError(f"{name}: {first['errors'][0]['message']}")
+        c1 = concurrency_1({"product": http["product"], "floor": floor, "naive": http["naive"]})
+    finally:
+        for variant in http.values():
+            variant.close()
+    return {
+        "product": http_result(firsts["product"], *c1["product"], 0.0, measure_c16(product, token, body)),
+        "floor": floor_result(stats, *c1["floor"], floor_c16(floor_fn)),
+        "naive": http_result(firsts["naive"], *c1["naive"], 0.0, measure_c16(naive, token, body)),
+    }
+
+
+def measure_http(server: Server, token: str, body: Any) -> dict[str, Any]:
+    """One server alone: latency and server CPU at concurrency 1, then throughput at 16; the
+    server's peak RSS growth over the concurrency-1 run (meaningful on a fresh server: Q6)."""
+    variant = HttpVariant(server, token, body)
+    try:
         rss_before = peak_rss_mb(server.process.pid)
-        first = orjson.loads(h.post("/graphql", content=payload(0)).content)
+        first = variant.prime()
         if "errors" in first:
             return {"error": first["errors"][0]["message"]}
-        cost = first["extensions"]["cost"]
-        h.post("/graphql", content=payload(1))
-        latencies: list[float] = []
-        cpu0, started = cpu_seconds(server.process.pid), time.perf_counter()
-        n = 2
-        while len(latencies) < 3 or (time.perf_counter() - started < SECONDS_C1 and len(latencies) < MAX_C1):
-            t = time.perf_counter()
-            h.post("/graphql", content=payload(n)).raise_for_status()
-            latencies.append(time.perf_counter() - t)
-            n += 1
-        cpu_ms = (cpu_seconds(server.process.pid) - cpu0) * 1000 / len(latencies)
+        latencies, cpu_ms = concurrency_1({"product": variant})["product"]
         rss_growth = peak_rss_mb(server.process.pid) - rss_before
+    finally:
+        variant.close()
+    return http_result(first, latencies, cpu_ms, rss_growth, measure_c16(server, token, body))
 
+
+def http_result(
+    first: dict[str, Any], latencies: list[float], cpu_ms: float, rss_growth: float, rps: float
+) -> dict[str, Any]:
+    cost = first["extensions"]["cost"]
     return {
         "requests": cost["requestCount"],
         "requests_by_operation": cost["requests"],
@@ -132,7 +232,7 @@ def measure_http(server: Server, token: str, body: Any) -> dict[str, Any]:
         "wcu": cost["writeCapacityUnits"],
         "p50_ms": pct(latencies, 0.5),
         "p99_ms": pct(latencies, 0.99),
-        "rps_c16": measure_c16(server, token, body),
+        "rps_c16": rps,
         "cpu_ms": round(cpu_ms, 1),
         "server_ms": cost["serverTimeMs"],
         "rss_mb": round(rss_growth, 1),
@@ -165,17 +265,9 @@ def measure_c16(server: Server, token: str, body: Any) -> float:
     return round(asyncio.run(c16()), 1)
 
 
-def measure_floor(fn: Any) -> dict[str, Any]:
-    _, stats = fn()
-    fn()
-    latencies: list[float] = []
-    cpu0, started = time.process_time(), time.perf_counter()
-    while len(latencies) < 3 or (time.perf_counter() - started < SECONDS_C1 and len(latencies) < MAX_C1):
-        t = time.perf_counter()
-        fn()
-        latencies.append(time.perf_counter() - t)
-    cpu_ms = (time.process_time() - cpu0) * 1000 / len(latencies)
-    done, end = 0, time.perf_counter() + SECONDS_C16
+def floor_c16(fn: Any) -> float:
+    """The floor's requests a second with 16 threads each calling one after another."""
+    end = time.perf_counter() + SECONDS_C16
 
     def worker() -> int:
         n = 0
@@ -187,8 +279,10 @@ def measure_floor(fn: Any) -> dict[str, Any]:
     t0 = time.perf_counter()
     with ThreadPoolExecutor(16) as pool:
         done = sum(pool.map(lambda _: worker(), range(16)))
-    rps = done / (time.perf_counter() - t0)
-    s: Stats = stats
+    return round(done / (time.perf_counter() - t0), 1)
+
+
+def floor_result(s: Stats, latencies: list[float], cpu_ms: float, rps: float) -> dict[str, Any]:
     return {
         "requests": s.requests,
         "requests_by_operation": s.ops,
@@ -197,7 +291,7 @@ def measure_floor(fn: Any) -> dict[str, Any]:
         "rcu_min": round(s.rcu_min, 2),
         "p50_ms": pct(latencies, 0.5),
         "p99_ms": pct(latencies, 0.99),
-        "rps_c16": round(rps, 1),
+        "rps_c16": rps,
         "cpu_ms": round(cpu_ms, 1),
     }
 
@@ -253,11 +347,7 @@ def main() -> int:
                 ("Q4", admin, {"query": q4(data)}, floor.q4),
             ]
             for name, token, body, floor_fn in queries:
-                row = {
-                    "product": measure_http(product, token, body),
-                    "floor": measure_floor(floor_fn),
-                    "naive": measure_http(naive, token, body),
-                }
+                row = measure_row(token, body, product, naive, floor_fn)
                 row["product"]["rcu_min"] = row["naive"]["rcu_min"] = row["floor"]["rcu_min"]
                 results[name] = row
                 print_table(name, row)
