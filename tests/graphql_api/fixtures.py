@@ -8,23 +8,20 @@ DynamoDB Local; tests talk to it with httpx, as a front-end would.
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
-import uvicorn
 
 from datastore.entities import Employee
-from datastore.local import free_port
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.config import ApiSettings
 from tests.conftest import Tenant
+from tests.graphql_api.live import serving
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -53,19 +50,8 @@ def api_settings() -> ApiSettings:
 
 @pytest.fixture(scope="session")
 def server_url(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[str]:
-    app = create_app(Datastore(client, table_name), api_settings)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, name="api-server", daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise RuntimeError("the API server did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(create_app(Datastore(client, table_name), api_settings)) as http:
+        yield str(http.base_url).rstrip("/")
 
 
 @dataclass
