@@ -33,7 +33,7 @@ class PerCall:
         values = await asyncio.gather(*(self.get(key) for key in keys))
         return dict(zip(keys, values, strict=True))
 
-    def deferred(self, key: Any, then: Callable[[Any], Any]) -> Deferred:
+    def deferred(self, key: Any, then: Callable[[Any], Any]) -> Deferred[Any]:
         """A root field's read by id (graphql_api/query.py): its own call, started now."""
         call = asyncio.ensure_future(self.get(key))
         return Deferred(call, lambda: then(call.result()))

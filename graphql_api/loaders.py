@@ -155,7 +155,7 @@ class SharedLoader(DataLoader[K, V]):
         calls.waited(self._depths.get(key, 0))
         return value
 
-    def deferred(self, key: K, then: Callable[[V], R]) -> Deferred:
+    def deferred(self, key: K, then: Callable[[V], R]) -> Deferred[R]:
         """``then`` of the key's value, batched with every other load of this turn, for a field
         that declares its load (plan/compiler.py PLAN_LOAD): the fields of a level wait once per
         batch, not once per key (as ``get_many``), and no coroutine is made for a key."""
@@ -237,7 +237,7 @@ class Entities(Generic[K, V]):
     async def get(self, key: K) -> V:
         return cast(V, await self._loader.get((self._kind, key)))
 
-    def deferred(self, key: K, then: Callable[[V], R]) -> Deferred:
+    def deferred(self, key: K, then: Callable[[V], R]) -> Deferred[R]:
         return self._loader.deferred((self._kind, key), cast(Callable[[Any], R], then))
 
     async def get_many(self, keys: Iterable[K]) -> dict[K, V]:

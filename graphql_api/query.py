@@ -63,15 +63,15 @@ def _visible_job(context: RequestContext, found: entities.JobPosting | None) -> 
     return JobPosting.of(found)
 
 
-def _employee(context: RequestContext, emp_id: str) -> Deferred:
+def _employee(context: RequestContext, emp_id: str) -> Deferred[Employee | None]:
     return context.session.loaders.employee.deferred(emp_id, _employee_of)
 
 
-def _department(context: RequestContext, dept_id: str) -> Deferred:
+def _department(context: RequestContext, dept_id: str) -> Deferred[Department | None]:
     return context.session.loaders.department.deferred(dept_id, _department_of)
 
 
-def _job(context: RequestContext, job_id: str) -> Deferred:
+def _job(context: RequestContext, job_id: str) -> Deferred[JobPosting | None]:
     return context.session.loaders.job.deferred(job_id, functools.partial(_visible_job, context))
 
 
@@ -207,7 +207,7 @@ class Query:
         ],
     ) -> Employee | None:
         emp_id = await info.context.session.loaders.employee_id_by_email.get(email)
-        return None if emp_id is None else cast(Employee | None, await _employee(info.context, emp_id).result())
+        return None if emp_id is None else await _employee(info.context, emp_id).result()
 
     @strawberry.field(
         description="A department of your organisation by id; null when there is none.",

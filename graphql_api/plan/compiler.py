@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from operator import attrgetter
-from typing import Any, Final
+from typing import Any, Final, Generic, TypeVar
 
 from graphql import (
     FieldNode,
@@ -62,9 +62,11 @@ USE_RESOLVER: Final = object()
 # Strawberry's wrapper, each with its coroutine, task and future.
 PLAN_LOAD: Final = "hr-plan-load"
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True, slots=True)
-class Deferred:
+class Deferred(Generic[T]):
     """A value a loader's batch will give: once ``ready`` is done (None: it is), ``value()``.
 
     ``ready`` is shared by every key of one batch, so the fields of a whole level wait on
@@ -72,9 +74,9 @@ class Deferred:
     """
 
     ready: asyncio.Future[Any] | None
-    value: Callable[[], Any]
+    value: Callable[[], T]
 
-    async def result(self) -> Any:
+    async def result(self) -> T:
         """The value, for a resolver (graphql-core, which knows nothing of ``Deferred``)."""
         if self.ready is not None and not self.ready.done():
             # asyncio.wait never cancels what it waits for: the batch is shared.

@@ -32,7 +32,7 @@ from graphql_api.plan.compiler import USE_RESOLVER, Completion, Deferred, FieldP
 Pending = list[Coroutine[Any, Any, None]]
 
 # A field of one object whose value a loader's batch will give: (the value, its field, its path).
-_Waiting = tuple[Deferred, FieldPlan, Path]
+_Waiting = tuple[Deferred[Any], FieldPlan, Path]
 
 
 # Where a value sits in the response, for null propagation: (container, key, nullable,
