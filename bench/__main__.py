@@ -102,10 +102,12 @@ def payloads(body: Any) -> Any:
 
 
 class HttpVariant:
-    """A bench server's side of a concurrency-1 run: one request at a time, its CPU from /proc."""
+    """A bench server's side of a concurrency-1 run: one request at a time, its CPU and peak
+    RSS growth from /proc (the growth is meaningful on a fresh server: Q6)."""
 
     def __init__(self, server: Server, token: str, body: Any) -> None:
         self.server = server
+        self.rss_before = peak_rss_mb(server.process.pid)
         self.payload = payloads(body)
         self.sent = 0
         self.http = httpx.Client(
@@ -127,6 +129,9 @@ class HttpVariant:
 
     def cpu(self) -> float:
         return cpu_seconds(self.server.process.pid)
+
+    def rss_growth(self) -> float:
+        return peak_rss_mb(self.server.process.pid) - self.rss_before
 
     def close(self) -> None:
         self.http.close()
@@ -183,7 +188,9 @@ def concurrency_1(variants: dict[str, HttpVariant | FloorVariant]) -> dict[str, 
     return {name: (latencies[name], cpu[name]) for name in variants}
 
 
-def measure_row(token: str, body: Any, product: Server, naive: Server, floor_fn: Any) -> dict[str, dict[str, Any]]:
+def measure_row(
+    token: str, body: Any, product: Server, naive: Server, floor_fn: Callable[[], tuple[Any, Stats]]
+) -> dict[str, dict[str, Any]]:
     """Q1-Q4's row: the three variants at concurrency 1 in turn, then each at concurrency 16."""
     http = {"product": HttpVariant(product, token, body), "naive": HttpVariant(naive, token, body)}
     floor = FloorVariant(floor_fn)
@@ -194,13 +201,14 @@ def measure_row(token: str, body: Any, product: Server, naive: Server, floor_fn:
             if "errors" in first:
                 raise RuntimeError(f"{name}: {first['errors'][0]['message']}")
         c1 = concurrency_1({"product": http["product"], "floor": floor, "naive": http["naive"]})
+        growth = {name: variant.rss_growth() for name, variant in http.items()}
     finally:
         for variant in http.values():
             variant.close()
     return {
-        "product": http_result(firsts["product"], *c1["product"], 0.0, measure_c16(product, token, body)),
+        "product": http_result(firsts["product"], *c1["product"], growth["product"], measure_c16(product, token, body)),
         "floor": floor_result(stats, *c1["floor"], floor_c16(floor_fn)),
-        "naive": http_result(firsts["naive"], *c1["naive"], 0.0, measure_c16(naive, token, body)),
+        "naive": http_result(firsts["naive"], *c1["naive"], growth["naive"], measure_c16(naive, token, body)),
     }
 
 
@@ -209,12 +217,11 @@ def measure_http(server: Server, token: str, body: Any) -> dict[str, Any]:
     server's peak RSS growth over the concurrency-1 run (meaningful on a fresh server: Q6)."""
     variant = HttpVariant(server, token, body)
     try:
-        rss_before = peak_rss_mb(server.process.pid)
         first = variant.prime()
         if "errors" in first:
             return {"error": first["errors"][0]["message"]}
         latencies, cpu_ms = concurrency_1({"product": variant})["product"]
-        rss_growth = peak_rss_mb(server.process.pid) - rss_before
+        rss_growth = variant.rss_growth()
     finally:
         variant.close()
     return http_result(first, latencies, cpu_ms, rss_growth, measure_c16(server, token, body))
