@@ -236,6 +236,26 @@ def test_exchange__account_reasons__byte_identical_invalid_grant_and_logged(
     assert exchange(sso, idp.id_token(active.admin.email)).status_code == 200  # the control
 
 
+@pytest.mark.parametrize(
+    ("local", "reason"),
+    [
+        ("a" * 65, "must have at most 64 bytes before the @ (RFC 5321), not 65"),
+        ("ali\u00adce", "must not contain invisible characters (U+00AD SOFT HYPHEN)"),
+    ],
+    ids=["local-part-of-65", "soft-hyphen"],
+)
+def test_exchange__email_the_api_would_refuse__same_answer_as_no_account_and_logged(
+    sso: httpx.Client, tenant: Tenant, caplog: pytest.LogCaptureFixture, local: str, reason: str
+) -> None:
+    email = tenant.email(local)
+    with caplog.at_level(logging.INFO, logger="hr.signin"):
+        response = exchange(sso, idp.id_token(email))
+    assert assert_error(response, "invalid_grant") == REFUSED
+    assert [r.getMessage() for r in caplog.records if r.name == "hr.signin"] == [
+        f"sign-in refused: the email {email!r} is not a valid address: it {reason}"
+    ]
+
+
 def test_exchange__refusal_log__names_the_real_reason(
     sso: httpx.Client, tenant: Tenant, caplog: pytest.LogCaptureFixture
 ) -> None:
