@@ -65,6 +65,7 @@ def search(value: str, field: str = SEARCH_FIELD) -> str:
     trimmed = value.strip()
     if len(trimmed) > SEARCH_MAX:
         raise InvalidInput(field, f"must be at most {SEARCH_MAX} characters")
+    validation.refuse_invisible(trimmed, field)  # the rule names follow
     folded = fold(trimmed).strip()
     if not folded:
         raise InvalidInput(field, "must not be blank")

@@ -3,7 +3,13 @@
 Every text a caller sends is checked here: its length (the limits below, listed in the
 README) and its characters. Control and formatting characters are refused rather than
 stripped: silently changing a value would make it differ from what the caller sent and
-stored, and each of them is a known way to disguise text (see ``FORBIDDEN``).
+stored, and each of them is a known way to disguise text (see ``FORBIDDEN``). Single-line
+texts (names, titles, email addresses, domains) also refuse invisible code points, and a
+text that is blank without them (``datastore/invisible.py``); a job's description, free
+multi-line text, keeps soft hyphens and the like.
+
+Only what a caller sends is checked: values already stored are not re-validated when the
+rules tighten (an update that leaves a field out keeps its stored value as it is).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from typing import Final, TypeVar
 
 from email_validator import EmailNotValidError, validate_email
 
+from datastore import invisible
 from datastore.errors import InvalidInput
 from datastore.pagination import MAX_PAGE_SIZE
 
@@ -23,9 +30,14 @@ E = TypeVar("E", bound=StrEnum)
 NAME_MAX: Final = 100
 TITLE_MAX: Final = 200
 DESCRIPTION_MAX: Final = 10_000
+# RFC 5321 4.5.3.1.3 (a path of 256 octets less its angle brackets, RFC 3696 erratum 1690),
+# and 4.5.3.1.1: a local part of 64. Octets, so bytes of UTF-8 for an international address
+# (RFC 6531). The domain's 255 (4.5.3.1.2) follows from the total; email-validator also holds
+# its IDNA form to RFC 1035's 253 and each label to 63.
 EMAIL_MAX: Final = 254
-# RFC 1035: a domain name is at most 253 characters in its text form.
-DOMAIN_MAX: Final = 253
+EMAIL_LOCAL_MAX: Final = 64
+# An email domain holds addresses of at most EMAIL_MAX bytes, at least "a@" before it.
+DOMAIN_MAX: Final = EMAIL_MAX - 2
 # Domains one organisation may own: bounds the organisation item and createOrganization's
 # transaction (one marker item per domain).
 EMAIL_DOMAINS_MAX: Final = 20
@@ -58,16 +70,48 @@ def refuse_controls(value: str, field: str, *, multiline: bool = False) -> str:
     return value
 
 
+def refuse_invisible(value: str, field: str, *, identifier: bool = False) -> str:
+    """``value`` unchanged, or InvalidInput naming ``field`` and its first invisible code point out of place.
+
+    ``identifier`` (email addresses, domains) refuses every invisible code point; other
+    single-line texts keep the joiners and selectors ``datastore/invisible.py`` allows, and
+    must not be blank without them.
+    """
+    why = invisible.refusal(value, identifier=identifier)
+    if why is not None:
+        raise InvalidInput(field, why)
+    return value
+
+
+def _utf8_length(value: str) -> int:
+    return len(value.encode("utf-8"))  # no lone surrogates: refuse_controls has run
+
+
 def email(value: str, field: str = "email") -> str:
-    """The normalised (lower-case) address, or InvalidInput."""
-    if len(value) > EMAIL_MAX:
-        raise InvalidInput(field, f"must be at most {EMAIL_MAX} characters")
+    """The normalised (lower-case) address, or InvalidInput.
+
+    RFC 5321's lengths hold for the address as given and as stored (NFC, lower case, which can
+    lengthen it: U+0130 lower-cases to two code points), so sign-in, which looks addresses
+    up through here too, refuses the same ones.
+    """
+    if len(value) > EMAIL_MAX:  # a character is at least a byte: a cheap bound before any parsing
+        raise InvalidInput(field, f"must be at most {EMAIL_MAX} bytes (RFC 5321)")
     refuse_controls(value, field)
+    refuse_invisible(value, field, identifier=True)
     try:
         checked = validate_email(value, check_deliverability=False)
     except EmailNotValidError as error:
         raise InvalidInput(field, f"is not a valid email address ({error})") from None
-    return checked.normalized.lower()
+    address = checked.normalized.lower()
+    for form, which in ((value, ""), (address, " once normalised")):
+        local = _utf8_length(form.rpartition("@")[0])
+        if local > EMAIL_LOCAL_MAX:
+            reason = f"must have at most {EMAIL_LOCAL_MAX} bytes before the @ (RFC 5321), not {local}{which}"
+            raise InvalidInput(field, reason)
+    total = _utf8_length(address)
+    if total > EMAIL_MAX:
+        raise InvalidInput(field, f"must be at most {EMAIL_MAX} bytes (RFC 5321), not {total} once normalised")
+    return address
 
 
 def email_domain(address: str) -> str:
@@ -78,12 +122,15 @@ def email_domain(address: str) -> str:
 def domain(value: str, field: str = "domain") -> str:
     """A normalised (lower-case) email domain such as ``acme.co``, or InvalidInput."""
     if len(value) > DOMAIN_MAX:
-        raise InvalidInput(field, f"must be at most {DOMAIN_MAX} characters")
+        reason = f"must be at most {DOMAIN_MAX} characters, so that an address in it fits RFC 5321's {EMAIL_MAX}"
+        raise InvalidInput(field, reason)
     refuse_controls(value, field)
+    refuse_invisible(value, field, identifier=True)
     if "@" in value:
         raise InvalidInput(field, "must be a domain such as example.com, without an @")
     try:
-        checked = validate_email(f"postmaster@{value}", check_deliverability=False)
+        # The shortest address in the domain: only the domain's own rules and RFC 5321's total apply.
+        checked = validate_email(f"a@{value}", check_deliverability=False)
     except EmailNotValidError:
         raise InvalidInput(field, "is not a valid email domain") from None
     return checked.domain.lower()
@@ -100,12 +147,15 @@ def domains(values: Iterable[str], field: str = "emailDomains") -> tuple[str, ..
 
 
 def text(value: str, field: str, *, maximum: int, minimum: int = 1, multiline: bool = False) -> str:
+    """``value`` trimmed and checked: characters, blankness, length; invisible code points when single-line."""
     refuse_controls(value, field, multiline=multiline)
     cleaned = value.strip()
     if len(cleaned) < minimum:
         raise InvalidInput(field, "must not be blank" if minimum == 1 else f"needs {minimum}+ characters")
     if len(cleaned) > maximum:
         raise InvalidInput(field, f"must be at most {maximum} characters")
+    if not multiline:
+        refuse_invisible(cleaned, field)
     return cleaned
 
 

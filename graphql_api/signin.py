@@ -114,8 +114,8 @@ class TokenExchange:
             raise ExchangeError("invalid_grant", str(rejected)) from None
         try:
             email = validation.email(id_token.email)
-        except InvalidInput:
-            raise Refused(f"the email {id_token.email!r} is not a valid address") from None
+        except InvalidInput as invalid:
+            raise Refused(f"the email {id_token.email!r} is not a valid address: it {invalid.reason}") from None
         datastore = self.services.datastore
         try:
             identity = await self.services.run_blocking(identities.find_identity, datastore.table(SignInScope()), email)

@@ -32,8 +32,8 @@ OPTIONAL_VERSION_HELP = VERSION_HELP + " Omit it to act on the current version."
 @strawberry.input(description="A new employee.")
 class CreateEmployeeInput:
     email: str = strawberry.field(
-        description="Work email address, at most 254 characters; stored lower-case and unique across the "
-        "platform (one in use is a CONFLICT)."
+        description="Work email address, at most 254 bytes (UTF-8) with 64 before the @ (RFC 5321); stored "
+        "lower-case and unique across the platform (one in use is a CONFLICT)."
     )
     first_name: str = strawberry.field(description="Given name, 1 to 100 characters.")
     last_name: str = strawberry.field(description="Family name, 1 to 100 characters.")

@@ -167,8 +167,8 @@ class Organization(Node):
             strawberry.argument(
                 description="Only employees whose first name or last name starts with this text, ignoring case "
                 f"and accents (Ålice, alice and ALICE match alike), each once, by name. 1 to {names.SEARCH_MAX} "
-                "characters, leading and trailing spaces ignored; blank, longer, or with control characters: "
-                "BAD_USER_INPUT."
+                "characters, leading and trailing spaces ignored; blank, longer, or with control or invisible "
+                "characters: BAD_USER_INPUT."
             ),
         ] = None,
         order_by: Annotated[

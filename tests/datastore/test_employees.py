@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -10,7 +11,7 @@ from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
 from datastore.pagination import PageRequest
 from datastore.scope import SignInScope
 from tests.conftest import Tenant, TenantFactory, unique_domain
-from tests.datastore.support import BulkEmployees, gsi_order
+from tests.datastore.support import BulkEmployees, employee_items, gsi_order, raw_employees, write_items
 
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
 
@@ -412,3 +413,14 @@ def test_employee_entity__read_back_equals_written(tenant: Tenant) -> None:
     emp = tenant.employee()
     assert isinstance(emp, Employee)
     assert employees.get_employees(tenant.table, [emp.emp_id]) == [emp]
+
+
+def test_update_employee__stored_values_the_rules_now_refuse__kept_not_revalidated(tenant: Tenant) -> None:
+    # An employee an earlier release stored: a soft hyphen in the first name, 70 bytes before the @.
+    emp = replace(raw_employees(tenant.org_id, 1)[0], first_name="Ma\u00adria", email=tenant.email("m" * 70), version=1)
+    write_items(tenant.table.client, tenant.table.name, employee_items(emp))
+    updated = employees.update_employee(tenant.table, emp.emp_id, expected_version=1, last_name="Renamed")
+    assert (updated.first_name, updated.last_name, updated.email) == ("Ma\u00adria", "Renamed", emp.email)
+    # Looking the address up is an input like any other, so it is refused (and so is signing in).
+    with pytest.raises(InvalidInput, match="at most 64 bytes before the @"):
+        employees.find_employee_id_by_email(tenant.table, emp.email)

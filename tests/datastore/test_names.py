@@ -55,6 +55,7 @@ def test_sort_form__long_folded_name__cut_to_name_max() -> None:
         ("a" * 16, "a" * 16),
         (" " * 10 + "a" * 16 + " " * 10, "a" * 16),
         ("Straß", "strass"),
+        ("\U0001f469\u200d\U0001f4bb", "\U0001f469\u200d\U0001f4bb"),  # joiners stay, as in names
     ],
 )
 def test_search__valid__folded_and_stripped(value: str, expected: str) -> None:
@@ -72,6 +73,10 @@ def test_search__valid__folded_and_stripped(value: str, expected: str) -> None:
         ("\ufb03" * 6, "must be at most 16 characters once case and accents are folded"),
         ("al\x00", "must not contain control or formatting characters (U+0000)"),
         ("al\u200b", "must not contain control or formatting characters (U+200B)"),
+        ("\u3164", "must not be blank: it holds only invisible characters"),
+        (" \u2800 ", "must not be blank: it holds only invisible characters"),
+        ("al\u00ad", "must not contain invisible characters (U+00AD SOFT HYPHEN)"),
+        ("\u200dal", "may hold U+200D ZERO WIDTH JOINER only right after a visible character"),
     ],
 )
 def test_search__bad__invalid_input_on_search(value: str, reason: str) -> None:

@@ -60,6 +60,51 @@ def test_verify__unverified_email__hidden_reason() -> None:
     assert rejected.value.hidden
 
 
+# --- several audiences need azp (OIDC Core 3.1.3.7, items 4 and 5) ----------------------------
+
+TWO_CLIENTS = OidcSettings(issuer=idp.ISSUER, audiences=(idp.CLIENT_ID, idp.OTHER_CLIENT_ID), jwks="unused")
+AZP = {
+    "one audience, no azp": ({"aud": idp.CLIENT_ID}, None),
+    "one audience as a list, no azp": ({"aud": [idp.CLIENT_ID]}, None),
+    "one audience twice, no azp": ({"aud": [idp.CLIENT_ID, idp.CLIENT_ID]}, None),
+    "one audience, azp our other client": ({"aud": idp.CLIENT_ID, "azp": idp.OTHER_CLIENT_ID}, None),
+    "two audiences, azp ours": ({"aud": [idp.CLIENT_ID, "someone-else"], "azp": idp.CLIENT_ID}, None),
+    "two audiences, azp our other client": (
+        {"aud": [idp.CLIENT_ID, idp.OTHER_CLIENT_ID], "azp": idp.OTHER_CLIENT_ID},
+        None,
+    ),
+    "two audiences, no azp": ({"aud": [idp.CLIENT_ID, "someone-else"]}, "it has several audiences and no azp"),
+    "two audiences both ours, no azp": (
+        {"aud": [idp.CLIENT_ID, idp.OTHER_CLIENT_ID]},
+        "it has several audiences and no azp",
+    ),
+    "two audiences, azp the other party": (
+        {"aud": [idp.CLIENT_ID, "someone-else"], "azp": "someone-else"},
+        "azp is not an accepted client",
+    ),
+    "one audience, azp another client": (
+        {"aud": idp.CLIENT_ID, "azp": "someone-else"},
+        "azp is not an accepted client",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", AZP)
+@pytest.mark.parametrize("key", [idp.RSA, idp.EC], ids=["RS256", "ES256"])
+def test_verify__audiences_and_azp(case: str, key: idp.Key) -> None:
+    claims, refused = AZP[case]
+    with idp.serving_jwks(idp.RSA, idp.EC) as server:
+        check = IdTokenVerifier(TWO_CLIENTS, JwksKeys(server.url, min_refresh_seconds=0))
+        token = idp.id_token(EMAIL, key, **claims)
+        if refused is None:
+            assert check.verify(token) == IdToken(f"idp|{EMAIL}", EMAIL)
+        else:
+            with pytest.raises(IdTokenRejected) as rejected:
+                check.verify(token)
+            assert str(rejected.value) == f"the ID token is not valid: {refused}"
+            assert not rejected.value.hidden  # about the token, not the account: the client is told
+
+
 def oidc_env(**changes: str) -> dict[str, str]:
     env = {"OIDC_ISSUER": idp.ISSUER, "OIDC_AUDIENCE": "a, b,", "OIDC_JWKS": "https://idp.example.test/jwks"}
     return {**env, **changes}

@@ -141,6 +141,26 @@ def test_exchange__second_configured_client_id__accepted(sso: httpx.Client, tena
     assert exchange(sso, token).status_code == 200
 
 
+def test_exchange__two_audiences_azp_ours__accepted_single_audience_needs_none(
+    sso: httpx.Client, tenant: Tenant
+) -> None:
+    email = tenant.admin.email
+    assert exchange(sso, idp.id_token(email, aud=[idp.CLIENT_ID, "another-app"], azp=idp.CLIENT_ID)).status_code == 200
+    assert exchange(sso, idp.id_token(email, aud=[idp.CLIENT_ID])).status_code == 200
+    assert exchange(sso, idp.id_token(email, aud=idp.CLIENT_ID)).status_code == 200
+
+
+def test_exchange__two_audiences_without_azp__invalid_grant_and_the_reason_logged(
+    sso: httpx.Client, tenant: Tenant, caplog: pytest.LogCaptureFixture
+) -> None:
+    token = idp.id_token(tenant.admin.email, aud=[idp.CLIENT_ID, idp.OTHER_CLIENT_ID])
+    with caplog.at_level(logging.INFO, logger="hr.signin"):
+        response = exchange(sso, token)
+    reason = "the ID token is not valid: it has several audiences and no azp"
+    assert assert_error(response, "invalid_grant") == reason
+    assert [r.getMessage() for r in caplog.records if r.name == "hr.signin"] == [f"sign-in refused: {reason}"]
+
+
 def test_exchange__idp_claims_another_role__role_from_employee_record(sso: httpx.Client, tenant: Tenant) -> None:
     manager = tenant.employee(role=Role.MANAGER)
     token = idp.id_token(manager.email, role="admin", roles=["admin"], groups=["hr-admins"], org="someone-else")
@@ -165,6 +185,10 @@ TOKEN_FAULTS: dict[str, Any] = {
     "wrong issuer": lambda email: idp.id_token(email, iss="https://evil.example.test"),
     "wrong audience": lambda email: idp.id_token(email, aud="another-app"),
     "azp another client": lambda email: idp.id_token(email, azp="another-app"),
+    "two audiences, no azp": lambda email: idp.id_token(email, aud=[idp.CLIENT_ID, "another-app"]),
+    "two audiences, azp the other": lambda email: idp.id_token(
+        email, aud=[idp.CLIENT_ID, "another-app"], azp="another-app"
+    ),
     "expired": lambda email: idp.id_token(email, iat=1_000_000_000, nbf=1_000_000_000, exp=1_000_000_300),
     "nbf in the future": lambda email: idp.id_token(email, nbf=4_000_000_000, exp=4_000_000_300),
     "iat in the future": lambda email: idp.id_token(email, iat=4_000_000_000, exp=4_000_000_300),
@@ -234,6 +258,26 @@ def test_exchange__account_reasons__byte_identical_invalid_grant_and_logged(
         assert "refused" in logged[0].getMessage()
     assert len(set(bodies.values())) == 1, bodies
     assert exchange(sso, idp.id_token(active.admin.email)).status_code == 200  # the control
+
+
+@pytest.mark.parametrize(
+    ("local", "reason"),
+    [
+        ("a" * 65, "must have at most 64 bytes before the @ (RFC 5321), not 65"),
+        ("ali\u00adce", "must not contain invisible characters (U+00AD SOFT HYPHEN)"),
+    ],
+    ids=["local-part-of-65", "soft-hyphen"],
+)
+def test_exchange__email_the_api_would_refuse__same_answer_as_no_account_and_logged(
+    sso: httpx.Client, tenant: Tenant, caplog: pytest.LogCaptureFixture, local: str, reason: str
+) -> None:
+    email = tenant.email(local)
+    with caplog.at_level(logging.INFO, logger="hr.signin"):
+        response = exchange(sso, idp.id_token(email))
+    assert assert_error(response, "invalid_grant") == REFUSED
+    assert [r.getMessage() for r in caplog.records if r.name == "hr.signin"] == [
+        f"sign-in refused: the email {email!r} is not a valid address: it {reason}"
+    ]
 
 
 def test_exchange__refusal_log__names_the_real_reason(

@@ -1,8 +1,8 @@
-"""Every text input refuses control and formatting characters and text past its limit, over HTTP.
+"""Every text input refuses control, formatting and invisible characters and text past its limit, over HTTP.
 
-The rules live in ``datastore/validation.py`` (tested there character by character); these
-tests prove each mutation's text inputs go through them and that a refusal names the field
-and writes nothing.
+The rules live in ``datastore/validation.py`` and ``datastore/invisible.py`` (tested there
+character by character); these tests prove each mutation's text inputs, and every email
+input, go through them and that a refusal names the field and writes nothing.
 """
 
 from __future__ import annotations
@@ -13,12 +13,13 @@ from typing import Any
 import pytest
 
 from datastore import jobs, validation
-from tests.conftest import Tenant
-from tests.graphql_api.fixtures import Api
+from tests.conftest import Tenant, unique_domain
+from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.mutations.documents import (
     CREATE_DEPARTMENT,
     CREATE_EMPLOYEE,
     CREATE_JOB,
+    CREATE_ORGANIZATION,
     UPDATE_DEPARTMENT,
     UPDATE_EMPLOYEE,
     UPDATE_JOB,
@@ -117,3 +118,154 @@ def test_employee_by_email__control_character__bad_input(api: Api, tenant: Tenan
         "query($e: String!) { employeeByEmail(email: $e) { id } }", {"e": f"a\x00{tenant.admin.email}"}
     )
     assert [e["extensions"]["code"] for e in body["errors"]] == ["BAD_USER_INPUT"]
+
+
+# --- invisible characters ----------------------------------------------------------------------
+
+SINGLE_LINE = [case for case in CASES if not case.endswith(".description")]
+INVISIBLE_ONLY = {"hangul-filler": "\u3164", "choseong-filler": "\u115f", "braille-blank": "\u2800"}
+
+
+@pytest.mark.parametrize("case", SINGLE_LINE)
+def test_single_line_input__only_invisible_characters__bad_input_blank(api: Api, tenant: Tenant, case: str) -> None:
+    build, field, _ = CASES[case]
+    admin = api.admin_of(tenant)
+    for name, value in INVISIBLE_ONLY.items():
+        document, variables = build(tenant, value)
+        before = audit_actions(tenant)
+        body = admin.query(document, {"input": variables})
+        assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": f"input.{field}"}, name
+        assert error(body)["message"] == f"input.{field}: must not be blank: it holds only invisible characters"
+        assert audit_actions(tenant) == before, name
+
+
+@pytest.mark.parametrize("case", SINGLE_LINE)
+def test_single_line_input__soft_hyphen_inside__bad_input_naming_it(api: Api, tenant: Tenant, case: str) -> None:
+    build, field, _ = CASES[case]
+    document, variables = build(tenant, "Ada\u00adLovelace")
+    before = audit_actions(tenant)
+    body = api.admin_of(tenant).query(document, {"input": variables})
+    assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": f"input.{field}"}
+    assert error(body)["message"] == f"input.{field}: must not contain invisible characters (U+00AD SOFT HYPHEN)"
+    assert audit_actions(tenant) == before
+
+
+def test_create_employee__emoji_and_ideographic_variants__stored_as_sent(api: Api, tenant: Tenant) -> None:
+    first, last = "\U0001f469\u200d\U0001f4bb Ada", "\u845b\U000e0100\u98fe"
+    variables = {"email": tenant.email("variants"), "firstName": first, "lastName": last}
+    employee = api.admin_of(tenant).data(CREATE_EMPLOYEE, {"input": variables})["createEmployee"]["employee"]
+    assert (employee["firstName"], employee["lastName"]) == (first, last)
+
+
+def test_job_description__soft_hyphen__kept(api: Api, tenant: Tenant) -> None:
+    text = "Maschinen\u00adbau"
+    document, variables = create_job_description(tenant, text)
+    data = api.admin_of(tenant).data(document, {"input": variables})
+    assert data["createJobPosting"]["jobPosting"]["description"] == text
+
+
+# --- RFC 5321 lengths on every email input -------------------------------------------------------
+
+EmailCase = Callable[[Api, Tenant, str], tuple[GraphQLClient, str, dict[str, Any]]]
+EMPLOYEE_BY_EMAIL = "query($email: String!) { employeeByEmail(email: $email) { id } }"
+
+
+def create_employee_email(api: Api, t: Tenant, local: str) -> tuple[GraphQLClient, str, dict[str, Any]]:
+    variables = {"input": {"email": t.email(local), "firstName": "F", "lastName": "L"}}
+    return api.admin_of(t), CREATE_EMPLOYEE, variables
+
+
+def update_employee_email(api: Api, t: Tenant, local: str) -> tuple[GraphQLClient, str, dict[str, Any]]:
+    variables = {"input": {"id": gid(t.employee()), "expectedVersion": 1, "email": t.email(local)}}
+    return api.admin_of(t), UPDATE_EMPLOYEE, variables
+
+
+def create_organization_admin_email(api: Api, t: Tenant, local: str) -> tuple[GraphQLClient, str, dict[str, Any]]:
+    domain = unique_domain()
+    variables = {
+        "input": {
+            "name": "Initech",
+            "plan": "PRO",
+            "emailDomains": [domain],
+            "adminEmail": f"{local}@{domain}",
+            "adminFirstName": "Bill",
+            "adminLastName": "Lumbergh",
+        }
+    }
+    return api.platform, CREATE_ORGANIZATION, variables
+
+
+def employee_by_email(api: Api, t: Tenant, local: str) -> tuple[GraphQLClient, str, dict[str, Any]]:
+    return api.admin_of(t), EMPLOYEE_BY_EMAIL, {"email": t.email(local)}
+
+
+EMAIL_CASES: dict[str, tuple[EmailCase, str]] = {
+    "createEmployee.email": (create_employee_email, "input.email"),
+    "updateEmployee.email": (update_employee_email, "input.email"),
+    "createOrganization.adminEmail": (create_organization_admin_email, "input.adminEmail"),
+    "employeeByEmail(email)": (employee_by_email, "email"),
+}
+
+
+# The issue's 246 was before a 7-character domain; a test tenant's is 35, so 218 fills the 254.
+@pytest.mark.parametrize("size", [65, 218], ids=["65", "218-the-whole-address-allows"])
+@pytest.mark.parametrize("case", EMAIL_CASES)
+def test_email_input__local_part_over_64_bytes__bad_input_naming_the_field(
+    api: Api, tenant: Tenant, case: str, size: int
+) -> None:
+    build, field = EMAIL_CASES[case]
+    client, document, variables = build(api, tenant, "a" * size)
+    before = audit_actions(tenant)
+    body = client.query(document, variables)
+    assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": field}
+    assert error(body)["message"] == f"{field}: must have at most 64 bytes before the @ (RFC 5321), not {size}"
+    assert audit_actions(tenant) == before
+    if case == "createOrganization.adminEmail":  # nothing written: its domain is still free
+        domain = variables["input"]["adminEmail"].rpartition("@")[2]
+        variables["input"]["adminEmail"] = f"boss@{domain}"
+        assert "errors" not in client.query(document, variables)
+
+
+@pytest.mark.parametrize("case", EMAIL_CASES)
+def test_email_input__local_part_of_64_bytes__accepted(api: Api, tenant: Tenant, case: str) -> None:
+    build, _ = EMAIL_CASES[case]
+    client, document, variables = build(api, tenant, "a" * 64)
+    assert "errors" not in client.query(document, variables)
+
+
+IMPORT_EMAILS = """
+mutation($input: ImportEmployeesInput!) {
+  importEmployees(input: $input) { created failed results { status error { code field message } } }
+}"""
+
+
+def test_import_rows__local_part_over_64_bytes__that_row_fails_on_its_email(api: Api, tenant: Tenant) -> None:
+    rows = [
+        {"email": tenant.email("a" * 64), "firstName": "Ok", "lastName": "Row"},
+        {"email": tenant.email("a" * 65), "firstName": "Long", "lastName": "Row"},
+        {"email": tenant.email("b" * 218), "firstName": "Longer", "lastName": "Row"},
+    ]
+    payload = api.admin_of(tenant).data(IMPORT_EMAILS, {"input": {"rows": rows}})["importEmployees"]
+    assert (payload["created"], payload["failed"]) == (1, 2)
+    assert [r["error"] for r in payload["results"]] == [
+        None,
+        {
+            "code": "BAD_USER_INPUT",
+            "field": "input.rows.1.email",
+            "message": "must have at most 64 bytes before the @ (RFC 5321), not 65",
+        },
+        {
+            "code": "BAD_USER_INPUT",
+            "field": "input.rows.2.email",
+            "message": "must have at most 64 bytes before the @ (RFC 5321), not 218",
+        },
+    ]
+
+
+@pytest.mark.parametrize("case", EMAIL_CASES)
+def test_email_input__invisible_character__bad_input_naming_it(api: Api, tenant: Tenant, case: str) -> None:
+    build, field = EMAIL_CASES[case]
+    client, document, variables = build(api, tenant, "ali\u3164ce")
+    body = client.query(document, variables)
+    assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": field}
+    assert error(body)["message"] == f"{field}: must not contain invisible characters (U+3164 HANGUL FILLER)"
