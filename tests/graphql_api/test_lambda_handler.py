@@ -218,16 +218,18 @@ def test_handler__request__access_line_carries_its_metrics_as_emf(entry: ModuleT
             assert isinstance(line[metric["Name"]], int | float), metric
             assert metric["Unit"] in ("Milliseconds", "Count")
     assert [(d["Dimensions"], [m["Name"] for m in d["Metrics"]]) for d in directives] == [
-        ([["Operation"]], ["Latency", "Requests"]),
+        ([["Operation"], ["Status"], []], ["Latency", "Requests"]),
         ([["Tenant"]], ["DynamoDBCalls", "ReadCapacityUnits", "WriteCapacityUnits"]),
         ([[]], ["Errors.FORBIDDEN"]),
     ]
     assert line["Operation"] == "anonymous"
     assert line["Tenant"] == dave.org_id
+    assert line["Status"] == "200"
     assert line["Requests"] == 1
     assert line["DynamoDBCalls"] == cost["requestCount"] > 0
     assert line["ReadCapacityUnits"] == cost["readCapacityUnits"] > 0
-    assert line["Errors.FORBIDDEN"] == len(body["errors"])
+    assert len(body["errors"]) > 1
+    assert line["Errors.FORBIDDEN"] == 1  # once per request per code
     # The log's own fields keep the true values beside the dimensions.
     assert (line["tenant"], line["operation"], line["status"]) == (dave.org_id, None, 200)
 
