@@ -13,7 +13,16 @@ What it creates:
 - the service role the Lambda function runs as: it can describe the table (readiness) and
   assume the data roles, and read no item itself;
 - the API as one Lambda function (``graphql_api.lambda_handler.handler``, Mangum) behind an
-  HTTP API, its log group, and alarms on errors and throttles.
+  HTTP API, with reserved concurrency as a parameter; the token secret generated in Secrets
+  Manager, which the function reads at start-up by its ARN (graphql_api/jwt_secret.py), so the
+  secret is in no environment variable or parameter;
+- the function's log group and the HTTP API's access-log group, encrypted with a KMS key of
+  their own, all three kept when the stack is deleted (DeletionPolicy Retain);
+- alarms to an SNS topic (with an optional email subscription), each over a window of
+  ALARM_DATAPOINTS of ALARM_EVALUATION_PERIODS minutes rather than on one event: function
+  errors and throttles, API 5xx, requests with UNAVAILABLE and with TIMEOUT, p95 latency (the
+  last three from the EMF metrics of observability/emf.py, by the names it emits), DynamoDB's
+  system errors and read and write throttling (table and index).
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ from typing import Any, Final
 
 from datastore import iam, items, keys, provision
 from datastore.config import DEFAULT_TABLE_NAME
+from graphql_api.errors import Code
+from graphql_api.observability import emf
 
 # Lambda's Python runtime; `make package` builds wheels for the same version and platform.
 RUNTIME: Final = "python3.11"
@@ -44,6 +55,27 @@ ROLE_SETTINGS: Final = {
     "Platform": "PLATFORM_ROLE_ARN",
     "PersistedDocuments": "DOCUMENTS_ROLE_ARN",
 }
+
+# The data-plane operations the server sends (datastore/table.py): DynamoDB reports
+# SystemErrors per operation, so the alarm sums these (tests/deploy checks the list).
+DATA_OPERATIONS: Final = (
+    "GetItem",
+    "BatchGetItem",
+    "Query",
+    "PutItem",
+    "UpdateItem",
+    "DeleteItem",
+    "TransactWriteItems",
+)
+
+# Every alarm looks at one-minute periods and fires when ALARM_DATAPOINTS of the last
+# ALARM_EVALUATION_PERIODS breach: a sustained problem, not one event. (AWS recommends "M out
+# of N" for EMF metrics from Lambda, whose log delivery it cannot time.) Missing data is not
+# breaching: these metrics are sparse (an error count exists only in a minute with an error,
+# latency only in a minute with traffic).
+ALARM_PERIOD_SECONDS: Final = 60
+ALARM_EVALUATION_PERIODS: Final = 5
+ALARM_DATAPOINTS: Final = 3
 
 TABLE_ARN: Final = {"Fn::GetAtt": ["Table", "Arn"]}
 INDEX_ARN: Final = {"Fn::Sub": f"${{Table.Arn}}/index/{keys.GSI1}"}
@@ -133,6 +165,12 @@ def _service_policy() -> dict[str, Any]:
                         "Action": ["dynamodb:DescribeTable"],
                         "Resource": [TABLE_ARN],
                     },
+                    {
+                        "Sid": "ReadTokenSecret",
+                        "Effect": "Allow",
+                        "Action": ["secretsmanager:GetSecretValue"],
+                        "Resource": [_ref("JwtSecret")],
+                    },
                 ],
             },
         },
@@ -144,7 +182,8 @@ def _function() -> dict[str, Any]:
         "HR_ENV": "production",
         "DYNAMODB_ENDPOINT": "aws",
         "HR_TABLE_NAME": _ref("Table"),
-        "JWT_SECRET": _ref("JwtSecret"),
+        # The secret's ARN, not the secret: read at start-up (graphql_api/jwt_secret.py).
+        "JWT_SECRET_ARN": _ref("JwtSecret"),
         "OIDC_ISSUER": _ref("OidcIssuer"),
         "OIDC_AUDIENCE": _ref("OidcAudience"),
         "OIDC_JWKS": _ref("OidcJwks"),
@@ -163,6 +202,9 @@ def _function() -> dict[str, Any]:
             "Code": {"S3Bucket": _ref("CodeBucket"), "S3Key": _ref("CodeKey")},
             "MemorySize": 1024,
             "Timeout": FUNCTION_TIMEOUT_SECONDS,
+            "ReservedConcurrentExecutions": {
+                "Fn::If": ["HasReservedConcurrency", _ref("ReservedConcurrency"), _ref("AWS::NoValue")]
+            },
             "Role": {"Fn::GetAtt": ["ServiceRole", "Arn"]},
             "LoggingConfig": {"LogGroup": _ref("LogGroup"), "LogFormat": "Text"},
             "Environment": {"Variables": environment},
@@ -202,6 +244,10 @@ def _http_api() -> dict[str, Any]:
                 "AutoDeploy": True,
                 # API Gateway's own throttle in front of our per-tenant limits.
                 "DefaultRouteSettings": {"ThrottlingBurstLimit": 500, "ThrottlingRateLimit": 1000},
+                "AccessLogSettings": {
+                    "DestinationArn": {"Fn::GetAtt": ["AccessLogGroup", "Arn"]},
+                    "Format": json.dumps(ACCESS_LOG_FORMAT, separators=(",", ":")),
+                },
             },
         },
         "HttpApiInvokePermission": {
@@ -218,36 +264,117 @@ def _http_api() -> dict[str, Any]:
     }
 
 
-def _alarm(description: str, namespace: str, metric: str, dimensions: list[dict[str, Any]]) -> dict[str, Any]:
+def _window(description: str, threshold: Any, comparison: str = "GreaterThanOrEqualToThreshold") -> dict[str, Any]:
+    """An alarm's properties but its metric: the window, the threshold and where it goes."""
+    return {
+        "AlarmDescription": description,
+        "EvaluationPeriods": ALARM_EVALUATION_PERIODS,
+        "DatapointsToAlarm": ALARM_DATAPOINTS,
+        "Threshold": threshold,
+        "ComparisonOperator": comparison,
+        "TreatMissingData": "notBreaching",
+        "AlarmActions": [_ref("AlarmTopic")],
+        "OKActions": [_ref("AlarmTopic")],
+    }
+
+
+def _alarm(
+    description: str,
+    namespace: str,
+    metric: str,
+    dimensions: list[dict[str, Any]],
+    *,
+    threshold: Any = 1,
+    statistic: str = "Sum",
+    comparison: str = "GreaterThanOrEqualToThreshold",
+) -> dict[str, Any]:
+    """At least ``threshold`` (a Sum, or a percentile such as p95) in ALARM_DATAPOINTS of the
+    last ALARM_EVALUATION_PERIODS minutes."""
+    stat = {"ExtendedStatistic": statistic} if statistic.startswith("p") else {"Statistic": statistic}
     return {
         "Type": "AWS::CloudWatch::Alarm",
         "Properties": {
-            "AlarmDescription": description,
             "Namespace": namespace,
             "MetricName": metric,
-            "Dimensions": dimensions,
-            "Statistic": "Sum",
-            "Period": 300,
-            "EvaluationPeriods": 1,
-            "Threshold": 1,
-            "ComparisonOperator": "GreaterThanOrEqualToThreshold",
-            "TreatMissingData": "notBreaching",
-            "AlarmActions": [_ref("AlarmTopic")],
+            **({"Dimensions": dimensions} if dimensions else {}),  # none: the EMF metric of the whole API
+            **stat,
+            "Period": ALARM_PERIOD_SECONDS,
+            **_window(description, threshold, comparison),
         },
     }
+
+
+def _sum_alarm(description: str, metrics: list[tuple[str, str, list[dict[str, Any]]]]) -> dict[str, Any]:
+    """At least one in ALARM_DATAPOINTS of the last ALARM_EVALUATION_PERIODS minutes, summed over
+    ``metrics`` (namespace, name, dimensions): DynamoDB reports some figures per operation or index."""
+    queries: list[dict[str, Any]] = [
+        {
+            "Id": f"m{index}",
+            "MetricStat": {
+                "Metric": {"Namespace": namespace, "MetricName": name, "Dimensions": dimensions},
+                "Period": ALARM_PERIOD_SECONDS,
+                "Stat": "Sum",
+            },
+            "ReturnData": False,
+        }
+        for index, (namespace, name, dimensions) in enumerate(metrics)
+    ]
+    queries.append({"Id": "total", "Expression": "SUM(METRICS())", "Label": description, "ReturnData": True})
+    return {"Type": "AWS::CloudWatch::Alarm", "Properties": {"Metrics": queries, **_window(description, 1)}}
 
 
 def _alarms() -> dict[str, Any]:
     function: list[dict[str, Any]] = [{"Name": "FunctionName", "Value": _ref("Function")}]
     table: list[dict[str, Any]] = [{"Name": "TableName", "Value": _ref("Table")}]
+    index = [*table, {"Name": "GlobalSecondaryIndexName", "Value": keys.GSI1}]
     api: list[dict[str, Any]] = [{"Name": "ApiId", "Value": _ref("HttpApi")}, {"Name": "Stage", "Value": "$default"}]
+    dynamodb = "AWS/DynamoDB"
     return {
         "AlarmTopic": {"Type": "AWS::SNS::Topic", "Properties": {"DisplayName": "HR API alarms"}},
+        "AlarmEmailSubscription": {
+            "Type": "AWS::SNS::Subscription",
+            "Condition": "HasAlarmEmail",
+            "Properties": {"TopicArn": _ref("AlarmTopic"), "Protocol": "email", "Endpoint": _ref("AlarmEmail")},
+        },
         "FunctionErrorsAlarm": _alarm("The API function failed (uncaught errors)", "AWS/Lambda", "Errors", function),
         "FunctionThrottlesAlarm": _alarm("The API function was throttled", "AWS/Lambda", "Throttles", function),
-        "Api5xxAlarm": _alarm("The HTTP API answered 5xx", "AWS/ApiGateway", "5xx", api),
-        "TableReadThrottlesAlarm": _alarm("DynamoDB throttled reads", "AWS/DynamoDB", "ReadThrottleEvents", table),
-        "TableWriteThrottlesAlarm": _alarm("DynamoDB throttled writes", "AWS/DynamoDB", "WriteThrottleEvents", table),
+        "Api5xxAlarm": _alarm("The HTTP API answered 5xx (503 and 504 are outages)", "AWS/ApiGateway", "5xx", api),
+        "UnavailableAlarm": _alarm(
+            "Requests failed with UNAVAILABLE (DynamoDB unreachable, throttling or failing)",
+            emf.NAMESPACE,
+            emf.error_metric(Code.UNAVAILABLE.value),
+            [],
+        ),
+        "TimeoutAlarm": _alarm(
+            "Requests failed with TIMEOUT (past REQUEST_TIMEOUT_SECONDS)",
+            emf.NAMESPACE,
+            emf.error_metric(Code.TIMEOUT.value),
+            [],
+        ),
+        "LatencyP95Alarm": _alarm(
+            "The API's p95 latency is above LatencyP95Milliseconds",
+            emf.NAMESPACE,
+            emf.LATENCY,
+            [],
+            threshold=_ref("LatencyP95Milliseconds"),
+            statistic="p95",
+            comparison="GreaterThanThreshold",
+        ),
+        "TableSystemErrorsAlarm": _sum_alarm(
+            "DynamoDB answered with system errors (HTTP 500)",
+            [
+                (dynamodb, "SystemErrors", [*table, {"Name": "Operation", "Value": operation}])
+                for operation in DATA_OPERATIONS
+            ],
+        ),
+        "TableReadThrottlesAlarm": _sum_alarm(
+            "DynamoDB throttled reads (table or index)",
+            [(dynamodb, "ReadThrottleEvents", table), (dynamodb, "ReadThrottleEvents", index)],
+        ),
+        "TableWriteThrottlesAlarm": _sum_alarm(
+            "DynamoDB throttled writes (table or index)",
+            [(dynamodb, "WriteThrottleEvents", table), (dynamodb, "WriteThrottleEvents", index)],
+        ),
     }
 
 
@@ -256,17 +383,112 @@ def _parameters() -> dict[str, Any]:
         "TableName": {"Type": "String", "Default": DEFAULT_TABLE_NAME, "Description": "The DynamoDB table's name"},
         "CodeBucket": {"Type": "String", "Description": "S3 bucket holding the deployment zip (make package)"},
         "CodeKey": {"Type": "String", "Description": "S3 key of the deployment zip"},
-        "JwtSecret": {
-            "Type": "String",
-            "NoEcho": True,
-            "MinLength": 32,
-            "Description": "HS256 secret signing the API's access tokens and cursors (32+ characters)",
-        },
         "OidcIssuer": {"Type": "String", "Description": "The identity provider's issuer (iss) URL"},
         "OidcAudience": {"Type": "String", "Description": "Client id(s) ID tokens are issued to, comma-separated"},
         "OidcJwks": {"Type": "String", "Description": "The identity provider's JWKS URL (https://)"},
         "CorsOrigins": {"Type": "String", "Default": "", "Description": "Browser origins allowed, comma-separated"},
         "LogRetentionDays": {"Type": "Number", "Default": 30, "Description": "Days the API's logs are kept"},
+        "ReservedConcurrency": {
+            "Type": "Number",
+            "Default": -1,
+            "MinValue": -1,
+            "Description": "Concurrent executions reserved for (and capping) the function; -1 reserves none",
+        },
+        "AlarmEmail": {
+            "Type": "String",
+            "Default": "",
+            "AllowedPattern": r"^$|^[^@\s]+@[^@\s]+$",
+            "Description": "An email address subscribed to the alarms (confirm the subscription); empty for none",
+        },
+        "LatencyP95Milliseconds": {
+            "Type": "Number",
+            "Default": 1000,
+            "MinValue": 1,
+            "Description": "The p95 latency (ms, per minute) past which the latency alarm counts a minute as breaching",
+        },
+    }
+
+
+def _conditions() -> dict[str, Any]:
+    return {
+        "HasReservedConcurrency": {"Fn::Not": [{"Fn::Equals": [_ref("ReservedConcurrency"), "-1"]}]},
+        "HasAlarmEmail": {"Fn::Not": [{"Fn::Equals": [_ref("AlarmEmail"), ""]}]},
+    }
+
+
+# API Gateway's access-log line, one JSON object per request ($context variables of HTTP APIs).
+ACCESS_LOG_FORMAT: Final = {
+    "requestId": "$context.requestId",
+    "ip": "$context.identity.sourceIp",
+    "requestTime": "$context.requestTime",
+    "method": "$context.httpMethod",
+    "path": "$context.path",
+    "protocol": "$context.protocol",
+    "status": "$context.status",
+    "responseLength": "$context.responseLength",
+    "responseLatencyMs": "$context.responseLatency",
+    "integrationStatus": "$context.integrationStatus",
+    "integrationLatencyMs": "$context.integrationLatency",
+    "integrationError": "$context.integrationErrorMessage",
+}
+# Log groups that outlive the stack; the key that encrypts them too, or they could not be read.
+LOG_GROUPS: Final = {
+    "LogGroup": "/aws/lambda/${AWS::StackName}-api",
+    "AccessLogGroup": "/aws/apigateway/${AWS::StackName}-api-access",
+}
+RETAIN: Final = {"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"}
+
+
+def _log_key() -> dict[str, Any]:
+    log_group_arns = [
+        {"Fn::Sub": f"arn:${{AWS::Partition}}:logs:${{AWS::Region}}:${{AWS::AccountId}}:log-group:{name}"}
+        for name in LOG_GROUPS.values()
+    ]
+    return {
+        "Type": "AWS::KMS::Key",
+        **RETAIN,
+        "Properties": {
+            "Description": "HR API: encrypts the function's and the HTTP API's log groups",
+            "EnableKeyRotation": True,
+            "KeyPolicy": {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Sid": "AccountAdministersTheKey",
+                        "Effect": "Allow",
+                        "Principal": {"AWS": {"Fn::Sub": "arn:${AWS::Partition}:iam::${AWS::AccountId}:root"}},
+                        "Action": "kms:*",
+                        "Resource": "*",
+                    },
+                    {
+                        "Sid": "CloudWatchLogsUsesItForTheseLogGroups",
+                        "Effect": "Allow",
+                        "Principal": {"Service": {"Fn::Sub": "logs.${AWS::Region}.amazonaws.com"}},
+                        "Action": [
+                            "kms:Encrypt*",
+                            "kms:Decrypt*",
+                            "kms:ReEncrypt*",
+                            "kms:GenerateDataKey*",
+                            "kms:Describe*",
+                        ],
+                        "Resource": "*",
+                        "Condition": {"ArnLike": {"kms:EncryptionContext:aws:logs:arn": log_group_arns}},
+                    },
+                ],
+            },
+        },
+    }
+
+
+def _log_group(name: str) -> dict[str, Any]:
+    return {
+        "Type": "AWS::Logs::LogGroup",
+        **RETAIN,
+        "Properties": {
+            "LogGroupName": {"Fn::Sub": name},
+            "RetentionInDays": _ref("LogRetentionDays"),
+            "KmsKeyId": {"Fn::GetAtt": ["LogKey", "Arn"]},
+        },
     }
 
 
@@ -281,15 +503,15 @@ def template() -> dict[str, Any]:
         "ServiceRole": _service_role(),
         "ServicePolicy": _service_policy(),
         **{ROLE_RESOURCES[role]: _data_role(role) for role in iam.ROLES},
-        "LogGroup": {
-            "Type": "AWS::Logs::LogGroup",
-            "DeletionPolicy": "Delete",
-            "UpdateReplacePolicy": "Delete",
+        "JwtSecret": {
+            "Type": "AWS::SecretsManager::Secret",
             "Properties": {
-                "LogGroupName": {"Fn::Sub": "/aws/lambda/${AWS::StackName}-api"},
-                "RetentionInDays": _ref("LogRetentionDays"),
+                "Description": "HR API: the HS256 secret signing access tokens and cursors, generated here",
+                "GenerateSecretString": {"PasswordLength": 64, "ExcludePunctuation": True},
             },
         },
+        "LogKey": _log_key(),
+        **{resource: _log_group(name) for resource, name in LOG_GROUPS.items()},
         "Function": _function(),
         **_http_api(),
         **_alarms(),
@@ -298,11 +520,16 @@ def template() -> dict[str, Any]:
         "AWSTemplateFormatVersion": "2010-09-09",
         "Description": "HR GraphQL API: one DynamoDB table, tenant-bounded IAM roles, Lambda behind an HTTP API",
         "Parameters": _parameters(),
+        "Conditions": _conditions(),
         "Resources": resources,
         "Outputs": {
             "ApiUrl": {"Value": {"Fn::GetAtt": ["HttpApi", "ApiEndpoint"]}, "Description": "The API's base URL"},
             "TableName": {"Value": _ref("Table")},
             "FunctionName": {"Value": _ref("Function")},
+            "JwtSecretArn": {"Value": _ref("JwtSecret"), "Description": "The token secret (Secrets Manager)"},
+            "AlarmTopicArn": {"Value": _ref("AlarmTopic"), "Description": "Where the alarms go"},
+            "LogGroupName": {"Value": _ref("LogGroup")},
+            "AccessLogGroupName": {"Value": _ref("AccessLogGroup")},
             **{f"{role}RoleArn": {"Value": {"Fn::GetAtt": [ROLE_RESOURCES[role], "Arn"]}} for role in iam.ROLES},
         },
     }

@@ -53,6 +53,7 @@ from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
 from graphql_api.limits.concurrency import MaxConcurrentRequests
 from graphql_api.observability.access_log import AccessLog
+from graphql_api.observability.labels import operation_names
 from graphql_api.observability.metrics import Metrics
 from graphql_api.observability.tracing import configure_tracing
 from graphql_api.operation_name import OperationNameRequired
@@ -168,7 +169,11 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
             Middleware(
                 AccessLog,
                 metrics=Metrics(
-                    max_operations=settings.metrics_max_operations, max_tenants=settings.metrics_max_tenants
+                    max_operations=settings.metrics_max_operations,
+                    max_tenants=settings.metrics_max_tenants,
+                    operation_min_tenants=settings.metrics_operation_min_tenants,
+                    operations=settings.metrics_operations,
+                    trusted_operations=None if trusted is None else operation_names(trusted.values()),
                 ),
                 emf=settings.lambda_function is not None,
             ),

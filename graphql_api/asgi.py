@@ -14,6 +14,7 @@ from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.heap import settle_heap
 from graphql_api.observability.logging import configure_logging
+from graphql_api.observability.process import start_worker_process_metrics
 from graphql_api.settings import Settings
 
 settings = Settings.load()
@@ -23,6 +24,9 @@ if settings.datastore.embedded:
     raise ConfigError("set DYNAMODB_ENDPOINT (a URL, or `aws` for AWS's regional endpoint)")
 
 configure_logging(settings.api.log_format)
+if settings.api.metrics_multiprocess_dir is not None:
+    # One of `server.py run`'s workers: /metrics (in the parent) shows its CPU and memory by pid.
+    start_worker_process_metrics()
 datastore = Datastore.connect(settings.datastore)
 app = create_app(datastore, settings.api)
 settle_heap()

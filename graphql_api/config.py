@@ -147,6 +147,13 @@ class ApiSettings:
     metrics_port: int | None = None
     metrics_max_operations: int = 50
     metrics_max_tenants: int = 100
+    # Operation names always labelled, and how many organisations must run a name before a
+    # process labels it too (observability/labels.py; TRUSTED_DOCUMENTS replaces both).
+    metrics_operations: tuple[str, ...] = ()
+    metrics_operation_min_tenants: int = 2
+    # Set in each worker by `server.py run` (WORKERS>1): prometheus-client's multiprocess
+    # directory, where the worker also writes its process metrics (observability/process.py).
+    metrics_multiprocess_dir: str | None = None
     # Set by AWS Lambda in the function's environment: metrics go out as CloudWatch EMF.
     lambda_function: str | None = None
     # OpenTelemetry (optional extra `otel`): export spans over OTLP/HTTP to this URL.
@@ -204,6 +211,11 @@ class ApiSettings:
             metrics_port=env_int(env, "METRICS_PORT", 0, minimum=0) or None,
             metrics_max_operations=env_int(env, "METRICS_MAX_OPERATIONS", 50, minimum=0),
             metrics_max_tenants=env_int(env, "METRICS_MAX_TENANTS", 100, minimum=0),
+            metrics_operations=tuple(
+                name.strip() for name in env.get("METRICS_OPERATIONS", "").split(",") if name.strip()
+            ),
+            metrics_operation_min_tenants=env_int(env, "METRICS_OPERATION_MIN_TENANTS", 2, minimum=1),
+            metrics_multiprocess_dir=env.get("PROMETHEUS_MULTIPROC_DIR") or None,
             lambda_function=env.get("AWS_LAMBDA_FUNCTION_NAME") or None,
             otel_endpoint=env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
             request_timeout_seconds=env_float(env, "REQUEST_TIMEOUT_SECONDS", 10.0),

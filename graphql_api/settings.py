@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from datastore.config import ConfigError, DatastoreSettings, env_int
 from graphql_api.config import ApiSettings, env_bool
+from graphql_api.jwt_secret import fetch_secret
 
 __all__ = ["ConfigError", "ServerSettings", "Settings", "child_environment", "hand_down_to_workers"]
 
@@ -75,8 +76,22 @@ class Settings:
 
     @classmethod
     def load(cls, overrides: Mapping[str, str] | None = None, *, defaults: Mapping[str, str] | None = None) -> Settings:
-        """The process's settings: its environment over ``defaults``, with ``overrides`` on top."""
-        return cls.from_env({**(defaults or {}), **os.environ, **(overrides or {})})
+        """The process's settings: its environment over ``defaults``, with ``overrides`` on top.
+
+        With JWT_SECRET_ARN the token secret is read from Secrets Manager here, once
+        (graphql_api/jwt_secret.py), and never put in the environment.
+        """
+        return cls.from_env(with_secrets({**(defaults or {}), **os.environ, **(overrides or {})}))
+
+
+def with_secrets(env: dict[str, str]) -> dict[str, str]:
+    """``env`` with JWT_SECRET read from the secret JWT_SECRET_ARN names, when it names one."""
+    arn = env.get("JWT_SECRET_ARN", "").strip()
+    if not arn:
+        return env
+    if env.get("JWT_SECRET"):
+        raise ConfigError("set JWT_SECRET or JWT_SECRET_ARN, not both")
+    return {**env, "JWT_SECRET": fetch_secret(arn)}
 
 
 def hand_down_to_workers(

@@ -12,7 +12,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -245,9 +245,37 @@ def graphql_requests_counted(metrics_url: str) -> float:
     )
 
 
+def process_metrics(metrics_url: str) -> dict[str, dict[int, float]]:
+    """The process_* samples /metrics serves, by name and then by the worker's pid."""
+    found: dict[str, dict[int, float]] = {}
+    for family in text_string_to_metric_families(httpx.get(metrics_url, timeout=10).text):
+        for sample in family.samples:
+            if sample.name.startswith("process_"):
+                found.setdefault(sample.name, {})[int(sample.labels["pid"])] = sample.value
+    return found
+
+
+def parent_of(pid: int) -> int:
+    """The parent's pid of a running process, from /proc/<pid>/stat (field 4, after the name)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def wait_for_pids(metrics_url: str, wanted: Callable[[set[int]], bool]) -> dict[str, dict[int, float]]:
+    """/metrics' process samples once their pids satisfy ``wanted`` (each worker refreshes its own every 5 s)."""
+    deadline = time.monotonic() + 30
+    while True:
+        found = process_metrics(metrics_url)
+        if wanted(set(found.get("process_resident_memory_bytes", {}))) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.5)
+
+
 def test_run__two_workers__metrics_count_each_request_once(data_dir: Path) -> None:
     metrics_port = free_port()
-    server = start_server(data_dir, workers=2, extra_env={"METRICS_PORT": str(metrics_port), "LOG_FORMAT": "json"})
+    # Ping is configured, so one organisation's requests are labelled with it (observability/labels.py).
+    env = {"METRICS_PORT": str(metrics_port), "LOG_FORMAT": "json", "METRICS_OPERATIONS": "Ping"}
+    server = start_server(data_dir, workers=2, extra_env=env)
     metrics_url = f"http://127.0.0.1:{metrics_port}/metrics"
     requests = 40
     try:
@@ -264,17 +292,38 @@ def test_run__two_workers__metrics_count_each_request_once(data_dir: Path) -> No
             time.sleep(0.1)
         counted = graphql_requests_counted(metrics_url)
         text = httpx.get(metrics_url, timeout=10).text
+        # Process metrics of every worker, by pid; a killed worker leaves them once uvicorn replaced it.
+        alive = wait_for_pids(metrics_url, lambda pids: len(pids) == 2)
+        parents = {pid: parent_of(pid) for pid in alive["process_resident_memory_bytes"]}
+        killed = min(parents)
+        os.kill(killed, signal.SIGKILL)
+        replaced = wait_for_pids(metrics_url, lambda pids: len(pids) == 2 and killed not in pids)
+        text_after_kill = httpx.get(metrics_url, timeout=10).text
     finally:
         assert server.stop(signal.SIGTERM) == 0
 
     assert counted == requests
-    assert f'hr_request_duration_seconds_count{{operation="Ping",route="/graphql"}} {float(requests)}' in text
-    assert "hr_requests_in_flight 0.0" in text
     lines = [orjson.loads(line) for line in "".join(server.output).splitlines() if line.startswith("{")]
+    workers = {line["pid"] for line in lines if line["logger"] == "hr.access"}
+    assert parents == dict.fromkeys(workers, server.process.pid)  # the workers that served, the server's children
+    assert f'hr_request_duration_seconds_count{{operation="Ping",route="/graphql"}} {float(requests)}' in text
+    assert f'hr_requests_total{{operation="Ping",route="/graphql",status="200"}} {float(requests)}' in text
+    assert "hr_requests_in_flight 0.0" in text
     access = [line for line in lines if line["logger"] == "hr.access" and line["path"] == "/graphql"]
     assert len(access) == requests  # one line per request, and uvicorn's access log is off
     assert not [line for line in lines if line["logger"] == "uvicorn.access"]
-    assert len({line["pid"] for line in access}) == 2  # both workers served, both counted
+    assert len(workers) == 2  # both workers served, both counted
+    assert set(alive["process_resident_memory_bytes"]) == workers
+    for pid in workers:
+        assert alive["process_resident_memory_bytes"][pid] > 20e6
+        assert alive["process_cpu_seconds_total"][pid] > 0
+        assert 0 < alive["process_open_fds"][pid] < alive["process_max_fds"][pid]
+        assert abs(alive["process_start_time_seconds"][pid] - time.time()) < START_TIMEOUT_SECONDS + 120
+    assert killed not in replaced["process_resident_memory_bytes"]
+    assert len(replaced["process_resident_memory_bytes"]) == 2  # uvicorn's replacement worker
+    assert f'hr_requests_total{{operation="Ping",route="/graphql",status="200"}} {float(requests)}' in (
+        text_after_kill
+    )  # a dead worker's counts stay
 
 
 def test_run__metrics_port_is_the_api_port__refused_in_one_line(data_dir: Path) -> None:

@@ -3,7 +3,7 @@
 The body limits, the concurrency cap, the deadline, the 401 and the health routes refuse or
 answer without Starlette's Response; they all send the same two messages, built here once.
 A refusal (``send_error``) also counts its ``extensions.code`` on the request's record, so
-the access line's ``errors`` and ``hr_graphql_errors`` see every refused request, whichever
+the access line's ``errors`` and ``hr_requests_with_error`` see every refused request, whichever
 middleware refused it.
 """
 

@@ -3,13 +3,23 @@
 ``application/graphql-response+json`` when the client asks for it, with the spec's status
 codes: 400 for a request error (the document did not parse or validate, so nothing ran and
 ``data`` is absent), 200 once execution started. ``application/json`` otherwise, the legacy
-type, where every well-formed request answers 200. Whatever the type, an UNAUTHENTICATED error
-answers 401 with WWW-Authenticate, so clients and proxies see a failed sign-in the same way
+type, where a well-formed request answers 200 but for the cases below. Whatever the type, an
+UNAUTHENTICATED error answers 401 with WWW-Authenticate, so clients and proxies see a failed sign-in the same way
 whether the token was refused before GraphQL ran or the caller's account was (active.py).
 Likewise a request refused by the tenant rate limit (limits/tenant_rate.py) answers 429 with
 Retry-After, whatever the type: the server denied the request before running it, which the
 spec leaves to 4xx codes (and graphql-response+json requires, as the response has no data).
 In a batch, where other operations may have run, the status stays 200 and Retry-After is set.
+
+An outage is visible at the HTTP level too: a request that produced no data (``data`` null or
+absent) because DynamoDB failed (an UNAVAILABLE error) answers 503 with Retry-After, and one
+whose deadline passed inside execution (TIMEOUT) 504, like the deadline's own answer
+(lifetime.py), whatever the type. The draft requires a 2xx only when ``data`` is not null, and
+a 4xx/5xx when it is absent; for ``data: null`` it recommends 200 but leaves 5xx open, and
+under application/json it allows 5xx for compatibility. 5xx is what load balancers, API
+Gateway's 5xx metric and retrying clients understand, and the body still carries the codes.
+A partial response (data with some fields null and UNAVAILABLE errors) must stay 200: it is
+counted by the metrics instead (observability/metrics.py, ``hr_requests_with_error``).
 """
 
 from __future__ import annotations
@@ -28,6 +38,10 @@ from graphql_api.http.errors import TransportCode, TransportError
 GRAPHQL_RESPONSE_JSON: Final = "application/graphql-response+json"
 JSON: Final = "application/json"
 UNAUTHENTICATED_HEADERS: Final = {"WWW-Authenticate": "Bearer"}
+# Seconds a client should wait before retrying after an outage's 503, as the concurrency cap's.
+OUTAGE_RETRY_AFTER_SECONDS: Final = 1
+# A response without data because of one of these: its 5xx.
+OUTAGE_STATUS: Final = {Code.UNAVAILABLE.value: 503, Code.TIMEOUT.value: 504}
 
 
 def negotiate(accept: str | None) -> str:
@@ -95,11 +109,23 @@ def retry_after(results: Sequence[ExecutionResult]) -> float | None:
     return max(waits) if waits else None
 
 
+def outage_status(result: ExecutionResult) -> int | None:
+    """503 when ``result`` has no data and DynamoDB failed it (UNAVAILABLE), 504 when its
+    deadline passed (TIMEOUT); None otherwise, and always for a result with data."""
+    if result.data is not None:
+        return None
+    codes = {(error.extensions or {}).get("code") for error in result.errors or ()}
+    return next((status for code, status in OUTAGE_STATUS.items() if code in codes), None)
+
+
 def status_of(media_type: str, results: Sequence[ExecutionResult], *, batch: bool) -> int:
     if _unauthenticated(results):
         return 401
     if not batch and is_request_error(results[0]) and retry_after(results) is not None:
         return 429
+    outage = None if batch else outage_status(results[0])
+    if outage is not None:
+        return outage
     if media_type == GRAPHQL_RESPONSE_JSON and not batch and is_request_error(results[0]):
         return 400
     return 200
@@ -115,6 +141,8 @@ def results_response(media_type: str, results: Sequence[ExecutionResult], *, bat
     wait = retry_after(results)
     if wait is not None:
         headers["Retry-After"] = str(max(1, math.ceil(wait)))  # whole seconds (RFC 9110 10.2.3)
+    elif status == 503:
+        headers["Retry-After"] = str(OUTAGE_RETRY_AFTER_SECONDS)
     bodies = [payload(result) for result in results]
     return encode(bodies if batch else bodies[0], status, media_type, headers)
 

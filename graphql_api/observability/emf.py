@@ -5,12 +5,22 @@ metrics: CloudWatch Logs reads the ``_aws`` block and records the named top-leve
 metrics, with the dimensions it lists. Dimension values are the bounded labels of
 observability/labels.py, so the number of CloudWatch metrics stays bounded too.
 https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/CloudWatch_Embedded_Metric_Format_Specification.html
+
+Namespace ``HrApi``:
+- ``Latency`` (ms) and ``Requests`` by ``Operation``, by ``Status`` (the HTTP status code), and
+  with no dimension (the whole API: what the template's latency alarm reads);
+- ``DynamoDBCalls``, ``ReadCapacityUnits``, ``WriteCapacityUnits`` by ``Tenant``;
+- ``RateLimited`` by ``Tenant``, 1 for a request the tenant rate limit refused;
+- ``Errors.<CODE>``, no dimension: 1 for a request whose response carried that code, once per
+  request however many errors had it (the template's UNAVAILABLE and TIMEOUT alarms read these).
+deploy/cloudformation.py builds its alarms from these names.
 """
 
 from __future__ import annotations
 
 from typing import Any, Final
 
+from graphql_api.errors import Code
 from graphql_api.observability.metrics import Labels
 from graphql_api.observability.record import Outcome
 
@@ -19,16 +29,28 @@ NAMESPACE: Final = "HrApi"
 # keep the true, unbounded values and may be null).
 OPERATION: Final = "Operation"
 TENANT: Final = "Tenant"
+STATUS: Final = "Status"
+# Metric names.
+LATENCY: Final = "Latency"
+REQUESTS: Final = "Requests"
+RATE_LIMITED: Final = "RateLimited"
+# The dimension sets of Latency and Requests; [] is the API as a whole.
+REQUEST_DIMENSIONS: Final[list[list[str]]] = [[OPERATION], [STATUS], []]
+
+
+def error_metric(code: str) -> str:
+    """The metric counting requests with an error of ``code``: ``Errors.UNAVAILABLE``."""
+    return f"Errors.{code}"
 
 
 def emf_fields(outcome: Outcome, labels: Labels, timestamp_ms: int) -> dict[str, Any]:
     """The members to add to the access-log line: the ``_aws`` block and the metric values."""
-    errors = {f"Errors.{code}": count for code, count in outcome.error_codes.items()}
+    errors = {error_metric(code): 1 for code in outcome.error_codes}
     directives: list[dict[str, Any]] = [
         {
             "Namespace": NAMESPACE,
-            "Dimensions": [[OPERATION]],
-            "Metrics": [{"Name": "Latency", "Unit": "Milliseconds"}, {"Name": "Requests", "Unit": "Count"}],
+            "Dimensions": REQUEST_DIMENSIONS,
+            "Metrics": [{"Name": LATENCY, "Unit": "Milliseconds"}, {"Name": REQUESTS, "Unit": "Count"}],
         },
         {
             "Namespace": NAMESPACE,
@@ -40,6 +62,11 @@ def emf_fields(outcome: Outcome, labels: Labels, timestamp_ms: int) -> dict[str,
             ],
         },
     ]
+    rate_limited = Code.RATE_LIMITED.value in outcome.error_codes
+    if rate_limited:
+        directives.append(
+            {"Namespace": NAMESPACE, "Dimensions": [[TENANT]], "Metrics": [{"Name": RATE_LIMITED, "Unit": "Count"}]}
+        )
     if errors:
         metrics = [{"Name": name, "Unit": "Count"} for name in errors]
         directives.append({"Namespace": NAMESPACE, "Dimensions": [[]], "Metrics": metrics})
@@ -47,10 +74,12 @@ def emf_fields(outcome: Outcome, labels: Labels, timestamp_ms: int) -> dict[str,
         "_aws": {"Timestamp": timestamp_ms, "CloudWatchMetrics": directives},
         OPERATION: labels.operation,
         TENANT: labels.tenant,
-        "Latency": round(outcome.duration_seconds * 1000, 3),
-        "Requests": 1,
+        STATUS: labels.status,
+        LATENCY: round(outcome.duration_seconds * 1000, 3),
+        REQUESTS: 1,
         "DynamoDBCalls": outcome.dynamodb_calls,
         "ReadCapacityUnits": outcome.read_units,
         "WriteCapacityUnits": outcome.write_units,
+        **({RATE_LIMITED: 1} if rate_limited else {}),
         **errors,
     }

@@ -3,7 +3,18 @@
 Metrics are process-wide (prometheus-client's registry is), recorded for every request by the
 access log. With several worker processes, ``server.py run`` points every worker at one fresh
 directory (``PROMETHEUS_MULTIPROC_DIR``, prometheus-client's multiprocess mode) and serves
-/metrics from the parent, summing the workers' files, so the figures cover all workers.
+/metrics from the parent, summing the workers' files, so the figures cover all workers; each
+worker's process metrics (CPU, memory, file descriptors) come labelled by its pid
+(observability/process.py).
+
+What an operator alerts on:
+- ``hr_requests_total{route, operation, status}``: every HTTP request by its status code, so
+  an outage (503, 504) or a wave of 401s is a rate; ``hr_request_duration_seconds`` for latency.
+- ``hr_requests_with_error_total{code}``: requests whose response carried an error of that
+  ``extensions.code``, once per request per code however many fields failed (an employee's
+  directory query with nine FORBIDDEN fields counts one). A partial response (200, some fields
+  UNAVAILABLE) is counted here. This replaced ``hr_graphql_errors_total``, which counted errors.
+- ``hr_rate_limited_requests_total{tenant}``: requests the tenant rate limit refused.
 """
 
 from __future__ import annotations
@@ -12,9 +23,10 @@ from dataclasses import dataclass
 from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, start_http_server
-from prometheus_client.multiprocess import MultiProcessCollector
 
-from graphql_api.observability.labels import BoundedLabel
+from graphql_api.errors import Code
+from graphql_api.observability.labels import BoundedLabel, OperationNames
+from graphql_api.observability.process import LiveWorkersCollector
 from graphql_api.observability.record import Outcome
 
 # Seconds; from a cached single read (~5 ms) to the slowest a client should wait.
@@ -26,11 +38,22 @@ REQUEST_SECONDS = Histogram(
     ["route", "operation"],
     buckets=LATENCY_BUCKETS,
 )
-ERRORS = Counter("hr_graphql_errors", "Errors in responses, by extensions.code", ["code"])
+REQUESTS = Counter(
+    "hr_requests", "HTTP requests by route, GraphQL operation name and status code", ["route", "operation", "status"]
+)
+ERROR_REQUESTS = Counter(
+    "hr_requests_with_error",
+    "Requests whose response carried an error of this extensions.code (once per request per code)",
+    ["code"],
+)
+RATE_LIMITED = Counter("hr_rate_limited_requests", "Requests refused by the tenant rate limit, by tenant", ["tenant"])
 IN_FLIGHT = Gauge("hr_requests_in_flight", "HTTP requests being served", multiprocess_mode="livesum")
 DYNAMODB_CALLS = Counter("hr_dynamodb_calls", "DynamoDB calls, by tenant", ["tenant"])
 READ_UNITS = Counter("hr_dynamodb_read_units", "DynamoDB read capacity units consumed, by tenant", ["tenant"])
 WRITE_UNITS = Counter("hr_dynamodb_write_units", "DynamoDB write capacity units consumed, by tenant", ["tenant"])
+
+# The status label of a request whose client went away before any response started.
+NO_STATUS = "none"
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,27 +61,50 @@ class Labels:
     route: str
     operation: str
     tenant: str
+    status: str
 
 
 class Metrics:
     """Turns finished requests into bounded labels (observability/labels.py) and figures."""
 
-    def __init__(self, *, max_operations: int, max_tenants: int) -> None:
-        self._operation = BoundedLabel(max_operations)
+    def __init__(
+        self,
+        *,
+        max_operations: int,
+        max_tenants: int,
+        operation_min_tenants: int = 2,
+        operations: tuple[str, ...] = (),
+        trusted_operations: frozenset[str] | None = None,
+    ) -> None:
+        self.operations = OperationNames(
+            limit=max_operations, min_tenants=operation_min_tenants, configured=operations, trusted=trusted_operations
+        )
         self._tenant = BoundedLabel(max_tenants)
 
     def labels(self, outcome: Outcome) -> Labels:
+        if outcome.tenant is not None:
+            for ran in outcome.ran:
+                self.operations.ran(ran, outcome.tenant)
         # Routes are the app's own few paths; anything unmatched is one value.
         route = outcome.route or "unmatched"
         # "none": no GraphQL ran (another route, or refused before parsing).
-        operation = self._operation(outcome.operation or "anonymous") if outcome.operations else "none"
+        operation = "none"
+        if len(outcome.operations) > 1:
+            operation = "batch"
+        elif outcome.operations:
+            name = outcome.operations[0]
+            operation = "anonymous" if name is None else self.operations.label(name)
         tenant = self._tenant(outcome.tenant) if outcome.tenant is not None else "none"
-        return Labels(route, operation, tenant)
+        status = str(outcome.status) if outcome.status is not None else NO_STATUS
+        return Labels(route, operation, tenant, status)
 
     def observe(self, outcome: Outcome, labels: Labels) -> None:
         REQUEST_SECONDS.labels(labels.route, labels.operation).observe(outcome.duration_seconds)
-        for code, count in outcome.error_codes.items():
-            ERRORS.labels(code).inc(count)
+        REQUESTS.labels(labels.route, labels.operation, labels.status).inc()
+        for code in outcome.error_codes:
+            ERROR_REQUESTS.labels(code).inc()
+        if Code.RATE_LIMITED.value in outcome.error_codes:
+            RATE_LIMITED.labels(labels.tenant).inc()
         if outcome.dynamodb_calls:
             DYNAMODB_CALLS.labels(labels.tenant).inc(outcome.dynamodb_calls)
             READ_UNITS.labels(labels.tenant).inc(outcome.read_units)
@@ -68,13 +114,12 @@ class Metrics:
 def serve_metrics(host: str, port: int, multiprocess_dir: str | None = None) -> WSGIServer:
     """Serve /metrics on ``host:port`` from a daemon thread; ``shutdown()`` the result to stop.
 
-    With ``multiprocess_dir``, the figures are the sum of every worker's files in it, not
-    this process's own.
+    With ``multiprocess_dir``, the figures are the sum of every live or past worker's files in
+    it, not this process's own, with each live worker's process metrics by pid.
     """
     registry = REGISTRY
     if multiprocess_dir is not None:
         registry = CollectorRegistry()
-        # prometheus-client leaves this constructor unannotated; it registers itself.
-        MultiProcessCollector(registry, path=multiprocess_dir)  # type: ignore[no-untyped-call]
+        registry.register(LiveWorkersCollector(multiprocess_dir))
     server, _thread = start_http_server(port, addr=host, registry=registry)
     return server

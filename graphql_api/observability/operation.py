@@ -36,9 +36,15 @@ class RecordOperation(SchemaExtension):
                 raise
             else:
                 result = self.execution_context.result
-                for error in (result.errors or []) if result is not None else []:
+                errors = (result.errors or []) if result is not None else []
+                for error in errors:
                     code = (error.extensions or {}).get("code")
                     record.error_codes[str(code) if code is not None else Code.INTERNAL.value] += 1
+                # It ran unless it was refused before execution (no data, no error with a path).
+                ran = result is not None and (result.data is not None or any(e.path for e in errors))
+                name = self.execution_context.operation_name
+                if ran and name is not None:
+                    record.ran.append(name)
             finally:
                 name = self.execution_context.operation_name
                 record.operations.append(name)

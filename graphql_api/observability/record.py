@@ -27,6 +27,9 @@ class RequestRecord:
     tenant: str | None = None
     # Names of the GraphQL operations executed (None for an anonymous one); several in a batch.
     operations: list[str | None] = field(default_factory=list)
+    # The names among them whose document validated and ran (not refused before execution):
+    # only these may become metric labels (observability/labels.py).
+    ran: list[str] = field(default_factory=list)
     # Every error of the response by its extensions.code.
     error_codes: Counter[str] = field(default_factory=Counter)
     _call_logs: list[CallLog] = field(default_factory=list)
@@ -77,6 +80,7 @@ class Outcome:
     dynamodb_calls: int
     read_units: float
     write_units: float
+    ran: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, record: RequestRecord, scope: Scope, status: int | None, duration_seconds: float) -> Outcome:
@@ -94,6 +98,7 @@ class Outcome:
             dynamodb_calls=len(calls),
             read_units=sum(call.read_units for call in calls),
             write_units=sum(call.write_units for call in calls),
+            ran=tuple(record.ran),
         )
 
     @property

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 import subprocess
 import sys
+import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
+import boto3
+import httpx
 import pytest
 
 from datastore import iam, provision
 from deploy import cloudformation
+from graphql_api.observability import emf
+from tests.graphql_api.fixtures import TEST_SECRET, Demo
+from tests.graphql_api.observability.logs import captured_lines
+from tests.graphql_api.test_lambda_handler import graphql_event, imported_entry, token_for
+from tests.tcp_proxy import Mode, TcpProxy
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE_ARN = "arn:aws:dynamodb:eu-west-1:123456789012:table/hr-prod"
@@ -101,7 +112,9 @@ def test_template__data_roles__assumable_only_by_the_service_role_with_tags(temp
 def test_template__service_role__reads_no_item_itself(template: dict[str, Any]) -> None:
     statements = template["Resources"]["ServicePolicy"]["Properties"]["PolicyDocument"]["Statement"]
     actions = {action for statement in statements for action in statement["Action"]}
-    assert actions == {"sts:AssumeRole", "sts:TagSession", "dynamodb:DescribeTable"}
+    assert actions == {"sts:AssumeRole", "sts:TagSession", "dynamodb:DescribeTable", "secretsmanager:GetSecretValue"}
+    (secret,) = [statement for statement in statements if statement["Action"] == ["secretsmanager:GetSecretValue"]]
+    assert secret["Resource"] == [{"Ref": "JwtSecret"}]  # that one secret only
     assert "Policies" not in template["Resources"]["ServiceRole"]["Properties"]
 
 
@@ -117,10 +130,190 @@ def test_template__function__configured_for_the_roles_and_the_table(template: di
         assert variables[setting] == {"Fn::GetAtt": [cloudformation.ROLE_RESOURCES[role], "Arn"]}
 
 
-def test_template__alarms__on_errors_and_throttles(template: dict[str, Any]) -> None:
-    alarms = {
-        (resource["Properties"]["Namespace"], resource["Properties"]["MetricName"])
-        for resource in template["Resources"].values()
+def test_template__token_secret__generated_in_secrets_manager_and_read_by_its_arn(template: dict[str, Any]) -> None:
+    secret = template["Resources"]["JwtSecret"]
+    assert secret["Type"] == "AWS::SecretsManager::Secret"
+    assert secret["Properties"]["GenerateSecretString"]["PasswordLength"] >= 32
+    variables = template["Resources"]["Function"]["Properties"]["Environment"]["Variables"]
+    assert variables["JWT_SECRET_ARN"] == {"Ref": "JwtSecret"}  # graphql_api/jwt_secret.py reads it
+    assert "JWT_SECRET" not in variables
+    assert "JwtSecret" not in template["Parameters"]
+    assert "resolve:secretsmanager" not in json.dumps(template)  # no dynamic reference into plain variables
+
+
+def test_template__reserved_concurrency__a_parameter_none_by_default(template: dict[str, Any]) -> None:
+    parameter = template["Parameters"]["ReservedConcurrency"]
+    assert (parameter["Type"], parameter["Default"]) == ("Number", -1)
+    reserved = template["Resources"]["Function"]["Properties"]["ReservedConcurrentExecutions"]
+    assert reserved == {"Fn::If": ["HasReservedConcurrency", {"Ref": "ReservedConcurrency"}, {"Ref": "AWS::NoValue"}]}
+    assert template["Conditions"]["HasReservedConcurrency"] == {
+        "Fn::Not": [{"Fn::Equals": [{"Ref": "ReservedConcurrency"}, "-1"]}]
+    }
+
+
+def test_template__log_groups__encrypted_by_a_retained_key_and_kept_after_the_stack(template: dict[str, Any]) -> None:
+    resources = template["Resources"]
+    key = resources["LogKey"]
+    assert key["Type"] == "AWS::KMS::Key"
+    assert (key["DeletionPolicy"], key["UpdateReplacePolicy"]) == ("Retain", "Retain")
+    assert key["Properties"]["EnableKeyRotation"] is True
+    (logs,) = [s for s in key["Properties"]["KeyPolicy"]["Statement"] if "Service" in s["Principal"]]
+    assert logs["Principal"]["Service"] == {"Fn::Sub": "logs.${AWS::Region}.amazonaws.com"}
+    allowed = logs["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"]
+    for name in ("LogGroup", "AccessLogGroup"):
+        group = resources[name]
+        assert (group["DeletionPolicy"], group["UpdateReplacePolicy"]) == ("Retain", "Retain")
+        assert group["Properties"]["KmsKeyId"] == {"Fn::GetAtt": ["LogKey", "Arn"]}
+        log_group_name = group["Properties"]["LogGroupName"]["Fn::Sub"]
+        assert any(arn["Fn::Sub"].endswith(f"log-group:{log_group_name}") for arn in allowed), name
+    function = resources["Function"]["Properties"]
+    assert function["LoggingConfig"]["LogGroup"] == {"Ref": "LogGroup"}
+
+
+def test_template__stage__access_logs_as_json_lines(template: dict[str, Any]) -> None:
+    settings = template["Resources"]["HttpApiStage"]["Properties"]["AccessLogSettings"]
+    assert settings["DestinationArn"] == {"Fn::GetAtt": ["AccessLogGroup", "Arn"]}
+    line = json.loads(settings["Format"])
+    assert {"requestId", "status", "responseLatencyMs", "integrationError"} <= set(line)
+    assert all(value.startswith("$context.") for value in line.values())
+
+
+def test_template__alarm_topic__email_subscription_only_when_given(template: dict[str, Any]) -> None:
+    subscription = template["Resources"]["AlarmEmailSubscription"]
+    assert subscription["Condition"] == "HasAlarmEmail"
+    assert subscription["Properties"] == {
+        "TopicArn": {"Ref": "AlarmTopic"},
+        "Protocol": "email",
+        "Endpoint": {"Ref": "AlarmEmail"},
+    }
+    assert template["Parameters"]["AlarmEmail"]["Default"] == ""
+
+
+def alarms(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        name: resource["Properties"]
+        for name, resource in template["Resources"].items()
         if resource["Type"] == "AWS::CloudWatch::Alarm"
     }
-    assert {("AWS/Lambda", "Errors"), ("AWS/Lambda", "Throttles"), ("AWS/DynamoDB", "ReadThrottleEvents")} <= alarms
+
+
+def metrics_of(alarm: dict[str, Any]) -> list[tuple[str, str, frozenset[str]]]:
+    """(namespace, metric, dimension names) of each metric an alarm reads."""
+    if "Metrics" not in alarm:
+        names = frozenset(d["Name"] for d in alarm.get("Dimensions", []))
+        return [(alarm["Namespace"], alarm["MetricName"], names)]
+    return [
+        (m["Namespace"], m["MetricName"], frozenset(d["Name"] for d in m["Dimensions"]))
+        for m in (query["MetricStat"]["Metric"] for query in alarm["Metrics"] if "MetricStat" in query)
+    ]
+
+
+def test_template__alarms__each_over_a_window_to_the_topic(template: dict[str, Any]) -> None:
+    found = alarms(template)
+    assert len(found) == 9
+    for name, alarm in found.items():
+        # A sustained problem: several one-minute datapoints out of a longer window, never one event.
+        assert alarm["EvaluationPeriods"] == cloudformation.ALARM_EVALUATION_PERIODS == 5, name
+        assert alarm["DatapointsToAlarm"] == cloudformation.ALARM_DATAPOINTS == 3, name
+        assert alarm.get("Period", 60) == 60, name
+        assert all(q.get("MetricStat", {}).get("Period", 60) == 60 for q in alarm.get("Metrics", [])), name
+        assert alarm["TreatMissingData"] == "notBreaching", name  # sparse metrics: no data, no problem
+        assert alarm["AlarmActions"] == alarm["OKActions"] == [{"Ref": "AlarmTopic"}], name
+
+
+def test_template__alarms__outages_latency_and_dynamodb(template: dict[str, Any]) -> None:
+    read = {metric for alarm in alarms(template).values() for metric in metrics_of(alarm)}
+    table, index = frozenset({"TableName"}), frozenset({"TableName", "GlobalSecondaryIndexName"})
+    assert {
+        ("AWS/Lambda", "Errors", frozenset({"FunctionName"})),
+        ("AWS/Lambda", "Throttles", frozenset({"FunctionName"})),
+        ("AWS/ApiGateway", "5xx", frozenset({"ApiId", "Stage"})),
+        ("HrApi", "Errors.UNAVAILABLE", frozenset()),
+        ("HrApi", "Errors.TIMEOUT", frozenset()),
+        ("HrApi", "Latency", frozenset()),
+        ("AWS/DynamoDB", "SystemErrors", frozenset({"TableName", "Operation"})),
+        ("AWS/DynamoDB", "ReadThrottleEvents", table),
+        ("AWS/DynamoDB", "ReadThrottleEvents", index),
+        ("AWS/DynamoDB", "WriteThrottleEvents", table),
+        ("AWS/DynamoDB", "WriteThrottleEvents", index),
+    } == read
+    latency = alarms(template)["LatencyP95Alarm"]
+    assert (latency["ExtendedStatistic"], latency["Threshold"]) == ("p95", {"Ref": "LatencyP95Milliseconds"})
+
+
+def test_template__system_errors__summed_over_every_operation_the_server_sends(template: dict[str, Any]) -> None:
+    alarm = alarms(template)["TableSystemErrorsAlarm"]
+    operations = {
+        d["Value"]
+        for query in alarm["Metrics"]
+        if "MetricStat" in query
+        for d in query["MetricStat"]["Metric"]["Dimensions"]
+        if d["Name"] == "Operation"
+    }
+    assert [query for query in alarm["Metrics"] if query["ReturnData"]] == [
+        {"Id": "total", "Expression": "SUM(METRICS())", "Label": alarm["AlarmDescription"], "ReturnData": True}
+    ]
+    # The client methods datastore/table.py calls, by their DynamoDB operation names.
+    mapping = boto3.client("dynamodb", region_name="eu-west-1").meta.method_to_api_mapping
+    source = (ROOT / "datastore" / "table.py").read_text()
+    called = {mapping[method] for method in re.findall(r"self\.client\.(\w+)", source) if method in mapping}
+    assert operations == set(cloudformation.DATA_OPERATIONS) == called
+
+
+def settle(entry: ModuleType) -> None:
+    """Invoke ``entry`` until the loads the deadline left behind have ended on its event loop.
+
+    Lambda runs the loop only during an invocation: the timed-out request's load finishes
+    (its call fails past the read timeout) in a later one, as here, before the test closes it.
+    """
+    loop = asyncio.get_event_loop_policy().get_event_loop()
+    deadline = time.monotonic() + 30
+    while asyncio.all_tasks(loop) and time.monotonic() < deadline:
+        time.sleep(0.5)
+        entry.handler(graphql_event("{ __typename }", None), None)
+
+
+def test_template__hrapi_alarms__read_the_metrics_the_function_emits(
+    template: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    dynamodb_endpoint: str,
+    table_name: str,
+    demo: Demo,
+    tmp_path: Path,
+) -> None:
+    """The Lambda entry answers a request, one with DynamoDB down and one past its deadline; every
+    HrApi metric an alarm reads (name and dimensions) is among those their EMF lines carried."""
+    upstream = httpx.URL(dynamodb_endpoint).port
+    assert upstream is not None
+    monkeypatch.setenv("JWT_SECRET", TEST_SECRET)
+    monkeypatch.setenv("REQUEST_TIMEOUT_SECONDS", "0.5")
+    token = token_for(demo.person("alice@acme.co"))
+    statuses = []
+    with (
+        TcpProxy(upstream) as proxy,
+        imported_entry(monkeypatch, proxy.endpoint_url, table_name, tmp_path) as entry,
+        captured_lines() as captured,
+    ):
+        for mode in (Mode.PASS, Mode.DROP, Mode.SWALLOW):
+            proxy.mode = mode
+            statuses.append(entry.handler(graphql_event("{ me { email } }", token), None)["statusCode"])
+        lines = captured.lines()
+        proxy.mode = Mode.PASS
+        settle(entry)
+
+    assert statuses == [200, 503, 504]
+    emitted = {
+        (directive["Namespace"], metric["Name"], frozenset(dimensions))
+        for line in lines
+        if "_aws" in line
+        for directive in line["_aws"]["CloudWatchMetrics"]
+        for dimensions in directive["Dimensions"]
+        for metric in directive["Metrics"]
+    }
+    read = {metric for alarm in alarms(template).values() for metric in metrics_of(alarm) if metric[0] == emf.NAMESPACE}
+    assert read == {
+        (emf.NAMESPACE, "Errors.UNAVAILABLE", frozenset()),
+        (emf.NAMESPACE, "Errors.TIMEOUT", frozenset()),
+        (emf.NAMESPACE, "Latency", frozenset()),
+    }
+    assert read <= emitted, read - emitted

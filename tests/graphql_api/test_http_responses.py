@@ -4,18 +4,24 @@ from __future__ import annotations
 
 import gzip
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+from graphql import GraphQLError
+from strawberry.types import ExecutionResult
 
 from datastore import employees
+from datastore.config import DatastoreSettings
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.config import ApiSettings
+from graphql_api.http import response as http_response
 from tests.conftest import Tenant
-from tests.graphql_api.fixtures import Api
+from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
+from tests.tcp_proxy import Mode, TcpProxy
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 
@@ -208,3 +214,112 @@ def test_cors__request_id_exposed(browser_facing: httpx.Client) -> None:
     assert response.headers["access-control-allow-origin"] == "https://app.example.com"
     assert "x-request-id" in response.headers["access-control-expose-headers"].lower()
     assert response.headers["x-request-id"]
+
+
+# --- an outage is a 5xx when it left no data -----------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def outage(dynamodb_endpoint: str, settings: DatastoreSettings, api_settings: ApiSettings) -> Iterator[Outage]:
+    """A server whose DynamoDB traffic passes a TCP proxy (tests/tcp_proxy.py) that can drop it."""
+    upstream = httpx.URL(dynamodb_endpoint).port
+    assert upstream is not None
+    with TcpProxy(upstream) as proxy:
+        datastore = Datastore.connect(replace(settings, endpoint_url=proxy.endpoint_url))
+        with serving(create_app(datastore, api_settings)) as http:
+            yield Outage(Api(http, api_settings), proxy, datastore.client)
+        datastore.close()
+
+
+@dataclass(frozen=True)
+class Outage:
+    api: Api
+    proxy: TcpProxy
+    client: DynamoDBClient
+
+    def post_then_drop(self, client: GraphQLClient, document: str, accept: str) -> httpx.Response:
+        """``document`` sent with DynamoDB reachable for its first call and dropped after it."""
+
+        def drop(**_: Any) -> None:
+            self.proxy.mode = Mode.DROP
+
+        self.client.meta.events.register("after-call.dynamodb", drop, unique_id="hr-tests-drop-after")
+        try:
+            headers = {"Accept": accept, "Authorization": f"Bearer {client.token}"}
+            return client.http.post("/graphql", json={"query": document}, headers=headers)
+        finally:
+            self.client.meta.events.unregister("after-call.dynamodb", unique_id="hr-tests-drop-after")
+            self.proxy.mode = Mode.PASS
+
+    def post(self, client: GraphQLClient, document: str, accept: str) -> httpx.Response:
+        """``document`` sent while every connection to DynamoDB is dropped."""
+        headers = {"Accept": accept, "Authorization": f"Bearer {client.token}"}
+        self.proxy.mode = Mode.DROP
+        try:
+            return client.http.post("/graphql", json={"query": document}, headers=headers)
+        finally:
+            self.proxy.mode = Mode.PASS
+
+
+def codes(response: httpx.Response) -> list[str]:
+    return [error["extensions"]["code"] for error in response.json()["errors"]]
+
+
+@pytest.mark.parametrize("accept", ["application/json", GRAPHQL_RESPONSE])
+def test_dynamodb_down__tenant_query__503_retry_after_and_no_data(outage: Outage, tenant: Tenant, accept: str) -> None:
+    admin = outage.api.admin_of(tenant)
+    assert admin.post("{ me { email } }").status_code == 200  # through the proxy, passing
+
+    response = outage.post(admin, "{ me { email } }", accept)
+
+    assert response.status_code == 503, response.text
+    assert response.headers["retry-after"] == "1"
+    assert response.headers["content-type"].startswith(accept)
+    assert response.json().get("data") is None
+    assert codes(response) == ["UNAVAILABLE"]
+    assert response.json()["errors"][0]["extensions"]["retryable"] is True
+
+
+@pytest.mark.parametrize("accept", ["application/json", GRAPHQL_RESPONSE])
+def test_dynamodb_down__non_null_root_field__503_with_data_null(outage: Outage, accept: str) -> None:
+    """``organizations`` is non-null: its error nulls the whole data entry."""
+    response = outage.post(outage.api.platform, "{ organizations { edges { node { name } } } }", accept)
+
+    assert response.status_code == 503, response.text
+    assert response.headers["retry-after"] == "1"
+    body = response.json()
+    assert "data" in body
+    assert body["data"] is None
+    assert codes(response) == ["UNAVAILABLE"]
+
+
+@pytest.mark.parametrize("accept", ["application/json", GRAPHQL_RESPONSE])
+def test_dynamodb_down__partial_data__200(outage: Outage, tenant: Tenant, accept: str) -> None:
+    """Data that is not null must be 200 (the draft's MUST): the outage shows in the metrics."""
+    employee = tenant.employee(tenant.department())
+    # The employee's item is read first (with the active check); its department after it.
+    response = outage.post_then_drop(outage.api.as_(employee), "{ me { email department { name } } }", accept)
+
+    assert response.status_code == 200, response.text
+    assert "retry-after" not in response.headers
+    assert response.json()["data"] == {"me": {"email": employee.email, "department": None}}
+    assert codes(response) == ["UNAVAILABLE"]
+
+
+def result_with(data: dict[str, Any] | None, *codes: str) -> ExecutionResult:
+    errors = [GraphQLError("x", path=["f"], extensions={"code": code}) for code in codes]
+    return ExecutionResult(data=data, errors=errors)
+
+
+@pytest.mark.parametrize("media_type", [http_response.JSON, http_response.GRAPHQL_RESPONSE_JSON])
+def test_status_of__outage_codes_without_data__5xx_and_never_with_data(media_type: str) -> None:
+    def status(result: ExecutionResult, *, batch: bool = False) -> int:
+        return http_response.status_of(media_type, [result], batch=batch)
+
+    assert status(result_with(None, "UNAVAILABLE")) == 503
+    assert status(result_with(None, "TIMEOUT")) == 504
+    assert status(result_with(None, "NOT_FOUND", "UNAVAILABLE")) == 503
+    assert status(result_with({"f": None}, "UNAVAILABLE")) == 200  # data: the draft's MUST 2xx
+    assert status(result_with({"f": None}, "TIMEOUT")) == 200
+    assert status(result_with(None, "FORBIDDEN")) == 200
+    assert status(result_with(None, "UNAVAILABLE"), batch=True) == 200  # other operations may have run

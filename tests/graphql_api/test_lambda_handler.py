@@ -17,10 +17,12 @@ import sys
 import time
 import urllib.parse
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+import boto3
 import pytest
 
 from datastore import api_keys, calls
@@ -47,10 +49,19 @@ def entry(
     monkeypatch: pytest.MonkeyPatch, dynamodb_endpoint: str, table_name: str, demo: Demo, tmp_path: Path
 ) -> Iterator[ModuleType]:
     """The entry module, configured the way the CloudFormation template configures the function."""
+    monkeypatch.setenv("JWT_SECRET", TEST_SECRET)
+    with imported_entry(monkeypatch, dynamodb_endpoint, table_name, tmp_path) as module:
+        yield module
+
+
+@contextmanager
+def imported_entry(
+    monkeypatch: pytest.MonkeyPatch, dynamodb_endpoint: str, table_name: str, tmp_path: Path
+) -> Iterator[ModuleType]:
+    """The entry module imported as Lambda imports it (the token secret is the caller's to set)."""
     monkeypatch.setenv("DYNAMODB_ENDPOINT", dynamodb_endpoint)
     monkeypatch.setenv("HR_TABLE_NAME", table_name)
     monkeypatch.setenv("HR_ENV", "production")
-    monkeypatch.setenv("JWT_SECRET", TEST_SECRET)
     monkeypatch.setenv("OIDC_ISSUER", idp.ISSUER)
     monkeypatch.setenv("OIDC_AUDIENCE", idp.CLIENT_ID)
     monkeypatch.setenv("OIDC_JWKS", str(idp.write_jwks(tmp_path / "jwks.json", idp.RSA, idp.EC)))
@@ -62,25 +73,27 @@ def entry(
     gc.unfreeze()  # so a test can tell that the import froze the heap (heap.settle_heap)
     thresholds = gc.get_threshold()
     module = importlib.import_module("graphql_api.lambda_handler")  # configures logging, as at init
-    yield module
-    gc.unfreeze()  # the test process goes on: its objects are collectable again
-    gc.set_threshold(*thresholds)
-    for handler in list(root.handlers):
-        root.removeHandler(handler)
-    for handler in saved_logging[0]:
-        root.addHandler(handler)
-    root.setLevel(saved_logging[1])
-    logging.getLogger("uvicorn.access").disabled = False
-    logging.getLogger("mangum.http").setLevel(logging.NOTSET)
-    asgi = sys.modules["graphql_api.asgi"]
-    asgi.datastore.close()
-    asgi.datastore.client.close()
-    # Mangum runs every invocation on an event loop it creates once and keeps (Lambda's one
-    # process); close it, or its sockets are reported unclosed in whichever test runs next.
-    asyncio.get_event_loop_policy().get_event_loop().close()
-    asyncio.set_event_loop(None)
-    for name in ENTRY_MODULES:
-        sys.modules.pop(name, None)
+    try:
+        yield module
+    finally:
+        gc.unfreeze()  # the test process goes on: its objects are collectable again
+        gc.set_threshold(*thresholds)
+        for handler in list(root.handlers):
+            root.removeHandler(handler)
+        for handler in saved_logging[0]:
+            root.addHandler(handler)
+        root.setLevel(saved_logging[1])
+        logging.getLogger("uvicorn.access").disabled = False
+        logging.getLogger("mangum.http").setLevel(logging.NOTSET)
+        asgi = sys.modules["graphql_api.asgi"]
+        asgi.datastore.close()
+        asgi.datastore.client.close()
+        # Mangum runs every invocation on an event loop it creates once and keeps (Lambda's one
+        # process); close it, or its sockets are reported unclosed in whichever test runs next.
+        asyncio.get_event_loop_policy().get_event_loop().close()
+        asyncio.set_event_loop(None)
+        for name in ENTRY_MODULES:
+            sys.modules.pop(name, None)
 
 
 def event(method: str, path: str, *, body: str | None = None, headers: dict[str, str] | None = None) -> dict[str, Any]:
@@ -218,16 +231,18 @@ def test_handler__request__access_line_carries_its_metrics_as_emf(entry: ModuleT
             assert isinstance(line[metric["Name"]], int | float), metric
             assert metric["Unit"] in ("Milliseconds", "Count")
     assert [(d["Dimensions"], [m["Name"] for m in d["Metrics"]]) for d in directives] == [
-        ([["Operation"]], ["Latency", "Requests"]),
+        ([["Operation"], ["Status"], []], ["Latency", "Requests"]),
         ([["Tenant"]], ["DynamoDBCalls", "ReadCapacityUnits", "WriteCapacityUnits"]),
         ([[]], ["Errors.FORBIDDEN"]),
     ]
     assert line["Operation"] == "anonymous"
     assert line["Tenant"] == dave.org_id
+    assert line["Status"] == "200"
     assert line["Requests"] == 1
     assert line["DynamoDBCalls"] == cost["requestCount"] > 0
     assert line["ReadCapacityUnits"] == cost["readCapacityUnits"] > 0
-    assert line["Errors.FORBIDDEN"] == len(body["errors"])
+    assert len(body["errors"]) > 1
+    assert line["Errors.FORBIDDEN"] == 1  # once per request per code
     # The log's own fields keep the true values beside the dimensions.
     assert (line["tenant"], line["operation"], line["status"]) == (dave.org_id, None, 200)
 
@@ -262,3 +277,29 @@ def test_handler__api_key__use_recorded_before_the_response(
     recorded = api_keys.get_api_key(acme, key.key_id, consistent=True)
     assert recorded is not None and recorded.last_used_at is not None
     assert both.count("UpdateItem") == 1  # the second use, within the minute, writes nothing
+
+
+def test_handler__jwt_secret_arn__secret_read_from_secrets_manager_at_init(
+    monkeypatch: pytest.MonkeyPatch, dynamodb_endpoint: str, table_name: str, demo: Demo, tmp_path: Path
+) -> None:
+    """As the template deploys it: the function has the secret's ARN, never the secret."""
+    from datastore.local_sts import serving_sts
+
+    secret = "generated-by-secrets-manager-" + "k" * 40
+    alice = demo.person("alice@acme.co")
+    with serving_sts() as moto_url:  # moto's server speaks Secrets Manager too
+        for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"):
+            monkeypatch.setenv(name, "testing")
+        monkeypatch.setenv("AWS_ENDPOINT_URL_SECRETS_MANAGER", moto_url)
+        manager = boto3.client("secretsmanager", region_name="eu-west-1", endpoint_url=moto_url)
+        monkeypatch.setenv("JWT_SECRET_ARN", manager.create_secret(Name="hr-api-jwt", SecretString=secret)["ARN"])
+        monkeypatch.delenv("JWT_SECRET", raising=False)
+        with imported_entry(monkeypatch, dynamodb_endpoint, table_name, tmp_path) as module:
+            signed = ApiSettings.from_env({"HR_ENV": "test", "JWT_SECRET": secret})
+            token = issue_token(signed, subject=alice.emp_id, org_id=alice.org_id, role=alice.role.value)
+            answered = module.handler(graphql_event("{ me { email } }", token), None)
+            refused = module.handler(graphql_event("{ me { email } }", token_for(alice)), None)  # another secret
+
+    assert answered["statusCode"] == 200
+    assert body_of(answered)["data"] == {"me": {"email": "alice@acme.co"}}
+    assert refused["statusCode"] == 401

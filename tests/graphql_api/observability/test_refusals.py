@@ -1,7 +1,7 @@
 """Requests a middleware refuses (401, 408, 413, 503, 504) are counted like GraphQL errors.
 
 Each refusal's ``extensions.code`` appears in its access line's ``errors`` and in
-``hr_graphql_errors``, whichever middleware refused it (counted once, in http/raw.py).
+``hr_requests_with_error``, whichever middleware refused it (counted once, in http/raw.py).
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ HELD_SECONDS = 30.0  # the longest a held DynamoDB call waits for its release
 
 
 def errors_total(code: str) -> float:
-    return REGISTRY.get_sample_value("hr_graphql_errors_total", {"code": code}) or 0.0
+    return REGISTRY.get_sample_value("hr_requests_with_error_total", {"code": code}) or 0.0
 
 
 def access_line(captured: CapturedLines, request_id: str) -> dict[str, Any]:
