@@ -62,6 +62,7 @@ from graphql_api.read_only_keys import ReadOnlyKeys
 from graphql_api.schema import build_schema
 from graphql_api.session import Deadline, RequestSession
 from graphql_api.signin import TokenExchange
+from graphql_api.subscriptions import SubscriptionsNotServed
 
 log = logging.getLogger("hr.app")
 
@@ -127,6 +128,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     extensions: list[Callable[[], SchemaExtension]] = [
         lambda: CachedDocuments(documents),
         OperationNameRequired,
+        SubscriptionsNotServed,
         *limit_extensions(settings, analyses),
         # Before the active check, so a read-only key's mutation costs no datastore call.
         ReadOnlyKeys,

@@ -3,7 +3,8 @@
 Every failure before GraphQL runs is a TransportError, answered as a JSON GraphQL error with
 ``extensions.code`` and its status (never plain text, never a 5xx); a mutation over GET is
 405 with ``Allow: POST``; a document with several operations and no ``operationName`` is a
-400 and nothing runs.
+400 and nothing runs. A subscription passes the method check, whatever the method, so that
+the schema refuses it with its own code (graphql_api/subscriptions.py).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ from graphql_api.http.request import Operation, read_operations
 
 ContextFactory = Callable[[Request, Response], Awaitable[RequestContext]]
 
-_GET_OPERATIONS = frozenset({OperationType.QUERY})
-_POST_OPERATIONS = frozenset({OperationType.QUERY, OperationType.MUTATION})
+_GET_OPERATIONS = frozenset({OperationType.QUERY, OperationType.SUBSCRIPTION})
+_POST_OPERATIONS = frozenset({OperationType.QUERY, OperationType.MUTATION, OperationType.SUBSCRIPTION})
 
 
 class HttpTransport:
