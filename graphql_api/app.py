@@ -140,7 +140,12 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     if settings.compiled_plans:
         # Last: every other extension's on_execute runs around the plan as around graphql-core.
         extensions.append(lambda: CompiledPlans(plans))
-    schema = build_schema(extensions, batch_max_operations=settings.batch_max_operations)
+    schema = build_schema(
+        extensions,
+        batch_max_operations=settings.batch_max_operations,
+        # What introspection would tell is not told by suggestions either (README "Abuse limits").
+        hide_suggestions=not settings.introspection,
+    )
     trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
     persisted = PersistedDocuments(datastore.table(DocumentScope()), trusted)
     view = GraphQLView(schema, services, HttpTransport(schema, persisted, settings.batch_max_operations))
