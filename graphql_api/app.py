@@ -124,7 +124,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     configure_tracing(settings.otel_endpoint, datastore.client)
     # Limits first (they refuse before anything is loaded), then the caller's active check.
     documents = DocumentCache()
-    analyses = AnalysisCache()
+    analyses = AnalysisCache(cost_ceiling=settings.max_cost)
     extensions: list[Callable[[], SchemaExtension]] = [
         lambda: CachedDocuments(documents),
         OperationNameRequired,
