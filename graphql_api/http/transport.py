@@ -10,6 +10,7 @@ the schema refuses it with its own code (graphql_api/subscriptions.py).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable
 
 import strawberry
@@ -67,6 +68,9 @@ class HttpTransport:
         resolved = await self.persisted.resolve(operation, context)
         if resolved.query is None:
             raise bad_request("the request has no GraphQL query")
+        if resolved.register is not None:
+            # This operation's own copy: the document is stored once it has run (persisted.py).
+            context = dataclasses.replace(context, registration=resolved.register)
         allowed = _GET_OPERATIONS if request.method == "GET" else _POST_OPERATIONS
         try:
             result = await self.schema.execute(
@@ -90,6 +94,4 @@ class HttpTransport:
             ) from None
         except MissingQueryError:
             raise bad_request("the request has no GraphQL query") from None
-        if resolved.register is not None and not response.is_request_error(result):
-            await self.persisted.register(resolved.register, resolved.query, context)
         return result
