@@ -31,7 +31,9 @@ def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 1
 
 
 DEFAULT_TABLE_NAME: Final = "hr-api"
-ROLE_SETTINGS: Final = ("TENANT_ROLE_ARN", "SIGNIN_ROLE_ARN", "PLATFORM_ROLE_ARN", "DOCUMENTS_ROLE_ARN")
+# DOCUMENTS_ROLE_ARN (a role of persisted documents, before they moved into each
+# organisation's partitions) is no longer read.
+ROLE_SETTINGS: Final = ("TENANT_ROLE_ARN", "SIGNIN_ROLE_ARN", "PLATFORM_ROLE_ARN")
 # STS: DurationSeconds lies between 15 minutes and the role's MaxSessionDuration (at most 12 hours).
 MIN_SESSION_SECONDS: Final = 900
 MAX_SESSION_SECONDS: Final = 12 * 3600
@@ -48,8 +50,6 @@ class RoleSettings:
     tenant_role_arn: str
     signin_role_arn: str
     platform_role_arn: str
-    # Persisted GraphQL documents (DocumentScope): public query text, no tenant data.
-    documents_role_arn: str
     # AssumeRole's DurationSeconds.
     session_seconds: int = 3600
     # Credentials are refreshed this long before they expire (datastore/credentials.py).
@@ -85,7 +85,6 @@ class RoleSettings:
             tenant_role_arn=given["TENANT_ROLE_ARN"],
             signin_role_arn=given["SIGNIN_ROLE_ARN"],
             platform_role_arn=given["PLATFORM_ROLE_ARN"],
-            documents_role_arn=given["DOCUMENTS_ROLE_ARN"],
             session_seconds=session,
             refresh_seconds=refresh,
             cache_size=env_int(env, "ROLE_CACHE_SIZE", 1000),

@@ -55,7 +55,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from datastore import iam
 from datastore.config import RoleSettings
 from datastore.errors import ScopeViolation, Unavailable
-from datastore.scope import ApiKeyScope, DocumentScope, PlatformScope, Scope, SignInScope, TenantScope
+from datastore.scope import ApiKeyScope, PlatformScope, Scope, SignInScope, TenantScope
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -108,8 +108,6 @@ def role_session(roles: RoleSettings, scope: Scope) -> RoleSession:
             f"provisioning-{scope.provisioning}",
             ((iam.PROVISIONING_TAG, scope.provisioning),),
         )
-    if isinstance(scope, DocumentScope):
-        return RoleSession(roles.documents_role_arn, "documents")
     raise ScopeViolation(f"no role signs for {scope.name}")
 
 

@@ -1,10 +1,17 @@
-"""Persisted GraphQL documents (Apollo's automatic persisted queries), shared by every process.
+"""Persisted GraphQL documents (Apollo's automatic persisted queries), one store per organisation.
 
-A document is stored under its SHA-256, so every server process sees a document one of them
-registered, and registering the same document twice writes the same item. Documents are
-public query text, not tenant data: they live in their own partitions (``PQ#<sha256>``) under
-the DocumentScope. Each put pushes the item's expiry (the table's TTL attribute) forward, so
-documents no client registers any more are removed by DynamoDB itself.
+A document belongs to the organisation whose caller registered it: it lives in that
+organisation's own partitions (``ORG#<org>#PQ#<slot>``, keys.py), read and written through
+its TenantScope, so one organisation can neither run nor tell that another registered a
+text. Every server process sees a document one of them registered.
+
+Bounded three ways. A document is at most MAX_DOCUMENT_BYTES of UTF-8. An organisation holds
+at most ``16 ** keys.DOCUMENT_SLOT_DIGITS`` (4,096) of them, one per slot named by the first
+hex digits of the SHA-256: a document whose slot another holds replaces it, and the one
+replaced is simply registered again when next sent (its hash is checked on every read, so
+a slot never answers for another document). Each put pushes the item's expiry (the table's
+TTL attribute) DOCUMENT_TTL ahead, so documents no client registers any more are removed by
+DynamoDB itself. At most 4,096 x 16 KiB = 64 MiB per organisation, then.
 """
 
 from __future__ import annotations
@@ -13,31 +20,45 @@ from datetime import datetime, timedelta
 from typing import Final
 
 from datastore import keys, transact
+from datastore.errors import InvalidInput
 from datastore.items import EXPIRES_AT, n, s
 from datastore.table import Table
 
 # A document not registered again within this long is deleted by the table's TTL; a client
 # that sends its hash afterwards gets PERSISTED_QUERY_NOT_FOUND and registers it again.
 DOCUMENT_TTL: Final = timedelta(days=30)
+# The largest document stored, in UTF-8 bytes. The bench's largest query (Q6: 411 tokens)
+# prints to 3.8 kB as Apollo Client sends it (indented, one field a line), so a document at
+# the token limit (1,000) prints to about 9 kB; GraphiQL's full introspection query is 1.6 kB.
+MAX_DOCUMENT_BYTES: Final = 16 * 1024
 ENTITY: Final = "PersistedDocument"
 _DOCUMENT: Final = "document"
+_SHA256: Final = "sha256"
 
 
-def get_document(table: Table, sha256: str) -> str | None:
-    """The document registered under ``sha256`` (one GetItem), or None."""
-    item = table.get(keys.persisted_document_key(sha256))
-    if item is None:
-        return None
+def fits(document: str) -> bool:
+    """Whether ``document`` is small enough to be stored."""
+    return len(document) <= MAX_DOCUMENT_BYTES and len(document.encode()) <= MAX_DOCUMENT_BYTES
+
+
+def get_document(table: Table, org_id: str, sha256: str) -> str | None:
+    """The organisation's document registered under ``sha256`` (one GetItem), or None."""
+    item = table.get(keys.persisted_document_key(org_id, sha256))
+    if item is None or item.get(_SHA256, {}).get("S") != sha256:
+        return None  # empty, or the slot holds another document
     document: str = item[_DOCUMENT]["S"]
     return document
 
 
-def put_document(table: Table, sha256: str, document: str, at: datetime) -> None:
-    """Register ``document`` under its hash (the caller has checked that it is its hash)."""
-    key = keys.persisted_document_key(sha256)
+def put_document(table: Table, org_id: str, sha256: str, document: str, at: datetime) -> None:
+    """Register ``document`` under its hash for the organisation (the caller checked the hash)."""
+    if not fits(document):
+        raise InvalidInput("query", f"a persisted document is at most {MAX_DOCUMENT_BYTES} bytes")
+    key = keys.persisted_document_key(org_id, sha256)
     item = {
         **key.wire(),
         "entity": s(ENTITY),
+        _SHA256: s(sha256),
         _DOCUMENT: s(document),
         EXPIRES_AT: n(int((at + DOCUMENT_TTL).timestamp())),
     }

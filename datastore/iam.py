@@ -12,8 +12,9 @@ domain, named by its session tag ``provisioning``.
 API key lookup items (``APIKEY#<sha256>``) are written by tenants when an admin creates or
 revokes a key (never read by them), and read by the sign-in role, which authenticates a
 bearer key with one GetItem (``datastore/api_keys.py``).
-The persisted-documents role reads and registers GraphQL documents (``PQ#``, public query
-text shared by every tenant; ``datastore/documents.py``) and nothing else.
+Persisted GraphQL documents live in each organisation's own partitions
+(``ORG#<org>#PQ#<slot>``, ``datastore/documents.py``), so the data role's LeadingKeys cover
+them and no role of their own is needed.
 
 Partition patterns come from the key prefixes in ``keys.py``, so a change of layout changes
 the policies with it. ARNs are passed in: strings for ``server.py iam-policy``, CloudFormation
@@ -35,7 +36,6 @@ PROVISIONED_PARTITIONS: Final = f"{keys.ORG}{keys.SEP}${{aws:PrincipalTag/{PROVI
 IDENTITY_PARTITIONS: Final = f"{keys.EMAIL}{keys.SEP}*"
 DOMAIN_PARTITIONS: Final = f"{keys.DOMAIN}{keys.SEP}*"
 ORGS_PARTITION: Final = keys.ORGS_PK
-DOCUMENT_PARTITIONS: Final = f"{keys.PQ}{keys.SEP}*"
 API_KEY_PARTITIONS: Final = f"{keys.APIKEY}{keys.SEP}*"
 
 READS: Final = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
@@ -44,7 +44,7 @@ IDENTITY_WRITES: Final = ["dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:C
 DOMAIN_WRITES: Final = ["dynamodb:PutItem", "dynamodb:ConditionCheckItem"]
 API_KEY_WRITES: Final = ["dynamodb:PutItem", "dynamodb:UpdateItem"]
 
-ROLES: Final = ("TenantData", "SignIn", "Platform", "PersistedDocuments")
+ROLES: Final = ("TenantData", "SignIn", "Platform")
 
 
 def _statement(sid: str, actions: list[str], resources: list[Any], leading_keys: list[str]) -> dict[str, Any]:
@@ -58,7 +58,7 @@ def _statement(sid: str, actions: list[str], resources: list[Any], leading_keys:
 
 
 def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str, Any]]:
-    """One policy document per role: TenantData, SignIn, Platform, PersistedDocuments.
+    """One policy document per role: TenantData, SignIn, Platform.
 
     ``index_arn`` defaults to ``<table_arn>/index/GSI1``; pass it when ``table_arn`` is not a
     string (a CloudFormation ``Fn::GetAtt``).
@@ -94,14 +94,6 @@ def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str
                 ),
                 _statement("ProvisionIdentities", IDENTITY_WRITES, [table_arn], [IDENTITY_PARTITIONS]),
                 _statement("ProvisionDomains", DOMAIN_WRITES, [table_arn], [DOMAIN_PARTITIONS]),
-            ],
-        },
-        "PersistedDocuments": {
-            "Version": "2012-10-17",
-            "Statement": [
-                _statement(
-                    "DocumentsOnly", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn], [DOCUMENT_PARTITIONS]
-                ),
             ],
         },
     }

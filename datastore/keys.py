@@ -16,16 +16,22 @@ Layout (PK / SK, and GSI1PK / GSI1SK where an item is in the index):
     Applicant        ORG#<org>#JOB#<job>       APPLICANT#<emp>
     AuditEvent       ORG#<org>#AUDIT#<yyyy-mm> EVT#<event>
     Idempotency      ORG#<org>#IDEM#<key>      #IDEMPOTENCY
-    Persisted doc    PQ#<sha256>               #DOCUMENT
+    Persisted doc    ORG#<org>#PQ#<slot>       #DOCUMENT        (slot: the SHA-256's first 3 hex digits)
     API key          ORG#<org>                 APIKEY#<key>
     API key lookup   APIKEY#<sha256>           #APIKEY
 
 Every tenant partition key (table and index) starts with ``ORG#<org>``; the identity items,
-the email domain markers, the platform's organisation list, the persisted GraphQL documents
-(public query text, keyed by its SHA-256) and the API key lookup items (keyed by the SHA-256
-of a key's secret, so a bearer key is found with one GetItem before its tenant is known) are
-the only others. A domain marker names the one organisation that owns an email domain,
-platform-wide.
+the email domain markers, the platform's organisation list and the API key lookup items
+(keyed by the SHA-256 of a key's secret, so a bearer key is found with one GetItem before its
+tenant is known) are the only others. A domain marker names the one organisation that owns
+an email domain, platform-wide.
+
+A persisted GraphQL document (Apollo's APQ, datastore/documents.py) belongs to the
+organisation that registered it, in one of 4,096 slots named by the first three hex digits
+of its SHA-256: an organisation holds at most that many, and a document whose slot another
+holds replaces it. Releases before this layout kept documents under ``PQ#<sha256>``, outside
+every organisation; nothing reads those any more and the table's TTL deletes them within 30
+days of their last registration.
 
 An employee has one name entry per distinct prefix of its folded first and last names, and
 one under the empty prefix (the whole directory). The sort key orders a partition by folded
@@ -95,6 +101,8 @@ _ULID = re.compile(rf"[0-7][0-9A-HJKMNP-TV-Z]{{{ULID_LENGTH - 1}}}")
 _AUDIT_BUCKET = re.compile(r"(\d{4})-(\d{2})")
 # A persisted document's id: its SHA-256, lowercase hex.
 _SHA256 = re.compile(r"[0-9a-f]{64}")
+# Hex digits of a document's SHA-256 that name its slot: 16**3 = 4,096 slots per organisation.
+DOCUMENT_SLOT_DIGITS: Final = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,14 +264,11 @@ def in_tenant(partition_key: str, org_id: str) -> bool:
     return partition_key == own or partition_key.startswith(own + SEP)
 
 
-def persisted_document_pk(sha256: str) -> str:
+def persisted_document_pk(org_id: str, sha256: str) -> str:
+    """The organisation's slot for the document of ``sha256`` (its first hex digits)."""
     if not _SHA256.fullmatch(sha256):
         raise InvalidInput("sha256Hash", "must be 64 lowercase hexadecimal characters")
-    return _join(PQ, sha256)
-
-
-def is_persisted_document_pk(partition_key: str) -> bool:
-    return partition_key.startswith(PQ + SEP)
+    return _join(ORG, org_id, PQ, sha256[:DOCUMENT_SLOT_DIGITS])
 
 
 def api_key_lookup_pk(secret_hash: str) -> str:
@@ -324,8 +329,8 @@ def name_entry_key(org_id: str, prefix: str, folded_last: str, folded_first: str
     return Key(name_pk(org_id, prefix), name_sk(folded_last, folded_first, emp_id))
 
 
-def persisted_document_key(sha256: str) -> Key:
-    return Key(persisted_document_pk(sha256), DOCUMENT_SK)
+def persisted_document_key(org_id: str, sha256: str) -> Key:
+    return Key(persisted_document_pk(org_id, sha256), DOCUMENT_SK)
 
 
 def api_key_key(org_id: str, key_id: str) -> Key:

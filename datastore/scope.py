@@ -93,24 +93,6 @@ class ApiKeyScope:
 
 
 @dataclass(frozen=True, slots=True)
-class DocumentScope:
-    """Persisted GraphQL documents: public query text shared by every tenant and process."""
-
-    @property
-    def name(self) -> str:
-        return "persisted documents"
-
-    def may_read(self, partition_key: str) -> bool:
-        return keys.is_persisted_document_pk(partition_key)
-
-    def may_write(self, partition_key: str) -> bool:
-        return keys.is_persisted_document_pk(partition_key)
-
-    def may_check(self, partition_key: str) -> bool:
-        return False
-
-
-@dataclass(frozen=True, slots=True)
 class PlatformScope:
     """The platform operator: the list of organisations, creating one, adding its domains.
 

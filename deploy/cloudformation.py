@@ -7,7 +7,7 @@ table and its IAM boundary cannot drift from what the code and its tests assume.
 What it creates:
 - the table: on-demand, point-in-time recovery, TTL on idempotency records, deletion
   protection, encryption with a KMS key;
-- the four data roles (TenantData, SignIn, Platform, PersistedDocuments) with their ``LeadingKeys`` policies,
+- the three data roles (TenantData, SignIn, Platform) with their ``LeadingKeys`` policies,
   each assumable only by the service role, with ``sts:TagSession`` for the ``org`` and
   ``provisioning`` tags;
 - the service role the Lambda function runs as: it can describe the table (readiness) and
@@ -46,14 +46,12 @@ ROLE_RESOURCES: Final = {
     "TenantData": "TenantDataRole",
     "SignIn": "SignInRole",
     "Platform": "PlatformRole",
-    "PersistedDocuments": "PersistedDocumentsRole",
 }
 # The environment variable that names each role to the server (datastore/credentials.py).
 ROLE_SETTINGS: Final = {
     "TenantData": "TENANT_ROLE_ARN",
     "SignIn": "SIGNIN_ROLE_ARN",
     "Platform": "PLATFORM_ROLE_ARN",
-    "PersistedDocuments": "DOCUMENTS_ROLE_ARN",
 }
 
 # The data-plane operations the server sends (datastore/table.py): DynamoDB reports

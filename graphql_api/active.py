@@ -7,8 +7,10 @@ resolver first reaches for tenant data and runs alongside that first level (no e
 trip; at most one extra call, none when the query reads the caller by id; none for a query
 that reads no tenant data), and a failed check replaces the whole result, so nothing is
 returned; a mutation waits for the check before any resolver runs (one extra round trip, one
-call), so nothing is written. Both results stay in the loader's cache, so ``me`` and
-``organization`` cost nothing more; the subscription is read only by a field that shows it.
+call), so nothing is written, and so does a query that will store an Apollo persisted query
+for the organisation (a write too: http/persisted.py). Both results stay in the loader's
+cache, so ``me`` and ``organization`` cost nothing more; the subscription is read only by a
+field that shows it.
 A token whose role differs from the employee's current role is refused too (it was issued
 before a change). An API key has no
 employee: only its organisation is checked (the key's own status was checked when it was
@@ -98,14 +100,14 @@ class ActiveCaller(SchemaExtension):
         if execution.result is not None:  # refused by a limit: nothing may be loaded
             yield
             return
-        if execution.operation_type is not OperationType.QUERY:
+        context: RequestContext = execution.context
+        if execution.operation_type is not OperationType.QUERY or context.registration is not None:
             try:
-                await check_active(execution.context)
+                await check_active(context)
             except Exception as error:  # a bug too: ErrorCodes masks it as INTERNAL, logged
                 execution.result = _refusal(error)
             yield
             return
-        context: RequestContext = execution.context
         started: list[asyncio.Future[None]] = []
 
         def start() -> None:

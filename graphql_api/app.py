@@ -30,7 +30,6 @@ from strawberry.types.unset import UNSET, UnsetType
 
 from datastore import calls
 from datastore.probe import probe_client
-from datastore.scope import DocumentScope
 from datastore.store import Datastore
 from graphql_api import graphiql
 from graphql_api.active import ActiveCaller
@@ -44,7 +43,7 @@ from graphql_api.cursors import CursorCodec
 from graphql_api.document_cache import CachedDocuments, DocumentCache
 from graphql_api.health import HealthRoutes, Readiness
 from graphql_api.http import request_id
-from graphql_api.http.persisted import PersistedDocuments, load_manifest
+from graphql_api.http.persisted import PersistedDocuments, StoreRegistered, load_manifest
 from graphql_api.http.transport import HttpTransport
 from graphql_api.lifetime import DEADLINE, SESSION, RequestLifetime
 from graphql_api.limits import limit_extensions, tenant_buckets
@@ -63,6 +62,7 @@ from graphql_api.read_only_keys import ReadOnlyKeys
 from graphql_api.schema import build_schema
 from graphql_api.session import Deadline, RequestSession
 from graphql_api.signin import TokenExchange
+from graphql_api.subscriptions import SubscriptionsNotServed
 
 log = logging.getLogger("hr.app")
 
@@ -122,12 +122,17 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         settings, datastore, executor, CursorCodec(settings.jwt_secret), tenant_buckets=tenant_buckets(settings)
     )
     configure_tracing(settings.otel_endpoint, datastore.client)
+    trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
+    persisted = PersistedDocuments(datastore, trusted)
     # Limits first (they refuse before anything is loaded), then the caller's active check.
     documents = DocumentCache()
-    analyses = AnalysisCache()
+    analyses = AnalysisCache(cost_ceiling=settings.max_cost)
     extensions: list[Callable[[], SchemaExtension]] = [
         lambda: CachedDocuments(documents),
         OperationNameRequired,
+        SubscriptionsNotServed,
+        # Before the limits and the active check: it leaves the execution after them.
+        lambda: StoreRegistered(persisted),
         *limit_extensions(settings, analyses),
         # Before the active check, so a read-only key's mutation costs no datastore call.
         ReadOnlyKeys,
@@ -139,9 +144,12 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     if settings.compiled_plans:
         # Last: every other extension's on_execute runs around the plan as around graphql-core.
         extensions.append(lambda: CompiledPlans(plans))
-    schema = build_schema(extensions, batch_max_operations=settings.batch_max_operations)
-    trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
-    persisted = PersistedDocuments(datastore.table(DocumentScope()), trusted)
+    schema = build_schema(
+        extensions,
+        batch_max_operations=settings.batch_max_operations,
+        # What introspection would tell is not told by suggestions either (README "Abuse limits").
+        hide_suggestions=not settings.introspection,
+    )
     view = GraphQLView(schema, services, HttpTransport(schema, persisted, settings.batch_max_operations))
 
     readiness = Readiness(probe_client(datastore.client), datastore.table_name)

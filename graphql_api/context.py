@@ -15,7 +15,17 @@ from graphql_api.auth import Principal
 from graphql_api.services import Services
 from graphql_api.session import RequestSession
 
-__all__ = ["RequestContext", "Services"]
+__all__ = ["DocumentRegistration", "RequestContext", "Services"]
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRegistration:
+    """An Apollo persisted query to store for the caller's organisation once its operation has
+    run (graphql_api/http/persisted.py): the tenant charge and the active check count it as a
+    write (limits/tenant_rate.py, active.py)."""
+
+    sha256: str
+    text: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,3 +35,5 @@ class RequestContext:
     request_id: str
     principal: Principal | None
     session: RequestSession
+    # Set on one operation's copy of the context (a batch's operations share the rest).
+    registration: DocumentRegistration | None = None

@@ -11,6 +11,7 @@ INTERNAL with that id.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterator
 from enum import StrEnum
 from typing import Any, Final, TypeVar
@@ -139,12 +140,32 @@ def translated_with_input_paths(mutation_type: T) -> T:
     return mutation_type
 
 
+# graphql-core's suggestions (pyutils.did_you_mean, and ScalarLeafsRule's own): " Did you mean
+# 'organization'?", " Did you mean the enum value 'ACTIVE'?", " Did you mean 'me { ... }'?".
+# Names never hold a "?", so one suggestion ends at the first. Apollo Server's
+# ApolloServerPluginDisableSuggestions removes them with the same pattern.
+_SUGGESTION = re.compile(r" ?Did you mean [^?]*\?")
+
+
+def without_suggestions(message: str) -> str:
+    """``message`` without graphql-core's "Did you mean ...?" suggestions of schema names."""
+    return _SUGGESTION.sub("", message)
+
+
 class ErrorCodes(SchemaExtension):
     """Gives every error a code; masks unexpected ones as INTERNAL with a request id.
 
     Strawberry's MaskErrors masks everything and drops extensions; here expected errors keep
-    their code and details, and only bugs are hidden.
+    their code and details, and only bugs are hidden. With ``hide_suggestions`` (introspection
+    off) the client's errors lose graphql-core's suggestions, which would otherwise map the
+    schema one guess at a time. graphql-core 3.3 can leave them out itself
+    (``hide_suggestions`` of ``validate`` and ``execute``), but Strawberry passes neither, and
+    Strawberry's own ``disable_field_suggestions`` covers field names only (not arguments,
+    enum values, input fields or types); this one translation sees every error.
     """
+
+    def __init__(self, *, hide_suggestions: bool = False) -> None:
+        self.hide_suggestions = hide_suggestions
 
     def on_operation(self) -> Iterator[None]:
         yield
@@ -152,16 +173,19 @@ class ErrorCodes(SchemaExtension):
         if result is None or not result.errors:
             return
         request_id = str(self.execution_context.context.request_id)
-        result.errors = [self.client_error(error, request_id) for error in result.errors]
+        result.errors = [
+            self.client_error(error, request_id, hide_suggestions=self.hide_suggestions) for error in result.errors
+        ]
 
     @staticmethod
-    def client_error(error: GraphQLError, request_id: str) -> GraphQLError:
+    def client_error(error: GraphQLError, request_id: str, *, hide_suggestions: bool = False) -> GraphQLError:
         original = error.original_error
         if original is None or isinstance(original, GraphQLError):
             # Parse and validation errors, and variables that do not coerce (an unknown enum
             # value wraps a GraphQLError): the client's document or variables are wrong.
             extensions = {"code": Code.BAD_USER_INPUT.value, **(error.extensions or {})}
-            return _with(error, error.message, extensions)
+            message = without_suggestions(error.message) if hide_suggestions else error.message
+            return _with(error, message, extensions)
         if isinstance(original, Unavailable):
             log.warning("request %s: DynamoDB unavailable: %s (%s)", request_id, original, original.cause)
         expected = translate(original)
@@ -183,11 +207,11 @@ class ErrorCodes(SchemaExtension):
         )
 
 
-def escaped_error(error: GraphQLError, request_id: str) -> GraphQLError:
+def escaped_error(error: GraphQLError, request_id: str, *, hide_suggestions: bool = False) -> GraphQLError:
     """``error`` if it has its code; else it escaped ErrorCodes, and is masked (and logged) now."""
     if (error.extensions or {}).get("code") is not None:
         return error
-    return ErrorCodes.client_error(error, request_id)
+    return ErrorCodes.client_error(error, request_id, hide_suggestions=hide_suggestions)
 
 
 def _with(error: GraphQLError, message: str, extensions: dict[str, Any]) -> GraphQLError:

@@ -30,6 +30,9 @@ from graphql_api.types.scalars import SCALAR_OVERRIDES, fast_enum_output
 
 
 class ApiSchema(strawberry.Schema):
+    # Introspection off: errors carry no "Did you mean ...?" (errors.ErrorCodes); set by build_schema.
+    hide_suggestions: bool = False
+
     async def execute(
         self,
         query: str | None,
@@ -58,7 +61,9 @@ class ApiSchema(strawberry.Schema):
         )
         if result.errors:
             request_id = str(getattr(context_value, "request_id", None))
-            result.errors = [escaped_error(error, request_id) for error in result.errors]
+            result.errors = [
+                escaped_error(error, request_id, hide_suggestions=self.hide_suggestions) for error in result.errors
+            ]
         return result
 
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
@@ -73,20 +78,23 @@ def build_schema(
     extensions: Sequence[type[SchemaExtension] | Callable[[], SchemaExtension]] = (),
     *,
     batch_max_operations: int = 0,
+    hide_suggestions: bool = False,
 ) -> strawberry.Schema:
-    """``batch_max_operations`` > 0 accepts a JSON array of that many operations; 0 refuses."""
+    """``batch_max_operations`` > 0 accepts a JSON array of that many operations; 0 refuses.
+    ``hide_suggestions`` (introspection off) takes graphql-core's suggestions out of every error."""
     schema = ApiSchema(
         query=Query,
         mutation=Mutation,
         types=[BillingSubscription],
         scalar_overrides=SCALAR_OVERRIDES,
         # RecordOperation before ErrorCodes: it leaves the operation last and sees client codes.
-        extensions=[RecordOperation, ErrorCodes, *extensions],
+        extensions=[RecordOperation, lambda: ErrorCodes(hide_suggestions=hide_suggestions), *extensions],
         config=StrawberryConfig(
             auto_camel_case=True,
             batching_config={"max_operations": batch_max_operations} if batch_max_operations else None,
         ),
     )
+    schema.hide_suggestions = hide_suggestions
     fast_enum_output(schema._schema)
     return schema
 

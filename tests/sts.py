@@ -5,7 +5,7 @@
 - ``SignatureLog``: every DynamoDB request a client sent, with the access key read from its
   SigV4 ``Authorization`` header (``Credential=<AKID>/...``) and its partition keys, read
   in a ``before-send`` hook: what went over the wire, after signing.
-- ``role_world``: a Datastore configured with the four roles against that STS (its own
+- ``role_world``: a Datastore configured with the three roles against that STS (its own
   DynamoDB client, on the session's DynamoDB Local), both logs, and a clock to move.
 """
 

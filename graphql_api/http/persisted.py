@@ -1,11 +1,22 @@
 """Persisted documents: Apollo's automatic persisted queries, and trusted documents.
 
-APQ (``extensions.persistedQuery``, version 1): a hash alone runs the document registered
-under it, or answers PERSISTED_QUERY_NOT_FOUND (HTTP 200, message "PersistedQueryNotFound",
-which Apollo Client takes as the cue to send the text); a hash with the text checks the hash
-and, once the document has parsed and validated, registers it in DynamoDB
-(datastore/documents.py), so every server process can run it by hash. A bounded LRU in front
-saves the GetItem for documents this process has seen.
+APQ (``extensions.persistedQuery``, version 1) is kept per organisation
+(datastore/documents.py): a hash alone runs the document the caller's organisation
+registered under it, or answers PERSISTED_QUERY_NOT_FOUND (HTTP 200, message
+"PersistedQueryNotFound", which Apollo Client takes as the cue to send the text); a hash with
+the text checks the hash and runs the text. Registering is a write into the organisation's
+partitions, so only a caller of an organisation registers (an employee's token or an API
+key): the operation carries a DocumentRegistration on its context, the tenant charge counts
+it as one write and the caller's active check runs before execution as for a mutation
+(limits/tenant_rate.py, active.py), and StoreRegistered stores the document once the
+operation has actually run, inside it, so ``extensions.cost`` and the access line both show
+the PutItem. A request refused before execution (by a limit, the tenant bucket, the active
+check, validation) stores nothing. An anonymous caller or a platform operator has no
+organisation: the text runs, nothing is stored, and a hash alone is never found (no
+DynamoDB call), so Apollo Client's link keeps working for them, sending the text each time.
+Nor is a document over documents.MAX_DOCUMENT_BYTES stored; it runs as text the same way.
+A bounded LRU keyed by organisation and hash saves the GetItem for documents this process
+has seen that organisation run, and never answers one organisation with another's.
 
 Trusted documents (TRUSTED_DOCUMENTS, a ``{id: document}`` manifest as graphql-codegen's
 client preset and Relay emit): only the manifest's documents run, sent by id
@@ -13,41 +24,48 @@ client preset and Relay emit): only the manifest's documents run, sent by id
 refused before it is parsed, with HTTP 400 and PERSISTED_QUERY_REQUIRED. A SHA-256 id is
 one id with or without the ``sha256:`` prefix (GraphQL over HTTP, appendix A): the client
 preset keys its manifest ``sha256:<hex>`` and sends that as ``documentId``, while an
-APQ-style ``sha256Hash`` is the bare hex.
+APQ-style ``sha256Hash`` is the bare hex. Nothing is stored in that mode.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 import orjson
+from strawberry.extensions import SchemaExtension
 
 from datastore import documents
 from datastore.config import ConfigError
-from datastore.table import Table
-from graphql_api.context import RequestContext
+from datastore.errors import DatastoreError
+from datastore.scope import TenantScope
+from datastore.store import Datastore
+from graphql_api.context import DocumentRegistration, RequestContext
+from graphql_api.errors import ApiError
 from graphql_api.http.errors import TransportCode, TransportError, bad_request
 from graphql_api.http.request import Operation
 from graphql_api.lru import Lru
 
+log = logging.getLogger("hr.persisted")
+
 APQ_VERSION: Final = 1
-# Documents this process keeps in memory; each is at most MAX_BODY_BYTES of text.
+# Documents this process keeps in memory, by organisation; each is at most MAX_DOCUMENT_BYTES.
 APQ_CACHE_ENTRIES: Final = 1000
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
 class Resolved:
-    """The text to run, and the hash to register it under once it has validated (APQ)."""
+    """The text to run, and what to store once it has run (APQ, a caller of an organisation)."""
 
     query: str | None
-    register: str | None = None
+    register: DocumentRegistration | None = None
 
 
 def sha256_of(document: str) -> str:
@@ -72,11 +90,12 @@ def _required(message: str) -> TransportError:
 
 
 class PersistedDocuments:
-    def __init__(self, table: Table, trusted: Mapping[str, str] | None = None) -> None:
-        self.table = table
+    def __init__(self, datastore: Datastore, trusted: Mapping[str, str] | None = None) -> None:
+        self.datastore = datastore
         self.trusted = None if trusted is None else {_trusted_id(key): text for key, text in trusted.items()}
         self._trusted_texts = frozenset(() if trusted is None else trusted.values())
-        self._known: Lru[str, str] = Lru(APQ_CACHE_ENTRIES)
+        # (organisation, SHA-256) -> document: an organisation is answered only its own.
+        self._known: Lru[tuple[str, str], str] = Lru(APQ_CACHE_ENTRIES)
 
     async def resolve(self, operation: Operation, context: RequestContext) -> Resolved:
         persisted = (operation.extensions or {}).get("persistedQuery")
@@ -90,12 +109,27 @@ class PersistedDocuments:
             return Resolved(await self._lookup(sha256, context))
         if sha256_of(operation.query) != sha256:
             raise TransportError(400, TransportCode.PERSISTED_QUERY_HASH_MISMATCH, "provided sha does not match query")
-        return Resolved(operation.query, None if sha256 in self._known else sha256)
+        return Resolved(operation.query, self._registration(sha256, operation.query, context))
 
-    async def register(self, sha256: str, query: str, context: RequestContext) -> None:
-        """Store a document that has parsed and validated, for every process to find."""
-        await context.session.run(documents.put_document, self.table, sha256, query, datetime.now(UTC))
-        self._known.put(sha256, query)
+    async def store(self, registration: DocumentRegistration, context: RequestContext) -> None:
+        """Store a document whose operation has run, for every process to find (one PutItem)."""
+        scope = _tenant_of(context)
+        if scope is None:
+            return
+        table = self.datastore.table(scope)
+        at = datetime.now(UTC)
+        await context.session.run(
+            documents.put_document, table, scope.org_id, registration.sha256, registration.text, at
+        )
+        self._known.put((scope.org_id, registration.sha256), registration.text)
+
+    def _registration(self, sha256: str, text: str, context: RequestContext) -> DocumentRegistration | None:
+        """What to store once the operation has run; None for a caller with no organisation, a
+        document over the size bound, or one this process has seen the organisation store."""
+        scope = _tenant_of(context)
+        if scope is None or not documents.fits(text) or (scope.org_id, sha256) in self._known:
+            return None
+        return DocumentRegistration(sha256, text)
 
     def _trusted(self, operation: Operation, persisted: Any) -> str:
         assert self.trusted is not None
@@ -112,15 +146,62 @@ class PersistedDocuments:
         raise _required("this server runs only its trusted documents: send one by its id")
 
     async def _lookup(self, sha256: str, context: RequestContext) -> str:
-        known = self._known.get(sha256)
+        scope = _tenant_of(context)
+        if scope is None:
+            raise _not_found()  # no organisation, no documents: the text is sent next
+        known = self._known.get((scope.org_id, sha256))
         if known is not None:
             return known
-        stored = await context.session.run(documents.get_document, self.table, sha256)
+        stored = await context.session.run(documents.get_document, self.datastore.table(scope), scope.org_id, sha256)
         if stored is None:
-            # The message is the one Apollo Client's persisted-queries link looks for.
-            raise TransportError(200, TransportCode.PERSISTED_QUERY_NOT_FOUND, "PersistedQueryNotFound")
-        self._known.put(sha256, stored)
+            raise _not_found()
+        self._known.put((scope.org_id, sha256), stored)
         return stored
+
+
+class StoreRegistered(SchemaExtension):
+    """Stores an operation's DocumentRegistration once the operation has run.
+
+    Listed before the limits and the active check, so it leaves the execution after them
+    and sees their refusals; the Cost extension reads the call log after it.
+    """
+
+    def __init__(self, persisted: PersistedDocuments) -> None:
+        self.persisted = persisted
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        yield
+        execution = self.execution_context
+        context = execution.context
+        if not isinstance(context, RequestContext) or context.registration is None:
+            return
+        result = execution.result
+        if result is None or _refused_before_running(result.data, result.errors):
+            return
+        try:
+            await self.persisted.store(context.registration, context)
+        except (DatastoreError, ApiError) as error:
+            # The operation's own result stands; the client registers the document again
+            # when its hash is next not found.
+            log.warning("request %s: persisted document not stored: %s", context.request_id, error)
+
+
+def _refused_before_running(data: Any, errors: Any) -> bool:
+    """No data, and no error on a field: a limit, the bucket or the active check refused it."""
+    return data is None and bool(errors) and all(getattr(error, "path", None) is None for error in errors)
+
+
+def _tenant_of(context: RequestContext) -> TenantScope | None:
+    """The caller's organisation, whose documents these are; None for anonymous and platform callers."""
+    principal = context.principal
+    if principal is None or principal.org_id is None:
+        return None
+    return TenantScope(principal.org_id, principal.subject)
+
+
+def _not_found() -> TransportError:
+    # The message is the one Apollo Client's persisted-queries link looks for.
+    return TransportError(200, TransportCode.PERSISTED_QUERY_NOT_FOUND, "PersistedQueryNotFound")
 
 
 def _apq_hash(persisted: Any) -> str:

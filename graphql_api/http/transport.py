@@ -3,12 +3,14 @@
 Every failure before GraphQL runs is a TransportError, answered as a JSON GraphQL error with
 ``extensions.code`` and its status (never plain text, never a 5xx); a mutation over GET is
 405 with ``Allow: POST``; a document with several operations and no ``operationName`` is a
-400 and nothing runs.
+400 and nothing runs. A subscription passes the method check, whatever the method, so that
+the schema refuses it with its own code (graphql_api/subscriptions.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable
 
 import strawberry
@@ -27,8 +29,8 @@ from graphql_api.http.request import Operation, read_operations
 
 ContextFactory = Callable[[Request, Response], Awaitable[RequestContext]]
 
-_GET_OPERATIONS = frozenset({OperationType.QUERY})
-_POST_OPERATIONS = frozenset({OperationType.QUERY, OperationType.MUTATION})
+_GET_OPERATIONS = frozenset({OperationType.QUERY, OperationType.SUBSCRIPTION})
+_POST_OPERATIONS = frozenset({OperationType.QUERY, OperationType.MUTATION, OperationType.SUBSCRIPTION})
 
 
 class HttpTransport:
@@ -66,6 +68,9 @@ class HttpTransport:
         resolved = await self.persisted.resolve(operation, context)
         if resolved.query is None:
             raise bad_request("the request has no GraphQL query")
+        if resolved.register is not None:
+            # This operation's own copy: the document is stored once it has run (persisted.py).
+            context = dataclasses.replace(context, registration=resolved.register)
         allowed = _GET_OPERATIONS if request.method == "GET" else _POST_OPERATIONS
         try:
             result = await self.schema.execute(
@@ -89,6 +94,4 @@ class HttpTransport:
             ) from None
         except MissingQueryError:
             raise bad_request("the request has no GraphQL query") from None
-        if resolved.register is not None and not response.is_request_error(result):
-            await self.persisted.register(resolved.register, resolved.query, context)
         return result

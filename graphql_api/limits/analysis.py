@@ -26,8 +26,9 @@ from graphql_api.selection import Selections, condition_variables, fragments_of,
 DEFAULT_ENTRIES: Final = 512
 MAX_VARIANTS: Final = 16
 # The field arguments whose variables the cost reads: a connection's ``first``
-# (query_cost.CostCounter.first) and a bulk mutation's ``input`` (its rows, bulk_rows.input_rows).
-COST_ARGUMENTS: Final = frozenset({"first", "input"})
+# (query_cost.CostCounter.first), a bulk mutation's ``input`` (its rows, bulk_rows.input_rows)
+# and ``__type``'s ``name`` (introspection_cost.IntrospectionCost.root; no other field has one).
+COST_ARGUMENTS: Final = frozenset({"first", "input", "name"})
 # Variable values that can key an entry as they are: JSON's scalars. An ``input`` object keys
 # by the one thing the cost reads of it, its row count (bulk_rows.rows_of); any other list or
 # object (never valid for a Boolean or an Int) is analysed without the cache.
@@ -53,10 +54,15 @@ def root_fields(
 
 
 def analyse(
-    schema: GraphQLSchema, document: DocumentNode, variables: Mapping[str, Any] | None, operation_name: str | None
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    variables: Mapping[str, Any] | None,
+    operation_name: str | None,
+    cost_ceiling: int | None = None,
 ) -> Analysis:
+    """Raises introspection_cost.PastCeiling once the cost is shown past ``cost_ceiling``."""
     return Analysis(
-        query_cost(schema, document, variables, operation_name),
+        query_cost(schema, document, variables, operation_name, ceiling=cost_ceiling),
         root_fields(schema, document, operation_name, variables),
     )
 
@@ -72,6 +78,8 @@ class AnalysisCache:
     """The process's analyses, shared by every request's MaxCost."""
 
     max_entries: int = DEFAULT_ENTRIES
+    # MAX_QUERY_COST: counting introspection stops once past it (PastCeiling; nothing is cached).
+    cost_ceiling: int | None = None
     # How many analyses were computed for want of an entry (tests read it).
     computed: int = 0
     _entries: Lru[tuple[str, str | None], _Entry] = field(init=False)
@@ -100,7 +108,7 @@ class AnalysisCache:
             found = None if values is None else entry.analyses.get(values)
             if found is not None:
                 return found
-        result = analyse(schema, document, variables, operation_name)
+        result = analyse(schema, document, variables, operation_name, self.cost_ceiling)
         self.computed += 1
         if entry is not None and values is not None and len(entry.analyses) < MAX_VARIANTS:
             entry.analyses[values] = result

@@ -1,11 +1,15 @@
-"""Maximum query depth, not counting Relay's ``edges``/``node`` levels.
+"""Maximum query depth, not counting Relay's ``edges``/``node`` levels nor ``ofType``.
 
 Depth is the number of nested fields on the longest path, leaves included:
 ``{ me { email } }`` is 2. A ``node`` field directly under ``edges`` and the ``edges`` field
-itself add nothing, so a connection costs one level like a plain list. Introspection fields
-(``__schema``, ``__type``) are skipped by the field's *name*: an alias, an operation or a
-fragment named ``__schema`` is measured like any other. Each fragment's depth is computed
-once, so one fragment spread many times (or a chain of them) costs linear time.
+itself add nothing, so a connection costs one level like a plain list. Introspection is
+measured like everything else, with one such exception: ``ofType``, a type reference's next
+wrapper, adds no level. It nests only as deep as the schema wraps a type (null past that,
+so it multiplies nothing), and GraphiQL's and the code generators' introspection query
+nests it nine deep; without it that query is 6 levels deep (``__schema types fields args
+type name``), within the default. Levels are skipped by the field's *name*, never by an
+alias. Each fragment's depth is computed once, so one fragment spread many times (or a chain
+of them) costs linear time.
 """
 
 from __future__ import annotations
@@ -28,8 +32,8 @@ from strawberry.extensions import AddValidationRules
 from graphql_api.limits.document_rule import document_rule
 from graphql_api.selection import fragments_of
 
-RELAY_LEVELS = frozenset({"edges"})
-INTROSPECTION_FIELDS = frozenset({"__schema", "__type"})
+# Fields that add no level wherever they are (``node`` adds none directly under ``edges``).
+NO_LEVEL = frozenset({"edges", "ofType"})
 
 
 def document_depth(
@@ -47,9 +51,7 @@ def document_depth(
     for selection in selection_set.selections:
         if isinstance(selection, FieldNode):
             name = selection.name.value
-            if name in INTROSPECTION_FIELDS:
-                continue
-            skipped = name in RELAY_LEVELS or (under_edges and name == "node")
+            skipped = name in NO_LEVEL or (under_edges and name == "node")
             below = document_depth(
                 selection.selection_set,
                 fragments,

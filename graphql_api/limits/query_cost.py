@@ -56,6 +56,7 @@ from strawberry.extensions import SchemaExtension
 
 from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from graphql_api.limits.bulk_rows import input_rows
+from graphql_api.limits.introspection_cost import ROOT_FIELDS, IntrospectionCost, PastCeiling
 from graphql_api.selection import Selections, fragments_of, operations_of, variable_values
 
 if TYPE_CHECKING:
@@ -76,7 +77,7 @@ def _is_list(type_: GraphQLOutputType) -> bool:
 class CostCounter:
     """The cost of an operation in a schema, with its fragments and variables (selection.py)."""
 
-    def __init__(self, schema: GraphQLSchema, selections: Selections) -> None:
+    def __init__(self, schema: GraphQLSchema, selections: Selections, ceiling: int | None = None) -> None:
         self.schema = schema
         self.selections = selections
         self.variables = selections.variables
@@ -86,6 +87,7 @@ class CostCounter:
         self._memo: dict[tuple[int, str, int], Fraction] = {}
         # Items a plain list holds: PLAIN_LIST_ITEMS, or a bulk field's row count inside it.
         self._plain_list_items = PLAIN_LIST_ITEMS
+        self.introspection = IntrospectionCost(schema, selections, LEAF_WEIGHT, ceiling)
 
     def operation(self, operation: OperationDefinitionNode) -> Fraction:
         root = {
@@ -115,8 +117,10 @@ class CostCounter:
         name = node.name.value
         if name == "__typename":
             return LEAF_WEIGHT
+        if name in ROOT_FIELDS and parent is self.schema.query_type:
+            return self.introspection.root(node)  # what it returns from this schema, exactly
         if not isinstance(parent, GraphQLObjectType | GraphQLInterfaceType) or name not in parent.fields:
-            return Fraction(0)  # introspection, or an error validation already reported
+            return Fraction(0)  # an error validation already reported
         definition = parent.fields[name]
         named = get_named_type(definition.type)
         if is_leaf_type(named):
@@ -167,14 +171,20 @@ def query_cost(
     document: DocumentNode,
     variables: Mapping[str, Any] | None = None,
     operation_name: str | None = None,
+    *,
+    ceiling: int | None = None,
 ) -> int:
     """The cost of ``document``'s operation (the costliest if it has several), rounded up.
 
     ``variables`` as the client sent them; they are coerced here as execution will (defaults).
+    With a ``ceiling``, introspection_cost.PastCeiling is raised as soon as counting
+    introspection has shown the cost is past it (that count is work item by item).
     """
     fragments = fragments_of(document)
     costs = [
-        CostCounter(schema, Selections(fragments, variable_values(schema, operation, variables))).operation(operation)
+        CostCounter(schema, Selections(fragments, variable_values(schema, operation, variables)), ceiling).operation(
+            operation
+        )
         for operation in operations_of(document, operation_name)
     ]
     return math.ceil(max(costs, default=Fraction(0)))
@@ -188,17 +198,19 @@ class MaxCost(SchemaExtension):
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context
         if context.result is None:
-            analysis = self.analyses.of_execution(context)  # computed once per document (analysis.py)
-            if analysis is not None and analysis.cost > self.max_cost:
-                cost = analysis.cost
-                context.result = GraphQLExecutionResult(
-                    data=None,
-                    errors=[
-                        GraphQLError(
-                            f"the query costs {cost}; at most {self.max_cost} is allowed "
-                            "(every object and value it can return counts; ask for less with `first`)",
-                            extensions={"limit": "cost", "cost": cost, "maxCost": self.max_cost},
-                        )
-                    ],
-                )
+            try:
+                analysis = self.analyses.of_execution(context)  # computed once per document (analysis.py)
+            except PastCeiling:
+                context.result = self._refusal(f"more than {self.max_cost}", {})
+            else:
+                if analysis is not None and analysis.cost > self.max_cost:
+                    context.result = self._refusal(str(analysis.cost), {"cost": analysis.cost})
         yield
+
+    def _refusal(self, cost: str, extensions: dict[str, Any]) -> GraphQLExecutionResult:
+        error = GraphQLError(
+            f"the query costs {cost}; at most {self.max_cost} is allowed "
+            "(every object and value it can return counts; ask for less with `first`)",
+            extensions={"limit": "cost", **extensions, "maxCost": self.max_cost},
+        )
+        return GraphQLExecutionResult(data=None, errors=[error])

@@ -13,6 +13,11 @@ and the client must learn it did.
 
 Objects a page points to (``manager``, ``department``, loaded beside it) are not charged: the
 cost limit already holds them to one per object of the page above.
+
+Introspection builds no pages: what ``__schema`` and ``__type`` answered is charged whole
+once the operation has run, serialised as the response will carry it, and a query whose
+total is then past the cap answers the one error instead (the cost limit has already held
+the work to what MAX_QUERY_COST admits; this holds the bytes, long descriptions included).
 """
 
 from __future__ import annotations
@@ -22,11 +27,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import orjson
-from graphql import GraphQLError
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    SelectionSetNode,
+)
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
 from graphql_api.errors import ApiError, Code
+from graphql_api.limits.introspection_cost import ROOT_FIELDS
+from graphql_api.selection import fragments_of, operations_of
 
 
 @dataclass
@@ -38,10 +52,14 @@ class ResponseBudget:
     def charge(self, items: Sequence[Any]) -> None:
         """Charge a page of items about to be returned; raise once past the limit."""
         if not self.exceeded and items:
-            self.used += len(orjson.dumps(items, default=str))
-            self.exceeded = self.used > self.limit
+            self.add(len(orjson.dumps(items, default=str)))
         if self.exceeded:
             raise self.error()
+
+    def add(self, size: int) -> None:
+        """Charge ``size`` bytes already built (introspection's answers)."""
+        self.used += size
+        self.exceeded = self.exceeded or self.used > self.limit
 
     def error(self) -> ApiError:
         return ApiError(
@@ -50,6 +68,32 @@ class ResponseBudget:
             limit="responseBytes",
             maxBytes=self.limit,
         )
+
+
+def introspection_keys(document: DocumentNode | None, operation_name: str | None) -> set[str]:
+    """Response keys of the operation's ``__schema`` and ``__type`` fields, fragments expanded,
+    under any ``@skip``/``@include`` (a key that did not run is simply absent from the data)."""
+    if document is None:
+        return set()
+    fragments = fragments_of(document)
+    keys: set[str] = set()
+    visited: set[str] = set()
+
+    def walk(selection_set: SelectionSetNode | None) -> None:
+        for selection in () if selection_set is None else selection_set.selections:
+            if isinstance(selection, FieldNode):
+                if selection.name.value in ROOT_FIELDS:
+                    keys.add(selection.alias.value if selection.alias else selection.name.value)
+            elif isinstance(selection, InlineFragmentNode):
+                walk(selection.selection_set)
+            elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in visited:
+                visited.add(selection.name.value)
+                fragment = fragments.get(selection.name.value)
+                walk(None if fragment is None else fragment.selection_set)
+
+    for operation in operations_of(document, operation_name)[:1]:
+        walk(operation.selection_set)
+    return keys
 
 
 class ResponseSizeGuard(SchemaExtension):
@@ -62,12 +106,18 @@ class ResponseSizeGuard(SchemaExtension):
         budget = None if session is None else session.response_budget
         result = context.result
         if (
-            isinstance(budget, ResponseBudget)
-            and budget.exceeded
-            and result is not None
-            and context.operation_type is OperationType.QUERY
-            and hasattr(result, "errors")
+            not isinstance(budget, ResponseBudget)
+            or result is None
+            or context.operation_type is not OperationType.QUERY
+            or not hasattr(result, "errors")
         ):
+            return
+        data = result.data
+        if isinstance(data, dict) and not budget.exceeded:
+            for key in introspection_keys(context.graphql_document, context.operation_name):
+                if key in data:
+                    budget.add(len(orjson.dumps(data[key])))
+        if budget.exceeded:
             error = budget.error()
             result.data = None
             result.errors = [GraphQLError(str(error), extensions=error.extensions)]

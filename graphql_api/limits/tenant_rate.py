@@ -3,7 +3,8 @@
 Each organisation's bucket holds at most TENANT_COST_BURST units and refills at
 TENANT_COST_PER_SECOND. A request is charged what MaxCost found for it (limits/analysis.py
 leaves it on the execution context; nothing is counted twice), plus WRITE_WEIGHT for each
-root field of a mutation that runs (a field under @skip is not charged). A request the
+root field of a mutation that runs (a field under @skip is not charged), and WRITE_WEIGHT for
+an Apollo persisted query it will store for the organisation (http/persisted.py). A request the
 bucket cannot pay for is refused before any resolver runs, so it makes no DynamoDB call,
 with ``RATE_LIMITED`` and ``retryAfter``: the seconds until the bucket will hold the charge.
 A refused request takes nothing from the bucket.
@@ -110,13 +111,15 @@ def retry_after_seconds(seconds: float) -> float:
 
 
 def charge_of(execution: ExecutionContext) -> float | None:
-    """What a request costs its tenant: MaxCost's figure, plus WRITE_WEIGHT per mutation field."""
+    """What a request costs its tenant: MaxCost's figure, plus WRITE_WEIGHT per mutation field
+    and for a persisted document to store (one PutItem of at most 16 WCU)."""
     analysis = analysis_of(execution)
     if analysis is None:
         return None
-    if execution.operation_type is OperationType.MUTATION:
-        return float(analysis.cost + WRITE_WEIGHT * analysis.root_fields)
-    return float(analysis.cost)
+    writes = analysis.root_fields if execution.operation_type is OperationType.MUTATION else 0
+    if getattr(execution.context, "registration", None) is not None:
+        writes += 1
+    return float(analysis.cost + WRITE_WEIGHT * writes)
 
 
 def rate_limited(retry_after: float) -> ApiError:

@@ -20,9 +20,9 @@ from datastore.credentials import RoleSession, role_session
 from datastore.entities import Plan, Role
 from datastore.errors import ScopeViolation, Unavailable
 from datastore.local import free_port
-from datastore.local_sts import DOCUMENTS_ROLE, PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
+from datastore.local_sts import PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
 from datastore.pagination import PageRequest
-from datastore.scope import ApiKeyScope, DocumentScope, PlatformScope, SignInScope, TenantScope
+from datastore.scope import ApiKeyScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.sts import RoleWorld, SignatureLog, role_world
@@ -98,18 +98,22 @@ def test_api_key_scope__key_lookup__signed_with_sign_in_role_as_api_key(world: R
     assert request.partition_keys == [keys.api_key_lookup_pk(key.secret_hash)]
 
 
-def test_document_scope__persisted_document__signed_with_documents_role_untagged(world: RoleWorld) -> None:
+def test_persisted_document__signed_with_the_tenant_role_tagged_org(world: RoleWorld, tenant: Tenant) -> None:
+    """A document is the organisation's: its requests fall under the tenant role's LeadingKeys."""
     document = "{ me { email } }"
     sha256 = hashlib.sha256(document.encode()).hexdigest()
-    table = world.datastore.table(DocumentScope())
-    documents.put_document(table, sha256, document, datetime.now(UTC))
-    assert documents.get_document(table, sha256) == document
+    table = world.datastore.table(TenantScope(tenant.org_id))
+    documents.put_document(table, tenant.org_id, sha256, document, datetime.now(UTC))
+    assert documents.get_document(table, tenant.org_id, sha256) == document
     [assumed] = world.assumed.snapshot()
-    assert (assumed.role_arn, assumed.session_name, assumed.tags) == (DOCUMENTS_ROLE, "documents", {})
+    assert (assumed.role_arn, assumed.tags) == (TENANT_ROLE, org_tag(tenant))
     signed = world.signed.snapshot()
     assert [request.operation for request in signed] == ["PutItem", "GetItem"]
     assert all(request.access_key == assumed.access_key for request in signed)
-    assert {pk for request in signed for pk in request.partition_keys} == {keys.persisted_document_pk(sha256)}
+    assert world.tenant_requests(signed) == {tenant.org_id: 2}
+    assert {pk for request in signed for pk in request.partition_keys} == {
+        keys.persisted_document_pk(tenant.org_id, sha256)
+    }
 
 
 def test_platform_scope__create_organization__provisioning_writes_tagged_with_new_org(world: RoleWorld) -> None:
@@ -165,7 +169,7 @@ def test_role_session__scope_no_role_serves__refused() -> None:
         def may_write(self, partition_key: str) -> bool:
             return True
 
-    roles = RoleSettings(TENANT_ROLE, SIGNIN_ROLE, PLATFORM_ROLE, DOCUMENTS_ROLE)
+    roles = RoleSettings(TENANT_ROLE, SIGNIN_ROLE, PLATFORM_ROLE)
     with pytest.raises(ScopeViolation, match="no role signs for stranger"):
         role_session(roles, Stranger())
     assert role_session(roles, TenantScope("A", "someone")) == role_session(roles, TenantScope("A", None))

@@ -1,61 +1,131 @@
-"""Persisted GraphQL documents in DynamoDB: stored by hash under their own scope, with a TTL."""
+"""Persisted GraphQL documents in DynamoDB: one store per organisation, in slots, bounded, with a TTL."""
 
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime
+import itertools
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import pytest
 
 from datastore import documents, keys
+from datastore.client import make_client
+from datastore.config import DatastoreSettings
 from datastore.errors import InvalidInput, ScopeViolation
-from datastore.scope import DocumentScope, TenantScope
+from datastore.items import EXPIRES_AT
+from datastore.scope import TenantScope
 from datastore.table import Table
-from tests.conftest import Tenant
+from tests.conftest import Tenant, TenantFactory
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-
-@pytest.fixture
-def store(client: DynamoDBClient, table_name: str) -> Table:
-    return Table(client, table_name, DocumentScope())
+AT = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def test_put_then_get__the_same_text(store: Table) -> None:
+def store_of(tenant: Tenant) -> Table:
+    return tenant.table.with_scope(TenantScope(tenant.org_id))
+
+
+def test_put_then_get__the_same_text(tenant: Tenant) -> None:
     text = "query Stored { me { email } }"
-    assert documents.get_document(store, digest(text)) is None
-    documents.put_document(store, digest(text), text, datetime(2026, 1, 1, tzinfo=UTC))
-    assert documents.get_document(store, digest(text)) == text
+    store = store_of(tenant)
+    assert documents.get_document(store, tenant.org_id, digest(text)) is None
+    documents.put_document(store, tenant.org_id, digest(text), text, AT)
+    assert documents.get_document(store, tenant.org_id, digest(text)) == text
 
 
-def test_put__sets_the_ttl_attribute(store: Table, client: DynamoDBClient, table_name: str) -> None:
+def test_put__in_the_organisations_space_with_the_ttl(tenant: Tenant, client: DynamoDBClient, table_name: str) -> None:
     text = "query Ttl { __typename }"
-    at = datetime(2026, 1, 1, tzinfo=UTC)
-    documents.put_document(store, digest(text), text, at)
-    item = client.get_item(TableName=table_name, Key=keys.persisted_document_key(digest(text)).wire())["Item"]
-    assert int(item["expiresAt"]["N"]) == int((at + documents.DOCUMENT_TTL).timestamp())
-    assert item["PK"]["S"] == f"PQ#{digest(text)}"
+    documents.put_document(store_of(tenant), tenant.org_id, digest(text), text, AT)
+    key = keys.persisted_document_key(tenant.org_id, digest(text))
+    item = client.get_item(TableName=table_name, Key=key.wire())["Item"]
+    assert item["PK"]["S"] == f"ORG#{tenant.org_id}#PQ#{digest(text)[:3]}"
+    assert keys.in_tenant(item["PK"]["S"], tenant.org_id)
+    assert item["sha256"]["S"] == digest(text)
+    assert int(item[EXPIRES_AT]["N"]) == int((AT + documents.DOCUMENT_TTL).timestamp())
 
 
 @pytest.mark.parametrize("bad", ["", "abc", "A" * 64, "g" * 64, "0" * 63])
-def test_key__not_a_sha256__invalid_input(store: Table, bad: str) -> None:
+def test_key__not_a_sha256__invalid_input(tenant: Tenant, bad: str) -> None:
     with pytest.raises(InvalidInput):
-        documents.get_document(store, bad)
+        documents.get_document(store_of(tenant), tenant.org_id, bad)
 
 
-def test_tenant_scope__cannot_read_documents(tenant: Tenant, store: Table) -> None:
-    text = "query Scoped { __typename }"
-    documents.put_document(store, digest(text), text, datetime(2026, 1, 1, tzinfo=UTC))
+def test_other_organisation__neither_reads_it_nor_finds_it(tenant: Tenant, make_tenant: TenantFactory) -> None:
+    text = "query Mine { __typename }"
+    documents.put_document(store_of(tenant), tenant.org_id, digest(text), text, AT)
+    other = make_tenant()
+    assert documents.get_document(store_of(other), other.org_id, digest(text)) is None
     with pytest.raises(ScopeViolation):
-        documents.get_document(tenant.table.with_scope(TenantScope(tenant.org_id)), digest(text))
+        documents.get_document(store_of(other), tenant.org_id, digest(text))
 
 
-def test_document_scope__cannot_read_tenant_data(tenant: Tenant, store: Table) -> None:
+def same_slot_texts() -> tuple[str, str]:
+    """Two documents whose hashes share their first three hex digits (one slot)."""
+    seen: dict[str, str] = {}
+    for i in itertools.count():
+        text = f"query Slot{i} {{ __typename }}"
+        slot = digest(text)[: keys.DOCUMENT_SLOT_DIGITS]
+        if slot in seen:
+            return seen[slot], text
+        seen[slot] = text
+    raise AssertionError("unreachable")
+
+
+def test_slot__taken_by_another_document__the_first_is_gone_never_answered_for(tenant: Tenant) -> None:
+    """At most 4,096 documents an organisation: a slot holds one, and checks its hash."""
+    first, second = same_slot_texts()
+    store = store_of(tenant)
+    documents.put_document(store, tenant.org_id, digest(first), first, AT)
+    documents.put_document(store, tenant.org_id, digest(second), second, AT)
+    assert documents.get_document(store, tenant.org_id, digest(first)) is None
+    assert documents.get_document(store, tenant.org_id, digest(second)) == second
+    assert 16**keys.DOCUMENT_SLOT_DIGITS == 4096
+
+
+def test_size__at_the_bound_stored_one_byte_more_refused(tenant: Tenant) -> None:
+    store = store_of(tenant)
+    at_bound = "{ __typename }" + " " * (documents.MAX_DOCUMENT_BYTES - len("{ __typename }"))
+    documents.put_document(store, tenant.org_id, digest(at_bound), at_bound, AT)
+    assert documents.get_document(store, tenant.org_id, digest(at_bound)) == at_bound
+    past = at_bound + " "
+    with pytest.raises(InvalidInput, match="at most 16384 bytes"):
+        documents.put_document(store, tenant.org_id, digest(past), past, AT)
+    multibyte = "# " + "é" * (documents.MAX_DOCUMENT_BYTES // 2) + "\n{ __typename }"  # under the bound in characters
+    assert not documents.fits(multibyte)
+
+
+def test_old_layout__pq_item__read_by_nothing_and_gone_within_the_ttl(
+    tenant: Tenant, client: DynamoDBClient, table_name: str, settings: DatastoreSettings
+) -> None:
+    """A document as releases before this layout stored it (``PQ#<sha256>``, outside every
+    organisation): no scope reads it, the organisation does not find it (its client
+    registers it again), and the TTL the old release set deletes it within 30 days."""
+    # The old release's own client: the key guard checks this release's requests only.
+    old_release = make_client(settings)
+    text = "query Old { __typename }"
+    written = datetime.now(UTC)
+    old_key = {"PK": {"S": f"PQ#{digest(text)}"}, "SK": {"S": "#DOCUMENT"}}
+    old_release.put_item(
+        TableName=table_name,
+        Item={
+            **old_key,
+            "entity": {"S": "PersistedDocument"},
+            "document": {"S": text},
+            EXPIRES_AT: {"N": str(int((written + timedelta(days=30)).timestamp()))},
+        },
+    )
+    store = store_of(tenant)
+    assert documents.get_document(store, tenant.org_id, digest(text)) is None
     with pytest.raises(ScopeViolation):
-        store.get(keys.organization_key(tenant.org_id))
+        store.get(keys.Key(old_key["PK"]["S"], old_key["SK"]["S"]))
+    expires = int(old_release.get_item(TableName=table_name, Key=old_key)["Item"][EXPIRES_AT]["N"])
+    assert expires <= (written + documents.DOCUMENT_TTL).timestamp()
+    description = client.describe_time_to_live(TableName=table_name)["TimeToLiveDescription"]
+    assert description.get("AttributeName") == EXPIRES_AT

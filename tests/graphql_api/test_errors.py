@@ -2,20 +2,28 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, Final
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Final
 
+import httpx
 import pytest
 
 from datastore import applications, employees, jobs, keys
 from datastore.errors import Conflict, IdempotencyMismatch, InvalidInput, NotFound, StaleVersion, Unavailable
+from datastore.store import Datastore
 from graphql_api import ids, input_paths
-from graphql_api.errors import Code, translate
+from graphql_api.app import create_app
+from graphql_api.config import ApiSettings
+from graphql_api.errors import Code, translate, without_suggestions
 from graphql_api.mutations.jobs import PublishJobPostingInput
 from graphql_api.mutations.organizations import CreateOrganizationInput
 from tests.conftest import Tenant, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient
+from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.mutations.documents import UNKNOWN_ULID, error, gid, open_job
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 # --- translate ----------------------------------------------------------------------------
 
@@ -243,3 +251,87 @@ def test_mutation_validation_failure__bad_user_input_naming_the_input_path(
     assert found["extensions"] == {"code": "BAD_USER_INPUT", "field": path}
     assert found["message"].startswith(f"{path}: ")
     assert found["path"] == [mutation]
+
+
+# --- suggestions: none when introspection is off -------------------------------------------
+
+# Each makes graphql-core suggest a schema name: a field, an argument, a type, a subselection,
+# an enum value in the document and in a variable, an input field in a variable.
+SUGGESTED: Final = [
+    ("{ organizaton { name } }", None),
+    ("{ organization { departments(frist: 1) { edges { node { name } } } } }", None),
+    ("query Typed($s: EmployeStatus) { __typename }", None),
+    ("{ me }", None),
+    ("{ organization { employees(orderBy: NAMEE) { edges { node { id } } } } }", None),
+    (
+        "query Ordered($o: EmployeeOrder) { organization { employees(orderBy: $o) { edges { node { id } } } } }",
+        {"o": "NAMEE"},
+    ),
+    (
+        "mutation Create($input: CreateDepartmentInput!) { createDepartment(input: $input) { __typename } }",
+        {"input": {"name": "Ops", "managerld": "x"}},
+    ),
+]
+SUGGESTED_IDS: Final = ["field", "argument", "type", "subselection", "enum-literal", "enum-variable", "input-field"]
+
+
+@pytest.fixture(scope="module")
+def no_introspection(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
+    app = create_app(Datastore(client, table_name), with_settings(api_settings, introspection=False))
+    with serving(app) as http:
+        yield http
+
+
+@pytest.mark.parametrize(("query", "variables"), SUGGESTED, ids=SUGGESTED_IDS)
+def test_suggestions__introspection_on__graphql_core_suggests(
+    api: Api, tenant: Tenant, query: str, variables: dict[str, Any] | None
+) -> None:
+    """The documents do make graphql-core suggest (with introspection on, development's default)."""
+    body = api.admin_of(tenant).query(query, variables)
+    assert any("Did you mean" in error["message"] for error in body["errors"]), body
+
+
+@pytest.mark.parametrize("caller", ["anonymous", "admin"])
+@pytest.mark.parametrize(("query", "variables"), SUGGESTED, ids=SUGGESTED_IDS)
+def test_suggestions__introspection_off__none_for_any_caller(
+    no_introspection: httpx.Client,
+    api: Api,
+    tenant: Tenant,
+    caller: str,
+    query: str,
+    variables: dict[str, Any] | None,
+) -> None:
+    headers = {"Authorization": f"Bearer {api.token(tenant.admin)}"} if caller == "admin" else {}
+    body = no_introspection.post("/graphql", json={"query": query, "variables": variables}, headers=headers).json()
+    assert body["errors"], body
+    for refusal in body["errors"]:
+        assert "Did you mean" not in refusal["message"], refusal
+        assert refusal["extensions"]["code"] == "BAD_USER_INPUT", refusal
+        assert refusal["message"].strip(), refusal  # the error itself is still told
+
+
+def test_suggestions__introspection_off__the_error_is_kept(no_introspection: httpx.Client) -> None:
+    body = no_introspection.post("/graphql", json={"query": "{ organizaton { name } }"}).json()
+    assert [error["message"] for error in body["errors"]] == ["Cannot query field 'organizaton' on type 'Query'."]
+
+
+@pytest.mark.parametrize(
+    ("message", "plain"),
+    [
+        (
+            "Cannot query field 'x' on type 'Query'. Did you mean 'me' or 'organization'?",
+            "Cannot query field 'x' on type 'Query'.",
+        ),
+        (
+            "Value 'NAMEE' does not exist in 'EmployeeOrder' enum. Did you mean the enum value 'NAME'?",
+            "Value 'NAMEE' does not exist in 'EmployeeOrder' enum.",
+        ),
+        (
+            "Field 'me' of type 'Employee!' must have a selection of subfields. Did you mean 'me { ... }'?",
+            "Field 'me' of type 'Employee!' must have a selection of subfields.",
+        ),
+        ("no suggestion here", "no suggestion here"),
+    ],
+)
+def test_without_suggestions__the_suggestion_alone_removed(message: str, plain: str) -> None:
+    assert without_suggestions(message) == plain

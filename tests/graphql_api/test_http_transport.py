@@ -9,6 +9,7 @@ import pytest
 
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
+from tests.graphql_api.observability.logs import captured_lines
 
 JSON = {"Content-Type": "application/json"}
 
@@ -129,3 +130,31 @@ def test_several_operations__named__the_named_one_runs(api: Api, tenant: Tenant)
     document = "query A { me { email } } query B { me { id } }"
     response = api.admin_of(tenant).post(document, operationName="A")
     assert response.json()["data"] == {"me": {"email": tenant.admin.email}}
+
+
+@pytest.mark.parametrize("document", ["subscription { x }", "subscription OnMe { me { email } }"])
+@pytest.mark.parametrize("method", ["GET", "POST"])
+@pytest.mark.parametrize(("accept", "status"), [("application/json", 200), ("application/graphql-response+json", 400)])
+def test_subscription__either_method__request_error_subscriptions_not_supported(
+    http: httpx.Client, document: str, method: str, accept: str, status: int
+) -> None:
+    """Not "mutations are not allowed when using GET", nor a schema validation message: what is wrong."""
+    if method == "GET":
+        response = http.get("/graphql", params={"query": document}, headers={"Accept": accept})
+    else:
+        response = http.post("/graphql", json={"query": document}, headers={"Accept": accept})
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert "data" not in body
+    (error,) = body["errors"]
+    assert error["extensions"]["code"] == "SUBSCRIPTIONS_NOT_SUPPORTED"
+    assert error["message"].startswith("subscriptions are not served over HTTP")
+
+
+def test_subscription__access_line__counts_its_code(http: httpx.Client) -> None:
+    with captured_lines() as captured:
+        http.post("/graphql", json={"query": "subscription { x }"}, headers={"X-Request-Id": "subscription-post"})
+        lines = captured.wait_for_access_line("subscription-post")
+    (line,) = [line for line in lines if line.get("requestId") == "subscription-post" and line["logger"] == "hr.access"]
+    assert line["errors"] == {"SUBSCRIPTIONS_NOT_SUPPORTED": 1}
+    assert line["dynamodbCalls"] == 0

@@ -16,6 +16,7 @@ from graphql_api.limits.response_size import ResponseBudget
 from tests.graphql_api.directory import DIRECTORY, Directory, write_directory
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
+from tests.graphql_api.test_introspection_cost import GRAPHIQL
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -85,3 +86,20 @@ def test_response_size__first_page_past_the_cap__nothing_beneath_it_is_read(
     body, capped = run(client, table_name, api, directory, api_settings, 100)
     assert body.get("data") is None  # refused as a whole: no data entry (GraphQL over HTTP)
     assert uncapped - capped == directory.departments
+
+
+def test_response_size__introspection__charged_whole_past_the_cap_one_error(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+) -> None:
+    """Introspection builds no pages: its answer is charged once it is built."""
+    app = create_app(Datastore(client, table_name), with_settings(api_settings, max_response_bytes=50_000))
+    with serving(app) as http:
+        small = http.post("/graphql", json={"query": '{ __type(name: "Query") { name } }'}).json()
+        full = http.post("/graphql", json={"query": GRAPHIQL})
+    assert small["data"] == {"__type": {"name": "Query"}}
+    body = full.json()
+    assert body.get("data") is None
+    assert [error["extensions"] for error in body["errors"]] == [
+        {"code": "BAD_USER_INPUT", "limit": "responseBytes", "maxBytes": 50_000}
+    ]
+    assert len(full.content) < 1000

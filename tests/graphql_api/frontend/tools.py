@@ -3,9 +3,10 @@
 - ariadne-codegen needs graphql-core < 3.3, which Strawberry does not allow in our venv, so
   it gets a virtualenv of its own under .cache/ (a tool, like a front-end team's own venv);
   the client it generates needs only httpx and pydantic, and is imported by the tests.
-- graphql-codegen (CLI, client preset, graphql, typescript) is installed with ``npm ci`` from
-  the committed package.json and package-lock.json into .cache/, renamed into place last, so
-  an interrupted install never looks complete and later runs need no network.
+- graphql-codegen (CLI, client preset, graphql, typescript) and Apollo Client (with its
+  persisted-queries link) are each installed with ``npm ci`` from their committed
+  package.json and package-lock.json into .cache/, renamed into place last, so an
+  interrupted install never looks complete and later runs need no network.
 
 Neither is ever skipped: without npm or a reachable registry on first use, the test fails and
 says why.
@@ -27,6 +28,7 @@ from datastore.config import DatastoreSettings
 HERE: Final = Path(__file__).parent
 ARIADNE_CODEGEN: Final = "ariadne-codegen==0.19.0"
 GRAPHQL_CODEGEN: Final = HERE / "graphql_codegen"
+APOLLO_CLIENT: Final = HERE / "apollo_client"
 # npm's flags for the committed lock: no install scripts, and peers as the lock resolved them.
 NPM_CI: Final = ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--legacy-peer-deps", "--loglevel=error"]
 
@@ -61,22 +63,30 @@ def ariadne_codegen() -> Path:
 
 def graphql_codegen_modules() -> Path:
     """The ``node_modules`` of graphql-codegen's pinned packages, installed on first use."""
-    lock = (GRAPHQL_CODEGEN / "package-lock.json").read_bytes() + (GRAPHQL_CODEGEN / "package.json").read_bytes()
-    target = cache_dir() / f"graphql-codegen-{hashlib.sha256(lock).hexdigest()[:12]}"
-    if (target / "node_modules" / ".bin" / "graphql-codegen").exists():
+    return _npm_modules(GRAPHQL_CODEGEN, "graphql-codegen", Path(".bin") / "graphql-codegen")
+
+
+def apollo_client_modules() -> Path:
+    """The ``node_modules`` of Apollo Client's pinned packages, installed on first use."""
+    return _npm_modules(APOLLO_CLIENT, "apollo-client", Path("@apollo") / "client" / "package.json")
+
+
+def _npm_modules(source: Path, name: str, installed: Path) -> Path:
+    """``npm ci`` of ``source``'s committed package.json and lock into .cache/, once per lock."""
+    lock = (source / "package-lock.json").read_bytes() + (source / "package.json").read_bytes()
+    target = cache_dir() / f"{name}-{hashlib.sha256(lock).hexdigest()[:12]}"
+    if (target / "node_modules" / installed).exists():
         return target / "node_modules"
     npm = shutil.which("npm")
     if npm is None:
-        raise RuntimeError(
-            "npm is needed once to install graphql-codegen (tests/graphql_api/frontend); install Node.js"
-        )
+        raise RuntimeError(f"npm is needed once to install {name} (tests/graphql_api/frontend); install Node.js")
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as scratch:
         work = Path(scratch) / "install"
         work.mkdir()
-        for name in ("package.json", "package-lock.json"):
-            shutil.copy(GRAPHQL_CODEGEN / name, work / name)
-        _run([npm, *NPM_CI], "npm ci (graphql-codegen)", cwd=work)
+        for file in ("package.json", "package-lock.json"):
+            shutil.copy(source / file, work / file)
+        _run([npm, *NPM_CI], f"npm ci ({name})", cwd=work)
         shutil.rmtree(target, ignore_errors=True)
         work.rename(target)
     return target / "node_modules"
