@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
+
+from strawberry.exceptions import MissingQueryError
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
+
+# What Strawberry raises when a request names no runnable operation: the transport answers
+# each as a TransportError (transport.py), so nobody else counts them (observability/operation.py).
+OPERATION_REFUSALS: Final = (InvalidOperationTypeError, CannotGetOperationTypeError, MissingQueryError)
 
 
 class TransportCode(StrEnum):

@@ -26,6 +26,7 @@ from graphql_api.http import response
 from graphql_api.http.errors import TransportCode, TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
 from graphql_api.http.request import Operation, read_operations
+from graphql_api.observability.record import record_error
 
 ContextFactory = Callable[[Request, Response], Awaitable[RequestContext]]
 
@@ -52,6 +53,7 @@ class HttpTransport:
                 results = [await self._run(request, operations, context)]
             answer = response.results_response(media_type, results, batch=isinstance(operations, list))
         except TransportError as error:
+            record_error(request.scope, error.code.value)
             answer = response.error_response(error, media_type)
         else:
             # Headers resolvers set on the context's response (its own Content-Length aside).

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from strawberry.extensions import SchemaExtension
 
 from graphql_api.errors import Code, translate
+from graphql_api.http.errors import OPERATION_REFUSALS
 from graphql_api.observability.record import record_of
 from graphql_api.observability.tracing import span
 
@@ -29,6 +30,8 @@ class RecordOperation(SchemaExtension):
         with span("GraphQL operation", "internal") as current:
             try:
                 yield
+            except OPERATION_REFUSALS:
+                raise  # the transport answers and counts it with its own code
             except Exception as escaped:
                 # It escaped a hook; the client gets its code, INTERNAL for a bug (schema.ApiSchema).
                 expected = translate(escaped)

@@ -137,3 +137,38 @@ def test_access_log__internal_error__one_record_with_stack_and_request_id(
     assert access["logger"] == "hr.access"
     assert access["errors"] == {"INTERNAL": 1}
     assert "stack" not in access
+
+
+def test_access_log__transport_refusals__counted_by_the_code_the_client_got(api: Api, demo: Demo) -> None:
+    """A refusal of the transport (a mutation over GET, several operations unnamed) is logged
+    under the code its answer carries, once, never as INTERNAL."""
+    alice = api.as_(demo.person("alice@acme.co"))
+    headers = {"Authorization": f"Bearer {alice.token}"}
+    cases = {
+        "mutation-over-get": (
+            lambda: alice.http.get(
+                "/graphql",
+                params={"query": 'mutation { revokeApiKey(input: {id: "x"}) { apiKey { id } } }'},
+                headers={**headers, "X-Request-Id": "mutation-over-get"},
+            ),
+            405,
+            "METHOD_NOT_ALLOWED",
+        ),
+        "two-unnamed": (
+            lambda: alice.http.post(
+                "/graphql",
+                json={"query": "query A { me { email } } query B { me { email } }"},
+                headers={**headers, "X-Request-Id": "two-unnamed", "Accept": "application/graphql-response+json"},
+            ),
+            400,
+            "BAD_REQUEST",
+        ),
+    }
+    for request_id, (send, status, code) in cases.items():
+        with captured_lines() as captured:
+            response = send()
+            lines = [line for line in captured.wait_for_access_line(request_id) if line.get("requestId") == request_id]
+        assert response.status_code == status, response.text
+        assert response.json()["errors"][0]["extensions"]["code"] == code
+        (line,) = [line for line in lines if line["logger"] == "hr.access"]
+        assert line["errors"] == {code: 1}, line
