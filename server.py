@@ -17,7 +17,18 @@ from pathlib import Path
 import uvicorn
 from tqdm import tqdm
 
-from datastore import counts, demo, employees, identities, keys, name_backfill, organizations, probe
+from datastore import (
+    counts,
+    demo,
+    employees,
+    identities,
+    keys,
+    layout_version,
+    migration,
+    name_backfill,
+    organizations,
+    probe,
+)
 from datastore.config import ConfigError, DatastoreSettings
 from datastore.errors import Conflict, InvalidInput, Unavailable
 from datastore.iam import ROLES, policies
@@ -25,7 +36,7 @@ from datastore.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.npm import NpmError
 from datastore.pagination import every
 from datastore.provision import ensure_table
-from datastore.scope import PlatformScope, SignInScope, TenantScope
+from datastore.scope import LayoutScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
 from deploy import cloudformation as deploy_template
 from graphql_api import bulk_csv
@@ -108,6 +119,18 @@ def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None
             shutil.rmtree(directory, ignore_errors=True)
 
 
+def check_layout(datastore: Datastore, *, serve_anyway: bool) -> None:
+    """Refuse to serve data in another layout than this release's (datastore/layout_version.py)."""
+    try:
+        found = layout_version.check_at_start(datastore.table(LayoutScope()), serve_anyway=serve_anyway)
+    except layout_version.LayoutMismatch as error:
+        raise CommandError(str(error)) from None
+    if found.stamped:
+        print(f"stamped table {datastore.table_name} (empty) with data layout {found.version}", flush=True)
+    if found.warning is not None:
+        print(found.warning, file=sys.stderr, flush=True)
+
+
 def run(_args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     loaded = Settings.load()
@@ -131,6 +154,7 @@ def run(_args: argparse.Namespace) -> int:
             waiting.close()
             if ensure_table(datastore.client, settings.table_name):
                 print(f"created table {settings.table_name}", flush=True)
+            check_layout(datastore, serve_anyway=loaded.server.serve_unmigrated)
             if (embedded or loaded.server.demo_data) and demo.load(datastore.table(PlatformScope())):
                 print("loaded demo data (Acme Corp, Globex Inc)", flush=True)
             api_settings.warn_if_development()
@@ -325,6 +349,47 @@ def index_names(args: argparse.Namespace) -> int:
     return 0
 
 
+def migrate(args: argparse.Namespace) -> int:
+    """Bring data written by an earlier release to this release's layout (README "Upgrading").
+
+    Exit status: 0 when the table is at the current layout and nothing needs an operator;
+    1 when it is, but an organisation was left without email domains (each named, with why);
+    2 when the run could not finish (DynamoDB unreachable, an organisation that kept
+    changing, data of a later release): the version is not stamped, and running the command
+    again resumes where this run stopped.
+    """
+    settings = Settings.load().datastore
+    # Never beside a running engine (reuse=False): a server of the earlier release must be
+    # stopped first, or it would keep writing the old layout behind the migration.
+    with dynamodb_endpoint(settings) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        table = datastore.table(LayoutScope())
+        bar = tqdm(unit="org", desc="migrating", disable=args.quiet, delay=0.1)
+        try:
+
+            def start(total: int) -> None:
+                bar.reset(total=total)
+
+            def done(outcome: migration.Progress | migration.Failure) -> None:
+                if isinstance(outcome, migration.Failure):
+                    bar.write(outcome.describe(), file=sys.stdout)
+                bar.update(1)
+
+            summary = migration.migrate(table, on_start=start, on_organization=done)
+        except migration.Refused as error:
+            raise CommandError(str(error)) from None
+        except (Unavailable, InvalidInput, Conflict) as error:
+            raise CommandError(f"{error}; the migration stopped: run it again to finish what is left") from None
+        finally:
+            bar.close()
+            datastore.close()
+    for line in summary.lines():
+        print(line, flush=True)
+    if summary.failures:
+        return 2
+    return 1 if summary.needs_operator else 0
+
+
 def cloudformation(_args: argparse.Namespace) -> int:
     """Print the CloudFormation template (README "Deploying to AWS")."""
     sys.stdout.write(deploy_template.render())
@@ -340,6 +405,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "iam-policy": iam_policy,
     "cloudformation": cloudformation,
     "index-names": index_names,
+    "migrate": migrate,
 }
 
 
@@ -368,6 +434,12 @@ def parser() -> argparse.ArgumentParser:
     commands.add_parser("cloudformation", help="print the CloudFormation template of the service")
     names = commands.add_parser("index-names", help="write name entries for employees written before name search")
     names.add_argument("--org", help="one organisation's id only (default: every organisation)")
+    migrating = commands.add_parser(
+        "migrate",
+        help="bring data written by an earlier release to this release's layout (exit 1: an organisation "
+        "needs an operator; 2: not finished, run it again)",
+    )
+    migrating.add_argument("--quiet", action="store_true", help="no progress bar")
     return root
 
 

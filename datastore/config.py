@@ -31,6 +31,8 @@ def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 1
 
 
 DEFAULT_TABLE_NAME: Final = "hr-api"
+# The setting that serves a table in another data layout anyway (datastore/layout_version.py).
+SERVE_UNMIGRATED_DATA: Final = "SERVE_UNMIGRATED_DATA"
 ROLE_SETTINGS: Final = ("TENANT_ROLE_ARN", "SIGNIN_ROLE_ARN", "PLATFORM_ROLE_ARN", "DOCUMENTS_ROLE_ARN")
 # STS: DurationSeconds lies between 15 minutes and the role's MaxSessionDuration (at most 12 hours).
 MIN_SESSION_SECONDS: Final = 900

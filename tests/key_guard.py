@@ -3,7 +3,7 @@
 Each request's partition keys (table or index) lie in one organisation's ``ORG#<orgId>``
 space, or on a named path: identity ``EMAIL#`` items, email domain ``DOMAIN#`` markers, the
 platform's ``ORGS`` list (read on GSI1 only), persisted GraphQL documents (``PQ#<sha256>``),
-API key lookup items (``APIKEY#<sha256>``).
+API key lookup items (``APIKEY#<sha256>``), the table's data-layout items (``LAYOUT``).
 Requests of unkeyed operations (Scan, PartiQL statements) are violations: no partition key
 bounds them. Control-plane calls name no item and pass.
 """
@@ -56,6 +56,7 @@ def named_space(partition_key: str) -> bool:
         or partition_key == keys.ORGS_PK
         or keys.is_persisted_document_pk(partition_key)
         or keys.is_api_key_lookup_pk(partition_key)
+        or keys.is_layout_pk(partition_key)
     )
 
 
