@@ -380,6 +380,8 @@ def migrate(args: argparse.Namespace) -> int:
             raise CommandError(str(error)) from None
         except (Unavailable, InvalidInput, Conflict) as error:
             raise CommandError(f"{error}; the migration stopped: run it again to finish what is left") from None
+        except KeyboardInterrupt:
+            raise CommandError("interrupted; the migration stopped: run it again to finish what is left") from None
         finally:
             bar.close()
             datastore.close()

@@ -228,7 +228,9 @@ def adopt_email_domains(table: Table, org_id: str, domains: Sequence[str]) -> Ad
         raise InvalidInput("domains", f"an organisation owns at most {validation.EMAIL_DOMAINS_MAX} domains")
     provisioning = _provisioning(table, org_id)
     held: list[str] = []
-    while True:
+    # Each try either gives the domains, leaves one out, or finds domains the organisation
+    # owns by now: a try more than the domains ends it, unless writes keep racing this one.
+    for _try in range(len(wanted) + 3):
         found = provisioning.get(keys.organization_key(org_id), consistent=True)
         if found is None:
             raise NotFound("Organization", org_id)
@@ -275,3 +277,4 @@ def adopt_email_domains(table: Table, org_id: str, domains: Sequence[str]) -> Ad
         except _OwnsDomains:
             continue  # read it again: its own domains are the answer
         return AdoptedDomains(tuple(sorted(wanted)), tuple(held), updated.email_domains)
+    raise Conflict("the organisation's domains kept changing; try again")

@@ -9,11 +9,22 @@ version item. A table is created as that release's ``ensure_table`` created it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from datastore import keys
+from botocore.exceptions import BotoCoreError, ClientError
+
+from datastore import keys, local
+from datastore.client import make_client
+from datastore.config import DatastoreSettings
 from datastore.provision import ensure_time_to_live, table_definition
 from tests.datastore.support import write_items
 
@@ -248,3 +259,37 @@ def typical_organization(name: str, domain: str, *, people: int = 6) -> LegacyOr
     org.apply(closed, staff[0], "accepted")
     org.job(sales, "Draft", status="draft")
     return org
+
+
+# --- the previous release's engine ------------------------------------------------------------
+
+
+@contextmanager
+def unlocked_engine(cache_dir: Path, data_dir: Path, *, cwd: Path | None = None) -> Iterator[subprocess.Popen[bytes]]:
+    """DynamoDB Local on ``data_dir`` started as the previous release started it: the same
+    command, and no data-directory lock. ``cwd`` given, ``-dbPath`` is relative to it. The
+    engine is answering (its database file open) when this yields; it is killed after."""
+    java = shutil.which("java")
+    assert java is not None
+    jar = local.ensure_installed(cache_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    port = local.free_port()
+    db_path = str(data_dir) if cwd is None else os.path.relpath(data_dir, cwd)
+    command = [java, f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}", "-jar", str(jar)]
+    command += ["-port", str(port), "-sharedDb", "-disableTelemetry", "-dbPath", db_path]
+    process = subprocess.Popen(command, cwd=cwd or jar.parent, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        client = make_client(replace(DatastoreSettings.from_env({}), embedded=False), f"http://127.0.0.1:{port}")
+        while True:
+            try:
+                client.list_tables()  # the first request opens the database file
+                client.close()
+                break
+            except (BotoCoreError, ClientError):
+                assert process.poll() is None and time.monotonic() < deadline, "the engine did not start"
+                time.sleep(0.2)
+        yield process
+    finally:
+        process.kill()
+        process.wait()
