@@ -370,9 +370,13 @@ def migrate(args: argparse.Namespace) -> int:
             def start(total: int) -> None:
                 bar.reset(total=total)
 
+            failed = 0
+
             def done(outcome: migration.Progress | migration.Failure) -> None:
+                nonlocal failed
                 if isinstance(outcome, migration.Failure):
-                    bar.write(outcome.describe(), file=sys.stdout)
+                    failed += 1  # each is described in the summary
+                    bar.set_postfix(failed=failed, refresh=False)
                 bar.update(1)
 
             summary = migration.migrate(table, on_start=start, on_organization=done)
