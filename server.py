@@ -13,6 +13,7 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Never
 
 import uvicorn
 from tqdm import tqdm
@@ -349,6 +350,30 @@ def index_names(args: argparse.Namespace) -> int:
     return 0
 
 
+class _MigrationBar:
+    """The migration's progress bar (tqdm, on stderr), shown once there is something to migrate."""
+
+    def __init__(self, *, quiet: bool) -> None:
+        self.quiet = quiet
+        self.bar: tqdm[Never] | None = None
+        self.failed = 0
+
+    def start(self, total: int) -> None:
+        self.bar = tqdm(total=total, unit="org", desc="migrating", disable=self.quiet)
+
+    def done(self, outcome: migration.Progress | migration.Failure) -> None:
+        if self.bar is None:
+            return
+        if isinstance(outcome, migration.Failure):
+            self.failed += 1  # each is described in the summary
+            self.bar.set_postfix(failed=self.failed, refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
 def migrate(args: argparse.Namespace) -> int:
     """Bring data written by an earlier release to this release's layout (README "Upgrading").
 
@@ -364,22 +389,9 @@ def migrate(args: argparse.Namespace) -> int:
     with dynamodb_endpoint(settings) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
         table = datastore.table(LayoutScope())
-        bar = tqdm(unit="org", desc="migrating", disable=args.quiet, delay=0.1)
+        bar = _MigrationBar(quiet=args.quiet)
         try:
-
-            def start(total: int) -> None:
-                bar.reset(total=total)
-
-            failed = 0
-
-            def done(outcome: migration.Progress | migration.Failure) -> None:
-                nonlocal failed
-                if isinstance(outcome, migration.Failure):
-                    failed += 1  # each is described in the summary
-                    bar.set_postfix(failed=failed, refresh=False)
-                bar.update(1)
-
-            summary = migration.migrate(table, on_start=start, on_organization=done)
+            summary = migration.migrate(table, on_start=bar.start, on_organization=bar.done)
         except migration.Refused as error:
             raise CommandError(str(error)) from None
         except (Unavailable, InvalidInput, Conflict) as error:
