@@ -363,7 +363,7 @@ def install(commit: str, work: Path) -> Release:
 
 def git_subject(commit: str) -> str:
     return subprocess.run(
-        ["git", "-C", str(ROOT), "log", "-1", "--format=%h %cs %s", commit], capture_output=True, text=True, check=True
+        ["git", "-C", str(ROOT), "log", "-1", "--format=%cs %s", commit], capture_output=True, text=True, check=True
     ).stdout.strip()[:100]
 
 
