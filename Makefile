@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test check bench bench-fairness bench-import schema package clean soak
+.PHONY: run test check bench bench-fairness bench-import schema package clean soak upgrade-test
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -60,3 +60,12 @@ package: $(STAMP)
 ## a misbehaving proxy and a disconnect storm, for HR_SOAK_SECONDS (default 60) each.
 soak: $(STAMP)
 	HR_SOAK_SECONDS=$${HR_SOAK_SECONDS:-60} $(BIN)/python -m pytest tests/test_outages.py -s -p no:cacheprovider $(PYTEST_ARGS)
+
+## An in-place upgrade from a real checkout of the previous release (not part of `make test`):
+## its own `make run` writes demo and API data, this checkout's `server.py migrate` upgrades the
+## data, and this checkout's server answers for it (tests/upgrade_release.py; a few minutes).
+## The default: d3877fb, the last commit before 8c7f8f6 ("Organisations own their email
+## domains"), the release before email domains, application counters and name entries.
+PREVIOUS_RELEASE ?= d3877fb
+upgrade-test: $(STAMP)
+	$(BIN)/python -m tests.upgrade_release $(PREVIOUS_RELEASE)

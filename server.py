@@ -13,11 +13,23 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Never
 
 import uvicorn
 from tqdm import tqdm
 
-from datastore import counts, demo, employees, identities, keys, name_backfill, organizations, probe
+from datastore import (
+    counts,
+    demo,
+    employees,
+    identities,
+    keys,
+    layout_version,
+    migration,
+    name_backfill,
+    organizations,
+    probe,
+)
 from datastore.config import ConfigError, DatastoreSettings
 from datastore.errors import Conflict, InvalidInput, Unavailable
 from datastore.iam import ROLES, policies
@@ -25,7 +37,7 @@ from datastore.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.npm import NpmError
 from datastore.pagination import every
 from datastore.provision import ensure_table
-from datastore.scope import PlatformScope, SignInScope, TenantScope
+from datastore.scope import LayoutScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
 from deploy import cloudformation as deploy_template
 from graphql_api import bulk_csv
@@ -108,6 +120,18 @@ def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None
             shutil.rmtree(directory, ignore_errors=True)
 
 
+def check_layout(datastore: Datastore, *, serve_anyway: bool) -> None:
+    """Refuse to serve data in another layout than this release's (datastore/layout_version.py)."""
+    try:
+        found = layout_version.check_at_start(datastore.table(LayoutScope()), serve_anyway=serve_anyway)
+    except layout_version.LayoutMismatch as error:
+        raise CommandError(str(error)) from None
+    if found.stamped:
+        print(f"stamped table {datastore.table_name} (empty) with data layout {found.version}", flush=True)
+    if found.warning is not None:
+        print(found.warning, file=sys.stderr, flush=True)
+
+
 def run(_args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     loaded = Settings.load()
@@ -131,6 +155,7 @@ def run(_args: argparse.Namespace) -> int:
             waiting.close()
             if ensure_table(datastore.client, settings.table_name):
                 print(f"created table {settings.table_name}", flush=True)
+            check_layout(datastore, serve_anyway=loaded.server.serve_unmigrated)
             if (embedded or loaded.server.demo_data) and demo.load(datastore.table(PlatformScope())):
                 print("loaded demo data (Acme Corp, Globex Inc)", flush=True)
             api_settings.warn_if_development()
@@ -325,6 +350,64 @@ def index_names(args: argparse.Namespace) -> int:
     return 0
 
 
+class _MigrationBar:
+    """The migration's progress bar (tqdm, on stderr), shown once there is something to migrate."""
+
+    def __init__(self, *, quiet: bool) -> None:
+        self.quiet = quiet
+        self.bar: tqdm[Never] | None = None
+        self.failed = 0
+
+    def start(self, total: int) -> None:
+        self.bar = tqdm(total=total, unit="org", desc="migrating", disable=self.quiet)
+
+    def done(self, outcome: migration.Progress | migration.Failure) -> None:
+        if self.bar is None:
+            return
+        if isinstance(outcome, migration.Failure):
+            self.failed += 1  # each is described in the summary
+            self.bar.set_postfix(failed=self.failed, refresh=False)
+        self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def migrate(args: argparse.Namespace) -> int:
+    """Bring data written by an earlier release to this release's layout (README "Upgrading").
+
+    Exit status: 0 when the table is at the current layout and nothing needs an operator;
+    1 when it is, but an organisation was left without email domains (each named, with why);
+    2 when the run could not finish (DynamoDB unreachable, an organisation that kept
+    changing, data of a later release): the version is not stamped, and running the command
+    again resumes where this run stopped.
+    """
+    settings = Settings.load().datastore
+    # Never beside a running engine (reuse=False): a server of the earlier release must be
+    # stopped first, or it would keep writing the old layout behind the migration.
+    with dynamodb_endpoint(settings) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        table = datastore.table(LayoutScope())
+        bar = _MigrationBar(quiet=args.quiet)
+        try:
+            summary = migration.migrate(table, on_start=bar.start, on_organization=bar.done)
+        except migration.Refused as error:
+            raise CommandError(str(error)) from None
+        except (Unavailable, InvalidInput, Conflict) as error:
+            raise CommandError(f"{error}; the migration stopped: run it again to finish what is left") from None
+        except KeyboardInterrupt:
+            raise CommandError("interrupted; the migration stopped: run it again to finish what is left") from None
+        finally:
+            bar.close()
+            datastore.close()
+    for line in summary.lines():
+        print(line, flush=True)
+    if summary.failures:
+        return 2
+    return 1 if summary.needs_operator else 0
+
+
 def cloudformation(_args: argparse.Namespace) -> int:
     """Print the CloudFormation template (README "Deploying to AWS")."""
     sys.stdout.write(deploy_template.render())
@@ -340,6 +423,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "iam-policy": iam_policy,
     "cloudformation": cloudformation,
     "index-names": index_names,
+    "migrate": migrate,
 }
 
 
@@ -368,6 +452,12 @@ def parser() -> argparse.ArgumentParser:
     commands.add_parser("cloudformation", help="print the CloudFormation template of the service")
     names = commands.add_parser("index-names", help="write name entries for employees written before name search")
     names.add_argument("--org", help="one organisation's id only (default: every organisation)")
+    migrating = commands.add_parser(
+        "migrate",
+        help="bring data written by an earlier release to this release's layout (exit 1: an organisation "
+        "needs an operator; 2: not finished, run it again)",
+    )
+    migrating.add_argument("--quiet", action="store_true", help="no progress bar")
     return root
 
 

@@ -31,6 +31,8 @@ def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 1
 
 
 DEFAULT_TABLE_NAME: Final = "hr-api"
+# The setting that serves a table in another data layout anyway (datastore/layout_version.py).
+SERVE_UNMIGRATED_DATA: Final = "SERVE_UNMIGRATED_DATA"
 # DOCUMENTS_ROLE_ARN (a role of persisted documents, before they moved into each
 # organisation's partitions) is no longer read.
 ROLE_SETTINGS: Final = ("TENANT_ROLE_ARN", "SIGNIN_ROLE_ARN", "PLATFORM_ROLE_ARN")

@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 
 from datastore import applications, departments, employees, identities, jobs, organizations
 from datastore.entities import ApplicationStatus, Plan, Role
-from datastore.errors import Conflict
 from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.table import Table
 
@@ -44,30 +43,16 @@ def is_loaded(table: Table) -> bool:
 
 
 def load(table: Table) -> bool:
-    """Load the demo organisations unless they are there already; True when loaded now."""
+    """Load the demo organisations unless they are there already; True when loaded now.
+
+    They are written in this release's layout; demo data kept from an earlier release is
+    brought to it by ``server.py migrate`` like any other (README "Upgrading").
+    """
     if is_loaded(table):
-        migrate(table)
         return False
     _load_acme(table)
     _load_globex(table)
     return True
-
-
-def migrate(table: Table) -> None:
-    """Give demo data loaded before organisations owned domains their domains (idempotent).
-
-    Each organisation is found through its admin's identity; adding a domain it owns already
-    changes nothing, so this costs two reads per organisation once migrated.
-    """
-    sign_in = table.with_scope(SignInScope())
-    for admin, domain in ((ACME_ADMIN, ACME_DOMAIN), (GLOBEX_ADMIN, GLOBEX_DOMAIN)):
-        identity = identities.find_identity(sign_in, admin)
-        if identity is None:
-            continue
-        try:
-            organizations.add_email_domain(table.with_scope(PlatformScope()), identity.org_id, domain)
-        except Conflict:
-            continue  # someone else's by now: leave it to the operator
 
 
 def _organization(table: Table, name: str, plan: Plan, domain: str, admin: tuple[str, str, str]) -> tuple[Table, str]:

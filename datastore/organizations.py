@@ -33,6 +33,19 @@ SEATS_BY_PLAN: Final = {Plan.FREE: 10, Plan.PRO: 250, Plan.ENTERPRISE: 2_000}
 
 
 @dataclass(frozen=True, slots=True)
+class AdoptedDomains:
+    """What ``adopt_email_domains`` did: the domains given, and those another organisation holds.
+
+    ``owned`` is the organisation's domains afterwards: those given, or, when it owned some
+    already (nothing given then), those.
+    """
+
+    assigned: tuple[str, ...]
+    held_elsewhere: tuple[str, ...]
+    owned: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class OrganizationWithSubscription:
     organization: Organization
     subscription: Subscription | None
@@ -179,3 +192,89 @@ def add_email_domain(table: Table, org_id: str, domain: str) -> Organization:
         Change("organization.addEmailDomain", items.ORGANIZATION, org_id, org_id, before, after),
     )
     return updated
+
+
+class _HeldElsewhere(Conflict):
+    def __init__(self, domain: str) -> None:
+        self.domain = domain
+        super().__init__(f"the email domain {domain} belongs to another organisation")
+
+
+def _held_elsewhere(domain: str) -> transact.FailureHandler:
+    def handler(_old: items.Item | None) -> _HeldElsewhere:
+        return _HeldElsewhere(domain)
+
+    return handler
+
+
+class _OwnsDomains(Conflict):
+    """The organisation owned domains by the time the write landed."""
+
+
+def adopt_email_domains(table: Table, org_id: str, domains: Sequence[str]) -> AdoptedDomains:
+    """Give an organisation that owns no email domain yet those of ``domains`` no other holds.
+
+    For organisations written before organisations owned domains (``server.py migrate``):
+    one transaction puts each domain's marker, on the condition that no other organisation
+    holds it, and sets the organisation's list, on the condition that it has none. A domain
+    held elsewhere is left out and the rest tried again; an organisation that owns domains
+    already is left as it is. So the organisation ends with all of the free domains or,
+    when it had some, its own: never a part of a run's choice. Nothing is read of another
+    organisation; ``held_elsewhere`` names the domains only.
+    """
+    org_id = keys.parse_ulid(org_id, "orgId")
+    wanted = list(dict.fromkeys(validation.domain(domain) for domain in domains))
+    if len(wanted) > validation.EMAIL_DOMAINS_MAX:
+        raise InvalidInput("domains", f"an organisation owns at most {validation.EMAIL_DOMAINS_MAX} domains")
+    provisioning = _provisioning(table, org_id)
+    held: list[str] = []
+    # Each try either gives the domains, leaves one out, or finds domains the organisation
+    # owns by now: a try more than the domains ends it, unless writes keep racing this one.
+    for _try in range(len(wanted) + 3):
+        found = provisioning.get(keys.organization_key(org_id), consistent=True)
+        if found is None:
+            raise NotFound("Organization", org_id)
+        current = items.organization_from(found)
+        if current.email_domains:
+            return AdoptedDomains((), tuple(held), current.email_domains)
+        if not wanted:
+            return AdoptedDomains((), tuple(held), ())
+        updated = replace(current, email_domains=tuple(sorted(wanted)))
+        after = items.organization_item(updated)
+
+        def owns(_old: items.Item | None) -> _OwnsDomains:
+            return _OwnsDomains("the organisation owns email domains by now")
+
+        markers = [
+            transact.put(
+                items.domain_item(domain, org_id),
+                # A marker naming this organisation already (written by hand) is its own.
+                condition=f"attribute_not_exists(PK) OR {layout.ORG_ID} = :org",
+                values={":org": items.s(org_id)},
+                on_failed=_held_elsewhere(domain),
+            )
+            for domain in wanted
+        ]
+        try:
+            writes.commit(
+                provisioning,
+                [
+                    *markers,
+                    transact.update(
+                        keys.organization_key(org_id),
+                        f"SET {layout.EMAIL_DOMAINS} = :after",
+                        condition=f"attribute_exists(PK) AND attribute_not_exists({layout.EMAIL_DOMAINS})",
+                        values={":after": after[layout.EMAIL_DOMAINS]},
+                        on_failed=owns,
+                    ),
+                ],
+                Change("organization.adoptEmailDomains", items.ORGANIZATION, org_id, org_id, found, after),
+            )
+        except _HeldElsewhere as refused:
+            wanted.remove(refused.domain)
+            held.append(refused.domain)
+            continue
+        except _OwnsDomains:
+            continue  # read it again: its own domains are the answer
+        return AdoptedDomains(tuple(sorted(wanted)), tuple(held), updated.email_domains)
+    raise Conflict("the organisation's domains kept changing; try again")

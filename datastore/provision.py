@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from datastore import items, keys
+from datastore import items, keys, layout_version
+from datastore.scope import LayoutScope
+from datastore.table import Table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -39,7 +42,11 @@ def table_definition(name: str) -> dict[str, object]:
 
 
 def ensure_table(client: DynamoDBClient, name: str) -> bool:
-    """Create the table unless it exists, with TTL on; True when it was created."""
+    """Create the table unless it exists, with TTL on; True when it was created.
+
+    A table created here holds nothing yet, so it is stamped with this release's data layout
+    (datastore/layout_version.py); an existing one is left as it is, for the start-up check.
+    """
     try:
         client.describe_table(TableName=name)
         created = False
@@ -55,6 +62,8 @@ def ensure_table(client: DynamoDBClient, name: str) -> bool:
                 raise
         client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
         created = True
+        with suppress(layout_version.LayoutChanged):  # stamped by whoever created it meanwhile
+            layout_version.stamp(Table(client, name, LayoutScope()), layout_version.CURRENT, over=None)
     ensure_time_to_live(client, name)
     return created
 

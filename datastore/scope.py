@@ -93,6 +93,26 @@ class ApiKeyScope:
 
 
 @dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True)
+class LayoutScope:
+    """The table's data-layout items: its version, read at start-up, and the progress of a
+    migration (``server.py migrate``). No tenant data."""
+
+    @property
+    def name(self) -> str:
+        return "data layout"
+
+    def may_read(self, partition_key: str) -> bool:
+        return keys.is_layout_pk(partition_key)
+
+    def may_write(self, partition_key: str) -> bool:
+        return keys.is_layout_pk(partition_key)
+
+    def may_check(self, partition_key: str) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
 class PlatformScope:
     """The platform operator: the list of organisations, creating one, adding its domains.
 

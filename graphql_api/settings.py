@@ -21,7 +21,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from datastore.config import ConfigError, DatastoreSettings, env_int
+from datastore.config import SERVE_UNMIGRATED_DATA, ConfigError, DatastoreSettings, env_int
 from graphql_api.config import ApiSettings, env_bool
 from graphql_api.jwt_secret import fetch_secret
 
@@ -43,6 +43,9 @@ class ServerSettings:
     shutdown_grace_seconds: int = 10
     # Load the demo data into an empty table on a configured endpoint (always when embedded).
     demo_data: bool = False
+    # Serve a table whose data is in another layout than this release's, with a warning,
+    # instead of refusing to start (datastore/layout_version.py).
+    serve_unmigrated: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ServerSettings:
@@ -52,6 +55,7 @@ class ServerSettings:
             workers=env_int(env, "WORKERS", 1),
             shutdown_grace_seconds=env_int(env, "SHUTDOWN_GRACE_SECONDS", 10, minimum=0),
             demo_data=env_bool(env, "HR_DEMO_DATA", False),
+            serve_unmigrated=env_bool(env, SERVE_UNMIGRATED_DATA, False),
         )
 
 

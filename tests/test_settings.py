@@ -88,6 +88,7 @@ def test_load__environment__each_group_read_and_overrides_win(monkeypatch: pytes
         "WORKERS": "3",
         "SHUTDOWN_GRACE_SECONDS": "0",
         "HR_DEMO_DATA": "1",
+        "SERVE_UNMIGRATED_DATA": "true",
         "HR_TABLE_NAME": "hr-settings-test",
         "DYNAMODB_ENDPOINT": "http://127.0.0.1:1",
         "DYNAMODB_POOL_SIZE": "12",
@@ -99,7 +100,7 @@ def test_load__environment__each_group_read_and_overrides_win(monkeypatch: pytes
     settings = Settings.load({"MAX_ALIASES": "4"})
 
     assert settings.server == ServerSettings(
-        host="0.0.0.0", port=9001, workers=3, shutdown_grace_seconds=0, demo_data=True
+        host="0.0.0.0", port=9001, workers=3, shutdown_grace_seconds=0, demo_data=True, serve_unmigrated=True
     )
     assert settings.datastore.table_name == "hr-settings-test"
     assert settings.datastore.endpoint_url == "http://127.0.0.1:1"
@@ -115,6 +116,7 @@ def test_load__environment__each_group_read_and_overrides_win(monkeypatch: pytes
         ({"WORKERS": "0"}, "WORKERS must be at least 1, got 0"),
         ({"SHUTDOWN_GRACE_SECONDS": "-1"}, "SHUTDOWN_GRACE_SECONDS must be at least 0, got -1"),
         ({"HR_DEMO_DATA": "2"}, "HR_DEMO_DATA must be true or false, got '2'"),
+        ({"SERVE_UNMIGRATED_DATA": "anyway"}, "SERVE_UNMIGRATED_DATA must be true or false, got 'anyway'"),
         ({"DYNAMODB_POOL_SIZE": "many"}, "DYNAMODB_POOL_SIZE must be an integer, got 'many'"),
         ({"MAX_TOKENS": "0"}, "MAX_TOKENS must be at least 1, got 0"),
     ],

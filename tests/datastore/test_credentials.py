@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from datastore import api_keys, calls, documents, employees, identities, keys, organizations, probe
+from datastore import api_keys, calls, documents, employees, identities, keys, layout_version, organizations, probe
 from datastore.config import DatastoreSettings, RoleSettings
 from datastore.credentials import RoleSession, role_session
 from datastore.entities import Plan, Role
@@ -22,7 +22,7 @@ from datastore.errors import ScopeViolation, Unavailable
 from datastore.local import free_port
 from datastore.local_sts import PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
 from datastore.pagination import PageRequest
-from datastore.scope import ApiKeyScope, PlatformScope, SignInScope, TenantScope
+from datastore.scope import ApiKeyScope, LayoutScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.sts import RoleWorld, SignatureLog, role_world
@@ -149,6 +149,18 @@ def test_platform_scope__list_organizations__platform_role_untagged(world: RoleW
     assert (assumed.role_arn, assumed.session_name, assumed.tags) == (PLATFORM_ROLE, "platform", {})
     [request] = world.signed.snapshot()
     assert (request.operation, request.access_key, request.partition_keys) == ("Query", assumed.access_key, ["ORGS"])
+
+
+def test_layout_scope__version_read__platform_role_untagged_as_layout(world: RoleWorld) -> None:
+    layout_version.stored_version(world.datastore.table(LayoutScope()))
+    [assumed] = world.assumed.snapshot()
+    assert (assumed.role_arn, assumed.session_name, assumed.tags) == (PLATFORM_ROLE, "layout", {})
+    [request] = world.signed.snapshot()
+    assert (request.operation, request.access_key, request.partition_keys) == (
+        "GetItem",
+        assumed.access_key,
+        [keys.LAYOUT_PK],
+    )
 
 
 def test_unscoped_request__signed_with_the_clients_own_credentials(world: RoleWorld) -> None:

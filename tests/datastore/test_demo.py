@@ -120,32 +120,3 @@ def test_demo__each_organisation_owns_its_domain(demo_table: Table) -> None:
             acme, email="mallory@globex.example", first_name="M", last_name="S", department_id=None, role=Role.EMPLOYEE
         )
     assert raised.value.field == "email"
-
-
-def test_load__data_from_before_domains__migrated_once(client: DynamoDBClient) -> None:
-    name = f"hr-demo-legacy-{keys.new_id().lower()}"
-    ensure_table(client, name)
-    try:
-        table = Table(client, name, PlatformScope(), retry=TEST_RETRY)
-        demo.load(table)
-        # What a table loaded before organisations owned domains holds: no markers, no list.
-        for admin, domain in ((demo.ACME_ADMIN, demo.ACME_DOMAIN), (demo.GLOBEX_ADMIN, demo.GLOBEX_DOMAIN)):
-            org_id = tenant_of(table, admin).tenant.org_id
-            client.delete_item(TableName=name, Key=keys.domain_key(domain).wire())
-            client.update_item(
-                TableName=name, Key=keys.organization_key(org_id).wire(), UpdateExpression="REMOVE emailDomains"
-            )
-        acme = tenant_of(table, demo.ACME_ADMIN)
-        hire = {"first_name": "N", "last_name": "H", "department_id": None, "role": Role.EMPLOYEE}
-        with pytest.raises(InvalidInput):
-            employees.create_employee(acme, email="new@acme.co", **hire)  # type: ignore[arg-type]
-
-        assert demo.load(table) is False
-        org = organizations.get_organization(acme)
-        assert org is not None and org.email_domains == (demo.ACME_DOMAIN,)
-        assert employees.create_employee(acme, email="new@acme.co", **hire).email == "new@acme.co"  # type: ignore[arg-type]
-        with calls.listening() as log:
-            assert demo.load(table) is False
-        assert not WRITES & set(log.operations())
-    finally:
-        drop_table(client, name)

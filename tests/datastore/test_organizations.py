@@ -4,14 +4,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import calls, employees, identities, keys, organizations, validation
+from datastore import audit, calls, employees, identities, items, keys, organizations, validation
 from datastore.entities import Organization, OrganizationStatus, Plan, Role
 from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
 from datastore.pagination import PageRequest
 from datastore.scope import SignInScope, TenantScope
 from datastore.table import Table
 from tests.conftest import Tenant, TenantFactory, unique_domain
-from tests.datastore.support import raw_get
+from tests.datastore.support import raw_get, write_items
+from tests.legacy_layout import LegacyOrganization
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -267,3 +268,70 @@ def test_provisioning__tenant_scope__scope_violation_and_no_call(tenant: Tenant)
                 admin_last_name="B",
             )
     assert log.operations() == []
+
+
+# --- adopt_email_domains: organisations written before they owned domains (server.py migrate) ---
+
+
+def domainless(platform: Table, *domains: str) -> LegacyOrganization:
+    """An organisation as the previous release wrote it (no domains), with one employee per domain."""
+    org = LegacyOrganization(f"Old {keys.new_id()[-6:]}")
+    for index, domain in enumerate(domains):
+        org.employee(f"e{index}@{domain}", "E", f"Person {index}", role="admin" if index == 0 else "employee")
+    return org.write(platform.client, platform.name)
+
+
+def test_adopt_email_domains__free_domains__markers_and_list_in_one_transaction(
+    platform: Table, client: DynamoDBClient, table_name: str
+) -> None:
+    first, second = unique_domain(), unique_domain()
+    org = domainless(platform, first, second)
+
+    with calls.listening() as log:
+        adopted = organizations.adopt_email_domains(platform, org.org_id, [second, first.upper()])
+
+    assert log.operations() == ["GetItem", "TransactWriteItems"]
+    assert adopted == organizations.AdoptedDomains(tuple(sorted([first, second])), (), tuple(sorted([first, second])))
+    tenant = platform.with_scope(TenantScope(org.org_id))
+    stored = organizations.get_organization(tenant)
+    assert stored is not None and stored.email_domains == adopted.owned
+    for domain in (first, second):
+        marker = raw_get(client, table_name, keys.domain_key(domain))
+        assert marker is not None and marker["orgId"] == {"S": org.org_id}
+    [event] = audit.list_audit_events(tenant, PageRequest(first=5)).items
+    assert event.action == "organization.adoptEmailDomains"
+
+
+def test_adopt_email_domains__one_held_by_another__left_out_and_named(
+    platform: Table, tenant: Tenant, client: DynamoDBClient, table_name: str
+) -> None:
+    free = unique_domain()
+    org = domainless(platform, tenant.domain, free)
+
+    adopted = organizations.adopt_email_domains(platform, org.org_id, [tenant.domain, free])
+
+    assert (adopted.assigned, adopted.held_elsewhere, adopted.owned) == ((free,), (tenant.domain,), (free,))
+    marker = raw_get(client, table_name, keys.domain_key(tenant.domain))
+    assert marker is not None and marker["orgId"] == {"S": tenant.org_id}
+    everything_held = domainless(platform, tenant.domain)
+    held = organizations.adopt_email_domains(platform, everything_held.org_id, [tenant.domain])
+    assert held == organizations.AdoptedDomains((), (tenant.domain,), ())
+
+
+def test_adopt_email_domains__organisation_owns_domains__nothing_written(platform: Table, tenant: Tenant) -> None:
+    with calls.listening() as log:
+        adopted = organizations.adopt_email_domains(platform, tenant.org_id, [unique_domain()])
+    assert adopted == organizations.AdoptedDomains((), (), tenant.organization.email_domains)
+    assert log.operations() == ["GetItem"]
+
+
+def test_adopt_email_domains__marker_naming_it_already__taken_as_its_own(
+    platform: Table, client: DynamoDBClient, table_name: str
+) -> None:
+    domain = unique_domain()
+    org = domainless(platform, domain)
+    write_items(client, table_name, [items.domain_item(domain, org.org_id)])  # left by hand
+
+    adopted = organizations.adopt_email_domains(platform, org.org_id, [domain])
+
+    assert adopted.assigned == (domain,) and adopted.held_elsewhere == ()

@@ -11,7 +11,8 @@ from pathlib import Path
 from deploy import package
 
 # Run inside the unpacked zip with -S (no site-packages: only the zip's contents importable).
-# The endpoint is never contacted: `{ __typename }` reads no data.
+# `{ __typename }` reads no data; the import (Lambda's init) reads the table's layout version
+# (graphql_api/asgi.py), from the session's DynamoDB Local.
 PROBE = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
@@ -22,7 +23,9 @@ print(json.dumps({"status": response["statusCode"], "body": response["body"], "p
 """
 
 
-def test_package__unpacked_zip__imports_and_answers_graphql(tmp_path: Path) -> None:
+def test_package__unpacked_zip__imports_and_answers_graphql(
+    tmp_path: Path, dynamodb_endpoint: str, table_name: str
+) -> None:
     zip_path = package.build(tmp_path / "lambda.zip")
     with zipfile.ZipFile(zip_path) as archive:
         names = archive.namelist()
@@ -47,7 +50,8 @@ def test_package__unpacked_zip__imports_and_answers_graphql(tmp_path: Path) -> N
         "isBase64Encoded": False,
     }
     env = {
-        "DYNAMODB_ENDPOINT": "http://127.0.0.1:9",
+        "DYNAMODB_ENDPOINT": dynamodb_endpoint,
+        "HR_TABLE_NAME": table_name,
         "AWS_REGION": "eu-west-1",
         "HR_ENV": "production",
         "JWT_SECRET": "package-test-secret-0123456789-abcdefgh",

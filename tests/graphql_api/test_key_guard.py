@@ -28,6 +28,8 @@ def test_violations__detects_foreign_and_unnamed_keys() -> None:
     assert violations(Call("GetItem", {"Key": {"PK": {"S": "USER#1"}}}, 0.0))
     assert violations(Call("Scan", {"TableName": "t"}, 0.0))
     assert not violations(Call("GetItem", {"Key": {"PK": {"S": keys.identity_pk("a@example.com")}}}, 0.0))
+    assert not violations(Call("GetItem", {"Key": keys.layout_version_key().wire()}, 0.0))
+    assert violations(Call("GetItem", {"Key": {"PK": {"S": keys.LAYOUT_PK + "#X"}}}, 0.0))
     put = {"PutRequest": {"Item": {"PK": {"S": keys.org_pk(org_a)}}}}
     put_b = {"PutRequest": {"Item": {"PK": {"S": keys.org_pk(org_b)}}}}
     assert not violations(Call("BatchWriteItem", {"RequestItems": {"t": [put, put]}}, 0.0))

@@ -1,0 +1,343 @@
+"""``python server.py migrate``: data written by an earlier release brought to this release's layout.
+
+Layout 0 (every release before layout versions) lacks three things this release reads:
+
+- name entries (search and ``orderBy: NAME`` miss the employee): written by
+  ``name_backfill.index_organization``;
+- a job's application counters and ``countsRevision`` (``applicationCounts`` reads zeros):
+  recounted and repaired by ``counts.check_organization(fix=True)``, which fixes headcounts
+  that drifted too;
+- an organisation's email domains (``createEmployee`` fails): each organisation that owns
+  none is given the domains of its employees' emails that no other organisation holds
+  (``organizations.adopt_email_domains``); a domain held elsewhere is reported, never taken.
+
+Organisation by organisation (AP14), each step a function of one organisation, then the
+version is stamped (datastore/layout_version.py). After each step the organisation's
+progress item (``LAYOUT`` / ``MIGRATION#<version>#<org>``) records it and what it did, so an
+interrupted run, run again, skips what is done and finishes the rest; each step is safe to
+repeat anyway (the backfill rewrites the same entries, the repair recounts, a domain is
+given only to an organisation still without one). Queries and GetItems only, never a Scan.
+
+Steps assume that no server of the earlier release writes meanwhile: its writes would lack
+what the steps add. The start-up check keeps this release's servers off until the stamp.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from typing import Final
+
+from datastore import counts, employees, items, keys, layout_version, name_backfill, organizations, validation
+from datastore.errors import Conflict, DatastoreError, InvalidInput
+from datastore.items import Item
+from datastore.pagination import every
+from datastore.scope import LayoutScope, PlatformScope, TenantScope
+from datastore.table import Table
+from datastore.transact import put
+
+ENTITY: Final = "MigrationProgress"
+STEPS_DONE: Final = "stepsDone"
+ORG_NAME: Final = "orgName"
+INDEXED: Final = "employeesIndexed"
+REPAIRED: Final = "countersRepaired"
+ASSIGNED: Final = "domainsAssigned"
+HELD_ELSEWHERE: Final = "domainsHeldElsewhere"
+NOT_VALID: Final = "domainsNotValid"
+OVER_LIMIT: Final = "domainsOverLimit"
+WITHOUT_DOMAINS: Final = "withoutDomains"
+
+NAME_ENTRIES: Final = "name entries"
+APPLICATION_COUNTS: Final = "application counts"
+EMAIL_DOMAINS: Final = "email domains"
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """What the migration to one layout has done for one organisation (its progress item)."""
+
+    org_id: str
+    org_name: str
+    steps_done: frozenset[str] = frozenset()
+    employees_indexed: int = 0
+    counters_repaired: int = 0
+    domains_assigned: tuple[str, ...] = ()
+    # Domains of its employees it was not given: another organisation holds them, they are
+    # not valid domains by today's rules, or there were more than an organisation may own.
+    domains_held_elsewhere: tuple[str, ...] = ()
+    domains_not_valid: tuple[str, ...] = ()
+    domains_over_limit: tuple[str, ...] = ()
+    # The organisation owns no domain after the migration: createEmployee fails there until
+    # an operator runs addEmailDomain.
+    without_domains: bool = False
+
+    def problems(self) -> list[str]:
+        """What an operator has to see to, one phrase each."""
+        found = []
+        if self.domains_held_elsewhere:
+            found.append(f"held by another organisation: {', '.join(self.domains_held_elsewhere)}")
+        if self.domains_not_valid:
+            found.append(f"not valid email domains: {', '.join(self.domains_not_valid)}")
+        if self.domains_over_limit:
+            found.append(f"over the limit of {validation.EMAIL_DOMAINS_MAX}: {', '.join(self.domains_over_limit)}")
+        if self.without_domains:
+            found.append("it owns no email domain now, so createEmployee fails there: run addEmailDomain")
+        return found
+
+
+Step = Callable[[Table, Progress], Progress]
+"""One step for one organisation: given the platform's table and what is done, what it did."""
+
+
+def index_names(table: Table, progress: Progress) -> Progress:
+    tenant = table.with_scope(TenantScope(progress.org_id))
+    return replace(progress, employees_indexed=name_backfill.index_organization(tenant))
+
+
+def repair_counts(table: Table, progress: Progress) -> Progress:
+    tenant = table.with_scope(TenantScope(progress.org_id))
+    report = counts.check_organization(tenant, fix=True)
+    return replace(progress, counters_repaired=len(report.drifts))
+
+
+def employee_domains(table: Table, org_id: str) -> list[str]:
+    """The domains of the organisation's employees' emails, most employees first (AP3 pages)."""
+    tenant = table.with_scope(TenantScope(org_id))
+    tally = Counter(
+        validation.email_domain(emp.email) for emp in every(lambda request: employees.list_employees(tenant, request))
+    )
+    return [domain for domain, _count in sorted(tally.items(), key=lambda pair: (-pair[1], pair[0]))]
+
+
+def adopt_domains(table: Table, progress: Progress) -> Progress:
+    """Give an organisation without email domains those of its employees that are free."""
+    org_id = progress.org_id
+    found = table.with_scope(PlatformScope(provisioning=org_id)).get(keys.organization_key(org_id), consistent=True)
+    if found is None or items.organization_from(found).email_domains:
+        return progress  # gone, or owns domains (created by this release, or given by an operator)
+    valid, not_valid = [], []
+    for domain in employee_domains(table, org_id):
+        try:
+            valid.append(validation.domain(domain))
+        except InvalidInput:
+            not_valid.append(domain)
+    chosen, over = valid[: validation.EMAIL_DOMAINS_MAX], valid[validation.EMAIL_DOMAINS_MAX :]
+    adopted = organizations.adopt_email_domains(table.with_scope(PlatformScope()), org_id, chosen)
+    return replace(
+        progress,
+        domains_assigned=adopted.assigned,
+        domains_held_elsewhere=adopted.held_elsewhere,
+        domains_not_valid=tuple(not_valid),
+        domains_over_limit=tuple(over),
+        without_domains=not adopted.owned,
+    )
+
+
+# The steps that bring data from the layout before to each layout, in order.
+STEPS: Final[dict[int, tuple[tuple[str, Step], ...]]] = {
+    1: ((EMAIL_DOMAINS, adopt_domains), (NAME_ENTRIES, index_names), (APPLICATION_COUNTS, repair_counts)),
+}
+
+
+# --- progress items -------------------------------------------------------------------------
+
+
+def _strings(item: Item, name: str) -> tuple[str, ...]:
+    return tuple(sorted(item[name]["SS"])) if name in item else ()
+
+
+def _string_set(values: tuple[str, ...]) -> dict[str, list[str]] | None:
+    return {"SS": sorted(values)} if values else None  # DynamoDB stores no empty set
+
+
+def read_progress(table: Table, version: int, org_id: str, org_name: str) -> Progress:
+    item = table.with_scope(LayoutScope()).get(keys.migration_progress_key(version, org_id), consistent=True)
+    if item is None:
+        return Progress(org_id, org_name)
+    return Progress(
+        org_id,
+        org_name,
+        steps_done=frozenset(_strings(item, STEPS_DONE)),
+        employees_indexed=int(item[INDEXED]["N"]),
+        counters_repaired=int(item[REPAIRED]["N"]),
+        domains_assigned=_strings(item, ASSIGNED),
+        domains_held_elsewhere=_strings(item, HELD_ELSEWHERE),
+        domains_not_valid=_strings(item, NOT_VALID),
+        domains_over_limit=_strings(item, OVER_LIMIT),
+        without_domains=item[WITHOUT_DOMAINS]["BOOL"],
+    )
+
+
+def write_progress(table: Table, version: int, progress: Progress) -> None:
+    item: Item = {
+        **keys.migration_progress_key(version, progress.org_id).wire(),
+        items.ENTITY: items.s(ENTITY),
+        ORG_NAME: items.s(progress.org_name),
+        INDEXED: items.n(progress.employees_indexed),
+        REPAIRED: items.n(progress.counters_repaired),
+        WITHOUT_DOMAINS: {"BOOL": progress.without_domains},
+    }
+    for name, values in (
+        (STEPS_DONE, tuple(progress.steps_done)),
+        (ASSIGNED, progress.domains_assigned),
+        (HELD_ELSEWHERE, progress.domains_held_elsewhere),
+        (NOT_VALID, progress.domains_not_valid),
+        (OVER_LIMIT, progress.domains_over_limit),
+    ):
+        if (value := _string_set(values)) is not None:
+            item[name] = value
+    table.with_scope(LayoutScope()).write([put(item)])
+
+
+# --- the run ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """An organisation the run could not finish: re-running resumes it."""
+
+    org_id: str
+    org_name: str
+    step: str
+    reason: str
+
+    def describe(self) -> str:
+        return f"{self.org_id} {self.org_name}: {self.step} failed: {self.reason}"
+
+
+@dataclass
+class Summary:
+    """What a run found and did."""
+
+    table_name: str
+    found: int
+    target: int = layout_version.CURRENT
+    organizations: int = 0
+    # Organisations whose every step a run before this one had finished.
+    done_earlier: int = 0
+    outcomes: list[Progress] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    stamped: bool = False
+
+    @property
+    def needs_operator(self) -> list[Progress]:
+        return [outcome for outcome in self.outcomes if outcome.problems()]
+
+    def lines(self) -> list[str]:
+        if self.found == self.target and not self.stamped:
+            return [f"table {self.table_name} is at layout {self.target} already: nothing to migrate"]
+        if self.found == self.target:
+            return [f"table {self.table_name} holds no organisation: stamped layout {self.target}"]
+        indexed = sum(outcome.employees_indexed for outcome in self.outcomes)
+        repaired = sum(outcome.counters_repaired for outcome in self.outcomes)
+        given = [outcome for outcome in self.outcomes if outcome.domains_assigned]
+        lines = [
+            f"{self.organizations} organisation{'s' * (self.organizations != 1)} from layout {self.found} "
+            f"({self.done_earlier} done by an earlier run): {indexed} employees indexed, "
+            f"{repaired} counters repaired, {len(given)} organisation{'s' * (len(given) != 1)} given email domains"
+        ]
+        lines += [f"  {o.org_id} {o.org_name}: email domains {', '.join(o.domains_assigned)}" for o in given]
+        for outcome in self.needs_operator:
+            lines += [f"  {outcome.org_id} {outcome.org_name}: {problem}" for problem in outcome.problems()]
+        lines += [f"  {failure.describe()}" for failure in self.failures]
+        if self.stamped:
+            lines.append(f"table {self.table_name} is at layout {self.target} now")
+        else:
+            lines.append(
+                f"table {self.table_name} stays at layout {self.found}: {len(self.failures)} organisation"
+                f"{'s' * (len(self.failures) != 1)} not finished; run the migration again to finish them"
+            )
+        return lines
+
+
+@dataclass(frozen=True, slots=True)
+class Organization:
+    org_id: str
+    name: str
+
+
+def organizations_of(table: Table) -> Iterator[Organization]:
+    """Every organisation of the platform (AP14, page by page)."""
+    platform = table.with_scope(PlatformScope())
+    for org in every(lambda request: organizations.list_organizations(platform, request)):
+        yield Organization(org.org_id, org.name)
+
+
+class Refused(Exception):
+    """The table's data is from a later release: this one cannot migrate it."""
+
+
+class _StepFailed(Exception):
+    def __init__(self, step: str, error: DatastoreError) -> None:
+        self.step = step
+        self.error = error
+        super().__init__(f"{step}: {error}")
+
+
+def migrate_organization(table: Table, version: int, progress: Progress) -> Progress:
+    """Run the steps to ``version`` the organisation has not finished, recording each.
+
+    A step that fails for this organisation only (an employee or a counter kept changing
+    under it, a domain refused) raises _StepFailed; DynamoDB being unreachable raises
+    Unavailable.
+    """
+    for name, step in STEPS[version]:
+        if name in progress.steps_done:
+            continue
+        try:
+            progress = step(table, progress)
+        except (Conflict, InvalidInput, counts.KeptChanging) as error:
+            raise _StepFailed(name, error) from None
+        progress = replace(progress, steps_done=progress.steps_done | {name})
+        write_progress(table, version, progress)
+    return progress
+
+
+def migrate(
+    table: Table,
+    *,
+    on_start: Callable[[int], None] = lambda _total: None,
+    on_organization: Callable[[Progress | Failure], None] = lambda _done: None,
+) -> Summary:
+    """Bring ``table``'s data to ``layout_version.CURRENT`` (module docstring).
+
+    ``on_start`` hears how many organisations each layout's migration goes through (one AP14
+    pass to count them) before it begins, only when there is something to migrate;
+    ``on_organization`` hears of each organisation as it is finished (or fails). The summary
+    tells of the last layout's migration. Raises Refused for data of a later release;
+    DynamoDB being unreachable ends the run (Unavailable), with what was done recorded.
+    """
+    stored = layout_version.stored_version(table)
+    found = stored if stored is not None else (0 if layout_version.has_organizations(table) else layout_version.CURRENT)
+    summary = Summary(table.name, found)
+    if found > layout_version.CURRENT:
+        raise Refused(layout_version.mismatch(table.name, found))
+    if found == layout_version.CURRENT:
+        if stored is None:  # an empty table never stamped
+            layout_version.stamp(table, found, over=None)
+            summary.stamped = True
+        return summary
+    for version in range(found + 1, layout_version.CURRENT + 1):
+        summary.organizations, summary.done_earlier, summary.outcomes = 0, 0, []
+        every_step = {name for name, _step in STEPS[version]}
+        on_start(sum(1 for _org in organizations_of(table)))
+        for org in organizations_of(table):
+            summary.organizations += 1
+            progress = read_progress(table, version, org.org_id, org.name)
+            summary.done_earlier += progress.steps_done >= every_step
+            try:
+                outcome = migrate_organization(table, version, progress)
+            except _StepFailed as failed:
+                failure = Failure(org.org_id, org.name, failed.step, str(failed.error))
+                summary.failures.append(failure)
+                on_organization(failure)
+                continue  # the other organisations go on; a run again resumes this one
+            summary.outcomes.append(outcome)
+            on_organization(outcome)
+        if summary.failures:
+            return summary
+        layout_version.stamp(table, version, over=stored)
+        stored = version
+    summary.stamped = True
+    return summary

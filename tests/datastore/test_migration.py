@@ -1,0 +1,314 @@
+"""``migration.migrate`` on data written in the previous release's layout (tests/legacy_layout.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import pytest
+
+from datastore import calls, employees, jobs, keys, layout_version, migration, organizations
+from datastore.entities import ApplicationCounts, Plan, Role
+from datastore.errors import InvalidInput, Unavailable
+from datastore.provision import drop_table
+from datastore.scope import PlatformScope, TenantScope
+from datastore.table import REASON_CONDITION_FAILED, Table
+from tests.conftest import TEST_RETRY
+from tests.datastore.faults import CONNECTION_ERROR, failing_calls, injected
+from tests.datastore.support import all_pages, raw_get
+from tests.legacy_layout import LegacyOrganization, create_legacy_table, typical_organization
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
+HIRE = {"first_name": "New", "last_name": "Hire", "department_id": None, "role": Role.EMPLOYEE}
+
+
+@pytest.fixture
+def legacy(client: DynamoDBClient) -> Iterator[Table]:
+    """A table of its own as the previous release created it (every organisation is the test's)."""
+    name = f"hr-migrate-{keys.new_id().lower()}"
+    create_legacy_table(client, name)
+    yield Table(client, name, PlatformScope(), retry=TEST_RETRY)
+    drop_table(client, name)
+
+
+def tenant(table: Table, org: LegacyOrganization) -> Table:
+    return table.with_scope(TenantScope(org.org_id))
+
+
+def by_name(table: Table, prefix: str) -> list[str]:
+    return [e.email for e in all_pages(lambda request: employees.list_employees_by_name(table, prefix, request))]
+
+
+def counts_of(table: Table, org: LegacyOrganization) -> dict[str, ApplicationCounts]:
+    found = {}
+    for job_id in org.applications:
+        job = jobs.get_job(tenant(table, org), job_id, consistent=True)
+        assert job is not None
+        found[job_id] = job.application_counts
+    return found
+
+
+def expected_counts(org: LegacyOrganization) -> dict[str, ApplicationCounts]:
+    return {job_id: ApplicationCounts(**statuses) for job_id, statuses in org.applications.items()}
+
+
+def domains_of(table: Table, org: LegacyOrganization) -> tuple[str, ...]:
+    found = organizations.get_organization(tenant(table, org))
+    assert found is not None
+    return found.email_domains
+
+
+def test_migrate__layout_0__names_counts_and_domains_work_afterwards(legacy: Table) -> None:
+    acme = typical_organization("Acme", "acme.example").write(legacy.client, legacy.name)
+    people = sorted(e.email for e in acme.employees)
+    # What the previous release's data answers today: nothing by name, zero counts, no hiring.
+    assert by_name(tenant(legacy, acme), "") == [] and by_name(tenant(legacy, acme), "ng") == []
+    assert all(counts.total == 0 for counts in counts_of(legacy, acme).values())
+    with pytest.raises(InvalidInput):
+        employees.create_employee(tenant(legacy, acme), email="new@acme.example", **HIRE)  # type: ignore[arg-type]
+
+    with calls.listening() as log:
+        summary = migration.migrate(legacy)
+
+    assert "Scan" not in log.operations()
+    assert (summary.found, summary.organizations, summary.done_earlier, summary.stamped) == (0, 1, 0, True)
+    [outcome] = summary.outcomes
+    assert outcome.employees_indexed == len(acme.employees)
+    assert outcome.counters_repaired == sum(1 for statuses in acme.applications.values() for _ in statuses)
+    assert outcome.domains_assigned == ("acme.example",) and outcome.problems() == []
+    assert layout_version.stored_version(legacy) == layout_version.CURRENT
+    assert sorted(by_name(tenant(legacy, acme), "")) == people
+    assert by_name(tenant(legacy, acme), "ng") == ["p2@acme.example", "p3@acme.example"]  # Ng, then Ng Li
+    assert by_name(tenant(legacy, acme), "zoe") == ["p0@acme.example"]  # Zoë, folded
+    assert counts_of(legacy, acme) == expected_counts(acme)
+    assert domains_of(legacy, acme) == ("acme.example",)
+    hired = employees.create_employee(tenant(legacy, acme), email="new@acme.example", **HIRE)  # type: ignore[arg-type]
+    assert by_name(tenant(legacy, acme), "hire") == [hired.email]
+    assert summary.lines()[-1] == f"table {legacy.name} is at layout {layout_version.CURRENT} now"
+
+
+def test_migrate__run_again__reads_the_version_and_writes_nothing(legacy: Table) -> None:
+    typical_organization("Acme", "acme.example").write(legacy.client, legacy.name)
+    migration.migrate(legacy)
+
+    with calls.listening() as log:
+        again = migration.migrate(legacy)
+
+    assert log.operations() == ["GetItem"]
+    assert (again.found, again.organizations, again.stamped) == (layout_version.CURRENT, 0, False)
+    assert again.lines() == [f"table {legacy.name} is at layout {layout_version.CURRENT} already: nothing to migrate"]
+
+
+def test_migrate__interrupted_after_one_organisation__run_again_finishes_the_rest(legacy: Table) -> None:
+    orgs = [
+        typical_organization(name, f"{name.lower()}.example", people=3).write(legacy.client, legacy.name)
+        for name in ("Alpha", "Beta", "Gamma")
+    ]
+    finished: list[str] = []
+
+    def interrupt(outcome: migration.Progress | migration.Failure) -> None:
+        finished.append(outcome.org_id)
+        raise KeyboardInterrupt  # Ctrl-C as the first organisation is done
+
+    with pytest.raises(KeyboardInterrupt):
+        migration.migrate(legacy, on_organization=interrupt)
+    assert finished == [orgs[0].org_id]  # AP14 order: by name
+    assert layout_version.stored_version(legacy) is None  # not stamped: layout 0 still
+    assert by_name(tenant(legacy, orgs[1]), "") == []
+
+    with calls.listening() as log:
+        summary = migration.migrate(legacy)
+
+    assert (summary.organizations, summary.done_earlier, summary.stamped) == (3, 1, True)
+    # The finished organisation's progress item was read, and nothing of it written again.
+    written = [pk for call in log.snapshot() if call.operation in WRITES for pk in call.partition_keys()]
+    assert not any(keys.in_tenant(pk, orgs[0].org_id) for pk in written)
+    for org in orgs:
+        assert sorted(by_name(tenant(legacy, org), "")) == sorted(e.email for e in org.employees)
+        assert counts_of(legacy, org) == expected_counts(org)
+    # The summary tells of the earlier run's work too: it is in the progress items.
+    assert [o.domains_assigned for o in summary.outcomes] == [("alpha.example",), ("beta.example",), ("gamma.example",)]
+
+
+def test_migrate__interrupted_between_steps__finished_steps_not_run_again(legacy: Table) -> None:
+    acme = typical_organization("Acme", "acme.example").write(legacy.client, legacy.name)
+    # Where a run stopped after the first step of the organisation: domains given and recorded.
+    done = migration.adopt_domains(legacy, migration.Progress(acme.org_id, "Acme"))
+    stopped = replace(done, steps_done=frozenset({migration.EMAIL_DOMAINS}))
+    migration.write_progress(legacy, layout_version.CURRENT, stopped)
+
+    with calls.listening() as log:
+        summary = migration.migrate(legacy)
+
+    touched = {pk for call in log.snapshot() if call.operation in WRITES for pk in call.partition_keys()}
+    assert not any(keys.is_domain_pk(pk) for pk in touched)  # the domain step did not run again
+    assert summary.done_earlier == 0 and summary.stamped
+    assert summary.outcomes[0].domains_assigned == ("acme.example",)
+    assert summary.outcomes[0].steps_done == {name for name, _step in migration.STEPS[layout_version.CURRENT]}
+    assert sorted(by_name(tenant(legacy, acme), "")) == sorted(e.email for e in acme.employees)
+    assert counts_of(legacy, acme) == expected_counts(acme)
+
+
+def test_migrate__employees_in_several_free_domains__all_given(legacy: Table) -> None:
+    org = LegacyOrganization("Merged")
+    org.employee("a@one.example", "A", "One", role="admin")
+    org.employee("b@two.example", "B", "Two")
+    org.employee("c@two.example", "C", "Two")
+    org.write(legacy.client, legacy.name)
+
+    summary = migration.migrate(legacy)
+
+    assert summary.outcomes[0].domains_assigned == ("one.example", "two.example")
+    assert domains_of(legacy, org) == ("one.example", "two.example")
+    for domain in ("one.example", "two.example"):
+        marker = raw_get(legacy.client, legacy.name, keys.domain_key(domain))
+        assert marker is not None and marker["orgId"] == {"S": org.org_id}
+    assert summary.needs_operator == []
+
+
+def test_migrate__domain_held_by_another_organisation__reported_never_taken(legacy: Table) -> None:
+    holder, _admin = organizations.create_organization(  # a newer organisation owns shared.example
+        legacy,
+        name="Holder",
+        plan=Plan.PRO,
+        email_domains=["shared.example"],
+        admin_email="boss@shared.example",
+        admin_first_name="B",
+        admin_last_name="Oss",
+    )
+    mixed = LegacyOrganization("Mixed")
+    mixed.employee("a@shared.example", "A", "Shared", role="admin")
+    mixed.employee("b@own.example", "B", "Own")
+    mixed.write(legacy.client, legacy.name)
+    only_shared = LegacyOrganization("Only Shared")
+    only_shared.employee("c@shared.example", "C", "Shared", role="admin")
+    only_shared.write(legacy.client, legacy.name)
+
+    summary = migration.migrate(legacy)
+
+    by_org = {outcome.org_id: outcome for outcome in summary.outcomes}
+    assert by_org[mixed.org_id].domains_assigned == ("own.example",)
+    assert by_org[mixed.org_id].domains_held_elsewhere == ("shared.example",)
+    assert not by_org[mixed.org_id].without_domains
+    assert by_org[only_shared.org_id].domains_held_elsewhere == ("shared.example",)
+    assert by_org[only_shared.org_id].without_domains
+    assert by_org[holder.org_id].domains_assigned == () and by_org[holder.org_id].problems() == []
+    marker = raw_get(legacy.client, legacy.name, keys.domain_key("shared.example"))
+    assert marker is not None and marker["orgId"] == {"S": holder.org_id}
+    assert domains_of(legacy, only_shared) == ()
+    assert summary.stamped  # the layout is current: an organisation without domains is an operator's task
+    assert [o.org_id for o in summary.needs_operator] == [mixed.org_id, only_shared.org_id]
+    lines = summary.lines()
+    assert f"  {only_shared.org_id} Only Shared: held by another organisation: shared.example" in lines
+    assert any(line.startswith(f"  {only_shared.org_id} Only Shared: it owns no email domain now") for line in lines)
+
+
+def test_migrate__two_old_organisations_share_a_domain__the_first_by_name_gets_it(legacy: Table) -> None:
+    orgs = []
+    for name, person in (("Beta", "b"), ("Alpha", "a")):
+        org = LegacyOrganization(name)
+        org.employee(f"{person}@common.example", person.upper(), "Person", role="admin")
+        orgs.append(org.write(legacy.client, legacy.name))
+    beta, alpha = orgs
+
+    summary = migration.migrate(legacy)
+
+    assert domains_of(legacy, alpha) == ("common.example",)
+    assert domains_of(legacy, beta) == ()
+    assert [o.org_id for o in summary.needs_operator] == [beta.org_id]
+    with pytest.raises(InvalidInput):
+        employees.create_employee(tenant(legacy, beta), email="x@common.example", **HIRE)  # type: ignore[arg-type]
+
+
+def test_migrate__organisation_that_owns_domains__left_as_it_is(legacy: Table) -> None:
+    org = LegacyOrganization("Given")
+    org.employee("a@given.example", "A", "Given", role="admin")
+    org.employee("b@other.example", "B", "Other")
+    org.write(legacy.client, legacy.name)
+    # An operator gave it a domain with the previous release's successor before migrating.
+    organizations.add_email_domain(legacy, org.org_id, "given.example")
+
+    summary = migration.migrate(legacy)
+
+    assert domains_of(legacy, org) == ("given.example",)
+    assert summary.outcomes[0].domains_assigned == () and summary.outcomes[0].problems() == []
+
+
+def test_migrate__empty_table_without_version__stamped(legacy: Table) -> None:
+    summary = migration.migrate(legacy)
+    assert summary.stamped and summary.organizations == 0
+    assert summary.lines() == [f"table {legacy.name} holds no organisation: stamped layout {layout_version.CURRENT}"]
+    assert layout_version.stored_version(legacy) == layout_version.CURRENT
+
+
+def test_migrate__layout_of_a_later_release__refused_and_nothing_written(legacy: Table) -> None:
+    layout_version.stamp(legacy, layout_version.CURRENT + 1, over=None)
+    typical_organization("Later", "later.example").write(legacy.client, legacy.name)
+
+    with calls.listening() as log, pytest.raises(migration.Refused, match="written by a later release"):
+        migration.migrate(legacy)
+    assert not WRITES & set(log.operations())
+
+
+def test_migrate__outage_mid_run__ends_it_and_a_run_again_finishes(legacy: Table) -> None:
+    orgs = [
+        typical_organization(name, f"{name.lower()}.example", people=2).write(legacy.client, legacy.name)
+        for name in ("Alpha", "Beta")
+    ]
+    with failing_calls(legacy.client) as faults:
+
+        def outage(_done: migration.Progress | migration.Failure) -> None:
+            faults.fault = CONNECTION_ERROR  # DynamoDB goes away once the first organisation is done
+
+        with pytest.raises(Unavailable):
+            migration.migrate(legacy, on_organization=outage)
+    assert layout_version.stored_version(legacy) is None
+    assert by_name(tenant(legacy, orgs[1]), "") == []
+
+    summary = migration.migrate(legacy)
+
+    assert (summary.done_earlier, summary.stamped) == (1, True)
+    assert all(counts_of(legacy, org) == expected_counts(org) for org in orgs)
+
+
+def test_migrate__step_fails_for_one_organisation__others_finish_and_nothing_stamped(legacy: Table) -> None:
+    first = typical_organization("Alpha", "alpha.example", people=2).write(legacy.client, legacy.name)
+    second = typical_organization("Beta", "beta.example", people=2).write(legacy.client, legacy.name)
+    organizations.add_email_domain(legacy, first.org_id, "alpha.example")  # its first write is then a name entry's
+
+    with injected(legacy.client) as faults:
+        faults.cancel(REASON_CONDITION_FAILED, times=1)  # that write refused, as a conflicting write would be
+        summary = migration.migrate(legacy)
+
+    [failure] = summary.failures
+    assert (failure.org_id, failure.step) == (first.org_id, migration.NAME_ENTRIES)
+    assert [outcome.org_id for outcome in summary.outcomes] == [second.org_id]
+    assert not summary.stamped and layout_version.stored_version(legacy) is None
+    assert summary.lines()[-1] == (
+        f"table {legacy.name} stays at layout 0: 1 organisation not finished; run the migration again to finish them"
+    )
+    assert f"  {failure.describe()}" in summary.lines()
+
+    again = migration.migrate(legacy)
+
+    assert (again.done_earlier, again.failures, again.stamped) == (1, [], True)
+    assert sorted(by_name(tenant(legacy, first), "")) == sorted(e.email for e in first.employees)
+
+
+def test_progress__problems__one_phrase_each() -> None:
+    progress = migration.Progress(
+        keys.new_id(),
+        "Acme",
+        steps_done=frozenset({migration.NAME_ENTRIES}),
+        employees_indexed=3,
+        domains_held_elsewhere=("x.example",),
+        without_domains=True,
+    )
+    assert progress.problems() == [
+        "held by another organisation: x.example",
+        "it owns no email domain now, so createEmployee fails there: run addEmailDomain",
+    ]
