@@ -93,7 +93,6 @@ class ApiKeyScope:
 
 
 @dataclass(frozen=True, slots=True)
-@dataclass(frozen=True, slots=True)
 class LayoutScope:
     """The table's data-layout items: its version, read at start-up, and the progress of a
     migration (``server.py migrate``). No tenant data."""
