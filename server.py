@@ -158,8 +158,8 @@ def run(_args: argparse.Namespace) -> int:
                 # Worker processes load the settings again (graphql_api/asgi.py); they all
                 # use this process's engine, which outlives them.
                 hand_down_to_workers(dynamodb_endpoint=endpoint, metrics_dir=None)
-                # Worker processes are spawned and get the protocol by import path, so with its
-                # default timeout (graphql_api/serving.py).
+                # Worker processes are spawned and import the protocol, which each builds from
+                # the settings it loads (graphql_api/worker_protocol.py).
                 # A spawned worker imports everything before it answers uvicorn's health check:
                 # on a loaded machine that takes longer than the default 5 s, and the worker
                 # would be killed and respawned forever.

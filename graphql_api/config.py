@@ -133,6 +133,9 @@ class ApiSettings:
     body_timeout_seconds: float = 10.0
     # How uvicorn parses HTTP and which loop it runs (graphql_api/serving.py).
     http_implementation: HttpImplementation = "httptools"
+    # A request head's bytes (request line and header fields) and its header fields (limits/head_size.py).
+    max_head_bytes: int = 32 * 1024
+    max_headers: int = 100
     # Fair tenants (README "Fair tenants"): cost units per second and burst per organisation,
     # per process; 0 per second switches the limit off.
     tenant_cost_per_second: int = 30_000
@@ -196,6 +199,9 @@ class ApiSettings:
             header_timeout_seconds=env_int(env, "HEADER_TIMEOUT_SECONDS", 10),
             body_timeout_seconds=env_int(env, "BODY_TIMEOUT_SECONDS", 10),
             http_implementation=http_implementation(env),
+            # Minimums a browser's ordinary head (cookies, a bearer token) always fits in.
+            max_head_bytes=env_int(env, "MAX_HEAD_BYTES", 32 * 1024, minimum=4096),
+            max_headers=env_int(env, "MAX_HEADERS", 100, minimum=10),
             tenant_cost_per_second=env_int(env, "TENANT_COST_PER_SECOND", 30_000, minimum=0),
             tenant_cost_burst=tenant_cost_burst(env),
             graphiql_cache_dir=Path(env.get("GRAPHIQL_CACHE") or DEFAULT_CACHE_DIR),
