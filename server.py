@@ -113,6 +113,7 @@ def run(_args: argparse.Namespace) -> int:
     loaded = Settings.load()
     settings, api_settings = loaded.datastore, loaded.api
     configure_logging(api_settings.log_format)
+    api_settings.hosts_to_serve()  # refused here, before an engine starts, rather than in each worker
     host, port, workers = loaded.server.host, loaded.server.port, loaded.server.workers
     grace = loaded.server.shutdown_grace_seconds
     _require_free(host, port)

@@ -50,6 +50,7 @@ def test_package__unpacked_zip__imports_and_answers_graphql(tmp_path: Path) -> N
         "DYNAMODB_ENDPOINT": "http://127.0.0.1:9",
         "AWS_REGION": "eu-west-1",
         "HR_ENV": "production",
+        "ALLOWED_HOSTS": "*",
         "JWT_SECRET": "package-test-secret-0123456789-abcdefgh",
     }
     result = subprocess.run(

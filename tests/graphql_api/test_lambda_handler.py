@@ -50,6 +50,7 @@ def entry(
     monkeypatch.setenv("DYNAMODB_ENDPOINT", dynamodb_endpoint)
     monkeypatch.setenv("HR_TABLE_NAME", table_name)
     monkeypatch.setenv("HR_ENV", "production")
+    monkeypatch.setenv("ALLOWED_HOSTS", "*")  # as the template sets it: API Gateway checks the host
     monkeypatch.setenv("JWT_SECRET", TEST_SECRET)
     monkeypatch.setenv("OIDC_ISSUER", idp.ISSUER)
     monkeypatch.setenv("OIDC_AUDIENCE", idp.CLIENT_ID)

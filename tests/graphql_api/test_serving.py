@@ -25,7 +25,7 @@ from tests.graphql_api.live import serving, with_settings
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-BASE = {"HR_ENV": "test", "ALLOWED_HOSTS": "127.0.0.1", "JWT_SECRET": "x" * 40}
+BASE = {"HR_ENV": "test", "JWT_SECRET": "x" * 40}
 
 
 def test_settings__http_implementation__httptools_by_default_h11_selectable() -> None:
