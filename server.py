@@ -9,7 +9,6 @@ import shutil
 import signal
 import socket
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +31,7 @@ from graphql_api import bulk_csv
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.heap import settle_heap
+from graphql_api.observability import metrics_dir
 from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
 from graphql_api.schema import schema_sdl
@@ -89,13 +89,14 @@ def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None
     (prometheus-client's multiprocess mode, which reads ``PROMETHEUS_MULTIPROC_DIR`` when the
     worker imports it; handed down by graphql_api/settings.py) and this process serves their
     sum. The directory is made empty for each run and removed after: figures from an earlier
-    run's processes must not be summed.
+    run's processes must not be summed. It is named after this process, so one left by a
+    server killed outright is removed at the next start (``remove_leftovers``).
     """
     if port is None:
         yield
         return
     _require_free(host, port, "METRICS_PORT")
-    directory = tempfile.mkdtemp(prefix="hr-metrics-") if workers > 1 else None
+    directory = metrics_dir.create() if workers > 1 else None
     hand_down_to_workers(dynamodb_endpoint=None, metrics_dir=directory)
     server = serve_metrics(host, port, directory)
     print(f"metrics on http://{host}:{port}/metrics", flush=True)
@@ -108,12 +109,22 @@ def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None
             shutil.rmtree(directory, ignore_errors=True)
 
 
+def remove_leftovers() -> None:
+    """What servers killed outright left on this host: metrics directories.
+
+    Only those whose owner is gone (graphql_api/host_files.py); a running server's are kept.
+    """
+    for path in metrics_dir.remove_leftovers():
+        print(f"removed {path}, left by a server that was killed", flush=True)
+
+
 def run(_args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     loaded = Settings.load()
     settings, api_settings = loaded.datastore, loaded.api
     configure_logging(api_settings.log_format)
     api_settings.hosts_to_serve()  # refused here, before an engine starts, rather than in each worker
+    remove_leftovers()
     host, port, workers = loaded.server.host, loaded.server.port, loaded.server.workers
     grace = loaded.server.shutdown_grace_seconds
     _require_free(host, port)

@@ -5,6 +5,9 @@ and loaders) from the settings it loads at import (graphql_api/settings.py). Not
 between workers but DynamoDB itself, so anything a request depends on (cursors, idempotency
 records, persisted documents) must live there or be derived from shared settings such as the
 signing secret.
+
+A worker dies with the process that started it (graphql_api/worker_process.py), so a server
+killed outright leaves no worker holding its port.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from graphql_api.app import create_app
 from graphql_api.heap import settle_heap
 from graphql_api.observability.logging import configure_logging
 from graphql_api.settings import Settings
+from graphql_api.worker_process import die_with_parent
 
+die_with_parent()
 settings = Settings.load()
 if settings.datastore.embedded:
     # Workers never start an engine of their own: `server.py run` (WORKERS=N) starts one and

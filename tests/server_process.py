@@ -46,9 +46,15 @@ class ServerProcess:
         return code
 
     def close(self) -> None:
-        """Once the process has exited: the rest of its output read, the pipe closed."""
+        """Once the process has exited: the rest of its output read, the pipe closed.
+
+        Processes it left running (a test's failure) may hold the pipe open: then the pipe is
+        left to the collector, since closing it under a blocked read would block too.
+        """
         if self.collector is not None:
             self.collector.join(timeout=30)  # its workers may hold the pipe a moment longer
+            if self.collector.is_alive():
+                return
         if self.process.stdout is not None and not self.process.stdout.closed:
             self.process.stdout.close()
 
