@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import shutil
 import signal
 import socket
@@ -31,6 +32,8 @@ from graphql_api import bulk_csv
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.heap import settle_heap
+from graphql_api.host_files import remove, remove_orphans, runtime_dir
+from graphql_api.limits import shared_buckets
 from graphql_api.observability import metrics_dir
 from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
@@ -110,11 +113,11 @@ def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None
 
 
 def remove_leftovers() -> None:
-    """What servers killed outright left on this host: metrics directories.
+    """What servers killed outright left on this host: metrics directories, shared tenant buckets.
 
     Only those whose owner is gone (graphql_api/host_files.py); a running server's are kept.
     """
-    for path in metrics_dir.remove_leftovers():
+    for path in [*metrics_dir.remove_leftovers(), *remove_orphans(runtime_dir(), shared_buckets.PREFIX)]:
         print(f"removed {path}, left by a server that was killed", flush=True)
 
 
@@ -175,12 +178,17 @@ def run(_args: argparse.Namespace) -> int:
                 # A spawned worker imports everything before it answers uvicorn's health check:
                 # on a loaded machine that takes longer than the default 5 s, and the worker
                 # would be killed and respawned forever.
-                serve(
-                    "graphql_api.asgi:app",
-                    workers=workers,
-                    timeout_worker_healthcheck=30,
-                    **worker_options(api_settings),
-                )
+                try:
+                    serve(
+                        "graphql_api.asgi:app",
+                        workers=workers,
+                        timeout_worker_healthcheck=30,
+                        **worker_options(api_settings),
+                    )
+                finally:
+                    # The tenant buckets the workers shared (graphql_api/limits/shared_buckets.py).
+                    if (table := shared_buckets.table_of(os.getpid())) is not None:
+                        remove(table)
     except SystemExit as exit_:
         # SIGTERM ended the server (_exit_on_sigterm), and the engine is stopped by now.
         return 0 if exit_.code == 128 + signal.SIGTERM else 1
