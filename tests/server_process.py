@@ -1,4 +1,4 @@
-"""``python server.py run`` as a real process, its output collected as it runs.
+"""``python server.py run`` (or another server command) as a real process, its output collected as it runs.
 
 For tests that need the server as an operator runs it (its own process, its workers, its
 protocol) rather than an app served in the test's process (tests/graphql_api/live.py).
@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +21,23 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 START_TIMEOUT_SECONDS = 90.0
+SERVER_RUN = ("server.py", "run")
+
+
+def uvicorn_workers(port: int, workers: int) -> tuple[str, ...]:
+    """The production command line (README "Two commands"): uvicorn's own supervisor and workers."""
+    return (
+        "-m",
+        "uvicorn",
+        "graphql_api.asgi:app",
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+        "--http",
+        "graphql_api.worker_protocol:Protocol",
+        "--no-access-log",
+    )
 
 
 @dataclass
@@ -59,10 +76,12 @@ class ServerProcess:
             self.process.stdout.close()
 
 
-def start(env: Mapping[str, str], port: int, *, timeout: float = START_TIMEOUT_SECONDS) -> ServerProcess:
-    """``server.py run`` with ``env`` (over this process's environment) on ``port``, once /healthz answers."""
+def start(
+    env: Mapping[str, str], port: int, *, command: Sequence[str] = SERVER_RUN, timeout: float = START_TIMEOUT_SECONDS
+) -> ServerProcess:
+    """``python *command`` with ``env`` (over this process's environment) on ``port``, once /healthz answers."""
     process = subprocess.Popen(
-        [sys.executable, "server.py", "run"],
+        [sys.executable, *command],
         cwd=ROOT,
         env={**os.environ, **env, "PORT": str(port)},
         stdout=subprocess.PIPE,
@@ -96,9 +115,9 @@ def start(env: Mapping[str, str], port: int, *, timeout: float = START_TIMEOUT_S
 
 
 @contextmanager
-def running(env: Mapping[str, str], port: int) -> Iterator[ServerProcess]:
+def running(env: Mapping[str, str], port: int, command: Sequence[str] = SERVER_RUN) -> Iterator[ServerProcess]:
     """``start``, and stopped (SIGTERM, then SIGKILL) when the block ends."""
-    server = start(env, port)
+    server = start(env, port, command=command)
     try:
         yield server
     finally:
