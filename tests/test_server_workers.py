@@ -31,6 +31,7 @@ from graphql_api.limits import shared_buckets
 from tests import server_process
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import TEST_SECRET, Api
+from tests.test_server import engine_pids
 
 GONE_WITHIN_SECONDS = 30.0
 
@@ -127,6 +128,7 @@ def test_run__two_workers__parent_killed__nothing_left_and_restarts_at_once(tmp_
         while any(running(p.pid) for p in family) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert [p for p in family if running(p.pid)] == []
+        assert engine_pids(data_dir) == []  # nor, by its command line, any engine on these files
         server.close()
         assert port_free(port)
         assert left.is_dir() and buckets.is_file()  # left behind, as nothing ran
