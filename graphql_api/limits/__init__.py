@@ -5,8 +5,8 @@ a refused query makes no DynamoDB call; the body-size middleware refuses before 
 parses anything; the tenant rate limit charges what MaxCost counted and refuses past the
 organisation's bucket, before execution too; the call budget stops a request that reaches DynamoDB too often; the
 response budget stops one whose pages add up to too many bytes. The ASGI middlewares
-(body_size, body_timeout, concurrency) and the uvicorn protocol (header_timeout) are
-installed by graphql_api/app.py and server.py.
+(body_size, body_timeout, concurrency) are installed by graphql_api/app.py; the uvicorn
+protocols (protocols: header_timeout and head_size) by graphql_api/serving.py.
 """
 
 from __future__ import annotations
