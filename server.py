@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import shutil
 import signal
 import socket
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,6 +44,9 @@ from graphql_api import bulk_csv
 from graphql_api.app import create_app
 from graphql_api.auth import PLATFORM_ROLE, issue_token
 from graphql_api.heap import settle_heap
+from graphql_api.host_files import remove, remove_orphans, runtime_dir
+from graphql_api.limits import shared_buckets
+from graphql_api.observability import metrics_dir
 from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
 from graphql_api.schema import schema_sdl
@@ -101,13 +104,14 @@ def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None
     (prometheus-client's multiprocess mode, which reads ``PROMETHEUS_MULTIPROC_DIR`` when the
     worker imports it; handed down by graphql_api/settings.py) and this process serves their
     sum. The directory is made empty for each run and removed after: figures from an earlier
-    run's processes must not be summed.
+    run's processes must not be summed. It is named after this process, so one left by a
+    server killed outright is removed at the next start (``remove_leftovers``).
     """
     if port is None:
         yield
         return
     _require_free(host, port, "METRICS_PORT")
-    directory = tempfile.mkdtemp(prefix="hr-metrics-") if workers > 1 else None
+    directory = metrics_dir.create() if workers > 1 else None
     hand_down_to_workers(dynamodb_endpoint=None, metrics_dir=directory)
     server = serve_metrics(host, port, directory)
     print(f"metrics on http://{host}:{port}/metrics", flush=True)
@@ -132,11 +136,22 @@ def check_layout(datastore: Datastore, *, serve_anyway: bool) -> None:
         print(found.warning, file=sys.stderr, flush=True)
 
 
+def remove_leftovers() -> None:
+    """What servers killed outright left on this host: metrics directories, shared tenant buckets.
+
+    Only those whose owner is gone (graphql_api/host_files.py); a running server's are kept.
+    """
+    for path in [*metrics_dir.remove_leftovers(), *remove_orphans(runtime_dir(), shared_buckets.PREFIX)]:
+        print(f"removed {path}, left by a server that was killed", flush=True)
+
+
 def run(_args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     loaded = Settings.load()
     settings, api_settings = loaded.datastore, loaded.api
     configure_logging(api_settings.log_format)
+    api_settings.hosts_to_serve()  # refused here, before an engine starts, rather than in each worker
+    remove_leftovers()
     host, port, workers = loaded.server.host, loaded.server.port, loaded.server.workers
     grace = loaded.server.shutdown_grace_seconds
     _require_free(host, port)
@@ -183,17 +198,22 @@ def run(_args: argparse.Namespace) -> int:
                 # Worker processes load the settings again (graphql_api/asgi.py); they all
                 # use this process's engine, which outlives them.
                 hand_down_to_workers(dynamodb_endpoint=endpoint, metrics_dir=None)
-                # Worker processes are spawned and get the protocol by import path, so with its
-                # default timeout (graphql_api/serving.py).
+                # Worker processes are spawned and import the protocol, which each builds from
+                # the settings it loads (graphql_api/worker_protocol.py).
                 # A spawned worker imports everything before it answers uvicorn's health check:
                 # on a loaded machine that takes longer than the default 5 s, and the worker
                 # would be killed and respawned forever.
-                serve(
-                    "graphql_api.asgi:app",
-                    workers=workers,
-                    timeout_worker_healthcheck=30,
-                    **worker_options(api_settings),
-                )
+                try:
+                    serve(
+                        "graphql_api.asgi:app",
+                        workers=workers,
+                        timeout_worker_healthcheck=30,
+                        **worker_options(api_settings),
+                    )
+                finally:
+                    # The tenant buckets the workers shared (graphql_api/limits/shared_buckets.py).
+                    if (table := shared_buckets.table_of(os.getpid())) is not None:
+                        remove(table)
     except SystemExit as exit_:
         # SIGTERM ended the server (_exit_on_sigterm), and the engine is stopped by now.
         return 0 if exit_.code == 128 + signal.SIGTERM else 1

@@ -13,8 +13,8 @@ default (30,000 units/s, twelve Q1 pages a second) is more than a laptop or a sh
 serves in all, and a limit above capacity protects nothing. So the bench first measures the
 server's capacity C (PAGE requests/s, CALIBRATE_CLIENTS closed-loop clients), then offers
 the quiet tenant C/10 and the noisy one C (10x, enough to saturate the server alone), and
-gives each tenant a bucket refilling at SHARE x C pages' worth of cost a second, divided
-among the worker processes since buckets are per process (burst: two seconds, at least
+gives each tenant a bucket refilling at SHARE x C pages' worth of cost a second, which the
+server's workers share (graphql_api/limits/shared_buckets.py; burst: two seconds, at least
 MAX_QUERY_COST). ``--share`` sets the share, repeated for a run at each. Phases:
 
 1. the quiet tenant alone, limit on;
@@ -200,14 +200,14 @@ def print_table(rows: dict[str, dict[str, Any]]) -> None:
         print(f"{name:34}" + "".join(f"{row.get(c, '-')!s:>16}" for c in columns))
 
 
-def limited(share: float, capacity: float, workers: int) -> tuple[int, int]:
+def limited(share: float, capacity: float) -> tuple[int, int]:
     """TENANT_COST_PER_SECOND and TENANT_COST_BURST for ``share`` of the server's capacity.
 
-    The buckets are per process (README "Fair tenants"), so with N workers each gets 1/N of
-    the tenant's rate: in all, a tenant is admitted ``share`` x capacity pages' worth. The
-    burst is two seconds of the process's refill, and at least MAX_QUERY_COST.
+    The server's workers share each tenant's bucket (README "Fair tenants"), so a tenant is
+    admitted ``share`` x capacity pages' worth however many workers serve it. The burst is
+    two seconds of refill, and at least MAX_QUERY_COST.
     """
-    per_second = max(1, round(share * capacity * PAGE_COST / workers))
+    per_second = max(1, round(share * capacity * PAGE_COST))
     return per_second, max(API.max_cost, 2 * per_second)
 
 
@@ -263,7 +263,7 @@ def main() -> int:
             server.stop()
         runs: list[dict[str, Any]] = []
         for share in shares:
-            per_second, burst = limited(share, pages_per_second, workers)
+            per_second, burst = limited(share, pages_per_second)
             limit_env = {**env, "TENANT_COST_PER_SECOND": str(per_second), "TENANT_COST_BURST": str(burst)}
             rows: dict[str, dict[str, Any]] = {}
             server = Server(limit_env, *flags)
@@ -310,7 +310,7 @@ def main() -> int:
     for run in runs:
         print(
             f"\nshare {run['share']:g} of capacity a tenant: TENANT_COST_PER_SECOND={run['tenant_cost_per_second']}, "
-            f"TENANT_COST_BURST={run['tenant_cost_burst']} per process"
+            f"TENANT_COST_BURST={run['tenant_cost_burst']} for the server"
         )
         print_table({name: run["rows"][name] for name in order if name in run["rows"]})
         for name, ratio in run["p95_ratio"].items():

@@ -56,6 +56,7 @@ def main() -> None:
         api = ApiSettings.from_env(
             {
                 "HR_ENV": "bench",
+                "ALLOWED_HOSTS": "bench",  # the in-process client's base URL
                 "JWT_SECRET": SECRET,
                 "COST_IN_RESPONSE": "false",
                 # The bench server's limits, so Q4's 100 aliases run.

@@ -184,7 +184,15 @@ def main() -> int:
 
         install()
     # As bench.serve: one tenant flat out, no tenant rate limit (its bucket would refuse raised costs).
-    loaded = Settings.load({**RAISED_LIMITS, "TENANT_COST_PER_SECOND": "0", "HR_ENV": "bench", "JWT_SECRET": SECRET})
+    loaded = Settings.load(
+        {
+            **RAISED_LIMITS,
+            "TENANT_COST_PER_SECOND": "0",
+            "HR_ENV": "bench",
+            "ALLOWED_HOSTS": "bench",  # the in-process client's base URL
+            "JWT_SECRET": SECRET,
+        }
+    )
     base = loaded.datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-bench-{keys.new_id().lower()}")

@@ -178,6 +178,8 @@ def _service_policy() -> dict[str, Any]:
 def _function() -> dict[str, Any]:
     environment = {
         "HR_ENV": "production",
+        # API Gateway answers only for the API's own domains, so any Host that reaches the function is one.
+        "ALLOWED_HOSTS": "*",
         "DYNAMODB_ENDPOINT": "aws",
         "HR_TABLE_NAME": _ref("Table"),
         # The secret's ARN, not the secret: read at start-up (graphql_api/jwt_secret.py).

@@ -43,6 +43,7 @@ from graphql_api.cursors import CursorCodec
 from graphql_api.document_cache import CachedDocuments, DocumentCache
 from graphql_api.health import HealthRoutes, Readiness
 from graphql_api.http import request_id
+from graphql_api.http.hosts import AllowedHosts
 from graphql_api.http.persisted import PersistedDocuments, StoreRegistered, load_manifest
 from graphql_api.http.transport import HttpTransport
 from graphql_api.lifetime import DEADLINE, SESSION, RequestLifetime
@@ -185,6 +186,9 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
                 ),
                 emf=settings.lambda_function is not None,
             ),
+            # ALLOWED_HOSTS (http/hosts.py): before anything that could answer or redirect; after the
+            # health routes, which a load balancer probes by the target's IP address.
+            Middleware(AllowedHosts, allowed_hosts=settings.hosts_to_serve()),
             # Slow clients (limits/body_timeout.py): outside the rest, so nothing inside waits on a body.
             Middleware(MaxBodyTime, timeout_seconds=settings.body_timeout_seconds),
             Middleware(
@@ -222,6 +226,9 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
             ),
         ],
     )
+    # No redirect from /graphql/ to /graphql: it would build its Location from the Host header,
+    # and an API's clients call the paths they were given; anything else is a 404.
+    app.router.redirect_slashes = False
     # The process's parsed documents: tests read app.state.document_cache.parses.
     app.state.document_cache = documents
     app.state.plan_cache = plans

@@ -10,6 +10,9 @@ Before it serves, each worker checks the table's data layout (datastore/layout_v
 data in another layout than this release's stops it with one line naming the command to
 run, unless SERVE_UNMIGRATED_DATA is on; so does a table it cannot read (DynamoDB
 unreachable), where ``server.py run`` waits for DynamoDB instead.
+
+A worker dies with the process that started it (graphql_api/worker_process.py), so a server
+killed outright leaves no worker holding its port.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ from graphql_api.heap import settle_heap
 from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.process import start_worker_process_metrics
 from graphql_api.settings import Settings
+from graphql_api.worker_process import die_with_parent
+
+die_with_parent()
 
 _log = logging.getLogger("hr.startup")
 settings = Settings.load()

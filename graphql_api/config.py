@@ -54,6 +54,24 @@ def log_format(env: Mapping[str, str], development: bool) -> LogFormat:
 
 
 LOOPBACK_HOSTS: Final = ("127.0.0.1", "localhost", "::1")
+# ALLOWED_HOSTS in development: the loopback's names, as a Host header spells them.
+DEVELOPMENT_HOSTS: Final = ("localhost", "127.0.0.1", "[::1]")
+
+
+def allowed_hosts(env: Mapping[str, str], development: bool) -> tuple[str, ...] | None:
+    """ALLOWED_HOSTS: the host names requests may be addressed to (graphql_api/http/hosts.py).
+
+    The loopback's names by default in development; None (unset) anywhere else, which a server
+    refuses to start with (``ApiSettings.hosts_to_serve``), since only the operator knows the
+    names a deployment answers to. ``*`` admits any, for a proxy that checks the host itself.
+    """
+    hosts = tuple(host.strip().lower() for host in env.get("ALLOWED_HOSTS", "").split(",") if host.strip())
+    for host in hosts:
+        if "*" in host[1:] or (host.startswith("*") and host != "*" and not host.startswith("*.")):
+            raise ConfigError(f"ALLOWED_HOSTS: a wildcard must be *.domain or *, got {host!r}")
+    if hosts:
+        return hosts
+    return DEVELOPMENT_HOSTS if development else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +151,12 @@ class ApiSettings:
     body_timeout_seconds: float = 10.0
     # How uvicorn parses HTTP and which loop it runs (graphql_api/serving.py).
     http_implementation: HttpImplementation = "httptools"
+    # A request head's bytes (request line and header fields) and its header fields (limits/head_size.py).
+    max_head_bytes: int = 32 * 1024
+    max_headers: int = 100
+    # Host names requests may be addressed to (graphql_api/http/hosts.py); ``*`` admits any;
+    # None (unset outside development) lets tools run but no server start.
+    allowed_hosts: tuple[str, ...] | None = DEVELOPMENT_HOSTS
     # Fair tenants (README "Fair tenants"): cost units per second and burst per organisation,
     # per process; 0 per second switches the limit off.
     tenant_cost_per_second: int = 30_000
@@ -203,6 +227,10 @@ class ApiSettings:
             header_timeout_seconds=env_int(env, "HEADER_TIMEOUT_SECONDS", 10),
             body_timeout_seconds=env_int(env, "BODY_TIMEOUT_SECONDS", 10),
             http_implementation=http_implementation(env),
+            # Minimums a browser's ordinary head (cookies, a bearer token) always fits in.
+            max_head_bytes=env_int(env, "MAX_HEAD_BYTES", 32 * 1024, minimum=4096),
+            max_headers=env_int(env, "MAX_HEADERS", 100, minimum=10),
+            allowed_hosts=allowed_hosts(env, development),
             tenant_cost_per_second=env_int(env, "TENANT_COST_PER_SECOND", 30_000, minimum=0),
             tenant_cost_burst=tenant_cost_burst(env),
             graphiql_cache_dir=Path(env.get("GRAPHIQL_CACHE") or DEFAULT_CACHE_DIR),
@@ -221,6 +249,16 @@ class ApiSettings:
             request_timeout_seconds=env_float(env, "REQUEST_TIMEOUT_SECONDS", 10.0),
             compiled_plans=env_bool(env, "COMPILED_PLANS", True),
         )
+
+    def hosts_to_serve(self) -> tuple[str, ...]:
+        """ALLOWED_HOSTS, which every server needs outside development (a tool such as
+        ``server.py token`` does not, so parsing the settings does not insist)."""
+        if self.allowed_hosts is None:
+            raise ConfigError(
+                "ALLOWED_HOSTS must be set outside development: the host names clients use, comma-separated "
+                "(*.example.com for subdomains, * for any host when a proxy in front checks it)"
+            )
+        return self.allowed_hosts
 
     def warn_if_development(self) -> None:
         if self.jwt_secret == DEVELOPMENT_SECRET:

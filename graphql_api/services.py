@@ -9,7 +9,7 @@ from datastore.store import Datastore
 from graphql_api.blocking import BlockingRunner
 from graphql_api.config import ApiSettings
 from graphql_api.cursors import CursorCodec
-from graphql_api.limits.tenant_rate import TenantBuckets
+from graphql_api.limits.tenant_rate import Buckets
 from graphql_api.types.relations import RelationPlans
 
 
@@ -21,7 +21,7 @@ class Services:
     executor: Executor
     cursors: CursorCodec
     # Each organisation's share of work (limits/tenant_rate.py); None when the limit is off.
-    tenant_buckets: TenantBuckets | None = None
+    tenant_buckets: Buckets | None = None
     # What each connection field selects on its nodes, for the process (types/relations.py).
     relation_plans: RelationPlans = field(default_factory=RelationPlans)
     # Blocking work outside a session, on the same pool: sign-in, GraphiQL's tokens (blocking.py).

@@ -102,6 +102,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             api = ApiSettings.from_env(
                 {
                     "HR_ENV": "test",
+                    "ALLOWED_HOSTS": "127.0.0.1",
                     "JWT_SECRET": "outage-secret-0123456789-0123456789-abcdef",
                     # The load here is the test's, one tenant flat out: outages, not fairness.
                     "TENANT_COST_PER_SECOND": "0",

@@ -5,8 +5,8 @@ a refused query makes no DynamoDB call; the body-size middleware refuses before 
 parses anything; the tenant rate limit charges what MaxCost counted and refuses past the
 organisation's bucket, before execution too; the call budget stops a request that reaches DynamoDB too often; the
 response budget stops one whose pages add up to too many bytes. The ASGI middlewares
-(body_size, body_timeout, concurrency) and the uvicorn protocol (header_timeout) are
-installed by graphql_api/app.py and server.py.
+(body_size, body_timeout, concurrency) are installed by graphql_api/app.py; the uvicorn
+protocols (protocols: header_timeout and head_size) by graphql_api/serving.py.
 """
 
 from __future__ import annotations
@@ -22,14 +22,20 @@ from graphql_api.limits.bulk_rows import MaxRows
 from graphql_api.limits.depth import MaxDepth
 from graphql_api.limits.query_cost import MaxCost
 from graphql_api.limits.response_size import ResponseSizeGuard
-from graphql_api.limits.tenant_rate import TenantBuckets, TenantRate
+from graphql_api.limits.shared_buckets import for_this_worker
+from graphql_api.limits.tenant_rate import Buckets, TenantBuckets, TenantRate
 
 
-def tenant_buckets(settings: ApiSettings) -> TenantBuckets | None:
-    """The process's registry of tenant buckets (held by Services); None when the limit is off."""
+def tenant_buckets(settings: ApiSettings) -> Buckets | None:
+    """The tenant buckets requests are charged to (held by Services); None when the limit is off.
+
+    A worker of a multi-process server shares its server's (limits/shared_buckets.py); any
+    other process keeps its own.
+    """
     if settings.tenant_cost_per_second <= 0:
         return None
-    return TenantBuckets(settings.tenant_cost_per_second, settings.tenant_cost_burst)
+    shared = for_this_worker(settings.tenant_cost_per_second, settings.tenant_cost_burst)
+    return shared or TenantBuckets(settings.tenant_cost_per_second, settings.tenant_cost_burst)
 
 
 def limit_extensions(settings: ApiSettings, analyses: AnalysisCache) -> list[Callable[[], SchemaExtension]]:

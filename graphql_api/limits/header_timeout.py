@@ -3,12 +3,13 @@
 Uvicorn (0.3x-0.5x) has no header-read timeout: ``timeout_keep_alive`` runs only between
 requests and is cancelled by the first byte of the next one, so a client sending one
 header byte a second, or connecting and sending nothing, holds its socket for as long as
-it likes. These protocol subclasses (of uvicorn's httptools protocol, the default, and of its
-h11 one) arm a timer when a connection opens and again when a response completes (the start
-of the next request on a kept-alive connection); if the timer fires while the client has
-still not sent a complete request head, the connection is closed. A request whose head has
+it likes. This mixin of our protocol subclasses (of uvicorn's httptools protocol, the
+default, and of its h11 one: limits/protocols.py) arms a timer when a connection opens and
+again when a response completes (the start of the next request on a kept-alive connection);
+if the timer fires while the client has still not sent a complete request head, the
+connection is closed. A request whose head has
 arrived is not touched: its body is bounded by limits/body_timeout.py and its work by the
-request's own limits. The timer is one mixin; each parser only says whether a head arrived.
+request's own limits. Each parser only says whether a head arrived.
 
 In a deployment a proxy in front (an ALB, API Gateway, nginx's ``client_header_timeout``)
 is the first line; this guard keeps the process safe when it is exposed directly.
@@ -17,17 +18,10 @@ is the first line; this guard keeps the process safe when it is exposed directly
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from typing import Any, Final
-
-import h11
-from uvicorn.protocols.http.h11_impl import H11Protocol
-from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-from graphql_api.config import HttpImplementation
+from typing import Any
 
 
-class _HeaderTimer:
+class HeaderTimer:
     """The timer; ``_head_arrived`` and ``_close`` are the parser's (one subclass each).
 
     Mixed in before uvicorn's protocol class, whose ``loop``, ``transport`` and ``cycle`` it uses.
@@ -81,64 +75,3 @@ class _HeaderTimer:
 
     def _close(self) -> None:
         self.transport.close()
-
-
-class HeaderTimeoutProtocol(_HeaderTimer, HttpToolsProtocol):
-    """uvicorn's httptools protocol closing connections whose request head is not complete in time.
-
-    httptools tells the protocol when a head is complete (``on_headers_complete``); heads are
-    counted, and one arrived when the count moved since the timer was armed.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._heads = 0
-        self._heads_when_armed = 0
-
-    def on_headers_complete(self) -> None:
-        self._heads += 1
-        super().on_headers_complete()
-
-    def _head_expected(self) -> None:
-        self._heads_when_armed = self._heads
-
-    def _head_arrived(self) -> bool:
-        return self._heads != self._heads_when_armed
-
-
-class H11HeaderTimeoutProtocol(_HeaderTimer, H11Protocol):
-    """uvicorn's h11 protocol closing connections whose request head is not complete in time.
-
-    A head arrived when h11's client state has left IDLE.
-    """
-
-    def _head_arrived(self) -> bool:
-        return self.conn.their_state is not h11.IDLE
-
-    def _close(self) -> None:
-        # If h11 has already given up on this connection, close the socket all the same.
-        with contextlib.suppress(h11.LocalProtocolError):
-            self.conn.send(h11.ConnectionClosed())
-        self.transport.close()
-
-
-_PROTOCOLS: Final[dict[HttpImplementation, type[_HeaderTimer]]] = {
-    "httptools": HeaderTimeoutProtocol,
-    "h11": H11HeaderTimeoutProtocol,
-}
-
-
-def protocol_class(implementation: HttpImplementation = "httptools") -> type[_HeaderTimer]:
-    return _PROTOCOLS[implementation]
-
-
-def protocol_path(implementation: HttpImplementation = "httptools") -> str:
-    """The protocol as an import path, for uvicorn's spawned workers (default timeout)."""
-    protocol = _PROTOCOLS[implementation]
-    return f"{protocol.__module__}:{protocol.__qualname__}"
-
-
-def header_timeout_protocol(timeout_seconds: float, implementation: HttpImplementation = "httptools") -> type[Any]:
-    """The protocol class to pass as uvicorn's ``http=``, with this timeout."""
-    base = _PROTOCOLS[implementation]
-    return type(base.__name__, (base,), {"header_timeout_seconds": timeout_seconds})

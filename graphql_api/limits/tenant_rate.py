@@ -9,13 +9,16 @@ bucket cannot pay for is refused before any resolver runs, so it makes no Dynamo
 with ``RATE_LIMITED`` and ``retryAfter``: the seconds until the bucket will hold the charge.
 A refused request takes nothing from the bucket.
 
-The buckets live in this process only (README "Fair tenants" on several processes). They
-sit in a bounded LRU: an evicted bucket is simply full again, which is safe because a
-bucket untouched long enough to fall out of the LRU has (almost always) refilled anyway, and
-the worst case is one extra burst for a tenant that was idle while MAX_TENANT_BUCKETS other
-tenants were busy. Platform operators are not tenant-bounded (they read the platform's own
-items, rarely); anonymous callers have no organisation to charge, and every field that
-reads tenant data refuses them.
+In one process the buckets sit in a bounded LRU here: an evicted bucket is simply full
+again, which is safe because a bucket untouched long enough to fall out of the LRU has
+(almost always) refilled anyway, and the worst case is one extra burst for a tenant that was
+idle while MAX_TENANT_BUCKETS other tenants were busy. The workers of one multi-process server
+share theirs (limits/shared_buckets.py), so the limit holds per server whichever worker
+a connection lands on; both keep a bucket with ``take`` below.
+
+Platform operators are not tenant-bounded (they read the platform's own items, rarely);
+anonymous callers have no organisation to charge, and every field that reads tenant data
+refuses them.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, Protocol
 
 from graphql import GraphQLError
 from graphql.execution import ExecutionResult as GraphQLExecutionResult
@@ -58,6 +61,24 @@ class Admission:
 
     admitted: bool
     retry_after: float = 0.0
+
+
+class Buckets(Protocol):
+    """Where an organisation's requests are charged: this process's buckets, or its server's."""
+
+    def charge(self, tenant: str, units: float) -> Admission: ...
+
+
+def take(tokens: float, elapsed: float, units: float, per_second: float, burst: float) -> tuple[float, Admission]:
+    """A bucket that held ``tokens`` ``elapsed`` seconds ago, charged ``units``: its tokens now, and the answer.
+
+    A refused charge takes nothing; more than the burst can never be admitted, and its
+    ``retry_after`` is the wait for a full bucket.
+    """
+    tokens = min(burst, tokens + max(0.0, elapsed) * per_second)  # never trust a clock to move forward
+    if units <= tokens:
+        return tokens - units, Admission(True)
+    return tokens, Admission(False, (min(units, burst) - tokens) / per_second)
 
 
 class TenantBuckets:
@@ -92,14 +113,9 @@ class TenantBuckets:
                     self._buckets.popitem(last=False)
             else:
                 self._buckets.move_to_end(tenant)
-                elapsed = max(0.0, now - bucket.updated)  # monotonic, but never trust a clock
-                bucket.tokens = min(self.burst, bucket.tokens + elapsed * self.per_second)
-                bucket.updated = now
-            if units <= bucket.tokens:
-                bucket.tokens -= units
-                return Admission(True)
-            # More than the burst can never be admitted; say when a full bucket would be.
-            return Admission(False, (min(units, self.burst) - bucket.tokens) / self.per_second)
+            bucket.tokens, admission = take(bucket.tokens, now - bucket.updated, units, self.per_second, self.burst)
+            bucket.updated = now
+            return admission
 
     def __len__(self) -> int:
         return len(self._buckets)

@@ -125,6 +125,7 @@ def test_template__function__configured_for_the_roles_and_the_table(template: di
     variables = function["Environment"]["Variables"]
     assert variables["DYNAMODB_ENDPOINT"] == "aws"
     assert variables["HR_ENV"] == "production"
+    assert variables["ALLOWED_HOSTS"] == "*"  # API Gateway answers only for the API's own domains
     assert variables["HR_TABLE_NAME"] == {"Ref": "Table"}
     for role, setting in cloudformation.ROLE_SETTINGS.items():
         assert variables[setting] == {"Fn::GetAtt": [cloudformation.ROLE_RESOURCES[role], "Arn"]}

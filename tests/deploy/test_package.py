@@ -54,6 +54,7 @@ def test_package__unpacked_zip__imports_and_answers_graphql(
         "HR_TABLE_NAME": table_name,
         "AWS_REGION": "eu-west-1",
         "HR_ENV": "production",
+        "ALLOWED_HOSTS": "*",
         "JWT_SECRET": "package-test-secret-0123456789-abcdefgh",
     }
     result = subprocess.run(

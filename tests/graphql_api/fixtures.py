@@ -34,6 +34,8 @@ def api_settings() -> ApiSettings:
     return ApiSettings.from_env(
         {
             "HR_ENV": "test",
+            # The suite's clients address the server as 127.0.0.1 (tests/graphql_api/live.py).
+            "ALLOWED_HOSTS": "127.0.0.1",
             "JWT_SECRET": TEST_SECRET,
             "GRAPHIQL": "true",
             "INTROSPECTION": "true",

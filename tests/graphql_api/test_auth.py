@@ -53,6 +53,7 @@ def jwks_settings(jwks_file: Path) -> ApiSettings:
     return ApiSettings.from_env(
         {
             "HR_ENV": "test",
+            "ALLOWED_HOSTS": "127.0.0.1",
             "JWT_SECRET": TEST_SECRET,
             "JWKS": str(jwks_file),
             "JWT_ISSUER": ISSUER,

@@ -62,6 +62,7 @@ def imported_entry(
     monkeypatch.setenv("DYNAMODB_ENDPOINT", dynamodb_endpoint)
     monkeypatch.setenv("HR_TABLE_NAME", table_name)
     monkeypatch.setenv("HR_ENV", "production")
+    monkeypatch.setenv("ALLOWED_HOSTS", "*")  # as the template sets it: API Gateway checks the host
     monkeypatch.setenv("OIDC_ISSUER", idp.ISSUER)
     monkeypatch.setenv("OIDC_AUDIENCE", idp.CLIENT_ID)
     monkeypatch.setenv("OIDC_JWKS", str(idp.write_jwks(tmp_path / "jwks.json", idp.RSA, idp.EC)))

@@ -332,7 +332,12 @@ def test_call_budget__over_http(small_budget: httpx.Client, api: Api, tenant: Te
 @pytest.fixture
 def production(client: DynamoDBClient, table_name: str) -> Iterator[httpx.Client]:
     settings = ApiSettings.from_env(
-        {"HR_ENV": "production", "JWT_SECRET": "s" * 40, "CORS_ORIGINS": "https://app.example.com"}
+        {
+            "HR_ENV": "production",
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "JWT_SECRET": "s" * 40,
+            "CORS_ORIGINS": "https://app.example.com",
+        }
     )
     with serving(create_app(Datastore(client, table_name), settings)) as session:
         yield session

@@ -64,6 +64,7 @@ def served(
     api_settings = ApiSettings.from_env(
         {
             "HR_ENV": "test",
+            "ALLOWED_HOSTS": "127.0.0.1",
             "JWT_SECRET": TEST_SECRET,
             "OIDC_ISSUER": idp.ISSUER,
             "OIDC_AUDIENCE": idp.CLIENT_ID,
@@ -183,6 +184,7 @@ def test_asgi_entry__role_settings_in_environment__tenant_request_signed_as_its_
         monkeypatch.setenv(name, value)
     monkeypatch.setenv("HR_TABLE_NAME", table_name)
     monkeypatch.setenv("HR_ENV", "production")
+    monkeypatch.setenv("ALLOWED_HOSTS", "127.0.0.1")
     monkeypatch.setenv("JWT_SECRET", TEST_SECRET)
     sys.modules.pop("graphql_api.asgi", None)
     asgi = importlib.import_module("graphql_api.asgi")

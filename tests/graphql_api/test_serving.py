@@ -4,6 +4,8 @@ asyncio's loop when chosen, each behind the header-timeout protocol (test_slow_c
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -13,8 +15,9 @@ from datastore.config import ConfigError
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.config import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImplementation
-from graphql_api.limits.header_timeout import H11HeaderTimeoutProtocol, HeaderTimeoutProtocol
+from graphql_api.limits.protocols import GuardedH11Protocol, GuardedHttpToolsProtocol
 from graphql_api.serving import uvicorn_options, worker_options
+from graphql_api.settings import child_environment
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
@@ -32,16 +35,42 @@ def test_settings__http_implementation__httptools_by_default_h11_selectable() ->
         ApiSettings.from_env({**BASE, "HTTP_IMPLEMENTATION": "hyper"})
 
 
-def test_options__each_implementation__its_header_timeout_protocol_and_loop() -> None:
-    httptools = ApiSettings.from_env({**BASE, "HEADER_TIMEOUT_SECONDS": "7"})
+def test_options__each_implementation__its_guarded_protocol_and_loop() -> None:
+    env = {**BASE, "HEADER_TIMEOUT_SECONDS": "7", "MAX_HEAD_BYTES": "20000", "MAX_HEADERS": "50"}
+    httptools = ApiSettings.from_env(env)
     options = uvicorn_options(httptools)
-    assert issubclass(options["http"], HeaderTimeoutProtocol) and options["http"].header_timeout_seconds == 7
+    protocol = options["http"]
+    assert issubclass(protocol, GuardedHttpToolsProtocol)
+    assert (protocol.header_timeout_seconds, protocol.max_head_bytes, protocol.max_headers) == (7, 20000, 50)
     assert options["loop"] == "uvloop"
-    h11 = ApiSettings.from_env({**BASE, "HTTP_IMPLEMENTATION": "h11"})
-    assert issubclass(uvicorn_options(h11)["http"], H11HeaderTimeoutProtocol)
+    h11 = ApiSettings.from_env({**env, "HTTP_IMPLEMENTATION": "h11"})
+    assert issubclass(uvicorn_options(h11)["http"], GuardedH11Protocol)
     assert uvicorn_options(h11)["loop"] == "asyncio"
-    assert worker_options(httptools)["http"] == "graphql_api.limits.header_timeout:HeaderTimeoutProtocol"
-    assert worker_options(h11)["http"] == "graphql_api.limits.header_timeout:H11HeaderTimeoutProtocol"
+    # h11's own bound on a head is no lower than ours, so ours answers (431, coded).
+    assert uvicorn_options(h11)["h11_max_incomplete_event_size"] == 20000
+    assert worker_options(httptools)["http"] == worker_options(h11)["http"] == "graphql_api.worker_protocol:Protocol"
+
+
+@pytest.mark.parametrize("implementation", HTTP_IMPLEMENTATIONS)
+def test_worker_protocol__imported_by_a_worker__built_from_the_settings_it_loads(
+    implementation: HttpImplementation,
+) -> None:
+    """A spawned worker imports its protocol by path: a fresh interpreter shows what it gets."""
+    env = {
+        **child_environment(BASE),
+        "HTTP_IMPLEMENTATION": implementation,
+        "MAX_HEAD_BYTES": "20000",
+        "MAX_HEADERS": "50",
+        "HEADER_TIMEOUT_SECONDS": "7",
+    }
+    module, name = worker_options(ApiSettings.from_env(env))["http"].split(":")
+    program = (
+        f"import {module} as m; p = m.{name}; "
+        "print(p.__mro__[1].__name__, p.max_head_bytes, p.max_headers, p.header_timeout_seconds)"
+    )
+    result = subprocess.run([sys.executable, "-c", program], env=env, capture_output=True, text=True, check=True)
+    base = {"httptools": GuardedHttpToolsProtocol, "h11": GuardedH11Protocol}[implementation]
+    assert result.stdout.split() == [base.__name__, "20000", "50", "7"]
 
 
 @pytest.mark.parametrize(("implementation", "loop_module"), [("httptools", "uvloop"), ("h11", "asyncio")])

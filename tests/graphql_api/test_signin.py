@@ -32,6 +32,7 @@ def sso_settings(jwks: str) -> ApiSettings:
     return ApiSettings.from_env(
         {
             "HR_ENV": "test",
+            "ALLOWED_HOSTS": "127.0.0.1",
             "JWT_SECRET": TEST_SECRET,
             "OIDC_ISSUER": idp.ISSUER,
             "OIDC_AUDIENCE": f"{idp.CLIENT_ID}, {idp.OTHER_CLIENT_ID}",

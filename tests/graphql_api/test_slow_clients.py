@@ -24,7 +24,7 @@ import pytest
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.config import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImplementation
-from graphql_api.limits.header_timeout import header_timeout_protocol
+from graphql_api.limits.protocols import configured
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
@@ -97,10 +97,12 @@ def test_slow_clients__500_dribbling__closed_within_the_bound_and_others_served(
     tenant: Tenant,
     implementation: HttpImplementation,
 ) -> None:
-    settings = with_settings(api_settings, header_timeout_seconds=BOUND, body_timeout_seconds=BOUND)
+    settings = with_settings(
+        api_settings, header_timeout_seconds=BOUND, body_timeout_seconds=BOUND, http_implementation=implementation
+    )
     app = create_app(Datastore(client, table_name), settings)
     token = api.token(tenant.admin)
-    protocol = header_timeout_protocol(BOUND, implementation)
+    protocol = configured(settings)
     with serving(app, http=protocol, timeout_keep_alive=30) as http:
         port = http.base_url.port
         assert port is not None

@@ -37,6 +37,7 @@ def sso(client: DynamoDBClient, table_name: str) -> Iterator[httpx.Client]:
         settings = ApiSettings.from_env(
             {
                 "HR_ENV": "test",
+                "ALLOWED_HOSTS": "127.0.0.1",
                 "JWT_SECRET": TEST_SECRET,
                 "OIDC_ISSUER": idp.ISSUER,
                 "OIDC_AUDIENCE": idp.CLIENT_ID,

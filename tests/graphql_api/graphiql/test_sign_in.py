@@ -43,3 +43,13 @@ def test_dev_tokens__alice__signs_in_as_alice(development: httpx.Client) -> None
 
 def test_dev_tokens__post__405(development: httpx.Client) -> None:
     assert development.post("/dev/tokens").status_code == 405
+
+
+def test_dev_tokens__dns_rebinding__foreign_host_refused(development: httpx.Client, demo: Demo) -> None:
+    """A page on the attacker's name, re-pointed at 127.0.0.1, sends its own name as Host."""
+    port = development.base_url.port
+    rebound = development.get("/dev/tokens", headers={"Host": f"rebind.attacker.example:{port}"})
+    assert rebound.status_code == 400
+    assert rebound.json()["errors"][0]["extensions"]["code"] == "BAD_REQUEST"
+    assert "token" not in rebound.text
+    assert development.get("/dev/tokens", headers={"Host": f"localhost:{port}"}).status_code == 200
