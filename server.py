@@ -20,7 +20,6 @@ from tqdm import tqdm
 
 from datastore import (
     counts,
-    demo,
     employees,
     identities,
     keys,
@@ -31,26 +30,27 @@ from datastore import (
     probe,
 )
 from datastore.config import ConfigError, DatastoreSettings
+from datastore.dev import demo
+from datastore.dev.local import DynamoDBLocal, LocalDynamoError, running_endpoint
+from datastore.dev.npm import NpmError
 from datastore.errors import Conflict, InvalidInput, Unavailable
 from datastore.iam import ROLES, policies
-from datastore.local import DynamoDBLocal, LocalDynamoError, running_endpoint
-from datastore.npm import NpmError
 from datastore.pagination import every
 from datastore.provision import ensure_table
 from datastore.scope import LayoutScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
 from deploy import cloudformation as deploy_template
-from graphql_api import bulk_csv
 from graphql_api.app import create_app
-from graphql_api.auth import PLATFORM_ROLE, issue_token
-from graphql_api.heap import settle_heap
-from graphql_api.host_files import remove, remove_orphans, runtime_dir
+from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
+from graphql_api.bulk import csv_file as bulk_csv
+from graphql_api.entrypoints.heap import settle_heap
+from graphql_api.entrypoints.host_files import remove, remove_orphans, runtime_dir
+from graphql_api.entrypoints.serving import uvicorn_options, worker_options
 from graphql_api.limits import shared_buckets
 from graphql_api.observability import metrics_dir
 from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
-from graphql_api.schema import schema_sdl
-from graphql_api.serving import uvicorn_options, worker_options
+from graphql_api.schema.executable import schema_sdl
 from graphql_api.settings import Settings, hand_down_to_workers
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.graphql"
@@ -102,7 +102,7 @@ def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None
 
     With several workers, each writes its figures to files in a fresh directory
     (prometheus-client's multiprocess mode, which reads ``PROMETHEUS_MULTIPROC_DIR`` when the
-    worker imports it; handed down by graphql_api/settings.py) and this process serves their
+    worker imports it; handed down by graphql_api/settings/__init__.py) and this process serves their
     sum. The directory is made empty for each run and removed after: figures from an earlier
     run's processes must not be summed. It is named after this process, so one left by a
     server killed outright is removed at the next start (``remove_leftovers``).
@@ -139,7 +139,7 @@ def check_layout(datastore: Datastore, *, serve_anyway: bool) -> None:
 def remove_leftovers() -> None:
     """What servers killed outright left on this host: metrics directories, shared tenant buckets.
 
-    Only those whose owner is gone (graphql_api/host_files.py); a running server's are kept.
+    Only those whose owner is gone (graphql_api/entrypoints/host_files.py); a running server's are kept.
     """
     for path in [*metrics_dir.remove_leftovers(), *remove_orphans(runtime_dir(), shared_buckets.PREFIX)]:
         print(f"removed {path}, left by a server that was killed", flush=True)
@@ -195,17 +195,17 @@ def run(_args: argparse.Namespace) -> int:
                     datastore.close()
             else:
                 datastore.close()
-                # Worker processes load the settings again (graphql_api/asgi.py); they all
+                # Worker processes load the settings again (graphql_api/entrypoints/asgi.py); they all
                 # use this process's engine, which outlives them.
                 hand_down_to_workers(dynamodb_endpoint=endpoint, metrics_dir=None)
                 # Worker processes are spawned and import the protocol, which each builds from
-                # the settings it loads (graphql_api/worker_protocol.py).
+                # the settings it loads (graphql_api/entrypoints/worker_protocol.py).
                 # A spawned worker imports everything before it answers uvicorn's health check:
                 # on a loaded machine that takes longer than the default 5 s, and the worker
                 # would be killed and respawned forever.
                 try:
                     serve(
-                        "graphql_api.asgi:app",
+                        "graphql_api.entrypoints.asgi:app",
                         workers=workers,
                         timeout_worker_healthcheck=30,
                         **worker_options(api_settings),

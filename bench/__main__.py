@@ -28,12 +28,12 @@ from bench.targets import print_verdicts
 from bench.warmup import cpu_ticks, warm_up
 from datastore import calls, keys
 from datastore.client import make_client
-from datastore.local import DynamoDBLocal, free_port
+from datastore.dev.local import DynamoDBLocal, free_port
 from datastore.provision import ensure_table
-from graphql_api import ids
-from graphql_api.auth import issue_token
-from graphql_api.config import ApiSettings
+from graphql_api.auth.tokens import issue_token
+from graphql_api.schema import ids
 from graphql_api.settings import Settings, child_environment
+from graphql_api.settings.api import ApiSettings
 
 RESULTS = Path(__file__).parent / "results" / "latest.json"
 # Concurrency 1: up to MAX_C1 requests within SECONDS_C1 (at least 3). 200 lets the small
@@ -403,7 +403,7 @@ def main() -> int:
             finally:
                 server.stop()
         results["workers"] = workers
-        print("\nrps at concurrency 16, product through graphql_api.asgi:app (uvicorn --workers N)")
+        print("\nrps at concurrency 16, product through graphql_api.entrypoints.asgi:app (uvicorn --workers N)")
         print(f"{'':10}{'1 worker':>10}{'2 workers':>10}{'ratio':>10}")
         for name, by in workers.items():
             print(f"{name:10}{by['workers_1']:>10}{by['workers_2']:>10}{ratio(by['workers_2'], by['workers_1']):>10}")

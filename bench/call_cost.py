@@ -25,7 +25,7 @@ from bench.http_session import one_call_each
 from bench.warmup import warm_up
 from datastore import calls, keys
 from datastore.client import make_client
-from datastore.local import DynamoDBLocal
+from datastore.dev.local import DynamoDBLocal
 from graphql_api.settings import Settings
 
 CALLS, WARM = 2000, 300

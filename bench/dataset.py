@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from datastore import items, organizations
+from datastore.dev.seed import Bulk
 from datastore.entities import Department, Employee, JobPosting, Plan
 from datastore.scope import PlatformScope
-from datastore.seed import Bulk
 from datastore.table import Table
 
 if TYPE_CHECKING:

@@ -12,9 +12,9 @@ from graphql import parse, validate
 from graphql.validation import specified_rules
 
 from bench.queries import Q1, Q2, Q3, Q5
-from graphql_api.document_cache import DocumentCache
+from graphql_api.execution.documents import DocumentCache
 from graphql_api.limits import MaxAliases, MaxDepth
-from graphql_api.schema import build_schema
+from graphql_api.schema.executable import build_schema
 
 ROUNDS = 500
 

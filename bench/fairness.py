@@ -49,15 +49,15 @@ from bench.dataset import build
 from bench.queries import Q1
 from datastore import calls, keys, organizations
 from datastore.client import make_client
+from datastore.dev.local import DynamoDBLocal
+from datastore.dev.seed import Bulk
 from datastore.entities import Plan
-from datastore.local import DynamoDBLocal
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope
-from datastore.seed import Bulk
 from datastore.table import Table
-from graphql_api.auth import issue_token
+from graphql_api.auth.tokens import issue_token
 from graphql_api.limits.query_cost import query_cost
-from graphql_api.schema import build_schema
+from graphql_api.schema.executable import build_schema
 from graphql_api.settings import Settings
 
 RESULTS = Path(__file__).parent / "results" / "fairness.json"

@@ -17,7 +17,7 @@ from typing import Any
 from bench.warmup import warm_up
 from datastore import keys
 from datastore.client import make_client
-from datastore.local import DynamoDBLocal
+from datastore.dev.local import DynamoDBLocal
 from datastore.provision import ensure_table
 from graphql_api.settings import Settings
 

@@ -27,13 +27,13 @@ import orjson
 from bench.__main__ import API, Server, server_env
 from datastore import calls, departments, keys, organizations
 from datastore.client import make_client
+from datastore.dev.local import DynamoDBLocal
 from datastore.entities import Plan
-from datastore.local import DynamoDBLocal
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import Table
-from graphql_api import ids
-from graphql_api.auth import issue_token
+from graphql_api.auth.tokens import issue_token
+from graphql_api.schema import ids
 from graphql_api.settings import Settings
 
 # A loaded machine's DynamoDB Local can take longer than the production read timeout (1 s)

@@ -14,8 +14,8 @@ from datastore import applications, by_id, departments, employees, jobs
 from datastore.by_id import Kind
 from datastore.pagination import Page
 from datastore.table import Table
-from graphql_api.loaders import ListKey, Runner
-from graphql_api.plan.compiler import Deferred
+from graphql_api.execution.plan.compiler import Deferred
+from graphql_api.schema.loaders import ListKey, Runner
 
 
 class PerCall:
@@ -34,7 +34,7 @@ class PerCall:
         return dict(zip(keys, values, strict=True))
 
     def deferred(self, key: Any, then: Callable[[Any], Any]) -> Deferred[Any]:
-        """A root field's read by id (graphql_api/query.py): its own call, started now."""
+        """A root field's read by id (graphql_api/schema/query.py): its own call, started now."""
         call = asyncio.ensure_future(self.get(key))
         return Deferred(call, lambda: then(call.result()))
 
@@ -62,7 +62,7 @@ class NaiveLoaders:
 
 
 def install() -> None:
-    # The request session (graphql_api/session.py) builds each request's loaders.
-    import graphql_api.session as session
+    # The request session (graphql_api/request/session.py) builds each request's loaders.
+    import graphql_api.request.session as session
 
     session.Loaders = NaiveLoaders  # type: ignore[misc,assignment]

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from datastore import employees, fastparse, items, keys
 from datastore.client import make_client
+from datastore.dev.local import DynamoDBLocal
 from datastore.entities import Employee, EmployeeStatus, Role
-from datastore.local import DynamoDBLocal
 from datastore.pagination import PageRequest
 from datastore.provision import ensure_table
 from datastore.scope import TenantScope

@@ -21,13 +21,13 @@ from bench.queries import Q1, Q2, Q3, q4
 from bench.serve import RAISED_LIMITS
 from datastore import keys
 from datastore.client import make_client
-from datastore.local import DynamoDBLocal
+from datastore.dev.local import DynamoDBLocal
 from datastore.provision import ensure_table
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.auth import issue_token
-from graphql_api.config import ApiSettings
+from graphql_api.auth.tokens import issue_token
 from graphql_api.settings import Settings
+from graphql_api.settings.api import ApiSettings
 
 # Requests timed per query and executor.
 ROUNDS = 20

@@ -34,12 +34,12 @@ from bench.serve import RAISED_LIMITS
 from bench.warmup import warm_up
 from datastore import calls, keys
 from datastore.client import make_client
-from datastore.local import DynamoDBLocal
+from datastore.dev.local import DynamoDBLocal
 from datastore.provision import ensure_table
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.auth import issue_token
-from graphql_api.heap import settle_heap
+from graphql_api.auth.tokens import issue_token
+from graphql_api.entrypoints.heap import settle_heap
 from graphql_api.settings import Settings
 
 

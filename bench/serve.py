@@ -4,7 +4,7 @@ The product app (graphql_api.app.create_app) on DYNAMODB_ENDPOINT / HR_TABLE_NAM
 limits are raised so the bench's queries (100 aliases, 20 x 50 nesting, Q7's cost of ~11.8k)
 are admitted, except with ``--default-limits`` (Q6: the most the defaults admit). With
 ``--workers N`` uvicorn runs N worker processes that each build the app from the environment
-(graphql_api/asgi.py), as ``WORKERS=N server.py`` does.
+(graphql_api/entrypoints/asgi.py), as ``WORKERS=N server.py`` does.
 The tenant rate limit is off unless the environment sets it (bench.fairness does). The server runs
 httptools on uvloop, as `server.py run` does; HTTP_IMPLEMENTATION=h11 gives the pure-Python parser
 on asyncio's loop, for an A/B of issue 12 lever 5.
@@ -18,8 +18,8 @@ import uvicorn
 
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.heap import settle_heap
-from graphql_api.serving import uvicorn_options, worker_options
+from graphql_api.entrypoints.heap import settle_heap
+from graphql_api.entrypoints.serving import uvicorn_options, worker_options
 from graphql_api.settings import Settings, hand_down_to_workers
 
 # The bench's queries are larger than the product's defaults admit.
@@ -53,7 +53,7 @@ def main() -> None:
     if args.workers:
         hand_down_to_workers(dynamodb_endpoint=None, metrics_dir=None, defaults=defaults)
         uvicorn.run(
-            "graphql_api.asgi:app",
+            "graphql_api.entrypoints.asgi:app",
             workers=args.workers,
             host="127.0.0.1",
             port=args.port,

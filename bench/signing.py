@@ -21,7 +21,7 @@ from botocore.awsrequest import AWSRequest
 from datastore.client import make_client, make_sts_client
 from datastore.config import DatastoreSettings
 from datastore.credentials import RoleCredentials, signing_for
-from datastore.local_sts import role_env, serving_sts
+from datastore.dev.local_sts import role_env, serving_sts
 from datastore.scope import TenantScope
 
 CLIENTS = 100

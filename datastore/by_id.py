@@ -1,6 +1,6 @@
 """Items of any kind by id, read together: one GetItem, or BatchGetItem calls of 100 keys.
 
-The request's entity loader (graphql_api/loaders.py) hands over every id asked for in one
+The request's entity loader (graphql_api/schema/loaders.py) hands over every id asked for in one
 loop turn, whatever its kind, so the caller check's organisation and employee share one
 BatchGetItem with the query's own first reads (issue 12 lever 4). A malformed id fails its
 own read only, and an organisation other than the tenant's is none of its business (None),

@@ -1,4 +1,4 @@
-"""Datastore settings, parsed from the environment mapping graphql_api/settings.py reads (README "Configuration")."""
+"""Datastore settings, parsed from the environment mapping graphql_api/settings/ reads (README "Configuration")."""
 
 from __future__ import annotations
 

@@ -12,9 +12,9 @@ What it creates:
   ``provisioning`` tags;
 - the service role the Lambda function runs as: it can describe the table (readiness) and
   assume the data roles, and read no item itself;
-- the API as one Lambda function (``graphql_api.lambda_handler.handler``, Mangum) behind an
+- the API as one Lambda function (``graphql_api.entrypoints.lambda_handler.handler``, Mangum) behind an
   HTTP API, with reserved concurrency as a parameter; the token secret generated in Secrets
-  Manager, which the function reads at start-up by its ARN (graphql_api/jwt_secret.py), so the
+  Manager, which the function reads at start-up by its ARN (graphql_api/settings/secrets.py), so the
   secret is in no environment variable or parameter;
 - the function's log group and the HTTP API's access-log group, encrypted with a KMS key of
   their own, all three kept when the stack is deleted (DeletionPolicy Retain);
@@ -32,12 +32,12 @@ from typing import Any, Final
 
 from datastore import iam, items, keys, provision
 from datastore.config import DEFAULT_TABLE_NAME
-from graphql_api.errors import Code
+from graphql_api.execution.errors import Code
 from graphql_api.observability import emf
 
 # Lambda's Python runtime; `make package` builds wheels for the same version and platform.
 RUNTIME: Final = "python3.11"
-HANDLER: Final = "graphql_api.lambda_handler.handler"
+HANDLER: Final = "graphql_api.entrypoints.lambda_handler.handler"
 # Longer than the request deadline (REQUEST_TIMEOUT_SECONDS), so a request times out in our
 # code, with a coded error, before Lambda kills it.
 FUNCTION_TIMEOUT_SECONDS: Final = 15
@@ -182,7 +182,7 @@ def _function() -> dict[str, Any]:
         "ALLOWED_HOSTS": "*",
         "DYNAMODB_ENDPOINT": "aws",
         "HR_TABLE_NAME": _ref("Table"),
-        # The secret's ARN, not the secret: read at start-up (graphql_api/jwt_secret.py).
+        # The secret's ARN, not the secret: read at start-up (graphql_api/settings/secrets.py).
         "JWT_SECRET_ARN": _ref("JwtSecret"),
         "OIDC_ISSUER": _ref("OidcIssuer"),
         "OIDC_AUDIENCE": _ref("OidcAudience"),

@@ -3,7 +3,7 @@
 GraphiQL's page, assets and development sign-in live in graphql_api/graphiql/. The
 GraphQL-over-HTTP transport itself (request parsing, persisted documents, status codes,
 encoding) lives in graphql_api/http/; the view hands HTTP requests to it. Each request's
-deadline and cancellation are graphql_api/lifetime.py's; health is graphql_api/health.py's.
+deadline and cancellation are graphql_api/request/lifetime.py's; health is graphql_api/http/health.py's.
 """
 
 from __future__ import annotations
@@ -32,23 +32,25 @@ from datastore import calls
 from datastore.probe import probe_client
 from datastore.store import Datastore
 from graphql_api import graphiql
-from graphql_api.active import ActiveCaller
-from graphql_api.api_key_auth import ApiKeyAuthenticator
-from graphql_api.auth import TokenVerifier
-from graphql_api.authentication import BearerTokenBackend, on_auth_error, principal_of
-from graphql_api.config import ApiSettings
-from graphql_api.context import RequestContext, Services
-from graphql_api.cost import Cost
-from graphql_api.cursors import CursorCodec
-from graphql_api.document_cache import CachedDocuments, DocumentCache
-from graphql_api.health import HealthRoutes, Readiness
+from graphql_api.auth.active import ActiveCaller
+from graphql_api.auth.api_keys import ApiKeyAuthenticator
+from graphql_api.auth.backend import BearerTokenBackend, on_auth_error, principal_of
+from graphql_api.auth.read_only_keys import ReadOnlyKeys
+from graphql_api.auth.signin import TokenExchange
+from graphql_api.auth.tokens import TokenVerifier
+from graphql_api.execution.analysis import AnalysisCache
+from graphql_api.execution.cost import Cost
+from graphql_api.execution.documents import CachedDocuments, DocumentCache
+from graphql_api.execution.operation_name import OperationNameRequired
+from graphql_api.execution.plan.cache import PlanCache
+from graphql_api.execution.plan.extension import CompiledPlans
 from graphql_api.http import request_id
+from graphql_api.http.health import HealthRoutes, Readiness
 from graphql_api.http.hosts import AllowedHosts
 from graphql_api.http.persisted import PersistedDocuments, StoreRegistered, load_manifest
+from graphql_api.http.subscriptions import SubscriptionsNotServed
 from graphql_api.http.transport import HttpTransport
-from graphql_api.lifetime import DEADLINE, SESSION, RequestLifetime
 from graphql_api.limits import limit_extensions, tenant_buckets
-from graphql_api.limits.analysis import AnalysisCache
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
 from graphql_api.limits.concurrency import MaxConcurrentRequests
@@ -56,14 +58,12 @@ from graphql_api.observability.access_log import AccessLog
 from graphql_api.observability.labels import operation_names
 from graphql_api.observability.metrics import Metrics
 from graphql_api.observability.tracing import configure_tracing
-from graphql_api.operation_name import OperationNameRequired
-from graphql_api.plan.cache import PlanCache
-from graphql_api.plan.extension import CompiledPlans
-from graphql_api.read_only_keys import ReadOnlyKeys
-from graphql_api.schema import build_schema
-from graphql_api.session import Deadline, RequestSession
-from graphql_api.signin import TokenExchange
-from graphql_api.subscriptions import SubscriptionsNotServed
+from graphql_api.request.context import RequestContext, Services
+from graphql_api.request.lifetime import DEADLINE, SESSION, RequestLifetime
+from graphql_api.request.session import Deadline, RequestSession
+from graphql_api.schema.cursors import CursorCodec
+from graphql_api.schema.executable import build_schema
+from graphql_api.settings.api import ApiSettings
 
 log = logging.getLogger("hr.app")
 
@@ -85,7 +85,7 @@ class GraphQLView(GraphQL[RequestContext, None]):
         principal = principal_of(request)
         deadline = request.scope.get(DEADLINE) or Deadline.after(self.services.settings.request_timeout_seconds)
         session = RequestSession(self.services, principal, deadline)
-        request.scope[SESSION] = session  # the request's lifetime cancels it (graphql_api/lifetime.py)
+        request.scope[SESSION] = session  # the request's lifetime cancels it (graphql_api/request/lifetime.py)
         # Blocking calls copy the context they are issued from: this request's log, and its
         # loads start at depth 0 (a context reused by an in-process client keeps none over).
         calls.current_log.set(session.call_log)

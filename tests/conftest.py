@@ -22,9 +22,9 @@ os.environ.setdefault("DYNAMODB_READ_TIMEOUT_SECONDS", "10")
 from datastore import calls, departments, employees, keys, organizations
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
+from datastore.dev.local import DynamoDBLocal
+from datastore.dev.local_sts import serving_sts
 from datastore.entities import Department, Employee, Organization, Plan, Role
-from datastore.local import DynamoDBLocal
-from datastore.local_sts import serving_sts
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import RetryPolicy, Table
@@ -66,7 +66,7 @@ def client(settings: DatastoreSettings) -> DynamoDBClient:
 
 @pytest.fixture(scope="session")
 def sts_endpoint() -> Iterator[str]:
-    """A real STS endpoint on the loopback: moto's server mode (datastore/local_sts.py)."""
+    """A real STS endpoint on the loopback: moto's server mode (datastore/dev/local_sts.py)."""
     with serving_sts() as url:
         yield url
 

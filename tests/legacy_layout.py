@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from datastore import keys, local
+from datastore import keys
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
+from datastore.dev import local
 from datastore.provision import ensure_time_to_live, table_definition
 from tests.datastore.support import write_items
 

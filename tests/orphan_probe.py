@@ -1,4 +1,4 @@
-"""A supervisor with one spawned worker, as uvicorn's is, for tests/graphql_api/test_worker_process.py.
+"""A supervisor with one spawned worker, as uvicorn's is, for tests/graphql_api/entrypoints/test_worker_process.py.
 
 ``python -m tests.orphan_probe PIDFILE [late]`` starts a worker with multiprocessing's spawn
 that calls ``die_with_parent`` and writes its pid to PIDFILE, then sleeps; this process
@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from graphql_api.worker_process import die_with_parent
+from graphql_api.entrypoints.worker_process import die_with_parent
 
 
 def worker(pid_file: str, delay: float) -> None:

@@ -29,13 +29,13 @@ def uvicorn_workers(port: int, workers: int) -> tuple[str, ...]:
     return (
         "-m",
         "uvicorn",
-        "graphql_api.asgi:app",
+        "graphql_api.entrypoints.asgi:app",
         "--port",
         str(port),
         "--workers",
         str(workers),
         "--http",
-        "graphql_api.worker_protocol:Protocol",
+        "graphql_api.entrypoints.worker_protocol:Protocol",
         "--no-access-log",
     )
 

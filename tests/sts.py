@@ -25,7 +25,7 @@ from datastore.calls import Call
 from datastore.client import make_client, make_sts_client
 from datastore.config import DatastoreSettings, RoleSettings
 from datastore.credentials import RoleCredentials, utc_now
-from datastore.local_sts import TENANT_ROLE, role_env
+from datastore.dev.local_sts import TENANT_ROLE, role_env
 from datastore.store import Datastore
 
 if TYPE_CHECKING:

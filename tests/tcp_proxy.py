@@ -13,7 +13,7 @@ import contextlib
 import threading
 from enum import Enum
 
-from datastore.local import free_port
+from datastore.dev.local import free_port
 
 
 class Mode(Enum):

@@ -30,15 +30,15 @@ import pytest
 from datastore import calls, departments, organizations, probe
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
+from datastore.dev.local import DynamoDBLocal
 from datastore.entities import Plan
-from datastore.local import DynamoDBLocal
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, TenantScope
 from datastore.store import Datastore
-from graphql_api import ids
 from graphql_api.app import create_app
-from graphql_api.auth import issue_token
-from graphql_api.config import ApiSettings
+from graphql_api.auth.tokens import issue_token
+from graphql_api.schema import ids
+from graphql_api.settings.api import ApiSettings
 from tests.graphql_api.live import serving
 from tests.tcp_proxy import Mode, TcpProxy
 

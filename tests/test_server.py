@@ -23,7 +23,7 @@ import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from datastore.local import free_port
+from datastore.dev.local import free_port
 from tests import otlp
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@ import subprocess
 from pathlib import Path
 
 from datastore import departments, employees, keys
-from graphql_api import ids
+from graphql_api.schema import ids
 from tests.conftest import Tenant, unique_domain
 from tests.server_commands import server_command
 

@@ -1,8 +1,8 @@
 """``server.py run`` with WORKERS=2 as an operator runs it: killed outright, and under one busy tenant.
 
 Killed with SIGKILL, the server runs no cleanup; its workers, multiprocessing's resource
-tracker and the embedded DynamoDB Local must all end anyway (graphql_api/worker_process.py,
-datastore/local.py), leaving the port free for a server started at once on the same port and
+tracker and the embedded DynamoDB Local must all end anyway (graphql_api/entrypoints/worker_process.py,
+datastore/dev/local.py), leaving the port free for a server started at once on the same port and
 data, which also removes the metrics directory the killed one left.
 
 One organisation's clients on eight kept-alive connections, four on each worker, are admitted
@@ -25,8 +25,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from datastore.local import free_port
-from graphql_api.host_files import remove_orphans, runtime_dir
+from datastore.dev.local import free_port
+from graphql_api.entrypoints.host_files import remove_orphans, runtime_dir
 from graphql_api.limits import shared_buckets
 from tests import server_process
 from tests.conftest import Tenant

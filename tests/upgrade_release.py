@@ -39,9 +39,10 @@ from typing import Any
 
 import httpx
 
-from datastore import engines, layout_version
+from datastore import layout_version
 from datastore.config import DatastoreSettings
-from datastore.local import free_port
+from datastore.dev import engines
+from datastore.dev.local import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 # The release of three days before issue 22: the last commit before 8c7f8f6 ("Organisations

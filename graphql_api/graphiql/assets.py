@@ -15,7 +15,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, PlainTextResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from datastore import npm
+from datastore.dev import npm
 
 ASSETS_PATH: Final = "/graphiql/assets"
 # Bundles change only with these pins; an hour keeps reloads cheap without stale surprises.

@@ -2,7 +2,7 @@
 
 The route exists only with HR_ENV=development and GraphiQL on (graphiql.routes); elsewhere
 ``/dev/tokens`` is a plain 404. It mints tokens only for the fixed demo emails of
-datastore/demo.py that are in the table, looked up as ``server.py token`` does.
+datastore/dev/demo.py that are in the table, looked up as ``server.py token`` does.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from datastore import demo, employees, identities
+from datastore import employees, identities
+from datastore.dev import demo
 from datastore.entities import Employee
 from datastore.scope import SignInScope, TenantScope
-from graphql_api.auth import PLATFORM_ROLE, issue_token
-from graphql_api.context import Services
+from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
+from graphql_api.request.context import Services
 
 SIGN_IN_PATH: Final = "/dev/tokens"
 OPERATOR_SUBJECT: Final = "demo-operator"

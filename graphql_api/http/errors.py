@@ -25,7 +25,7 @@ class TransportCode(StrEnum):
     PERSISTED_QUERY_NOT_SUPPORTED = "PERSISTED_QUERY_NOT_SUPPORTED"
     PERSISTED_QUERY_HASH_MISMATCH = "PERSISTED_QUERY_HASH_MISMATCH"
     PERSISTED_QUERY_REQUIRED = "PERSISTED_QUERY_REQUIRED"
-    # A subscription operation: not served over HTTP (graphql_api/subscriptions.py).
+    # A subscription operation: not served over HTTP (graphql_api/http/subscriptions.py).
     SUBSCRIPTIONS_NOT_SUPPORTED = "SUBSCRIPTIONS_NOT_SUPPORTED"
 
 

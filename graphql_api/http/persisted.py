@@ -46,11 +46,11 @@ from datastore.config import ConfigError
 from datastore.errors import DatastoreError
 from datastore.scope import TenantScope
 from datastore.store import Datastore
-from graphql_api.context import DocumentRegistration, RequestContext
-from graphql_api.errors import ApiError
+from graphql_api.execution.errors import ApiError
 from graphql_api.http.errors import TransportCode, TransportError, bad_request
 from graphql_api.http.request import Operation
 from graphql_api.lru import Lru
+from graphql_api.request.context import DocumentRegistration, RequestContext
 
 log = logging.getLogger("hr.persisted")
 

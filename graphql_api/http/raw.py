@@ -16,7 +16,7 @@ import orjson
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from graphql_api.errors import ApiError
+from graphql_api.execution.errors import ApiError
 from graphql_api.observability.record import record_error
 
 

@@ -32,7 +32,7 @@ import orjson
 from starlette.responses import Response
 from strawberry.types import ExecutionResult
 
-from graphql_api.errors import Code
+from graphql_api.execution.errors import Code
 from graphql_api.http.errors import TransportCode, TransportError
 
 GRAPHQL_RESPONSE_JSON: Final = "application/graphql-response+json"

@@ -4,7 +4,7 @@ Every failure before GraphQL runs is a TransportError, answered as a JSON GraphQ
 ``extensions.code`` and its status (never plain text, never a 5xx); a mutation over GET is
 405 with ``Allow: POST``; a document with several operations and no ``operationName`` is a
 400 and nothing runs. A subscription passes the method check, whatever the method, so that
-the schema refuses it with its own code (graphql_api/subscriptions.py).
+the schema refuses it with its own code (graphql_api/http/subscriptions.py).
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOpe
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
-from graphql_api.context import RequestContext
 from graphql_api.http import response
 from graphql_api.http.errors import TransportCode, TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
 from graphql_api.http.request import Operation, read_operations
 from graphql_api.observability.record import record_error
+from graphql_api.request.context import RequestContext
 
 ContextFactory = Callable[[Request, Response], Awaitable[RequestContext]]
 

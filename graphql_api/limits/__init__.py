@@ -6,7 +6,7 @@ parses anything; the tenant rate limit charges what MaxCost counted and refuses 
 organisation's bucket, before execution too; the call budget stops a request that reaches DynamoDB too often; the
 response budget stops one whose pages add up to too many bytes. The ASGI middlewares
 (body_size, body_timeout, concurrency) are installed by graphql_api/app.py; the uvicorn
-protocols (protocols: header_timeout and head_size) by graphql_api/serving.py.
+protocols (protocols: header_timeout and head_size) by graphql_api/entrypoints/serving.py.
 """
 
 from __future__ import annotations
@@ -15,15 +15,15 @@ from collections.abc import Callable
 
 from strawberry.extensions import DisableIntrospection, MaxTokensLimiter, SchemaExtension
 
-from graphql_api.config import ApiSettings
+from graphql_api.execution.analysis import AnalysisCache
 from graphql_api.limits.aliases import MaxAliases
-from graphql_api.limits.analysis import AnalysisCache
 from graphql_api.limits.bulk_rows import MaxRows
 from graphql_api.limits.depth import MaxDepth
 from graphql_api.limits.query_cost import MaxCost
 from graphql_api.limits.response_size import ResponseSizeGuard
 from graphql_api.limits.shared_buckets import for_this_worker
 from graphql_api.limits.tenant_rate import Buckets, TenantBuckets, TenantRate
+from graphql_api.settings.api import ApiSettings
 
 
 def tenant_buckets(settings: ApiSettings) -> Buckets | None:

@@ -19,8 +19,8 @@ from graphql import (
 )
 from strawberry.extensions import AddValidationRules
 
+from graphql_api.execution.selection import fragments_of
 from graphql_api.limits.document_rule import document_rule
-from graphql_api.selection import fragments_of
 
 
 def alias_count(

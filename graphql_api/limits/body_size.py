@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from graphql_api.errors import ApiError, Code
+from graphql_api.execution.errors import ApiError, Code
 from graphql_api.http.raw import send_error
 
 

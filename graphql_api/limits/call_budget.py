@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from datastore.calls import CallLog
-from graphql_api.errors import ApiError, Code
+from graphql_api.execution.errors import ApiError, Code
 
 
 @dataclass

@@ -15,7 +15,7 @@ from typing import Final
 import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from graphql_api.errors import ApiError, Code
+from graphql_api.execution.errors import ApiError, Code
 from graphql_api.http.raw import error_body, send_error
 
 EXEMPT_PATHS: Final = frozenset({"/healthz", "/readyz"})

@@ -29,8 +29,8 @@ from graphql import (
 )
 from strawberry.extensions import AddValidationRules
 
+from graphql_api.execution.selection import fragments_of
 from graphql_api.limits.document_rule import document_rule
-from graphql_api.selection import fragments_of
 
 # Fields that add no level wherever they are (``node`` adds none directly under ``edges``).
 NO_LEVEL = frozenset({"edges", "ofType"})

@@ -29,7 +29,7 @@ from typing import Any, Final
 import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from graphql_api.errors import ApiError, Code
+from graphql_api.execution.errors import ApiError, Code
 from graphql_api.http.raw import error_body, send_json
 
 log = logging.getLogger("hr.limits")

@@ -5,7 +5,7 @@ alone: this walks the schema's own elements (its types, their fields, arguments,
 values, wrappers, directives) under the document's selections, as execution will, and
 counts each object 1 and each leaf value (a null included) the leaf weight, item by item
 through every list. A full introspection (GraphiQL's, codegen's) costs what its answer
-holds, about 2,100 for this schema (tests/graphql_api/test_query_cost.py prints it), and
+holds, about 2,100 for this schema (tests/graphql_api/limits/test_query_cost.py prints it), and
 fifteen of them under aliases fifteen times that, refused by MAX_QUERY_COST before any runs.
 
 A deprecated element counts whether or not ``includeDeprecated`` asks for it (a bound, not
@@ -40,7 +40,7 @@ from graphql import (
     is_abstract_type,
 )
 
-from graphql_api.selection import Selections
+from graphql_api.execution.selection import Selections
 
 SCHEMA_FIELD: Final = "__schema"
 TYPE_FIELD: Final = "__type"

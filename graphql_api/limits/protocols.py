@@ -4,7 +4,7 @@ Each class is uvicorn's protocol (httptools, the default, or h11) behind two mix
 header timeout (limits/header_timeout.py) and the head bounds (limits/head_size.py). Each
 says what only its parser knows: when a head is complete, and how much of one has arrived.
 ``configured`` gives the class with an ApiSettings' bounds, for ``uvicorn.run(http=...)``;
-spawned workers import theirs by path (graphql_api/worker_protocol.py).
+spawned workers import theirs by path (graphql_api/entrypoints/worker_protocol.py).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
-from graphql_api.config import ApiSettings, HttpImplementation
 from graphql_api.limits.head_size import HeadLimit
 from graphql_api.limits.header_timeout import HeaderTimer
+from graphql_api.settings.api import ApiSettings, HttpImplementation
 
 
 class GuardedHttpToolsProtocol(HeaderTimer, HeadLimit, HttpToolsProtocol):
@@ -75,7 +75,7 @@ class GuardedH11Protocol(HeaderTimer, HeadLimit, H11Protocol):
 
     While h11 awaits a request (its client state IDLE) it keeps the unparsed head in its
     buffer, so the head's bytes so far are exactly that buffer's length. h11's own bound
-    (``h11_max_incomplete_event_size``) is set to ours (graphql_api/serving.py), so ours
+    (``h11_max_incomplete_event_size``) is set to ours (graphql_api/entrypoints/serving.py), so ours
     answers first, with the coded 431.
     """
 

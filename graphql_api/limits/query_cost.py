@@ -55,12 +55,12 @@ from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 
 from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from graphql_api.execution.selection import Selections, fragments_of, operations_of, variable_values
 from graphql_api.limits.bulk_rows import input_rows
 from graphql_api.limits.introspection_cost import ROOT_FIELDS, IntrospectionCost, PastCeiling
-from graphql_api.selection import Selections, fragments_of, operations_of, variable_values
 
 if TYPE_CHECKING:
-    from graphql_api.limits.analysis import AnalysisCache
+    from graphql_api.execution.analysis import AnalysisCache
 
 LEAF_WEIGHT: Final = Fraction(1, 4)
 # A list that is not a connection (an audit event's field changes): at most one entry per

@@ -38,9 +38,9 @@ from graphql import (
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
-from graphql_api.errors import ApiError, Code
+from graphql_api.execution.errors import ApiError, Code
+from graphql_api.execution.selection import fragments_of, operations_of
 from graphql_api.limits.introspection_cost import ROOT_FIELDS
-from graphql_api.selection import fragments_of, operations_of
 
 
 @dataclass

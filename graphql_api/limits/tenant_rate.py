@@ -37,8 +37,8 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 from strawberry.types.graphql import OperationType
 
-from graphql_api.errors import ApiError, Code
-from graphql_api.limits.analysis import analysis_of
+from graphql_api.execution.analysis import analysis_of
+from graphql_api.execution.errors import ApiError, Code
 
 # Units a mutation's root field costs on top of its query cost: a write transaction puts 4-6
 # items at 2 WCU each, and a partition writes 1,000 WCU/s against 3,000 RCU/s of reads, so
@@ -150,7 +150,7 @@ def rate_limited(retry_after: float) -> ApiError:
 
 
 class TenantRate(SchemaExtension):
-    """Charges the request's cost to its session's admission (graphql_api/session.py), after MaxCost."""
+    """Charges the request's cost to its session's admission (graphql_api/request/session.py), after MaxCost."""
 
     def on_execute(self) -> Iterator[None]:
         execution = self.execution_context

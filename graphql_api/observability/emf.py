@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from graphql_api.errors import Code
+from graphql_api.execution.errors import Code
 from graphql_api.observability.metrics import Labels
 from graphql_api.observability.record import Outcome
 

@@ -24,7 +24,7 @@ from wsgiref.simple_server import WSGIServer
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
-from graphql_api.errors import Code
+from graphql_api.execution.errors import Code
 from graphql_api.observability.labels import BoundedLabel, OperationNames
 from graphql_api.observability.process import LiveWorkersCollector
 from graphql_api.observability.record import Outcome

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from strawberry.extensions import SchemaExtension
 
-from graphql_api.errors import Code, translate
+from graphql_api.execution.errors import Code, translate
 from graphql_api.http.errors import OPERATION_REFUSALS
 from graphql_api.observability.record import record_of
 from graphql_api.observability.tracing import span
@@ -15,7 +15,7 @@ from graphql_api.observability.tracing import span
 class RecordOperation(SchemaExtension):
     """Fills the request's record (observability/record.py) once per executed operation.
 
-    Listed before ErrorCodes (graphql_api/errors.py), so it leaves the operation after it and
+    Listed before ErrorCodes (graphql_api/execution/errors.py), so it leaves the operation after it and
     reads the codes clients see, bugs already masked as INTERNAL.
     """
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-import graphql_api.session
+import graphql_api.request.session
 from bench.naive import NaiveLoaders
 from bench.queries import Q1, Q2, Q3
-from datastore import demo as demo_data
-from graphql_api import ids
+from datastore.dev import demo as demo_data
+from graphql_api.schema import ids
 from tests.graphql_api.fixtures import Api, Demo
 
 
@@ -40,7 +40,7 @@ def test_naive_loaders__bench_shapes__the_products_data_by_more_calls(
     caller = api.as_(demo.person("dave@acme.co" if shape == "Q3" else demo_data.ACME_ADMIN))
     product = caller.query(query)
     assert "errors" not in product, product["errors"]
-    monkeypatch.setattr(graphql_api.session, "Loaders", NaiveLoaders)  # as bench.serve --naive installs it
+    monkeypatch.setattr(graphql_api.request.session, "Loaders", NaiveLoaders)  # as bench.serve --naive installs it
     naive = caller.query(query)
     assert "errors" not in naive, naive["errors"]
     assert naive["data"] == product["data"]

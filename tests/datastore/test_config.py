@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from datastore.config import ROLE_SETTINGS, ConfigError, DatastoreSettings, RoleSettings
-from datastore.local_sts import PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
+from datastore.dev.local_sts import PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
 from deploy import cloudformation
 
 STS = "http://127.0.0.1:5000"

@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING
 
 from datastore import applications, counts, employees, keys
 from datastore.calls import CallLog
+from datastore.dev.seed import Bulk
 from datastore.entities import ApplicationCounts
 from datastore.errors import Conflict, InvalidInput, Unavailable
-from datastore.seed import Bulk
 from tests.conftest import Tenant
 from tests.datastore.support import assert_headcounts_hold
 from tests.datastore.test_application_counts import open_job, recount, stored

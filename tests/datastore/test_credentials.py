@@ -17,10 +17,10 @@ import pytest
 from datastore import api_keys, calls, documents, employees, identities, keys, layout_version, organizations, probe
 from datastore.config import DatastoreSettings, RoleSettings
 from datastore.credentials import RoleSession, role_session
+from datastore.dev.local import free_port
+from datastore.dev.local_sts import PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
 from datastore.entities import Plan, Role
 from datastore.errors import ScopeViolation, Unavailable
-from datastore.local import free_port
-from datastore.local_sts import PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
 from datastore.pagination import PageRequest
 from datastore.scope import ApiKeyScope, LayoutScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore

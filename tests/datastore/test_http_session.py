@@ -37,8 +37,8 @@ from cryptography.x509.oid import NameOID
 from datastore import keys
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
+from datastore.dev.local import free_port
 from datastore.http_session import CurlSession, _header_lines, _parse_headers
-from datastore.local import free_port
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

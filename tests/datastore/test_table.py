@@ -17,9 +17,9 @@ from botocore.compat import HTTPHeaders
 from datastore import calls, departments, employees, items, keys, organizations, transact
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
+from datastore.dev.local import free_port
 from datastore.entities import Employee, Plan
 from datastore.errors import Conflict, DatastoreError, InvalidInput, NotFound, ScopeViolation, Unavailable
-from datastore.local import free_port
 from datastore.pagination import PageRequest
 from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.table import RetryPolicy, Table, even_chunks

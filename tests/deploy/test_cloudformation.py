@@ -19,12 +19,12 @@ import pytest
 from datastore import iam, provision
 from deploy import cloudformation
 from graphql_api.observability import emf
+from tests.graphql_api.entrypoints.test_lambda_handler import graphql_event, imported_entry, token_for
 from tests.graphql_api.fixtures import TEST_SECRET, Demo
 from tests.graphql_api.observability.logs import captured_lines
-from tests.graphql_api.test_lambda_handler import graphql_event, imported_entry, token_for
+from tests.paths import ROOT
 from tests.tcp_proxy import Mode, TcpProxy
 
-ROOT = Path(__file__).resolve().parents[2]
 TABLE_ARN = "arn:aws:dynamodb:eu-west-1:123456789012:table/hr-prod"
 
 
@@ -120,7 +120,7 @@ def test_template__service_role__reads_no_item_itself(template: dict[str, Any]) 
 
 def test_template__function__configured_for_the_roles_and_the_table(template: dict[str, Any]) -> None:
     function = template["Resources"]["Function"]["Properties"]
-    assert function["Handler"] == "graphql_api.lambda_handler.handler"
+    assert function["Handler"] == "graphql_api.entrypoints.lambda_handler.handler"
     assert function["Runtime"] == "python3.11"
     variables = function["Environment"]["Variables"]
     assert variables["DYNAMODB_ENDPOINT"] == "aws"
@@ -136,7 +136,7 @@ def test_template__token_secret__generated_in_secrets_manager_and_read_by_its_ar
     assert secret["Type"] == "AWS::SecretsManager::Secret"
     assert secret["Properties"]["GenerateSecretString"]["PasswordLength"] >= 32
     variables = template["Resources"]["Function"]["Properties"]["Environment"]["Variables"]
-    assert variables["JWT_SECRET_ARN"] == {"Ref": "JwtSecret"}  # graphql_api/jwt_secret.py reads it
+    assert variables["JWT_SECRET_ARN"] == {"Ref": "JwtSecret"}  # graphql_api/settings/secrets.py reads it
     assert "JWT_SECRET" not in variables
     assert "JwtSecret" not in template["Parameters"]
     assert "resolve:secretsmanager" not in json.dumps(template)  # no dynamic reference into plain variables

@@ -12,11 +12,11 @@ from deploy import package
 
 # Run inside the unpacked zip with -S (no site-packages: only the zip's contents importable).
 # `{ __typename }` reads no data; the import (Lambda's init) reads the table's layout version
-# (graphql_api/asgi.py), from the session's DynamoDB Local.
+# (graphql_api/entrypoints/asgi.py), from the session's DynamoDB Local.
 PROBE = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-import graphql_api.lambda_handler as entry
+import graphql_api.entrypoints.lambda_handler as entry
 event = json.loads(sys.argv[2])
 response = entry.handler(event, None)
 print(json.dumps({"status": response["statusCode"], "body": response["body"], "path": entry.__file__}))
@@ -30,7 +30,7 @@ def test_package__unpacked_zip__imports_and_answers_graphql(
     with zipfile.ZipFile(zip_path) as archive:
         names = archive.namelist()
         archive.extractall(tmp_path / "unpacked")
-    assert "graphql_api/lambda_handler.py" in names
+    assert "graphql_api/entrypoints/lambda_handler.py" in names
     assert "mangum/__init__.py" in names
     assert not any("__pycache__" in name for name in names)
     # No wheel for Lambda's platform: the client keeps botocore's urllib3 session (datastore/http_session.py).

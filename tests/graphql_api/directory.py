@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from datastore import keys, organizations
+from datastore.dev.seed import Bulk
 from datastore.entities import Employee, Plan
 from datastore.scope import PlatformScope
-from datastore.seed import Bulk
 from datastore.table import Table
 from tests.conftest import unique_domain
 

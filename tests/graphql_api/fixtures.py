@@ -18,8 +18,8 @@ import pytest
 from datastore.entities import Employee
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.auth import PLATFORM_ROLE, issue_token
-from graphql_api.config import ApiSettings
+from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
+from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
 from tests.graphql_api.live import serving
 
@@ -133,8 +133,8 @@ class Demo:
 
 @pytest.fixture(scope="session")
 def demo(client: DynamoDBClient, table_name: str) -> Demo:
-    from datastore import demo as demo_data
     from datastore import employees, identities
+    from datastore.dev import demo as demo_data
     from datastore.scope import PlatformScope, SignInScope, TenantScope
     from datastore.table import Table
 

@@ -13,8 +13,8 @@ import httpx
 import uvicorn
 from starlette.applications import Starlette
 
-from datastore.local import free_port
-from graphql_api.config import ApiSettings
+from datastore.dev.local import free_port
+from graphql_api.settings.api import ApiSettings
 
 
 def with_settings(settings: ApiSettings, **changes: Any) -> ApiSettings:

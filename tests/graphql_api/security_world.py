@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from datastore import applications, departments, jobs
 from datastore.entities import Application, Department, Employee, JobPosting, Role
-from graphql_api import ids
+from graphql_api.schema import ids
 from tests.conftest import Tenant
 
 

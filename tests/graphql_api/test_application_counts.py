@@ -13,7 +13,7 @@ from datastore.entities import ApplicationCounts
 from tests.conftest import Tenant
 from tests.datastore.test_application_counts import recount, stored
 from tests.graphql_api.fixtures import Api, GraphQLClient
-from tests.graphql_api.mutations.documents import APPLY, SET_STATUS, WITHDRAW, codes, gid, manager_of, open_job
+from tests.graphql_api.schema.mutations.documents import APPLY, SET_STATUS, WITHDRAW, codes, gid, manager_of, open_job
 
 COUNTS = """
 query($id: ID!) {

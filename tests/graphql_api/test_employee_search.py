@@ -1,6 +1,6 @@
 """``organization.employees(search:, orderBy: NAME)`` over 2,000 employees, checked by brute force.
 
-The directory is seeded once for the module with BatchWriteItem (datastore/seed.py,
+The directory is seeded once for the module with BatchWriteItem (datastore/dev/seed.py,
 the datastore's own item codec): duplicate full names, non-ASCII names, names whose first and
 last name share a prefix ("Ali Alison"), and some terminated employees. Every prefix of a
 sample of names, typed as written and in upper case, is searched page by page with small
@@ -19,11 +19,11 @@ import pytest
 
 from datastore import employees, organizations
 from datastore.calls import CallLog
+from datastore.dev.seed import Bulk
 from datastore.entities import Employee, EmployeeStatus, Plan, Role
 from datastore.scope import PlatformScope
-from datastore.seed import Bulk
 from datastore.table import Table
-from graphql_api import ids
+from graphql_api.schema import ids
 from tests.conftest import TenantFactory, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import botocore.exceptions
@@ -29,15 +28,16 @@ from graphql import (
 )
 
 from datastore.store import Datastore
-from graphql_api import ids
 from graphql_api.app import create_app
-from graphql_api.config import ApiSettings
-from graphql_api.errors import Code
-from graphql_api.schema import build_schema
+from graphql_api.execution.errors import Code
+from graphql_api.schema import ids
+from graphql_api.schema.executable import build_schema
+from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
 from tests.datastore import faults
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
+from tests.paths import README
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -137,7 +137,7 @@ def short_api(client: DynamoDBClient, table_name: str, api_settings: ApiSettings
 
 
 def test_documented_codes__readme_lists_every_code() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = README.read_text()
     missing = [code.value for code in Code if f"`{code.value}`" not in readme]
     assert missing == []
 

@@ -27,7 +27,7 @@ import pytest
 
 from datastore import api_keys, calls, keys
 from datastore.entities import Role
-from graphql_api import ids
+from graphql_api.schema import ids
 from tests.conftest import TenantFactory
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.security_world import World, build_world

@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from datastore import organizations
+from datastore.dev.seed import Bulk
 from datastore.entities import Plan
 from datastore.scope import PlatformScope
-from datastore.seed import Bulk
 from datastore.table import Table
-from graphql_api import ids
+from graphql_api.schema import ids
 from tests.conftest import unique_domain
 from tests.graphql_api.fixtures import Api
 

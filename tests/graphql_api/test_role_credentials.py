@@ -18,17 +18,17 @@ import pytest
 
 from datastore import keys
 from datastore.config import DatastoreSettings
-from datastore.local_sts import PLATFORM_ROLE as PLATFORM_ROLE_ARN
-from datastore.local_sts import SIGNIN_ROLE, TENANT_ROLE, role_env
+from datastore.dev.local_sts import PLATFORM_ROLE as PLATFORM_ROLE_ARN
+from datastore.dev.local_sts import SIGNIN_ROLE, TENANT_ROLE, role_env
 from graphql_api.app import create_app
-from graphql_api.auth import PLATFORM_ROLE, issue_token
-from graphql_api.config import ApiSettings
-from graphql_api.signin import GRANT_TYPE, ID_TOKEN_TYPE
+from graphql_api.auth.signin import GRANT_TYPE, ID_TOKEN_TYPE
+from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
+from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.graphql_api import idp
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving
-from tests.graphql_api.mutations.documents import CREATE_ORGANIZATION, raw_id
+from tests.graphql_api.schema.mutations.documents import CREATE_ORGANIZATION, raw_id
 from tests.sts import AssumeRoleLog, RoleWorld, SignatureLog, role_world
 
 CONCURRENT = 50
@@ -186,8 +186,8 @@ def test_asgi_entry__role_settings_in_environment__tenant_request_signed_as_its_
     monkeypatch.setenv("HR_ENV", "production")
     monkeypatch.setenv("ALLOWED_HOSTS", "127.0.0.1")
     monkeypatch.setenv("JWT_SECRET", TEST_SECRET)
-    sys.modules.pop("graphql_api.asgi", None)
-    asgi = importlib.import_module("graphql_api.asgi")
+    sys.modules.pop("graphql_api.entrypoints.asgi", None)
+    asgi = importlib.import_module("graphql_api.entrypoints.asgi")
     try:
         credentials = asgi.datastore.credentials
         assert credentials is not None and credentials.roles.tenant_role_arn == TENANT_ROLE
@@ -204,4 +204,4 @@ def test_asgi_entry__role_settings_in_environment__tenant_request_signed_as_its_
     finally:
         asgi.datastore.close()
         asgi.datastore.client.close()
-        sys.modules.pop("graphql_api.asgi", None)
+        sys.modules.pop("graphql_api.entrypoints.asgi", None)

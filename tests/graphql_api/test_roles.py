@@ -8,8 +8,8 @@ import pytest
 
 from datastore import employees
 from datastore.entities import Employee
-from graphql_api import ids
-from graphql_api.auth import issue_token
+from graphql_api.auth.tokens import issue_token
+from graphql_api.schema import ids
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.security_world import World, build_world

@@ -20,14 +20,14 @@ import pytest
 from bench.queries import Q1, Q2, Q3
 from datastore import calls, organizations
 from datastore.calls import CallLog
+from datastore.dev.seed import Bulk
 from datastore.entities import Employee, Plan
 from datastore.scope import PlatformScope
-from datastore.seed import Bulk
 from datastore.store import Datastore
 from datastore.table import Table
-from graphql_api import ids
 from graphql_api.app import create_app
-from graphql_api.config import ApiSettings
+from graphql_api.schema import ids
+from graphql_api.settings.api import ApiSettings
 from tests.conftest import unique_domain
 from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.live import serving, with_settings

@@ -20,9 +20,10 @@ import pytest
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.frontend.tools import HERE, ariadne_codegen
+from tests.paths import ROOT
 
 CONFIG = HERE / "ariadne" / "pyproject.toml"
-REPO = HERE.parents[2]
+REPO = ROOT
 
 
 @pytest.fixture(scope="module")

@@ -22,15 +22,16 @@ import pytest
 
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.config import ApiSettings
+from graphql_api.settings.api import ApiSettings
 from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.frontend.tools import GRAPHQL_CODEGEN, graphql_codegen_modules
 from tests.graphql_api.live import serving, with_settings
+from tests.paths import ROOT
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-REPO = GRAPHQL_CODEGEN.parents[3]
+REPO = ROOT
 # The Node.js a fresh machine gets from Debian is enough; it must be there (no skipping).
 NODE = shutil.which("node")
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import re
 
-from graphql_api.errors import Code
+from graphql_api.execution.errors import Code
 from graphql_api.http.errors import TransportCode
-from tests.graphql_api.frontend.tools import HERE
+from tests.paths import README
 
-README = HERE.parents[2] / "README.md"
 HEADING = "### Error codes a client should handle"
 DEFINED = {code.value for code in Code} | {code.value for code in TransportCode}
 

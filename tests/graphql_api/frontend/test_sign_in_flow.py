@@ -17,8 +17,8 @@ import pytest
 
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.config import ApiSettings
-from graphql_api.signin import GRANT_TYPE, ID_TOKEN_TYPE, REFUSED
+from graphql_api.auth.signin import GRANT_TYPE, ID_TOKEN_TYPE, REFUSED
+from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
 from tests.graphql_api import idp
 from tests.graphql_api.fixtures import TEST_SECRET

@@ -10,7 +10,7 @@ import pytest
 
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.config import ApiSettings
+from graphql_api.settings.api import ApiSettings
 from tests.graphql_api.fixtures import TEST_SECRET, Demo
 from tests.graphql_api.live import serving
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from graphql_api.config import ApiSettings
 from graphql_api.graphiql.assets import ASSETS, ensure_installed
+from graphql_api.settings.api import ApiSettings
 
 
 def test_asset__served__same_bytes_as_the_pinned_package(http: httpx.Client, api_settings: ApiSettings) -> None:

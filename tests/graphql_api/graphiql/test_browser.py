@@ -7,14 +7,13 @@ email in the result pane. The screenshot is kept in tests/artifacts/ (git-ignore
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Final
 
 import httpx
 
 from tests.graphql_api.graphiql.chromium import Chromium
+from tests.paths import ARTIFACTS
 
-ARTIFACTS: Final = Path(__file__).resolve().parents[2] / "artifacts"
 QUERY: Final = "{ me { email } }"  # repr() is a valid JavaScript string literal too
 RESULT: Final = ".graphiql-response .CodeMirror-code"
 HEADER_EDITOR_HAS_TOKEN: Final = """[...document.querySelectorAll(".graphiql-editor-tool .CodeMirror")]

@@ -5,8 +5,8 @@ from __future__ import annotations
 import httpx
 import jwt
 
-from graphql_api.config import ApiSettings
 from graphql_api.graphiql.sign_in import DEMO_EMAILS
+from graphql_api.settings.api import ApiSettings
 from tests.graphql_api.fixtures import Demo
 
 

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import re
 import time
-from pathlib import Path
 from typing import Any
 
 import httpx
 from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import keys
-from graphql_api import ids
+from graphql_api.schema import ids
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
 from tests.graphql_api.observability.logs import WAIT_SECONDS, captured_lines
-
-README = Path(__file__).resolve().parents[3] / "README.md"
+from tests.paths import README
 
 
 def readme_directory_query() -> str:

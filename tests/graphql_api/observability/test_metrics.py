@@ -14,13 +14,13 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from datastore import keys
-from datastore.local import free_port
+from datastore.dev.local import free_port
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.config import ApiSettings
 from graphql_api.observability.labels import OTHER
 from graphql_api.observability.metrics import Metrics, serve_metrics
 from graphql_api.observability.record import Outcome
+from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
 from tests.graphql_api.live import serving, with_settings

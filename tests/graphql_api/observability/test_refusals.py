@@ -19,8 +19,8 @@ from prometheus_client import REGISTRY
 
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.auth import issue_token
-from graphql_api.config import ApiSettings
+from graphql_api.auth.tokens import issue_token
+from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings

@@ -1,0 +1,112 @@
+"""Authentication in one place: a Starlette backend that turns a bearer credential into the caller.
+
+The credential is a JWT, or an API key (``hrk_...``, told apart by its prefix before any
+cryptography; graphql_api/auth/api_keys.py). It runs as middleware before any route, for HTTP
+and WebSocket connections alike: a request without a token goes on anonymous, a request with
+a bad one is refused with 401 (a GraphQL error body, ``extensions.code`` UNAUTHENTICATED; 503
+UNAVAILABLE when a key's lookup cannot be read), and a good one carries its Principal in
+``request.user`` and its role in ``request.auth.scopes``. Views only read the result.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import jwt
+from starlette.authentication import AuthCredentials, AuthenticationBackend, AuthenticationError, BaseUser
+from starlette.requests import HTTPConnection
+from starlette.responses import Response
+
+from datastore import api_keys
+from datastore.errors import DatastoreError
+from graphql_api.auth.api_keys import ApiKeyAuthenticator
+from graphql_api.auth.tokens import ALGORITHM, Principal, TokenVerifier, bearer_token
+from graphql_api.execution.errors import ApiError, translate, unauthenticated
+from graphql_api.http.raw import ErrorResponse
+
+
+class PrincipalUser(BaseUser):
+    """The verified caller, as Starlette's ``request.user``."""
+
+    def __init__(self, principal: Principal) -> None:
+        self.principal = principal
+
+    @property
+    def is_authenticated(self) -> bool:
+        return True
+
+    @property
+    def display_name(self) -> str:
+        return self.principal.subject
+
+    @property
+    def identity(self) -> str:
+        return self.principal.subject
+
+
+class CredentialUnavailable(AuthenticationError):
+    """A credential could not be checked (the key's lookup failed): 503, not 401."""
+
+    def __init__(self, error: ApiError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class BearerTokenBackend(AuthenticationBackend):
+    def __init__(
+        self,
+        verifier: TokenVerifier,
+        run_blocking: Callable[[Callable[[str], Principal], str], Awaitable[Principal]],
+        keys: ApiKeyAuthenticator | None = None,
+    ) -> None:
+        self.verifier = verifier
+        # The process's I/O pool (blocking.BlockingRunner), for tokens checked against the JWKS.
+        self.run_blocking = run_blocking
+        self.keys = keys
+
+    async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
+        try:
+            token = bearer_token(conn.headers.get("authorization"))
+            if token is None:
+                return None
+            if api_keys.is_api_key(token):
+                if self.keys is None:
+                    raise unauthenticated("API keys are not accepted here")
+                principal = await self.keys.authenticate(token)
+            else:
+                principal = await self._verify(token)
+        except ApiError as error:
+            raise AuthenticationError(str(error)) from None
+        except DatastoreError as error:
+            translated = translate(error)
+            if translated is None:
+                raise
+            raise CredentialUnavailable(translated) from None
+        scopes = ["authenticated", "platform" if principal.role is None else principal.role.value]
+        return AuthCredentials(scopes), PrincipalUser(principal)
+
+    async def _verify(self, token: str) -> Principal:
+        # An asymmetric token may refetch the JWKS (file or HTTP): keep that off the loop.
+        if self.verifier.jwks is None or _algorithm(token) == ALGORITHM:
+            return self.verifier.verify(token)
+        return await self.run_blocking(self.verifier.verify, token)
+
+
+def _algorithm(token: str) -> object:
+    try:
+        return jwt.get_unverified_header(token).get("alg")
+    except jwt.PyJWTError:
+        return None  # verify() gives the precise error
+
+
+def on_auth_error(conn: HTTPConnection, error: AuthenticationError) -> Response:
+    """The refusal of a bad token: HTTP 401, a GraphQL error body, and the Bearer challenge."""
+    if isinstance(error, CredentialUnavailable):
+        return ErrorResponse(503, error.error)
+    return ErrorResponse(401, unauthenticated(str(error)), [(b"www-authenticate", b"Bearer")])
+
+
+def principal_of(conn: HTTPConnection) -> Principal | None:
+    """The caller the backend verified; None for an anonymous request."""
+    user = conn.scope.get("user")
+    return user.principal if isinstance(user, PrincipalUser) else None

@@ -1,0 +1,123 @@
+"""Bearer tokens: who is calling, for which organisation, in which role."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import jwt
+
+from datastore import keys
+from datastore.entities import Role
+from datastore.errors import InvalidInput
+from graphql_api.auth.jwks import JwksKeys, require_numeric_times, signing_key
+from graphql_api.execution.errors import unauthenticated
+from graphql_api.settings.api import ApiSettings
+
+ALGORITHM = "HS256"
+
+
+PLATFORM_ROLE = "platform"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """A verified caller: an employee of one organisation, an API key of one, or a platform operator.
+
+    For an API key (``api_key``) the subject is the key's id: no employee stands behind it.
+    """
+
+    subject: str
+    org_id: str | None
+    role: Role | None
+    api_key: bool = False
+
+    @property
+    def is_platform(self) -> bool:
+        return self.org_id is None
+
+
+def issue_token(
+    settings: ApiSettings, *, subject: str, org_id: str | None, role: str, ttl_seconds: int | None = None
+) -> str:
+    now = int(time.time())
+    claims: dict[str, object] = {
+        "sub": subject,
+        "role": role,
+        "iat": now,
+        "nbf": now,
+        "exp": now + (ttl_seconds or settings.token_ttl_seconds),
+    }
+    if org_id is not None:
+        claims["org"] = org_id
+    if settings.jwt_issuer:
+        claims["iss"] = settings.jwt_issuer
+    if settings.jwt_audience:
+        claims["aud"] = settings.jwt_audience
+    return jwt.encode(claims, settings.jwt_secret, algorithm=ALGORITHM)
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer <token>`` header; None when absent."""
+    if authorization is None:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise unauthenticated("the Authorization header must be 'Bearer <token>'")
+    return token.strip()
+
+
+class TokenVerifier:
+    """Checks signature, issuer, audience, expiry and not-before; returns the caller."""
+
+    def __init__(self, settings: ApiSettings, jwks: JwksKeys | None = None) -> None:
+        self.settings = settings
+        self.jwks = jwks if jwks is not None else (JwksKeys(settings.jwks) if settings.jwks else None)
+
+    def verify(self, token: str) -> Principal:
+        """The caller, or UNAUTHENTICATED. Blocking when the token is verified against the JWKS."""
+        try:
+            header = jwt.get_unverified_header(token)
+            key: Any
+            if header.get("alg") == ALGORITHM:
+                algorithm, key = ALGORITHM, self.settings.jwt_secret
+            elif self.jwks is not None:
+                algorithm, key = signing_key(self.jwks, header)
+            else:
+                raise jwt.InvalidAlgorithmError(f"algorithm {header.get('alg')!r} is not accepted")
+            claims = jwt.decode(
+                token,
+                key,
+                algorithms=[algorithm],
+                issuer=self.settings.jwt_issuer,
+                audience=self.settings.jwt_audience,
+                options={"require": ["exp", "sub", "role"], "verify_nbf": True},
+            )
+            require_numeric_times(claims)
+        except jwt.PyJWTError as error:
+            raise unauthenticated(f"invalid token: {error}") from None
+        return principal_from_claims(claims)
+
+
+def verify(settings: ApiSettings, token: str) -> Principal:
+    """The caller a token names, or UNAUTHENTICATED (HS256 and, if configured, the JWKS)."""
+    return TokenVerifier(settings).verify(token)
+
+
+def principal_from_claims(claims: dict[str, object]) -> Principal:
+    subject, org, role = claims.get("sub"), claims.get("org"), claims.get("role")
+    if not isinstance(subject, str) or not isinstance(role, str):
+        raise unauthenticated("invalid token: sub and role must be strings")
+    if role == PLATFORM_ROLE:
+        if org is not None:
+            raise unauthenticated("invalid token: a platform token has no org")
+        return Principal(subject, None, None)
+    try:
+        if not isinstance(org, str):
+            raise InvalidInput("org", "is missing")
+        org_id = keys.parse_ulid(org, "org")
+        emp_id = keys.parse_ulid(subject, "sub")
+        return Principal(emp_id, org_id, Role(role))
+    except (InvalidInput, ValueError) as error:
+        raise unauthenticated(f"invalid token: {error}") from None

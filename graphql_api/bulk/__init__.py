@@ -1,0 +1,3 @@
+"""Bulk onboarding: one batch of importEmployees rows, and the CSV file
+``server.py import`` streams into batches.
+"""

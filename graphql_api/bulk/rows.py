@@ -1,0 +1,165 @@
+"""One batch of bulk-onboarding rows, run with bounded concurrency: importEmployees and ``server.py import``.
+
+Both callers hand their rows here, so a row means the same thing over the API and from a
+CSV file (the row semantics themselves live in datastore/imports.py). A batch:
+
+1. checks every row's fields and refuses a repeated email (no call for either);
+2. looks up the employees the remaining emails already name (two BatchGetItem calls);
+3. runs each remaining row as its own transaction, ``ROW_CONCURRENCY`` at a time.
+
+Each row's failure is its own result (a code, the row's field and a message), never the
+batch's: the other rows go on. Errors name the row's fields as the datastore and the CSV
+header do (``email``, ``departmentId``); the mutation places them as ``input.rows.<i>.<field>``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Final
+
+from datastore import imports
+from datastore.entities import Employee, Role
+from datastore.errors import Conflict, DatastoreError, InvalidInput
+from datastore.imports import MAX_ROWS, Imported, Outcome, Row
+from datastore.table import Table
+from graphql_api.execution.errors import ApiError, Code, translate
+from graphql_api.schema import ids
+
+__all__ = ["MAX_ROWS", "Outcome", "RowError", "RowInput", "RowResult", "import_rows"]
+
+# Rows of one batch in flight at once: enough to hide each transaction's round trip, few
+# enough that one import leaves the shared I/O pool (DYNAMODB_POOL_SIZE) to other requests.
+ROW_CONCURRENCY: Final = 16
+
+# Runs a blocking datastore call off the event loop (RequestSession.run, or an executor).
+Runner = Callable[[Callable[[], Any]], Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True)
+class RowInput:
+    """A row as a client sends it: ``department_id`` is the department's global id."""
+
+    email: str
+    first_name: str
+    last_name: str
+    role: Role = Role.EMPLOYEE
+    department_id: str | None = None
+    hired_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RowError:
+    code: str
+    # The row's field at fault (``email``, ``departmentId``, ...); None for the row as a whole.
+    field: str | None
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class RowResult:
+    """CREATED or UNCHANGED with the employee, or an error."""
+
+    outcome: Outcome | None = None
+    employee: Employee | None = None
+    error: RowError | None = None
+
+
+def row_error(error: BaseException) -> RowError | None:
+    """The row-level form of an expected error; None for a bug (which then fails the request)."""
+    if isinstance(error, InvalidInput):
+        return RowError(Code.BAD_USER_INPUT.value, error.field, error.reason)
+    translated = translate(error)
+    if translated is None:
+        return None
+    field = translated.extensions.get("field")
+    if isinstance(error, Conflict):
+        field = "email"  # the row's key: its email names an employee with other data
+    return RowError(translated.code.value, field if isinstance(field, str) else None, _reason(translated, field))
+
+
+def _reason(error: ApiError, field: object) -> str:
+    message = str(error)
+    prefix = f"{field}: "
+    return message.removeprefix(prefix) if isinstance(field, str) else message
+
+
+def _datastore_row(row: RowInput) -> Row:
+    """The datastore's row, validated; a department id of no department is InvalidInput."""
+    department_id = None
+    if row.department_id is not None:
+        parts = ids.parts_of(row.department_id, "Department", 1, "departmentId")
+        if parts is None:
+            raise InvalidInput("departmentId", "no such department")
+        (department_id,) = parts
+    return imports.validated(
+        Row(row.email, row.first_name, row.last_name, row.role, department_id, row.hired_at),
+    )
+
+
+async def import_rows(
+    table: Table,
+    rows: Sequence[RowInput],
+    *,
+    read: Runner,
+    write: Runner,
+    concurrency: int = ROW_CONCURRENCY,
+) -> list[RowResult]:
+    """One result per row, in order.
+
+    The caller keeps batches to MAX_ROWS (limits/bulk_rows.py; the CLI's batches).
+    """
+    results: list[RowResult | None] = [None] * len(rows)
+    ready: dict[int, Row] = {}
+    for index, given in enumerate(rows):
+        try:
+            ready[index] = _datastore_row(given)
+        except (ApiError, DatastoreError) as error:
+            results[index] = _failed(error)
+    first = imports.first_rows(list(ready.values()))
+    order = list(ready)
+    for position, index in enumerate(order):
+        if position != first[ready[index].email]:
+            del ready[index]
+            results[index] = RowResult(
+                error=RowError(Code.BAD_USER_INPUT.value, "email", "repeats the email of an earlier row")
+            )
+    known: dict[str, Employee] = {}
+    try:
+        if ready:  # a batch of invalid rows only makes no call at all
+            known = await read(lambda: imports.existing(table, [row.email for row in ready.values()]))
+    except (ApiError, DatastoreError) as error:
+        for index in ready:
+            results[index] = _failed(error)
+        ready = {}
+
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(index: int, row: Row) -> None:
+        current = known.get(row.email)
+        try:
+            if current is not None:
+                # Known already: compared in memory, no call and no write.
+                done: Imported = imports.import_row(table, row, current)
+            else:
+                async with gate:
+                    done = await write(lambda: imports.import_row(table, row, None))
+        except (ApiError, DatastoreError) as error:
+            results[index] = _failed(error)
+        else:
+            results[index] = RowResult(outcome=done.outcome, employee=done.employee)
+
+    await asyncio.gather(*(one(index, row) for index, row in ready.items()))
+    finished = [result for result in results if result is not None]
+    if len(finished) != len(rows):
+        raise AssertionError("a row without a result")
+    return finished
+
+
+def _failed(error: ApiError | DatastoreError) -> RowResult:
+    found = row_error(error)
+    if found is None:
+        raise error
+    return RowResult(error=found)

@@ -1,0 +1,63 @@
+"""The production ASGI entry point: ``uvicorn graphql_api.entrypoints.asgi:app --workers N``.
+
+Each worker process imports this module and builds its own app (its own boto3 client, pools
+and loaders) from the settings it loads at import (graphql_api/settings/__init__.py). Nothing is shared
+between workers but DynamoDB itself, so anything a request depends on (cursors, idempotency
+records, persisted documents) must live there or be derived from shared settings such as the
+signing secret.
+
+Before it serves, each worker checks the table's data layout (datastore/layout_version.py):
+data in another layout than this release's stops it with one line naming the command to
+run, unless SERVE_UNMIGRATED_DATA is on; so does a table it cannot read (DynamoDB
+unreachable), where ``server.py run`` waits for DynamoDB instead.
+
+A worker dies with the process that started it (graphql_api/entrypoints/worker_process.py), so a server
+killed outright leaves no worker holding its port.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from datastore import layout_version
+from datastore.config import ConfigError
+from datastore.errors import Unavailable
+from datastore.scope import LayoutScope
+from datastore.store import Datastore
+from graphql_api.app import create_app
+from graphql_api.entrypoints.heap import settle_heap
+from graphql_api.entrypoints.worker_process import die_with_parent
+from graphql_api.observability.logging import configure_logging
+from graphql_api.observability.process import start_worker_process_metrics
+from graphql_api.settings import Settings
+
+die_with_parent()
+
+_log = logging.getLogger("hr.startup")
+settings = Settings.load()
+if settings.datastore.embedded:
+    # Workers never start an engine of their own: `server.py run` (WORKERS=N) starts one and
+    # hands its endpoint down; in production DYNAMODB_ENDPOINT is `aws`.
+    raise ConfigError("set DYNAMODB_ENDPOINT (a URL, or `aws` for AWS's regional endpoint)")
+
+configure_logging(settings.api.log_format)
+if settings.api.metrics_multiprocess_dir is not None:
+    # One of `server.py run`'s workers: /metrics (in the parent) shows its CPU and memory by pid.
+    start_worker_process_metrics()
+datastore = Datastore.connect(settings.datastore)
+try:
+    # Data in another layout than this release's would answer wrong without an error.
+    layout = layout_version.check_at_start(
+        datastore.table(LayoutScope()), serve_anyway=settings.server.serve_unmigrated
+    )
+except (layout_version.LayoutMismatch, Unavailable) as error:
+    # One line through the configured logging (JSON in production), then exit without a
+    # traceback. Unreadable is refused too: unchecked data may be data that answers wrong, and
+    # the process manager (or Lambda's next init) starts the server again.
+    reason = str(error) if isinstance(error, layout_version.LayoutMismatch) else f"{error}: its data layout is unknown"
+    _log.critical("not serving: %s", reason)
+    raise SystemExit(2) from None
+if layout.warning is not None:
+    _log.warning("%s", layout.warning)
+app = create_app(datastore, settings.api)
+settle_heap()

@@ -1,0 +1,36 @@
+"""How uvicorn serves the app: its HTTP parser, its event loop and the guards on request heads.
+
+httptools (a C parser) on uvloop by default, issue 12 lever 5; HTTP_IMPLEMENTATION=h11 keeps
+the pure-Python parser on asyncio's own loop. Either way the protocol is our subclass that
+bounds a request head's time and size (limits/protocols.py). One place for ``server.py run``
+(one process or workers) and the bench's server.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from graphql_api.limits.protocols import configured
+from graphql_api.settings.api import ApiSettings, HttpImplementation
+
+_LOOPS: dict[HttpImplementation, str] = {"httptools": "uvloop", "h11": "asyncio"}
+# Spawned workers import their protocol, built from the settings they load.
+WORKER_PROTOCOL: Final = "graphql_api.entrypoints.worker_protocol:Protocol"
+
+
+def _common(settings: ApiSettings) -> dict[str, Any]:
+    return {
+        "loop": _LOOPS[settings.http_implementation],
+        # h11's own bound on a head (16 kB, answered with a plain 400) no lower than ours (431).
+        "h11_max_incomplete_event_size": settings.max_head_bytes,
+    }
+
+
+def uvicorn_options(settings: ApiSettings) -> dict[str, Any]:
+    """``uvicorn.run``/``uvicorn.Config`` options for an app built in this process."""
+    return {"http": configured(settings), **_common(settings)}
+
+
+def worker_options(settings: ApiSettings) -> dict[str, Any]:
+    """The same for ``--workers N``: each spawned worker builds the protocol from its settings."""
+    return {"http": WORKER_PROTOCOL, **_common(settings)}

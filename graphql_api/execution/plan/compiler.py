@@ -1,0 +1,379 @@
+"""An operation's plan: the fields to resolve on each object type, and how to complete them.
+
+Built from graphql-core's schema (``field.resolve``; default attribute resolution when it is
+None), never from Strawberry's type objects, so it follows whatever the types declare. The
+plan covers queries over objects, lists, enums, scalars, ``__typename``, aliases, fragments
+and inline fragments, interfaces and unions (through their ``resolve_type``), and
+``@skip``/``@include``; for anything else (mutations, subscriptions, introspection, other
+directives, fragment variables) ``compile_operation`` raises ``Unsupported`` and
+graphql-core executes the operation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+from operator import attrgetter
+from typing import Any, Final, Generic, TypeVar
+
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    GraphQLEnumType,
+    GraphQLField,
+    GraphQLIncludeDirective,
+    GraphQLLeafType,
+    GraphQLList,
+    GraphQLObjectType,
+    GraphQLOutputType,
+    GraphQLSchema,
+    GraphQLSkipDirective,
+    OperationDefinitionNode,
+    OperationType,
+    SelectionSetNode,
+    VariableNode,
+    is_abstract_type,
+    is_leaf_type,
+    is_list_type,
+    is_non_null_type,
+    is_object_type,
+)
+from graphql.execution.collect_fields import FieldDetails
+from graphql.execution.values import VariableValues, get_argument_values
+
+from graphql_api.execution.selection import Selections
+
+_CONDITIONS = (GraphQLSkipDirective.name, GraphQLIncludeDirective.name)
+
+# A Strawberry field whose resolver can often answer from its source alone declares that read
+# in its metadata under this key: ``read(source)`` gives the value, or ``USE_RESOLVER`` when
+# the resolver must run after all (types/relations.py: a relation its page did not load).
+PLAN_READ: Final = "hr-plan-read"
+USE_RESOLVER: Final = object()
+
+# A root field that reads by id declares, under this key, the whole of its resolver as a
+# synchronous ``load(context, arguments)``: it gives the value, an awaitable as the resolver
+# would, or a ``Deferred``. ``arguments`` are graphql-core's coerced arguments, keyed by their
+# GraphQL names (``firstName``, not Strawberry's ``first_name``), and shared between requests
+# when they use no variable: a load reads them and never changes them. A hundred aliased ``node``
+# fields then cost a hundred loader keys and one wait, not a hundred resolver calls through
+# Strawberry's wrapper, each with its coroutine, task and future.
+PLAN_LOAD: Final = "hr-plan-load"
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Deferred(Generic[T]):
+    """A value a loader's batch will give: once ``ready`` is done (None: it is), ``value()``.
+
+    ``ready`` is shared by every key of one batch, so the fields of a whole level wait on
+    their batches once. ``value()`` raises what the batch raised.
+    """
+
+    ready: asyncio.Future[Any] | None
+    value: Callable[[], T]
+
+    async def result(self) -> T:
+        """The value, for a resolver (graphql-core, which knows nothing of ``Deferred``)."""
+        if self.ready is not None and not self.ready.done():
+            # asyncio.wait never cancels what it waits for: the batch is shared.
+            await asyncio.wait((self.ready,))
+        return self.value()
+
+
+class Unsupported(Exception):
+    """The operation uses something plans do not cover: graphql-core runs it."""
+
+
+class Kind(IntEnum):
+    LEAF = 0
+    LIST = 1
+    OBJECT = 2
+    ABSTRACT = 3
+
+
+@dataclass(slots=True, eq=False)
+class Completion:
+    """How a value of one (possibly wrapped) output type becomes its response value."""
+
+    kind: Kind
+    nullable: bool
+    type: Any  # the named or list type under the non-null wrapper
+    item: Completion | None = None  # LIST
+    leaf_output: Callable[[Any], Any] | None = None  # LEAF: coerce_output_value
+    plan: ObjectPlan | None = None  # OBJECT
+    plans: dict[str, ObjectPlan] = field(default_factory=dict)  # ABSTRACT: by runtime type name
+
+
+@dataclass(slots=True, eq=False)
+class FieldPlan:
+    key: str  # the response key (alias or name)
+    name: str
+    parent: GraphQLObjectType
+    definition: GraphQLField | None  # None for __typename
+    nodes: list[FieldNode]
+    details: list[FieldDetails]
+    resolve: Callable[..., Any] | None
+    # Strawberry marks the resolver of a field without one of its own (``_is_default``): it
+    # reads the attribute and ignores its info, so no GraphQLResolveInfo need be built for it.
+    info_free: bool
+    # For such a field, the attribute read itself (one C call instead of Strawberry's three
+    # Python calls), when the field declares that it only reads that attribute with getattr.
+    read: Callable[[Any], Any] | None
+    # For a field with a resolver of its own, its declared read from the source (PLAN_READ),
+    # tried first: no GraphQLResolveInfo and no Strawberry wrapper unless it says USE_RESOLVER.
+    preread: Callable[[Any], Any] | None
+    # For a field that declares its resolver as a synchronous load (PLAN_LOAD), that load.
+    load: Callable[[Any, Mapping[str, Any]], Any] | None
+    # Coerced arguments when they use no variable; None when they are coerced per request.
+    arguments: dict[str, Any] | None
+    completion: Completion | None  # None for __typename
+
+
+@dataclass(slots=True, eq=False)
+class ObjectPlan:
+    type: GraphQLObjectType
+    fields: list[FieldPlan]
+    # False when the type's ``is_type_of`` is Strawberry's own, which never reads its info:
+    # then no GraphQLResolveInfo is built for each object of the type (one per node of a page).
+    type_check_reads_info: bool = True
+
+
+@dataclass(slots=True, eq=False)
+class Plan:
+    root: ObjectPlan
+
+
+def _require_supported(operation: OperationDefinitionNode, fragments: Mapping[str, FragmentDefinitionNode]) -> None:
+    """Unsupported for a directive other than @skip/@include, or a fragment with variables."""
+
+    def visit(selection_set: SelectionSetNode | None) -> None:
+        for selection in () if selection_set is None else selection_set.selections:
+            for directive in selection.directives or ():
+                if directive.name.value not in _CONDITIONS:
+                    raise Unsupported(f"directive @{directive.name.value}")
+            visit(getattr(selection, "selection_set", None))
+
+    if operation.directives:
+        raise Unsupported("operation directives")
+    visit(operation.selection_set)
+    for fragment in fragments.values():
+        if fragment.variable_definitions:
+            raise Unsupported("fragment variables")
+        visit(fragment.selection_set)
+
+
+class _Compiler:
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        fragments: Mapping[str, FragmentDefinitionNode],
+        variables: VariableValues,
+    ) -> None:
+        self.schema = schema
+        self.selections = Selections(fragments, variables.coerced)
+        self.memo: dict[tuple[str, tuple[int, ...]], ObjectPlan] = {}
+
+    def object_plan(self, runtime: GraphQLObjectType, selection_sets: list[SelectionSetNode]) -> ObjectPlan:
+        key = (runtime.name, tuple(id(s) for s in selection_sets))
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        plan = ObjectPlan(runtime, [], type_check_reads_info=not _strawberry_type_check(runtime.is_type_of))
+        self.memo[key] = plan  # before the fields: a type may select itself further down
+        grouped: dict[str, list[FieldNode]] = {}
+        for node, _on in self.selections.fields(selection_sets, lambda condition: self.matches(condition, runtime)):
+            grouped.setdefault(node.alias.value if node.alias else node.name.value, []).append(node)
+        plan.fields = [self.field_plan(runtime, response_key, nodes) for response_key, nodes in grouped.items()]
+        return plan
+
+    def matches(self, condition_name: str, runtime: GraphQLObjectType) -> bool:
+        conditional = self.schema.get_type(condition_name)
+        if conditional is runtime:
+            return True
+        if conditional is not None and is_abstract_type(conditional):
+            return self.schema.is_sub_type(conditional, runtime)
+        return False
+
+    def field_plan(self, parent: GraphQLObjectType, response_key: str, nodes: list[FieldNode]) -> FieldPlan:
+        name = nodes[0].name.value
+        details = [FieldDetails(node, None) for node in nodes]
+        if name == "__typename":
+            return FieldPlan(response_key, name, parent, None, nodes, details, None, True, None, None, None, {}, None)
+        if name.startswith("__"):
+            raise Unsupported("introspection")
+        definition = parent.fields.get(name)
+        if definition is None:
+            raise Unsupported(f"unknown field {parent.name}.{name}")
+        node = nodes[0]
+        if not definition.args and not node.arguments:
+            arguments: dict[str, Any] | None = {}
+        elif _uses_variables(node):
+            arguments = None
+        else:
+            arguments = get_argument_values(definition, node)
+        resolve = definition.resolve
+        info_free = bool(getattr(resolve, "_is_default", False))
+        read = _attribute_read(definition) if info_free else None
+        preread = None if info_free or definition.args else _declared(definition, PLAN_READ)
+        load = None if info_free else _declared(definition, PLAN_LOAD)
+        sub_selections = [n.selection_set for n in nodes if n.selection_set is not None]
+        completion = self.completion(definition.type, sub_selections)
+        return FieldPlan(
+            response_key,
+            name,
+            parent,
+            definition,
+            nodes,
+            details,
+            resolve,
+            info_free,
+            read,
+            preread,
+            load,
+            arguments,
+            completion,
+        )
+
+    def completion(self, output: GraphQLOutputType, selections: list[SelectionSetNode]) -> Completion:
+        nullable = True
+        if is_non_null_type(output):
+            nullable = False
+            output = output.of_type
+        if is_list_type(output):
+            assert isinstance(output, GraphQLList)
+            return Completion(Kind.LIST, nullable, output, item=self.completion(output.of_type, selections))
+        if is_leaf_type(output):
+            assert isinstance(output, GraphQLLeafType)
+            coerce = _enum_output(output) if isinstance(output, GraphQLEnumType) else output.coerce_output_value
+            return Completion(Kind.LEAF, nullable, output, leaf_output=coerce)
+        if is_object_type(output):
+            assert isinstance(output, GraphQLObjectType)
+            return Completion(Kind.OBJECT, nullable, output, plan=self.object_plan(output, selections))
+        if is_abstract_type(output):
+            possible = self.schema.get_possible_types(output)
+            plans = {runtime.name: self.object_plan(runtime, selections) for runtime in possible}
+            return Completion(Kind.ABSTRACT, nullable, output, plans=plans)
+        raise Unsupported(f"output type {output}")  # pragma: no cover - every output type is above
+
+
+# Where Strawberry defines the ``is_type_of`` it gives every object type with interfaces: a
+# check of the value's Python type that names its info parameter ``_info`` and never reads it.
+_STRAWBERRY_TYPE_CHECK = ("strawberry.schema.schema_converter", "_get_is_type_of.<locals>.is_type_of")
+
+
+def _strawberry_type_check(is_type_of: Callable[..., Any] | None) -> bool:
+    """True for Strawberry's generated ``is_type_of`` (info unused); False for any other."""
+    if is_type_of is None:
+        return False
+    code = getattr(is_type_of, "__code__", None)
+    return (
+        getattr(is_type_of, "__module__", None) == _STRAWBERRY_TYPE_CHECK[0]
+        and getattr(is_type_of, "__qualname__", "").endswith(_STRAWBERRY_TYPE_CHECK[1])
+        and code is not None
+        and code.co_varnames[1:2] == ("_info",)
+    )
+
+
+def _enum_output(enum: GraphQLEnumType) -> Callable[[Any], Any]:
+    """The enum's output coercion, with a dict lookup first for a plain ``str`` value.
+
+    Resolvers hand enums over as their values (types/scalars.py ``output``); Strawberry's
+    enum type checks each value against its Python enum before graphql-core's own lookup
+    of the same dict. A ``str`` is never a member of that enum, so its name is the lookup's
+    answer, found here directly; anything else (a member, an unknown value) goes through the
+    type's own coercion, errors included.
+    """
+    names = {value.value: name for name, value in enum.values.items() if type(value.value) is str}
+    coerce = enum.coerce_output_value
+
+    def output(value: Any) -> Any:
+        if type(value) is str:
+            name = names.get(value)
+            if name is not None:
+                return name
+        return coerce(value)
+
+    return output
+
+
+def _attribute_read(definition: GraphQLField) -> Callable[[Any], Any] | None:
+    """``attrgetter(name)`` when the field's resolver is exactly ``getattr(source, name)``.
+
+    Strawberry's resolver for a field without a resolver of its own calls its
+    ``default_resolver`` (``getattr`` unless configured otherwise) with the field's Python
+    name; the field is found on the GraphQL field's extensions. Anything else: None, and
+    the resolver itself is called.
+    """
+    declared = (definition.extensions or {}).get("strawberry-definition")
+    if declared is None or getattr(declared, "base_resolver", True) is not None:
+        return None
+    if getattr(declared, "default_resolver", None) is not getattr or getattr(declared, "extensions", None):
+        return None
+    name = getattr(declared, "python_name", None)
+    return attrgetter(name) if isinstance(name, str) else None
+
+
+def _declared(definition: GraphQLField, key: str) -> Callable[..., Any] | None:
+    """The field's PLAN_READ or PLAN_LOAD (``key``), for a field without extensions or permissions.
+
+    A field extension or permission class (Strawberry runs permissions as one) wraps the
+    resolver; reading around it would skip them, so such a field always runs its resolver.
+    """
+    declared = (definition.extensions or {}).get("strawberry-definition")
+    if declared is None or getattr(declared, "extensions", None) or getattr(declared, "permission_classes", None):
+        return None
+    hook = (getattr(declared, "metadata", None) or {}).get(key)
+    return hook if callable(hook) else None
+
+
+def _uses_variables(node: FieldNode) -> bool:
+    found = False
+
+    def visit(value: Any) -> None:
+        nonlocal found
+        if isinstance(value, VariableNode):
+            found = True
+        for child in getattr(value, "values", None) or ():
+            visit(child)
+        for child in getattr(value, "fields", None) or ():
+            visit(child.value)
+
+    for argument in node.arguments or ():
+        visit(argument.value)
+    return found
+
+
+def compile_operation(
+    schema: GraphQLSchema,
+    operation: OperationDefinitionNode,
+    fragments: Mapping[str, FragmentDefinitionNode],
+    variables: VariableValues,
+) -> Plan:
+    """The plan of a query; ``variables`` (coerced) decide its @skip/@include only."""
+    if operation.operation is not OperationType.QUERY:
+        raise Unsupported(operation.operation.value)
+    _require_supported(operation, fragments)
+    root = schema.query_type
+    if root is None:  # pragma: no cover - our schema has a query root
+        raise Unsupported("no query root")
+    compiler = _Compiler(schema, fragments, variables)
+    return Plan(compiler.object_plan(root, [operation.selection_set]))
+
+
+__all__ = [
+    "PLAN_LOAD",
+    "PLAN_READ",
+    "USE_RESOLVER",
+    "Completion",
+    "Deferred",
+    "FieldPlan",
+    "Kind",
+    "ObjectPlan",
+    "Plan",
+    "Unsupported",
+    "compile_operation",
+]

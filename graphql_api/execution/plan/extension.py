@@ -1,0 +1,61 @@
+"""The seam: a query with a plan is executed by it instead of graphql-core.
+
+Strawberry runs graphql-core's ``execute`` only when no extension has set a result by the
+time every ``on_execute`` hook has reached its ``yield``. This extension is the last of the
+schema's extensions: the limits, the caller's active check (which watches for the first
+tenant access during execution), error codes and cost run around it exactly as they run
+around graphql-core, and only the field walk is replaced. Anything without a plan (a
+mutation, introspection, a variable that does not coerce) is left to graphql-core. No
+extension of this schema defines a per-field ``resolve`` hook, which a plan would bypass
+(tests/graphql_api/execution/plan/test_extension.py checks that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from graphql.execution import ExecutionResult as GraphQLExecutionResult
+from strawberry.execution.is_awaitable import optimized_is_awaitable
+from strawberry.extensions import SchemaExtension
+from strawberry.types.graphql import OperationType
+
+from graphql_api.execution.plan.cache import PlanCache
+from graphql_api.execution.plan.runner import run_plan
+
+
+class CompiledPlans(SchemaExtension):
+    def __init__(self, cache: PlanCache) -> None:
+        super().__init__()
+        self.cache = cache
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        execution = self.execution_context
+        document = execution.graphql_document
+        if (
+            execution.result is None
+            and document is not None
+            and execution.query is not None
+            and execution.operation_type is OperationType.QUERY
+        ):
+            schema = execution.schema._schema
+            executor = execution.schema.execution_context_class.build(
+                schema,
+                document,
+                execution.root_value,
+                execution.context,
+                execution.variables,
+                execution.operation_name,
+                # Strawberry's predicate, as Strawberry passes it to graphql-core (typed bool, not TypeGuard).
+                is_awaitable=optimized_is_awaitable,  # type: ignore[arg-type]
+                operation_extensions=execution.operation_extensions,
+            )
+            plan = (
+                None if isinstance(executor, list) else self.cache.plan_for(schema, execution.query, document, executor)
+            )
+            if plan is None or isinstance(executor, list):
+                self.cache.fallbacks += 1
+            else:
+                self.cache.planned_runs += 1
+                data, errors = await run_plan(plan, executor, execution.root_value)
+                execution.result = GraphQLExecutionResult(data, errors or None)
+        yield

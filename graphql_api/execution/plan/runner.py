@@ -1,0 +1,417 @@
+"""Running a plan: the response built straight from the resolved values.
+
+graphql-core's semantics, field by field: a resolver's error is located at the field's path;
+a null or an error in a non-null position nulls the nearest nullable parent, and errors
+below a position that was nulled are dropped (graphql-core's CollectedErrors). What is saved
+is graphql-core's per-field machinery: the fields to resolve, their arguments and the shape
+of their completion are decided once in the plan; a field that Strawberry resolves by
+attribute is read without building a GraphQLResolveInfo; completed values are written into
+their parent's dict in place.
+
+Asynchronous resolvers keep today's batching: the synchronous part of a subtree is walked
+at once and every awaitable it meets is gathered together, so the loads a level issues are
+queued in the same turn of the loop and the DataLoaders batch them into one wave. An
+awaitable's subtree continues as soon as it resolves, as it does in graphql-core. An error
+after an await propagates through ``_Slot`` records (where a value sits, whether it may be
+null), since the Python stack that built the parents is gone by then.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Coroutine
+from typing import Any
+
+from graphql import GraphQLError, GraphQLResolveInfo, Undefined, located_error
+from graphql.execution.executor import CollectedErrors, Executor, invalid_return_type_error
+from graphql.execution.values import get_argument_values
+from graphql.pyutils import Path, is_iterable
+
+from graphql_api.execution.plan.compiler import USE_RESOLVER, Completion, Deferred, FieldPlan, Kind, ObjectPlan, Plan
+
+Pending = list[Coroutine[Any, Any, None]]
+
+# A field of one object whose value a loader's batch will give: (the value, its field, its path).
+_Waiting = tuple[Deferred[Any], FieldPlan, Path]
+
+
+# Where a value sits in the response, for null propagation: (container, key, nullable,
+# parent slot, path); a tuple, since one is made for every object of the response.
+_Slot = tuple[Any, Any, bool, Any, Path | None]
+
+# Values no resolver's awaitable can be: the is_awaitable check is skipped for them.
+_PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None), list, tuple, dict})
+
+
+class _Run:
+    def __init__(self, executor: Executor[Any], root_value: Any) -> None:
+        self.executor = executor
+        self.context = executor.context_value
+        self.root_value = root_value
+        self.is_awaitable = executor.is_awaitable
+        self.errors = CollectedErrors()
+        self.arguments: dict[int, dict[str, Any]] = {}
+
+    async def run(self, plan: Plan) -> tuple[dict[str, Any] | None, list[GraphQLError]]:
+        holder: dict[str, Any] = {}
+        data: dict[str, Any] = {}
+        holder["data"] = data
+        root: _Slot = (holder, "data", True, None, None)
+        pending: Pending = []
+        try:
+            self.fill(plan.root, self.root_value, data, root, pending)
+        except GraphQLError as error:  # a non-null root field failed: no data at all
+            holder["data"] = None
+            self.errors.add(error, None)
+        await _settle(pending)
+        return holder["data"], self.errors.errors
+
+    # -- objects and fields ------------------------------------------------------------
+
+    def fill(self, plan: ObjectPlan, source: Any, data: dict[str, Any], slot: _Slot, pending: Pending) -> None:
+        """Resolve and complete ``plan``'s fields on ``source`` into ``data`` (sitting at ``slot``).
+
+        Raises the located error of a non-null field that failed, for the caller to place.
+        """
+        parent_path = slot[4]
+        is_awaitable = self.is_awaitable
+        typename = plan.type.name
+        waiting: list[_Waiting] = []
+        try:
+            for field in plan.fields:
+                key = field.key
+                completion = field.completion
+                if completion is None:  # __typename
+                    data[key] = typename
+                    continue
+                path: Path | None = None
+                info: GraphQLResolveInfo[Any] | None = None
+                try:
+                    read = field.read
+                    if read is not None:
+                        value = read(source)
+                    elif field.info_free:
+                        value = field.resolve(source, None)  # type: ignore[misc]  # info_free implies a resolver
+                    else:
+                        load = field.load
+                        if load is not None:
+                            value = load(self.context, self.arguments_of(field))
+                        else:
+                            preread = field.preread
+                            value = USE_RESOLVER if preread is None else preread(source)
+                        if value is USE_RESOLVER:
+                            path = Path(parent_path, key, typename)
+                            info = self.info(field, path)
+                            arguments = self.arguments_of(field)
+                            resolve = field.resolve or self.executor.field_resolver
+                            value = resolve(source, info, **arguments)
+                    plain = type(value) in _PLAIN
+                    if not plain and type(value) is Deferred:
+                        data[key] = None  # holds the key's place in the response's order
+                        waiting.append((value, field, Path(parent_path, key, typename)))
+                        continue
+                    if not plain and is_awaitable(value):
+                        data[key] = None  # holds the key's place in the response's order
+                        if path is None:
+                            path = Path(parent_path, key, typename)
+                        pending.append(self.await_slot(value, completion, field, data, key, slot, path, info))
+                        continue
+                    # A plain value is neither Undefined nor an exception: only None is checked.
+                    if completion.kind is Kind.LEAF and (
+                        value is not None if plain else value is not Undefined and not isinstance(value, Exception)
+                    ):
+                        coerced = completion.leaf_output(value)  # type: ignore[misc]  # LEAF has it
+                        if coerced is None or coerced is Undefined:
+                            Executor.complete_leaf_value(completion.type, value)  # raises graphql-core's error
+                        data[key] = coerced
+                        continue
+                    if path is None:
+                        path = Path(parent_path, key, typename)
+                    self.complete(completion, field, value, data, key, slot, path, pending, info)
+                except Exception as raw:
+                    if path is None:
+                        path = Path(parent_path, key, typename)
+                    error = located_error(raw, field.nodes, path.as_list())
+                    if not completion.nullable:
+                        raise error from None
+                    data[key] = None
+                    self.errors.add(error, path)
+        finally:
+            # Also when a non-null field raised: the fields already waiting on a batch are
+            # completed (into an object then nulled), as the awaitables already pending are, so
+            # no read a Deferred started is left unawaited.
+            if waiting:
+                pending.append(self.await_deferred(waiting, data, slot))
+
+    def info(self, field: FieldPlan, path: Path) -> GraphQLResolveInfo[Any]:
+        return self.executor.build_resolve_info(field.definition, field.nodes, field.parent, path)  # type: ignore[arg-type]  # not __typename
+
+    def arguments_of(self, field: FieldPlan) -> dict[str, Any]:
+        if field.arguments is not None:
+            return field.arguments
+        found = self.arguments.get(id(field))
+        if found is None:
+            executor = self.executor
+            found = get_argument_values(
+                field.definition,  # type: ignore[arg-type]  # not __typename
+                field.nodes[0],
+                executor.variable_values,
+                None,
+                executor.hide_suggestions,
+            )
+            self.arguments[id(field)] = found
+        return found
+
+    # -- values --------------------------------------------------------------------------
+
+    def complete(
+        self,
+        completion: Completion,
+        field: FieldPlan,
+        value: Any,
+        container: Any,
+        key: Any,
+        parent: _Slot,
+        path: Path,
+        pending: Pending,
+        info: GraphQLResolveInfo[Any] | None = None,
+    ) -> None:
+        """Put ``value``'s completion at ``container[key]``; raise if it may not be null and is.
+
+        ``info`` is the field's, for ``resolve_type`` and ``is_type_of`` (a list's items share
+        their field's, as in graphql-core); made here when not given.
+        """
+        if isinstance(value, Exception):
+            raise value
+        if value is None or value is Undefined:
+            if completion.nullable:
+                container[key] = None
+                return
+            raise TypeError(f"Cannot return null for non-nullable field {field.parent}.{field.name}.")
+        kind = completion.kind
+        if kind is Kind.LEAF:
+            coerced = completion.leaf_output(value)  # type: ignore[misc]  # LEAF has it
+            if coerced is None or coerced is Undefined:
+                Executor.complete_leaf_value(completion.type, value)  # raises graphql-core's error
+            container[key] = coerced
+            return
+        if kind is Kind.LIST:
+            self.complete_list(completion, field, value, container, key, parent, path, pending)
+            return
+        if kind is Kind.ABSTRACT:
+            if info is None:
+                info = self.info(field, path)
+            abstract = completion.type
+            resolve_type = abstract.resolve_type or self.executor.type_resolver
+            runtime_name = resolve_type(value, info, abstract)
+            if self.is_awaitable(runtime_name):
+                container[key] = None
+                pending.append(
+                    self.await_abstract(runtime_name, completion, field, value, container, key, parent, path)
+                )
+                return
+            runtime = self.executor.ensure_valid_runtime_type(runtime_name, abstract, field.details, info, value)
+            plan = completion.plans[runtime.name]
+        else:
+            plan = completion.plan  # type: ignore[assignment]  # OBJECT has it
+        self.complete_object(plan, completion.nullable, field, value, container, key, parent, path, pending, info)
+
+    def complete_object(
+        self,
+        plan: ObjectPlan,
+        nullable: bool,
+        field: FieldPlan,
+        value: Any,
+        container: Any,
+        key: Any,
+        parent: _Slot,
+        path: Path,
+        pending: Pending,
+        info: GraphQLResolveInfo[Any] | None = None,
+    ) -> None:
+        is_type_of = plan.type.is_type_of
+        if is_type_of is not None:
+            if info is None and plan.type_check_reads_info:
+                info = self.info(field, path)
+            # Strawberry's own check ignores its info (compiler.py), so None is passed to it.
+            verdict = is_type_of(value, info)  # type: ignore[arg-type]  # None only where never read
+            if self.is_awaitable(verdict):
+                container[key] = None
+                pending.append(
+                    self.await_is_type_of(verdict, plan, nullable, field, value, container, key, parent, path)
+                )
+                return
+            if not verdict:
+                raise invalid_return_type_error(plan.type, value, field.details)
+        data: dict[str, Any] = {}
+        container[key] = data
+        self.fill(plan, value, data, (container, key, nullable, parent, path), pending)
+
+    def complete_list(
+        self,
+        completion: Completion,
+        field: FieldPlan,
+        value: Any,
+        container: Any,
+        key: Any,
+        parent: _Slot,
+        path: Path,
+        pending: Pending,
+    ) -> None:
+        if self.executor.is_async_iterable(value):
+            container[key] = None
+            pending.append(self.await_slot(_listed(value), completion, field, container, key, parent, path))
+            return
+        if not is_iterable(value):
+            raise GraphQLError(f"Expected Iterable, but did not find one for field '{field.parent}.{field.name}'.")
+        item = completion.item
+        assert item is not None
+        items: list[Any] = []
+        container[key] = items
+        slot: _Slot = (container, key, completion.nullable, parent, path)
+        is_awaitable = self.is_awaitable
+        shared = None
+        if item.kind is Kind.ABSTRACT or (
+            item.kind is Kind.OBJECT
+            and item.plan.type.is_type_of is not None  # type: ignore[union-attr]  # OBJECT has a plan
+            and item.plan.type_check_reads_info  # type: ignore[union-attr]
+        ):
+            shared = self.info(field, path)
+        for index, element in enumerate(value):
+            items.append(None)
+            item_path = path.add_key(index, None)
+            if is_awaitable(element):
+                pending.append(self.await_slot(element, item, field, items, index, slot, item_path, shared))
+                continue
+            try:
+                self.complete(item, field, element, items, index, slot, item_path, pending, shared)
+            except Exception as raw:
+                error = located_error(raw, field.nodes, item_path.as_list())
+                if not item.nullable:
+                    raise error from None
+                items[index] = None
+                self.errors.add(error, item_path)
+
+    # -- after an await --------------------------------------------------------------------
+
+    async def await_slot(
+        self,
+        awaitable: Awaitable[Any],
+        completion: Completion,
+        field: FieldPlan,
+        container: Any,
+        key: Any,
+        parent: _Slot,
+        path: Path,
+        info: GraphQLResolveInfo[Any] | None = None,
+    ) -> None:
+        pending: Pending = []
+        try:
+            value = await awaitable
+            self.complete(completion, field, value, container, key, parent, path, pending, info)
+        except Exception as raw:
+            self.fail(raw, completion.nullable, field, container, key, parent, path)
+        await _settle(pending)
+
+    async def await_deferred(self, waiting: list[_Waiting], data: dict[str, Any], slot: _Slot) -> None:
+        """The deferred fields of one object, after one wait on the batches they are in.
+
+        Each field completes as if its resolver had returned the value, errors included.
+        """
+        ready = {deferred.ready for deferred, _, _ in waiting if deferred.ready is not None}
+        unsettled = {future for future in ready if not future.done()}
+        if unsettled:
+            # asyncio.wait never cancels what it waits for: the batches are shared.
+            await asyncio.wait(unsettled)
+        pending: Pending = []
+        for deferred, field, path in waiting:
+            completion: Completion = field.completion  # type: ignore[assignment]  # not __typename
+            try:
+                self.complete(completion, field, deferred.value(), data, field.key, slot, path, pending)
+            except Exception as raw:
+                self.fail(raw, completion.nullable, field, data, field.key, slot, path)
+        await _settle(pending)
+
+    async def await_abstract(
+        self,
+        awaitable: Awaitable[Any],
+        completion: Completion,
+        field: FieldPlan,
+        value: Any,
+        container: Any,
+        key: Any,
+        parent: _Slot,
+        path: Path,
+    ) -> None:
+        pending: Pending = []
+        try:
+            info = self.info(field, path)
+            runtime = self.executor.ensure_valid_runtime_type(
+                await awaitable, completion.type, field.details, info, value
+            )
+            plan = completion.plans[runtime.name]
+            self.complete_object(plan, completion.nullable, field, value, container, key, parent, path, pending)
+        except Exception as raw:
+            self.fail(raw, completion.nullable, field, container, key, parent, path)
+        await _settle(pending)
+
+    async def await_is_type_of(
+        self,
+        verdict: Awaitable[bool],
+        plan: ObjectPlan,
+        nullable: bool,
+        field: FieldPlan,
+        value: Any,
+        container: Any,
+        key: Any,
+        parent: _Slot,
+        path: Path,
+    ) -> None:
+        pending: Pending = []
+        try:
+            if not await verdict:
+                raise invalid_return_type_error(plan.type, value, field.details)
+            data: dict[str, Any] = {}
+            container[key] = data
+            self.fill(plan, value, data, (container, key, nullable, parent, path), pending)
+        except Exception as raw:
+            self.fail(raw, nullable, field, container, key, parent, path)
+        await _settle(pending)
+
+    def fail(
+        self, raw: Exception, nullable: bool, field: FieldPlan, container: Any, key: Any, parent: _Slot, path: Path
+    ) -> None:
+        """An error at ``path`` after an await: null it, or the nearest nullable position above."""
+        error = located_error(raw, field.nodes, path.as_list())
+        if nullable:
+            container[key] = None
+            self.errors.add(error, path)
+            return
+        slot: _Slot | None = parent
+        while slot is not None and not slot[2]:
+            slot = slot[3]
+        assert slot is not None  # the root slot ("data") is nullable
+        slot[0][slot[1]] = None
+        self.errors.add(error, slot[4])
+
+
+async def _settle(pending: Pending) -> None:
+    """Await a subtree's awaitables: one inline, as graphql-core does, so errors keep its order."""
+    if len(pending) == 1:
+        await pending[0]
+    elif pending:
+        await asyncio.gather(*pending)
+
+
+async def _listed(values: Any) -> list[Any]:
+    return [value async for value in values]
+
+
+async def run_plan(
+    plan: Plan, executor: Executor[Any], root_value: Any
+) -> tuple[dict[str, Any] | None, list[GraphQLError]]:
+    """The data and errors of ``plan`` run with ``executor``'s variables, context and resolvers."""
+    return await _Run(executor, root_value).run(plan)
+
+
+__all__ = ["run_plan"]

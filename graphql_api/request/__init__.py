@@ -1,0 +1,3 @@
+"""One request's wiring: its context, its session (loaders, I/O, deadline,
+budgets) and its lifetime.
+"""

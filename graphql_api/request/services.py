@@ -1,0 +1,31 @@
+"""The process-wide parts every request shares, built once at start-up."""
+
+from __future__ import annotations
+
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+
+from datastore.store import Datastore
+from graphql_api.limits.tenant_rate import Buckets
+from graphql_api.request.blocking import BlockingRunner
+from graphql_api.schema.cursors import CursorCodec
+from graphql_api.schema.types.relations import RelationPlans
+from graphql_api.settings.api import ApiSettings
+
+
+@dataclass
+class Services:
+    settings: ApiSettings
+    datastore: Datastore
+    # Runs the blocking DynamoDB calls of requests (graphql_api/request/session.py).
+    executor: Executor
+    cursors: CursorCodec
+    # Each organisation's share of work (limits/tenant_rate.py); None when the limit is off.
+    tenant_buckets: Buckets | None = None
+    # What each connection field selects on its nodes, for the process (types/relations.py).
+    relation_plans: RelationPlans = field(default_factory=RelationPlans)
+    # Blocking work outside a session, on the same pool: sign-in, GraphiQL's tokens (blocking.py).
+    run_blocking: BlockingRunner = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.run_blocking = BlockingRunner(self.executor)

@@ -1,0 +1,183 @@
+"""One request's session: everything a GraphQL request owns while it runs.
+
+Its tenant table and loaders, the I/O runner that issues blocking DynamoDB calls, the call
+budget, the deadline, cancellation, and the hook of the caller's active check. Limits that
+act per request (the deadline today; per-tenant rate limits and concurrency caps later)
+hang off this one object, so a resolver never needs to know about them: it asks the session
+for its loaders or runs a call through it, and the session refuses what may not be done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import functools
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+from datastore.calls import CallLog
+from datastore.scope import PlatformScope, TenantScope
+from datastore.table import Table
+from graphql_api.auth.tokens import Principal
+from graphql_api.execution.errors import ApiError, forbidden, timeout, unauthenticated
+from graphql_api.limits.call_budget import CallBudget
+from graphql_api.limits.response_size import ResponseBudget
+from graphql_api.limits.tenant_rate import rate_limited
+from graphql_api.request.services import Services
+from graphql_api.schema.loaders import Loaders
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Deadline:
+    """When a request must have ended, on the monotonic clock (readable from any thread)."""
+
+    at: float
+    seconds: float
+
+    @classmethod
+    def after(cls, seconds: float) -> Deadline:
+        return cls(time.monotonic() + seconds, seconds)
+
+    def remaining(self) -> float:
+        return self.at - time.monotonic()
+
+    def passed(self) -> bool:
+        return self.remaining() <= 0
+
+
+@dataclass
+class RequestSession:
+    services: Services
+    principal: Principal | None
+    deadline: Deadline
+    call_log: CallLog = field(default_factory=CallLog)
+    started: float = field(default_factory=time.perf_counter)
+    # Set when the client went away or the deadline passed: nothing more is sent.
+    cancelled: bool = False
+    # A write was handed to DynamoDB: if the request now fails, it may have been applied.
+    write_dispatched: bool = False
+    _budget: CallBudget | None = None
+    _response_budget: ResponseBudget | None = None
+    _loaders: Loaders | None = None
+    _on_tenant_reached: list[Callable[[], None]] = field(default_factory=list)
+
+    @property
+    def response_budget(self) -> ResponseBudget:
+        """Bytes of list pages this response has built so far (limits/response_size.py)."""
+        if self._response_budget is None:
+            self._response_budget = ResponseBudget(self.services.settings.max_response_bytes)
+        return self._response_budget
+
+    # --- admission ------------------------------------------------------------------------
+
+    def admit(self, cost: float) -> None:
+        """Admit a request of ``cost`` (limits/query_cost.py units) before anything runs.
+
+        TIMEOUT once the deadline has passed; RATE_LIMITED when the caller's organisation
+        cannot pay ``cost`` from its bucket (limits/tenant_rate.py), which is then left
+        untouched. Platform operators and anonymous callers draw on no bucket.
+        """
+        self.check()
+        buckets = self.services.tenant_buckets
+        principal = self.principal
+        if buckets is None or principal is None or principal.org_id is None:
+            return
+        admission = buckets.charge(principal.org_id, cost)
+        if not admission.admitted:
+            raise rate_limited(admission.retry_after)
+
+    def check(self) -> None:
+        """TIMEOUT once the deadline has passed; nothing may be sent after that."""
+        if self.cancelled or self.deadline.passed():
+            self.cancelled = True
+            raise self.timeout_error()
+
+    def timeout_error(self) -> ApiError:
+        return timeout(self.deadline.seconds, maybe_written=self.write_dispatched)
+
+    # --- the I/O runner -------------------------------------------------------------------
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a blocking (boto3) call on the I/O pool, never on the event loop.
+
+        Refused past the deadline, both when queued and when a thread picks it up (a call
+        that waited in the queue past the deadline is never sent). Cancelling the awaiting
+        task (deadline, disconnect) cancels a call not yet started. The context is copied so
+        the call is recorded in this request's CallLog and loader batch.
+        """
+        self.check()
+        if self._budget is None:
+            self._budget = CallBudget(self.services.settings.max_dynamodb_calls)
+        self._budget.charge(self.call_log)
+        context = contextvars.copy_context()
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self.services.executor, functools.partial(self._send, context, fn, *args))
+
+    async def run_write(self, fn: Callable[..., T], *args: Any) -> T:
+        """``run`` for a write: once it is sent, a failure may leave it applied."""
+        self.check()
+        self.write_dispatched = True
+        return await self.run(fn, *args)
+
+    def _send(self, context: contextvars.Context, fn: Callable[..., T], *args: Any) -> T:
+        self.check()  # on the I/O thread: the call may have waited in the queue
+        return context.run(fn, *args)
+
+    # --- tenant data ----------------------------------------------------------------------
+
+    def require_tenant(self) -> TenantScope:
+        """The caller's tenant scope; UNAUTHENTICATED without a token."""
+        principal = self.principal
+        if principal is None:
+            raise unauthenticated()
+        if principal.org_id is None:
+            raise forbidden("platform operators see no tenant data")
+        return TenantScope(principal.org_id, principal.subject)
+
+    @property
+    def loaders(self) -> Loaders:
+        """The tenant's loaders; UNAUTHENTICATED without a token."""
+        if self._loaders is None:
+            table = self.services.datastore.table(self.require_tenant())
+            self._loaders = Loaders(table, self.run)
+            for callback in self._on_tenant_reached:
+                callback()
+        return self._loaders
+
+    def end(self) -> None:
+        """The request is over: let go of its loaders and everything they loaded.
+
+        The loaders run their calls through ``self.run``, so they and the session hold each
+        other: a cycle, which only the cyclic garbage collector would free, together with
+        every entity and page the request read (1,000 employees on the directory query),
+        and a collection that walks them stalls every request in flight.
+        """
+        self._loaders = None
+        self._on_tenant_reached.clear()
+
+    def when_tenant_reached(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` when the request first reaches for tenant data (now if it has).
+
+        Returns the function that withdraws it. The caller's active check starts this way
+        (graphql_api/auth/active.py), alongside the first load.
+        """
+        if self._loaders is not None:
+            callback()
+            return lambda: None
+        self._on_tenant_reached.append(callback)
+        return lambda: self._on_tenant_reached.remove(callback) if callback in self._on_tenant_reached else None
+
+    def tenant_table(self) -> Table:
+        return self.loaders.table
+
+    def platform_table(self) -> Table:
+        principal = self.principal
+        if principal is None:
+            raise unauthenticated()
+        if not principal.is_platform:
+            raise forbidden("only platform operators may do this")
+        return self.services.datastore.table(PlatformScope())

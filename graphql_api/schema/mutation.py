@@ -1,0 +1,129 @@
+"""The root Mutation type: each field takes one input object and returns one payload."""
+
+from __future__ import annotations
+
+from typing import Final
+
+import strawberry
+
+from graphql_api.execution.errors import translated_with_input_paths
+from graphql_api.schema.mutations import api_keys, applications, departments, employees, imports, jobs, organizations
+
+# Said once, appended to every mutation that writes tenant data.
+_ERRORS: Final = (
+    " Errors (`extensions.code`): UNAUTHENTICATED without a valid token; BAD_USER_INPUT for an invalid "
+    "field (`extensions.field` names it, as `input.<field>`); NOT_FOUND for an id that names nothing "
+    "in your organisation. A failed write changes nothing."
+)
+_ADMINS: Final = " Admins only (else FORBIDDEN)."
+_VERSIONED: Final = " A stale `expectedVersion` is a CONFLICT."
+
+
+@translated_with_input_paths
+@strawberry.type(
+    description="What a client writes. Each mutation takes one `input` object and returns a payload with the "
+    "written objects (null with an error when it fails); most take an `idempotencyKey` for safe retries."
+)
+class Mutation:
+    create_department = strawberry.mutation(
+        resolver=departments.create_department,
+        description="Creates a department, optionally with a manager (an ACTIVE employee)." + _ADMINS + _ERRORS,
+    )
+    update_department = strawberry.mutation(
+        resolver=departments.update_department,
+        description="Renames a department, or sets or removes its manager; name at least one change."
+        + _ADMINS
+        + _ERRORS,
+    )
+    create_employee = strawberry.mutation(
+        resolver=employees.create_employee,
+        description="Adds an ACTIVE employee, optionally in a department (whose headcount grows by one). "
+        "An email already in use anywhere on the platform is a CONFLICT." + _ADMINS + _ERRORS,
+    )
+    import_employees = strawberry.mutation(
+        resolver=imports.import_employees,
+        description="Bulk onboarding: up to 100 new employees, each row its own createEmployee transaction "
+        "(unique email, your own domain, headcount), with one result per row: CREATED, UNCHANGED (an ACTIVE "
+        "employee with this email and the same data exists, so re-running an import duplicates nothing) or "
+        "FAILED with a code and `input.rows.<index>.<field>`. A failed row writes nothing and does not stop "
+        "the others. More than 100 rows is BAD_USER_INPUT (`input.rows`) and nothing is written."
+        + _ADMINS
+        + " Errors (`extensions.code`): UNAUTHENTICATED without a valid token.",
+    )
+    update_employee = strawberry.mutation(
+        resolver=employees.update_employee,
+        description="Changes an employee's email, name or role; fields left out keep their values."
+        + _ADMINS
+        + _VERSIONED
+        + " An email already in use is a CONFLICT."
+        + _ERRORS,
+    )
+    move_employee = strawberry.mutation(
+        resolver=employees.move_employee,
+        description="Moves an ACTIVE employee to another department, updating both headcounts in the same "
+        "write. Moving an INACTIVE employee is a CONFLICT." + _ADMINS + _VERSIONED + _ERRORS,
+    )
+    terminate_employee = strawberry.mutation(
+        resolver=employees.terminate_employee,
+        description="Ends an employment: the employee becomes INACTIVE, gets `terminatedAt`, leaves their "
+        "department's headcount and can no longer sign in. Terminating an INACTIVE employee is a CONFLICT."
+        + _ADMINS
+        + _VERSIONED
+        + _ERRORS,
+    )
+    create_job_posting = strawberry.mutation(
+        resolver=jobs.create_job_posting,
+        description="Drafts a job posting in a department; publish it with publishJobPosting." + _ADMINS + _ERRORS,
+    )
+    update_job_posting = strawberry.mutation(
+        resolver=jobs.update_job_posting,
+        description="Changes a posting's title, description or department; fields left out keep their "
+        "values. A CLOSED posting cannot be edited (BAD_USER_INPUT)." + _ADMINS + _VERSIONED + _ERRORS,
+    )
+    publish_job_posting = strawberry.mutation(
+        resolver=jobs.publish_job_posting,
+        description="Opens a DRAFT posting: it becomes OPEN, gets `postedAt` and every employee can see it "
+        "and apply. Any other status is BAD_USER_INPUT." + _ADMINS + _VERSIONED + _ERRORS,
+    )
+    close_job_posting = strawberry.mutation(
+        resolver=jobs.close_job_posting,
+        description="Closes a DRAFT or OPEN posting: it becomes CLOSED, gets `closedAt` and takes no more "
+        "applications. An already CLOSED one is BAD_USER_INPUT." + _ADMINS + _VERSIONED + _ERRORS,
+    )
+    apply_to_job = strawberry.mutation(
+        resolver=applications.apply_to_job,
+        description="Applies to an OPEN job posting as the signed-in employee (any role); the application "
+        "starts APPLIED. A second application to the same job, a job that is not OPEN, or an INACTIVE "
+        "applicant is a CONFLICT." + _ERRORS,
+    )
+    withdraw_application = strawberry.mutation(
+        resolver=applications.withdraw_application,
+        description="Withdraws an APPLIED or REVIEWING application (it becomes WITHDRAWN). The applicant or "
+        "an admin only (else FORBIDDEN); a decided application is BAD_USER_INPUT." + _ERRORS,
+    )
+    set_application_status = strawberry.mutation(
+        resolver=applications.set_application_status,
+        description="Records a review step: APPLIED to REVIEWING or REJECTED, REVIEWING to ACCEPTED or "
+        "REJECTED; any other move is BAD_USER_INPUT. Admins and the manager of the job's department only "
+        "(else FORBIDDEN)." + _ERRORS,
+    )
+    create_organization = strawberry.mutation(
+        resolver=organizations.create_organization,
+        description="Creates an organisation, its billing subscription (seats from the plan) and its first "
+        "ADMIN employee, in one write. Platform operators' tokens only (else FORBIDDEN). An admin email "
+        "already in use is a CONFLICT; an invalid field is BAD_USER_INPUT.",
+    )
+    add_email_domain = strawberry.mutation(
+        resolver=organizations.add_email_domain,
+        description="Platform operators only: give an organisation one more email domain.",
+    )
+    create_api_key = strawberry.mutation(
+        resolver=api_keys.create_api_key,
+        description="Creates an ACTIVE API key for an integration and returns its secret, this once (no "
+        "idempotencyKey: a replay would have to show the secret again). An audit event records it." + _ADMINS + _ERRORS,
+    )
+    revoke_api_key = strawberry.mutation(
+        resolver=api_keys.revoke_api_key,
+        description="Revokes an API key: from the next request on, its secret is refused as UNAUTHENTICATED. "
+        "Revoking a REVOKED key is a CONFLICT. An audit event records it." + _ADMINS + _ERRORS,
+    )

@@ -1,0 +1,71 @@
+"""What every mutation shares: id decoding, role gates, running a datastore write."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
+
+import strawberry
+
+from datastore import departments
+from datastore.entities import Role
+from graphql_api.execution.errors import forbidden, not_found
+from graphql_api.request.context import RequestContext
+from graphql_api.schema import ids, permissions
+from graphql_api.schema.types.department import Department
+
+T = TypeVar("T")
+
+IDEMPOTENCY_KEY_HELP: Final = (
+    "A key of your choosing (1 to 128 printable ASCII characters, no spaces; a UUID works). Send the "
+    "same key again to retry safely: within 24 hours a retry with the same input returns the first "
+    "result and writes nothing; a different input under the key is BAD_USER_INPUT. Omit it for no retry "
+    "protection."
+)
+
+# The one argument of every mutation.
+INPUT_ARGUMENT: Final = strawberry.argument(
+    description="Everything the mutation needs, as one object: send it as a single `$input` variable. "
+    "Errors about its fields name them as `input.<field>` in `extensions.field`."
+)
+
+
+def decode_id(value: str, type_name: str, field: str, count: int = 1) -> tuple[str, ...]:
+    """The ids inside a global id of ``type_name``.
+
+    Not an id at all: BAD_USER_INPUT. An id of another type, or of nothing in the caller's
+    organisation: NOT_FOUND, like an id that does not exist.
+    """
+    parts = ids.parts_of(value, type_name, count, field)
+    if parts is None:
+        raise not_found(type_name)
+    return parts
+
+
+def require_admin(context: RequestContext) -> None:
+    if permissions.caller(context).role is not Role.ADMIN:
+        raise forbidden("only admins may do this")
+
+
+async def run_write(context: RequestContext, write: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """Run a blocking datastore write off the loop.
+
+    Its errors name datastore fields; errors.InputErrors, on every mutation field, turns
+    them into ``input.`` paths.
+    """
+    return await context.session.run_write(functools.partial(write, *args, **kwargs))
+
+
+async def fresh_department(context: RequestContext, dept_id: str | None) -> Department | None:
+    """A department as it is after a write (a strongly consistent read), for payloads.
+
+    Headcounts change with employee writes; the loaders' eventually consistent reads could
+    return the count from before.
+    """
+    if dept_id is None:
+        return None
+    found = await context.session.run(
+        functools.partial(departments.get_department, context.session.tenant_table(), dept_id, consistent=True)
+    )
+    return None if found is None else Department.of(found)

@@ -1,0 +1,63 @@
+"""Application."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any
+
+import strawberry
+
+from datastore import entities
+from graphql_api.request.context import RequestContext
+from graphql_api.schema import ids
+from graphql_api.schema.types import relations
+from graphql_api.schema.types.node import Node
+from graphql_api.schema.types.scalars import ApplicationStatus
+
+if TYPE_CHECKING:
+    from graphql_api.schema.types.employee import Employee
+    from graphql_api.schema.types.job_posting import JobPosting
+
+Info = strawberry.Info[RequestContext, None]
+
+
+@strawberry.type(
+    description="An employee's application to an internal job posting. Visible to the applicant, admins, "
+    "and the manager of the job's department."
+)
+class Application(Node):
+    status: ApplicationStatus = strawberry.field(description="Where the application is in review.")
+    submitted_at: datetime = strawberry.field(description="When the applicant applied.")
+    app_id: strawberry.Private[str]
+    job_id: strawberry.Private[str]
+    emp_id: strawberry.Private[str]
+    # The relations a page load gave it (types/relations.py); None: load them on demand.
+    related: strawberry.Private[dict[str, Any] | None] = None
+
+    @classmethod
+    def of(cls, application: entities.Application) -> Application:
+        return cls(
+            id=strawberry.ID(ids.encode("Application", application.job_id, application.app_id)),
+            status=application.status,
+            submitted_at=application.submitted_at,
+            app_id=application.app_id,
+            job_id=application.job_id,
+            emp_id=application.emp_id,
+        )
+
+    # Synchronous resolvers: the object itself when the page loaded it, else an awaitable.
+    @strawberry.field(
+        description="The applicant; null if their record can no longer be read.",
+        graphql_type=Annotated["Employee", strawberry.lazy("graphql_api.schema.types.employee")] | None,
+        metadata=relations.plan_read("employee"),
+    )
+    def employee(self, info: Info) -> Any:
+        return relations.resolve(self, "employee", info.context.session.loaders)
+
+    @strawberry.field(
+        description="The job applied to; null if it can no longer be read.",
+        graphql_type=Annotated["JobPosting", strawberry.lazy("graphql_api.schema.types.job_posting")] | None,
+        metadata=relations.plan_read("jobPosting"),
+    )
+    def job_posting(self, info: Info) -> Any:
+        return relations.resolve(self, "jobPosting", info.context.session.loaders)

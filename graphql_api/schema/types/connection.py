@@ -1,0 +1,165 @@
+"""Relay connections over datastore pages, with signed per-edge cursors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, Generic, TypeVar
+
+import strawberry
+
+from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, StartKey
+from graphql_api.execution.errors import bad_input
+from graphql_api.request.context import RequestContext
+from graphql_api.schema.cursors import CursorCodec
+from graphql_api.schema.loaders import ListFetch, list_key
+from graphql_api.schema.types import relations
+
+N = TypeVar("N")
+
+# The arguments every list field takes, described once.
+First = Annotated[
+    int,
+    strawberry.argument(
+        description=f"How many items to return: 0 to {MAX_PAGE_SIZE}, default {DEFAULT_PAGE_SIZE}. "
+        "Outside that range: BAD_USER_INPUT."
+    ),
+]
+After = Annotated[
+    str | None,
+    strawberry.argument(
+        description="Return the items after this cursor (an edge's `cursor` or `pageInfo.endCursor` "
+        "from this same list); omit it for the first page. A cursor from another list or "
+        "organisation, or an edited one, is BAD_USER_INPUT."
+    ),
+]
+
+
+@strawberry.type(description="Where this page sits in its list, and the cursors to move on from it.")
+class PageInfo:
+    has_next_page: bool = strawberry.field(
+        description="True when more items follow; fetch them with `after: endCursor`."
+    )
+    has_previous_page: bool = strawberry.field(
+        description="True when this page was asked for with `after` (items come before it)."
+    )
+    start_cursor: str | None = strawberry.field(description="The first edge's cursor; null for an empty page.")
+    end_cursor: str | None = strawberry.field(
+        description="The last edge's cursor, to pass as `after` for the next page; null for an empty page."
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class CursorSource:
+    """What an edge's cursor is made of; signed only if a client selects ``cursor``.
+
+    Signing costs a few microseconds an edge, which a 1,000-edge page pays for nothing
+    when the client reads only ``pageInfo.endCursor`` (or no cursor at all).
+    """
+
+    codec: CursorCodec
+    scope: str
+    name: str
+
+    def encode(self, start_key: StartKey) -> str:
+        return self.codec.encode(self.scope, self.name, start_key)
+
+
+@strawberry.type(description="One item of a list, with the cursor that continues the list after it.")
+class Edge(Generic[N]):
+    node: N = strawberry.field(description="The item.")
+    start_key: strawberry.Private[StartKey]
+    source: strawberry.Private[CursorSource]
+
+    @strawberry.field(description="Pass as `after` to continue the list after this edge.")
+    def cursor(self) -> str:
+        return self.source.encode(self.start_key)
+
+
+@strawberry.type(description="A page of a list; ask for the next with `after: pageInfo.endCursor`.")
+class Connection(Generic[N]):
+    edges: list[Edge[N]] = strawberry.field(description="This page's items, in the list's order.")
+    page_info: PageInfo = strawberry.field(description="Whether more items follow, and the cursors to fetch them.")
+
+
+def check_first(first: int) -> int:
+    if not 0 <= first <= MAX_PAGE_SIZE:
+        raise bad_input("first", f"must be between 0 and {MAX_PAGE_SIZE}")
+    return first
+
+
+async def paginate(
+    info: strawberry.Info[RequestContext, None],
+    fetch: ListFetch,
+    *,
+    parent: str | None,
+    name: str,
+    first: int,
+    after: str | None,
+    descending: bool,
+    convert: Callable[[Any], N],
+) -> Connection[N]:
+    """One page of a list through the request's list loader, its nodes' relations loaded.
+
+    ``name`` identifies the list (field, parent and order); cursors are bound to it and to
+    the caller's tenant, so a cursor is only ever accepted by the list that issued it. The
+    to-one relations the query selects on the nodes are loaded for the whole page at once
+    (types/relations.py) before the connection is returned.
+    """
+    context = info.context
+    check_first(first)
+    tenant = context.session.require_tenant().org_id
+    codec = context.session.services.cursors
+    start = None if after is None else codec.decode(after, tenant, name)
+    page = await context.session.loaders.lists.page(list_key(fetch, parent, first, start, descending))
+    context.session.response_budget.charge(page.items)
+    connection = to_connection(page, convert, codec, tenant, name, start)
+    if connection.edges:
+        await _load_relations(info, [edge.node for edge in connection.edges])
+    return connection
+
+
+async def _load_relations(info: strawberry.Info[RequestContext, None], nodes: list[Any]) -> None:
+    session = info.context.session
+    raw = info._raw_info  # Strawberry's Info exposes no fragments; graphql-core's info does
+    plan = session.services.relation_plans.connection_plan(
+        type(nodes[0]), raw.field_nodes, raw.operation, raw.fragments, info.variable_values
+    )
+    await relations.load(session.loaders, nodes, plan)
+
+
+def to_connection(
+    page: Page[Any],
+    convert: Callable[[Any], N],
+    codec: CursorCodec,
+    scope: str,
+    name: str,
+    start: StartKey | None,
+) -> Connection[N]:
+    source = CursorSource(codec, scope, name)
+    edges = [
+        Edge(node=convert(item), start_key=cursor, source=source)
+        for item, cursor in zip(page.items, page.cursors, strict=True)
+    ]
+    return Connection(
+        edges=edges,
+        page_info=PageInfo(
+            has_next_page=page.has_next,
+            has_previous_page=start is not None,
+            start_cursor=source.encode(page.cursors[0]) if page.cursors else None,
+            end_cursor=source.encode(page.cursors[-1]) if page.cursors else None,
+        ),
+    )
+
+
+__all__ = [
+    "DEFAULT_PAGE_SIZE",
+    "After",
+    "Connection",
+    "Edge",
+    "First",
+    "PageInfo",
+    "check_first",
+    "paginate",
+    "to_connection",
+]

@@ -1,0 +1,68 @@
+"""Department."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import strawberry
+
+from datastore import entities
+from graphql_api.request.context import RequestContext
+from graphql_api.schema import ids, loaders
+from graphql_api.schema.types import relations
+from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
+from graphql_api.schema.types.node import Node
+
+if TYPE_CHECKING:
+    from graphql_api.schema.types.employee import Employee
+
+Info = strawberry.Info[RequestContext, None]
+
+
+@strawberry.type(description="A team inside an organisation, with an optional manager. Every member can read it.")
+class Department(Node):
+    name: str = strawberry.field(description="The department's name, 1 to 100 characters.")
+    headcount: int = strawberry.field(
+        description="How many ACTIVE employees belong to it; kept exact by every create, move and termination."
+    )
+    dept_id: strawberry.Private[str]
+    manager_id: strawberry.Private[str | None]
+    # The relations a page load gave it (types/relations.py); None: load them on demand.
+    related: strawberry.Private[dict[str, Any] | None] = None
+
+    @classmethod
+    def of(cls, department: entities.Department) -> Department:
+        return cls(
+            id=strawberry.ID(ids.encode("Department", department.dept_id)),
+            name=department.name,
+            headcount=department.headcount,
+            dept_id=department.dept_id,
+            manager_id=department.manager_id,
+        )
+
+    @strawberry.field(
+        description="The employee who manages it and reviews applications to its jobs; null when it has none.",
+        graphql_type=Annotated["Employee", strawberry.lazy("graphql_api.schema.types.employee")] | None,
+        metadata=relations.plan_read("manager"),
+    )
+    def manager(self, info: Info) -> Any:
+        return relations.resolve(self, "manager", info.context.session.loaders)
+
+    @strawberry.field(
+        description="The department's ACTIVE employees, in employee-id order (the order their records were created)."
+    )
+    async def employees(
+        self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
+    ) -> Connection[Annotated[Employee, strawberry.lazy("graphql_api.schema.types.employee")]]:
+        from graphql_api.schema.types.employee import Employee
+
+        return await paginate(
+            info,
+            loaders.employees_of_department,
+            parent=self.dept_id,
+            name=f"Department.employees:{self.dept_id}",
+            first=first,
+            after=after,
+            descending=False,
+            convert=Employee.of,
+        )

@@ -1,0 +1,93 @@
+"""Employee."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Annotated, Any
+
+import strawberry
+
+from datastore import entities
+from graphql_api.request.context import RequestContext
+from graphql_api.schema import ids, loaders, permissions
+from graphql_api.schema.types import relations
+from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
+from graphql_api.schema.types.node import Node
+from graphql_api.schema.types.scalars import EmployeeStatus, Role
+
+if TYPE_CHECKING:
+    from graphql_api.schema.types.application import Application
+    from graphql_api.schema.types.department import Department
+
+Info = strawberry.Info[RequestContext, None]
+
+
+@strawberry.type(
+    description="A person in an organisation's directory, active or not. Every member of the organisation "
+    "can read it; only `applications` is restricted."
+)
+class Employee(Node):
+    email: str = strawberry.field(
+        description="Work email address, lower-case; unique across the whole platform and used to sign in."
+    )
+    first_name: str = strawberry.field(description="Given name, 1 to 100 characters.")
+    last_name: str = strawberry.field(description="Family name, 1 to 100 characters.")
+    role: Role = strawberry.field(description="What they may do in the organisation.")
+    status: EmployeeStatus = strawberry.field(description="ACTIVE while employed; INACTIVE once terminated.")
+    hired_at: datetime = strawberry.field(description="When they were hired (the directory's default order).")
+    terminated_at: datetime | None = strawberry.field(
+        description="When terminateEmployee ended their employment; null while ACTIVE."
+    )
+    version: int = strawberry.field(
+        description="Increases by one with every write to the employee. Pass it as `expectedVersion` when "
+        "updating, moving or terminating, so a write based on a stale read is a CONFLICT."
+    )
+    emp_id: strawberry.Private[str]
+    department_id: strawberry.Private[str | None]
+    # The relations a page load gave it (types/relations.py); None: load them on demand.
+    related: strawberry.Private[dict[str, Any] | None] = None
+
+    @classmethod
+    def of(cls, employee: entities.Employee) -> Employee:
+        return cls(
+            id=strawberry.ID(ids.encode("Employee", employee.emp_id)),
+            email=employee.email,
+            first_name=employee.first_name,
+            last_name=employee.last_name,
+            role=employee.role,
+            status=employee.status,
+            hired_at=employee.hired_at,
+            terminated_at=employee.terminated_at,
+            version=employee.version,
+            emp_id=employee.emp_id,
+            department_id=employee.department_id,
+        )
+
+    @strawberry.field(
+        description="The department they belong to; null when they belong to none.",
+        graphql_type=Annotated["Department", strawberry.lazy("graphql_api.schema.types.department")] | None,
+        metadata=relations.plan_read("department"),
+    )
+    def department(self, info: Info) -> Any:
+        return relations.resolve(self, "department", info.context.session.loaders)
+
+    @strawberry.field(
+        description="The employee's job applications, newest first. FORBIDDEN (this field null, the rest "
+        "of the answer intact) unless they are your own or you are an admin."
+    )
+    async def applications(
+        self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
+    ) -> Connection[Annotated[Application, strawberry.lazy("graphql_api.schema.types.application")]] | None:
+        from graphql_api.schema.types.application import Application
+
+        permissions.check_employee_applications(info.context, self.emp_id)
+        return await paginate(
+            info,
+            loaders.applications_of_employee,
+            parent=self.emp_id,
+            name=f"Employee.applications:{self.emp_id}",
+            first=first,
+            after=after,
+            descending=True,
+            convert=Application.of,
+        )

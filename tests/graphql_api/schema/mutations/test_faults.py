@@ -1,0 +1,89 @@
+"""Transaction conflicts and throttling injected at the client boundary (tests/datastore/faults.py).
+
+The live server shares the session's boto3 client, so a hook on it refuses the server's
+TransactWriteItems calls as DynamoDB would.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from datastore import calls, departments, employees
+from tests.conftest import Tenant
+from tests.datastore import faults
+from tests.graphql_api.fixtures import Api
+from tests.graphql_api.schema.mutations.documents import MOVE_EMPLOYEE, audit_actions, error, gid
+from tests.graphql_api.schema.mutations.test_invariants import in_parallel, outcome
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+REASONS = [faults.TRANSACTION_CONFLICT, faults.THROTTLING_ERROR]
+
+
+def headcounts(tenant: Tenant, *depts: departments.Department) -> list[int]:
+    found = [departments.get_department(tenant.table, d.dept_id, consistent=True) for d in depts]
+    return [d.headcount if d is not None else -1 for d in found]
+
+
+@pytest.mark.parametrize("reason", REASONS)
+def test_refused_transactions__are_retried_and_the_write_lands_once(
+    api: Api, tenant: Tenant, client: DynamoDBClient, reason: str
+) -> None:
+    eng, ops = tenant.department("Eng"), tenant.department("Ops")
+    person = tenant.employee(eng)
+    with faults.injected(client) as injected, calls.listening() as log:
+        injected.cancel(reason, times=3)
+        data = api.admin_of(tenant).data(MOVE_EMPLOYEE, {"input": {"id": gid(person), "departmentId": gid(ops)}})
+    assert data["moveEmployee"]["toDepartment"] == {"id": gid(ops), "headcount": 1}
+    assert injected.injected == 3
+    assert log.count("TransactWriteItems") == 4
+    assert headcounts(tenant, eng, ops) == [0, 1]
+    assert audit_actions(tenant).count("employee.move") == 1
+
+
+@pytest.mark.parametrize("reason", REASONS)
+def test_exhausted_retries__clean_retryable_unavailable_error_and_nothing_written(
+    api: Api, tenant: Tenant, client: DynamoDBClient, reason: str
+) -> None:
+    eng, ops = tenant.department("Eng"), tenant.department("Ops")
+    person = tenant.employee(eng)
+    before = audit_actions(tenant)
+    with faults.injected(client) as injected, calls.listening() as log:
+        injected.cancel(reason, times=None)
+        body = api.admin_of(tenant).query(MOVE_EMPLOYEE, {"input": {"id": gid(person), "departmentId": gid(ops)}})
+    found = error(body)
+    assert found["extensions"]["code"] == "UNAVAILABLE"
+    assert found["extensions"]["retryable"] is True
+    assert found["extensions"]["requestId"]
+    assert "Traceback" not in found["message"] and "botocore" not in found["message"]
+    # Bounded: the Table's retry policy, not an endless loop.
+    assert 1 < log.count("TransactWriteItems") <= 10
+    assert employees.get_employee(tenant.table, person.emp_id, consistent=True) == person
+    assert headcounts(tenant, eng, ops) == [1, 0]
+    assert audit_actions(tenant) == before
+
+
+def test_concurrent_moves_with_injected_conflicts__headcounts_still_hold(
+    api: Api, tenant: Tenant, client: DynamoDBClient
+) -> None:
+    admin = api.admin_of(tenant)
+    depts = [tenant.department(f"D{i}") for i in range(3)]
+    people = [tenant.employee(depts[i % 3]) for i in range(9)]
+    with faults.injected(client) as injected:
+        injected.every(3)
+        results = in_parallel(
+            [
+                lambda p=p, d=d: admin.query(MOVE_EMPLOYEE, {"input": {"id": gid(p), "departmentId": gid(d)}})
+                for p in people
+                for d in depts
+            ]
+        )
+    assert injected.injected > 0
+    assert set(map(outcome, results)) <= {"OK", "CONFLICT"}
+    stored = [employees.get_employee(tenant.table, p.emp_id, consistent=True) for p in people]
+    for dept, count in zip(depts, headcounts(tenant, *depts), strict=True):
+        assert count == sum(1 for e in stored if e is not None and e.department_id == dept.dept_id)
+    assert sum(headcounts(tenant, *depts)) == len(people)
