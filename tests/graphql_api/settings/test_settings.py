@@ -14,9 +14,9 @@ import pytest
 from datastore.config import DEFAULT_POOL_SIZE, ConfigError, DatastoreSettings
 from graphql_api.settings import ServerSettings, Settings, child_environment, hand_down_to_workers
 from graphql_api.settings.api import ApiSettings
+from tests.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
-SETTINGS_MODULE = ROOT / "graphql_api" / "settings.py"
+SETTINGS_MODULE = ROOT / "graphql_api" / "settings" / "__init__.py"
 # Everything that runs in the server or its tools; tests may build their own environments.
 SOURCES = ("datastore", "graphql_api", "deploy", "bench", "server.py")
 READS_ENVIRONMENT = re.compile(r"\b(environ|getenv|putenv|unsetenv|environb)\b")
