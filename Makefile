@@ -5,13 +5,33 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test check bench bench-fairness bench-import schema package clean soak upgrade-test
+.PHONY: run test check bench bench-fairness bench-import schema package clean soak upgrade-test lock
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+## Installs come from the locks (requirements-dev.lock, and requirements.lock for the runtime
+## alone): every package at one version with the hash of each file, resolved from pyproject.toml's
+## ranges by `make lock`. The installer is the lock's own uv, put in a throwaway venv by the
+## machine's Python through pip --require-hashes (deploy/lockfile.py reads its entry from the
+## lock); BOOTSTRAP_UV leaves "$$uv" set for the rest of its recipe line.
+BOOTSTRAP_UV = boot=$$(mktemp -d) && trap 'rm -rf "$$boot"' EXIT && $(PYTHON) -m venv "$$boot" && \
+	$(PYTHON) -m deploy.lockfile uv-requirement > "$$boot/uv-requirement.txt" && \
+	"$$boot/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps \
+		--only-binary :all: --requirement "$$boot/uv-requirement.txt" && uv="$$boot/bin/uv"
+
+## .venv exactly as locked: a venv with no seed packages, then `uv pip sync`, which installs what
+## the lock names, checks each file's hash and removes anything else. uv never downloads a Python.
+$(STAMP): requirements-dev.lock
+	$(BOOTSTRAP_UV) && "$$uv" venv --quiet --allow-existing --python $(PYTHON) $(VENV) && \
+		"$$uv" pip sync --require-hashes --python $(BIN)/python requirements-dev.lock
 	touch $(STAMP)
+
+## Re-resolve the locks from pyproject.toml's ranges, from PyPI, keeping every pin the ranges still
+## allow, and rewrite deploy/requirements-lambda.txt from them. Upgrades: LOCK_ARGS=--upgrade
+## (everything) or LOCK_ARGS='--upgrade-package strawberry-graphql' (one package); then `make test`.
+LOCK := pip compile pyproject.toml --universal --python-version 3.11 --generate-hashes --custom-compile-command 'make lock'
+lock:
+	$(BOOTSTRAP_UV) && "$$uv" $(LOCK) --quiet --extra dev --output-file requirements-dev.lock $(LOCK_ARGS) && \
+		"$$uv" $(LOCK) --quiet --constraint requirements-dev.lock --output-file requirements.lock && \
+		$(PYTHON) -m deploy.lockfile lambda
 
 ## Serve the API on http://127.0.0.1:$(PORT) over an embedded DynamoDB Local with demo data.
 run: $(STAMP)
