@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test check bench bench-fairness bench-import schema package clean soak upgrade-test lock
+.PHONY: run test check docs docs-serve bench bench-fairness bench-import schema package clean soak upgrade-test lock
 
 ## Installs come from the locks (requirements-dev.lock, and requirements.lock for the runtime
 ## alone): every package at one version with the hash of each file, resolved from pyproject.toml's
@@ -47,11 +47,21 @@ $(CHROMIUM):
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-## Lint and type checks.
+## Lint, type checks, and the documentation's strict build (a broken link or anchor, or a page
+## missing from mkdocs.yml's nav, fails it).
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(MKDOCS) build --strict --quiet
+
+## The documentation site (docs/, mkdocs.yml) in build/site; docs-serve rebuilds it as you edit.
+## NO_MKDOCS_2_WARNING: Material's banner about its own end of life, printed on every build.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+docs: $(STAMP)
+	$(MKDOCS) build --strict
+docs-serve: $(STAMP)
+	$(MKDOCS) serve --strict --dev-addr 127.0.0.1:8001
 
 ## Benchmarks (not part of `make test`): prints tables, writes bench/results/latest.json.
 bench: $(STAMP)
