@@ -17,20 +17,27 @@ BOOTSTRAP_UV = boot=$$(mktemp -d) && trap 'rm -rf "$$boot"' EXIT && $(PYTHON) -m
 	"$$boot/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps \
 		--only-binary :all: --requirement "$$boot/uv-requirement.txt" && uv="$$boot/bin/uv"
 
+## uv reads no configuration file of the machine or the user (--no-config) and never downloads a
+## Python: the interpreter is $(PYTHON).
+UV_ENV := UV_NO_CONFIG=1 UV_PYTHON_DOWNLOADS=never
+
 ## .venv exactly as locked: a venv with no seed packages, then `uv pip sync`, which installs what
-## the lock names, checks each file's hash and removes anything else. uv never downloads a Python.
+## the lock names, checks each file's hash and removes anything else.
 $(STAMP): requirements-dev.lock
-	$(BOOTSTRAP_UV) && "$$uv" venv --quiet --allow-existing --python $(PYTHON) $(VENV) && \
+	$(BOOTSTRAP_UV) && export $(UV_ENV) && "$$uv" venv --quiet --allow-existing --python $(PYTHON) $(VENV) && \
 		"$$uv" pip sync --require-hashes --python $(BIN)/python requirements-dev.lock
 	touch $(STAMP)
 
-## Re-resolve the locks from pyproject.toml's ranges, from PyPI, keeping every pin the ranges still
-## allow, and rewrite deploy/requirements-lambda.txt from them. Upgrades: LOCK_ARGS=--upgrade
-## (everything) or LOCK_ARGS='--upgrade-package strawberry-graphql' (one package); then `make test`.
+## Re-resolve the locks from pyproject.toml's ranges, keeping every pin the ranges still allow, and
+## rewrite deploy/requirements-lambda.txt from them. Upgrades: LOCK_ARGS=--upgrade (everything) or
+## LOCK_ARGS='--upgrade-package strawberry-graphql' (one package); then `make test`. The locks come
+## from PyPI, uv's default index: uv reads neither pip's configuration nor, here, any index
+## variable of its own.
 LOCK := pip compile pyproject.toml --universal --python-version 3.11 --generate-hashes --custom-compile-command 'make lock'
+LOCK_ENV := -u UV_INDEX -u UV_DEFAULT_INDEX -u UV_INDEX_URL -u UV_EXTRA_INDEX_URL -u UV_FIND_LINKS $(UV_ENV)
 lock:
-	$(BOOTSTRAP_UV) && "$$uv" $(LOCK) --quiet --extra dev --output-file requirements-dev.lock $(LOCK_ARGS) && \
-		"$$uv" $(LOCK) --quiet --constraint requirements-dev.lock --output-file requirements.lock && \
+	$(BOOTSTRAP_UV) && env $(LOCK_ENV) "$$uv" $(LOCK) --quiet --extra dev --output-file requirements-dev.lock $(LOCK_ARGS) && \
+		env $(LOCK_ENV) "$$uv" $(LOCK) --quiet --constraint requirements-dev.lock --output-file requirements.lock && \
 		$(PYTHON) -m deploy.lockfile lambda
 
 ## Serve the API on http://127.0.0.1:$(PORT) over an embedded DynamoDB Local with demo data.
