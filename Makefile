@@ -5,13 +5,40 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test check bench bench-fairness bench-import schema package clean soak upgrade-test
+.PHONY: run test check docs docs-serve bench bench-fairness bench-import schema package clean soak upgrade-test lock
 
-$(STAMP): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+## Installs come from the locks (requirements-dev.lock, and requirements.lock for the runtime
+## alone): every package at one version with the hash of each file, resolved from pyproject.toml's
+## ranges by `make lock`. The installer is the lock's own uv, put in a throwaway venv by the
+## machine's Python through pip --require-hashes (deploy/lockfile.py reads its entry from the
+## lock); BOOTSTRAP_UV leaves "$$uv" set for the rest of its recipe line.
+BOOTSTRAP_UV = boot=$$(mktemp -d) && trap 'rm -rf "$$boot"' EXIT && $(PYTHON) -m venv "$$boot" && \
+	$(PYTHON) -m deploy.lockfile uv-requirement > "$$boot/uv-requirement.txt" && \
+	"$$boot/bin/python" -m pip install --quiet --disable-pip-version-check --require-hashes --no-deps \
+		--only-binary :all: --requirement "$$boot/uv-requirement.txt" && uv="$$boot/bin/uv"
+
+## uv reads no configuration file of the machine or the user (--no-config) and never downloads a
+## Python: the interpreter is $(PYTHON).
+UV_ENV := UV_NO_CONFIG=1 UV_PYTHON_DOWNLOADS=never
+
+## .venv exactly as locked: a venv with no seed packages, then `uv pip sync`, which installs what
+## the lock names, checks each file's hash and removes anything else.
+$(STAMP): requirements-dev.lock
+	$(BOOTSTRAP_UV) && export $(UV_ENV) && "$$uv" venv --quiet --allow-existing --python $(PYTHON) $(VENV) && \
+		"$$uv" pip sync --require-hashes --python $(BIN)/python requirements-dev.lock
 	touch $(STAMP)
+
+## Re-resolve the locks from pyproject.toml's ranges, keeping every pin the ranges still allow, and
+## rewrite deploy/requirements-lambda.txt from them. Upgrades: LOCK_ARGS=--upgrade (everything) or
+## LOCK_ARGS='--upgrade-package strawberry-graphql' (one package); then `make test`. The locks come
+## from PyPI, uv's default index: uv reads neither pip's configuration nor, here, any index
+## variable of its own.
+LOCK := pip compile pyproject.toml --universal --python-version 3.11 --generate-hashes --custom-compile-command 'make lock'
+LOCK_ENV := -u UV_INDEX -u UV_DEFAULT_INDEX -u UV_INDEX_URL -u UV_EXTRA_INDEX_URL -u UV_FIND_LINKS $(UV_ENV)
+lock:
+	$(BOOTSTRAP_UV) && env $(LOCK_ENV) "$$uv" $(LOCK) --quiet --extra dev --output-file requirements-dev.lock $(LOCK_ARGS) && \
+		env $(LOCK_ENV) "$$uv" $(LOCK) --quiet --constraint requirements-dev.lock --output-file requirements.lock && \
+		$(PYTHON) -m deploy.lockfile lambda
 
 ## Serve the API on http://127.0.0.1:$(PORT) over an embedded DynamoDB Local with demo data.
 run: $(STAMP)
@@ -27,11 +54,21 @@ $(CHROMIUM):
 test: $(STAMP) $(CHROMIUM)
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-## Lint and type checks.
+## Lint, type checks, and the documentation's strict build (a broken link or anchor, or a page
+## missing from mkdocs.yml's nav, fails it).
 check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(MKDOCS) build --strict --quiet
+
+## The documentation site (docs/, mkdocs.yml) in build/site; docs-serve rebuilds it as you edit.
+## NO_MKDOCS_2_WARNING: Material's banner about its own end of life, printed on every build.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+docs: $(STAMP)
+	$(MKDOCS) build --strict
+docs-serve: $(STAMP)
+	$(MKDOCS) serve --strict --dev-addr 127.0.0.1:8001
 
 ## Benchmarks (not part of `make test`): prints tables, writes bench/results/latest.json.
 bench: $(STAMP)

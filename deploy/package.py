@@ -1,5 +1,8 @@
 """``make package``: the Lambda deployment zip, from pinned wheels for Lambda's platform.
 
+The wheels are deploy/requirements-lambda.txt's: requirements.lock without pycurl, each with
+its hashes (deploy/lockfile.py derives the file; ``make lock`` rewrites it).
+
 Wheels are installed for ``manylinux2014_x86_64`` and CPython 3.11 (the template's runtime)
 whatever machine builds the zip, binary-only, so nothing is compiled here for the wrong
 platform. The zip holds the dependencies, then our packages, at its root, as Lambda expects.
@@ -38,6 +41,7 @@ def install_dependencies(target: Path) -> None:
             "--quiet",
             "--disable-pip-version-check",
             "--no-deps",  # the requirements file is the full, pinned closure
+            "--require-hashes",  # each file must be one the lock names (deploy/lockfile.py)
             "--platform",
             PLATFORM,
             "--python-version",

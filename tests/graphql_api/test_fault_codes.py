@@ -37,7 +37,7 @@ from tests.conftest import Tenant
 from tests.datastore import faults
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
-from tests.paths import README
+from tests.paths import ERROR_CODES
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -136,9 +136,9 @@ def short_api(client: DynamoDBClient, table_name: str, api_settings: ApiSettings
         yield Api(http, settings)
 
 
-def test_documented_codes__readme_lists_every_code() -> None:
-    readme = README.read_text()
-    missing = [code.value for code in Code if f"`{code.value}`" not in readme]
+def test_documented_codes__docs_list_every_code() -> None:
+    documented = ERROR_CODES.read_text()
+    missing = [code.value for code in Code if f"`{code.value}`" not in documented]
     assert missing == []
 
 

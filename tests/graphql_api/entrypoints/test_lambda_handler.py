@@ -36,7 +36,7 @@ from graphql_api.settings.api import ApiSettings
 from tests.graphql_api import idp
 from tests.graphql_api.fixtures import TEST_SECRET, Demo
 from tests.graphql_api.observability.logs import captured_lines
-from tests.graphql_api.observability.test_access_log import readme_directory_query
+from tests.graphql_api.observability.test_access_log import docs_directory_query
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -213,7 +213,7 @@ def test_handler__token_exchange__refused_grant_is_oauth_error(entry: ModuleType
 def test_handler__request__access_line_carries_its_metrics_as_emf(entry: ModuleType, demo: Demo) -> None:
     dave = demo.person("dave@acme.co")
     with captured_lines() as captured:
-        response = entry.handler(graphql_event(readme_directory_query(), token_for(dave)), None)
+        response = entry.handler(graphql_event(docs_directory_query(), token_for(dave)), None)
         lines = captured.lines()  # written before the handler returned
 
     body = body_of(response)

@@ -1,10 +1,8 @@
-"""The cost formula itself, without a server: the README's and the bench's queries fit under
+"""The cost formula itself, without a server: the documented and the bench's queries fit under
 the default limit, and the abusive directory query does not (graphql_api/limits/query_cost.py).
 """
 
 from __future__ import annotations
-
-import re
 
 import pytest
 from graphql import GraphQLSchema, parse
@@ -14,7 +12,7 @@ from graphql_api.limits.query_cost import query_cost
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
 from tests.graphql_api.limits.test_limits import fifteen_aliases
-from tests.paths import README
+from tests.paths import BULK_ONBOARDING, EXAMPLE_QUERIES, MUTATIONS, graphql_blocks
 
 DEFAULT = ApiSettings.from_env({}).max_cost
 
@@ -24,9 +22,10 @@ def schema() -> GraphQLSchema:
     return build_schema([])._schema
 
 
-def readme_queries() -> list[str]:
-    blocks = re.findall(r"```graphql\n(.*?)```", README.read_text(), re.S)
-    assert blocks, "the README has example queries"
+def documented_operations() -> list[str]:
+    """The four example queries, moveEmployee's example and the import's, in the docs' order."""
+    blocks = graphql_blocks(EXAMPLE_QUERIES, MUTATIONS, BULK_ONBOARDING)
+    assert len(blocks) == 6, f"docs/api should show 6 example operations, found {len(blocks)}"
     return blocks
 
 
@@ -34,8 +33,8 @@ def cost(schema: GraphQLSchema, query: str) -> int:
     return query_cost(schema, parse(query))
 
 
-@pytest.mark.parametrize("query", readme_queries())
-def test_cost__readme_example__under_the_default(schema: GraphQLSchema, query: str) -> None:
+@pytest.mark.parametrize("query", documented_operations())
+def test_cost__documented_example__under_the_default(schema: GraphQLSchema, query: str) -> None:
     assert cost(schema, query) <= DEFAULT
 
 
@@ -63,13 +62,13 @@ def test_cost__bench_q7__over_the_default(schema: GraphQLSchema) -> None:
     assert cost(schema, Q7) > DEFAULT
 
 
-def test_cost__worked_examples__match_the_readme(schema: GraphQLSchema) -> None:
-    # The figures the README's "Abuse limits" section shows, computed by the code.
+def test_cost__worked_examples__match_the_docs(schema: GraphQLSchema) -> None:
+    # The figures docs/security/query-cost.md shows, computed by the code.
     assert [cost(schema, q) for q in (Q1, Q2, Q3)] == [2547, 3797, 30]
-    examples = [q for q in readme_queries() if "importEmployees" not in q]
+    examples = [q for q in documented_operations() if "importEmployees" not in q]
     assert [cost(schema, q) for q in examples] == [3148, 590, 33, 60, 7]
-    # A bulk mutation's cost follows its rows: the README's import, with 100 and with 1.
-    (bulk,) = [q for q in readme_queries() if "importEmployees" in q]
+    # A bulk mutation's cost follows its rows: the documented import, with 100 and with 1.
+    (bulk,) = [q for q in documented_operations() if "importEmployees" in q]
     assert [query_cost(schema, parse(bulk), {"input": {"rows": [{}] * n}}) for n in (100, 1)] == [577, 8]
     assert cost(schema, fifteen_aliases()) == 416641
     one_directory = fifteen_aliases().split(" d1:")[0] + " } }"

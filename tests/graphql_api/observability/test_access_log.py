@@ -14,13 +14,12 @@ from graphql_api.schema import ids
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
 from tests.graphql_api.observability.logs import WAIT_SECONDS, captured_lines
-from tests.paths import README
+from tests.paths import EXAMPLE_QUERIES, graphql_blocks
 
 
-def readme_directory_query() -> str:
-    """The README's directory query ("Try it"), exactly as a reader would paste it."""
-    blocks: list[str] = re.findall(r"```graphql\n(.*?)```", README.read_text(), re.S)
-    (query,) = [block for block in blocks if block.startswith("# The directory")]
+def docs_directory_query() -> str:
+    """The directory example (docs/api/queries.md), exactly as a reader would paste it."""
+    (query,) = [block for block in graphql_blocks(EXAMPLE_QUERIES) if block.startswith("# The directory")]
     return query
 
 
@@ -31,10 +30,10 @@ def post(client: GraphQLClient, query: str, request_id: str, **extra: Any) -> ht
     return client.http.post("/graphql", json={"query": query, **extra}, headers=headers)
 
 
-def test_access_log__readme_directory_as_employee__exactly_one_line_with_its_figures(api: Api, demo: Demo) -> None:
+def test_access_log__docs_directory_as_employee__exactly_one_line_with_its_figures(api: Api, demo: Demo) -> None:
     dave = demo.person("dave@acme.co")
     with captured_lines() as captured:
-        response = post(api.as_(dave), readme_directory_query(), "directory-as-dave")
+        response = post(api.as_(dave), docs_directory_query(), "directory-as-dave")
         # Every line of this request carries its id; another test's late access line may not.
         lines = [
             line
@@ -57,7 +56,7 @@ def test_access_log__readme_directory_as_employee__exactly_one_line_with_its_fig
         "path": "/graphql",
         "status": 200,
         "tenant": dave.org_id,
-        "operation": None,  # the README's query has no name
+        "operation": None,  # the documented query has no name
     }
     assert line["errors"] == {"FORBIDDEN": len(forbidden)} == {"FORBIDDEN": len(body["errors"])}
     assert line["dynamodbCalls"] == cost["requestCount"] > 0

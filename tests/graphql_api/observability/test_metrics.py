@@ -25,7 +25,7 @@ from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.observability.logs import captured_lines
-from tests.graphql_api.observability.test_access_log import post, readme_directory_query
+from tests.graphql_api.observability.test_access_log import docs_directory_query, post
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -80,7 +80,7 @@ def test_metrics__directory_query__status_errors_once_per_code_and_tenant_cost(
     before = scrape(metrics_url)
 
     request_id = unique("metrics-directory-")
-    body = ask(api.as_(dave), f"query {name}\n" + readme_directory_query(), request_id).json()
+    body = ask(api.as_(dave), f"query {name}\n" + docs_directory_query(), request_id).json()
     after = scrape(metrics_url)
 
     forbidden = [error for error in body["errors"] if error["extensions"]["code"] == "FORBIDDEN"]

@@ -1,13 +1,11 @@
 """Plans against graphql-core on the same requests: the same data and the same errors.
 
-The bench's Q1-Q4 shapes, every README query as an admin, a manager and an employee (whose
-answers carry FORBIDDEN fields), and queries with fragments, aliases, @skip/@include,
-__typename, the Node interface and errors in non-null positions.
+The bench's Q1-Q4 shapes, every example query of docs/api/queries.md as an admin, a manager
+and an employee (whose answers carry FORBIDDEN fields), and queries with fragments, aliases,
+@skip/@include, __typename, the Node interface and errors in non-null positions.
 """
 
 from __future__ import annotations
-
-import re
 
 import pytest
 
@@ -17,14 +15,15 @@ from datastore.entities import Employee
 from graphql_api.schema import ids
 from tests.graphql_api.execution.plan.differential import Differential
 from tests.graphql_api.fixtures import Demo
-from tests.paths import README
+from tests.paths import EXAMPLE_QUERIES, graphql_blocks
 
 ROLES = (demo_data.ACME_ADMIN, demo_data.ACME_MANAGER, "dave@acme.co")
 
 
-def readme_queries() -> list[str]:
-    blocks = re.findall(r"```graphql\n(.*?)```", README.read_text(), re.S)
-    return [block for block in blocks if not block.lstrip().startswith("mutation")]
+def docs_queries() -> list[str]:
+    queries = [block for block in graphql_blocks(EXAMPLE_QUERIES) if not block.lstrip().startswith("mutation")]
+    assert len(queries) == 4, f"docs/api/queries.md should show 4 example queries, found {len(queries)}"
+    return queries
 
 
 def q4(demo: Demo) -> str:
@@ -60,13 +59,13 @@ def test_bench_q4__node_fragments__same_answer(both: Differential, demo: Demo, e
 
 
 @pytest.mark.parametrize("email", ROLES)
-@pytest.mark.parametrize("index", range(len(readme_queries())))
-def test_readme_queries__every_role__same_answer(both: Differential, demo: Demo, email: str, index: int) -> None:
-    assert_same(both, email, demo, readme_queries()[index])
+@pytest.mark.parametrize("index", range(len(docs_queries())))
+def test_docs_queries__every_role__same_answer(both: Differential, demo: Demo, email: str, index: int) -> None:
+    assert_same(both, email, demo, docs_queries()[index])
 
 
-def test_readme_directory__employee__forbidden_fields_same(both: Differential, demo: Demo) -> None:
-    body = assert_same(both, "dave@acme.co", demo, readme_queries()[0])
+def test_docs_directory__employee__forbidden_fields_same(both: Differential, demo: Demo) -> None:
+    body = assert_same(both, "dave@acme.co", demo, docs_queries()[0])
     assert {e["extensions"]["code"] for e in body["errors"]} == {"FORBIDDEN"}
 
 
