@@ -18,6 +18,7 @@ from datastore.entities import (
     JobStatus,
     Role,
 )
+from tests.datastore import wire
 
 WHEN = datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)
 
@@ -120,3 +121,15 @@ def test_counted_field__counters_present_or_absent__read_with_absent_as_zero() -
     item[layout.APPLICATION_COUNTS[ApplicationStatus.REVIEWING]] = {"N": "4"}
     item[layout.APPLICATION_COUNTS[ApplicationStatus.ACCEPTED]] = {"N": "1"}
     assert layout.JOB_POSTING.read(item).application_counts == ApplicationCounts(reviewing=4, accepted=1)
+
+
+# --- the wire format: byte for byte what the release before the declarations wrote ----------
+
+
+def test_every_kind__written_as_layout_1_was__byte_for_byte() -> None:
+    """Each kind's items, the keys queries use and the idempotency fingerprints, against the
+    fixture captured from the code before the kinds were declared (tests/datastore/wire.py)."""
+    expected, found = wire.fixture(), wire.written()
+    assert sorted(found) == sorted(expected)
+    for kind in expected:
+        assert found[kind] == expected[kind], kind
