@@ -27,6 +27,7 @@ from datastore import items, keys, layout, transact, validation, writes
 from datastore.changes import Change
 from datastore.entities import ApiKey, ApiKeyGrant, ApiKeyStatus, Role
 from datastore.errors import Conflict, InvalidInput, NotFound
+from datastore.ids import ApiKeyId, new_id
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
@@ -75,7 +76,7 @@ def create_api_key(table: Table, *, name: str, role: Role) -> tuple[ApiKey, str]
     secret = new_secret()
     key = ApiKey(
         org_id=org_id,
-        key_id=keys.new_id(),
+        key_id=ApiKeyId(new_id()),
         name=validation.name(name),
         role=role,
         status=ApiKeyStatus.ACTIVE,
@@ -91,8 +92,7 @@ def create_api_key(table: Table, *, name: str, role: Role) -> tuple[ApiKey, str]
     return key, secret
 
 
-def get_api_key(table: Table, key_id: str, *, consistent: bool = False) -> ApiKey | None:
-    key_id = keys.parse_ulid(key_id, "id")
+def get_api_key(table: Table, key_id: ApiKeyId, *, consistent: bool = False) -> ApiKey | None:
     item = table.get(keys.api_key_key(table.tenant.org_id, key_id), consistent=consistent)
     return None if item is None else items.api_key_from(item)
 
@@ -104,7 +104,7 @@ def list_api_keys(table: Table, request: PageRequest) -> Page[ApiKey]:
     )
 
 
-def revoke_api_key(table: Table, key_id: str) -> ApiKey:
+def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
     """Revoke an ACTIVE key: its record and its lookup item become REVOKED in one transaction.
 
     NotFound for an id naming no key of this organisation; Conflict when already revoked.
@@ -160,7 +160,7 @@ def find_grant(table: Table, secret: str) -> ApiKeyGrant | None:
     return None if item is None else items.api_key_grant_from(item)
 
 
-def record_use(table: Table, key_id: str, at: datetime) -> bool:
+def record_use(table: Table, key_id: ApiKeyId, at: datetime) -> bool:
     """Set the key's lastUsedAt to ``at`` unless it was set less than a minute before.
 
     One conditional UpdateItem on the organisation's record; False when the condition kept
@@ -170,7 +170,7 @@ def record_use(table: Table, key_id: str, at: datetime) -> bool:
     org_id = table.tenant.org_id
     last_used = {"#lastUsedAt": layout.LAST_USED_AT}
     op = transact.update(
-        keys.api_key_key(org_id, keys.parse_ulid(key_id, "keyId")),
+        keys.api_key_key(org_id, key_id),
         "SET #lastUsedAt = :at",
         condition="attribute_exists(PK) AND (attribute_not_exists(#lastUsedAt) OR #lastUsedAt < :cutoff)",
         names=last_used,

@@ -25,28 +25,30 @@ from datastore.entities import (
     JobStatus,
 )
 from datastore.errors import Conflict, InvalidInput, NotFound
+from datastore.ids import ApplicationId, EmployeeId, JobId, OrgId, new_id
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
 
 
-def get_application(table: Table, job_id: str, app_id: str, *, consistent: bool = False) -> Application | None:
+def get_application(
+    table: Table, job_id: JobId, app_id: ApplicationId, *, consistent: bool = False
+) -> Application | None:
     """One GetItem: an application's key is its job's and its own id."""
-    key = keys.application_key(table.tenant.org_id, keys.parse_ulid(job_id, "jobId"), keys.parse_ulid(app_id, "appId"))
+    key = keys.application_key(table.tenant.org_id, job_id, app_id)
     item = table.get(key, consistent=consistent)
     return None if item is None else items.application_from(item)
 
 
-def get_applications(table: Table, ids: Sequence[tuple[str, str]]) -> list[Application | None]:
+def get_applications(table: Table, ids: Sequence[tuple[JobId, ApplicationId]]) -> list[Application | None]:
     """Many applications by (job id, application id) through BatchGetItem."""
     org_id = table.tenant.org_id
-    wanted = [keys.application_key(org_id, keys.parse_ulid(j, "jobId"), keys.parse_ulid(a, "appId")) for j, a in ids]
+    wanted = [keys.application_key(org_id, job_id, app_id) for job_id, app_id in ids]
     return table.get_many(wanted, items.application_from)
 
 
-def list_job_applications(table: Table, job_id: str, request: PageRequest) -> Page[Application]:
+def list_job_applications(table: Table, job_id: JobId, request: PageRequest) -> Page[Application]:
     """AP10: one Query on the job's partition (newest first when descending)."""
-    job_id = keys.parse_ulid(job_id, "jobId")
     return table.query_page(
         keys.job_partition_pk(table.tenant.org_id, job_id),
         request,
@@ -55,9 +57,8 @@ def list_job_applications(table: Table, job_id: str, request: PageRequest) -> Pa
     )
 
 
-def list_employee_applications(table: Table, emp_id: str, request: PageRequest) -> Page[Application]:
+def list_employee_applications(table: Table, emp_id: EmployeeId, request: PageRequest) -> Page[Application]:
     """AP11: one Query on GSI1 (newest first when descending)."""
-    emp_id = keys.parse_ulid(emp_id, "employeeId")
     return table.query_page(
         keys.employee_applications_gsi_pk(table.tenant.org_id, emp_id),
         request,
@@ -67,8 +68,8 @@ def list_employee_applications(table: Table, emp_id: str, request: PageRequest) 
 
 
 def _counters(
-    org_id: str,
-    job_id: str,
+    org_id: OrgId,
+    job_id: JobId,
     deltas: dict[ApplicationStatus, int],
     *,
     condition: str,
@@ -105,7 +106,7 @@ def _change(action: str, before: Application | None, after: Application) -> Chan
     )
 
 
-def apply_to_job(table: Table, job_id: str, emp_id: str, *, idempotency_key: str | None = None) -> Application:
+def apply_to_job(table: Table, job_id: JobId, emp_id: EmployeeId, *, idempotency_key: str | None = None) -> Application:
     """One application per (job, employee), written only while the job is open."""
     org_id = table.tenant.org_id
     request = idempotency.prepare(
@@ -115,9 +116,9 @@ def apply_to_job(table: Table, job_id: str, emp_id: str, *, idempotency_key: str
     def perform() -> Application:
         application = Application(
             org_id=org_id,
-            app_id=keys.new_id(),
-            job_id=keys.parse_ulid(job_id, "jobId"),
-            emp_id=keys.parse_ulid(emp_id, "employeeId"),
+            app_id=ApplicationId(new_id()),
+            job_id=job_id,
+            emp_id=emp_id,
             status=ApplicationStatus.APPLIED,
             submitted_at=items.now(),
         )
@@ -165,8 +166,8 @@ def apply_to_job(table: Table, job_id: str, emp_id: str, *, idempotency_key: str
 
 def _transition(
     table: Table,
-    job_id: str,
-    app_id: str,
+    job_id: JobId,
+    app_id: ApplicationId,
     target: ApplicationStatus,
     action: str,
     idempotency_key: str | None,
@@ -218,14 +219,16 @@ def _transition(
     return idempotency.run(table, request, items.application_from, perform)
 
 
-def withdraw_application(table: Table, job_id: str, app_id: str, *, idempotency_key: str | None = None) -> Application:
+def withdraw_application(
+    table: Table, job_id: JobId, app_id: ApplicationId, *, idempotency_key: str | None = None
+) -> Application:
     return _transition(table, job_id, app_id, ApplicationStatus.WITHDRAWN, "application.withdraw", idempotency_key)
 
 
 def set_application_status(
     table: Table,
-    job_id: str,
-    app_id: str,
+    job_id: JobId,
+    app_id: ApplicationId,
     status: ApplicationStatus,
     *,
     idempotency_key: str | None = None,

@@ -13,6 +13,7 @@ from datastore import items, keys, transact
 from datastore.changes import Change
 from datastore.entities import AuditEvent
 from datastore.errors import Conflict, InvalidInput
+from datastore.ids import id_time, new_id_at
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest, StartKey
 from datastore.table import Table
@@ -22,7 +23,7 @@ from datastore.validation import page_size
 def event_for(change: Change, *, actor_id: str | None, at: datetime) -> AuditEvent:
     return AuditEvent(
         org_id=change.org_id,
-        event_id=keys.new_id_at(at),
+        event_id=new_id_at(at),
         occurred_at=at,
         actor_id=actor_id,
         action=change.action,
@@ -49,7 +50,7 @@ def list_audit_events(table: Table, request: PageRequest, *, now: datetime | Non
     """
     page_size(request.first)
     org_id = table.tenant.org_id
-    first_bucket = keys.audit_bucket(keys.id_time(org_id))
+    first_bucket = keys.audit_bucket(id_time(org_id))
     bucket = keys.audit_bucket(now or items.now())
     start: StartKey | None = None
     if request.after is not None:

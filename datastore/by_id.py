@@ -2,9 +2,9 @@
 
 The request's entity loader (graphql_api/schema/loaders.py) hands over every id asked for in one
 loop turn, whatever its kind, so the caller check's organisation and employee share one
-BatchGetItem with the query's own first reads (issue 12 lever 4). A malformed id fails its
-own read only, and an organisation other than the tenant's is none of its business (None),
-so one bad key never fails the reads batched beside it.
+BatchGetItem with the query's own first reads (issue 12 lever 4). Ids arrive typed (parsed
+where they entered, ``datastore/ids.py``); an organisation other than the tenant's is none
+of its business (None).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from enum import Enum
 from typing import Any, Final
 
 from datastore import items, keys
-from datastore.errors import InvalidInput
 from datastore.table import Table
 
 
@@ -54,47 +53,39 @@ def _subscription_key(org_id: str, asked: Any) -> keys.Key | None:
 
 def _application_key(org_id: str, asked: Any) -> keys.Key:
     job_id, app_id = asked
-    return keys.application_key(org_id, keys.parse_ulid(job_id, "jobId"), keys.parse_ulid(app_id, "appId"))
+    return keys.application_key(org_id, job_id, app_id)
 
 
 _READERS: Final[dict[Kind, _Reader]] = {
     Kind.ORGANIZATION: _Reader(_organization_key, items.organization_from),
     Kind.SUBSCRIPTION: _Reader(_subscription_key, items.subscription_from),
     Kind.DEPARTMENT: _Reader(
-        lambda org_id, dept_id: keys.department_key(org_id, keys.parse_ulid(dept_id, "departmentId")),
+        keys.department_key,
         items.department_from,
     ),
     Kind.EMPLOYEE: _Reader(
-        lambda org_id, emp_id: keys.employee_key(org_id, keys.parse_ulid(emp_id, "employeeId")),
+        keys.employee_key,
         items.employee_from,
     ),
-    Kind.JOB: _Reader(lambda org_id, job_id: keys.job_key(org_id, keys.parse_ulid(job_id, "jobId")), items.job_from),
+    Kind.JOB: _Reader(keys.job_key, items.job_from),
     Kind.APPLICATION: _Reader(_application_key, items.application_from),
 }
 
 
 def get_by_id(table: Table, wanted: Sequence[tuple[Kind, Any]]) -> list[Any]:
-    """Each (kind, id) of ``wanted`` as its entity, None when missing, or its InvalidInput.
+    """Each (kind, typed id) of ``wanted`` as its entity, None when missing.
 
     One distinct key is a GetItem; more go to ``Table.batch_get`` (duplicates read once).
     """
     org_id = table.tenant.org_id
-    located: list[keys.Key | InvalidInput | None] = []
-    for kind, asked in wanted:
-        try:
-            located.append(_READERS[kind].key(org_id, asked))
-        except InvalidInput as error:
-            located.append(error)
-    to_read = list(dict.fromkeys(key for key in located if isinstance(key, keys.Key)))
+    located = [_READERS[kind].key(org_id, asked) for kind, asked in wanted]
+    to_read = list(dict.fromkeys(key for key in located if key is not None))
     if len(to_read) == 1:
         found = {to_read[0]: table.get(to_read[0])}
     else:
         found = dict(zip(to_read, table.batch_get(to_read), strict=True)) if to_read else {}
     answers: list[Any] = []
     for (kind, _), key in zip(wanted, located, strict=True):
-        if not isinstance(key, keys.Key):
-            answers.append(key)
-            continue
-        item = found[key]
+        item = None if key is None else found[key]
         answers.append(None if item is None else _READERS[kind].convert(item))
     return answers

@@ -9,24 +9,24 @@ from datastore import idempotency, items, keys, layout, transact, validation, wr
 from datastore.changes import Change
 from datastore.entities import Department, EmployeeStatus
 from datastore.errors import Conflict, InvalidInput, NotFound
+from datastore.ids import DepartmentId, EmployeeId, OrgId, new_id
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
 
-# Passed as ``manager_id`` to leave a department without a manager.
-NO_MANAGER = ""
+# Passed as ``manager_id`` to leave a department without a manager: no employee's id.
+NO_MANAGER = EmployeeId("")
 
 
-def get_department(table: Table, dept_id: str, *, consistent: bool = False) -> Department | None:
+def get_department(table: Table, dept_id: DepartmentId, *, consistent: bool = False) -> Department | None:
     """AP6: one GetItem."""
-    dept_id = keys.parse_ulid(dept_id, "departmentId")
     item = table.get(keys.department_key(table.tenant.org_id, dept_id), consistent=consistent)
     return None if item is None else items.department_from(item)
 
 
-def get_departments(table: Table, dept_ids: Sequence[str]) -> list[Department | None]:
+def get_departments(table: Table, dept_ids: Sequence[DepartmentId]) -> list[Department | None]:
     org_id = table.tenant.org_id
-    wanted = [keys.department_key(org_id, keys.parse_ulid(d, "departmentId")) for d in dept_ids]
+    wanted = [keys.department_key(org_id, dept_id) for dept_id in dept_ids]
     return table.get_many(wanted, items.department_from)
 
 
@@ -40,7 +40,7 @@ def list_departments(table: Table, request: PageRequest) -> Page[Department]:
     )
 
 
-def _manager_is_active(org_id: str, manager_id: str) -> transact.Op:
+def _manager_is_active(org_id: OrgId, manager_id: EmployeeId) -> transact.Op:
     def missing(_old: Item | None) -> InvalidInput:
         return InvalidInput("managerId", "no active employee has this id")
 
@@ -57,7 +57,7 @@ def create_department(
     table: Table,
     *,
     name: str,
-    manager_id: str | None = None,
+    manager_id: EmployeeId | None = None,
     idempotency_key: str | None = None,
 ) -> Department:
     org_id = table.tenant.org_id
@@ -68,9 +68,9 @@ def create_department(
     def perform() -> Department:
         dept = Department(
             org_id=org_id,
-            dept_id=keys.new_id(),
+            dept_id=DepartmentId(new_id()),
             name=validation.name(name),
-            manager_id=None if manager_id is None else keys.parse_ulid(manager_id, "managerId"),
+            manager_id=manager_id,
             headcount=0,
         )
         item = items.department_item(dept)
@@ -86,10 +86,10 @@ def create_department(
 
 def update_department(
     table: Table,
-    dept_id: str,
+    dept_id: DepartmentId,
     *,
     name: str | None = None,
-    manager_id: str | None = None,
+    manager_id: EmployeeId | None = None,
     idempotency_key: str | None = None,
 ) -> Department:
     """Rename a department or change its manager (``NO_MANAGER`` removes it).
@@ -98,7 +98,6 @@ def update_department(
     department returned (and replayed) carries the headcount read just before the write.
     """
     org_id = table.tenant.org_id
-    dept_id = keys.parse_ulid(dept_id, "departmentId")
     request = idempotency.prepare(
         table,
         org_id,
@@ -124,7 +123,7 @@ def update_department(
         if manager_id == NO_MANAGER:
             removes.append("#manager")
         elif manager_id is not None:
-            new_manager = keys.parse_ulid(manager_id, "managerId")
+            new_manager = manager_id
             sets.append("#manager = :manager")
             values[":manager"] = items.s(new_manager)
             ops.append(_manager_is_active(org_id, new_manager))

@@ -17,6 +17,7 @@ from datastore import idempotency, items, keys, layout, locking, transact, valid
 from datastore.changes import Change
 from datastore.entities import Employee, EmployeeStatus, Role
 from datastore.errors import Conflict, InvalidInput, StaleVersion
+from datastore.ids import DepartmentId, EmployeeId, OrgId, new_id
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
@@ -32,7 +33,7 @@ class Move:
     """
 
     employee: Employee
-    from_department_id: str | None
+    from_department_id: DepartmentId | None
 
 
 # Moves and terminations without an expectedVersion re-read and retry this often when
@@ -47,7 +48,7 @@ def _email_taken(email: str) -> transact.FailureHandler:
     return handler
 
 
-def _in_own_domain(org_id: str, email: str) -> transact.Op:
+def _in_own_domain(org_id: OrgId, email: str) -> transact.Op:
     """The email's domain is the organisation's: checked in the write's own transaction.
 
     A domain of another organisation and a domain of none fail alike, so the answer never
@@ -76,17 +77,16 @@ def _department_missing(field: str) -> transact.FailureHandler:
 # --- reads -------------------------------------------------------------------------------
 
 
-def get_employee(table: Table, emp_id: str, *, consistent: bool = False) -> Employee | None:
+def get_employee(table: Table, emp_id: EmployeeId, *, consistent: bool = False) -> Employee | None:
     """AP2: one GetItem."""
-    emp_id = keys.parse_ulid(emp_id, "employeeId")
     item = table.get(keys.employee_key(table.tenant.org_id, emp_id), consistent=consistent)
     return None if item is None else items.employee_from(item)
 
 
-def get_employees(table: Table, emp_ids: Sequence[str]) -> list[Employee | None]:
+def get_employees(table: Table, emp_ids: Sequence[EmployeeId]) -> list[Employee | None]:
     """Many employees by id through BatchGetItem, in the order asked."""
     org_id = table.tenant.org_id
-    wanted = [keys.employee_key(org_id, keys.parse_ulid(e, "employeeId")) for e in emp_ids]
+    wanted = [keys.employee_key(org_id, emp_id) for emp_id in emp_ids]
     return table.get_many(wanted, items.employee_from)
 
 
@@ -100,9 +100,8 @@ def list_employees(table: Table, request: PageRequest) -> Page[Employee]:
     )
 
 
-def list_department_employees(table: Table, dept_id: str, request: PageRequest) -> Page[Employee]:
+def list_department_employees(table: Table, dept_id: DepartmentId, request: PageRequest) -> Page[Employee]:
     """AP7: a department's active employees, one Query over their membership copies."""
-    dept_id = keys.parse_ulid(dept_id, "departmentId")
     return table.query_page(
         keys.membership_pk(table.tenant.org_id, dept_id),
         request,
@@ -120,7 +119,7 @@ def list_employees_by_name(table: Table, prefix: str, request: PageRequest) -> P
     return table.query_page(keys.name_pk(table.tenant.org_id, prefix), request, items.employee_from)
 
 
-def find_employee_id_by_email(table: Table, email: str) -> str | None:
+def find_employee_id_by_email(table: Table, email: str) -> EmployeeId | None:
     """AP4 within a tenant: one GetItem on the organisation's email pointer."""
     email = validation.email(email)
     item = table.get(keys.email_pointer_key(table.tenant.org_id, email))
@@ -131,22 +130,22 @@ def find_employee_id_by_email(table: Table, email: str) -> str | None:
 
 
 def new_employee(
-    org_id: str,
+    org_id: OrgId,
     *,
     email: str,
     first_name: str,
     last_name: str,
-    department_id: str | None,
+    department_id: DepartmentId | None,
     role: Role,
     hired_at: datetime | None = None,
 ) -> Employee:
     return Employee(
         org_id=org_id,
-        emp_id=keys.new_id(),
+        emp_id=EmployeeId(new_id()),
         email=validation.email(email),
         first_name=validation.name(first_name, "firstName"),
         last_name=validation.name(last_name, "lastName"),
-        department_id=(None if department_id is None else keys.parse_ulid(department_id, "departmentId")),
+        department_id=department_id,
         role=role,
         status=EmployeeStatus.ACTIVE,
         hired_at=hired_at or items.now(),
@@ -182,7 +181,7 @@ def name_entry_ops(before: Employee | None, after: Employee) -> list[transact.Op
     return ops
 
 
-def _headcount(org_id: str, dept_id: str, delta: int, field: str) -> transact.Op:
+def _headcount(org_id: OrgId, dept_id: DepartmentId, delta: int, field: str) -> transact.Op:
     return transact.update(
         keys.department_key(org_id, dept_id),
         # The revision lets the drift repair (datastore/counts.py) see that the counter moved.
@@ -216,7 +215,7 @@ def create_employee(
     email: str,
     first_name: str,
     last_name: str,
-    department_id: str | None,
+    department_id: DepartmentId | None,
     role: Role,
     hired_at: datetime | None = None,
     idempotency_key: str | None = None,
@@ -264,13 +263,13 @@ def _put_versioned(emp: Employee, expected: int) -> transact.Op:
     return locking.put_versioned(layout.EMPLOYEE, items.employee_item(emp), expected)
 
 
-def _current(table: Table, emp_id: str, expected_version: int | None) -> Employee:
+def _current(table: Table, emp_id: EmployeeId, expected_version: int | None) -> Employee:
     return locking.checked(layout.EMPLOYEE, get_employee(table, emp_id, consistent=True), emp_id, expected_version)
 
 
 def update_employee(
     table: Table,
-    emp_id: str,
+    emp_id: EmployeeId,
     *,
     expected_version: int,
     email: str | None = None,
@@ -330,14 +329,13 @@ def update_employee(
 
 def move_employee(
     table: Table,
-    emp_id: str,
-    department_id: str,
+    emp_id: EmployeeId,
+    department_id: DepartmentId,
     *,
     expected_version: int | None = None,
     idempotency_key: str | None = None,
 ) -> Move:
     """Move an active employee: employee, both memberships and both counters at once."""
-    department_id = keys.parse_ulid(department_id, "departmentId")
     request = idempotency.prepare(
         table,
         table.tenant.org_id,
@@ -375,7 +373,7 @@ def move_employee(
 
 def terminate_employee(
     table: Table,
-    emp_id: str,
+    emp_id: EmployeeId,
     *,
     expected_version: int | None = None,
     idempotency_key: str | None = None,

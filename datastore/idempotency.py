@@ -26,6 +26,7 @@ from typing import Final, TypeVar
 
 from datastore import items, keys, transact
 from datastore.errors import AlreadyWritten, IdempotencyMismatch, Unavailable
+from datastore.ids import OrgId
 from datastore.items import Item
 from datastore.scope import actor_of
 from datastore.table import Table
@@ -39,7 +40,7 @@ TOKEN_LENGTH: Final = 36
 
 @dataclass(frozen=True, slots=True)
 class IdempotencyRequest:
-    org_id: str
+    org_id: OrgId
     key: str
     operation: str
     fingerprint: str
@@ -76,7 +77,7 @@ def _canonical(value: object) -> object:
 
 def prepare(
     table: Table,
-    org_id: str,
+    org_id: OrgId,
     operation: str,
     key: str | None,
     inputs: Mapping[str, object],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datastore import items, keys, validation
 from datastore.entities import Employee, Identity, Organization
+from datastore.ids import EmployeeId
 from datastore.table import Table
 
 
@@ -13,10 +14,9 @@ def find_identity(table: Table, email: str) -> Identity | None:
     return None if item is None else items.identity_from(item)
 
 
-def organization_and_employee(table: Table, emp_id: str) -> tuple[Organization | None, Employee | None]:
+def organization_and_employee(table: Table, emp_id: EmployeeId) -> tuple[Organization | None, Employee | None]:
     """What an identity names, read together: one BatchGetItem; ``table`` has its TenantScope."""
     org_id = table.tenant.org_id
-    emp_id = keys.parse_ulid(emp_id, "employeeId")
     organization, employee = table.batch_get([keys.organization_key(org_id), keys.employee_key(org_id, emp_id)])
     return (
         None if organization is None else items.organization_from(organization),

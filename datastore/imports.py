@@ -27,6 +27,7 @@ from typing import Final
 from datastore import employees, items, keys, validation
 from datastore.entities import Employee, EmployeeStatus, Role
 from datastore.errors import Conflict
+from datastore.ids import DepartmentId
 from datastore.table import Table
 
 # One request's rows: a BatchGetItem's worth, and what 100 transactions cost fits the call budget.
@@ -40,13 +41,13 @@ class Outcome(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One person to onboard; ``department_id`` is a department's ULID."""
+    """One person to onboard."""
 
     email: str
     first_name: str
     last_name: str
     role: Role = Role.EMPLOYEE
-    department_id: str | None = None
+    department_id: DepartmentId | None = None
     hired_at: datetime | None = None
 
 
@@ -67,7 +68,6 @@ def validated(row: Row) -> Row:
         email=validation.email(row.email),
         first_name=validation.name(row.first_name, "firstName"),
         last_name=validation.name(row.last_name, "lastName"),
-        department_id=None if row.department_id is None else keys.parse_ulid(row.department_id, "departmentId"),
     )
 
 

@@ -29,6 +29,7 @@ from datastore.entities import (
     Organization,
     Subscription,
 )
+from datastore.ids import DepartmentId, EmployeeId, OrgId
 from datastore.layout import Item, parse_timestamp, timestamp
 
 __all__ = ["Item", "parse_timestamp", "timestamp"]
@@ -122,7 +123,7 @@ def organization_item(org: Organization) -> Item:
     }
 
 
-def domain_item(domain: str, org_id: str) -> Item:
+def domain_item(domain: str, org_id: OrgId) -> Item:
     """Marks ``domain`` as owned by ``org_id``: employees' emails there belong to it alone."""
     return {
         **_key(keys.domain_key(domain)),
@@ -215,12 +216,14 @@ def identity_item(emp: Employee) -> Item:
 
 def identity_from(item: Item) -> Identity:
     return Identity(
-        email=_get_s(item, layout.EMAIL), org_id=_get_s(item, layout.ORG_ID), emp_id=_get_s(item, layout.EMP_ID)
+        email=_get_s(item, layout.EMAIL),
+        org_id=OrgId(_get_s(item, layout.ORG_ID)),
+        emp_id=EmployeeId(_get_s(item, layout.EMP_ID)),
     )
 
 
-def emp_id_of_pointer(item: Item) -> str:
-    return _get_s(item, layout.EMP_ID)
+def emp_id_of_pointer(item: Item) -> EmployeeId:
+    return EmployeeId(_get_s(item, layout.EMP_ID))
 
 
 # --- API key -------------------------------------------------------------------------------
@@ -357,7 +360,7 @@ def audit_event_from(item: Item) -> AuditEvent:
     before_version = item.get("beforeVersion")
     after_version = item.get("afterVersion")
     return AuditEvent(
-        org_id=_get_s(item, "orgId"),
+        org_id=OrgId(_get_s(item, "orgId")),
         event_id=_get_s(item, "eventId"),
         occurred_at=parse_timestamp(_get_s(item, "occurredAt")),
         actor_id=_opt_s(item, "actorId"),
@@ -375,7 +378,7 @@ def audit_event_from(item: Item) -> AuditEvent:
 
 def idempotency_record_item(
     *,
-    org_id: str,
+    org_id: OrgId,
     key: str,
     operation: str,
     fingerprint: str,
@@ -401,13 +404,14 @@ def idempotency_record_item(
 MOVED_FROM: Final = "movedFromDepartmentId"
 
 
-def move_result_item(emp: Employee, from_department_id: str | None) -> Item:
+def move_result_item(emp: Employee, from_department_id: DepartmentId | None) -> Item:
     """What a move's idempotency record keeps: the employee after it and where they were."""
     return _put_optional(employee_item(emp), MOVED_FROM, None if from_department_id is None else s(from_department_id))
 
 
-def moved_from_of(result: Item) -> str | None:
-    return _opt_s(result, MOVED_FROM)
+def moved_from_of(result: Item) -> DepartmentId | None:
+    moved_from = _opt_s(result, MOVED_FROM)
+    return None if moved_from is None else DepartmentId(moved_from)
 
 
 def idempotency_fingerprint_of(record: Item) -> str:

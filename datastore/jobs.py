@@ -16,21 +16,21 @@ from datastore import idempotency, items, keys, layout, locking, transact, valid
 from datastore.changes import Change
 from datastore.entities import JobPosting, JobStatus
 from datastore.errors import Conflict, InvalidInput
+from datastore.ids import DepartmentId, JobId, OrgId, new_id
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
 
 
-def get_job(table: Table, job_id: str, *, consistent: bool = False) -> JobPosting | None:
+def get_job(table: Table, job_id: JobId, *, consistent: bool = False) -> JobPosting | None:
     """AP9: one GetItem."""
-    job_id = keys.parse_ulid(job_id, "jobId")
     item = table.get(keys.job_key(table.tenant.org_id, job_id), consistent=consistent)
     return None if item is None else items.job_from(item)
 
 
-def get_jobs(table: Table, job_ids: Sequence[str]) -> list[JobPosting | None]:
+def get_jobs(table: Table, job_ids: Sequence[JobId]) -> list[JobPosting | None]:
     org_id = table.tenant.org_id
-    wanted = [keys.job_key(org_id, keys.parse_ulid(j, "jobId")) for j in job_ids]
+    wanted = [keys.job_key(org_id, job_id) for job_id in job_ids]
     return table.get_many(wanted, items.job_from)
 
 
@@ -44,7 +44,7 @@ def list_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
     return table.query_page(keys.org_pk(table.tenant.org_id), request, items.job_from, sk_prefix=keys.job_sk_prefix())
 
 
-def _department_exists(org_id: str, dept_id: str) -> transact.Op:
+def _department_exists(org_id: OrgId, dept_id: DepartmentId) -> transact.Op:
     def missing(_old: Item | None) -> InvalidInput:
         return InvalidInput("departmentId", "no such department")
 
@@ -57,7 +57,7 @@ def _write_versioned(job: JobPosting, expected: int) -> transact.Op:
     )
 
 
-def _current(table: Table, job_id: str, expected_version: int | None) -> JobPosting:
+def _current(table: Table, job_id: JobId, expected_version: int | None) -> JobPosting:
     return locking.checked(layout.JOB_POSTING, get_job(table, job_id, consistent=True), job_id, expected_version)
 
 
@@ -77,7 +77,7 @@ def _change(action: str, before: JobPosting | None, after: JobPosting) -> Change
 def create_job(
     table: Table,
     *,
-    department_id: str,
+    department_id: DepartmentId,
     title: str,
     description: str = "",
     idempotency_key: str | None = None,
@@ -95,8 +95,8 @@ def create_job(
     def perform() -> JobPosting:
         job = JobPosting(
             org_id=org_id,
-            job_id=keys.new_id(),
-            department_id=keys.parse_ulid(department_id, "departmentId"),
+            job_id=JobId(new_id()),
+            department_id=department_id,
             title=validation.title(title),
             description=validation.description(description),
             status=JobStatus.DRAFT,
@@ -116,12 +116,12 @@ def create_job(
 
 def update_job(
     table: Table,
-    job_id: str,
+    job_id: JobId,
     *,
     expected_version: int,
     title: str | None = None,
     description: str | None = None,
-    department_id: str | None = None,
+    department_id: DepartmentId | None = None,
     idempotency_key: str | None = None,
 ) -> JobPosting:
     request = idempotency.prepare(
@@ -146,9 +146,7 @@ def update_job(
             current,
             title=(current.title if title is None else validation.title(title)),
             description=(current.description if description is None else validation.description(description)),
-            department_id=(
-                current.department_id if department_id is None else keys.parse_ulid(department_id, "departmentId")
-            ),
+            department_id=current.department_id if department_id is None else department_id,
             version=current.version + 1,
         )
         ops = [_write_versioned(updated, current.version)]
@@ -162,7 +160,7 @@ def update_job(
 
 def _change_status(
     table: Table,
-    job_id: str,
+    job_id: JobId,
     expected_version: int | None,
     idempotency_key: str | None,
     action: str,
@@ -188,7 +186,7 @@ def _change_status(
 
 def publish_job(
     table: Table,
-    job_id: str,
+    job_id: JobId,
     *,
     expected_version: int | None = None,
     idempotency_key: str | None = None,
@@ -205,7 +203,7 @@ def publish_job(
 
 def close_job(
     table: Table,
-    job_id: str,
+    job_id: JobId,
     *,
     expected_version: int | None = None,
     idempotency_key: str | None = None,

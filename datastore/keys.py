@@ -51,13 +51,10 @@ idempotency key, so a retry finds the record of its first attempt with one GetIt
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
-
-from ulid import ULID
 
 from datastore.errors import InvalidInput
 
@@ -101,12 +98,9 @@ GSI1: Final = "GSI1"
 GSI1PK: Final = "GSI1PK"
 GSI1SK: Final = "GSI1SK"
 
-ULID_LENGTH: Final = 26
 IDEMPOTENCY_KEY_MAX: Final = 128
 # Printable ASCII without spaces: UUIDs, ULIDs and the usual client-generated tokens.
 _IDEMPOTENCY_KEY = re.compile(rf"[!-~]{{1,{IDEMPOTENCY_KEY_MAX}}}")
-# The canonical spelling of a ULID: upper-case Crockford base32, at most 2**128 - 1.
-_ULID = re.compile(rf"[0-7][0-9A-HJKMNP-TV-Z]{{{ULID_LENGTH - 1}}}")
 _AUDIT_BUCKET = re.compile(r"(\d{4})-(\d{2})")
 # A persisted document's id: its SHA-256, lowercase hex.
 _SHA256 = re.compile(r"[0-9a-f]{64}")
@@ -129,50 +123,7 @@ def _join(*parts: str) -> str:
     return SEP.join(parts)
 
 
-# --- ids --------------------------------------------------------------------------------
-
-
-def parse_ulid(value: str, field: str = "id") -> str:
-    """``value`` when it is a ULID spelt canonically, or InvalidInput naming ``field``.
-
-    Only the canonical spelling (26 upper-case Crockford base32 characters, as ``new_id``
-    writes them) is accepted: a lower-case, padded or otherwise respelt id is refused rather
-    than mapped, so each object has exactly one id.
-    """
-    if not isinstance(value, str) or _ULID.fullmatch(value) is None:
-        raise InvalidInput(field, "must be a 26-character ULID in upper case")
-    return value
-
-
-_last_id = 0
-_last_id_lock = threading.Lock()
-
-
-def new_id() -> str:
-    """A new ULID, greater than every other this process made.
-
-    Plain ULIDs only order by millisecond; two made in one millisecond compare at random, so
-    "newest first" lists could swap them. Within a millisecond this takes the previous id
-    plus one (the ULID spec's monotonic generation).
-    """
-    global _last_id
-    candidate = ULID()
-    with _last_id_lock:
-        value = int(candidate)
-        if candidate.milliseconds == _last_id >> 80 and value <= _last_id:
-            value = _last_id + 1
-        _last_id = value
-    return str(ULID.from_int(value))
-
-
-def new_id_at(at: datetime) -> str:
-    """A ULID whose time part is ``at``, so ids minted in time order sort in time order."""
-    return str(ULID.from_datetime(at))
-
-
-def id_time(value: str) -> datetime:
-    """When a ULID was minted (its time part), in UTC."""
-    return ULID.from_str(value).datetime
+# --- idempotency keys -------------------------------------------------------------------
 
 
 def parse_idempotency_key(value: str, field: str = "idempotencyKey") -> str:

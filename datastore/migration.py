@@ -31,6 +31,7 @@ from typing import Final
 
 from datastore import counts, employees, items, keys, layout_version, name_backfill, organizations, validation
 from datastore.errors import Conflict, DatastoreError, InvalidInput
+from datastore.ids import OrgId
 from datastore.items import Item
 from datastore.pagination import every
 from datastore.scope import LayoutScope, PlatformScope, TenantScope
@@ -57,7 +58,7 @@ EMAIL_DOMAINS: Final = "email domains"
 class Progress:
     """What the migration to one layout has done for one organisation (its progress item)."""
 
-    org_id: str
+    org_id: OrgId
     org_name: str
     steps_done: frozenset[str] = frozenset()
     employees_indexed: int = 0
@@ -101,7 +102,7 @@ def repair_counts(table: Table, progress: Progress) -> Progress:
     return replace(progress, counters_repaired=len(report.drifts))
 
 
-def employee_domains(table: Table, org_id: str) -> list[str]:
+def employee_domains(table: Table, org_id: OrgId) -> list[str]:
     """The domains of the organisation's employees' emails, most employees first (AP3 pages)."""
     tenant = table.with_scope(TenantScope(org_id))
     tally = Counter(
@@ -151,7 +152,7 @@ def _string_set(values: tuple[str, ...]) -> dict[str, list[str]] | None:
     return {"SS": sorted(values)} if values else None  # DynamoDB stores no empty set
 
 
-def read_progress(table: Table, version: int, org_id: str, org_name: str) -> Progress:
+def read_progress(table: Table, version: int, org_id: OrgId, org_name: str) -> Progress:
     item = table.with_scope(LayoutScope()).get(keys.migration_progress_key(version, org_id), consistent=True)
     if item is None:
         return Progress(org_id, org_name)
@@ -197,7 +198,7 @@ def write_progress(table: Table, version: int, progress: Progress) -> None:
 class Failure:
     """An organisation the run could not finish: re-running resumes it."""
 
-    org_id: str
+    org_id: OrgId
     org_name: str
     step: str
     reason: str
@@ -253,7 +254,7 @@ class Summary:
 
 @dataclass(frozen=True, slots=True)
 class Organization:
-    org_id: str
+    org_id: OrgId
     name: str
 
 

@@ -25,6 +25,7 @@ from datastore.entities import (
     Subscription,
 )
 from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
+from datastore.ids import OrgId, new_id
 from datastore.pagination import Page, PageRequest
 from datastore.scope import PlatformScope, actor_of
 from datastore.table import Table
@@ -77,7 +78,7 @@ def list_organizations(table: Table, request: PageRequest) -> Page[Organization]
     return table.query_page(keys.ORGS_PK, request, items.organization_from, index=keys.GSI1)
 
 
-def _provisioning(table: Table, org_id: str) -> Table:
+def _provisioning(table: Table, org_id: OrgId) -> Table:
     """``table`` narrowed to writing ``org_id``'s partition: the platform operator's alone."""
     if not isinstance(table.scope, PlatformScope):
         raise ScopeViolation(f"{table.scope.name} may not provision organisations")
@@ -114,7 +115,7 @@ def create_organization(
     admin_email = validation.email(admin_email)
     if validation.email_domain(admin_email) not in domains:
         raise InvalidInput("email", "must be an address in one of the organisation's email domains")
-    org_id = keys.new_id()
+    org_id = OrgId(new_id())
     created_at = items.now()
     organization = Organization(org_id, name, plan, OrganizationStatus.ACTIVE, created_at, domains)
     subscription = Subscription(org_id, plan, SEATS_BY_PLAN[plan], None, created_at + timedelta(days=30))
@@ -146,13 +147,12 @@ def create_organization(
     return organization, admin
 
 
-def add_email_domain(table: Table, org_id: str, domain: str) -> Organization:
+def add_email_domain(table: Table, org_id: OrgId, domain: str) -> Organization:
     """Give an existing organisation one more email domain (platform operators).
 
     The domain's marker and the organisation's list of domains change in one transaction;
     a domain the organisation owns already changes nothing.
     """
-    org_id = keys.parse_ulid(org_id, "orgId")
     domain = validation.domain(domain)
     provisioning = _provisioning(table, org_id)
     found = provisioning.get(keys.organization_key(org_id), consistent=True)
@@ -211,7 +211,7 @@ class _OwnsDomains(Conflict):
     """The organisation owned domains by the time the write landed."""
 
 
-def adopt_email_domains(table: Table, org_id: str, domains: Sequence[str]) -> AdoptedDomains:
+def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str]) -> AdoptedDomains:
     """Give an organisation that owns no email domain yet those of ``domains`` no other holds.
 
     For organisations written before organisations owned domains (``server.py migrate``):
@@ -222,7 +222,6 @@ def adopt_email_domains(table: Table, org_id: str, domains: Sequence[str]) -> Ad
     when it had some, its own: never a part of a run's choice. Nothing is read of another
     organisation; ``held_elsewhere`` names the domains only.
     """
-    org_id = keys.parse_ulid(org_id, "orgId")
     wanted = list(dict.fromkeys(validation.domain(domain) for domain in domains))
     if len(wanted) > validation.EMAIL_DOMAINS_MAX:
         raise InvalidInput("domains", f"an organisation owns at most {validation.EMAIL_DOMAINS_MAX} domains")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from typing import TYPE_CHECKING
 
-from datastore import departments, keys
+from datastore import departments, ids, keys
 from datastore.config import DatastoreSettings
 from datastore.scope import TenantScope
 from tests.conftest import Tenant
@@ -61,7 +61,7 @@ def test_check_counts__no_org__checks_every_organisation(client: DynamoDBClient,
 def test_check_counts__unknown_or_malformed_org__exit_2_in_one_line(
     tenant: Tenant, settings: DatastoreSettings
 ) -> None:
-    unknown = check_counts(settings, tenant.table.name, "--org", keys.new_id())
+    unknown = check_counts(settings, tenant.table.name, "--org", ids.new_id())
     malformed = check_counts(settings, tenant.table.name, "--org", "nope")
 
     assert (unknown.returncode, malformed.returncode) == (2, 2)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from datastore import items, keys
+from datastore import items
 from datastore.entities import (
     Application,
     ApplicationCounts,
@@ -26,6 +26,7 @@ from datastore.entities import (
     JobStatus,
     Role,
 )
+from datastore.ids import ApplicationId, DepartmentId, EmployeeId, JobId, OrgId, new_id, new_id_at
 from datastore.items import Item
 
 if TYPE_CHECKING:
@@ -56,14 +57,14 @@ def write_items(client: DynamoDBClient, table_name: str, to_write: list[Item], *
 class Bulk:
     """Entities of one organisation, collected and then written in one go."""
 
-    org_id: str
+    org_id: OrgId
     departments: list[Department] = field(default_factory=list)
     employees: list[Employee] = field(default_factory=list)
     jobs: list[JobPosting] = field(default_factory=list)
     applications: list[Application] = field(default_factory=list)
 
     def department(self, name: str, headcount: int = 0) -> Department:
-        dept = Department(self.org_id, keys.new_id(), name, None, headcount)
+        dept = Department(self.org_id, DepartmentId(new_id()), name, None, headcount)
         self.departments.append(dept)
         return dept
 
@@ -79,8 +80,8 @@ class Bulk:
         hired = EPOCH + timedelta(hours=n)
         emp = Employee(
             org_id=self.org_id,
-            emp_id=keys.new_id_at(hired),
-            email=f"person{n}.{keys.new_id().lower()}@example.com",
+            emp_id=EmployeeId(new_id_at(hired)),
+            email=f"person{n}.{new_id().lower()}@example.com",
             first_name=f"First{n}" if first_name is None else first_name,
             last_name=f"Last{n}" if last_name is None else last_name,
             department_id=None if department is None else department.dept_id,
@@ -97,7 +98,7 @@ class Bulk:
         posted = EPOCH + timedelta(days=n)
         job = JobPosting(
             org_id=self.org_id,
-            job_id=keys.new_id_at(posted),
+            job_id=JobId(new_id_at(posted)),
             department_id=department.dept_id,
             title=f"Job {n}",
             description=f"The description of job {n}.",
@@ -113,7 +114,7 @@ class Bulk:
         submitted = EPOCH + timedelta(minutes=n)
         app = Application(
             org_id=self.org_id,
-            app_id=keys.new_id_at(submitted),
+            app_id=ApplicationId(new_id_at(submitted)),
             job_id=job.job_id,
             emp_id=employee.emp_id,
             status=ApplicationStatus.APPLIED,

@@ -90,10 +90,9 @@ def _datastore_row(row: RowInput) -> Row:
     """The datastore's row, validated; a department id of no department is InvalidInput."""
     department_id = None
     if row.department_id is not None:
-        parts = ids.parts_of(row.department_id, "Department", 1, "departmentId")
-        if parts is None:
+        department_id = ids.DEPARTMENT.parse(row.department_id, "departmentId")
+        if department_id is None:
             raise InvalidInput("departmentId", "no such department")
-        (department_id,) = parts
     return imports.validated(
         Row(row.email, row.first_name, row.last_name, row.role, department_id, row.hired_at),
     )

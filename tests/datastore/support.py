@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from datastore import departments, employees, items, keys
+from datastore import departments, employees, ids, items, keys
 from datastore.entities import Department, Employee, EmployeeStatus, Role
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
@@ -41,8 +41,8 @@ def raw_employees(org_id: str, count: int, department: Department | None = None)
     return [
         Employee(
             org_id=org_id,
-            emp_id=keys.new_id(),
-            email=f"bulk{keys.new_id().lower()}@example.com",
+            emp_id=ids.new_id(),
+            email=f"bulk{ids.new_id().lower()}@example.com",
             first_name="Bulk",
             last_name=f"Person {index:03d}",
             department_id=None if department is None else department.dept_id,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import applications, audit, departments, employees, items, jobs, keys
+from datastore import applications, audit, departments, employees, ids, items, jobs, keys
 from datastore.calls import CallLog
 from datastore.changes import Change
 from datastore.entities import ApplicationStatus, AuditEvent, FieldChange, Role
@@ -306,7 +306,7 @@ def test_no_operation__no_event(tenant: Tenant) -> None:
 
 def test_failing_last_item__leaves_no_event_and_no_partial_state(tenant: Tenant, call_log: CallLog) -> None:
     before = trail(tenant.table)
-    missing_dept = keys.new_id()
+    missing_dept = ids.new_id()
     start = len(call_log.snapshot())
 
     with pytest.raises(InvalidInput, match="no such department"):
@@ -331,7 +331,7 @@ def test_failing_last_item__leaves_no_event_and_no_partial_state(tenant: Tenant,
 
 
 def _event_item(org_id: str, at: datetime, action: str) -> items.Item:
-    change = Change(action, "Department", keys.new_id(), org_id, None, {"name": items.s(action)})
+    change = Change(action, "Department", ids.new_id(), org_id, None, {"name": items.s(action)})
     return items.audit_event_item(audit.event_for(change, actor_id=None, at=at))
 
 
@@ -381,7 +381,7 @@ def test_trail__page_ending_on_a_bucket_edge__has_next_is_exact(
 def test_trail__another_tenants_cursor__refused(make_tenant: TenantFactory) -> None:
     ours, theirs = make_tenant("Ours"), make_tenant("Theirs")
     their_cursor = audit.list_audit_events(theirs.table, PageRequest(first=1)).cursors[0]
-    other_list = {keys.PK: keys.org_pk(ours.org_id), keys.SK: "DEPT#" + keys.new_id()}
+    other_list = {keys.PK: keys.org_pk(ours.org_id), keys.SK: "DEPT#" + ids.new_id()}
 
     for cursor in (their_cursor, other_list):
         with pytest.raises(InvalidInput, match="after"):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from datastore import applications, audit, departments, employees, idempotency, items, jobs, keys
+from datastore import applications, audit, departments, employees, idempotency, ids, items, jobs, keys
 from datastore.calls import CallLog
 from datastore.entities import ApplicationStatus, Role
 from datastore.errors import IdempotencyMismatch, InvalidInput
@@ -40,7 +40,7 @@ def update_department(t: Tenant) -> Write:
 
 def create_employee(t: Tenant) -> Write:
     dept = t.department()
-    email = t.email(f"once-{keys.new_id().lower()}")
+    email = t.email(f"once-{ids.new_id().lower()}")
     return lambda key: employees.create_employee(
         t.table,
         email=email,
@@ -186,7 +186,7 @@ def test_retry__same_key_other_operation__refused(tenant: Tenant) -> None:
 
 def test_retry__same_key_other_caller__refused(tenant: Tenant) -> None:
     departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
-    someone_else = tenant.table.with_scope(TenantScope(tenant.org_id, keys.new_id()))
+    someone_else = tenant.table.with_scope(TenantScope(tenant.org_id, ids.new_id()))
 
     with pytest.raises(IdempotencyMismatch):
         departments.create_department(someone_else, name="Ops", idempotency_key=KEY)
@@ -298,7 +298,7 @@ def test_record_appears_between_check_and_write__the_write_replays(
     if not same_token:
         # Past DynamoDB's ten minutes the token no longer deduplicates: the record's
         # conditional put is what refuses the second write.
-        monkeypatch.setattr(idempotency.IdempotencyRequest, "token", property(lambda _: keys.new_id()))
+        monkeypatch.setattr(idempotency.IdempotencyRequest, "token", property(lambda _: ids.new_id()))
     hide_next_record()
     start = len(call_log.snapshot())
 

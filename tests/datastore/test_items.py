@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from datastore import items, keys
+from datastore import ids, items
 from datastore.entities import (
     Application,
     ApplicationStatus,
@@ -20,18 +20,18 @@ from datastore.entities import (
     Subscription,
 )
 
-ORG = keys.new_id()
+ORG = ids.new_id()
 WHEN = datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)
 
 
 def employee(**changes: object) -> Employee:
     values: dict[str, object] = {
         "org_id": ORG,
-        "emp_id": keys.new_id(),
+        "emp_id": ids.new_id(),
         "email": "e@example.com",
         "first_name": "Erin",
         "last_name": "Evans",
-        "department_id": keys.new_id(),
+        "department_id": ids.new_id(),
         "role": Role.MANAGER,
         "status": EmployeeStatus.ACTIVE,
         "hired_at": WHEN,
@@ -45,8 +45,8 @@ def employee(**changes: object) -> Employee:
 def job(status: JobStatus, posted_at: datetime | None = WHEN) -> JobPosting:
     return JobPosting(
         org_id=ORG,
-        job_id=keys.new_id(),
-        department_id=keys.new_id(),
+        job_id=ids.new_id(),
+        department_id=ids.new_id(),
         title="Engineer",
         description="",
         status=status,
@@ -88,9 +88,9 @@ def test_subscription__round_trip(billing: str | None, renews: datetime | None) 
     assert ("billingCustomerId" in item) is (billing is not None)
 
 
-@pytest.mark.parametrize("manager", [None, keys.new_id()])
+@pytest.mark.parametrize("manager", [None, ids.new_id()])
 def test_department__round_trip(manager: str | None) -> None:
-    dept = Department(ORG, keys.new_id(), "Sales", manager, 4)
+    dept = Department(ORG, ids.new_id(), "Sales", manager, 4)
     assert items.department_from(items.department_item(dept)) == dept
 
 
@@ -149,7 +149,7 @@ def test_open_job_index__without_posted_at__is_refused() -> None:
 
 
 def test_application__round_trip_and_employee_index() -> None:
-    app = Application(ORG, keys.new_id(), keys.new_id(), keys.new_id(), ApplicationStatus.REVIEWING, WHEN)
+    app = Application(ORG, ids.new_id(), ids.new_id(), ids.new_id(), ApplicationStatus.REVIEWING, WHEN)
     item = items.application_item(app)
     assert items.application_from(item) == app
     assert item["PK"] == {"S": f"ORG#{ORG}#JOB#{app.job_id}"}

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from datastore import keys, layout
+from datastore import ids, layout
 from datastore.entities import (
     ApplicationCounts,
     ApplicationStatus,
@@ -25,8 +25,8 @@ WHEN = datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)
 
 def _employee(**changes: object) -> Employee:
     values: dict[str, object] = {
-        "org_id": keys.new_id(),
-        "emp_id": keys.new_id(),
+        "org_id": ids.new_id(),
+        "emp_id": ids.new_id(),
         "email": "e@example.com",
         "first_name": "Erin",
         "last_name": "Evans",
@@ -52,12 +52,12 @@ def test_employee__optional_attributes_none__absent_from_the_item_and_read_back_
 
 
 def test_employee__every_attribute_set__round_trips() -> None:
-    emp = _employee(department_id=keys.new_id(), status=EmployeeStatus.INACTIVE, terminated_at=WHEN)
+    emp = _employee(department_id=ids.new_id(), status=EmployeeStatus.INACTIVE, terminated_at=WHEN)
     assert layout.EMPLOYEE.read(layout.EMPLOYEE.write(emp)) == emp
 
 
 def test_read__extra_attributes__ignored() -> None:
-    dept = Department(keys.new_id(), keys.new_id(), "Ops", None, 4)
+    dept = Department(ids.new_id(), ids.new_id(), "Ops", None, 4)
     item = {**layout.DEPARTMENT.write(dept), "PK": {"S": "x"}, "entity": {"S": "Department"}}
     assert layout.DEPARTMENT.read(item) == dept
 
@@ -72,7 +72,7 @@ def test_read__unknown_enum_value__raises() -> None:
 def test_versioned_layouts__declare_their_version_attribute() -> None:
     assert layout.EMPLOYEE.version == layout.VERSION
     assert layout.JOB_POSTING.version == layout.VERSION
-    job = JobPosting(keys.new_id(), keys.new_id(), keys.new_id(), "T", "", JobStatus.DRAFT, None, None, 1)
+    job = JobPosting(ids.new_id(), ids.new_id(), ids.new_id(), "T", "", JobStatus.DRAFT, None, None, 1)
     assert layout.JOB_POSTING.write(job)[layout.VERSION] == {"N": "1"}
 
 
@@ -94,9 +94,9 @@ def test_declaration__version_not_an_attribute__refused() -> None:
 
 def _job() -> JobPosting:
     return JobPosting(
-        org_id=keys.new_id(),
-        job_id=keys.new_id(),
-        department_id=keys.new_id(),
+        org_id=ids.new_id(),
+        job_id=ids.new_id(),
+        department_id=ids.new_id(),
         title="Welder",
         description="",
         status=JobStatus.DRAFT,

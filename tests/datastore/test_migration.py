@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import calls, employees, jobs, keys, layout_version, migration, organizations
+from datastore import calls, employees, ids, jobs, keys, layout_version, migration, organizations
 from datastore.entities import ApplicationCounts, Plan, Role
 from datastore.errors import InvalidInput, Unavailable
 from datastore.provision import drop_table
@@ -29,7 +29,7 @@ HIRE = {"first_name": "New", "last_name": "Hire", "department_id": None, "role":
 @pytest.fixture
 def legacy(client: DynamoDBClient) -> Iterator[Table]:
     """A table of its own as the previous release created it (every organisation is the test's)."""
-    name = f"hr-migrate-{keys.new_id().lower()}"
+    name = f"hr-migrate-{ids.new_id().lower()}"
     create_legacy_table(client, name)
     yield Table(client, name, PlatformScope(), retry=TEST_RETRY)
     drop_table(client, name)
@@ -301,7 +301,7 @@ def test_migrate__step_fails_for_one_organisation__others_finish_and_nothing_sta
 
 def test_progress__problems__one_phrase_each() -> None:
     progress = migration.Progress(
-        keys.new_id(),
+        ids.new_id(),
         "Acme",
         steps_done=frozenset({migration.NAME_ENTRIES}),
         employees_indexed=3,

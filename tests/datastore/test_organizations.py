@@ -4,7 +4,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import audit, calls, employees, identities, items, keys, organizations, validation
+from datastore import audit, calls, employees, identities, ids, items, keys, organizations, validation
 from datastore.entities import Organization, OrganizationStatus, Plan, Role
 from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
 from datastore.pagination import PageRequest
@@ -27,7 +27,7 @@ def test_get_organization__ap1__one_get_item(tenant: Tenant) -> None:
 
 
 def test_get_organization__unknown_org__none(platform: Table) -> None:
-    assert organizations.get_organization(platform.with_scope(TenantScope(keys.new_id()))) is None
+    assert organizations.get_organization(platform.with_scope(TenantScope(ids.new_id()))) is None
 
 
 def test_get_organization_with_subscription__ap13__one_query_on_the_org_partition(tenant: Tenant) -> None:
@@ -51,7 +51,7 @@ def test_get_organization_with_subscription__ap13__one_query_on_the_org_partitio
 
 
 def test_get_organization_with_subscription__unknown_org__none(platform: Table) -> None:
-    assert organizations.get_organization_with_subscription(platform.with_scope(TenantScope(keys.new_id()))) is None
+    assert organizations.get_organization_with_subscription(platform.with_scope(TenantScope(ids.new_id()))) is None
 
 
 def walk_organizations(platform: Table, descending: bool) -> list[str]:
@@ -66,7 +66,7 @@ def walk_organizations(platform: Table, descending: bool) -> list[str]:
 
 
 def test_list_organizations__ap14__one_query_on_gsi1_in_name_order(platform: Table, make_tenant: TenantFactory) -> None:
-    unique = keys.new_id()
+    unique = ids.new_id()
     made = [make_tenant(f"AP14 {unique} {letter}") for letter in "CAB"]
     by_name = [t.org_id for t in sorted(made, key=lambda t: t.organization.name)]
     with calls.listening() as log:
@@ -88,7 +88,7 @@ def test_list_organizations__tenant_scope__scope_violation_without_a_call(tenant
 
 
 def test_create_organization__writes_org_subscription_and_admin_in_one_transaction(platform: Table) -> None:
-    unique = keys.new_id().lower()
+    unique = ids.new_id().lower()
     with calls.listening() as log:
         org, admin = organizations.create_organization(
             platform,
@@ -115,7 +115,7 @@ def test_create_organization__writes_org_subscription_and_admin_in_one_transacti
 def test_create_organization__domain_of_another_org__conflict_and_nothing_written(
     platform: Table, tenant: Tenant, client: DynamoDBClient, table_name: str
 ) -> None:
-    name = f"Clash {keys.new_id()}"
+    name = f"Clash {ids.new_id()}"
     fresh = unique_domain()
     with pytest.raises(Conflict, match=f"domain {tenant.domain} belongs to another organisation"):
         organizations.create_organization(
@@ -229,19 +229,14 @@ def test_add_email_domain__held_by_another__conflict_and_nothing_changes(
 
 def test_add_email_domain__unknown_org__not_found(platform: Table) -> None:
     with pytest.raises(NotFound):
-        organizations.add_email_domain(platform, keys.new_id(), unique_domain())
+        organizations.add_email_domain(platform, ids.new_id(), unique_domain())
 
 
-@pytest.mark.parametrize(
-    ("org_id", "domain", "field"),
-    [("lower", "fine.example", "orgId"), ("ok", "not a domain", "domain"), ("ok", "a@b.example", "domain")],
-)
-def test_add_email_domain__bad_input__invalid_input_and_no_call(
-    platform: Table, tenant: Tenant, org_id: str, domain: str, field: str
-) -> None:
+@pytest.mark.parametrize("domain", ["not a domain", "a@b.example"])
+def test_add_email_domain__bad_domain__invalid_input_and_no_call(platform: Table, tenant: Tenant, domain: str) -> None:
     with calls.listening() as log, pytest.raises(InvalidInput) as raised:
-        organizations.add_email_domain(platform, tenant.org_id.lower() if org_id == "lower" else tenant.org_id, domain)
-    assert raised.value.field == field
+        organizations.add_email_domain(platform, tenant.org_id, domain)
+    assert raised.value.field == "domain"
     assert log.operations() == []
 
 
@@ -275,7 +270,7 @@ def test_provisioning__tenant_scope__scope_violation_and_no_call(tenant: Tenant)
 
 def domainless(platform: Table, *domains: str) -> LegacyOrganization:
     """An organisation as the previous release wrote it (no domains), with one employee per domain."""
-    org = LegacyOrganization(f"Old {keys.new_id()[-6:]}")
+    org = LegacyOrganization(f"Old {ids.new_id()[-6:]}")
     for index, domain in enumerate(domains):
         org.employee(f"e{index}@{domain}", "E", f"Person {index}", role="admin" if index == 0 else "employee")
     return org.write(platform.client, platform.name)

@@ -14,7 +14,7 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.compat import HTTPHeaders
 
-from datastore import calls, departments, employees, items, keys, organizations, transact
+from datastore import calls, departments, employees, ids, items, keys, organizations, transact
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
@@ -46,7 +46,7 @@ class Roster:
 @pytest.fixture(scope="module")
 def roster(client: DynamoDBClient, table_name: str) -> Roster:
     platform = Table(client, table_name, PlatformScope(), retry=TEST_RETRY)
-    unique = keys.new_id().lower()
+    unique = ids.new_id().lower()
     org, admin = organizations.create_organization(
         platform,
         name=f"Roster {unique}",
@@ -78,7 +78,7 @@ def test_batch_get__any_number_of_keys__ceil_distinct_over_100_calls_in_order(
 ) -> None:
     org_id = roster.table.tenant.org_id
     found = roster.employees[:hits]
-    missing = [keys.new_id() for _ in range(misses)]
+    missing = [ids.new_id() for _ in range(misses)]
     wanted_ids = [emp.emp_id for emp in found] + missing
     # Duplicates repeat asked ids (hits and misses alike); the order asked is shuffled.
     wanted_ids += [wanted_ids[i % len(wanted_ids)] for i in range(duplicates)]
@@ -107,7 +107,7 @@ def test_batch_get__any_number_of_keys__ceil_distinct_over_100_calls_in_order(
 
 def test_get_employees__misses_and_duplicates__one_result_per_key_in_order(roster: Roster) -> None:
     first, second = roster.employees[0], roster.employees[1]
-    unknown = keys.new_id()
+    unknown = ids.new_id()
     with calls.listening() as log:
         result = employees.get_employees(roster.table, [second.emp_id, unknown, first.emp_id, second.emp_id])
     assert result == [second, None, first, second]
@@ -304,7 +304,7 @@ def test_guard__key_of_another_org__scope_violation_and_no_call(tenant: Tenant, 
         with pytest.raises(ScopeViolation):
             tenant.table.write(
                 [
-                    transact.delete(keys.employee_key(tenant.org_id, keys.new_id())),
+                    transact.delete(keys.employee_key(tenant.org_id, ids.new_id())),
                     transact.check(theirs, "attribute_exists(PK)"),
                 ]
             )
@@ -341,7 +341,7 @@ def test_guard__other_orgs_ids__resolve_as_none_like_unknown_ids(tenant: Tenant,
     emp = other.employee(dept)
 
     assert employees.get_employee(tenant.table, emp.emp_id) is None
-    assert employees.get_employee(tenant.table, keys.new_id()) is None
+    assert employees.get_employee(tenant.table, ids.new_id()) is None
     assert departments.get_department(tenant.table, dept.dept_id) is None
     assert employees.get_employees(tenant.table, [emp.emp_id, tenant.admin.emp_id]) == [None, tenant.admin]
     assert employees.find_employee_id_by_email(tenant.table, emp.email) is None
@@ -405,13 +405,13 @@ def test_write__failed_update_condition__handler_sees_the_old_item(tenant: Tenan
 
 
 def test_write__cancelled_transaction__error_of_the_refusing_op_and_nothing_written(tenant: Tenant) -> None:
-    new_dept_key = keys.department_key(tenant.org_id, keys.new_id())
+    new_dept_key = keys.department_key(tenant.org_id, ids.new_id())
     with calls.listening() as log, pytest.raises(InvalidInput, match="second"):
         tenant.table.write(
             [
                 transact.put({**new_dept_key.wire(), "entity": items.s("Probe")}),
                 transact.check(
-                    keys.employee_key(tenant.org_id, keys.new_id()),
+                    keys.employee_key(tenant.org_id, ids.new_id()),
                     "attribute_exists(PK)",
                     on_failed=lambda _old: InvalidInput("second", "refused"),
                 ),
@@ -430,14 +430,14 @@ def test_write__lone_condition_check__runs_as_a_transaction(tenant: Tenant) -> N
 
 
 def test_write__more_than_100_ops__refused_without_a_call(tenant: Tenant) -> None:
-    ops = [transact.delete(keys.employee_key(tenant.org_id, keys.new_id())) for _ in range(101)]
+    ops = [transact.delete(keys.employee_key(tenant.org_id, ids.new_id())) for _ in range(101)]
     with calls.listening() as log, pytest.raises(ValueError, match="at most 100"):
         tenant.table.write(ops)
     assert log.operations() == []
 
 
 def test_write__request_dynamodb_rejects__typed_unavailable_not_botocore(tenant: Tenant) -> None:
-    key = keys.employee_key(tenant.org_id, keys.new_id())
+    key = keys.employee_key(tenant.org_id, ids.new_id())
     # One transaction may not touch an item twice: DynamoDB refuses it with a ValidationException.
     with pytest.raises(Unavailable, match=r"^DynamoDB refused the request$") as refused:
         tenant.table.write([transact.delete(key), transact.delete(key)])
@@ -445,7 +445,7 @@ def test_write__request_dynamodb_rejects__typed_unavailable_not_botocore(tenant:
 
 
 def test_table__missing_table__typed_unavailable(tenant: Tenant) -> None:
-    missing = Table(tenant.table.client, f"no-such-table-{keys.new_id().lower()}", tenant.table.scope)
+    missing = Table(tenant.table.client, f"no-such-table-{ids.new_id().lower()}", tenant.table.scope)
     with pytest.raises(Unavailable, match=r"^DynamoDB refused the request$") as refused:
         missing.get(keys.organization_key(tenant.org_id))
     assert refused.value.cause == "ResourceNotFoundException"
@@ -456,7 +456,7 @@ def test_table__missing_table__typed_unavailable(tenant: Tenant) -> None:
 def test_table__unreachable_endpoint__typed_unavailable(settings: DatastoreSettings) -> None:
     port = free_port()
     unreachable = make_client(replace(settings, max_attempts=1), f"http://127.0.0.1:{port}")
-    org = keys.new_id()
+    org = ids.new_id()
     table = Table(unreachable, settings.table_name, TenantScope(org))
     with pytest.raises(Unavailable, match="could not be reached"):
         table.get(keys.organization_key(org))

@@ -10,7 +10,7 @@ own organisation.
 
 from __future__ import annotations
 
-from datastore import calls, keys
+from datastore import calls, ids, keys
 from datastore.calls import Call
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
@@ -18,7 +18,7 @@ from tests.key_guard import Findings, violations
 
 
 def test_violations__detects_foreign_and_unnamed_keys() -> None:
-    org_a, org_b = keys.new_id(), keys.new_id()
+    org_a, org_b = ids.new_id(), ids.new_id()
     spanning = Call(
         "BatchGetItem",
         {"RequestItems": {"t": {"Keys": [{"PK": {"S": keys.org_pk(org_a)}}, {"PK": {"S": keys.org_pk(org_b)}}]}}},

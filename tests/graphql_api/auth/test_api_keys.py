@@ -11,6 +11,7 @@ import pytest
 
 from datastore import api_keys, calls, keys
 from datastore.calls import CallLog
+from datastore.ids import new_id
 from graphql_api.schema import ids
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore import faults
@@ -158,7 +159,7 @@ def test_admin_key__mutates_and_is_audited__but_cannot_apply_as_a_person(api: Ap
     created = key.data(CREATE_DEPARTMENT, {"input": {"name": "Integrations"}})
     assert created["createDepartment"]["department"]["id"]
     apply = "mutation($input: ApplyToJobInput!) { applyToJob(input: $input) { application { id } } }"
-    body = key.query(apply, {"input": {"jobPostingId": ids.encode("JobPosting", keys.new_id())}})
+    body = key.query(apply, {"input": {"jobPostingId": ids.encode("JobPosting", new_id())}})
     assert codes(body) == ["FORBIDDEN"]
     log = api.admin_of(tenant).data("{ organization { auditLog(first: 5) { edges { node { action entityId } } } } }")[
         "organization"
@@ -266,7 +267,7 @@ def test_revoke_api_key__forged_ids__not_found_or_bad_input(api: Api, tenant: Te
     admin = api.admin_of(tenant)
     key_global_id, secret = create_key(admin)
     (key_id,) = ids.parts_of(key_global_id, "ApiKey", 1, "id") or ("",)
-    for forged in (ids.encode("Employee", key_id), ids.encode("ApiKey", keys.new_id())):
+    for forged in (ids.encode("Employee", key_id), ids.encode("ApiKey", new_id())):
         assert codes(admin.query(REVOKE, {"input": {"id": forged}})) == ["NOT_FOUND"]
     assert codes(admin.query(REVOKE, {"input": {"id": "not-an-id"}})) == ["BAD_USER_INPUT"]
     assert admin.with_token(secret).data("{ organization { id } }")  # still active

@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 import pytest
 
-from datastore import applications, employees, jobs, keys
+from datastore import applications, employees, jobs
 from datastore.errors import Conflict, IdempotencyMismatch, InvalidInput, NotFound, StaleVersion, Unavailable
+from datastore.ids import new_id
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.execution.errors import Code, translate, without_suggestions
@@ -51,7 +52,7 @@ def test_translate__idempotency_mismatch__input_idempotency_key() -> None:
 
 
 def test_translate__not_found_and_stale_version__their_codes() -> None:
-    missing = translate(NotFound("Employee", keys.new_id()))
+    missing = translate(NotFound("Employee", new_id()))
     stale = translate(StaleVersion("changed", current_version=4))
     assert missing is not None and missing.extensions == {"code": "NOT_FOUND"}
     assert stale is not None and stale.extensions == {"code": "CONFLICT", "currentVersion": 4}
@@ -95,7 +96,7 @@ def _inactive_manager(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any
 
 def _new_employee(**values: Any) -> Case:
     def case(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any]]:
-        person = {"email": t.email(f"n{keys.new_id().lower()}"), "firstName": "N", "lastName": "E"}
+        person = {"email": t.email(f"n{new_id().lower()}"), "firstName": "N", "lastName": "E"}
         return api.admin_of(t), {**person, **values}
 
     return case
