@@ -55,7 +55,7 @@ def is_api_key(token: str) -> bool:
 def secret_hash(secret: str) -> str:
     """The SHA-256 of a well-formed secret (lowercase hex); InvalidInput for a malformed one."""
     if _SECRET.fullmatch(secret) is None:
-        raise InvalidInput("apiKey", "is not a well-formed API key")
+        raise InvalidInput("secret", "is not a well-formed API key")
     return hashlib.sha256(secret.encode("ascii")).hexdigest()
 
 
@@ -112,7 +112,7 @@ def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
     org_id = table.tenant.org_id
     found = get_api_key(table, key_id, consistent=True)
     if found is None:
-        raise NotFound("ApiKey", key_id)
+        raise NotFound(ApiKey, key_id)
     if found.status is not ApiKeyStatus.ACTIVE:
         raise Conflict("the API key is already revoked")
     at = items.now()

@@ -21,7 +21,9 @@ from datastore.entities import (
     APPLICATION_TRANSITIONS,
     Application,
     ApplicationStatus,
+    Employee,
     EmployeeStatus,
+    JobPosting,
     JobStatus,
 )
 from datastore.errors import Conflict, InvalidInput, NotFound
@@ -128,12 +130,12 @@ def apply_to_job(table: Table, job_id: JobId, emp_id: EmployeeId, *, idempotency
 
         def job_not_open(old: Item | None) -> Conflict | NotFound:
             if old is None:
-                return NotFound("JobPosting", application.job_id)
+                return NotFound(JobPosting, application.job_id)
             return Conflict(f"the job is {old['status']['S']}, not open")
 
         def applicant_inactive(old: Item | None) -> Conflict | NotFound:
             if old is None:
-                return NotFound("Employee", application.emp_id)
+                return NotFound(Employee, application.emp_id)
             return Conflict("an inactive employee cannot apply")
 
         status = {"#status": layout.STATUS}
@@ -183,7 +185,7 @@ def _transition(
     def perform() -> Application:
         current = get_application(table, job_id, app_id, consistent=True)
         if current is None:
-            raise NotFound("Application", app_id)
+            raise NotFound(Application, app_id)
         if target not in APPLICATION_TRANSITIONS.get(current.status, frozenset()):
             raise InvalidInput("status", f"an application cannot go from {current.status} to {target}")
 
@@ -191,7 +193,7 @@ def _transition(
             return Conflict("the application changed while it was being updated")
 
         def job_missing(_old: Item | None) -> NotFound:
-            return NotFound("JobPosting", current.job_id)
+            return NotFound(JobPosting, current.job_id)
 
         ops = [
             transact.update(

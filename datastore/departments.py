@@ -42,7 +42,7 @@ def list_departments(table: Table, request: PageRequest) -> Page[Department]:
 
 def _manager_is_active(org_id: OrgId, manager_id: EmployeeId) -> transact.Op:
     def missing(_old: Item | None) -> InvalidInput:
-        return InvalidInput("managerId", "no active employee has this id")
+        return InvalidInput("manager_id", "no active employee has this id")
 
     return transact.check(
         keys.employee_key(org_id, manager_id),
@@ -128,11 +128,11 @@ def update_department(
             values[":manager"] = items.s(new_manager)
             ops.append(_manager_is_active(org_id, new_manager))
         if not sets and not removes:
-            # No one field is at fault; the API names its whole input for a field it lacks.
-            raise InvalidInput("department", "names nothing to change (name or managerId)")
+            # No one field is at fault: the request as a whole.
+            raise InvalidInput("request", "names nothing to change (name or manager_id)")
         current = get_department(table, dept_id, consistent=True)
         if current is None:
-            raise NotFound("Department", dept_id)
+            raise NotFound(Department, dept_id)
         updated = replace(
             current,
             name=current.name if new_name is None else new_name,
@@ -150,7 +150,7 @@ def update_department(
         )
 
         def missing(_old: Item | None) -> NotFound:
-            return NotFound("Department", dept_id)
+            return NotFound(Department, dept_id)
 
         ops.insert(
             0,

@@ -53,7 +53,7 @@ def get_document(table: Table, org_id: str, sha256: str) -> str | None:
 def put_document(table: Table, org_id: str, sha256: str, document: str, at: datetime) -> None:
     """Register ``document`` under its hash for the organisation (the caller checked the hash)."""
     if not fits(document):
-        raise InvalidInput("query", f"a persisted document is at most {MAX_DOCUMENT_BYTES} bytes")
+        raise InvalidInput("document", f"a persisted document is at most {MAX_DOCUMENT_BYTES} bytes")
     key = keys.persisted_document_key(org_id, sha256)
     item = {
         **key.wire(),

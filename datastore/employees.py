@@ -67,9 +67,9 @@ def _in_own_domain(org_id: OrgId, email: str) -> transact.Op:
     )
 
 
-def _department_missing(field: str) -> transact.FailureHandler:
+def _department_missing() -> transact.FailureHandler:
     def handler(_old: Item | None) -> InvalidInput:
-        return InvalidInput(field, "no such department")
+        return InvalidInput("department_id", "no such department")
 
     return handler
 
@@ -143,8 +143,8 @@ def new_employee(
         org_id=org_id,
         emp_id=EmployeeId(new_id()),
         email=validation.email(email),
-        first_name=validation.name(first_name, "firstName"),
-        last_name=validation.name(last_name, "lastName"),
+        first_name=validation.name(first_name, "first_name"),
+        last_name=validation.name(last_name, "last_name"),
         department_id=department_id,
         role=role,
         status=EmployeeStatus.ACTIVE,
@@ -181,7 +181,7 @@ def name_entry_ops(before: Employee | None, after: Employee) -> list[transact.Op
     return ops
 
 
-def _headcount(org_id: OrgId, dept_id: DepartmentId, delta: int, field: str) -> transact.Op:
+def _headcount(org_id: OrgId, dept_id: DepartmentId, delta: int) -> transact.Op:
     return transact.update(
         keys.department_key(org_id, dept_id),
         # The revision lets the drift repair (datastore/counts.py) see that the counter moved.
@@ -189,7 +189,7 @@ def _headcount(org_id: OrgId, dept_id: DepartmentId, delta: int, field: str) -> 
         condition="attribute_exists(PK)",
         names={"#headcount": layout.HEADCOUNT, "#revision": layout.COUNTS_REVISION},
         values={":delta": items.n(delta), ":one": items.n(1)},
-        on_failed=_department_missing(field),
+        on_failed=_department_missing(),
     )
 
 
@@ -252,7 +252,7 @@ def create_employee(
         ops = [_in_own_domain(emp.org_id, emp.email), *admin_ops(emp)]
         if emp.department_id is not None:
             ops.append(transact.put(items.membership_item(emp)))
-            ops.append(_headcount(emp.org_id, emp.department_id, +1, "departmentId"))
+            ops.append(_headcount(emp.org_id, emp.department_id, +1))
         writes.commit(table, ops, _change("employee.create", None, emp), request)
         return emp
 
@@ -299,8 +299,8 @@ def update_employee(
         updated = replace(
             current,
             email=current.email if email is None else validation.email(email),
-            first_name=(current.first_name if first_name is None else validation.name(first_name, "firstName")),
-            last_name=(current.last_name if last_name is None else validation.name(last_name, "lastName")),
+            first_name=(current.first_name if first_name is None else validation.name(first_name, "first_name")),
+            last_name=(current.last_name if last_name is None else validation.name(last_name, "last_name")),
             role=current.role if role is None else role,
             version=current.version + 1,
         )
@@ -356,9 +356,9 @@ def move_employee(
             ops = [_put_versioned(moved, current.version), *name_entry_ops(current, moved)]
             if current.department_id is not None:
                 ops.append(transact.delete(keys.membership_key(current.org_id, current.department_id, current.emp_id)))
-                ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
+                ops.append(_headcount(current.org_id, current.department_id, -1))
             ops.append(transact.put(items.membership_item(moved)))
-            ops.append(_headcount(moved.org_id, department_id, +1, "departmentId"))
+            ops.append(_headcount(moved.org_id, department_id, +1))
             result = items.move_result_item(moved, current.department_id)
             try:
                 writes.commit(table, ops, _change("employee.move", current, moved, result), request)
@@ -402,7 +402,7 @@ def terminate_employee(
             ops = [_put_versioned(terminated, current.version), *name_entry_ops(current, terminated)]
             if current.department_id is not None:
                 ops.append(transact.delete(keys.membership_key(current.org_id, current.department_id, current.emp_id)))
-                ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
+                ops.append(_headcount(current.org_id, current.department_id, -1))
             try:
                 writes.commit(table, ops, _change("employee.terminate", current, terminated), request)
                 return terminated

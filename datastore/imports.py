@@ -60,14 +60,14 @@ class Imported:
 def validated(row: Row) -> Row:
     """``row`` as it would be stored (email lower-case, names trimmed), or InvalidInput.
 
-    Checked before any call, so a malformed row costs nothing; the fields are named as the
-    datastore names them (``email``, ``firstName``, ``lastName``, ``departmentId``).
+    Checked before any call, so a malformed row costs nothing; errors name the fields as the
+    datastore does (``email``, ``first_name``, ``last_name``).
     """
     return replace(
         row,
         email=validation.email(row.email),
-        first_name=validation.name(row.first_name, "firstName"),
-        last_name=validation.name(row.last_name, "lastName"),
+        first_name=validation.name(row.first_name, "first_name"),
+        last_name=validation.name(row.last_name, "last_name"),
     )
 
 

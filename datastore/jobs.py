@@ -46,7 +46,7 @@ def list_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
 
 def _department_exists(org_id: OrgId, dept_id: DepartmentId) -> transact.Op:
     def missing(_old: Item | None) -> InvalidInput:
-        return InvalidInput("departmentId", "no such department")
+        return InvalidInput("department_id", "no such department")
 
     return transact.check(keys.department_key(org_id, dept_id), "attribute_exists(PK)", on_failed=missing)
 
@@ -141,7 +141,7 @@ def update_job(
     def perform() -> JobPosting:
         current = _current(table, job_id, expected_version)
         if current.status is JobStatus.CLOSED:
-            raise InvalidInput("jobId", "a closed job cannot be edited")
+            raise InvalidInput("job_id", "a closed job cannot be edited")
         updated = replace(
             current,
             title=(current.title if title is None else validation.title(title)),
@@ -195,7 +195,7 @@ def publish_job(
 
     def publish(current: JobPosting) -> JobPosting:
         if current.status is not JobStatus.DRAFT:
-            raise InvalidInput("jobId", f"only a draft job can be published; this one is {current.status}")
+            raise InvalidInput("job_id", f"only a draft job can be published; this one is {current.status}")
         return replace(current, status=JobStatus.OPEN, posted_at=items.now(), version=current.version + 1)
 
     return _change_status(table, job_id, expected_version, idempotency_key, "job.publish", publish)
@@ -212,7 +212,7 @@ def close_job(
 
     def close(current: JobPosting) -> JobPosting:
         if current.status is JobStatus.CLOSED:
-            raise InvalidInput("jobId", "the job is already closed")
+            raise InvalidInput("job_id", "the job is already closed")
         return replace(current, status=JobStatus.CLOSED, closed_at=items.now(), version=current.version + 1)
 
     return _change_status(table, job_id, expected_version, idempotency_key, "job.close", close)

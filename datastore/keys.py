@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from datastore.errors import InvalidInput
+from datastore.errors import Field, InvalidInput
 
 SEP: Final = "#"
 
@@ -126,7 +126,7 @@ def _join(*parts: str) -> str:
 # --- idempotency keys -------------------------------------------------------------------
 
 
-def parse_idempotency_key(value: str, field: str = "idempotencyKey") -> str:
+def parse_idempotency_key(value: str, field: Field = "idempotency_key") -> str:
     if not isinstance(value, str) or _IDEMPOTENCY_KEY.fullmatch(value) is None:
         raise InvalidInput(field, f"must be 1 to {IDEMPOTENCY_KEY_MAX} printable ASCII characters without spaces")
     return value
@@ -227,14 +227,14 @@ def in_tenant(partition_key: str, org_id: str) -> bool:
 def persisted_document_pk(org_id: str, sha256: str) -> str:
     """The organisation's slot for the document of ``sha256`` (its first hex digits)."""
     if not _SHA256.fullmatch(sha256):
-        raise InvalidInput("sha256Hash", "must be 64 lowercase hexadecimal characters")
+        raise InvalidInput("sha256", "must be 64 lowercase hexadecimal characters")
     return _join(ORG, org_id, PQ, sha256[:DOCUMENT_SLOT_DIGITS])
 
 
 def api_key_lookup_pk(secret_hash: str) -> str:
     """The lookup partition of an API key, named by the SHA-256 (lowercase hex) of its secret."""
     if not _SHA256.fullmatch(secret_hash):
-        raise InvalidInput("secretHash", "must be 64 lowercase hexadecimal characters")
+        raise InvalidInput("secret", "must be 64 lowercase hexadecimal characters")
     return _join(APIKEY, secret_hash)
 
 

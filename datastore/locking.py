@@ -32,7 +32,7 @@ def _version_of(layout: Layout[Any]) -> str:
 
 def stale(layout: Layout[Any]) -> transact.FailureHandler:
     """A failed version condition: the item is gone, or someone else changed it."""
-    entity, version = layout.entity.__name__, _version_of(layout)
+    entity, version = layout.entity, _version_of(layout)
 
     def handler(old: Item | None) -> DatastoreError:
         if old is None:
@@ -44,7 +44,7 @@ def stale(layout: Layout[Any]) -> transact.FailureHandler:
 
 def checked(layout: Layout[Any], current: V | None, entity_id: str, expected_version: int | None) -> V:
     """``current`` as read, refused if missing or not at the version the caller expected."""
-    entity = layout.entity.__name__
+    entity = layout.entity
     if current is None:
         raise NotFound(entity, entity_id)
     if expected_version is not None and current.version != expected_version:
@@ -52,9 +52,10 @@ def checked(layout: Layout[Any], current: V | None, entity_id: str, expected_ver
     return current
 
 
-def _changed(entity: str, current_version: int) -> StaleVersion:
+def _changed(entity: type[Any], current_version: int) -> StaleVersion:
     return StaleVersion(
-        f"{entity} was changed by someone else (now at version {current_version})", current_version=current_version
+        f"{entity.__name__} was changed by someone else (now at version {current_version})",
+        current_version=current_version,
     )
 
 

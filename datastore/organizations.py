@@ -157,7 +157,7 @@ def add_email_domain(table: Table, org_id: OrgId, domain: str) -> Organization:
     provisioning = _provisioning(table, org_id)
     found = provisioning.get(keys.organization_key(org_id), consistent=True)
     if found is None:
-        raise NotFound("Organization", org_id)
+        raise NotFound(Organization, org_id)
     current = items.organization_from(found)
     if domain in current.email_domains:
         return current
@@ -224,7 +224,7 @@ def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str]) -> 
     """
     wanted = list(dict.fromkeys(validation.domain(domain) for domain in domains))
     if len(wanted) > validation.EMAIL_DOMAINS_MAX:
-        raise InvalidInput("domains", f"an organisation owns at most {validation.EMAIL_DOMAINS_MAX} domains")
+        raise InvalidInput("email_domains", f"an organisation owns at most {validation.EMAIL_DOMAINS_MAX} domains")
     provisioning = _provisioning(table, org_id)
     held: list[str] = []
     # Each try either gives the domains, leaves one out, or finds domains the organisation
@@ -232,7 +232,7 @@ def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str]) -> 
     for _try in range(len(wanted) + 3):
         found = provisioning.get(keys.organization_key(org_id), consistent=True)
         if found is None:
-            raise NotFound("Organization", org_id)
+            raise NotFound(Organization, org_id)
         current = items.organization_from(found)
         if current.email_domains:
             return AdoptedDomains((), tuple(held), current.email_domains)

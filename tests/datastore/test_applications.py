@@ -104,14 +104,14 @@ def test_apply_to_job__unknown_job__not_found_and_nothing_written(tenant: Tenant
     unknown = ids.new_id()
     with pytest.raises(NotFound) as raised:
         applications.apply_to_job(tenant.table, unknown, applicant.emp_id)
-    assert raised.value.entity == "JobPosting"
+    assert raised.value.entity is JobPosting
     assert job_applications(tenant, unknown) == []
 
 
 def test_apply_to_job__unknown_employee__not_found_and_nothing_written(tenant: Tenant, job: JobPosting) -> None:
     with pytest.raises(NotFound) as raised:
         applications.apply_to_job(tenant.table, job.job_id, ids.new_id())
-    assert raised.value.entity == "Employee"
+    assert raised.value.entity is Employee
     assert job_applications(tenant, job.job_id) == []
 
 

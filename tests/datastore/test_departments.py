@@ -50,14 +50,14 @@ def test_create_department__with_active_manager__stored(tenant: Tenant) -> None:
 def test_create_department__unknown_manager__invalid_input_and_nothing_written(tenant: Tenant) -> None:
     with pytest.raises(InvalidInput) as raised:
         departments.create_department(tenant.table, name="Ghosts", manager_id=ids.new_id())
-    assert raised.value.field == "managerId"
+    assert raised.value.field == "manager_id"
     assert list(departments.list_departments(tenant.table, PageRequest()).items) == []
 
 
 def test_create_department__inactive_manager__invalid_input(tenant: Tenant) -> None:
     leaver = tenant.employee()
     employees.terminate_employee(tenant.table, leaver.emp_id)
-    with pytest.raises(InvalidInput, match="managerId"):
+    with pytest.raises(InvalidInput, match="manager_id"):
         departments.create_department(tenant.table, name="X", manager_id=leaver.emp_id)
 
 
@@ -86,7 +86,7 @@ def test_update_department__unknown_id__not_found_and_nothing_written(tenant: Te
 
 def test_update_department__unknown_manager__invalid_input_and_nothing_changed(tenant: Tenant) -> None:
     dept = tenant.department("Keep")
-    with pytest.raises(InvalidInput, match="managerId"):
+    with pytest.raises(InvalidInput, match="manager_id"):
         departments.update_department(tenant.table, dept.dept_id, name="Changed", manager_id=ids.new_id())
     assert departments.get_department(tenant.table, dept.dept_id, consistent=True) == dept
 

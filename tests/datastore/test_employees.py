@@ -189,7 +189,7 @@ def test_create_employee__unknown_department__invalid_input_and_nothing_written(
             department_id=ids.new_id(),
             role=Role.EMPLOYEE,
         )
-    assert raised.value.field == "departmentId"
+    assert raised.value.field == "department_id"
     assert employees.find_employee_id_by_email(tenant.table, email) is None
     assert identities.find_identity(tenant.table.with_scope(SignInScope()), email) is None
     assert [e.emp_id for e in employees.list_employees(tenant.table, PageRequest()).items] == [tenant.admin.emp_id]
@@ -200,8 +200,8 @@ def test_create_employee__unknown_department__invalid_input_and_nothing_written(
     [
         ({"email": "not an email"}, "email"),
         ({"email": "two@@example.com"}, "email"),
-        ({"first_name": " "}, "firstName"),
-        ({"last_name": "x" * 101}, "lastName"),
+        ({"first_name": " "}, "first_name"),
+        ({"last_name": "x" * 101}, "last_name"),
     ],
 )
 def test_create_employee__bad_input__invalid_input_and_no_call(
@@ -336,7 +336,7 @@ def test_move_employee__unknown_department__invalid_input_and_nothing_changed(te
     emp = tenant.employee(source)
     with pytest.raises(InvalidInput) as raised:
         employees.move_employee(tenant.table, emp.emp_id, ids.new_id())
-    assert raised.value.field == "departmentId"
+    assert raised.value.field == "department_id"
     assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == emp
     assert headcount(tenant, source.dept_id) == 1
     assert members(tenant, source.dept_id) == [emp.emp_id]

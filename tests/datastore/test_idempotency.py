@@ -170,7 +170,7 @@ def test_retry__same_key_other_input__refused_and_nothing_written(tenant: Tenant
     with pytest.raises(IdempotencyMismatch) as refused:
         departments.create_department(tenant.table, name="Sales", idempotency_key=KEY)
 
-    assert refused.value.field == "idempotencyKey"
+    assert refused.value.field == "idempotency_key"
     assert isinstance(refused.value, InvalidInput)
     assert [c.operation for c in call_log.snapshot()[start:]] == ["GetItem"]
     listed = departments.list_departments(tenant.table, PageRequest(first=100)).items
@@ -204,7 +204,7 @@ def test_same_key_in_two_tenants__independent(make_tenant: TenantFactory) -> Non
 @pytest.mark.parametrize("key", ["", "x" * 129, "has space", "tab\tkey", "é"])
 def test_key__invalid__refused_before_any_call(tenant: Tenant, key: str, call_log: CallLog) -> None:
     start = len(call_log.snapshot())
-    with pytest.raises(InvalidInput, match="idempotencyKey"):
+    with pytest.raises(InvalidInput, match="idempotency_key"):
         departments.create_department(tenant.table, name="Ops", idempotency_key=key)
     assert call_log.snapshot()[start:] == []
 

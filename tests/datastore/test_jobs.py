@@ -72,7 +72,7 @@ def test_get_jobs__batch_in_order_with_misses(tenant: Tenant, dept: Department) 
 def test_create_job__unknown_department__invalid_input_and_nothing_written(tenant: Tenant) -> None:
     with pytest.raises(InvalidInput) as raised:
         jobs.create_job(tenant.table, department_id=ids.new_id(), title="Ghost")
-    assert raised.value.field == "departmentId"
+    assert raised.value.field == "department_id"
     assert list(jobs.list_jobs(tenant.table, PageRequest()).items) == []
 
 
@@ -156,7 +156,7 @@ def test_update_job__stale_version__changes_nothing(tenant: Tenant, dept: Depart
 
 def test_update_job__unknown_department__invalid_input_and_nothing_changed(tenant: Tenant, dept: Department) -> None:
     job = jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")
-    with pytest.raises(InvalidInput, match="departmentId"):
+    with pytest.raises(InvalidInput, match="department_id"):
         jobs.update_job(tenant.table, job.job_id, expected_version=1, title="X", department_id=ids.new_id())
     assert jobs.get_job(tenant.table, job.job_id, consistent=True) == job
 

@@ -139,10 +139,10 @@ def test_create_organization__domain_of_another_org__conflict_and_nothing_writte
         ("email", {"admin_email": "outsider@elsewhere.example"}),
         ("name", {"name": "   "}),
         ("name", {"name": "Evil\u202eCorp"}),
-        ("firstName", {"admin_first_name": ""}),
-        ("emailDomains", {"email_domains": []}),
-        ("emailDomains", {"email_domains": ["not a domain"]}),
-        ("emailDomains", {"email_domains": ["someone@fine.example"]}),
+        ("first_name", {"admin_first_name": ""}),
+        ("email_domains", {"email_domains": []}),
+        ("email_domains", {"email_domains": ["not a domain"]}),
+        ("email_domains", {"email_domains": ["someone@fine.example"]}),
     ],
 )
 def test_create_organization__bad_input__invalid_input_and_no_call(

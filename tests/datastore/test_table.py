@@ -385,7 +385,7 @@ def test_write__failed_update_condition__handler_sees_the_old_item(tenant: Tenan
 
     def handler(old: items.Item | None) -> DatastoreError:
         seen.append(old)
-        return NotFound("Employee")
+        return NotFound(Employee)
 
     key = keys.employee_key(tenant.org_id, tenant.admin.emp_id)
     with pytest.raises(NotFound):

@@ -10,7 +10,7 @@ from datastore import applications
 from datastore.entities import Role
 from graphql_api.execution.errors import forbidden, not_found
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, input_paths, permissions
+from graphql_api.schema import ids, permissions
 from graphql_api.schema.mutations.common import IDEMPOTENCY_KEY_HELP, INPUT_ARGUMENT, run_write
 from graphql_api.schema.types.application import Application
 from graphql_api.schema.types.scalars import ApplicationStatus
@@ -18,7 +18,6 @@ from graphql_api.schema.types.scalars import ApplicationStatus
 Info = strawberry.Info[RequestContext, None]
 
 
-@input_paths.declare(jobId="jobPostingId")
 @strawberry.input(description="The job to apply to; the applicant is always the signed-in employee.")
 class ApplyToJobInput:
     job_posting_id: strawberry.ID = strawberry.field(description="The OPEN job posting's global id.")
@@ -30,8 +29,6 @@ class ApplyToJobPayload:
     application: Application = strawberry.field(description="The new application, APPLIED.")
 
 
-# Withdrawing has no status of its own: a refused transition is about the application.
-@input_paths.declare(jobId="id", appId="id", status="id")
 @strawberry.input(description="The application to withdraw.")
 class WithdrawApplicationInput:
     id: strawberry.ID = strawberry.field(description="The application's global id.")
@@ -43,7 +40,6 @@ class WithdrawApplicationPayload:
     application: Application = strawberry.field(description="The application, now WITHDRAWN.")
 
 
-@input_paths.declare(jobId="id", appId="id")
 @strawberry.input(description="A reviewer's decision on one application.")
 class SetApplicationStatusInput:
     id: strawberry.ID = strawberry.field(description="The application's global id.")

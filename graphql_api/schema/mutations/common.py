@@ -41,8 +41,8 @@ def require_admin(context: RequestContext) -> None:
 async def run_write(context: RequestContext, write: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     """Run a blocking datastore write off the loop, its arguments checked against its signature.
 
-    Its errors name datastore fields; errors.InputErrors, on every mutation field, turns
-    them into ``input.`` paths.
+    Its errors name datastore fields; errors.ErrorCodes places them in the mutation's input
+    (mutations/input_paths.py).
     """
     return await context.session.run_write(functools.partial(write, *args, **kwargs))
 

@@ -10,7 +10,7 @@ from datastore import departments
 from datastore.ids import EmployeeId
 from graphql_api.execution.errors import bad_input
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, input_paths
+from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import (
     IDEMPOTENCY_KEY_HELP,
     INPUT_ARGUMENT,
@@ -36,7 +36,6 @@ class CreateDepartmentPayload:
     department: Department = strawberry.field(description="The new department, with headcount 0.")
 
 
-@input_paths.declare(departmentId="id")
 @strawberry.input(description="Changes to one department; name at least one (else BAD_USER_INPUT).")
 class UpdateDepartmentInput:
     id: strawberry.ID = strawberry.field(description="The department's global id.")

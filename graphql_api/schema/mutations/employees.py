@@ -10,7 +10,7 @@ import strawberry
 
 from datastore import employees
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, input_paths
+from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import (
     IDEMPOTENCY_KEY_HELP,
     INPUT_ARGUMENT,
@@ -54,7 +54,6 @@ class CreateEmployeePayload:
     )
 
 
-@input_paths.declare(employeeId="id")
 @strawberry.input(description="Changes to one employee; fields left out keep their values.")
 class UpdateEmployeeInput:
     id: strawberry.ID = strawberry.field(description="The employee's global id.")
@@ -75,7 +74,6 @@ class UpdateEmployeePayload:
     employee: Employee = strawberry.field(description="The employee after the change, with its new version.")
 
 
-@input_paths.declare(employeeId="id")
 @strawberry.input(description="An ACTIVE employee and the department to move them to.")
 class MoveEmployeeInput:
     id: strawberry.ID = strawberry.field(description="The employee's global id.")
@@ -95,7 +93,6 @@ class MoveEmployeePayload:
     )
 
 
-@input_paths.declare(employeeId="id")
 @strawberry.input(description="The employee whose employment ends.")
 class TerminateEmployeeInput:
     id: strawberry.ID = strawberry.field(description="The employee's global id.")

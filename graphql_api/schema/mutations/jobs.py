@@ -8,7 +8,7 @@ import strawberry
 
 from datastore import jobs
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, input_paths
+from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import (
     IDEMPOTENCY_KEY_HELP,
     INPUT_ARGUMENT,
@@ -36,7 +36,6 @@ class CreateJobPostingPayload:
     job_posting: JobPosting = strawberry.field(description="The new posting, a DRAFT until published.")
 
 
-@input_paths.declare(jobId="id")
 @strawberry.input(description="Changes to a DRAFT or OPEN job posting; fields left out keep their values.")
 class UpdateJobPostingInput:
     id: strawberry.ID = strawberry.field(description="The job posting's global id.")
@@ -56,7 +55,6 @@ class UpdateJobPostingPayload:
     job_posting: JobPosting = strawberry.field(description="The posting after the change, with its new version.")
 
 
-@input_paths.declare(jobId="id")
 @strawberry.input(description="The DRAFT job posting to open.")
 class PublishJobPostingInput:
     id: strawberry.ID = strawberry.field(description="The job posting's global id.")
@@ -69,7 +67,6 @@ class PublishJobPostingPayload:
     job_posting: JobPosting = strawberry.field(description="The posting, now OPEN with `postedAt` set.")
 
 
-@input_paths.declare(jobId="id")
 @strawberry.input(description="The job posting to close.")
 class CloseJobPostingInput:
     id: strawberry.ID = strawberry.field(description="The job posting's global id.")

@@ -8,7 +8,7 @@ import strawberry
 
 from datastore import organizations
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, input_paths
+from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import INPUT_ARGUMENT, run_write
 from graphql_api.schema.types.organization import Organization
 from graphql_api.schema.types.scalars import Plan
@@ -16,7 +16,6 @@ from graphql_api.schema.types.scalars import Plan
 Info = strawberry.Info[RequestContext, None]
 
 
-@input_paths.declare(email="adminEmail", firstName="adminFirstName", lastName="adminLastName")
 @strawberry.input(description="A new organisation and the person who will administer it.")
 class CreateOrganizationInput:
     name: str = strawberry.field(description="The organisation's name, 1 to 100 characters.")
