@@ -16,7 +16,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from datastore import employees, fastparse, items, keys
+from datastore import employees, fastparse, items, layout
 from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
 from datastore.entities import Employee, EmployeeStatus, Role
@@ -89,12 +89,12 @@ def main() -> int:
         _write(
             stock,
             settings.table_name,
-            [item for emp in staff for item in (items.employee_item(emp), items.membership_item(emp))],
+            [item for emp in staff for item in (layout.EMPLOYEE.item(emp), layout.MEMBERSHIP.item(emp))],
         )
         scope = TenantScope(org_id, staff[0].emp_id)
         ids = [emp.emp_id for emp in staff]
-        wire_keys = [keys.employee_key(org_id, emp_id).wire() for emp_id in ids]
-        partition = keys.membership_pk(org_id, dept_id)
+        wire_keys = [layout.EMPLOYEE.key_at(org_id, emp_id).wire() for emp_id in ids]
+        partition = layout.MEMBERSHIP.partition(org_id, dept_id)
 
         def raw_query(client: DynamoDBClient) -> Callable[[], object]:
             return lambda: client.query(

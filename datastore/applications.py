@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from datastore import idempotency, items, keys, layout, transact, writes
+from datastore import by_id, idempotency, items, keys, layout, transact, writes
 from datastore.changes import Change
 from datastore.entities import (
     APPLICATION_TRANSITIONS,
@@ -37,34 +37,30 @@ def get_application(
     table: Table, job_id: JobId, app_id: ApplicationId, *, consistent: bool = False
 ) -> Application | None:
     """One GetItem: an application's key is its job's and its own id."""
-    key = keys.application_key(table.tenant.org_id, job_id, app_id)
-    item = table.get(key, consistent=consistent)
-    return None if item is None else items.application_from(item)
+    return by_id.get(table, layout.APPLICATION, job_id, app_id, consistent=consistent)
 
 
 def get_applications(table: Table, ids: Sequence[tuple[JobId, ApplicationId]]) -> list[Application | None]:
     """Many applications by (job id, application id) through BatchGetItem."""
-    org_id = table.tenant.org_id
-    wanted = [keys.application_key(org_id, job_id, app_id) for job_id, app_id in ids]
-    return table.get_many(wanted, items.application_from)
+    return by_id.get_many(table, layout.APPLICATION, ids)
 
 
 def list_job_applications(table: Table, job_id: JobId, request: PageRequest) -> Page[Application]:
     """AP10: one Query on the job's partition (newest first when descending)."""
     return table.query_page(
-        keys.job_partition_pk(table.tenant.org_id, job_id),
+        layout.APPLICATION.partition(table.tenant.org_id, job_id),
         request,
-        items.application_from,
-        sk_prefix=keys.application_sk_prefix(),
+        layout.APPLICATION.read,
+        sk_prefix=layout.APPLICATION.sort_prefix,
     )
 
 
 def list_employee_applications(table: Table, emp_id: EmployeeId, request: PageRequest) -> Page[Application]:
     """AP11: one Query on GSI1 (newest first when descending)."""
     return table.query_page(
-        keys.employee_applications_gsi_pk(table.tenant.org_id, emp_id),
+        layout.APPLICATION.index_partition(table.tenant.org_id, emp_id),
         request,
-        items.application_from,
+        layout.APPLICATION.read,
         index=keys.GSI1,
     )
 
@@ -88,7 +84,7 @@ def _counters(
         values[f":delta{number}"] = items.n(delta)
         adds.append(f"#count{number} :delta{number}")
     return transact.update(
-        keys.job_key(org_id, job_id),
+        layout.JOB_POSTING.key_at(org_id, job_id),
         "ADD " + ", ".join(adds),
         condition=condition,
         names=names,
@@ -100,11 +96,11 @@ def _counters(
 def _change(action: str, before: Application | None, after: Application) -> Change:
     return Change(
         action,
-        items.APPLICATION,
+        layout.APPLICATION.tag,
         after.app_id,
         after.org_id,
-        None if before is None else items.application_item(before),
-        items.application_item(after),
+        None if before is None else layout.APPLICATION.item(before),
+        layout.APPLICATION.item(after),
     )
 
 
@@ -131,7 +127,7 @@ def apply_to_job(table: Table, job_id: JobId, emp_id: EmployeeId, *, idempotency
         def job_not_open(old: Item | None) -> Conflict | NotFound:
             if old is None:
                 return NotFound(JobPosting, application.job_id)
-            return Conflict(f"the job is {old['status']['S']}, not open")
+            return Conflict(f"the job is {old[layout.STATUS]['S']}, not open")
 
         def applicant_inactive(old: Item | None) -> Conflict | NotFound:
             if old is None:
@@ -140,8 +136,8 @@ def apply_to_job(table: Table, job_id: JobId, emp_id: EmployeeId, *, idempotency
 
         status = {"#status": layout.STATUS}
         ops = [
-            transact.put_new(items.application_item(application), already),
-            transact.put_new(items.applicant_item(application), already),
+            transact.put_new(layout.APPLICATION.item(application), already),
+            transact.put_new(layout.APPLICANT.item(application), already),
             # The job must be open at the moment of the write: the condition of its counter update.
             _counters(
                 org_id,
@@ -153,7 +149,7 @@ def apply_to_job(table: Table, job_id: JobId, emp_id: EmployeeId, *, idempotency
                 on_failed=job_not_open,
             ),
             transact.check(
-                keys.employee_key(org_id, application.emp_id),
+                layout.EMPLOYEE.key_at(org_id, application.emp_id),
                 "#status = :active",
                 names=status,
                 values={":active": items.s(EmployeeStatus.ACTIVE.value)},
@@ -163,7 +159,7 @@ def apply_to_job(table: Table, job_id: JobId, emp_id: EmployeeId, *, idempotency
         writes.commit(table, ops, _change("application.apply", None, application), request)
         return application
 
-    return idempotency.run(table, request, items.application_from, perform)
+    return idempotency.run(table, request, layout.APPLICATION.read, perform)
 
 
 def _transition(
@@ -197,7 +193,7 @@ def _transition(
 
         ops = [
             transact.update(
-                keys.application_key(current.org_id, current.job_id, current.app_id),
+                layout.APPLICATION.key_of(current),
                 "SET #status = :to",
                 condition="#status = :from",
                 names={"#status": layout.STATUS},
@@ -218,7 +214,7 @@ def _transition(
         writes.commit(table, ops, _change(action, current, updated), request)
         return updated
 
-    return idempotency.run(table, request, items.application_from, perform)
+    return idempotency.run(table, request, layout.APPLICATION.read, perform)
 
 
 def withdraw_application(

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from datastore import items, keys, transact
+from datastore import items, keys, layout, transact
 from datastore.changes import Change
 from datastore.entities import AuditEvent
 from datastore.errors import Conflict, InvalidInput
@@ -39,7 +39,7 @@ def event_op(event: AuditEvent) -> transact.Op:
     def taken(_old: Item | None) -> Conflict:
         return Conflict("the audit event id is already taken")
 
-    return transact.put_new(items.audit_event_item(event), taken)
+    return transact.put_new(layout.AUDIT_EVENT.item(event), taken)
 
 
 def list_audit_events(table: Table, request: PageRequest, *, now: datetime | None = None) -> Page[AuditEvent]:
@@ -60,8 +60,8 @@ def list_audit_events(table: Table, request: PageRequest, *, now: datetime | Non
     has_next = False
     while True:
         result = table.query(
-            keys.audit_pk(org_id, bucket),
-            sk_prefix=keys.audit_event_sk_prefix(),
+            layout.AUDIT_EVENT.partition(org_id, bucket),
+            sk_prefix=layout.AUDIT_EVENT.sort_prefix,
             descending=True,
             limit=request.first - len(found),
             start_key=start,
@@ -74,7 +74,7 @@ def list_audit_events(table: Table, request: PageRequest, *, now: datetime | Non
             break
         bucket, start = keys.previous_audit_bucket(bucket), None
     return Page(
-        [items.audit_event_from(item) for item in found],
+        [layout.AUDIT_EVENT.read(item) for item in found],
         [table.start_key_of(item) for item in found],
         has_next,
     )

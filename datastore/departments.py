@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from datastore import idempotency, items, keys, layout, transact, validation, writes
+from datastore import by_id, idempotency, items, layout, transact, validation, writes
 from datastore.changes import Change
 from datastore.entities import Department, EmployeeStatus
 from datastore.errors import Conflict, InvalidInput, NotFound
@@ -20,23 +20,20 @@ NO_MANAGER = EmployeeId("")
 
 def get_department(table: Table, dept_id: DepartmentId, *, consistent: bool = False) -> Department | None:
     """AP6: one GetItem."""
-    item = table.get(keys.department_key(table.tenant.org_id, dept_id), consistent=consistent)
-    return None if item is None else items.department_from(item)
+    return by_id.get(table, layout.DEPARTMENT, dept_id, consistent=consistent)
 
 
 def get_departments(table: Table, dept_ids: Sequence[DepartmentId]) -> list[Department | None]:
-    org_id = table.tenant.org_id
-    wanted = [keys.department_key(org_id, dept_id) for dept_id in dept_ids]
-    return table.get_many(wanted, items.department_from)
+    return by_id.get_many(table, layout.DEPARTMENT, dept_ids)
 
 
 def list_departments(table: Table, request: PageRequest) -> Page[Department]:
     """AP5: one Query on the organisation's partition."""
     return table.query_page(
-        keys.org_pk(table.tenant.org_id),
+        layout.DEPARTMENT.partition(table.tenant.org_id),
         request,
-        items.department_from,
-        sk_prefix=keys.department_sk_prefix(),
+        layout.DEPARTMENT.read,
+        sk_prefix=layout.DEPARTMENT.sort_prefix,
     )
 
 
@@ -45,7 +42,7 @@ def _manager_is_active(org_id: OrgId, manager_id: EmployeeId) -> transact.Op:
         return InvalidInput("manager_id", "no active employee has this id")
 
     return transact.check(
-        keys.employee_key(org_id, manager_id),
+        layout.EMPLOYEE.key_at(org_id, manager_id),
         "#status = :active",
         names={"#status": layout.STATUS},
         values={":active": items.s(EmployeeStatus.ACTIVE.value)},
@@ -73,15 +70,15 @@ def create_department(
             manager_id=manager_id,
             headcount=0,
         )
-        item = items.department_item(dept)
+        item = layout.DEPARTMENT.item(dept)
         ops = [transact.put_new(item, lambda _old: Conflict("department id taken"))]
         if dept.manager_id is not None:
             ops.append(_manager_is_active(org_id, dept.manager_id))
-        change = Change("department.create", items.DEPARTMENT, dept.dept_id, org_id, None, item)
+        change = Change("department.create", layout.DEPARTMENT.tag, dept.dept_id, org_id, None, item)
         writes.commit(table, ops, change, request)
         return dept
 
-    return idempotency.run(table, request, items.department_from, perform)
+    return idempotency.run(table, request, layout.DEPARTMENT.read, perform)
 
 
 def update_department(
@@ -155,7 +152,7 @@ def update_department(
         ops.insert(
             0,
             transact.update(
-                keys.department_key(org_id, dept_id),
+                layout.DEPARTMENT.key_at(org_id, dept_id),
                 expression,
                 condition="attribute_exists(PK)",
                 names=names or None,
@@ -165,13 +162,13 @@ def update_department(
         )
         change = Change(
             "department.update",
-            items.DEPARTMENT,
+            layout.DEPARTMENT.tag,
             dept_id,
             org_id,
-            items.department_item(current),
-            items.department_item(updated),
+            layout.DEPARTMENT.item(current),
+            layout.DEPARTMENT.item(updated),
         )
         writes.commit(table, ops, change, request)
         return updated
 
-    return idempotency.run(table, request, items.department_from, perform)
+    return idempotency.run(table, request, layout.DEPARTMENT.read, perform)

@@ -69,6 +69,14 @@ class Organization:
 
 
 @dataclass(frozen=True, slots=True)
+class EmailDomain:
+    """An email domain and the one organisation, platform-wide, whose employees' emails it holds."""
+
+    domain: str
+    org_id: OrgId
+
+
+@dataclass(frozen=True, slots=True)
 class Subscription:
     org_id: OrgId
     plan: Plan
@@ -99,6 +107,19 @@ class Employee:
     hired_at: datetime
     terminated_at: datetime | None
     version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A move's outcome: the employee after it and the department they left.
+
+    ``from_department_id`` comes from the same read the write was conditioned on, and a
+    replay returns it from the idempotency record, so a retry names the same department.
+    It is None when the employee had no department or was already in the target.
+    """
+
+    employee: Employee
+    from_department_id: DepartmentId | None
 
 
 @dataclass(frozen=True, slots=True)

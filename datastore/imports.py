@@ -24,7 +24,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
-from datastore import employees, items, keys, validation
+from datastore import employees, items, layout, validation
 from datastore.entities import Employee, EmployeeStatus, Role
 from datastore.errors import Conflict
 from datastore.ids import DepartmentId
@@ -90,8 +90,12 @@ def existing(table: Table, emails: Iterable[str]) -> dict[str, Employee]:
     if not wanted:
         return {}
     org_id = table.tenant.org_id
-    pointers = table.batch_get([keys.email_pointer_key(org_id, email) for email in wanted])
-    owners = {email: items.emp_id_of_pointer(p) for email, p in zip(wanted, pointers, strict=True) if p is not None}
+    pointers = table.batch_get([layout.EMAIL_POINTER.key_at(org_id, email) for email in wanted])
+    owners = {
+        email: layout.EMAIL_POINTER.read(pointer, email=email).emp_id
+        for email, pointer in zip(wanted, pointers, strict=True)
+        if pointer is not None
+    }
     if not owners:
         return {}
     found = employees.get_employees(table, list(owners.values()))
@@ -131,19 +135,12 @@ def import_row(table: Table, row: Row, current: Employee | None) -> Imported:
 
 def differences(row: Row, current: Employee) -> list[str]:
     """The row's fields whose values differ from ``current``'s (an omitted hiredAt never does)."""
-    different = [
-        name
-        for name, wanted, have in (
-            ("firstName", row.first_name, current.first_name),
-            ("lastName", row.last_name, current.last_name),
-            ("role", row.role, current.role),
-            ("departmentId", row.department_id, current.department_id),
-        )
-        if wanted != have
-    ]
+    compared = ["first_name", "last_name", "role", "department_id"]
+    different = [field for field in compared if getattr(row, field) != getattr(current, field)]
     if row.hired_at is not None and items.timestamp(row.hired_at) != items.timestamp(current.hired_at):
-        different.append("hiredAt")
-    return different
+        different.append("hired_at")
+    # Named as stored (firstName, hiredAt): the names a CSV's columns and the API's fields share.
+    return [layout.EMPLOYEE.names[field] for field in different]
 
 
 def _same(row: Row, current: Employee) -> Employee:
@@ -156,7 +153,7 @@ def _same(row: Row, current: Employee) -> Employee:
 
 
 def _by_email(table: Table, email: str) -> Employee | None:
-    pointer = table.get(keys.email_pointer_key(table.tenant.org_id, email), consistent=True)
+    pointer = table.get(layout.EMAIL_POINTER.key_at(table.tenant.org_id, email), consistent=True)
     if pointer is None:
         return None
-    return employees.get_employee(table, items.emp_id_of_pointer(pointer), consistent=True)
+    return employees.get_employee(table, layout.EMAIL_POINTER.read(pointer, email=email).emp_id, consistent=True)

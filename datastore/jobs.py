@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from datastore import idempotency, items, keys, layout, locking, transact, validation, writes
+from datastore import by_id, idempotency, items, keys, layout, locking, transact, validation, writes
 from datastore.changes import Change
 from datastore.entities import JobPosting, JobStatus
 from datastore.errors import Conflict, InvalidInput
@@ -24,37 +24,39 @@ from datastore.table import Table
 
 def get_job(table: Table, job_id: JobId, *, consistent: bool = False) -> JobPosting | None:
     """AP9: one GetItem."""
-    item = table.get(keys.job_key(table.tenant.org_id, job_id), consistent=consistent)
-    return None if item is None else items.job_from(item)
+    return by_id.get(table, layout.JOB_POSTING, job_id, consistent=consistent)
 
 
 def get_jobs(table: Table, job_ids: Sequence[JobId]) -> list[JobPosting | None]:
-    org_id = table.tenant.org_id
-    wanted = [keys.job_key(org_id, job_id) for job_id in job_ids]
-    return table.get_many(wanted, items.job_from)
+    return by_id.get_many(table, layout.JOB_POSTING, job_ids)
 
 
 def list_open_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
     """AP8: open jobs by posting time (newest first when descending); one Query on the sparse GSI1."""
-    return table.query_page(keys.open_jobs_gsi_pk(table.tenant.org_id), request, items.job_from, index=keys.GSI1)
+    return table.query_page(
+        layout.JOB_POSTING.index_partition(table.tenant.org_id), request, layout.JOB_POSTING.read, index=keys.GSI1
+    )
 
 
 def list_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
     """AP12: every job of the organisation; job ids are ULIDs, so id order is age order."""
-    return table.query_page(keys.org_pk(table.tenant.org_id), request, items.job_from, sk_prefix=keys.job_sk_prefix())
+    return table.query_page(
+        layout.JOB_POSTING.partition(table.tenant.org_id),
+        request,
+        layout.JOB_POSTING.read,
+        sk_prefix=layout.JOB_POSTING.sort_prefix,
+    )
 
 
 def _department_exists(org_id: OrgId, dept_id: DepartmentId) -> transact.Op:
     def missing(_old: Item | None) -> InvalidInput:
         return InvalidInput("department_id", "no such department")
 
-    return transact.check(keys.department_key(org_id, dept_id), "attribute_exists(PK)", on_failed=missing)
+    return transact.check(layout.DEPARTMENT.key_at(org_id, dept_id), "attribute_exists(PK)", on_failed=missing)
 
 
 def _write_versioned(job: JobPosting, expected: int) -> transact.Op:
-    return locking.update_versioned(
-        layout.JOB_POSTING, items.job_item(job), expected, index_attributes=(keys.GSI1PK, keys.GSI1SK)
-    )
+    return locking.update_versioned(layout.JOB_POSTING, layout.JOB_POSTING.item(job), expected)
 
 
 def _current(table: Table, job_id: JobId, expected_version: int | None) -> JobPosting:
@@ -64,13 +66,13 @@ def _current(table: Table, job_id: JobId, expected_version: int | None) -> JobPo
 def _change(action: str, before: JobPosting | None, after: JobPosting) -> Change:
     return Change(
         action,
-        items.JOB_POSTING,
+        layout.JOB_POSTING.tag,
         after.job_id,
         after.org_id,
-        None if before is None else items.job_item(before),
-        items.job_item(after),
+        None if before is None else layout.JOB_POSTING.item(before),
+        layout.JOB_POSTING.item(after),
         # A replay returns the counts the write saw, as the write itself did.
-        items.job_result_item(after),
+        layout.JOB_POSTING.item_with_counters(after),
     )
 
 
@@ -105,13 +107,13 @@ def create_job(
             version=1,
         )
         ops = [
-            transact.put_new(items.job_item(job), lambda _old: Conflict("job id taken")),
+            transact.put_new(layout.JOB_POSTING.item(job), lambda _old: Conflict("job id taken")),
             _department_exists(org_id, job.department_id),
         ]
         writes.commit(table, ops, _change("job.create", None, job), request)
         return job
 
-    return idempotency.run(table, request, items.job_from, perform)
+    return idempotency.run(table, request, layout.JOB_POSTING.read, perform)
 
 
 def update_job(
@@ -155,7 +157,7 @@ def update_job(
         writes.commit(table, ops, _change("job.update", current, updated), request)
         return updated
 
-    return idempotency.run(table, request, items.job_from, perform)
+    return idempotency.run(table, request, layout.JOB_POSTING.read, perform)
 
 
 def _change_status(
@@ -181,7 +183,7 @@ def _change_status(
         writes.commit(table, [_write_versioned(changed, current.version)], _change(action, current, changed), request)
         return changed
 
-    return idempotency.run(table, request, items.job_from, perform)
+    return idempotency.run(table, request, layout.JOB_POSTING.read, perform)
 
 
 def publish_job(

@@ -1,7 +1,7 @@
 """Large tenants written fast: items from the datastore's own codec, sent with BatchWriteItem.
 
 For test and benchmark setup only. The items are exactly what the datastore's writes produce (the same
-``datastore.items`` functions), but without the transactions, so a thousand employees take
+``datastore.layout`` declarations), but without the transactions, so a thousand employees take
 a second instead of a minute. Counters (headcount, a job's application counts) are written
 already correct.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from datastore import items
+from datastore import employees, layout
 from datastore.entities import (
     Application,
     ApplicationCounts,
@@ -22,6 +22,7 @@ from datastore.entities import (
     Department,
     Employee,
     EmployeeStatus,
+    Identity,
     JobPosting,
     JobStatus,
     Role,
@@ -124,19 +125,20 @@ class Bulk:
         return app
 
     def items(self) -> list[Item]:
-        out: list[Item] = [items.department_item(d) for d in self.departments]
+        out: list[Item] = [layout.DEPARTMENT.item(d) for d in self.departments]
         for emp in self.employees:
-            out += [items.employee_item(emp), items.email_pointer_item(emp), items.identity_item(emp)]
-            out += items.name_entry_items(emp)
+            identity = Identity(emp.email, emp.org_id, emp.emp_id)
+            out += [layout.EMPLOYEE.item(emp), layout.EMAIL_POINTER.item(identity), layout.IDENTITY.item(identity)]
+            out += employees.name_entry_items(emp)
             # A terminated employee keeps its departmentId but has left the department's list.
             if emp.department_id is not None and emp.status is EmployeeStatus.ACTIVE:
-                out.append(items.membership_item(emp))
+                out.append(layout.MEMBERSHIP.item(emp))
         applied: Counter[str] = Counter(app.job_id for app in self.applications)
         for job in self.jobs:
             counts = ApplicationCounts(applied=applied[job.job_id])
-            out.append({**items.job_item(job), **items.application_counts_attributes(counts)})
+            out.append(layout.JOB_POSTING.item_with_counters(replace(job, application_counts=counts)))
         for app in self.applications:
-            out += [items.application_item(app), items.applicant_item(app)]
+            out += [layout.APPLICATION.item(app), layout.APPLICANT.item(app)]
         return out
 
     def write(self, client: DynamoDBClient, table_name: str) -> None:

@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from datastore import calls, departments, employees, identities, ids, keys
+from datastore import calls, departments, employees, identities, ids, layout
 from datastore.entities import Employee, EmployeeStatus, Role
 from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
 from datastore.pagination import PageRequest
@@ -152,7 +152,7 @@ def test_create_employee__domain_check_is_in_the_transaction(tenant: Tenant) -> 
         tenant.employee()
     (transaction,) = log.calls
     checks = [item["ConditionCheck"] for item in transaction.params["TransactItems"] if "ConditionCheck" in item]
-    assert [c["Key"] for c in checks] == [keys.domain_key(tenant.domain).wire()]
+    assert [c["Key"] for c in checks] == [layout.EMAIL_DOMAIN.key_at(tenant.domain).wire()]
     assert checks[0]["ExpressionAttributeValues"] == {":org": {"S": tenant.org_id}}
     # A failed check must not bring another organisation's marker back, even into memory.
     assert "ReturnValuesOnConditionCheckFailure" not in checks[0]

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from datastore import calls, ids, items, jobs, keys
+from datastore import calls, ids, jobs, keys, layout
 from datastore.entities import Department, JobPosting, JobStatus
 from datastore.errors import InvalidInput, NotFound, StaleVersion
 from datastore.pagination import PageRequest
@@ -18,7 +18,7 @@ def dept(tenant: Tenant) -> Department:
 
 def open_order(job: JobPosting) -> str:
     assert job.posted_at is not None
-    return keys.open_jobs_gsi_sk(items.timestamp(job.posted_at), job.job_id)
+    return str(layout.JOB_POSTING.item(job)[keys.GSI1SK]["S"])
 
 
 def test_get_job__ap9__one_get_item(tenant: Tenant, dept: Department) -> None:

@@ -4,8 +4,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import audit, calls, employees, identities, ids, items, keys, organizations, validation
-from datastore.entities import Organization, OrganizationStatus, Plan, Role
+from datastore import audit, calls, employees, identities, ids, layout, organizations, validation
+from datastore.entities import EmailDomain, Organization, OrganizationStatus, Plan, Role
 from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
 from datastore.pagination import PageRequest
 from datastore.scope import SignInScope, TenantScope
@@ -128,7 +128,7 @@ def test_create_organization__domain_of_another_org__conflict_and_nothing_writte
             admin_last_name="B",
         )
     assert name not in [org.name for org in _all_organizations(platform)]
-    assert raw_get(client, table_name, keys.domain_key(fresh)) is None
+    assert raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(fresh)) is None
     assert identities.find_identity(platform.with_scope(SignInScope()), tenant.email("copycat")) is None
 
 
@@ -191,7 +191,7 @@ def test_create_organization__writes_one_marker_per_domain(
     )
     assert org.email_domains == tuple(sorted([first, second]))
     for domain in (first, second):
-        marker = raw_get(client, table_name, keys.domain_key(domain))
+        marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(domain))
         assert marker is not None and marker["orgId"] == {"S": org.org_id}
     assert organizations.get_organization(platform.with_scope(TenantScope(org.org_id))) == org
 
@@ -205,7 +205,7 @@ def test_add_email_domain__marker_and_list_in_one_transaction__then_employees_ma
     assert log.operations() == ["GetItem", "TransactWriteItems"]
     assert updated.email_domains == tuple(sorted([tenant.domain, extra]))
     assert organizations.get_organization(tenant.table) == updated
-    marker = raw_get(client, table_name, keys.domain_key(extra))
+    marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(extra))
     assert marker is not None and marker["orgId"] == {"S": tenant.org_id}
     assert tenant.employee(email=f"someone@{extra}").email == f"someone@{extra}"
 
@@ -223,7 +223,7 @@ def test_add_email_domain__held_by_another__conflict_and_nothing_changes(
     with pytest.raises(Conflict, match="belongs to another organisation"):
         organizations.add_email_domain(platform, tenant.org_id, other.domain)
     assert organizations.get_organization(tenant.table) == tenant.organization
-    marker = raw_get(client, table_name, keys.domain_key(other.domain))
+    marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(other.domain))
     assert marker is not None and marker["orgId"] == {"S": other.org_id}
 
 
@@ -291,7 +291,7 @@ def test_adopt_email_domains__free_domains__markers_and_list_in_one_transaction(
     stored = organizations.get_organization(tenant)
     assert stored is not None and stored.email_domains == adopted.owned
     for domain in (first, second):
-        marker = raw_get(client, table_name, keys.domain_key(domain))
+        marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(domain))
         assert marker is not None and marker["orgId"] == {"S": org.org_id}
     [event] = audit.list_audit_events(tenant, PageRequest(first=5)).items
     assert event.action == "organization.adoptEmailDomains"
@@ -306,7 +306,7 @@ def test_adopt_email_domains__one_held_by_another__left_out_and_named(
     adopted = organizations.adopt_email_domains(platform, org.org_id, [tenant.domain, free])
 
     assert (adopted.assigned, adopted.held_elsewhere, adopted.owned) == ((free,), (tenant.domain,), (free,))
-    marker = raw_get(client, table_name, keys.domain_key(tenant.domain))
+    marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(tenant.domain))
     assert marker is not None and marker["orgId"] == {"S": tenant.org_id}
     everything_held = domainless(platform, tenant.domain)
     held = organizations.adopt_email_domains(platform, everything_held.org_id, [tenant.domain])
@@ -325,7 +325,7 @@ def test_adopt_email_domains__marker_naming_it_already__taken_as_its_own(
 ) -> None:
     domain = unique_domain()
     org = domainless(platform, domain)
-    write_items(client, table_name, [items.domain_item(domain, org.org_id)])  # left by hand
+    write_items(client, table_name, [layout.EMAIL_DOMAIN.item(EmailDomain(domain, org.org_id))])  # left by hand
 
     adopted = organizations.adopt_email_domains(platform, org.org_id, [domain])
 

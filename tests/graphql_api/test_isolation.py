@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from datastore import api_keys, calls, keys
+from datastore import api_keys, calls, keys, layout
 from datastore.entities import Role
 from datastore.ids import new_id
 from graphql_api.schema import ids
@@ -214,7 +214,7 @@ def test_isolation__other_tenants_ids_and_cursors__resolve_like_nothing(
     if role.endswith(" key"):
         key_role = Role.ADMIN if role == "admin key" else Role.EMPLOYEE
         _key, secret = api_keys.create_api_key(ours.tenant.table, name=role, role=key_role)
-        lookup = keys.api_key_lookup_pk(_key.secret_hash)
+        lookup = layout.API_KEY_LOOKUP.partition(_key.secret_hash)
         attacker = Attacker(
             api.as_(ours.admin).with_token(secret),
             ours.tenant.org_id,

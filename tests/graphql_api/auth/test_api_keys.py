@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from datastore import api_keys, calls, keys
+from datastore import api_keys, calls, keys, layout
 from datastore.calls import CallLog
 from datastore.ids import new_id
 from graphql_api.schema import ids
@@ -43,7 +43,7 @@ def codes(body: dict[str, Any]) -> list[str]:
 
 def lookup_calls(log: CallLog, secret: str, since: int = 0) -> list[calls.Call]:
     """The calls sent to a key's lookup item, from the ``since``-th call of ``log`` on."""
-    pk = keys.api_key_lookup_pk(hashlib.sha256(secret.encode()).hexdigest())
+    pk = layout.API_KEY_LOOKUP.partition(hashlib.sha256(secret.encode()).hexdigest())
     return [call for call in log.snapshot()[since:] if pk in call.partition_keys()]
 
 
@@ -53,7 +53,7 @@ def lookups(log: CallLog, secret: str, since: int = 0) -> list[str]:
 
 def record_updates(log: CallLog, tenant: Tenant, key_id: str) -> int:
     """UpdateItem calls on a key's own record (lastUsedAt)."""
-    record = keys.api_key_key(tenant.org_id, key_id).wire()
+    record = layout.API_KEY.key_at(tenant.org_id, key_id).wire()
     return sum(1 for call in log.snapshot() if call.operation == "UpdateItem" and call.params.get("Key") == record)
 
 
@@ -174,7 +174,7 @@ def test_api_key__suspended_organization__refused(api: Api, tenant: Tenant) -> N
     table = tenant.table
     table.client.update_item(
         TableName=table.name,
-        Key=keys.organization_key(tenant.org_id).wire(),
+        Key=layout.ORGANIZATION.key_at(tenant.org_id).wire(),
         UpdateExpression="SET #s = :s",
         ExpressionAttributeNames={"#s": "status"},
         ExpressionAttributeValues={":s": {"S": "suspended"}},
