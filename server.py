@@ -22,7 +22,7 @@ from datastore import (
     counts,
     employees,
     identities,
-    keys,
+    ids,
     layout_version,
     migration,
     name_backfill,
@@ -35,6 +35,7 @@ from datastore.dev.local import DynamoDBLocal, LocalDynamoError, running_endpoin
 from datastore.dev.npm import NpmError
 from datastore.errors import Conflict, InvalidInput, Unavailable
 from datastore.iam import ROLES, policies
+from datastore.ids import OrgId
 from datastore.pagination import every
 from datastore.provision import ensure_table
 from datastore.scope import LayoutScope, PlatformScope, SignInScope, TenantScope
@@ -290,17 +291,17 @@ def export_schema(args: argparse.Namespace) -> int:
     return 0
 
 
-def _org_option(org: str | None) -> str | None:
+def _org_option(org: str | None) -> OrgId | None:
     """``--org`` as an organisation id (a ULID), checked before any DynamoDB is started."""
     if org is None:
         return None
-    try:
-        return keys.parse_ulid(org, "--org")
-    except InvalidInput as error:
-        raise CommandError(str(error)) from None
+    org_id = ids.parse(OrgId, org)
+    if org_id is None:
+        raise CommandError(f"--org: {ids.NOT_A_ULID}")
+    return org_id
 
 
-def _chosen_organizations(datastore: Datastore, org_id: str | None) -> Iterable[str]:
+def _chosen_organizations(datastore: Datastore, org_id: OrgId | None) -> Iterable[OrgId]:
     """The organisations a platform command runs over: ``--org``'s (``_org_option``), if it
     exists (one GetItem), or, without it, every one on the platform (AP14, page by page, as
     the command goes)."""

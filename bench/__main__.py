@@ -26,9 +26,10 @@ from bench.floor import Floor, Stats
 from bench.queries import Q1, Q2, Q3, Q5, Q7, q4, q6, q6_cursors
 from bench.targets import print_verdicts
 from bench.warmup import cpu_ticks, warm_up
-from datastore import calls, keys
+from datastore import calls
 from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal, free_port
+from datastore.ids import new_id
 from datastore.provision import ensure_table
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids
@@ -332,7 +333,7 @@ def main() -> int:
     started = time.monotonic()
     base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
-        table_name = f"hr-bench-{keys.new_id().lower()}"
+        table_name = f"hr-bench-{new_id().lower()}"
         env = server_env(local.endpoint_url, table_name, COST_IN_RESPONSE="true")
         from dataclasses import replace
 

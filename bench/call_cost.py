@@ -23,7 +23,7 @@ from typing import Any
 
 from bench.http_session import one_call_each
 from bench.warmup import warm_up
-from datastore import calls, keys
+from datastore import calls, ids
 from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
 from graphql_api.settings import Settings
@@ -81,7 +81,7 @@ def per_call(call: Callable[[], Any], count: int) -> float:
 def main() -> None:
     base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
-        settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-cost-{keys.new_id().lower()}")
+        settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-cost-{ids.new_id().lower()}")
         # Instrumented, as the server's client is (Datastore.connect): the call log's hooks are part of a call.
         client = calls.instrument(make_client(settings))
         stock = make_client(settings, stock=True)

@@ -47,7 +47,7 @@ from graphql import parse
 from bench.__main__ import API, Server, pct, server_env
 from bench.dataset import build
 from bench.queries import Q1
-from datastore import calls, keys, organizations
+from datastore import calls, ids, organizations
 from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
 from datastore.dev.seed import Bulk
@@ -231,7 +231,7 @@ def main() -> int:
     started = time.monotonic()
     base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
-        table_name = f"hr-bench-{keys.new_id().lower()}"
+        table_name = f"hr-bench-{ids.new_id().lower()}"
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
         client = calls.instrument(make_client(settings))
         ensure_table(client, table_name)

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 
 from bench.dataset import Dataset, item_size
-from datastore import keys
+from datastore import keys, layout
 
 POOL = ThreadPoolExecutor(64, thread_name_prefix="floor")
 
@@ -105,12 +105,12 @@ class Floor:
     def q1(self) -> tuple[bytes, Stats]:
         s, org = Stats(), self.data.org_id
         s.wave()
-        depts = self.query(s, keys.org_pk(org), 20, prefix=keys.department_sk_prefix())
+        depts = self.query(s, keys.org_pk(org), 20, prefix=layout.DEPARTMENT.sort_prefix)
         s.wave()
         members = list(
             POOL.map(
                 lambda d: self.query(
-                    s, keys.membership_pk(org, d["deptId"]["S"]), 50, prefix=keys.employee_sk_prefix()
+                    s, layout.MEMBERSHIP.partition(org, d["deptId"]["S"]), 50, prefix=layout.MEMBERSHIP.sort_prefix
                 ),
                 depts,
             )
@@ -149,28 +149,28 @@ class Floor:
     def q2(self) -> tuple[bytes, Stats]:
         s, org = Stats(), self.data.org_id
         s.wave()
-        open_jobs = self.query(s, keys.open_jobs_gsi_pk(org), 20, index=True, forward=False)
+        open_jobs = self.query(s, layout.JOB_POSTING.index_partition(org), 20, index=True, forward=False)
         s.wave()
         apps = list(
             POOL.map(
                 lambda j: self.query(
                     s,
-                    keys.job_partition_pk(org, j["jobId"]["S"]),
+                    layout.APPLICATION.partition(org, j["jobId"]["S"]),
                     50,
-                    prefix=keys.application_sk_prefix(),
+                    prefix=layout.APPLICATION.sort_prefix,
                     forward=False,
                 ),
                 open_jobs,
             )
         )
         s.wave()
-        people = self.batch_get(s, [keys.employee_key(org, a["empId"]["S"]) for al in apps for a in al])
+        people = self.batch_get(s, [layout.EMPLOYEE.key_at(org, a["empId"]["S"]) for al in apps for a in al])
         s.wave()
-        depts = self.batch_get(s, [keys.department_key(org, e["departmentId"]["S"]) for e in people.values()])
+        depts = self.batch_get(s, [layout.DEPARTMENT.key_at(org, e["departmentId"]["S"]) for e in people.values()])
 
         def employee(emp_id: str) -> dict[str, Any]:
-            e = people[(keys.org_pk(org), keys.employee_key(org, emp_id).sk)]
-            k = keys.department_key(org, e["departmentId"]["S"])
+            e = people[(keys.org_pk(org), layout.EMPLOYEE.key_at(org, emp_id).sk)]
+            k = layout.DEPARTMENT.key_at(org, e["departmentId"]["S"])
             return {"email": e["email"]["S"], "department": {"name": depts[(k.pk, k.sk)]["name"]["S"]}}
 
         body = {
@@ -203,20 +203,20 @@ class Floor:
     def q3(self) -> tuple[bytes, Stats]:
         s, org, me_id = Stats(), self.data.org_id, self.data.profile.emp_id
         s.wave()
-        me = self.get(s, keys.employee_key(org, me_id))
+        me = self.get(s, layout.EMPLOYEE.key_at(org, me_id))
         s.wave()
         dept, apps = self.concurrently(
-            lambda: self.get(s, keys.department_key(org, me["departmentId"]["S"])),
-            lambda: self.query(s, keys.employee_applications_gsi_pk(org, me_id), 10, index=True, forward=False),
+            lambda: self.get(s, layout.DEPARTMENT.key_at(org, me["departmentId"]["S"])),
+            lambda: self.query(s, layout.APPLICATION.index_partition(org, me_id), 10, index=True, forward=False),
         )
         s.wave()
         manager, found_jobs = self.concurrently(
-            lambda: self.get(s, keys.employee_key(org, dept["managerId"]["S"])),
-            lambda: self.batch_get(s, [keys.job_key(org, a["jobId"]["S"]) for a in apps]),
+            lambda: self.get(s, layout.EMPLOYEE.key_at(org, dept["managerId"]["S"])),
+            lambda: self.batch_get(s, [layout.JOB_POSTING.key_at(org, a["jobId"]["S"]) for a in apps]),
         )
 
         def title(job_id: str) -> str:
-            k = keys.job_key(org, job_id)
+            k = layout.JOB_POSTING.key_at(org, job_id)
             return str(found_jobs[(k.pk, k.sk)]["title"]["S"])
 
         body = {
@@ -236,7 +236,7 @@ class Floor:
     def q4(self) -> tuple[bytes, Stats]:
         s, org = Stats(), self.data.org_id
         s.wave()
-        wanted = [keys.employee_key(org, e.emp_id) for e in self.data.employees[:100]]
+        wanted = [layout.EMPLOYEE.key_at(org, e.emp_id) for e in self.data.employees[:100]]
         found = self.batch_get(s, wanted)
         body = {f"n{i}": {"email": found[(k.pk, k.sk)]["email"]["S"]} for i, k in enumerate(wanted)}
         return orjson.dumps({"data": body}), s

@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from bench.warmup import warm_up
-from datastore import keys
+from datastore import ids
 from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
 from datastore.provision import ensure_table
@@ -56,7 +56,7 @@ def one_call_each(client: Any, table: str) -> tuple[Callable[[Any], Any], Callab
 def main() -> None:
     base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
-        settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-http-{keys.new_id().lower()}")
+        settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-http-{ids.new_id().lower()}")
         product = make_client(settings)
         urllib3 = make_client(settings)
         urllib3._endpoint.http_session = urllib3._endpoint.http_session._fallback  # type: ignore[attr-defined]

@@ -25,10 +25,11 @@ import httpx
 import orjson
 
 from bench.__main__ import API, Server, server_env
-from datastore import calls, departments, keys, organizations
+from datastore import calls, departments, organizations
 from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
 from datastore.entities import Plan
+from datastore.ids import new_id
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import Table
@@ -125,7 +126,7 @@ def created_one_at_a_time(http: httpx.Client, given: list[dict[str, Any]]) -> Ru
 def main() -> int:
     base = Settings.load(defaults=READ_TIMEOUT).datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
-        table_name = f"hr-bench-{keys.new_id().lower()}"
+        table_name = f"hr-bench-{new_id().lower()}"
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
         client = calls.instrument(make_client(settings))
         ensure_table(client, table_name)

@@ -16,10 +16,11 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from datastore import employees, fastparse, items, keys
+from datastore import employees, fastparse, items, layout
 from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
 from datastore.entities import Employee, EmployeeStatus, Role
+from datastore.ids import new_id
 from datastore.pagination import PageRequest
 from datastore.provision import ensure_table
 from datastore.scope import TenantScope
@@ -39,7 +40,7 @@ def _employees(org_id: str, dept_id: str) -> list[Employee]:
     return [
         Employee(
             org_id=org_id,
-            emp_id=keys.new_id(),
+            emp_id=new_id(),
             email=f"person{index:03d}@example.com",
             first_name="Bench",
             last_name=f"Person {index:03d}",
@@ -78,22 +79,22 @@ def _per_call(call: Callable[[], object]) -> tuple[float, float]:
 def main() -> int:
     base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
-        settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-bench-parse-{keys.new_id().lower()}")
+        settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-bench-parse-{new_id().lower()}")
         stock = make_client(settings, stock=True)
         parsed = fastparse.install(make_client(settings, stock=True))
         fast = make_client(settings)
         ensure_table(stock, settings.table_name)
-        org_id, dept_id = keys.new_id(), keys.new_id()
+        org_id, dept_id = new_id(), new_id()
         staff = _employees(org_id, dept_id)
         _write(
             stock,
             settings.table_name,
-            [item for emp in staff for item in (items.employee_item(emp), items.membership_item(emp))],
+            [item for emp in staff for item in (layout.EMPLOYEE.item(emp), layout.MEMBERSHIP.item(emp))],
         )
         scope = TenantScope(org_id, staff[0].emp_id)
         ids = [emp.emp_id for emp in staff]
-        wire_keys = [keys.employee_key(org_id, emp_id).wire() for emp_id in ids]
-        partition = keys.membership_pk(org_id, dept_id)
+        wire_keys = [layout.EMPLOYEE.key_at(org_id, emp_id).wire() for emp_id in ids]
+        partition = layout.MEMBERSHIP.partition(org_id, dept_id)
 
         def raw_query(client: DynamoDBClient) -> Callable[[], object]:
             return lambda: client.query(

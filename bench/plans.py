@@ -19,7 +19,7 @@ from bench.__main__ import SECRET
 from bench.dataset import build
 from bench.queries import Q1, Q2, Q3, q4
 from bench.serve import RAISED_LIMITS
-from datastore import keys
+from datastore import ids
 from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
 from datastore.provision import ensure_table
@@ -48,7 +48,7 @@ async def cpu_ms(app: Any, token: str, query: str) -> tuple[float, dict[str, Any
 def main() -> None:
     base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
-        table_name = f"hr-bench-{keys.new_id().lower()}"
+        table_name = f"hr-bench-{ids.new_id().lower()}"
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
         client = make_client(settings)
         ensure_table(client, table_name)

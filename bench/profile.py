@@ -32,7 +32,7 @@ from bench.dataset import Dataset, build
 from bench.floor import Floor
 from bench.serve import RAISED_LIMITS
 from bench.warmup import warm_up
-from datastore import calls, keys
+from datastore import calls, ids
 from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
 from datastore.provision import ensure_table
@@ -195,7 +195,7 @@ def main() -> int:
     )
     base = loaded.datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
-        settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-bench-{keys.new_id().lower()}")
+        settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-bench-{ids.new_id().lower()}")
         # Instrumented, as Datastore.connect makes the server's: the call log's hooks are part of a call's cost.
         client = calls.instrument(make_client(settings))
         ensure_table(client, settings.table_name)

@@ -23,10 +23,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Final
 
-from datastore import items, keys, layout, transact, validation, writes
+from datastore import by_id, items, layout, transact, validation, writes
 from datastore.changes import Change
 from datastore.entities import ApiKey, ApiKeyGrant, ApiKeyStatus, Role
 from datastore.errors import Conflict, InvalidInput, NotFound
+from datastore.ids import ApiKeyId, new_id
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
@@ -54,13 +55,19 @@ def is_api_key(token: str) -> bool:
 def secret_hash(secret: str) -> str:
     """The SHA-256 of a well-formed secret (lowercase hex); InvalidInput for a malformed one."""
     if _SECRET.fullmatch(secret) is None:
-        raise InvalidInput("apiKey", "is not a well-formed API key")
+        raise InvalidInput("secret", "is not a well-formed API key")
     return hashlib.sha256(secret.encode("ascii")).hexdigest()
 
 
 def _without_hash(item: Item) -> Item:
     """The record as the audit trail shows it: the hash is a lookup key, not a field of interest."""
     return {name: value for name, value in item.items() if name != layout.SECRET_HASH}
+
+
+def _lookup_item(key: ApiKey) -> Item:
+    """The key's lookup item, found by the hash of the secret a caller presents."""
+    grant = ApiKeyGrant(key.org_id, key.key_id, key.role, key.status)
+    return layout.API_KEY_LOOKUP.item(grant, secret_hash=key.secret_hash)
 
 
 def create_api_key(table: Table, *, name: str, role: Role) -> tuple[ApiKey, str]:
@@ -75,36 +82,38 @@ def create_api_key(table: Table, *, name: str, role: Role) -> tuple[ApiKey, str]
     secret = new_secret()
     key = ApiKey(
         org_id=org_id,
-        key_id=keys.new_id(),
+        key_id=ApiKeyId(new_id()),
         name=validation.name(name),
         role=role,
         status=ApiKeyStatus.ACTIVE,
         created_at=items.now(),
         secret_hash=secret_hash(secret),
     )
-    record = items.api_key_item(key)
+    record = layout.API_KEY.item(key)
     ops = [
         transact.put_new(record, lambda _old: Conflict("the API key id is already taken")),
-        transact.put_new(items.api_key_lookup_item(key), lambda _old: Conflict("the API key secret is already taken")),
+        transact.put_new(_lookup_item(key), lambda _old: Conflict("the API key secret is already taken")),
     ]
-    writes.commit(table, ops, Change("apiKey.create", items.API_KEY, key.key_id, org_id, None, _without_hash(record)))
+    change = Change("apiKey.create", layout.API_KEY.tag, key.key_id, org_id, None, _without_hash(record))
+    writes.commit(table, ops, change)
     return key, secret
 
 
-def get_api_key(table: Table, key_id: str, *, consistent: bool = False) -> ApiKey | None:
-    key_id = keys.parse_ulid(key_id, "id")
-    item = table.get(keys.api_key_key(table.tenant.org_id, key_id), consistent=consistent)
-    return None if item is None else items.api_key_from(item)
+def get_api_key(table: Table, key_id: ApiKeyId, *, consistent: bool = False) -> ApiKey | None:
+    return by_id.get(table, layout.API_KEY, key_id, consistent=consistent)
 
 
 def list_api_keys(table: Table, request: PageRequest) -> Page[ApiKey]:
     """The organisation's keys in id order (the order they were created): one Query."""
     return table.query_page(
-        keys.org_pk(table.tenant.org_id), request, items.api_key_from, sk_prefix=keys.api_key_sk_prefix()
+        layout.API_KEY.partition(table.tenant.org_id),
+        request,
+        layout.API_KEY.read,
+        sk_prefix=layout.API_KEY.sort_prefix,
     )
 
 
-def revoke_api_key(table: Table, key_id: str) -> ApiKey:
+def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
     """Revoke an ACTIVE key: its record and its lookup item become REVOKED in one transaction.
 
     NotFound for an id naming no key of this organisation; Conflict when already revoked.
@@ -112,7 +121,7 @@ def revoke_api_key(table: Table, key_id: str) -> ApiKey:
     org_id = table.tenant.org_id
     found = get_api_key(table, key_id, consistent=True)
     if found is None:
-        raise NotFound("ApiKey", key_id)
+        raise NotFound(ApiKey, key_id)
     if found.status is not ApiKeyStatus.ACTIVE:
         raise Conflict("the API key is already revoked")
     at = items.now()
@@ -125,7 +134,7 @@ def revoke_api_key(table: Table, key_id: str) -> ApiKey:
 
     ops = [
         transact.update(
-            keys.api_key_key(org_id, found.key_id),
+            layout.API_KEY.key_of(found),
             "SET #status = :revoked, #revokedAt = :at",
             condition="#status = :active",
             names={**status, "#revokedAt": layout.REVOKED_AT},
@@ -135,7 +144,7 @@ def revoke_api_key(table: Table, key_id: str) -> ApiKey:
         # The lookup item must be this organisation's own key (it always is: the hash came
         # from the record), so a revoke can never touch another tenant's grant.
         transact.update(
-            keys.api_key_lookup_key(found.secret_hash),
+            layout.API_KEY_LOOKUP.key_at(found.secret_hash),
             "SET #status = :revoked",
             condition="#orgId = :org AND #keyId = :key AND #status = :active",
             names={**status, "#orgId": layout.ORG_ID, "#keyId": layout.KEY_ID},
@@ -143,9 +152,9 @@ def revoke_api_key(table: Table, key_id: str) -> ApiKey:
             on_failed=lost_race,
         ),
     ]
-    before = _without_hash(items.api_key_item(found))
-    after = _without_hash(items.api_key_item(revoked))
-    writes.commit(table, ops, Change("apiKey.revoke", items.API_KEY, found.key_id, org_id, before, after))
+    before = _without_hash(layout.API_KEY.item(found))
+    after = _without_hash(layout.API_KEY.item(revoked))
+    writes.commit(table, ops, Change("apiKey.revoke", layout.API_KEY.tag, found.key_id, org_id, before, after))
     return revoked
 
 
@@ -156,11 +165,11 @@ def find_grant(table: Table, secret: str) -> ApiKeyGrant | None:
     next request (1 RCU rather than 0.5 for an item under 4 KB). InvalidInput for a
     malformed secret, before any request is sent.
     """
-    item = table.get(keys.api_key_lookup_key(secret_hash(secret)), consistent=True)
-    return None if item is None else items.api_key_grant_from(item)
+    item = table.get(layout.API_KEY_LOOKUP.key_at(secret_hash(secret)), consistent=True)
+    return None if item is None else layout.API_KEY_LOOKUP.read(item)
 
 
-def record_use(table: Table, key_id: str, at: datetime) -> bool:
+def record_use(table: Table, key_id: ApiKeyId, at: datetime) -> bool:
     """Set the key's lastUsedAt to ``at`` unless it was set less than a minute before.
 
     One conditional UpdateItem on the organisation's record; False when the condition kept
@@ -170,7 +179,7 @@ def record_use(table: Table, key_id: str, at: datetime) -> bool:
     org_id = table.tenant.org_id
     last_used = {"#lastUsedAt": layout.LAST_USED_AT}
     op = transact.update(
-        keys.api_key_key(org_id, keys.parse_ulid(key_id, "keyId")),
+        layout.API_KEY.key_at(org_id, key_id),
         "SET #lastUsedAt = :at",
         condition="attribute_exists(PK) AND (attribute_not_exists(#lastUsedAt) OR #lastUsedAt < :cutoff)",
         names=last_used,

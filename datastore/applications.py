@@ -15,60 +15,59 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from datastore import idempotency, items, keys, layout, transact, writes
+from datastore import by_id, idempotency, items, keys, layout, transact, writes
 from datastore.changes import Change
 from datastore.entities import (
     APPLICATION_TRANSITIONS,
     Application,
     ApplicationStatus,
+    Employee,
     EmployeeStatus,
+    JobPosting,
     JobStatus,
 )
 from datastore.errors import Conflict, InvalidInput, NotFound
+from datastore.ids import ApplicationId, EmployeeId, JobId, OrgId, new_id
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
 
 
-def get_application(table: Table, job_id: str, app_id: str, *, consistent: bool = False) -> Application | None:
+def get_application(
+    table: Table, job_id: JobId, app_id: ApplicationId, *, consistent: bool = False
+) -> Application | None:
     """One GetItem: an application's key is its job's and its own id."""
-    key = keys.application_key(table.tenant.org_id, keys.parse_ulid(job_id, "jobId"), keys.parse_ulid(app_id, "appId"))
-    item = table.get(key, consistent=consistent)
-    return None if item is None else items.application_from(item)
+    return by_id.get(table, layout.APPLICATION, job_id, app_id, consistent=consistent)
 
 
-def get_applications(table: Table, ids: Sequence[tuple[str, str]]) -> list[Application | None]:
+def get_applications(table: Table, ids: Sequence[tuple[JobId, ApplicationId]]) -> list[Application | None]:
     """Many applications by (job id, application id) through BatchGetItem."""
-    org_id = table.tenant.org_id
-    wanted = [keys.application_key(org_id, keys.parse_ulid(j, "jobId"), keys.parse_ulid(a, "appId")) for j, a in ids]
-    return table.get_many(wanted, items.application_from)
+    return by_id.get_many(table, layout.APPLICATION, ids)
 
 
-def list_job_applications(table: Table, job_id: str, request: PageRequest) -> Page[Application]:
+def list_job_applications(table: Table, job_id: JobId, request: PageRequest) -> Page[Application]:
     """AP10: one Query on the job's partition (newest first when descending)."""
-    job_id = keys.parse_ulid(job_id, "jobId")
     return table.query_page(
-        keys.job_partition_pk(table.tenant.org_id, job_id),
+        layout.APPLICATION.partition(table.tenant.org_id, job_id),
         request,
-        items.application_from,
-        sk_prefix=keys.application_sk_prefix(),
+        layout.APPLICATION.read,
+        sk_prefix=layout.APPLICATION.sort_prefix,
     )
 
 
-def list_employee_applications(table: Table, emp_id: str, request: PageRequest) -> Page[Application]:
+def list_employee_applications(table: Table, emp_id: EmployeeId, request: PageRequest) -> Page[Application]:
     """AP11: one Query on GSI1 (newest first when descending)."""
-    emp_id = keys.parse_ulid(emp_id, "employeeId")
     return table.query_page(
-        keys.employee_applications_gsi_pk(table.tenant.org_id, emp_id),
+        layout.APPLICATION.index_partition(table.tenant.org_id, emp_id),
         request,
-        items.application_from,
+        layout.APPLICATION.read,
         index=keys.GSI1,
     )
 
 
 def _counters(
-    org_id: str,
-    job_id: str,
+    org_id: OrgId,
+    job_id: JobId,
     deltas: dict[ApplicationStatus, int],
     *,
     condition: str,
@@ -85,7 +84,7 @@ def _counters(
         values[f":delta{number}"] = items.n(delta)
         adds.append(f"#count{number} :delta{number}")
     return transact.update(
-        keys.job_key(org_id, job_id),
+        layout.JOB_POSTING.key_at(org_id, job_id),
         "ADD " + ", ".join(adds),
         condition=condition,
         names=names,
@@ -97,15 +96,15 @@ def _counters(
 def _change(action: str, before: Application | None, after: Application) -> Change:
     return Change(
         action,
-        items.APPLICATION,
+        layout.APPLICATION.tag,
         after.app_id,
         after.org_id,
-        None if before is None else items.application_item(before),
-        items.application_item(after),
+        None if before is None else layout.APPLICATION.item(before),
+        layout.APPLICATION.item(after),
     )
 
 
-def apply_to_job(table: Table, job_id: str, emp_id: str, *, idempotency_key: str | None = None) -> Application:
+def apply_to_job(table: Table, job_id: JobId, emp_id: EmployeeId, *, idempotency_key: str | None = None) -> Application:
     """One application per (job, employee), written only while the job is open."""
     org_id = table.tenant.org_id
     request = idempotency.prepare(
@@ -115,9 +114,9 @@ def apply_to_job(table: Table, job_id: str, emp_id: str, *, idempotency_key: str
     def perform() -> Application:
         application = Application(
             org_id=org_id,
-            app_id=keys.new_id(),
-            job_id=keys.parse_ulid(job_id, "jobId"),
-            emp_id=keys.parse_ulid(emp_id, "employeeId"),
+            app_id=ApplicationId(new_id()),
+            job_id=job_id,
+            emp_id=emp_id,
             status=ApplicationStatus.APPLIED,
             submitted_at=items.now(),
         )
@@ -127,18 +126,18 @@ def apply_to_job(table: Table, job_id: str, emp_id: str, *, idempotency_key: str
 
         def job_not_open(old: Item | None) -> Conflict | NotFound:
             if old is None:
-                return NotFound("JobPosting", application.job_id)
-            return Conflict(f"the job is {old['status']['S']}, not open")
+                return NotFound(JobPosting, application.job_id)
+            return Conflict(f"the job is {old[layout.STATUS]['S']}, not open")
 
         def applicant_inactive(old: Item | None) -> Conflict | NotFound:
             if old is None:
-                return NotFound("Employee", application.emp_id)
+                return NotFound(Employee, application.emp_id)
             return Conflict("an inactive employee cannot apply")
 
         status = {"#status": layout.STATUS}
         ops = [
-            transact.put_new(items.application_item(application), already),
-            transact.put_new(items.applicant_item(application), already),
+            transact.put_new(layout.APPLICATION.item(application), already),
+            transact.put_new(layout.APPLICANT.item(application), already),
             # The job must be open at the moment of the write: the condition of its counter update.
             _counters(
                 org_id,
@@ -150,7 +149,7 @@ def apply_to_job(table: Table, job_id: str, emp_id: str, *, idempotency_key: str
                 on_failed=job_not_open,
             ),
             transact.check(
-                keys.employee_key(org_id, application.emp_id),
+                layout.EMPLOYEE.key_at(org_id, application.emp_id),
                 "#status = :active",
                 names=status,
                 values={":active": items.s(EmployeeStatus.ACTIVE.value)},
@@ -160,13 +159,13 @@ def apply_to_job(table: Table, job_id: str, emp_id: str, *, idempotency_key: str
         writes.commit(table, ops, _change("application.apply", None, application), request)
         return application
 
-    return idempotency.run(table, request, items.application_from, perform)
+    return idempotency.run(table, request, layout.APPLICATION.read, perform)
 
 
 def _transition(
     table: Table,
-    job_id: str,
-    app_id: str,
+    job_id: JobId,
+    app_id: ApplicationId,
     target: ApplicationStatus,
     action: str,
     idempotency_key: str | None,
@@ -182,7 +181,7 @@ def _transition(
     def perform() -> Application:
         current = get_application(table, job_id, app_id, consistent=True)
         if current is None:
-            raise NotFound("Application", app_id)
+            raise NotFound(Application, app_id)
         if target not in APPLICATION_TRANSITIONS.get(current.status, frozenset()):
             raise InvalidInput("status", f"an application cannot go from {current.status} to {target}")
 
@@ -190,11 +189,11 @@ def _transition(
             return Conflict("the application changed while it was being updated")
 
         def job_missing(_old: Item | None) -> NotFound:
-            return NotFound("JobPosting", current.job_id)
+            return NotFound(JobPosting, current.job_id)
 
         ops = [
             transact.update(
-                keys.application_key(current.org_id, current.job_id, current.app_id),
+                layout.APPLICATION.key_of(current),
                 "SET #status = :to",
                 condition="#status = :from",
                 names={"#status": layout.STATUS},
@@ -215,17 +214,19 @@ def _transition(
         writes.commit(table, ops, _change(action, current, updated), request)
         return updated
 
-    return idempotency.run(table, request, items.application_from, perform)
+    return idempotency.run(table, request, layout.APPLICATION.read, perform)
 
 
-def withdraw_application(table: Table, job_id: str, app_id: str, *, idempotency_key: str | None = None) -> Application:
+def withdraw_application(
+    table: Table, job_id: JobId, app_id: ApplicationId, *, idempotency_key: str | None = None
+) -> Application:
     return _transition(table, job_id, app_id, ApplicationStatus.WITHDRAWN, "application.withdraw", idempotency_key)
 
 
 def set_application_status(
     table: Table,
-    job_id: str,
-    app_id: str,
+    job_id: JobId,
+    app_id: ApplicationId,
     status: ApplicationStatus,
     *,
     idempotency_key: str | None = None,

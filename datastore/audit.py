@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from datastore import items, keys, transact
+from datastore import items, keys, layout, transact
 from datastore.changes import Change
 from datastore.entities import AuditEvent
 from datastore.errors import Conflict, InvalidInput
+from datastore.ids import id_time, new_id_at
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest, StartKey
 from datastore.table import Table
@@ -22,7 +23,7 @@ from datastore.validation import page_size
 def event_for(change: Change, *, actor_id: str | None, at: datetime) -> AuditEvent:
     return AuditEvent(
         org_id=change.org_id,
-        event_id=keys.new_id_at(at),
+        event_id=new_id_at(at),
         occurred_at=at,
         actor_id=actor_id,
         action=change.action,
@@ -38,7 +39,7 @@ def event_op(event: AuditEvent) -> transact.Op:
     def taken(_old: Item | None) -> Conflict:
         return Conflict("the audit event id is already taken")
 
-    return transact.put_new(items.audit_event_item(event), taken)
+    return transact.put_new(layout.AUDIT_EVENT.item(event), taken)
 
 
 def list_audit_events(table: Table, request: PageRequest, *, now: datetime | None = None) -> Page[AuditEvent]:
@@ -49,7 +50,7 @@ def list_audit_events(table: Table, request: PageRequest, *, now: datetime | Non
     """
     page_size(request.first)
     org_id = table.tenant.org_id
-    first_bucket = keys.audit_bucket(keys.id_time(org_id))
+    first_bucket = keys.audit_bucket(id_time(org_id))
     bucket = keys.audit_bucket(now or items.now())
     start: StartKey | None = None
     if request.after is not None:
@@ -59,8 +60,8 @@ def list_audit_events(table: Table, request: PageRequest, *, now: datetime | Non
     has_next = False
     while True:
         result = table.query(
-            keys.audit_pk(org_id, bucket),
-            sk_prefix=keys.audit_event_sk_prefix(),
+            layout.AUDIT_EVENT.partition(org_id, bucket),
+            sk_prefix=layout.AUDIT_EVENT.sort_prefix,
             descending=True,
             limit=request.first - len(found),
             start_key=start,
@@ -73,7 +74,7 @@ def list_audit_events(table: Table, request: PageRequest, *, now: datetime | Non
             break
         bucket, start = keys.previous_audit_bucket(bucket), None
     return Page(
-        [items.audit_event_from(item) for item in found],
+        [layout.AUDIT_EVENT.read(item) for item in found],
         [table.start_key_of(item) for item in found],
         has_next,
     )

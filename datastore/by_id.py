@@ -1,22 +1,25 @@
-"""Items of any kind by id, read together: one GetItem, or BatchGetItem calls of 100 keys.
+"""Items by id, derived from their kinds' declarations: one, many, or of several kinds at once.
 
-The request's entity loader (graphql_api/schema/loaders.py) hands over every id asked for in one
-loop turn, whatever its kind, so the caller check's organisation and employee share one
-BatchGetItem with the query's own first reads (issue 12 lever 4). A malformed id fails its
-own read only, and an organisation other than the tenant's is none of its business (None),
-so one bad key never fails the reads batched beside it.
+``get`` and ``get_many`` read one kind by its key's ids (the tenant's organisation first),
+which every ``get_<entity>`` of the datastore is. The request's entity loader
+(graphql_api/schema/loaders.py) hands over every id asked for in one loop turn, whatever its
+kind, so ``get_by_id`` reads them together: the caller check's organisation and employee
+share one BatchGetItem with the query's own first reads (issue 12 lever 4). Ids arrive typed
+(parsed where they entered, ``datastore/ids.py``); an organisation other than the tenant's is
+none of its business (None).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from enum import Enum
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
-from datastore import items, keys
-from datastore.errors import InvalidInput
+from datastore import keys, layout
+from datastore.model import Layout
 from datastore.table import Table
+
+E = TypeVar("E")
 
 
 class Kind(Enum):
@@ -34,67 +37,50 @@ class Kind(Enum):
     __hash__ = object.__hash__
 
 
-@dataclass(frozen=True, slots=True)
-class _Reader:
-    key: Callable[[str, Any], keys.Key | None]  # (tenant's org id, id) -> key; None: nothing to read
-    convert: Callable[[items.Item], Any]
-
-
-def _own(org_id: str, asked: Any) -> str | None:
-    return org_id if asked == org_id else None
-
-
-def _organization_key(org_id: str, asked: Any) -> keys.Key | None:
-    return None if _own(org_id, asked) is None else keys.organization_key(org_id)
-
-
-def _subscription_key(org_id: str, asked: Any) -> keys.Key | None:
-    return None if _own(org_id, asked) is None else keys.subscription_key(org_id)
-
-
-def _application_key(org_id: str, asked: Any) -> keys.Key:
-    job_id, app_id = asked
-    return keys.application_key(org_id, keys.parse_ulid(job_id, "jobId"), keys.parse_ulid(app_id, "appId"))
-
-
-_READERS: Final[dict[Kind, _Reader]] = {
-    Kind.ORGANIZATION: _Reader(_organization_key, items.organization_from),
-    Kind.SUBSCRIPTION: _Reader(_subscription_key, items.subscription_from),
-    Kind.DEPARTMENT: _Reader(
-        lambda org_id, dept_id: keys.department_key(org_id, keys.parse_ulid(dept_id, "departmentId")),
-        items.department_from,
-    ),
-    Kind.EMPLOYEE: _Reader(
-        lambda org_id, emp_id: keys.employee_key(org_id, keys.parse_ulid(emp_id, "employeeId")),
-        items.employee_from,
-    ),
-    Kind.JOB: _Reader(lambda org_id, job_id: keys.job_key(org_id, keys.parse_ulid(job_id, "jobId")), items.job_from),
-    Kind.APPLICATION: _Reader(_application_key, items.application_from),
+LAYOUTS: Final[dict[Kind, Layout[Any]]] = {
+    Kind.ORGANIZATION: layout.ORGANIZATION,
+    Kind.SUBSCRIPTION: layout.SUBSCRIPTION,
+    Kind.DEPARTMENT: layout.DEPARTMENT,
+    Kind.EMPLOYEE: layout.EMPLOYEE,
+    Kind.JOB: layout.JOB_POSTING,
+    Kind.APPLICATION: layout.APPLICATION,
 }
 
 
+def get(table: Table, kind: Layout[E], *ids: str, consistent: bool = False) -> E | None:
+    """One item of ``kind`` by the ids of its key after the tenant's (one GetItem), or None."""
+    item = table.get(kind.key_at(table.tenant.org_id, *ids), consistent=consistent)
+    return None if item is None else kind.read(item)
+
+
+def get_many(table: Table, kind: Layout[E], ids: Sequence[str | tuple[str, ...]]) -> list[E | None]:
+    """Many items of ``kind`` through BatchGetItem, in the order asked, None for a miss."""
+    org_id = table.tenant.org_id
+    wanted = [kind.key_at(org_id, *each) if isinstance(each, tuple) else kind.key_at(org_id, each) for each in ids]
+    return table.get_many(wanted, kind.read)
+
+
+def _key(kind: Layout[Any], org_id: str, asked: Any) -> keys.Key | None:
+    if kind.slots == ("org_id",):
+        # The tenant's own items (its organisation, its subscription) go by its id alone.
+        return kind.key_at(org_id) if asked == org_id else None
+    return kind.key_at(org_id, *asked) if isinstance(asked, tuple) else kind.key_at(org_id, asked)
+
+
 def get_by_id(table: Table, wanted: Sequence[tuple[Kind, Any]]) -> list[Any]:
-    """Each (kind, id) of ``wanted`` as its entity, None when missing, or its InvalidInput.
+    """Each (kind, typed id) of ``wanted`` as its entity, None when missing.
 
     One distinct key is a GetItem; more go to ``Table.batch_get`` (duplicates read once).
     """
     org_id = table.tenant.org_id
-    located: list[keys.Key | InvalidInput | None] = []
-    for kind, asked in wanted:
-        try:
-            located.append(_READERS[kind].key(org_id, asked))
-        except InvalidInput as error:
-            located.append(error)
-    to_read = list(dict.fromkeys(key for key in located if isinstance(key, keys.Key)))
+    located = [_key(LAYOUTS[kind], org_id, asked) for kind, asked in wanted]
+    to_read = list(dict.fromkeys(key for key in located if key is not None))
     if len(to_read) == 1:
         found = {to_read[0]: table.get(to_read[0])}
     else:
         found = dict(zip(to_read, table.batch_get(to_read), strict=True)) if to_read else {}
     answers: list[Any] = []
     for (kind, _), key in zip(wanted, located, strict=True):
-        if not isinstance(key, keys.Key):
-            answers.append(key)
-            continue
-        item = found[key]
-        answers.append(None if item is None else _READERS[kind].convert(item))
+        item = None if key is None else found[key]
+        answers.append(None if item is None else LAYOUTS[kind].read(item))
     return answers

@@ -17,6 +17,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from datastore import keys
+
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
@@ -228,7 +230,7 @@ _WRITE_OPERATIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactW
 
 def _partition_keys(operation: str, params: dict[str, Any]) -> Iterator[str]:
     def of_key(key: dict[str, Any]) -> Iterator[str]:
-        value = key.get("PK", {}).get("S")
+        value = key.get(keys.PK, {}).get("S")
         if value is not None:
             yield value
 

@@ -11,8 +11,9 @@ from typing import Final
 
 from datastore import keys
 from datastore.entities import FieldChange
-from datastore.items import ENTITY, Item, audit_value
-from datastore.layout import ORG_ID, VERSION
+from datastore.ids import OrgId
+from datastore.items import Item, audit_value
+from datastore.layout import ENTITY, ORG_ID, VERSION
 
 # Attributes that are layout, not data: never reported as changed fields.
 _NOT_FIELDS: Final = frozenset({keys.PK, keys.SK, keys.GSI1PK, keys.GSI1SK, ENTITY, ORG_ID, VERSION})
@@ -30,7 +31,7 @@ class Change:
     action: str
     entity_type: str
     entity_id: str
-    org_id: str
+    org_id: OrgId
     before: Item | None
     after: Item
     result: Item | None = None

@@ -43,8 +43,8 @@ ATTEMPTS: Final = 10
 PAUSE_SECONDS: Final = 0.02
 MAX_PAUSE_SECONDS: Final = 1.0
 
-DEPARTMENT: Final = "Department"
-JOB_POSTING: Final = "JobPosting"
+DEPARTMENT: Final = layout.DEPARTMENT.entity.__name__
+JOB_POSTING: Final = layout.JOB_POSTING.entity.__name__
 
 Counts = dict[str, int]
 """Counter attribute name -> value."""
@@ -111,14 +111,14 @@ def _stored(item: Item, names: tuple[str, ...]) -> Counts:
 
 def _headcount_of(table: Table, org_id: str, dept_id: str) -> Counts:
     """AP7: the department's membership items."""
-    members = _query_all(table, keys.membership_pk(org_id, dept_id), keys.employee_sk_prefix())
+    members = _query_all(table, layout.MEMBERSHIP.partition(org_id, dept_id), layout.MEMBERSHIP.sort_prefix)
     return {layout.HEADCOUNT: sum(1 for _ in members)}
 
 
 def _application_counts_of(table: Table, org_id: str, job_id: str) -> Counts:
     """AP10: the job's applications, by status."""
     counts = dict.fromkeys(layout.APPLICATION_COUNTS.values(), 0)
-    for item in _query_all(table, keys.job_partition_pk(org_id, job_id), keys.application_sk_prefix()):
+    for item in _query_all(table, layout.APPLICATION.partition(org_id, job_id), layout.APPLICATION.sort_prefix):
         counts[layout.APPLICATION_COUNTS[ApplicationStatus(item[layout.STATUS]["S"])]] += 1
     return counts
 
@@ -190,36 +190,36 @@ def _label(name: str) -> str:
     if name == layout.HEADCOUNT:
         return name
     status = next(status for status, attribute in layout.APPLICATION_COUNTS.items() if attribute == name)
-    return f"applicationCounts.{status.value}"
+    return f"{layout.APPLICATION_COUNTS_LABEL}.{status.value}"
 
 
 def check_organization(table: Table, *, fix: bool = False) -> Report:
     """Every department (AP5) and job (AP12) of ``table``'s tenant, recounted."""
     org_id = table.tenant.org_id
     report = Report()
-    for item in _query_all(table, keys.org_pk(org_id), keys.department_sk_prefix()):
-        dept = items.department_from(item)
+    for item in _query_all(table, layout.DEPARTMENT.partition(org_id), layout.DEPARTMENT.sort_prefix):
+        dept = layout.DEPARTMENT.read(item)
         report.departments += 1
         report.drifts.extend(
             _check_item(
                 table,
                 entity=DEPARTMENT,
                 entity_id=dept.dept_id,
-                key=keys.department_key(org_id, dept.dept_id),
+                key=layout.DEPARTMENT.key_of(dept),
                 names=(layout.HEADCOUNT,),
                 recount=partial(_headcount_of, table, org_id, dept.dept_id),
                 fix=fix,
             )
         )
-    for item in _query_all(table, keys.org_pk(org_id), keys.job_sk_prefix()):
-        job = items.job_from(item)
+    for item in _query_all(table, layout.JOB_POSTING.partition(org_id), layout.JOB_POSTING.sort_prefix):
+        job = layout.JOB_POSTING.read(item)
         report.jobs += 1
         report.drifts.extend(
             _check_item(
                 table,
                 entity=JOB_POSTING,
                 entity_id=job.job_id,
-                key=keys.job_key(org_id, job.job_id),
+                key=layout.JOB_POSTING.key_of(job),
                 names=tuple(layout.APPLICATION_COUNTS.values()),
                 recount=partial(_application_counts_of, table, org_id, job.job_id),
                 fix=fix,

@@ -5,47 +5,44 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from datastore import idempotency, items, keys, layout, transact, validation, writes
+from datastore import by_id, idempotency, items, layout, transact, validation, writes
 from datastore.changes import Change
 from datastore.entities import Department, EmployeeStatus
 from datastore.errors import Conflict, InvalidInput, NotFound
+from datastore.ids import DepartmentId, EmployeeId, OrgId, new_id
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
 
-# Passed as ``manager_id`` to leave a department without a manager.
-NO_MANAGER = ""
+# Passed as ``manager_id`` to leave a department without a manager: no employee's id.
+NO_MANAGER = EmployeeId("")
 
 
-def get_department(table: Table, dept_id: str, *, consistent: bool = False) -> Department | None:
+def get_department(table: Table, dept_id: DepartmentId, *, consistent: bool = False) -> Department | None:
     """AP6: one GetItem."""
-    dept_id = keys.parse_ulid(dept_id, "departmentId")
-    item = table.get(keys.department_key(table.tenant.org_id, dept_id), consistent=consistent)
-    return None if item is None else items.department_from(item)
+    return by_id.get(table, layout.DEPARTMENT, dept_id, consistent=consistent)
 
 
-def get_departments(table: Table, dept_ids: Sequence[str]) -> list[Department | None]:
-    org_id = table.tenant.org_id
-    wanted = [keys.department_key(org_id, keys.parse_ulid(d, "departmentId")) for d in dept_ids]
-    return table.get_many(wanted, items.department_from)
+def get_departments(table: Table, dept_ids: Sequence[DepartmentId]) -> list[Department | None]:
+    return by_id.get_many(table, layout.DEPARTMENT, dept_ids)
 
 
 def list_departments(table: Table, request: PageRequest) -> Page[Department]:
     """AP5: one Query on the organisation's partition."""
     return table.query_page(
-        keys.org_pk(table.tenant.org_id),
+        layout.DEPARTMENT.partition(table.tenant.org_id),
         request,
-        items.department_from,
-        sk_prefix=keys.department_sk_prefix(),
+        layout.DEPARTMENT.read,
+        sk_prefix=layout.DEPARTMENT.sort_prefix,
     )
 
 
-def _manager_is_active(org_id: str, manager_id: str) -> transact.Op:
+def _manager_is_active(org_id: OrgId, manager_id: EmployeeId) -> transact.Op:
     def missing(_old: Item | None) -> InvalidInput:
-        return InvalidInput("managerId", "no active employee has this id")
+        return InvalidInput("manager_id", "no active employee has this id")
 
     return transact.check(
-        keys.employee_key(org_id, manager_id),
+        layout.EMPLOYEE.key_at(org_id, manager_id),
         "#status = :active",
         names={"#status": layout.STATUS},
         values={":active": items.s(EmployeeStatus.ACTIVE.value)},
@@ -57,7 +54,7 @@ def create_department(
     table: Table,
     *,
     name: str,
-    manager_id: str | None = None,
+    manager_id: EmployeeId | None = None,
     idempotency_key: str | None = None,
 ) -> Department:
     org_id = table.tenant.org_id
@@ -68,28 +65,28 @@ def create_department(
     def perform() -> Department:
         dept = Department(
             org_id=org_id,
-            dept_id=keys.new_id(),
+            dept_id=DepartmentId(new_id()),
             name=validation.name(name),
-            manager_id=None if manager_id is None else keys.parse_ulid(manager_id, "managerId"),
+            manager_id=manager_id,
             headcount=0,
         )
-        item = items.department_item(dept)
+        item = layout.DEPARTMENT.item(dept)
         ops = [transact.put_new(item, lambda _old: Conflict("department id taken"))]
         if dept.manager_id is not None:
             ops.append(_manager_is_active(org_id, dept.manager_id))
-        change = Change("department.create", items.DEPARTMENT, dept.dept_id, org_id, None, item)
+        change = Change("department.create", layout.DEPARTMENT.tag, dept.dept_id, org_id, None, item)
         writes.commit(table, ops, change, request)
         return dept
 
-    return idempotency.run(table, request, items.department_from, perform)
+    return idempotency.run(table, request, layout.DEPARTMENT.read, perform)
 
 
 def update_department(
     table: Table,
-    dept_id: str,
+    dept_id: DepartmentId,
     *,
     name: str | None = None,
-    manager_id: str | None = None,
+    manager_id: EmployeeId | None = None,
     idempotency_key: str | None = None,
 ) -> Department:
     """Rename a department or change its manager (``NO_MANAGER`` removes it).
@@ -98,7 +95,6 @@ def update_department(
     department returned (and replayed) carries the headcount read just before the write.
     """
     org_id = table.tenant.org_id
-    dept_id = keys.parse_ulid(dept_id, "departmentId")
     request = idempotency.prepare(
         table,
         org_id,
@@ -124,16 +120,16 @@ def update_department(
         if manager_id == NO_MANAGER:
             removes.append("#manager")
         elif manager_id is not None:
-            new_manager = keys.parse_ulid(manager_id, "managerId")
+            new_manager = manager_id
             sets.append("#manager = :manager")
             values[":manager"] = items.s(new_manager)
             ops.append(_manager_is_active(org_id, new_manager))
         if not sets and not removes:
-            # No one field is at fault; the API names its whole input for a field it lacks.
-            raise InvalidInput("department", "names nothing to change (name or managerId)")
+            # No one field is at fault: the request as a whole.
+            raise InvalidInput("request", "names nothing to change (name or manager_id)")
         current = get_department(table, dept_id, consistent=True)
         if current is None:
-            raise NotFound("Department", dept_id)
+            raise NotFound(Department, dept_id)
         updated = replace(
             current,
             name=current.name if new_name is None else new_name,
@@ -151,12 +147,12 @@ def update_department(
         )
 
         def missing(_old: Item | None) -> NotFound:
-            return NotFound("Department", dept_id)
+            return NotFound(Department, dept_id)
 
         ops.insert(
             0,
             transact.update(
-                keys.department_key(org_id, dept_id),
+                layout.DEPARTMENT.key_at(org_id, dept_id),
                 expression,
                 condition="attribute_exists(PK)",
                 names=names or None,
@@ -166,13 +162,13 @@ def update_department(
         )
         change = Change(
             "department.update",
-            items.DEPARTMENT,
+            layout.DEPARTMENT.tag,
             dept_id,
             org_id,
-            items.department_item(current),
-            items.department_item(updated),
+            layout.DEPARTMENT.item(current),
+            layout.DEPARTMENT.item(updated),
         )
         writes.commit(table, ops, change, request)
         return updated
 
-    return idempotency.run(table, request, items.department_from, perform)
+    return idempotency.run(table, request, layout.DEPARTMENT.read, perform)

@@ -1,7 +1,7 @@
 """Persisted GraphQL documents (Apollo's automatic persisted queries), one store per organisation.
 
 A document belongs to the organisation whose caller registered it: it lives in that
-organisation's own partitions (``ORG#<org>#PQ#<slot>``, keys.py), read and written through
+organisation's own partitions (``ORG#<org>#PQ#<slot>``, layout.py), read and written through
 its TenantScope, so one organisation can neither run nor tell that another registered a
 text. Every server process sees a document one of them registered.
 
@@ -19,9 +19,10 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Final
 
-from datastore import keys, transact
+from datastore import keys, layout, transact
 from datastore.errors import InvalidInput
-from datastore.items import EXPIRES_AT, n, s
+from datastore.ids import OrgId
+from datastore.records import PersistedDocument
 from datastore.table import Table
 
 # A document not registered again within this long is deleted by the table's TTL; a client
@@ -31,9 +32,6 @@ DOCUMENT_TTL: Final = timedelta(days=30)
 # prints to 3.8 kB as Apollo Client sends it (indented, one field a line), so a document at
 # the token limit (1,000) prints to about 9 kB; GraphiQL's full introspection query is 1.6 kB.
 MAX_DOCUMENT_BYTES: Final = 16 * 1024
-ENTITY: Final = "PersistedDocument"
-_DOCUMENT: Final = "document"
-_SHA256: Final = "sha256"
 
 
 def fits(document: str) -> bool:
@@ -41,25 +39,24 @@ def fits(document: str) -> bool:
     return len(document) <= MAX_DOCUMENT_BYTES and len(document.encode()) <= MAX_DOCUMENT_BYTES
 
 
-def get_document(table: Table, org_id: str, sha256: str) -> str | None:
+def _checked(sha256: str) -> str:
+    if not keys.is_sha256(sha256):
+        raise InvalidInput("sha256", "must be 64 lowercase hexadecimal characters")
+    return sha256
+
+
+def get_document(table: Table, org_id: OrgId, sha256: str) -> str | None:
     """The organisation's document registered under ``sha256`` (one GetItem), or None."""
-    item = table.get(keys.persisted_document_key(org_id, sha256))
-    if item is None or item.get(_SHA256, {}).get("S") != sha256:
-        return None  # empty, or the slot holds another document
-    document: str = item[_DOCUMENT]["S"]
-    return document
+    item = table.get(layout.PERSISTED_DOCUMENT.key_at(org_id, _checked(sha256)))
+    if item is None:
+        return None
+    found = layout.PERSISTED_DOCUMENT.read(item, org_id=org_id)
+    return found.document if found.sha256 == sha256 else None  # the slot may hold another document
 
 
-def put_document(table: Table, org_id: str, sha256: str, document: str, at: datetime) -> None:
+def put_document(table: Table, org_id: OrgId, sha256: str, document: str, at: datetime) -> None:
     """Register ``document`` under its hash for the organisation (the caller checked the hash)."""
     if not fits(document):
-        raise InvalidInput("query", f"a persisted document is at most {MAX_DOCUMENT_BYTES} bytes")
-    key = keys.persisted_document_key(org_id, sha256)
-    item = {
-        **key.wire(),
-        "entity": s(ENTITY),
-        _SHA256: s(sha256),
-        _DOCUMENT: s(document),
-        EXPIRES_AT: n(int((at + DOCUMENT_TTL).timestamp())),
-    }
-    table.write([transact.put(item)])
+        raise InvalidInput("document", f"a persisted document is at most {MAX_DOCUMENT_BYTES} bytes")
+    stored = PersistedDocument(org_id, _checked(sha256), document, at + DOCUMENT_TTL)
+    table.write([transact.put(layout.PERSISTED_DOCUMENT.item(stored))])

@@ -10,30 +10,17 @@ deletes those a name change leaves behind, so search never sees a write half-don
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 
-from datastore import idempotency, items, keys, layout, locking, transact, validation, writes
+from datastore import by_id, idempotency, items, keys, layout, locking, names, transact, validation, writes
 from datastore.changes import Change
-from datastore.entities import Employee, EmployeeStatus, Role
+from datastore.entities import Employee, EmployeeStatus, Identity, Move, Role
 from datastore.errors import Conflict, InvalidInput, StaleVersion
+from datastore.ids import DepartmentId, EmployeeId, OrgId, new_id
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
-
-
-@dataclass(frozen=True, slots=True)
-class Move:
-    """A move's outcome: the employee after it and the department they left.
-
-    ``from_department_id`` comes from the same read the write was conditioned on, and a
-    replay returns it from the idempotency record, so a retry names the same department.
-    It is None when the employee had no department or was already in the target.
-    """
-
-    employee: Employee
-    from_department_id: str | None
-
 
 # Moves and terminations without an expectedVersion re-read and retry this often when
 # another write to the same employee lands between their read and their write.
@@ -47,7 +34,7 @@ def _email_taken(email: str) -> transact.FailureHandler:
     return handler
 
 
-def _in_own_domain(org_id: str, email: str) -> transact.Op:
+def _in_own_domain(org_id: OrgId, email: str) -> transact.Op:
     """The email's domain is the organisation's: checked in the write's own transaction.
 
     A domain of another organisation and a domain of none fail alike, so the answer never
@@ -59,16 +46,16 @@ def _in_own_domain(org_id: str, email: str) -> transact.Op:
         return InvalidInput("email", "must be an address in one of your organisation's email domains")
 
     return transact.check(
-        keys.domain_key(validation.email_domain(email)),
-        "orgId = :org",
+        layout.EMAIL_DOMAIN.key_at(validation.email_domain(email)),
+        f"{layout.ORG_ID} = :org",
         values={":org": items.s(org_id)},
         on_failed=handler,
     )
 
 
-def _department_missing(field: str) -> transact.FailureHandler:
+def _department_missing() -> transact.FailureHandler:
     def handler(_old: Item | None) -> InvalidInput:
-        return InvalidInput(field, "no such department")
+        return InvalidInput("department_id", "no such department")
 
     return handler
 
@@ -76,38 +63,33 @@ def _department_missing(field: str) -> transact.FailureHandler:
 # --- reads -------------------------------------------------------------------------------
 
 
-def get_employee(table: Table, emp_id: str, *, consistent: bool = False) -> Employee | None:
+def get_employee(table: Table, emp_id: EmployeeId, *, consistent: bool = False) -> Employee | None:
     """AP2: one GetItem."""
-    emp_id = keys.parse_ulid(emp_id, "employeeId")
-    item = table.get(keys.employee_key(table.tenant.org_id, emp_id), consistent=consistent)
-    return None if item is None else items.employee_from(item)
+    return by_id.get(table, layout.EMPLOYEE, emp_id, consistent=consistent)
 
 
-def get_employees(table: Table, emp_ids: Sequence[str]) -> list[Employee | None]:
+def get_employees(table: Table, emp_ids: Sequence[EmployeeId]) -> list[Employee | None]:
     """Many employees by id through BatchGetItem, in the order asked."""
-    org_id = table.tenant.org_id
-    wanted = [keys.employee_key(org_id, keys.parse_ulid(e, "employeeId")) for e in emp_ids]
-    return table.get_many(wanted, items.employee_from)
+    return by_id.get_many(table, layout.EMPLOYEE, emp_ids)
 
 
 def list_employees(table: Table, request: PageRequest) -> Page[Employee]:
     """AP3: the organisation's employees by hire date (either order), one Query on GSI1."""
     return table.query_page(
-        keys.employees_gsi_pk(table.tenant.org_id),
+        layout.EMPLOYEE.index_partition(table.tenant.org_id),
         request,
-        items.employee_from,
+        layout.EMPLOYEE.read,
         index=keys.GSI1,
     )
 
 
-def list_department_employees(table: Table, dept_id: str, request: PageRequest) -> Page[Employee]:
+def list_department_employees(table: Table, dept_id: DepartmentId, request: PageRequest) -> Page[Employee]:
     """AP7: a department's active employees, one Query over their membership copies."""
-    dept_id = keys.parse_ulid(dept_id, "departmentId")
     return table.query_page(
-        keys.membership_pk(table.tenant.org_id, dept_id),
+        layout.MEMBERSHIP.partition(table.tenant.org_id, dept_id),
         request,
-        items.employee_from,
-        sk_prefix=keys.employee_sk_prefix(),
+        layout.MEMBERSHIP.read,
+        sk_prefix=layout.MEMBERSHIP.sort_prefix,
     )
 
 
@@ -117,36 +99,36 @@ def list_employees_by_name(table: Table, prefix: str, request: PageRequest) -> P
     ``prefix`` is a folded search (``names.search``): the employees with a first or last name
     starting with it, each once; "" lists the whole directory, ACTIVE and INACTIVE.
     """
-    return table.query_page(keys.name_pk(table.tenant.org_id, prefix), request, items.employee_from)
+    return table.query_page(layout.NAME_ENTRY.partition(table.tenant.org_id, prefix), request, layout.NAME_ENTRY.read)
 
 
-def find_employee_id_by_email(table: Table, email: str) -> str | None:
+def find_employee_id_by_email(table: Table, email: str) -> EmployeeId | None:
     """AP4 within a tenant: one GetItem on the organisation's email pointer."""
     email = validation.email(email)
-    item = table.get(keys.email_pointer_key(table.tenant.org_id, email))
-    return None if item is None else items.emp_id_of_pointer(item)
+    item = table.get(layout.EMAIL_POINTER.key_at(table.tenant.org_id, email))
+    return None if item is None else layout.EMAIL_POINTER.read(item, email=email).emp_id
 
 
 # --- writes ------------------------------------------------------------------------------
 
 
 def new_employee(
-    org_id: str,
+    org_id: OrgId,
     *,
     email: str,
     first_name: str,
     last_name: str,
-    department_id: str | None,
+    department_id: DepartmentId | None,
     role: Role,
     hired_at: datetime | None = None,
 ) -> Employee:
     return Employee(
         org_id=org_id,
-        emp_id=keys.new_id(),
+        emp_id=EmployeeId(new_id()),
         email=validation.email(email),
-        first_name=validation.name(first_name, "firstName"),
-        last_name=validation.name(last_name, "lastName"),
-        department_id=(None if department_id is None else keys.parse_ulid(department_id, "departmentId")),
+        first_name=validation.name(first_name, "first_name"),
+        last_name=validation.name(last_name, "last_name"),
+        department_id=department_id,
         role=role,
         status=EmployeeStatus.ACTIVE,
         hired_at=hired_at or items.now(),
@@ -162,11 +144,33 @@ def admin_ops(emp: Employee) -> list[transact.Op]:
     organisation's first admin, the domains written beside it).
     """
     return [
-        transact.put_new(items.employee_item(emp), lambda _old: Conflict("employee id taken")),
-        transact.put_new(items.identity_item(emp), _email_taken(emp.email)),
-        transact.put_new(items.email_pointer_item(emp), _email_taken(emp.email)),
+        transact.put_new(layout.EMPLOYEE.item(emp), lambda _old: Conflict("employee id taken")),
+        *_identity_ops(emp),
         *name_entry_ops(None, emp),
     ]
+
+
+def _identity_ops(emp: Employee) -> list[transact.Op]:
+    """The items that tie an email to the employee: its identity (sign-in) and its pointer."""
+    identity = Identity(emp.email, emp.org_id, emp.emp_id)
+    return [
+        transact.put_new(layout.IDENTITY.item(identity), _email_taken(emp.email)),
+        transact.put_new(layout.EMAIL_POINTER.item(identity), _email_taken(emp.email)),
+    ]
+
+
+def _name_entry_keys(emp: Employee) -> list[keys.Key]:
+    """The keys of an employee's name entries: one per prefix of its folded names, "" first."""
+    return [layout.NAME_ENTRY.key_of(emp, prefix=prefix) for prefix in names.prefixes(emp.first_name, emp.last_name)]
+
+
+def name_entry_items(emp: Employee) -> list[Item]:
+    """An employee's copies in the name partitions (``datastore.names``), active or not.
+
+    Each carries every employee attribute, as the membership copy does, so a search page is
+    one Query with nothing to hydrate.
+    """
+    return [layout.NAME_ENTRY.item(emp, prefix=prefix) for prefix in names.prefixes(emp.first_name, emp.last_name)]
 
 
 def name_entry_ops(before: Employee | None, after: Employee) -> list[transact.Op]:
@@ -175,39 +179,35 @@ def name_entry_ops(before: Employee | None, after: Employee) -> list[transact.Op
     Every entry carries the whole employee, so every write puts them all again; a name change
     also moves entries to other sort keys and prefixes, and the old ones go in the same write.
     """
-    ops = [transact.put(item) for item in items.name_entry_items(after)]
+    ops = [transact.put(item) for item in name_entry_items(after)]
     if before is not None:
-        kept = set(items.name_entry_keys(after))
-        ops += [transact.delete(key) for key in items.name_entry_keys(before) if key not in kept]
+        kept = set(_name_entry_keys(after))
+        ops += [transact.delete(key) for key in _name_entry_keys(before) if key not in kept]
     return ops
 
 
-def _headcount(org_id: str, dept_id: str, delta: int, field: str) -> transact.Op:
+def _headcount(org_id: OrgId, dept_id: DepartmentId, delta: int) -> transact.Op:
     return transact.update(
-        keys.department_key(org_id, dept_id),
+        layout.DEPARTMENT.key_at(org_id, dept_id),
         # The revision lets the drift repair (datastore/counts.py) see that the counter moved.
         "ADD #headcount :delta, #revision :one",
         condition="attribute_exists(PK)",
         names={"#headcount": layout.HEADCOUNT, "#revision": layout.COUNTS_REVISION},
         values={":delta": items.n(delta), ":one": items.n(1)},
-        on_failed=_department_missing(field),
+        on_failed=_department_missing(),
     )
 
 
 def _change(action: str, before: Employee | None, after: Employee, result: Item | None = None) -> Change:
     return Change(
         action,
-        items.EMPLOYEE,
+        layout.EMPLOYEE.tag,
         after.emp_id,
         after.org_id,
-        None if before is None else items.employee_item(before),
-        items.employee_item(after),
+        None if before is None else layout.EMPLOYEE.item(before),
+        layout.EMPLOYEE.item(after),
         result,
     )
-
-
-def _move_from(result: Item) -> Move:
-    return Move(items.employee_from(result), items.moved_from_of(result))
 
 
 def create_employee(
@@ -216,7 +216,7 @@ def create_employee(
     email: str,
     first_name: str,
     last_name: str,
-    department_id: str | None,
+    department_id: DepartmentId | None,
     role: Role,
     hired_at: datetime | None = None,
     idempotency_key: str | None = None,
@@ -252,25 +252,25 @@ def create_employee(
         # fails (a taken email included).
         ops = [_in_own_domain(emp.org_id, emp.email), *admin_ops(emp)]
         if emp.department_id is not None:
-            ops.append(transact.put(items.membership_item(emp)))
-            ops.append(_headcount(emp.org_id, emp.department_id, +1, "departmentId"))
+            ops.append(transact.put(layout.MEMBERSHIP.item(emp)))
+            ops.append(_headcount(emp.org_id, emp.department_id, +1))
         writes.commit(table, ops, _change("employee.create", None, emp), request)
         return emp
 
-    return idempotency.run(table, request, items.employee_from, perform)
+    return idempotency.run(table, request, layout.EMPLOYEE.read, perform)
 
 
 def _put_versioned(emp: Employee, expected: int) -> transact.Op:
-    return locking.put_versioned(layout.EMPLOYEE, items.employee_item(emp), expected)
+    return locking.put_versioned(layout.EMPLOYEE, layout.EMPLOYEE.item(emp), expected)
 
 
-def _current(table: Table, emp_id: str, expected_version: int | None) -> Employee:
+def _current(table: Table, emp_id: EmployeeId, expected_version: int | None) -> Employee:
     return locking.checked(layout.EMPLOYEE, get_employee(table, emp_id, consistent=True), emp_id, expected_version)
 
 
 def update_employee(
     table: Table,
-    emp_id: str,
+    emp_id: EmployeeId,
     *,
     expected_version: int,
     email: str | None = None,
@@ -300,44 +300,42 @@ def update_employee(
         updated = replace(
             current,
             email=current.email if email is None else validation.email(email),
-            first_name=(current.first_name if first_name is None else validation.name(first_name, "firstName")),
-            last_name=(current.last_name if last_name is None else validation.name(last_name, "lastName")),
+            first_name=(current.first_name if first_name is None else validation.name(first_name, "first_name")),
+            last_name=(current.last_name if last_name is None else validation.name(last_name, "last_name")),
             role=current.role if role is None else role,
             version=current.version + 1,
         )
         ops = [_put_versioned(updated, current.version), *name_entry_ops(current, updated)]
         if updated.status is EmployeeStatus.ACTIVE and updated.department_id is not None:
-            ops.append(transact.put(items.membership_item(updated)))
+            ops.append(transact.put(layout.MEMBERSHIP.item(updated)))
         if updated.email != current.email:
             same_owner = {":emp": items.s(current.emp_id)}
             ops[:0] = [_in_own_domain(updated.org_id, updated.email)]
             ops += [
                 transact.delete(
-                    keys.identity_key(current.email),
+                    layout.IDENTITY.key_at(current.email),
                     condition="#emp = :emp",
                     names={"#emp": layout.EMP_ID},
                     values=same_owner,
                 ),
-                transact.delete(keys.email_pointer_key(current.org_id, current.email)),
-                transact.put_new(items.identity_item(updated), _email_taken(updated.email)),
-                transact.put_new(items.email_pointer_item(updated), _email_taken(updated.email)),
+                transact.delete(layout.EMAIL_POINTER.key_at(current.org_id, current.email)),
+                *_identity_ops(updated),
             ]
         writes.commit(table, ops, _change("employee.update", current, updated), request)
         return updated
 
-    return idempotency.run(table, request, items.employee_from, perform)
+    return idempotency.run(table, request, layout.EMPLOYEE.read, perform)
 
 
 def move_employee(
     table: Table,
-    emp_id: str,
-    department_id: str,
+    emp_id: EmployeeId,
+    department_id: DepartmentId,
     *,
     expected_version: int | None = None,
     idempotency_key: str | None = None,
 ) -> Move:
     """Move an active employee: employee, both memberships and both counters at once."""
-    department_id = keys.parse_ulid(department_id, "departmentId")
     request = idempotency.prepare(
         table,
         table.tenant.org_id,
@@ -357,11 +355,11 @@ def move_employee(
             moved = replace(current, department_id=department_id, version=current.version + 1)
             ops = [_put_versioned(moved, current.version), *name_entry_ops(current, moved)]
             if current.department_id is not None:
-                ops.append(transact.delete(keys.membership_key(current.org_id, current.department_id, current.emp_id)))
-                ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
-            ops.append(transact.put(items.membership_item(moved)))
-            ops.append(_headcount(moved.org_id, department_id, +1, "departmentId"))
-            result = items.move_result_item(moved, current.department_id)
+                ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
+                ops.append(_headcount(current.org_id, current.department_id, -1))
+            ops.append(transact.put(layout.MEMBERSHIP.item(moved)))
+            ops.append(_headcount(moved.org_id, department_id, +1))
+            result = layout.MOVE_RESULT.item(Move(moved, current.department_id))
             try:
                 writes.commit(table, ops, _change("employee.move", current, moved, result), request)
                 return Move(moved, current.department_id)
@@ -370,12 +368,12 @@ def move_employee(
                     raise
         raise AssertionError("unreachable")
 
-    return idempotency.run(table, request, _move_from, perform)
+    return idempotency.run(table, request, layout.MOVE_RESULT.read, perform)
 
 
 def terminate_employee(
     table: Table,
-    emp_id: str,
+    emp_id: EmployeeId,
     *,
     expected_version: int | None = None,
     idempotency_key: str | None = None,
@@ -403,8 +401,8 @@ def terminate_employee(
             )
             ops = [_put_versioned(terminated, current.version), *name_entry_ops(current, terminated)]
             if current.department_id is not None:
-                ops.append(transact.delete(keys.membership_key(current.org_id, current.department_id, current.emp_id)))
-                ops.append(_headcount(current.org_id, current.department_id, -1, "departmentId"))
+                ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
+                ops.append(_headcount(current.org_id, current.department_id, -1))
             try:
                 writes.commit(table, ops, _change("employee.terminate", current, terminated), request)
                 return terminated
@@ -413,4 +411,4 @@ def terminate_employee(
                     raise
         raise AssertionError("unreachable")
 
-    return idempotency.run(table, request, items.employee_from, perform)
+    return idempotency.run(table, request, layout.EMPLOYEE.read, perform)

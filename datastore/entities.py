@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
+from datastore.ids import ApiKeyId, ApplicationId, DepartmentId, EmployeeId, JobId, OrgId
+
 
 class Plan(StrEnum):
     FREE = "free"
@@ -57,7 +59,7 @@ APPLICATION_TRANSITIONS: dict[ApplicationStatus, frozenset[ApplicationStatus]] =
 
 @dataclass(frozen=True, slots=True)
 class Organization:
-    org_id: str
+    org_id: OrgId
     name: str
     plan: Plan
     status: OrganizationStatus
@@ -67,8 +69,16 @@ class Organization:
 
 
 @dataclass(frozen=True, slots=True)
+class EmailDomain:
+    """An email domain and the one organisation, platform-wide, whose employees' emails it holds."""
+
+    domain: str
+    org_id: OrgId
+
+
+@dataclass(frozen=True, slots=True)
 class Subscription:
-    org_id: str
+    org_id: OrgId
     plan: Plan
     seats: int
     billing_customer_id: str | None
@@ -77,26 +87,39 @@ class Subscription:
 
 @dataclass(frozen=True, slots=True)
 class Department:
-    org_id: str
-    dept_id: str
+    org_id: OrgId
+    dept_id: DepartmentId
     name: str
-    manager_id: str | None
+    manager_id: EmployeeId | None
     headcount: int
 
 
 @dataclass(frozen=True, slots=True)
 class Employee:
-    org_id: str
-    emp_id: str
+    org_id: OrgId
+    emp_id: EmployeeId
     email: str
     first_name: str
     last_name: str
-    department_id: str | None
+    department_id: DepartmentId | None
     role: Role
     status: EmployeeStatus
     hired_at: datetime
     terminated_at: datetime | None
     version: int
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A move's outcome: the employee after it and the department they left.
+
+    ``from_department_id`` comes from the same read the write was conditioned on, and a
+    replay returns it from the idempotency record, so a retry names the same department.
+    It is None when the employee had no department or was already in the target.
+    """
+
+    employee: Employee
+    from_department_id: DepartmentId | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,9 +145,9 @@ NO_APPLICATIONS = ApplicationCounts()
 
 @dataclass(frozen=True, slots=True)
 class JobPosting:
-    org_id: str
-    job_id: str
-    department_id: str
+    org_id: OrgId
+    job_id: JobId
+    department_id: DepartmentId
     title: str
     description: str
     status: JobStatus
@@ -137,10 +160,10 @@ class JobPosting:
 
 @dataclass(frozen=True, slots=True)
 class Application:
-    org_id: str
-    app_id: str
-    job_id: str
-    emp_id: str
+    org_id: OrgId
+    app_id: ApplicationId
+    job_id: JobId
+    emp_id: EmployeeId
     status: ApplicationStatus
     submitted_at: datetime
 
@@ -158,8 +181,8 @@ class ApiKey:
     reach it; it is never shown to anyone.
     """
 
-    org_id: str
-    key_id: str
+    org_id: OrgId
+    key_id: ApiKeyId
     name: str
     role: Role
     status: ApiKeyStatus
@@ -173,8 +196,8 @@ class ApiKey:
 class ApiKeyGrant:
     """What a key's lookup item grants its bearer: a role in one organisation, while ACTIVE."""
 
-    org_id: str
-    key_id: str
+    org_id: OrgId
+    key_id: ApiKeyId
     role: Role
     status: ApiKeyStatus
 
@@ -184,8 +207,8 @@ class Identity:
     """Sign-in's view of an email: which employee of which organisation owns it."""
 
     email: str
-    org_id: str
-    emp_id: str
+    org_id: OrgId
+    emp_id: EmployeeId
 
 
 AuditValue = str | int | None
@@ -203,7 +226,7 @@ class FieldChange:
 class AuditEvent:
     """One successful write: who did what to which entity, when, and what it changed."""
 
-    org_id: str
+    org_id: OrgId
     event_id: str
     occurred_at: datetime
     # The employee who wrote it; None for a write without a known caller (demo data,

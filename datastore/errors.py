@@ -1,8 +1,46 @@
-"""Typed failures of the datastore. Callers never see a botocore exception."""
+"""Typed failures of the datastore. Callers never see a botocore exception.
+
+Errors speak the datastore's own vocabulary: a refused value is named by its field (the
+entities' field names, ``Field``), a missing object by its entity class. Where a field sits
+in a caller's request is the caller's business (graphql_api/schema/mutations/input_paths.py).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+Field = Literal[
+    # ids, when an object is refused as a whole (a closed job, a decided application)
+    "org_id",
+    "dept_id",
+    "emp_id",
+    "job_id",
+    "app_id",
+    "key_id",
+    # the entities' fields
+    "name",
+    "email",
+    "first_name",
+    "last_name",
+    "department_id",
+    "manager_id",
+    "title",
+    "description",
+    "status",
+    "role",
+    "domain",
+    "email_domains",
+    # what a request carries besides them
+    "idempotency_key",
+    "first",
+    "after",
+    "search",
+    "secret",
+    "document",
+    "sha256",
+    "request",
+]
+"""Every field an InvalidInput may name; ``request`` is a request as a whole."""
 
 
 class DatastoreError(Exception):
@@ -10,10 +48,12 @@ class DatastoreError(Exception):
 
 
 class NotFound(DatastoreError):
-    def __init__(self, entity: str, entity_id: str | None = None) -> None:
+    """No ``entity`` (an entity class of datastore/entities.py) has the id."""
+
+    def __init__(self, entity: type[Any], entity_id: str | None = None) -> None:
         self.entity = entity
         self.entity_id = entity_id
-        super().__init__(f"{entity} not found")
+        super().__init__(f"{entity.__name__} not found")
 
 
 class Conflict(DatastoreError):
@@ -29,7 +69,7 @@ class StaleVersion(Conflict):
 
 
 class InvalidInput(DatastoreError):
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: Field, message: str) -> None:
         self.field = field
         self.reason = message
         super().__init__(f"{field}: {message}")
@@ -58,8 +98,8 @@ class ScopeViolation(DatastoreError):
 class IdempotencyMismatch(InvalidInput):
     """An idempotency key already used for a different request (operation, input or caller)."""
 
-    def __init__(self, field: str = "idempotencyKey") -> None:
-        super().__init__(field, "was already used for a different request")
+    def __init__(self) -> None:
+        super().__init__("idempotency_key", "was already used for a different request")
 
 
 class AlreadyWritten(DatastoreError):

@@ -24,9 +24,11 @@ from datetime import datetime, timedelta
 from enum import Enum
 from typing import Final, TypeVar
 
-from datastore import items, keys, transact
+from datastore import items, keys, layout, transact
 from datastore.errors import AlreadyWritten, IdempotencyMismatch, Unavailable
+from datastore.ids import OrgId
 from datastore.items import Item
+from datastore.records import IdempotencyRecord
 from datastore.scope import actor_of
 from datastore.table import Table
 
@@ -39,14 +41,14 @@ TOKEN_LENGTH: Final = 36
 
 @dataclass(frozen=True, slots=True)
 class IdempotencyRequest:
-    org_id: str
+    org_id: OrgId
     key: str
     operation: str
     fingerprint: str
 
     @property
     def record_key(self) -> keys.Key:
-        return keys.idempotency_key(self.org_id, self.key)
+        return layout.IDEMPOTENCY.key_at(self.org_id, self.key)
 
     @property
     def token(self) -> str:
@@ -76,12 +78,18 @@ def _canonical(value: object) -> object:
 
 def prepare(
     table: Table,
-    org_id: str,
+    org_id: OrgId,
     operation: str,
     key: str | None,
     inputs: Mapping[str, object],
 ) -> IdempotencyRequest | None:
-    """The request a keyed write runs under; None when the caller sent no key."""
+    """The request a keyed write runs under; None when the caller sent no key.
+
+    ``inputs`` names each value as the first release of the write did (``employeeId``,
+    ``firstName``): the names are hashed into every stored record, so a retry sent across an
+    upgrade must hash alike. They are the fingerprint's own and frozen, not attribute names
+    (tests/datastore/layout_1.json holds each write's fingerprint).
+    """
     if key is None:
         return None
     key = keys.parse_idempotency_key(key)
@@ -91,7 +99,7 @@ def prepare(
 
 def record_op(request: IdempotencyRequest, result: Item, at: datetime) -> transact.Op:
     """The record's put: new, or replacing one whose time is up but TTL has not removed."""
-    record = items.idempotency_record_item(
+    record = IdempotencyRecord(
         org_id=request.org_id,
         key=request.key,
         operation=request.operation,
@@ -101,9 +109,9 @@ def record_op(request: IdempotencyRequest, result: Item, at: datetime) -> transa
         expires_at=at + RECORD_TTL,
     )
     return transact.put(
-        record,
+        layout.IDEMPOTENCY.item(record),
         condition="attribute_not_exists(PK) OR #expires < :now",
-        names={"#expires": items.EXPIRES_AT},
+        names={"#expires": layout.EXPIRES_AT},
         values={":now": items.n(int(at.timestamp()))},
         on_failed=AlreadyWritten,
     )
@@ -132,12 +140,22 @@ def run(
 
 def _live_record(table: Table, request: IdempotencyRequest) -> Item | None:
     record = table.get(request.record_key, consistent=True)
-    if record is None or items.idempotency_expires_at(record) < int(items.now().timestamp()):
+    if record is None or _record(record, request).expires_at < _whole_second(items.now()):
         return None
     return record
 
 
+def _whole_second(at: datetime) -> datetime:
+    """``at`` to the second before it, as an expiry is stored (epoch seconds)."""
+    return at.replace(microsecond=0)
+
+
+def _record(item: Item, request: IdempotencyRequest) -> IdempotencyRecord:
+    return layout.IDEMPOTENCY.read(item, key=request.key)
+
+
 def _replay(record: Item, request: IdempotencyRequest) -> Item:
-    if items.idempotency_fingerprint_of(record) != request.fingerprint:
+    found = _record(record, request)
+    if found.fingerprint != request.fingerprint:
         raise IdempotencyMismatch()
-    return items.idempotency_result_of(record)
+    return found.result

@@ -24,9 +24,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
-from datastore import employees, items, keys, validation
+from datastore import employees, items, layout, validation
 from datastore.entities import Employee, EmployeeStatus, Role
 from datastore.errors import Conflict
+from datastore.ids import DepartmentId
 from datastore.table import Table
 
 # One request's rows: a BatchGetItem's worth, and what 100 transactions cost fits the call budget.
@@ -40,13 +41,13 @@ class Outcome(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One person to onboard; ``department_id`` is a department's ULID."""
+    """One person to onboard."""
 
     email: str
     first_name: str
     last_name: str
     role: Role = Role.EMPLOYEE
-    department_id: str | None = None
+    department_id: DepartmentId | None = None
     hired_at: datetime | None = None
 
 
@@ -59,15 +60,14 @@ class Imported:
 def validated(row: Row) -> Row:
     """``row`` as it would be stored (email lower-case, names trimmed), or InvalidInput.
 
-    Checked before any call, so a malformed row costs nothing; the fields are named as the
-    datastore names them (``email``, ``firstName``, ``lastName``, ``departmentId``).
+    Checked before any call, so a malformed row costs nothing; errors name the fields as the
+    datastore does (``email``, ``first_name``, ``last_name``).
     """
     return replace(
         row,
         email=validation.email(row.email),
-        first_name=validation.name(row.first_name, "firstName"),
-        last_name=validation.name(row.last_name, "lastName"),
-        department_id=None if row.department_id is None else keys.parse_ulid(row.department_id, "departmentId"),
+        first_name=validation.name(row.first_name, "first_name"),
+        last_name=validation.name(row.last_name, "last_name"),
     )
 
 
@@ -90,8 +90,12 @@ def existing(table: Table, emails: Iterable[str]) -> dict[str, Employee]:
     if not wanted:
         return {}
     org_id = table.tenant.org_id
-    pointers = table.batch_get([keys.email_pointer_key(org_id, email) for email in wanted])
-    owners = {email: items.emp_id_of_pointer(p) for email, p in zip(wanted, pointers, strict=True) if p is not None}
+    pointers = table.batch_get([layout.EMAIL_POINTER.key_at(org_id, email) for email in wanted])
+    owners = {
+        email: layout.EMAIL_POINTER.read(pointer, email=email).emp_id
+        for email, pointer in zip(wanted, pointers, strict=True)
+        if pointer is not None
+    }
     if not owners:
         return {}
     found = employees.get_employees(table, list(owners.values()))
@@ -131,19 +135,12 @@ def import_row(table: Table, row: Row, current: Employee | None) -> Imported:
 
 def differences(row: Row, current: Employee) -> list[str]:
     """The row's fields whose values differ from ``current``'s (an omitted hiredAt never does)."""
-    different = [
-        name
-        for name, wanted, have in (
-            ("firstName", row.first_name, current.first_name),
-            ("lastName", row.last_name, current.last_name),
-            ("role", row.role, current.role),
-            ("departmentId", row.department_id, current.department_id),
-        )
-        if wanted != have
-    ]
+    compared = ["first_name", "last_name", "role", "department_id"]
+    different = [field for field in compared if getattr(row, field) != getattr(current, field)]
     if row.hired_at is not None and items.timestamp(row.hired_at) != items.timestamp(current.hired_at):
-        different.append("hiredAt")
-    return different
+        different.append("hired_at")
+    # Named as stored (firstName, hiredAt): the names a CSV's columns and the API's fields share.
+    return [layout.EMPLOYEE.names[field] for field in different]
 
 
 def _same(row: Row, current: Employee) -> Employee:
@@ -156,7 +153,7 @@ def _same(row: Row, current: Employee) -> Employee:
 
 
 def _by_email(table: Table, email: str) -> Employee | None:
-    pointer = table.get(keys.email_pointer_key(table.tenant.org_id, email), consistent=True)
+    pointer = table.get(layout.EMAIL_POINTER.key_at(table.tenant.org_id, email), consistent=True)
     if pointer is None:
         return None
-    return employees.get_employee(table, items.emp_id_of_pointer(pointer), consistent=True)
+    return employees.get_employee(table, layout.EMAIL_POINTER.read(pointer, email=email).emp_id, consistent=True)

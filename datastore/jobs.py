@@ -12,72 +12,74 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
-from datastore import idempotency, items, keys, layout, locking, transact, validation, writes
+from datastore import by_id, idempotency, items, keys, layout, locking, transact, validation, writes
 from datastore.changes import Change
 from datastore.entities import JobPosting, JobStatus
 from datastore.errors import Conflict, InvalidInput
+from datastore.ids import DepartmentId, JobId, OrgId, new_id
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
 
 
-def get_job(table: Table, job_id: str, *, consistent: bool = False) -> JobPosting | None:
+def get_job(table: Table, job_id: JobId, *, consistent: bool = False) -> JobPosting | None:
     """AP9: one GetItem."""
-    job_id = keys.parse_ulid(job_id, "jobId")
-    item = table.get(keys.job_key(table.tenant.org_id, job_id), consistent=consistent)
-    return None if item is None else items.job_from(item)
+    return by_id.get(table, layout.JOB_POSTING, job_id, consistent=consistent)
 
 
-def get_jobs(table: Table, job_ids: Sequence[str]) -> list[JobPosting | None]:
-    org_id = table.tenant.org_id
-    wanted = [keys.job_key(org_id, keys.parse_ulid(j, "jobId")) for j in job_ids]
-    return table.get_many(wanted, items.job_from)
+def get_jobs(table: Table, job_ids: Sequence[JobId]) -> list[JobPosting | None]:
+    return by_id.get_many(table, layout.JOB_POSTING, job_ids)
 
 
 def list_open_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
     """AP8: open jobs by posting time (newest first when descending); one Query on the sparse GSI1."""
-    return table.query_page(keys.open_jobs_gsi_pk(table.tenant.org_id), request, items.job_from, index=keys.GSI1)
+    return table.query_page(
+        layout.JOB_POSTING.index_partition(table.tenant.org_id), request, layout.JOB_POSTING.read, index=keys.GSI1
+    )
 
 
 def list_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
     """AP12: every job of the organisation; job ids are ULIDs, so id order is age order."""
-    return table.query_page(keys.org_pk(table.tenant.org_id), request, items.job_from, sk_prefix=keys.job_sk_prefix())
-
-
-def _department_exists(org_id: str, dept_id: str) -> transact.Op:
-    def missing(_old: Item | None) -> InvalidInput:
-        return InvalidInput("departmentId", "no such department")
-
-    return transact.check(keys.department_key(org_id, dept_id), "attribute_exists(PK)", on_failed=missing)
-
-
-def _write_versioned(job: JobPosting, expected: int) -> transact.Op:
-    return locking.update_versioned(
-        layout.JOB_POSTING, items.job_item(job), expected, index_attributes=(keys.GSI1PK, keys.GSI1SK)
+    return table.query_page(
+        layout.JOB_POSTING.partition(table.tenant.org_id),
+        request,
+        layout.JOB_POSTING.read,
+        sk_prefix=layout.JOB_POSTING.sort_prefix,
     )
 
 
-def _current(table: Table, job_id: str, expected_version: int | None) -> JobPosting:
+def _department_exists(org_id: OrgId, dept_id: DepartmentId) -> transact.Op:
+    def missing(_old: Item | None) -> InvalidInput:
+        return InvalidInput("department_id", "no such department")
+
+    return transact.check(layout.DEPARTMENT.key_at(org_id, dept_id), "attribute_exists(PK)", on_failed=missing)
+
+
+def _write_versioned(job: JobPosting, expected: int) -> transact.Op:
+    return locking.update_versioned(layout.JOB_POSTING, layout.JOB_POSTING.item(job), expected)
+
+
+def _current(table: Table, job_id: JobId, expected_version: int | None) -> JobPosting:
     return locking.checked(layout.JOB_POSTING, get_job(table, job_id, consistent=True), job_id, expected_version)
 
 
 def _change(action: str, before: JobPosting | None, after: JobPosting) -> Change:
     return Change(
         action,
-        items.JOB_POSTING,
+        layout.JOB_POSTING.tag,
         after.job_id,
         after.org_id,
-        None if before is None else items.job_item(before),
-        items.job_item(after),
+        None if before is None else layout.JOB_POSTING.item(before),
+        layout.JOB_POSTING.item(after),
         # A replay returns the counts the write saw, as the write itself did.
-        items.job_result_item(after),
+        layout.JOB_POSTING.item_with_counters(after),
     )
 
 
 def create_job(
     table: Table,
     *,
-    department_id: str,
+    department_id: DepartmentId,
     title: str,
     description: str = "",
     idempotency_key: str | None = None,
@@ -95,8 +97,8 @@ def create_job(
     def perform() -> JobPosting:
         job = JobPosting(
             org_id=org_id,
-            job_id=keys.new_id(),
-            department_id=keys.parse_ulid(department_id, "departmentId"),
+            job_id=JobId(new_id()),
+            department_id=department_id,
             title=validation.title(title),
             description=validation.description(description),
             status=JobStatus.DRAFT,
@@ -105,23 +107,23 @@ def create_job(
             version=1,
         )
         ops = [
-            transact.put_new(items.job_item(job), lambda _old: Conflict("job id taken")),
+            transact.put_new(layout.JOB_POSTING.item(job), lambda _old: Conflict("job id taken")),
             _department_exists(org_id, job.department_id),
         ]
         writes.commit(table, ops, _change("job.create", None, job), request)
         return job
 
-    return idempotency.run(table, request, items.job_from, perform)
+    return idempotency.run(table, request, layout.JOB_POSTING.read, perform)
 
 
 def update_job(
     table: Table,
-    job_id: str,
+    job_id: JobId,
     *,
     expected_version: int,
     title: str | None = None,
     description: str | None = None,
-    department_id: str | None = None,
+    department_id: DepartmentId | None = None,
     idempotency_key: str | None = None,
 ) -> JobPosting:
     request = idempotency.prepare(
@@ -141,14 +143,12 @@ def update_job(
     def perform() -> JobPosting:
         current = _current(table, job_id, expected_version)
         if current.status is JobStatus.CLOSED:
-            raise InvalidInput("jobId", "a closed job cannot be edited")
+            raise InvalidInput("job_id", "a closed job cannot be edited")
         updated = replace(
             current,
             title=(current.title if title is None else validation.title(title)),
             description=(current.description if description is None else validation.description(description)),
-            department_id=(
-                current.department_id if department_id is None else keys.parse_ulid(department_id, "departmentId")
-            ),
+            department_id=current.department_id if department_id is None else department_id,
             version=current.version + 1,
         )
         ops = [_write_versioned(updated, current.version)]
@@ -157,12 +157,12 @@ def update_job(
         writes.commit(table, ops, _change("job.update", current, updated), request)
         return updated
 
-    return idempotency.run(table, request, items.job_from, perform)
+    return idempotency.run(table, request, layout.JOB_POSTING.read, perform)
 
 
 def _change_status(
     table: Table,
-    job_id: str,
+    job_id: JobId,
     expected_version: int | None,
     idempotency_key: str | None,
     action: str,
@@ -183,12 +183,12 @@ def _change_status(
         writes.commit(table, [_write_versioned(changed, current.version)], _change(action, current, changed), request)
         return changed
 
-    return idempotency.run(table, request, items.job_from, perform)
+    return idempotency.run(table, request, layout.JOB_POSTING.read, perform)
 
 
 def publish_job(
     table: Table,
-    job_id: str,
+    job_id: JobId,
     *,
     expected_version: int | None = None,
     idempotency_key: str | None = None,
@@ -197,7 +197,7 @@ def publish_job(
 
     def publish(current: JobPosting) -> JobPosting:
         if current.status is not JobStatus.DRAFT:
-            raise InvalidInput("jobId", f"only a draft job can be published; this one is {current.status}")
+            raise InvalidInput("job_id", f"only a draft job can be published; this one is {current.status}")
         return replace(current, status=JobStatus.OPEN, posted_at=items.now(), version=current.version + 1)
 
     return _change_status(table, job_id, expected_version, idempotency_key, "job.publish", publish)
@@ -205,7 +205,7 @@ def publish_job(
 
 def close_job(
     table: Table,
-    job_id: str,
+    job_id: JobId,
     *,
     expected_version: int | None = None,
     idempotency_key: str | None = None,
@@ -214,7 +214,7 @@ def close_job(
 
     def close(current: JobPosting) -> JobPosting:
         if current.status is JobStatus.CLOSED:
-            raise InvalidInput("jobId", "the job is already closed")
+            raise InvalidInput("job_id", "the job is already closed")
         return replace(current, status=JobStatus.CLOSED, closed_at=items.now(), version=current.version + 1)
 
     return _change_status(table, job_id, expected_version, idempotency_key, "job.close", close)

@@ -1,24 +1,49 @@
-"""Each entity's attributes, declared once; its item reader and writer derive from that.
+"""The table's layout: every kind of item it holds, each declared once.
 
-A Layout lists which entity field is stored under which attribute name, with which type,
-and which attribute is the optimistic-locking version. ``items`` adds the keys and the
-entity tag; every other module names attributes through the constants below, so a name is
-spelled in one place (PynamoDB and ElectroDB declare entities the same way).
+A declaration (``datastore.model.Layout``) gives a kind's key templates, its GSI1 keys, its
+entity tag, its attributes and its version attribute; its writer, its reader and its
+lookups by id are compiled from that and nothing else spells them. Attribute names that
+code outside the declarations needs (in update and condition expressions) are the
+constants below, spelt here once.
 
-The reader and the writer are compiled from the declaration into one plain function each,
-as ``dataclasses`` compiles ``__init__``: reading a hundred items is on the hot path of
-every list (PERFORMANCE.md), and straight-line code with no per-attribute calls turns a
-wire item into an entity in a few microseconds, with no intermediate copy.
+    kind              PK                         SK
+                      (GSI1PK / GSI1SK)
+    Organization      ORG#<org>                  #METADATA
+                      (ORGS / <name>#<org>)
+    Subscription      ORG#<org>                  #SUBSCRIPTION
+    EmailDomain       DOMAIN#<domain>            #DOMAIN
+    Department        ORG#<org>                  DEPT#<dept>
+    Employee          ORG#<org>                  EMP#<emp>
+                      (ORG#<org>#EMP / <hiredAt>#<emp>)
+    Membership        ORG#<org>#DEPT#<dept>      EMP#<emp>
+    NameEntry         ORG#<org>#NAME#<prefix>    <last>\x01<first>\x01<emp>   (names folded, names.py)
+    EmailPointer      ORG#<org>                  EMAIL#<email>
+    Identity          EMAIL#<email>              #IDENTITY
+    JobPosting        ORG#<org>                  JOB#<job>
+                      (open only: ORG#<org>#OPEN / JOB#<postedAt>#<job>)
+    Application       ORG#<org>#JOB#<job>        APP#<app>
+                      (ORG#<org>#EMP#<emp> / APP#<app>)
+    Applicant         ORG#<org>#JOB#<job>        APPLICANT#<emp>
+    ApiKey            ORG#<org>                  APIKEY#<key>
+    ApiKeyLookup      APIKEY#<sha256>            #APIKEY
+    AuditEvent        ORG#<org>#AUDIT#<yyyy-mm>  EVT#<event>
+    Idempotency       ORG#<org>#IDEM#<key>       #IDEMPOTENCY
+    PersistedDocument ORG#<org>#PQ#<slot>        #DOCUMENT     (slot: the SHA-256's first 3 hex digits)
+    LayoutVersion     LAYOUT                     #VERSION
+    MigrationProgress LAYOUT                     MIGRATION#<version>#<org>
+
+Why the keys are shaped so (tenant partitions, the name entries' sort order, audit buckets,
+document slots) is told in datastore/keys.py, which holds the key vocabulary the scopes and
+IAM policies check against. The layout is byte for byte the one earlier releases wrote
+(tests/datastore/test_layout.py holds each kind to a fixture captured before these
+declarations): no stored item changed shape with them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from enum import Enum
-from typing import Any, Final, Generic, Literal, TypeVar
+from typing import Any, Final
 
+from datastore import keys
 from datastore.entities import (
     NO_APPLICATIONS,
     ApiKey,
@@ -27,23 +52,45 @@ from datastore.entities import (
     Application,
     ApplicationCounts,
     ApplicationStatus,
+    AuditEvent,
     Department,
+    EmailDomain,
     Employee,
     EmployeeStatus,
+    FieldChange,
+    Identity,
     JobPosting,
     JobStatus,
+    Move,
     Organization,
     OrganizationStatus,
     Plan,
     Role,
     Subscription,
 )
+from datastore.items import audit_attribute, audit_value
+from datastore.model import (
+    ENTITY,
+    Attribute,
+    Item,
+    Layout,
+    boolean,
+    counted,
+    custom,
+    enum,
+    epoch,
+    item_map,
+    n,
+    s,
+    strings,
+    ts,
+    words,
+)
+from datastore.records import IdempotencyRecord, LayoutStamp, MigrationProgress, PersistedDocument
 
-E = TypeVar("E")
-Item = dict[str, Any]
-"""An item in DynamoDB's wire format: ``{"name": {"S": "Acme"}}``."""
+__all__ = ["ENTITY", "Item"]
 
-# --- attribute names used outside the readers and writers ---------------------------------
+# --- attribute names used outside the declarations ---------------------------------------------
 
 ORG_ID: Final = "orgId"
 EMP_ID: Final = "empId"
@@ -55,78 +102,27 @@ HEADCOUNT: Final = "headcount"
 EMAIL: Final = "email"
 DEPARTMENT_ID: Final = "departmentId"
 EMAIL_DOMAINS: Final = "emailDomains"
-DOMAIN: Final = "domain"
 KEY_ID: Final = "keyId"
 ROLE: Final = "role"
 LAST_USED_AT: Final = "lastUsedAt"
 REVOKED_AT: Final = "revokedAt"
 SECRET_HASH: Final = "secretHash"
+CREATED_AT: Final = "createdAt"
+PLAN: Final = "plan"
+JOB_ID: Final = "jobId"
+# The table's TTL attribute (epoch seconds): idempotency records and persisted documents.
+EXPIRES_AT: Final = "expiresAt"
+LAYOUT_VERSION: Final = "layoutVersion"
 
 # A job's application counters, one number attribute per status (absent reads as 0). Only
 # ``ADD`` changes them, in the application writes' transactions (datastore/applications.py).
 APPLICATION_COUNTS: Final = {status: f"{status.value}Count" for status in ApplicationStatus}
+# How the counters are named together (the drift repair's report, datastore/counts.py).
+APPLICATION_COUNTS_LABEL: Final = "applicationCounts"
 # Raised by one with every change of a counted item's counters (a job's application counts,
 # a department's headcount), in the same update; the drift repair (datastore/counts.py)
 # conditions its fix on it, so a repair never lands on counters moved since its recount.
 COUNTS_REVISION: Final = "countsRevision"
-
-Kind = Literal["S", "N", "timestamp", "enum", "words", "counted"]
-
-
-def timestamp(value: datetime) -> str:
-    """ISO-8601 in UTC with milliseconds: sorts as text in time order."""
-    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def parse_timestamp(value: str) -> datetime:
-    return datetime.fromisoformat(value)
-
-
-@dataclass(frozen=True, slots=True)
-class Attribute:
-    """One entity field stored as one attribute."""
-
-    name: str
-    field: str
-    kind: Kind
-    optional: bool = False
-    enum: type[Enum] | None = None
-    # For "counted": builds the field from the whole item.
-    derive: Callable[[Item], Any] | None = None
-
-
-def s(name: str, field: str, *, optional: bool = False) -> Attribute:
-    return Attribute(name, field, "S", optional)
-
-
-def n(name: str, field: str) -> Attribute:
-    return Attribute(name, field, "N")
-
-
-def ts(name: str, field: str, *, optional: bool = False) -> Attribute:
-    return Attribute(name, field, "timestamp", optional)
-
-
-def enum(name: str, field: str, values: type[Enum]) -> Attribute:
-    return Attribute(name, field, "enum", enum=values)
-
-
-def words(name: str, field: str) -> Attribute:
-    """A tuple of space-free strings, stored as one space-separated string (absent when empty).
-
-    One text value rather than a string set: the audit trail records text values, and the
-    order is kept as written.
-    """
-    return Attribute(name, field, "words", optional=True)
-
-
-def counted(name: str, field: str, derive: Callable[[Item], Any]) -> Attribute:
-    """A field read from counters that other writes ``ADD`` to; ``name`` only labels it.
-
-    The writer leaves it out, so no write of the entity itself (a versioned update of its
-    attributes) can overwrite or roll back a counter.
-    """
-    return Attribute(name, field, "counted", derive=derive)
 
 
 def read_application_counts(item: Item) -> ApplicationCounts:
@@ -137,117 +133,88 @@ def read_application_counts(item: Item) -> ApplicationCounts:
     return ApplicationCounts(*(0 if value is None else int(value["N"]) for value in values))
 
 
-@dataclass(frozen=True)
-class Layout(Generic[E]):
-    """An entity's attributes; ``read`` builds the entity, ``write`` its attribute values."""
-
-    entity: type[E]
-    attributes: tuple[Attribute, ...]
-    # The attribute a versioned write is conditioned on, if the entity has one.
-    version: str | None = None
-    read: Callable[[Item], E] = field(init=False, repr=False)
-    write: Callable[[E], Item] = field(init=False, repr=False)
-
-    def __post_init__(self) -> None:
-        names = [attribute.name for attribute in self.attributes]
-        if len(set(names)) != len(names):
-            raise ValueError(f"{self.entity.__name__} declares an attribute twice")
-        if self.version is not None and self.version not in names:
-            raise ValueError(f"{self.entity.__name__}'s version {self.version!r} is not one of its attributes")
-        object.__setattr__(self, "read", _compile_reader(self.entity, self.attributes))
-        object.__setattr__(self, "write", _compile_writer(self.entity, self.attributes))
+def application_counts_attributes(counts: ApplicationCounts) -> Item:
+    """The counters as stored; for seeding and results only (live writes change them with ``ADD``)."""
+    return {name: {"N": str(counts.of(status))} for status, name in APPLICATION_COUNTS.items()}
 
 
-def _compile_reader(entity: type[Any], attributes: tuple[Attribute, ...]) -> Callable[[Item], Any]:
-    namespace: dict[str, Any] = {"_entity": entity, "_parse": parse_timestamp}
-    arguments = []
-    for index, attribute in enumerate(attributes):
-        value = f"_v{index}" if attribute.optional else f"item[{attribute.name!r}]"
-        if attribute.kind == "S":
-            expression = f'{value}["S"]'
-        elif attribute.kind == "N":
-            expression = f'int({value}["N"])'
-        elif attribute.kind == "timestamp":
-            expression = f'_parse({value}["S"])'
-        elif attribute.kind == "words":
-            expression = f'tuple({value}["S"].split())'
-        elif attribute.kind == "counted":
-            namespace[f"_derive{index}"] = attribute.derive
-            expression = f"_derive{index}(item)"
-        else:
-            assert attribute.enum is not None
-            # A dict lookup, not Enum(value): the members by value, built once.
-            namespace[f"_members{index}"] = {member.value: member for member in attribute.enum}
-            expression = f'_members{index}[{value}["S"]]'
-        if attribute.optional:
-            missing = "()" if attribute.kind == "words" else "None"
-            expression = f"({missing} if ({value} := item.get({attribute.name!r})) is None else {expression})"
-        arguments.append(f"{attribute.field}={expression}")
-    source = f"def read(item):\n    return _entity({', '.join(arguments)})\n"
-    exec(source, namespace)  # source built above from the declarations only, never from input
-    reader: Callable[[Item], Any] = namespace["read"]
-    reader.__qualname__ = f"{entity.__name__}Layout.read"
-    return reader
+# An audit event's changed fields: a list of maps, each a field's name and its values.
+_CHANGE_FIELD: Final = "field"
+_CHANGE_BEFORE: Final = "before"
+_CHANGE_AFTER: Final = "after"
 
 
-def _compile_writer(entity: type[Any], attributes: tuple[Attribute, ...]) -> Callable[[Any], Item]:
-    namespace: dict[str, Any] = {"_timestamp": timestamp}
-    required, optional = [], []
-    for attribute in attributes:
-        if attribute.kind == "counted":
-            continue  # written only by ADD, elsewhere (see ``counted``)
-        value = f"value.{attribute.field}"
-        if attribute.kind == "S":
-            expression = f'{{"S": {value}}}'
-        elif attribute.kind == "N":
-            expression = f'{{"N": str({value})}}'
-        elif attribute.kind == "timestamp":
-            expression = f'{{"S": _timestamp({value})}}'
-        elif attribute.kind == "words":
-            expression = f'{{"S": " ".join({value})}}'
-        else:
-            expression = f'{{"S": {value}.value}}'
-        if attribute.kind == "words":
-            optional.append(f"    if {value}:\n        item[{attribute.name!r}] = {expression}\n")
-        elif attribute.optional:
-            optional.append(f"    if {value} is not None:\n        item[{attribute.name!r}] = {expression}\n")
-        else:
-            required.append(f"{attribute.name!r}: {expression}")
-    source = f"def write(value):\n    item = {{{', '.join(required)}}}\n{''.join(optional)}    return item\n"
-    exec(source, namespace)  # source built above from the declarations only, never from input
-    writer: Callable[[Any], Item] = namespace["write"]
-    writer.__qualname__ = f"{entity.__name__}Layout.write"
-    return writer
+def _changes_wire(changes: tuple[FieldChange, ...]) -> dict[str, Any]:
+    return {
+        "L": [
+            {
+                "M": {
+                    _CHANGE_FIELD: {"S": change.field},
+                    _CHANGE_BEFORE: audit_attribute(change.before),
+                    _CHANGE_AFTER: audit_attribute(change.after),
+                }
+            }
+            for change in changes
+        ]
+    }
 
 
-# --- the declarations ------------------------------------------------------------------------
+def _changes_from(value: dict[str, Any]) -> tuple[FieldChange, ...]:
+    return tuple(
+        FieldChange(
+            entry["M"][_CHANGE_FIELD]["S"],
+            audit_value(entry["M"][_CHANGE_BEFORE]),
+            audit_value(entry["M"][_CHANGE_AFTER]),
+        )
+        for entry in value["L"]
+    )
+
+
+# --- organisations ------------------------------------------------------------------------------
 
 ORGANIZATION: Final = Layout(
     Organization,
-    (
+    tag="Organization",
+    key=("ORG#{org_id}", "#METADATA"),
+    index=(keys.ORGS_PK, "{name}#{org_id}"),
+    attributes=(
         s(ORG_ID, "org_id"),
         s(NAME, "name"),
-        enum("plan", "plan", Plan),
+        enum(PLAN, "plan", Plan),
         enum(STATUS, "status", OrganizationStatus),
-        ts("createdAt", "created_at"),
+        ts(CREATED_AT, "created_at"),
         words(EMAIL_DOMAINS, "email_domains"),
     ),
 )
 
 SUBSCRIPTION: Final = Layout(
     Subscription,
-    (
+    tag="Subscription",
+    key=("ORG#{org_id}", "#SUBSCRIPTION"),
+    attributes=(
         s(ORG_ID, "org_id"),
-        enum("plan", "plan", Plan),
+        enum(PLAN, "plan", Plan),
         n("seats", "seats"),
         s("billingCustomerId", "billing_customer_id", optional=True),
         ts("renewsAt", "renews_at", optional=True),
     ),
 )
 
+EMAIL_DOMAIN: Final = Layout(
+    EmailDomain,
+    tag="EmailDomain",
+    key=("DOMAIN#{domain}", "#DOMAIN"),
+    attributes=(s("domain", "domain"), s(ORG_ID, "org_id")),
+)
+"""Marks an email domain as one organisation's: employees' emails there belong to it alone."""
+
+# --- departments and employees -----------------------------------------------------------------
+
 DEPARTMENT: Final = Layout(
     Department,
-    (
+    tag="Department",
+    key=("ORG#{org_id}", "DEPT#{dept_id}"),
+    attributes=(
         s(ORG_ID, "org_id"),
         s("deptId", "dept_id"),
         s(NAME, "name"),
@@ -256,29 +223,88 @@ DEPARTMENT: Final = Layout(
     ),
 )
 
+_EMPLOYEE_ATTRIBUTES: Final[tuple[Attribute, ...]] = (
+    s(ORG_ID, "org_id"),
+    s(EMP_ID, "emp_id"),
+    s(EMAIL, "email"),
+    s("firstName", "first_name"),
+    s("lastName", "last_name"),
+    s(DEPARTMENT_ID, "department_id", optional=True),
+    enum(ROLE, "role", Role),
+    enum(STATUS, "status", EmployeeStatus),
+    ts("hiredAt", "hired_at"),
+    ts("terminatedAt", "terminated_at", optional=True),
+    n(VERSION, "version"),
+)
+
 EMPLOYEE: Final = Layout(
     Employee,
-    (
-        s(ORG_ID, "org_id"),
-        s(EMP_ID, "emp_id"),
-        s(EMAIL, "email"),
-        s("firstName", "first_name"),
-        s("lastName", "last_name"),
-        s(DEPARTMENT_ID, "department_id", optional=True),
-        enum("role", "role", Role),
-        enum(STATUS, "status", EmployeeStatus),
-        ts("hiredAt", "hired_at"),
-        ts("terminatedAt", "terminated_at", optional=True),
-        n(VERSION, "version"),
-    ),
+    tag="Employee",
+    key=("ORG#{org_id}", "EMP#{emp_id}"),
+    index=("ORG#{org_id}#EMP", "{hired_at:timestamp}#{emp_id}"),
+    attributes=_EMPLOYEE_ATTRIBUTES,
     version=VERSION,
 )
 
+MEMBERSHIP: Final = Layout(
+    Employee,
+    tag="Membership",
+    key=("ORG#{org_id}#DEPT#{department_id}", "EMP#{emp_id}"),
+    attributes=_EMPLOYEE_ATTRIBUTES,
+)
+"""An active employee's copy in its department's partition (AP7).
+
+It carries every employee attribute so that listing a department is one Query charged by
+total size, not a BatchGetItem charged 4 KB per employee.
+"""
+
+NAME_ENTRY: Final = Layout(
+    Employee,
+    tag="NameEntry",
+    key=("ORG#{org_id}#NAME#{prefix}", "{last_name:folded}\x01{first_name:folded}\x01{emp_id}"),
+    attributes=_EMPLOYEE_ATTRIBUTES,
+)
+"""An employee's copy under one ``prefix`` of its folded names (name search, the directory by
+name); its sort key orders a partition by folded last name, then first name, then id."""
+
+EMAIL_POINTER: Final = Layout(
+    Identity,
+    tag="EmailPointer",
+    key=("ORG#{org_id}", "EMAIL#{email}"),
+    attributes=(s(ORG_ID, "org_id"), s(EMP_ID, "emp_id")),
+)
+"""Which employee of the organisation has an email (AP4 within a tenant)."""
+
+IDENTITY: Final = Layout(
+    Identity,
+    tag="Identity",
+    key=("EMAIL#{email}", "#IDENTITY"),
+    attributes=(s(EMAIL, "email"), s(ORG_ID, "org_id"), s(EMP_ID, "emp_id")),
+)
+"""Which organisation and employee an email belongs to, platform-wide (sign-in)."""
+
+MOVE_RESULT: Final = Layout(
+    Move,
+    tag="Move",
+    key=None,
+    inline=(("employee", EMPLOYEE),),
+    attributes=(s("movedFromDepartmentId", "from_department_id", optional=True),),
+)
+"""What a move's idempotency record keeps: the employee item after it, and the department it
+left (which the employee item no longer holds), so a replay names the same one."""
+
+# --- jobs and applications ---------------------------------------------------------------------
+
 JOB_POSTING: Final = Layout(
     JobPosting,
-    (
+    tag="JobPosting",
+    key=("ORG#{org_id}", "JOB#{job_id}"),
+    # The sparse index of open jobs: present only while the job is open.
+    index=("ORG#{org_id}#OPEN", "JOB#{posted_at:timestamp}#{job_id}"),
+    index_when=lambda job: job.status is JobStatus.OPEN,
+    attributes=(
         s(ORG_ID, "org_id"),
-        s("jobId", "job_id"),
+        s(JOB_ID, "job_id"),
         s(DEPARTMENT_ID, "department_id"),
         s("title", "title"),
         s("description", "description"),
@@ -286,52 +312,133 @@ JOB_POSTING: Final = Layout(
         ts("postedAt", "posted_at", optional=True),
         ts("closedAt", "closed_at", optional=True),
         n(VERSION, "version"),
-        counted("applicationCounts", "application_counts", read_application_counts),
+        counted(APPLICATION_COUNTS_LABEL, "application_counts", read_application_counts, application_counts_attributes),
     ),
     version=VERSION,
 )
 
 APPLICATION: Final = Layout(
     Application,
-    (
+    tag="Application",
+    key=("ORG#{org_id}#JOB#{job_id}", "APP#{app_id}"),
+    index=("ORG#{org_id}#EMP#{emp_id}", "APP#{app_id}"),
+    attributes=(
         s(ORG_ID, "org_id"),
         s("appId", "app_id"),
-        s("jobId", "job_id"),
+        s(JOB_ID, "job_id"),
         s(EMP_ID, "emp_id"),
         enum(STATUS, "status", ApplicationStatus),
         ts("submittedAt", "submitted_at"),
     ),
 )
 
+APPLICANT: Final = Layout(
+    Application,
+    tag="Applicant",
+    key=("ORG#{org_id}#JOB#{job_id}", "APPLICANT#{emp_id}"),
+    attributes=(s("appId", "app_id"),),
+)
+"""Marks that an employee applied to a job: the one-application-per-pair guard (never read)."""
+
+# --- API keys --------------------------------------------------------------------------------------
+
 API_KEY: Final = Layout(
     ApiKey,
-    (
+    tag="ApiKey",
+    key=("ORG#{org_id}", "APIKEY#{key_id}"),
+    attributes=(
         s(ORG_ID, "org_id"),
         s(KEY_ID, "key_id"),
         s(NAME, "name"),
         enum(ROLE, "role", Role),
         enum(STATUS, "status", ApiKeyStatus),
-        ts("createdAt", "created_at"),
+        ts(CREATED_AT, "created_at"),
         s(SECRET_HASH, "secret_hash"),
         ts(LAST_USED_AT, "last_used_at", optional=True),
         ts(REVOKED_AT, "revoked_at", optional=True),
     ),
 )
+"""The organisation's record of one of its API keys (no secret; listed by admins)."""
 
-# The lookup item outside the tenant partitions: what authenticating a key needs, no more.
-API_KEY_GRANT: Final = Layout(
+API_KEY_LOOKUP: Final = Layout(
     ApiKeyGrant,
-    (
+    tag="ApiKeyLookup",
+    key=("APIKEY#{secret_hash}", "#APIKEY"),
+    attributes=(
         s(ORG_ID, "org_id"),
         s(KEY_ID, "key_id"),
         enum(ROLE, "role", Role),
         enum(STATUS, "status", ApiKeyStatus),
     ),
 )
+"""A key's lookup item outside the tenant partitions, under the SHA-256 of its secret: what
+authenticating a key needs, no more."""
 
-# --- copies: items that carry another entity's attributes, so a list reads no second item -----
+# --- the write path's records ------------------------------------------------------------------
 
-MEMBERSHIP: Final = EMPLOYEE
-"""An active employee's copy in its department's partition (AP7)."""
-NAME_ENTRY: Final = EMPLOYEE
-"""An employee's copy under one prefix of its folded names (name search and the directory by name)."""
+AUDIT_EVENT: Final = Layout(
+    AuditEvent,
+    tag="AuditEvent",
+    key=("ORG#{org_id}#AUDIT#{bucket}", "EVT#{event_id}"),
+    derived={"bucket": lambda event: keys.audit_bucket(event.occurred_at)},
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s("eventId", "event_id"),
+        ts("occurredAt", "occurred_at"),
+        s("actorId", "actor_id", optional=True),
+        s("action", "action"),
+        s("entityType", "entity_type"),
+        s("entityId", "entity_id"),
+        custom("changes", "changes", _changes_wire, _changes_from),
+        n("beforeVersion", "before_version", optional=True),
+        n("afterVersion", "after_version", optional=True),
+    ),
+)
+
+IDEMPOTENCY: Final = Layout(
+    IdempotencyRecord,
+    tag="Idempotency",
+    key=("ORG#{org_id}#IDEM#{key}", "#IDEMPOTENCY"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s("operation", "operation"),
+        s("fingerprint", "fingerprint"),
+        item_map("result", "result"),
+        ts(CREATED_AT, "created_at"),
+        epoch(EXPIRES_AT, "expires_at"),
+    ),
+)
+
+# --- the platform's own items ------------------------------------------------------------------
+
+PERSISTED_DOCUMENT: Final = Layout(
+    PersistedDocument,
+    tag="PersistedDocument",
+    key=("ORG#{org_id}#PQ#{sha256:document_slot}", "#DOCUMENT"),
+    attributes=(s("sha256", "sha256"), s("document", "document"), epoch(EXPIRES_AT, "expires_at")),
+)
+
+LAYOUT_VERSION_ITEM: Final = Layout(
+    LayoutStamp,
+    tag="LayoutVersion",
+    key=(keys.LAYOUT_PK, "#VERSION"),
+    attributes=(n(LAYOUT_VERSION, "version"), ts("stampedAt", "stamped_at")),
+)
+
+MIGRATION_PROGRESS: Final = Layout(
+    MigrationProgress,
+    tag="MigrationProgress",
+    key=(keys.LAYOUT_PK, "MIGRATION#{version:0000}#{org_id}"),
+    attributes=(
+        s("orgName", "org_name"),
+        n("employeesIndexed", "employees_indexed"),
+        n("countersRepaired", "counters_repaired"),
+        boolean("withoutDomains", "without_domains"),
+        strings("stepsDone", "steps_done", frozen=True),
+        strings("domainsAssigned", "domains_assigned"),
+        strings("domainsHeldElsewhere", "domains_held_elsewhere"),
+        strings("domainsNotValid", "domains_not_valid"),
+        strings("domainsOverLimit", "domains_over_limit"),
+    ),
+)
+"""What ``server.py migrate`` finished for one organisation, on the way to layout ``version``."""

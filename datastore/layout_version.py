@@ -17,10 +17,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from datastore import items, keys, layout, organizations
+from datastore import items, layout, organizations
 from datastore.config import SERVE_UNMIGRATED_DATA
 from datastore.errors import Conflict
 from datastore.pagination import PageRequest
+from datastore.records import LayoutStamp
 from datastore.scope import LayoutScope, PlatformScope
 from datastore.table import Table
 from datastore.transact import put
@@ -32,9 +33,6 @@ LAYOUTS: Final = {
     0: "written before layout versions: no name entries, no application counters, no email domains",
     1: "name entries, application counters, organisations own their email domains",
 }
-LAYOUT_VERSION: Final = "layoutVersion"
-STAMPED_AT: Final = "stampedAt"
-ENTITY: Final = "LayoutVersion"
 MIGRATE_COMMAND: Final = "python server.py migrate"
 
 
@@ -52,8 +50,8 @@ def _layout(table: Table) -> Table:
 
 def stored_version(table: Table) -> int | None:
     """The version item's value (one strongly consistent GetItem); None when there is none."""
-    item = _layout(table).get(keys.layout_version_key(), consistent=True)
-    return None if item is None else int(item[LAYOUT_VERSION]["N"])
+    item = _layout(table).get(layout.LAYOUT_VERSION_ITEM.key_at(), consistent=True)
+    return None if item is None else layout.LAYOUT_VERSION_ITEM.read(item).version
 
 
 def has_organizations(table: Table) -> bool:
@@ -72,16 +70,11 @@ def version_of(table: Table) -> int:
 
 def stamp(table: Table, version: int, *, over: int | None) -> None:
     """Record ``version``, on the condition that the item still says ``over`` (None: absent)."""
-    item = {
-        **keys.layout_version_key().wire(),
-        items.ENTITY: items.s(ENTITY),
-        LAYOUT_VERSION: items.n(version),
-        STAMPED_AT: items.s(layout.timestamp(items.now())),
-    }
+    item = layout.LAYOUT_VERSION_ITEM.item(LayoutStamp(version, items.now()))
     if over is None:
         condition, values = "attribute_not_exists(PK)", None
     else:
-        condition, values = f"{LAYOUT_VERSION} = :over", {":over": items.n(over)}
+        condition, values = f"{layout.LAYOUT_VERSION} = :over", {":over": items.n(over)}
 
     def changed(_old: items.Item | None) -> LayoutChanged:
         return LayoutChanged("the table's layout version was changed meanwhile")

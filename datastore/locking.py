@@ -8,12 +8,11 @@ StaleVersion, or NotFound when the item is gone.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any, Protocol, TypeVar
 
 from datastore import keys, transact
 from datastore.errors import DatastoreError, NotFound, StaleVersion
-from datastore.layout import Item, Layout
+from datastore.model import Item, Layout
 
 
 class Versioned(Protocol):
@@ -32,7 +31,7 @@ def _version_of(layout: Layout[Any]) -> str:
 
 def stale(layout: Layout[Any]) -> transact.FailureHandler:
     """A failed version condition: the item is gone, or someone else changed it."""
-    entity, version = layout.entity.__name__, _version_of(layout)
+    entity, version = layout.entity, _version_of(layout)
 
     def handler(old: Item | None) -> DatastoreError:
         if old is None:
@@ -44,7 +43,7 @@ def stale(layout: Layout[Any]) -> transact.FailureHandler:
 
 def checked(layout: Layout[Any], current: V | None, entity_id: str, expected_version: int | None) -> V:
     """``current`` as read, refused if missing or not at the version the caller expected."""
-    entity = layout.entity.__name__
+    entity = layout.entity
     if current is None:
         raise NotFound(entity, entity_id)
     if expected_version is not None and current.version != expected_version:
@@ -52,9 +51,10 @@ def checked(layout: Layout[Any], current: V | None, entity_id: str, expected_ver
     return current
 
 
-def _changed(entity: str, current_version: int) -> StaleVersion:
+def _changed(entity: type[Any], current_version: int) -> StaleVersion:
     return StaleVersion(
-        f"{entity} was changed by someone else (now at version {current_version})", current_version=current_version
+        f"{entity.__name__} was changed by someone else (now at version {current_version})",
+        current_version=current_version,
     )
 
 
@@ -69,16 +69,14 @@ def put_versioned(layout: Layout[Any], item: Item, expected: int) -> transact.Op
     )
 
 
-def update_versioned(
-    layout: Layout[Any], item: Item, expected: int, *, index_attributes: Iterable[str] = ()
-) -> transact.Op:
+def update_versioned(layout: Layout[Any], item: Item, expected: int) -> transact.Op:
     """Write ``item``'s attributes, as a Put would, if the item is still at ``expected``.
 
     An update, not a Put: attributes that other writes keep on the same item and that
     ``item`` does not carry (a job's application counters, changed by ``ADD`` without
     touching the version) are left as they are, so no concurrent counter change is lost.
-    The entity's optional attributes and ``index_attributes`` that ``item`` lacks are
-    removed, exactly as replacing the item would drop them.
+    The kind's optional attributes and index keys (a sparse index's) that ``item`` lacks
+    are removed, exactly as replacing the item would drop them.
     """
     names: dict[str, str] = {}
     values: dict[str, Any] = {}
@@ -89,8 +87,7 @@ def update_versioned(
         names[f"#a{number}"] = name
         values[f":a{number}"] = value
         sets.append(f"#a{number} = :a{number}")
-    optional = [attribute.name for attribute in layout.attributes if attribute.optional]
-    removes = [name for name in (*optional, *index_attributes) if name not in item]
+    removes = [name for name in (*layout.optional_names, *layout.index_names) if name not in item]
     for number, name in enumerate(removes):
         names[f"#r{number}"] = name
     version = _version_of(layout)

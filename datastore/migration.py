@@ -29,61 +29,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-from datastore import counts, employees, items, keys, layout_version, name_backfill, organizations, validation
+from datastore import counts, employees, layout, layout_version, name_backfill, organizations, validation
 from datastore.errors import Conflict, DatastoreError, InvalidInput
-from datastore.items import Item
+from datastore.ids import OrgId
 from datastore.pagination import every
+from datastore.records import MigrationProgress
 from datastore.scope import LayoutScope, PlatformScope, TenantScope
 from datastore.table import Table
 from datastore.transact import put
-
-ENTITY: Final = "MigrationProgress"
-STEPS_DONE: Final = "stepsDone"
-ORG_NAME: Final = "orgName"
-INDEXED: Final = "employeesIndexed"
-REPAIRED: Final = "countersRepaired"
-ASSIGNED: Final = "domainsAssigned"
-HELD_ELSEWHERE: Final = "domainsHeldElsewhere"
-NOT_VALID: Final = "domainsNotValid"
-OVER_LIMIT: Final = "domainsOverLimit"
-WITHOUT_DOMAINS: Final = "withoutDomains"
 
 NAME_ENTRIES: Final = "name entries"
 APPLICATION_COUNTS: Final = "application counts"
 EMAIL_DOMAINS: Final = "email domains"
 
 
-@dataclass(frozen=True, slots=True)
-class Progress:
-    """What the migration to one layout has done for one organisation (its progress item)."""
-
-    org_id: str
-    org_name: str
-    steps_done: frozenset[str] = frozenset()
-    employees_indexed: int = 0
-    counters_repaired: int = 0
-    domains_assigned: tuple[str, ...] = ()
-    # Domains of its employees it was not given: another organisation holds them, they are
-    # not valid domains by today's rules, or there were more than an organisation may own.
-    domains_held_elsewhere: tuple[str, ...] = ()
-    domains_not_valid: tuple[str, ...] = ()
-    domains_over_limit: tuple[str, ...] = ()
-    # The organisation owns no domain after the migration: createEmployee fails there until
-    # an operator runs addEmailDomain.
-    without_domains: bool = False
-
-    def problems(self) -> list[str]:
-        """What an operator has to see to, one phrase each."""
-        found = []
-        if self.domains_held_elsewhere:
-            found.append(f"held by another organisation: {', '.join(self.domains_held_elsewhere)}")
-        if self.domains_not_valid:
-            found.append(f"not valid email domains: {', '.join(self.domains_not_valid)}")
-        if self.domains_over_limit:
-            found.append(f"over the limit of {validation.EMAIL_DOMAINS_MAX}: {', '.join(self.domains_over_limit)}")
-        if self.without_domains:
-            found.append("it owns no email domain now, so createEmployee fails there: run addEmailDomain")
-        return found
+Progress = MigrationProgress
+"""What the migration to one layout has done for one organisation (its progress item)."""
 
 
 Step = Callable[[Table, Progress], Progress]
@@ -101,7 +62,7 @@ def repair_counts(table: Table, progress: Progress) -> Progress:
     return replace(progress, counters_repaired=len(report.drifts))
 
 
-def employee_domains(table: Table, org_id: str) -> list[str]:
+def employee_domains(table: Table, org_id: OrgId) -> list[str]:
     """The domains of the organisation's employees' emails, most employees first (AP3 pages)."""
     tenant = table.with_scope(TenantScope(org_id))
     tally = Counter(
@@ -113,8 +74,9 @@ def employee_domains(table: Table, org_id: str) -> list[str]:
 def adopt_domains(table: Table, progress: Progress) -> Progress:
     """Give an organisation without email domains those of its employees that are free."""
     org_id = progress.org_id
-    found = table.with_scope(PlatformScope(provisioning=org_id)).get(keys.organization_key(org_id), consistent=True)
-    if found is None or items.organization_from(found).email_domains:
+    provisioning = table.with_scope(PlatformScope(provisioning=org_id))
+    found = provisioning.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
+    if found is None or layout.ORGANIZATION.read(found).email_domains:
         return progress  # gone, or owns domains (created by this release, or given by an operator)
     valid, not_valid = [], []
     for domain in employee_domains(table, org_id):
@@ -143,50 +105,16 @@ STEPS: Final[dict[int, tuple[tuple[str, Step], ...]]] = {
 # --- progress items -------------------------------------------------------------------------
 
 
-def _strings(item: Item, name: str) -> tuple[str, ...]:
-    return tuple(sorted(item[name]["SS"])) if name in item else ()
-
-
-def _string_set(values: tuple[str, ...]) -> dict[str, list[str]] | None:
-    return {"SS": sorted(values)} if values else None  # DynamoDB stores no empty set
-
-
-def read_progress(table: Table, version: int, org_id: str, org_name: str) -> Progress:
-    item = table.with_scope(LayoutScope()).get(keys.migration_progress_key(version, org_id), consistent=True)
+def read_progress(table: Table, version: int, org_id: OrgId, org_name: str) -> Progress:
+    """What is done for the organisation (one GetItem), under the name it has now."""
+    item = table.with_scope(LayoutScope()).get(layout.MIGRATION_PROGRESS.key_at(version, org_id), consistent=True)
     if item is None:
         return Progress(org_id, org_name)
-    return Progress(
-        org_id,
-        org_name,
-        steps_done=frozenset(_strings(item, STEPS_DONE)),
-        employees_indexed=int(item[INDEXED]["N"]),
-        counters_repaired=int(item[REPAIRED]["N"]),
-        domains_assigned=_strings(item, ASSIGNED),
-        domains_held_elsewhere=_strings(item, HELD_ELSEWHERE),
-        domains_not_valid=_strings(item, NOT_VALID),
-        domains_over_limit=_strings(item, OVER_LIMIT),
-        without_domains=item[WITHOUT_DOMAINS]["BOOL"],
-    )
+    return replace(layout.MIGRATION_PROGRESS.read(item, org_id=org_id), org_name=org_name)
 
 
 def write_progress(table: Table, version: int, progress: Progress) -> None:
-    item: Item = {
-        **keys.migration_progress_key(version, progress.org_id).wire(),
-        items.ENTITY: items.s(ENTITY),
-        ORG_NAME: items.s(progress.org_name),
-        INDEXED: items.n(progress.employees_indexed),
-        REPAIRED: items.n(progress.counters_repaired),
-        WITHOUT_DOMAINS: {"BOOL": progress.without_domains},
-    }
-    for name, values in (
-        (STEPS_DONE, tuple(progress.steps_done)),
-        (ASSIGNED, progress.domains_assigned),
-        (HELD_ELSEWHERE, progress.domains_held_elsewhere),
-        (NOT_VALID, progress.domains_not_valid),
-        (OVER_LIMIT, progress.domains_over_limit),
-    ):
-        if (value := _string_set(values)) is not None:
-            item[name] = value
+    item = layout.MIGRATION_PROGRESS.item(progress, version=version)
     table.with_scope(LayoutScope()).write([put(item)])
 
 
@@ -197,7 +125,7 @@ def write_progress(table: Table, version: int, progress: Progress) -> None:
 class Failure:
     """An organisation the run could not finish: re-running resumes it."""
 
-    org_id: str
+    org_id: OrgId
     org_name: str
     step: str
     reason: str
@@ -253,7 +181,7 @@ class Summary:
 
 @dataclass(frozen=True, slots=True)
 class Organization:
-    org_id: str
+    org_id: OrgId
     name: str
 
 

@@ -10,7 +10,7 @@ never leaves entries of a name that is gone. Running it again changes nothing bu
 
 from __future__ import annotations
 
-from datastore import employees, items, keys, layout, transact
+from datastore import employees, items, layout, transact
 from datastore.entities import Employee
 from datastore.errors import StaleVersion
 from datastore.pagination import every
@@ -22,7 +22,7 @@ ATTEMPTS = 5
 
 def _entries_at_version(emp: Employee) -> list[transact.Op]:
     still = transact.check(
-        keys.employee_key(emp.org_id, emp.emp_id),
+        layout.EMPLOYEE.key_of(emp),
         "#version = :read",
         names={"#version": layout.VERSION},
         values={":read": items.n(emp.version)},

@@ -19,12 +19,12 @@ import unicodedata
 from typing import Final
 
 from datastore import validation
-from datastore.errors import InvalidInput
+from datastore.errors import Field, InvalidInput
 
 # The longest search, in characters before and after folding: also the longest prefix
 # indexed, so it bounds the entries per employee (2 x 16 + 1) and a name change's transaction.
 SEARCH_MAX: Final = 16
-SEARCH_FIELD: Final = "search"
+SEARCH_FIELD: Final[Field] = "search"
 
 
 def fold(text: str) -> str:
@@ -55,7 +55,7 @@ def prefixes(first_name: str, last_name: str) -> list[str]:
     return sorted({""} | _prefixes(sort_form(first_name)) | _prefixes(sort_form(last_name)))
 
 
-def search(value: str, field: str = SEARCH_FIELD) -> str:
+def search(value: str, field: Field = SEARCH_FIELD) -> str:
     """The folded prefix a search looks up, or InvalidInput naming ``field``.
 
     Trimmed first, then bounded before folding (so folding works on at most 16 characters)

@@ -13,10 +13,11 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Final
 
-from datastore import items, keys, layout, transact, validation, writes
+from datastore import by_id, items, keys, layout, transact, validation, writes
 from datastore.changes import Change
 from datastore.employees import admin_ops, new_employee
 from datastore.entities import (
+    EmailDomain,
     Employee,
     Organization,
     OrganizationStatus,
@@ -25,6 +26,7 @@ from datastore.entities import (
     Subscription,
 )
 from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
+from datastore.ids import OrgId, new_id
 from datastore.pagination import Page, PageRequest
 from datastore.scope import PlatformScope, actor_of
 from datastore.table import Table
@@ -53,20 +55,20 @@ class OrganizationWithSubscription:
 
 def get_organization(table: Table) -> Organization | None:
     """AP1: one GetItem."""
-    item = table.get(keys.organization_key(table.tenant.org_id))
-    return None if item is None else items.organization_from(item)
+    return by_id.get(table, layout.ORGANIZATION)
 
 
 def get_organization_with_subscription(table: Table) -> OrganizationWithSubscription | None:
     """AP13: one Query on the organisation's partition, sort keys beginning with ``#``."""
-    result = table.query(keys.org_pk(table.tenant.org_id), sk_prefix=keys.ORG_HEADER_PREFIX, limit=10)
+    org_id = table.tenant.org_id
+    result = table.query(layout.ORGANIZATION.partition(org_id), sk_prefix=keys.ORG_HEADER_PREFIX, limit=10)
     organization: Organization | None = None
     subscription: Subscription | None = None
     for item in result.items:
-        if item[keys.SK]["S"] == keys.METADATA_SK:
-            organization = items.organization_from(item)
-        elif item[keys.SK]["S"] == keys.SUBSCRIPTION_SK:
-            subscription = items.subscription_from(item)
+        if item[keys.SK]["S"] == layout.ORGANIZATION.key_at(org_id).sk:
+            organization = layout.ORGANIZATION.read(item)
+        elif item[keys.SK]["S"] == layout.SUBSCRIPTION.key_at(org_id).sk:
+            subscription = layout.SUBSCRIPTION.read(item)
     if organization is None:
         return None
     return OrganizationWithSubscription(organization, subscription)
@@ -74,14 +76,19 @@ def get_organization_with_subscription(table: Table) -> OrganizationWithSubscrip
 
 def list_organizations(table: Table, request: PageRequest) -> Page[Organization]:
     """AP14: the platform's organisations by name, one Query on GSI1."""
-    return table.query_page(keys.ORGS_PK, request, items.organization_from, index=keys.GSI1)
+    return table.query_page(layout.ORGANIZATION.index_partition(), request, layout.ORGANIZATION.read, index=keys.GSI1)
 
 
-def _provisioning(table: Table, org_id: str) -> Table:
+def _provisioning(table: Table, org_id: OrgId) -> Table:
     """``table`` narrowed to writing ``org_id``'s partition: the platform operator's alone."""
     if not isinstance(table.scope, PlatformScope):
         raise ScopeViolation(f"{table.scope.name} may not provision organisations")
     return table.with_scope(PlatformScope(provisioning=org_id, actor_id=actor_of(table.scope)))
+
+
+def _domain_op(domain: str, org_id: OrgId) -> transact.Op:
+    """The domain's marker, written only if no organisation holds the domain yet."""
+    return transact.put_new(layout.EMAIL_DOMAIN.item(EmailDomain(domain, org_id)), _domain_taken(domain))
 
 
 def _domain_taken(domain: str) -> transact.FailureHandler:
@@ -114,7 +121,7 @@ def create_organization(
     admin_email = validation.email(admin_email)
     if validation.email_domain(admin_email) not in domains:
         raise InvalidInput("email", "must be an address in one of the organisation's email domains")
-    org_id = keys.new_id()
+    org_id = OrgId(new_id())
     created_at = items.now()
     organization = Organization(org_id, name, plan, OrganizationStatus.ACTIVE, created_at, domains)
     subscription = Subscription(org_id, plan, SEATS_BY_PLAN[plan], None, created_at + timedelta(days=30))
@@ -132,39 +139,38 @@ def create_organization(
     def taken(_old: items.Item | None) -> Conflict:
         return Conflict("the new organisation's id is already taken")
 
-    org_item = items.organization_item(organization)
+    org_item = layout.ORGANIZATION.item(organization)
     writes.commit(
         provisioning,
         [
             transact.put_new(org_item, taken),
-            transact.put_new(items.subscription_item(subscription), taken),
-            *(transact.put_new(items.domain_item(domain, org_id), _domain_taken(domain)) for domain in domains),
+            transact.put_new(layout.SUBSCRIPTION.item(subscription), taken),
+            *(_domain_op(domain, org_id) for domain in domains),
             *admin_ops(admin),
         ],
-        Change("organization.create", items.ORGANIZATION, org_id, org_id, None, org_item),
+        Change("organization.create", layout.ORGANIZATION.tag, org_id, org_id, None, org_item),
     )
     return organization, admin
 
 
-def add_email_domain(table: Table, org_id: str, domain: str) -> Organization:
+def add_email_domain(table: Table, org_id: OrgId, domain: str) -> Organization:
     """Give an existing organisation one more email domain (platform operators).
 
     The domain's marker and the organisation's list of domains change in one transaction;
     a domain the organisation owns already changes nothing.
     """
-    org_id = keys.parse_ulid(org_id, "orgId")
     domain = validation.domain(domain)
     provisioning = _provisioning(table, org_id)
-    found = provisioning.get(keys.organization_key(org_id), consistent=True)
+    found = provisioning.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
     if found is None:
-        raise NotFound("Organization", org_id)
-    current = items.organization_from(found)
+        raise NotFound(Organization, org_id)
+    current = layout.ORGANIZATION.read(found)
     if domain in current.email_domains:
         return current
     if len(current.email_domains) >= validation.EMAIL_DOMAINS_MAX:
         raise InvalidInput("domain", f"an organisation owns at most {validation.EMAIL_DOMAINS_MAX} domains")
     updated = replace(current, email_domains=tuple(sorted((*current.email_domains, domain))))
-    before, after = items.organization_item(current), items.organization_item(updated)
+    before, after = layout.ORGANIZATION.item(current), layout.ORGANIZATION.item(updated)
     # The domains as read, or none yet (an empty list is stored as no attribute).
     old_domains = before.get(layout.EMAIL_DOMAINS)
     values = {":after": after[layout.EMAIL_DOMAINS]}
@@ -180,16 +186,16 @@ def add_email_domain(table: Table, org_id: str, domain: str) -> Organization:
     writes.commit(
         provisioning,
         [
-            transact.put_new(items.domain_item(domain, org_id), _domain_taken(domain)),
+            _domain_op(domain, org_id),
             transact.update(
-                keys.organization_key(org_id),
+                layout.ORGANIZATION.key_at(org_id),
                 f"SET {layout.EMAIL_DOMAINS} = :after",
                 condition=f"attribute_exists(PK) AND {unchanged}",
                 values=values,
                 on_failed=changed,
             ),
         ],
-        Change("organization.addEmailDomain", items.ORGANIZATION, org_id, org_id, before, after),
+        Change("organization.addEmailDomain", layout.ORGANIZATION.tag, org_id, org_id, before, after),
     )
     return updated
 
@@ -211,7 +217,7 @@ class _OwnsDomains(Conflict):
     """The organisation owned domains by the time the write landed."""
 
 
-def adopt_email_domains(table: Table, org_id: str, domains: Sequence[str]) -> AdoptedDomains:
+def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str]) -> AdoptedDomains:
     """Give an organisation that owns no email domain yet those of ``domains`` no other holds.
 
     For organisations written before organisations owned domains (``server.py migrate``):
@@ -222,32 +228,31 @@ def adopt_email_domains(table: Table, org_id: str, domains: Sequence[str]) -> Ad
     when it had some, its own: never a part of a run's choice. Nothing is read of another
     organisation; ``held_elsewhere`` names the domains only.
     """
-    org_id = keys.parse_ulid(org_id, "orgId")
     wanted = list(dict.fromkeys(validation.domain(domain) for domain in domains))
     if len(wanted) > validation.EMAIL_DOMAINS_MAX:
-        raise InvalidInput("domains", f"an organisation owns at most {validation.EMAIL_DOMAINS_MAX} domains")
+        raise InvalidInput("email_domains", f"an organisation owns at most {validation.EMAIL_DOMAINS_MAX} domains")
     provisioning = _provisioning(table, org_id)
     held: list[str] = []
     # Each try either gives the domains, leaves one out, or finds domains the organisation
     # owns by now: a try more than the domains ends it, unless writes keep racing this one.
     for _try in range(len(wanted) + 3):
-        found = provisioning.get(keys.organization_key(org_id), consistent=True)
+        found = provisioning.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
         if found is None:
-            raise NotFound("Organization", org_id)
-        current = items.organization_from(found)
+            raise NotFound(Organization, org_id)
+        current = layout.ORGANIZATION.read(found)
         if current.email_domains:
             return AdoptedDomains((), tuple(held), current.email_domains)
         if not wanted:
             return AdoptedDomains((), tuple(held), ())
         updated = replace(current, email_domains=tuple(sorted(wanted)))
-        after = items.organization_item(updated)
+        after = layout.ORGANIZATION.item(updated)
 
         def owns(_old: items.Item | None) -> _OwnsDomains:
             return _OwnsDomains("the organisation owns email domains by now")
 
         markers = [
             transact.put(
-                items.domain_item(domain, org_id),
+                layout.EMAIL_DOMAIN.item(EmailDomain(domain, org_id)),
                 # A marker naming this organisation already (written by hand) is its own.
                 condition=f"attribute_not_exists(PK) OR {layout.ORG_ID} = :org",
                 values={":org": items.s(org_id)},
@@ -261,14 +266,14 @@ def adopt_email_domains(table: Table, org_id: str, domains: Sequence[str]) -> Ad
                 [
                     *markers,
                     transact.update(
-                        keys.organization_key(org_id),
+                        layout.ORGANIZATION.key_at(org_id),
                         f"SET {layout.EMAIL_DOMAINS} = :after",
                         condition=f"attribute_exists(PK) AND attribute_not_exists({layout.EMAIL_DOMAINS})",
                         values={":after": after[layout.EMAIL_DOMAINS]},
                         on_failed=owns,
                     ),
                 ],
-                Change("organization.adoptEmailDomains", items.ORGANIZATION, org_id, org_id, found, after),
+                Change("organization.adoptEmailDomains", layout.ORGANIZATION.tag, org_id, org_id, found, after),
             )
         except _HeldElsewhere as refused:
             wanted.remove(refused.domain)

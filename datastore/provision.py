@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import ClientError
 
-from datastore import items, keys, layout_version
+from datastore import keys, layout, layout_version
 from datastore.scope import LayoutScope
 from datastore.table import Table
 
@@ -75,7 +75,7 @@ def ensure_time_to_live(client: DynamoDBClient, name: str) -> None:
         return
     client.update_time_to_live(
         TableName=name,
-        TimeToLiveSpecification={"Enabled": True, "AttributeName": items.EXPIRES_AT},
+        TimeToLiveSpecification={"Enabled": True, "AttributeName": layout.EXPIRES_AT},
     )
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from datastore import keys
+from datastore.ids import OrgId
 
 
 class Scope(Protocol):
@@ -30,7 +31,7 @@ class Scope(Protocol):
 class TenantScope:
     """One organisation's data, as seen by one caller (``actor_id``, for audit)."""
 
-    org_id: str
+    org_id: OrgId
     actor_id: str | None = None
 
     @property
@@ -120,7 +121,7 @@ class PlatformScope:
     along with the identity item of its first admin and its email domain markers.
     """
 
-    provisioning: str | None = None
+    provisioning: OrgId | None = None
     # The operator acting, for audit.
     actor_id: str | None = None
 

@@ -22,7 +22,7 @@ from typing import Final, TypeVar
 from email_validator import EmailNotValidError, validate_email
 
 from datastore import invisible
-from datastore.errors import InvalidInput
+from datastore.errors import Field, InvalidInput
 from datastore.pagination import MAX_PAGE_SIZE
 
 E = TypeVar("E", bound=StrEnum)
@@ -62,7 +62,7 @@ FORBIDDEN: Final = re.compile(f"[\x00-\x1f{_C1_AND_DEL}{_FORMATTING}]")
 FORBIDDEN_MULTILINE: Final = re.compile(f"[\x00-\x08\x0b\x0c\x0e-\x1f{_C1_AND_DEL}{_FORMATTING}]")
 
 
-def refuse_controls(value: str, field: str, *, multiline: bool = False) -> str:
+def refuse_controls(value: str, field: Field, *, multiline: bool = False) -> str:
     """``value`` unchanged, or InvalidInput naming ``field`` and the first refused character."""
     found = (FORBIDDEN_MULTILINE if multiline else FORBIDDEN).search(value)
     if found is not None:
@@ -70,7 +70,7 @@ def refuse_controls(value: str, field: str, *, multiline: bool = False) -> str:
     return value
 
 
-def refuse_invisible(value: str, field: str, *, identifier: bool = False) -> str:
+def refuse_invisible(value: str, field: Field, *, identifier: bool = False) -> str:
     """``value`` unchanged, or InvalidInput naming ``field`` and its first invisible code point out of place.
 
     ``identifier`` (email addresses, domains) refuses every invisible code point; other
@@ -87,7 +87,7 @@ def _utf8_length(value: str) -> int:
     return len(value.encode("utf-8"))  # no lone surrogates: refuse_controls has run
 
 
-def email(value: str, field: str = "email") -> str:
+def email(value: str, field: Field = "email") -> str:
     """The normalised (lower-case) address, or InvalidInput.
 
     RFC 5321's lengths hold for the address as given and as stored (NFC, lower case, which can
@@ -119,7 +119,7 @@ def email_domain(address: str) -> str:
     return address.rpartition("@")[2]
 
 
-def domain(value: str, field: str = "domain") -> str:
+def domain(value: str, field: Field = "domain") -> str:
     """A normalised (lower-case) email domain such as ``acme.co``, or InvalidInput."""
     if len(value) > DOMAIN_MAX:
         reason = f"must be at most {DOMAIN_MAX} characters, so that an address in it fits RFC 5321's {EMAIL_MAX}"
@@ -136,7 +136,7 @@ def domain(value: str, field: str = "domain") -> str:
     return checked.domain.lower()
 
 
-def domains(values: Iterable[str], field: str = "emailDomains") -> tuple[str, ...]:
+def domains(values: Iterable[str], field: Field = "email_domains") -> tuple[str, ...]:
     """One or more distinct normalised domains, in the order given, or InvalidInput."""
     found = tuple(dict.fromkeys(domain(value, field) for value in values))
     if not found:
@@ -146,7 +146,7 @@ def domains(values: Iterable[str], field: str = "emailDomains") -> tuple[str, ..
     return found
 
 
-def text(value: str, field: str, *, maximum: int, minimum: int = 1, multiline: bool = False) -> str:
+def text(value: str, field: Field, *, maximum: int, minimum: int = 1, multiline: bool = False) -> str:
     """``value`` trimmed and checked: characters, blankness, length; invisible code points when single-line."""
     refuse_controls(value, field, multiline=multiline)
     cleaned = value.strip()
@@ -159,19 +159,19 @@ def text(value: str, field: str, *, maximum: int, minimum: int = 1, multiline: b
     return cleaned
 
 
-def name(value: str, field: str = "name") -> str:
+def name(value: str, field: Field = "name") -> str:
     return text(value, field, maximum=NAME_MAX)
 
 
-def title(value: str, field: str = "title") -> str:
+def title(value: str, field: Field = "title") -> str:
     return text(value, field, maximum=TITLE_MAX)
 
 
-def description(value: str, field: str = "description") -> str:
+def description(value: str, field: Field = "description") -> str:
     return text(value, field, maximum=DESCRIPTION_MAX, minimum=0, multiline=True)
 
 
-def choice(kind: type[E], value: str, field: str) -> E:
+def choice(kind: type[E], value: str, field: Field) -> E:
     try:
         return kind(value)
     except ValueError:
@@ -179,7 +179,7 @@ def choice(kind: type[E], value: str, field: str) -> E:
         raise InvalidInput(field, f"must be one of {allowed}") from None
 
 
-def page_size(first: int, field: str = "first") -> int:
+def page_size(first: int, field: Field = "first") -> int:
     if not 0 <= first <= MAX_PAGE_SIZE:
         raise InvalidInput(field, f"must be between 0 and {MAX_PAGE_SIZE}")
     return first

@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from datastore import iam, items, keys, provision
+from datastore import iam, keys, layout, provision
 from datastore.config import DEFAULT_TABLE_NAME
 from graphql_api.execution.errors import Code
 from graphql_api.observability import emf
@@ -90,7 +90,7 @@ def table_properties(table_name: Any) -> dict[str, Any]:
     return {
         **definition,
         "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
-        "TimeToLiveSpecification": {"AttributeName": items.EXPIRES_AT, "Enabled": True},
+        "TimeToLiveSpecification": {"AttributeName": layout.EXPIRES_AT, "Enabled": True},
         "DeletionProtectionEnabled": True,
         "SSESpecification": {"SSEEnabled": True, "SSEType": "KMS"},
     }

@@ -19,7 +19,7 @@ import pytest
 # tests/test_outages.py sets the production timeouts explicitly.
 os.environ.setdefault("DYNAMODB_READ_TIMEOUT_SECONDS", "10")
 
-from datastore import calls, departments, employees, keys, organizations
+from datastore import calls, departments, employees, ids, organizations
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal
@@ -55,7 +55,7 @@ def settings(dynamodb_endpoint: str) -> DatastoreSettings:
         DatastoreSettings.from_env(os.environ),
         endpoint_url=dynamodb_endpoint,
         embedded=False,
-        table_name=f"hr-test-{keys.new_id().lower()}",
+        table_name=f"hr-test-{ids.new_id().lower()}",
     )
 
 
@@ -113,7 +113,7 @@ class Tenant:
     def employee(
         self, department: Department | None = None, *, role: Role = Role.EMPLOYEE, email: str | None = None
     ) -> Employee:
-        unique = keys.new_id().lower()
+        unique = ids.new_id().lower()
         return employees.create_employee(
             self.table,
             email=email or self.email(f"e{unique}"),
@@ -129,13 +129,13 @@ TenantFactory = Callable[..., Tenant]
 
 def unique_domain() -> str:
     """An email domain no other organisation of the session holds."""
-    return f"t{keys.new_id().lower()}.example"
+    return f"t{ids.new_id().lower()}.example"
 
 
 @pytest.fixture
 def make_tenant(platform: Table) -> TenantFactory:
     def make(name: str = "Test Org") -> Tenant:
-        unique = keys.new_id().lower()
+        unique = ids.new_id().lower()
         domain = unique_domain()
         org, admin = organizations.create_organization(
             platform,

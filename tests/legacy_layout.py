@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from datastore import keys
+from datastore import ids
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev import local
@@ -70,7 +70,7 @@ class LegacyOrganization:
     """One organisation of the previous release, built up and then written with ``write``."""
 
     name: str
-    org_id: str = field(default_factory=keys.new_id)
+    org_id: str = field(default_factory=ids.new_id)
     items: list[Item] = field(default_factory=list)
     employees: list[LegacyEmployee] = field(default_factory=list)
     # applications per job id, by status
@@ -104,7 +104,7 @@ class LegacyOrganization:
         ]
 
     def department(self, name: str) -> str:
-        dept_id = keys.new_id()
+        dept_id = ids.new_id()
         item = {
             "PK": _s(f"ORG#{self.org_id}"),
             "SK": _s(f"DEPT#{dept_id}"),
@@ -122,7 +122,7 @@ class LegacyOrganization:
         self, email: str, first_name: str, last_name: str, department_id: str | None = None, *, role: str = "employee"
     ) -> LegacyEmployee:
         """The employee, its identity and email pointer, and its membership copy; no name entries."""
-        org, emp_id = self.org_id, keys.new_id()
+        org, emp_id = self.org_id, ids.new_id()
         hired = START + timedelta(days=len(self.employees))
         attributes: Item = {
             "orgId": _s(org),
@@ -180,7 +180,7 @@ class LegacyOrganization:
 
     def job(self, department_id: str, title: str, *, status: str = "open") -> str:
         """A job posting without application counters (the previous release had none)."""
-        org, job_id = self.org_id, keys.new_id()
+        org, job_id = self.org_id, ids.new_id()
         posted = START + timedelta(days=40, hours=len(self.applications))
         item: Item = {
             "PK": _s(f"ORG#{org}"),
@@ -207,7 +207,7 @@ class LegacyOrganization:
 
     def apply(self, job_id: str, employee: LegacyEmployee, status: str = "applied") -> str:
         """An application and its applicant marker; the job's item is left as it was."""
-        org, app_id = self.org_id, keys.new_id()
+        org, app_id = self.org_id, ids.new_id()
         self.items += [
             {
                 "PK": _s(f"ORG#{org}#JOB#{job_id}"),

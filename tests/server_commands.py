@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from datastore import keys, organizations
+from datastore import ids, organizations
 from datastore.entities import Organization, Plan
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope
@@ -41,7 +41,7 @@ def server_command(
 def own_platform(client: DynamoDBClient, names: Sequence[str]) -> tuple[Table, list[Organization]]:
     """A table of its own holding one organisation per name, for the commands that run over
     every organisation (AP14): everything they find there is the test's."""
-    table = Table(client, f"hr-platform-{keys.new_id().lower()}", PlatformScope())
+    table = Table(client, f"hr-platform-{ids.new_id().lower()}", PlatformScope())
     ensure_table(client, table.name)
     orgs = []
     for name in names:

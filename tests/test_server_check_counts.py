@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from typing import TYPE_CHECKING
 
-from datastore import departments, keys
+from datastore import departments, ids, layout
 from datastore.config import DatastoreSettings
 from datastore.scope import TenantScope
 from tests.conftest import Tenant
@@ -26,7 +26,7 @@ def test_check_counts__org_with_drift__exit_1_then_fix_exit_0_then_clean(
 ) -> None:
     dept = tenant.department()
     tenant.employee(dept)
-    corrupt(client, tenant.table.name, keys.department_key(tenant.org_id, dept.dept_id), headcount=7)
+    corrupt(client, tenant.table.name, layout.DEPARTMENT.key_at(tenant.org_id, dept.dept_id), headcount=7)
 
     found = check_counts(settings, tenant.table.name, "--org", tenant.org_id)
     fixed = check_counts(settings, tenant.table.name, "--org", tenant.org_id, "--fix")
@@ -47,7 +47,7 @@ def test_check_counts__no_org__checks_every_organisation(client: DynamoDBClient,
     platform, orgs = own_platform(client, ["One", "Two"])
     table_name = platform.name
     dept = departments.create_department(platform.with_scope(TenantScope(orgs[1].org_id)), name="Ops")
-    corrupt(client, table_name, keys.department_key(orgs[1].org_id, dept.dept_id), headcount=-2)
+    corrupt(client, table_name, layout.DEPARTMENT.key_at(orgs[1].org_id, dept.dept_id), headcount=-2)
 
     result = check_counts(settings, table_name)
 
@@ -61,7 +61,7 @@ def test_check_counts__no_org__checks_every_organisation(client: DynamoDBClient,
 def test_check_counts__unknown_or_malformed_org__exit_2_in_one_line(
     tenant: Tenant, settings: DatastoreSettings
 ) -> None:
-    unknown = check_counts(settings, tenant.table.name, "--org", keys.new_id())
+    unknown = check_counts(settings, tenant.table.name, "--org", ids.new_id())
     malformed = check_counts(settings, tenant.table.name, "--org", "nope")
 
     assert (unknown.returncode, malformed.returncode) == (2, 2)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from datastore import departments, employees, keys
+from datastore import departments, employees
+from datastore.ids import new_id
 from graphql_api.schema import ids
 from tests.conftest import Tenant, unique_domain
 from tests.server_commands import server_command
@@ -94,7 +95,7 @@ def test_import__not_utf8__one_line_exit_2(
 
 
 def test_import__unknown_organisation__exit_2(tmp_path: Path, dynamodb_endpoint: str, table_name: str) -> None:
-    missing = keys.new_id()
+    missing = new_id()
     result = run_import(tmp_path, dynamodb_endpoint, table_name, missing, b"email,firstName,lastName\n")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines()[-1] == f"error: no organisation has the id {missing}"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from typing import TYPE_CHECKING
 
-from datastore import employees, keys
+from datastore import employees, ids
 from datastore.config import DatastoreSettings
 from datastore.scope import TenantScope
 from datastore.table import Table
@@ -60,7 +60,7 @@ def test_index_names__unknown_or_malformed_org__exit_2_in_one_line_nothing_writt
 ) -> None:
     written_before_search(tenant.table, 1)
 
-    unknown = index_names(settings, tenant.table.name, "--org", keys.new_id())
+    unknown = index_names(settings, tenant.table.name, "--org", ids.new_id())
     malformed = index_names(settings, tenant.table.name, "--org", tenant.org_id.lower() + " ")
 
     assert (unknown.returncode, malformed.returncode) == (2, 2)

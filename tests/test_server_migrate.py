@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from datastore import keys, layout_version, migration
+from datastore import ids, keys, layout, layout_version, migration
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
 from datastore.provision import drop_table
@@ -38,7 +38,7 @@ START_TIMEOUT_SECONDS = 90.0
 @pytest.fixture
 def legacy_table(client: DynamoDBClient) -> Iterator[str]:
     """A table of its own, as the previous release created it, on the session's DynamoDB Local."""
-    name = f"hr-upgrade-{keys.new_id().lower()}"
+    name = f"hr-upgrade-{ids.new_id().lower()}"
     create_legacy_table(client, name)
     yield name
     drop_table(client, name)
@@ -267,7 +267,10 @@ def finished_organizations(client: DynamoDBClient, table_name: str) -> int:
     found = client.query(
         TableName=table_name,
         KeyConditionExpression="PK = :pk AND begins_with(SK, :migration)",
-        ExpressionAttributeValues={":pk": {"S": keys.LAYOUT_PK}, ":migration": {"S": f"{keys.MIGRATION}#"}},
+        ExpressionAttributeValues={
+            ":pk": {"S": keys.LAYOUT_PK},
+            ":migration": {"S": layout.MIGRATION_PROGRESS.sort_prefix},
+        },
         ConsistentRead=True,
     )["Items"]
     return sum(1 for item in found if len(item.get("stepsDone", {}).get("SS", [])) == steps)

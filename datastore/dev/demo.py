@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 
 from datastore import applications, departments, employees, identities, jobs, organizations
 from datastore.entities import ApplicationStatus, Plan, Role
+from datastore.ids import DepartmentId, EmployeeId, JobId
 from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.table import Table
 
@@ -55,7 +56,9 @@ def load(table: Table) -> bool:
     return True
 
 
-def _organization(table: Table, name: str, plan: Plan, domain: str, admin: tuple[str, str, str]) -> tuple[Table, str]:
+def _organization(
+    table: Table, name: str, plan: Plan, domain: str, admin: tuple[str, str, str]
+) -> tuple[Table, EmployeeId]:
     org, admin_employee = organizations.create_organization(
         table.with_scope(PlatformScope()),
         name=name,
@@ -69,9 +72,9 @@ def _organization(table: Table, name: str, plan: Plan, domain: str, admin: tuple
 
 
 def _people(
-    tenant: Table, people: list[tuple[str, str, str, str, Role, str]], dept_ids: dict[str, str]
-) -> dict[str, str]:
-    ids: dict[str, str] = {}
+    tenant: Table, people: list[tuple[str, str, str, str, Role, str]], dept_ids: dict[str, DepartmentId]
+) -> dict[str, EmployeeId]:
+    ids: dict[str, EmployeeId] = {}
     for email, first, last, dept, role, hired in people:
         employee = employees.create_employee(
             tenant,
@@ -102,7 +105,7 @@ def _load_acme(table: Table) -> None:
         departments.update_department(tenant, dept_ids[dept], manager_id=people[manager])
     departments.update_department(tenant, dept_ids["People Ops"], manager_id=alice)
 
-    def job(dept: str, title: str, description: str) -> str:
+    def job(dept: str, title: str, description: str) -> JobId:
         return jobs.create_job(tenant, department_id=dept_ids[dept], title=title, description=description).job_id
 
     senior = job("Engineering", "Senior Engineer", "Own the core API and its data model.")
@@ -113,7 +116,7 @@ def _load_acme(table: Table) -> None:
     for job_id in (coordinator, senior, platform, account):
         jobs.publish_job(tenant, job_id)
 
-    def apply(job_id: str, email: str, *moves: ApplicationStatus) -> None:
+    def apply(job_id: JobId, email: str, *moves: ApplicationStatus) -> None:
         application = applications.apply_to_job(tenant, job_id, people[email])
         for status in moves:
             if status is ApplicationStatus.WITHDRAWN:

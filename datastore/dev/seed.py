@@ -1,7 +1,7 @@
 """Large tenants written fast: items from the datastore's own codec, sent with BatchWriteItem.
 
 For test and benchmark setup only. The items are exactly what the datastore's writes produce (the same
-``datastore.items`` functions), but without the transactions, so a thousand employees take
+``datastore.layout`` declarations), but without the transactions, so a thousand employees take
 a second instead of a minute. Counters (headcount, a job's application counts) are written
 already correct.
 """
@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from datastore import items, keys
+from datastore import employees, layout
 from datastore.entities import (
     Application,
     ApplicationCounts,
@@ -22,10 +22,12 @@ from datastore.entities import (
     Department,
     Employee,
     EmployeeStatus,
+    Identity,
     JobPosting,
     JobStatus,
     Role,
 )
+from datastore.ids import ApplicationId, DepartmentId, EmployeeId, JobId, OrgId, new_id, new_id_at
 from datastore.items import Item
 
 if TYPE_CHECKING:
@@ -56,14 +58,14 @@ def write_items(client: DynamoDBClient, table_name: str, to_write: list[Item], *
 class Bulk:
     """Entities of one organisation, collected and then written in one go."""
 
-    org_id: str
+    org_id: OrgId
     departments: list[Department] = field(default_factory=list)
     employees: list[Employee] = field(default_factory=list)
     jobs: list[JobPosting] = field(default_factory=list)
     applications: list[Application] = field(default_factory=list)
 
     def department(self, name: str, headcount: int = 0) -> Department:
-        dept = Department(self.org_id, keys.new_id(), name, None, headcount)
+        dept = Department(self.org_id, DepartmentId(new_id()), name, None, headcount)
         self.departments.append(dept)
         return dept
 
@@ -79,8 +81,8 @@ class Bulk:
         hired = EPOCH + timedelta(hours=n)
         emp = Employee(
             org_id=self.org_id,
-            emp_id=keys.new_id_at(hired),
-            email=f"person{n}.{keys.new_id().lower()}@example.com",
+            emp_id=EmployeeId(new_id_at(hired)),
+            email=f"person{n}.{new_id().lower()}@example.com",
             first_name=f"First{n}" if first_name is None else first_name,
             last_name=f"Last{n}" if last_name is None else last_name,
             department_id=None if department is None else department.dept_id,
@@ -97,7 +99,7 @@ class Bulk:
         posted = EPOCH + timedelta(days=n)
         job = JobPosting(
             org_id=self.org_id,
-            job_id=keys.new_id_at(posted),
+            job_id=JobId(new_id_at(posted)),
             department_id=department.dept_id,
             title=f"Job {n}",
             description=f"The description of job {n}.",
@@ -113,7 +115,7 @@ class Bulk:
         submitted = EPOCH + timedelta(minutes=n)
         app = Application(
             org_id=self.org_id,
-            app_id=keys.new_id_at(submitted),
+            app_id=ApplicationId(new_id_at(submitted)),
             job_id=job.job_id,
             emp_id=employee.emp_id,
             status=ApplicationStatus.APPLIED,
@@ -123,19 +125,20 @@ class Bulk:
         return app
 
     def items(self) -> list[Item]:
-        out: list[Item] = [items.department_item(d) for d in self.departments]
+        out: list[Item] = [layout.DEPARTMENT.item(d) for d in self.departments]
         for emp in self.employees:
-            out += [items.employee_item(emp), items.email_pointer_item(emp), items.identity_item(emp)]
-            out += items.name_entry_items(emp)
+            identity = Identity(emp.email, emp.org_id, emp.emp_id)
+            out += [layout.EMPLOYEE.item(emp), layout.EMAIL_POINTER.item(identity), layout.IDENTITY.item(identity)]
+            out += employees.name_entry_items(emp)
             # A terminated employee keeps its departmentId but has left the department's list.
             if emp.department_id is not None and emp.status is EmployeeStatus.ACTIVE:
-                out.append(items.membership_item(emp))
+                out.append(layout.MEMBERSHIP.item(emp))
         applied: Counter[str] = Counter(app.job_id for app in self.applications)
         for job in self.jobs:
             counts = ApplicationCounts(applied=applied[job.job_id])
-            out.append({**items.job_item(job), **items.application_counts_attributes(counts)})
+            out.append(layout.JOB_POSTING.item_with_counters(replace(job, application_counts=counts)))
         for app in self.applications:
-            out += [items.application_item(app), items.applicant_item(app)]
+            out += [layout.APPLICATION.item(app), layout.APPLICANT.item(app)]
         return out
 
     def write(self, client: DynamoDBClient, table_name: str) -> None:

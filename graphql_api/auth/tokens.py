@@ -8,9 +8,9 @@ from typing import Any
 
 import jwt
 
-from datastore import keys
+from datastore import ids
 from datastore.entities import Role
-from datastore.errors import InvalidInput
+from datastore.ids import EmployeeId, OrgId
 from graphql_api.auth.jwks import JwksKeys, require_numeric_times, signing_key
 from graphql_api.execution.errors import unauthenticated
 from graphql_api.settings.api import ApiSettings
@@ -29,13 +29,19 @@ class Principal:
     """
 
     subject: str
-    org_id: str | None
+    org_id: OrgId | None
     role: Role | None
     api_key: bool = False
 
     @property
     def is_platform(self) -> bool:
         return self.org_id is None
+
+    @property
+    def employee_id(self) -> EmployeeId | None:
+        """The employee the caller is (its subject, a ULID since the token was read); None for
+        an API key or a platform operator."""
+        return None if self.api_key or self.org_id is None else EmployeeId(self.subject)
 
 
 def issue_token(
@@ -113,11 +119,15 @@ def principal_from_claims(claims: dict[str, object]) -> Principal:
         if org is not None:
             raise unauthenticated("invalid token: a platform token has no org")
         return Principal(subject, None, None)
+    if not isinstance(org, str):
+        raise unauthenticated("invalid token: org: is missing")
+    org_id = ids.parse(OrgId, org)
+    if org_id is None:
+        raise unauthenticated(f"invalid token: org: {ids.NOT_A_ULID}")
+    emp_id = ids.parse(EmployeeId, subject)
+    if emp_id is None:
+        raise unauthenticated(f"invalid token: sub: {ids.NOT_A_ULID}")
     try:
-        if not isinstance(org, str):
-            raise InvalidInput("org", "is missing")
-        org_id = keys.parse_ulid(org, "org")
-        emp_id = keys.parse_ulid(subject, "sub")
         return Principal(emp_id, org_id, Role(role))
-    except (InvalidInput, ValueError) as error:
+    except ValueError as error:
         raise unauthenticated(f"invalid token: {error}") from None

@@ -8,27 +8,38 @@ CSV file (the row semantics themselves live in datastore/imports.py). A batch:
 3. runs each remaining row as its own transaction, ``ROW_CONCURRENCY`` at a time.
 
 Each row's failure is its own result (a code, the row's field and a message), never the
-batch's: the other rows go on. Errors name the row's fields as the datastore and the CSV
-header do (``email``, ``departmentId``); the mutation places them as ``input.rows.<i>.<field>``.
+batch's: the other rows go on. Errors name the row's fields as the CSV header and the
+mutation's row input do (``email``, ``departmentId``; ``ROW_FIELDS`` places the datastore's
+fields there); the mutation places them as ``input.rows.<i>.<field>``.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final
 
 from datastore import imports
 from datastore.entities import Employee, Role
-from datastore.errors import Conflict, DatastoreError, InvalidInput
+from datastore.errors import Conflict, DatastoreError, Field, InvalidInput
 from datastore.imports import MAX_ROWS, Imported, Outcome, Row
 from datastore.table import Table
-from graphql_api.execution.errors import ApiError, Code, translate
+from graphql_api.execution.errors import INPUT, ApiError, Code, translate
 from graphql_api.schema import ids
 
-__all__ = ["MAX_ROWS", "Outcome", "RowError", "RowInput", "RowResult", "import_rows"]
+__all__ = ["MAX_ROWS", "ROW_FIELDS", "Outcome", "RowError", "RowInput", "RowResult", "import_rows"]
+
+# Datastore field -> the row's field that carries it (the CSV column, the row input's field);
+# one the row does not carry names the row as a whole.
+ROW_FIELDS: Final[Mapping[Field, str]] = {
+    "email": "email",
+    "first_name": "firstName",
+    "last_name": "lastName",
+    "role": "role",
+    "department_id": "departmentId",
+}
 
 # Rows of one batch in flight at once: enough to hide each transaction's round trip, few
 # enough that one import leaves the shared I/O pool (DYNAMODB_POOL_SIZE) to other requests.
@@ -69,31 +80,24 @@ class RowResult:
 
 def row_error(error: BaseException) -> RowError | None:
     """The row-level form of an expected error; None for a bug (which then fails the request)."""
-    if isinstance(error, InvalidInput):
-        return RowError(Code.BAD_USER_INPUT.value, error.field, error.reason)
-    translated = translate(error)
+    translated = translate(error, ROW_FIELDS)
     if translated is None:
         return None
-    field = translated.extensions.get("field")
+    placed = translated.extensions.get("field")
+    field = placed if isinstance(placed, str) and placed != INPUT else None
+    reason = str(translated).removeprefix(f"{placed}: ") if isinstance(placed, str) else str(translated)
     if isinstance(error, Conflict):
         field = "email"  # the row's key: its email names an employee with other data
-    return RowError(translated.code.value, field if isinstance(field, str) else None, _reason(translated, field))
-
-
-def _reason(error: ApiError, field: object) -> str:
-    message = str(error)
-    prefix = f"{field}: "
-    return message.removeprefix(prefix) if isinstance(field, str) else message
+    return RowError(translated.code.value, field, reason)
 
 
 def _datastore_row(row: RowInput) -> Row:
     """The datastore's row, validated; a department id of no department is InvalidInput."""
     department_id = None
     if row.department_id is not None:
-        parts = ids.parts_of(row.department_id, "Department", 1, "departmentId")
-        if parts is None:
-            raise InvalidInput("departmentId", "no such department")
-        (department_id,) = parts
+        department_id = ids.DEPARTMENT.parse(row.department_id, ROW_FIELDS["department_id"])
+        if department_id is None:
+            raise InvalidInput("department_id", "no such department")
     return imports.validated(
         Row(row.email, row.first_name, row.last_name, row.role, department_id, row.hired_at),
     )

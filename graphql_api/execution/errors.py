@@ -1,9 +1,13 @@
 """GraphQL errors with a machine-readable ``extensions.code``, and the masking of the rest.
 
-Expected failures are raised as ``ApiError`` or are datastore errors, and ``translate`` is
-the one place a datastore error becomes an API error. Datastore errors name datastore
-fields; a mutation's are translated by ``InputErrors`` with its input's paths
-(input_paths.py), so ``extensions.field`` is always ``input.<field>``. Anything else is a
+Expected failures are raised as ``ApiError`` (by the edge that refuses a request: an id
+that is no id, a caller without the role) or are datastore errors, and ``translate`` is the
+one place a datastore error becomes an API error, with its code and, for a refused value,
+its place in the request. Datastore errors name the datastore's own fields (``first_name``,
+``department_id``); the error of a mutation's own field is placed in its input by the
+mutation's row of the table in graphql_api/schema/mutations/input_paths.py, so
+``extensions.field`` is ``input.<field>``; arguments of queries and connections (``first``,
+``after``, ``search``, ``email``) are named as the datastore names them. Anything else is a
 bug, logged with its stack trace under a request id and shown to the client only as
 INTERNAL with that id.
 """
@@ -12,22 +16,33 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from enum import StrEnum
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
-from graphql import GraphQLError
-from strawberry.extensions import FieldExtension, SchemaExtension
-from strawberry.extensions.field_extension import AsyncExtensionResolver
-from strawberry.types import Info
-from strawberry.types.base import get_object_definition
+from graphql import FieldNode, GraphQLError
+from strawberry.extensions import SchemaExtension
+from strawberry.types.graphql import OperationType
 
-from datastore.errors import Conflict, DatastoreError, InvalidInput, NotFound, ScopeViolation, Unavailable
+from datastore.entities import ApiKey, Application, Department, Employee, JobPosting, Organization
+from datastore.errors import Conflict, Field, InvalidInput, NotFound, ScopeViolation, Unavailable
 from graphql_api.observability.logging import FIELDS
-from graphql_api.schema import input_paths
-from graphql_api.schema.input_paths import InputPaths
 
-T = TypeVar("T", bound=type)
+FieldPaths = Mapping[Field, str]
+"""Where each datastore field sits in one request (``input.firstName``); see ``translate``."""
+
+# A datastore field a mutation's input does not carry: the input as a whole is at fault.
+INPUT: Final = "input"
+
+# The GraphQL type each datastore entity is exposed as: NOT_FOUND names it.
+TYPE_NAMES: Final[Mapping[type[Any], str]] = {
+    Organization: "Organization",
+    Department: "Department",
+    Employee: "Employee",
+    JobPosting: "JobPosting",
+    Application: "Application",
+    ApiKey: "ApiKey",
+}
 
 log = logging.getLogger("hr.errors")
 
@@ -95,49 +110,26 @@ def timeout(seconds: float, *, maybe_written: bool = False) -> ApiError:
     return ApiError(Code.TIMEOUT, f"{message}; retry", retryable=True)
 
 
-def translate(error: BaseException, paths: InputPaths | None = None) -> ApiError | None:
+def translate(error: BaseException, paths: FieldPaths | None = None) -> ApiError | None:
     """The client-facing form of an expected error; None for a bug.
 
-    ``paths`` places a datastore field in a mutation's input; without it (arguments of
-    queries and connections) the field is named as the datastore named it.
+    ``paths`` places a datastore field in a mutation's input (one it does not list: the
+    input as a whole); without it (arguments of queries and connections) the field is named
+    as the datastore named it.
     """
     if isinstance(error, ApiError):
         return error
     if isinstance(error, InvalidInput):
-        field = error.field if paths is None else paths.path(error.field)
+        field = error.field if paths is None else paths.get(error.field, INPUT)
         return bad_input(field, error.reason)
     if isinstance(error, NotFound):
-        return not_found(error.entity)
+        return not_found(TYPE_NAMES.get(error.entity, error.entity.__name__))
     if isinstance(error, Conflict):
         extensions = {} if error.current_version is None else {"currentVersion": error.current_version}
         return ApiError(Code.CONFLICT, str(error), **extensions)
     if isinstance(error, Unavailable):
         return unavailable(maybe_written=error.maybe_written)
     return None
-
-
-class InputErrors(FieldExtension):
-    """On every mutation field: its datastore errors translated with its input's paths.
-
-    Only the mutation's own resolver runs inside; errors of the payload's fields (a
-    connection's ``first``, say) are arguments of those fields and translated without paths.
-    """
-
-    async def resolve_async(self, next_: AsyncExtensionResolver, source: Any, info: Info, **kwargs: Any) -> Any:
-        try:
-            return await next_(source, info, **kwargs)
-        except DatastoreError as error:
-            translated = translate(error, input_paths.of(type(kwargs["input"])))
-            if translated is None:
-                raise
-            raise translated from None
-
-
-def translated_with_input_paths(mutation_type: T) -> T:
-    """Class decorator over the root Mutation type: InputErrors on every one of its fields."""
-    for field in get_object_definition(mutation_type, strict=True).fields:
-        field.extensions.append(InputErrors())
-    return mutation_type
 
 
 # graphql-core's suggestions (pyutils.did_you_mean, and ScalarLeafsRule's own): " Did you mean
@@ -162,10 +154,14 @@ class ErrorCodes(SchemaExtension):
     (``hide_suggestions`` of ``validate`` and ``execute``), but Strawberry passes neither, and
     Strawberry's own ``disable_field_suggestions`` covers field names only (not arguments,
     enum values, input fields or types); this one translation sees every error.
+
+    ``input_paths`` holds each mutation's FieldPaths, by the mutation's field name: an error
+    of a mutation's own field (its path is that field alone) is translated with them.
     """
 
-    def __init__(self, *, hide_suggestions: bool = False) -> None:
+    def __init__(self, *, hide_suggestions: bool = False, input_paths: Mapping[str, FieldPaths] | None = None) -> None:
         self.hide_suggestions = hide_suggestions
+        self.input_paths = input_paths or {}
 
     def on_operation(self) -> Iterator[None]:
         yield
@@ -174,11 +170,25 @@ class ErrorCodes(SchemaExtension):
             return
         request_id = str(self.execution_context.context.request_id)
         result.errors = [
-            self.client_error(error, request_id, hide_suggestions=self.hide_suggestions) for error in result.errors
+            self.client_error(
+                error, request_id, hide_suggestions=self.hide_suggestions, paths=self._mutation_paths(error)
+            )
+            for error in result.errors
         ]
 
+    def _mutation_paths(self, error: GraphQLError) -> FieldPaths | None:
+        """The paths of the mutation whose own field failed with ``error``; None for any other."""
+        if error.path is None or len(error.path) != 1 or not error.nodes or not isinstance(error.nodes[0], FieldNode):
+            return None
+        paths = self.input_paths.get(error.nodes[0].name.value)  # the field's name, whatever its alias
+        if paths is None or self.execution_context.operation_type is not OperationType.MUTATION:
+            return None
+        return paths
+
     @staticmethod
-    def client_error(error: GraphQLError, request_id: str, *, hide_suggestions: bool = False) -> GraphQLError:
+    def client_error(
+        error: GraphQLError, request_id: str, *, hide_suggestions: bool = False, paths: FieldPaths | None = None
+    ) -> GraphQLError:
         original = error.original_error
         if original is None or isinstance(original, GraphQLError):
             # Parse and validation errors, and variables that do not coerce (an unknown enum
@@ -188,7 +198,7 @@ class ErrorCodes(SchemaExtension):
             return _with(error, message, extensions)
         if isinstance(original, Unavailable):
             log.warning("request %s: DynamoDB unavailable: %s (%s)", request_id, original, original.cause)
-        expected = translate(original)
+        expected = translate(original, paths)
         if expected is not None:
             extensions = expected.extensions
             if expected.code in (Code.UNAVAILABLE, Code.TIMEOUT):

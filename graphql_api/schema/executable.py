@@ -24,6 +24,7 @@ from strawberry.types.graphql import OperationType
 from graphql_api.execution.errors import ErrorCodes, escaped_error
 from graphql_api.observability.operation import RecordOperation
 from graphql_api.schema.mutation import Mutation
+from graphql_api.schema.mutations.input_paths import INPUT_PATHS
 from graphql_api.schema.query import Query
 from graphql_api.schema.types.organization import BillingSubscription
 from graphql_api.schema.types.scalars import SCALAR_OVERRIDES, fast_enum_output
@@ -88,7 +89,11 @@ def build_schema(
         types=[BillingSubscription],
         scalar_overrides=SCALAR_OVERRIDES,
         # RecordOperation before ErrorCodes: it leaves the operation last and sees client codes.
-        extensions=[RecordOperation, lambda: ErrorCodes(hide_suggestions=hide_suggestions), *extensions],
+        extensions=[
+            RecordOperation,
+            lambda: ErrorCodes(hide_suggestions=hide_suggestions, input_paths=INPUT_PATHS),
+            *extensions,
+        ],
         config=StrawberryConfig(
             auto_camel_case=True,
             batching_config={"max_operations": batch_max_operations} if batch_max_operations else None,

@@ -6,17 +6,23 @@ from another tenant simply names nothing in the caller's.
 Each object has exactly one id: only the spelling ``encode`` writes is accepted. A padded,
 re-cased or otherwise respelt id (base64 decoders skip whitespace and padding, ULID parsers
 fold case) is BAD_USER_INPUT, never a second name for the same object.
+
+A global id is where an id enters: ``NodeIds`` decodes one into the datastore's typed id
+(``datastore/ids.py``), which the datastore then takes as it is.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final, Generic, TypeVar
 
-from datastore import keys
-from datastore.errors import InvalidInput
-from graphql_api.execution.errors import bad_input
+from datastore.ids import ApiKeyId, ApplicationId, DepartmentId, EmployeeId, JobId, OrgId, parse
+from graphql_api.execution.errors import bad_input, not_found
+
+I = TypeVar("I")  # noqa: E741  (a typed id, or a tuple of them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +63,43 @@ def ulids_of(decoded: GlobalId, type_name: str, count: int, field: str = "id") -
     """``parts_of`` for an id already decoded."""
     if decoded.type_name != type_name or len(decoded.parts) != count:
         return None
-    try:
-        return tuple(keys.parse_ulid(part, field) for part in decoded.parts)
-    except InvalidInput:
-        raise bad_input(field, "is not a valid id") from None
+    if any(parse(str, part) is None for part in decoded.parts):
+        raise bad_input(field, "is not a valid id")
+    return decoded.parts
+
+
+@dataclass(frozen=True, slots=True)
+class NodeIds(Generic[I]):
+    """The global ids of one type, and the datastore's typed id (or ids) inside them.
+
+    The edge where an id enters: a resolver decodes its argument here, once, and hands the
+    datastore a typed id that nothing checks again.
+    """
+
+    type_name: str
+    count: int
+    typed: Callable[[tuple[str, ...]], I]
+
+    def parse(self, value: str, field: str) -> I | None:
+        """The typed id inside ``value``; None for an id of another type.
+
+        Not an id at all, or not spelt as ``encode`` spells it: BAD_USER_INPUT at ``field``.
+        """
+        parts = parts_of(value, self.type_name, self.count, field)
+        return None if parts is None else self.typed(parts)
+
+    def decode(self, value: str, field: str) -> I:
+        """``parse``, with an id of another type NOT_FOUND, like an id of nothing in the
+        caller's organisation."""
+        found = self.parse(value, field)
+        if found is None:
+            raise not_found(self.type_name)
+        return found
+
+
+ORGANIZATION: Final = NodeIds("Organization", 1, lambda parts: OrgId(parts[0]))
+DEPARTMENT: Final = NodeIds("Department", 1, lambda parts: DepartmentId(parts[0]))
+EMPLOYEE: Final = NodeIds("Employee", 1, lambda parts: EmployeeId(parts[0]))
+JOB_POSTING: Final = NodeIds("JobPosting", 1, lambda parts: JobId(parts[0]))
+APPLICATION: Final = NodeIds("Application", 2, lambda parts: (JobId(parts[0]), ApplicationId(parts[1])))
+API_KEY: Final = NodeIds("ApiKey", 1, lambda parts: ApiKeyId(parts[0]))

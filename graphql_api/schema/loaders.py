@@ -20,6 +20,7 @@ from aiodataloader import DataLoader
 from datastore import applications, audit, by_id, calls, departments, employees, jobs
 from datastore.by_id import Kind
 from datastore.entities import Application, AuditEvent, Department, Employee, JobPosting, Organization, Subscription
+from datastore.ids import DepartmentId, EmployeeId, JobId
 from datastore.pagination import Page, PageRequest, StartKey
 from datastore.table import Table
 from graphql_api.execution.plan.compiler import Deferred
@@ -280,8 +281,8 @@ def employees_by_name(table: Table, prefix: str | None, request: PageRequest) ->
 
 
 def employees_of_department(table: Table, dept_id: str | None, request: PageRequest) -> Page[Employee]:
-    assert dept_id is not None
-    return employees.list_department_employees(table, dept_id, request)
+    assert dept_id is not None  # a department's own id (the list's parent)
+    return employees.list_department_employees(table, DepartmentId(dept_id), request)
 
 
 def open_jobs_of_org(table: Table, _parent: str | None, request: PageRequest) -> Page[JobPosting]:
@@ -293,13 +294,13 @@ def jobs_of_org(table: Table, _parent: str | None, request: PageRequest) -> Page
 
 
 def applications_of_job(table: Table, job_id: str | None, request: PageRequest) -> Page[Application]:
-    assert job_id is not None
-    return applications.list_job_applications(table, job_id, request)
+    assert job_id is not None  # a job's own id (the list's parent)
+    return applications.list_job_applications(table, JobId(job_id), request)
 
 
 def applications_of_employee(table: Table, emp_id: str | None, request: PageRequest) -> Page[Application]:
-    assert emp_id is not None
-    return applications.list_employee_applications(table, emp_id, request)
+    assert emp_id is not None  # an employee's own id (the list's parent)
+    return applications.list_employee_applications(table, EmployeeId(emp_id), request)
 
 
 def audit_events_of_org(table: Table, _parent: str | None, request: PageRequest) -> Page[AuditEvent]:

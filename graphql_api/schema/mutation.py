@@ -6,7 +6,6 @@ from typing import Final
 
 import strawberry
 
-from graphql_api.execution.errors import translated_with_input_paths
 from graphql_api.schema.mutations import api_keys, applications, departments, employees, imports, jobs, organizations
 
 # Said once, appended to every mutation that writes tenant data.
@@ -19,7 +18,6 @@ _ADMINS: Final = " Admins only (else FORBIDDEN)."
 _VERSIONED: Final = " A stale `expectedVersion` is a CONFLICT."
 
 
-@translated_with_input_paths
 @strawberry.type(
     description="What a client writes. Each mutation takes one `input` object and returns a payload with the "
     "written objects (null with an error when it fails); most take an `idempotencyKey` for safe retries."

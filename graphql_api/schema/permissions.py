@@ -27,6 +27,7 @@ A refusal is FORBIDDEN on that field alone (null plus an error), never a failed 
 from __future__ import annotations
 
 from datastore.entities import JobStatus, Role
+from datastore.ids import EmployeeId
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import forbidden, unauthenticated
 from graphql_api.request.context import RequestContext
@@ -41,12 +42,12 @@ def caller(context: RequestContext) -> Principal:
     return principal
 
 
-def person(context: RequestContext) -> Principal:
-    """The caller, who must be an employee acting for themselves (not an API key)."""
-    principal = caller(context)
-    if principal.api_key:
+def person(context: RequestContext) -> EmployeeId:
+    """The employee the caller is, acting for themselves (not an API key)."""
+    emp_id = caller(context).employee_id
+    if emp_id is None:
         raise forbidden("an API key is not an employee and cannot act as one")
-    return principal
+    return emp_id
 
 
 def is_admin(context: RequestContext) -> bool:

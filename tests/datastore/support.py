@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from datastore import departments, employees, items, keys
-from datastore.entities import Department, Employee, EmployeeStatus, Role
+from datastore import departments, employees, ids, items, keys, layout
+from datastore.entities import Department, Employee, EmployeeStatus, Identity, Role
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
 
@@ -41,8 +41,8 @@ def raw_employees(org_id: str, count: int, department: Department | None = None)
     return [
         Employee(
             org_id=org_id,
-            emp_id=keys.new_id(),
-            email=f"bulk{keys.new_id().lower()}@example.com",
+            emp_id=ids.new_id(),
+            email=f"bulk{ids.new_id().lower()}@example.com",
             first_name="Bulk",
             last_name=f"Person {index:03d}",
             department_id=None if department is None else department.dept_id,
@@ -57,16 +57,17 @@ def raw_employees(org_id: str, count: int, department: Department | None = None)
 
 
 def employee_items(emp: Employee) -> list[items.Item]:
-    written = [items.employee_item(emp), items.identity_item(emp), items.email_pointer_item(emp)]
-    written += items.name_entry_items(emp)
+    identity = Identity(emp.email, emp.org_id, emp.emp_id)
+    written = [layout.EMPLOYEE.item(emp), layout.IDENTITY.item(identity), layout.EMAIL_POINTER.item(identity)]
+    written += employees.name_entry_items(emp)
     if emp.department_id is not None:
-        written.append(items.membership_item(emp))
+        written.append(layout.MEMBERSHIP.item(emp))
     return written
 
 
 def gsi_order(emp: Employee) -> str:
     """The sort key AP3 orders employees by."""
-    return keys.employees_gsi_sk(items.timestamp(emp.hired_at), emp.emp_id)
+    return str(layout.EMPLOYEE.item(emp)[keys.GSI1SK]["S"])
 
 
 def all_pages(fetch: Callable[[PageRequest], Page[T]]) -> list[T]:
@@ -103,6 +104,10 @@ def written_before_search(table: Table, count: int) -> list[Employee]:
     """``count`` employees of ``table``'s tenant, written with only the items they had before
     name search (no name entries): what ``server.py index-names`` exists for."""
     staff = raw_employees(table.tenant.org_id, count)
-    old_items = [item for emp in staff for item in (items.employee_item(emp), items.identity_item(emp))]
+    old_items = [
+        item
+        for emp in staff
+        for item in (layout.EMPLOYEE.item(emp), layout.IDENTITY.item(Identity(emp.email, emp.org_id, emp.emp_id)))
+    ]
     write_items(table.client, table.name, old_items)
     return staff

@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from datastore import api_keys, audit, calls, keys
+from datastore import api_keys, audit, calls, ids
 from datastore.entities import ApiKeyGrant, ApiKeyStatus, Role
 from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
 from datastore.pagination import PageRequest
@@ -135,6 +135,6 @@ def test_record_use__twice_within_a_minute__written_once_then_again_after(tenant
 
 
 def test_record_use__no_such_key__nothing_created(tenant: Tenant) -> None:
-    missing = keys.new_id()
+    missing = ids.new_id()
     assert api_keys.record_use(tenant.table, missing, tenant.organization.created_at) is False
     assert api_keys.get_api_key(tenant.table, missing, consistent=True) is None

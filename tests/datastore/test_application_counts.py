@@ -12,7 +12,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
-from datastore import applications, jobs, keys, layout
+from datastore import applications, jobs, layout
 from datastore.calls import CallLog
 from datastore.entities import ApplicationCounts, ApplicationStatus, JobPosting
 from datastore.errors import Conflict, InvalidInput
@@ -55,7 +55,7 @@ def test_apply_to_job__20_concurrent_applicants__counts_equal_recount(tenant: Te
 
     assert outcomes(results) == Counter(ok=APPLICANTS)
     assert stored(tenant.table, job.job_id) == recount(tenant.table, job.job_id) == ApplicationCounts(applied=20)
-    job_pk = keys.job_key(tenant.org_id, job.job_id).pk
+    job_pk = layout.JOB_POSTING.key_at(tenant.org_id, job.job_id).pk
     tries = [
         c for c in call_log.snapshot()[start:] if c.operation == "TransactWriteItems" and job_pk in c.partition_keys()
     ]
@@ -142,7 +142,7 @@ def test_update_job__racing_applications__every_count_kept(tenant: Tenant) -> No
 
 def test_job__item_without_counters__reads_zeros(tenant: Tenant) -> None:
     job = open_job(tenant)
-    item = tenant.table.get(keys.job_key(tenant.org_id, job.job_id), consistent=True)
+    item = tenant.table.get(layout.JOB_POSTING.key_at(tenant.org_id, job.job_id), consistent=True)
 
     assert item is not None
     assert not set(layout.APPLICATION_COUNTS.values()) & set(item)

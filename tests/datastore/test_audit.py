@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import applications, audit, departments, employees, items, jobs, keys
+from datastore import applications, audit, departments, employees, ids, items, jobs, keys, layout
 from datastore.calls import CallLog
 from datastore.changes import Change
 from datastore.entities import ApplicationStatus, AuditEvent, FieldChange, Role
@@ -306,7 +306,7 @@ def test_no_operation__no_event(tenant: Tenant) -> None:
 
 def test_failing_last_item__leaves_no_event_and_no_partial_state(tenant: Tenant, call_log: CallLog) -> None:
     before = trail(tenant.table)
-    missing_dept = keys.new_id()
+    missing_dept = ids.new_id()
     start = len(call_log.snapshot())
 
     with pytest.raises(InvalidInput, match="no such department"):
@@ -322,17 +322,17 @@ def test_failing_last_item__leaves_no_event_and_no_partial_state(tenant: Tenant,
 
     [transaction] = [c for c in call_log.snapshot()[start:] if c.operation == "TransactWriteItems"]
     last = transaction.params["TransactItems"][-1]
-    assert last["Update"]["Key"] == keys.department_key(tenant.org_id, missing_dept).wire()
+    assert last["Update"]["Key"] == layout.DEPARTMENT.key_at(tenant.org_id, missing_dept).wire()
     assert transaction.write_units == 0
     assert trail(tenant.table) == before
     assert employees.find_employee_id_by_email(tenant.table, tenant.email("ghost")) is None
-    assert tenant.table.get(keys.idempotency_key(tenant.org_id, "ghost-1"), consistent=True) is None
+    assert tenant.table.get(layout.IDEMPOTENCY.key_at(tenant.org_id, "ghost-1"), consistent=True) is None
     assert employees.list_employees(tenant.table, PageRequest(first=100)).items == [tenant.admin]
 
 
 def _event_item(org_id: str, at: datetime, action: str) -> items.Item:
-    change = Change(action, "Department", keys.new_id(), org_id, None, {"name": items.s(action)})
-    return items.audit_event_item(audit.event_for(change, actor_id=None, at=at))
+    change = Change(action, "Department", ids.new_id(), org_id, None, {"name": items.s(action)})
+    return layout.AUDIT_EVENT.item(audit.event_for(change, actor_id=None, at=at))
 
 
 def test_trail__pages_across_month_buckets__never_before_the_organisation(
@@ -358,10 +358,10 @@ def test_trail__pages_across_month_buckets__never_before_the_organisation(
     buckets = [keys.audit_bucket(now), keys.previous_audit_bucket(keys.audit_bucket(now))]
     buckets.append(keys.previous_audit_bucket(buckets[1]))
     assert queried == [
-        keys.audit_pk(tenant.org_id, buckets[0]),
-        keys.audit_pk(tenant.org_id, buckets[1]),
-        keys.audit_pk(tenant.org_id, buckets[2]),
-        keys.audit_pk(tenant.org_id, buckets[2]),
+        layout.AUDIT_EVENT.partition(tenant.org_id, buckets[0]),
+        layout.AUDIT_EVENT.partition(tenant.org_id, buckets[1]),
+        layout.AUDIT_EVENT.partition(tenant.org_id, buckets[2]),
+        layout.AUDIT_EVENT.partition(tenant.org_id, buckets[2]),
     ], "one Query per bucket, stopping at the organisation's creation month"
 
 
@@ -381,7 +381,7 @@ def test_trail__page_ending_on_a_bucket_edge__has_next_is_exact(
 def test_trail__another_tenants_cursor__refused(make_tenant: TenantFactory) -> None:
     ours, theirs = make_tenant("Ours"), make_tenant("Theirs")
     their_cursor = audit.list_audit_events(theirs.table, PageRequest(first=1)).cursors[0]
-    other_list = {keys.PK: keys.org_pk(ours.org_id), keys.SK: "DEPT#" + keys.new_id()}
+    other_list = {keys.PK: keys.org_pk(ours.org_id), keys.SK: "DEPT#" + ids.new_id()}
 
     for cursor in (their_cursor, other_list):
         with pytest.raises(InvalidInput, match="after"):

@@ -10,7 +10,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
-from datastore import applications, counts, employees, keys
+from datastore import applications, counts, employees, keys, layout
 from datastore.calls import CallLog
 from datastore.dev.seed import Bulk
 from datastore.entities import ApplicationCounts
@@ -75,11 +75,11 @@ def test_check_organization__corrupted_counters__reported_then_fixed(
     job = open_job(tenant)
     apps = [applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id) for _ in range(3)]
     applications.withdraw_application(tenant.table, job.job_id, apps[0].app_id)
-    corrupt(client, table_name, keys.department_key(tenant.org_id, dept.dept_id), headcount=42)
+    corrupt(client, table_name, layout.DEPARTMENT.key_at(tenant.org_id, dept.dept_id), headcount=42)
     corrupt(
         client,
         table_name,
-        keys.job_key(tenant.org_id, job.job_id),
+        layout.JOB_POSTING.key_at(tenant.org_id, job.job_id),
         appliedCount=None,
         withdrawnCount=5,
         rejectedCount=-1,
@@ -121,10 +121,10 @@ def test_check_organization__fix_while_moves_applies_and_withdrawals_run__counte
         (jobs_[0].job_id, "applicationCounts.applied"),
         (jobs_[1].job_id, "applicationCounts.applied"),
     }
-    corrupt(client, tenant.table.name, keys.department_key(tenant.org_id, depts[0].dept_id), headcount=99)
-    corrupt(client, tenant.table.name, keys.department_key(tenant.org_id, depts[1].dept_id), headcount=-3)
-    corrupt(client, tenant.table.name, keys.job_key(tenant.org_id, jobs_[0].job_id), appliedCount=50)
-    corrupt(client, tenant.table.name, keys.job_key(tenant.org_id, jobs_[1].job_id), appliedCount=None)
+    corrupt(client, tenant.table.name, layout.DEPARTMENT.key_at(tenant.org_id, depts[0].dept_id), headcount=99)
+    corrupt(client, tenant.table.name, layout.DEPARTMENT.key_at(tenant.org_id, depts[1].dept_id), headcount=-3)
+    corrupt(client, tenant.table.name, layout.JOB_POSTING.key_at(tenant.org_id, jobs_[0].job_id), appliedCount=50)
+    corrupt(client, tenant.table.name, layout.JOB_POSTING.key_at(tenant.org_id, jobs_[1].job_id), appliedCount=None)
 
     def one_write(pick: random.Random) -> object:
         kind = pick.randrange(3)

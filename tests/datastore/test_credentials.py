@@ -14,7 +14,18 @@ from datetime import UTC, datetime
 
 import pytest
 
-from datastore import api_keys, calls, documents, employees, identities, keys, layout_version, organizations, probe
+from datastore import (
+    api_keys,
+    calls,
+    documents,
+    employees,
+    identities,
+    keys,
+    layout,
+    layout_version,
+    organizations,
+    probe,
+)
 from datastore.config import DatastoreSettings, RoleSettings
 from datastore.credentials import RoleSession, role_session
 from datastore.dev.local import free_port
@@ -84,7 +95,7 @@ def test_sign_in_scope__request__signed_with_sign_in_role_untagged(world: RoleWo
     assert (assumed.role_arn, assumed.session_name, assumed.tags) == (SIGNIN_ROLE, "sign-in", {})
     [request] = world.signed.snapshot()
     assert request.access_key == assumed.access_key
-    assert request.partition_keys == [keys.identity_pk(tenant.admin.email)]
+    assert request.partition_keys == [layout.IDENTITY.partition(tenant.admin.email)]
 
 
 def test_api_key_scope__key_lookup__signed_with_sign_in_role_as_api_key(world: RoleWorld, tenant: Tenant) -> None:
@@ -95,7 +106,7 @@ def test_api_key_scope__key_lookup__signed_with_sign_in_role_as_api_key(world: R
     assert (assumed.role_arn, assumed.session_name, assumed.tags) == (SIGNIN_ROLE, "api-key", {})
     [request] = world.signed.snapshot()
     assert request.access_key == assumed.access_key
-    assert request.partition_keys == [keys.api_key_lookup_pk(key.secret_hash)]
+    assert request.partition_keys == [layout.API_KEY_LOOKUP.partition(key.secret_hash)]
 
 
 def test_persisted_document__signed_with_the_tenant_role_tagged_org(world: RoleWorld, tenant: Tenant) -> None:
@@ -112,7 +123,7 @@ def test_persisted_document__signed_with_the_tenant_role_tagged_org(world: RoleW
     assert all(request.access_key == assumed.access_key for request in signed)
     assert world.tenant_requests(signed) == {tenant.org_id: 2}
     assert {pk for request in signed for pk in request.partition_keys} == {
-        keys.persisted_document_pk(tenant.org_id, sha256)
+        layout.PERSISTED_DOCUMENT.partition(tenant.org_id, sha256)
     }
 
 
@@ -270,7 +281,7 @@ def test_sts_unreachable__tenant_read__unavailable_and_nothing_sent(
     closed = f"http://127.0.0.1:{free_port()}"
     with role_world(replace(settings, max_attempts=1), table_name, closed) as world:
         with pytest.raises(Unavailable, match=r"STS could not be reached for org-\w+ \(EndpointConnectionError\)"):
-            world.datastore.table(TenantScope(tenant.org_id)).get(keys.organization_key(tenant.org_id))
+            world.datastore.table(TenantScope(tenant.org_id)).get(layout.ORGANIZATION.key_at(tenant.org_id))
         assert world.signed.snapshot() == []
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from datastore import calls, departments, employees, keys
+from datastore import calls, departments, employees, ids
 from datastore.errors import InvalidInput, NotFound
 from datastore.pagination import PageRequest
 from tests.conftest import Tenant
@@ -17,14 +17,7 @@ def test_get_department__ap6__one_get_item(tenant: Tenant) -> None:
 
 
 def test_get_department__unknown_id__none(tenant: Tenant) -> None:
-    assert departments.get_department(tenant.table, keys.new_id()) is None
-
-
-def test_get_department__malformed_id__invalid_input_and_no_call(tenant: Tenant) -> None:
-    with calls.listening() as log, pytest.raises(InvalidInput) as raised:
-        departments.get_department(tenant.table, "dept-1")
-    assert raised.value.field == "departmentId"
-    assert log.operations() == []
+    assert departments.get_department(tenant.table, ids.new_id()) is None
 
 
 @pytest.mark.parametrize("descending", [False, True])
@@ -43,7 +36,7 @@ def test_list_departments__ap5__one_query_in_creation_order(tenant: Tenant, desc
 def test_get_departments__batch_in_order_with_misses(tenant: Tenant) -> None:
     a, b = tenant.department("A"), tenant.department("B")
     with calls.listening() as log:
-        found = departments.get_departments(tenant.table, [b.dept_id, keys.new_id(), a.dept_id])
+        found = departments.get_departments(tenant.table, [b.dept_id, ids.new_id(), a.dept_id])
     assert found == [b, None, a]
     assert log.operations() == ["BatchGetItem"]
 
@@ -56,25 +49,22 @@ def test_create_department__with_active_manager__stored(tenant: Tenant) -> None:
 
 def test_create_department__unknown_manager__invalid_input_and_nothing_written(tenant: Tenant) -> None:
     with pytest.raises(InvalidInput) as raised:
-        departments.create_department(tenant.table, name="Ghosts", manager_id=keys.new_id())
-    assert raised.value.field == "managerId"
+        departments.create_department(tenant.table, name="Ghosts", manager_id=ids.new_id())
+    assert raised.value.field == "manager_id"
     assert list(departments.list_departments(tenant.table, PageRequest()).items) == []
 
 
 def test_create_department__inactive_manager__invalid_input(tenant: Tenant) -> None:
     leaver = tenant.employee()
     employees.terminate_employee(tenant.table, leaver.emp_id)
-    with pytest.raises(InvalidInput, match="managerId"):
+    with pytest.raises(InvalidInput, match="manager_id"):
         departments.create_department(tenant.table, name="X", manager_id=leaver.emp_id)
 
 
-@pytest.mark.parametrize(("name", "manager", "field"), [("  ", None, "name"), ("Ok", "boss", "managerId")])
-def test_create_department__bad_input__invalid_input_and_no_call(
-    tenant: Tenant, name: str, manager: str | None, field: str
-) -> None:
+def test_create_department__blank_name__invalid_input_and_no_call(tenant: Tenant) -> None:
     with calls.listening() as log, pytest.raises(InvalidInput) as raised:
-        departments.create_department(tenant.table, name=name, manager_id=manager)
-    assert raised.value.field == field
+        departments.create_department(tenant.table, name="  ")
+    assert raised.value.field == "name"
     assert log.operations() == []
 
 
@@ -88,7 +78,7 @@ def test_update_department__rename_and_manager__keeps_headcount(tenant: Tenant) 
 
 
 def test_update_department__unknown_id__not_found_and_nothing_written(tenant: Tenant) -> None:
-    unknown = keys.new_id()
+    unknown = ids.new_id()
     with pytest.raises(NotFound):
         departments.update_department(tenant.table, unknown, name="X")
     assert departments.get_department(tenant.table, unknown, consistent=True) is None
@@ -96,8 +86,8 @@ def test_update_department__unknown_id__not_found_and_nothing_written(tenant: Te
 
 def test_update_department__unknown_manager__invalid_input_and_nothing_changed(tenant: Tenant) -> None:
     dept = tenant.department("Keep")
-    with pytest.raises(InvalidInput, match="managerId"):
-        departments.update_department(tenant.table, dept.dept_id, name="Changed", manager_id=keys.new_id())
+    with pytest.raises(InvalidInput, match="manager_id"):
+        departments.update_department(tenant.table, dept.dept_id, name="Changed", manager_id=ids.new_id())
     assert departments.get_department(tenant.table, dept.dept_id, consistent=True) == dept
 
 

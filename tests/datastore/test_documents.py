@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import documents, keys
+from datastore import documents, keys, layout
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.errors import InvalidInput, ScopeViolation
-from datastore.items import EXPIRES_AT
+from datastore.layout import EXPIRES_AT
 from datastore.scope import TenantScope
 from datastore.table import Table
 from tests.conftest import Tenant, TenantFactory
@@ -43,7 +43,7 @@ def test_put_then_get__the_same_text(tenant: Tenant) -> None:
 def test_put__in_the_organisations_space_with_the_ttl(tenant: Tenant, client: DynamoDBClient, table_name: str) -> None:
     text = "query Ttl { __typename }"
     documents.put_document(store_of(tenant), tenant.org_id, digest(text), text, AT)
-    key = keys.persisted_document_key(tenant.org_id, digest(text))
+    key = layout.PERSISTED_DOCUMENT.key_at(tenant.org_id, digest(text))
     item = client.get_item(TableName=table_name, Key=key.wire())["Item"]
     assert item["PK"]["S"] == f"ORG#{tenant.org_id}#PQ#{digest(text)[:3]}"
     assert keys.in_tenant(item["PK"]["S"], tenant.org_id)

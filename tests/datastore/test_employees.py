@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from datastore import calls, departments, employees, identities, keys
+from datastore import calls, departments, employees, identities, ids, layout
 from datastore.entities import Employee, EmployeeStatus, Role
 from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
 from datastore.pagination import PageRequest
@@ -38,21 +38,8 @@ def test_get_employee__ap2__one_get_item(tenant: Tenant) -> None:
     assert log.operations() == ["GetItem"]
 
 
-def test_get_employee__lower_case_id__invalid_input_and_no_call(tenant: Tenant) -> None:
-    with calls.listening() as log, pytest.raises(InvalidInput, match="upper case"):
-        employees.get_employee(tenant.table, tenant.admin.emp_id.lower())
-    assert log.operations() == []
-
-
 def test_get_employee__unknown_id__none(tenant: Tenant) -> None:
-    assert employees.get_employee(tenant.table, keys.new_id()) is None
-
-
-def test_get_employee__malformed_id__invalid_input_and_no_call(tenant: Tenant) -> None:
-    with calls.listening() as log, pytest.raises(InvalidInput) as raised:
-        employees.get_employee(tenant.table, "42")
-    assert raised.value.field == "employeeId"
-    assert log.operations() == []
+    assert employees.get_employee(tenant.table, ids.new_id()) is None
 
 
 @pytest.mark.parametrize("descending", [False, True], ids=["oldest_first", "newest_first"])
@@ -61,7 +48,7 @@ def test_list_employees__ap3__one_query_on_gsi1_by_hire_date(
 ) -> None:
     hired = employees.create_employee(
         tenant.table,
-        email=tenant.email(f"mid{keys.new_id().lower()}"),
+        email=tenant.email(f"mid{ids.new_id().lower()}"),
         first_name="M",
         last_name="Id",
         department_id=None,
@@ -103,7 +90,7 @@ def test_find_employee_id_by_email__ap4_in_tenant__one_get_item(tenant: Tenant) 
         found = employees.find_employee_id_by_email(tenant.table, emp.email.upper())
     assert found == emp.emp_id
     assert log.operations() == ["GetItem"]
-    assert employees.find_employee_id_by_email(tenant.table, tenant.email(f"x{keys.new_id().lower()}")) is None
+    assert employees.find_employee_id_by_email(tenant.table, tenant.email(f"x{ids.new_id().lower()}")) is None
 
 
 def test_find_employee_id_by_email__wrong_shape__invalid_input_and_no_call(tenant: Tenant) -> None:
@@ -165,7 +152,7 @@ def test_create_employee__domain_check_is_in_the_transaction(tenant: Tenant) -> 
         tenant.employee()
     (transaction,) = log.calls
     checks = [item["ConditionCheck"] for item in transaction.params["TransactItems"] if "ConditionCheck" in item]
-    assert [c["Key"] for c in checks] == [keys.domain_key(tenant.domain).wire()]
+    assert [c["Key"] for c in checks] == [layout.EMAIL_DOMAIN.key_at(tenant.domain).wire()]
     assert checks[0]["ExpressionAttributeValues"] == {":org": {"S": tenant.org_id}}
     # A failed check must not bring another organisation's marker back, even into memory.
     assert "ReturnValuesOnConditionCheckFailure" not in checks[0]
@@ -192,17 +179,17 @@ def test_create_employee__taken_email__conflict_and_nothing_written(tenant: Tena
 
 
 def test_create_employee__unknown_department__invalid_input_and_nothing_written(tenant: Tenant) -> None:
-    email = tenant.email(f"lost{keys.new_id().lower()}")
+    email = tenant.email(f"lost{ids.new_id().lower()}")
     with pytest.raises(InvalidInput) as raised:
         employees.create_employee(
             tenant.table,
             email=email,
             first_name="Lo",
             last_name="St",
-            department_id=keys.new_id(),
+            department_id=ids.new_id(),
             role=Role.EMPLOYEE,
         )
-    assert raised.value.field == "departmentId"
+    assert raised.value.field == "department_id"
     assert employees.find_employee_id_by_email(tenant.table, email) is None
     assert identities.find_identity(tenant.table.with_scope(SignInScope()), email) is None
     assert [e.emp_id for e in employees.list_employees(tenant.table, PageRequest()).items] == [tenant.admin.emp_id]
@@ -213,16 +200,15 @@ def test_create_employee__unknown_department__invalid_input_and_nothing_written(
     [
         ({"email": "not an email"}, "email"),
         ({"email": "two@@example.com"}, "email"),
-        ({"first_name": " "}, "firstName"),
-        ({"last_name": "x" * 101}, "lastName"),
-        ({"department_id": "engineering"}, "departmentId"),
+        ({"first_name": " "}, "first_name"),
+        ({"last_name": "x" * 101}, "last_name"),
     ],
 )
 def test_create_employee__bad_input__invalid_input_and_no_call(
     tenant: Tenant, changes: dict[str, str], field: str
 ) -> None:
     arguments: dict[str, str | None] = {
-        "email": tenant.email(f"ok{keys.new_id().lower()}"),
+        "email": tenant.email(f"ok{ids.new_id().lower()}"),
         "first_name": "A",
         "last_name": "B",
         "department_id": None,
@@ -264,7 +250,7 @@ def test_update_employee__email_outside_own_domains__invalid_input_and_nothing_c
 
 def test_update_employee__new_email__frees_the_old_one(tenant: Tenant) -> None:
     emp = tenant.employee()
-    new_email = tenant.email(f"new{keys.new_id().lower()}")
+    new_email = tenant.email(f"new{ids.new_id().lower()}")
     employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email=new_email)
     assert employees.find_employee_id_by_email(tenant.table, new_email) == emp.emp_id
     assert employees.find_employee_id_by_email(tenant.table, emp.email) is None
@@ -293,7 +279,7 @@ def test_update_employee__stale_version__changes_nothing(tenant: Tenant) -> None
 
 def test_update_employee__unknown_id__not_found(tenant: Tenant) -> None:
     with pytest.raises(NotFound):
-        employees.update_employee(tenant.table, keys.new_id(), expected_version=1, first_name="X")
+        employees.update_employee(tenant.table, ids.new_id(), expected_version=1, first_name="X")
 
 
 def test_update_employee__bad_email__invalid_input_and_no_write(tenant: Tenant) -> None:
@@ -349,8 +335,8 @@ def test_move_employee__unknown_department__invalid_input_and_nothing_changed(te
     source = tenant.department()
     emp = tenant.employee(source)
     with pytest.raises(InvalidInput) as raised:
-        employees.move_employee(tenant.table, emp.emp_id, keys.new_id())
-    assert raised.value.field == "departmentId"
+        employees.move_employee(tenant.table, emp.emp_id, ids.new_id())
+    assert raised.value.field == "department_id"
     assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == emp
     assert headcount(tenant, source.dept_id) == 1
     assert members(tenant, source.dept_id) == [emp.emp_id]
@@ -358,16 +344,7 @@ def test_move_employee__unknown_department__invalid_input_and_nothing_changed(te
 
 def test_move_employee__unknown_employee__not_found(tenant: Tenant) -> None:
     with pytest.raises(NotFound):
-        employees.move_employee(tenant.table, keys.new_id(), tenant.department().dept_id)
-
-
-def test_move_employee__malformed_ids__invalid_input_and_no_call(tenant: Tenant) -> None:
-    with calls.listening() as log:
-        with pytest.raises(InvalidInput, match="departmentId"):
-            employees.move_employee(tenant.table, tenant.admin.emp_id, "sales")
-        with pytest.raises(InvalidInput, match="employeeId"):
-            employees.move_employee(tenant.table, "bob", keys.new_id())
-    assert log.operations() == []
+        employees.move_employee(tenant.table, ids.new_id(), tenant.department().dept_id)
 
 
 def test_move_employee__inactive__conflict(tenant: Tenant) -> None:

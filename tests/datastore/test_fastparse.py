@@ -17,7 +17,7 @@ from botocore.awsrequest import AWSResponse
 from botocore.compat import HTTPHeaders
 from botocore.exceptions import ClientError
 
-from datastore import employees, fastparse, keys
+from datastore import employees, fastparse, ids, keys
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.scope import PlatformScope
@@ -97,7 +97,7 @@ def _without_metadata(response: Any) -> dict[str, Any]:
 def test_read_operations__binary_attributes__bytes_and_equal_to_botocore(
     fast: DynamoDBClient, stock: DynamoDBClient, table_name: str
 ) -> None:
-    pk = f"FASTPARSE#{keys.new_id()}"
+    pk = f"FASTPARSE#{ids.new_id()}"
     for index in range(3):
         fast.put_item(TableName=table_name, Item=_binary_item(pk, f"ITEM#{index}"))
     key = {keys.PK: {"S": pk}, keys.SK: {"S": "ITEM#0"}}
@@ -139,7 +139,7 @@ def test_success__botocore_parser__handed_an_empty_body(fast: DynamoDBClient, ta
     response = fast.query(
         TableName=table_name,
         KeyConditionExpression="PK = :pk",
-        ExpressionAttributeValues={":pk": {"S": f"FASTPARSE#{keys.new_id()}"}},
+        ExpressionAttributeValues={":pk": {"S": f"FASTPARSE#{ids.new_id()}"}},
         ReturnConsumedCapacity="TOTAL",
     )
     assert seen == [b""]

@@ -34,7 +34,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from datastore import keys
+from datastore import ids, keys
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
@@ -376,7 +376,7 @@ def test_close__then_call__a_new_handle_serves_it(settings: DatastoreSettings) -
 def test_threads__concurrent_calls_on_dynamodb_local__each_answer_its_own(
     client: DynamoDBClient, table_name: str
 ) -> None:
-    org = f"ORG#{keys.new_id()}"
+    org = f"ORG#{ids.new_id()}"
     for n in range(32):
         client.put_item(TableName=table_name, Item={"PK": {"S": org}, "SK": {"S": f"N#{n:02}"}, "n": {"N": str(n)}})
 

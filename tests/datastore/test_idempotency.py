@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from datastore import applications, audit, departments, employees, idempotency, items, jobs, keys
+from datastore import applications, audit, departments, employees, idempotency, ids, items, jobs, keys, layout
 from datastore.calls import CallLog
 from datastore.entities import ApplicationStatus, Role
 from datastore.errors import IdempotencyMismatch, InvalidInput
@@ -40,7 +40,7 @@ def update_department(t: Tenant) -> Write:
 
 def create_employee(t: Tenant) -> Write:
     dept = t.department()
-    email = t.email(f"once-{keys.new_id().lower()}")
+    email = t.email(f"once-{ids.new_id().lower()}")
     return lambda key: employees.create_employee(
         t.table,
         email=email,
@@ -160,7 +160,8 @@ def test_write__without_a_key__writes_with_its_event_and_no_record(
     assert audit_count(tenant) == events + 1
     [transaction] = [c for c in call_log.snapshot()[start:] if c.operation == TRANSACT]
     assert "ClientRequestToken" not in transaction.params
-    assert not any(keys.IDEM in pk for pk in transaction.partition_keys())
+    records = layout.IDEMPOTENCY.partition(tenant.org_id, "")
+    assert not any(pk.startswith(records) for pk in transaction.partition_keys())
 
 
 def test_retry__same_key_other_input__refused_and_nothing_written(tenant: Tenant, call_log: CallLog) -> None:
@@ -170,7 +171,7 @@ def test_retry__same_key_other_input__refused_and_nothing_written(tenant: Tenant
     with pytest.raises(IdempotencyMismatch) as refused:
         departments.create_department(tenant.table, name="Sales", idempotency_key=KEY)
 
-    assert refused.value.field == "idempotencyKey"
+    assert refused.value.field == "idempotency_key"
     assert isinstance(refused.value, InvalidInput)
     assert [c.operation for c in call_log.snapshot()[start:]] == ["GetItem"]
     listed = departments.list_departments(tenant.table, PageRequest(first=100)).items
@@ -186,7 +187,7 @@ def test_retry__same_key_other_operation__refused(tenant: Tenant) -> None:
 
 def test_retry__same_key_other_caller__refused(tenant: Tenant) -> None:
     departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
-    someone_else = tenant.table.with_scope(TenantScope(tenant.org_id, keys.new_id()))
+    someone_else = tenant.table.with_scope(TenantScope(tenant.org_id, ids.new_id()))
 
     with pytest.raises(IdempotencyMismatch):
         departments.create_department(someone_else, name="Ops", idempotency_key=KEY)
@@ -204,7 +205,7 @@ def test_same_key_in_two_tenants__independent(make_tenant: TenantFactory) -> Non
 @pytest.mark.parametrize("key", ["", "x" * 129, "has space", "tab\tkey", "é"])
 def test_key__invalid__refused_before_any_call(tenant: Tenant, key: str, call_log: CallLog) -> None:
     start = len(call_log.snapshot())
-    with pytest.raises(InvalidInput, match="idempotencyKey"):
+    with pytest.raises(InvalidInput, match="idempotency_key"):
         departments.create_department(tenant.table, name="Ops", idempotency_key=key)
     assert call_log.snapshot()[start:] == []
 
@@ -220,19 +221,19 @@ def test_record__tenant_prefixed_with_expiry_result_and_token(
     start = len(call_log.snapshot())
     dept = departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
 
-    record = tenant.table.get(keys.idempotency_key(tenant.org_id, KEY), consistent=True)
+    record = tenant.table.get(layout.IDEMPOTENCY.key_at(tenant.org_id, KEY), consistent=True)
     assert record is not None
     assert record[keys.PK]["S"] == f"ORG#{tenant.org_id}#IDEM#{KEY}"
     assert record[keys.SK]["S"] == "#IDEMPOTENCY"
     written_at = items.parse_timestamp(record["createdAt"]["S"])
-    expires = int(record[items.EXPIRES_AT]["N"])
+    expires = int(record[layout.EXPIRES_AT]["N"])
     assert expires >= int((written_at + timedelta(hours=24)).timestamp())
-    assert items.department_from(record["result"]["M"]) == dept
+    assert layout.DEPARTMENT.read(record["result"]["M"]) == dept
     [transaction] = [c for c in call_log.snapshot()[start:] if c.operation == TRANSACT]
     token = transaction.params["ClientRequestToken"]
     assert 1 <= len(token) <= 36
     ttl = client.describe_time_to_live(TableName=table_name)["TimeToLiveDescription"]
-    assert (ttl.get("TimeToLiveStatus"), ttl.get("AttributeName")) == ("ENABLED", items.EXPIRES_AT)
+    assert (ttl.get("TimeToLiveStatus"), ttl.get("AttributeName")) == ("ENABLED", layout.EXPIRES_AT)
 
 
 def test_record__expired_but_not_yet_removed__key_can_be_used_again(
@@ -241,9 +242,9 @@ def test_record__expired_but_not_yet_removed__key_can_be_used_again(
     departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
     client.update_item(
         TableName=table_name,
-        Key=keys.idempotency_key(tenant.org_id, KEY).wire(),
+        Key=layout.IDEMPOTENCY.key_at(tenant.org_id, KEY).wire(),
         UpdateExpression="SET #e = :past",
-        ExpressionAttributeNames={"#e": items.EXPIRES_AT},
+        ExpressionAttributeNames={"#e": layout.EXPIRES_AT},
         ExpressionAttributeValues={":past": {"N": "1"}},
     )
 
@@ -267,7 +268,7 @@ def hide_next_record(client: DynamoDBClient) -> Iterator[Callable[[], None]]:
 
     def hook(params: dict[str, Any], **_: Any) -> tuple[Found, dict[str, Any]] | None:
         with lock:
-            if not armed[0] or keys.IDEMPOTENCY_SK.encode() not in params.get("body", b""):
+            if not armed[0] or layout.IDEMPOTENCY.key_at("", "").sk.encode() not in params.get("body", b""):
                 return None
             armed[0] = False
         return Found(), {"ResponseMetadata": {"HTTPStatusCode": 200}}
@@ -298,7 +299,7 @@ def test_record_appears_between_check_and_write__the_write_replays(
     if not same_token:
         # Past DynamoDB's ten minutes the token no longer deduplicates: the record's
         # conditional put is what refuses the second write.
-        monkeypatch.setattr(idempotency.IdempotencyRequest, "token", property(lambda _: keys.new_id()))
+        monkeypatch.setattr(idempotency.IdempotencyRequest, "token", property(lambda _: ids.new_id()))
     hide_next_record()
     start = len(call_log.snapshot())
 

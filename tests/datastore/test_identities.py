@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from datastore import calls, employees, identities, keys
+from datastore import calls, employees, identities, ids
 from datastore.entities import Identity
 from datastore.errors import InvalidInput, ScopeViolation
 from datastore.scope import SignInScope
@@ -24,7 +24,7 @@ def test_find_identity__ap4_sign_in__one_get_item_any_case(tenant: Tenant, sign_
 
 
 def test_find_identity__unknown_email__none(sign_in: Table) -> None:
-    assert identities.find_identity(sign_in, f"nobody{keys.new_id().lower()}@example.com") is None
+    assert identities.find_identity(sign_in, f"nobody{ids.new_id().lower()}@example.com") is None
 
 
 def test_find_identity__wrong_shape__invalid_input_and_no_call(sign_in: Table) -> None:
@@ -41,7 +41,7 @@ def test_find_identity__tenant_scope__scope_violation_and_no_call(tenant: Tenant
 
 def test_find_identity__follows_an_email_change(tenant: Tenant, sign_in: Table) -> None:
     emp = tenant.employee()
-    new_email = tenant.email(f"renamed{keys.new_id().lower()}")
+    new_email = tenant.email(f"renamed{ids.new_id().lower()}")
     employees.update_employee(tenant.table, emp.emp_id, expected_version=emp.version, email=new_email)
     assert identities.find_identity(sign_in, emp.email) is None
     assert identities.find_identity(sign_in, new_email) == Identity(new_email, tenant.org_id, emp.emp_id)
@@ -56,7 +56,7 @@ def test_organization_and_employee__read_together__one_batch_get(tenant: Tenant)
 
 
 def test_organization_and_employee__unknown_employee__none(tenant: Tenant) -> None:
-    organization, employee = identities.organization_and_employee(tenant.table, keys.new_id())
+    organization, employee = identities.organization_and_employee(tenant.table, ids.new_id())
     assert (organization, employee) == (tenant.organization, None)
 
 

@@ -30,9 +30,8 @@ def test_validated__normalises_like_create_employee() -> None:
     ("given", "field"),
     [
         (Row("not-an-email", "A", "B"), "email"),
-        (Row("a@b.example", "A\x1b", "B"), "firstName"),
-        (Row("a@b.example", "A", " "), "lastName"),
-        (Row("a@b.example", "A", "B", department_id="nope"), "departmentId"),
+        (Row("a@b.example", "A\x1b", "B"), "first_name"),
+        (Row("a@b.example", "A", " "), "last_name"),
     ],
 )
 def test_validated__bad_field__invalid_input_naming_it(given: Row, field: str) -> None:

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import pytest
 
-from datastore import applications, departments, employees, identities, jobs, keys
+from datastore import applications, departments, employees, identities, ids, jobs
 from datastore.entities import Role
 from datastore.errors import Conflict, StaleVersion, Unavailable
 from datastore.pagination import PageRequest
@@ -55,7 +55,7 @@ def outcomes(results: Sequence[object]) -> Counter[str]:
 
 def test_create_employee__20_concurrent_with_one_email__exactly_one_wins(tenant: Tenant) -> None:
     dept = tenant.department()
-    email = tenant.email(f"contested{keys.new_id().lower()}")
+    email = tenant.email(f"contested{ids.new_id().lower()}")
 
     def create() -> str:
         return employees.create_employee(

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import calls, keys, layout_version
+from datastore import calls, ids, keys, layout, layout_version
 from datastore.layout_version import CURRENT, LayoutChanged, LayoutMismatch
 from datastore.provision import drop_table, ensure_table
 from datastore.scope import LayoutScope, PlatformScope
@@ -23,7 +23,7 @@ WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWri
 
 
 def own_table(client: DynamoDBClient, *, legacy: bool) -> Iterator[Table]:
-    name = f"hr-layout-{keys.new_id().lower()}"
+    name = f"hr-layout-{ids.new_id().lower()}"
     if legacy:
         create_legacy_table(client, name)
     else:
@@ -45,7 +45,7 @@ def legacy_table(client: DynamoDBClient) -> Iterator[Table]:
 
 def test_ensure_table__new_table__stamped_with_the_current_layout(new_table: Table) -> None:
     assert layout_version.stored_version(new_table) == CURRENT
-    item = raw_get(new_table.client, new_table.name, keys.layout_version_key())
+    item = raw_get(new_table.client, new_table.name, layout.LAYOUT_VERSION_ITEM.key_at())
     assert item is not None and item["entity"] == {"S": "LayoutVersion"}
 
 
@@ -115,10 +115,10 @@ def test_stamp__version_moved_since_read__refused(new_table: Table) -> None:
 
 
 def test_layout_items__outside_every_tenant_and_only_the_layout_scope_reads_them() -> None:
-    key = keys.layout_version_key()
-    progress = keys.migration_progress_key(1, keys.new_id())
+    key = layout.LAYOUT_VERSION_ITEM.key_at()
+    progress = layout.MIGRATION_PROGRESS.key_at(1, ids.new_id())
     assert key.pk == progress.pk == keys.LAYOUT_PK
     assert keys.org_id_of(key.pk) is None and keys.is_layout_pk(key.pk)
     assert LayoutScope().may_read(key.pk) and LayoutScope().may_write(progress.pk)
-    assert not LayoutScope().may_read(keys.org_pk(keys.new_id())) and not LayoutScope().may_check(key.pk)
-    assert not PlatformScope().may_read(key.pk) and not PlatformScope(provisioning=keys.new_id()).may_write(key.pk)
+    assert not LayoutScope().may_read(keys.org_pk(ids.new_id())) and not LayoutScope().may_check(key.pk)
+    assert not PlatformScope().may_read(key.pk) and not PlatformScope(provisioning=ids.new_id()).may_write(key.pk)

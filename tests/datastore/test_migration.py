@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import calls, employees, jobs, keys, layout_version, migration, organizations
+from datastore import calls, employees, ids, jobs, keys, layout, layout_version, migration, organizations
 from datastore.entities import ApplicationCounts, Plan, Role
 from datastore.errors import InvalidInput, Unavailable
 from datastore.provision import drop_table
@@ -29,7 +29,7 @@ HIRE = {"first_name": "New", "last_name": "Hire", "department_id": None, "role":
 @pytest.fixture
 def legacy(client: DynamoDBClient) -> Iterator[Table]:
     """A table of its own as the previous release created it (every organisation is the test's)."""
-    name = f"hr-migrate-{keys.new_id().lower()}"
+    name = f"hr-migrate-{ids.new_id().lower()}"
     create_legacy_table(client, name)
     yield Table(client, name, PlatformScope(), retry=TEST_RETRY)
     drop_table(client, name)
@@ -165,7 +165,7 @@ def test_migrate__employees_in_several_free_domains__all_given(legacy: Table) ->
     assert summary.outcomes[0].domains_assigned == ("one.example", "two.example")
     assert domains_of(legacy, org) == ("one.example", "two.example")
     for domain in ("one.example", "two.example"):
-        marker = raw_get(legacy.client, legacy.name, keys.domain_key(domain))
+        marker = raw_get(legacy.client, legacy.name, layout.EMAIL_DOMAIN.key_at(domain))
         assert marker is not None and marker["orgId"] == {"S": org.org_id}
     assert summary.needs_operator == []
 
@@ -197,7 +197,7 @@ def test_migrate__domain_held_by_another_organisation__reported_never_taken(lega
     assert by_org[only_shared.org_id].domains_held_elsewhere == ("shared.example",)
     assert by_org[only_shared.org_id].without_domains
     assert by_org[holder.org_id].domains_assigned == () and by_org[holder.org_id].problems() == []
-    marker = raw_get(legacy.client, legacy.name, keys.domain_key("shared.example"))
+    marker = raw_get(legacy.client, legacy.name, layout.EMAIL_DOMAIN.key_at("shared.example"))
     assert marker is not None and marker["orgId"] == {"S": holder.org_id}
     assert domains_of(legacy, only_shared) == ()
     assert summary.stamped  # the layout is current: an organisation without domains is an operator's task
@@ -301,7 +301,7 @@ def test_migrate__step_fails_for_one_organisation__others_finish_and_nothing_sta
 
 def test_progress__problems__one_phrase_each() -> None:
     progress = migration.Progress(
-        keys.new_id(),
+        ids.new_id(),
         "Acme",
         steps_done=frozenset({migration.NAME_ENTRIES}),
         employees_indexed=3,

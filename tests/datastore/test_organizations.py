@@ -4,8 +4,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import audit, calls, employees, identities, items, keys, organizations, validation
-from datastore.entities import Organization, OrganizationStatus, Plan, Role
+from datastore import audit, calls, employees, identities, ids, layout, organizations, validation
+from datastore.entities import EmailDomain, Organization, OrganizationStatus, Plan, Role
 from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
 from datastore.pagination import PageRequest
 from datastore.scope import SignInScope, TenantScope
@@ -27,7 +27,7 @@ def test_get_organization__ap1__one_get_item(tenant: Tenant) -> None:
 
 
 def test_get_organization__unknown_org__none(platform: Table) -> None:
-    assert organizations.get_organization(platform.with_scope(TenantScope(keys.new_id()))) is None
+    assert organizations.get_organization(platform.with_scope(TenantScope(ids.new_id()))) is None
 
 
 def test_get_organization_with_subscription__ap13__one_query_on_the_org_partition(tenant: Tenant) -> None:
@@ -51,7 +51,7 @@ def test_get_organization_with_subscription__ap13__one_query_on_the_org_partitio
 
 
 def test_get_organization_with_subscription__unknown_org__none(platform: Table) -> None:
-    assert organizations.get_organization_with_subscription(platform.with_scope(TenantScope(keys.new_id()))) is None
+    assert organizations.get_organization_with_subscription(platform.with_scope(TenantScope(ids.new_id()))) is None
 
 
 def walk_organizations(platform: Table, descending: bool) -> list[str]:
@@ -66,7 +66,7 @@ def walk_organizations(platform: Table, descending: bool) -> list[str]:
 
 
 def test_list_organizations__ap14__one_query_on_gsi1_in_name_order(platform: Table, make_tenant: TenantFactory) -> None:
-    unique = keys.new_id()
+    unique = ids.new_id()
     made = [make_tenant(f"AP14 {unique} {letter}") for letter in "CAB"]
     by_name = [t.org_id for t in sorted(made, key=lambda t: t.organization.name)]
     with calls.listening() as log:
@@ -88,7 +88,7 @@ def test_list_organizations__tenant_scope__scope_violation_without_a_call(tenant
 
 
 def test_create_organization__writes_org_subscription_and_admin_in_one_transaction(platform: Table) -> None:
-    unique = keys.new_id().lower()
+    unique = ids.new_id().lower()
     with calls.listening() as log:
         org, admin = organizations.create_organization(
             platform,
@@ -115,7 +115,7 @@ def test_create_organization__writes_org_subscription_and_admin_in_one_transacti
 def test_create_organization__domain_of_another_org__conflict_and_nothing_written(
     platform: Table, tenant: Tenant, client: DynamoDBClient, table_name: str
 ) -> None:
-    name = f"Clash {keys.new_id()}"
+    name = f"Clash {ids.new_id()}"
     fresh = unique_domain()
     with pytest.raises(Conflict, match=f"domain {tenant.domain} belongs to another organisation"):
         organizations.create_organization(
@@ -128,7 +128,7 @@ def test_create_organization__domain_of_another_org__conflict_and_nothing_writte
             admin_last_name="B",
         )
     assert name not in [org.name for org in _all_organizations(platform)]
-    assert raw_get(client, table_name, keys.domain_key(fresh)) is None
+    assert raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(fresh)) is None
     assert identities.find_identity(platform.with_scope(SignInScope()), tenant.email("copycat")) is None
 
 
@@ -139,10 +139,10 @@ def test_create_organization__domain_of_another_org__conflict_and_nothing_writte
         ("email", {"admin_email": "outsider@elsewhere.example"}),
         ("name", {"name": "   "}),
         ("name", {"name": "Evil\u202eCorp"}),
-        ("firstName", {"admin_first_name": ""}),
-        ("emailDomains", {"email_domains": []}),
-        ("emailDomains", {"email_domains": ["not a domain"]}),
-        ("emailDomains", {"email_domains": ["someone@fine.example"]}),
+        ("first_name", {"admin_first_name": ""}),
+        ("email_domains", {"email_domains": []}),
+        ("email_domains", {"email_domains": ["not a domain"]}),
+        ("email_domains", {"email_domains": ["someone@fine.example"]}),
     ],
 )
 def test_create_organization__bad_input__invalid_input_and_no_call(
@@ -191,7 +191,7 @@ def test_create_organization__writes_one_marker_per_domain(
     )
     assert org.email_domains == tuple(sorted([first, second]))
     for domain in (first, second):
-        marker = raw_get(client, table_name, keys.domain_key(domain))
+        marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(domain))
         assert marker is not None and marker["orgId"] == {"S": org.org_id}
     assert organizations.get_organization(platform.with_scope(TenantScope(org.org_id))) == org
 
@@ -205,7 +205,7 @@ def test_add_email_domain__marker_and_list_in_one_transaction__then_employees_ma
     assert log.operations() == ["GetItem", "TransactWriteItems"]
     assert updated.email_domains == tuple(sorted([tenant.domain, extra]))
     assert organizations.get_organization(tenant.table) == updated
-    marker = raw_get(client, table_name, keys.domain_key(extra))
+    marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(extra))
     assert marker is not None and marker["orgId"] == {"S": tenant.org_id}
     assert tenant.employee(email=f"someone@{extra}").email == f"someone@{extra}"
 
@@ -223,25 +223,20 @@ def test_add_email_domain__held_by_another__conflict_and_nothing_changes(
     with pytest.raises(Conflict, match="belongs to another organisation"):
         organizations.add_email_domain(platform, tenant.org_id, other.domain)
     assert organizations.get_organization(tenant.table) == tenant.organization
-    marker = raw_get(client, table_name, keys.domain_key(other.domain))
+    marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(other.domain))
     assert marker is not None and marker["orgId"] == {"S": other.org_id}
 
 
 def test_add_email_domain__unknown_org__not_found(platform: Table) -> None:
     with pytest.raises(NotFound):
-        organizations.add_email_domain(platform, keys.new_id(), unique_domain())
+        organizations.add_email_domain(platform, ids.new_id(), unique_domain())
 
 
-@pytest.mark.parametrize(
-    ("org_id", "domain", "field"),
-    [("lower", "fine.example", "orgId"), ("ok", "not a domain", "domain"), ("ok", "a@b.example", "domain")],
-)
-def test_add_email_domain__bad_input__invalid_input_and_no_call(
-    platform: Table, tenant: Tenant, org_id: str, domain: str, field: str
-) -> None:
+@pytest.mark.parametrize("domain", ["not a domain", "a@b.example"])
+def test_add_email_domain__bad_domain__invalid_input_and_no_call(platform: Table, tenant: Tenant, domain: str) -> None:
     with calls.listening() as log, pytest.raises(InvalidInput) as raised:
-        organizations.add_email_domain(platform, tenant.org_id.lower() if org_id == "lower" else tenant.org_id, domain)
-    assert raised.value.field == field
+        organizations.add_email_domain(platform, tenant.org_id, domain)
+    assert raised.value.field == "domain"
     assert log.operations() == []
 
 
@@ -275,7 +270,7 @@ def test_provisioning__tenant_scope__scope_violation_and_no_call(tenant: Tenant)
 
 def domainless(platform: Table, *domains: str) -> LegacyOrganization:
     """An organisation as the previous release wrote it (no domains), with one employee per domain."""
-    org = LegacyOrganization(f"Old {keys.new_id()[-6:]}")
+    org = LegacyOrganization(f"Old {ids.new_id()[-6:]}")
     for index, domain in enumerate(domains):
         org.employee(f"e{index}@{domain}", "E", f"Person {index}", role="admin" if index == 0 else "employee")
     return org.write(platform.client, platform.name)
@@ -296,7 +291,7 @@ def test_adopt_email_domains__free_domains__markers_and_list_in_one_transaction(
     stored = organizations.get_organization(tenant)
     assert stored is not None and stored.email_domains == adopted.owned
     for domain in (first, second):
-        marker = raw_get(client, table_name, keys.domain_key(domain))
+        marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(domain))
         assert marker is not None and marker["orgId"] == {"S": org.org_id}
     [event] = audit.list_audit_events(tenant, PageRequest(first=5)).items
     assert event.action == "organization.adoptEmailDomains"
@@ -311,7 +306,7 @@ def test_adopt_email_domains__one_held_by_another__left_out_and_named(
     adopted = organizations.adopt_email_domains(platform, org.org_id, [tenant.domain, free])
 
     assert (adopted.assigned, adopted.held_elsewhere, adopted.owned) == ((free,), (tenant.domain,), (free,))
-    marker = raw_get(client, table_name, keys.domain_key(tenant.domain))
+    marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(tenant.domain))
     assert marker is not None and marker["orgId"] == {"S": tenant.org_id}
     everything_held = domainless(platform, tenant.domain)
     held = organizations.adopt_email_domains(platform, everything_held.org_id, [tenant.domain])
@@ -330,7 +325,7 @@ def test_adopt_email_domains__marker_naming_it_already__taken_as_its_own(
 ) -> None:
     domain = unique_domain()
     org = domainless(platform, domain)
-    write_items(client, table_name, [items.domain_item(domain, org.org_id)])  # left by hand
+    write_items(client, table_name, [layout.EMAIL_DOMAIN.item(EmailDomain(domain, org.org_id))])  # left by hand
 
     adopted = organizations.adopt_email_domains(platform, org.org_id, [domain])
 

@@ -14,11 +14,11 @@ import pytest
 from botocore.awsrequest import AWSResponse
 from botocore.compat import HTTPHeaders
 
-from datastore import calls, departments, employees, items, keys, organizations, transact
+from datastore import calls, departments, employees, ids, items, keys, layout, organizations, transact
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
-from datastore.entities import Employee, Plan
+from datastore.entities import EmailDomain, Employee, Plan
 from datastore.errors import Conflict, DatastoreError, InvalidInput, NotFound, ScopeViolation, Unavailable
 from datastore.pagination import PageRequest
 from datastore.scope import PlatformScope, SignInScope, TenantScope
@@ -46,7 +46,7 @@ class Roster:
 @pytest.fixture(scope="module")
 def roster(client: DynamoDBClient, table_name: str) -> Roster:
     platform = Table(client, table_name, PlatformScope(), retry=TEST_RETRY)
-    unique = keys.new_id().lower()
+    unique = ids.new_id().lower()
     org, admin = organizations.create_organization(
         platform,
         name=f"Roster {unique}",
@@ -60,7 +60,7 @@ def roster(client: DynamoDBClient, table_name: str) -> Roster:
     dept = departments.create_department(table, name="Everyone")
     bulk = raw_employees(org.org_id, ROSTER_SIZE - 1, dept)
     write_items(
-        client, table_name, [item for emp in bulk for item in (items.employee_item(emp), items.membership_item(emp))]
+        client, table_name, [item for emp in bulk for item in (layout.EMPLOYEE.item(emp), layout.MEMBERSHIP.item(emp))]
     )
     return Roster(table, dept.dept_id, sorted([admin, *bulk], key=gsi_order))
 
@@ -78,7 +78,7 @@ def test_batch_get__any_number_of_keys__ceil_distinct_over_100_calls_in_order(
 ) -> None:
     org_id = roster.table.tenant.org_id
     found = roster.employees[:hits]
-    missing = [keys.new_id() for _ in range(misses)]
+    missing = [ids.new_id() for _ in range(misses)]
     wanted_ids = [emp.emp_id for emp in found] + missing
     # Duplicates repeat asked ids (hits and misses alike); the order asked is shuffled.
     wanted_ids += [wanted_ids[i % len(wanted_ids)] for i in range(duplicates)]
@@ -93,21 +93,21 @@ def test_batch_get__any_number_of_keys__ceil_distinct_over_100_calls_in_order(
             if not fanout
             else Table(roster.table.client, roster.table.name, roster.table.scope, fanout=pool)
         )
-        result = table.batch_get([keys.employee_key(org_id, e) for e in wanted_ids])
+        result = table.batch_get([layout.EMPLOYEE.key_at(org_id, e) for e in wanted_ids])
     assert log.operations() == ["BatchGetItem"] * math.ceil(distinct / 100)
     sizes = [len(call.params["RequestItems"][table.name]["Keys"]) for call in log.calls]
     assert all(size <= 100 for size in sizes)
     assert not sizes or max(sizes) - min(sizes) <= 1  # 101 keys: 51 and 50, never 100 and 1
     asked = [k["SK"]["S"] for call in log.calls for k in call.params["RequestItems"][table.name]["Keys"]]
     assert len(asked) == len(set(asked)) == distinct
-    assert [None if item is None else items.employee_from(item) for item in result] == [
+    assert [None if item is None else layout.EMPLOYEE.read(item) for item in result] == [
         by_id.get(e) for e in wanted_ids
     ]
 
 
 def test_get_employees__misses_and_duplicates__one_result_per_key_in_order(roster: Roster) -> None:
     first, second = roster.employees[0], roster.employees[1]
-    unknown = keys.new_id()
+    unknown = ids.new_id()
     with calls.listening() as log:
         result = employees.get_employees(roster.table, [second.emp_id, unknown, first.emp_id, second.emp_id])
     assert result == [second, None, first, second]
@@ -289,47 +289,47 @@ def test_query_page__cursor_of_another_tenant__invalid_input_and_no_call(roster:
 
 def test_guard__key_of_another_org__scope_violation_and_no_call(tenant: Tenant, make_tenant: TenantFactory) -> None:
     other = make_tenant("Other")
-    theirs = keys.employee_key(other.org_id, other.admin.emp_id)
+    theirs = layout.EMPLOYEE.key_at(other.org_id, other.admin.emp_id)
     with calls.listening() as log:
         with pytest.raises(ScopeViolation):
             tenant.table.get(theirs)
         with pytest.raises(ScopeViolation):
-            tenant.table.batch_get([keys.employee_key(tenant.org_id, tenant.admin.emp_id), theirs])
+            tenant.table.batch_get([layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id), theirs])
         with pytest.raises(ScopeViolation):
             tenant.table.query(keys.org_pk(other.org_id), limit=1)
         with pytest.raises(ScopeViolation):
-            tenant.table.query(keys.employees_gsi_pk(other.org_id), index=keys.GSI1, limit=1)
+            tenant.table.query(layout.EMPLOYEE.index_partition(other.org_id), index=keys.GSI1, limit=1)
         with pytest.raises(ScopeViolation):
             tenant.table.write([transact.delete(theirs)])
         with pytest.raises(ScopeViolation):
             tenant.table.write(
                 [
-                    transact.delete(keys.employee_key(tenant.org_id, keys.new_id())),
+                    transact.delete(layout.EMPLOYEE.key_at(tenant.org_id, ids.new_id())),
                     transact.check(theirs, "attribute_exists(PK)"),
                 ]
             )
         with pytest.raises(ScopeViolation):
-            tenant.table.get(keys.identity_key(other.admin.email))
+            tenant.table.get(layout.IDENTITY.key_at(other.admin.email))
     assert log.operations() == []
     assert employees.get_employee(other.table, other.admin.emp_id) == other.admin
 
 
 def test_guard__domain_markers__tenants_only_check_them_and_never_write_or_read(tenant: Tenant) -> None:
-    marker = keys.domain_key(tenant.domain)
+    marker = layout.EMAIL_DOMAIN.key_at(tenant.domain)
     mine = {":org": items.s(tenant.org_id)}
     platform = tenant.table.with_scope(PlatformScope())
     with calls.listening() as log:
         with pytest.raises(ScopeViolation):
             tenant.table.get(marker)
         with pytest.raises(ScopeViolation):
-            tenant.table.write([transact.put(items.domain_item("stolen.example", tenant.org_id))])
+            tenant.table.write([transact.put(layout.EMAIL_DOMAIN.item(EmailDomain("stolen.example", tenant.org_id)))])
         with pytest.raises(ScopeViolation):
             tenant.table.write([transact.delete(marker), transact.check(marker, "orgId = :org", values=mine)])
         with pytest.raises(ScopeViolation):
             tenant.table.with_scope(SignInScope()).write([transact.check(marker, "orgId = :org", values=mine)])
         with pytest.raises(ScopeViolation):
             # Without an organisation being provisioned, the operator writes no marker either.
-            platform.write([transact.put(items.domain_item("x.example", tenant.org_id))])
+            platform.write([transact.put(layout.EMAIL_DOMAIN.item(EmailDomain("x.example", tenant.org_id)))])
     assert log.operations() == []
     # A check alone is what employee writes send: it passes for the owner.
     tenant.table.write([transact.check(marker, "orgId = :org", values=mine)])
@@ -341,7 +341,7 @@ def test_guard__other_orgs_ids__resolve_as_none_like_unknown_ids(tenant: Tenant,
     emp = other.employee(dept)
 
     assert employees.get_employee(tenant.table, emp.emp_id) is None
-    assert employees.get_employee(tenant.table, keys.new_id()) is None
+    assert employees.get_employee(tenant.table, ids.new_id()) is None
     assert departments.get_department(tenant.table, dept.dept_id) is None
     assert employees.get_employees(tenant.table, [emp.emp_id, tenant.admin.emp_id]) == [None, tenant.admin]
     assert employees.find_employee_id_by_email(tenant.table, emp.email) is None
@@ -356,11 +356,11 @@ def test_guard__non_tenant_scopes__refuse_tenant_operations_without_a_call(tenan
             with pytest.raises(ScopeViolation):
                 employees.get_employee(table, tenant.admin.emp_id)
             with pytest.raises(ScopeViolation):
-                table.get(keys.employee_key(tenant.org_id, tenant.admin.emp_id))
+                table.get(layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id))
         with pytest.raises(ScopeViolation):
-            sign_in.write([transact.delete(keys.identity_key(tenant.admin.email))])
+            sign_in.write([transact.delete(layout.IDENTITY.key_at(tenant.admin.email))])
         with pytest.raises(ScopeViolation):
-            platform.write([transact.delete(keys.organization_key(tenant.org_id))])
+            platform.write([transact.delete(layout.ORGANIZATION.key_at(tenant.org_id))])
     assert log.operations() == []
 
 
@@ -374,7 +374,7 @@ def test_write__no_ops__makes_no_call(tenant: Tenant) -> None:
 
 
 def test_write__one_op__single_conditional_write_mapped_to_its_error(tenant: Tenant) -> None:
-    existing = items.employee_item(tenant.admin)
+    existing = layout.EMPLOYEE.item(tenant.admin)
     with calls.listening() as log, pytest.raises(Conflict, match="mine"):
         tenant.table.write([transact.put_new(existing, lambda old: Conflict(f"mine {old is not None}"))])
     assert log.operations() == ["PutItem"]
@@ -385,9 +385,9 @@ def test_write__failed_update_condition__handler_sees_the_old_item(tenant: Tenan
 
     def handler(old: items.Item | None) -> DatastoreError:
         seen.append(old)
-        return NotFound("Employee")
+        return NotFound(Employee)
 
-    key = keys.employee_key(tenant.org_id, tenant.admin.emp_id)
+    key = layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id)
     with pytest.raises(NotFound):
         tenant.table.write(
             [
@@ -405,13 +405,13 @@ def test_write__failed_update_condition__handler_sees_the_old_item(tenant: Tenan
 
 
 def test_write__cancelled_transaction__error_of_the_refusing_op_and_nothing_written(tenant: Tenant) -> None:
-    new_dept_key = keys.department_key(tenant.org_id, keys.new_id())
+    new_dept_key = layout.DEPARTMENT.key_at(tenant.org_id, ids.new_id())
     with calls.listening() as log, pytest.raises(InvalidInput, match="second"):
         tenant.table.write(
             [
                 transact.put({**new_dept_key.wire(), "entity": items.s("Probe")}),
                 transact.check(
-                    keys.employee_key(tenant.org_id, keys.new_id()),
+                    layout.EMPLOYEE.key_at(tenant.org_id, ids.new_id()),
                     "attribute_exists(PK)",
                     on_failed=lambda _old: InvalidInput("second", "refused"),
                 ),
@@ -424,20 +424,20 @@ def test_write__cancelled_transaction__error_of_the_refusing_op_and_nothing_writ
 def test_write__lone_condition_check__runs_as_a_transaction(tenant: Tenant) -> None:
     with calls.listening() as log:
         tenant.table.write(
-            [transact.check(keys.employee_key(tenant.org_id, tenant.admin.emp_id), "attribute_exists(PK)")]
+            [transact.check(layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id), "attribute_exists(PK)")]
         )
     assert log.operations() == ["TransactWriteItems"]
 
 
 def test_write__more_than_100_ops__refused_without_a_call(tenant: Tenant) -> None:
-    ops = [transact.delete(keys.employee_key(tenant.org_id, keys.new_id())) for _ in range(101)]
+    ops = [transact.delete(layout.EMPLOYEE.key_at(tenant.org_id, ids.new_id())) for _ in range(101)]
     with calls.listening() as log, pytest.raises(ValueError, match="at most 100"):
         tenant.table.write(ops)
     assert log.operations() == []
 
 
 def test_write__request_dynamodb_rejects__typed_unavailable_not_botocore(tenant: Tenant) -> None:
-    key = keys.employee_key(tenant.org_id, keys.new_id())
+    key = layout.EMPLOYEE.key_at(tenant.org_id, ids.new_id())
     # One transaction may not touch an item twice: DynamoDB refuses it with a ValidationException.
     with pytest.raises(Unavailable, match=r"^DynamoDB refused the request$") as refused:
         tenant.table.write([transact.delete(key), transact.delete(key)])
@@ -445,25 +445,27 @@ def test_write__request_dynamodb_rejects__typed_unavailable_not_botocore(tenant:
 
 
 def test_table__missing_table__typed_unavailable(tenant: Tenant) -> None:
-    missing = Table(tenant.table.client, f"no-such-table-{keys.new_id().lower()}", tenant.table.scope)
+    missing = Table(tenant.table.client, f"no-such-table-{ids.new_id().lower()}", tenant.table.scope)
     with pytest.raises(Unavailable, match=r"^DynamoDB refused the request$") as refused:
-        missing.get(keys.organization_key(tenant.org_id))
+        missing.get(layout.ORGANIZATION.key_at(tenant.org_id))
     assert refused.value.cause == "ResourceNotFoundException"
     with pytest.raises(Unavailable):
-        missing.write([transact.delete(keys.organization_key(tenant.org_id))])
+        missing.write([transact.delete(layout.ORGANIZATION.key_at(tenant.org_id))])
 
 
 def test_table__unreachable_endpoint__typed_unavailable(settings: DatastoreSettings) -> None:
     port = free_port()
     unreachable = make_client(replace(settings, max_attempts=1), f"http://127.0.0.1:{port}")
-    org = keys.new_id()
+    org = ids.new_id()
     table = Table(unreachable, settings.table_name, TenantScope(org))
     with pytest.raises(Unavailable, match="could not be reached"):
-        table.get(keys.organization_key(org))
+        table.get(layout.ORGANIZATION.key_at(org))
     with pytest.raises(Unavailable, match="could not be reached"):
-        table.write([transact.delete(keys.organization_key(org))])
+        table.write([transact.delete(layout.ORGANIZATION.key_at(org))])
     with pytest.raises(Unavailable, match="could not be reached"):
-        table.write([transact.delete(keys.organization_key(org)), transact.delete(keys.subscription_key(org))])
+        table.write(
+            [transact.delete(layout.ORGANIZATION.key_at(org)), transact.delete(layout.SUBSCRIPTION.key_at(org))]
+        )
 
 
 @pytest.mark.parametrize(

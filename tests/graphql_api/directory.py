@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from datastore import keys, organizations
+from datastore import ids, organizations
 from datastore.dev.seed import Bulk
 from datastore.entities import Employee, Plan
 from datastore.scope import PlatformScope
@@ -32,7 +32,7 @@ def write_directory(
     domain = unique_domain()
     org, admin = organizations.create_organization(
         Table(client, table_name, PlatformScope()),
-        name=f"Directory {keys.new_id()[-6:]}",
+        name=f"Directory {ids.new_id()[-6:]}",
         plan=Plan.PRO,
         email_domains=(domain,),
         admin_email=f"admin@{domain}",

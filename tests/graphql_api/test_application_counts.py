@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from datastore import applications, items, keys
+from datastore import applications, layout
 from datastore.entities import ApplicationCounts
 from tests.conftest import Tenant
 from tests.datastore.test_application_counts import recount, stored
@@ -60,11 +60,11 @@ def test_application_counts__not_a_reader_of_the_applications__forbidden_field_o
 
 def test_application_counts__job_written_before_counters__reads_zeros(api: Api, tenant: Tenant) -> None:
     job = open_job(tenant, tenant.department())
-    item = tenant.table.get(keys.job_key(tenant.org_id, job.job_id), consistent=True)
+    item = tenant.table.get(layout.JOB_POSTING.key_at(tenant.org_id, job.job_id), consistent=True)
     assert item is not None and not {"appliedCount", "withdrawnCount"} & set(item)  # as an old job's item
 
     assert counts_of(api.admin_of(tenant), gid(job)) == ZEROS
-    assert items.job_from(item).application_counts == ApplicationCounts()
+    assert layout.JOB_POSTING.read(item).application_counts == ApplicationCounts()
 
 
 def test_application_counts__parallel_applies_withdrawals_and_decisions__equal_a_recount(

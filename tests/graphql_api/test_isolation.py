@@ -25,8 +25,9 @@ from typing import Any
 
 import pytest
 
-from datastore import api_keys, calls, keys
+from datastore import api_keys, calls, keys, layout
 from datastore.entities import Role
+from datastore.ids import new_id
 from graphql_api.schema import ids
 from tests.conftest import TenantFactory
 from tests.graphql_api.fixtures import Api, GraphQLClient
@@ -129,8 +130,8 @@ class Attacker:
 
 def nonexistent_id(type_name: str) -> str:
     if type_name == "Application":
-        return ids.encode("Application", keys.new_id(), keys.new_id())
-    return ids.encode(type_name, keys.new_id())
+        return ids.encode("Application", new_id(), new_id())
+    return ids.encode(type_name, new_id())
 
 
 def victim_raw_ids(victim: World) -> list[str]:
@@ -213,7 +214,7 @@ def test_isolation__other_tenants_ids_and_cursors__resolve_like_nothing(
     if role.endswith(" key"):
         key_role = Role.ADMIN if role == "admin key" else Role.EMPLOYEE
         _key, secret = api_keys.create_api_key(ours.tenant.table, name=role, role=key_role)
-        lookup = keys.api_key_lookup_pk(_key.secret_hash)
+        lookup = layout.API_KEY_LOOKUP.partition(_key.secret_hash)
         attacker = Attacker(
             api.as_(ours.admin).with_token(secret),
             ours.tenant.org_id,
@@ -246,7 +247,7 @@ def test_isolation__other_tenants_ids_and_cursors__resolve_like_nothing(
             "employeeByEmail",
             EMAIL_QUERY,
             {"email": person.email},
-            {"email": f"nobody-{keys.new_id().lower()}@{theirs.tenant.domain}"},
+            {"email": f"nobody-{new_id().lower()}@{theirs.tenant.domain}"},
         )
     # 3. Root fields without arguments: answer with A's data (or nothing) only.
     for query in NO_ID_ROOTS:

@@ -10,7 +10,7 @@ own organisation.
 
 from __future__ import annotations
 
-from datastore import calls, keys
+from datastore import calls, ids, keys, layout
 from datastore.calls import Call
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
@@ -18,7 +18,7 @@ from tests.key_guard import Findings, violations
 
 
 def test_violations__detects_foreign_and_unnamed_keys() -> None:
-    org_a, org_b = keys.new_id(), keys.new_id()
+    org_a, org_b = ids.new_id(), ids.new_id()
     spanning = Call(
         "BatchGetItem",
         {"RequestItems": {"t": {"Keys": [{"PK": {"S": keys.org_pk(org_a)}}, {"PK": {"S": keys.org_pk(org_b)}}]}}},
@@ -27,8 +27,8 @@ def test_violations__detects_foreign_and_unnamed_keys() -> None:
     assert violations(spanning)
     assert violations(Call("GetItem", {"Key": {"PK": {"S": "USER#1"}}}, 0.0))
     assert violations(Call("Scan", {"TableName": "t"}, 0.0))
-    assert not violations(Call("GetItem", {"Key": {"PK": {"S": keys.identity_pk("a@example.com")}}}, 0.0))
-    assert not violations(Call("GetItem", {"Key": keys.layout_version_key().wire()}, 0.0))
+    assert not violations(Call("GetItem", {"Key": {"PK": {"S": layout.IDENTITY.partition("a@example.com")}}}, 0.0))
+    assert not violations(Call("GetItem", {"Key": layout.LAYOUT_VERSION_ITEM.key_at().wire()}, 0.0))
     assert violations(Call("GetItem", {"Key": {"PK": {"S": keys.LAYOUT_PK + "#X"}}}, 0.0))
     put = {"PutRequest": {"Item": {"PK": {"S": keys.org_pk(org_a)}}}}
     put_b = {"PutRequest": {"Item": {"PK": {"S": keys.org_pk(org_b)}}}}

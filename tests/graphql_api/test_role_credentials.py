@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from datastore import keys
+from datastore import keys, layout
 from datastore.config import DatastoreSettings
 from datastore.dev.local_sts import PLATFORM_ROLE as PLATFORM_ROLE_ARN
 from datastore.dev.local_sts import SIGNIN_ROLE, TENANT_ROLE, role_env
@@ -133,7 +133,7 @@ def test_sign_in__token_exchange__identity_read_by_sign_in_role_then_tenant_role
     assert sign_in.session_name == "sign-in"
     identity_reads = [r for r in world.signed.snapshot() if r.access_key == sign_in.access_key]
     assert identity_reads and all(
-        pk == keys.identity_pk(tenant.admin.email) for r in identity_reads for pk in r.partition_keys
+        pk == layout.IDENTITY.partition(tenant.admin.email) for r in identity_reads for pk in r.partition_keys
     )
     tenant_requests = [r for r in world.signed.snapshot() if r.access_key != sign_in.access_key]
     assert world.tenant_requests(tenant_requests) == {tenant.org_id: len(tenant_requests)}

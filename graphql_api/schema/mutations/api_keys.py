@@ -8,7 +8,8 @@ import strawberry
 
 from datastore import api_keys
 from graphql_api.request.context import RequestContext
-from graphql_api.schema.mutations.common import INPUT_ARGUMENT, decode_id, require_admin, run_write
+from graphql_api.schema import ids
+from graphql_api.schema.mutations.common import INPUT_ARGUMENT, require_admin, run_write
 from graphql_api.schema.types.api_key import ApiKey
 from graphql_api.schema.types.scalars import Role
 
@@ -56,6 +57,6 @@ async def create_api_key(info: Info, input: Annotated[CreateApiKeyInput, INPUT_A
 async def revoke_api_key(info: Info, input: Annotated[RevokeApiKeyInput, INPUT_ARGUMENT]) -> RevokeApiKeyPayload | None:
     context = info.context
     require_admin(context)
-    (key_id,) = decode_id(input.id, "ApiKey", "input.id")
+    key_id = ids.API_KEY.decode(input.id, "input.id")
     revoked = await run_write(context, api_keys.revoke_api_key, context.session.tenant_table(), key_id)
     return RevokeApiKeyPayload(api_key=ApiKey.of(revoked))

@@ -10,15 +10,14 @@ from datastore import applications
 from datastore.entities import Role
 from graphql_api.execution.errors import forbidden, not_found
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import input_paths, permissions
-from graphql_api.schema.mutations.common import IDEMPOTENCY_KEY_HELP, INPUT_ARGUMENT, decode_id, run_write
+from graphql_api.schema import ids, permissions
+from graphql_api.schema.mutations.common import IDEMPOTENCY_KEY_HELP, INPUT_ARGUMENT, run_write
 from graphql_api.schema.types.application import Application
 from graphql_api.schema.types.scalars import ApplicationStatus
 
 Info = strawberry.Info[RequestContext, None]
 
 
-@input_paths.declare(jobId="jobPostingId")
 @strawberry.input(description="The job to apply to; the applicant is always the signed-in employee.")
 class ApplyToJobInput:
     job_posting_id: strawberry.ID = strawberry.field(description="The OPEN job posting's global id.")
@@ -30,8 +29,6 @@ class ApplyToJobPayload:
     application: Application = strawberry.field(description="The new application, APPLIED.")
 
 
-# Withdrawing has no status of its own: a refused transition is about the application.
-@input_paths.declare(jobId="id", appId="id", status="id")
 @strawberry.input(description="The application to withdraw.")
 class WithdrawApplicationInput:
     id: strawberry.ID = strawberry.field(description="The application's global id.")
@@ -43,7 +40,6 @@ class WithdrawApplicationPayload:
     application: Application = strawberry.field(description="The application, now WITHDRAWN.")
 
 
-@input_paths.declare(jobId="id", appId="id")
 @strawberry.input(description="A reviewer's decision on one application.")
 class SetApplicationStatusInput:
     id: strawberry.ID = strawberry.field(description="The application's global id.")
@@ -62,14 +58,14 @@ class SetApplicationStatusPayload:
 async def apply_to_job(info: Info, input: Annotated[ApplyToJobInput, INPUT_ARGUMENT]) -> ApplyToJobPayload | None:
     """Every employee applies as themselves (an API key is no employee: FORBIDDEN)."""
     context = info.context
-    caller = permissions.person(context)
-    (job_id,) = decode_id(input.job_posting_id, "JobPosting", "input.jobPostingId")
+    applicant = permissions.person(context)
+    job_id = ids.JOB_POSTING.decode(input.job_posting_id, "input.jobPostingId")
     created = await run_write(
         context,
         applications.apply_to_job,
         context.session.tenant_table(),
         job_id,
-        caller.subject,
+        applicant,
         idempotency_key=input.idempotency_key,
     )
     return ApplyToJobPayload(application=Application.of(created))
@@ -81,7 +77,7 @@ async def withdraw_application(
     """The applicant withdraws; an admin may too."""
     context = info.context
     caller = permissions.caller(context)
-    job_id, app_id = decode_id(input.id, "Application", "input.id", count=2)
+    job_id, app_id = ids.APPLICATION.decode(input.id, "input.id")
     current = await context.session.loaders.application.get((job_id, app_id))
     if current is None:
         raise not_found("Application")
@@ -104,7 +100,7 @@ async def set_application_status(
     """Admins, and the manager of the job's department."""
     context = info.context
     permissions.caller(context)
-    job_id, app_id = decode_id(input.id, "Application", "input.id", count=2)
+    job_id, app_id = ids.APPLICATION.decode(input.id, "input.id")
     job = await context.session.loaders.job.get(job_id)
     if job is None or await context.session.loaders.application.get((job_id, app_id)) is None:
         raise not_found("Application")

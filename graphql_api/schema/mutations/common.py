@@ -1,20 +1,22 @@
-"""What every mutation shares: id decoding, role gates, running a datastore write."""
+"""What every mutation shares: role gates, running a datastore write, fresh payload reads."""
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Final, ParamSpec, TypeVar
 
 import strawberry
 
 from datastore import departments
 from datastore.entities import Role
-from graphql_api.execution.errors import forbidden, not_found
+from datastore.ids import DepartmentId
+from graphql_api.execution.errors import forbidden
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, permissions
+from graphql_api.schema import permissions
 from graphql_api.schema.types.department import Department
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 IDEMPOTENCY_KEY_HELP: Final = (
@@ -31,33 +33,21 @@ INPUT_ARGUMENT: Final = strawberry.argument(
 )
 
 
-def decode_id(value: str, type_name: str, field: str, count: int = 1) -> tuple[str, ...]:
-    """The ids inside a global id of ``type_name``.
-
-    Not an id at all: BAD_USER_INPUT. An id of another type, or of nothing in the caller's
-    organisation: NOT_FOUND, like an id that does not exist.
-    """
-    parts = ids.parts_of(value, type_name, count, field)
-    if parts is None:
-        raise not_found(type_name)
-    return parts
-
-
 def require_admin(context: RequestContext) -> None:
     if permissions.caller(context).role is not Role.ADMIN:
         raise forbidden("only admins may do this")
 
 
-async def run_write(context: RequestContext, write: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """Run a blocking datastore write off the loop.
+async def run_write(context: RequestContext, write: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Run a blocking datastore write off the loop, its arguments checked against its signature.
 
-    Its errors name datastore fields; errors.InputErrors, on every mutation field, turns
-    them into ``input.`` paths.
+    Its errors name datastore fields; errors.ErrorCodes places them in the mutation's input
+    (mutations/input_paths.py).
     """
     return await context.session.run_write(functools.partial(write, *args, **kwargs))
 
 
-async def fresh_department(context: RequestContext, dept_id: str | None) -> Department | None:
+async def fresh_department(context: RequestContext, dept_id: DepartmentId | None) -> Department | None:
     """A department as it is after a write (a strongly consistent read), for payloads.
 
     Headcounts change with employee writes; the loaders' eventually consistent reads could

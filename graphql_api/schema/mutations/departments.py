@@ -7,13 +7,13 @@ from typing import Annotated
 import strawberry
 
 from datastore import departments
+from datastore.ids import EmployeeId
 from graphql_api.execution.errors import bad_input
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import input_paths
+from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import (
     IDEMPOTENCY_KEY_HELP,
     INPUT_ARGUMENT,
-    decode_id,
     require_admin,
     run_write,
 )
@@ -36,7 +36,6 @@ class CreateDepartmentPayload:
     department: Department = strawberry.field(description="The new department, with headcount 0.")
 
 
-@input_paths.declare(departmentId="id")
 @strawberry.input(description="Changes to one department; name at least one (else BAD_USER_INPUT).")
 class UpdateDepartmentInput:
     id: strawberry.ID = strawberry.field(description="The department's global id.")
@@ -64,7 +63,7 @@ async def create_department(
 ) -> CreateDepartmentPayload | None:
     context = info.context
     require_admin(context)
-    manager_id = None if input.manager_id is None else decode_id(input.manager_id, "Employee", "input.managerId")[0]
+    manager_id = None if input.manager_id is None else ids.EMPLOYEE.decode(input.manager_id, "input.managerId")
     created = await run_write(
         context,
         departments.create_department,
@@ -81,14 +80,14 @@ async def update_department(
 ) -> UpdateDepartmentPayload | None:
     context = info.context
     require_admin(context)
-    (dept_id,) = decode_id(input.id, "Department", "input.id")
+    dept_id = ids.DEPARTMENT.decode(input.id, "input.id")
     if input.name is None and input.manager_id is None and not input.clear_manager:
         raise bad_input("input", "names nothing to change (name, managerId or clearManager)")
-    manager_id: str | None = None
+    manager_id: EmployeeId | None = None
     if input.clear_manager:
         manager_id = departments.NO_MANAGER
     elif input.manager_id is not None:
-        manager_id = decode_id(input.manager_id, "Employee", "input.managerId")[0]
+        manager_id = ids.EMPLOYEE.decode(input.manager_id, "input.managerId")
     updated = await run_write(
         context,
         departments.update_department,

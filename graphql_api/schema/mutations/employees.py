@@ -10,11 +10,10 @@ import strawberry
 
 from datastore import employees
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import input_paths
+from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import (
     IDEMPOTENCY_KEY_HELP,
     INPUT_ARGUMENT,
-    decode_id,
     fresh_department,
     require_admin,
     run_write,
@@ -55,7 +54,6 @@ class CreateEmployeePayload:
     )
 
 
-@input_paths.declare(employeeId="id")
 @strawberry.input(description="Changes to one employee; fields left out keep their values.")
 class UpdateEmployeeInput:
     id: strawberry.ID = strawberry.field(description="The employee's global id.")
@@ -76,7 +74,6 @@ class UpdateEmployeePayload:
     employee: Employee = strawberry.field(description="The employee after the change, with its new version.")
 
 
-@input_paths.declare(employeeId="id")
 @strawberry.input(description="An ACTIVE employee and the department to move them to.")
 class MoveEmployeeInput:
     id: strawberry.ID = strawberry.field(description="The employee's global id.")
@@ -96,7 +93,6 @@ class MoveEmployeePayload:
     )
 
 
-@input_paths.declare(employeeId="id")
 @strawberry.input(description="The employee whose employment ends.")
 class TerminateEmployeeInput:
     id: strawberry.ID = strawberry.field(description="The employee's global id.")
@@ -117,9 +113,7 @@ async def create_employee(
 ) -> CreateEmployeePayload | None:
     context = info.context
     require_admin(context)
-    dept_id = (
-        None if input.department_id is None else decode_id(input.department_id, "Department", "input.departmentId")[0]
-    )
+    dept_id = None if input.department_id is None else ids.DEPARTMENT.decode(input.department_id, "input.departmentId")
     created = await run_write(
         context,
         employees.create_employee,
@@ -142,7 +136,7 @@ async def update_employee(
 ) -> UpdateEmployeePayload | None:
     context = info.context
     require_admin(context)
-    (emp_id,) = decode_id(input.id, "Employee", "input.id")
+    emp_id = ids.EMPLOYEE.decode(input.id, "input.id")
     updated = await run_write(
         context,
         employees.update_employee,
@@ -161,8 +155,8 @@ async def update_employee(
 async def move_employee(info: Info, input: Annotated[MoveEmployeeInput, INPUT_ARGUMENT]) -> MoveEmployeePayload | None:
     context = info.context
     require_admin(context)
-    (emp_id,) = decode_id(input.id, "Employee", "input.id")
-    (dept_id,) = decode_id(input.department_id, "Department", "input.departmentId")
+    emp_id = ids.EMPLOYEE.decode(input.id, "input.id")
+    dept_id = ids.DEPARTMENT.decode(input.department_id, "input.departmentId")
     move = await run_write(
         context,
         employees.move_employee,
@@ -188,7 +182,7 @@ async def terminate_employee(
 ) -> TerminateEmployeePayload | None:
     context = info.context
     require_admin(context)
-    (emp_id,) = decode_id(input.id, "Employee", "input.id")
+    emp_id = ids.EMPLOYEE.decode(input.id, "input.id")
     terminated = await run_write(
         context,
         employees.terminate_employee,

@@ -8,11 +8,10 @@ import strawberry
 
 from datastore import jobs
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import input_paths
+from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import (
     IDEMPOTENCY_KEY_HELP,
     INPUT_ARGUMENT,
-    decode_id,
     require_admin,
     run_write,
 )
@@ -37,7 +36,6 @@ class CreateJobPostingPayload:
     job_posting: JobPosting = strawberry.field(description="The new posting, a DRAFT until published.")
 
 
-@input_paths.declare(jobId="id")
 @strawberry.input(description="Changes to a DRAFT or OPEN job posting; fields left out keep their values.")
 class UpdateJobPostingInput:
     id: strawberry.ID = strawberry.field(description="The job posting's global id.")
@@ -57,7 +55,6 @@ class UpdateJobPostingPayload:
     job_posting: JobPosting = strawberry.field(description="The posting after the change, with its new version.")
 
 
-@input_paths.declare(jobId="id")
 @strawberry.input(description="The DRAFT job posting to open.")
 class PublishJobPostingInput:
     id: strawberry.ID = strawberry.field(description="The job posting's global id.")
@@ -70,7 +67,6 @@ class PublishJobPostingPayload:
     job_posting: JobPosting = strawberry.field(description="The posting, now OPEN with `postedAt` set.")
 
 
-@input_paths.declare(jobId="id")
 @strawberry.input(description="The job posting to close.")
 class CloseJobPostingInput:
     id: strawberry.ID = strawberry.field(description="The job posting's global id.")
@@ -88,7 +84,7 @@ async def create_job_posting(
 ) -> CreateJobPostingPayload | None:
     context = info.context
     require_admin(context)
-    (dept_id,) = decode_id(input.department_id, "Department", "input.departmentId")
+    dept_id = ids.DEPARTMENT.decode(input.department_id, "input.departmentId")
     created = await run_write(
         context,
         jobs.create_job,
@@ -106,10 +102,8 @@ async def update_job_posting(
 ) -> UpdateJobPostingPayload | None:
     context = info.context
     require_admin(context)
-    (job_id,) = decode_id(input.id, "JobPosting", "input.id")
-    dept_id = (
-        None if input.department_id is None else decode_id(input.department_id, "Department", "input.departmentId")[0]
-    )
+    job_id = ids.JOB_POSTING.decode(input.id, "input.id")
+    dept_id = None if input.department_id is None else ids.DEPARTMENT.decode(input.department_id, "input.departmentId")
     updated = await run_write(
         context,
         jobs.update_job,
@@ -129,7 +123,7 @@ async def publish_job_posting(
 ) -> PublishJobPostingPayload | None:
     context = info.context
     require_admin(context)
-    (job_id,) = decode_id(input.id, "JobPosting", "input.id")
+    job_id = ids.JOB_POSTING.decode(input.id, "input.id")
     published = await run_write(
         context,
         jobs.publish_job,
@@ -146,7 +140,7 @@ async def close_job_posting(
 ) -> CloseJobPostingPayload | None:
     context = info.context
     require_admin(context)
-    (job_id,) = decode_id(input.id, "JobPosting", "input.id")
+    job_id = ids.JOB_POSTING.decode(input.id, "input.id")
     closed = await run_write(
         context,
         jobs.close_job,

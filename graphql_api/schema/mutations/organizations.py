@@ -8,15 +8,14 @@ import strawberry
 
 from datastore import organizations
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, input_paths
-from graphql_api.schema.mutations.common import INPUT_ARGUMENT, decode_id, run_write
+from graphql_api.schema import ids
+from graphql_api.schema.mutations.common import INPUT_ARGUMENT, run_write
 from graphql_api.schema.types.organization import Organization
 from graphql_api.schema.types.scalars import Plan
 
 Info = strawberry.Info[RequestContext, None]
 
 
-@input_paths.declare(email="adminEmail", firstName="adminFirstName", lastName="adminLastName")
 @strawberry.input(description="A new organisation and the person who will administer it.")
 class CreateOrganizationInput:
     name: str = strawberry.field(description="The organisation's name, 1 to 100 characters.")
@@ -80,6 +79,6 @@ async def add_email_domain(
 ) -> AddEmailDomainPayload | None:
     context = info.context
     table = context.session.platform_table()
-    (org_id,) = decode_id(input.org_id, "Organization", "input.orgId")
+    org_id = ids.ORGANIZATION.decode(input.org_id, "input.orgId")
     organization = await run_write(context, organizations.add_email_domain, table, org_id, input.domain)
     return AddEmailDomainPayload(organization=Organization.of(organization))

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import applications, calls, counts, departments, employees, identities, jobs, keys, organizations
+from datastore import applications, calls, counts, departments, employees, identities, ids, jobs, organizations
 from datastore.dev import demo
 from datastore.entities import JobStatus, Role
 from datastore.errors import InvalidInput
@@ -27,7 +27,7 @@ WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWri
 
 @pytest.fixture(scope="module")
 def demo_table(client: DynamoDBClient) -> Iterator[Table]:
-    name = f"hr-demo-{keys.new_id().lower()}"
+    name = f"hr-demo-{ids.new_id().lower()}"
     ensure_table(client, name)
     table = Table(client, name, PlatformScope(), retry=TEST_RETRY)
     assert demo.load(table) is True

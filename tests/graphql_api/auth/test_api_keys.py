@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from datastore import api_keys, calls, keys
+from datastore import api_keys, calls, keys, layout
 from datastore.calls import CallLog
+from datastore.ids import new_id
 from graphql_api.schema import ids
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore import faults
@@ -42,7 +43,7 @@ def codes(body: dict[str, Any]) -> list[str]:
 
 def lookup_calls(log: CallLog, secret: str, since: int = 0) -> list[calls.Call]:
     """The calls sent to a key's lookup item, from the ``since``-th call of ``log`` on."""
-    pk = keys.api_key_lookup_pk(hashlib.sha256(secret.encode()).hexdigest())
+    pk = layout.API_KEY_LOOKUP.partition(hashlib.sha256(secret.encode()).hexdigest())
     return [call for call in log.snapshot()[since:] if pk in call.partition_keys()]
 
 
@@ -52,7 +53,7 @@ def lookups(log: CallLog, secret: str, since: int = 0) -> list[str]:
 
 def record_updates(log: CallLog, tenant: Tenant, key_id: str) -> int:
     """UpdateItem calls on a key's own record (lastUsedAt)."""
-    record = keys.api_key_key(tenant.org_id, key_id).wire()
+    record = layout.API_KEY.key_at(tenant.org_id, key_id).wire()
     return sum(1 for call in log.snapshot() if call.operation == "UpdateItem" and call.params.get("Key") == record)
 
 
@@ -158,7 +159,7 @@ def test_admin_key__mutates_and_is_audited__but_cannot_apply_as_a_person(api: Ap
     created = key.data(CREATE_DEPARTMENT, {"input": {"name": "Integrations"}})
     assert created["createDepartment"]["department"]["id"]
     apply = "mutation($input: ApplyToJobInput!) { applyToJob(input: $input) { application { id } } }"
-    body = key.query(apply, {"input": {"jobPostingId": ids.encode("JobPosting", keys.new_id())}})
+    body = key.query(apply, {"input": {"jobPostingId": ids.encode("JobPosting", new_id())}})
     assert codes(body) == ["FORBIDDEN"]
     log = api.admin_of(tenant).data("{ organization { auditLog(first: 5) { edges { node { action entityId } } } } }")[
         "organization"
@@ -173,7 +174,7 @@ def test_api_key__suspended_organization__refused(api: Api, tenant: Tenant) -> N
     table = tenant.table
     table.client.update_item(
         TableName=table.name,
-        Key=keys.organization_key(tenant.org_id).wire(),
+        Key=layout.ORGANIZATION.key_at(tenant.org_id).wire(),
         UpdateExpression="SET #s = :s",
         ExpressionAttributeNames={"#s": "status"},
         ExpressionAttributeValues={":s": {"S": "suspended"}},
@@ -266,7 +267,7 @@ def test_revoke_api_key__forged_ids__not_found_or_bad_input(api: Api, tenant: Te
     admin = api.admin_of(tenant)
     key_global_id, secret = create_key(admin)
     (key_id,) = ids.parts_of(key_global_id, "ApiKey", 1, "id") or ("",)
-    for forged in (ids.encode("Employee", key_id), ids.encode("ApiKey", keys.new_id())):
+    for forged in (ids.encode("Employee", key_id), ids.encode("ApiKey", new_id())):
         assert codes(admin.query(REVOKE, {"input": {"id": forged}})) == ["NOT_FOUND"]
     assert codes(admin.query(REVOKE, {"input": {"id": "not-an-id"}})) == ["BAD_USER_INPUT"]
     assert admin.with_token(secret).data("{ organization { id } }")  # still active

@@ -11,7 +11,7 @@ import httpx
 import jwt
 import pytest
 
-from datastore import calls, employees, keys
+from datastore import calls, employees, keys, layout
 from datastore.entities import Role
 from datastore.store import Datastore
 from graphql_api.app import create_app
@@ -176,7 +176,7 @@ def test_exchange__reads__one_getitem_on_the_identity_then_one_batch(sso: httpx.
     assert response.status_code == 200
     made = log.snapshot()
     assert [call.operation for call in made] == ["GetItem", "BatchGetItem"]
-    assert made[0].partition_keys() == [keys.identity_key(tenant.admin.email).pk]
+    assert made[0].partition_keys() == [layout.IDENTITY.key_at(tenant.admin.email).pk]
     assert set(made[1].partition_keys()) == {keys.org_pk(tenant.org_id)}
 
 
@@ -231,7 +231,7 @@ def test_exchange__account_reasons__byte_identical_invalid_grant_and_logged(
     active, suspended = make_tenant(), make_tenant()
     suspended.table.client.update_item(
         TableName=suspended.table.name,
-        Key={"PK": {"S": keys.org_pk(suspended.org_id)}, "SK": {"S": keys.METADATA_SK}},
+        Key=layout.ORGANIZATION.key_at(suspended.org_id).wire(),
         UpdateExpression="SET #s = :s",
         ExpressionAttributeNames={"#s": "status"},
         ExpressionAttributeValues={":s": {"S": "suspended"}},

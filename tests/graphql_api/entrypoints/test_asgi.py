@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import keys
+from datastore import ids
 from datastore.dev.local import free_port
 from datastore.provision import drop_table
 from tests.legacy_layout import create_legacy_table, typical_organization
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 @pytest.fixture
 def legacy_table(client: DynamoDBClient) -> Iterator[str]:
     """A table of the previous release, holding one organisation."""
-    name = f"hr-asgi-{keys.new_id().lower()}"
+    name = f"hr-asgi-{ids.new_id().lower()}"
     create_legacy_table(client, name)
     typical_organization("Old Co", "old.example", people=1).write(client, name)
     yield name

@@ -8,14 +8,15 @@ from typing import TYPE_CHECKING, Any, Final
 import httpx
 import pytest
 
-from datastore import applications, employees, jobs, keys
+from datastore import applications, employees, jobs
+from datastore.entities import Employee
 from datastore.errors import Conflict, IdempotencyMismatch, InvalidInput, NotFound, StaleVersion, Unavailable
+from datastore.ids import new_id
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.execution.errors import Code, translate, without_suggestions
-from graphql_api.schema import ids, input_paths
-from graphql_api.schema.mutations.jobs import PublishJobPostingInput
-from graphql_api.schema.mutations.organizations import CreateOrganizationInput
+from graphql_api.schema import ids
+from graphql_api.schema.mutations.input_paths import INPUT_PATHS
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient
@@ -36,24 +37,29 @@ def test_translate__invalid_input_without_paths__the_datastore_field() -> None:
 
 
 def test_translate__invalid_input_with_paths__the_input_path() -> None:
-    translated = translate(
-        InvalidInput("email", "is not a valid email address"), input_paths.of(CreateOrganizationInput)
-    )
+    translated = translate(InvalidInput("email", "is not a valid email address"), INPUT_PATHS["createOrganization"])
     assert translated is not None
     assert translated.extensions == {"code": "BAD_USER_INPUT", "field": "input.adminEmail"}
     assert str(translated) == "input.adminEmail: is not a valid email address"
 
 
+def test_translate__field_the_input_does_not_carry__the_whole_input() -> None:
+    translated = translate(InvalidInput("department_id", "no such department"), INPUT_PATHS["terminateEmployee"])
+    assert translated is not None
+    assert translated.extensions == {"code": "BAD_USER_INPUT", "field": "input"}
+
+
 def test_translate__idempotency_mismatch__input_idempotency_key() -> None:
-    translated = translate(IdempotencyMismatch(), input_paths.of(PublishJobPostingInput))
+    translated = translate(IdempotencyMismatch(), INPUT_PATHS["publishJobPosting"])
     assert translated is not None
     assert translated.extensions == {"code": "BAD_USER_INPUT", "field": "input.idempotencyKey"}
 
 
 def test_translate__not_found_and_stale_version__their_codes() -> None:
-    missing = translate(NotFound("Employee", keys.new_id()))
+    missing = translate(NotFound(Employee, new_id()))
     stale = translate(StaleVersion("changed", current_version=4))
     assert missing is not None and missing.extensions == {"code": "NOT_FOUND"}
+    assert str(missing) == "Employee not found"
     assert stale is not None and stale.extensions == {"code": "CONFLICT", "currentVersion": 4}
     conflict = translate(Conflict("taken"))
     assert conflict is not None and conflict.code is Code.CONFLICT
@@ -95,7 +101,7 @@ def _inactive_manager(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any
 
 def _new_employee(**values: Any) -> Case:
     def case(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any]]:
-        person = {"email": t.email(f"n{keys.new_id().lower()}"), "firstName": "N", "lastName": "E"}
+        person = {"email": t.email(f"n{new_id().lower()}"), "firstName": "N", "lastName": "E"}
         return api.admin_of(t), {**person, **values}
 
     return case

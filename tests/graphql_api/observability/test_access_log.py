@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 from mypy_boto3_dynamodb import DynamoDBClient
 
-from datastore import keys
+from datastore import keys, layout
 from graphql_api.schema import ids
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
@@ -109,7 +109,7 @@ def test_access_log__internal_error__one_record_with_stack_and_request_id(
 ) -> None:
     # A real bug path: an item the code cannot read (a role no version of it ever wrote).
     employee = tenant.employee()
-    key = keys.employee_key(tenant.org_id, employee.emp_id)
+    key = layout.EMPLOYEE.key_at(tenant.org_id, employee.emp_id)
     client.update_item(
         TableName=table_name,
         Key={keys.PK: {"S": key.pk}, keys.SK: {"S": key.sk}},

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from datastore import keys
+from datastore import ids
 from datastore.dev.local import free_port
 from datastore.store import Datastore
 from graphql_api.app import create_app
@@ -64,7 +64,7 @@ def ask(client: GraphQLClient, query: str, request_id: str) -> httpx.Response:
 
 
 def unique(prefix: str) -> str:
-    return f"{prefix}{keys.new_id()}"
+    return f"{prefix}{ids.new_id()}"
 
 
 def test_metrics__not_on_the_api_port(anonymous: GraphQLClient) -> None:

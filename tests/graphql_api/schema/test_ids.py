@@ -48,6 +48,18 @@ def test_parts_of__respelt__bad_user_input(spelling: str) -> None:
     assert raised.value.extensions == {"code": "BAD_USER_INPUT", "field": "input.id"}
 
 
+def test_node_ids__decode__the_typed_id_or_not_found_for_another_type() -> None:
+    assert ids.EMPLOYEE.decode(ids.encode("Employee", ULID), "input.id") == ULID
+    assert ids.APPLICATION.decode(ids.encode("Application", ULID, ULID), "input.id") == (ULID, ULID)
+    assert ids.EMPLOYEE.parse(ids.encode("Department", ULID), "input.id") is None
+    with pytest.raises(ApiError) as raised:
+        ids.EMPLOYEE.decode(ids.encode("Department", ULID), "input.id")
+    assert raised.value.extensions == {"code": "NOT_FOUND"}
+    with pytest.raises(ApiError) as raised:
+        ids.EMPLOYEE.decode(ids.encode("Employee", ULID.lower()), "input.managerId")
+    assert raised.value.extensions == {"code": "BAD_USER_INPUT", "field": "input.managerId"}
+
+
 def test_decode__trailing_bits_set__bad_user_input() -> None:
     canonical = ids.encode("Employee", ULID)
     # The last base64 character carries unused bits when the length is not a multiple of 3:

@@ -8,7 +8,7 @@ from typing import Any, Final
 
 import pytest
 
-from datastore import applications, calls, departments, jobs, keys
+from datastore import applications, calls, departments, ids, jobs
 from datastore.entities import Role
 from datastore.pagination import PageRequest
 from tests.conftest import Tenant
@@ -165,7 +165,7 @@ def _update_department(api: Api, t: Tenant) -> Retry:
 def _create_employee(api: Api, t: Tenant) -> Retry:
     dept = t.department()
     t.employee(dept)
-    email = t.email(f"hire{keys.new_id().lower()}")  # in the organisation's own domain
+    email = t.email(f"hire{ids.new_id().lower()}")  # in the organisation's own domain
     person = {"email": email, "firstName": "New", "lastName": "Hire", "departmentId": gid(dept)}
     return Retry(api.admin_of(t), person, {**person, "lastName": "Other"})
 

@@ -1,0 +1,80 @@
+"""What the datastore keeps for itself, beside the entities: each a value its layout stores.
+
+Idempotency records (datastore/idempotency.py), persisted GraphQL documents
+(datastore/documents.py), the table's layout version (datastore/layout_version.py) and a
+migration's progress for one organisation (datastore/migration.py). Their kinds are
+declared with the entities' in datastore/layout.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from datastore.ids import OrgId
+from datastore.validation import EMAIL_DOMAINS_MAX
+
+
+@dataclass(frozen=True, slots=True)
+class IdempotencyRecord:
+    """A write's first result under its idempotency key, kept until ``expires_at`` (TTL)."""
+
+    org_id: OrgId
+    key: str
+    operation: str
+    fingerprint: str
+    result: dict[str, Any]
+    created_at: datetime
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class PersistedDocument:
+    """A GraphQL document one organisation registered under its SHA-256 (lowercase hex)."""
+
+    org_id: OrgId
+    sha256: str
+    document: str
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class LayoutStamp:
+    """Which layout the table's data is in, and when that was recorded."""
+
+    version: int
+    stamped_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationProgress:
+    """What the migration to one layout has done for one organisation (its progress item)."""
+
+    org_id: OrgId
+    org_name: str
+    steps_done: frozenset[str] = frozenset()
+    employees_indexed: int = 0
+    counters_repaired: int = 0
+    domains_assigned: tuple[str, ...] = ()
+    # Domains of its employees it was not given: another organisation holds them, they are
+    # not valid domains by today's rules, or there were more than an organisation may own.
+    domains_held_elsewhere: tuple[str, ...] = ()
+    domains_not_valid: tuple[str, ...] = ()
+    domains_over_limit: tuple[str, ...] = ()
+    # The organisation owns no domain after the migration: createEmployee fails there until
+    # an operator runs addEmailDomain.
+    without_domains: bool = False
+
+    def problems(self) -> list[str]:
+        """What an operator has to see to, one phrase each."""
+        found = []
+        if self.domains_held_elsewhere:
+            found.append(f"held by another organisation: {', '.join(self.domains_held_elsewhere)}")
+        if self.domains_not_valid:
+            found.append(f"not valid email domains: {', '.join(self.domains_not_valid)}")
+        if self.domains_over_limit:
+            found.append(f"over the limit of {EMAIL_DOMAINS_MAX}: {', '.join(self.domains_over_limit)}")
+        if self.without_domains:
+            found.append("it owns no email domain now, so createEmployee fails there: run addEmailDomain")
+        return found
