@@ -14,7 +14,7 @@ from datastore import applications, by_id, departments, employees, jobs
 from datastore.by_id import Kind
 from datastore.pagination import Page
 from datastore.table import Table
-from graphql_api.execution.plan.compiler import Deferred
+from graphql_api.execution.fields import Deferred
 from graphql_api.schema.loaders import ListKey, Runner
 
 

@@ -22,7 +22,7 @@ from datastore.by_id import Kind
 from datastore.entities import Application, AuditEvent, Department, Employee, JobPosting, Organization, Subscription
 from datastore.pagination import Page, PageRequest, StartKey
 from datastore.table import Table
-from graphql_api.execution.plan.compiler import Deferred
+from graphql_api.execution.fields import Deferred
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -157,7 +157,7 @@ class SharedLoader(DataLoader[K, V]):
 
     def deferred(self, key: K, then: Callable[[V], R]) -> Deferred[R]:
         """``then`` of the key's value, batched with every other load of this turn, for a field
-        that declares its load (plan/compiler.py PLAN_LOAD): the fields of a level wait once per
+        that declares its load (execution/fields.py ``loaded``): the fields of a level wait once per
         batch, not once per key (as ``get_many``), and no coroutine is made for a key."""
         shared = self._shared(key)
         depths = self._depths

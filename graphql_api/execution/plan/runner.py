@@ -27,7 +27,8 @@ from graphql.execution.executor import CollectedErrors, Executor, invalid_return
 from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path, is_iterable
 
-from graphql_api.execution.plan.compiler import USE_RESOLVER, Completion, Deferred, FieldPlan, Kind, ObjectPlan, Plan
+from graphql_api.execution.fields import USE_RESOLVER, Deferred
+from graphql_api.execution.plan.compiler import Completion, FieldPlan, Kind, ObjectPlan, Plan
 
 Pending = list[Coroutine[Any, Any, None]]
 

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 from graphql import FieldNode, FragmentDefinitionNode, OperationDefinitionNode
 
 from datastore import calls
-from graphql_api.execution.plan.compiler import PLAN_READ, USE_RESOLVER
+from graphql_api.execution import fields
+from graphql_api.execution.fields import USE_RESOLVER
 from graphql_api.execution.selection import Selections, condition_variables
 from graphql_api.lru import Lru
 
@@ -79,7 +80,7 @@ def relations() -> Mapping[type[Any], Mapping[str, Relation]]:
         Employee: [Relation("department", "department_id", "department", Department)],
         JobPosting: [Relation("department", "department_id", "department", Department)],
     }
-    return {type_: {relation.field: relation for relation in fields} for type_, fields in declared.items()}
+    return {type_: {relation.field: relation for relation in of_type} for type_, of_type in declared.items()}
 
 
 def preloaded(obj: Related, field: str) -> Any:
@@ -96,8 +97,8 @@ def preloaded(obj: Related, field: str) -> Any:
 
 def plan_read(field: str) -> dict[str, Any]:
     """A relation field's metadata: compiled plans read a preloaded relation without calling
-    the resolver (plan/compiler.py), which saves Strawberry's wrapper and a resolve-info a node."""
-    return {PLAN_READ: functools.partial(_plan_read, field)}
+    the resolver (execution/fields.py), which saves Strawberry's wrapper and a resolve-info a node."""
+    return fields.read(functools.partial(_plan_read, field))
 
 
 def _plan_read(field: str, obj: Related) -> Any:

@@ -92,7 +92,7 @@ def test_enum_leaf__values_members_and_unknowns__same_as_the_type() -> None:
 
 
 def test_root_fields_by_id__declared_load__planned_without_resolver_call() -> None:
-    """The root fields by id declare their resolver as a load (PLAN_LOAD), arguments and all;
+    """The root fields by id are declared by their loads (execution/fields.py), arguments and all;
     a field that reads in two steps (by email, then by id) keeps its resolver."""
     root = _object_plans(
         '{ me { email } organization { name } node(id: "x") { id } employee(id: "x") { email } '

@@ -203,7 +203,7 @@ def test_role_guarded_queries__every_role_and_id__same_answer(
         assert "FORBIDDEN" in codes
 
 
-# Every root field by id, which plans answer through the fields' declared loads (PLAN_LOAD):
+# Every root field by id, which plans answer through the fields' declared loads (execution/fields.py):
 # every kind of id, every role, another tenant's ids, misspelt ids, and errors beneath them.
 BY_ID = """query($id: ID!) {
   node(id: $id) { __typename id
