@@ -18,6 +18,7 @@ from typing import Any, Final
 from graphql import DocumentNode, GraphQLSchema
 from strawberry.types import ExecutionContext
 
+from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.execution.selection import (
     Selections,
     condition_variables,
@@ -126,7 +127,7 @@ class AnalysisCache:
         if document is None:
             return None
         found = self.analysis(
-            execution.schema._schema, execution.query, document, execution.variables, execution.operation_name
+            graphql_schema(execution.schema), execution.query, document, execution.variables, execution.operation_name
         )
         # ExecutionContext is a plain dataclass with no field for it (analysis_of reads it).
         setattr(execution, _ANALYSIS_ATTRIBUTE, found)

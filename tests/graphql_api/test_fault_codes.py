@@ -30,6 +30,7 @@ from graphql import (
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.execution.errors import Code
+from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.schema import ids
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
@@ -42,7 +43,7 @@ from tests.paths import README
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-SCHEMA = build_schema([])._schema
+SCHEMA = graphql_schema(build_schema([]))
 # Only platform operators may call these; every other field is called as a tenant's admin.
 PLATFORM_FIELDS = frozenset({"organizations", "createOrganization", "addEmailDomain"})
 DEADLINE_SECONDS = 0.5

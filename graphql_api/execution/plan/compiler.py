@@ -41,6 +41,9 @@ from graphql import (
 )
 from graphql.execution.collect_fields import FieldDetails
 from graphql.execution.values import VariableValues, get_argument_values
+from strawberry.resolvers import is_default_resolver
+from strawberry.schema.schema_converter import GraphQLCoreConverter
+from strawberry.types.base import StrawberryObjectDefinition
 
 from graphql_api.execution.fields import Load, load_of, read_of, strawberry_field
 from graphql_api.execution.selection import Selections
@@ -81,7 +84,7 @@ class FieldPlan:
     nodes: list[FieldNode]
     details: list[FieldDetails]
     resolve: Callable[..., Any] | None
-    # Strawberry marks the resolver of a field without one of its own (``_is_default``): it
+    # The resolver Strawberry makes for a field without one of its own (``is_default_resolver``)
     # reads the attribute and ignores its info, so no GraphQLResolveInfo need be built for it.
     info_free: bool
     # For such a field, the attribute read itself (one C call instead of Strawberry's three
@@ -146,7 +149,7 @@ class _Compiler:
         found = self.memo.get(key)
         if found is not None:
             return found
-        plan = ObjectPlan(runtime, [], type_check_reads_info=not _strawberry_type_check(runtime.is_type_of))
+        plan = ObjectPlan(runtime, [], type_check_reads_info=not _strawberry_type_check(runtime))
         self.memo[key] = plan  # before the fields: a type may select itself further down
         grouped: dict[str, list[FieldNode]] = {}
         for node, _on in self.selections.fields(selection_sets, lambda condition: self.matches(condition, runtime)):
@@ -180,7 +183,7 @@ class _Compiler:
         else:
             arguments = get_argument_values(definition, node)
         resolve = definition.resolve
-        info_free = bool(getattr(resolve, "_is_default", False))
+        info_free = resolve is not None and is_default_resolver(resolve)
         read = _attribute_read(definition) if info_free else None
         preread = None if info_free or definition.args else read_of(definition)
         load = None if info_free else load_of(definition)
@@ -224,22 +227,14 @@ class _Compiler:
         raise Unsupported(f"output type {output}")  # pragma: no cover - every output type is above
 
 
-# Where Strawberry defines the ``is_type_of`` it gives every object type with interfaces: a
-# check of the value's Python type that names its info parameter ``_info`` and never reads it.
-_STRAWBERRY_TYPE_CHECK = ("strawberry.schema.schema_converter", "_get_is_type_of.<locals>.is_type_of")
-
-
-def _strawberry_type_check(is_type_of: Callable[..., Any] | None) -> bool:
-    """True for Strawberry's generated ``is_type_of`` (info unused); False for any other."""
-    if is_type_of is None:
+def _strawberry_type_check(runtime: GraphQLObjectType) -> bool:
+    """True when ``runtime``'s ``is_type_of`` is the one Strawberry gives an object type with
+    interfaces that declares none of its own: a check of the value's Python type that never
+    reads its info (tests/graphql_api/execution/test_library_internals.py holds it to that)."""
+    if runtime.is_type_of is None:
         return False
-    code = getattr(is_type_of, "__code__", None)
-    return (
-        getattr(is_type_of, "__module__", None) == _STRAWBERRY_TYPE_CHECK[0]
-        and getattr(is_type_of, "__qualname__", "").endswith(_STRAWBERRY_TYPE_CHECK[1])
-        and code is not None
-        and code.co_varnames[1:2] == ("_info",)
-    )
+    declared = (runtime.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
+    return isinstance(declared, StrawberryObjectDefinition) and declared.is_type_of is None
 
 
 def _enum_output(enum: GraphQLEnumType) -> Callable[[Any], Any]:

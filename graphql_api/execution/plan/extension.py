@@ -19,6 +19,7 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
+from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.execution.plan.cache import PlanCache
 from graphql_api.execution.plan.runner import run_plan
 
@@ -37,7 +38,7 @@ class CompiledPlans(SchemaExtension):
             and execution.query is not None
             and execution.operation_type is OperationType.QUERY
         ):
-            schema = execution.schema._schema
+            schema = graphql_schema(execution.schema)
             executor = execution.schema.execution_context_class.build(
                 schema,
                 document,

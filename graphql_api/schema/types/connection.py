@@ -10,6 +10,7 @@ import strawberry
 
 from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, StartKey
 from graphql_api.execution.errors import bad_input
+from graphql_api.execution.library_internals import resolve_info
 from graphql_api.request.context import RequestContext
 from graphql_api.schema.cursors import CursorCodec
 from graphql_api.schema.loaders import ListFetch, list_key
@@ -121,7 +122,7 @@ async def paginate(
 
 async def _load_relations(info: strawberry.Info[RequestContext, None], nodes: list[Any]) -> None:
     session = info.context.session
-    raw = info._raw_info  # Strawberry's Info exposes no fragments; graphql-core's info does
+    raw = resolve_info(info)  # Strawberry's Info exposes no fragments; graphql-core's info does
     plan = session.services.relation_plans.connection_plan(
         type(nodes[0]), raw.field_nodes, raw.operation, raw.fragments, info.variable_values
     )

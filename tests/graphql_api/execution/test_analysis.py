@@ -14,6 +14,7 @@ from graphql import parse
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.execution.analysis import AnalysisCache, analyse
+from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
 from tests.graphql_api.fixtures import Api, Demo
@@ -22,7 +23,7 @@ from tests.graphql_api.live import serving
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-SCHEMA = build_schema([])._schema
+SCHEMA = graphql_schema(build_schema([]))
 DEPARTMENTS = (
     "query Departments($n: Int, $skip: Boolean = false, $after: String) { organization { "
     "departments(first: $n, after: $after) { edges { node { name manager @skip(if: $skip) { email } } } } } }"

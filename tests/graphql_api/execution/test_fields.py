@@ -10,6 +10,7 @@ import strawberry
 from graphql import graphql
 
 from graphql_api.execution.fields import USE_RESOLVER, Deferred, load_of, loaded, read, read_of, settled
+from graphql_api.execution.library_internals import graphql_schema
 
 
 def _echo(context: Any, arguments: dict[str, Any]) -> str:
@@ -42,11 +43,11 @@ class Query:
 
 
 SCHEMA = strawberry.Schema(query=Query)
-FIELDS = SCHEMA._schema.query_type.fields  # type: ignore[union-attr]
+FIELDS = graphql_schema(SCHEMA).query_type.fields  # type: ignore[union-attr]
 
 
 def test_loaded__graphql_core_calls_the_resolver_made_from_the_load() -> None:
-    result = asyncio.run(graphql(SCHEMA._schema, '{ echo(id: "7") }', context_value={"prefix": "#"}))
+    result = asyncio.run(graphql(graphql_schema(SCHEMA), '{ echo(id: "7") }', context_value={"prefix": "#"}))
     assert result.errors is None
     assert result.data == {"echo": "#7"}
 

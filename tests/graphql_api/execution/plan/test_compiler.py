@@ -17,12 +17,13 @@ from graphql import (
 from graphql.execution.values import get_variable_values
 
 from bench.queries import Q1, Q2
+from graphql_api.execution import library_internals
 from graphql_api.execution.plan.compiler import ObjectPlan, compile_operation
 from graphql_api.schema.executable import build_schema
 
 
 def _object_plans(query: str) -> dict[str, ObjectPlan]:
-    graphql_schema = build_schema()._schema
+    graphql_schema = library_internals.graphql_schema(build_schema())
     document = parse(query)
     operation = document.definitions[0]
     variables = get_variable_values(graphql_schema, [], {})

@@ -11,6 +11,7 @@ from graphql.execution import Executor, execute
 from graphql.execution.values import get_variable_values
 
 from graphql_api.execution.fields import Deferred, loaded
+from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.execution.plan.compiler import compile_operation
 from graphql_api.execution.plan.runner import run_plan
 
@@ -46,7 +47,7 @@ class Query:
 
 
 async def _both() -> tuple[ExecutionResult, Batch, ExecutionResult]:
-    schema = strawberry.Schema(Query)._schema
+    schema = graphql_schema(strawberry.Schema(Query))
     document = parse(QUERY)
     planned_batch, general_batch = Batch(), Batch()
     executor = Executor.build(schema, document, None, {"batch": planned_batch})
