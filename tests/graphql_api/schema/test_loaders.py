@@ -12,8 +12,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-import pytest
-
 from datastore import calls, keys
 from datastore.errors import InvalidInput
 from datastore.table import Table
@@ -43,7 +41,7 @@ def test_loader__many_keys__one_batch_call_with_every_key() -> None:
     async def load() -> list[int]:
         with ThreadPoolExecutor(2) as pool:
             loader: Loader[int, int] = Loader(runner(pool), batch)
-            return list(await loader.load_many(list(range(EMPLOYEES))))
+            return list(await asyncio.gather(*(loader.load(key) for key in range(EMPLOYEES))))
 
     assert asyncio.run(load()) == [key * 2 for key in range(EMPLOYEES)]
     assert seen == [list(range(EMPLOYEES))]
@@ -250,28 +248,13 @@ def test_loader__batch_task_cancelled__its_consumers_are_cancelled_not_left_wait
             one = asyncio.ensure_future(loader.get(2))
             await asyncio.sleep(0.05)
             for task in asyncio.all_tasks():
-                if task.get_coro().__qualname__ == "dispatch_queue_batch":  # type: ignore[union-attr]
+                if task.get_coro().__qualname__ == "SharedLoader._fetch":  # type: ignore[union-attr]
                     task.cancel()
             done, _ = await asyncio.wait([many, one], timeout=2)
             release.set()
             return many in done and many.cancelled(), one in done and one.cancelled()
 
     assert asyncio.run(load()) == (True, True)
-
-
-def test_shared_loader__cut_batches__refused() -> None:
-    """A turn is one whole dispatch queue: a loader that cut queues into several batches
-    would settle every batch's consumers when the first one came back."""
-
-    class Cut(Loader[int, int]):
-        max_batch_size = 2
-
-    async def build() -> None:
-        with ThreadPoolExecutor(1) as pool:
-            Cut(runner(pool), list)
-
-    with pytest.raises(TypeError):
-        asyncio.run(build())
 
 
 def test_loader__deferred_keys_of_one_turn__one_ready_future_then_each_value() -> None:
