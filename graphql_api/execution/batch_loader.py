@@ -50,7 +50,10 @@ class _Batch(Generic[K, V]):
 class SharedLoader(Generic[K, V]):
     """Batched, cached reads of one kind for one request; a subclass says how a batch is fetched."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, before_first_load: Callable[[], None] | None = None) -> None:
+        # Called once, just before the first key is asked for: what the request starts when it
+        # first reaches for tenant data (request/session.py ``tenant_reached``).
+        self._before_first_load = before_first_load
         # Each key's one future, and the batch it came in. A key whose batch failed is
         # dropped, so a later load fetches it afresh.
         self._keys: dict[K, tuple[asyncio.Future[V], _Batch[K, V]]] = {}
@@ -115,6 +118,10 @@ class SharedLoader(Generic[K, V]):
         depth = calls.current_depth.get()
         entry = self._keys.get(key)
         if entry is None:
+            first = self._before_first_load
+            if first is not None:
+                self._before_first_load = None
+                first()  # what it loads is queued ahead of this key, in the same batch
             loop = asyncio.get_running_loop()
             batch = self._collecting
             if batch is None:

@@ -55,8 +55,14 @@ def list_key(fetch: ListFetch, parent: str | None, first: int, after: StartKey |
 class Loader(SharedLoader[K, V]):
     """A DataLoader whose batch runs one blocking datastore call off the loop."""
 
-    def __init__(self, run: Runner, batch: Callable[[list[K]], Sequence[V]]) -> None:
-        super().__init__()
+    def __init__(
+        self,
+        run: Runner,
+        batch: Callable[[list[K]], Sequence[V]],
+        *,
+        before_first_load: Callable[[], None] | None = None,
+    ) -> None:
+        super().__init__(before_first_load=before_first_load)
         self._run = run
         self._batch = batch
 
@@ -72,8 +78,8 @@ class EntityLoader(SharedLoader[tuple[Kind, Any], Any]):
     caller check's organisation and employee thus share a call with the query's own reads.
     """
 
-    def __init__(self, run: Runner, table: Table) -> None:
-        super().__init__()
+    def __init__(self, run: Runner, table: Table, *, before_first_load: Callable[[], None] | None = None) -> None:
+        super().__init__(before_first_load=before_first_load)
         self._run = run
         self._table = table
 
@@ -106,8 +112,8 @@ class Entities(Generic[K, V]):
 class ListLoader(SharedLoader[ListKey, Page[Any]]):
     """Pages of lists; the Queries of one batch run concurrently and finish together."""
 
-    def __init__(self, run: Runner, table: Table) -> None:
-        super().__init__()
+    def __init__(self, run: Runner, table: Table, *, before_first_load: Callable[[], None] | None = None) -> None:
+        super().__init__(before_first_load=before_first_load)
         self._run = run
         self._table = table
 
@@ -165,11 +171,16 @@ def audit_events_of_org(table: Table, _parent: str | None, request: PageRequest)
 
 
 class Loaders:
-    """The DataLoaders of one request, for one tenant. Never shared between requests."""
+    """The DataLoaders of one request, for one tenant. Never shared between requests.
 
-    def __init__(self, table: Table, run: Runner) -> None:
+    Each of them calls ``before_first_load`` just before its first load (the session's,
+    ``tenant_reached``, acts on the first call of the request only).
+    """
+
+    def __init__(self, table: Table, run: Runner, *, before_first_load: Callable[[], None] | None = None) -> None:
         self.table = table
-        self.entities = EntityLoader(run, table)
+        first = before_first_load
+        self.entities = EntityLoader(run, table, before_first_load=first)
         self.organization: Entities[str, Organization | None] = Entities(self.entities, Kind.ORGANIZATION)
         self.subscription: Entities[str, Subscription | None] = Entities(self.entities, Kind.SUBSCRIPTION)
         self.employee: Entities[str, Employee | None] = Entities(self.entities, Kind.EMPLOYEE)
@@ -179,5 +190,6 @@ class Loaders:
         self.employee_id_by_email: Loader[str, str | None] = Loader(
             run,
             lambda emails: [employees.find_employee_id_by_email(table, e) for e in emails],
+            before_first_load=first,
         )
-        self.lists = ListLoader(run, table)
+        self.lists = ListLoader(run, table, before_first_load=first)
