@@ -34,11 +34,10 @@ from graphql_api.auth.backend import BearerTokenBackend, on_auth_error
 from graphql_api.auth.read_only_keys import ReadOnlyKeys
 from graphql_api.auth.signin import TokenExchange
 from graphql_api.auth.tokens import TokenVerifier
-from graphql_api.execution.analysis import AnalysisCache
 from graphql_api.execution.cost import Cost
-from graphql_api.execution.documents import CachedDocuments, DocumentCache
+from graphql_api.execution.documents import Documents
+from graphql_api.execution.operation import CachedDocuments
 from graphql_api.execution.operation_name import OperationNameRequired
-from graphql_api.execution.plan.cache import PlanCache
 from graphql_api.execution.plan.extension import CompiledPlans
 from graphql_api.http import request_id
 from graphql_api.http.health import HealthRoutes, Readiness
@@ -46,10 +45,10 @@ from graphql_api.http.hosts import AllowedHosts
 from graphql_api.http.persisted import PersistedDocuments, StoreRegistered, load_manifest
 from graphql_api.http.subscriptions import SubscriptionsNotServed
 from graphql_api.http.transport import HttpTransport
-from graphql_api.limits import limit_extensions, tenant_buckets
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
 from graphql_api.limits.concurrency import MaxConcurrentRequests
+from graphql_api.limits.configured import limit_extensions, tenant_buckets
 from graphql_api.observability.access_log import AccessLog
 from graphql_api.observability.labels import operation_names
 from graphql_api.observability.metrics import Metrics
@@ -90,26 +89,25 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     configure_tracing(settings.otel_endpoint, datastore.client)
     trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
     persisted = PersistedDocuments(datastore, trusted)
+    # Each document clients run, parsed, validated and analysed once (execution/documents.py).
+    documents = Documents()
     # Limits first (they refuse before anything is loaded), then the caller's active check.
-    documents = DocumentCache()
-    analyses = AnalysisCache(cost_ceiling=settings.max_cost)
     extensions: list[Callable[[], SchemaExtension]] = [
         lambda: CachedDocuments(documents),
         OperationNameRequired,
         SubscriptionsNotServed,
         # Before the limits and the active check: it leaves the execution after them.
         lambda: StoreRegistered(persisted),
-        *limit_extensions(settings, analyses),
+        *limit_extensions(settings),
         # Before the active check, so a read-only key's mutation costs no datastore call.
         ReadOnlyKeys,
         ActiveCaller,
     ]
     if settings.cost_in_response:
         extensions.append(Cost)
-    plans = PlanCache()
     if settings.compiled_plans:
         # Last: every other extension's on_execute runs around the plan as around graphql-core.
-        extensions.append(lambda: CompiledPlans(plans))
+        extensions.append(lambda: CompiledPlans(documents))
     schema = build_schema(
         extensions,
         batch_max_operations=settings.batch_max_operations,
@@ -194,9 +192,6 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     # No redirect from /graphql/ to /graphql: it would build its Location from the Host header,
     # and an API's clients call the paths they were given; anything else is a 404.
     app.router.redirect_slashes = False
-    # The process's parsed documents: tests read app.state.document_cache.parses.
-    app.state.document_cache = documents
-    app.state.plan_cache = plans
-    app.state.analysis_cache = analyses
-    app.state.relation_plans = services.relation_plans
+    # The process's documents and their analyses: tests read their counters.
+    app.state.documents = documents
     return app

@@ -20,7 +20,7 @@ from datastore.entities import Employee
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
-from graphql_api.execution.plan.cache import PlanCache
+from graphql_api.execution.documents import Documents
 from graphql_api.settings.api import ApiSettings
 from tests.graphql_api.live import serving
 
@@ -50,10 +50,11 @@ class Differential:
     settings: ApiSettings
 
     @property
-    def plans(self) -> PlanCache:
-        cache = self.planned_app.state.plan_cache
-        assert isinstance(cache, PlanCache)
-        return cache
+    def documents(self) -> Documents:
+        """The planned app's documents, whose counters say which executor ran a query."""
+        documents = self.planned_app.state.documents
+        assert isinstance(documents, Documents)
+        return documents
 
     def token(self, employee: Employee) -> str:
         return issue_token(self.settings, subject=employee.emp_id, org_id=employee.org_id, role=employee.role.value)

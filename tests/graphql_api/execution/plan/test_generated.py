@@ -43,12 +43,12 @@ seen: dict[str, int] = {"examples": 0, "planned": 0}
     role=st.sampled_from(ROLES),
 )
 def test_generated_queries__any_role__same_answer(both: Differential, demo: Demo, query: Any, role: str) -> None:
-    runs = both.plans.planned_runs
+    runs = both.documents.planned_runs
     planned, general = both.compare(demo.person(role), str(query))
     assume(general is not None)  # graphql-core's own HTTP 500 (see Differential.compare)
     assert without_races(planned) == without_races(general)
     seen["examples"] += 1
-    seen["planned"] += both.plans.planned_runs - runs
+    seen["planned"] += both.documents.planned_runs - runs
 
 
 def test_generated_queries__most_ran_on_plans() -> None:
