@@ -31,9 +31,8 @@ SCHEMA = build_schema()
 GRAPHQL_SCHEMA = graphql_schema(SCHEMA)
 
 
-def test_strawberry_schema__private__schema__and_info__private__raw_info__what_graphql_core_executes() -> None:
-    """``Schema._schema`` is the graphql-core schema Strawberry executes, and ``Info._raw_info``
-    graphql-core's resolve info, with the field's nodes and the document's fragments."""
+def _executed(query: str) -> tuple[strawberry.Schema, list[GraphQLResolveInfo[Any]]]:
+    """A small Strawberry schema, ``query`` run on it, and the resolve info its field was given."""
     seen: list[GraphQLResolveInfo[Any]] = []
 
     @strawberry.type
@@ -42,15 +41,28 @@ def test_strawberry_schema__private__schema__and_info__private__raw_info__what_g
         def here(self, info: strawberry.Info) -> str:
             raw = resolve_info(info)
             seen.append(raw)
-            assert raw.operation is info.operation
             return raw.field_nodes[0].name.value
 
     schema = strawberry.Schema(query=Query)
-    assert isinstance(schema._schema, GraphQLSchema)
-    result = schema.execute_sync("query Q { ...F } fragment F on Query { here }")
+    result = schema.execute_sync(query)
     assert result.errors is None and result.data == {"here": "here"}
+    return schema, seen
+
+
+def test_strawberry_schema__private__schema__is_the_graphql_core_schema_it_executes() -> None:
+    schema, seen = _executed("{ here }")
+    assert isinstance(schema._schema, GraphQLSchema)
+    assert graphql_schema(schema) is schema._schema
     assert seen[0].schema is graphql_schema(schema)
-    assert set(seen[0].fragments) == {"F"}
+
+
+def test_strawberry_info__private__raw_info__is_graphql_cores_resolve_info() -> None:
+    """With the field's nodes, the operation and the document's fragments (connection.py reads them)."""
+    _schema, seen = _executed("query Q { ...F } fragment F on Query { here }")
+    (raw,) = seen
+    assert [node.name.value for node in raw.field_nodes] == ["here"]
+    assert raw.operation.name is not None and raw.operation.name.value == "Q"
+    assert set(raw.fragments) == {"F"}
 
 
 def _strawberry_types() -> list[tuple[GraphQLObjectType, type]]:
