@@ -15,6 +15,7 @@ cost is counted over interfaces and unions, and the relations read selections wi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from graphql import (
@@ -138,10 +139,22 @@ def _variables_in(value: ValueNode) -> Iterator[str]:
             yield from _variables_in(item)
 
 
-def condition_variables(document_definitions: Any, arguments: frozenset[str] = frozenset()) -> tuple[str, ...]:
-    """Names of the variables that @skip/@include read anywhere in the document (sorted), and
-    those given to a field argument named in ``arguments`` (the cost reads ``first``)."""
-    names: set[str] = set()
+@dataclass(frozen=True, slots=True)
+class VariablesRead:
+    """The variables one definition's selections read: in ``@skip``/``@include`` conditions, and
+    in the field arguments asked about (the cost reads ``first``, say)."""
+
+    conditions: frozenset[str]
+    arguments: frozenset[str]
+
+
+def variables_read(
+    definition: OperationDefinitionNode | FragmentDefinitionNode, arguments: frozenset[str] = frozenset()
+) -> VariablesRead:
+    """What ``definition`` reads of its variables, in one walk of its selections; ``arguments``
+    are the names of the field arguments whose variables count."""
+    conditions: set[str] = set()
+    read: set[str] = set()
 
     def visit(selection_set: SelectionSetNode | None) -> None:
         if selection_set is None:
@@ -150,14 +163,12 @@ def condition_variables(document_definitions: Any, arguments: frozenset[str] = f
             for directive in selection.directives or ():
                 for argument in directive.arguments or ():
                     if isinstance(argument.value, VariableNode):
-                        names.add(argument.value.name.value)
+                        conditions.add(argument.value.name.value)
             if isinstance(selection, FieldNode):
                 for argument in selection.arguments or ():
                     if argument.name.value in arguments:
-                        names.update(_variables_in(argument.value))
+                        read.update(_variables_in(argument.value))
             visit(getattr(selection, "selection_set", None))
 
-    for definition in document_definitions:
-        if isinstance(definition, OperationDefinitionNode | FragmentDefinitionNode):
-            visit(definition.selection_set)
-    return tuple(sorted(names))
+    visit(definition.selection_set)
+    return VariablesRead(frozenset(conditions), frozenset(read))
