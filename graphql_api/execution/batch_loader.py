@@ -1,17 +1,17 @@
 """A request's DataLoader: the keys asked for in one stretch of the event loop, fetched as one batch.
 
-A key's first load opens a batch, or joins the one being collected; the batch closes two
-loop iterations after its first key and is fetched then, in a task of its own. The
+aiodataloader (the product's DataLoader) collects the keys a request asks for into a queue
+and dispatches the whole queue as one batch two loop iterations after its first key; the
 resolvers woken in between (a level's sibling fields, whose awaitables complete together)
 add their keys to it, so the loads of one nesting level go out together: one wave of
-DynamoDB calls per level, however many parents. Every key is cached for the request: a key
-is fetched once, and asked again it answers from its batch.
+DynamoDB calls per level, however many parents. Every key is cached for the request, in a
+cache map of ours (aiodataloader's public ``cache_map``): a key is fetched once, and asked
+again it answers from its batch.
 
-The loader owns its batches (``_Batch``), as Strawberry's own DataLoader does: a batch is
-what every consumer of its keys waits on at once (``get_many``, ``deferred``), so it must be
-known, not reconstructed from another library's queue. The schedule (two iterations, then
-the fetch in a task) is the one aiodataloader's dispatch had, which the request and wave
-counts of the bench were measured with.
+On top of it this loader keeps each batch as a value (``_Batch``): what every consumer of its
+keys waits on at once (``get_many``, ``deferred``), settled when all its values are set. A
+key joins the batch of the queue it was put in; which queue that is, aiodataloader does not
+say publicly (``library_internals.dataloader_queue``, pinned and tested).
 
 No consumer can cancel a read for the others. Every consumer of a key shares one future,
 and cancelling a task cancels the future it awaits: graphql-core cancels a field's pending
@@ -28,8 +28,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from aiodataloader import DataLoader
+
 from datastore import calls
 from graphql_api.execution.fields import Deferred
+from graphql_api.execution.library_internals import dataloader_queue
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -38,25 +41,28 @@ R = TypeVar("R")
 
 @dataclass(slots=True)
 class _Batch(Generic[K, V]):
-    """The keys of one batch, each with its one future, and the future settled when they all are."""
+    """The keys of one dispatch, each with its one future, and the future settled when they all are."""
 
+    queue: list[Any]  # aiodataloader's queue the keys were put in (one queue, one batch)
     settled: asyncio.Future[None]
     keys: list[K] = field(default_factory=list)
     futures: list[asyncio.Future[V]] = field(default_factory=list)
-    # The fetch, held here so the loop's weak reference is not its only one.
-    task: asyncio.Task[None] | None = None
 
 
-class SharedLoader(Generic[K, V]):
+class SharedLoader(DataLoader[K, V], Generic[K, V]):
     """Batched, cached reads of one kind for one request; a subclass says how a batch is fetched."""
 
     def __init__(self, *, before_first_load: Callable[[], None] | None = None) -> None:
+        # Each key's one future (aiodataloader's cache, held here): a key whose batch failed is
+        # cleared by aiodataloader, so a later load fetches it afresh.
+        self._futures: dict[K, asyncio.Future[V]] = {}
+        # A batch is a whole queue and every key is cached, so a key's batch is found by its key.
+        super().__init__(cache_map=self._futures)
         # Called once, just before the first key is asked for: what the request starts when it
         # first reaches for tenant data (request/session.py ``tenant_reached``).
         self._before_first_load = before_first_load
-        # Each key's one future, and the batch it came in. A key whose batch failed is
-        # dropped, so a later load fetches it afresh.
-        self._keys: dict[K, tuple[asyncio.Future[V], _Batch[K, V]]] = {}
+        # The batch of each key not yet settled, and the batch being collected.
+        self._batch_of: dict[K, _Batch[K, V]] = {}
         self._collecting: _Batch[K, V] | None = None
         # The round trips behind each key (datastore.calls.current_depth): at the load, until
         # its batch is fetched; then its batch's depth, which the key's consumers take on.
@@ -92,7 +98,7 @@ class SharedLoader(Generic[K, V]):
             calls.waited(depths.get(key, 0))
             return then(found)
 
-        return Deferred(None if shared.done() else batch.settled, value)
+        return Deferred(None if batch is None else batch.settled, value)
 
     async def get_many(self, keys: Iterable[K]) -> dict[K, V]:
         """Each distinct key of ``keys`` once, batched with every other load of this stretch.
@@ -104,7 +110,7 @@ class SharedLoader(Generic[K, V]):
         """
         distinct = list(dict.fromkeys(keys))
         entries = [self._entry(key) for key in distinct]
-        pending = {batch.settled for shared, batch in entries if not shared.done()}
+        pending = {batch.settled for _shared, batch in entries if batch is not None}
         if pending:
             await asyncio.wait(pending)
         found = {key: shared.result() for key, (shared, _batch) in zip(distinct, entries, strict=True)}
@@ -113,79 +119,57 @@ class SharedLoader(Generic[K, V]):
 
     # --- batches --------------------------------------------------------------------------
 
-    def _entry(self, key: K) -> tuple[asyncio.Future[V], _Batch[K, V]]:
-        """The key's future and batch; a key not yet asked for joins the batch being collected."""
+    def _entry(self, key: K) -> tuple[asyncio.Future[V], _Batch[K, V] | None]:
+        """The key's future and, until it has settled, its batch; a key not yet asked for is
+        queued by aiodataloader and joins the batch of that queue."""
         depth = calls.current_depth.get()
-        entry = self._keys.get(key)
-        if entry is None:
+        if key not in self._futures:
             first = self._before_first_load
             if first is not None:
                 self._before_first_load = None
                 first()  # what it loads is queued ahead of this key, in the same batch
-            loop = asyncio.get_running_loop()
+            shared = DataLoader.load(self, key)
+            queue = dataloader_queue(self)
             batch = self._collecting
-            if batch is None:
-                batch = self._collecting = _Batch(loop.create_future())
-                loop.call_soon(self._closing, batch)
-            entry = (loop.create_future(), batch)
+            if batch is None or batch.queue is not queue:
+                batch = self._collecting = _Batch(queue, asyncio.get_running_loop().create_future())
             batch.keys.append(key)
-            batch.futures.append(entry[0])
-            self._keys[key] = entry
+            batch.futures.append(shared)
+            self._batch_of[key] = batch
             self._asked_at[key] = depth
-        elif key in self._asked_at and depth > self._asked_at[key]:
+            return shared, batch
+        if key in self._asked_at and depth > self._asked_at[key]:
             # Asked again, from deeper, before its batch went out: the batch waits on both.
             self._asked_at[key] = depth
-        return entry
+        return self._futures[key], self._batch_of.get(key)
 
-    def _closing(self, batch: _Batch[K, V]) -> None:
-        # One more iteration: the resolvers woken in this one add their keys too.
-        asyncio.get_running_loop().call_soon(self._close, batch)
+    async def batch_load_fn(self, keys: list[K]) -> list[V]:
+        """aiodataloader's batch: ``fetch`` one round trip deeper than the deepest load among
+        the keys, then settle their batch.
 
-    def _close(self, batch: _Batch[K, V]) -> None:
-        if self._collecting is batch:
-            self._collecting = None
-        batch.task = asyncio.get_running_loop().create_task(self._fetch(batch))
-
-    async def _fetch(self, batch: _Batch[K, V]) -> None:
-        """``fetch`` one round trip deeper than the deepest load among the keys, then settle them.
-
-        The batch's ``settled`` future is set by a callback scheduled before any key's value
-        is set, so it runs after all of them and after the callbacks they schedule: a consumer
-        woken by ``settled`` finds every value set, and the consumers of single keys wake first.
+        The batch is settled by a callback scheduled as ``fetch`` returns or raises:
+        aiodataloader then sets every key's result or exception without yielding to the loop,
+        so the callback runs after all of them and after the callbacks they schedule: a
+        consumer woken by ``settled`` finds every value set, and the consumers of single keys
+        wake first. Every key of one dispatch came from one queue, so from one batch.
         """
-        keys = batch.keys
         asked = self._asked_at
         depth = 1 + max((asked.pop(key, 0) for key in keys), default=0)
         self._depths.update(dict.fromkeys(keys, depth))
-        loop = asyncio.get_running_loop()
+        batch = self._batch_of[keys[0]]
         try:
-            try:
-                calls.new_batch(depth)
-                values = list(await self.fetch(keys))
-            finally:
-                loop.call_soon(self._settle, batch)
-            if len(values) != len(keys):
-                raise TypeError(f"a batch of {len(keys)} keys was fetched as {len(values)} values")
-        except Exception as error:
-            # Nothing of a failed batch is kept: each key is fetched afresh when asked again.
-            for key, future in zip(keys, batch.futures, strict=True):
-                if self._keys.get(key, (None,))[0] is future:
-                    del self._keys[key]
-                if not future.done():
-                    future.set_exception(error)
-            return
-        for future, value in zip(batch.futures, values, strict=True):
-            if not future.done():
-                if isinstance(value, Exception):
-                    future.set_exception(value)
-                else:
-                    future.set_result(value)
+            calls.new_batch(depth)
+            return await self.fetch(keys)
+        finally:
+            asyncio.get_running_loop().call_soon(self._settle, batch)
 
     def _settle(self, batch: _Batch[K, Any]) -> None:
-        for future in batch.futures:
+        for key, future in zip(batch.keys, batch.futures, strict=True):
+            if self._batch_of.get(key) is batch:
+                del self._batch_of[key]
             if not future.done():
-                # The fetch was cancelled before any value was set (the loop shutting down):
-                # its keys are cancelled with it rather than left pending for ever.
+                # The batch's task was cancelled before aiodataloader set anything (the loop
+                # shutting down): its keys are cancelled with it rather than left pending for ever.
                 future.cancel()
             elif not future.cancelled():
                 # Marked retrieved: its consumers each hold a shield or a batch, so when they

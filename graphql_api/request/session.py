@@ -65,6 +65,7 @@ class RequestSession:
     _budget: CallBudget | None = None
     _response_budget: ResponseBudget | None = None
     _loaders: Loaders | None = None
+    _tenant_table: Table | None = None
     _reached: bool = False
     _on_tenant_reached: list[Callable[[], None]] = field(default_factory=list)
 
@@ -146,9 +147,14 @@ class RequestSession:
         """The tenant's loaders, made on first use (no call is made here); UNAUTHENTICATED without
         a token. Before their first load they call ``tenant_reached``."""
         if self._loaders is None:
-            table = self.services.datastore.table(self.require_tenant())
-            self._loaders = Loaders(table, self.run, before_first_load=self.tenant_reached)
+            self._loaders = Loaders(self._table(), self.run, before_first_load=self.tenant_reached)
         return self._loaders
+
+    def _table(self) -> Table:
+        """The tenant's table, made once per request (no call is made here)."""
+        if self._tenant_table is None:
+            self._tenant_table = self.services.datastore.table(self.require_tenant())
+        return self._tenant_table
 
     def end(self) -> None:
         """The request is over: let go of its loaders and everything they loaded.
@@ -188,7 +194,7 @@ class RequestSession:
 
     def tenant_table(self) -> Table:
         """The tenant's table, for a call made without a loader (a mutation's write)."""
-        table = self.loaders.table
+        table = self._table()
         self.tenant_reached()
         return table
 

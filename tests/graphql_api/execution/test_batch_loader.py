@@ -187,7 +187,7 @@ def test_loader__batch_task_cancelled__its_consumers_are_cancelled_not_left_wait
             one = asyncio.ensure_future(loader.get(2))
             await asyncio.sleep(0.05)
             for task in asyncio.all_tasks():
-                if task.get_coro().__qualname__ == "SharedLoader._fetch":  # type: ignore[union-attr]
+                if task.get_coro().__qualname__ == "dispatch_queue_batch":  # type: ignore[union-attr]  # aiodataloader's batch task
                     task.cancel()
             done, _ = await asyncio.wait([many, one], timeout=2)
             release.set()

@@ -1,14 +1,15 @@
-"""What the executors take from Strawberry and graphql-core beyond their documented API.
+"""What the executors take from Strawberry, graphql-core and aiodataloader beyond their documented API.
 
 One test per reliance, named for it, so an upgrade that moves it fails here, loudly and by
 name, rather than as a wrong answer somewhere else. Written against strawberry-graphql
-0.341.2 and graphql-core 3.3.2 (the versions the lock file pins).
+0.341.2, graphql-core 3.3.2 and aiodataloader 0.4.3 (the versions the lock file pins).
 
-Two private names remain, each behind one function of graphql_api/execution/library_internals.py:
-Strawberry's ``Schema._schema`` and ``Info._raw_info``. The rest are behaviours of public
-names that the compiled plans count on: Strawberry's generated ``is_type_of`` never reads its
-info; a field Strawberry resolves by attribute (``is_default_resolver``) neither; and the
-runner's own error for a refused object type is graphql-core's, word for word.
+Three private names remain, each behind one function of graphql_api/execution/library_internals.py:
+Strawberry's ``Schema._schema`` and ``Info._raw_info``, and aiodataloader's
+``DataLoader._queue``. The rest are behaviours of public names that the compiled plans count
+on: Strawberry's generated ``is_type_of`` never reads its info; a field Strawberry resolves by
+attribute (``is_default_resolver``) neither; and the runner's own error for a refused object
+type is graphql-core's, word for word.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ import asyncio
 from typing import Any
 
 import strawberry
+from aiodataloader import DataLoader
 from graphql import GraphQLField, GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema, GraphQLString, graphql, parse
 from graphql.execution import Executor
 from strawberry.resolvers import is_default_resolver
 from strawberry.types.base import StrawberryObjectDefinition
 
-from graphql_api.execution.library_internals import graphql_schema, resolve_info
+from graphql_api.execution.library_internals import dataloader_queue, graphql_schema, resolve_info
 from graphql_api.execution.plan.compiler import _strawberry_type_check, compile_operation
 from graphql_api.execution.plan.runner import run_plan
 from graphql_api.schema.executable import build_schema
@@ -119,3 +121,28 @@ def test_graphql_core__refused_object_type__runner_reports_graphql_cores_error()
     data, errors = asyncio.run(planned())
     assert general.errors is not None
     assert (data, [error.formatted for error in errors]) == (general.data, [e.formatted for e in general.errors])
+
+
+def test_aiodataloader__private__queue__holds_a_dispatch_and_is_swapped_for_a_new_list_when_sent() -> None:
+    """execution/batch_loader.py tells a key's batch by the identity of the queue it joined:
+    every key queued into one list goes out in one batch, and a key queued after the
+    dispatch joins a new list (and a new batch)."""
+    batches: list[list[int]] = []
+
+    async def batch(keys: list[int]) -> list[int]:
+        batches.append(list(keys))
+        return keys
+
+    async def run() -> tuple[bool, bool, bool]:
+        loader = DataLoader(batch)
+        first, second = loader.load(1), loader.load(2)
+        queue = dataloader_queue(loader)
+        together = [queued.key for queued in queue] == [1, 2]
+        await asyncio.gather(first, second)
+        third = loader.load(3)
+        fresh = dataloader_queue(loader) is not queue and [queued.key for queued in dataloader_queue(loader)] == [3]
+        await third
+        return together, fresh, dataloader_queue(loader) == []
+
+    assert asyncio.run(run()) == (True, True, True)
+    assert batches == [[1, 2], [3]]
