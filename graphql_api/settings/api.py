@@ -14,8 +14,9 @@ from graphql_api.observability.logging import LOG_FORMATS, LogFormat
 
 # Printed at start-up in development; refused anywhere else.
 DEVELOPMENT_SECRET: Final = "dev-only-secret-change-me-0123456789abcdef"
-# Git-ignored; npm packages fetched once at setup (GraphiQL's browser bundles) live here.
-DEFAULT_CACHE_DIR: Final = Path(__file__).resolve().parent.parent / ".cache"
+# The repository's git-ignored download cache, shared with DynamoDB Local's (datastore/config.py):
+# npm packages fetched once at setup (GraphiQL's browser bundles) live here.
+DEFAULT_CACHE_DIR: Final = Path(__file__).resolve().parents[2] / ".cache"
 
 
 def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
