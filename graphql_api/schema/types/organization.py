@@ -135,16 +135,7 @@ class Organization(Node):
     async def departments(
         self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
     ) -> Connection[Department]:
-        return await paginate(
-            info,
-            loaders.departments_of_org,
-            parent=None,
-            name="Organization.departments",
-            first=first,
-            after=after,
-            descending=False,
-            convert=Department.of,
-        )
+        return await paginate(info, loaders.departments_of_org, "Organization.departments", Department.of, first, after)
 
     @strawberry.field(
         description="Every employee, ACTIVE or INACTIVE, by `hiredAt` (the default) or by name; with `search`, "
@@ -191,14 +182,7 @@ class Organization(Node):
             # The folded prefix is the list's parent: its partition, and part of what binds a cursor.
             fetch, parent, name = loaders.employees_by_name, prefix, f"{name}:NAME:{prefix}"
         return await paginate(
-            info,
-            fetch,
-            parent=parent,
-            name=name,
-            first=first,
-            after=after,
-            descending=order is SortOrder.DESC,
-            convert=Employee.of,
+            info, fetch, name, Employee.of, first, after, parent=parent, descending=order is SortOrder.DESC
         )
 
     @strawberry.field(
@@ -222,16 +206,9 @@ class Organization(Node):
             raise bad_input("status", "can only be OPEN; omit it to list jobs of every status")
         if status is None:
             permissions.check_all_jobs(info.context)
-        fetch = loaders.jobs_of_org if status is None else loaders.open_jobs_of_org
+        fetch, name = (loaders.jobs_of_org, "ALL") if status is None else (loaders.open_jobs_of_org, "OPEN")
         return await paginate(
-            info,
-            fetch,
-            parent=None,
-            name=f"Organization.jobPostings:{'ALL' if status is None else 'OPEN'}",
-            first=first,
-            after=after,
-            descending=True,
-            convert=JobPosting.of,
+            info, fetch, f"Organization.jobPostings:{name}", JobPosting.of, first, after, descending=True
         )
 
     @strawberry.field(
@@ -244,14 +221,7 @@ class Organization(Node):
         if not permissions.is_admin(info.context):
             raise forbidden("only admins read the audit log")
         return await paginate(
-            info,
-            loaders.audit_events_of_org,
-            parent=None,
-            name="Organization.auditLog",
-            first=first,
-            after=after,
-            descending=True,
-            convert=AuditEvent.of,
+            info, loaders.audit_events_of_org, "Organization.auditLog", AuditEvent.of, first, after, descending=True
         )
 
     @strawberry.field(
@@ -262,13 +232,4 @@ class Organization(Node):
         self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
     ) -> Connection[ApiKey] | None:
         permissions.check_api_keys(info.context)
-        return await paginate(
-            info,
-            api_keys_of_org,
-            parent=None,
-            name="Organization.apiKeys",
-            first=first,
-            after=after,
-            descending=False,
-            convert=ApiKey.of,
-        )
+        return await paginate(info, api_keys_of_org, "Organization.apiKeys", ApiKey.of, first, after)
