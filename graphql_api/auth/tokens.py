@@ -106,11 +106,6 @@ class TokenVerifier:
         return principal_from_claims(claims)
 
 
-def verify(settings: ApiSettings, token: str) -> Principal:
-    """The caller a token names, or UNAUTHENTICATED (HS256 and, if configured, the JWKS)."""
-    return TokenVerifier(settings).verify(token)
-
-
 def principal_from_claims(claims: dict[str, object]) -> Principal:
     subject, org, role = claims.get("sub"), claims.get("org"), claims.get("role")
     if not isinstance(subject, str) or not isinstance(role, str):
