@@ -24,7 +24,7 @@ from typing import Final
 
 from datastore import items, layout, transact, writes
 from datastore.changes import Change
-from datastore.entities import IdentityProvider, IssuerClient
+from datastore.entities import IdentityProvider, IssuerClient, Organization
 from datastore.errors import Conflict, InvalidInput, NotFound
 from datastore.ids import OrgId
 from datastore.items import Item
@@ -151,7 +151,8 @@ def set_identity_provider(
     ``reserved`` are (issuer, client id) pairs no organisation may take: the platform's own
     default provider's (its ID tokens sign in every organisation without a provider). One
     transaction: the record (conditioned on the version read), a client item per client id,
-    the removal of clients it no longer has, and the audit event.
+    the removal of clients it no longer has, a check that the organisation exists (NotFound
+    otherwise: an operator may name any id), and the audit event.
     """
     found_issuer = issuer(issuer_url)
     found_clients = client_ids(client_id_list)
@@ -186,6 +187,11 @@ def set_identity_provider(
     dropped = [] if current is None else [c for c in _clients(current) if c not in wanted]
     ops = [
         _record_op(provider, current),
+        transact.check(
+            layout.ORGANIZATION.key_at(org_id),
+            "attribute_exists(PK)",
+            on_failed=lambda _old: NotFound(Organization, org_id),
+        ),
         *(_client_put(client) for client in wanted if (client.issuer, client.client_id) not in kept),
         *(_client_delete(client) for client in dropped),
     ]
