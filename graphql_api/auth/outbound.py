@@ -147,6 +147,8 @@ def fetch_json(
             body += chunk
             if len(body) > max_bytes:
                 raise FetchRefused(f"{url} answered more than {max_bytes} bytes")
+    except FetchRefused:
+        raise
     except TimeoutError:
         raise FetchRefused(f"{url} took longer than {timeout:g} s") from None
     except ssl.SSLError:
