@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
-from urllib.parse import parse_qs, urljoin, urlsplit
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 import httpx
 
@@ -110,6 +110,13 @@ def _challenge(verifier: str) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
 
 
+@dataclass(frozen=True)
+class AuthorizationRequest:
+    url: str
+    state: str
+    verifier: str
+
+
 @dataclass
 class CodeFlow:
     """Signs a person in at a provider with the authorization code flow and PKCE; the ID token.
@@ -127,23 +134,32 @@ class CodeFlow:
     def from_discovery(cls, answer: dict[str, Any]) -> CodeFlow:
         return cls(answer["authorization_endpoint"], answer["token_endpoint"], answer["client_id"], [])
 
-    def sign_in(self, login: str) -> str:
+    def authorization_request(self) -> AuthorizationRequest:
+        """A new authorization request: its URL (S256 challenge, state, nonce) and the verifier."""
         verifier = secrets.token_urlsafe(48)
         state, nonce = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
+        query = {
+            "client_id": self.client_id,
+            "redirect_uri": REDIRECT_URI,
+            "response_type": "code",
+            "scope": "openid email",
+            "state": state,
+            "nonce": nonce,
+            "code_challenge": _challenge(verifier),
+            "code_challenge_method": "S256",
+        }
+        return AuthorizationRequest(f"{self.authorization_endpoint}?{urlencode(query)}", state, verifier)
+
+    def redeem(self, location: str, request: AuthorizationRequest) -> str:
+        """The ID token for the code the provider sent back to ``location``."""
+        with httpx.Client(timeout=10) as app:
+            return self._redeem(app, location, request.state, request.verifier)
+
+    def sign_in(self, login: str) -> str:
+        request = self.authorization_request()
+        state, verifier = request.state, request.verifier
         with httpx.Client(timeout=10, follow_redirects=False) as browser:
-            response = browser.get(
-                self.authorization_endpoint,
-                params={
-                    "client_id": self.client_id,
-                    "redirect_uri": REDIRECT_URI,
-                    "response_type": "code",
-                    "scope": "openid email",
-                    "state": state,
-                    "nonce": nonce,
-                    "code_challenge": _challenge(verifier),
-                    "code_challenge_method": "S256",
-                },
-            )
+            response = browser.get(request.url)
             self.steps.append(f"GET {response.request.url.path} -> {response.status_code}")
             for _ in range(20):
                 if response.is_redirect:
