@@ -1,4 +1,5 @@
-"""The front-end guide's sign-in sequence, step by step, against a JWKS served over HTTP, and in Chromium at a real provider.
+"""The front-end guide's sign-in sequence, step by step: against a JWKS served over HTTP, and in
+Chromium at a real provider.
 
 ID token from the provider -> POST /auth/token -> the API with the access token; when that
 expires the API answers 401 UNAUTHENTICATED and the front end exchanges a fresh ID token.
