@@ -8,7 +8,7 @@ from typing import Annotated
 
 import strawberry
 
-from datastore import entities, names
+from datastore import entities, identity_providers, names
 from graphql_api.execution.errors import bad_input, forbidden, not_found
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids, loaders, permissions
@@ -18,6 +18,7 @@ from graphql_api.schema.types.audit_event import AuditEvent
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.schema.types.department import Department
 from graphql_api.schema.types.employee import Employee
+from graphql_api.schema.types.identity_provider import IdentityProvider
 from graphql_api.schema.types.job_posting import JobPosting
 from graphql_api.schema.types.node import Node
 from graphql_api.schema.types.scalars import EmployeeOrder, JobPostingStatus, OrganizationStatus, Plan, SortOrder
@@ -123,6 +124,16 @@ class Organization(Node):
     async def email_domains(self, info: Info) -> list[str]:
         permissions.check_email_domains(info.context)
         return list((await self._loaded(info)).email_domains)
+
+    @strawberry.field(
+        description="Admins only: the organisation's own OpenID provider, through which its people sign in; null "
+        "when it has none (they sign in through the platform's provider)."
+    )
+    async def identity_provider(self, info: Info) -> IdentityProvider | None:
+        permissions.check_identity_provider(info.context)
+        session = info.context.session
+        found = await session.run(identity_providers.get_identity_provider, session.tenant_table(), self.org_id)
+        return None if found is None else IdentityProvider.of(found)
 
     @strawberry.field(description="Its billing subscription; null when it has none.")
     async def subscription(self, info: Info) -> BillingSubscription | None:
