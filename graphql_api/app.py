@@ -1,4 +1,5 @@
-"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL), /auth/token, /healthz and /readyz.
+"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL), /auth/token, /auth/discovery,
+/healthz and /readyz.
 
 A request to /graphql goes through the middlewares (request id, health, access log, hosts,
 body bounds, CORS, gzip, the in-flight cap, authentication) to its lifetime
@@ -31,6 +32,8 @@ from graphql_api import graphiql
 from graphql_api.auth.active import ActiveCaller
 from graphql_api.auth.api_keys import ApiKeyAuthenticator
 from graphql_api.auth.backend import BearerTokenBackend, on_auth_error
+from graphql_api.auth.home_realm import PATH as DISCOVERY_PATH
+from graphql_api.auth.home_realm import HomeRealmDiscovery
 from graphql_api.auth.read_only_keys import ReadOnlyKeys
 from graphql_api.auth.signin import TokenExchange
 from graphql_api.auth.tokens import TokenVerifier
@@ -131,6 +134,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
             # Every method reaches the view, so a PUT gets the transport's JSON 405 with Allow.
             Route("/graphql", RequestLifetime(graphql_endpoint(transport, settings), services)),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
+            Route(DISCOVERY_PATH, HomeRealmDiscovery(services).endpoint, methods=["GET"]),
             *graphiql.routes(services),
         ],
         lifespan=lifespan,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from graphql import (
     BooleanValueNode,
@@ -37,12 +37,38 @@ from graphql import (
 )
 from graphql.execution.values import get_variable_values
 
+# A memo's key: a fragment's name, or the name with what else its measure depends on.
+M = TypeVar("M")
+
 # Whether a fragment's type condition (a type name) applies where it is spread.
 Applies = Callable[[str], bool]
 
 
 def fragments_of(document: DocumentNode) -> dict[str, FragmentDefinitionNode]:
     return {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+
+
+def spread_once(
+    spread: FragmentSpreadNode,
+    fragments: Mapping[str, FragmentDefinitionNode],
+    memo: dict[M, int],
+    key: M,
+    visiting: frozenset[str],
+    measure: Callable[[SelectionSetNode, frozenset[str]], int],
+) -> int | None:
+    """A document limit's measure of a spread fragment, worked out once per ``key``.
+
+    None for a fragment the document does not define or one already being measured (a cycle):
+    other validation rules report those. Memoised, a fragment spread many times, or a chain of
+    fragments each spread twice, costs linear time, not exponential.
+    """
+    name = spread.name.value
+    fragment = fragments.get(name)
+    if fragment is None or name in visiting:
+        return None
+    if key not in memo:
+        memo[key] = measure(fragment.selection_set, visiting | {name})
+    return memo[key]
 
 
 def operations_of(document: DocumentNode, operation_name: str | None) -> list[OperationDefinitionNode]:

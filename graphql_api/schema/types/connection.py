@@ -92,18 +92,20 @@ def check_first(first: int) -> int:
 async def paginate(
     info: strawberry.Info[RequestContext, None],
     fetch: ListFetch,
-    *,
-    parent: str | None,
     name: str,
+    convert: Callable[[Any], N],
     first: int,
     after: str | None,
-    descending: bool,
-    convert: Callable[[Any], N],
+    *,
+    parent: str | None = None,
+    descending: bool = False,
 ) -> Connection[N]:
     """One page of a list through the request's list loader, its nodes' relations loaded.
 
-    ``name`` identifies the list (field, parent and order); cursors are bound to it and to
-    the caller's tenant, so a cursor is only ever accepted by the list that issued it. The
+    ``fetch`` reads a page of the list of ``parent`` (None: the caller's organisation itself),
+    ``convert`` makes each node. ``name`` identifies the list (field, parent and order);
+    cursors are bound to it and to the caller's tenant, so a cursor is only ever accepted by
+    the list that issued it. The
     to-one relations the query selects on the nodes are loaded for the whole page at once
     (types/relations.py) before the connection is returned.
     """
