@@ -77,8 +77,11 @@ def on_threads(pool: ThreadPoolExecutor, fn: Callable[[], Any]) -> Call:
     return call
 
 
-def aiobotocore_variants(endpoint: str, table_name: str, params: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Factories of aiobotocore's calls (made inside the loop), or none without aiobotocore."""
+def aiobotocore_variants(
+    endpoint: str, table_name: str, params: dict[str, dict[str, Any]], opened: list[Any]
+) -> dict[str, Any]:
+    """Factories of aiobotocore's calls (made inside the loop), or none without aiobotocore;
+    each client's context goes to ``opened``, to be closed on the loop that made it."""
     if importlib.util.find_spec("aiobotocore") is None:
         return {}
     from aiobotocore.config import AioConfig  # type: ignore[import-not-found, unused-ignore]
@@ -105,6 +108,7 @@ def aiobotocore_variants(endpoint: str, table_name: str, params: dict[str, dict[
                 config=config,
             )
             client = await context.__aenter__()
+            opened.append(context)
             if fast:
                 for operation in ("Query", "BatchGetItem"):
                     client.meta.events.register(f"before-parse.dynamodb.{operation}", parse_success)
@@ -152,6 +156,7 @@ def main() -> int:
         }
         pool = ThreadPoolExecutor(64, thread_name_prefix="dynamodb-io")
         datastore = Datastore(client, settings.table_name)
+        opened: list[Any] = []
 
         def threaded(table: Table) -> Callable[[], Awaitable[dict[str, Call]]]:
             async def make() -> dict[str, Call]:
@@ -173,7 +178,7 @@ def main() -> int:
             "boto3 on threads": threaded(Table(client, settings.table_name, scope)),
             "boto3 stock on threads": threaded(Table(stock, settings.table_name, scope)),
             "aiodynamo": on_loop,
-            **aiobotocore_variants(local.endpoint_url, settings.table_name, params),
+            **aiobotocore_variants(local.endpoint_url, settings.table_name, params, opened),
         }
         print(f"\nCPU and wall ms per call, {args.n} calls each, alone and {CONCURRENCY} in flight")
         print(f"{'client':24}{'operation':>14}{'cpu alone':>11}{'cpu c16':>10}{'wall alone':>12}{'wall c16':>10}")
@@ -191,6 +196,8 @@ def main() -> int:
                     c16 = await measure(call, args.n, CONCURRENCY)
                     rows.append((operation, alone[0], c16[0], alone[1], c16[1]))
                 await datastore.aclose()
+                while opened:
+                    await opened.pop().__aexit__(None, None, None)
                 return rows
 
             for operation, cpu1, cpu16, wall1, wall16 in asyncio.run(run()):
