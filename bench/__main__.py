@@ -321,16 +321,16 @@ def ratio(a: Any, b: Any) -> str:
 def print_table(name: str, row: dict[str, dict[str, Any]], note: str = "", extra: tuple[str, ...] = ()) -> None:
     print(f"\n{name}{'  (' + note + ')' if note else ''}")
     metrics = ["requests", "waves", "rcu", "rcu_min", "p50_ms", "p99_ms", "rps_c16", "cpu_ms", "cpu_ms_c16", *extra]
-    print(f"{'':10}" + "".join(f"{m:>10}" for m in metrics))
+    print(f"{'':10}" + "".join(f"{m:>11}" for m in metrics))
     for variant in ("product", "floor", "naive"):
         values = row.get(variant, {})
         if "error" in values:
             print(f"{variant:10}  error: {values['error']}")
             continue
-        print(f"{variant:10}" + "".join(f"{values.get(m, '-')!s:>10}" for m in metrics))
+        print(f"{variant:10}" + "".join(f"{values.get(m, '-')!s:>11}" for m in metrics))
     p, f, n = row.get("product", {}), row.get("floor", {}), row.get("naive", {})
-    print(f"{'prod/floor':10}" + "".join(f"{ratio(p.get(m), f.get(m)):>10}" for m in metrics))
-    print(f"{'naive/prod':10}" + "".join(f"{ratio(n.get(m), p.get(m)):>10}" for m in metrics))
+    print(f"{'prod/floor':10}" + "".join(f"{ratio(p.get(m), f.get(m)):>11}" for m in metrics))
+    print(f"{'naive/prod':10}" + "".join(f"{ratio(n.get(m), p.get(m)):>11}" for m in metrics))
     if "requests_by_operation" in p:
         print(f"  product calls: {p['requests_by_operation']}; floor calls: {f.get('requests_by_operation', '-')}")
 
