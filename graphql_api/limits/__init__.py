@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from strawberry.extensions import DisableIntrospection, MaxTokensLimiter, SchemaExtension
+from strawberry.extensions import DisableIntrospection, SchemaExtension
 
 from graphql_api.execution.analysis import AnalysisCache
 from graphql_api.limits.aliases import MaxAliases
@@ -23,6 +23,7 @@ from graphql_api.limits.query_cost import MaxCost
 from graphql_api.limits.response_size import ResponseSizeGuard
 from graphql_api.limits.shared_buckets import for_this_worker
 from graphql_api.limits.tenant_rate import Buckets, TenantBuckets, TenantRate
+from graphql_api.limits.tokens import MaxTokens
 from graphql_api.settings.api import ApiSettings
 
 
@@ -42,7 +43,7 @@ def limit_extensions(settings: ApiSettings, analyses: AnalysisCache) -> list[Cal
     """Factories of the extensions enforcing the document limits, in the order they run;
     ``analyses`` the process's (limits/analysis.py)."""
     extensions: list[Callable[[], SchemaExtension]] = [
-        lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
+        lambda: MaxTokens(settings.max_tokens),
         lambda: MaxDepth(settings.max_depth),
         lambda: MaxAliases(settings.max_aliases),
         MaxRows,
@@ -56,4 +57,13 @@ def limit_extensions(settings: ApiSettings, analyses: AnalysisCache) -> list[Cal
     return extensions
 
 
-__all__ = ["MaxAliases", "MaxCost", "MaxDepth", "MaxRows", "ResponseSizeGuard", "TenantRate", "limit_extensions"]
+__all__ = [
+    "MaxAliases",
+    "MaxCost",
+    "MaxDepth",
+    "MaxRows",
+    "MaxTokens",
+    "ResponseSizeGuard",
+    "TenantRate",
+    "limit_extensions",
+]

@@ -21,7 +21,7 @@ from datastore.calls import CallLog
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import Table
 from graphql_api.auth.tokens import Principal
-from graphql_api.execution.errors import ApiError, forbidden, timeout, unauthenticated
+from graphql_api.execution.errors import ApiError, forbidden, timeout, token_missing
 from graphql_api.limits.call_budget import CallBudget
 from graphql_api.limits.response_size import ResponseBudget
 from graphql_api.limits.tenant_rate import rate_limited
@@ -133,7 +133,7 @@ class RequestSession:
         """The caller's tenant scope; UNAUTHENTICATED without a token."""
         principal = self.principal
         if principal is None:
-            raise unauthenticated()
+            raise token_missing()
         if principal.org_id is None:
             raise forbidden("platform operators see no tenant data")
         return TenantScope(principal.org_id, principal.subject)
@@ -177,7 +177,7 @@ class RequestSession:
     def platform_table(self) -> Table:
         principal = self.principal
         if principal is None:
-            raise unauthenticated()
+            raise token_missing()
         if not principal.is_platform:
             raise forbidden("only platform operators may do this")
         return self.services.datastore.table(PlatformScope())

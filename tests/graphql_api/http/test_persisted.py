@@ -137,7 +137,7 @@ def test_apq__hash_does_not_match__400_and_nothing_stored(one: httpx.Client, api
 def test_apq__invalid_document__not_stored(one: httpx.Client, api: Api, tenant: Tenant) -> None:
     text = "{ noSuchField }"
     response = one.post("/graphql", json={"query": text, "extensions": apq(text)}, headers=bearer(api, tenant))
-    assert response.json()["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+    assert response.json()["errors"][0]["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
     assert stored(tenant, text) is None
 
 
