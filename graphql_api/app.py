@@ -140,7 +140,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         ActiveCaller,
     ]
     if settings.cost_in_response:
-        extensions.append(Cost)
+        extensions.append(lambda: Cost(settings.max_cost))
     plans = PlanCache()
     if settings.compiled_plans:
         # Last: every other extension's on_execute runs around the plan as around graphql-core.

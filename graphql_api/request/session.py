@@ -24,7 +24,7 @@ from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError, forbidden, timeout, token_missing
 from graphql_api.limits.call_budget import CallBudget
 from graphql_api.limits.response_size import ResponseBudget
-from graphql_api.limits.tenant_rate import rate_limited
+from graphql_api.limits.tenant_rate import BucketStatus, rate_limited
 from graphql_api.request.services import Services
 from graphql_api.schema.loaders import Loaders
 
@@ -74,8 +74,9 @@ class RequestSession:
 
     # --- admission ------------------------------------------------------------------------
 
-    def admit(self, cost: float) -> None:
-        """Admit a request of ``cost`` (limits/query_cost.py units) before anything runs.
+    def admit(self, cost: float) -> BucketStatus | None:
+        """Admit a request of ``cost`` (limits/query_cost.py units) before anything runs: the
+        bucket after it, or None for a caller who draws on none.
 
         TIMEOUT once the deadline has passed; RATE_LIMITED when the caller's organisation
         cannot pay ``cost`` from its bucket (limits/tenant_rate.py), which is then left
@@ -85,10 +86,12 @@ class RequestSession:
         buckets = self.services.tenant_buckets
         principal = self.principal
         if buckets is None or principal is None or principal.org_id is None:
-            return
+            return None
         admission = buckets.charge(principal.org_id, cost)
+        bucket = BucketStatus.after(buckets, admission)
         if not admission.admitted:
-            raise rate_limited(admission.retry_after)
+            raise rate_limited(admission.retry_after, cost, bucket)
+        return bucket
 
     def check(self) -> None:
         """TIMEOUT once the deadline has passed; nothing may be sent after that."""
