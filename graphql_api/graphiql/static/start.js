@@ -1,13 +1,14 @@
 // Starts GraphiQL on the page's #graphiql element. A served file, not an inline script, so the
 // page's Content-Security-Policy can say script-src 'self'. With data-sign-in (development
 // only) it first reads the demo users and adds a "Sign in as" control that writes the
-// Authorization header into GraphiQL's header editor.
+// Authorization header into GraphiQL's header editor and fetches the schema again as that
+// caller: under TRUSTED_DOCUMENTS only a role that bypasses the manifest may introspect.
 "use strict";
 
 (function () {
   const root = document.getElementById("graphiql");
   const h = React.createElement;
-  const fetcher = GraphiQL.createFetcher({ url: new URL(root.dataset.endpoint, window.location.href).href });
+  const url = new URL(root.dataset.endpoint, window.location.href).href;
 
   function headersFor(user) {
     return JSON.stringify(user ? { Authorization: "Bearer " + user.token } : {}, null, 2);
@@ -22,6 +23,7 @@
       if (editors.headerEditor) {
         editors.headerEditor.setValue(headersFor(index === "" ? null : props.users[Number(index)]));
       }
+      props.onSignIn();
     }
     const options = [h("option", { key: "", value: "" }, "nobody (no token)")].concat(
       props.users.map(function (user, index) {
@@ -37,14 +39,25 @@
   }
 
   function render(users) {
-    const props = { fetcher: fetcher, shouldPersistHeaders: false };
+    const page = ReactDOM.createRoot(root);
+    const props = { fetcher: GraphiQL.createFetcher({ url: url }), shouldPersistHeaders: false };
     const children = [];
+    function draw() {
+      page.render(h(GraphiQL, props, ...children));
+    }
+    // GraphiQL introspects again when its fetcher changes, reading the header editor as it
+    // renders: a new fetcher, once the chosen header is in the editor, fetches the schema as
+    // the caller chosen.
+    function signedIn() {
+      props.fetcher = GraphiQL.createFetcher({ url: url });
+      draw();
+    }
     if (users) {
       // Show the header editor, so the token the control sets is visible.
       props.defaultEditorToolsVisibility = "headers";
-      children.push(h(GraphiQL.Logo, { key: "logo" }, h(SignInAs, { users: users })));
+      children.push(h(GraphiQL.Logo, { key: "logo" }, h(SignInAs, { users: users, onSignIn: signedIn })));
     }
-    ReactDOM.createRoot(root).render(h(GraphiQL, props, ...children));
+    draw();
   }
 
   const signIn = root.dataset.signIn;
