@@ -1,8 +1,11 @@
 // Starts GraphiQL on the page's #graphiql element. A served file, not an inline script, so the
 // page's Content-Security-Policy can say script-src 'self'. With data-sign-in (development
 // only) it first reads the demo users and adds a "Sign in as" control that writes the
-// Authorization header into GraphiQL's header editor and fetches the schema again as that
-// caller: under TRUSTED_DOCUMENTS only a role that bypasses the manifest may introspect.
+// Authorization header into GraphiQL's header editor. Whenever the headers change (chosen
+// there or written by hand) the schema is fetched again with them: under TRUSTED_DOCUMENTS
+// only a role that bypasses the manifest may introspect, so the page's first, anonymous
+// introspection is refused, and GraphiQL's own "Re-fetch GraphQL schema" sends the headers
+// the page had when it last rendered.
 "use strict";
 
 (function () {
@@ -46,12 +49,16 @@
       page.render(h(GraphiQL, props, ...children));
     }
     // GraphiQL introspects again when its fetcher changes, reading the header editor as it
-    // renders: a new fetcher, once the chosen header is in the editor, fetches the schema as
-    // the caller chosen.
+    // renders: a new fetcher, once the headers are in the editor, fetches the schema with them.
     function signedIn() {
       props.fetcher = GraphiQL.createFetcher({ url: url });
       draw();
     }
+    let editing = null;
+    props.onEditHeaders = function () {
+      clearTimeout(editing);
+      editing = setTimeout(signedIn, 500); // once the typing has stopped
+    };
     if (users) {
       // Show the header editor, so the token the control sets is visible.
       props.defaultEditorToolsVisibility = "headers";

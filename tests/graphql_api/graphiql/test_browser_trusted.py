@@ -18,6 +18,7 @@ import pytest
 
 from datastore.store import Datastore
 from graphql_api.app import create_app
+from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.settings.api import ApiSettings
 from tests.graphql_api.fixtures import Demo
 from tests.graphql_api.graphiql.chromium import Chromium
@@ -78,3 +79,25 @@ def test_graphiql__trusted_documents__operator_introspects_and_queries(trusted_d
     # sends it twice, the second time without subscriptions), which the browser reports.
     assert refused_before_signing_in and all("status of 400" in problem for problem in refused_before_signing_in)
     assert problems == refused_before_signing_in
+
+
+def test_graphiql__trusted_documents__operator_pastes_a_token_and_refetches(
+    trusted_development: httpx.Client, development_settings: ApiSettings
+) -> None:
+    """Outside development there is no "Sign in as": the operator writes the header, and the
+    page fetches the schema again with it."""
+    origin = str(trusted_development.base_url).rstrip("/")
+    token = issue_token(development_settings, subject="operator", org_id=None, role=PLATFORM_ROLE)
+    header = json.dumps({"Authorization": f"Bearer {token}"})
+    with Chromium() as browser:
+        page = browser.page()
+        try:
+            page.open(f"{origin}/graphql")
+            page.wait_for("document.querySelectorAll('#hr-sign-in-as option').length > 1")
+            page.click("button[aria-label='Show Documentation Explorer']")
+            page.wait_for(DOCS_CANNOT_FETCH)
+            header_editor = "document.querySelectorAll('.graphiql-editor-tool .CodeMirror')"
+            page.evaluate(f"[...{header_editor}].at(-1).CodeMirror.setValue({json.dumps(header)})")
+            page.wait_for(DOCS_SHOW_THE_ROOTS)
+        finally:
+            page.screenshot(ARTIFACTS / "graphiql-trusted-documents-refetch.png")
