@@ -2,9 +2,9 @@
 organisation's bucket and what the bucket holds after it, and its DynamoDB calls, capacity
 and server time.
 
-Read once, when the result is built, from what the limits left on the operation's execution
-context (the analysis MaxCost made, the charge TenantRate took) and from the request's
-CallLog: no per-field hooks, so the extension adds nothing to resolver time. Switched off
+Read once, when the result is built, from what the limits left on the operation's record
+(execution/operation.py: the analysis MaxCost made, the charge TenantRate took) and from the
+request's CallLog: no per-field hooks, so the extension adds nothing to resolver time. Switched off
 with COST_IN_RESPONSE=false.
 
     queryCost        the document's cost (limits/query_cost.py); absent if it was never
@@ -26,8 +26,7 @@ from typing import Any
 from strawberry.extensions import SchemaExtension
 
 from datastore.calls import CallLog
-from graphql_api.execution.analysis import analysis_of
-from graphql_api.limits.tenant_rate import charge_on
+from graphql_api.execution.operation import operation_of
 
 
 def cost_of(log: CallLog, started: float) -> dict[str, Any]:
@@ -59,11 +58,11 @@ class Cost(SchemaExtension):
         if not isinstance(log, CallLog) or not isinstance(started, float):
             return {}
         figures: dict[str, Any] = {}
-        analysis = analysis_of(execution)
-        if analysis is not None:
-            figures["queryCost"] = analysis.cost
+        run = operation_of(execution)
+        if run is not None and run.analysis is not None:
+            figures["queryCost"] = run.analysis.cost
         figures["maxQueryCost"] = self.max_cost
-        charge = charge_on(execution)
+        charge = None if run is None else run.charge
         if charge is not None and charge.bucket is not None:
             figures["charge"] = round(charge.units)
             figures["bucket"] = charge.bucket.extension()

@@ -1,8 +1,8 @@
 """Fair tenants: a token bucket of query-cost units per organisation, charged before execution.
 
 Each organisation's bucket holds at most TENANT_COST_BURST units and refills at
-TENANT_COST_PER_SECOND. A request is charged what MaxCost found for it (limits/analysis.py
-leaves it on the execution context; nothing is counted twice), plus WRITE_WEIGHT for each
+TENANT_COST_PER_SECOND. A request is charged what MaxCost found for it (limits/max_cost.py
+leaves it on the operation's record; nothing is counted twice), plus WRITE_WEIGHT for each
 root field of a mutation that runs (a field under @skip is not charged), and WRITE_WEIGHT for
 an Apollo persisted query it will store for the organisation (http/persisted.py). A request the
 bucket cannot pay for is refused before any resolver runs, so it makes no DynamoDB call,
@@ -40,8 +40,8 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 from strawberry.types.graphql import OperationType
 
-from graphql_api.execution.analysis import analysis_of
 from graphql_api.execution.errors import ApiError, Code
+from graphql_api.execution.operation import operation_of
 
 # Units a mutation's root field costs on top of its query cost: a write transaction puts 4-6
 # items at 2 WCU each, and a partition writes 1,000 WCU/s against 3,000 RCU/s of reads, so
@@ -170,7 +170,8 @@ def retry_after_seconds(seconds: float) -> float:
 def charge_of(execution: ExecutionContext) -> float | None:
     """What a request costs its tenant: MaxCost's figure, plus WRITE_WEIGHT per mutation field
     and for a persisted document to store (one PutItem of at most 16 WCU)."""
-    analysis = analysis_of(execution)
+    run = operation_of(execution)
+    analysis = None if run is None else run.analysis
     if analysis is None:
         return None
     writes = analysis.root_fields if execution.operation_type is OperationType.MUTATION else 0
@@ -196,9 +197,9 @@ def rate_limited(retry_after: float, charge: float, bucket: BucketStatus) -> Api
 class TenantRate(SchemaExtension):
     """Charges the request's cost to its session's admission (graphql_api/request/session.py), after MaxCost.
 
-    The charge and the bucket after it are left on the operation's execution context
-    (``charge_on``) for ``extensions.cost``; a refusal carries them in its own extensions,
-    with the query's cost and the limit.
+    The charge and the bucket after it are left on the operation's record
+    (execution/operation.py) for ``extensions.cost``; a refusal carries them in its own
+    extensions, with the query's cost and the limit.
     """
 
     def on_execute(self) -> Iterator[None]:
@@ -208,26 +209,18 @@ class TenantRate(SchemaExtension):
         if execution.result is None and session is not None:
             charge = charge_of(execution)
             if charge is not None:
+                run = operation_of(execution)
                 try:
                     bucket = session.admit(charge)
                 except ApiError as refused:
                     extensions = refused.extensions
-                    analysis = analysis_of(execution)
+                    analysis = None if run is None else run.analysis
                     if refused.code is Code.RATE_LIMITED and analysis is not None:
                         max_cost = session.services.settings.max_cost
                         extensions = {**extensions, "queryCost": analysis.cost, "maxQueryCost": max_cost}
                     error = GraphQLError(str(refused), extensions=extensions)
                     execution.result = GraphQLExecutionResult(data=None, errors=[error])
                 else:
-                    # ExecutionContext is a plain dataclass with no field for it (charge_on reads it).
-                    setattr(execution, _CHARGE_ATTRIBUTE, Charge(charge, bucket))
+                    if run is not None:
+                        run.charge = Charge(charge, bucket)
         yield
-
-
-_CHARGE_ATTRIBUTE: Final = "hr_charge"
-
-
-def charge_on(execution: ExecutionContext) -> Charge | None:
-    """What TenantRate charged this operation; None if it charged nothing."""
-    found = getattr(execution, _CHARGE_ATTRIBUTE, None)
-    return found if isinstance(found, Charge) else None
