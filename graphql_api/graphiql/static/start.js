@@ -20,13 +20,30 @@
   function SignInAs(props) {
     const editors = GraphiQL.React.useEditorContext({ nonNull: true });
     const [chosen, setChosen] = React.useState("");
+    // GraphiQL makes its header editor once CodeMirror has loaded, asynchronously: a choice
+    // made before then waits here and is written when the editor appears.
+    const pending = React.useRef(null);
+    const headerEditor = editors.headerEditor;
+    React.useEffect(
+      function () {
+        if (headerEditor && pending.current !== null) {
+          headerEditor.setValue(pending.current);
+          pending.current = null;
+          props.onSignIn();
+        }
+      },
+      [headerEditor],
+    );
     function choose(event) {
       const index = event.target.value;
       setChosen(index);
-      if (editors.headerEditor) {
-        editors.headerEditor.setValue(headersFor(index === "" ? null : props.users[Number(index)]));
+      const headers = headersFor(index === "" ? null : props.users[Number(index)]);
+      if (headerEditor) {
+        headerEditor.setValue(headers);
+        props.onSignIn();
+      } else {
+        pending.current = headers;
       }
-      props.onSignIn();
     }
     const options = [h("option", { key: "", value: "" }, "nobody (no token)")].concat(
       props.users.map(function (user, index) {
