@@ -132,6 +132,8 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         yield
         executor.shutdown(wait=False, cancel_futures=True)
         readiness.close()
+        # The read path's connections on this loop (datastore/async_client.py).
+        await datastore.aclose()
 
     app = Starlette(
         routes=[
