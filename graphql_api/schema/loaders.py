@@ -126,10 +126,11 @@ class ListLoader(SharedLoader[ListKey, Page[Any]]):
 
     async def fetch(self, keys: list[ListKey]) -> list[Page[Any]]:
         table = self._table
-        pages = []
-        for key in keys:
+        # Every list admitted before any page's coroutine is made: a refusal (the call budget
+        # spent part-way through the batch) then leaves no coroutine behind un-awaited.
+        for _key in keys:
             self._admit()  # one list, one call or more: charged as the I/O pool charged a run
-            pages.append(key.fetch(table, key.parent, key.request()))
+        pages = [key.fetch(table, key.parent, key.request()) for key in keys]
         if len(pages) == 1:
             return [await pages[0]]
         return list(await asyncio.gather(*pages))
