@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from yarl import URL
 
-from datastore import calls
+from datastore import calls, ids, layout
 from datastore.async_client import AsyncDynamo, Mirror, send
 from datastore.dev.local import free_port
 from datastore.errors import Unavailable
@@ -68,8 +68,12 @@ async def http_server(answer: Answer) -> AsyncIterator[tuple[str, list[bytes]]]:
         server.close()
 
 
+# A tenant's employee key (tests/key_guard.py: every request stays in a named partition space).
+KEY = layout.EMPLOYEE.key_at(ids.new_id(), ids.new_id()).wire()
+
+
 def get_item(dynamo: AsyncDynamo) -> Awaitable[dict[str, Any]]:
-    return send(dynamo.client(), "GetItem", {"TableName": "t", "Key": {"PK": {"S": "p"}, "SK": {"S": "s"}}})
+    return send(dynamo.client(), "GetItem", {"TableName": "t", "Key": KEY})
 
 
 def outcome(answer: Answer, *, read_timeout: float = 0.3) -> tuple[dict[str, Any] | Unavailable, int, calls.CallLog]:
@@ -90,7 +94,7 @@ def outcome(answer: Answer, *, read_timeout: float = 0.3) -> tuple[dict[str, Any
     return result, requests, log
 
 
-ITEM: dict[str, Any] = {"Item": {"PK": {"S": "p"}, "SK": {"S": "s"}, "B": {"B": "AAE="}}}
+ITEM: dict[str, Any] = {"Item": {**KEY, "B": {"B": "AAE="}}}
 ITEM_BODY = json.dumps(ITEM).encode()
 
 
@@ -100,7 +104,7 @@ def test_answer__its_crc32_matches__decoded_binaries_as_bytes_and_recorded() -> 
 
     result, requests, log = outcome(good)
 
-    assert result == {"Item": {"PK": {"S": "p"}, "SK": {"S": "s"}, "B": {"B": b"\x00\x01"}}}
+    assert result == {"Item": {**KEY, "B": {"B": b"\x00\x01"}}}
     assert requests == 1
     assert log.operations() == ["GetItem"] and log.snapshot()[0].error is None
 
