@@ -25,6 +25,9 @@ module adds:
   its loader batch and depth, the capacity it consumed), and every failure turned into the
   datastore's ``Unavailable`` with the same words and meaning as botocore's
   (``unavailable``).
+- Call observers (``CallObservers``): each wraps every call, retries inside it, as botocore's
+  before-call and after-call hooks wrap the boto3 client's; the app's tracing makes its span
+  per DynamoDB call there (graphql_api/observability/tracing.py). Empty: one attribute read.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ import asyncio
 import random
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
@@ -115,6 +119,24 @@ class ScopeKey(AiodynamoCredentials):
         return False
 
 
+CallObserver = Callable[[str], AbstractContextManager[object]]
+"""Given a call's operation name, a context entered around the whole call (every attempt) and
+left with its outcome: the exception it raises, if any, passes through it."""
+
+
+class CallObservers:
+    """What watches every call of one event loop client; thread-safe to change."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.observers: tuple[CallObserver, ...] = ()
+
+    def add(self, observer: CallObserver) -> None:
+        with self._lock:
+            if observer not in self.observers:
+                self.observers = (*self.observers, observer)
+
+
 @dataclass(frozen=True, slots=True)
 class Mirror:
     """What the event loop's client takes from the boto3 client it stands beside."""
@@ -148,6 +170,7 @@ class AsyncDynamo:
     def __init__(self, mirror: Mirror, process_credentials: Credentials | None) -> None:
         self.mirror = mirror
         self.hooks = SendHooks()
+        self.observers = CallObservers()
         # Local engines accept any credentials (client.local_client signs with a placeholder too).
         local = not (mirror.endpoint.host or "").endswith(_AWS_DOMAINS)
         self._process = ScopeKey(process_credentials, placeholder=_PLACEHOLDER if local else None)
@@ -190,8 +213,21 @@ _twins: weakref.WeakKeyDictionary[Any, AsyncDynamo] = weakref.WeakKeyDictionary(
 _twins_lock = threading.Lock()
 
 
-async def send(client: Client, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """One call: recorded in the request's CallLog, retried by aiodynamo, its failure an ``Unavailable``."""
+async def send(
+    client: Client, operation: str, payload: dict[str, Any], observers: CallObservers | None = None
+) -> dict[str, Any]:
+    """One call: recorded in the request's CallLog, inside each of ``observers``, retried by
+    aiodynamo, its failure an ``Unavailable``."""
+    watching = () if observers is None else observers.observers
+    if not watching:
+        return await _send(client, operation, payload)
+    with ExitStack() as stack:
+        for observe in watching:
+            stack.enter_context(observe(operation))
+        return await _send(client, operation, payload)
+
+
+async def _send(client: Client, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
     call = calls.begin(operation, payload)
     try:
         with decoded() as slot:

@@ -6,7 +6,8 @@ a Query's parameters, its cursor check, its 1 MB pages and its one-more-item loo
 BatchGetItem's even chunks of at most 100 keys, now concurrent on the loop (``gather``) where
 Table runs them on its fan-out threads, and its unprocessed keys tried again with the same
 backoff. Each call goes through ``datastore.async_client.send``: signed for the Table's scope,
-recorded in the request's CallLog, its failure an ``Unavailable``. No writes: those stay on
+recorded in the request's CallLog, inside the client's call observers (tracing), its failure
+an ``Unavailable``. No writes: those stay on
 ``Table`` (boto3).
 """
 
@@ -19,7 +20,7 @@ from typing import Any, TypeVar
 from aiodynamo.client import Client
 
 from datastore import keys
-from datastore.async_client import send
+from datastore.async_client import CallObservers, send
 from datastore.errors import ScopeViolation, Unavailable
 from datastore.items import Item
 from datastore.pagination import Page, PageQuery, PageRequest, StartKey
@@ -50,8 +51,10 @@ class AsyncTable:
         *,
         retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        observers: CallObservers | None = None,
     ) -> None:
         self.client = client
+        self.observers = observers
         self.name = name
         self.scope = scope
         self._retry = retry
@@ -75,6 +78,7 @@ class AsyncTable:
                 "ConsistentRead": consistent,
                 "ReturnConsumedCapacity": "TOTAL",
             },
+            self.observers,
         )
         item: Item | None = response.get("Item")
         return None if item is None else admit(self.scope, item, keys.PK)
@@ -101,6 +105,7 @@ class AsyncTable:
                 self.client,
                 "BatchGetItem",
                 {"RequestItems": {self.name: {"Keys": pending}}, "ReturnConsumedCapacity": "TOTAL"},
+                self.observers,
             )
             for item in response.get("Responses", {}).get(self.name, []):
                 admit(self.scope, item, keys.PK)
@@ -135,7 +140,7 @@ class AsyncTable:
             page_params = dict(params, Limit=wanted - len(items))
             if exclusive_start is not None:
                 page_params["ExclusiveStartKey"] = exclusive_start
-            response = await send(self.client, "Query", page_params)
+            response = await send(self.client, "Query", page_params, self.observers)
             items.extend(admit(self.scope, item, partition_attribute) for item in response["Items"])
             exclusive_start = response.get("LastEvaluatedKey")
             if len(items) >= wanted or exclusive_start is None:

@@ -59,7 +59,7 @@ class Datastore:
     def async_table(self, scope: Scope) -> AsyncTable:
         """``scope``'s reads on the running event loop, signed with its credentials."""
         signing = None if self.credentials is None else ScopeKey(self.credentials.for_scope(scope))
-        return AsyncTable(self.aio.client(signing), self.table_name, scope)
+        return AsyncTable(self.aio.client(signing), self.table_name, scope, observers=self.aio.observers)
 
     async def aclose(self) -> None:
         """Close the running event loop's connections to DynamoDB (the app's lifespan)."""
