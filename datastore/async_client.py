@@ -35,8 +35,9 @@ from __future__ import annotations
 import asyncio
 import random
 import threading
+import time
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
@@ -69,20 +70,38 @@ _AWS_DOMAINS: Final = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws")
 
 @dataclass(frozen=True)
 class BoundedRetry(RetryConfig):
-    """``attempts`` tries in all (DYNAMODB_MAX_ATTEMPTS), waiting as botocore's standard mode does.
+    """``attempts_in_all`` tries at most (DYNAMODB_MAX_ATTEMPTS), waiting as botocore's standard
+    mode does, and none that could not end before ``deadline`` (a request's, on the monotonic
+    clock; None: no deadline).
 
-    aiodynamo tries once per delay its retry config yields and then sleeps it, so the last
-    try's delay is 0 and the iteration ends with ``RetryTimeout``, on which aiodynamo raises
-    the last try's error (an iteration that simply ended would raise ``BrokenThrottleConfig``
-    in its place).
+    aiodynamo makes an attempt each time ``attempts`` yields; when it ends with ``RetryTimeout``
+    aiodynamo raises the last attempt's error. A retry is given up, and that error raised, when
+    its backoff and an attempt as long as the last one would end past the deadline: a request
+    whose DynamoDB is unreachable then answers that (UNAVAILABLE, retryable), not a TIMEOUT
+    after sleeping through its deadline in a backoff it could not use.
     """
 
     attempts_in_all: int = 2
+    deadline: float | None = None
 
     def delays(self) -> Iterator[float]:
         for retry in range(1, self.attempts_in_all):
             yield min(_BACKOFF_CAP, random.random() * _BACKOFF_BASE ** (retry - 1))
         yield 0
+
+    async def attempts(self) -> AsyncIterator[None]:
+        deadline = self.deadline
+        last_took = 0.0
+        for retry, delay in enumerate(self.delays()):
+            if retry:
+                if deadline is not None and time.monotonic() + delay + last_took >= deadline:
+                    break
+                await asyncio.sleep(delay)
+            started = time.monotonic()
+            yield
+            last_took = time.monotonic() - started
+            if retry + 1 >= self.attempts_in_all:
+                break
         raise RetryTimeout()
 
 
@@ -193,15 +212,17 @@ class AsyncDynamo:
                 twin = _twins[client] = cls(mirror, boto3.session.Session().get_credentials())
             return twin
 
-    def client(self, credentials: ScopeKey | None = None) -> Client:
-        """An aiodynamo client signing with ``credentials`` (the process's by default); it sends
-        on whichever event loop awaits it."""
+    def client(self, credentials: ScopeKey | None = None, *, deadline: float | None = None) -> Client:
+        """An aiodynamo client signing with ``credentials`` (the process's by default), retrying
+        only what can end before ``deadline`` (``time.monotonic()``'s clock; a request's); it
+        sends on whichever event loop awaits it."""
+        retry = self._retry if deadline is None else BoundedRetry(attempts_in_all=self.mirror.attempts, deadline=deadline)
         return Client(
             self.exchange,
             credentials or self._process,
             self.mirror.region,
             endpoint=self.mirror.endpoint,
-            throttle_config=self._retry,
+            throttle_config=retry,
         )
 
     async def aclose(self) -> None:

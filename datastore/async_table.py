@@ -14,6 +14,7 @@ an ``Unavailable``. No writes: those stay on
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
@@ -52,9 +53,12 @@ class AsyncTable:
         retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         observers: CallObservers | None = None,
+        deadline: float | None = None,
     ) -> None:
         self.client = client
         self.observers = observers
+        # When the calls must have ended (time.monotonic()'s clock); the client's retries keep to it too.
+        self.deadline = deadline
         self.name = name
         self.scope = scope
         self._retry = retry
@@ -114,8 +118,11 @@ class AsyncTable:
             if not pending:
                 return found
             if attempt + 1 < self._retry.attempts:
-                await self._sleep(self._retry.delay(attempt))
-        raise Unavailable(f"BatchGetItem left {len(pending)} keys unprocessed after {self._retry.attempts} tries")
+                delay = self._retry.delay(attempt)
+                if self.deadline is not None and time.monotonic() + delay >= self.deadline:
+                    break  # no time left for another try: what is left unprocessed is the answer
+                await self._sleep(delay)
+        raise Unavailable(f"BatchGetItem left {len(pending)} keys unprocessed after {attempt + 1} tries")
 
     async def query(
         self,

@@ -56,10 +56,12 @@ class Datastore:
     def table(self, scope: Scope) -> Table:
         return Table(self.client, self.table_name, scope, fanout=self.fanout)
 
-    def async_table(self, scope: Scope) -> AsyncTable:
-        """``scope``'s reads on the running event loop, signed with its credentials."""
+    def async_table(self, scope: Scope, *, deadline: float | None = None) -> AsyncTable:
+        """``scope``'s reads on the running event loop, signed with its credentials; none retried
+        past ``deadline`` (``time.monotonic()``'s clock: a request's)."""
         signing = None if self.credentials is None else ScopeKey(self.credentials.for_scope(scope))
-        return AsyncTable(self.aio.client(signing), self.table_name, scope, observers=self.aio.observers)
+        client = self.aio.client(signing, deadline=deadline)
+        return AsyncTable(client, self.table_name, scope, observers=self.aio.observers, deadline=deadline)
 
     async def aclose(self) -> None:
         """Close the running event loop's connections to DynamoDB (the app's lifespan)."""

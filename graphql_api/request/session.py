@@ -156,7 +156,7 @@ class RequestSession:
         """The tenant's loaders, made on first use (no call is made here); UNAUTHENTICATED without
         a token. Before their first load they call ``tenant_reached``."""
         if self._loaders is None:
-            table = self.services.datastore.async_table(self.require_tenant())
+            table = self.services.datastore.async_table(self.require_tenant(), deadline=self.deadline.at)
             self._loaders = Loaders(table, self.admit_call, before_first_load=self.tenant_reached)
         return self._loaders
 
