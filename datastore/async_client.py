@@ -216,7 +216,9 @@ class AsyncDynamo:
         """An aiodynamo client signing with ``credentials`` (the process's by default), retrying
         only what can end before ``deadline`` (``time.monotonic()``'s clock; a request's); it
         sends on whichever event loop awaits it."""
-        retry = self._retry if deadline is None else BoundedRetry(attempts_in_all=self.mirror.attempts, deadline=deadline)
+        retry = (
+            self._retry if deadline is None else BoundedRetry(attempts_in_all=self.mirror.attempts, deadline=deadline)
+        )
         return Client(
             self.exchange,
             credentials or self._process,

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, Any, Final, Literal
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+    from opentelemetry.trace import Span, Tracer
 
     from datastore.async_client import CallObservers
-    from opentelemetry.trace import Span, Tracer
 
 SpanKindName = Literal["server", "internal", "client"]
 _SPAN: Final = "hr_span"
