@@ -110,7 +110,10 @@ class AiohttpExchange:
 
     An aiohttp session belongs to the loop it was made in: a server process serves from one
     loop, but tests and the bench run several, so each loop gets its own session, on its
-    first request, which ``aclose`` closes.
+    first request, which ``aclose`` closes. A loop's session is not made again once closed:
+    a load a request left running past its deadline that tries again after the app's
+    shutdown finds DynamoDB unreachable (``NotSent``) rather than opening connections
+    nothing would close.
     """
 
     def __init__(self, hooks: SendHooks, *, pool_size: int, connect_timeout: float, read_timeout: float) -> None:
@@ -119,18 +122,23 @@ class AiohttpExchange:
         self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = (
             weakref.WeakKeyDictionary()
         )
+        self._closed: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
 
     def session(self) -> aiohttp.ClientSession:
-        """The running loop's session, made on first use."""
+        """The running loop's session, made on first use; ``NotSent`` once ``aclose`` closed it."""
         loop = asyncio.get_running_loop()
         session = self._sessions.get(loop)
         if session is None or session.closed:
+            if loop in self._closed:
+                raise NotSent("this event loop's connections to DynamoDB are closed (shutting down)")
             session = self._sessions[loop] = make_session(*self._options)
         return session
 
     async def aclose(self) -> None:
-        """Close the running loop's session and its connections."""
-        session = self._sessions.pop(asyncio.get_running_loop(), None)
+        """Close the running loop's session and its connections, for good."""
+        loop = asyncio.get_running_loop()
+        self._closed.add(loop)
+        session = self._sessions.pop(loop, None)
         if session is not None:
             await session.close()
 

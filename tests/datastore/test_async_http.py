@@ -177,6 +177,31 @@ def test_refused__nothing_listening__unavailable_could_not_be_reached_nothing_se
     assert (error.cause or "").startswith("NotSent")
 
 
+def test_closed__a_call_after_the_loops_shutdown__unavailable_and_no_connection_opened() -> None:
+    """A load a request left running past its deadline, trying again after the app's lifespan
+    closed the loop's connections: DynamoDB unreachable, nothing sent, no session left unclosed."""
+
+    async def answer(_body: bytes) -> tuple[int, dict[str, str], bytes]:
+        return 200, {}, ITEM_BODY
+
+    async def main() -> tuple[Unavailable | None, int]:
+        async with http_server(answer) as (url, received):
+            dynamo = dynamo_at(url)
+            await get_item(dynamo)
+            await dynamo.aclose()
+            try:
+                await get_item(dynamo)
+            except Unavailable as error:
+                return error, len(received)
+            return None, len(received)
+
+    error, requests = asyncio.run(main())
+
+    assert error is not None and str(error) == "DynamoDB could not be reached"
+    assert (error.cause or "").startswith("NotSent")
+    assert requests == 1
+
+
 def test_refused_request__a_4xx__not_retried_and_named_refused() -> None:
     body = json.dumps({"__type": "com.amazonaws.dynamodb.v20120810#ValidationException", "message": "bad"})
 
