@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import gzip
 import json
 import os
 import shutil
 import signal
 import socket
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,12 +36,13 @@ from datastore.config import ConfigError, DatastoreSettings
 from datastore.dev import demo
 from datastore.dev.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.dev.npm import NpmError
-from datastore.errors import Conflict, InvalidInput, Unavailable
+from datastore.errors import Conflict, InvalidInput, NotFound, Unavailable
 from datastore.iam import ROLES, policies
 from datastore.ids import OrgId
+from datastore.lifecycle import export, export_format
 from datastore.pagination import every
 from datastore.provision import ensure_table
-from datastore.scope import LayoutScope, PlatformScope, SignInScope, TenantScope
+from datastore.scope import LayoutScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
 from deploy import cloudformation as deploy_template
 from graphql_api.app import create_app
@@ -429,6 +433,56 @@ def migrate(args: argparse.Namespace) -> int:
     return 1 if summary.needs_operator else 0
 
 
+def export_organization(args: argparse.Namespace) -> int:
+    """Export one organisation to a gzip-compressed JSON Lines file (docs "Data lifecycle").
+
+    Written to FILE.part and renamed once whole, so FILE is only ever a complete export; the
+    export is recorded in the organisation's audit trail (as the platform's, no actor).
+    """
+    settings = Settings.load().datastore
+    org_id = _org_option(args.org)
+    assert org_id is not None  # --org is required
+    path = Path(args.file)
+    partial = path.with_name(path.name + ".part")
+    started = time.perf_counter()
+    with dynamodb_endpoint(settings, reuse=True) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        try:
+            reader = datastore.table(LifecycleScope(org_id, "export"))
+            export.organization_to_export(reader, org_id)
+            with contextlib.ExitStack() as files:
+                employees_csv = None
+                if args.csv is not None:
+                    employees_csv = export_format.EmployeesCsv(files.enter_context(Path(args.csv).open("w")))
+                job = export.Export(
+                    reader,
+                    org_id,
+                    source=datastore.table_name,
+                    on_record=employees_csv.add if employees_csv is not None else lambda _record: None,
+                )
+                out = files.enter_context(gzip.open(partial, "wb", compresslevel=export_format.COMPRESSION))
+                with tqdm(unit=" items", desc="exporting", disable=args.quiet) as bar:
+                    for line in job.lines():
+                        out.write(line)
+                        bar.update(job.tally.items - bar.n)
+            partial.replace(path)
+            export.record(datastore.table(TenantScope(org_id)), org_id, job.tally)
+        except NotFound:
+            raise CommandError(f"no organisation has the id {org_id}") from None
+        except (Conflict, Unavailable, export.UnclassifiedKind) as error:
+            partial.unlink(missing_ok=True)
+            raise CommandError(str(error)) from None
+        finally:
+            datastore.close()
+    seconds = time.perf_counter() - started
+    print(
+        f"exported {job.tally.items} items of {org_id} to {path} ({path.stat().st_size:,} bytes) in {seconds:.1f} s: "
+        f"{job.meter.calls} DynamoDB calls, {job.meter.read_units:.1f} RCU"
+        + ("" if employees_csv is None else f"; {employees_csv.rows} employees to {args.csv}")
+    )
+    return 0
+
+
 def cloudformation(_args: argparse.Namespace) -> int:
     """Print the CloudFormation template (README "Deploying to AWS")."""
     sys.stdout.write(deploy_template.render())
@@ -445,6 +499,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "cloudformation": cloudformation,
     "index-names": index_names,
     "migrate": migrate,
+    "export": export_organization,
 }
 
 
@@ -459,8 +514,8 @@ def parser() -> argparse.ArgumentParser:
     importing.add_argument("--org", required=True, help="the organisation's id")
     importing.add_argument("file", help='the CSV file (README "Bulk onboarding" lists its columns)')
     importing.add_argument("--quiet", action="store_true", help="no progress bar")
-    export = commands.add_parser("export-schema", help="write schema.graphql from the code")
-    export.add_argument("--stdout", action="store_true", help="print it instead")
+    schema_export = commands.add_parser("export-schema", help="write schema.graphql from the code")
+    schema_export.add_argument("--stdout", action="store_true", help="print it instead")
     check = commands.add_parser(
         "check-counts",
         help="recount headcounts and application counts; exit 1 if any differs (0 with --fix once repaired)",
@@ -479,6 +534,13 @@ def parser() -> argparse.ArgumentParser:
         "needs an operator; 2: not finished, run it again)",
     )
     migrating.add_argument("--quiet", action="store_true", help="no progress bar")
+    exporting = commands.add_parser(
+        "export", help="export one organisation to a gzip-compressed JSON Lines file (docs: Data lifecycle)"
+    )
+    exporting.add_argument("--org", required=True, help="the organisation's id")
+    exporting.add_argument("file", help="the file to write (.jsonl.gz)")
+    exporting.add_argument("--csv", metavar="FILE", help="also write its employees as CSV (formulas neutralised)")
+    exporting.add_argument("--quiet", action="store_true", help="no progress bar")
     return root
 
 

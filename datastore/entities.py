@@ -18,6 +18,8 @@ class Plan(StrEnum):
 class OrganizationStatus(StrEnum):
     ACTIVE = "active"
     SUSPENDED = "suspended"
+    # Locked while ``server.py restore`` replaces its data (datastore/lifecycle/restore.py).
+    RESTORING = "restoring"
 
 
 class Role(StrEnum):
@@ -238,3 +240,6 @@ class AuditEvent:
     changes: tuple[FieldChange, ...]
     before_version: int | None
     after_version: int | None
+    # The idempotency key the write ran under, if any: how the write's record
+    # (``ORG#<org>#IDEM#<key>``) is reached by export, erasure and offboarding.
+    idempotency_key: str | None = None

@@ -392,6 +392,7 @@ AUDIT_EVENT: Final = Layout(
         custom("changes", "changes", _changes_wire, _changes_from),
         n("beforeVersion", "before_version", optional=True),
         n("afterVersion", "after_version", optional=True),
+        s("idempotencyKey", "idempotency_key", optional=True),
     ),
 )
 
@@ -442,3 +443,10 @@ MIGRATION_PROGRESS: Final = Layout(
     ),
 )
 """What ``server.py migrate`` finished for one organisation, on the way to layout ``version``."""
+
+# --- the registry --------------------------------------------------------------------------------
+
+KINDS: Final[tuple[Layout[Any], ...]] = tuple(value for value in list(globals().values()) if isinstance(value, Layout))
+"""Every kind declared above, in declaration order: what export, restore, erasure and
+offboarding classify (datastore/lifecycle/kinds.py), so a kind declared here is a kind they
+must account for (tests/datastore/lifecycle/test_kinds.py fails until they do)."""

@@ -1,4 +1,4 @@
-"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL), /auth/token, /healthz and /readyz.
+"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL), /auth/token, /export, /healthz and /readyz.
 
 GraphiQL's page, assets and development sign-in live in graphql_api/graphiql/. The
 GraphQL-over-HTTP transport itself (request parsing, persisted documents, status codes,
@@ -45,6 +45,7 @@ from graphql_api.execution.operation_name import OperationNameRequired
 from graphql_api.execution.plan.cache import PlanCache
 from graphql_api.execution.plan.extension import CompiledPlans
 from graphql_api.http import request_id
+from graphql_api.http.export import ExportDownload
 from graphql_api.http.health import HealthRoutes, Readiness
 from graphql_api.http.hosts import AllowedHosts
 from graphql_api.http.persisted import PersistedDocuments, StoreRegistered, load_manifest
@@ -166,6 +167,8 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
             # Every method reaches the view, so a PUT gets the transport's JSON 405 with Allow.
             Route("/graphql", RequestLifetime(view, settings.request_timeout_seconds)),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
+            # The organisation's whole data, for its admins (graphql_api/http/export.py).
+            Route("/export", ExportDownload(services).endpoint, methods=["GET"]),
             *graphiql.routes(services),
         ],
         lifespan=lifespan,
