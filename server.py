@@ -39,11 +39,12 @@ from datastore.dev.npm import NpmError
 from datastore.errors import Conflict, InvalidInput, NotFound, Unavailable
 from datastore.iam import ROLES, policies
 from datastore.ids import OrgId
-from datastore.lifecycle import export, export_format
+from datastore.lifecycle import export, export_format, restore
 from datastore.pagination import every
 from datastore.provision import ensure_table
 from datastore.scope import LayoutScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
+from datastore.table import Table
 from deploy import cloudformation as deploy_template
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
@@ -483,6 +484,55 @@ def export_organization(args: argparse.Namespace) -> int:
     return 0
 
 
+def restore_organization(args: argparse.Namespace) -> int:
+    """Replace one organisation's items with those of an export file or another table.
+
+    Exit status: 0 restored; 2 refused (another organisation holds an email or domain of the
+    source, a file incomplete or of another organisation, writes that kept landing): the
+    message says whether the organisation stays locked (RESTORING: run the command again).
+    """
+    loaded = Settings.load()
+    settings = loaded.datastore
+    org_id = _org_option(args.org)
+    assert org_id is not None
+    if (args.file is None) == (args.from_table is None):
+        raise CommandError("give either FILE (an export) or --from-table NAME")
+    if args.file is not None and not Path(args.file).is_file():
+        raise CommandError(f"no such file: {args.file}")
+    drain = args.drain_seconds
+    if drain is None:  # a request runs at most its deadline; botocore's retries a little more
+        drain = loaded.api.request_timeout_seconds + restore.DRAIN_MARGIN_SECONDS
+    started = time.perf_counter()
+    with dynamodb_endpoint(settings, reuse=True) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        try:
+            live = datastore.table(LifecycleScope(org_id, "restore", "operator"))
+            source: restore.Source
+            if args.file is not None:
+                source = restore.FileSource(Path(args.file))
+            else:
+                other = Table(
+                    datastore.client, args.from_table, LifecycleScope(org_id, "restore"), fanout=datastore.fanout
+                )
+                source = restore.TableSource(other, org_id)
+            with tqdm(unit=" items", desc="restoring", disable=args.quiet) as bar:
+
+                def progress(report: restore.Report) -> None:
+                    done = sum(report.written.values()) + sum(report.deleted.values()) + sum(report.unchanged.values())
+                    bar.update(done - bar.n)
+
+                report = restore.Restore(live, org_id, source, drain_seconds=drain, on_partition=progress).run()
+        except restore.Refused as error:
+            raise CommandError(str(error)) from None
+        except (Conflict, Unavailable) as error:
+            raise CommandError(f"{error}; the organisation may be locked (RESTORING): run the restore again") from None
+        finally:
+            datastore.close()
+    for line in report.lines(time.perf_counter() - started):
+        print(line)
+    return 0
+
+
 def cloudformation(_args: argparse.Namespace) -> int:
     """Print the CloudFormation template (README "Deploying to AWS")."""
     sys.stdout.write(deploy_template.render())
@@ -500,6 +550,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "index-names": index_names,
     "migrate": migrate,
     "export": export_organization,
+    "restore": restore_organization,
 }
 
 
@@ -541,6 +592,20 @@ def parser() -> argparse.ArgumentParser:
     exporting.add_argument("file", help="the file to write (.jsonl.gz)")
     exporting.add_argument("--csv", metavar="FILE", help="also write its employees as CSV (formulas neutralised)")
     exporting.add_argument("--quiet", action="store_true", help="no progress bar")
+    restoring = commands.add_parser(
+        "restore",
+        help="replace one organisation's items with an export's or another table's, locking it meanwhile "
+        "(exit 2: refused)",
+    )
+    restoring.add_argument("--org", required=True, help="the organisation's id")
+    restoring.add_argument("file", nargs="?", help="an export file (server.py export, GET /export)")
+    restoring.add_argument("--from-table", metavar="NAME", help="restore from this table instead (a PITR restore)")
+    restoring.add_argument(
+        "--drain-seconds",
+        type=float,
+        help="how long to wait after locking for writes in flight (default: REQUEST_TIMEOUT_SECONDS + 5)",
+    )
+    restoring.add_argument("--quiet", action="store_true", help="no progress bar")
     return root
 
 

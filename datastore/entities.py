@@ -68,6 +68,10 @@ class Organization:
     created_at: datetime
     # The email domains it owns, platform-wide (sorted); its employees' emails are in them.
     email_domains: tuple[str, ...] = ()
+    # While RESTORING: when the restore locked it, and the status it had then (the restore
+    # returns to it if it gives up before replacing anything).
+    locked_at: datetime | None = None
+    status_before_lock: OrganizationStatus | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,7 +184,8 @@ class ApiKey:
     """An organisation's record of one of its API keys: everything but the secret.
 
     ``secret_hash`` (SHA-256 of the secret) names the key's lookup item, so revoking can
-    reach it; it is never shown to anyone.
+    reach it; it is never shown to anyone, nor exported. A key restored from an export has
+    none (None): it has no lookup item either, so it can never authenticate.
     """
 
     org_id: OrgId
@@ -189,7 +194,7 @@ class ApiKey:
     role: Role
     status: ApiKeyStatus
     created_at: datetime
-    secret_hash: str
+    secret_hash: str | None
     last_used_at: datetime | None = None
     revoked_at: datetime | None = None
 

@@ -7,7 +7,9 @@ IAM policies, and what parses a key.
 Every tenant partition key (table and index) starts with ``ORG#<org>``; the identity items,
 the email domain markers, the platform's organisation list, the API key lookup items
 (keyed by the SHA-256 of a key's secret, so a bearer key is found with one GetItem before its
-tenant is known) and the table's data-layout items are the only others. A domain marker names
+tenant is known), the table's data-layout items and each organisation's lifecycle records
+(``LIFECYCLE#<org>``: its restores and its deletion receipt, kept outside its partitions so
+they outlive its data) are the only others. A domain marker names
 the one organisation that owns an email domain, platform-wide. The layout version item says
 which layout the table's data is in (datastore/layout_version.py); a migration's progress item
 records what ``server.py migrate`` finished for one organisation (datastore/migration.py).
@@ -47,6 +49,9 @@ EMAIL: Final = "EMAIL"
 DOMAIN: Final = "DOMAIN"
 APIKEY: Final = "APIKEY"
 AUDIT: Final = "AUDIT"
+# An organisation's lifecycle records (restores, its deletion receipt): outside its partitions,
+# so they outlive its data (datastore/lifecycle/).
+LIFECYCLE: Final = "LIFECYCLE"
 
 # begins_with on this returns exactly the organisation's own items (#METADATA, #SUBSCRIPTION).
 ORG_HEADER_PREFIX: Final = "#"
@@ -153,6 +158,15 @@ def in_tenant(partition_key: str, org_id: str) -> bool:
 
 def is_api_key_lookup_pk(partition_key: str) -> bool:
     return partition_key.startswith(APIKEY + SEP)
+
+
+def lifecycle_pk(org_id: str) -> str:
+    """The partition of an organisation's lifecycle records, outside its own space."""
+    return _join(LIFECYCLE, org_id)
+
+
+def is_lifecycle_pk(partition_key: str) -> bool:
+    return partition_key.startswith(LIFECYCLE + SEP)
 
 
 def is_layout_pk(partition_key: str) -> bool:

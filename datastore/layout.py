@@ -31,6 +31,7 @@ constants below, spelt here once.
     PersistedDocument ORG#<org>#PQ#<slot>        #DOCUMENT     (slot: the SHA-256's first 3 hex digits)
     LayoutVersion     LAYOUT                     #VERSION
     MigrationProgress LAYOUT                     MIGRATION#<version>#<org>
+    RestoreRecord     LIFECYCLE#<org>            RESTORE#<lockedAt>
 
 Why the keys are shaped so (tenant partitions, the name entries' sort order, audit buckets,
 document slots) is told in datastore/keys.py, which holds the key vocabulary the scopes and
@@ -86,7 +87,7 @@ from datastore.model import (
     ts,
     words,
 )
-from datastore.records import IdempotencyRecord, LayoutStamp, MigrationProgress, PersistedDocument
+from datastore.records import IdempotencyRecord, LayoutStamp, MigrationProgress, PersistedDocument, RestoreRecord
 
 __all__ = ["ENTITY", "Item"]
 
@@ -113,6 +114,7 @@ JOB_ID: Final = "jobId"
 # The table's TTL attribute (epoch seconds): idempotency records and persisted documents.
 EXPIRES_AT: Final = "expiresAt"
 LAYOUT_VERSION: Final = "layoutVersion"
+LOCKED_AT: Final = "lockedAt"
 
 # A job's application counters, one number attribute per status (absent reads as 0). Only
 # ``ADD`` changes them, in the application writes' transactions (datastore/applications.py).
@@ -184,6 +186,8 @@ ORGANIZATION: Final = Layout(
         enum(STATUS, "status", OrganizationStatus),
         ts(CREATED_AT, "created_at"),
         words(EMAIL_DOMAINS, "email_domains"),
+        ts(LOCKED_AT, "locked_at", optional=True),
+        enum("statusBeforeLock", "status_before_lock", OrganizationStatus, optional=True),
     ),
 )
 
@@ -353,7 +357,7 @@ API_KEY: Final = Layout(
         enum(ROLE, "role", Role),
         enum(STATUS, "status", ApiKeyStatus),
         ts(CREATED_AT, "created_at"),
-        s(SECRET_HASH, "secret_hash"),
+        s(SECRET_HASH, "secret_hash", optional=True),
         ts(LAST_USED_AT, "last_used_at", optional=True),
         ts(REVOKED_AT, "revoked_at", optional=True),
     ),
@@ -443,6 +447,36 @@ MIGRATION_PROGRESS: Final = Layout(
     ),
 )
 """What ``server.py migrate`` finished for one organisation, on the way to layout ``version``."""
+
+# --- an organisation's lifecycle records ---------------------------------------------------------
+
+
+def _counts_wire(counts: Any) -> dict[str, Any]:
+    return {"M": {kind: {"N": str(count)} for kind, count in sorted(counts.items())}}
+
+
+def _counts_from(value: dict[str, Any]) -> dict[str, int]:
+    return {kind: int(count["N"]) for kind, count in value["M"].items()}
+
+
+RESTORE_RECORD: Final = Layout(
+    RestoreRecord,
+    tag="RestoreRecord",
+    key=("LIFECYCLE#{org_id}", "RESTORE#{locked_at:timestamp}"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        ts(LOCKED_AT, "locked_at"),
+        s("source", "source"),
+        s("actorId", "actor_id", optional=True),
+        ts("finishedAt", "finished_at", optional=True),
+        custom("written", "written", _counts_wire, _counts_from),
+        custom("deleted", "deleted", _counts_wire, _counts_from),
+        custom("unchanged", "unchanged", _counts_wire, _counts_from),
+        n("passes", "passes"),
+        n("countersRepaired", "counters_repaired"),
+    ),
+)
+"""One restore of an organisation: where from, who, when, and what it wrote."""
 
 # --- the registry --------------------------------------------------------------------------------
 

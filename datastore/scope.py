@@ -177,7 +177,10 @@ class LifecycleScope:
             keys.in_tenant(partition_key, self.org_id)
             or keys.is_identity_pk(partition_key)
             or keys.is_domain_pk(partition_key)
-            or (self.purpose != "export" and keys.is_api_key_lookup_pk(partition_key))
+            or (
+                self.purpose != "export"
+                and (keys.is_api_key_lookup_pk(partition_key) or partition_key == keys.lifecycle_pk(self.org_id))
+            )
         )
 
     def may_write(self, partition_key: str) -> bool:

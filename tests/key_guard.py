@@ -3,8 +3,9 @@
 Each request's partition keys (table or index) lie in one organisation's ``ORG#<orgId>``
 space, or on a named path: identity ``EMAIL#`` items, email domain ``DOMAIN#`` markers, the
 platform's ``ORGS`` list (read on GSI1 only), API key lookup items (``APIKEY#<sha256>``), the
-table's data-layout items (``LAYOUT``). Persisted GraphQL documents are in their organisation's
-space (``ORG#<org>#PQ#<slot>``).
+table's data-layout items (``LAYOUT``), an organisation's lifecycle records
+(``LIFECYCLE#<org>``). Persisted GraphQL documents are in their organisation's space
+(``ORG#<org>#PQ#<slot>``).
 Requests of unkeyed operations (Scan, PartiQL statements) are violations: no partition key
 bounds them. Control-plane calls name no item and pass.
 """
@@ -20,7 +21,8 @@ from datastore.calls import Call, CallLog
 
 MODULE: Final = "test_key_guard.py"
 
-# BatchWriteItem: the API never sends one; test fixtures seed bulk data with it.
+# BatchWriteItem: the API never sends one; a restore does (datastore/lifecycle/restore.py), and
+# test fixtures seed bulk data with it.
 KEYED_OPERATIONS: Final = frozenset(
     {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "BatchGetItem", "TransactWriteItems", "BatchWriteItem"}
 )
@@ -57,6 +59,7 @@ def named_space(partition_key: str) -> bool:
         or partition_key == keys.ORGS_PK
         or keys.is_api_key_lookup_pk(partition_key)
         or keys.is_layout_pk(partition_key)
+        or keys.is_lifecycle_pk(partition_key)
     )
 
 

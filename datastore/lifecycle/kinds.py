@@ -99,6 +99,8 @@ POLICIES: Final[Mapping[str, Policy]] = {
     layout.PERSISTED_DOCUMENT.tag: Policy(Export.CACHE, Erasure.NONE, Offboarding.DELETE),
     layout.LAYOUT_VERSION_ITEM.tag: _PLATFORM,
     layout.MIGRATION_PROGRESS.tag: _PLATFORM,
+    # Outside the organisation's partitions on purpose: the record outlives its data.
+    layout.RESTORE_RECORD.tag: _PLATFORM,
 }
 
 

@@ -352,6 +352,28 @@ class Walk:
                 yield item
 
 
+def survey(table: Table, org_id: OrgId, *, now: datetime | None = None, consistent: bool = False) -> Found:
+    """What the root partition and the audit events within reach name: every other family's
+    partitions (the root, whole, and at most the last two months of the audit trail)."""
+    walking = Walk(table, org_id, families=(), now=now, consistent=consistent)
+    found = walking.found
+    for item in walking._partition(keys.org_pk(org_id)):
+        found.note_root(item)
+    for month in found.reach_months():
+        for item in walking._partition(layout.AUDIT_EVENT.partition(org_id, month)):
+            found.note_audit(item)
+    return found
+
+
+def partition_keys(family: Family, found: Found) -> list[str]:
+    """The partitions (or, for the single-item families, the items' partitions) of ``family``."""
+    if family is ROOT:
+        return [keys.org_pk(found.org_id)]
+    if family.by_key is not None:
+        return [key.pk for key in family.by_key(found)]
+    return family.partitions(found)
+
+
 def _after_family(after: Position | None, index: int) -> bool:
     return after is None or index >= FAMILY_NAMES.index(after.family)
 
