@@ -38,8 +38,8 @@ from datastore.dev.local import DynamoDBLocal, LocalDynamoError, running_endpoin
 from datastore.dev.npm import NpmError
 from datastore.errors import Conflict, InvalidInput, NotFound, Unavailable
 from datastore.iam import ROLES, policies
-from datastore.ids import OrgId
-from datastore.lifecycle import export, export_format, restore
+from datastore.ids import EmployeeId, OrgId
+from datastore.lifecycle import erasure, export, export_format, restore
 from datastore.pagination import every
 from datastore.provision import ensure_table
 from datastore.scope import LayoutScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
@@ -533,6 +533,37 @@ def restore_organization(args: argparse.Namespace) -> int:
     return 0
 
 
+def erase_person(args: argparse.Namespace) -> int:
+    """Erase a terminated employee's personal data (docs "Data lifecycle"); --dry-run lists
+    every item it would touch and writes nothing."""
+    settings = Settings.load().datastore
+    org_id = _org_option(args.org)
+    assert org_id is not None
+    emp_id = ids.parse(EmployeeId, args.employee)
+    if emp_id is None:
+        raise CommandError(f"--employee: {ids.NOT_A_ULID}")
+    with dynamodb_endpoint(settings, reuse=True) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        try:
+            done = erasure.erase_person(datastore.table(TenantScope(org_id)), emp_id, dry_run=args.dry_run)
+        except NotFound:
+            raise CommandError(f"organisation {org_id} has no employee {emp_id}") from None
+        except (Conflict, Unavailable) as error:
+            raise CommandError(str(error)) from None
+        finally:
+            datastore.close()
+    if done.already:
+        print(f"employee {emp_id} was erased already: nothing to do")
+        return 0
+    for touch in done.touches:
+        if args.dry_run:
+            print(touch.describe())
+    kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(done.by_kind().items()))
+    verb = "would touch" if args.dry_run else "erased: touched"
+    print(f"employee {emp_id} {verb} {len(done.touches)} items ({kinds})")
+    return 0
+
+
 def cloudformation(_args: argparse.Namespace) -> int:
     """Print the CloudFormation template (README "Deploying to AWS")."""
     sys.stdout.write(deploy_template.render())
@@ -551,6 +582,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "migrate": migrate,
     "export": export_organization,
     "restore": restore_organization,
+    "erase": erase_person,
 }
 
 
@@ -606,6 +638,10 @@ def parser() -> argparse.ArgumentParser:
         help="how long to wait after locking for writes in flight (default: REQUEST_TIMEOUT_SECONDS + 5)",
     )
     restoring.add_argument("--quiet", action="store_true", help="no progress bar")
+    erasing = commands.add_parser("erase", help="erase a terminated employee's personal data everywhere it is stored")
+    erasing.add_argument("--org", required=True, help="the organisation's id")
+    erasing.add_argument("--employee", required=True, help="the employee's id (a ULID)")
+    erasing.add_argument("--dry-run", action="store_true", help="list every item it would touch; write nothing")
     return root
 
 

@@ -113,6 +113,9 @@ class Employee:
     hired_at: datetime
     terminated_at: datetime | None
     version: int
+    # When erasePerson removed their personal data (datastore/lifecycle/erasure.py): the item
+    # is then a tombstone, its email and names empty.
+    erased_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,3 +251,5 @@ class AuditEvent:
     # The idempotency key the write ran under, if any: how the write's record
     # (``ORG#<org>#IDEM#<key>``) is reached by export, erasure and offboarding.
     idempotency_key: str | None = None
+    # When erasePerson removed a person's values from ``changes`` (each then None).
+    erased_at: datetime | None = None

@@ -115,6 +115,7 @@ JOB_ID: Final = "jobId"
 EXPIRES_AT: Final = "expiresAt"
 LAYOUT_VERSION: Final = "layoutVersion"
 LOCKED_AT: Final = "lockedAt"
+ERASED_AT: Final = "erasedAt"
 
 # A job's application counters, one number attribute per status (absent reads as 0). Only
 # ``ADD`` changes them, in the application writes' transactions (datastore/applications.py).
@@ -239,6 +240,7 @@ _EMPLOYEE_ATTRIBUTES: Final[tuple[Attribute, ...]] = (
     ts("hiredAt", "hired_at"),
     ts("terminatedAt", "terminated_at", optional=True),
     n(VERSION, "version"),
+    ts(ERASED_AT, "erased_at", optional=True),
 )
 
 EMPLOYEE: Final = Layout(
@@ -397,6 +399,7 @@ AUDIT_EVENT: Final = Layout(
         n("beforeVersion", "before_version", optional=True),
         n("afterVersion", "after_version", optional=True),
         s("idempotencyKey", "idempotency_key", optional=True),
+        ts(ERASED_AT, "erased_at", optional=True),
     ),
 )
 

@@ -33,6 +33,10 @@ live table's hash for the same key if there is one, and otherwise has none and c
 authenticate (a file must not be a credential). A key the live table holds REVOKED stays
 revoked whatever the source says. Lookup items are made from the restored records.
 
+Erasures hold: a person erased in the live table before the restore (a tombstone) whom the
+source holds intact is erased again (terminated first if the source has them active), so no
+backup brings a person's data back.
+
 The end: ``counts.check_organization(fix=True)`` (``server.py check-counts``) recounts every
 headcount and application counter and repairs any the source held inconsistent (an export of
 a live organisation is consistent item by item only); then the organisation's item; then the
@@ -52,12 +56,12 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Final, Protocol
 
-from datastore import counts, items, keys, layout, layout_version, transact
-from datastore.entities import ApiKeyGrant, ApiKeyStatus, OrganizationStatus
+from datastore import counts, employees, items, keys, layout, layout_version, transact
+from datastore.entities import ApiKeyGrant, ApiKeyStatus, EmployeeStatus, OrganizationStatus
 from datastore.errors import Conflict
-from datastore.ids import OrgId, new_id_at
+from datastore.ids import EmployeeId, OrgId, new_id_at
 from datastore.items import Item
-from datastore.lifecycle import export, export_format, walk
+from datastore.lifecycle import erasure, export, export_format, walk
 from datastore.lifecycle.walk import Family
 from datastore.model import ENTITY, Layout
 from datastore.records import RestoreRecord
@@ -195,6 +199,8 @@ class Report:
     kept_revoked: list[str] = field(default_factory=list)
     # Items outside the tenant's space another organisation took while the restore ran.
     held_elsewhere: list[str] = field(default_factory=list)
+    # People erased in the live table whom the source held intact: erased again.
+    erased_again: list[str] = field(default_factory=list)
 
     def lines(self, seconds: float) -> list[str]:
         """What the command prints."""
@@ -209,6 +215,7 @@ class Report:
         ]
         found += [f"  API key {key} is REVOKED here and stays revoked" for key in self.kept_revoked]
         found += [f"  {pk} is another organisation's now: not restored" for pk in self.held_elsewhere]
+        found += [f"  employee {emp_id} was erased here: erased again" for emp_id in self.erased_again]
         return found
 
     def record(self, actor_id: str | None) -> RestoreRecord:
@@ -264,6 +271,7 @@ class Restore:
         self._source_org: Item | None = None
         self._api_keys: list[Item] = []
         self._straggled = False
+        self._erased_before: set[str] = set()
 
     # --- the whole ---------------------------------------------------------------------------
 
@@ -285,13 +293,26 @@ class Restore:
                 f"writes kept landing in organisation {self.org_id} after it was locked; it stays RESTORING: "
                 "run the restore again to finish it"
             )
-        tenant = self.table.with_scope(TenantScope(self.org_id))
+        tenant = self.table.with_scope(TenantScope(self.org_id, actor_of(self.table.scope)))
+        self._erase_again(tenant)
         self.report.counters_repaired = len(counts.check_organization(tenant, fix=True).drifts)
         self._unlock()
         self.report.finished_at = items.now()
         record = self.report.record(actor_of(self.table.scope))
         self.table.write([transact.put(layout.RESTORE_RECORD.item(record))])
         return self.report
+
+    def _erase_again(self, tenant: Table) -> None:
+        """Erase again each person who was erased in the live table before the restore: a
+        source older than an erasure must not bring a person's data back."""
+        for emp_id in sorted(self._erased_before):
+            found = employees.get_employee(tenant, EmployeeId(emp_id), consistent=True)
+            if found is None or found.erased_at is not None:
+                continue
+            if found.status is EmployeeStatus.ACTIVE:
+                employees.terminate_employee(tenant, found.emp_id)
+            erasure.erase_person(tenant, found.emp_id)
+            self.report.erased_again.append(emp_id)
 
     # --- before anything is written ------------------------------------------------------------
 
@@ -419,6 +440,8 @@ class Restore:
         """One pass: the source's partitions written over the live ones, then the live ones the
         source lacks emptied."""
         before = walk.survey(self.table, self.org_id, consistent=True)
+        if self.report.passes == 1:
+            self._erased_before = set(before.erased)
         self._api_keys = []
         seen: set[str] = set()
         for part in self.source.partitions():

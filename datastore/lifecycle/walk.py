@@ -79,6 +79,8 @@ class Found:
     domains: set[str] = field(default_factory=set)
     secret_hashes: set[str] = field(default_factory=set)
     idempotency_keys: set[str] = field(default_factory=set)
+    # Employees that are tombstones (erased): a restore erases them again.
+    erased: set[str] = field(default_factory=set)
 
     def note_root(self, item: Item) -> None:
         tag = item.get(ENTITY, {}).get("S")
@@ -91,6 +93,8 @@ class Found:
             self.prefixes.update(names.prefixes(employee.first_name, employee.last_name))
             if employee.email:
                 self.emails.add(employee.email)
+            if employee.erased_at is not None:
+                self.erased.add(employee.emp_id)
         elif tag == layout.EMAIL_POINTER.tag:
             self.emails.add(item[keys.SK]["S"].removeprefix(layout.EMAIL_POINTER.sort_prefix))
         elif tag == layout.ORGANIZATION.tag:

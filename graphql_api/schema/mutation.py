@@ -6,7 +6,16 @@ from typing import Final
 
 import strawberry
 
-from graphql_api.schema.mutations import api_keys, applications, departments, employees, imports, jobs, organizations
+from graphql_api.schema.mutations import (
+    api_keys,
+    applications,
+    departments,
+    employees,
+    erasure,
+    imports,
+    jobs,
+    organizations,
+)
 
 # Said once, appended to every mutation that writes tenant data.
 _ERRORS: Final = (
@@ -68,6 +77,17 @@ class Mutation:
         + _ADMINS
         + _VERSIONED
         + _ERRORS,
+    )
+    erase_person = strawberry.mutation(
+        resolver=erasure.erase_person,
+        description="Erases a terminated employee's personal data everywhere it is stored (GDPR art. 17): the "
+        "employee becomes a tombstone with an empty email and names (`erasedAt` set), their name-search entries, "
+        "email pointer and sign-in identity are deleted (the email is free again), audit events about them keep "
+        "what happened but lose the personal values in their changes, and idempotency records of writes about "
+        "them are dropped; applications keep their status, their applicant shown as the erased person. Every "
+        "headcount and application count is kept, and the erasure is itself an audit event with no personal "
+        "value. Erasing an erased person changes nothing (`alreadyErased`); an ACTIVE employee is a CONFLICT "
+        "(terminate them first)." + _ADMINS + _ERRORS,
     )
     create_job_posting = strawberry.mutation(
         resolver=jobs.create_job_posting,

@@ -11,7 +11,7 @@ import pytest
 from datastore import api_keys, counts, departments, employees, keys, layout, layout_version, organizations
 from datastore.entities import ApiKeyStatus, OrganizationStatus, Role
 from datastore.ids import OrgId
-from datastore.lifecycle import restore
+from datastore.lifecycle import erasure, restore
 from datastore.lifecycle.restore import FileSource, Refused, Restore, TableSource
 from datastore.pagination import PageRequest
 from datastore.scope import ApiKeyScope, LifecycleScope, TenantScope
@@ -259,3 +259,20 @@ def test_restore__the_record__kept_outside_the_organisation(whole: Complete, tmp
 
 def _first(count: int) -> PageRequest:
     return PageRequest(first=count)
+
+
+def test_restore__a_person_erased_since__erased_again(whole: Complete, tmp_path: Path) -> None:
+    """A source older than an erasure does not bring the person back (nor a source where they are active)."""
+    org_id, table = whole.tenant.org_id, whole.tenant.table
+    source = FileSource(export_file(table, org_id, tmp_path / "a.gz"))
+    employees.terminate_employee(table, whole.employee.emp_id)
+    erasure.erase_person(table, whole.employee.emp_id)
+    erasure.erase_person(table, whole.leaver.emp_id)
+
+    report = restoring(table, org_id, source).run()
+
+    assert sorted(report.erased_again) == sorted([whole.employee.emp_id, whole.leaver.emp_id])
+    text = b"".join(exported(table, org_id)).decode().lower()
+    assert whole.employee.email not in text and whole.leaver.email not in text
+    assert "leaverton" not in text
+    assert counts.check_organization(whole.tenant.table).drifts == []
