@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Never
 
@@ -26,6 +27,7 @@ from datastore import (
     employees,
     identities,
     ids,
+    items,
     layout_version,
     migration,
     name_backfill,
@@ -39,7 +41,7 @@ from datastore.dev.npm import NpmError
 from datastore.errors import Conflict, InvalidInput, NotFound, Unavailable
 from datastore.iam import ROLES, policies
 from datastore.ids import EmployeeId, OrgId
-from datastore.lifecycle import erasure, export, export_format, restore
+from datastore.lifecycle import erasure, export, export_format, offboarding, restore
 from datastore.pagination import every
 from datastore.provision import ensure_table
 from datastore.scope import LayoutScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
@@ -564,6 +566,57 @@ def erase_person(args: argparse.Namespace) -> int:
     return 0
 
 
+def offboard(args: argparse.Namespace) -> int:
+    """Close an organisation and, once its grace period is over, delete all its data.
+
+    Closes it (unless closed already) with the grace period of OFFBOARDING_GRACE_DAYS (or
+    --grace-days); when the period is over, deletes every item with a progress bar and
+    prints the deletion receipt. Run it again after the period, or after a failure: it
+    resumes. --receipt only prints the receipt. Exit status: 0 done (or closed and waiting),
+    2 refused.
+    """
+    loaded = Settings.load()
+    settings = loaded.datastore
+    org_id = _org_option(args.org)
+    assert org_id is not None
+    grace_days = loaded.api.offboarding_grace_days if args.grace_days is None else args.grace_days
+    with dynamodb_endpoint(settings, reuse=True) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        table = datastore.table(LifecycleScope(org_id, "offboard", "operator"))
+        try:
+            receipt = offboarding.receipt_of(table, org_id)
+            if args.receipt:
+                if receipt is None:
+                    raise CommandError(f"organisation {org_id} has no deletion receipt: it was never closed")
+                print("\n".join(offboarding.describe(receipt)))
+                return 0
+            if receipt is None or receipt.finished_at is None:
+                receipt = offboarding.close(table, org_id, grace=timedelta(days=grace_days)).receipt
+            if receipt.finished_at is None and items.now() < receipt.delete_after:
+                print(
+                    f"organisation {org_id} is CLOSING: its data is deleted after "
+                    f"{items.timestamp(receipt.delete_after)}; run this command again then"
+                )
+                return 0
+            with tqdm(unit=" items", desc="deleting", disable=args.quiet) as bar:
+
+                def progress(done: offboarding.Progress) -> None:
+                    bar.total = done.counted
+                    bar.update(done.deleted - bar.n)
+
+                started = time.perf_counter()
+                receipt = offboarding.delete(table, org_id, on_progress=progress)
+        except NotFound:
+            raise CommandError(f"no organisation has the id {org_id}") from None
+        except (offboarding.NotYet, Conflict, Unavailable) as error:
+            raise CommandError(str(error)) from None
+        finally:
+            datastore.close()
+    print("\n".join(offboarding.describe(receipt)))
+    print(f"deleted in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
 def cloudformation(_args: argparse.Namespace) -> int:
     """Print the CloudFormation template (README "Deploying to AWS")."""
     sys.stdout.write(deploy_template.render())
@@ -583,6 +636,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "export": export_organization,
     "restore": restore_organization,
     "erase": erase_person,
+    "offboard": offboard,
 }
 
 
@@ -642,6 +696,17 @@ def parser() -> argparse.ArgumentParser:
     erasing.add_argument("--org", required=True, help="the organisation's id")
     erasing.add_argument("--employee", required=True, help="the employee's id (a ULID)")
     erasing.add_argument("--dry-run", action="store_true", help="list every item it would touch; write nothing")
+    offboarding_parser = commands.add_parser(
+        "offboard", help="close an organisation, and once its grace period is over delete all its data"
+    )
+    offboarding_parser.add_argument("--org", required=True, help="the organisation's id")
+    offboarding_parser.add_argument(
+        "--grace-days",
+        type=int,
+        help="days before its data is deleted, when closing it (default: OFFBOARDING_GRACE_DAYS)",
+    )
+    offboarding_parser.add_argument("--receipt", action="store_true", help="only print its deletion receipt")
+    offboarding_parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return root
 
 

@@ -20,6 +20,9 @@ class OrganizationStatus(StrEnum):
     SUSPENDED = "suspended"
     # Locked while ``server.py restore`` replaces its data (datastore/lifecycle/restore.py).
     RESTORING = "restoring"
+    # Closed by the platform: its data is deleted once the grace period is over
+    # (datastore/lifecycle/offboarding.py).
+    CLOSING = "closing"
 
 
 class Role(StrEnum):

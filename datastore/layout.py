@@ -32,6 +32,7 @@ constants below, spelt here once.
     LayoutVersion     LAYOUT                     #VERSION
     MigrationProgress LAYOUT                     MIGRATION#<version>#<org>
     RestoreRecord     LIFECYCLE#<org>            RESTORE#<lockedAt>
+    DeletionReceipt   LIFECYCLE#<org>            #DELETION
 
 Why the keys are shaped so (tenant partitions, the name entries' sort order, audit buckets,
 document slots) is told in datastore/keys.py, which holds the key vocabulary the scopes and
@@ -87,7 +88,14 @@ from datastore.model import (
     ts,
     words,
 )
-from datastore.records import IdempotencyRecord, LayoutStamp, MigrationProgress, PersistedDocument, RestoreRecord
+from datastore.records import (
+    DeletionReceipt,
+    IdempotencyRecord,
+    LayoutStamp,
+    MigrationProgress,
+    PersistedDocument,
+    RestoreRecord,
+)
 
 __all__ = ["ENTITY", "Item"]
 
@@ -459,7 +467,8 @@ def _counts_wire(counts: Any) -> dict[str, Any]:
 
 
 def _counts_from(value: dict[str, Any]) -> dict[str, int]:
-    return {kind: int(count["N"]) for kind, count in value["M"].items()}
+    # Sorted by kind: DynamoDB keeps no order in a map.
+    return {kind: int(count["N"]) for kind, count in sorted(value["M"].items())}
 
 
 RESTORE_RECORD: Final = Layout(
@@ -480,6 +489,23 @@ RESTORE_RECORD: Final = Layout(
     ),
 )
 """One restore of an organisation: where from, who, when, and what it wrote."""
+
+DELETION_RECEIPT: Final = Layout(
+    DeletionReceipt,
+    tag="DeletionReceipt",
+    key=("LIFECYCLE#{org_id}", "#DELETION"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s("orgName", "org_name"),
+        s("requestedBy", "requested_by", optional=True),
+        ts("closedAt", "closed_at"),
+        ts("deleteAfter", "delete_after"),
+        ts("startedAt", "started_at", optional=True),
+        ts("finishedAt", "finished_at", optional=True),
+        custom("deleted", "deleted", _counts_wire, _counts_from),
+    ),
+)
+"""An organisation's offboarding: closed when and by whom, deleted when, and what."""
 
 # --- the registry --------------------------------------------------------------------------------
 

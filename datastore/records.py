@@ -99,3 +99,25 @@ class RestoreRecord:
     unchanged: Mapping[str, int] = field(default_factory=dict)
     passes: int = 0
     counters_repaired: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionReceipt:
+    """The proof that an organisation was offboarded (datastore/lifecycle/offboarding.py): who
+    asked, when, and how many items of each kind were deleted. Kept in its lifecycle records,
+    outside its partitions, so it outlives them."""
+
+    org_id: OrgId
+    org_name: str
+    requested_by: str | None
+    closed_at: datetime
+    # No item is deleted before this (the grace period after closing).
+    delete_after: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    # The organisation's items by kind, counted once when the deletion began: what it deleted.
+    deleted: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def counted(self) -> bool:
+        return self.started_at is not None

@@ -101,6 +101,7 @@ POLICIES: Final[Mapping[str, Policy]] = {
     layout.MIGRATION_PROGRESS.tag: _PLATFORM,
     # Outside the organisation's partitions on purpose: the record outlives its data.
     layout.RESTORE_RECORD.tag: _PLATFORM,
+    layout.DELETION_RECEIPT.tag: _PLATFORM,
 }
 
 

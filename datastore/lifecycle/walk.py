@@ -260,9 +260,11 @@ class Walk:
         consistent: bool = False,
         window: int = WINDOW,
         on_foreign: Callable[[Item], None] = lambda _item: None,
+        found: Found | None = None,
     ) -> None:
         self.table = table
-        self.found = Found(org_id, now or items.now())
+        # What names the partitions: collected as the root and audit trail are read, or given.
+        self.found = found if found is not None else Found(org_id, now or items.now())
         self.families = families
         self.consistent = consistent
         self.window = window
@@ -280,6 +282,23 @@ class Walk:
         finally:
             # Never a join: a walk left unfinished (a download cut short) may be closed by the
             # garbage collector on any thread, one of this pool's own included.
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def of_family(self, family: Family) -> Iterator[Item]:
+        """One family's items, from what ``found`` names already (no other family is read)."""
+        index = FAMILIES.index(family)
+        pool = ThreadPoolExecutor(self.window, thread_name_prefix="lifecycle-walk")
+        try:
+            if family is ROOT:
+                yield from self._partition(keys.org_pk(self.found.org_id))
+            elif family is AUDIT:
+                for month in self.found.audit_months():
+                    yield from self._partition(layout.AUDIT_EVENT.partition(self.found.org_id, month))
+            elif family.by_key is not None:
+                yield from self._by_key(pool, family, index, None)
+            else:
+                yield from (item for _family, item in self._fan_out(pool, family, index, None))
+        finally:
             pool.shutdown(wait=False, cancel_futures=True)
 
     def _families(self, pool: ThreadPoolExecutor, after: Position | None) -> Iterator[tuple[Family, Item]]:

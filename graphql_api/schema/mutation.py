@@ -135,6 +135,15 @@ class Mutation:
         resolver=organizations.add_email_domain,
         description="Platform operators only: give an organisation one more email domain.",
     )
+    close_organization = strawberry.mutation(
+        resolver=organizations.close_organization,
+        description="Platform operators only (else FORBIDDEN): offboards an organisation. It becomes CLOSING at "
+        "once, so every request of its members and API keys, and sign-in, is refused as UNAUTHENTICATED; its "
+        "data is kept for the grace period (OFFBOARDING_GRACE_DAYS), then `server.py offboard` deletes every "
+        "item of it, releases its email domains and identities, and keeps a deletion receipt outside its data. "
+        "Closing a CLOSING organisation changes nothing; one being restored is a CONFLICT; an unknown id is "
+        "NOT_FOUND.",
+    )
     create_api_key = strawberry.mutation(
         resolver=api_keys.create_api_key,
         description="Creates an ACTIVE API key for an integration and returns its secret, this once (no "

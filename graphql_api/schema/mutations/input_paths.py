@@ -73,6 +73,7 @@ _DECLARED: Final[Mapping[str, Mapping[Field, str]]] = {
         "last_name": "adminLastName",
     },
     "addEmailDomain": {"org_id": "orgId", "domain": "domain"},
+    "closeOrganization": {"org_id": "orgId"},
     "createApiKey": {"name": "name", "role": "role"},
     "revokeApiKey": {"key_id": "id"},
 }

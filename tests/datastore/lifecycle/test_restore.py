@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,7 @@ import pytest
 from datastore import api_keys, counts, departments, employees, keys, layout, layout_version, organizations
 from datastore.entities import ApiKeyStatus, OrganizationStatus, Role
 from datastore.ids import OrgId
-from datastore.lifecycle import erasure, restore
+from datastore.lifecycle import erasure, offboarding, restore
 from datastore.lifecycle.restore import FileSource, Refused, Restore, TableSource
 from datastore.pagination import PageRequest
 from datastore.scope import ApiKeyScope, LifecycleScope, TenantScope
@@ -276,3 +277,13 @@ def test_restore__a_person_erased_since__erased_again(whole: Complete, tmp_path:
     assert whole.employee.email not in text and whole.leaver.email not in text
     assert "leaverton" not in text
     assert counts.check_organization(whole.tenant.table).drifts == []
+
+
+def test_restore__an_organisation_being_closed__refused(whole: Complete, tmp_path: Path) -> None:
+    """Only an ACTIVE or SUSPENDED organisation is restored (or a RESTORING one, resumed)."""
+    org_id, table = whole.tenant.org_id, whole.tenant.table
+    source = FileSource(export_file(table, org_id, tmp_path / "a.gz"))
+    offboarding.close(table.with_scope(LifecycleScope(OrgId(org_id), "offboard")), OrgId(org_id), grace=timedelta(1))
+
+    with pytest.raises(Refused, match="CLOSING"):
+        restoring(table, org_id, source).run()
