@@ -7,9 +7,11 @@ IAM policies, and what parses a key.
 Every tenant partition key (table and index) starts with ``ORG#<org>``; the identity items,
 the email domain markers, the platform's organisation list, the API key lookup items
 (keyed by the SHA-256 of a key's secret, so a bearer key is found with one GetItem before its
-tenant is known), the table's data-layout items and each organisation's lifecycle records
-(``LIFECYCLE#<org>``: its restores and its deletion receipt, kept outside its partitions so
-they outlive its data) are the only others. A domain marker names
+tenant is known), the identity provider clients (``ISSUER#<issuer>``, so sign-in finds the
+organisation whose provider issued an ID token with one GetItem), the refresh token lookup
+items (``REFRESH#<sha256>``, as the API keys'), the table's data-layout items and each
+organisation's lifecycle records (``LIFECYCLE#<org>``: its restores and its deletion receipt,
+kept outside its partitions so they outlive its data) are the only others. A domain marker names
 the one organisation that owns an email domain, platform-wide. The layout version item says
 which layout the table's data is in (datastore/layout_version.py); a migration's progress item
 records what ``server.py migrate`` finished for one organisation (datastore/migration.py).
@@ -49,6 +51,11 @@ EMAIL: Final = "EMAIL"
 DOMAIN: Final = "DOMAIN"
 APIKEY: Final = "APIKEY"
 AUDIT: Final = "AUDIT"
+# Sign-in's lookups outside every tenant: an identity provider's client by its issuer, and a
+# session's refresh token by the SHA-256 of its secret (datastore/identity_providers.py,
+# datastore/sessions.py).
+ISSUER: Final = "ISSUER"
+REFRESH: Final = "REFRESH"
 # An organisation's lifecycle records (restores, its deletion receipt): outside its partitions,
 # so they outlive its data (datastore/lifecycle/).
 LIFECYCLE: Final = "LIFECYCLE"
@@ -160,6 +167,14 @@ def is_api_key_lookup_pk(partition_key: str) -> bool:
     return partition_key.startswith(APIKEY + SEP)
 
 
+def is_issuer_pk(partition_key: str) -> bool:
+    return partition_key.startswith(ISSUER + SEP)
+
+
+def is_refresh_lookup_pk(partition_key: str) -> bool:
+    return partition_key.startswith(REFRESH + SEP)
+
+
 def lifecycle_pk(org_id: str) -> str:
     """The partition of an organisation's lifecycle records, outside its own space."""
     return _join(LIFECYCLE, org_id)
@@ -179,14 +194,6 @@ def is_identity_pk(partition_key: str) -> bool:
 
 def is_domain_pk(partition_key: str) -> bool:
     return partition_key.startswith(DOMAIN + SEP)
-
-
-def org_id_of(partition_key: str) -> str | None:
-    """The tenant a partition key belongs to, or None for the identity and platform keys."""
-    parts = partition_key.split(SEP)
-    if len(parts) >= 2 and parts[0] == ORG:
-        return parts[1]
-    return None
 
 
 def start_key_partition(start_key: Mapping[str, str], index: str | None) -> str | None:

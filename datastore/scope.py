@@ -44,11 +44,15 @@ class TenantScope:
     def may_write(self, partition_key: str) -> bool:
         # Identity items guard platform-wide email uniqueness, so creating an employee or
         # changing an email writes one; a tenant can never read one back. Creating and
-        # revoking an API key writes its lookup item (datastore/api_keys.py), never read here.
+        # revoking an API key writes its lookup item (datastore/api_keys.py), registering an
+        # identity provider its client items (datastore/identity_providers.py), and signing
+        # in a refresh token's lookup item (datastore/sessions.py): none is read here.
         return (
             self.may_read(partition_key)
             or keys.is_identity_pk(partition_key)
             or keys.is_api_key_lookup_pk(partition_key)
+            or keys.is_issuer_pk(partition_key)
+            or keys.is_refresh_lookup_pk(partition_key)
         )
 
     def may_check(self, partition_key: str) -> bool:
@@ -59,14 +63,22 @@ class TenantScope:
 
 @dataclass(frozen=True, slots=True)
 class SignInScope:
-    """Resolving an email to its organisation and employee before any tenant is known."""
+    """Who is signing in, before any tenant is known: an email's organisation and employee
+    (identity items), the organisation whose provider issued an ID token (identity provider
+    clients), a refresh token's session (its lookup item), and which organisation owns an
+    email's domain (domain markers, for ``GET /auth/discovery``). Reads only."""
 
     @property
     def name(self) -> str:
         return "sign-in"
 
     def may_read(self, partition_key: str) -> bool:
-        return keys.is_identity_pk(partition_key)
+        return (
+            keys.is_identity_pk(partition_key)
+            or keys.is_issuer_pk(partition_key)
+            or keys.is_refresh_lookup_pk(partition_key)
+            or keys.is_domain_pk(partition_key)
+        )
 
     def may_write(self, partition_key: str) -> bool:
         return False
@@ -114,11 +126,13 @@ class LayoutScope:
 
 @dataclass(frozen=True, slots=True)
 class PlatformScope:
-    """The platform operator: the list of organisations, creating one, adding its domains.
+    """The platform operator: the list of organisations, creating one, adding its domains,
+    registering its identity provider at onboarding.
 
-    ``provisioning`` names the one organisation being created or given a domain, whose
-    partition the operator may write into (and read back) for the length of that write,
-    along with the identity item of its first admin and its email domain markers.
+    ``provisioning`` names the one organisation being created, given a domain or a provider,
+    whose partition the operator may write into (and read back) for the length of that
+    write, along with the identity item of its first admin, its email domain markers and its
+    provider's client items.
     """
 
     provisioning: OrgId | None = None
@@ -141,6 +155,7 @@ class PlatformScope:
             keys.in_tenant(partition_key, self.provisioning)
             or keys.is_identity_pk(partition_key)
             or keys.is_domain_pk(partition_key)
+            or keys.is_issuer_pk(partition_key)
         )
 
     def may_check(self, partition_key: str) -> bool:
@@ -155,12 +170,12 @@ class LifecycleScope:
     """One organisation's whole data, for its export (reads only), restore or offboarding.
 
     Its own partitions, and the items outside every tenant's partitions that name it: the
-    identity items of its employees' emails and its email-domain markers (``EMAIL#``,
-    ``DOMAIN#``), and, for a restore or an offboarding but never an export, its API keys'
-    lookup items (``APIKEY#``: credentials). A key outside the tenant's space does not say
-    whose it is, so the lifecycle code reads only the keys the organisation's own items name
-    and keeps only items whose ``orgId`` is the organisation (datastore/lifecycle/walk.py),
-    and writes them only on that condition.
+    identity items of its employees' emails, its email-domain markers and its identity
+    provider's clients (``EMAIL#``, ``DOMAIN#``, ``ISSUER#``), and, for a restore or an
+    offboarding but never an export, its API keys' lookup items (``APIKEY#``: credentials).
+    A key outside the tenant's space does not say whose it is, so the lifecycle code reads
+    only the keys the organisation's own items name and keeps only items whose ``orgId`` is
+    the organisation (datastore/lifecycle/walk.py), and writes them only on that condition.
     """
 
     org_id: OrgId
@@ -177,6 +192,7 @@ class LifecycleScope:
             keys.in_tenant(partition_key, self.org_id)
             or keys.is_identity_pk(partition_key)
             or keys.is_domain_pk(partition_key)
+            or keys.is_issuer_pk(partition_key)
             or (
                 self.purpose != "export"
                 and (keys.is_api_key_lookup_pk(partition_key) or partition_key == keys.lifecycle_pk(self.org_id))

@@ -38,8 +38,8 @@ from datastore.model import ENTITY
 from datastore.table import Table
 
 # The families an export reads: every one holding an exported kind (tests/datastore/lifecycle
-# check this against kinds.py). Persisted documents (a cache) and API key lookup items
-# (credentials) are never read.
+# check this against kinds.py). Persisted documents (a cache), sessions (sign-in state) and
+# API key lookup items (credentials) are never read.
 FAMILIES: Final = (
     walk.ROOT,
     walk.MEMBERSHIPS,
@@ -49,6 +49,7 @@ FAMILIES: Final = (
     walk.IDEMPOTENCY,
     walk.IDENTITIES,
     walk.DOMAINS,
+    walk.ISSUER_CLIENTS,
 )
 # Items between two checkpoint lines of a download.
 CHECKPOINT_EVERY: Final = 1000

@@ -10,7 +10,9 @@ credentials and never leave the table (an API key's lookup item is keyed by the 
 secret), and ``secret`` names a credential inside an included kind that is left out of it
 (an API key record's hash); CACHE kinds are copies a client recreates by itself (persisted
 GraphQL documents, re-registered on a client's next request: not exported, and a restore
-leaves them as they are); PLATFORM kinds belong to no tenant (the layout version, migration
+leaves them as they are); SIGN_IN kinds are the state of who is signed in now (sessions,
+sign-out marks: not exported, and a restore leaves them as they are, since a backup must not
+sign anyone back in or out); PLATFORM kinds belong to no tenant (the layout version, migration
 progress, lifecycle records); INLINE kinds are never items of their own.
 
 Erasure (of one person). TOMBSTONE: the employee's item, kept without its personal values;
@@ -21,9 +23,13 @@ personal value (applications and applicant guards: ids and statuses); NONE: neve
 person. ``personal`` names the attributes holding personal values.
 
 Offboarding (of an organisation). DELETE: in the organisation's partitions; RELEASE:
-outside them but naming it (identity items, domain markers, API key lookups), deleted on
-the condition that they still name it, which frees the email or domain for anyone; KEEP: the
-platform's own (never the organisation's data).
+outside them but naming it (identity items, domain markers, API key lookups, identity
+provider clients), deleted on the condition that they still name it, which frees the email,
+domain or client id for anyone; EXPIRE: outside them and named by nothing the organisation
+holds (a refresh token's lookup, keyed by the hash of a secret nobody keeps), so unreachable
+without a Scan: refused from the moment the organisation closes and deleted by the table's
+TTL (the kind must declare ``expiresAt``, a test checks); KEEP: the platform's own (never
+the organisation's data).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ class Export(Enum):
     INCLUDED = "included"
     SECRET = "secret"
     CACHE = "cache"
+    SIGN_IN = "sign-in"
     PLATFORM = "platform"
     INLINE = "inline"
 
@@ -56,6 +63,7 @@ class Erasure(Enum):
 class Offboarding(Enum):
     DELETE = "delete"
     RELEASE = "release"
+    EXPIRE = "expire"
     KEEP = "keep"
 
 
@@ -93,6 +101,13 @@ POLICIES: Final[Mapping[str, Policy]] = {
     layout.APPLICANT.tag: Policy(Export.INCLUDED, Erasure.KEEP, Offboarding.DELETE),
     layout.API_KEY.tag: Policy(Export.INCLUDED, Erasure.NONE, Offboarding.DELETE, secret=(layout.SECRET_HASH,)),
     layout.API_KEY_LOOKUP.tag: Policy(Export.SECRET, Erasure.NONE, Offboarding.RELEASE),
+    # Sign-in: the provider's record is the organisation's data; its clients are lookup items
+    # outside the partitions, like identities. Sessions hold ids and times, no personal value.
+    layout.IDENTITY_PROVIDER.tag: _TENANT_DATA,
+    layout.ISSUER_CLIENT.tag: Policy(Export.INCLUDED, Erasure.NONE, Offboarding.RELEASE),
+    layout.SESSION.tag: Policy(Export.SIGN_IN, Erasure.KEEP, Offboarding.DELETE),
+    layout.SIGNED_OUT.tag: Policy(Export.SIGN_IN, Erasure.KEEP, Offboarding.DELETE),
+    layout.REFRESH_LOOKUP.tag: Policy(Export.SECRET, Erasure.NONE, Offboarding.EXPIRE),
     layout.AUDIT_EVENT.tag: Policy(Export.INCLUDED, Erasure.REDACT, Offboarding.DELETE, ("changes",)),
     # Its result is the written entity, the person's values included.
     layout.IDEMPOTENCY.tag: Policy(Export.INCLUDED, Erasure.DELETE, Offboarding.DELETE, ("result",)),

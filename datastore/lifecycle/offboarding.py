@@ -14,8 +14,11 @@ the receipt with the time the deletion began; then the families are emptied, der
 first and the root last (the root names every other family, so a run again after a failure
 still finds what is left), the organisation's own item very last. Items in its partitions go
 by BatchWriteItem (nobody writes a CLOSING organisation); items outside them that name it
-(identities, email-domain markers, API key lookups) are deleted one by one on the condition
-that they still name it, which releases each email and domain for anyone. Persisted
+(identities, email-domain markers, API key lookups, identity provider clients) are deleted
+one by one on the condition that they still name it, which releases each email, domain and
+client id for anyone. Refresh token lookups, which nothing names, are left to the table's TTL
+(at most their session's absolute lifetime); until then a refresh is refused, since its
+transaction wants the organisation ACTIVE. Persisted
 documents are found by their 4,096 slots. At the end the receipt gets its finishing time.
 Resumable: a run again after a failure skips the count (the receipt holds it) and deletes
 what is left. Only the organisation's keys are touched: the Table's LifecycleScope refuses
@@ -51,10 +54,12 @@ DELETE_ORDER: Final = (
     walk.NAMES,
     walk.IDEMPOTENCY,
     walk.AUDIT,
+    walk.SESSIONS,
     walk.DOCUMENTS,
     walk.IDENTITIES,
     walk.DOMAINS,
     walk.API_KEY_LOOKUPS,
+    walk.ISSUER_CLIENTS,
     walk.ROOT,
 )
 # Items deleted per BatchWriteItem group (the Table cuts them into calls of 25).

@@ -1,7 +1,10 @@
 """Restoring one organisation from an export file or from another table, into the live table.
 
 Only the organisation's items change: its partitions and the items outside them that name it
-(identities, domain markers, API key lookups). Every other organisation's items are never
+(identities, domain markers, API key lookups, identity provider clients). Sign-in state is
+neither exported nor restored: sessions and sign-out marks stay as they are live (a session
+of someone the source lacks, or has terminated, ends at its next refresh, whose transaction
+checks the employee). Every other organisation's items are never
 read or written (the Table's LifecycleScope refuses any other key).
 
 The lock. A restore holds the organisation RESTORING for its whole length: the status is set
@@ -54,7 +57,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 from datastore import counts, employees, items, keys, layout, layout_version, transact
 from datastore.entities import ApiKeyGrant, ApiKeyStatus, EmployeeStatus, OrganizationStatus
@@ -63,7 +66,7 @@ from datastore.ids import EmployeeId, OrgId, new_id_at
 from datastore.items import Item
 from datastore.lifecycle import erasure, export, export_format, walk
 from datastore.lifecycle.walk import Family
-from datastore.model import ENTITY, Layout
+from datastore.model import ENTITY
 from datastore.records import RestoreRecord
 from datastore.scope import LayoutScope, LifecycleScope, TenantScope, actor_of
 from datastore.table import Table
@@ -105,7 +108,7 @@ class Source(Protocol):
         """Every partition, in walk order (export.FAMILIES)."""
 
     def outside(self) -> Iterator[Item]:
-        """The items outside the tenant's space: identities and domain markers."""
+        """The items outside the tenant's space: identities, domain markers, provider clients."""
 
 
 def _grouped(records: Iterable[tuple[Family, Item]]) -> Iterator[Partition]:
@@ -178,7 +181,7 @@ class TableSource:
         return _grouped(self._walk(self._org_id, export.FAMILIES))
 
     def outside(self) -> Iterator[Item]:
-        walking = self._walk(self._org_id, (walk.IDENTITIES, walk.DOMAINS))
+        walking = self._walk(self._org_id, (walk.IDENTITIES, walk.DOMAINS, walk.ISSUER_CLIENTS))
         return (item for _family, item in walking)
 
 
@@ -444,24 +447,29 @@ class Restore:
             self._erased_before = set(before.erased)
         self._api_keys = []
         seen: set[str] = set()
+        # Single items outside the tenant's space, by key: an issuer's partition holds the
+        # clients of every organisation that registered it.
+        seen_outside: set[keys.Key] = set()
         for part in self.source.partitions():
-            seen.add(part.pk)
             if part.family.by_key is not None:
                 for item in part.items:
+                    seen_outside.add(_key(item))
                     self._replace_outside(item)
             else:
+                seen.add(part.pk)
                 self._replace_partition(part, locked_at)
             self.on_partition(self.report)
         for item in self._lookups():
-            seen.add(item[keys.PK]["S"])
+            seen_outside.add(_key(item))
             self._replace_outside(item)
         for family in (*export.FAMILIES, walk.API_KEY_LOOKUPS):
+            if family.by_key is not None:
+                for key in family.by_key(before):
+                    if key not in seen_outside:
+                        self._delete_outside(key)
+                continue
             for pk in walk.partition_keys(family, before):
-                if pk in seen:
-                    continue
-                if family.by_key is not None:
-                    self._delete_outside(pk, family)
-                else:
+                if pk not in seen:
                     self._empty(pk, locked_at)
 
     def _replace_partition(self, part: Partition, locked_at: datetime) -> None:
@@ -567,10 +575,10 @@ class Restore:
             return
         self.report.written[_kind(item)] += 1
 
-    def _delete_outside(self, pk: str, family: Family) -> None:
+    def _delete_outside(self, key: keys.Key) -> None:
         """A live item outside the tenant's space the source lacks: deleted on the condition
         that it names the organisation still."""
-        target = self.table.get(keys.Key(pk, _OUTSIDE_SORT_KEYS[family.name]), consistent=True)
+        target = self.table.get(key, consistent=True)
         if target is None or target.get(layout.ORG_ID, {}).get("S") != self.org_id:
             return
         try:
@@ -587,19 +595,6 @@ class Restore:
         except Conflict:
             return  # another organisation's by now: not ours to delete
         self.report.deleted[_kind(target)] += 1
-
-
-def _sort_key(kind: Layout[Any]) -> str:
-    assert kind.key is not None
-    return kind.key[1]
-
-
-# The one sort key of each family of single items outside the tenant's space.
-_OUTSIDE_SORT_KEYS: Final = {
-    walk.IDENTITIES.name: _sort_key(layout.IDENTITY),
-    walk.DOMAINS.name: _sort_key(layout.EMAIL_DOMAIN),
-    walk.API_KEY_LOOKUPS.name: _sort_key(layout.API_KEY_LOOKUP),
-}
 
 
 def _merged(source: Iterator[Item], live: Iterator[Item]) -> Iterator[tuple[Item | None, Item | None]]:

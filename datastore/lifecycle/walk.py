@@ -11,10 +11,16 @@ A tenant is a set of partition-key families, each reached from items read before
                                                        creation time) to now
     idempotency      ORG#<org>#IDEM#<key>              the idempotency keys named by audit events of the
                                                        last ``IDEMPOTENCY_REACH`` (a record lives 24 h)
+    sessions         ORG#<org>#SESSION#<emp>           the root's employees (sessions, sign-out marks)
     documents        ORG#<org>#PQ#<slot> / #DOCUMENT   the 4,096 slots, probed by key (offboarding only)
     identities       EMAIL#<email> / #IDENTITY         the root's email pointers and employees' emails
     domains          DOMAIN#<domain> / #DOMAIN         the organisation item's email domains
     api key lookups  APIKEY#<sha256> / #APIKEY         the root's API key records (their hashes)
+    issuer clients   ISSUER#<issuer> / CLIENT#<client> the root's identity provider (issuer, client ids)
+
+Refresh token lookups (``REFRESH#<sha256>``) are the one kind no family reaches: keyed by the
+hash of a secret nobody keeps, no item of the organisation names them. They expire by the
+table's TTL (datastore/lifecycle/kinds.py, ``Offboarding.EXPIRE``).
 
 GSI1's partitions (``ORG#<org>#EMP``, ``ORG#<org>#OPEN``, ``ORG#<org>#EMP#<emp>``) hold
 projections of items in the table's own partitions, so reading those reaches them. A family
@@ -79,6 +85,9 @@ class Found:
     domains: set[str] = field(default_factory=set)
     secret_hashes: set[str] = field(default_factory=set)
     idempotency_keys: set[str] = field(default_factory=set)
+    employees: set[str] = field(default_factory=set)
+    # (issuer, client id) of the organisation's identity provider's clients.
+    issuer_clients: set[tuple[str, str]] = field(default_factory=set)
     # Employees that are tombstones (erased): a restore erases them again.
     erased: set[str] = field(default_factory=set)
 
@@ -90,6 +99,7 @@ class Found:
             self.jobs.add(item[layout.JOB_ID]["S"])
         elif tag == layout.EMPLOYEE.tag:
             employee = layout.EMPLOYEE.read(item)
+            self.employees.add(employee.emp_id)
             self.prefixes.update(names.prefixes(employee.first_name, employee.last_name))
             if employee.email:
                 self.emails.add(employee.email)
@@ -101,6 +111,9 @@ class Found:
             self.domains.update(layout.ORGANIZATION.read(item).email_domains)
         elif tag == layout.API_KEY.tag and layout.SECRET_HASH in item:
             self.secret_hashes.add(item[layout.SECRET_HASH]["S"])
+        elif tag == layout.IDENTITY_PROVIDER.tag:
+            provider = layout.IDENTITY_PROVIDER.read(item)
+            self.issuer_clients.update((provider.issuer, client_id) for client_id in provider.client_ids)
 
     def note_audit(self, item: Item) -> None:
         key = item.get("idempotencyKey", {}).get("S")
@@ -179,6 +192,11 @@ IDEMPOTENCY: Final = Family(
     _template(layout.IDEMPOTENCY),
     lambda found: [layout.IDEMPOTENCY.partition(found.org_id, key) for key in sorted(found.idempotency_keys)],
 )
+SESSIONS: Final = Family(
+    "sessions",
+    _template(layout.SESSION),
+    lambda found: [layout.SESSION.partition(found.org_id, emp) for emp in sorted(found.employees)],
+)
 DOCUMENTS: Final = Family(
     "documents",
     _template(layout.PERSISTED_DOCUMENT),
@@ -207,6 +225,14 @@ API_KEY_LOOKUPS: Final = Family(
     lambda found: [],
     by_key=_single(layout.API_KEY_LOOKUP, lambda found: found.secret_hashes),
 )
+ISSUER_CLIENTS: Final = Family(
+    "issuer clients",
+    _template(layout.ISSUER_CLIENT),
+    lambda found: [],
+    by_key=lambda found: [
+        layout.ISSUER_CLIENT.key_at(issuer, client) for issuer, client in sorted(found.issuer_clients)
+    ],
+)
 
 # Every family, in walk order: each is reached from families before it.
 FAMILIES: Final = (
@@ -216,10 +242,12 @@ FAMILIES: Final = (
     NAMES,
     AUDIT,
     IDEMPOTENCY,
+    SESSIONS,
     DOCUMENTS,
     IDENTITIES,
     DOMAINS,
     API_KEY_LOOKUPS,
+    ISSUER_CLIENTS,
 )
 FAMILY_NAMES: Final = tuple(family.name for family in FAMILIES)
 

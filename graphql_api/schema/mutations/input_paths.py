@@ -76,6 +76,10 @@ _DECLARED: Final[Mapping[str, Mapping[Field, str]]] = {
     "closeOrganization": {"org_id": "orgId"},
     "createApiKey": {"name": "name", "role": "role"},
     "revokeApiKey": {"key_id": "id"},
+    "setIdentityProvider": {"issuer": "issuer", "client_ids": "clientIds", "org_id": "organizationId"},
+    "removeIdentityProvider": {"org_id": "organizationId"},
+    "signOut": {"secret": "refreshToken"},
+    "signOutEverywhere": {"emp_id": "employeeId"},
 }
 
 

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Final
 
-from datastore import api_keys, applications, documents, employees, items, jobs, layout
+from datastore import api_keys, applications, documents, employees, identity_providers, items, jobs, layout, sessions
 from datastore.entities import ApiKey, Application, Department, Employee, JobPosting, Role
 from tests.conftest import Tenant
 
@@ -33,6 +34,11 @@ KINDS_WRITTEN: Final = frozenset(
         layout.APPLICANT.tag,
         layout.API_KEY.tag,
         layout.API_KEY_LOOKUP.tag,
+        layout.IDENTITY_PROVIDER.tag,
+        layout.ISSUER_CLIENT.tag,
+        layout.SESSION.tag,
+        layout.SIGNED_OUT.tag,
+        layout.REFRESH_LOOKUP.tag,
         layout.AUDIT_EVENT.tag,
         layout.IDEMPOTENCY.tag,
         layout.PERSISTED_DOCUMENT.tag,
@@ -82,4 +88,16 @@ def complete(tenant: Tenant) -> Complete:
     api_key, secret = api_keys.create_api_key(table, name="HRIS sync", role=Role.ADMIN)
     digest = hashlib.sha256(DOCUMENT.encode()).hexdigest()
     documents.put_document(table, tenant.organization.org_id, digest, DOCUMENT, items.now())
+    # Each organisation its own issuer: two complete tenants in one table must not collide.
+    issuer = f"https://sso.example/{tenant.organization.org_id.lower()}"
+    identity_providers.set_identity_provider(
+        table,
+        tenant.organization.org_id,
+        issuer_url=issuer,
+        client_id_list=("web", "mobile"),
+        authorization_endpoint=f"{issuer}/authorize",
+        token_endpoint=f"{issuer}/token",
+    )
+    sessions.start_session(table, employee.emp_id, sessions.Lifetimes(timedelta(hours=1), timedelta(days=1)))
+    sessions.sign_out_everywhere(table, leaver.emp_id)
     return Complete(tenant, department, employee, leaver, job, application, api_key, secret)

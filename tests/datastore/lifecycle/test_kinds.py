@@ -13,10 +13,12 @@ OWNED = {
     for kind in layout.KINDS
     if kind.tag in kinds.POLICIES
     and (
-        kinds.POLICIES[kind.tag].export in (Export.INCLUDED, Export.SECRET, Export.CACHE)
+        kinds.POLICIES[kind.tag].export in (Export.INCLUDED, Export.SECRET, Export.CACHE, Export.SIGN_IN)
         or kinds.POLICIES[kind.tag].offboarding in (Offboarding.DELETE, Offboarding.RELEASE)
     )
     and kinds.POLICIES[kind.tag].export is not Export.INLINE
+    # Named by nothing the organisation holds: left to the table's TTL (test below).
+    and kinds.POLICIES[kind.tag].offboarding is not Offboarding.EXPIRE
 }
 
 
@@ -43,7 +45,11 @@ def test_export_families__reach_every_exported_kind() -> None:
 
 
 def test_export_families__read_no_credential_and_no_cache() -> None:
-    withheld = kinds.kinds_where(export=Export.SECRET) + kinds.kinds_where(export=Export.CACHE)
+    withheld = [
+        *kinds.kinds_where(export=Export.SECRET),
+        *kinds.kinds_where(export=Export.CACHE),
+        *kinds.kinds_where(export=Export.SIGN_IN),
+    ]
     templates = {family.template for family in export.FAMILIES}
     for kind in withheld:
         assert kind.key is not None and kind.key[0] not in templates, kind.tag
@@ -58,3 +64,11 @@ def test_personal_kinds__are_erased_somehow() -> None:
 def test_the_complete_tenant__writes_every_owned_kind() -> None:
     missing = OWNED - KINDS_WRITTEN
     assert not missing, f"add a write of {sorted(missing)} to tests/datastore/lifecycle/complete.py"
+
+
+def test_kinds_left_to_expire__carry_the_tables_ttl_attribute() -> None:
+    """An offboarding cannot reach them: only DynamoDB's TTL ever deletes them."""
+    expiring = kinds.kinds_where(offboarding=Offboarding.EXPIRE)
+    assert expiring, "no kind is left to expire: drop Offboarding.EXPIRE"
+    for kind in expiring:
+        assert layout.EXPIRES_AT in {attribute.name for attribute in kind.attributes}, kind.tag
