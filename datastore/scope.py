@@ -172,7 +172,8 @@ class LifecycleScope:
     Its own partitions, and the items outside every tenant's partitions that name it: the
     identity items of its employees' emails, its email-domain markers and its identity
     provider's clients (``EMAIL#``, ``DOMAIN#``, ``ISSUER#``), and, for a restore or an
-    offboarding but never an export, its API keys' lookup items (``APIKEY#``: credentials).
+    offboarding but never an export, its API keys' lookup items (``APIKEY#``: credentials)
+    and, to read only, the table's layout version (a restore checks its source's).
     A key outside the tenant's space does not say whose it is, so the lifecycle code reads
     only the keys the organisation's own items name and keeps only items whose ``orgId`` is
     the organisation (datastore/lifecycle/walk.py), and writes them only on that condition.
@@ -195,12 +196,17 @@ class LifecycleScope:
             or keys.is_issuer_pk(partition_key)
             or (
                 self.purpose != "export"
-                and (keys.is_api_key_lookup_pk(partition_key) or partition_key == keys.lifecycle_pk(self.org_id))
+                and (
+                    keys.is_api_key_lookup_pk(partition_key)
+                    or partition_key == keys.lifecycle_pk(self.org_id)
+                    # The layout version: a restore checks its source's.
+                    or keys.is_layout_pk(partition_key)
+                )
             )
         )
 
     def may_write(self, partition_key: str) -> bool:
-        return self.purpose != "export" and self.may_read(partition_key)
+        return self.purpose != "export" and self.may_read(partition_key) and not keys.is_layout_pk(partition_key)
 
     def may_check(self, partition_key: str) -> bool:
         return self.may_write(partition_key)

@@ -68,7 +68,7 @@ from datastore.lifecycle import erasure, export, export_format, walk
 from datastore.lifecycle.walk import Family
 from datastore.model import ENTITY
 from datastore.records import RestoreRecord
-from datastore.scope import LayoutScope, LifecycleScope, TenantScope, actor_of
+from datastore.scope import LifecycleScope, TenantScope, actor_of
 from datastore.table import Table
 
 # Replacing passes before the restore gives up (writes kept landing after the lock).
@@ -168,7 +168,8 @@ class TableSource:
         return walk.Walk(self.table.with_scope(LifecycleScope(org_id, "restore")), org_id, families=families)
 
     def check(self, org_id: OrgId) -> None:
-        version = layout_version.stored_version(self.table.with_scope(LayoutScope()))
+        # Read under the restore's own scope (and role): the source may be any table.
+        version = layout_version.stored_version(self.table.with_scope(LifecycleScope(org_id, "restore")))
         if version != layout_version.CURRENT:
             raise Refused(
                 f"table {self.table.name} is at layout {version}; this release restores layout {layout_version.CURRENT}"
