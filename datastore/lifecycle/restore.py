@@ -321,16 +321,19 @@ class Restore:
     # --- before anything is written ------------------------------------------------------------
 
     def preflight(self) -> None:
-        """Refused, with each of them, when another organisation holds an email or a domain
-        the source has: restoring would take it from them (one GetItem each, nothing written)."""
+        """Refused, with each of them, when another organisation holds an email, a domain or
+        a provider's client id the source has: restoring would take it from them (one GetItem
+        each, nothing written)."""
         held = []
         for item in self.source.outside():
-            live = self.table.get(_key(item), consistent=True)
+            key = _key(item)
+            live = self.table.get(key, consistent=True)
             if live is not None and live.get(layout.ORG_ID, {}).get("S") != self.org_id:
-                held.append(_key(item).pk)
+                # An issuer's partition holds many organisations' clients: name the client too.
+                held.append(f"{key.pk} / {key.sk}" if keys.is_issuer_pk(key.pk) else key.pk)
         if held:
             raise Refused(
-                f"another organisation now holds {len(held)} of the emails or domains the source has "
+                f"another organisation now holds {len(held)} of the emails, domains or client ids the source has "
                 f"({', '.join(sorted(held))}); nothing was written"
             )
 

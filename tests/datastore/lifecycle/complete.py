@@ -45,6 +45,7 @@ KINDS_WRITTEN: Final = frozenset(
     }
 )
 DOCUMENT: Final = "query Me { me { id } }"
+LIFETIMES: Final = sessions.Lifetimes(timedelta(hours=1), timedelta(days=1))
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ class Complete:
     application: Application
     api_key: ApiKey
     secret: str
+    # The employee's session's refresh token, and the provider's issuer.
+    refresh_token: str
+    issuer: str
 
 
 def complete(tenant: Tenant) -> Complete:
@@ -98,6 +102,6 @@ def complete(tenant: Tenant) -> Complete:
         authorization_endpoint=f"{issuer}/authorize",
         token_endpoint=f"{issuer}/token",
     )
-    sessions.start_session(table, employee.emp_id, sessions.Lifetimes(timedelta(hours=1), timedelta(days=1)))
+    _session, refresh_token = sessions.start_session(table, employee.emp_id, LIFETIMES)
     sessions.sign_out_everywhere(table, leaver.emp_id)
-    return Complete(tenant, department, employee, leaver, job, application, api_key, secret)
+    return Complete(tenant, department, employee, leaver, job, application, api_key, secret, refresh_token, issuer)

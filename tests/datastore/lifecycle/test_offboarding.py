@@ -6,17 +6,17 @@ from datetime import timedelta
 
 import pytest
 
-from datastore import api_keys, identities, layout, organizations
+from datastore import api_keys, identities, identity_providers, items, layout, organizations, sessions
 from datastore.entities import Identity, Organization, OrganizationStatus, Plan
 from datastore.errors import Conflict
 from datastore.ids import OrgId
 from datastore.lifecycle import offboarding
 from datastore.lifecycle.offboarding import NotYet
 from datastore.pagination import every
-from datastore.scope import ApiKeyScope, LifecycleScope, PlatformScope, SignInScope
+from datastore.scope import ApiKeyScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
 from datastore.table import Table
 from tests.conftest import TenantFactory
-from tests.datastore.lifecycle.complete import Complete, complete
+from tests.datastore.lifecycle.complete import LIFETIMES, Complete, complete
 from tests.datastore.lifecycle.support import counted, everything, fingerprint
 
 
@@ -59,6 +59,15 @@ def test_offboard__emails_and_domains_released(whole: Complete, platform: Table)
 
     assert identities.find_identity(platform.with_scope(SignInScope()), whole.employee.email) is None
     assert api_keys.find_grant(platform.with_scope(ApiKeyScope()), whole.secret) is None
+    sign_in = platform.with_scope(SignInScope())
+    assert identity_providers.find_client(sign_in, whole.issuer, "web") is None
+    assert identity_providers.find_client(sign_in, whole.issuer, "mobile") is None
+    # A refresh token's lookup is named by nothing the organisation held: TTL deletes it, and
+    # until then its session is gone, so a refresh is refused.
+    grant = sessions.find_grant(sign_in, whole.refresh_token)
+    assert grant is not None and grant.expires_at <= items.now() + LIFETIMES.absolute
+    with pytest.raises(sessions.RefreshRefused, match="gone"):
+        sessions.rotate(platform.with_scope(TenantScope(org_id)), grant, LIFETIMES)
     # The domain is free: a new organisation may own it, with the same admin email.
     org, _admin = organizations.create_organization(
         platform, name="Successor", plan=Plan.FREE, email_domains=[whole.tenant.domain],

@@ -9,13 +9,24 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import api_keys, counts, departments, employees, keys, layout, layout_version, organizations
+from datastore import (
+    api_keys,
+    counts,
+    departments,
+    employees,
+    identity_providers,
+    keys,
+    layout,
+    layout_version,
+    organizations,
+    sessions,
+)
 from datastore.entities import ApiKeyStatus, OrganizationStatus, Role
 from datastore.ids import OrgId
 from datastore.lifecycle import erasure, offboarding, restore
 from datastore.lifecycle.restore import FileSource, Refused, Restore, TableSource
 from datastore.pagination import PageRequest
-from datastore.scope import ApiKeyScope, LifecycleScope, TenantScope
+from datastore.scope import ApiKeyScope, LifecycleScope, SignInScope, TenantScope
 from datastore.table import Table
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore.lifecycle.complete import Complete, complete
@@ -287,3 +298,66 @@ def test_restore__an_organisation_being_closed__refused(whole: Complete, tmp_pat
 
     with pytest.raises(Refused, match="CLOSING"):
         restoring(table, org_id, source).run()
+
+
+def _provider(table: Table, org_id: str) -> tuple[str, tuple[str, ...]]:
+    found = identity_providers.get_identity_provider(table, OrgId(org_id), consistent=True)
+    assert found is not None
+    return found.issuer, found.client_ids
+
+
+def test_restore__a_client_id_another_organisation_holds_now__refused_naming_the_client(
+    whole: Complete, make_tenant: TenantFactory, tmp_path: Path
+) -> None:
+    org_id, table = whole.tenant.org_id, whole.tenant.table
+    other = make_tenant("Other")
+    issuer, _clients = _provider(table, org_id)
+    source = FileSource(export_file(table, org_id, tmp_path / "a.gz"))
+    # The organisation gives its "web" client up and another registers it.
+    identity_providers.remove_identity_provider(table, OrgId(org_id))
+    identity_providers.set_identity_provider(
+        other.table,
+        other.org_id,
+        issuer_url=issuer,
+        client_id_list=("web",),
+        authorization_endpoint=f"{issuer}/authorize",
+        token_endpoint=f"{issuer}/token",
+    )
+    before = fingerprint(table, org_id)
+
+    with pytest.raises(Refused, match=f"ISSUER#{issuer} / CLIENT#web"):
+        restoring(table, org_id, source).run()
+
+    assert fingerprint(table, org_id) == before
+    assert identity_providers.find_client(table.with_scope(SignInScope()), issuer, "web") is not None
+    assert status_of(table, org_id) is OrganizationStatus.ACTIVE
+
+
+def test_restore__clients_and_sessions_since__clients_put_back__sessions_left_as_they_are(
+    whole: Complete, tmp_path: Path
+) -> None:
+    org_id, table = whole.tenant.org_id, whole.tenant.table
+    issuer, clients = _provider(table, org_id)
+    source = FileSource(export_file(table, org_id, tmp_path / "a.gz"))
+    identity_providers.set_identity_provider(
+        table,
+        OrgId(org_id),
+        issuer_url=issuer,
+        client_id_list=(*clients, "added-later"),
+        authorization_endpoint=f"{issuer}/authorize",
+        token_endpoint=f"{issuer}/token",
+    )
+    started, _token = sessions.start_session(
+        table, whole.employee.emp_id, sessions.Lifetimes(timedelta(hours=1), timedelta(days=1))
+    )
+    session = sessions.get_session(table, whole.employee.emp_id, started.session_id)
+    assert session is not None
+
+    restoring(table, org_id, source).run()
+
+    sign_in = table.with_scope(SignInScope())
+    assert _provider(table, org_id) == (issuer, clients)
+    assert identity_providers.find_client(sign_in, issuer, "added-later") is None
+    assert all(identity_providers.find_client(sign_in, issuer, client) is not None for client in clients)
+    # Who is signed in is not the backup's to say.
+    assert sessions.get_session(table, whole.employee.emp_id, session.session_id) == session
