@@ -1,5 +1,5 @@
 """A customer's data over its whole life: export, restore of one tenant, erasure of a person,
-offboarding of an organisation, and the audit trail's retention.
+and offboarding of an organisation.
 
 ``kinds`` classifies every declared kind of item (datastore/layout.py) for each of them;
 ``walk`` reaches every partition of one organisation with Queries and GetItems only, never a
