@@ -49,6 +49,7 @@ from graphql_api.http.hosts import AllowedHosts
 from graphql_api.http.persisted import PersistedDocuments, StoreRegistered, load_manifest
 from graphql_api.http.subscriptions import SubscriptionsNotServed
 from graphql_api.http.transport import HttpTransport
+from graphql_api.http.unlisted import UnlistedDocuments
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
 from graphql_api.limits.concurrency import MaxConcurrentRequests
@@ -92,7 +93,12 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     )
     configure_tracing(settings.otel_endpoint, datastore.client)
     trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
-    persisted = PersistedDocuments(datastore, trusted)
+    audit = None
+    if settings.trusted_documents_mode == "audit":
+        audit = UnlistedDocuments(max_labels=settings.metrics_max_operations, max_tokens=settings.max_tokens)
+    persisted = PersistedDocuments(
+        datastore, trusted, bypass_roles=settings.trusted_documents_bypass_roles, audit=audit
+    )
     # Each document clients run, parsed, validated and analysed once (execution/documents.py).
     documents = Documents()
     # Limits first (they refuse before anything is loaded), then the caller's active check.
@@ -108,7 +114,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         ActiveCaller,
     ]
     if settings.cost_in_response:
-        extensions.append(Cost)
+        extensions.append(lambda: Cost(settings.max_cost))
     if settings.compiled_plans:
         # Last: every other extension's on_execute runs around the plan as around graphql-core.
         extensions.append(lambda: CompiledPlans(documents))
