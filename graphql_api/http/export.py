@@ -46,7 +46,15 @@ from datastore.organizations import get_organization
 from datastore.scope import LifecycleScope, TenantScope
 from graphql_api.auth.backend import principal_of
 from graphql_api.auth.tokens import Principal
-from graphql_api.execution.errors import ApiError, bad_input, forbidden, translate, unauthenticated
+from graphql_api.execution.errors import (
+    ApiError,
+    AuthReason,
+    bad_input,
+    forbidden,
+    token_missing,
+    translate,
+    unauthenticated,
+)
 from graphql_api.http.raw import ErrorResponse
 from graphql_api.request.services import Services
 
@@ -97,7 +105,7 @@ class ExportDownload:
     def _admin(request: Request) -> Principal:
         principal = principal_of(request)
         if principal is None:
-            raise unauthenticated()
+            raise token_missing()
         if principal.org_id is None:
             raise forbidden("platform operators export an organisation with `server.py export`")
         if principal.role is not Role.ADMIN:
@@ -137,17 +145,19 @@ class ExportDownload:
         if principal.api_key:  # the key's own status was read when it was authenticated
             organization = await self.services.run_blocking(get_organization, table)
             if organization is None or organization.status is not OrganizationStatus.ACTIVE:
-                raise unauthenticated("the organisation is not active")
+                raise unauthenticated("the organisation is not active", AuthReason.ACCOUNT_INACTIVE)
             return
         emp_id = principal.employee_id
         assert emp_id is not None
         organization, employee = await self.services.run_blocking(organization_and_employee, table, emp_id)
         if organization is None or organization.status is not OrganizationStatus.ACTIVE:
-            raise unauthenticated("the organisation is not active")
+            raise unauthenticated("the organisation is not active", AuthReason.ACCOUNT_INACTIVE)
         if employee is None or employee.status is not EmployeeStatus.ACTIVE:
-            raise unauthenticated("the employee is not active")
+            raise unauthenticated("the employee is not active", AuthReason.ACCOUNT_INACTIVE)
         if employee.role is not principal.role:
-            raise unauthenticated("the token's role is no longer the employee's role; sign in again")
+            raise unauthenticated(
+                "the token's role is no longer the employee's role: get a new token", AuthReason.ROLE_CHANGED
+            )
 
     # --- the stream --------------------------------------------------------------------------
 

@@ -106,7 +106,7 @@ def test_export__an_employee_api_key__forbidden(api: Api, whole: Complete) -> No
 def test_export__no_token__unauthenticated(api: Api) -> None:
     response = _get(api.http, None)
     assert response.status_code == 401
-    assert response.json()["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+    assert response.json()["errors"][0]["extensions"] == {"code": "UNAUTHENTICATED", "reason": "TOKEN_MISSING"}
 
 
 def test_export__a_platform_operator__forbidden(api: Api) -> None:
@@ -121,7 +121,9 @@ def test_export__a_suspended_organisation__unauthenticated(api: Api, whole: Comp
         ExpressionAttributeNames={"#s": "status"},
         ExpressionAttributeValues={":s": {"S": "suspended"}},
     )
-    assert _get(api.http, api.token(whole.tenant.admin)).status_code == 401
+    response = _get(api.http, api.token(whole.tenant.admin))
+    assert response.status_code == 401
+    assert response.json()["errors"][0]["extensions"] == {"code": "UNAUTHENTICATED", "reason": "ACCOUNT_INACTIVE"}
 
 
 def test_export__resumed_after_each_checkpoint__the_rest(api: Api, large: Tenant) -> None:
