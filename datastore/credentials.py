@@ -166,9 +166,11 @@ class RoleCredentials:
 
     def sign_per_scope(self, client: DynamoDBClient) -> None:
         """Make ``client`` sign each request sent inside ``signing_for(scope)`` for that scope."""
-        client.meta.events.register("before-sign.dynamodb", self._before_sign, unique_id=_HANDLER_ID)
+        client.meta.events.register("before-sign.dynamodb", self.before_sign, unique_id=_HANDLER_ID)
 
-    def _before_sign(self, request: Any, **_: Any) -> None:
+    def before_sign(self, request: Any, **_: Any) -> None:
+        """botocore's ``before-sign`` hook: a request sent inside ``signing_for(scope)`` is
+        signed with that scope's credentials (the bench times it, bench/signing.py)."""
         scope = _signing_scope.get()
         if scope is not None:
             request.context.setdefault("signing", {})["request_credentials"] = self.for_scope(scope)
