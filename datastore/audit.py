@@ -23,7 +23,7 @@ from datastore.table import QueryResult, Table, start_key_of
 from datastore.validation import page_size
 
 
-def event_for(change: Change, *, actor_id: str | None, at: datetime) -> AuditEvent:
+def event_for(change: Change, *, actor_id: str | None, at: datetime, idempotency_key: str | None = None) -> AuditEvent:
     return AuditEvent(
         org_id=change.org_id,
         event_id=new_id_at(at),
@@ -35,6 +35,7 @@ def event_for(change: Change, *, actor_id: str | None, at: datetime) -> AuditEve
         changes=change.fields(),
         before_version=change.before_version,
         after_version=change.after_version,
+        idempotency_key=idempotency_key,
     )
 
 

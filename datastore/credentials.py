@@ -1,13 +1,17 @@
 """Which AWS credentials sign a DynamoDB request: an STS role session per scope, cached.
 
-With the role settings (TENANT_ROLE_ARN, SIGNIN_ROLE_ARN, PLATFORM_ROLE_ARN) every request
+With the role settings (TENANT_ROLE_ARN, SIGNIN_ROLE_ARN, PLATFORM_ROLE_ARN, EXPORT_ROLE_ARN,
+LIFECYCLE_ROLE_ARN) every request
 a Table sends is signed with credentials of the role for the Table's scope, from STS
 AssumeRole:
 
 - ``TenantScope(org)``: the tenant role, with the session tag ``org=<orgId>``;
 - ``SignInScope``: the sign-in role; ``ApiKeyScope`` too (session ``api-key``);
 - ``PlatformScope``: the platform role, plus the tag ``provisioning=<orgId>`` while creating
-  that organisation; ``LayoutScope`` (the table's layout version) too (session ``layout``).
+  that organisation; ``LayoutScope`` (the table's layout version) too (session ``layout``);
+- ``LifecycleScope(org, purpose)``: the export role for an export, the lifecycle role for a
+  restore or an offboarding, each with the session tag ``org=<orgId>`` (session
+  ``<purpose>-<orgId>``).
 
 The roles' ``dynamodb:LeadingKeys`` policies (``datastore/iam.py``) then hold each request to
 the partitions its tags name. That is a second wall behind the Table's own scope check
@@ -55,7 +59,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from datastore import iam
 from datastore.config import RoleSettings
 from datastore.errors import ScopeViolation, Unavailable
-from datastore.scope import ApiKeyScope, LayoutScope, PlatformScope, Scope, SignInScope, TenantScope
+from datastore.scope import ApiKeyScope, LayoutScope, LifecycleScope, PlatformScope, Scope, SignInScope, TenantScope
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -112,6 +116,10 @@ def role_session(roles: RoleSettings, scope: Scope) -> RoleSession:
         # The platform's own bookkeeping: the start-up check and the migration read and
         # write it (the platform role's DataLayout statement, datastore/iam.py).
         return RoleSession(roles.platform_role_arn, "layout")
+    if isinstance(scope, LifecycleScope):
+        # An export only reads (TenantExport); a restore or an offboarding writes too.
+        role = roles.export_role_arn if scope.purpose == "export" else roles.lifecycle_role_arn
+        return RoleSession(role, f"{scope.purpose}-{scope.org_id}", ((iam.ORG_TAG, scope.org_id),))
     raise ScopeViolation(f"no role signs for {scope.name}")
 
 

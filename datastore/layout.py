@@ -36,6 +36,8 @@ constants below, spelt here once.
     PersistedDocument ORG#<org>#PQ#<slot>        #DOCUMENT     (slot: the SHA-256's first 3 hex digits)
     LayoutVersion     LAYOUT                     #VERSION
     MigrationProgress LAYOUT                     MIGRATION#<version>#<org>
+    RestoreRecord     LIFECYCLE#<org>            RESTORE#<lockedAt>
+    DeletionReceipt   LIFECYCLE#<org>            #DELETION
 
 Why the keys are shaped so (tenant partitions, the name entries' sort order, audit buckets,
 document slots) is told in datastore/keys.py, which holds the key vocabulary the scopes and
@@ -97,7 +99,14 @@ from datastore.model import (
     ts,
     words,
 )
-from datastore.records import IdempotencyRecord, LayoutStamp, MigrationProgress, PersistedDocument
+from datastore.records import (
+    DeletionReceipt,
+    IdempotencyRecord,
+    LayoutStamp,
+    MigrationProgress,
+    PersistedDocument,
+    RestoreRecord,
+)
 
 __all__ = ["ENTITY", "Item"]
 
@@ -127,6 +136,8 @@ SIGNED_OUT_AT: Final = "signedOutAt"
 # The table's TTL attribute (epoch seconds): idempotency records and persisted documents.
 EXPIRES_AT: Final = "expiresAt"
 LAYOUT_VERSION: Final = "layoutVersion"
+LOCKED_AT: Final = "lockedAt"
+ERASED_AT: Final = "erasedAt"
 
 # A job's application counters, one number attribute per status (absent reads as 0). Only
 # ``ADD`` changes them, in the application writes' transactions (datastore/applications.py).
@@ -198,6 +209,8 @@ ORGANIZATION: Final = Layout(
         enum(STATUS, "status", OrganizationStatus),
         ts(CREATED_AT, "created_at"),
         words(EMAIL_DOMAINS, "email_domains"),
+        ts(LOCKED_AT, "locked_at", optional=True),
+        enum("statusBeforeLock", "status_before_lock", OrganizationStatus, optional=True),
     ),
 )
 
@@ -249,6 +262,7 @@ _EMPLOYEE_ATTRIBUTES: Final[tuple[Attribute, ...]] = (
     ts("hiredAt", "hired_at"),
     ts("terminatedAt", "terminated_at", optional=True),
     n(VERSION, "version"),
+    ts(ERASED_AT, "erased_at", optional=True),
 )
 
 EMPLOYEE: Final = Layout(
@@ -367,7 +381,7 @@ API_KEY: Final = Layout(
         enum(ROLE, "role", Role),
         enum(STATUS, "status", ApiKeyStatus),
         ts(CREATED_AT, "created_at"),
-        s(SECRET_HASH, "secret_hash"),
+        s(SECRET_HASH, "secret_hash", optional=True),
         ts(LAST_USED_AT, "last_used_at", optional=True),
         ts(REVOKED_AT, "revoked_at", optional=True),
     ),
@@ -482,6 +496,8 @@ AUDIT_EVENT: Final = Layout(
         custom("changes", "changes", _changes_wire, _changes_from),
         n("beforeVersion", "before_version", optional=True),
         n("afterVersion", "after_version", optional=True),
+        s("idempotencyKey", "idempotency_key", optional=True),
+        ts(ERASED_AT, "erased_at", optional=True),
     ),
 )
 
@@ -532,3 +548,58 @@ MIGRATION_PROGRESS: Final = Layout(
     ),
 )
 """What ``server.py migrate`` finished for one organisation, on the way to layout ``version``."""
+
+# --- an organisation's lifecycle records ---------------------------------------------------------
+
+
+def _counts_wire(counts: Any) -> dict[str, Any]:
+    return {"M": {kind: {"N": str(count)} for kind, count in sorted(counts.items())}}
+
+
+def _counts_from(value: dict[str, Any]) -> dict[str, int]:
+    # Sorted by kind: DynamoDB keeps no order in a map.
+    return {kind: int(count["N"]) for kind, count in sorted(value["M"].items())}
+
+
+RESTORE_RECORD: Final = Layout(
+    RestoreRecord,
+    tag="RestoreRecord",
+    key=("LIFECYCLE#{org_id}", "RESTORE#{locked_at:timestamp}"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        ts(LOCKED_AT, "locked_at"),
+        s("source", "source"),
+        s("actorId", "actor_id", optional=True),
+        ts("finishedAt", "finished_at", optional=True),
+        custom("written", "written", _counts_wire, _counts_from),
+        custom("deleted", "deleted", _counts_wire, _counts_from),
+        custom("unchanged", "unchanged", _counts_wire, _counts_from),
+        n("passes", "passes"),
+        n("countersRepaired", "counters_repaired"),
+    ),
+)
+"""One restore of an organisation: where from, who, when, and what it wrote."""
+
+DELETION_RECEIPT: Final = Layout(
+    DeletionReceipt,
+    tag="DeletionReceipt",
+    key=("LIFECYCLE#{org_id}", "#DELETION"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s("orgName", "org_name"),
+        s("requestedBy", "requested_by", optional=True),
+        ts("closedAt", "closed_at"),
+        ts("deleteAfter", "delete_after"),
+        ts("startedAt", "started_at", optional=True),
+        ts("finishedAt", "finished_at", optional=True),
+        custom("deleted", "deleted", _counts_wire, _counts_from),
+    ),
+)
+"""An organisation's offboarding: closed when and by whom, deleted when, and what."""
+
+# --- the registry --------------------------------------------------------------------------------
+
+KINDS: Final[tuple[Layout[Any], ...]] = tuple(value for value in list(globals().values()) if isinstance(value, Layout))
+"""Every kind declared above, in declaration order: what export, restore, erasure and
+offboarding classify (datastore/lifecycle/kinds.py), so a kind declared here is a kind they
+must account for (tests/datastore/lifecycle/test_kinds.py fails until they do)."""

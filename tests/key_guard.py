@@ -4,8 +4,9 @@ Each request's partition keys (table or index) lie in one organisation's ``ORG#<
 space, or on a named path: identity ``EMAIL#`` items, email domain ``DOMAIN#`` markers, the
 platform's ``ORGS`` list (read on GSI1 only), API key lookup items (``APIKEY#<sha256>``),
 identity provider clients (``ISSUER#<issuer>``), refresh token lookup items
-(``REFRESH#<sha256>``), the table's data-layout items (``LAYOUT``). Persisted GraphQL
-documents are in their organisation's space (``ORG#<org>#PQ#<slot>``).
+(``REFRESH#<sha256>``), the table's data-layout items (``LAYOUT``), an organisation's
+lifecycle records (``LIFECYCLE#<org>``). Persisted GraphQL documents are in their
+organisation's space (``ORG#<org>#PQ#<slot>``).
 Requests of unkeyed operations (Scan, PartiQL statements) are violations: no partition key
 bounds them. Control-plane calls name no item and pass.
 """
@@ -21,7 +22,8 @@ from datastore.calls import Call, CallLog
 
 MODULE: Final = "test_key_guard.py"
 
-# BatchWriteItem: the API never sends one; test fixtures seed bulk data with it.
+# BatchWriteItem: the API never sends one; a restore does (datastore/lifecycle/restore.py), and
+# test fixtures seed bulk data with it.
 KEYED_OPERATIONS: Final = frozenset(
     {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "BatchGetItem", "TransactWriteItems", "BatchWriteItem"}
 )
@@ -68,6 +70,7 @@ def named_space(partition_key: str) -> bool:
         or keys.is_issuer_pk(partition_key)
         or keys.is_refresh_lookup_pk(partition_key)
         or keys.is_layout_pk(partition_key)
+        or keys.is_lifecycle_pk(partition_key)
     )
 
 

@@ -19,6 +19,8 @@ department through the request's batched loader.
     Organization.identityProvider  -            -                              yes
     set/removeIdentityProvider     -            -                              yes (and operators, naming it)
     signOut / signOutEverywhere    own          own                            own; everywhere: any employee
+    erasePerson, GET /export       -            -                              yes
+    closeOrganization              -            -                              - (operators only)
 
 API keys act with the role they were given, EMPLOYEE or ADMIN, by the rows above; a key is
 not a person, so ``me`` is null for it and it cannot apply to a job (``person``), and an

@@ -230,6 +230,8 @@ class ApiSettings:
     request_timeout_seconds: float = 10.0
     # Queries run by compiled execution plans (graphql_api/execution/plan/); false runs all on graphql-core.
     compiled_plans: bool = True
+    # Days between closing an organisation and deleting its data (datastore/lifecycle/offboarding.py).
+    offboarding_grace_days: int = 30
 
     @property
     def development(self) -> bool:
@@ -296,6 +298,7 @@ class ApiSettings:
             otel_endpoint=env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
             request_timeout_seconds=env_float(env, "REQUEST_TIMEOUT_SECONDS", 10.0),
             compiled_plans=env_bool(env, "COMPILED_PLANS", True),
+            offboarding_grace_days=env_int(env, "OFFBOARDING_GRACE_DAYS", 30, minimum=0),
         )
 
     def hosts_to_serve(self) -> tuple[str, ...]:
