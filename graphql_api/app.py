@@ -91,7 +91,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     services = Services(
         settings, datastore, executor, CursorCodec(settings.jwt_secret), tenant_buckets=tenant_buckets(settings)
     )
-    configure_tracing(settings.otel_endpoint, datastore.client)
+    configure_tracing(settings.otel_endpoint, datastore.client, datastore.aio.observers)
     trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
     audit = None
     if settings.trusted_documents_mode == "audit":
@@ -133,6 +133,8 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         yield
         executor.shutdown(wait=False, cancel_futures=True)
         readiness.close()
+        # The read path's connections on this loop (datastore/async_client.py).
+        await datastore.aclose()
 
     app = Starlette(
         routes=[
