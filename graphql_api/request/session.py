@@ -12,9 +12,6 @@ for its loaders or runs a call through it, and the session refuses what may not 
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -118,17 +115,16 @@ class RequestSession:
         self._budget.charge(self.call_log)
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run a blocking (boto3) call on the I/O pool, never on the event loop.
+        """Run a blocking (boto3) call on the process's I/O pool, never on the event loop.
 
         Refused past the deadline, both when queued and when a thread picks it up (a call
         that waited in the queue past the deadline is never sent). Cancelling the awaiting
-        task (deadline, disconnect) cancels a call not yet started. The context is copied so
-        the call is recorded in this request's CallLog and loader batch.
+        task (deadline, disconnect) cancels a call not yet started. The pool's runner
+        (request/blocking.py) copies the context, so the call is recorded in this request's
+        CallLog.
         """
         self.admit_call()
-        context = contextvars.copy_context()
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.services.executor, functools.partial(self._send, context, fn, *args))
+        return await self.services.run_blocking(self._send, fn, *args)
 
     async def run_write(self, fn: Callable[..., T], *args: Any) -> T:
         """``run`` for a write: once it is sent, a failure may leave it applied."""
@@ -136,9 +132,9 @@ class RequestSession:
         self.write_dispatched = True
         return await self.run(fn, *args)
 
-    def _send(self, context: contextvars.Context, fn: Callable[..., T], *args: Any) -> T:
+    def _send(self, fn: Callable[..., T], *args: Any) -> T:
         self.check()  # on the I/O thread: the call may have waited in the queue
-        return context.run(fn, *args)
+        return fn(*args)
 
     # --- tenant data ----------------------------------------------------------------------
 

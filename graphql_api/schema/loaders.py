@@ -22,8 +22,8 @@ from datastore import applications, async_reads, departments, employees, jobs
 from datastore.async_table import AsyncTable
 from datastore.by_id import Kind
 from datastore.entities import Application, AuditEvent, Department, Employee, JobPosting, Organization, Subscription
-from datastore.ids import DepartmentId, EmployeeId, JobId
-from datastore.pagination import Page, PageRequest, StartKey
+from datastore.ids import DepartmentId, EmployeeId, JobId, OrgId
+from datastore.pagination import Page, PageQuery, PageRequest, StartKey
 from graphql_api.execution.batch_loader import SharedLoader
 from graphql_api.execution.fields import Deferred
 
@@ -142,46 +142,36 @@ class ListLoader(SharedLoader[ListKey, Page[Any]]):
 # --- list fetchers: (table, parent id, page request) -> page ----------------------------------
 
 
-def departments_of_org(table: AsyncTable, _parent: str | None, request: PageRequest) -> Awaitable[Page[Department]]:
-    return table.page(departments.departments_of(table.tenant.org_id), request)
+def _pages(query: Callable[[OrgId, str | None], PageQuery[Any]]) -> ListFetch:
+    """A list read as pages of the datastore's query for the tenant and the list's parent id.
+
+    The fetcher is the list's identity in a ``ListKey`` (the loader batches and caches by
+    it), so each list below is made once, at import.
+    """
+
+    def fetch(table: AsyncTable, parent: str | None, request: PageRequest) -> Awaitable[Page[Any]]:
+        return table.page(query(table.tenant.org_id, parent), request)
+
+    return fetch
 
 
-def employees_of_org(table: AsyncTable, _parent: str | None, request: PageRequest) -> Awaitable[Page[Employee]]:
-    return table.page(employees.employees_of(table.tenant.org_id), request)
+def _own(parent: str | None) -> str:
+    assert parent is not None  # a list of a department, job or employee has its parent's id
+    return parent
 
 
-def employees_by_name(table: AsyncTable, prefix: str | None, request: PageRequest) -> Awaitable[Page[Employee]]:
-    assert prefix is not None
-    return table.page(employees.employees_by_name(table.tenant.org_id, prefix), request)
-
-
-def employees_of_department(table: AsyncTable, dept_id: str | None, request: PageRequest) -> Awaitable[Page[Employee]]:
-    assert dept_id is not None  # a department's own id (the list's parent)
-    return table.page(employees.department_employees(table.tenant.org_id, DepartmentId(dept_id)), request)
-
-
-def open_jobs_of_org(table: AsyncTable, _parent: str | None, request: PageRequest) -> Awaitable[Page[JobPosting]]:
-    return table.page(jobs.open_jobs_of(table.tenant.org_id), request)
-
-
-def jobs_of_org(table: AsyncTable, _parent: str | None, request: PageRequest) -> Awaitable[Page[JobPosting]]:
-    return table.page(jobs.jobs_of(table.tenant.org_id), request)
-
-
-def applications_of_job(table: AsyncTable, job_id: str | None, request: PageRequest) -> Awaitable[Page[Application]]:
-    assert job_id is not None  # a job's own id (the list's parent)
-    return table.page(applications.job_applications(table.tenant.org_id, JobId(job_id)), request)
-
-
-def applications_of_employee(
-    table: AsyncTable, emp_id: str | None, request: PageRequest
-) -> Awaitable[Page[Application]]:
-    assert emp_id is not None  # an employee's own id (the list's parent)
-    return table.page(applications.employee_applications(table.tenant.org_id, EmployeeId(emp_id)), request)
+departments_of_org = _pages(lambda org, _: departments.departments_of(org))
+employees_of_org = _pages(lambda org, _: employees.employees_of(org))
+employees_by_name = _pages(lambda org, prefix: employees.employees_by_name(org, _own(prefix)))
+employees_of_department = _pages(lambda org, dept: employees.department_employees(org, DepartmentId(_own(dept))))
+open_jobs_of_org = _pages(lambda org, _: jobs.open_jobs_of(org))
+jobs_of_org = _pages(lambda org, _: jobs.jobs_of(org))
+applications_of_job = _pages(lambda org, job: applications.job_applications(org, JobId(_own(job))))
+applications_of_employee = _pages(lambda org, emp: applications.employee_applications(org, EmployeeId(_own(emp))))
 
 
 def audit_events_of_org(table: AsyncTable, _parent: str | None, request: PageRequest) -> Awaitable[Page[AuditEvent]]:
-    """Newest first, whatever ``request.descending`` says."""
+    """Newest first, whatever ``request.descending`` says (the audit trail's walk, not one query)."""
     return async_reads.list_audit_events(table, request)
 
 
