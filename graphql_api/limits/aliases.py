@@ -17,10 +17,9 @@ from graphql import (
     OperationDefinitionNode,
     SelectionSetNode,
 )
-from strawberry.extensions import AddValidationRules
 
 from graphql_api.execution.selection import fragments_of, spread_once
-from graphql_api.limits.document_rule import document_rule
+from graphql_api.limits.document_rule import DocumentLimit
 
 
 def alias_count(
@@ -46,12 +45,6 @@ def alias_count(
     return total
 
 
-class MaxAliases(AddValidationRules):
-    def __init__(self, max_aliases: int) -> None:
-        self.max_aliases = max_aliases
-        super().__init__([document_rule(too_many_aliases, max_aliases)])
-
-
 def too_many_aliases(document: DocumentNode, limit: int) -> list[GraphQLError]:
     fragments = fragments_of(document)
     memo: dict[str, int] = {}
@@ -68,3 +61,8 @@ def too_many_aliases(document: DocumentNode, limit: int) -> list[GraphQLError]:
             extensions={"limit": "aliases", "aliases": count, "maxAliases": limit},
         )
     ]
+
+
+class MaxAliases(DocumentLimit):
+    def __init__(self, max_aliases: int) -> None:
+        super().__init__(too_many_aliases, max_aliases)

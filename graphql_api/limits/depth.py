@@ -27,10 +27,9 @@ from graphql import (
     OperationDefinitionNode,
     SelectionSetNode,
 )
-from strawberry.extensions import AddValidationRules
 
 from graphql_api.execution.selection import fragments_of, spread_once
-from graphql_api.limits.document_rule import document_rule
+from graphql_api.limits.document_rule import DocumentLimit
 
 # Fields that add no level wherever they are (``node`` adds none directly under ``edges``).
 NO_LEVEL = frozenset({"edges", "ofType"})
@@ -86,12 +85,6 @@ def document_depth(
     return deepest
 
 
-class MaxDepth(AddValidationRules):
-    def __init__(self, max_depth: int) -> None:
-        self.max_depth = max_depth
-        super().__init__([document_rule(too_deep, max_depth)])
-
-
 def too_deep(document: DocumentNode, limit: int) -> Iterator[GraphQLError]:
     fragments = fragments_of(document)
     memo: dict[tuple[str, bool], int] = {}
@@ -109,3 +102,8 @@ def _error(depth: int, limit: int, operation: Any) -> GraphQLError:
         operation,
         extensions={"limit": "depth", "depth": depth, "maxDepth": limit},
     )
+
+
+class MaxDepth(DocumentLimit):
+    def __init__(self, max_depth: int) -> None:
+        super().__init__(too_deep, max_depth)

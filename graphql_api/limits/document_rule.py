@@ -1,4 +1,5 @@
-"""A document limit as a graphql-core validation rule: one class per check and limit."""
+"""A document limit as a graphql-core validation rule (one class per check and limit), and the
+Strawberry extension that adds it."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import functools
 from collections.abc import Callable, Iterable
 
 from graphql import DocumentNode, GraphQLError, ValidationContext, ValidationRule
+from strawberry.extensions import AddValidationRules
 
 DocumentCheck = Callable[[DocumentNode, int], Iterable[GraphQLError]]
 """What a document breaks of ``limit``: an error for each excess, none when within it."""
@@ -24,3 +26,11 @@ def document_rule(check: DocumentCheck, limit: int) -> type[ValidationRule]:
                 context.report_error(error)
 
     return DocumentLimitRule
+
+
+class DocumentLimit(AddValidationRules):
+    """The extension that refuses the documents ``check`` finds past ``limit``."""
+
+    def __init__(self, check: DocumentCheck, limit: int) -> None:
+        self.limit = limit
+        super().__init__([document_rule(check, limit)])
