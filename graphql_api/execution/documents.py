@@ -40,7 +40,7 @@ from graphql import (
 from graphql.execution import Executor
 
 from graphql_api.execution.analysis import COST_ARGUMENTS, Analysis, analyse, cost_key
-from graphql_api.execution.plan.compiler import Plan, Unsupported, compile_operation
+from graphql_api.execution.plan.compiler import CompiledPlan, Unsupported, compile_operation
 from graphql_api.execution.selection import VariablesRead, fragments_of, variables_read
 from graphql_api.lru import Lru
 
@@ -121,7 +121,7 @@ class OperationAnalyses:
         self.document = document
         self.name = name
         self._costs: dict[tuple[Any, ...], Analysis] = {}
-        self._plans: dict[tuple[Any, ...], Plan | None] = {}
+        self._plans: dict[tuple[Any, ...], CompiledPlan | None] = {}
         self._relation_conditions: tuple[str, ...] | None = None
         self._relation_plans: dict[int, dict[tuple[Any, ...], Any]] = {}
 
@@ -139,7 +139,7 @@ class OperationAnalyses:
             self._costs[values] = result
         return result
 
-    def plan(self, schema: GraphQLSchema, executor: Executor[Any]) -> Plan | None:
+    def plan(self, schema: GraphQLSchema, executor: Executor[Any]) -> CompiledPlan | None:
         """The plan of the operation ``executor`` runs with its variables; None for graphql-core."""
         document = self.document
         coerced = executor.variable_values.coerced
@@ -147,7 +147,7 @@ class OperationAnalyses:
         if values in self._plans:
             return self._plans[values]
         try:
-            plan: Plan | None = compile_operation(
+            plan: CompiledPlan | None = compile_operation(
                 schema, executor.operation, document.fragments, executor.variable_values
             )
             document.documents.plans_compiled += 1

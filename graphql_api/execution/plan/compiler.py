@@ -55,7 +55,7 @@ class Unsupported(Exception):
     """The operation uses something plans do not cover: graphql-core runs it."""
 
 
-class Kind(IntEnum):
+class CompletionKind(IntEnum):
     LEAF = 0
     LIST = 1
     OBJECT = 2
@@ -66,7 +66,7 @@ class Kind(IntEnum):
 class Completion:
     """How a value of one (possibly wrapped) output type becomes its response value."""
 
-    kind: Kind
+    kind: CompletionKind
     nullable: bool
     type: Any  # the named or list type under the non-null wrapper
     item: Completion | None = None  # LIST
@@ -110,7 +110,7 @@ class ObjectPlan:
 
 
 @dataclass(slots=True, eq=False)
-class Plan:
+class CompiledPlan:
     root: ObjectPlan
 
 
@@ -212,18 +212,18 @@ class _Compiler:
             output = output.of_type
         if is_list_type(output):
             assert isinstance(output, GraphQLList)
-            return Completion(Kind.LIST, nullable, output, item=self.completion(output.of_type, selections))
+            return Completion(CompletionKind.LIST, nullable, output, item=self.completion(output.of_type, selections))
         if is_leaf_type(output):
             assert isinstance(output, GraphQLLeafType)
             coerce = _enum_output(output) if isinstance(output, GraphQLEnumType) else output.coerce_output_value
-            return Completion(Kind.LEAF, nullable, output, leaf_output=coerce)
+            return Completion(CompletionKind.LEAF, nullable, output, leaf_output=coerce)
         if is_object_type(output):
             assert isinstance(output, GraphQLObjectType)
-            return Completion(Kind.OBJECT, nullable, output, plan=self.object_plan(output, selections))
+            return Completion(CompletionKind.OBJECT, nullable, output, plan=self.object_plan(output, selections))
         if is_abstract_type(output):
             possible = self.schema.get_possible_types(output)
             plans = {runtime.name: self.object_plan(runtime, selections) for runtime in possible}
-            return Completion(Kind.ABSTRACT, nullable, output, plans=plans)
+            return Completion(CompletionKind.ABSTRACT, nullable, output, plans=plans)
         raise Unsupported(f"output type {output}")  # pragma: no cover - every output type is above
 
 
@@ -298,7 +298,7 @@ def compile_operation(
     operation: OperationDefinitionNode,
     fragments: Mapping[str, FragmentDefinitionNode],
     variables: VariableValues,
-) -> Plan:
+) -> CompiledPlan:
     """The plan of a query; ``variables`` (coerced) decide its @skip/@include only."""
     if operation.operation is not OperationType.QUERY:
         raise Unsupported(operation.operation.value)
@@ -307,15 +307,15 @@ def compile_operation(
     if root is None:  # pragma: no cover - our schema has a query root
         raise Unsupported("no query root")
     compiler = _Compiler(schema, fragments, variables)
-    return Plan(compiler.object_plan(root, [operation.selection_set]))
+    return CompiledPlan(compiler.object_plan(root, [operation.selection_set]))
 
 
 __all__ = [
+    "CompiledPlan",
     "Completion",
+    "CompletionKind",
     "FieldPlan",
-    "Kind",
     "ObjectPlan",
-    "Plan",
     "Unsupported",
     "compile_operation",
 ]

@@ -28,7 +28,7 @@ from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path, inspect, is_iterable
 
 from graphql_api.execution.fields import USE_RESOLVER, Deferred
-from graphql_api.execution.plan.compiler import Completion, FieldPlan, Kind, ObjectPlan, Plan
+from graphql_api.execution.plan.compiler import CompiledPlan, Completion, CompletionKind, FieldPlan, ObjectPlan
 
 Pending = list[Coroutine[Any, Any, None]]
 
@@ -87,7 +87,7 @@ class _Run:
         self.errors = _Errors()
         self.arguments: dict[int, dict[str, Any]] = {}
 
-    async def run(self, plan: Plan) -> tuple[dict[str, Any] | None, list[GraphQLError]]:
+    async def run(self, plan: CompiledPlan) -> tuple[dict[str, Any] | None, list[GraphQLError]]:
         holder: dict[str, Any] = {}
         data: dict[str, Any] = {}
         holder["data"] = data
@@ -152,7 +152,7 @@ class _Run:
                         pending.append(self.await_slot(value, completion, field, data, key, slot, path, info))
                         continue
                     # A plain value is neither Undefined nor an exception: only None is checked.
-                    if completion.kind is Kind.LEAF and (
+                    if completion.kind is CompletionKind.LEAF and (
                         value is not None if plain else value is not Undefined and not isinstance(value, Exception)
                     ):
                         coerced = completion.leaf_output(value)  # type: ignore[misc]  # LEAF has it
@@ -224,16 +224,16 @@ class _Run:
                 return
             raise TypeError(f"Cannot return null for non-nullable field {field.parent}.{field.name}.")
         kind = completion.kind
-        if kind is Kind.LEAF:
+        if kind is CompletionKind.LEAF:
             coerced = completion.leaf_output(value)  # type: ignore[misc]  # LEAF has it
             if coerced is None or coerced is Undefined:
                 Executor.complete_leaf_value(completion.type, value)  # raises graphql-core's error
             container[key] = coerced
             return
-        if kind is Kind.LIST:
+        if kind is CompletionKind.LIST:
             self.complete_list(completion, field, value, container, key, parent, path, pending)
             return
-        if kind is Kind.ABSTRACT:
+        if kind is CompletionKind.ABSTRACT:
             if info is None:
                 info = self.info(field, path)
             abstract = completion.type
@@ -306,8 +306,8 @@ class _Run:
         slot: _Slot = (container, key, completion.nullable, parent, path)
         is_awaitable = self.is_awaitable
         shared = None
-        if item.kind is Kind.ABSTRACT or (
-            item.kind is Kind.OBJECT
+        if item.kind is CompletionKind.ABSTRACT or (
+            item.kind is CompletionKind.OBJECT
             and item.plan.type.is_type_of is not None  # type: ignore[union-attr]  # OBJECT has a plan
             and item.plan.type_check_reads_info  # type: ignore[union-attr]
         ):
@@ -443,7 +443,7 @@ async def _listed(values: Any) -> list[Any]:
 
 
 async def run_plan(
-    plan: Plan, executor: Executor[Any], root_value: Any
+    plan: CompiledPlan, executor: Executor[Any], root_value: Any
 ) -> tuple[dict[str, Any] | None, list[GraphQLError]]:
     """The data and errors of ``plan`` run with ``executor``'s variables, context and resolvers."""
     return await _Run(executor, root_value).run(plan)

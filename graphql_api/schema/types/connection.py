@@ -127,7 +127,7 @@ async def _load_relations(info: strawberry.Info[RequestContext, None], nodes: li
     raw = resolve_info(info)  # Strawberry's Info exposes no fragments; graphql-core's info does
     target, variables = type(nodes[0]), info.variable_values
 
-    def build() -> relations.Plan:
+    def build() -> relations.RelationPlan:
         return relations.Selection(raw.fragments, variables).connection_plan(target, raw.field_nodes)
 
     # Read once per field, node type and @skip/@include values, with the document's analyses.

@@ -121,7 +121,7 @@ async def _load_one(load: Awaitable[Any], target: type[Any]) -> Any:
 
 # --- which relations a query selects on a page's nodes ------------------------------------------
 
-Plan = tuple[tuple[Relation, "Plan"], ...]
+RelationPlan = tuple[tuple[Relation, "RelationPlan"], ...]
 """The relations to load on one level of objects, each with the plan for the objects it loads."""
 
 
@@ -142,7 +142,7 @@ class Selection:
             found.setdefault(node.name.value, []).append(node)
         return found
 
-    def plan(self, target: type[Any], nodes: Sequence[FieldNode]) -> Plan:
+    def plan(self, target: type[Any], nodes: Sequence[FieldNode]) -> RelationPlan:
         """The relations selected on objects of ``target`` under ``nodes``, recursively."""
         declared = relations().get(target, {})
         if not declared:
@@ -154,13 +154,13 @@ class Selection:
             if name in selected
         )
 
-    def connection_plan(self, target: type[Any], connection: Sequence[FieldNode]) -> Plan:
+    def connection_plan(self, target: type[Any], connection: Sequence[FieldNode]) -> RelationPlan:
         """The plan for a connection's nodes: its ``edges { node { ... } }`` selections."""
         edges = self.subfields(connection).get("edges", [])
         return self.plan(target, self.subfields(edges).get("node", [])) if edges else ()
 
 
-async def load(loaders: Loaders, objects: Sequence[Related], plan: Plan) -> None:
+async def load(loaders: Loaders, objects: Sequence[Related], plan: RelationPlan) -> None:
     """Give ``objects`` every relation of ``plan``: one ``get_many`` per relation and level.
 
     The relations of one level load concurrently (one wave); the objects they bring are built

@@ -17,12 +17,12 @@ from graphql.language import Visitor
 
 from graphql_api.execution.analysis import root_fields
 from graphql_api.execution.library_internals import graphql_schema
-from graphql_api.execution.plan.compiler import Completion, Kind, ObjectPlan, compile_operation
+from graphql_api.execution.plan.compiler import Completion, CompletionKind, ObjectPlan, compile_operation
 from graphql_api.execution.selection import Selections, fragments_of, operations_of, variable_values
 from graphql_api.limits.query_cost import query_cost
 from graphql_api.schema.executable import build_schema
 from graphql_api.schema.types.department import Department
-from graphql_api.schema.types.relations import Plan, Selection
+from graphql_api.schema.types.relations import RelationPlan, Selection
 
 SCHEMA: GraphQLSchema = graphql_schema(build_schema([]))
 
@@ -70,12 +70,12 @@ def shape(plan: ObjectPlan) -> dict[str, Any]:
 
 
 def completion_shape(completion: Completion | None) -> Any:
-    if completion is None or completion.kind is Kind.LEAF:
+    if completion is None or completion.kind is CompletionKind.LEAF:
         return "leaf"
-    if completion.kind is Kind.LIST:
+    if completion.kind is CompletionKind.LIST:
         assert completion.item is not None
         return [completion_shape(completion.item)]
-    if completion.kind is Kind.OBJECT:
+    if completion.kind is CompletionKind.OBJECT:
         assert completion.plan is not None
         return shape(completion.plan)
     return {name: shape(plan) for name, plan in completion.plans.items()}
@@ -89,7 +89,7 @@ def compiled(document: str, inputs: dict[str, Any]) -> dict[str, Any]:
     return shape(compile_operation(SCHEMA, operation, fragments_of(parsed), coerced).root)
 
 
-def named(plan: Plan) -> dict[str, Any]:
+def named(plan: RelationPlan) -> dict[str, Any]:
     return {relation.field: named(inner) for relation, inner in plan}
 
 

@@ -20,7 +20,7 @@ from graphql_api.schema import ids
 from graphql_api.schema.types.application import Application
 from graphql_api.schema.types.department import Department
 from graphql_api.schema.types.employee import Employee
-from graphql_api.schema.types.relations import Plan, Selection
+from graphql_api.schema.types.relations import RelationPlan, Selection
 from graphql_api.settings.api import ApiSettings
 from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.live import serving, with_settings
@@ -29,7 +29,9 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 
-def connection_plan(document: str, field: str, target: type[Any], variables: dict[str, Any] | None = None) -> Plan:
+def connection_plan(
+    document: str, field: str, target: type[Any], variables: dict[str, Any] | None = None
+) -> RelationPlan:
     """The plan for the first field named ``field`` in ``document``."""
     parsed = parse(document)
     fragments = {d.name.value: d for d in parsed.definitions if isinstance(d, FragmentDefinitionNode)}
@@ -44,7 +46,7 @@ def connection_plan(document: str, field: str, target: type[Any], variables: dic
     return Selection(fragments, variables or {}).connection_plan(target, found)
 
 
-def named(plan: Plan) -> dict[str, Any]:
+def named(plan: RelationPlan) -> dict[str, Any]:
     return {relation.field: named(inner) for relation, inner in plan}
 
 
