@@ -10,7 +10,8 @@ must be in an owned domain), and only the platform role writes them. The platfor
 organisations on GSI1 (``ORGS``) and writes into one organisation being created or given a
 domain, named by its session tag ``provisioning``, and reads and writes the table's
 data-layout items (``LAYOUT``: the version the server reads at start-up, and the progress of
-``server.py migrate``).
+``server.py migrate``), and a server instance's stream reader's lease and checkpoints
+(``FEED#<group>``, datastore/feed/).
 API key lookup items (``APIKEY#<sha256>``) are written by tenants when an admin creates or
 revokes a key (never read by them), and read by the sign-in role, which authenticates a
 bearer key with one GetItem (``datastore/api_keys.py``).
@@ -40,6 +41,14 @@ DOMAIN_PARTITIONS: Final = f"{keys.DOMAIN}{keys.SEP}*"
 ORGS_PARTITION: Final = keys.ORGS_PK
 API_KEY_PARTITIONS: Final = f"{keys.APIKEY}{keys.SEP}*"
 LAYOUT_PARTITION: Final = keys.LAYOUT_PK
+FEED_PARTITIONS: Final = f"{keys.FEED}{keys.SEP}*"
+FEED_ITEMS: Final = [
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+]
 
 READS: Final = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
 WRITES: Final = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
@@ -98,6 +107,7 @@ def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str
                 _statement("ProvisionIdentities", IDENTITY_WRITES, [table_arn], [IDENTITY_PARTITIONS]),
                 _statement("ProvisionDomains", DOMAIN_WRITES, [table_arn], [DOMAIN_PARTITIONS]),
                 _statement("DataLayout", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn], [LAYOUT_PARTITION]),
+                _statement("StreamReader", FEED_ITEMS, [table_arn], [FEED_PARTITIONS]),
             ],
         },
     }

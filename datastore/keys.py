@@ -19,6 +19,14 @@ holds replaces it. Releases before this layout kept documents under ``PQ#<sha256
 every organisation; nothing reads those any more and the table's TTL deletes them within 30
 days of their last registration.
 
+Live updates keep two kinds of item outside every tenant's partitions. A server instance's
+stream reader (datastore/feed/) keeps its lease and its per-shard checkpoints in its own
+partition, ``FEED#<group>``, the group naming the instance (host, supervisor pid and start
+time), so instances never meet. On AWS a WebSocket connection's lookup item
+(``WSCONN#<connectionId>``) says which organisation it belongs to, since API Gateway tells
+``$disconnect`` only the connection's id; the connection and its subscriptions themselves
+live in the organisation's ``ORG#<org>#LIVE`` partition.
+
 An employee has one name entry per distinct prefix of its folded first and last names, and
 one under the empty prefix (the whole directory). The sort key orders a partition by folded
 last name, then folded first name, then employee id; its separator (U+0001) sorts below every
@@ -47,6 +55,8 @@ EMAIL: Final = "EMAIL"
 DOMAIN: Final = "DOMAIN"
 APIKEY: Final = "APIKEY"
 AUDIT: Final = "AUDIT"
+FEED: Final = "FEED"
+WSCONN: Final = "WSCONN"
 
 # begins_with on this returns exactly the organisation's own items (#METADATA, #SUBSCRIPTION).
 ORG_HEADER_PREFIX: Final = "#"
@@ -113,6 +123,11 @@ def previous_audit_bucket(bucket: str) -> str:
     return f"{year - 1:04d}-12" if month == 1 else f"{year:04d}-{month - 1:02d}"
 
 
+def next_audit_bucket(bucket: str) -> str:
+    year, month = _bucket_parts(bucket)
+    return f"{year + 1:04d}-01" if month == 12 else f"{year:04d}-{month + 1:02d}"
+
+
 def _bucket_parts(bucket: str) -> tuple[int, int]:
     match = _AUDIT_BUCKET.fullmatch(bucket)
     if match is None or not 1 <= int(match.group(2)) <= 12:
@@ -157,6 +172,16 @@ def is_api_key_lookup_pk(partition_key: str) -> bool:
 
 def is_layout_pk(partition_key: str) -> bool:
     return partition_key == LAYOUT_PK
+
+
+def is_feed_pk(partition_key: str) -> bool:
+    """A stream reader's lease and checkpoints (datastore/feed/lease.py)."""
+    return partition_key.startswith(FEED + SEP)
+
+
+def is_connection_pk(partition_key: str) -> bool:
+    """A WebSocket connection's lookup item on AWS (datastore/live.py)."""
+    return partition_key.startswith(WSCONN + SEP)
 
 
 def is_identity_pk(partition_key: str) -> bool:

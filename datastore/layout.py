@@ -31,6 +31,8 @@ constants below, spelt here once.
     PersistedDocument ORG#<org>#PQ#<slot>        #DOCUMENT     (slot: the SHA-256's first 3 hex digits)
     LayoutVersion     LAYOUT                     #VERSION
     MigrationProgress LAYOUT                     MIGRATION#<version>#<org>
+    FeedLease         FEED#<group>               #LEASE
+    FeedCheckpoint    FEED#<group>               SHARD#<shard>
 
 Why the keys are shaped so (tenant partitions, the name entries' sort order, audit buckets,
 document slots) is told in datastore/keys.py, which holds the key vocabulary the scopes and
@@ -86,7 +88,14 @@ from datastore.model import (
     ts,
     words,
 )
-from datastore.records import IdempotencyRecord, LayoutStamp, MigrationProgress, PersistedDocument
+from datastore.records import (
+    FeedCheckpoint,
+    FeedLease,
+    IdempotencyRecord,
+    LayoutStamp,
+    MigrationProgress,
+    PersistedDocument,
+)
 
 __all__ = ["ENTITY", "Item"]
 
@@ -442,3 +451,61 @@ MIGRATION_PROGRESS: Final = Layout(
     ),
 )
 """What ``server.py migrate`` finished for one organisation, on the way to layout ``version``."""
+
+
+# --- the stream readers' own items (datastore/feed/lease.py) -----------------------------------
+
+FEED_LEASE: Final = Layout(
+    FeedLease,
+    tag="FeedLease",
+    key=("FEED#{group}", "#LEASE"),
+    attributes=(
+        s("group", "group"),
+        s("holder", "holder"),
+        ts("leaseUntil", "lease_until"),
+        n("generation", "generation"),
+        ts("takenAt", "taken_at"),
+        epoch(EXPIRES_AT, "expires_at"),
+    ),
+)
+"""One server instance's stream-reader lease: a conditional write takes it once it has expired."""
+
+FEED_CHECKPOINT: Final = Layout(
+    FeedCheckpoint,
+    tag="FeedCheckpoint",
+    key=("FEED#{group}", "SHARD#{shard_id}"),
+    attributes=(
+        s("group", "group"),
+        s("shardId", "shard_id"),
+        s("streamArn", "stream_arn"),
+        s("sequenceNumber", "sequence_number"),
+        ts("updatedAt", "updated_at"),
+        epoch(EXPIRES_AT, "expires_at"),
+    ),
+)
+"""Where one server instance's reader is in one shard of the stream."""
+
+# Every kind the table holds, for the readers of raw items (the change feed, datastore/feed/).
+KINDS: Final[tuple[Layout[Any], ...]] = (
+    ORGANIZATION,
+    SUBSCRIPTION,
+    EMAIL_DOMAIN,
+    DEPARTMENT,
+    EMPLOYEE,
+    MEMBERSHIP,
+    NAME_ENTRY,
+    EMAIL_POINTER,
+    IDENTITY,
+    JOB_POSTING,
+    APPLICATION,
+    APPLICANT,
+    API_KEY,
+    API_KEY_LOOKUP,
+    AUDIT_EVENT,
+    IDEMPOTENCY,
+    PERSISTED_DOCUMENT,
+    LAYOUT_VERSION_ITEM,
+    MIGRATION_PROGRESS,
+    FEED_LEASE,
+    FEED_CHECKPOINT,
+)

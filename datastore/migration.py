@@ -20,6 +20,10 @@ given only to an organisation still without one). Queries and GetItems only, nev
 
 Steps assume that no server of the earlier release writes meanwhile: its writes would lack
 what the steps add. The start-up check keeps this release's servers off until the stamp.
+
+Before any step, whatever the layout, the table's stream is turned on if an earlier release
+created the table without one (``provision.ensure_stream``): live updates read it, and a
+table is changed, not its data, so the layout version does not move for it.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-from datastore import counts, employees, layout, layout_version, name_backfill, organizations, validation
+from datastore import counts, employees, layout, layout_version, name_backfill, organizations, provision, validation
 from datastore.errors import Conflict, DatastoreError, InvalidInput
 from datastore.ids import OrgId
 from datastore.pagination import every
@@ -147,23 +151,27 @@ class Summary:
     outcomes: list[Progress] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     stamped: bool = False
+    # The table had no stream and the run turned it on (provision.ensure_stream).
+    stream_enabled: bool = False
 
     @property
     def needs_operator(self) -> list[Progress]:
         return [outcome for outcome in self.outcomes if outcome.problems()]
 
     def lines(self) -> list[str]:
+        stream = [f"table {self.table_name}: turned its stream on (live updates)"] if self.stream_enabled else []
         if self.found == self.target and not self.stamped:
-            return [f"table {self.table_name} is at layout {self.target} already: nothing to migrate"]
+            return [*stream, f"table {self.table_name} is at layout {self.target} already: nothing to migrate"]
         if self.found == self.target:
-            return [f"table {self.table_name} holds no organisation: stamped layout {self.target}"]
+            return [*stream, f"table {self.table_name} holds no organisation: stamped layout {self.target}"]
         indexed = sum(outcome.employees_indexed for outcome in self.outcomes)
         repaired = sum(outcome.counters_repaired for outcome in self.outcomes)
         given = [outcome for outcome in self.outcomes if outcome.domains_assigned]
         lines = [
+            *stream,
             f"{self.organizations} organisation{'s' * (self.organizations != 1)} from layout {self.found} "
             f"({self.done_earlier} done by an earlier run): {indexed} employees indexed, "
-            f"{repaired} counters repaired, {len(given)} organisation{'s' * (len(given) != 1)} given email domains"
+            f"{repaired} counters repaired, {len(given)} organisation{'s' * (len(given) != 1)} given email domains",
         ]
         lines += [f"  {o.org_id} {o.org_name}: email domains {', '.join(o.domains_assigned)}" for o in given]
         for outcome in self.needs_operator:
@@ -241,6 +249,7 @@ def migrate(
     summary = Summary(table.name, found)
     if found > layout_version.CURRENT:
         raise Refused(layout_version.mismatch(table.name, found))
+    summary.stream_enabled = provision.ensure_stream(table.client, table.name)
     if found == layout_version.CURRENT:
         if stored is None:  # an empty table never stamped
             layout_version.stamp(table, found, over=None)

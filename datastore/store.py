@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from datastore import calls
-from datastore.client import make_client, make_sts_client
+from datastore.client import make_client, make_streams_client, make_sts_client
 from datastore.config import DatastoreSettings
 from datastore.credentials import RoleCredentials
 from datastore.scope import Scope
@@ -33,6 +33,8 @@ class Datastore:
     )
     # Per-scope credentials from STS; None: every request signed with the client's own.
     credentials: RoleCredentials | None = None
+    # The table's stream (the change feed, datastore/feed/); None where nothing reads it.
+    streams: Any | None = None
 
     def __post_init__(self) -> None:
         if self.credentials is not None:
@@ -44,10 +46,11 @@ class Datastore:
         # As many fan-out threads as connections: every chunk of a request's batches can
         # be in flight at once (the loaders no longer cut batches themselves).
         fanout = ThreadPoolExecutor(settings.pool_size, thread_name_prefix="dynamodb-fanout")
+        streams = make_streams_client(settings, endpoint_url)
         if settings.roles is None:
-            return cls(client, settings.table_name, fanout)
+            return cls(client, settings.table_name, fanout, streams=streams)
         credentials = RoleCredentials(make_sts_client(settings), settings.roles)
-        return cls(client, settings.table_name, fanout, credentials=credentials)
+        return cls(client, settings.table_name, fanout, credentials=credentials, streams=streams)
 
     def table(self, scope: Scope) -> Table:
         return Table(self.client, self.table_name, scope, fanout=self.fanout)

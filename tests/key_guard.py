@@ -3,7 +3,8 @@
 Each request's partition keys (table or index) lie in one organisation's ``ORG#<orgId>``
 space, or on a named path: identity ``EMAIL#`` items, email domain ``DOMAIN#`` markers, the
 platform's ``ORGS`` list (read on GSI1 only), API key lookup items (``APIKEY#<sha256>``), the
-table's data-layout items (``LAYOUT``). Persisted GraphQL documents are in their organisation's
+table's data-layout items (``LAYOUT``), a stream reader's lease and checkpoints (``FEED#``).
+Persisted GraphQL documents are in their organisation's
 space (``ORG#<org>#PQ#<slot>``).
 Requests of unkeyed operations (Scan, PartiQL statements) are violations: no partition key
 bounds them. Control-plane calls name no item and pass.
@@ -57,6 +58,7 @@ def named_space(partition_key: str) -> bool:
         or partition_key == keys.ORGS_PK
         or keys.is_api_key_lookup_pk(partition_key)
         or keys.is_layout_pk(partition_key)
+        or keys.is_feed_pk(partition_key)
     )
 
 
