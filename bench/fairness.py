@@ -56,6 +56,7 @@ from datastore.provision import ensure_table
 from datastore.scope import PlatformScope
 from datastore.table import Table
 from graphql_api.auth.tokens import issue_token
+from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.limits.query_cost import query_cost
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings import Settings
@@ -71,7 +72,7 @@ SHARE = 0.2
 # One server worker a CPU, as `WORKERS` is set in production.
 WORKERS = os.cpu_count() or 1
 PAGE = Q1.replace("employees(first: 50)", "employees(first: 10)")
-PAGE_COST = query_cost(build_schema()._schema, parse(PAGE))
+PAGE_COST = query_cost(graphql_schema(build_schema()), parse(PAGE))
 
 
 @dataclass

@@ -14,15 +14,16 @@ from datastore import applications, by_id, departments, employees, jobs
 from datastore.by_id import Kind
 from datastore.pagination import Page
 from datastore.table import Table
-from graphql_api.execution.plan.compiler import Deferred
+from graphql_api.execution.fields import Deferred
 from graphql_api.schema.loaders import ListKey, Runner
 
 
 class PerCall:
-    def __init__(self, run: Runner, fn: Callable[[Any], Any]) -> None:
-        self._run, self._fn = run, fn
+    def __init__(self, run: Runner, fn: Callable[[Any], Any], first: Callable[[], None]) -> None:
+        self._run, self._fn, self._first = run, fn, first
 
     async def get(self, key: Any) -> Any:
+        self._first()
         return await self._run(self._fn, key)
 
     async def load(self, key: Any) -> Any:
@@ -40,25 +41,30 @@ class PerCall:
 
 
 class PerCallLists:
-    def __init__(self, run: Runner, table: Table) -> None:
-        self._run, self._table = run, table
+    def __init__(self, run: Runner, table: Table, first: Callable[[], None]) -> None:
+        self._run, self._table, self._first = run, table, first
 
     async def page(self, key: ListKey) -> Page[Any]:
+        self._first()
         page: Page[Any] = await self._run(key.fetch, self._table, key.parent, key.request())
         return page
 
 
 class NaiveLoaders:
-    def __init__(self, table: Table, run: Runner) -> None:
+    """The product's loaders' interface; ``before_first_load`` is called before every read (the
+    session acts on the first)."""
+
+    def __init__(self, table: Table, run: Runner, *, before_first_load: Callable[[], None] | None = None) -> None:
+        first = before_first_load or (lambda: None)
         self.table = table
-        self.employee = PerCall(run, lambda e: employees.get_employee(table, e))
-        self.department = PerCall(run, lambda d: departments.get_department(table, d))
-        self.job = PerCall(run, lambda j: jobs.get_job(table, j))
-        self.application = PerCall(run, lambda k: applications.get_application(table, *k))
-        self.employee_id_by_email = PerCall(run, lambda e: employees.find_employee_id_by_email(table, e))
-        self.organization = PerCall(run, lambda k: by_id.get_by_id(table, [(Kind.ORGANIZATION, k)])[0])
-        self.subscription = PerCall(run, lambda k: by_id.get_by_id(table, [(Kind.SUBSCRIPTION, k)])[0])
-        self.lists = PerCallLists(run, table)
+        self.employee = PerCall(run, lambda e: employees.get_employee(table, e), first)
+        self.department = PerCall(run, lambda d: departments.get_department(table, d), first)
+        self.job = PerCall(run, lambda j: jobs.get_job(table, j), first)
+        self.application = PerCall(run, lambda k: applications.get_application(table, *k), first)
+        self.employee_id_by_email = PerCall(run, lambda e: employees.find_employee_id_by_email(table, e), first)
+        self.organization = PerCall(run, lambda k: by_id.get_by_id(table, [(Kind.ORGANIZATION, k)])[0], first)
+        self.subscription = PerCall(run, lambda k: by_id.get_by_id(table, [(Kind.SUBSCRIPTION, k)])[0], first)
+        self.lists = PerCallLists(run, table, first)
 
 
 def install() -> None:

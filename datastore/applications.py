@@ -12,7 +12,6 @@ makes a concurrent job edit fail as stale.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 
 from datastore import by_id, idempotency, items, keys, layout, transact, writes
@@ -38,11 +37,6 @@ def get_application(
 ) -> Application | None:
     """One GetItem: an application's key is its job's and its own id."""
     return by_id.get(table, layout.APPLICATION, job_id, app_id, consistent=consistent)
-
-
-def get_applications(table: Table, ids: Sequence[tuple[JobId, ApplicationId]]) -> list[Application | None]:
-    """Many applications by (job id, application id) through BatchGetItem."""
-    return by_id.get_many(table, layout.APPLICATION, ids)
 
 
 def list_job_applications(table: Table, job_id: JobId, request: PageRequest) -> Page[Application]:

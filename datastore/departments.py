@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import replace
 
 from datastore import by_id, idempotency, items, layout, transact, validation, writes
@@ -21,10 +20,6 @@ NO_MANAGER = EmployeeId("")
 def get_department(table: Table, dept_id: DepartmentId, *, consistent: bool = False) -> Department | None:
     """AP6: one GetItem."""
     return by_id.get(table, layout.DEPARTMENT, dept_id, consistent=consistent)
-
-
-def get_departments(table: Table, dept_ids: Sequence[DepartmentId]) -> list[Department | None]:
-    return by_id.get_many(table, layout.DEPARTMENT, dept_ids)
 
 
 def list_departments(table: Table, request: PageRequest) -> Page[Department]:

@@ -9,9 +9,10 @@ deletes those a name change leaves behind, so search never sees a write half-don
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import TypeVar
 
 from datastore import by_id, idempotency, items, keys, layout, locking, names, transact, validation, writes
 from datastore.changes import Change
@@ -25,6 +26,8 @@ from datastore.table import Table
 # Moves and terminations without an expectedVersion re-read and retry this often when
 # another write to the same employee lands between their read and their write.
 UNVERSIONED_ATTEMPTS = 5
+
+R = TypeVar("R")
 
 
 def _email_taken(email: str) -> transact.FailureHandler:
@@ -344,29 +347,24 @@ def move_employee(
         {"employeeId": emp_id, "departmentId": department_id, "expectedVersion": expected_version},
     )
 
+    def move(current: Employee) -> Move:
+        if current.status is not EmployeeStatus.ACTIVE:
+            raise Conflict("an inactive employee cannot be moved")
+        if current.department_id == department_id:
+            return Move(current, None)
+        moved = replace(current, department_id=department_id, version=current.version + 1)
+        ops = [_put_versioned(moved, current.version), *name_entry_ops(current, moved)]
+        if current.department_id is not None:
+            ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
+            ops.append(_headcount(current.org_id, current.department_id, -1))
+        ops.append(transact.put(layout.MEMBERSHIP.item(moved)))
+        ops.append(_headcount(moved.org_id, department_id, +1))
+        result = layout.MOVE_RESULT.item(Move(moved, current.department_id))
+        writes.commit(table, ops, _change("employee.move", current, moved, result), request)
+        return Move(moved, current.department_id)
+
     def perform() -> Move:
-        attempts = 1 if expected_version is not None else UNVERSIONED_ATTEMPTS
-        for attempt in range(attempts):
-            current = _current(table, emp_id, expected_version)
-            if current.status is not EmployeeStatus.ACTIVE:
-                raise Conflict("an inactive employee cannot be moved")
-            if current.department_id == department_id:
-                return Move(current, None)
-            moved = replace(current, department_id=department_id, version=current.version + 1)
-            ops = [_put_versioned(moved, current.version), *name_entry_ops(current, moved)]
-            if current.department_id is not None:
-                ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
-                ops.append(_headcount(current.org_id, current.department_id, -1))
-            ops.append(transact.put(layout.MEMBERSHIP.item(moved)))
-            ops.append(_headcount(moved.org_id, department_id, +1))
-            result = layout.MOVE_RESULT.item(Move(moved, current.department_id))
-            try:
-                writes.commit(table, ops, _change("employee.move", current, moved, result), request)
-                return Move(moved, current.department_id)
-            except StaleVersion:
-                if attempt + 1 == attempts:
-                    raise
-        raise AssertionError("unreachable")
+        return _on_current(table, emp_id, expected_version, move)
 
     return idempotency.run(table, request, layout.MOVE_RESULT.read, perform)
 
@@ -387,28 +385,40 @@ def terminate_employee(
         {"employeeId": emp_id, "expectedVersion": expected_version},
     )
 
+    def terminate(current: Employee) -> Employee:
+        if current.status is not EmployeeStatus.ACTIVE:
+            raise Conflict("the employee is already inactive")
+        terminated = replace(
+            current,
+            status=EmployeeStatus.INACTIVE,
+            terminated_at=items.now(),
+            version=current.version + 1,
+        )
+        ops = [_put_versioned(terminated, current.version), *name_entry_ops(current, terminated)]
+        if current.department_id is not None:
+            ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
+            ops.append(_headcount(current.org_id, current.department_id, -1))
+        writes.commit(table, ops, _change("employee.terminate", current, terminated), request)
+        return terminated
+
     def perform() -> Employee:
-        attempts = 1 if expected_version is not None else UNVERSIONED_ATTEMPTS
-        for attempt in range(attempts):
-            current = _current(table, emp_id, expected_version)
-            if current.status is not EmployeeStatus.ACTIVE:
-                raise Conflict("the employee is already inactive")
-            terminated = replace(
-                current,
-                status=EmployeeStatus.INACTIVE,
-                terminated_at=items.now(),
-                version=current.version + 1,
-            )
-            ops = [_put_versioned(terminated, current.version), *name_entry_ops(current, terminated)]
-            if current.department_id is not None:
-                ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
-                ops.append(_headcount(current.org_id, current.department_id, -1))
-            try:
-                writes.commit(table, ops, _change("employee.terminate", current, terminated), request)
-                return terminated
-            except StaleVersion:
-                if attempt + 1 == attempts:
-                    raise
-        raise AssertionError("unreachable")
+        return _on_current(table, emp_id, expected_version, terminate)
 
     return idempotency.run(table, request, layout.EMPLOYEE.read, perform)
+
+
+def _on_current(table: Table, emp_id: EmployeeId, expected_version: int | None, write: Callable[[Employee], R]) -> R:
+    """``write`` applied to the employee as it is now.
+
+    With ``expected_version`` the caller asked for that version: a stale one is StaleVersion
+    at once. Without, a write another request landed between the read and ours is no
+    conflict of the caller's: read again and retry, at most UNVERSIONED_ATTEMPTS times.
+    """
+    attempts = 1 if expected_version is not None else UNVERSIONED_ATTEMPTS
+    for attempt in range(attempts):
+        try:
+            return write(_current(table, emp_id, expected_version))
+        except StaleVersion:
+            if attempt + 1 == attempts:
+                raise
+    raise AssertionError("unreachable")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from datastore.ids import ApiKeyId, ApplicationId, DepartmentId, EmployeeId, JobId, OrgId
+from datastore.ids import ApiKeyId, ApplicationId, DepartmentId, EmployeeId, JobId, OrgId, SessionId
 
 
 class Plan(StrEnum):
@@ -209,6 +209,83 @@ class Identity:
     email: str
     org_id: OrgId
     emp_id: EmployeeId
+
+
+@dataclass(frozen=True, slots=True)
+class IdentityProvider:
+    """An organisation's own OpenID provider: who signs its people in (datastore/identity_providers.py).
+
+    ``client_ids`` are the organisation's client ids at the provider (an ID token's ``aud``
+    names one); the first is the one a browser app is sent to sign in with. The endpoints
+    are the provider's discovery document's, as read when it was registered or changed.
+    """
+
+    org_id: OrgId
+    issuer: str
+    client_ids: tuple[str, ...]
+    authorization_endpoint: str
+    token_endpoint: str
+    created_at: datetime
+    updated_at: datetime
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class IssuerClient:
+    """Sign-in's view of one client id at one issuer: the organisation whose provider it is."""
+
+    issuer: str
+    client_id: str
+    org_id: OrgId
+
+
+class SessionStatus(StrEnum):
+    ACTIVE = "active"
+    ENDED = "ended"
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """A person's signed-in session: one family of rotating refresh tokens (datastore/sessions.py).
+
+    ``generation`` counts the refresh tokens the family has issued; only the latest one's
+    lookup item names the current generation, so an older one presented again is a reuse.
+    ``expires_at`` is the earlier of ``absolute_expires_at`` and the idle deadline (the last
+    refresh plus the idle lifetime); it is also the item's TTL.
+    """
+
+    org_id: OrgId
+    emp_id: EmployeeId
+    session_id: SessionId
+    status: SessionStatus
+    generation: int
+    created_at: datetime
+    refreshed_at: datetime
+    absolute_expires_at: datetime
+    expires_at: datetime
+    ended_at: datetime | None = None
+    # Why it ended: "signOut", "reuse" (a used refresh token came back).
+    end_reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SignedOut:
+    """When a person last signed out everywhere: every session of theirs begun before then is over."""
+
+    org_id: OrgId
+    emp_id: EmployeeId
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshGrant:
+    """What a refresh token's lookup item says: whose session, and which of its tokens it is."""
+
+    org_id: OrgId
+    emp_id: EmployeeId
+    session_id: SessionId
+    generation: int
+    expires_at: datetime
 
 
 AuditValue = str | int | None

@@ -30,6 +30,8 @@ Field = Literal[
     "role",
     "domain",
     "email_domains",
+    "issuer",
+    "client_ids",
     # what a request carries besides them
     "idempotency_key",
     "first",

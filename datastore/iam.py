@@ -14,7 +14,12 @@ data-layout items (``LAYOUT``: the version the server reads at start-up, and the
 (``FEED#<group>``, datastore/feed/).
 API key lookup items (``APIKEY#<sha256>``) are written by tenants when an admin creates or
 revokes a key (never read by them), and read by the sign-in role, which authenticates a
-bearer key with one GetItem (``datastore/api_keys.py``).
+bearer key with one GetItem (``datastore/api_keys.py``). Identity provider clients
+(``ISSUER#<issuer>``) are written by tenants (an admin registering the organisation's
+provider) and the platform role (the operator, at onboarding), and refresh token lookup items
+(``REFRESH#<sha256>``) by tenants (signing in and refreshing, in the tenant's session
+transactions); neither is read by them: the sign-in role reads both, and the domain markers,
+with one GetItem each (``datastore/identity_providers.py``, ``datastore/sessions.py``).
 Persisted GraphQL documents live in each organisation's own partitions
 (``ORG#<org>#PQ#<slot>``, ``datastore/documents.py``), so the data role's LeadingKeys cover
 them and no role of their own is needed.
@@ -40,6 +45,8 @@ IDENTITY_PARTITIONS: Final = f"{keys.EMAIL}{keys.SEP}*"
 DOMAIN_PARTITIONS: Final = f"{keys.DOMAIN}{keys.SEP}*"
 ORGS_PARTITION: Final = keys.ORGS_PK
 API_KEY_PARTITIONS: Final = f"{keys.APIKEY}{keys.SEP}*"
+ISSUER_PARTITIONS: Final = f"{keys.ISSUER}{keys.SEP}*"
+REFRESH_PARTITIONS: Final = f"{keys.REFRESH}{keys.SEP}*"
 LAYOUT_PARTITION: Final = keys.LAYOUT_PK
 FEED_PARTITIONS: Final = f"{keys.FEED}{keys.SEP}*"
 FEED_ITEMS: Final = [
@@ -55,6 +62,8 @@ WRITES: Final = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem
 IDENTITY_WRITES: Final = ["dynamodb:PutItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
 DOMAIN_WRITES: Final = ["dynamodb:PutItem", "dynamodb:ConditionCheckItem"]
 API_KEY_WRITES: Final = ["dynamodb:PutItem", "dynamodb:UpdateItem"]
+ISSUER_WRITES: Final = ["dynamodb:PutItem", "dynamodb:DeleteItem"]
+REFRESH_WRITES: Final = ["dynamodb:PutItem"]
 
 ROLES: Final = ("TenantData", "SignIn", "Platform")
 
@@ -85,6 +94,8 @@ def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str
                 _statement("IdentityWriteOnly", IDENTITY_WRITES, [table_arn], [IDENTITY_PARTITIONS]),
                 _statement("DomainCheckOnly", ["dynamodb:ConditionCheckItem"], [table_arn], [DOMAIN_PARTITIONS]),
                 _statement("ApiKeyWriteOnly", API_KEY_WRITES, [table_arn], [API_KEY_PARTITIONS]),
+                _statement("IssuerWriteOnly", ISSUER_WRITES, [table_arn], [ISSUER_PARTITIONS]),
+                _statement("RefreshTokenWriteOnly", REFRESH_WRITES, [table_arn], [REFRESH_PARTITIONS]),
             ],
         },
         "SignIn": {
@@ -92,6 +103,9 @@ def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str
             "Statement": [
                 _statement("IdentityRead", ["dynamodb:GetItem"], [table_arn], [IDENTITY_PARTITIONS]),
                 _statement("ApiKeyRead", ["dynamodb:GetItem"], [table_arn], [API_KEY_PARTITIONS]),
+                _statement("IssuerRead", ["dynamodb:GetItem"], [table_arn], [ISSUER_PARTITIONS]),
+                _statement("RefreshTokenRead", ["dynamodb:GetItem"], [table_arn], [REFRESH_PARTITIONS]),
+                _statement("DomainRead", ["dynamodb:GetItem"], [table_arn], [DOMAIN_PARTITIONS]),
             ],
         },
         "Platform": {
@@ -106,6 +120,7 @@ def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str
                 ),
                 _statement("ProvisionIdentities", IDENTITY_WRITES, [table_arn], [IDENTITY_PARTITIONS]),
                 _statement("ProvisionDomains", DOMAIN_WRITES, [table_arn], [DOMAIN_PARTITIONS]),
+                _statement("ProvisionIssuers", ISSUER_WRITES, [table_arn], [ISSUER_PARTITIONS]),
                 _statement("DataLayout", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn], [LAYOUT_PARTITION]),
                 _statement("StreamReader", FEED_ITEMS, [table_arn], [FEED_PARTITIONS]),
             ],

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datastore import layout, validation
-from datastore.entities import Employee, Identity, Organization
+from datastore.entities import Employee, Identity, IdentityProvider, Organization
 from datastore.ids import EmployeeId
 from datastore.table import Table
 
@@ -23,4 +23,25 @@ def organization_and_employee(table: Table, emp_id: EmployeeId) -> tuple[Organiz
     return (
         None if organization is None else layout.ORGANIZATION.read(organization),
         None if employee is None else layout.EMPLOYEE.read(employee),
+    )
+
+
+def sign_in_records(
+    table: Table, emp_id: EmployeeId
+) -> tuple[Organization | None, Employee | None, IdentityProvider | None]:
+    """What signing an employee in reads: their organisation, their record and the organisation's
+    own identity provider, if any (it decides which provider may sign them in). One BatchGetItem;
+    ``table`` has their TenantScope."""
+    org_id = table.tenant.org_id
+    organization, employee, provider = table.batch_get(
+        [
+            layout.ORGANIZATION.key_at(org_id),
+            layout.EMPLOYEE.key_at(org_id, emp_id),
+            layout.IDENTITY_PROVIDER.key_at(org_id),
+        ]
+    )
+    return (
+        None if organization is None else layout.ORGANIZATION.read(organization),
+        None if employee is None else layout.EMPLOYEE.read(employee),
+        None if provider is None else layout.IDENTITY_PROVIDER.read(provider),
     )

@@ -25,6 +25,7 @@ EmployeeId = NewType("EmployeeId", str)
 JobId = NewType("JobId", str)
 ApplicationId = NewType("ApplicationId", str)
 ApiKeyId = NewType("ApiKeyId", str)
+SessionId = NewType("SessionId", str)
 
 I = TypeVar("I", bound=str)  # noqa: E741  (the type of an id)
 

@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import StrEnum
-from typing import Final
+from typing import Final, Generic, TypeVar
 
 from datastore import employees, items, layout, validation
 from datastore.entities import Employee, EmployeeStatus, Role
@@ -39,15 +39,22 @@ class Outcome(StrEnum):
     UNCHANGED = "UNCHANGED"
 
 
+D = TypeVar("D")
+
+
 @dataclass(frozen=True, slots=True)
-class Row:
-    """One person to onboard."""
+class Row(Generic[D]):
+    """One person to onboard.
+
+    ``department_id`` is a ``DepartmentId`` here; a row as a client sends it carries the
+    department's global id instead (``Row[str]``, graphql_api/bulk/rows.py), decoded at the edge.
+    """
 
     email: str
     first_name: str
     last_name: str
     role: Role = Role.EMPLOYEE
-    department_id: DepartmentId | None = None
+    department_id: D | None = None
     hired_at: datetime | None = None
 
 
@@ -57,7 +64,7 @@ class Imported:
     employee: Employee
 
 
-def validated(row: Row) -> Row:
+def validated(row: Row[DepartmentId]) -> Row[DepartmentId]:
     """``row`` as it would be stored (email lower-case, names trimmed), or InvalidInput.
 
     Checked before any call, so a malformed row costs nothing; errors name the fields as the
@@ -71,7 +78,7 @@ def validated(row: Row) -> Row:
     )
 
 
-def first_rows(rows: Sequence[Row]) -> dict[str, int]:
+def first_rows(rows: Sequence[Row[DepartmentId]]) -> dict[str, int]:
     """Each (validated) email with the index of the first row that has it."""
     first: dict[str, int] = {}
     for index, row in enumerate(rows):
@@ -106,7 +113,7 @@ def existing(table: Table, emails: Iterable[str]) -> dict[str, Employee]:
     }
 
 
-def import_row(table: Table, row: Row, current: Employee | None) -> Imported:
+def import_row(table: Table, row: Row[DepartmentId], current: Employee | None) -> Imported:
     """One validated row: CREATED, UNCHANGED, or Conflict (see the module's docstring).
 
     ``current`` is the employee ``existing`` found for the row's email, if any.
@@ -133,7 +140,7 @@ def import_row(table: Table, row: Row, current: Employee | None) -> Imported:
     return Imported(Outcome.CREATED, created)
 
 
-def differences(row: Row, current: Employee) -> list[str]:
+def differences(row: Row[DepartmentId], current: Employee) -> list[str]:
     """The row's fields whose values differ from ``current``'s (an omitted hiredAt never does)."""
     compared = ["first_name", "last_name", "role", "department_id"]
     different = [field for field in compared if getattr(row, field) != getattr(current, field)]
@@ -143,7 +150,7 @@ def differences(row: Row, current: Employee) -> list[str]:
     return [layout.EMPLOYEE.names[field] for field in different]
 
 
-def _same(row: Row, current: Employee) -> Employee:
+def _same(row: Row[DepartmentId], current: Employee) -> Employee:
     if current.status is not EmployeeStatus.ACTIVE:
         raise Conflict(f"the email {row.email} belongs to an INACTIVE employee")
     different = differences(row, current)

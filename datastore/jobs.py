@@ -9,7 +9,7 @@ would roll them back to whatever the editor read.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
 
 from datastore import by_id, idempotency, items, keys, layout, locking, transact, validation, writes
@@ -25,10 +25,6 @@ from datastore.table import Table
 def get_job(table: Table, job_id: JobId, *, consistent: bool = False) -> JobPosting | None:
     """AP9: one GetItem."""
     return by_id.get(table, layout.JOB_POSTING, job_id, consistent=consistent)
-
-
-def get_jobs(table: Table, job_ids: Sequence[JobId]) -> list[JobPosting | None]:
-    return by_id.get_many(table, layout.JOB_POSTING, job_ids)
 
 
 def list_open_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:

@@ -7,7 +7,10 @@ IAM policies, and what parses a key.
 Every tenant partition key (table and index) starts with ``ORG#<org>``; the identity items,
 the email domain markers, the platform's organisation list, the API key lookup items
 (keyed by the SHA-256 of a key's secret, so a bearer key is found with one GetItem before its
-tenant is known) and the table's data-layout items are the only others. A domain marker names
+tenant is known), the identity provider clients (``ISSUER#<issuer>``, so sign-in finds the
+organisation whose provider issued an ID token with one GetItem), the refresh token lookup
+items (``REFRESH#<sha256>``, as the API keys') and the table's data-layout items are the only
+others. A domain marker names
 the one organisation that owns an email domain, platform-wide. The layout version item says
 which layout the table's data is in (datastore/layout_version.py); a migration's progress item
 records what ``server.py migrate`` finished for one organisation (datastore/migration.py).
@@ -19,13 +22,10 @@ holds replaces it. Releases before this layout kept documents under ``PQ#<sha256
 every organisation; nothing reads those any more and the table's TTL deletes them within 30
 days of their last registration.
 
-Live updates keep two kinds of item outside every tenant's partitions. A server instance's
+Live updates keep one kind of item outside every tenant's partitions: a server instance's
 stream reader (datastore/feed/) keeps its lease and its per-shard checkpoints in its own
 partition, ``FEED#<group>``, the group naming the instance (host, supervisor pid and start
-time), so instances never meet. On AWS a WebSocket connection's lookup item
-(``WSCONN#<connectionId>``) says which organisation it belongs to, since API Gateway tells
-``$disconnect`` only the connection's id; the connection and its subscriptions themselves
-live in the organisation's ``ORG#<org>#LIVE`` partition.
+time), so instances never meet.
 
 An employee has one name entry per distinct prefix of its folded first and last names, and
 one under the empty prefix (the whole directory). The sort key orders a partition by folded
@@ -55,8 +55,13 @@ EMAIL: Final = "EMAIL"
 DOMAIN: Final = "DOMAIN"
 APIKEY: Final = "APIKEY"
 AUDIT: Final = "AUDIT"
+# Sign-in's lookups outside every tenant: an identity provider's client by its issuer, and a
+# session's refresh token by the SHA-256 of its secret (datastore/identity_providers.py,
+# datastore/sessions.py).
+ISSUER: Final = "ISSUER"
+REFRESH: Final = "REFRESH"
+# A server instance's stream reader: its lease and checkpoints (datastore/feed/lease.py).
 FEED: Final = "FEED"
-WSCONN: Final = "WSCONN"
 
 # begins_with on this returns exactly the organisation's own items (#METADATA, #SUBSCRIPTION).
 ORG_HEADER_PREFIX: Final = "#"
@@ -170,6 +175,14 @@ def is_api_key_lookup_pk(partition_key: str) -> bool:
     return partition_key.startswith(APIKEY + SEP)
 
 
+def is_issuer_pk(partition_key: str) -> bool:
+    return partition_key.startswith(ISSUER + SEP)
+
+
+def is_refresh_lookup_pk(partition_key: str) -> bool:
+    return partition_key.startswith(REFRESH + SEP)
+
+
 def is_layout_pk(partition_key: str) -> bool:
     return partition_key == LAYOUT_PK
 
@@ -179,25 +192,12 @@ def is_feed_pk(partition_key: str) -> bool:
     return partition_key.startswith(FEED + SEP)
 
 
-def is_connection_pk(partition_key: str) -> bool:
-    """A WebSocket connection's lookup item on AWS (datastore/live.py)."""
-    return partition_key.startswith(WSCONN + SEP)
-
-
 def is_identity_pk(partition_key: str) -> bool:
     return partition_key.startswith(EMAIL + SEP)
 
 
 def is_domain_pk(partition_key: str) -> bool:
     return partition_key.startswith(DOMAIN + SEP)
-
-
-def org_id_of(partition_key: str) -> str | None:
-    """The tenant a partition key belongs to, or None for the identity and platform keys."""
-    parts = partition_key.split(SEP)
-    if len(parts) >= 2 and parts[0] == ORG:
-        return parts[1]
-    return None
 
 
 def start_key_partition(start_key: Mapping[str, str], index: str | None) -> str | None:

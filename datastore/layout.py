@@ -26,6 +26,11 @@ constants below, spelt here once.
     Applicant         ORG#<org>#JOB#<job>        APPLICANT#<emp>
     ApiKey            ORG#<org>                  APIKEY#<key>
     ApiKeyLookup      APIKEY#<sha256>            #APIKEY
+    IdentityProvider  ORG#<org>                  IDP
+    IssuerClient      ISSUER#<issuer>            CLIENT#<clientId>
+    Session           ORG#<org>#SESSION#<emp>    SESSION#<session>
+    SignedOut         ORG#<org>#SESSION#<emp>    #SIGNED_OUT
+    RefreshLookup     REFRESH#<sha256>           #REFRESH
     AuditEvent        ORG#<org>#AUDIT#<yyyy-mm>  EVT#<event>
     Idempotency       ORG#<org>#IDEM#<key>       #IDEMPOTENCY
     PersistedDocument ORG#<org>#PQ#<slot>        #DOCUMENT     (slot: the SHA-256's first 3 hex digits)
@@ -61,13 +66,19 @@ from datastore.entities import (
     EmployeeStatus,
     FieldChange,
     Identity,
+    IdentityProvider,
+    IssuerClient,
     JobPosting,
     JobStatus,
     Move,
     Organization,
     OrganizationStatus,
     Plan,
+    RefreshGrant,
     Role,
+    Session,
+    SessionStatus,
+    SignedOut,
     Subscription,
 )
 from datastore.items import audit_attribute, audit_value
@@ -119,6 +130,9 @@ SECRET_HASH: Final = "secretHash"
 CREATED_AT: Final = "createdAt"
 PLAN: Final = "plan"
 JOB_ID: Final = "jobId"
+ISSUER: Final = "issuer"
+GENERATION: Final = "generation"
+SIGNED_OUT_AT: Final = "signedOutAt"
 # The table's TTL attribute (epoch seconds): idempotency records and persisted documents.
 EXPIRES_AT: Final = "expiresAt"
 LAYOUT_VERSION: Final = "layoutVersion"
@@ -382,6 +396,82 @@ API_KEY_LOOKUP: Final = Layout(
 )
 """A key's lookup item outside the tenant partitions, under the SHA-256 of its secret: what
 authenticating a key needs, no more."""
+
+# --- sign-in: identity providers and sessions ----------------------------------------------------
+
+IDENTITY_PROVIDER: Final = Layout(
+    IdentityProvider,
+    tag="IdentityProvider",
+    key=("ORG#{org_id}", "IDP"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s(ISSUER, "issuer"),
+        words("clientIds", "client_ids"),
+        s("authorizationEndpoint", "authorization_endpoint"),
+        s("tokenEndpoint", "token_endpoint"),
+        ts(CREATED_AT, "created_at"),
+        ts("updatedAt", "updated_at"),
+        n(VERSION, "version"),
+    ),
+    version=VERSION,
+)
+"""The organisation's own OpenID provider (at most one), as its admins and operators see it."""
+
+ISSUER_CLIENT: Final = Layout(
+    IssuerClient,
+    tag="IssuerClient",
+    key=("ISSUER#{issuer}", "CLIENT#{client_id}"),
+    attributes=(s(ISSUER, "issuer"), s("clientId", "client_id"), s(ORG_ID, "org_id")),
+)
+"""One client id of a registered provider, outside the tenant partitions, keyed by the issuer: an
+ID token's ``iss`` and ``azp`` (or its one ``aud``) find the organisation with one GetItem.
+Keyed by the client too, since several organisations may share one issuer (Google's), each
+with its own client."""
+
+SESSION: Final = Layout(
+    Session,
+    tag="Session",
+    key=("ORG#{org_id}#SESSION#{emp_id}", "SESSION#{session_id}"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s(EMP_ID, "emp_id"),
+        s("sessionId", "session_id"),
+        enum(STATUS, "status", SessionStatus),
+        n(GENERATION, "generation"),
+        ts(CREATED_AT, "created_at"),
+        ts("refreshedAt", "refreshed_at"),
+        epoch("absoluteExpiresAt", "absolute_expires_at"),
+        epoch(EXPIRES_AT, "expires_at"),
+        ts("endedAt", "ended_at", optional=True),
+        s("endReason", "end_reason", optional=True),
+    ),
+)
+"""A person's session (a family of refresh tokens), in a partition of that person's sessions.
+No secret: the current refresh token is known only by its lookup item."""
+
+SIGNED_OUT: Final = Layout(
+    SignedOut,
+    tag="SignedOut",
+    key=("ORG#{org_id}#SESSION#{emp_id}", "#SIGNED_OUT"),
+    attributes=(s(ORG_ID, "org_id"), s(EMP_ID, "emp_id"), ts(SIGNED_OUT_AT, "at")),
+)
+"""When the person last signed out everywhere (or was terminated): sessions begun before are over."""
+
+REFRESH_LOOKUP: Final = Layout(
+    RefreshGrant,
+    tag="RefreshLookup",
+    key=("REFRESH#{token_hash}", "#REFRESH"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s(EMP_ID, "emp_id"),
+        s("sessionId", "session_id"),
+        n(GENERATION, "generation"),
+        epoch(EXPIRES_AT, "expires_at"),
+    ),
+)
+"""One refresh token of a session, outside the tenant partitions, under the SHA-256 of its secret:
+a refresh finds its session with one GetItem. Kept (to its session's absolute expiry, TTL) after
+the token is used, so a used token presented again is recognised as reuse."""
 
 # --- the write path's records ------------------------------------------------------------------
 

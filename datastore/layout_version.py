@@ -60,14 +60,6 @@ def has_organizations(table: Table) -> bool:
     return bool(page.items)
 
 
-def version_of(table: Table) -> int:
-    """The layout the table's data is in: the version item's, else 0 with data and CURRENT without."""
-    stored = stored_version(table)
-    if stored is not None:
-        return stored
-    return 0 if has_organizations(table) else CURRENT
-
-
 def stamp(table: Table, version: int, *, over: int | None) -> None:
     """Record ``version``, on the condition that the item still says ``over`` (None: absent)."""
     item = layout.LAYOUT_VERSION_ITEM.item(LayoutStamp(version, items.now()))

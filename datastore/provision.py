@@ -125,8 +125,3 @@ def ensure_time_to_live(client: DynamoDBClient, name: str) -> None:
         TableName=name,
         TimeToLiveSpecification={"Enabled": True, "AttributeName": layout.EXPIRES_AT},
     )
-
-
-def drop_table(client: DynamoDBClient, name: str) -> None:
-    client.delete_table(TableName=name)
-    client.get_waiter("table_not_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})

@@ -44,11 +44,15 @@ class TenantScope:
     def may_write(self, partition_key: str) -> bool:
         # Identity items guard platform-wide email uniqueness, so creating an employee or
         # changing an email writes one; a tenant can never read one back. Creating and
-        # revoking an API key writes its lookup item (datastore/api_keys.py), never read here.
+        # revoking an API key writes its lookup item (datastore/api_keys.py), registering an
+        # identity provider its client items (datastore/identity_providers.py), and signing
+        # in a refresh token's lookup item (datastore/sessions.py): none is read here.
         return (
             self.may_read(partition_key)
             or keys.is_identity_pk(partition_key)
             or keys.is_api_key_lookup_pk(partition_key)
+            or keys.is_issuer_pk(partition_key)
+            or keys.is_refresh_lookup_pk(partition_key)
         )
 
     def may_check(self, partition_key: str) -> bool:
@@ -59,14 +63,22 @@ class TenantScope:
 
 @dataclass(frozen=True, slots=True)
 class SignInScope:
-    """Resolving an email to its organisation and employee before any tenant is known."""
+    """Who is signing in, before any tenant is known: an email's organisation and employee
+    (identity items), the organisation whose provider issued an ID token (identity provider
+    clients), a refresh token's session (its lookup item), and which organisation owns an
+    email's domain (domain markers, for ``GET /auth/discovery``). Reads only."""
 
     @property
     def name(self) -> str:
         return "sign-in"
 
     def may_read(self, partition_key: str) -> bool:
-        return keys.is_identity_pk(partition_key)
+        return (
+            keys.is_identity_pk(partition_key)
+            or keys.is_issuer_pk(partition_key)
+            or keys.is_refresh_lookup_pk(partition_key)
+            or keys.is_domain_pk(partition_key)
+        )
 
     def may_write(self, partition_key: str) -> bool:
         return False
@@ -135,11 +147,13 @@ class FeedScope:
 
 @dataclass(frozen=True, slots=True)
 class PlatformScope:
-    """The platform operator: the list of organisations, creating one, adding its domains.
+    """The platform operator: the list of organisations, creating one, adding its domains,
+    registering its identity provider at onboarding.
 
-    ``provisioning`` names the one organisation being created or given a domain, whose
-    partition the operator may write into (and read back) for the length of that write,
-    along with the identity item of its first admin and its email domain markers.
+    ``provisioning`` names the one organisation being created, given a domain or a provider,
+    whose partition the operator may write into (and read back) for the length of that
+    write, along with the identity item of its first admin, its email domain markers and its
+    provider's client items.
     """
 
     provisioning: OrgId | None = None
@@ -162,6 +176,7 @@ class PlatformScope:
             keys.in_tenant(partition_key, self.provisioning)
             or keys.is_identity_pk(partition_key)
             or keys.is_domain_pk(partition_key)
+            or keys.is_issuer_pk(partition_key)
         )
 
     def may_check(self, partition_key: str) -> bool:

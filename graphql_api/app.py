@@ -1,9 +1,13 @@
-"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL), /auth/token, /healthz and /readyz.
+"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL), /auth/token, /auth/discovery,
+/healthz and /readyz.
 
-GraphiQL's page, assets and development sign-in live in graphql_api/graphiql/. The
-GraphQL-over-HTTP transport itself (request parsing, persisted documents, status codes,
-encoding) lives in graphql_api/http/; the view hands HTTP requests to it. Each request's
-deadline and cancellation are graphql_api/request/lifetime.py's; health is graphql_api/http/health.py's.
+A request to /graphql goes through the middlewares (request id, health, access log, hosts,
+body bounds, CORS, gzip, the in-flight cap, authentication) to its lifetime
+(graphql_api/request/lifetime.py), which makes its session and context under its deadline
+and hands the context to ``graphql_endpoint``: GraphiQL's page (graphql_api/graphiql/) for a
+browser's visit, else the GraphQL-over-HTTP transport (graphql_api/http/: request parsing,
+persisted documents, status codes, encoding), which runs the schema. Health is
+graphql_api/http/health.py's.
 """
 
 from __future__ import annotations
@@ -13,36 +17,30 @@ from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 
-import orjson
-import strawberry
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.gzip import GZipMiddleware
-from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
-from starlette.websockets import WebSocket
-from strawberry.asgi import GraphQL
 from strawberry.extensions import SchemaExtension
-from strawberry.types.unset import UNSET, UnsetType
 
-from datastore import calls
 from datastore.probe import probe_client
 from datastore.store import Datastore
 from graphql_api import graphiql
 from graphql_api.auth.active import ActiveCaller
 from graphql_api.auth.api_keys import ApiKeyAuthenticator
-from graphql_api.auth.backend import BearerTokenBackend, on_auth_error, principal_of
+from graphql_api.auth.backend import BearerTokenBackend, on_auth_error
+from graphql_api.auth.home_realm import PATH as DISCOVERY_PATH
+from graphql_api.auth.home_realm import HomeRealmDiscovery
 from graphql_api.auth.read_only_keys import ReadOnlyKeys
 from graphql_api.auth.signin import TokenExchange
 from graphql_api.auth.tokens import TokenVerifier
-from graphql_api.execution.analysis import AnalysisCache
 from graphql_api.execution.cost import Cost
-from graphql_api.execution.documents import CachedDocuments, DocumentCache
+from graphql_api.execution.documents import Documents
+from graphql_api.execution.operation import CachedDocuments
 from graphql_api.execution.operation_name import OperationNameRequired
-from graphql_api.execution.plan.cache import PlanCache
 from graphql_api.execution.plan.extension import CompiledPlans
 from graphql_api.http import request_id
 from graphql_api.http.health import HealthRoutes, Readiness
@@ -50,17 +48,16 @@ from graphql_api.http.hosts import AllowedHosts
 from graphql_api.http.persisted import PersistedDocuments, StoreRegistered, load_manifest
 from graphql_api.http.subscriptions import SubscriptionsNotServed
 from graphql_api.http.transport import HttpTransport
-from graphql_api.limits import limit_extensions, tenant_buckets
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
 from graphql_api.limits.concurrency import MaxConcurrentRequests
+from graphql_api.limits.configured import limit_extensions, tenant_buckets
 from graphql_api.observability.access_log import AccessLog
 from graphql_api.observability.labels import operation_names
 from graphql_api.observability.metrics import Metrics
 from graphql_api.observability.tracing import configure_tracing
 from graphql_api.request.context import RequestContext, Services
-from graphql_api.request.lifetime import DEADLINE, SESSION, RequestLifetime
-from graphql_api.request.session import Deadline, RequestSession
+from graphql_api.request.lifetime import Handler, RequestLifetime
 from graphql_api.schema.cursors import CursorCodec
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
@@ -75,46 +72,16 @@ GZIP_MINIMUM_BYTES = 1024
 GZIP_LEVEL = 1
 
 
-class GraphQLView(GraphQL[RequestContext, None]):
-    def __init__(self, schema: strawberry.Schema, services: Services, transport: HttpTransport) -> None:
-        super().__init__(schema, graphql_ide="graphiql" if services.settings.graphiql else None)
-        self.services = services
-        self.transport = transport
+def graphql_endpoint(transport: HttpTransport, settings: ApiSettings) -> Handler:
+    """/graphql: GraphiQL's page for a browser's visit (when it is on), GraphQL over HTTP for the rest."""
 
-    async def get_context(self, request: Request, response: Response) -> RequestContext:  # type: ignore[override]
-        principal = principal_of(request)
-        deadline = request.scope.get(DEADLINE) or Deadline.after(self.services.settings.request_timeout_seconds)
-        session = RequestSession(self.services, principal, deadline)
-        request.scope[SESSION] = session  # the request's lifetime cancels it (graphql_api/request/lifetime.py)
-        # Blocking calls copy the context they are issued from: this request's log, and its
-        # loads start at depth 0 (a context reused by an in-process client keeps none over).
-        calls.current_log.set(session.call_log)
-        calls.current_depth.set(0)
-        return RequestContext(request, response, request_id.request_id_of(request.scope), principal, session)
+    async def respond(context: RequestContext) -> Response:
+        if settings.graphiql and graphiql.wants_page(context.request):
+            # Our own GraphiQL page (local assets, strict CSP), not Strawberry's CDN page.
+            return graphiql.page_response(context.request.url.path, sign_in=settings.development)
+        return await transport.handle(context)
 
-    async def render_graphql_ide(self, request: Request) -> Response:
-        """Our own GraphiQL page (local assets, strict CSP), not Strawberry's CDN page."""
-        settings = self.services.settings
-        return graphiql.page_response(request.url.path, sign_in=settings.development)
-
-    def encode_json(self, data: object) -> bytes:
-        return orjson.dumps(data)
-
-    async def run(  # type: ignore[override]  # Strawberry's overloads: HTTP here, WebSocket to it
-        self,
-        request: Request | WebSocket,
-        context: RequestContext | UnsetType = UNSET,
-        root_value: UnsetType | None = UNSET,
-    ) -> Response | WebSocket:
-        """GraphiQL for a browser's GET, GraphQL over HTTP (graphql_api/http/) for the rest."""
-        if isinstance(request, WebSocket):
-            # Our app never presets a context or root value; Strawberry makes them per socket.
-            return await super().run(request)
-        # A GET by persisted document id has no ``query`` either, and is not a visit to GraphiQL.
-        by_id = "extensions" in request.query_params or "documentId" in request.query_params
-        if self.graphql_ide and not by_id and self.should_render_graphql_ide(self.request_adapter_class(request)):
-            return await self.render_graphql_ide(request)
-        return await self.transport.handle(request, self.get_context)
+    return respond
 
 
 def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
@@ -125,33 +92,32 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     configure_tracing(settings.otel_endpoint, datastore.client)
     trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
     persisted = PersistedDocuments(datastore, trusted)
+    # Each document clients run, parsed, validated and analysed once (execution/documents.py).
+    documents = Documents()
     # Limits first (they refuse before anything is loaded), then the caller's active check.
-    documents = DocumentCache()
-    analyses = AnalysisCache(cost_ceiling=settings.max_cost)
     extensions: list[Callable[[], SchemaExtension]] = [
         lambda: CachedDocuments(documents),
         OperationNameRequired,
         SubscriptionsNotServed,
         # Before the limits and the active check: it leaves the execution after them.
         lambda: StoreRegistered(persisted),
-        *limit_extensions(settings, analyses),
+        *limit_extensions(settings),
         # Before the active check, so a read-only key's mutation costs no datastore call.
         ReadOnlyKeys,
         ActiveCaller,
     ]
     if settings.cost_in_response:
         extensions.append(Cost)
-    plans = PlanCache()
     if settings.compiled_plans:
         # Last: every other extension's on_execute runs around the plan as around graphql-core.
-        extensions.append(lambda: CompiledPlans(plans))
+        extensions.append(lambda: CompiledPlans(documents))
     schema = build_schema(
         extensions,
         batch_max_operations=settings.batch_max_operations,
         # What introspection would tell is not told by suggestions either (README "Abuse limits").
         hide_suggestions=not settings.introspection,
     )
-    view = GraphQLView(schema, services, HttpTransport(schema, persisted, settings.batch_max_operations))
+    transport = HttpTransport(schema, persisted, settings.batch_max_operations)
 
     readiness = Readiness(probe_client(datastore.client), datastore.table_name)
 
@@ -164,8 +130,9 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     app = Starlette(
         routes=[
             # Every method reaches the view, so a PUT gets the transport's JSON 405 with Allow.
-            Route("/graphql", RequestLifetime(view, settings.request_timeout_seconds)),
+            Route("/graphql", RequestLifetime(graphql_endpoint(transport, settings), services)),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
+            Route(DISCOVERY_PATH, HomeRealmDiscovery(services).endpoint, methods=["GET"]),
             *graphiql.routes(services),
         ],
         lifespan=lifespan,
@@ -229,9 +196,6 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     # No redirect from /graphql/ to /graphql: it would build its Location from the Host header,
     # and an API's clients call the paths they were given; anything else is a 404.
     app.router.redirect_slashes = False
-    # The process's parsed documents: tests read app.state.document_cache.parses.
-    app.state.document_cache = documents
-    app.state.plan_cache = plans
-    app.state.analysis_cache = analyses
-    app.state.relation_plans = services.relation_plans
+    # The process's documents and their analyses: tests read their counters.
+    app.state.documents = documents
     return app

@@ -2,10 +2,11 @@
 
 Each request's partition keys (table or index) lie in one organisation's ``ORG#<orgId>``
 space, or on a named path: identity ``EMAIL#`` items, email domain ``DOMAIN#`` markers, the
-platform's ``ORGS`` list (read on GSI1 only), API key lookup items (``APIKEY#<sha256>``), the
-table's data-layout items (``LAYOUT``), a stream reader's lease and checkpoints (``FEED#``).
-Persisted GraphQL documents are in their organisation's
-space (``ORG#<org>#PQ#<slot>``).
+platform's ``ORGS`` list (read on GSI1 only), API key lookup items (``APIKEY#<sha256>``),
+identity provider clients (``ISSUER#<issuer>``), refresh token lookup items
+(``REFRESH#<sha256>``), the table's data-layout items (``LAYOUT``), a stream reader's lease
+and checkpoints (``FEED#``). Persisted GraphQL documents are in their organisation's space
+(``ORG#<org>#PQ#<slot>``).
 Requests of unkeyed operations (Scan, PartiQL statements) are violations: no partition key
 bounds them. Control-plane calls name no item and pass.
 """
@@ -38,6 +39,14 @@ TABLE_OPERATIONS: Final = frozenset(
 )
 
 
+def org_id_of(partition_key: str) -> str | None:
+    """The tenant a partition key belongs to, or None for the identity and platform keys."""
+    parts = partition_key.split(keys.SEP)
+    if len(parts) >= 2 and parts[0] == keys.ORG:
+        return parts[1]
+    return None
+
+
 def batch_write_keys(call: Call) -> list[str]:
     found: list[str] = []
     for requests in call.params.get("RequestItems", {}).values():
@@ -52,11 +61,13 @@ def batch_write_keys(call: Call) -> list[str]:
 def named_space(partition_key: str) -> bool:
     """An organisation's own space, or one of the named paths outside every organisation."""
     return (
-        keys.org_id_of(partition_key) is not None
+        org_id_of(partition_key) is not None
         or keys.is_identity_pk(partition_key)
         or keys.is_domain_pk(partition_key)
         or partition_key == keys.ORGS_PK
         or keys.is_api_key_lookup_pk(partition_key)
+        or keys.is_issuer_pk(partition_key)
+        or keys.is_refresh_lookup_pk(partition_key)
         or keys.is_layout_pk(partition_key)
         or keys.is_feed_pk(partition_key)
     )
@@ -75,7 +86,7 @@ def violations(call: Call) -> list[str]:
         for pk in partition_keys
         if not named_space(pk)
     ]
-    tenants = {org for org in map(keys.org_id_of, partition_keys) if org is not None}
+    tenants = {org for org in map(org_id_of, partition_keys) if org is not None}
     if len(tenants) > 1:
         found.append(f"{call.operation}: one request spans organisations {sorted(tenants)}")
     if call.operation == "Query" and keys.ORGS_PK in partition_keys and call.params.get("IndexName") != keys.GSI1:

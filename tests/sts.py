@@ -152,7 +152,7 @@ class RoleWorld:
 
         A request is the tenant's whose AssumeRole (tenant role, tag ``org``) issued the
         access key it was signed with; every partition key it addresses must lie in that
-        tenant (or be an identity or API key lookup item it writes). Requests signed otherwise fail the check.
+        tenant (or be a lookup item it writes: identity, API key, refresh token, issuer, domain). Requests signed otherwise fail the check.
         """
         counts: dict[str, int] = {}
         for request in requests:
@@ -162,7 +162,16 @@ class RoleWorld:
             org = owner.tags["org"]
             assert owner.session_name == f"org-{org}"
             for pk in request.partition_keys:
-                written_outside = keys.is_identity_pk(pk) or keys.is_api_key_lookup_pk(pk)
+                # The lookup items a tenant's session writes outside its partitions
+                # (datastore/iam.py's tenant statements): identities, API key and refresh
+                # token lookups, identity provider clients, and the domain markers it checks.
+                written_outside = (
+                    keys.is_identity_pk(pk)
+                    or keys.is_api_key_lookup_pk(pk)
+                    or keys.is_refresh_lookup_pk(pk)
+                    or keys.is_issuer_pk(pk)
+                    or keys.is_domain_pk(pk)
+                )
                 allowed = keys.in_tenant(pk, org) or (written_outside and request.operation in _WRITES)
                 assert allowed, f"{request} signed for tenant {org} addresses {pk!r}"
             counts[org] = counts.get(org, 0) + 1

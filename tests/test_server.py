@@ -262,12 +262,18 @@ def parent_of(pid: int) -> int:
 
 
 def wait_for_pids(metrics_url: str, wanted: Callable[[set[int]], bool]) -> dict[str, dict[int, float]]:
-    """/metrics' process samples once their pids satisfy ``wanted`` (each worker refreshes its own every 5 s)."""
-    deadline = time.monotonic() + 30
+    """/metrics' process samples once their pids satisfy ``wanted`` (each worker refreshes its own every 5 s).
+
+    A replacement worker starts as a server does (a fresh interpreter, settings, the layout
+    check), so it gets a server's start-up time; past it the test fails saying what it saw.
+    """
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while True:
         found = process_metrics(metrics_url)
-        if wanted(set(found.get("process_resident_memory_bytes", {}))) or time.monotonic() > deadline:
+        pids = set(found.get("process_resident_memory_bytes", {}))
+        if wanted(pids):
             return found
+        assert time.monotonic() < deadline, f"the workers' process metrics named pids {sorted(pids)}"
         time.sleep(0.5)
 
 

@@ -21,11 +21,11 @@ import pytest
 from datastore import ids, keys, layout, layout_version, migration
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
-from datastore.provision import drop_table
 from datastore.scope import LayoutScope
 from datastore.table import Table
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings import Settings
+from tests.datastore.support import drop_table
 from tests.legacy_layout import LegacyOrganization, create_legacy_table, typical_organization, unlocked_engine
 from tests.server_commands import ROOT, server_command
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -35,15 +36,26 @@ class JwksKeys:
     ``min_refresh_seconds``, so tokens with random kids cannot hammer the identity provider.
     """
 
-    def __init__(self, location: str, *, min_refresh_seconds: float = JWKS_MIN_REFRESH_SECONDS) -> None:
+    def __init__(
+        self,
+        location: str,
+        *,
+        min_refresh_seconds: float = JWKS_MIN_REFRESH_SECONDS,
+        fetch: Callable[[], dict[str, Any]] | None = None,
+    ) -> None:
         self.location = location
+        # Fetches the set as a JSON object instead, when given: an organisation's provider,
+        # whose keys are found through its discovery document (graphql_api/auth/discovery.py).
+        self._fetch_document = fetch
         self._min_refresh = min_refresh_seconds
         self._lock = threading.Lock()
         self._keys: dict[str, PyJWK] = {}
         self._fetched_at = float("-inf")
 
     def _fetch(self) -> dict[str, PyJWK]:
-        if self.location.startswith(("https://", "http://")):
+        if self._fetch_document is not None:
+            jwk_set = PyJWKSet.from_dict(self._fetch_document())
+        elif self.location.startswith(("https://", "http://")):
             client = PyJWKClient(self.location, cache_jwk_set=False, timeout=JWKS_FETCH_TIMEOUT_SECONDS)
             jwk_set = client.get_jwk_set()
         else:

@@ -10,7 +10,7 @@ import jwt
 
 from datastore import ids
 from datastore.entities import Role
-from datastore.ids import EmployeeId, OrgId
+from datastore.ids import EmployeeId, OrgId, SessionId
 from graphql_api.auth.jwks import JwksKeys, require_numeric_times, signing_key
 from graphql_api.execution.errors import unauthenticated
 from graphql_api.settings.api import ApiSettings
@@ -26,12 +26,15 @@ class Principal:
     """A verified caller: an employee of one organisation, an API key of one, or a platform operator.
 
     For an API key (``api_key``) the subject is the key's id: no employee stands behind it.
+    ``session_id`` is the session a token from ``POST /auth/token`` was issued in (its
+    ``sid`` claim), which ``signOut`` ends; None for other tokens.
     """
 
     subject: str
     org_id: OrgId | None
     role: Role | None
     api_key: bool = False
+    session_id: SessionId | None = None
 
     @property
     def is_platform(self) -> bool:
@@ -45,7 +48,13 @@ class Principal:
 
 
 def issue_token(
-    settings: ApiSettings, *, subject: str, org_id: str | None, role: str, ttl_seconds: int | None = None
+    settings: ApiSettings,
+    *,
+    subject: str,
+    org_id: str | None,
+    role: str,
+    ttl_seconds: int | None = None,
+    session_id: str | None = None,
 ) -> str:
     now = int(time.time())
     claims: dict[str, object] = {
@@ -57,6 +66,8 @@ def issue_token(
     }
     if org_id is not None:
         claims["org"] = org_id
+    if session_id is not None:
+        claims["sid"] = session_id
     if settings.jwt_issuer:
         claims["iss"] = settings.jwt_issuer
     if settings.jwt_audience:
@@ -106,11 +117,6 @@ class TokenVerifier:
         return principal_from_claims(claims)
 
 
-def verify(settings: ApiSettings, token: str) -> Principal:
-    """The caller a token names, or UNAUTHENTICATED (HS256 and, if configured, the JWKS)."""
-    return TokenVerifier(settings).verify(token)
-
-
 def principal_from_claims(claims: dict[str, object]) -> Principal:
     subject, org, role = claims.get("sub"), claims.get("org"), claims.get("role")
     if not isinstance(subject, str) or not isinstance(role, str):
@@ -127,7 +133,11 @@ def principal_from_claims(claims: dict[str, object]) -> Principal:
     emp_id = ids.parse(EmployeeId, subject)
     if emp_id is None:
         raise unauthenticated(f"invalid token: sub: {ids.NOT_A_ULID}")
+    sid = claims.get("sid")
+    session_id = None if sid is None else ids.parse(SessionId, sid)
+    if sid is not None and session_id is None:
+        raise unauthenticated(f"invalid token: sid: {ids.NOT_A_ULID}")
     try:
-        return Principal(emp_id, org_id, Role(role))
+        return Principal(emp_id, org_id, Role(role), session_id=session_id)
     except ValueError as error:
         raise unauthenticated(f"invalid token: {error}") from None

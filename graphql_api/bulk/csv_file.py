@@ -33,7 +33,7 @@ from datastore.entities import Role
 from datastore.imports import MAX_ROWS, Outcome
 from datastore.table import Table
 from graphql_api.bulk import rows as bulk
-from graphql_api.bulk.rows import RowError, RowInput
+from graphql_api.bulk.rows import Row, RowError, RowInput
 from graphql_api.execution.errors import Code
 
 REQUIRED: Final = ("email", "firstName", "lastName")
@@ -106,7 +106,7 @@ def _row_of(record: dict[str, str]) -> RowInput | RowError:
             parsed[name] = parse(record.get(name) or "")
         except ValueError as error:
             return RowError(Code.BAD_USER_INPUT.value, name, str(error))
-    return RowInput(
+    return Row(
         email=record["email"],
         first_name=record["firstName"],
         last_name=record["lastName"],
@@ -201,7 +201,7 @@ def import_records(
             return await asyncio.get_running_loop().run_in_executor(pool, fn)
 
         for batch in batches(rows):
-            inputs = [(row.line, row.row) for row in batch if isinstance(row.row, RowInput)]
+            inputs = [(row.line, row.row) for row in batch if isinstance(row.row, Row)]
             results = dict(
                 zip(
                     (line for line, _ in inputs),

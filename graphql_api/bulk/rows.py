@@ -18,18 +18,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any, Final
 
 from datastore import imports
-from datastore.entities import Employee, Role
+from datastore.entities import Employee
 from datastore.errors import Conflict, DatastoreError, Field, InvalidInput
+from datastore.ids import DepartmentId
 from datastore.imports import MAX_ROWS, Imported, Outcome, Row
 from datastore.table import Table
 from graphql_api.execution.errors import INPUT, ApiError, Code, translate
 from graphql_api.schema import ids
 
-__all__ = ["MAX_ROWS", "ROW_FIELDS", "Outcome", "RowError", "RowInput", "RowResult", "import_rows"]
+__all__ = ["MAX_ROWS", "ROW_FIELDS", "Outcome", "Row", "RowError", "RowInput", "RowResult", "import_rows"]
 
 # Datastore field -> the row's field that carries it (the CSV column, the row input's field);
 # one the row does not carry names the row as a whole.
@@ -49,16 +49,9 @@ ROW_CONCURRENCY: Final = 16
 Runner = Callable[[Callable[[], Any]], Awaitable[Any]]
 
 
-@dataclass(frozen=True, slots=True)
-class RowInput:
-    """A row as a client sends it: ``department_id`` is the department's global id."""
-
-    email: str
-    first_name: str
-    last_name: str
-    role: Role = Role.EMPLOYEE
-    department_id: str | None = None
-    hired_at: datetime | None = None
+# A row as a client sends it: ``department_id`` is the department's global id. Made as a plain
+# ``Row(...)`` (a subscripted generic cannot construct a frozen dataclass); the type says which.
+RowInput = Row[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +84,7 @@ def row_error(error: BaseException) -> RowError | None:
     return RowError(translated.code.value, field, reason)
 
 
-def _datastore_row(row: RowInput) -> Row:
+def _datastore_row(row: RowInput) -> Row[DepartmentId]:
     """The datastore's row, validated; a department id of no department is InvalidInput."""
     department_id = None
     if row.department_id is not None:
@@ -116,7 +109,7 @@ async def import_rows(
     The caller keeps batches to MAX_ROWS (limits/bulk_rows.py; the CLI's batches).
     """
     results: list[RowResult | None] = [None] * len(rows)
-    ready: dict[int, Row] = {}
+    ready: dict[int, Row[DepartmentId]] = {}
     for index, given in enumerate(rows):
         try:
             ready[index] = _datastore_row(given)
@@ -141,7 +134,7 @@ async def import_rows(
 
     gate = asyncio.Semaphore(concurrency)
 
-    async def one(index: int, row: Row) -> None:
+    async def one(index: int, row: Row[DepartmentId]) -> None:
         current = known.get(row.email)
         try:
             if current is not None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from graphql import GraphQLError, OperationDefinitionNode
 from strawberry.extensions import SchemaExtension
 
+from graphql_api.execution.operation import operation_of
 from graphql_api.http.errors import TransportCode
 
 
@@ -25,9 +26,10 @@ class OperationNameRequired(SchemaExtension):
         # Strawberry has already decided to execute.
         execution = self.execution_context
         document = execution.graphql_document
-        # ``operation_name`` falls back to the first operation's name; what the client sent is
-        # kept in this attribute (Strawberry is pinned below 0.400 in pyproject.toml).
-        if execution._provided_operation_name is not None or document is None or execution.pre_execution_errors:
+        # Strawberry's ``operation_name`` falls back to the first operation's name: what the
+        # client sent is on the operation's own record (execution/operation.py).
+        run = operation_of(execution)
+        if run is None or run.sent_name is not None or document is None or execution.pre_execution_errors:
             return
         operations = sum(isinstance(node, OperationDefinitionNode) for node in document.definitions)
         if operations > 1:

@@ -15,7 +15,8 @@ cost is counted over interfaces and unions, and the relations read selections wi
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from graphql import (
     BooleanValueNode,
@@ -36,12 +37,38 @@ from graphql import (
 )
 from graphql.execution.values import get_variable_values
 
+# A memo's key: a fragment's name, or the name with what else its measure depends on.
+M = TypeVar("M")
+
 # Whether a fragment's type condition (a type name) applies where it is spread.
 Applies = Callable[[str], bool]
 
 
 def fragments_of(document: DocumentNode) -> dict[str, FragmentDefinitionNode]:
     return {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+
+
+def spread_once(
+    spread: FragmentSpreadNode,
+    fragments: Mapping[str, FragmentDefinitionNode],
+    memo: dict[M, int],
+    key: M,
+    visiting: frozenset[str],
+    measure: Callable[[SelectionSetNode, frozenset[str]], int],
+) -> int | None:
+    """A document limit's measure of a spread fragment, worked out once per ``key``.
+
+    None for a fragment the document does not define or one already being measured (a cycle):
+    other validation rules report those. Memoised, a fragment spread many times, or a chain of
+    fragments each spread twice, costs linear time, not exponential.
+    """
+    name = spread.name.value
+    fragment = fragments.get(name)
+    if fragment is None or name in visiting:
+        return None
+    if key not in memo:
+        memo[key] = measure(fragment.selection_set, visiting | {name})
+    return memo[key]
 
 
 def operations_of(document: DocumentNode, operation_name: str | None) -> list[OperationDefinitionNode]:
@@ -138,10 +165,22 @@ def _variables_in(value: ValueNode) -> Iterator[str]:
             yield from _variables_in(item)
 
 
-def condition_variables(document_definitions: Any, arguments: frozenset[str] = frozenset()) -> tuple[str, ...]:
-    """Names of the variables that @skip/@include read anywhere in the document (sorted), and
-    those given to a field argument named in ``arguments`` (the cost reads ``first``)."""
-    names: set[str] = set()
+@dataclass(frozen=True, slots=True)
+class VariablesRead:
+    """The variables one definition's selections read: in ``@skip``/``@include`` conditions, and
+    in the field arguments asked about (the cost reads ``first``, say)."""
+
+    conditions: frozenset[str]
+    arguments: frozenset[str]
+
+
+def variables_read(
+    definition: OperationDefinitionNode | FragmentDefinitionNode, arguments: frozenset[str] = frozenset()
+) -> VariablesRead:
+    """What ``definition`` reads of its variables, in one walk of its selections; ``arguments``
+    are the names of the field arguments whose variables count."""
+    conditions: set[str] = set()
+    read: set[str] = set()
 
     def visit(selection_set: SelectionSetNode | None) -> None:
         if selection_set is None:
@@ -150,14 +189,12 @@ def condition_variables(document_definitions: Any, arguments: frozenset[str] = f
             for directive in selection.directives or ():
                 for argument in directive.arguments or ():
                     if isinstance(argument.value, VariableNode):
-                        names.add(argument.value.name.value)
+                        conditions.add(argument.value.name.value)
             if isinstance(selection, FieldNode):
                 for argument in selection.arguments or ():
                     if argument.name.value in arguments:
-                        names.update(_variables_in(argument.value))
+                        read.update(_variables_in(argument.value))
             visit(getattr(selection, "selection_set", None))
 
-    for definition in document_definitions:
-        if isinstance(definition, OperationDefinitionNode | FragmentDefinitionNode):
-            visit(definition.selection_set)
-    return tuple(sorted(names))
+    visit(definition.selection_set)
+    return VariablesRead(frozenset(conditions), frozenset(read))

@@ -9,11 +9,11 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Route
 
 from graphql_api.graphiql.assets import ASSETS_PATH, GraphiQLAssets
-from graphql_api.graphiql.page import page_response
+from graphql_api.graphiql.page import page_response, wants_page
 from graphql_api.graphiql.sign_in import SIGN_IN_PATH, DemoSignIn
 from graphql_api.request.context import Services
 
-__all__ = ["page_response", "routes"]
+__all__ = ["page_response", "routes", "wants_page"]
 
 
 def routes(services: Services) -> list[BaseRoute]:

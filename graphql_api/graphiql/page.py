@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 from typing import Final
 
+from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
 from graphql_api.graphiql.assets import asset_url
@@ -62,6 +63,16 @@ def page_html(endpoint: str, *, sign_in: bool) -> str:
   </body>
 </html>
 """
+
+
+def wants_page(request: Request) -> bool:
+    """A browser's visit to the endpoint: a GET that accepts HTML and sends no GraphQL (no
+    ``query``, nor a persisted document's ``extensions`` or ``documentId``)."""
+    parameters = request.query_params
+    if request.method != "GET" or "query" in parameters or "extensions" in parameters or "documentId" in parameters:
+        return False
+    accept = request.headers.get("accept", "")
+    return "text/html" in accept or "*/*" in accept
 
 
 def page_response(endpoint: str, *, sign_in: bool) -> HTMLResponse:

@@ -10,8 +10,6 @@ the schema refuses it with its own code (graphql_api/http/subscriptions.py).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from collections.abc import Awaitable, Callable
 
 import strawberry
 from starlette.requests import Request
@@ -28,8 +26,6 @@ from graphql_api.http.request import Operation, read_operations
 from graphql_api.observability.record import record_error
 from graphql_api.request.context import RequestContext
 
-ContextFactory = Callable[[Request, Response], Awaitable[RequestContext]]
-
 _GET_OPERATIONS = frozenset({OperationType.QUERY, OperationType.SUBSCRIPTION})
 _POST_OPERATIONS = frozenset({OperationType.QUERY, OperationType.MUTATION, OperationType.SUBSCRIPTION})
 
@@ -40,13 +36,13 @@ class HttpTransport:
         self.persisted = persisted
         self.batch_max_operations = batch_max_operations
 
-    async def handle(self, request: Request, get_context: ContextFactory) -> Response:
+    async def handle(self, context: RequestContext) -> Response:
+        """The answer to the request of ``context`` (its lifetime made the context and its session)."""
+        request = context.request
         media_type = response.JSON
         try:
             media_type = response.negotiate(request.headers.get("accept"))
             operations = await read_operations(request, self.batch_max_operations)
-            sub_response = Response()
-            context = await get_context(request, sub_response)
             if isinstance(operations, list):
                 results = list(await asyncio.gather(*(self._run(request, op, context) for op in operations)))
             else:
@@ -57,7 +53,7 @@ class HttpTransport:
             answer = response.error_response(error, media_type)
         else:
             # Headers resolvers set on the context's response (its own Content-Length aside).
-            for name, value in sub_response.headers.items():
+            for name, value in context.response.headers.items():
                 if name != "content-length":
                     answer.headers[name] = value
         if "authorization" in request.headers:
@@ -70,9 +66,9 @@ class HttpTransport:
         resolved = await self.persisted.resolve(operation, context)
         if resolved.query is None:
             raise bad_request("the request has no GraphQL query")
-        if resolved.register is not None:
-            # This operation's own copy: the document is stored once it has run (persisted.py).
-            context = dataclasses.replace(context, registration=resolved.register)
+        # This operation's own context: its name as sent, and the document to store once it has
+        # run (persisted.py).
+        context = context.for_operation(operation.operation_name, resolved.register)
         allowed = _GET_OPERATIONS if request.method == "GET" else _POST_OPERATIONS
         try:
             result = await self.schema.execute(

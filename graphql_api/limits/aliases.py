@@ -19,7 +19,7 @@ from graphql import (
 )
 from strawberry.extensions import AddValidationRules
 
-from graphql_api.execution.selection import fragments_of
+from graphql_api.execution.selection import fragments_of, spread_once
 from graphql_api.limits.document_rule import document_rule
 
 
@@ -38,13 +38,11 @@ def alias_count(
         elif isinstance(selection, InlineFragmentNode):
             total += alias_count(selection.selection_set, fragments, memo, visiting)
         elif isinstance(selection, FragmentSpreadNode):
-            name = selection.name.value
-            fragment = fragments.get(name)
-            if fragment is None or name in visiting:
-                continue
-            if name not in memo:
-                memo[name] = alias_count(fragment.selection_set, fragments, memo, visiting | {name})
-            total += memo[name]
+            key = selection.name.value
+            counted = spread_once(
+                selection, fragments, memo, key, visiting, lambda inner, seen: alias_count(inner, fragments, memo, seen)
+            )
+            total += counted or 0
     return total
 
 

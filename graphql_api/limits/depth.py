@@ -29,7 +29,7 @@ from graphql import (
 )
 from strawberry.extensions import AddValidationRules
 
-from graphql_api.execution.selection import fragments_of
+from graphql_api.execution.selection import fragments_of, spread_once
 from graphql_api.limits.document_rule import document_rule
 
 # Fields that add no level wherever they are (``node`` adds none directly under ``edges``).
@@ -72,20 +72,17 @@ def document_depth(
                 ),
             )
         elif isinstance(selection, FragmentSpreadNode):
-            name = selection.name.value
-            fragment = fragments.get(name)
-            if fragment is None or name in _visiting:
-                continue  # unknown fragments and cycles are other rules' errors
-            key = (name, under_edges)
-            if key not in memo:
-                memo[key] = document_depth(
-                    fragment.selection_set,
-                    fragments,
-                    under_edges=under_edges,
-                    _memo=memo,
-                    _visiting=_visiting | {name},
-                )
-            deepest = max(deepest, memo[key])
+            measured = spread_once(
+                selection,
+                fragments,
+                memo,
+                (selection.name.value, under_edges),
+                _visiting,
+                lambda inner, seen: document_depth(
+                    inner, fragments, under_edges=under_edges, _memo=memo, _visiting=seen
+                ),
+            )
+            deepest = max(deepest, measured or 0)
     return deepest
 
 

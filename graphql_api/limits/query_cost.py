@@ -17,8 +17,8 @@ and a result in the payload's per-row list, so 100 rows cost about 100 times one
 ``first`` is the argument's value (variables resolved), the default page size (20) when
 omitted, and at most the maximum page size (100). The connection's own 1 is the Query that
 reads it. Each alias is a field of its own, so fifteen aliases cost fifteen times one. The
-total is rounded up to a whole number and compared with MAX_QUERY_COST. The check runs after
-validation and before execution: a refused query never touches DynamoDB. Why these weights
+total is rounded up to a whole number and compared with MAX_QUERY_COST (limits/max_cost.py)
+after validation and before execution: a refused query never touches DynamoDB. Why these weights
 (README "Abuse limits"): an object is a DynamoDB item to read and a dict to build; a leaf is
 one value to copy, a quarter of that or less, so the bench's real pages (Q1: 20 departments
 x 50 employees, 6 fields each = 2,547) fit under 5,000 with room, while the directory read
@@ -28,14 +28,13 @@ fifteen times over (15 x 100 x 100 employees = 416,641) does not come close.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from graphql import (
     DocumentNode,
     FieldNode,
-    GraphQLError,
     GraphQLInterfaceType,
     GraphQLList,
     GraphQLNamedType,
@@ -51,16 +50,11 @@ from graphql import (
     get_named_type,
     is_leaf_type,
 )
-from graphql.execution import ExecutionResult as GraphQLExecutionResult
-from strawberry.extensions import SchemaExtension
 
 from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from graphql_api.execution.selection import Selections, fragments_of, operations_of, variable_values
 from graphql_api.limits.bulk_rows import input_rows
-from graphql_api.limits.introspection_cost import ROOT_FIELDS, IntrospectionCost, PastCeiling
-
-if TYPE_CHECKING:
-    from graphql_api.execution.analysis import AnalysisCache
+from graphql_api.limits.introspection_cost import ROOT_FIELDS, IntrospectionCost
 
 LEAF_WEIGHT: Final = Fraction(1, 4)
 # A list that is not a connection (an audit event's field changes): at most one entry per
@@ -188,29 +182,3 @@ def query_cost(
         for operation in operations_of(document, operation_name)
     ]
     return math.ceil(max(costs, default=Fraction(0)))
-
-
-class MaxCost(SchemaExtension):
-    def __init__(self, max_cost: int, analyses: AnalysisCache) -> None:
-        self.max_cost = max_cost
-        self.analyses = analyses
-
-    def on_execute(self) -> Iterator[None]:
-        context = self.execution_context
-        if context.result is None:
-            try:
-                analysis = self.analyses.of_execution(context)  # computed once per document (analysis.py)
-            except PastCeiling:
-                context.result = self._refusal(f"more than {self.max_cost}", {})
-            else:
-                if analysis is not None and analysis.cost > self.max_cost:
-                    context.result = self._refusal(str(analysis.cost), {"cost": analysis.cost})
-        yield
-
-    def _refusal(self, cost: str, extensions: dict[str, Any]) -> GraphQLExecutionResult:
-        error = GraphQLError(
-            f"the query costs {cost}; at most {self.max_cost} is allowed "
-            "(every object and value it can return counts; ask for less with `first`)",
-            extensions={"limit": "cost", **extensions, "maxCost": self.max_cost},
-        )
-        return GraphQLExecutionResult(data=None, errors=[error])

@@ -1,8 +1,8 @@
 """Fair tenants: a token bucket of query-cost units per organisation, charged before execution.
 
 Each organisation's bucket holds at most TENANT_COST_BURST units and refills at
-TENANT_COST_PER_SECOND. A request is charged what MaxCost found for it (limits/analysis.py
-leaves it on the execution context; nothing is counted twice), plus WRITE_WEIGHT for each
+TENANT_COST_PER_SECOND. A request is charged what MaxCost found for it (limits/max_cost.py
+leaves it on the operation's record; nothing is counted twice), plus WRITE_WEIGHT for each
 root field of a mutation that runs (a field under @skip is not charged), and WRITE_WEIGHT for
 an Apollo persisted query it will store for the organisation (http/persisted.py). A request the
 bucket cannot pay for is refused before any resolver runs, so it makes no DynamoDB call,
@@ -37,8 +37,8 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 from strawberry.types.graphql import OperationType
 
-from graphql_api.execution.analysis import analysis_of
 from graphql_api.execution.errors import ApiError, Code
+from graphql_api.execution.operation import operation_of
 
 # Units a mutation's root field costs on top of its query cost: a write transaction puts 4-6
 # items at 2 WCU each, and a partition writes 1,000 WCU/s against 3,000 RCU/s of reads, so
@@ -129,7 +129,8 @@ def retry_after_seconds(seconds: float) -> float:
 def charge_of(execution: ExecutionContext) -> float | None:
     """What a request costs its tenant: MaxCost's figure, plus WRITE_WEIGHT per mutation field
     and for a persisted document to store (one PutItem of at most 16 WCU)."""
-    analysis = analysis_of(execution)
+    run = operation_of(execution)
+    analysis = None if run is None else run.analysis
     if analysis is None:
         return None
     writes = analysis.root_fields if execution.operation_type is OperationType.MUTATION else 0

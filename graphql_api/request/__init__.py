@@ -1,3 +1,4 @@
-"""One request's wiring: its context, its session (loaders, I/O, deadline,
-budgets) and its lifetime.
+"""One request's wiring: its lifetime, which makes its session (loaders, I/O, deadline,
+budgets) and its context and hands them down; the services every request shares; the
+runner of blocking work outside a request.
 """

@@ -6,16 +6,18 @@ request's ``RequestSession`` (graphql_api/request/session.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from graphql_api.auth.tokens import Principal
+from graphql_api.execution.operation import OperationRun
 from graphql_api.request.services import Services
 from graphql_api.request.session import RequestSession
 
-__all__ = ["DocumentRegistration", "RequestContext", "Services"]
+__all__ = ["DocumentRegistration", "OperationRun", "RequestContext", "Services"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,10 +32,18 @@ class DocumentRegistration:
 
 @dataclass(frozen=True, slots=True)
 class RequestContext:
+    """Made with the request's session by its lifetime (request/lifetime.py), and copied for
+    each of its operations by the transport (``for_operation``)."""
+
     request: Request
     response: Response
     request_id: str
     principal: Principal | None
     session: RequestSession
-    # Set on one operation's copy of the context (a batch's operations share the rest).
+    # One operation's own (a batch's operations share the rest).
+    operation: OperationRun = field(default_factory=OperationRun)
     registration: DocumentRegistration | None = None
+
+    def for_operation(self, sent_name: str | None, registration: DocumentRegistration | None) -> RequestContext:
+        """The context of one operation of the request, named ``sent_name`` by the client."""
+        return dataclasses.replace(self, operation=OperationRun(sent_name), registration=registration)

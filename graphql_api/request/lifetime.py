@@ -1,13 +1,15 @@
-"""A GraphQL request's lifetime: its deadline, and cancellation when its client goes away.
+"""A GraphQL request's lifetime: its session, its deadline, and cancellation when its client goes away.
 
-ASGI middleware around the GraphQL view, so it holds whatever the transport does inside.
-The deadline (REQUEST_TIMEOUT_SECONDS) is set here, handed to the request's session through
-the ASGI scope, and enforced twice: the session refuses to send a call past it
-(graphql_api/request/session.py), and the whole handling runs under ``asyncio.timeout``, whose
-cancellation also cancels the calls still queued for the I/O pool. Past the deadline the
-client gets ``extensions.code`` TIMEOUT with ``retryable: true`` (and the idempotency hint
-if a write was sent). A client that disconnects (``http.disconnect`` on the receive channel
-once the body is read) cancels the request the same way; nobody is left to answer.
+The /graphql endpoint. It makes the request's session (loaders, I/O, budgets) under the
+request's deadline (REQUEST_TIMEOUT_SECONDS) and the request's context, hands the context to
+the handler (GraphiQL's page or the GraphQL-over-HTTP transport: graphql_api/app.py), sends
+what the handler answers, and ends the session once the request is over. The deadline is
+enforced twice: the session refuses to send a call past it (graphql_api/request/session.py),
+and the whole handling runs under ``asyncio.timeout``, whose cancellation also cancels the
+calls still queued for the I/O pool. Past the deadline the client gets ``extensions.code``
+TIMEOUT with ``retryable: true`` (and the idempotency hint if a write was sent). A client
+that disconnects (``http.disconnect`` on the receive channel once the body is read) cancels
+the request the same way; nobody is left to answer.
 """
 
 from __future__ import annotations
@@ -15,32 +17,37 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import Final
+from collections.abc import Awaitable, Callable
 
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.types import Message, Receive, Scope, Send
 
+from datastore import calls
+from graphql_api.auth.backend import principal_of
 from graphql_api.execution.errors import timeout
 from graphql_api.http.raw import error_body, send_error
-from graphql_api.http.request_id import REQUEST_ID
+from graphql_api.http.request_id import REQUEST_ID, request_id_of
+from graphql_api.request.context import RequestContext
+from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
 
 log = logging.getLogger("hr.lifetime")
 
-DEADLINE: Final = "hr.deadline"
-SESSION: Final = "hr.session"
+Handler = Callable[[RequestContext], Awaitable[Response]]
+"""What answers a request, given its context."""
 
 
 class RequestLifetime:
-    def __init__(self, app: ASGIApp, seconds: float) -> None:
-        self.app = app
-        self.seconds = seconds
+    """An ASGI app for an HTTP route (Starlette's Route hands it nothing else)."""
+
+    def __init__(self, handle: Handler, services: Services) -> None:
+        self.handle = handle
+        self.services = services
+        self.seconds = services.settings.request_timeout_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
         deadline = Deadline.after(self.seconds)
-        scope[DEADLINE] = deadline
         body_read = asyncio.Event()
         response: dict[str, bool] = {"started": False, "complete": False}
         if scope.get("method") in ("GET", "HEAD"):
@@ -59,28 +66,38 @@ class RequestLifetime:
                 response["complete"] = True
             await send(message)
 
-        work = asyncio.ensure_future(self.app(scope, receive_body, tracking_send))
+        request = Request(scope, receive_body)
+        principal = principal_of(request)
+        session = RequestSession(self.services, principal, deadline)
+        context = RequestContext(request, Response(), request_id_of(scope), principal, session)
+        work = asyncio.ensure_future(self._respond(context, receive_body, tracking_send))
         disconnected = asyncio.Event()
         watcher = asyncio.ensure_future(_watch(receive, body_read, work, response, disconnected))
         try:
             async with asyncio.timeout(deadline.remaining()):
                 await work
         except TimeoutError:
-            _cancel_session(scope)
+            session.cancelled = True  # calls that reach a thread now are not sent
             log.warning("request %s: deadline of %g s passed", scope.get(REQUEST_ID), self.seconds)
             if not response["started"]:
-                await _timeout_response(send, scope, self.seconds)
+                await _timeout_response(send, scope, self.seconds, written=session.write_dispatched)
         except asyncio.CancelledError:
             if not disconnected.is_set():
                 raise  # the server is stopping, not the client
-            _cancel_session(scope)
+            session.cancelled = True
         finally:
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
-            session = scope.get(SESSION)
-            if isinstance(session, RequestSession):
-                session.end()
+            session.end()
+
+    async def _respond(self, context: RequestContext, receive: Receive, send: Send) -> None:
+        # Blocking calls copy the context they are issued from: this request's log, and its
+        # loads start at depth 0. Set in the task of the work, which copied the server's context.
+        calls.current_log.set(context.session.call_log)
+        calls.current_depth.set(0)
+        answer = await self.handle(context)
+        await answer(context.request.scope, receive, send)
 
 
 async def _watch(
@@ -101,15 +118,7 @@ async def _watch(
             return
 
 
-def _cancel_session(scope: Scope) -> None:
-    session = scope.get(SESSION)
-    if isinstance(session, RequestSession):
-        session.cancelled = True  # calls that reach a thread now are not sent
-
-
-async def _timeout_response(send: Send, scope: Scope, seconds: float) -> None:
-    session = scope.get(SESSION)
-    written = isinstance(session, RequestSession) and session.write_dispatched
+async def _timeout_response(send: Send, scope: Scope, seconds: float, *, written: bool) -> None:
     error = timeout(seconds, maybe_written=written)
     # 504: the whole request timed out (no partial data), like a gateway that gave up.
     body = {"data": None, **error_body(error, requestId=scope.get(REQUEST_ID))}

@@ -9,7 +9,6 @@ from datastore.store import Datastore
 from graphql_api.limits.tenant_rate import Buckets
 from graphql_api.request.blocking import BlockingRunner
 from graphql_api.schema.cursors import CursorCodec
-from graphql_api.schema.types.relations import RelationPlans
 from graphql_api.settings.api import ApiSettings
 
 
@@ -22,8 +21,6 @@ class Services:
     cursors: CursorCodec
     # Each organisation's share of work (limits/tenant_rate.py); None when the limit is off.
     tenant_buckets: Buckets | None = None
-    # What each connection field selects on its nodes, for the process (types/relations.py).
-    relation_plans: RelationPlans = field(default_factory=RelationPlans)
     # Blocking work outside a session, on the same pool: sign-in, GraphiQL's tokens (blocking.py).
     run_blocking: BlockingRunner = field(init=False)
 

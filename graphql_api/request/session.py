@@ -1,7 +1,9 @@
 """One request's session: everything a GraphQL request owns while it runs.
 
-Its tenant table and loaders, the I/O runner that issues blocking DynamoDB calls, the call
-budget, the deadline, cancellation, and the hook of the caller's active check. Limits that
+Made by the request's lifetime (request/lifetime.py), which ends it. Its tenant table and
+loaders, the I/O runner that issues blocking DynamoDB calls, the call budget, the deadline,
+cancellation, and the moment the request first reaches for tenant data, which starts the
+caller's active check. Limits that
 act per request (the deadline today; per-tenant rate limits and concurrency caps later)
 hang off this one object, so a resolver never needs to know about them: it asks the session
 for its loaders or runs a call through it, and the session refuses what may not be done.
@@ -63,6 +65,8 @@ class RequestSession:
     _budget: CallBudget | None = None
     _response_budget: ResponseBudget | None = None
     _loaders: Loaders | None = None
+    _tenant_table: Table | None = None
+    _reached: bool = False
     _on_tenant_reached: list[Callable[[], None]] = field(default_factory=list)
 
     @property
@@ -140,13 +144,17 @@ class RequestSession:
 
     @property
     def loaders(self) -> Loaders:
-        """The tenant's loaders; UNAUTHENTICATED without a token."""
+        """The tenant's loaders, made on first use (no call is made here); UNAUTHENTICATED without
+        a token. Before their first load they call ``tenant_reached``."""
         if self._loaders is None:
-            table = self.services.datastore.table(self.require_tenant())
-            self._loaders = Loaders(table, self.run)
-            for callback in self._on_tenant_reached:
-                callback()
+            self._loaders = Loaders(self._table(), self.run, before_first_load=self.tenant_reached)
         return self._loaders
+
+    def _table(self) -> Table:
+        """The tenant's table, made once per request (no call is made here)."""
+        if self._tenant_table is None:
+            self._tenant_table = self.services.datastore.table(self.require_tenant())
+        return self._tenant_table
 
     def end(self) -> None:
         """The request is over: let go of its loaders and everything they loaded.
@@ -159,20 +167,36 @@ class RequestSession:
         self._loaders = None
         self._on_tenant_reached.clear()
 
+    def tenant_reached(self) -> None:
+        """The request's first read of tenant data is being made: start what waits for it.
+
+        Called by the loaders just before their first load, and by ``tenant_table``. The
+        caller's active check starts here (graphql_api/auth/active.py), so its reads are queued
+        in the same batch as that first load.
+        """
+        if self._reached:
+            return
+        self._reached = True
+        callbacks, self._on_tenant_reached = self._on_tenant_reached, []
+        for callback in callbacks:
+            callback()
+
     def when_tenant_reached(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call ``callback`` when the request first reaches for tenant data (now if it has).
 
-        Returns the function that withdraws it. The caller's active check starts this way
-        (graphql_api/auth/active.py), alongside the first load.
+        Returns the function that withdraws it.
         """
-        if self._loaders is not None:
+        if self._reached:
             callback()
             return lambda: None
         self._on_tenant_reached.append(callback)
         return lambda: self._on_tenant_reached.remove(callback) if callback in self._on_tenant_reached else None
 
     def tenant_table(self) -> Table:
-        return self.loaders.table
+        """The tenant's table, for a call made without a loader (a mutation's write)."""
+        table = self._table()
+        self.tenant_reached()
+        return table
 
     def platform_table(self) -> Table:
         principal = self.principal

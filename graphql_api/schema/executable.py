@@ -22,6 +22,7 @@ from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from graphql_api.execution.errors import ErrorCodes, escaped_error
+from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.observability.operation import RecordOperation
 from graphql_api.schema.mutation import Mutation
 from graphql_api.schema.mutations.input_paths import INPUT_PATHS
@@ -100,7 +101,7 @@ def build_schema(
         ),
     )
     schema.hide_suggestions = hide_suggestions
-    fast_enum_output(schema._schema)
+    fast_enum_output(graphql_schema(schema))
     return schema
 
 
@@ -110,7 +111,7 @@ def schema_sdl() -> str:
     Going through introspection (rather than printing Strawberry's schema objects) gives
     exactly what clients see, with default values as introspection writes them.
     """
-    introspected = build_client_schema(introspection_from_schema(build_schema()._schema))
+    introspected = build_client_schema(introspection_from_schema(graphql_schema(build_schema())))
     return sdl_of(introspected)
 
 

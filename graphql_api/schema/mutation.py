@@ -6,7 +6,16 @@ from typing import Final
 
 import strawberry
 
-from graphql_api.schema.mutations import api_keys, applications, departments, employees, imports, jobs, organizations
+from graphql_api.schema.mutations import (
+    api_keys,
+    applications,
+    departments,
+    employees,
+    imports,
+    jobs,
+    organizations,
+    sign_in,
+)
 
 # Said once, appended to every mutation that writes tenant data.
 _ERRORS: Final = (
@@ -119,6 +128,31 @@ class Mutation:
         resolver=api_keys.create_api_key,
         description="Creates an ACTIVE API key for an integration and returns its secret, this once (no "
         "idempotencyKey: a replay would have to show the secret again). An audit event records it." + _ADMINS + _ERRORS,
+    )
+    set_identity_provider = strawberry.mutation(
+        resolver=sign_in.set_identity_provider,
+        description="Registers the organisation's own OpenID provider, or changes it: from then on its people sign "
+        "in through it (and no longer through the platform's provider), and it signs in nobody else. An audit event "
+        "records it (identityProvider.register or .change). Admins of the organisation, or platform operators naming "
+        "it (else FORBIDDEN)." + _ERRORS,
+    )
+    remove_identity_provider = strawberry.mutation(
+        resolver=sign_in.remove_identity_provider,
+        description="Removes the organisation's own provider: its people sign in through the platform's provider "
+        "again (if the server has one). Sessions already begun go on. NOT_FOUND when it has none. An audit event "
+        "records it (identityProvider.remove). Admins of the organisation, or platform operators naming it." + _ERRORS,
+    )
+    sign_out = strawberry.mutation(
+        resolver=sign_in.sign_out,
+        description="Ends one of your sessions, by default the one this access token was issued in: its refresh "
+        "tokens stop working. A person's own act (an API key or a platform operator is FORBIDDEN).",
+    )
+    sign_out_everywhere = strawberry.mutation(
+        resolver=sign_in.sign_out_everywhere,
+        description="Ends every session of yours (or, for admins, of an employee named), on every device, with one "
+        "write: their refresh tokens stop working. Errors (`extensions.code`): FORBIDDEN for an API key, a platform "
+        "operator, or someone else's sessions without being an admin; NOT_FOUND for an employee id that names "
+        "nobody in your organisation.",
     )
     revoke_api_key = strawberry.mutation(
         resolver=api_keys.revoke_api_key,

@@ -16,6 +16,9 @@ department through the request's batched loader.
     Organization.emailDomains      -            -                              yes (and operators)
     Organization.apiKeys           -            -                              yes
     createApiKey / revokeApiKey    -            -                              yes
+    Organization.identityProvider  -            -                              yes
+    set/removeIdentityProvider     -            -                              yes (and operators, naming it)
+    signOut / signOutEverywhere    own          own                            own; everywhere: any employee
 
 API keys act with the role they were given, EMPLOYEE or ADMIN, by the rows above; a key is
 not a person, so ``me`` is null for it and it cannot apply to a job (``person``), and an
@@ -104,6 +107,11 @@ def check_billing(context: RequestContext) -> None:
 def check_api_keys(context: RequestContext) -> None:
     if not is_admin(context):
         raise forbidden("only admins manage API keys")
+
+
+def check_identity_provider(context: RequestContext) -> None:
+    if not is_admin(context):
+        raise forbidden("only admins see the organisation's identity provider")
 
 
 def check_email_domains(context: RequestContext) -> None:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, cast
+from typing import Annotated, Any
 
 import strawberry
 
 from datastore import entities, organizations
 from datastore.pagination import PageRequest
-from graphql_api.execution.plan.compiler import PLAN_LOAD, Deferred
+from graphql_api.execution.fields import Deferred, loaded
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids, permissions
 from graphql_api.schema.cursors import CursorCodec
@@ -40,8 +39,8 @@ PLATFORM_CURSOR_SCOPE = "platform"
 # A root field by id is one synchronous function, ``load(context, arguments)``: it checks the
 # id and the caller and gives the object, None, a Deferred (an entity loader's key, which a
 # compiled plan waits on a batch at a time) or, where a role rule waits on a read of its own,
-# a coroutine. Compiled plans call it directly (PLAN_LOAD); the resolver, which graphql-core
-# calls, awaits what it gives.
+# a coroutine. The field is declared by its load alone (execution/fields.py ``loaded``):
+# compiled plans call the load directly, and the resolver graphql-core calls is made from it.
 
 
 def _employee_of(found: entities.Employee | None) -> Employee | None:
@@ -147,49 +146,35 @@ _load_job = _by_id("JobPosting", 1, _job)
 _load_application = _by_id("Application", 2, _application)
 
 
-async def _resolved(loaded: Loaded) -> Any:
-    """What a load gives, awaited: the resolver's answer."""
-    if isinstance(loaded, Deferred):
-        return await loaded.result()
-    if inspect.isawaitable(loaded):
-        return await loaded
-    return loaded
-
-
 @strawberry.type(
     description="What a client reads. Every field but `organizations` needs an employee's bearer token or an "
     "API key (none: UNAUTHENTICATED; a platform operator's token: FORBIDDEN) and reads the caller's own "
     "organisation only."
 )
 class Query:
-    @strawberry.field(
+    me = loaded(
+        _load_me,
+        returns=Employee | None,
         description="The signed-in employee (the token's subject); null for an API key, which is no employee.",
-        metadata={PLAN_LOAD: _load_me},
     )
-    async def me(self, info: Info) -> Employee | None:
-        return cast(Employee | None, await _resolved(_load_me(info.context, {})))
-
-    @strawberry.field(
+    organization = loaded(
+        _load_organization,
+        returns=Organization | None,
         description="The signed-in employee's organisation, the entry point to its lists.",
-        metadata={PLAN_LOAD: _load_organization},
     )
-    async def organization(self, info: Info) -> Organization | None:
-        return cast(Organization | None, await _resolved(_load_organization(info.context, {})))
-
-    @strawberry.field(
+    node = loaded(
+        _load_node,
+        returns=Node | None,
         description="Any object of your organisation by its global id (Relay's refetch); null when the id "
         "names nothing you can see. Role rules apply as on the type's own field.",
-        metadata={PLAN_LOAD: _load_node},
+        id=NodeId,
     )
-    async def node(self, info: Info, id: NodeId) -> Node | None:
-        return cast(Node | None, await _resolved(_load_node(info.context, {"id": id})))
-
-    @strawberry.field(
+    employee = loaded(
+        _load_employee,
+        returns=Employee | None,
         description="An employee of your organisation by id; null when there is none.",
-        metadata={PLAN_LOAD: _load_employee},
+        id=NodeId,
     )
-    async def employee(self, info: Info, id: NodeId) -> Employee | None:
-        return cast(Employee | None, await _resolved(_load_employee(info.context, {"id": id})))
 
     @strawberry.field(
         description="An employee of your organisation by email address; null when none has it (including "
@@ -209,28 +194,26 @@ class Query:
         emp_id = await info.context.session.loaders.employee_id_by_email.get(email)
         return None if emp_id is None else await _employee(info.context, emp_id).result()
 
-    @strawberry.field(
+    department = loaded(
+        _load_department,
+        returns=Department | None,
         description="A department of your organisation by id; null when there is none.",
-        metadata={PLAN_LOAD: _load_department},
+        id=NodeId,
     )
-    async def department(self, info: Info, id: NodeId) -> Department | None:
-        return cast(Department | None, await _resolved(_load_department(info.context, {"id": id})))
-
-    @strawberry.field(
+    job_posting = loaded(
+        _load_job,
+        returns=JobPosting | None,
         description="A job posting by id; null when there is none. An employee reading one that is not "
         "OPEN gets FORBIDDEN.",
-        metadata={PLAN_LOAD: _load_job},
+        id=NodeId,
     )
-    async def job_posting(self, info: Info, id: NodeId) -> JobPosting | None:
-        return cast(JobPosting | None, await _resolved(_load_job(info.context, {"id": id})))
-
-    @strawberry.field(
+    application = loaded(
+        _load_application,
+        returns=Application | None,
         description="An application by id; null when there is none. FORBIDDEN unless it is your own, you "
         "manage the job's department, or you are an admin.",
-        metadata={PLAN_LOAD: _load_application},
+        id=NodeId,
     )
-    async def application(self, info: Info, id: NodeId) -> Application | None:
-        return cast(Application | None, await _resolved(_load_application(info.context, {"id": id})))
 
     @strawberry.field(
         description="Every organisation on the platform, by name in character-code order (upper case "

@@ -14,8 +14,9 @@ from graphql_api.observability.logging import LOG_FORMATS, LogFormat
 
 # Printed at start-up in development; refused anywhere else.
 DEVELOPMENT_SECRET: Final = "dev-only-secret-change-me-0123456789abcdef"
-# Git-ignored; npm packages fetched once at setup (GraphiQL's browser bundles) live here.
-DEFAULT_CACHE_DIR: Final = Path(__file__).resolve().parent.parent / ".cache"
+# The repository's git-ignored download cache, shared with DynamoDB Local's (datastore/config.py):
+# npm packages fetched once at setup (GraphiQL's browser bundles) live here.
+DEFAULT_CACHE_DIR: Final = Path(__file__).resolve().parents[2] / ".cache"
 
 
 def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
@@ -144,6 +145,10 @@ class ApiSettings:
     oidc: OidcSettings | None = None
     # Lifetime of the access tokens /auth/token issues.
     access_token_ttl_seconds: int = 900
+    # Sessions (refresh tokens, datastore/sessions.py): over after this long without a
+    # refresh, and after this long whatever happens.
+    session_idle_seconds: int = 24 * 3600
+    session_max_seconds: int = 7 * 24 * 3600
     # Work one request may cause, and slow clients (README "Abuse limits").
     max_response_bytes: int = 4 * 1024 * 1024
     max_concurrent_requests: int = 64
@@ -222,6 +227,8 @@ class ApiSettings:
             cors_origins=tuple(origin.strip() for origin in env.get("CORS_ORIGINS", "").split(",") if origin.strip()),
             oidc=OidcSettings.from_env(env),
             access_token_ttl_seconds=env_int(env, "ACCESS_TOKEN_TTL_SECONDS", 900),
+            session_idle_seconds=env_int(env, "SESSION_IDLE_SECONDS", 24 * 3600),
+            session_max_seconds=env_int(env, "SESSION_MAX_SECONDS", 7 * 24 * 3600),
             max_response_bytes=env_int(env, "MAX_RESPONSE_BYTES", 4 * 1024 * 1024),
             max_concurrent_requests=env_int(env, "MAX_CONCURRENT_REQUESTS", 64),
             header_timeout_seconds=env_int(env, "HEADER_TIMEOUT_SECONDS", 10),

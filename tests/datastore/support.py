@@ -111,3 +111,9 @@ def written_before_search(table: Table, count: int) -> list[Employee]:
     ]
     write_items(table.client, table.name, old_items)
     return staff
+
+
+def drop_table(client: DynamoDBClient, name: str) -> None:
+    """Delete a table a test made for itself, and wait until it is gone."""
+    client.delete_table(TableName=name)
+    client.get_waiter("table_not_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})

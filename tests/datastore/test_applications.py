@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from datastore import applications, calls, employees, ids, jobs, validation
+from datastore import applications, by_id, calls, employees, ids, jobs, layout, validation
 from datastore.entities import Application, ApplicationStatus, Department, Employee, JobPosting
 from datastore.errors import Conflict, InvalidInput, NotFound
 from datastore.pagination import PageRequest
@@ -69,10 +69,10 @@ def test_list_employee_applications__ap11__one_query_on_gsi1(
     assert log.calls[0].params["IndexName"] == "GSI1"
 
 
-def test_get_applications__batch_in_order_with_misses(tenant: Tenant, job: JobPosting, applicant: Employee) -> None:
+def test_applications_by_id__batch_in_order_with_misses(tenant: Tenant, job: JobPosting, applicant: Employee) -> None:
     app = applications.apply_to_job(tenant.table, job.job_id, applicant.emp_id)
     with calls.listening() as log:
-        found = applications.get_applications(tenant.table, [(job.job_id, ids.new_id()), (job.job_id, app.app_id)])
+        found = by_id.get_many(tenant.table, layout.APPLICATION, [(job.job_id, ids.new_id()), (job.job_id, app.app_id)])
     assert found == [None, app]
     assert log.operations() == ["BatchGetItem"]
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from datastore import calls, departments, employees, ids
+from datastore import by_id, calls, departments, employees, ids, layout
 from datastore.errors import InvalidInput, NotFound
 from datastore.pagination import PageRequest
 from tests.conftest import Tenant
@@ -33,10 +33,10 @@ def test_list_departments__ap5__one_query_in_creation_order(tenant: Tenant, desc
     assert "FilterExpression" not in log.calls[0].params
 
 
-def test_get_departments__batch_in_order_with_misses(tenant: Tenant) -> None:
+def test_departments_by_id__batch_in_order_with_misses(tenant: Tenant) -> None:
     a, b = tenant.department("A"), tenant.department("B")
     with calls.listening() as log:
-        found = departments.get_departments(tenant.table, [b.dept_id, ids.new_id(), a.dept_id])
+        found = by_id.get_many(tenant.table, layout.DEPARTMENT, [b.dept_id, ids.new_id(), a.dept_id])
     assert found == [b, None, a]
     assert log.operations() == ["BatchGetItem"]
 

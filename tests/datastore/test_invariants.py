@@ -16,7 +16,7 @@ from typing import TypeVar
 
 import pytest
 
-from datastore import applications, departments, employees, identities, ids, jobs
+from datastore import applications, by_id, employees, identities, ids, jobs, layout
 from datastore.entities import Role
 from datastore.errors import Conflict, StaleVersion, Unavailable
 from datastore.pagination import PageRequest
@@ -108,7 +108,7 @@ def test_move_employee__200_concurrent_random_moves__headcounts_equal_membership
     assert counted["ok"] >= MOVES // 2, counted
     assert_headcounts_hold(tenant.table, depts)
     assert sum(
-        d.headcount for d in departments.get_departments(tenant.table, [d.dept_id for d in depts]) if d
+        d.headcount for d in by_id.get_many(tenant.table, layout.DEPARTMENT, [d.dept_id for d in depts]) if d
     ) == MOVERS - len(leavers)
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from datastore import calls, ids, jobs, keys, layout
+from datastore import by_id, calls, ids, jobs, keys, layout
 from datastore.entities import Department, JobPosting, JobStatus
 from datastore.errors import InvalidInput, NotFound, StaleVersion
 from datastore.pagination import PageRequest
@@ -62,10 +62,10 @@ def test_list_open_jobs__ap8__one_query_on_the_sparse_index(tenant: Tenant, dept
     assert log.calls[0].params["ExpressionAttributeValues"][":pk"] == {"S": f"ORG#{tenant.org_id}#OPEN"}
 
 
-def test_get_jobs__batch_in_order_with_misses(tenant: Tenant, dept: Department) -> None:
+def test_jobs_by_id__batch_in_order_with_misses(tenant: Tenant, dept: Department) -> None:
     a = jobs.create_job(tenant.table, department_id=dept.dept_id, title="A")
     with calls.listening() as log:
-        assert jobs.get_jobs(tenant.table, [ids.new_id(), a.job_id, a.job_id]) == [None, a, a]
+        assert by_id.get_many(tenant.table, layout.JOB_POSTING, [ids.new_id(), a.job_id, a.job_id]) == [None, a, a]
     assert log.operations() == ["BatchGetItem"]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datastore import keys, layout
+from tests.key_guard import org_id_of
 
 ORG = "01HZX3V7Q4M2N8P5R6S7T8V9W0"
 OTHER_ORG = "01HZX3V7Q4M2N8P5R6S7T8V9W1"
@@ -16,7 +17,7 @@ def test_domain_key__own_partition_outside_every_tenant() -> None:
     key = layout.EMAIL_DOMAIN.key_at("acme.co")
     assert key == keys.Key("DOMAIN#acme.co", "#DOMAIN")
     assert keys.is_domain_pk(key.pk) and not keys.is_identity_pk(key.pk)
-    assert keys.org_id_of(key.pk) is None
+    assert org_id_of(key.pk) is None
 
 
 def test_in_tenant__org_id_that_prefixes_another__is_not_the_same_tenant() -> None:
@@ -29,8 +30,8 @@ def test_identity_and_platform_partitions__belong_to_no_tenant() -> None:
     identity = layout.IDENTITY.key_at("a@example.com").pk
     assert keys.is_identity_pk(identity)
     assert not keys.in_tenant(identity, ORG)
-    assert keys.org_id_of(identity) is None
-    assert keys.org_id_of(keys.ORGS_PK) is None
+    assert org_id_of(identity) is None
+    assert org_id_of(keys.ORGS_PK) is None
     assert not keys.is_identity_pk(keys.org_pk(ORG))
 
 

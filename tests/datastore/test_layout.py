@@ -21,6 +21,7 @@ from datastore.entities import (
 )
 from datastore.model import Layout
 from tests.datastore import wire
+from tests.key_guard import org_id_of
 
 WHEN = datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=UTC)
 ORG = "01HZX3V7Q4M2N8P5R6S7T8V9W0"
@@ -199,7 +200,7 @@ def test_every_tenant_kind__partition_in_the_organisations_space() -> None:
         layout.IDEMPOTENCY.key_at(wire.ORG, "k"),
         layout.PERSISTED_DOCUMENT.key_at(wire.ORG, wire.SHA256),
     ]
-    assert all(keys.in_tenant(key.pk, wire.ORG) and keys.org_id_of(key.pk) == wire.ORG for key in tenant_kinds)
+    assert all(keys.in_tenant(key.pk, wire.ORG) and org_id_of(key.pk) == wire.ORG for key in tenant_kinds)
     assert keys.is_identity_pk(layout.IDENTITY.key_of(wire.IDENTITY).pk)
     assert keys.is_domain_pk(layout.EMAIL_DOMAIN.key_of(wire.DOMAIN).pk)
     assert keys.is_api_key_lookup_pk(layout.API_KEY_LOOKUP.key_at(wire.SHA256).pk)
@@ -247,7 +248,7 @@ def test_tenant_keys__every_partition_starts_with_the_org() -> None:
         assert partition.startswith(f"ORG#{ORG}")
         assert keys.in_tenant(partition, ORG)
         assert not keys.in_tenant(partition, OTHER_ORG)
-        assert keys.org_id_of(partition) == ORG
+        assert org_id_of(partition) == ORG
 
 
 def test_layout__matches_the_documented_keys() -> None:

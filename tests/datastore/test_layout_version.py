@@ -9,11 +9,12 @@ import pytest
 
 from datastore import calls, ids, keys, layout, layout_version
 from datastore.layout_version import CURRENT, LayoutChanged, LayoutMismatch
-from datastore.provision import drop_table, ensure_table
+from datastore.provision import ensure_table
 from datastore.scope import LayoutScope, PlatformScope
 from datastore.table import Table
 from tests.conftest import TEST_RETRY
-from tests.datastore.support import raw_get
+from tests.datastore.support import drop_table, raw_get
+from tests.key_guard import org_id_of
 from tests.legacy_layout import create_legacy_table, typical_organization
 
 if TYPE_CHECKING:
@@ -71,7 +72,7 @@ def test_check_at_start__data_without_version__layout_0_refused_naming_the_comma
     assert "\n" not in message
     assert f"table {legacy_table.name} holds data in layout 0" in message
     assert "`python server.py migrate`" in message and "SERVE_UNMIGRATED_DATA=1" in message
-    assert layout_version.version_of(legacy_table) == 0
+    assert layout_version.has_organizations(legacy_table)  # data, and no version: layout 0
     assert layout_version.stored_version(legacy_table) is None  # refusing writes nothing
 
 
@@ -118,7 +119,7 @@ def test_layout_items__outside_every_tenant_and_only_the_layout_scope_reads_them
     key = layout.LAYOUT_VERSION_ITEM.key_at()
     progress = layout.MIGRATION_PROGRESS.key_at(1, ids.new_id())
     assert key.pk == progress.pk == keys.LAYOUT_PK
-    assert keys.org_id_of(key.pk) is None and keys.is_layout_pk(key.pk)
+    assert org_id_of(key.pk) is None and keys.is_layout_pk(key.pk)
     assert LayoutScope().may_read(key.pk) and LayoutScope().may_write(progress.pk)
     assert not LayoutScope().may_read(keys.org_pk(ids.new_id())) and not LayoutScope().may_check(key.pk)
     assert not PlatformScope().may_read(key.pk) and not PlatformScope(provisioning=ids.new_id()).may_write(key.pk)

@@ -11,12 +11,11 @@ import pytest
 from datastore import calls, employees, ids, jobs, keys, layout, layout_version, migration, organizations, provision
 from datastore.entities import ApplicationCounts, Plan, Role
 from datastore.errors import InvalidInput, Unavailable
-from datastore.provision import drop_table
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import REASON_CONDITION_FAILED, Table
 from tests.conftest import TEST_RETRY
 from tests.datastore.faults import CONNECTION_ERROR, failing_calls, injected
-from tests.datastore.support import all_pages, raw_get
+from tests.datastore.support import all_pages, drop_table, raw_get
 from tests.legacy_layout import LegacyOrganization, create_legacy_table, typical_organization
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import audit, departments, employees
+from datastore import audit, by_id, departments, employees, layout
 from datastore.calls import CallLog
 from datastore.entities import AuditEvent, Department
 from datastore.errors import Unavailable
@@ -84,7 +84,7 @@ def test_move__cancelled_every_time__unavailable_and_nothing_written(
     faults.clear()
     assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == emp
     assert_headcounts_match(tenant, source, target)
-    counts = departments.get_departments(tenant.table, [source.dept_id, target.dept_id])
+    counts = by_id.get_many(tenant.table, layout.DEPARTMENT, [source.dept_id, target.dept_id])
     assert [d.headcount for d in counts if d] == [1, 0]
     assert audit_trail(tenant) == trail
 
@@ -148,7 +148,7 @@ def test_concurrent_moves_with_injected_conflicts__headcounts_equal_memberships(
     assert faults.injected > 0
     assert call_log.count(TRANSACT) - before == moves + faults.injected
     assert_headcounts_match(tenant, *depts)
-    counts = departments.get_departments(tenant.table, [d.dept_id for d in depts])
+    counts = by_id.get_many(tenant.table, layout.DEPARTMENT, [d.dept_id for d in depts])
     assert sum(d.headcount for d in counts if d) == len(people)
     events = audit_trail(tenant)
     assert len(events) == len(trail) + moves

@@ -16,6 +16,9 @@ from starlette.applications import Starlette
 from datastore.dev.local import free_port
 from graphql_api.settings.api import ApiSettings
 
+# The two executors a query can run on (COMPILED_PLANS), for tests that try both.
+EXECUTORS = {"plans": True, "graphql-core": False}
+
 
 def with_settings(settings: ApiSettings, **changes: Any) -> ApiSettings:
     """``settings`` with ``changes``, skipping settings this build does not have."""

@@ -2,13 +2,15 @@
 
 The fields are enumerated from the schema, so a new one is covered without touching this
 file; arguments are generated from their types (a valid literal for every required one).
-Faults are injected at the client boundary (tests/datastore/faults.py ``failing_calls``).
+Faults are injected at the client boundary (tests/datastore/faults.py ``failing_calls``), and
+every fault is tried on both executors: the compiled plans and graphql-core alone.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import botocore.exceptions
@@ -29,20 +31,22 @@ from graphql import (
 
 from datastore.store import Datastore
 from graphql_api.app import create_app
+from graphql_api.execution.documents import Documents
 from graphql_api.execution.errors import Code
+from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.schema import ids
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
 from tests.datastore import faults
 from tests.graphql_api.fixtures import Api
-from tests.graphql_api.live import serving, with_settings
+from tests.graphql_api.live import EXECUTORS, serving, with_settings
 from tests.paths import ERROR_CODES
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-SCHEMA = build_schema([])._schema
+SCHEMA = graphql_schema(build_schema([]))
 # Only platform operators may call these; every other field is called as a tenant's admin.
 PLATFORM_FIELDS = frozenset({"organizations", "createOrganization", "addEmailDomain"})
 DEADLINE_SECONDS = 0.5
@@ -128,12 +132,23 @@ def root_fields() -> Iterator[tuple[str, str]]:
 FIELDS = list(root_fields())
 
 
-@pytest.fixture(scope="module")
-def short_api(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[Api]:
-    """A server with a short deadline, so an answer that never comes costs half a second."""
-    settings = with_settings(api_settings, request_timeout_seconds=DEADLINE_SECONDS)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
-        yield Api(http, settings)
+@dataclass
+class FaultServer:
+    api: Api
+    documents: Documents
+    compiled_plans: bool
+
+
+@pytest.fixture(scope="module", params=EXECUTORS.values(), ids=list(EXECUTORS))
+def short_api(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, request: Any
+) -> Iterator[FaultServer]:
+    """A server with a short deadline, so an answer that never comes costs half a second, with
+    each executor: the compiled plans, and graphql-core alone (COMPILED_PLANS=false)."""
+    settings = with_settings(api_settings, request_timeout_seconds=DEADLINE_SECONDS, compiled_plans=request.param)
+    app = create_app(Datastore(client, table_name), settings)
+    with serving(app) as http:
+        yield FaultServer(Api(http, settings), app.state.documents, request.param)
 
 
 def test_documented_codes__docs_list_every_code() -> None:
@@ -150,7 +165,7 @@ def test_fields__enumerated_from_the_schema__queries_and_mutations() -> None:
 
 @pytest.mark.parametrize("fault", faults.CALL_FAULTS)
 def test_every_root_field__dynamodb_fault__every_error_coded_and_no_backend_name(
-    short_api: Api, tenant: Tenant, client: DynamoDBClient, fault: str
+    short_api: FaultServer, tenant: Tenant, client: DynamoDBClient, fault: str
 ) -> None:
     backend = backend_names()
     documented = {code.value for code in Code}
@@ -158,7 +173,7 @@ def test_every_root_field__dynamodb_fault__every_error_coded_and_no_backend_name
     failed: set[str] = set()
     with faults.failing_calls(client, hang_seconds=DEADLINE_SECONDS * 2) as injected:
         injected.fault = fault
-        admin, platform = short_api.admin_of(tenant), short_api.platform
+        admin, platform = short_api.api.admin_of(tenant), short_api.api.platform
         # Concurrently: an answer that never comes costs each request its whole deadline.
         with ThreadPoolExecutor(len(FIELDS)) as pool:
             responses = list(
@@ -183,6 +198,8 @@ def test_every_root_field__dynamodb_fault__every_error_coded_and_no_backend_name
                 expected = 503 if Code.UNAVAILABLE.value in codes else 504
             assert response.status_code in (expected, 504), (name, response.status_code, body)
     assert injected.injected > 0
+    # The queries ran on the executor under test.
+    assert (short_api.documents.planned_runs > 0) is short_api.compiled_plans
     assert {"me", "organizations", "createEmployee", "createOrganization"} <= failed
     # An outage is UNAVAILABLE, or TIMEOUT when the deadline passes first; never INTERNAL.
     assert seen_codes <= {Code.UNAVAILABLE.value, Code.TIMEOUT.value}, seen_codes

@@ -310,7 +310,7 @@ def test_caller_check__q4_hundred_nodes__floor_plus_one(api: Api, big: BigTenant
 def test_nodes_by_id__relations_beneath__one_wave_per_level(api: Api, demo: Demo) -> None:
     """Aliased ``node`` fields share one batch, and what they select beneath is read a round
     trip deeper each level, as under any other field: three waves, three requests. (Under
-    plans they are PLAN_LOAD fields, whose wait must carry the batch's depth to what is
+    plans they are fields declared by their loads, whose wait must carry the batch's depth to what is
     loaded beneath; graphql-core's resolvers give the same counts.)"""
     alice = demo.person("alice@acme.co")
     departments = cost_as(api, alice, "{ organization { departments { edges { node { manager { email } } } } } }")

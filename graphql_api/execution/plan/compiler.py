@@ -11,12 +11,11 @@ graphql-core executes the operation.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 from operator import attrgetter
-from typing import Any, Final, Generic, TypeVar
+from typing import Any
 
 from graphql import (
     FieldNode,
@@ -42,46 +41,14 @@ from graphql import (
 )
 from graphql.execution.collect_fields import FieldDetails
 from graphql.execution.values import VariableValues, get_argument_values
+from strawberry.resolvers import is_default_resolver
+from strawberry.schema.schema_converter import GraphQLCoreConverter
+from strawberry.types.base import StrawberryObjectDefinition
 
+from graphql_api.execution.fields import Load, load_of, read_of, strawberry_field
 from graphql_api.execution.selection import Selections
 
 _CONDITIONS = (GraphQLSkipDirective.name, GraphQLIncludeDirective.name)
-
-# A Strawberry field whose resolver can often answer from its source alone declares that read
-# in its metadata under this key: ``read(source)`` gives the value, or ``USE_RESOLVER`` when
-# the resolver must run after all (types/relations.py: a relation its page did not load).
-PLAN_READ: Final = "hr-plan-read"
-USE_RESOLVER: Final = object()
-
-# A root field that reads by id declares, under this key, the whole of its resolver as a
-# synchronous ``load(context, arguments)``: it gives the value, an awaitable as the resolver
-# would, or a ``Deferred``. ``arguments`` are graphql-core's coerced arguments, keyed by their
-# GraphQL names (``firstName``, not Strawberry's ``first_name``), and shared between requests
-# when they use no variable: a load reads them and never changes them. A hundred aliased ``node``
-# fields then cost a hundred loader keys and one wait, not a hundred resolver calls through
-# Strawberry's wrapper, each with its coroutine, task and future.
-PLAN_LOAD: Final = "hr-plan-load"
-
-T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class Deferred(Generic[T]):
-    """A value a loader's batch will give: once ``ready`` is done (None: it is), ``value()``.
-
-    ``ready`` is shared by every key of one batch, so the fields of a whole level wait on
-    their batches once. ``value()`` raises what the batch raised.
-    """
-
-    ready: asyncio.Future[Any] | None
-    value: Callable[[], T]
-
-    async def result(self) -> T:
-        """The value, for a resolver (graphql-core, which knows nothing of ``Deferred``)."""
-        if self.ready is not None and not self.ready.done():
-            # asyncio.wait never cancels what it waits for: the batch is shared.
-            await asyncio.wait((self.ready,))
-        return self.value()
 
 
 class Unsupported(Exception):
@@ -117,17 +84,17 @@ class FieldPlan:
     nodes: list[FieldNode]
     details: list[FieldDetails]
     resolve: Callable[..., Any] | None
-    # Strawberry marks the resolver of a field without one of its own (``_is_default``): it
+    # The resolver Strawberry makes for a field without one of its own (``is_default_resolver``)
     # reads the attribute and ignores its info, so no GraphQLResolveInfo need be built for it.
     info_free: bool
     # For such a field, the attribute read itself (one C call instead of Strawberry's three
     # Python calls), when the field declares that it only reads that attribute with getattr.
     read: Callable[[Any], Any] | None
-    # For a field with a resolver of its own, its declared read from the source (PLAN_READ),
+    # For a field with a resolver of its own, its declared read from the source (fields.read),
     # tried first: no GraphQLResolveInfo and no Strawberry wrapper unless it says USE_RESOLVER.
     preread: Callable[[Any], Any] | None
-    # For a field that declares its resolver as a synchronous load (PLAN_LOAD), that load.
-    load: Callable[[Any, Mapping[str, Any]], Any] | None
+    # For a field declared by its synchronous load (fields.loaded), that load.
+    load: Load | None
     # Coerced arguments when they use no variable; None when they are coerced per request.
     arguments: dict[str, Any] | None
     completion: Completion | None  # None for __typename
@@ -182,7 +149,7 @@ class _Compiler:
         found = self.memo.get(key)
         if found is not None:
             return found
-        plan = ObjectPlan(runtime, [], type_check_reads_info=not _strawberry_type_check(runtime.is_type_of))
+        plan = ObjectPlan(runtime, [], type_check_reads_info=not _strawberry_type_check(runtime))
         self.memo[key] = plan  # before the fields: a type may select itself further down
         grouped: dict[str, list[FieldNode]] = {}
         for node, _on in self.selections.fields(selection_sets, lambda condition: self.matches(condition, runtime)):
@@ -216,10 +183,10 @@ class _Compiler:
         else:
             arguments = get_argument_values(definition, node)
         resolve = definition.resolve
-        info_free = bool(getattr(resolve, "_is_default", False))
+        info_free = resolve is not None and is_default_resolver(resolve)
         read = _attribute_read(definition) if info_free else None
-        preread = None if info_free or definition.args else _declared(definition, PLAN_READ)
-        load = None if info_free else _declared(definition, PLAN_LOAD)
+        preread = None if info_free or definition.args else read_of(definition)
+        load = None if info_free else load_of(definition)
         sub_selections = [n.selection_set for n in nodes if n.selection_set is not None]
         completion = self.completion(definition.type, sub_selections)
         return FieldPlan(
@@ -260,22 +227,14 @@ class _Compiler:
         raise Unsupported(f"output type {output}")  # pragma: no cover - every output type is above
 
 
-# Where Strawberry defines the ``is_type_of`` it gives every object type with interfaces: a
-# check of the value's Python type that names its info parameter ``_info`` and never reads it.
-_STRAWBERRY_TYPE_CHECK = ("strawberry.schema.schema_converter", "_get_is_type_of.<locals>.is_type_of")
-
-
-def _strawberry_type_check(is_type_of: Callable[..., Any] | None) -> bool:
-    """True for Strawberry's generated ``is_type_of`` (info unused); False for any other."""
-    if is_type_of is None:
+def _strawberry_type_check(runtime: GraphQLObjectType) -> bool:
+    """True when ``runtime``'s ``is_type_of`` is the one Strawberry gives an object type with
+    interfaces that declares none of its own: a check of the value's Python type that never
+    reads its info (tests/graphql_api/execution/test_library_internals.py holds it to that)."""
+    if runtime.is_type_of is None:
         return False
-    code = getattr(is_type_of, "__code__", None)
-    return (
-        getattr(is_type_of, "__module__", None) == _STRAWBERRY_TYPE_CHECK[0]
-        and getattr(is_type_of, "__qualname__", "").endswith(_STRAWBERRY_TYPE_CHECK[1])
-        and code is not None
-        and code.co_varnames[1:2] == ("_info",)
-    )
+    declared = (runtime.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
+    return isinstance(declared, StrawberryObjectDefinition) and declared.is_type_of is None
 
 
 def _enum_output(enum: GraphQLEnumType) -> Callable[[Any], Any]:
@@ -308,26 +267,13 @@ def _attribute_read(definition: GraphQLField) -> Callable[[Any], Any] | None:
     name; the field is found on the GraphQL field's extensions. Anything else: None, and
     the resolver itself is called.
     """
-    declared = (definition.extensions or {}).get("strawberry-definition")
-    if declared is None or getattr(declared, "base_resolver", True) is not None:
+    declared = strawberry_field(definition)
+    if declared is None or declared.base_resolver is not None:
         return None
-    if getattr(declared, "default_resolver", None) is not getattr or getattr(declared, "extensions", None):
+    if declared.default_resolver is not getattr or declared.extensions:
         return None
-    name = getattr(declared, "python_name", None)
+    name = declared.python_name
     return attrgetter(name) if isinstance(name, str) else None
-
-
-def _declared(definition: GraphQLField, key: str) -> Callable[..., Any] | None:
-    """The field's PLAN_READ or PLAN_LOAD (``key``), for a field without extensions or permissions.
-
-    A field extension or permission class (Strawberry runs permissions as one) wraps the
-    resolver; reading around it would skip them, so such a field always runs its resolver.
-    """
-    declared = (definition.extensions or {}).get("strawberry-definition")
-    if declared is None or getattr(declared, "extensions", None) or getattr(declared, "permission_classes", None):
-        return None
-    hook = (getattr(declared, "metadata", None) or {}).get(key)
-    return hook if callable(hook) else None
 
 
 def _uses_variables(node: FieldNode) -> bool:
@@ -365,11 +311,7 @@ def compile_operation(
 
 
 __all__ = [
-    "PLAN_LOAD",
-    "PLAN_READ",
-    "USE_RESOLVER",
     "Completion",
-    "Deferred",
     "FieldPlan",
     "Kind",
     "ObjectPlan",

@@ -19,25 +19,29 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
-from graphql_api.execution.plan.cache import PlanCache
+from graphql_api.execution.documents import Documents
+from graphql_api.execution.library_internals import graphql_schema
+from graphql_api.execution.operation import operation_of
 from graphql_api.execution.plan.runner import run_plan
 
 
 class CompiledPlans(SchemaExtension):
-    def __init__(self, cache: PlanCache) -> None:
+    def __init__(self, documents: Documents) -> None:
         super().__init__()
-        self.cache = cache
+        self.documents = documents
 
     async def on_execute(self) -> AsyncIterator[None]:
         execution = self.execution_context
         document = execution.graphql_document
+        run = operation_of(execution)
+        analyses = None if run is None else run.analyses
         if (
             execution.result is None
             and document is not None
-            and execution.query is not None
+            and analyses is not None
             and execution.operation_type is OperationType.QUERY
         ):
-            schema = execution.schema._schema
+            schema = graphql_schema(execution.schema)
             executor = execution.schema.execution_context_class.build(
                 schema,
                 document,
@@ -49,13 +53,12 @@ class CompiledPlans(SchemaExtension):
                 is_awaitable=optimized_is_awaitable,  # type: ignore[arg-type]
                 operation_extensions=execution.operation_extensions,
             )
-            plan = (
-                None if isinstance(executor, list) else self.cache.plan_for(schema, execution.query, document, executor)
-            )
+            # Each (document, operation, @skip/@include values) is compiled once (execution/documents.py).
+            plan = None if isinstance(executor, list) else analyses.plan(schema, executor)
             if plan is None or isinstance(executor, list):
-                self.cache.fallbacks += 1
+                self.documents.fallbacks += 1
             else:
-                self.cache.planned_runs += 1
+                self.documents.planned_runs += 1
                 data, errors = await run_plan(plan, executor, execution.root_value)
                 execution.result = GraphQLExecutionResult(data, errors or None)
         yield

@@ -2,7 +2,7 @@
 
 graphql-core's semantics, field by field: a resolver's error is located at the field's path;
 a null or an error in a non-null position nulls the nearest nullable parent, and errors
-below a position that was nulled are dropped (graphql-core's CollectedErrors). What is saved
+below a position that was nulled are dropped (``_Errors``, as graphql-core's own). What is saved
 is graphql-core's per-field machinery: the fields to resolve, their arguments and the shape
 of their completion are decided once in the plan; a field that Strawberry resolves by
 attribute is read without building a GraphQLResolveInfo; completed values are written into
@@ -22,12 +22,13 @@ import asyncio
 from collections.abc import Awaitable, Coroutine
 from typing import Any
 
-from graphql import GraphQLError, GraphQLResolveInfo, Undefined, located_error
-from graphql.execution.executor import CollectedErrors, Executor, invalid_return_type_error
+from graphql import GraphQLError, GraphQLObjectType, GraphQLResolveInfo, Undefined, located_error
+from graphql.execution import Executor
 from graphql.execution.values import get_argument_values
-from graphql.pyutils import Path, is_iterable
+from graphql.pyutils import Path, inspect, is_iterable
 
-from graphql_api.execution.plan.compiler import USE_RESOLVER, Completion, Deferred, FieldPlan, Kind, ObjectPlan, Plan
+from graphql_api.execution.fields import USE_RESOLVER, Deferred
+from graphql_api.execution.plan.compiler import Completion, FieldPlan, Kind, ObjectPlan, Plan
 
 Pending = list[Coroutine[Any, Any, None]]
 
@@ -43,13 +44,47 @@ _Slot = tuple[Any, Any, bool, Any, Path | None]
 _PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None), list, tuple, dict})
 
 
+class _Errors:
+    """The field errors of a run, and the positions they nulled.
+
+    An error at or below a position already nulled is dropped: once a non-null field's error
+    has nulled its parent, what fails beneath it later is not reported (graphql-core keeps the
+    same record, its CollectedErrors, for itself).
+    """
+
+    __slots__ = ("_nulled", "errors")
+
+    def __init__(self) -> None:
+        self.errors: list[GraphQLError] = []
+        self._nulled: set[Path | None] = set()
+
+    def add(self, error: GraphQLError, path: Path | None) -> None:
+        if self._within_nulled(path):
+            return
+        self._nulled.add(path)
+        self.errors.append(error)
+
+    def _within_nulled(self, path: Path | None) -> bool:
+        nulled = self._nulled
+        while path is not None:
+            if path in nulled:
+                return True
+            path = path.prev
+        return None in nulled
+
+
+def _invalid_return_type(type_: GraphQLObjectType, value: Any, field: FieldPlan) -> GraphQLError:
+    """graphql-core's error for a value its object type's ``is_type_of`` refused."""
+    return GraphQLError(f"Expected value of type '{type_}' but got: {inspect(value)}.", field.nodes)
+
+
 class _Run:
     def __init__(self, executor: Executor[Any], root_value: Any) -> None:
         self.executor = executor
         self.context = executor.context_value
         self.root_value = root_value
         self.is_awaitable = executor.is_awaitable
-        self.errors = CollectedErrors()
+        self.errors = _Errors()
         self.arguments: dict[int, dict[str, Any]] = {}
 
     async def run(self, plan: Plan) -> tuple[dict[str, Any] | None, list[GraphQLError]]:
@@ -242,7 +277,7 @@ class _Run:
                 )
                 return
             if not verdict:
-                raise invalid_return_type_error(plan.type, value, field.details)
+                raise _invalid_return_type(plan.type, value, field)
         data: dict[str, Any] = {}
         container[key] = data
         self.fill(plan, value, data, (container, key, nullable, parent, path), pending)
@@ -370,7 +405,7 @@ class _Run:
         pending: Pending = []
         try:
             if not await verdict:
-                raise invalid_return_type_error(plan.type, value, field.details)
+                raise _invalid_return_type(plan.type, value, field)
             data: dict[str, Any] = {}
             container[key] = data
             self.fill(plan, value, data, (container, key, nullable, parent, path), pending)

@@ -92,7 +92,7 @@ class ImportEmployeesPayload:
 
 
 def row_input(row: ImportEmployeeRow) -> bulk.RowInput:
-    return bulk.RowInput(
+    return bulk.Row(
         email=row.email,
         first_name=row.first_name,
         last_name=row.last_name,

@@ -74,6 +74,10 @@ _DECLARED: Final[Mapping[str, Mapping[Field, str]]] = {
     "addEmailDomain": {"org_id": "orgId", "domain": "domain"},
     "createApiKey": {"name": "name", "role": "role"},
     "revokeApiKey": {"key_id": "id"},
+    "setIdentityProvider": {"issuer": "issuer", "client_ids": "clientIds", "org_id": "organizationId"},
+    "removeIdentityProvider": {"org_id": "organizationId"},
+    "signOut": {"secret": "refreshToken"},
+    "signOutEverywhere": {"emp_id": "employeeId"},
 }
 
 

@@ -10,6 +10,7 @@ import strawberry
 
 from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, StartKey
 from graphql_api.execution.errors import bad_input
+from graphql_api.execution.library_internals import resolve_info
 from graphql_api.request.context import RequestContext
 from graphql_api.schema.cursors import CursorCodec
 from graphql_api.schema.loaders import ListFetch, list_key
@@ -91,18 +92,20 @@ def check_first(first: int) -> int:
 async def paginate(
     info: strawberry.Info[RequestContext, None],
     fetch: ListFetch,
-    *,
-    parent: str | None,
     name: str,
+    convert: Callable[[Any], N],
     first: int,
     after: str | None,
-    descending: bool,
-    convert: Callable[[Any], N],
+    *,
+    parent: str | None = None,
+    descending: bool = False,
 ) -> Connection[N]:
     """One page of a list through the request's list loader, its nodes' relations loaded.
 
-    ``name`` identifies the list (field, parent and order); cursors are bound to it and to
-    the caller's tenant, so a cursor is only ever accepted by the list that issued it. The
+    ``fetch`` reads a page of the list of ``parent`` (None: the caller's organisation itself),
+    ``convert`` makes each node. ``name`` identifies the list (field, parent and order);
+    cursors are bound to it and to the caller's tenant, so a cursor is only ever accepted by
+    the list that issued it. The
     to-one relations the query selects on the nodes are loaded for the whole page at once
     (types/relations.py) before the connection is returned.
     """
@@ -120,12 +123,21 @@ async def paginate(
 
 
 async def _load_relations(info: strawberry.Info[RequestContext, None], nodes: list[Any]) -> None:
-    session = info.context.session
-    raw = info._raw_info  # Strawberry's Info exposes no fragments; graphql-core's info does
-    plan = session.services.relation_plans.connection_plan(
-        type(nodes[0]), raw.field_nodes, raw.operation, raw.fragments, info.variable_values
+    context = info.context
+    raw = resolve_info(info)  # Strawberry's Info exposes no fragments; graphql-core's info does
+    target, variables = type(nodes[0]), info.variable_values
+
+    def build() -> relations.Plan:
+        return relations.Selection(raw.fragments, variables).connection_plan(target, raw.field_nodes)
+
+    # Read once per field, node type and @skip/@include values, with the document's analyses.
+    analyses = context.operation.analyses
+    plan = (
+        build()
+        if analyses is None
+        else analyses.relation_plan(raw.field_nodes[0], raw.operation, target, variables, build)
     )
-    await relations.load(session.loaders, nodes, plan)
+    await relations.load(context.session.loaders, nodes, plan)
 
 
 def to_connection(

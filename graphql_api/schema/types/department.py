@@ -59,10 +59,9 @@ class Department(Node):
         return await paginate(
             info,
             loaders.employees_of_department,
+            f"Department.employees:{self.dept_id}",
+            Employee.of,
+            first,
+            after,
             parent=self.dept_id,
-            name=f"Department.employees:{self.dept_id}",
-            first=first,
-            after=after,
-            descending=False,
-            convert=Employee.of,
         )

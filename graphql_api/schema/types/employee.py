@@ -84,10 +84,10 @@ class Employee(Node):
         return await paginate(
             info,
             loaders.applications_of_employee,
+            f"Employee.applications:{self.emp_id}",
+            Application.of,
+            first,
+            after,
             parent=self.emp_id,
-            name=f"Employee.applications:{self.emp_id}",
-            first=first,
-            after=after,
             descending=True,
-            convert=Application.of,
         )

@@ -115,10 +115,10 @@ class JobPosting(Node):
         return await paginate(
             info,
             loaders.applications_of_job,
+            f"JobPosting.applications:{self.job_id}",
+            Application.of,
+            first,
+            after,
             parent=self.job_id,
-            name=f"JobPosting.applications:{self.job_id}",
-            first=first,
-            after=after,
             descending=True,
-            convert=Application.of,
         )

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import strawberry
 
-from datastore import entities, names
+from datastore import entities, identity_providers, names
 from graphql_api.execution.errors import bad_input, forbidden, not_found
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids, loaders, permissions
@@ -18,6 +18,7 @@ from graphql_api.schema.types.audit_event import AuditEvent
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.schema.types.department import Department
 from graphql_api.schema.types.employee import Employee
+from graphql_api.schema.types.identity_provider import IdentityProvider
 from graphql_api.schema.types.job_posting import JobPosting
 from graphql_api.schema.types.node import Node
 from graphql_api.schema.types.scalars import EmployeeOrder, JobPostingStatus, OrganizationStatus, Plan, SortOrder
@@ -124,6 +125,16 @@ class Organization(Node):
         permissions.check_email_domains(info.context)
         return list((await self._loaded(info)).email_domains)
 
+    @strawberry.field(
+        description="Admins only: the organisation's own OpenID provider, through which its people sign in; null "
+        "when it has none (they sign in through the platform's provider)."
+    )
+    async def identity_provider(self, info: Info) -> IdentityProvider | None:
+        permissions.check_identity_provider(info.context)
+        session = info.context.session
+        found = await session.run(identity_providers.get_identity_provider, session.tenant_table(), self.org_id)
+        return None if found is None else IdentityProvider.of(found)
+
     @strawberry.field(description="Its billing subscription; null when it has none.")
     async def subscription(self, info: Info) -> BillingSubscription | None:
         if self.known_subscription is None:
@@ -135,16 +146,7 @@ class Organization(Node):
     async def departments(
         self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
     ) -> Connection[Department]:
-        return await paginate(
-            info,
-            loaders.departments_of_org,
-            parent=None,
-            name="Organization.departments",
-            first=first,
-            after=after,
-            descending=False,
-            convert=Department.of,
-        )
+        return await paginate(info, loaders.departments_of_org, "Organization.departments", Department.of, first, after)
 
     @strawberry.field(
         description="Every employee, ACTIVE or INACTIVE, by `hiredAt` (the default) or by name; with `search`, "
@@ -191,14 +193,7 @@ class Organization(Node):
             # The folded prefix is the list's parent: its partition, and part of what binds a cursor.
             fetch, parent, name = loaders.employees_by_name, prefix, f"{name}:NAME:{prefix}"
         return await paginate(
-            info,
-            fetch,
-            parent=parent,
-            name=name,
-            first=first,
-            after=after,
-            descending=order is SortOrder.DESC,
-            convert=Employee.of,
+            info, fetch, name, Employee.of, first, after, parent=parent, descending=order is SortOrder.DESC
         )
 
     @strawberry.field(
@@ -222,16 +217,9 @@ class Organization(Node):
             raise bad_input("status", "can only be OPEN; omit it to list jobs of every status")
         if status is None:
             permissions.check_all_jobs(info.context)
-        fetch = loaders.jobs_of_org if status is None else loaders.open_jobs_of_org
+        fetch, name = (loaders.jobs_of_org, "ALL") if status is None else (loaders.open_jobs_of_org, "OPEN")
         return await paginate(
-            info,
-            fetch,
-            parent=None,
-            name=f"Organization.jobPostings:{'ALL' if status is None else 'OPEN'}",
-            first=first,
-            after=after,
-            descending=True,
-            convert=JobPosting.of,
+            info, fetch, f"Organization.jobPostings:{name}", JobPosting.of, first, after, descending=True
         )
 
     @strawberry.field(
@@ -244,14 +232,7 @@ class Organization(Node):
         if not permissions.is_admin(info.context):
             raise forbidden("only admins read the audit log")
         return await paginate(
-            info,
-            loaders.audit_events_of_org,
-            parent=None,
-            name="Organization.auditLog",
-            first=first,
-            after=after,
-            descending=True,
-            convert=AuditEvent.of,
+            info, loaders.audit_events_of_org, "Organization.auditLog", AuditEvent.of, first, after, descending=True
         )
 
     @strawberry.field(
@@ -262,13 +243,4 @@ class Organization(Node):
         self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
     ) -> Connection[ApiKey] | None:
         permissions.check_api_keys(info.context)
-        return await paginate(
-            info,
-            api_keys_of_org,
-            parent=None,
-            name="Organization.apiKeys",
-            first=first,
-            after=after,
-            descending=False,
-            convert=ApiKey.of,
-        )
+        return await paginate(info, api_keys_of_org, "Organization.apiKeys", ApiKey.of, first, after)

@@ -3,7 +3,8 @@
 A field such as ``Application.employee`` read per object costs a DataLoader ``load`` each: a
 coroutine, a future and a task for every node of a page (13-17 us an object). Instead, when a
 connection builds its nodes, the fields the query selects on them are read from the document
-once, and each selected relation is loaded with one ``get_many`` over the page's keys, then
+once (and kept with the document's analyses, execution/documents.py), and each selected
+relation is loaded with one ``get_many`` over the page's keys, then
 what is selected on those objects in turn (``employee { department }``). The relation's
 resolver then returns the object it was given, synchronously. Sibling pages reach each level
 in the same loop turn, so each level's loads still batch into one wave, as before.
@@ -19,21 +20,18 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from graphql import FieldNode, FragmentDefinitionNode, OperationDefinitionNode
+from graphql import FieldNode, FragmentDefinitionNode
 
 from datastore import calls
-from graphql_api.execution.plan.compiler import PLAN_READ, USE_RESOLVER
-from graphql_api.execution.selection import Selections, condition_variables
-from graphql_api.lru import Lru
+from graphql_api.execution import fields
+from graphql_api.execution.fields import USE_RESOLVER
+from graphql_api.execution.selection import Selections
 
 if TYPE_CHECKING:
     from graphql_api.schema.loaders import Loaders
-
-DEFAULT_PLAN_ENTRIES: Final = 512
-MAX_PLAN_VARIANTS: Final = 16
 
 T = TypeVar("T")
 
@@ -79,7 +77,7 @@ def relations() -> Mapping[type[Any], Mapping[str, Relation]]:
         Employee: [Relation("department", "department_id", "department", Department)],
         JobPosting: [Relation("department", "department_id", "department", Department)],
     }
-    return {type_: {relation.field: relation for relation in fields} for type_, fields in declared.items()}
+    return {type_: {relation.field: relation for relation in of_type} for type_, of_type in declared.items()}
 
 
 def preloaded(obj: Related, field: str) -> Any:
@@ -96,8 +94,8 @@ def preloaded(obj: Related, field: str) -> Any:
 
 def plan_read(field: str) -> dict[str, Any]:
     """A relation field's metadata: compiled plans read a preloaded relation without calling
-    the resolver (plan/compiler.py), which saves Strawberry's wrapper and a resolve-info a node."""
-    return {PLAN_READ: functools.partial(_plan_read, field)}
+    the resolver (execution/fields.py), which saves Strawberry's wrapper and a resolve-info a node."""
+    return fields.read(functools.partial(_plan_read, field))
 
 
 def _plan_read(field: str, obj: Related) -> Any:
@@ -160,50 +158,6 @@ class Selection:
         """The plan for a connection's nodes: its ``edges { node { ... } }`` selections."""
         edges = self.subfields(connection).get("edges", [])
         return self.plan(target, self.subfields(edges).get("node", [])) if edges else ()
-
-
-@dataclass
-class _NodePlans:
-    node: FieldNode  # kept, so its id is not reused while the entry lives
-    conditions: tuple[str, ...]  # the variables the document's @skip/@include read
-    plans: dict[tuple[Any, ...], Plan] = field(default_factory=dict)
-
-
-@dataclass
-class RelationPlans:
-    """The process's relation plans, by connection field (bounded): a repeated request reads
-    its document's selections not at all, whichever page or request asks."""
-
-    max_entries: int = DEFAULT_PLAN_ENTRIES
-    # How many plans were read from a document for want of an entry (tests read it).
-    built: int = 0
-    _entries: Lru[int, _NodePlans] = field(init=False)
-
-    def __post_init__(self) -> None:
-        self._entries = Lru(self.max_entries)
-
-    def connection_plan(
-        self,
-        target: type[Any],
-        connection: Sequence[FieldNode],
-        operation: OperationDefinitionNode,
-        fragments: Mapping[str, FragmentDefinitionNode],
-        variables: Mapping[str, Any],
-    ) -> Plan:
-        """``Selection.connection_plan``, kept per field node, target and condition values."""
-        node = connection[0]
-        entry = self._entries.get(id(node))
-        if entry is None or entry.node is not node:
-            entry = _NodePlans(node, condition_variables([operation, *fragments.values()]))
-            self._entries.put(id(node), entry)
-        key = (target, *(variables.get(name) for name in entry.conditions))
-        plan = entry.plans.get(key)
-        if plan is None:
-            plan = Selection(fragments, variables).connection_plan(target, connection)
-            self.built += 1
-            if len(entry.plans) < MAX_PLAN_VARIANTS:
-                entry.plans[key] = plan
-        return plan
 
 
 async def load(loaders: Loaders, objects: Sequence[Related], plan: Plan) -> None:

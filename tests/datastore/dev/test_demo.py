@@ -13,11 +13,11 @@ from datastore.dev import demo
 from datastore.entities import JobStatus, Role
 from datastore.errors import InvalidInput
 from datastore.pagination import PageRequest
-from datastore.provision import drop_table, ensure_table
+from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.table import Table
 from tests.conftest import TEST_RETRY
-from tests.datastore.support import all_pages, assert_headcounts_hold
+from tests.datastore.support import all_pages, assert_headcounts_hold, drop_table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from datastore import api_keys, calls, keys, layout
+from datastore import api_keys, calls, layout
 from datastore.calls import CallLog
 from datastore.ids import new_id
 from graphql_api.schema import ids
@@ -20,6 +20,7 @@ from tests.graphql_api.test_fault_codes import backend_names
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 from tests.graphql_api.fixtures import Api, GraphQLClient
+from tests.key_guard import org_id_of
 
 CREATE = (
     "mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { secret "
@@ -215,7 +216,7 @@ def test_api_key__of_org_a__never_reaches_org_b(api: Api, make_tenant: TenantFac
     sent_for_a = call_log.snapshot()[before:]
     assert sent_for_a
     for call in sent_for_a:
-        assert all(keys.org_id_of(pk) in (None, a.org_id) for pk in call.partition_keys()), call
+        assert all(org_id_of(pk) in (None, a.org_id) for pk in call.partition_keys()), call
         assert not lookup_calls(_only(call), b_secret), call
     assert api.admin_of(b).with_token(b_secret).data("{ organization { id } }")["organization"]["id"] == (
         ids.encode("Organization", b.org_id)

@@ -15,7 +15,7 @@ from datastore import calls, employees, keys, layout
 from datastore.entities import Role
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.auth.signin import ACCESS_TOKEN_TYPE, GRANT_TYPE, ID_TOKEN_TYPE, REFUSED
+from graphql_api.auth.signin import ACCESS_TOKEN_TYPE, GRANT_TYPE, ID_TOKEN_TYPE, NO_PROVIDER, REFUSED
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api import idp
@@ -109,7 +109,8 @@ def test_exchange__id_token_against_http_jwks__access_token_works_on_graphql(
     assert response.status_code == 200, response.text
     assert response.headers["cache-control"] == "no-store"
     body = response.json()
-    assert set(body) == {"access_token", "issued_token_type", "token_type", "expires_in"}
+    assert set(body) == {"access_token", "issued_token_type", "token_type", "expires_in", "refresh_token"}
+    assert body["refresh_token"].startswith("hrr_")
     assert body["issued_token_type"] == ACCESS_TOKEN_TYPE
     assert body["token_type"] == "Bearer"
     assert body["expires_in"] == TTL
@@ -170,14 +171,21 @@ def test_exchange__idp_claims_another_role__role_from_employee_record(sso: httpx
     assert me(sso, access_token) == {"email": manager.email, "role": "MANAGER"}
 
 
-def test_exchange__reads__one_getitem_on_the_identity_then_one_batch(sso: httpx.Client, tenant: Tenant) -> None:
+def test_exchange__calls__identity_getitem_one_batch_then_the_session_transaction(
+    sso: httpx.Client, tenant: Tenant
+) -> None:
     with calls.listening() as log:
         response = exchange(sso, idp.id_token(tenant.admin.email))
     assert response.status_code == 200
     made = log.snapshot()
-    assert [call.operation for call in made] == ["GetItem", "BatchGetItem"]
+    assert [call.operation for call in made] == ["GetItem", "BatchGetItem", "TransactWriteItems"]
     assert made[0].partition_keys() == [layout.IDENTITY.key_at(tenant.admin.email).pk]
+    # The organisation, the employee and the organisation's own provider (it has none).
     assert set(made[1].partition_keys()) == {keys.org_pk(tenant.org_id)}
+    (requested,) = made[1].params["RequestItems"].values()
+    assert len(requested["Keys"]) == 3
+    session_pk = layout.SESSION.partition(tenant.org_id, tenant.admin.emp_id)
+    assert session_pk in made[2].partition_keys()
 
 
 # --- the ID token is not valid -------------------------------------------------------------
@@ -342,9 +350,11 @@ def test_exchange__not_utf8__invalid_request(sso: httpx.Client) -> None:
     assert_error(response, "invalid_request")
 
 
-def test_exchange__sso_not_configured__clear_error(http: httpx.Client, tenant: Tenant) -> None:
+def test_exchange__no_platform_provider_and_issuer_not_registered__invalid_grant(
+    http: httpx.Client, tenant: Tenant
+) -> None:
     response = exchange(http, idp.id_token(tenant.admin.email))
-    assert "not configured" in assert_error(response, "unsupported_grant_type")
+    assert assert_error(response, "invalid_grant") == NO_PROVIDER
 
 
 # --- key rotation ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import pytest
 from datastore.entities import Role
 from graphql_api.bulk import csv_file as bulk_csv
 from graphql_api.bulk.csv_file import CsvError, CsvRow
-from graphql_api.bulk.rows import RowError, RowInput
+from graphql_api.bulk.rows import Row, RowError
 
 
 def read(text: str | bytes) -> list[CsvRow]:
@@ -27,17 +27,17 @@ def test_records__all_columns__parsed_with_line_numbers() -> None:
     )
     assert [r.line for r in rows] == [2, 4]
     first, second = (r.row for r in rows)
-    assert first == RowInput(
+    assert first == Row(
         "ana@a.example", "Ana", "Lima", Role.MANAGER, "RGVwYXJ0bWVudDox", datetime(2026, 3, 1, tzinfo=UTC)
     )
-    assert isinstance(second, RowInput)
+    assert isinstance(second, Row)
     assert (second.last_name, second.role, second.department_id) == ("Ström, Jr", Role.EMPLOYEE, None)
     assert second.hired_at == datetime(2026, 3, 1, 9, tzinfo=timezone(timedelta(hours=1)))
 
 
 def test_records__byte_order_mark__not_part_of_the_first_column() -> None:
     (only,) = read("\ufeffemail,firstName,lastName\na@a.example,A,B\n")
-    assert isinstance(only.row, RowInput) and only.row.email == "a@a.example"
+    assert isinstance(only.row, Row) and only.row.email == "a@a.example"
 
 
 @pytest.mark.parametrize(

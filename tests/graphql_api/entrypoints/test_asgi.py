@@ -16,7 +16,7 @@ import pytest
 
 from datastore import ids
 from datastore.dev.local import free_port
-from datastore.provision import drop_table
+from tests.datastore.support import drop_table
 from tests.legacy_layout import create_legacy_table, typical_organization
 from tests.server_commands import ROOT
 

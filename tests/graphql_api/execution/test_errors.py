@@ -230,6 +230,20 @@ CASES: Final[list[tuple[str, Case, str]]] = [
     ("createApiKey", lambda api, t: (api.admin_of(t), {"name": " ", "role": "ADMIN"}), "input.name"),
     ("createApiKey", lambda api, t: (api.admin_of(t), {"name": "Sync", "role": "MANAGER"}), "input.role"),
     ("revokeApiKey", lambda api, t: (api.admin_of(t), {"id": "not an id"}), "input.id"),
+    (
+        "setIdentityProvider",
+        lambda api, t: (api.admin_of(t), {"issuer": "ftp://x", "clientIds": ["a"]}),
+        "input.issuer",
+    ),
+    (
+        "setIdentityProvider",
+        lambda api, t: (api.admin_of(t), {"issuer": "https://idp.example", "clientIds": []}),
+        "input.clientIds",
+    ),
+    ("removeIdentityProvider", lambda api, t: (api.platform, {"organizationId": "not an id"}), "input.organizationId"),
+    # A token not issued by POST /auth/token belongs to no session: name one by its refresh token.
+    ("signOut", lambda api, t: (api.admin_of(t), {}), "input.refreshToken"),
+    ("signOutEverywhere", lambda api, t: (api.admin_of(t), {"employeeId": "not an id"}), "input.employeeId"),
 ]
 
 

@@ -16,6 +16,7 @@ from graphql.execution.values import get_variable_values
 from graphql.language import Visitor
 
 from graphql_api.execution.analysis import root_fields
+from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.execution.plan.compiler import Completion, Kind, ObjectPlan, compile_operation
 from graphql_api.execution.selection import Selections, fragments_of, operations_of, variable_values
 from graphql_api.limits.query_cost import query_cost
@@ -23,7 +24,7 @@ from graphql_api.schema.executable import build_schema
 from graphql_api.schema.types.department import Department
 from graphql_api.schema.types.relations import Plan, Selection
 
-SCHEMA: GraphQLSchema = build_schema([])._schema
+SCHEMA: GraphQLSchema = graphql_schema(build_schema([]))
 
 FRAGMENTS = (
     "query { organization { ...Org } } "

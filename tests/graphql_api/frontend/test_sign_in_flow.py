@@ -1,4 +1,5 @@
-"""The README's sign-in sequence for a front end, step by step, against a JWKS served over HTTP.
+"""The front-end guide's sign-in sequence, step by step: against a JWKS served over HTTP, and in
+Chromium at a real provider.
 
 ID token from the provider -> POST /auth/token -> the API with the access token; when that
 expires the API answers 401 UNAUTHENTICATED and the front end exchanges a fresh ID token.
@@ -9,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -22,7 +24,10 @@ from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
 from tests.graphql_api import idp
 from tests.graphql_api.fixtures import TEST_SECRET
+from tests.graphql_api.graphiql.chromium import Chromium, Page
 from tests.graphql_api.live import serving
+from tests.graphql_api.oidc import REDIRECT_URI, CodeFlow, running_provider
+from tests.paths import ARTIFACTS
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -132,3 +137,64 @@ def test_cors__spa_origin_in_cors_origins__preflight_allowed(sso: httpx.Client, 
     )
     assert response.status_code == 200, response.text
     assert response.headers["access-control-allow-origin"] == SPA_ORIGIN
+
+
+# --- in a browser, through a real provider ----------------------------------------------------
+
+
+def test_browser__chromium_signs_in_at_a_real_provider_then_the_api(
+    client: DynamoDBClient, table_name: str, tenant: Tenant, tmp_path: Path
+) -> None:
+    """Chromium runs the provider's login and consent pages (panva's oidc-provider, the
+    platform's provider here) with real clicks and comes back to the app's redirect URI with
+    the code; the app's part (PKCE verifier, token endpoint, /auth/token) runs as the app would."""
+    with running_provider(tmp_path / "idp", {"ada": tenant.admin.email}) as provider:
+        settings = ApiSettings.from_env(
+            {
+                "HR_ENV": "test",
+                "ALLOWED_HOSTS": "127.0.0.1",
+                "JWT_SECRET": TEST_SECRET,
+                "OIDC_ISSUER": provider.issuer,
+                "OIDC_AUDIENCE": provider.client_id,
+                "OIDC_JWKS": f"{provider.issuer}/jwks",
+            }
+        )
+        with serving(create_app(Datastore(client, table_name), settings)) as http:
+            where = http.get("/auth/discovery", params={"email": tenant.admin.email}).json()
+            flow = CodeFlow.from_discovery(where)
+            request = flow.authorization_request()
+            with Chromium() as browser:
+                page = browser.page()
+                try:
+                    page.open(request.url)
+                    page.wait_for("document.querySelector('input[name=login]') !== null")
+                    page.evaluate("document.querySelector('input[name=login]').value = 'ada'")
+                    page.evaluate("document.querySelector('input[name=password]').value = 'any'")
+                    page.click("button[type=submit]")
+                    page.wait_for("document.querySelector('input[name=prompt][value=consent]') !== null")
+                    page.click("button[type=submit]")
+                    came_back = _redirected_to_the_app(page)
+                finally:
+                    page.screenshot(ARTIFACTS / "sign-in-at-provider.png")
+            id_token = flow.redeem(came_back, request)
+            body = exchange(http, id_token).json()
+            assert me(http, body["access_token"]).json()["data"] == {
+                "me": {"email": tenant.admin.email, "role": "ADMIN"}
+            }
+            refreshed = http.post(
+                "/auth/token", data={"grant_type": "refresh_token", "refresh_token": body["refresh_token"]}
+            )
+            assert refreshed.status_code == 200, refreshed.text
+
+
+def _redirected_to_the_app(page: Page) -> str:
+    """The URL the provider sent the browser back to (the app's redirect URI, with the code);
+    nothing listens there, so it is read off the browser's requests, not its location."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        page.evaluate("1")  # takes in the events the browser sent meanwhile
+        found = [url for url in page.requested_urls() if url.startswith(REDIRECT_URI)]
+        if found:
+            return found[0]
+        time.sleep(0.1)
+    raise AssertionError(f"never sent back to {REDIRECT_URI}: {page.requested_urls()}")

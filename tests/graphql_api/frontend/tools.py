@@ -3,8 +3,9 @@
 - ariadne-codegen needs graphql-core < 3.3, which Strawberry does not allow in our venv, so
   it gets a virtualenv of its own under .cache/ (a tool, like a front-end team's own venv);
   the client it generates needs only httpx and pydantic, and is imported by the tests.
-- graphql-codegen (CLI, client preset, graphql, typescript) and Apollo Client (with its
-  persisted-queries link) are each installed with ``npm ci`` from their committed
+- graphql-codegen (CLI, client preset, graphql, typescript), Apollo Client (with its
+  persisted-queries link) and panva's oidc-provider (the sign-in tests' identity providers,
+  tests/graphql_api/oidc.py) are each installed with ``npm ci`` from their committed
   package.json and package-lock.json into .cache/, renamed into place last, so an
   interrupted install never looks complete and later runs need no network.
 
@@ -29,6 +30,7 @@ HERE: Final = Path(__file__).parent
 ARIADNE_CODEGEN: Final = "ariadne-codegen==0.19.0"
 GRAPHQL_CODEGEN: Final = HERE / "graphql_codegen"
 APOLLO_CLIENT: Final = HERE / "apollo_client"
+OIDC_PROVIDER: Final = HERE / "oidc_provider"
 # npm's flags for the committed lock: no install scripts, and peers as the lock resolved them.
 NPM_CI: Final = ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--legacy-peer-deps", "--loglevel=error"]
 
@@ -69,6 +71,11 @@ def graphql_codegen_modules() -> Path:
 def apollo_client_modules() -> Path:
     """The ``node_modules`` of Apollo Client's pinned packages, installed on first use."""
     return _npm_modules(APOLLO_CLIENT, "apollo-client", Path("@apollo") / "client" / "package.json")
+
+
+def oidc_provider_modules() -> Path:
+    """The ``node_modules`` of panva's oidc-provider, pinned, installed on first use."""
+    return _npm_modules(OIDC_PROVIDER, "oidc-provider", Path("oidc-provider") / "package.json")
 
 
 def _npm_modules(source: Path, name: str, installed: Path) -> Path:

@@ -327,18 +327,18 @@ def test_apq__registration__within_the_call_budget(
 def test_document_cache__repeated_document__parsed_once(apps: list[tuple[Starlette, httpx.Client]]) -> None:
     app, http = apps[0]
     text = unique("Cached")
-    before = app.state.document_cache.parses
+    before = app.state.documents.parses
     for _ in range(3):
         assert http.post("/graphql", json={"query": text}).json()["data"] == {"__typename": "Query"}
-    assert app.state.document_cache.parses == before + 1
+    assert app.state.documents.parses == before + 1
 
 
 def test_document_cache__invalid_document__parsed_every_time(apps: list[tuple[Starlette, httpx.Client]]) -> None:
     app, http = apps[0]
-    before = app.state.document_cache.parses
+    before = app.state.documents.parses
     for _ in range(2):
         assert "errors" in http.post("/graphql", json={"query": "{ alsoNoSuchField }"}).json()
-    assert app.state.document_cache.parses == before + 2
+    assert app.state.documents.parses == before + 2
 
 
 def test_document_cache__cached_document__limits_still_hold(
@@ -405,11 +405,11 @@ def test_trusted__anything_else__400_before_parsing(
     trusted: tuple[Starlette, httpx.Client], body: dict[str, Any]
 ) -> None:
     app, http = trusted
-    before = app.state.document_cache.parses
+    before = app.state.documents.parses
     response = http.post("/graphql", json=body)
     assert response.status_code == 400, response.text
     assert response.json()["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_REQUIRED"
-    assert app.state.document_cache.parses == before
+    assert app.state.documents.parses == before
 
 
 def test_trusted__manifest_unreadable__refused_at_start(

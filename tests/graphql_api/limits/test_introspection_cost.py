@@ -9,6 +9,7 @@ from typing import Any, Final
 import pytest
 from graphql import GraphQLSchema, get_introspection_query, graphql_sync, parse
 
+from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.limits.introspection_cost import PastCeiling
 from graphql_api.limits.query_cost import LEAF_WEIGHT, query_cost
 from graphql_api.schema.executable import build_schema
@@ -29,7 +30,7 @@ CODEGEN: Final = get_introspection_query()
 
 @pytest.fixture(scope="module")
 def schema() -> GraphQLSchema:
-    return build_schema([])._schema
+    return graphql_schema(build_schema([]))
 
 
 def answered(value: Any) -> Fraction:

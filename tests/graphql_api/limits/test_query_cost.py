@@ -8,6 +8,7 @@ import pytest
 from graphql import GraphQLSchema, parse
 
 from bench.queries import Q1, Q2, Q3, Q7, q6
+from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.limits.query_cost import query_cost
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
@@ -19,7 +20,7 @@ DEFAULT = ApiSettings.from_env({}).max_cost
 
 @pytest.fixture(scope="module")
 def schema() -> GraphQLSchema:
-    return build_schema([])._schema
+    return graphql_schema(build_schema([]))
 
 
 def documented_operations() -> list[str]:

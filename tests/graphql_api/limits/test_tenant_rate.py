@@ -23,6 +23,7 @@ from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.execution.analysis import root_fields
+from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.limits.query_cost import query_cost
 from graphql_api.limits.tenant_rate import WRITE_WEIGHT, TenantBuckets
 from graphql_api.schema.executable import build_schema
@@ -40,12 +41,12 @@ DIRECTORY = (
     "{ organization { departments(first: 100) { edges { node { name "
     "employees(first: 20) { edges { node { email } } } } } } } }"
 )
-DIRECTORY_COST = query_cost(build_schema()._schema, parse(DIRECTORY))
+DIRECTORY_COST = query_cost(graphql_schema(build_schema()), parse(DIRECTORY))
 # About 100 units: refused at 200 units/s for half a second at most.
 SMALL = "{ organization { departments(first: 79) { edges { node { name } } } } }"
-SMALL_COST = query_cost(build_schema()._schema, parse(SMALL))
+SMALL_COST = query_cost(graphql_schema(build_schema()), parse(SMALL))
 CREATE = "mutation($i: CreateDepartmentInput!) { createDepartment(input: $i) { department { id } } }"
-CREATE_COST = query_cost(build_schema()._schema, parse(CREATE))
+CREATE_COST = query_cost(graphql_schema(build_schema()), parse(CREATE))
 PLATFORM_QUERY = "{ organizations(first: 100) { edges { node { name } } } }"
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 
@@ -137,7 +138,7 @@ def test_bucket__past_max_buckets__least_recent_evicted_and_full_again() -> None
     ids=["one", "aliases", "fragments", "named-operation", "skip-literal", "skip-variable", "skip-default"],
 )
 def test_root_fields__aliases_fragments_and_skip__each_field_that_runs_counted(document: str, fields: int) -> None:
-    schema = build_schema([])._schema
+    schema = graphql_schema(build_schema([]))
     variables = {"s": True} if "Boolean!" in document else {}  # else the default applies
     assert root_fields(schema, parse(document), "One" if "One" in document else None, variables) == fields
 
@@ -303,7 +304,7 @@ def test_tenant_rate__platform_operator__not_tenant_bounded(
     slow_refill: httpx.Client, api_settings: ApiSettings
 ) -> None:
     token = issue_token(api_settings, subject="operator", org_id=None, role=PLATFORM_ROLE)
-    platform_cost = query_cost(build_schema()._schema, parse(PLATFORM_QUERY))
+    platform_cost = query_cost(graphql_schema(build_schema()), parse(PLATFORM_QUERY))
     for _ in range(2 * DIRECTORY_COST // platform_cost + 2):
         assert_admitted(post(slow_refill, token, PLATFORM_QUERY))
 

@@ -1,12 +1,26 @@
-"""A request's session, once the request is over (graphql_api/request/session.py)."""
+"""A request's session (graphql_api/request/session.py): when it reaches tenant data, and once it is over."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
 
+from datastore import calls
 from datastore.entities import Employee
+from datastore.store import Datastore
+from graphql_api.auth.tokens import Principal
+from graphql_api.request.services import Services
+from graphql_api.request.session import Deadline, RequestSession
+from graphql_api.schema.cursors import CursorCodec
+from graphql_api.settings.api import ApiSettings
+from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api, Demo
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 DIRECTORY = "{ organization { departments { edges { node { name employees { edges { node { email } } } } } } } }"
 
@@ -32,3 +46,53 @@ def test_request_over__what_it_loaded_is_freed_without_the_cyclic_collector(api:
     listed = sum(len(d["node"]["employees"]["edges"]) for d in body["data"]["organization"]["departments"]["edges"])
     assert listed >= 5
     assert after - before <= 1  # the caller, whom the active check may keep
+
+
+def services(client: DynamoDBClient, table_name: str, api_settings: ApiSettings, pool: ThreadPoolExecutor) -> Services:
+    return Services(api_settings, Datastore(client, table_name), pool, CursorCodec(api_settings.jwt_secret))
+
+
+def test_loaders__reading_them__calls_nothing_and_starts_nothing(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tenant: Tenant
+) -> None:
+    """Reading ``session.loaders`` makes them; the first load, not the read, starts what waits
+    for tenant data (the caller's active check queues its reads then), and what it queues goes
+    out in that first load's batch, ahead of it."""
+    started: list[Any] = []
+
+    def check(session: RequestSession) -> None:
+        started.append(session.loaders.organization.load(tenant.org_id))  # as auth/active.py does
+
+    async def run(session: RequestSession) -> tuple[int, int, Any, Any]:
+        session.when_tenant_reached(lambda: check(session))
+        loaders = session.loaders
+        assert session.loaders is loaders
+        read_without_reaching = len(started)
+        first = loaders.employee.get(tenant.admin.emp_id)
+        task = asyncio.ensure_future(first)
+        await asyncio.sleep(0)
+        session.when_tenant_reached(lambda: started.append("at once, once reached"))
+        return read_without_reaching, len(started), await task, await started[0]
+
+    principal = Principal(tenant.admin.emp_id, tenant.org_id, tenant.admin.role)
+    with ThreadPoolExecutor(2) as pool, calls.listening() as log:
+        session = RequestSession(services(client, table_name, api_settings, pool), principal, Deadline.after(10))
+        before, after, admin, organization = asyncio.run(run(session))
+    assert (before, after) == (0, 2)
+    assert admin.emp_id == tenant.admin.emp_id and organization.org_id == tenant.org_id
+    assert log.operations() == ["BatchGetItem"]
+    (keys,) = [asked["Keys"] for asked in log.calls[0].params["RequestItems"].values()]
+    assert tenant.admin.emp_id not in str(keys[0]) and tenant.admin.emp_id in str(keys[1])
+
+
+def test_tenant_table__a_read_without_a_loader__reaches_tenant_data_too(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tenant: Tenant
+) -> None:
+    started: list[str] = []
+    principal = Principal(tenant.admin.emp_id, tenant.org_id, tenant.admin.role)
+    with ThreadPoolExecutor(1) as pool:
+        session = RequestSession(services(client, table_name, api_settings, pool), principal, Deadline.after(10))
+        session.when_tenant_reached(lambda: started.append("check"))
+        table = session.tenant_table()
+    assert started == ["check"]
+    assert table.scope.org_id == tenant.org_id  # type: ignore[attr-defined]

@@ -155,3 +155,10 @@ def test_child_environment__overrides__on_top_of_ours(monkeypatch: pytest.Monkey
     env = child_environment({"HR_TABLE_NAME": "theirs"})
 
     assert (env["HR_TABLE_NAME"], env["MAX_ALIASES"], env["PATH"]) == ("theirs", "5", os.environ["PATH"])
+
+
+def test_defaults__download_caches__both_the_repositorys_own() -> None:
+    """GraphiQL's bundles and DynamoDB Local's jar are fetched into one cache, the repository's
+    `.cache/` (git-ignored), wherever the settings modules sit in the tree."""
+    loaded = Settings.from_env({})
+    assert loaded.api.graphiql_cache_dir == loaded.datastore.local_cache_dir == ROOT / ".cache"

@@ -17,12 +17,13 @@ from graphql import (
 from graphql.execution.values import get_variable_values
 
 from bench.queries import Q1, Q2
+from graphql_api.execution import library_internals
 from graphql_api.execution.plan.compiler import ObjectPlan, compile_operation
 from graphql_api.schema.executable import build_schema
 
 
 def _object_plans(query: str) -> dict[str, ObjectPlan]:
-    graphql_schema = build_schema()._schema
+    graphql_schema = library_internals.graphql_schema(build_schema())
     document = parse(query)
     operation = document.definitions[0]
     variables = get_variable_values(graphql_schema, [], {})
@@ -92,7 +93,7 @@ def test_enum_leaf__values_members_and_unknowns__same_as_the_type() -> None:
 
 
 def test_root_fields_by_id__declared_load__planned_without_resolver_call() -> None:
-    """The root fields by id declare their resolver as a load (PLAN_LOAD), arguments and all;
+    """The root fields by id are declared by their loads (execution/fields.py), arguments and all;
     a field that reads in two steps (by email, then by id) keeps its resolver."""
     root = _object_plans(
         '{ me { email } organization { name } node(id: "x") { id } employee(id: "x") { email } '

@@ -39,10 +39,10 @@ def q4(demo: Demo) -> str:
 
 
 def assert_same(both: Differential, email: str, demo: Demo, query: str, variables: dict | None = None) -> dict:  # type: ignore[type-arg]
-    runs = both.plans.planned_runs
+    runs = both.documents.planned_runs
     planned, general = both.compare(demo.person(email), query, variables)
     assert planned == general
-    assert both.plans.planned_runs == runs + 1, "the query ran on graphql-core, not on a plan"
+    assert both.documents.planned_runs == runs + 1, "the query ran on graphql-core, not on a plan"
     return planned
 
 
@@ -128,22 +128,22 @@ def test_skip_include__other_values__own_plan(both: Differential, demo: Demo) ->
 
 
 def test_mutation__not_planned__graphql_core_runs_it(both: Differential, demo: Demo) -> None:
-    fallbacks = both.plans.fallbacks
+    fallbacks = both.documents.fallbacks
     planned, general = both.compare(
         demo.person("dave@acme.co"), 'mutation { terminateEmployee(input: {id: "x"}) { employee { id } } }'
     )
     assert planned == general
-    assert both.plans.fallbacks == fallbacks  # mutations never reach the plan extension's check
+    assert both.documents.fallbacks == fallbacks  # mutations never reach the plan extension's check
 
 
 def test_introspection__not_planned__graphql_core_answers(both: Differential, demo: Demo) -> None:
-    fallbacks = both.plans.fallbacks
+    fallbacks = both.documents.fallbacks
     planned, general = both.compare(
         demo.person("dave@acme.co"), '{ __type(name: "Employee") { name fields { name } } me { email } }'
     )
     assert planned == general
     assert planned["data"]["__type"]["name"] == "Employee"
-    assert both.plans.fallbacks == fallbacks + 1
+    assert both.documents.fallbacks == fallbacks + 1
 
 
 def test_variables_that_do_not_coerce__graphql_core_reports_them(both: Differential, demo: Demo) -> None:
@@ -157,10 +157,10 @@ def test_variables_that_do_not_coerce__graphql_core_reports_them(both: Different
 def test_repeated_document__compiled_once(both: Differential, demo: Demo) -> None:
     query = "{ me { email firstName } }"
     assert_same(both, "dave@acme.co", demo, query)
-    compiled = both.plans.compiled
+    compiled = both.documents.plans_compiled
     assert_same(both, "erin@acme.co", demo, query)
     assert_same(both, "dave@acme.co", demo, query)
-    assert both.plans.compiled == compiled
+    assert both.documents.plans_compiled == compiled
 
 
 ROLE_GUARDED = [
@@ -202,7 +202,7 @@ def test_role_guarded_queries__every_role_and_id__same_answer(
         assert "FORBIDDEN" in codes
 
 
-# Every root field by id, which plans answer through the fields' declared loads (PLAN_LOAD):
+# Every root field by id, which plans answer through the fields' declared loads (execution/fields.py):
 # every kind of id, every role, another tenant's ids, misspelt ids, and errors beneath them.
 BY_ID = """query($id: ID!) {
   node(id: $id) { __typename id

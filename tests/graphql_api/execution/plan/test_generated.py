@@ -4,7 +4,15 @@ Deterministic (``derandomize``), a bounded number of examples, each run as an ad
 manager or an employee. Generated arguments are mostly invalid ids and out-of-range page
 sizes, so the answers mix data, BAD_USER_INPUT and FORBIDDEN errors and null propagation.
 Data must be equal; errors too, but for which of several failing non-null siblings is
-reported, a race in graphql-core itself (differential.without_races).
+reported, a race in graphql-core itself (differential.without_races). Every example counts:
+both servers must answer it (no HTTP 500 is skipped).
+
+And the plans must have run them: the generator writes queries (no mutation), with no
+introspection field, no directive but ``@skip``/``@include`` and variables only as literals,
+all of which plans cover, so none may fall back to graphql-core, and every one that reaches
+execution runs on a plan. All 300 do on a quiet machine; the threshold leaves room for the
+few a loaded one may refuse before execution (a request past its deadline, say), which the
+failure message lists with their codes.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from graphql import StringValueNode
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis_graphql import queries
 
@@ -28,7 +36,9 @@ DATE_TIMES = st.sampled_from(["2024-01-01T00:00:00Z", "2021-06-14T09:30:00+00:00
 )
 SDL = schema_sdl()
 
-seen: dict[str, int] = {"examples": 0, "planned": 0}
+seen: dict[str, int] = {"examples": 0, "planned": 0, "fallbacks": 0}
+# What the planned server answered to the examples that ran on no plan: their error codes.
+not_planned: list[list[str]] = []
 
 
 @settings(
@@ -43,15 +53,19 @@ seen: dict[str, int] = {"examples": 0, "planned": 0}
     role=st.sampled_from(ROLES),
 )
 def test_generated_queries__any_role__same_answer(both: Differential, demo: Demo, query: Any, role: str) -> None:
-    runs = both.plans.planned_runs
+    documents = both.documents
+    runs, fallbacks = documents.planned_runs, documents.fallbacks
     planned, general = both.compare(demo.person(role), str(query))
-    assume(general is not None)  # graphql-core's own HTTP 500 (see Differential.compare)
     assert without_races(planned) == without_races(general)
     seen["examples"] += 1
-    seen["planned"] += both.plans.planned_runs - runs
+    seen["planned"] += documents.planned_runs - runs
+    seen["fallbacks"] += documents.fallbacks - fallbacks
+    if documents.planned_runs == runs:
+        not_planned.append(sorted(str(error.get("extensions", {}).get("code")) for error in planned.get("errors", [])))
 
 
-def test_generated_queries__most_ran_on_plans() -> None:
-    # Runs after the property (file order): documents the limits refuse never execute, the rest use plans.
-    assert seen["examples"] >= EXAMPLES // 2
-    assert seen["planned"] >= seen["examples"] // 3, seen
+def test_generated_queries__nearly_all_ran_on_plans() -> None:
+    # Runs after the property (file order).
+    assert seen["examples"] >= EXAMPLES * 9 // 10, seen
+    assert seen["fallbacks"] == 0, (seen, not_planned)
+    assert seen["planned"] >= seen["examples"] * 95 // 100, (seen, not_planned)

@@ -9,9 +9,10 @@ import strawberry
 from graphql import ExecutionResult, parse
 from graphql.execution import Executor, execute
 from graphql.execution.values import get_variable_values
-from strawberry.types import Info
 
-from graphql_api.execution.plan.compiler import PLAN_LOAD, Deferred, compile_operation
+from graphql_api.execution.fields import Deferred, loaded
+from graphql_api.execution.library_internals import graphql_schema
+from graphql_api.execution.plan.compiler import compile_operation
 from graphql_api.execution.plan.runner import run_plan
 
 QUERY = "{ loaded boom }"
@@ -38,9 +39,7 @@ def _load(context: dict[str, Any], _arguments: dict[str, Any]) -> Deferred:
 @strawberry.type
 class Query:
     # Before the failing field, so its Deferred is already waiting when that field raises.
-    @strawberry.field(metadata={PLAN_LOAD: _load})
-    async def loaded(self, info: Info) -> str | None:
-        return str(await _load(info.context, {}).result())
+    loaded = loaded(_load, returns=str | None, description="A batch's value.")
 
     @strawberry.field
     def boom(self) -> str:
@@ -48,7 +47,7 @@ class Query:
 
 
 async def _both() -> tuple[ExecutionResult, Batch, ExecutionResult]:
-    schema = strawberry.Schema(Query)._schema
+    schema = graphql_schema(strawberry.Schema(Query))
     document = parse(QUERY)
     planned_batch, general_batch = Batch(), Batch()
     executor = Executor.build(schema, document, None, {"batch": planned_batch})

@@ -1,19 +1,26 @@
 """Transaction conflicts and throttling injected at the client boundary (tests/datastore/faults.py).
 
 The live server shares the session's boto3 client, so a hook on it refuses the server's
-TransactWriteItems calls as DynamoDB would.
+TransactWriteItems calls as DynamoDB would. Each test runs on a server of each executor (the
+compiled plans, graphql-core alone): a mutation runs on graphql-core either way, and must
+answer the same.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from datastore import calls, departments, employees
+from datastore.store import Datastore
+from graphql_api.app import create_app
+from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
 from tests.datastore import faults
 from tests.graphql_api.fixtures import Api
+from tests.graphql_api.live import EXECUTORS, serving, with_settings
 from tests.graphql_api.schema.mutations.documents import MOVE_EMPLOYEE, audit_actions, error, gid
 from tests.graphql_api.schema.mutations.test_invariants import in_parallel, outcome
 
@@ -21,6 +28,14 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 REASONS = [faults.TRANSACTION_CONFLICT, faults.THROTTLING_ERROR]
+
+
+@pytest.fixture(scope="module", params=EXECUTORS.values(), ids=list(EXECUTORS))
+def api(client: DynamoDBClient, table_name: str, api_settings: ApiSettings, request: Any) -> Iterator[Api]:
+    """This module's server, with the executor of the test's parameter."""
+    settings = with_settings(api_settings, compiled_plans=request.param)
+    with serving(create_app(Datastore(client, table_name), settings)) as http:
+        yield Api(http, settings)
 
 
 def headcounts(tenant: Tenant, *depts: departments.Department) -> list[int]:

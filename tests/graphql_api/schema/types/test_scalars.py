@@ -8,10 +8,11 @@ import pytest
 from graphql import GraphQLEnumType, GraphQLError
 
 from datastore import entities
+from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.schema.executable import build_schema
 from graphql_api.schema.types.scalars import SortOrder
 
-SCHEMA = build_schema()._schema
+SCHEMA = graphql_schema(build_schema())
 ENUMS: list[tuple[str, type[Enum]]] = [
     ("Plan", entities.Plan),
     ("OrganizationStatus", entities.OrganizationStatus),

@@ -1,0 +1,306 @@
+"""Sessions: rotating refresh tokens, one family per sign-in, reuse revoking the family.
+
+Signing in starts a session (one family) and gives its first refresh token. Each refresh
+(RFC 6749 section 6) rotates: the presented token's generation must be the session's
+current one, the session moves to the next generation and a new token is issued; the old
+one stops working. A token whose generation is behind the session's has been used before:
+presented again, it is a reuse (the OAuth 2.0 Security BCP's reuse detection), and the
+whole session ends, the token its legitimate holder last got included.
+
+Items (datastore/layout.py):
+
+- the session ``ORG#<org>#SESSION#<emp> / SESSION#<session>`` in the tenant's partitions:
+  status, generation, times, and ``expiresAt``, the earlier of its absolute expiry and its
+  idle deadline (the last refresh plus the idle lifetime), which is also its TTL;
+- one lookup item per refresh token, ``REFRESH#<sha256(token)> / #REFRESH``, outside every
+  tenant: whose session, which generation. A refresh finds its session with one strongly
+  consistent GetItem before any tenant is known. Lookup items live to the session's absolute
+  expiry (TTL), so reuse is recognised for the whole life of the session;
+- the person's ``#SIGNED_OUT`` mark in the same partition: signing out everywhere writes it
+  (one PutItem, whatever the number of sessions), and a session begun before it is over.
+
+Only the SHA-256 of a token is stored. The token is 256 random bits, so a plain hash is
+enough, as for API keys (datastore/api_keys.py).
+
+A rotation is one transaction, so two refreshes with the same token cannot both win: the
+session's update is conditioned on the generation the token names, so exactly one commits
+and the other finds the generation moved, which is a reuse. The same transaction checks
+that the organisation and the employee are active and that the person has not signed out
+everywhere since the session began: a refresh never succeeds for a terminated employee, a
+suspended organisation or a signed-out person, whatever a read before it saw.
+
+Sessions are not audit events (a refresh every quarter of an hour per person would bury the
+trail); the server log records each (logger ``hr.signin``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Final
+
+from datastore import items, layout, transact
+from datastore.entities import (
+    EmployeeStatus,
+    OrganizationStatus,
+    RefreshGrant,
+    Session,
+    SessionStatus,
+    SignedOut,
+)
+from datastore.errors import DatastoreError, InvalidInput
+from datastore.ids import EmployeeId, SessionId, id_time, new_id_at
+from datastore.items import Item
+from datastore.model import timestamp
+from datastore.table import Table
+
+# A refresh token starts with this: told apart from an API key (hrk_) and a JWT at a glance,
+# and findable by secret scanners.
+TOKEN_PREFIX: Final = "hrr_"
+TOKEN_BYTES: Final = 32
+_TOKEN: Final = re.compile(r"hrr_[A-Za-z0-9_-]{43}")
+
+# Why a session ended (its ``endReason``).
+SIGNED_OUT: Final = "signOut"
+REUSED: Final = "reuse"
+REFUSED: Final = "accountInactive"
+
+
+@dataclass(frozen=True, slots=True)
+class Lifetimes:
+    """How long a session lives: ``idle`` after its last refresh, ``absolute`` after it began."""
+
+    idle: timedelta
+    absolute: timedelta
+
+
+class RefreshRefused(DatastoreError):
+    """The refresh token signs nobody in; the message says why (for the server log only).
+
+    ``ends`` is why the refusal ends the session too: a token presented after it was used
+    (``REUSED``), or an organisation or employee no longer active.
+    """
+
+    def __init__(self, reason: str, *, ends: str | None = None) -> None:
+        super().__init__(reason)
+        self.ends = ends
+
+    @property
+    def reused(self) -> bool:
+        return self.ends == REUSED
+
+
+def new_token() -> str:
+    return TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def token_hash(token: str) -> str:
+    """The SHA-256 of a well-formed refresh token (lowercase hex); InvalidInput for another text."""
+    if not isinstance(token, str) or _TOKEN.fullmatch(token) is None:
+        raise InvalidInput("secret", "is not a well-formed refresh token")
+    return hashlib.sha256(token.encode("ascii")).hexdigest()
+
+
+def _lookup_op(grant: RefreshGrant, token: str) -> transact.Op:
+    def taken(_old: Item | None) -> RefreshRefused:
+        return RefreshRefused("a new refresh token collided with an existing one")  # 2**-256
+
+    return transact.put_new(layout.REFRESH_LOOKUP.item(grant, token_hash=token_hash(token)), taken)
+
+
+def start_session(
+    table: Table, emp_id: EmployeeId, lifetimes: Lifetimes, *, now: datetime | None = None
+) -> tuple[Session, str]:
+    """A new session for the employee and its first refresh token (returned here, stored hashed).
+
+    ``table`` has the employee's TenantScope; the caller has checked that they may sign in.
+    One transaction: the session and its token's lookup item.
+    """
+    at = now or items.now()
+    org_id = table.tenant.org_id
+    absolute = at + lifetimes.absolute
+    session = Session(
+        org_id=org_id,
+        emp_id=emp_id,
+        # Minted from the start time: a sign-out everywhere compares the two (``rotate``).
+        session_id=SessionId(new_id_at(at)),
+        status=SessionStatus.ACTIVE,
+        generation=0,
+        created_at=at,
+        refreshed_at=at,
+        absolute_expires_at=absolute,
+        expires_at=min(absolute, at + lifetimes.idle),
+    )
+    token = new_token()
+    grant = RefreshGrant(org_id, emp_id, session.session_id, 0, absolute)
+
+    def taken(_old: Item | None) -> RefreshRefused:
+        return RefreshRefused("the new session's id is already taken")
+
+    table.write([transact.put_new(layout.SESSION.item(session), taken), _lookup_op(grant, token)])
+    return session, token
+
+
+def find_grant(table: Table, token: str) -> RefreshGrant | None:
+    """What a presented refresh token names: one strongly consistent GetItem (``table`` has the
+    SignInScope), so the token a rotation just issued is found at once. None for a token that
+    is malformed (nothing is sent) or unknown."""
+    try:
+        key = layout.REFRESH_LOOKUP.key_at(token_hash(token))
+    except InvalidInput:
+        return None
+    item = table.get(key, consistent=True)
+    return None if item is None else layout.REFRESH_LOOKUP.read(item)
+
+
+def session_started(session_id: SessionId) -> str:
+    """When a session began, as stored times are spelt: its id's time part."""
+    return timestamp(id_time(session_id))
+
+
+def rotate(
+    table: Table, grant: RefreshGrant, lifetimes: Lifetimes, *, now: datetime | None = None
+) -> tuple[RefreshGrant, str]:
+    """Rotate the session ``grant`` names to its next refresh token (returned with its grant).
+
+    One transaction of five items: the session's update, conditioned on being ACTIVE, on the
+    token's generation being its current one, and on neither deadline having passed; the new
+    token's lookup item; checks that the organisation and the employee are ACTIVE and that the
+    person has not signed out everywhere since the session began. RefreshRefused says which
+    failed; a generation that moved on (the token was used before, or a concurrent refresh
+    with the same token won) ends the session first and is ``reused``, as an organisation or
+    employee no longer active ends it. No read: the transaction's conditions decide.
+    """
+    at = now or items.now()
+    if grant.expires_at <= at:
+        raise RefreshRefused("the session reached its absolute lifetime")
+    org_id, emp_id = grant.org_id, grant.emp_id
+    next_generation = grant.generation + 1
+    expires_at = min(grant.expires_at, at + lifetimes.idle)
+    token = new_token()
+    key = layout.SESSION.key_at(org_id, emp_id, grant.session_id)
+    now_epoch = items.n(int(at.timestamp()))
+
+    def session_refused(old: Item | None) -> RefreshRefused:
+        if old is None:
+            return RefreshRefused("the session is gone")
+        current = layout.SESSION.read(old)
+        if current.status is not SessionStatus.ACTIVE:
+            return RefreshRefused(f"the session ended ({current.end_reason})")
+        if current.generation != grant.generation:
+            return RefreshRefused(
+                f"refresh token generation {grant.generation} was used before (the session is at {current.generation})",
+                ends=REUSED,
+            )
+        return RefreshRefused("the session was idle longer than its idle lifetime")
+
+    def refused(reason: str, ends: str | None = None) -> transact.FailureHandler:
+        return lambda _old: RefreshRefused(reason, ends=ends)
+
+    active = items.s(SessionStatus.ACTIVE.value)
+    ops = [
+        transact.update(
+            key,
+            "SET #generation = :next, #refreshedAt = :at, #expiresAt = :expires",
+            condition="#status = :active AND #generation = :generation AND #expiresAt > :now",
+            names={
+                "#generation": layout.GENERATION,
+                "#refreshedAt": "refreshedAt",
+                "#expiresAt": layout.EXPIRES_AT,
+                "#status": layout.STATUS,
+            },
+            values={
+                ":next": items.n(next_generation),
+                ":at": items.s(items.timestamp(at)),
+                ":expires": items.n(int(expires_at.timestamp())),
+                ":active": active,
+                ":generation": items.n(grant.generation),
+                ":now": now_epoch,
+            },
+            on_failed=session_refused,
+        ),
+        _lookup_op(replace(grant, generation=next_generation), token),
+        transact.check(
+            layout.ORGANIZATION.key_at(org_id),
+            "#status = :active",
+            names={"#status": layout.STATUS},
+            values={":active": items.s(OrganizationStatus.ACTIVE.value)},
+            on_failed=refused(f"the organisation {org_id} is not active", REFUSED),
+        ),
+        transact.check(
+            layout.EMPLOYEE.key_at(org_id, emp_id),
+            "#status = :active",
+            names={"#status": layout.STATUS},
+            values={":active": items.s(EmployeeStatus.ACTIVE.value)},
+            on_failed=refused(f"the employee {emp_id} is not active", REFUSED),
+        ),
+        transact.check(
+            layout.SIGNED_OUT.key_at(org_id, emp_id),
+            f"attribute_not_exists(PK) OR {layout.SIGNED_OUT_AT} < :started",
+            values={":started": items.s(session_started(grant.session_id))},
+            on_failed=refused("the person signed out everywhere after the session began"),
+        ),
+    ]
+    try:
+        table.write(ops)
+    except RefreshRefused as refusal:
+        if refusal.ends is not None:
+            end_session(table, emp_id, grant.session_id, refusal.ends, now=at)
+        raise
+    return replace(grant, generation=next_generation), token
+
+
+def end_session(
+    table: Table, emp_id: EmployeeId, session_id: SessionId, reason: str, *, now: datetime | None = None
+) -> bool:
+    """End one ACTIVE session of the employee (``table``'s tenant): its refresh tokens stop
+    working. False when it was already over or is not theirs. One conditional UpdateItem."""
+    at = now or items.now()
+    op = transact.update(
+        layout.SESSION.key_at(table.tenant.org_id, emp_id, session_id),
+        "SET #status = :ended, #endedAt = :at, #endReason = :reason",
+        condition="#status = :active",
+        names={"#status": layout.STATUS, "#endedAt": "endedAt", "#endReason": "endReason"},
+        values={
+            ":ended": items.s(SessionStatus.ENDED.value),
+            ":active": items.s(SessionStatus.ACTIVE.value),
+            ":at": items.s(items.timestamp(at)),
+            ":reason": items.s(reason),
+        },
+        on_failed=lambda _old: RefreshRefused("the session is not active"),
+    )
+    try:
+        table.write([op])
+    except RefreshRefused:
+        return False
+    return True
+
+
+def sign_out_everywhere(table: Table, emp_id: EmployeeId, *, now: datetime | None = None) -> SignedOut:
+    """End every session the employee has begun until now: one PutItem of their sign-out mark,
+    however many sessions they have (each is refused at its next refresh)."""
+    mark = SignedOut(table.tenant.org_id, emp_id, now or items.now())
+    table.write([transact.put(layout.SIGNED_OUT.item(mark))])
+    return mark
+
+
+def get_session(table: Table, emp_id: EmployeeId, session_id: SessionId) -> Session | None:
+    item = table.get(layout.SESSION.key_at(table.tenant.org_id, emp_id, session_id), consistent=True)
+    return None if item is None else layout.SESSION.read(item)
+
+
+def list_sessions(table: Table, emp_id: EmployeeId, *, limit: int = 100) -> list[Session]:
+    """The employee's sessions, oldest first, ended ones included until their TTL removes them
+    (tests and operators; one Query)."""
+    result = table.query(
+        layout.SESSION.partition(table.tenant.org_id, emp_id), sk_prefix=layout.SESSION.sort_prefix, limit=limit
+    )
+    return [layout.SESSION.read(item) for item in result.items]
+
+
+def signed_out(table: Table, emp_id: EmployeeId) -> SignedOut | None:
+    item = table.get(layout.SIGNED_OUT.key_at(table.tenant.org_id, emp_id), consistent=True)
+    return None if item is None else layout.SIGNED_OUT.read(item)

@@ -1,0 +1,91 @@
+"""GET /auth/discovery?email=: where a browser app sends a person to sign in (home realm discovery).
+
+The email's domain names its organisation (the domain's marker, one GetItem), and the
+organisation its own identity provider (one GetItem in its partition). The answer is that
+provider's issuer, authorization and token endpoints and the client id to sign in with (its
+first); for a domain whose organisation has no provider of its own, and for a domain no
+organisation owns, the answer is the platform's provider (``OIDC_ISSUER``), byte for byte
+the same, so the endpoint tells nobody which domains are customers'. With no platform
+provider configured both are the same 404. Only the domain is used: nothing is said about
+whether the address has an account.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Final
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from datastore import identity_providers, validation
+from datastore.entities import IdentityProvider
+from datastore.errors import InvalidInput, Unavailable
+from datastore.scope import SignInScope, TenantScope
+from graphql_api.auth.discovery import DefaultEndpoints, ProviderDocument
+from graphql_api.auth.outbound import FetchRefused
+from graphql_api.request.context import Services
+
+log = logging.getLogger("hr.signin")
+
+PATH: Final = "/auth/discovery"
+NO_STORE: Final = {"Cache-Control": "no-store"}
+NOT_FOUND: Final = "no identity provider signs in this email"
+
+
+def _error(error: str, description: str, status_code: int) -> JSONResponse:
+    return JSONResponse({"error": error, "error_description": description}, status_code=status_code, headers=NO_STORE)
+
+
+class HomeRealmDiscovery:
+    def __init__(self, services: Services, default: DefaultEndpoints | None = None) -> None:
+        self.services = services
+        oidc = services.settings.oidc
+        self.default = default if default is not None else (None if oidc is None else DefaultEndpoints(oidc))
+
+    def _own_provider(self, domain: str) -> IdentityProvider | None:
+        """Blocking: the domain's organisation's provider, if it has one (two GetItems at most)."""
+        datastore = self.services.datastore
+        org_id = identity_providers.domain_owner(datastore.table(SignInScope()), domain)
+        if org_id is None:
+            return None
+        return identity_providers.get_identity_provider(datastore.table(TenantScope(org_id)), org_id)
+
+    async def endpoint(self, request: Request) -> JSONResponse:
+        email = request.query_params.get("email")
+        if email is None:
+            return _error("invalid_request", "email is missing", 400)
+        try:
+            domain = validation.email_domain(validation.email(email))
+        except InvalidInput as invalid:
+            return _error("invalid_request", f"email {invalid.reason}", 400)
+        try:
+            provider = await self.services.run_blocking(self._own_provider, domain)
+        except Unavailable:
+            log.warning("discovery failed: DynamoDB is unavailable")
+            return _error("temporarily_unavailable", "discovery is temporarily unavailable; try again", 503)
+        if provider is not None:
+            return _answer(
+                provider.issuer, provider.authorization_endpoint, provider.token_endpoint, provider.client_ids[0]
+            )
+        if self.default is None:
+            return _error("not_found", NOT_FOUND, 404)
+        try:
+            document: ProviderDocument = await self.services.run_blocking(self.default.document)
+        except FetchRefused as refused:
+            log.warning("discovery failed: the platform provider's document: %s", refused)
+            return _error("temporarily_unavailable", "discovery is temporarily unavailable; try again", 503)
+        audiences = self.default.settings.audiences
+        return _answer(document.issuer, document.authorization_endpoint, document.token_endpoint, audiences[0])
+
+
+def _answer(issuer: str, authorization_endpoint: str, token_endpoint: str, client_id: str) -> JSONResponse:
+    return JSONResponse(
+        {
+            "issuer": issuer,
+            "authorization_endpoint": authorization_endpoint,
+            "token_endpoint": token_endpoint,
+            "client_id": client_id,
+        },
+        headers=NO_STORE,
+    )

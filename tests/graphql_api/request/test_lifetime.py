@@ -1,0 +1,80 @@
+"""A request's lifetime (graphql_api/request/lifetime.py): it makes the session and the context,
+hands them down, and ends the session; nothing comes back through the ASGI scope."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import httpx
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from datastore.store import Datastore
+from graphql_api.http.request_id import RequestIdMiddleware
+from graphql_api.request.context import RequestContext
+from graphql_api.request.lifetime import Handler, RequestLifetime
+from graphql_api.request.services import Services
+from graphql_api.schema.cursors import CursorCodec
+from graphql_api.settings.api import ApiSettings
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+def post(client: DynamoDBClient, table_name: str, settings: ApiSettings, handle: Handler) -> httpx.Response:
+    async def send() -> httpx.Response:
+        with ThreadPoolExecutor(1) as pool:
+            services = Services(settings, Datastore(client, table_name), pool, CursorCodec(settings.jwt_secret))
+            app = Starlette(
+                routes=[Route("/graphql", RequestLifetime(handle, services))],
+                middleware=[Middleware(RequestIdMiddleware)],
+            )
+            transport = httpx.ASGITransport(app=app)
+            async with httpx.AsyncClient(transport=transport, base_url="http://test") as http:
+                return await http.post("/graphql", json={}, headers={"X-Request-Id": "r-1"})
+
+    return asyncio.run(send())
+
+
+def test_lifetime__handler_given_the_context__session_ended__scope_untouched(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+) -> None:
+    seen: list[RequestContext] = []
+    scope_keys: list[set[str]] = []
+
+    async def handle(context: RequestContext) -> Response:
+        seen.append(context)
+        scope_keys.append(set(context.request.scope))
+        assert context.session.principal is None and not context.session.deadline.passed()
+        context.session.when_tenant_reached(lambda: None)
+        return JSONResponse({"request": context.request_id})
+
+    response = post(client, table_name, api_settings, handle)
+    assert response.json() == {"request": "r-1"}
+    (context,) = seen
+    assert not any(key.startswith("hr.") and key != "hr.request_id" for key in scope_keys[0])
+    assert set(context.request.scope) == scope_keys[0]  # nothing put back for anyone to read
+    assert context.session._on_tenant_reached == []  # ended: what it held is let go
+
+
+def test_lifetime__deadline_passes__504_timeout_and_the_session_cancelled(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+) -> None:
+    seen: list[RequestContext] = []
+
+    async def handle(context: RequestContext) -> Response:
+        seen.append(context)
+        await asyncio.sleep(5)
+        raise AssertionError("past the deadline")
+
+    response = post(client, table_name, replace(api_settings, request_timeout_seconds=0.2), handle)
+    body: dict[str, Any] = response.json()
+    assert response.status_code == 504
+    assert body["errors"][0]["extensions"]["code"] == "TIMEOUT"
+    assert body["errors"][0]["extensions"]["requestId"] == "r-1"
+    assert seen[0].session.cancelled
