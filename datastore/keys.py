@@ -200,6 +200,15 @@ def is_domain_pk(partition_key: str) -> bool:
     return partition_key.startswith(DOMAIN + SEP)
 
 
+def org_id_of(partition_key: str) -> str | None:
+    """The tenant a partition key belongs to, or None outside every organisation (a stream
+    record's organisation, datastore/feed/records.py; the key guard)."""
+    parts = partition_key.split(SEP)
+    if len(parts) >= 2 and parts[0] == ORG:
+        return parts[1]
+    return None
+
+
 def start_key_partition(start_key: Mapping[str, str], index: str | None) -> str | None:
     """The partition a pagination start key belongs to (the index's when querying one)."""
     return start_key.get(GSI1PK if index == GSI1 else PK)

@@ -14,6 +14,7 @@ from datastore import calls
 from datastore.client import make_client, make_streams_client, make_sts_client
 from datastore.config import DatastoreSettings
 from datastore.credentials import RoleCredentials
+from datastore.feed.host import FeedSettings
 from datastore.scope import Scope
 from datastore.table import Table
 
@@ -35,6 +36,7 @@ class Datastore:
     credentials: RoleCredentials | None = None
     # The table's stream (the change feed, datastore/feed/); None where nothing reads it.
     streams: Any | None = None
+    feed: FeedSettings = field(default_factory=FeedSettings)
 
     def __post_init__(self) -> None:
         if self.credentials is not None:
@@ -47,10 +49,11 @@ class Datastore:
         # be in flight at once (the loaders no longer cut batches themselves).
         fanout = ThreadPoolExecutor(settings.pool_size, thread_name_prefix="dynamodb-fanout")
         streams = make_streams_client(settings, endpoint_url)
+        feed = FeedSettings(lease_seconds=settings.feed_lease_seconds, poll_seconds=settings.feed_poll_seconds)
         if settings.roles is None:
-            return cls(client, settings.table_name, fanout, streams=streams)
+            return cls(client, settings.table_name, fanout, streams=streams, feed=feed)
         credentials = RoleCredentials(make_sts_client(settings), settings.roles)
-        return cls(client, settings.table_name, fanout, credentials=credentials, streams=streams)
+        return cls(client, settings.table_name, fanout, credentials=credentials, streams=streams, feed=feed)
 
     def table(self, scope: Scope) -> Table:
         return Table(self.client, self.table_name, scope, fanout=self.fanout)

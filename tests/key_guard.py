@@ -19,6 +19,7 @@ from typing import Final
 
 from datastore import keys
 from datastore.calls import Call, CallLog
+from datastore.keys import org_id_of
 
 MODULE: Final = "test_key_guard.py"
 
@@ -37,14 +38,6 @@ TABLE_OPERATIONS: Final = frozenset(
         "DescribeTimeToLive",
     }
 )
-
-
-def org_id_of(partition_key: str) -> str | None:
-    """The tenant a partition key belongs to, or None for the identity and platform keys."""
-    parts = partition_key.split(keys.SEP)
-    if len(parts) >= 2 and parts[0] == keys.ORG:
-        return parts[1]
-    return None
 
 
 def batch_write_keys(call: Call) -> list[str]:

@@ -152,7 +152,8 @@ class RoleWorld:
 
         A request is the tenant's whose AssumeRole (tenant role, tag ``org``) issued the
         access key it was signed with; every partition key it addresses must lie in that
-        tenant (or be a lookup item it writes: identity, API key, refresh token, issuer, domain). Requests signed otherwise fail the check.
+        tenant (or be a lookup item it writes: identity, API key, refresh token, issuer,
+        domain). Requests signed otherwise fail the check.
         """
         counts: dict[str, int] = {}
         for request in requests:

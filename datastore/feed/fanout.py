@@ -152,7 +152,15 @@ async def follow(name: str, on_frame: Callable[[Frame], None]) -> None:
 
     ConnectionError (or OSError) when there is no such reader; returns when it goes away.
     """
-    reader, writer = await asyncio.open_unix_connection(name)
+    # A socket of our own, connected here: uvloop refuses an abstract name given as a path.
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.setblocking(False)
+    try:
+        await asyncio.get_running_loop().sock_connect(sock, name)
+    except OSError:
+        sock.close()
+        raise
+    reader, writer = await asyncio.open_unix_connection(sock=sock)
     try:
         while True:
             try:

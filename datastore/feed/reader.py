@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from botocore.exceptions import ClientError
 
-from datastore import provision
+from datastore import layout, provision
 from datastore.feed.lease import Checkpoints
 from datastore.feed.records import StreamRecord
 from datastore.feed.shards import Shard, readable
@@ -49,6 +49,10 @@ EXPIRED: Final = "ExpiredIteratorException"
 TRIMMED: Final = "TrimmedDataAccessException"
 NOT_FOUND: Final = "ResourceNotFoundException"
 THROTTLED: Final = ("LimitExceededException", "ThrottlingException", "ProvisionedThroughputExceededException")
+# The readers' own items: reading past them is no progress worth a checkpoint, and a checkpoint
+# written for them would be one more of them to read (a reader of a quiet table would write one
+# per poll, for ever).
+BOOKKEEPING: Final = frozenset({layout.FEED_LEASE.tag, layout.FEED_CHECKPOINT.tag})
 
 
 class NoStream(Exception):
@@ -83,6 +87,8 @@ class StreamReader:
     saved: dict[str, str] = field(default_factory=dict, init=False)
     # Gaps the reader could not avoid (a position trimmed away, a stream turned off and on).
     gaps: list[str] = field(default_factory=list, init=False)
+    # Shards whose position moved past a record other than the readers' own since their checkpoint.
+    _progressed: set[str] = field(default_factory=set, init=False)
     _starts: dict[str, Start] = field(default_factory=dict, init=False)
     _iterators: dict[str, str] = field(default_factory=dict, init=False)
     _described_at: float = field(default=float("-inf"), init=False)
@@ -113,7 +119,7 @@ class StreamReader:
     def _switch(self, arn: str) -> None:
         self.stream_arn = arn
         self.shards, self.finished, self.positions, self.saved = [], set(), {}, {}
-        self._starts, self._iterators = {}, {}
+        self._starts, self._iterators, self._progressed = {}, {}, set()
 
     def _place(self, shard: Shard, saved: dict[str, str], *, at_start: bool) -> None:
         self.shards.append(shard)
@@ -209,6 +215,8 @@ class StreamReader:
             records = [StreamRecord.of(raw, shard_id) for raw in response.get("Records", [])]
             if records:
                 self.positions[shard_id] = records[-1].sequence_number
+                if any(record.kind not in BOOKKEEPING for record in records):
+                    self._progressed.add(shard_id)
             if next_iterator is None:
                 self._finish(shard_id)  # a closed shard, read to its end
             else:
@@ -263,15 +271,18 @@ class StreamReader:
     # --- checkpoints -----------------------------------------------------------------------------
 
     def checkpoint(self) -> int:
-        """Record each shard's position that moved since it was last recorded; how many were written."""
+        """Record the position of each shard that moved past something other than the readers'
+        own items since it was last recorded; how many were written."""
         if self.checkpoints is None or self.stream_arn is None:
             return 0
         written = 0
-        for shard_id, position in list(self.positions.items()):
-            if self.saved.get(shard_id) != position:
+        for shard_id in sorted(self._progressed):
+            position = self.positions.get(shard_id)
+            if position is not None and self.saved.get(shard_id) != position:
                 self.checkpoints.save(self.stream_arn, shard_id, position)
                 self.saved[shard_id] = position
                 written += 1
+        self._progressed.clear()
         return written
 
     def take_gaps(self) -> list[str]:

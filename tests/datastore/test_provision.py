@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 from datastore import ids, layout, layout_version, provision
-from datastore.provision import StreamMisconfigured, drop_table, ensure_stream, ensure_table, table_definition
+from datastore.provision import StreamMisconfigured, ensure_stream, ensure_table, table_definition
 from datastore.scope import LayoutScope
 from datastore.table import Table
-from tests.datastore.support import raw_get
+from tests.datastore.support import drop_table, raw_get
 from tests.legacy_layout import create_legacy_table, typical_organization
 
 if TYPE_CHECKING:
@@ -51,7 +51,9 @@ def test_ensure_table__created_the_old_way__stream_turned_on_data_and_layout_kep
     assert stream_of(client, name) == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     assert before is not None and raw_get(client, name, org_key) == before
     # A table change, not a data change: the layout the data is in has not moved.
-    assert layout_version.version_of(Table(client, name, LayoutScope())) == 0
+    layout_table = Table(client, name, LayoutScope())
+    assert layout_version.stored_version(layout_table) is None  # data, no version item: layout 0
+    assert layout_version.has_organizations(layout_table)
     assert ensure_stream(client, name) is False  # once on, left alone
 
 

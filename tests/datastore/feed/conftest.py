@@ -17,11 +17,12 @@ from datastore import ids, organizations
 from datastore.client import make_streams_client
 from datastore.config import DatastoreSettings
 from datastore.entities import Organization, Plan
-from datastore.provision import drop_table, ensure_table
+from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import Table
 from tests.conftest import TEST_RETRY, unique_domain
 from tests.datastore.faults import _error
+from tests.datastore.support import drop_table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
+
+import pytest
+import uvloop
 
 from datastore import ids
 from datastore.feed import fanout
@@ -18,7 +22,8 @@ def test_frames__record_and_gap__parse_back_with_the_organisation_first() -> Non
     assert fanout.parse(fanout.gap_frame("trimmed")[4:]) == Frame(GAP, body=b"trimmed")
 
 
-def test_broadcast__every_connected_worker_gets_every_frame_in_order() -> None:
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])  # uvloop: what the servers run on
+def test_broadcast__every_connected_worker_gets_every_frame_in_order(loop: str) -> None:
     async def scenario() -> list[list[Frame]]:
         server = FanoutServer(fanout.address(f"test-{ids.new_id()}", 1))
         await server.start()
@@ -33,7 +38,9 @@ def test_broadcast__every_connected_worker_gets_every_frame_in_order() -> None:
             await follower  # returns when the reader goes away
         return received
 
-    received = asyncio.run(scenario())
+    factory = uvloop.new_event_loop if loop == "uvloop" else None
+    with asyncio.Runner(loop_factory=factory) as runner:
+        received = runner.run(scenario())
     for seen in received:
         assert [frame.body for frame in seen[:100]] == [str(n).encode() for n in range(100)]
         assert seen[100] == Frame(GAP, body=b"the end")
@@ -46,7 +53,9 @@ def test_broadcast__worker_that_does_not_read__cut_off_and_the_others_unaffected
         reading: list[Frame] = []
         follower = asyncio.create_task(fanout.follow(server.name, reading.append))
         # A worker that connects and never reads: its socket buffers fill, then its backlog.
-        _stuck_reader, stuck = await asyncio.open_unix_connection(server.name)
+        raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        raw.connect(server.name)
+        _stuck_reader, stuck = await asyncio.open_unix_connection(sock=raw)
         await until(lambda: server.workers == 2)
         frame = fanout.record_frame("ORG", "Employee", b"x" * 65_536)
         sent = 0

@@ -15,10 +15,11 @@ from datastore import ids, items, transact
 from datastore.feed.lease import Checkpoints
 from datastore.feed.reader import EXPIRED, NOT_FOUND, TRIMMED, NoStream, StreamReader
 from datastore.feed.records import StreamRecord
-from datastore.provision import drop_table, table_definition
+from datastore.provision import table_definition
 from datastore.scope import LayoutScope
 from datastore.table import Table
 from tests.datastore.feed.conftest import stream_faults
+from tests.datastore.support import drop_table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -182,3 +183,16 @@ def test_throttled__that_shard_waits_for_the_next_poll(own_table: Table, streams
         faults.planned = ["LimitExceededException"]
         assert reader.poll() == []
     assert labels(read_all(reader)) == ["a"]
+
+
+def test_checkpoint__past_the_readers_own_items_only__nothing_written(own_table: Table, streams: Any) -> None:
+    checkpoints = Checkpoints(own_table, GROUP)
+    reader = StreamReader(streams, own_table.client, own_table.name, checkpoints)
+    reader.start()
+    mark(own_table, "a")
+    read_all(reader)
+    assert reader.checkpoint() == 1  # this write is a record of the checkpoint item itself
+
+    assert [record.kind for record in read_all(reader)] == ["FeedCheckpoint"]
+    assert reader.checkpoint() == 0  # nothing but its own item: no checkpoint, no record of one
+    assert read_all(reader) == []
