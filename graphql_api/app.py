@@ -1,5 +1,5 @@
-"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL), /auth/token, /auth/discovery,
-/healthz and /readyz.
+"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL, WebSocket subscriptions),
+/auth/token, /auth/discovery, /healthz and /readyz.
 
 A request to /graphql goes through the middlewares (request id, health, access log, hosts,
 body bounds, CORS, gzip, the in-flight cap, authentication) to its lifetime
@@ -7,7 +7,9 @@ body bounds, CORS, gzip, the in-flight cap, authentication) to its lifetime
 and hands the context to ``graphql_endpoint``: GraphiQL's page (graphql_api/graphiql/) for a
 browser's visit, else the GraphQL-over-HTTP transport (graphql_api/http/: request parsing,
 persisted documents, status codes, encoding), which runs the schema. Health is
-graphql_api/http/health.py's.
+graphql_api/http/health.py's. A WebSocket at /graphql is a subscription's (graphql-transport-ws,
+graphql_api/subscriptions/), fed by the process's live hub, which the app starts and stops with
+itself.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
 from strawberry.extensions import SchemaExtension
 
 from datastore.probe import probe_client
@@ -46,7 +48,7 @@ from graphql_api.http import request_id
 from graphql_api.http.health import HealthRoutes, Readiness
 from graphql_api.http.hosts import AllowedHosts
 from graphql_api.http.persisted import PersistedDocuments, StoreRegistered, load_manifest
-from graphql_api.http.subscriptions import SubscriptionsNotServed
+from graphql_api.http.subscriptions import RefuseRefusedSubscriptions, SubscriptionsNotServed
 from graphql_api.http.transport import HttpTransport
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
@@ -61,6 +63,8 @@ from graphql_api.request.lifetime import Handler, RequestLifetime
 from graphql_api.schema.cursors import CursorCodec
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
+from graphql_api.subscriptions.hub import LiveHub
+from graphql_api.subscriptions.view import LiveSocketView
 
 log = logging.getLogger("hr.app")
 
@@ -76,7 +80,7 @@ def graphql_endpoint(transport: HttpTransport, settings: ApiSettings) -> Handler
     """/graphql: GraphiQL's page for a browser's visit (when it is on), GraphQL over HTTP for the rest."""
 
     async def respond(context: RequestContext) -> Response:
-        if settings.graphiql and graphiql.wants_page(context.request):
+        if settings.graphiql and graphiql.wants_page(context.http):
             # Our own GraphiQL page (local assets, strict CSP), not Strawberry's CDN page.
             return graphiql.page_response(context.request.url.path, sign_in=settings.development)
         return await transport.handle(context)
@@ -89,6 +93,10 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     services = Services(
         settings, datastore, executor, CursorCodec(settings.jwt_secret), tenant_buckets=tenant_buckets(settings)
     )
+    # Under Lambda no process outlives its invocation to hold a reader's lease or a socket:
+    # live updates are not served there (docs/api/subscriptions.md).
+    live = LiveHub(services, None) if settings.lambda_function else LiveHub.for_services(services)
+    services.live = live
     configure_tracing(settings.otel_endpoint, datastore.client)
     trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
     persisted = PersistedDocuments(datastore, trusted)
@@ -108,6 +116,8 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     ]
     if settings.cost_in_response:
         extensions.append(Cost)
+    # After every extension that may refuse in on_execute: a refused subscription never starts.
+    extensions.append(RefuseRefusedSubscriptions)
     if settings.compiled_plans:
         # Last: every other extension's on_execute runs around the plan as around graphql-core.
         extensions.append(lambda: CompiledPlans(documents))
@@ -118,12 +128,21 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         hide_suggestions=not settings.introspection,
     )
     transport = HttpTransport(schema, persisted, settings.batch_max_operations)
+    backend = BearerTokenBackend(
+        TokenVerifier(settings),
+        services.run_blocking,
+        # Under Lambda a key's use is recorded before the response (nothing runs once the
+        # handler has returned).
+        ApiKeyAuthenticator(datastore, services.run_blocking, record_inline=settings.lambda_function is not None),
+    )
 
     readiness = Readiness(probe_client(datastore.client), datastore.table_name)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        live.start()
         yield
+        await live.stop()
         executor.shutdown(wait=False, cancel_futures=True)
         readiness.close()
 
@@ -131,6 +150,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         routes=[
             # Every method reaches the view, so a PUT gets the transport's JSON 405 with Allow.
             Route("/graphql", RequestLifetime(graphql_endpoint(transport, settings), services)),
+            WebSocketRoute("/graphql", LiveSocketView(schema, services, backend, persisted)),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
             Route(DISCOVERY_PATH, HomeRealmDiscovery(services).endpoint, methods=["GET"]),
             *graphiql.routes(services),
@@ -178,19 +198,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
             # only once the whole body has arrived.
             Middleware(MaxConcurrentRequests, max_requests=settings.max_concurrent_requests),
             # After CORS, so a 401 carries CORS headers and preflights (no token) pass.
-            Middleware(
-                AuthenticationMiddleware,
-                backend=BearerTokenBackend(
-                    TokenVerifier(settings),
-                    services.run_blocking,
-                    # Under Lambda a key's use is recorded before the response (nothing
-                    # runs once the handler has returned).
-                    ApiKeyAuthenticator(
-                        datastore, services.run_blocking, record_inline=settings.lambda_function is not None
-                    ),
-                ),
-                on_error=on_auth_error,
-            ),
+            Middleware(AuthenticationMiddleware, backend=backend, on_error=on_auth_error),
         ],
     )
     # No redirect from /graphql/ to /graphql: it would build its Location from the Host header,
@@ -198,4 +206,6 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     app.router.redirect_slashes = False
     # The process's documents and their analyses: tests read their counters.
     app.state.documents = documents
+    # The process's live hub: tests read its feed's status and counters.
+    app.state.live = live
     return app

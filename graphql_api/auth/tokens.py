@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jwt
@@ -35,6 +35,9 @@ class Principal:
     role: Role | None
     api_key: bool = False
     session_id: SessionId | None = None
+    # When the credential stops being valid (its ``exp``, epoch seconds); None for an API key.
+    # A live subscription's connection ends then (graphql_api/subscriptions/connection.py).
+    expires_at: float | None = field(default=None, compare=False)
 
     @property
     def is_platform(self) -> bool:
@@ -121,10 +124,12 @@ def principal_from_claims(claims: dict[str, object]) -> Principal:
     subject, org, role = claims.get("sub"), claims.get("org"), claims.get("role")
     if not isinstance(subject, str) or not isinstance(role, str):
         raise unauthenticated("invalid token: sub and role must be strings")
+    expiry = claims.get("exp")
+    expires_at = float(expiry) if isinstance(expiry, int | float) else None
     if role == PLATFORM_ROLE:
         if org is not None:
             raise unauthenticated("invalid token: a platform token has no org")
-        return Principal(subject, None, None)
+        return Principal(subject, None, None, expires_at=expires_at)
     if not isinstance(org, str):
         raise unauthenticated("invalid token: org: is missing")
     org_id = ids.parse(OrgId, org)
@@ -138,6 +143,6 @@ def principal_from_claims(claims: dict[str, object]) -> Principal:
     if sid is not None and session_id is None:
         raise unauthenticated(f"invalid token: sid: {ids.NOT_A_ULID}")
     try:
-        return Principal(emp_id, org_id, Role(role), session_id=session_id)
+        return Principal(emp_id, org_id, Role(role), session_id=session_id, expires_at=expires_at)
     except ValueError as error:
         raise unauthenticated(f"invalid token: {error}") from None

@@ -89,6 +89,11 @@ def _batch(data: list[Any], batch_max_operations: int) -> list[Operation]:
     return [_operation(item) for item in data]
 
 
+def operation_of(data: Any) -> Operation:
+    """One operation as a JSON object holds it (a POST's body, a WebSocket's subscribe payload)."""
+    return _operation(data)
+
+
 def _operation(data: Any) -> Operation:
     if not isinstance(data, dict):
         raise bad_request("the request must be a JSON object with a query")
