@@ -18,12 +18,10 @@ reads them (the API's live updates, graphql_api/subscriptions/):
 - ``host``: what each worker process runs: the lease, the reader while it holds it, and its
   own connection to whichever worker reads.
 
-Several instances on one table (several hosts, or ``server.py run`` beside the stream-triggered
-Lambda of deploy/cloudformation.py) each read every shard: DynamoDB Streams serves at most two
-simultaneous readers per shard before it throttles GetRecords (AWS's guidance: "no more than
-two processes at most should be reading from the same streams shard at the same time"). So
-at most two instances may follow one table's stream; a Lambda trigger counts as one. Beyond
-that, throttled reads back off and retry (the reader never drops a record, it falls behind)
-and the live updates of every instance arrive late; deploy more than two hosts behind the
-Lambda fan-out instead, which reads the stream once for them all.
+Several instances on one table (several hosts) each read every shard: DynamoDB Streams serves
+at most two simultaneous readers per shard before it throttles GetRecords (AWS's guidance: "no
+more than two processes at most should be reading from the same streams shard at the same
+time"). So at most two instances may follow one table's stream; a stream-triggered Lambda
+counts as one. Beyond that, throttled reads back off and retry (the reader never drops a
+record, it falls behind) and the live updates of every instance arrive late.
 """
