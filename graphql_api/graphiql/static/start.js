@@ -7,7 +7,11 @@
 (function () {
   const root = document.getElementById("graphiql");
   const h = React.createElement;
-  const fetcher = GraphiQL.createFetcher({ url: new URL(root.dataset.endpoint, window.location.href).href });
+  const url = new URL(root.dataset.endpoint, window.location.href).href;
+  // Subscriptions go over the WebSocket at the same path (graphql-transport-ws, with GraphiQL's
+  // bundled graphql-ws client); the header editor's headers become connection_init's payload,
+  // which is where the server reads the token of a socket.
+  const fetcher = GraphiQL.createFetcher({ url: url, subscriptionUrl: url.replace(/^http/, "ws") });
 
   function headersFor(user) {
     return JSON.stringify(user ? { Authorization: "Bearer " + user.token } : {}, null, 2);
