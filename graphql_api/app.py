@@ -8,7 +8,8 @@ and hands the context to ``graphql_endpoint``: GraphiQL's page (graphql_api/grap
 browser's visit, else the GraphQL-over-HTTP transport (graphql_api/http/: request parsing,
 persisted documents, status codes, encoding), which runs the schema. Health is
 graphql_api/http/health.py's. A WebSocket at /graphql is a subscription's (graphql-transport-ws,
-graphql_api/subscriptions/), fed by the process's live hub, which the app starts and stops with
+graphql_api/subscriptions/), and so is a POST asking for Apollo's multipart subscriptions
+(``Accept: multipart/mixed;subscriptionSpec=1.0``), fed by the process's live hub, which the app starts and stops with
 itself.
 """
 
@@ -23,9 +24,10 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.middleware.gzip import GZipMiddleware
+from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
+from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.extensions import SchemaExtension
 
 from datastore.probe import probe_client
@@ -64,6 +66,7 @@ from graphql_api.schema.cursors import CursorCodec
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
 from graphql_api.subscriptions.hub import LiveHub
+from graphql_api.subscriptions.multipart import MultipartSubscriptions, wants_multipart
 from graphql_api.subscriptions.view import LiveSocketView
 
 log = logging.getLogger("hr.app")
@@ -86,6 +89,19 @@ def graphql_endpoint(transport: HttpTransport, settings: ApiSettings) -> Handler
         return await transport.handle(context)
 
     return respond
+
+
+class SubscriptionOrRequest:
+    """/graphql over HTTP: Apollo's multipart subscriptions (their own stream, outside the request
+    deadline) or an ordinary request under its lifetime. An ASGI app, not a function, so the
+    route passes every method on (a function endpoint would be GET only)."""
+
+    def __init__(self, multipart: ASGIApp, lifetime: ASGIApp) -> None:
+        self.multipart = multipart
+        self.lifetime = lifetime
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await (self.multipart if wants_multipart(scope) else self.lifetime)(scope, receive, send)
 
 
 def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
@@ -149,7 +165,13 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     app = Starlette(
         routes=[
             # Every method reaches the view, so a PUT gets the transport's JSON 405 with Allow.
-            Route("/graphql", RequestLifetime(graphql_endpoint(transport, settings), services)),
+            Route(
+                "/graphql",
+                SubscriptionOrRequest(
+                    MultipartSubscriptions(schema, services, persisted),
+                    RequestLifetime(graphql_endpoint(transport, settings), services),
+                ),
+            ),
             WebSocketRoute("/graphql", LiveSocketView(schema, services, backend, persisted)),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
             Route(DISCOVERY_PATH, HomeRealmDiscovery(services).endpoint, methods=["GET"]),
@@ -192,7 +214,13 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
                 expose_headers=[request_id.HEADER],
                 max_age=600,
             ),
-            Middleware(GZipMiddleware, minimum_size=GZIP_MINIMUM_BYTES, compresslevel=GZIP_LEVEL),
+            Middleware(
+                GZipMiddleware,
+                minimum_size=GZIP_MINIMUM_BYTES,
+                compresslevel=GZIP_LEVEL,
+                # A subscription's parts must go out as they come, not when a compressed block fills.
+                exclude_content_types=(*DEFAULT_EXCLUDED_CONTENT_TYPES, "multipart/mixed"),
+            ),
             Middleware(MaxBodySize, max_bytes=settings.max_body_bytes),
             # In-flight cap (limits/concurrency.py): inside the body readers, so a slot is taken
             # only once the whole body has arrived.

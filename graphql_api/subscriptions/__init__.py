@@ -11,6 +11,7 @@
 - ``connection`` and ``closing``: one live connection, and the close codes that end it.
 - ``websocket`` and ``view``: graphql-transport-ws at /graphql (Strawberry's protocol
   handler with our authentication, limits and closes).
+- ``multipart``: Apollo's HTTP multipart subscriptions, a POST to /graphql streaming parts.
 
 The Subscription root and what each of its fields may deliver to whom are the schema's
 (graphql_api/schema/subscription.py, graphql_api/schema/live_topics.py).

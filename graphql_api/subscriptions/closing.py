@@ -1,7 +1,8 @@
-"""Why a live connection ends: its WebSocket close code.
+"""Why a live connection ends: one close code for WebSocket, one error code for HTTP multipart.
 
 A subscription is never dropped silently: whatever ends it from the server's side says why,
-as a graphql-transport-ws close code (the protocol's own where it has one). The codes a
+as a graphql-transport-ws close code (the protocol's own where it has one) and, on HTTP
+multipart (multipart.py), as the final part's error with ``extensions.code``. The codes a
 client acts on:
 
 - UNAUTHORIZED, 4401: no credential in ``connection_init`` (or a subscribe before it was
@@ -25,13 +26,13 @@ from enum import Enum
 
 
 class Close(Enum):
-    UNAUTHORIZED = (4401, "Unauthorized")
-    FORBIDDEN = (4403, "Forbidden")
-    TIMED_OUT = (4408, "Timed out")
-    TOO_MANY = (4429, "Too many connections")
-    SLOW = (4413, "Slow consumer: resume with your last cursor")
-    GOING_AWAY = (1001, "Going away")
-    UNAVAILABLE = (1013, "Try again later")
+    UNAUTHORIZED = (4401, "Unauthorized", "UNAUTHENTICATED")
+    FORBIDDEN = (4403, "Forbidden", "FORBIDDEN")
+    TIMED_OUT = (4408, "Timed out", "TIMEOUT")
+    TOO_MANY = (4429, "Too many connections", "TOO_MANY_CONNECTIONS")
+    SLOW = (4413, "Slow consumer: resume with your last cursor", "SLOW_CONSUMER")
+    GOING_AWAY = (1001, "Going away", "UNAVAILABLE")
+    UNAVAILABLE = (1013, "Try again later", "UNAVAILABLE")
 
     @property
     def code(self) -> int:
@@ -41,10 +42,15 @@ class Close(Enum):
     def reason(self) -> str:
         return str(self.value[1])
 
+    @property
+    def error_code(self) -> str:
+        """``extensions.code`` of the final part of an HTTP multipart subscription."""
+        return str(self.value[2])
+
 
 class Closed(Exception):
     """A connection is being closed for ``close``; ``detail`` says more (at most 123 bytes go out
-    as a WebSocket close reason)."""
+    as a WebSocket close reason, the whole of it as a multipart error message)."""
 
     def __init__(self, close: Close, detail: str | None = None) -> None:
         super().__init__(detail or close.reason)

@@ -128,3 +128,4 @@ def test_subscription_over_plain_json_post__subscriptions_not_supported(
     [error] = response.json()["errors"]
     assert error["extensions"]["code"] == "SUBSCRIPTIONS_NOT_SUPPORTED"
     assert "WebSocket at /graphql (graphql-transport-ws)" in error["message"]
+    assert "multipart/mixed;subscriptionSpec=1.0" in error["message"]
