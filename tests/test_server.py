@@ -93,7 +93,8 @@ def start_server(data_dir: Path, *, workers: int = 1, extra_env: dict[str, str] 
         line = process.stdout.readline()
         if not line:
             server.close()
-            raise AssertionError(f"the server exited at start: {''.join(server.output)}")
+            code = process.wait()
+            raise AssertionError(f"the server exited at start with {code}: {''.join(server.output)}")
         server.output.append(line)
         if line.startswith("GraphQL on"):
             break

@@ -80,9 +80,16 @@ def serving(env: dict[str, str]) -> Iterator[tuple[str, list[str]]]:
         yield url, output
     finally:
         process.send_signal(signal.SIGTERM)
-        process.wait(timeout=30)
-        if process.stdout is not None:
-            process.stdout.close()
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            # Never leave a server behind; say what it printed instead of a ResourceWarning.
+            process.kill()
+            process.wait()
+            raise AssertionError(f"the server did not stop within 30 s of SIGTERM: {''.join(output)}") from None
+        finally:
+            if process.stdout is not None:
+                process.stdout.close()
 
 
 def graphql(url: str, token: str, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
