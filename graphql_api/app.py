@@ -52,6 +52,7 @@ from graphql_api.http.hosts import AllowedHosts
 from graphql_api.http.persisted import PersistedDocuments, StoreRegistered, load_manifest
 from graphql_api.http.subscriptions import RefuseRefusedSubscriptions, SubscriptionsNotServed
 from graphql_api.http.transport import HttpTransport
+from graphql_api.http.unlisted import UnlistedDocuments
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
 from graphql_api.limits.concurrency import MaxConcurrentRequests
@@ -115,7 +116,12 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     services.live = live
     configure_tracing(settings.otel_endpoint, datastore.client)
     trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
-    persisted = PersistedDocuments(datastore, trusted)
+    audit = None
+    if settings.trusted_documents_mode == "audit":
+        audit = UnlistedDocuments(max_labels=settings.metrics_max_operations, max_tokens=settings.max_tokens)
+    persisted = PersistedDocuments(
+        datastore, trusted, bypass_roles=settings.trusted_documents_bypass_roles, audit=audit
+    )
     # Each document clients run, parsed, validated and analysed once (execution/documents.py).
     documents = Documents()
     # Limits first (they refuse before anything is loaded), then the caller's active check.
@@ -131,7 +137,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         ActiveCaller,
     ]
     if settings.cost_in_response:
-        extensions.append(Cost)
+        extensions.append(lambda: Cost(settings.max_cost))
     # After every extension that may refuse in on_execute: a refused subscription never starts.
     extensions.append(RefuseRefusedSubscriptions)
     if settings.compiled_plans:

@@ -29,7 +29,7 @@ from strawberry.types.graphql import OperationType
 
 from datastore.entities import Employee, EmployeeStatus, Organization, OrganizationStatus
 from graphql_api.auth.tokens import Principal
-from graphql_api.execution.errors import unauthenticated
+from graphql_api.execution.errors import AuthReason, unauthenticated
 from graphql_api.request.context import RequestContext
 
 
@@ -57,7 +57,7 @@ async def _organization_verdict(organization_read: Awaitable[Organization | None
 
 def _require_active(organization: Organization | None) -> None:
     if organization is None or organization.status is not OrganizationStatus.ACTIVE:
-        raise unauthenticated("the organisation is not active")
+        raise unauthenticated("the organisation is not active", AuthReason.ACCOUNT_INACTIVE)
 
 
 async def _verdict(
@@ -68,9 +68,11 @@ async def _verdict(
     organization, employee = await asyncio.gather(organization_read, employee_read)
     _require_active(organization)
     if employee is None or employee.status is not EmployeeStatus.ACTIVE:
-        raise unauthenticated("the employee is not active")
+        raise unauthenticated("the employee is not active", AuthReason.ACCOUNT_INACTIVE)
     if employee.role is not principal.role:
-        raise unauthenticated("the token's role is no longer the employee's role; sign in again")
+        raise unauthenticated(
+            "the token's role is no longer the employee's role: get a new token", AuthReason.ROLE_CHANGED
+        )
 
 
 def _refusal(error: Exception) -> GraphQLExecutionResult:

@@ -31,7 +31,7 @@ from datastore.errors import InvalidInput
 from datastore.scope import ApiKeyScope, TenantScope
 from datastore.store import Datastore
 from graphql_api.auth.tokens import Principal
-from graphql_api.execution.errors import unauthenticated
+from graphql_api.execution.errors import AuthReason, unauthenticated
 from graphql_api.lru import Lru
 from graphql_api.request.blocking import BlockingRunner
 
@@ -70,11 +70,11 @@ class ApiKeyAuthenticator:
         try:
             grant = await self._run(api_keys.find_grant, self._lookup, secret)
         except InvalidInput:
-            raise unauthenticated("invalid API key: not a well-formed key") from None
+            raise unauthenticated("invalid API key: not a well-formed key", AuthReason.TOKEN_INVALID) from None
         if grant is None:
-            raise unauthenticated("invalid API key")
+            raise unauthenticated("invalid API key", AuthReason.TOKEN_INVALID)
         if grant.status is not ApiKeyStatus.ACTIVE:
-            raise unauthenticated("the API key was revoked")
+            raise unauthenticated("the API key was revoked", AuthReason.TOKEN_INVALID)
         if self._inline:
             await self._record_use_now(grant)
         else:

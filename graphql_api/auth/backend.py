@@ -3,8 +3,9 @@
 The credential is a JWT, or an API key (``hrk_...``, told apart by its prefix before any
 cryptography; graphql_api/auth/api_keys.py). It runs as middleware before any route, for HTTP
 and WebSocket connections alike: a request without a token goes on anonymous, a request with
-a bad one is refused with 401 (a GraphQL error body, ``extensions.code`` UNAUTHENTICATED; 503
-UNAVAILABLE when a key's lookup cannot be read), and a good one carries its Principal in
+a bad one is refused with 401 (a GraphQL error body, ``extensions.code`` UNAUTHENTICATED and
+``extensions.reason``, TOKEN_EXPIRED or TOKEN_INVALID; 503 UNAVAILABLE when a key's lookup
+cannot be read), and a good one carries its Principal in
 ``request.user`` and its role in ``request.auth.scopes``. Views only read the result.
 """
 
@@ -21,7 +22,7 @@ from datastore import api_keys
 from datastore.errors import DatastoreError
 from graphql_api.auth.api_keys import ApiKeyAuthenticator
 from graphql_api.auth.tokens import ALGORITHM, Principal, TokenVerifier, bearer_token
-from graphql_api.execution.errors import ApiError, translate, unauthenticated
+from graphql_api.execution.errors import ApiError, AuthReason, translate, unauthenticated
 from graphql_api.http.raw import ErrorResponse
 
 
@@ -42,6 +43,14 @@ class PrincipalUser(BaseUser):
     @property
     def identity(self) -> str:
         return self.principal.subject
+
+
+class CredentialRefused(AuthenticationError):
+    """A credential that is not (or no longer) good: 401, with the error's code and reason."""
+
+    def __init__(self, error: ApiError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class CredentialUnavailable(AuthenticationError):
@@ -84,11 +93,11 @@ class BearerTokenBackend(AuthenticationBackend):
                 return None
             if api_keys.is_api_key(token):
                 if self.keys is None:
-                    raise unauthenticated("API keys are not accepted here")
+                    raise unauthenticated("API keys are not accepted here", AuthReason.TOKEN_INVALID)
                 return await self.keys.authenticate(token)
             return await self._verify(token)
         except ApiError as error:
-            raise AuthenticationError(str(error)) from None
+            raise CredentialRefused(error) from None
         except DatastoreError as error:
             translated = translate(error)
             if translated is None:
@@ -110,10 +119,18 @@ def _algorithm(token: str) -> object:
 
 
 def on_auth_error(conn: HTTPConnection, error: AuthenticationError) -> Response:
-    """The refusal of a bad token: HTTP 401, a GraphQL error body, and the Bearer challenge."""
+    """The refusal of a bad token: HTTP 401, a GraphQL error body, and the Bearer challenge.
+
+    The body's ``extensions.reason`` tells an expired token (TOKEN_EXPIRED: refresh) from one
+    that is no good (TOKEN_INVALID: sign in again).
+    """
     if isinstance(error, CredentialUnavailable):
         return ErrorResponse(503, error.error)
-    return ErrorResponse(401, unauthenticated(str(error)), [(b"www-authenticate", b"Bearer")])
+    if isinstance(error, CredentialRefused):
+        refused = error.error
+    else:
+        refused = unauthenticated(str(error), AuthReason.TOKEN_INVALID)
+    return ErrorResponse(401, refused, [(b"www-authenticate", b"Bearer")])
 
 
 def principal_of(conn: HTTPConnection) -> Principal | None:

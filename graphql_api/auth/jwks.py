@@ -3,12 +3,14 @@
 Two kinds of token are verified against a JWKS: the API's bearer tokens (auth.TokenVerifier,
 when JWKS is set) and an identity provider's ID tokens at sign-in (oidc.IdTokenVerifier).
 Both find their key here (RS256 or ES256 only, by ``kid``, for the token's own algorithm)
-and require numeric time claims here; each turns a failure (a ``jwt.PyJWTError`` with the
-reason) into its own error. Finding a key may refetch the JWKS: callers run it off the loop.
+and require numeric time claims here; each turns a failure (a ``jwt.PyJWTError``; ours are
+token_errors.TokenRefused, worded for the client) into its own error. Finding a key may
+refetch the JWKS: callers run it off the loop.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -17,6 +19,10 @@ from typing import Any, Final
 
 import jwt
 from jwt import PyJWK, PyJWKClient, PyJWKSet
+
+from graphql_api.auth.token_errors import TokenRefused
+
+log = logging.getLogger("hr.auth")
 
 # HS256 is only ever checked against the shared secret (auth.py), never a JWKS key, so a
 # public key can never be used as an HMAC secret (algorithm confusion).
@@ -84,24 +90,26 @@ class JwksKeys:
 def signing_key(keys: JwksKeys, header: dict[str, Any]) -> tuple[str, Any]:
     """The algorithm and public key that verify a token with ``header`` (its JOSE header).
 
-    Blocking (a due refetch). Raises a ``jwt.PyJWTError`` saying why no key fits: an
+    Blocking (a due refetch). Raises a TokenRefused saying why no key fits: an
     algorithm other than RS256/ES256, no ``kid``, keys that cannot be fetched or read, an
     unknown ``kid``, or a key for another algorithm.
     """
     algorithm = header.get("alg")
     if not isinstance(algorithm, str) or algorithm not in ASYMMETRIC_ALGORITHMS:
-        raise jwt.InvalidAlgorithmError(f"algorithm {algorithm!r} is not accepted")
+        raise TokenRefused(f"its algorithm {algorithm!r} is not accepted")
     kid = header.get("kid")
     if not isinstance(kid, str):
-        raise jwt.InvalidTokenError("the header names no key (kid)")
+        raise TokenRefused("its header names no key (kid)")
     try:
         jwk = keys.lookup(kid)
     except (OSError, ValueError, jwt.PyJWTError) as error:  # unreachable, unreadable, not JSON, no keys
-        raise jwt.PyJWKClientConnectionError(f"the signing keys are unavailable ({error})") from None
+        # The cause (a path, a URL, a parser's message) is the operator's to read, not the caller's.
+        log.warning("the signing keys at %s are unavailable: %s", keys.location, error)
+        raise TokenRefused("the signing keys are unavailable") from None
     if jwk is None:
-        raise jwt.InvalidKeyError(f"unknown signing key {kid!r}")
+        raise TokenRefused(f"its signing key {kid!r} is unknown")
     if jwk.algorithm_name != algorithm:
-        raise jwt.InvalidAlgorithmError(f"key {kid!r} does not sign with {algorithm}")
+        raise TokenRefused(f"its key {kid!r} does not sign with {algorithm}")
     return algorithm, jwk.key
 
 
@@ -110,4 +118,4 @@ def require_numeric_times(claims: dict[str, Any]) -> None:
     for name in TIME_CLAIMS:
         value = claims.get(name)
         if name in claims and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise jwt.InvalidTokenError(f"the {name} claim must be a number")
+            raise TokenRefused(f"its {name} claim is not a number")

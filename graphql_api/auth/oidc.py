@@ -15,6 +15,7 @@ from typing import Any, Final
 import jwt
 
 from graphql_api.auth.jwks import JwksKeys, require_numeric_times, signing_key
+from graphql_api.auth.token_errors import reason_of
 from graphql_api.settings.api import OidcSettings
 
 # Clock skew tolerated between the identity provider and us, for exp, iat and nbf.
@@ -51,11 +52,15 @@ class IdTokenVerifier:
         try:
             claims = self._decode(token)
         except jwt.PyJWTError as error:
-            raise IdTokenRejected(f"the ID token is not valid: {error}") from None
+            raise IdTokenRejected(f"the ID token is not valid: {reason_of(error)}") from None
         self._check_authorized_party(claims)
         subject, email = claims.get("sub"), claims.get("email")
-        if not isinstance(subject, str) or not isinstance(email, str):
-            raise IdTokenRejected("the ID token is not valid: sub and email must be strings")
+        if not isinstance(subject, str):
+            raise IdTokenRejected("the ID token is not valid: its sub claim is not a string")
+        if email is None:
+            raise IdTokenRejected("the ID token has no email claim: ask the identity provider for the email scope")
+        if not isinstance(email, str):
+            raise IdTokenRejected("the ID token is not valid: its email claim is not a string")
         if claims.get("email_verified") is not True:
             raise IdTokenRejected(f"the email {email!r} is not verified by the identity provider", hidden=True)
         return IdToken(subject, email)

@@ -12,7 +12,8 @@ from datastore import ids
 from datastore.entities import Role
 from datastore.ids import EmployeeId, OrgId, SessionId
 from graphql_api.auth.jwks import JwksKeys, require_numeric_times, signing_key
-from graphql_api.execution.errors import unauthenticated
+from graphql_api.auth.token_errors import TokenRefused, reason_of
+from graphql_api.execution.errors import ApiError, AuthReason, unauthenticated
 from graphql_api.settings.api import ApiSettings
 
 ALGORITHM = "HS256"
@@ -84,12 +85,18 @@ def bearer_token(authorization: str | None) -> str | None:
         return None
     scheme, _, token = authorization.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise unauthenticated("the Authorization header must be 'Bearer <token>'")
+        raise unauthenticated("the Authorization header must be 'Bearer <token>'", AuthReason.TOKEN_INVALID)
     return token.strip()
 
 
 class TokenVerifier:
-    """Checks signature, issuer, audience, expiry and not-before; returns the caller."""
+    """Checks signature, issuer, audience, expiry and not-before; returns the caller.
+
+    Every refusal is UNAUTHENTICATED with a reason (execution/errors.py AuthReason):
+    TOKEN_EXPIRED only for a token that passes every other check (so a client refreshes a
+    token of ours that ran out, never a forged one), TOKEN_INVALID for the rest, each with our
+    own wording (token_errors.py).
+    """
 
     def __init__(self, settings: ApiSettings, jwks: JwksKeys | None = None) -> None:
         self.settings = settings
@@ -98,51 +105,74 @@ class TokenVerifier:
     def verify(self, token: str) -> Principal:
         """The caller, or UNAUTHENTICATED. Blocking when the token is verified against the JWKS."""
         try:
-            header = jwt.get_unverified_header(token)
-            key: Any
-            if header.get("alg") == ALGORITHM:
-                algorithm, key = ALGORITHM, self.settings.jwt_secret
-            elif self.jwks is not None:
-                algorithm, key = signing_key(self.jwks, header)
-            else:
-                raise jwt.InvalidAlgorithmError(f"algorithm {header.get('alg')!r} is not accepted")
-            claims = jwt.decode(
-                token,
-                key,
-                algorithms=[algorithm],
-                issuer=self.settings.jwt_issuer,
-                audience=self.settings.jwt_audience,
-                options={"require": ["exp", "sub", "role"], "verify_nbf": True},
-            )
-            require_numeric_times(claims)
+            claims = self._claims(token, verify_exp=True)
+        except jwt.ExpiredSignatureError:
+            # Expired, and nothing else checked yet after it (PyJWT checks exp before iss and
+            # aud): it is TOKEN_EXPIRED only if it passes everything else.
+            self._verify_all_but_expiry(token)
+            raise unauthenticated("the token has expired: get a new one", AuthReason.TOKEN_EXPIRED) from None
         except jwt.PyJWTError as error:
-            raise unauthenticated(f"invalid token: {error}") from None
+            raise invalid_token(reason_of(error)) from None
         return principal_from_claims(claims)
+
+    def _verify_all_but_expiry(self, token: str) -> None:
+        try:
+            claims = self._claims(token, verify_exp=False)
+        except jwt.PyJWTError as error:
+            raise invalid_token(reason_of(error)) from None
+        principal_from_claims(claims)
+
+    def _claims(self, token: str, *, verify_exp: bool) -> dict[str, Any]:
+        header = jwt.get_unverified_header(token)
+        key: Any
+        if header.get("alg") == ALGORITHM:
+            algorithm, key = ALGORITHM, self.settings.jwt_secret
+        elif self.jwks is not None:
+            algorithm, key = signing_key(self.jwks, header)
+        else:
+            raise TokenRefused(f"its algorithm {header.get('alg')!r} is not accepted")
+        claims: dict[str, Any] = jwt.decode(
+            token,
+            key,
+            algorithms=[algorithm],
+            issuer=self.settings.jwt_issuer,
+            audience=self.settings.jwt_audience,
+            options={"require": ["exp", "sub", "role"], "verify_nbf": True, "verify_exp": verify_exp},
+        )
+        require_numeric_times(claims)
+        return claims
+
+
+def invalid_token(reason: str) -> ApiError:
+    """UNAUTHENTICATED for a token that is not (or no longer) one of ours: ``reason`` says why."""
+    return unauthenticated(f"invalid token: {reason}", AuthReason.TOKEN_INVALID)
 
 
 def principal_from_claims(claims: dict[str, object]) -> Principal:
     subject, org, role = claims.get("sub"), claims.get("org"), claims.get("role")
-    if not isinstance(subject, str) or not isinstance(role, str):
-        raise unauthenticated("invalid token: sub and role must be strings")
+    if not isinstance(subject, str):
+        raise invalid_token("its sub claim is not a string")
+    if not isinstance(role, str):
+        raise invalid_token("its role claim is not a string")
     expiry = claims.get("exp")
     expires_at = float(expiry) if isinstance(expiry, int | float) else None
     if role == PLATFORM_ROLE:
         if org is not None:
-            raise unauthenticated("invalid token: a platform token has no org")
+            raise invalid_token("a platform token has no org claim")
         return Principal(subject, None, None, expires_at=expires_at)
     if not isinstance(org, str):
-        raise unauthenticated("invalid token: org: is missing")
+        raise invalid_token("it has no org claim")
     org_id = ids.parse(OrgId, org)
     if org_id is None:
-        raise unauthenticated(f"invalid token: org: {ids.NOT_A_ULID}")
+        raise invalid_token(f"its org claim {ids.NOT_A_ULID}")
     emp_id = ids.parse(EmployeeId, subject)
     if emp_id is None:
-        raise unauthenticated(f"invalid token: sub: {ids.NOT_A_ULID}")
+        raise invalid_token(f"its sub claim {ids.NOT_A_ULID}")
     sid = claims.get("sid")
     session_id = None if sid is None else ids.parse(SessionId, sid)
     if sid is not None and session_id is None:
-        raise unauthenticated(f"invalid token: sid: {ids.NOT_A_ULID}")
+        raise invalid_token(f"its sid claim {ids.NOT_A_ULID}")
     try:
         return Principal(emp_id, org_id, Role(role), session_id=session_id, expires_at=expires_at)
-    except ValueError as error:
-        raise unauthenticated(f"invalid token: {error}") from None
+    except ValueError:
+        raise invalid_token(f"its role {role!r} is not a role") from None

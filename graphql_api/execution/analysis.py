@@ -42,10 +42,13 @@ class Analysis:
 def root_fields(
     schema: GraphQLSchema, document: DocumentNode, operation_name: str | None, variables: Mapping[str, Any] | None
 ) -> int:
-    """Root fields of the operation that runs, as execution collects them (selection.py)."""
+    """Root fields of the operation that runs, as execution collects them (selection.py).
+
+    ``__typename`` is none: it writes nothing, and caching clients add it everywhere.
+    """
     for operation in operations_of(document, operation_name)[:1]:
         selections = Selections(fragments_of(document), variable_values(schema, operation, variables))
-        return sum(1 for _ in selections.fields([operation.selection_set]))
+        return sum(1 for node, _on in selections.fields([operation.selection_set]) if node.name.value != "__typename")
     return 0
 
 

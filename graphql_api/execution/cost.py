@@ -1,7 +1,20 @@
-"""``extensions.cost``: what a response cost in DynamoDB calls, capacity and server time.
+"""``extensions.cost``: what a response cost: its query cost against the limit, its charge to the
+organisation's bucket and what the bucket holds after it, and its DynamoDB calls, capacity
+and server time.
 
-Read from the request's CallLog once, when the result is built: no per-field hooks, so the
-extension adds nothing to resolver time. Switched off with COST_IN_RESPONSE=false.
+Read once, when the result is built, from what the limits left on the operation's record
+(execution/operation.py: the analysis MaxCost made, the charge TenantRate took) and from the
+request's CallLog: no per-field hooks, so the extension adds nothing to resolver time. Switched off
+with COST_IN_RESPONSE=false.
+
+    queryCost        the document's cost (limits/query_cost.py); absent if it was never
+                     counted (it did not validate) or was shown past the limit
+    maxQueryCost     MAX_QUERY_COST: a document costing more is refused
+    charge           units taken from the organisation's bucket: queryCost, plus 1,000 per
+                     mutation field (limits/tenant_rate.py); absent when nothing was charged
+    bucket           the organisation's bucket after the charge: ``remaining`` units,
+                     ``capacity`` (TENANT_COST_BURST) and ``refillPerSecond``
+                     (TENANT_COST_PER_SECOND); absent for callers who draw on none
 """
 
 from __future__ import annotations
@@ -13,6 +26,7 @@ from typing import Any
 from strawberry.extensions import SchemaExtension
 
 from datastore.calls import CallLog
+from graphql_api.execution.operation import operation_of
 
 
 def cost_of(log: CallLog, started: float) -> dict[str, Any]:
@@ -31,12 +45,25 @@ def cost_of(log: CallLog, started: float) -> dict[str, Any]:
 
 
 class Cost(SchemaExtension):
-    """Adds ``cost`` to every response's extensions (from the request session's CallLog)."""
+    """Adds ``cost`` to every response's extensions (see the module's docstring)."""
+
+    def __init__(self, max_cost: int) -> None:
+        self.max_cost = max_cost
 
     def get_results(self) -> dict[str, Any]:
-        session = getattr(self.execution_context.context, "session", None)
+        execution = self.execution_context
+        session = getattr(execution.context, "session", None)
         log = getattr(session, "call_log", None)
         started = getattr(session, "started", None)
         if not isinstance(log, CallLog) or not isinstance(started, float):
             return {}
-        return {"cost": cost_of(log, started)}
+        figures: dict[str, Any] = {}
+        run = operation_of(execution)
+        if run is not None and run.analysis is not None:
+            figures["queryCost"] = run.analysis.cost
+        figures["maxQueryCost"] = self.max_cost
+        charge = None if run is None else run.charge
+        if charge is not None and charge.bucket is not None:
+            figures["charge"] = round(charge.units)
+            figures["bucket"] = charge.bucket.extension()
+        return {"cost": {**figures, **cost_of(log, started)}}

@@ -52,6 +52,12 @@ class Code(StrEnum):
     FORBIDDEN = "FORBIDDEN"
     NOT_FOUND = "NOT_FOUND"
     BAD_USER_INPUT = "BAD_USER_INPUT"
+    # The document is not GraphQL (a syntax error), or not valid against this schema (an
+    # unknown field, a missing argument): Apollo Server's codes, which its clients and tooling
+    # know. Nothing ran. A limit that refuses a document which parses and validates (tokens,
+    # depth, aliases, cost, rows) is BAD_USER_INPUT with ``extensions.limit`` instead.
+    GRAPHQL_PARSE_FAILED = "GRAPHQL_PARSE_FAILED"
+    GRAPHQL_VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"
     CONFLICT = "CONFLICT"
     # DynamoDB unreachable, throttling past the retries or not answering, or the server too
     # busy (MAX_CONCURRENT_REQUESTS): retry shortly (extensions.retryable).
@@ -61,6 +67,22 @@ class Code(StrEnum):
     # The caller's organisation is past its share of work (extensions.retryAfter, seconds).
     RATE_LIMITED = "RATE_LIMITED"
     INTERNAL = "INTERNAL"
+
+
+class AuthReason(StrEnum):
+    """``extensions.reason`` of UNAUTHENTICATED: what the client does next."""
+
+    # No credential was sent, and the field needs one: sign in.
+    TOKEN_MISSING = "TOKEN_MISSING"
+    # The access token was valid but its time is up: get a new one (refresh), then retry.
+    TOKEN_EXPIRED = "TOKEN_EXPIRED"
+    # The credential is not one of ours (malformed, forged, another issuer or audience, an
+    # unknown or revoked API key): do not retry it; sign in again.
+    TOKEN_INVALID = "TOKEN_INVALID"
+    # The token's role is no longer the employee's: a new token carries the new one.
+    ROLE_CHANGED = "ROLE_CHANGED"
+    # The employee or the organisation is no longer active: a new token will not help.
+    ACCOUNT_INACTIVE = "ACCOUNT_INACTIVE"
 
 
 # A write whose answer was lost may have been applied; the same key makes the retry safe.
@@ -78,8 +100,13 @@ def bad_input(field: str, reason: str) -> ApiError:
     return ApiError(Code.BAD_USER_INPUT, f"{field}: {reason}", field=field)
 
 
-def unauthenticated(message: str = "authentication required") -> ApiError:
-    return ApiError(Code.UNAUTHENTICATED, message)
+def unauthenticated(message: str, reason: AuthReason) -> ApiError:
+    return ApiError(Code.UNAUTHENTICATED, message, reason=reason.value)
+
+
+def token_missing() -> ApiError:
+    """A field that needs a caller, asked for without a credential."""
+    return unauthenticated("authentication required: send Authorization: Bearer <token>", AuthReason.TOKEN_MISSING)
 
 
 def forbidden(message: str = "not allowed") -> ApiError:
@@ -157,11 +184,30 @@ class ErrorCodes(SchemaExtension):
 
     ``input_paths`` holds each mutation's FieldPaths, by the mutation's field name: an error
     of a mutation's own field (its path is that field alone) is translated with them.
+
+    The client's own errors are coded by where they arose: a document that does not parse is
+    GRAPHQL_PARSE_FAILED, one that does not validate GRAPHQL_VALIDATION_FAILED (the phase is
+    noted by the parse and validate hooks, not guessed from messages), and variables that do
+    not coerce, like every input a resolver refuses, BAD_USER_INPUT. An error that brings its
+    own code keeps it, and a limit's refusal (``extensions.limit``) is BAD_USER_INPUT in
+    whichever phase it is raised: the document is valid, it asks for too much.
     """
 
     def __init__(self, *, hide_suggestions: bool = False, input_paths: Mapping[str, FieldPaths] | None = None) -> None:
         self.hide_suggestions = hide_suggestions
         self.input_paths = input_paths or {}
+        # The code of the phase that refused the document, if parsing or validation did.
+        self.refused_by: Code | None = None
+
+    def on_parse(self) -> Iterator[None]:
+        yield
+        if self.execution_context.pre_execution_errors:
+            self.refused_by = Code.GRAPHQL_PARSE_FAILED
+
+    def on_validate(self) -> Iterator[None]:
+        yield
+        if self.refused_by is None and self.execution_context.pre_execution_errors:
+            self.refused_by = Code.GRAPHQL_VALIDATION_FAILED
 
     def on_operation(self) -> Iterator[None]:
         yield
@@ -171,7 +217,11 @@ class ErrorCodes(SchemaExtension):
         request_id = str(self.execution_context.context.request_id)
         result.errors = [
             self.client_error(
-                error, request_id, hide_suggestions=self.hide_suggestions, paths=self._mutation_paths(error)
+                error,
+                request_id,
+                hide_suggestions=self.hide_suggestions,
+                paths=self._mutation_paths(error),
+                refused_by=self.refused_by,
             )
             for error in result.errors
         ]
@@ -187,13 +237,21 @@ class ErrorCodes(SchemaExtension):
 
     @staticmethod
     def client_error(
-        error: GraphQLError, request_id: str, *, hide_suggestions: bool = False, paths: FieldPaths | None = None
+        error: GraphQLError,
+        request_id: str,
+        *,
+        hide_suggestions: bool = False,
+        paths: FieldPaths | None = None,
+        refused_by: Code | None = None,
     ) -> GraphQLError:
         original = error.original_error
         if original is None or isinstance(original, GraphQLError):
-            # Parse and validation errors, and variables that do not coerce (an unknown enum
-            # value wraps a GraphQLError): the client's document or variables are wrong.
-            extensions = {"code": Code.BAD_USER_INPUT.value, **(error.extensions or {})}
+            # Parse and validation errors (``refused_by`` their phase), and variables that do
+            # not coerce (an unknown enum value wraps a GraphQLError): the client's document or
+            # variables are wrong.
+            own = error.extensions or {}
+            code = Code.BAD_USER_INPUT if refused_by is None or "limit" in own else refused_by
+            extensions = {"code": code.value, **own}
             message = without_suggestions(error.message) if hide_suggestions else error.message
             return _with(error, message, extensions)
         if isinstance(original, Unavailable):

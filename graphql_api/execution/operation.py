@@ -3,8 +3,9 @@
 The transport gives each operation (a batch has several) a context of its own carrying an
 ``OperationRun`` (request/context.py ``RequestContext.operation``): the name the client sent,
 and what was found of it as it went: its document's analyses (execution/documents.py), found
-by ``CachedDocuments`` once the document has parsed and validated, and its cost, worked out by
-MaxCost (limits/max_cost.py) and charged by TenantRate. The schema's extensions and resolvers
+by ``CachedDocuments`` once the document has parsed and validated, its cost, worked out by
+MaxCost (limits/max_cost.py), and what TenantRate charged for it (limits/tenant_rate.py),
+which ``extensions.cost`` shows (execution/cost.py). The schema's extensions and resolvers
 read it there, handed down with the context.
 """
 
@@ -12,13 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 
 from graphql_api.execution.analysis import Analysis
 from graphql_api.execution.documents import Document, Documents, OperationAnalyses
+
+if TYPE_CHECKING:
+    from graphql_api.limits.tenant_rate import Charge
 
 
 @dataclass(slots=True)
@@ -30,6 +34,8 @@ class OperationRun:
     analyses: OperationAnalyses | None = None
     # What it costs, once MaxCost has admitted it.
     analysis: Analysis | None = None
+    # What TenantRate charged for it, and the organisation's bucket after it.
+    charge: Charge | None = None
 
 
 def operation_of(execution: ExecutionContext) -> OperationRun | None:

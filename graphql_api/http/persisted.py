@@ -25,6 +25,16 @@ refused before it is parsed, with HTTP 400 and PERSISTED_QUERY_REQUIRED. A SHA-2
 one id with or without the ``sha256:`` prefix (GraphQL over HTTP, appendix A): the client
 preset keys its manifest ``sha256:<hex>`` and sends that as ``documentId``, while an
 APQ-style ``sha256Hash`` is the bare hex. Nothing is stored in that mode.
+
+Two ways past the manifest, for developer tools and for rolling a manifest out:
+- A caller whose role is in TRUSTED_DOCUMENTS_BYPASS_ROLES (platform operators by default;
+  people's tokens only, never an API key) runs any document, so GraphiQL and introspection
+  work for them on a server that enforces the manifest for everyone else (introspection
+  still needs INTROSPECTION on). Their documents are not audited: they are no client's.
+- TRUSTED_DOCUMENTS_MODE=audit runs every document sent in full, and logs and counts each one
+  the manifest lacks by its SHA-256 (unlisted.py). An unlisted id sent without its text has
+  nothing to run: PERSISTED_QUERY_NOT_FOUND, on which Apollo's link sends the text. The
+  default, ``enforce``, refuses them.
 """
 
 from __future__ import annotations
@@ -49,6 +59,7 @@ from datastore.store import Datastore
 from graphql_api.execution.errors import ApiError
 from graphql_api.http.errors import TransportCode, TransportError, bad_request
 from graphql_api.http.request import Operation
+from graphql_api.http.unlisted import UnlistedDocuments
 from graphql_api.lru import Lru
 from graphql_api.request.context import DocumentRegistration, RequestContext
 
@@ -90,17 +101,28 @@ def _required(message: str) -> TransportError:
 
 
 class PersistedDocuments:
-    def __init__(self, datastore: Datastore, trusted: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        datastore: Datastore,
+        trusted: Mapping[str, str] | None = None,
+        *,
+        bypass_roles: tuple[str, ...] = (),
+        audit: UnlistedDocuments | None = None,
+    ) -> None:
+        """``trusted``: the manifest; ``bypass_roles`` may run any document despite it, and with
+        ``audit`` (TRUSTED_DOCUMENTS_MODE=audit) everyone may, each unlisted one recorded there."""
         self.datastore = datastore
         self.trusted = None if trusted is None else {_trusted_id(key): text for key, text in trusted.items()}
         self._trusted_texts = frozenset(() if trusted is None else trusted.values())
+        self.bypass_roles = frozenset(bypass_roles)
+        self.audit = audit
         # (organisation, SHA-256) -> document: an organisation is answered only its own.
         self._known: Lru[tuple[str, str], str] = Lru(APQ_CACHE_ENTRIES)
 
     async def resolve(self, operation: Operation, context: RequestContext) -> Resolved:
         persisted = (operation.extensions or {}).get("persistedQuery")
         if self.trusted is not None:
-            return Resolved(self._trusted(operation, persisted))
+            return Resolved(self._under_manifest(operation, persisted, context))
         document_id = operation.document_id
         if persisted is None and document_id is None:
             return Resolved(operation.query)
@@ -123,6 +145,14 @@ class PersistedDocuments:
         )
         self._known.put((scope.org_id, registration.sha256), registration.text)
 
+    def _bypasses(self, context: RequestContext) -> bool:
+        """Whether the caller's role runs documents the manifest does not list (never an API key's)."""
+        principal = context.principal
+        if principal is None or principal.api_key:
+            return False
+        role = "platform" if principal.is_platform or principal.role is None else principal.role.value
+        return role in self.bypass_roles
+
     def _registration(self, sha256: str, text: str, context: RequestContext) -> DocumentRegistration | None:
         """What to store once the operation has run; None for a caller with no organisation, a
         document over the size bound, or one this process has seen the organisation store."""
@@ -130,6 +160,21 @@ class PersistedDocuments:
         if scope is None or not documents.fits(text) or (scope.org_id, sha256) in self._known:
             return None
         return DocumentRegistration(sha256, text)
+
+    def _under_manifest(self, operation: Operation, persisted: Any, context: RequestContext) -> str:
+        """The text to run with a manifest: a listed one, any the caller's role may run, or
+        (audit) any sent in full, recorded as unlisted."""
+        if operation.query is not None and self._bypasses(context):
+            return operation.query
+        try:
+            return self._trusted(operation, persisted)
+        except TransportError:
+            if self.audit is None:
+                raise
+        if operation.query is None:
+            raise _not_found()  # an unlisted id alone has nothing to run: Apollo's link sends the text
+        self.audit.ran(sha256_of(operation.query), operation.query, operation.operation_name, context.request_id)
+        return operation.query
 
     def _trusted(self, operation: Operation, persisted: Any) -> str:
         assert self.trusted is not None

@@ -43,7 +43,7 @@ async def read_operations(request: Request, batch_max_operations: int) -> Operat
     data = _json(await request.body(), "the body")
     if isinstance(data, list):
         return _batch(data, batch_max_operations)
-    return _operation(data)
+    return _operation(data, "the body")
 
 
 def _require_json(content_type: str | None) -> None:
@@ -81,22 +81,38 @@ def _query_parameters(request: Request) -> dict[str, Any]:
 
 def _batch(data: list[Any], batch_max_operations: int) -> list[Operation]:
     if batch_max_operations == 0:
-        raise bad_request("batching is not enabled: send one operation per request")
+        # Only an array of operations is a batch; any other array is just not a request.
+        if data and all(isinstance(item, dict) for item in data):
+            raise bad_request("batching is not enabled: send one operation per request")
+        raise bad_request(f"the body must be a JSON object with a query, not {_kind(data)}")
     if not data:
         raise bad_request("the batch is empty")
     if len(data) > batch_max_operations:
         raise bad_request(f"a batch holds at most {batch_max_operations} operations")
-    return [_operation(item) for item in data]
+    return [_operation(item, f"operation {index} of the batch") for index, item in enumerate(data)]
 
 
 def operation_of(data: Any) -> Operation:
     """One operation as a JSON object holds it (a POST's body, a WebSocket's subscribe payload)."""
-    return _operation(data)
+    return _operation(data, "the subscribe message's payload")
 
 
-def _operation(data: Any) -> Operation:
+def _kind(value: Any) -> str:
+    """What a JSON value is, for a message: "an array", "a string", "null"."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
+
+
+def _operation(data: Any, what: str = "the request") -> Operation:
     if not isinstance(data, dict):
-        raise bad_request("the request must be a JSON object with a query")
+        raise bad_request(f"{what} must be a JSON object with a query, not {_kind(data)}")
     query = data.get("query")
     if query is not None and not isinstance(query, str):
         raise bad_request("query must be a string")

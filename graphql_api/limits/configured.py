@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from strawberry.extensions import DisableIntrospection, MaxTokensLimiter, SchemaExtension
+from strawberry.extensions import DisableIntrospection, SchemaExtension
 
 from graphql_api.limits.aliases import MaxAliases
 from graphql_api.limits.bulk_rows import MaxRows
@@ -14,6 +14,7 @@ from graphql_api.limits.max_cost import MaxCost
 from graphql_api.limits.response_size import ResponseSizeGuard
 from graphql_api.limits.shared_buckets import for_this_worker
 from graphql_api.limits.tenant_rate import Buckets, TenantBuckets, TenantRate
+from graphql_api.limits.tokens import MaxTokens
 from graphql_api.settings.api import ApiSettings
 
 
@@ -32,7 +33,7 @@ def tenant_buckets(settings: ApiSettings) -> Buckets | None:
 def limit_extensions(settings: ApiSettings) -> list[Callable[[], SchemaExtension]]:
     """Factories of the extensions enforcing the document limits, in the order they run."""
     extensions: list[Callable[[], SchemaExtension]] = [
-        lambda: MaxTokensLimiter(max_token_count=settings.max_tokens),
+        lambda: MaxTokens(settings.max_tokens),
         lambda: MaxDepth(settings.max_depth),
         lambda: MaxAliases(settings.max_aliases),
         MaxRows,

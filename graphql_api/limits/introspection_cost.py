@@ -167,7 +167,7 @@ class IntrospectionCost:
                 total += self.values(field, child_kind, found) if is_list else self.value(field, child_kind, found)
                 continue
             leaves = LEAF_LISTS.get((kind, name))
-            total += 1 if leaves is None else max(1, leaves(element))  # name, kind, ..., __typename
+            total += 1 if leaves is None else max(1, leaves(element))  # name, kind, ...
         return total
 
     def _selected(self, node: FieldNode, kind: str) -> list[tuple[FieldNode, str]]:
@@ -175,7 +175,10 @@ class IntrospectionCost:
         found = self._fields.get(key)
         if found is None:
             selected = self.selections.fields([node.selection_set], lambda on: on == kind)
-            found = self._fields[key] = [(field, field.name.value) for field, _on in selected]
+            # ``__typename`` costs nothing (query_cost.py), so it is no step of the walk either.
+            found = self._fields[key] = [
+                (field, field.name.value) for field, _on in selected if field.name.value != "__typename"
+            ]
         return found
 
     def _step(self) -> None:

@@ -3,7 +3,9 @@
 The cost is the number of objects the response can hold, plus a weight for every leaf
 (scalar) value in it, multiplied through lists, nesting and aliases:
 
-    cost(leaf field)        = LEAF_WEIGHT                         (1/4; ``__typename`` too)
+    cost(leaf field)        = LEAF_WEIGHT                         (1/4)
+    cost(__typename)        = 0   (Apollo Client and urql add it to every selection: a query
+                                   costs the same from them as from curl)
     cost(object field)      = 1 + cost(its selections)
     cost(connection field)  = 1 + cost(pageInfo ...) + first x cost(edges' selections)
     cost(edges { ... })     = cost(cursor) + cost(node field)     (per edge; node is an object)
@@ -110,7 +112,7 @@ class CostCounter:
     def _field(self, node: FieldNode, parent: GraphQLNamedType) -> Fraction:
         name = node.name.value
         if name == "__typename":
-            return LEAF_WEIGHT
+            return Fraction(0)  # a caching client's own addition: the type name is no read
         if name in ROOT_FIELDS and parent is self.schema.query_type:
             return self.introspection.root(node)  # what it returns from this schema, exactly
         if not isinstance(parent, GraphQLObjectType | GraphQLInterfaceType) or name not in parent.fields:

@@ -7,7 +7,10 @@ root field of a mutation that runs (a field under @skip is not charged), and WRI
 an Apollo persisted query it will store for the organisation (http/persisted.py). A request the
 bucket cannot pay for is refused before any resolver runs, so it makes no DynamoDB call,
 with ``RATE_LIMITED`` and ``retryAfter``: the seconds until the bucket will hold the charge.
-A refused request takes nothing from the bucket.
+A refused request takes nothing from the bucket. Either way the response shows the bucket
+(``extensions.cost`` by execution/cost.py, the RATE_LIMITED error's extensions here): what it
+holds after this request, its capacity and its refill per second, so an app sees how close
+it is before it is refused (as GitHub's ``rateLimit`` and Shopify's ``throttleStatus`` do).
 
 In one process the buckets sit in a bounded LRU here: an evicted bucket is simply full
 again, which is safe because a bucket untouched long enough to fall out of the LRU has
@@ -57,16 +60,54 @@ class _Bucket:
 
 @dataclass(frozen=True, slots=True)
 class Admission:
-    """A bucket's answer: admitted, or refused with the seconds until it would be."""
+    """A bucket's answer: admitted, or refused with the seconds until it would be; and the
+    units the bucket holds after it (less the charge if admitted, untouched if refused)."""
 
     admitted: bool
     retry_after: float = 0.0
+    remaining: float = 0.0
 
 
 class Buckets(Protocol):
     """Where an organisation's requests are charged: this process's buckets, or its server's."""
 
+    per_second: float
+    burst: float
+
     def charge(self, tenant: str, units: float) -> Admission: ...
+
+
+@dataclass(frozen=True, slots=True)
+class BucketStatus:
+    """An organisation's bucket as a response shows it (``bucket`` in extensions)."""
+
+    remaining: float
+    capacity: float
+    refill_per_second: float
+
+    @classmethod
+    def after(cls, buckets: Buckets, admission: Admission) -> BucketStatus:
+        return cls(admission.remaining, buckets.burst, buckets.per_second)
+
+    def extension(self) -> dict[str, int | float]:
+        """Whole units left (rounded down: never more than the bucket holds); the settings as set."""
+        return {
+            "remaining": math.floor(self.remaining),
+            "capacity": _number(self.capacity),
+            "refillPerSecond": _number(self.refill_per_second),
+        }
+
+
+def _number(value: float) -> int | float:
+    return int(value) if value == int(value) else value
+
+
+@dataclass(frozen=True, slots=True)
+class Charge:
+    """What one operation was charged, and its bucket after it (None: it draws on none)."""
+
+    units: float
+    bucket: BucketStatus | None
 
 
 def take(tokens: float, elapsed: float, units: float, per_second: float, burst: float) -> tuple[float, Admission]:
@@ -77,8 +118,8 @@ def take(tokens: float, elapsed: float, units: float, per_second: float, burst: 
     """
     tokens = min(burst, tokens + max(0.0, elapsed) * per_second)  # never trust a clock to move forward
     if units <= tokens:
-        return tokens - units, Admission(True)
-    return tokens, Admission(False, (min(units, burst) - tokens) / per_second)
+        return tokens - units, Admission(True, remaining=tokens - units)
+    return tokens, Admission(False, (min(units, burst) - tokens) / per_second, remaining=tokens)
 
 
 class TenantBuckets:
@@ -139,19 +180,27 @@ def charge_of(execution: ExecutionContext) -> float | None:
     return float(analysis.cost + WRITE_WEIGHT * writes)
 
 
-def rate_limited(retry_after: float) -> ApiError:
-    """The refusal of a request its organisation's bucket cannot pay for."""
+def rate_limited(retry_after: float, charge: float, bucket: BucketStatus) -> ApiError:
+    """The refusal of a request its organisation's bucket cannot pay for: when to retry, what
+    the request would have cost (``charge``) and what the bucket holds."""
     seconds = retry_after_seconds(retry_after)
     return ApiError(
         Code.RATE_LIMITED,
         f"your organisation is sending more than its share of work; retry after {seconds} s",
         retryable=True,
         retryAfter=seconds,
+        charge=_number(charge),
+        bucket=bucket.extension(),
     )
 
 
 class TenantRate(SchemaExtension):
-    """Charges the request's cost to its session's admission (graphql_api/request/session.py), after MaxCost."""
+    """Charges the request's cost to its session's admission (graphql_api/request/session.py), after MaxCost.
+
+    The charge and the bucket after it are left on the operation's record
+    (execution/operation.py) for ``extensions.cost``; a refusal carries them in its own
+    extensions, with the query's cost and the limit.
+    """
 
     def on_execute(self) -> Iterator[None]:
         execution = self.execution_context
@@ -160,9 +209,18 @@ class TenantRate(SchemaExtension):
         if execution.result is None and session is not None:
             charge = charge_of(execution)
             if charge is not None:
+                run = operation_of(execution)
                 try:
-                    session.admit(charge)
+                    bucket = session.admit(charge)
                 except ApiError as refused:
-                    error = GraphQLError(str(refused), extensions=refused.extensions)
+                    extensions = refused.extensions
+                    analysis = None if run is None else run.analysis
+                    if refused.code is Code.RATE_LIMITED and analysis is not None:
+                        max_cost = session.services.settings.max_cost
+                        extensions = {**extensions, "queryCost": analysis.cost, "maxQueryCost": max_cost}
+                    error = GraphQLError(str(refused), extensions=extensions)
                     execution.result = GraphQLExecutionResult(data=None, errors=[error])
+                else:
+                    if run is not None:
+                        run.charge = Charge(charge, bucket)
         yield

@@ -15,6 +15,10 @@ What an operator alerts on:
   directory query with nine FORBIDDEN fields counts one). A partial response (200, some fields
   UNAVAILABLE) is counted here. This replaced ``hr_graphql_errors_total``, which counted errors.
 - ``hr_rate_limited_requests_total{tenant}``: requests the tenant rate limit refused.
+- ``hr_unlisted_documents_total{document}``: with TRUSTED_DOCUMENTS_MODE=audit, documents that
+  ran though the manifest does not list them, by SHA-256 (graphql_api/http/unlisted.py): what
+  is left to add before enforcing. The first METRICS_MAX_OPERATIONS hashes a process sees are
+  labels, the rest ``other`` (a caller chooses the text, so it must not choose the series).
 """
 
 from __future__ import annotations
@@ -47,6 +51,11 @@ ERROR_REQUESTS = Counter(
     ["code"],
 )
 RATE_LIMITED = Counter("hr_rate_limited_requests", "Requests refused by the tenant rate limit, by tenant", ["tenant"])
+UNLISTED_DOCUMENTS = Counter(
+    "hr_unlisted_documents",
+    "Documents run though the trusted documents manifest does not list them (audit mode), by SHA-256",
+    ["document"],
+)
 IN_FLIGHT = Gauge("hr_requests_in_flight", "HTTP requests being served", multiprocess_mode="livesum")
 DYNAMODB_CALLS = Counter("hr_dynamodb_calls", "DynamoDB calls, by tenant", ["tenant"])
 READ_UNITS = Counter("hr_dynamodb_read_units", "DynamoDB read capacity units consumed, by tenant", ["tenant"])

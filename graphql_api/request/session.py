@@ -23,10 +23,10 @@ from datastore.calls import CallLog
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import Table
 from graphql_api.auth.tokens import Principal
-from graphql_api.execution.errors import ApiError, forbidden, timeout, unauthenticated
+from graphql_api.execution.errors import ApiError, forbidden, timeout, token_missing
 from graphql_api.limits.call_budget import CallBudget
 from graphql_api.limits.response_size import ResponseBudget
-from graphql_api.limits.tenant_rate import rate_limited
+from graphql_api.limits.tenant_rate import BucketStatus, rate_limited
 from graphql_api.request.services import Services
 from graphql_api.schema.loaders import Loaders
 
@@ -78,8 +78,9 @@ class RequestSession:
 
     # --- admission ------------------------------------------------------------------------
 
-    def admit(self, cost: float) -> None:
-        """Admit a request of ``cost`` (limits/query_cost.py units) before anything runs.
+    def admit(self, cost: float) -> BucketStatus | None:
+        """Admit a request of ``cost`` (limits/query_cost.py units) before anything runs: the
+        bucket after it, or None for a caller who draws on none.
 
         TIMEOUT once the deadline has passed; RATE_LIMITED when the caller's organisation
         cannot pay ``cost`` from its bucket (limits/tenant_rate.py), which is then left
@@ -89,10 +90,12 @@ class RequestSession:
         buckets = self.services.tenant_buckets
         principal = self.principal
         if buckets is None or principal is None or principal.org_id is None:
-            return
+            return None
         admission = buckets.charge(principal.org_id, cost)
+        bucket = BucketStatus.after(buckets, admission)
         if not admission.admitted:
-            raise rate_limited(admission.retry_after)
+            raise rate_limited(admission.retry_after, cost, bucket)
+        return bucket
 
     def check(self) -> None:
         """TIMEOUT once the deadline has passed; nothing may be sent after that."""
@@ -137,7 +140,7 @@ class RequestSession:
         """The caller's tenant scope; UNAUTHENTICATED without a token."""
         principal = self.principal
         if principal is None:
-            raise unauthenticated()
+            raise token_missing()
         if principal.org_id is None:
             raise forbidden("platform operators see no tenant data")
         return TenantScope(principal.org_id, principal.subject)
@@ -201,7 +204,7 @@ class RequestSession:
     def platform_table(self) -> Table:
         principal = self.principal
         if principal is None:
-            raise unauthenticated()
+            raise token_missing()
         if not principal.is_platform:
             raise forbidden("only platform operators may do this")
         return self.services.datastore.table(PlatformScope())

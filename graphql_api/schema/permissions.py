@@ -36,14 +36,14 @@ from __future__ import annotations
 from datastore.entities import JobStatus, Role
 from datastore.ids import EmployeeId
 from graphql_api.auth.tokens import Principal
-from graphql_api.execution.errors import forbidden, unauthenticated
+from graphql_api.execution.errors import forbidden, token_missing
 from graphql_api.request.context import RequestContext
 
 
 def caller(context: RequestContext) -> Principal:
     principal = context.principal
     if principal is None:
-        raise unauthenticated()
+        raise token_missing()
     if principal.org_id is None:
         raise forbidden("platform operators see no tenant data")
     return principal

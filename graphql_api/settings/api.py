@@ -106,6 +106,42 @@ class OidcSettings:
         return cls(issuer=given["OIDC_ISSUER"], audiences=audiences, jwks=jwks)
 
 
+TrustedMode = Literal["enforce", "audit"]
+TRUSTED_MODES: Final[tuple[TrustedMode, ...]] = ("enforce", "audit")
+# Who may run documents outside the manifest (GraphiQL, introspection): platform operators and
+# the employee roles. API keys never: they are integrations, not people with developer tools.
+BYPASS_ROLES: Final = ("platform", "admin", "manager", "employee")
+
+
+def trusted_mode(env: Mapping[str, str]) -> TrustedMode:
+    """TRUSTED_DOCUMENTS_MODE: enforce (the default) refuses unlisted documents, audit runs and
+    logs them; either only with a manifest (graphql_api/http/persisted.py)."""
+    raw = env.get("TRUSTED_DOCUMENTS_MODE", "").strip().lower()
+    if raw and not env.get("TRUSTED_DOCUMENTS"):
+        raise ConfigError("TRUSTED_DOCUMENTS_MODE needs TRUSTED_DOCUMENTS, the manifest it applies to")
+    for choice in TRUSTED_MODES:
+        if (raw or "enforce") == choice:
+            return choice
+    raise ConfigError(f"TRUSTED_DOCUMENTS_MODE must be one of {', '.join(TRUSTED_MODES)}, got {raw!r}")
+
+
+def bypass_roles(env: Mapping[str, str]) -> tuple[str, ...]:
+    """TRUSTED_DOCUMENTS_BYPASS_ROLES: the roles whose tokens run any document under
+    TRUSTED_DOCUMENTS (platform by default; ``none`` for nobody)."""
+    raw = env.get("TRUSTED_DOCUMENTS_BYPASS_ROLES", "").strip().lower()
+    if not raw:
+        return ("platform",)
+    if raw == "none":
+        return ()
+    roles = tuple(role.strip() for role in raw.split(",") if role.strip())
+    unknown = [role for role in roles if role not in BYPASS_ROLES]
+    if unknown:
+        raise ConfigError(
+            f"TRUSTED_DOCUMENTS_BYPASS_ROLES: {', '.join(unknown)} is no role; use {', '.join(BYPASS_ROLES)} or none"
+        )
+    return roles
+
+
 def tenant_cost_burst(env: Mapping[str, str]) -> int:
     """TENANT_COST_BURST, at least MAX_QUERY_COST: a smaller bucket could never admit an admitted query."""
     burst = env_int(env, "TENANT_COST_BURST", 60_000)
@@ -168,8 +204,11 @@ class ApiSettings:
     tenant_cost_burst: int = 60_000
     # Where GraphiQL's pinned npm packages are unpacked (README "GraphiQL").
     graphiql_cache_dir: Path = DEFAULT_CACHE_DIR
-    # A JSON manifest {id: document}: when set, only its documents run (graphql_api/http/persisted.py).
+    # A JSON manifest {id: document}: when set, only its documents run (graphql_api/http/persisted.py),
+    # but for the roles that bypass it; in audit mode the others run too, logged and counted.
     trusted_documents: str | None = None
+    trusted_documents_mode: TrustedMode = "enforce"
+    trusted_documents_bypass_roles: tuple[str, ...] = ("platform",)
     # Observability (README "Operating it"): log lines as JSON or text; /metrics on its own
     # port (None: not served); bounds on the label values a process admits.
     log_format: LogFormat = "text"
@@ -258,6 +297,8 @@ class ApiSettings:
             tenant_cost_burst=tenant_cost_burst(env),
             graphiql_cache_dir=Path(env.get("GRAPHIQL_CACHE") or DEFAULT_CACHE_DIR),
             trusted_documents=env.get("TRUSTED_DOCUMENTS") or None,
+            trusted_documents_mode=trusted_mode(env),
+            trusted_documents_bypass_roles=bypass_roles(env),
             log_format=log_format(env, development),
             metrics_port=env_int(env, "METRICS_PORT", 0, minimum=0) or None,
             metrics_max_operations=env_int(env, "METRICS_MAX_OPERATIONS", 50, minimum=0),

@@ -163,6 +163,7 @@ def test_inactive_employee__refused_with_a_valid_token(api: Api, world: World) -
     body = client.query("{ me { email } }")
     assert body.get("data") is None
     assert codes(body) == ["UNAUTHENTICATED"]
+    assert body["errors"][0]["extensions"]["reason"] == "ACCOUNT_INACTIVE"
 
 
 def test_suspended_organization__refused_with_a_valid_token(api: Api, world: World) -> None:
@@ -178,6 +179,7 @@ def test_suspended_organization__refused_with_a_valid_token(api: Api, world: Wor
     body = api.as_(world.admin).query("query($id: ID!) { department(id: $id) { name } }", {"id": department})
     assert body.get("data") is None
     assert codes(body) == ["UNAUTHENTICATED"]
+    assert body["errors"][0]["extensions"]["reason"] == "ACCOUNT_INACTIVE"
 
 
 def test_stale_role__refused(api: Api, world: World) -> None:
@@ -185,3 +187,4 @@ def test_stale_role__refused(api: Api, world: World) -> None:
     body = api.as_(world.employee).with_token(token).query("{ me { email } }")
     assert body.get("data") is None
     assert codes(body) == ["UNAUTHENTICATED"]
+    assert body["errors"][0]["extensions"]["reason"] == "ROLE_CHANGED"

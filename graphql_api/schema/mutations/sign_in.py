@@ -17,7 +17,7 @@ from datastore.scope import PlatformScope, SignInScope
 from datastore.table import Table
 from graphql_api.auth.discovery import check_issuer, read_document
 from graphql_api.auth.outbound import FetchRefused, fetch_json
-from graphql_api.execution.errors import bad_input, forbidden, unauthenticated
+from graphql_api.execution.errors import bad_input, forbidden, token_missing
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids, permissions
 from graphql_api.schema.mutations.common import INPUT_ARGUMENT, require_admin, run_write
@@ -105,7 +105,7 @@ def _provider_table(context: RequestContext, organization_id: strawberry.ID | No
     operator's provisioning scope for the one named."""
     principal = context.principal
     if principal is None:
-        raise unauthenticated()
+        raise token_missing()
     if principal.is_platform:
         if organization_id is None:
             raise bad_input("input.organizationId", "platform operators name the organisation")

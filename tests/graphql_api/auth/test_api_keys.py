@@ -98,6 +98,7 @@ def test_api_key__create_use_list_revoke__refused_401_at_once(api: Api, tenant: 
     assert response.headers["www-authenticate"] == "Bearer"
     assert codes(response.json()) == ["UNAUTHENTICATED"]
     assert "revoked" in response.json()["errors"][0]["message"]
+    assert response.json()["errors"][0]["extensions"]["reason"] == "TOKEN_INVALID"
     again = admin.query(REVOKE, {"input": {"id": created["apiKey"]["id"]}})
     assert codes(again) == ["CONFLICT"]
 

@@ -72,8 +72,8 @@ def test_middleware__bad_token__401_graphql_error_with_bearer_challenge(http: ht
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == "Bearer"
     body = response.json()
-    assert [error["extensions"] for error in body["errors"]] == [{"code": "UNAUTHENTICATED"}]
-    assert body["errors"][0]["message"].startswith("invalid token")
+    assert [error["extensions"] for error in body["errors"]] == [{"code": "UNAUTHENTICATED", "reason": "TOKEN_INVALID"}]
+    assert body["errors"][0]["message"] == "invalid token: it is not a well-formed JWT"
 
 
 def test_middleware__anonymous__reaches_graphql_and_is_unauthenticated(http: httpx.Client) -> None:

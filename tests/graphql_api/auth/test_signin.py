@@ -206,7 +206,6 @@ TOKEN_FAULTS: dict[str, Any] = {
     "nbf a string": lambda email: idp.id_token(email, nbf=str(idp.claims(email)["nbf"])),
     "no exp": lambda email: idp.id_token(email, exp=None),
     "no iat": lambda email: idp.id_token(email, iat=None),
-    "no email": lambda email: idp.id_token(email, email=None),
     "signed by another key": lambda email: idp.id_token(email, idp.STRANGER),
     "unknown kid": lambda email: idp.id_token(email, idp.ROTATED),
     "HS256 with the API secret": lambda email: jwt.encode(
@@ -228,6 +227,12 @@ def test_exchange__invalid_id_token__invalid_grant(sso: httpx.Client, tenant: Te
     response = exchange(sso, TOKEN_FAULTS[fault](tenant.admin.email))
     description = assert_error(response, "invalid_grant")
     assert description.startswith("the ID token is not valid"), description
+
+
+def test_exchange__no_email_claim__says_so(sso: httpx.Client, tenant: Tenant) -> None:
+    response = exchange(sso, idp.id_token(tenant.admin.email, email=None))
+    description = assert_error(response, "invalid_grant")
+    assert description == "the ID token has no email claim: ask the identity provider for the email scope"
 
 
 # --- the account may not sign in: one answer for every reason ----------------------------

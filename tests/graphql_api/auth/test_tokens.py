@@ -18,6 +18,7 @@ from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.jwks import JwksKeys, signing_key
+from graphql_api.auth.token_errors import TokenRefused
 from graphql_api.auth.tokens import TokenVerifier
 from graphql_api.execution.errors import ApiError
 from graphql_api.settings.api import ApiSettings
@@ -89,10 +90,15 @@ def post(http: httpx.Client, token: str) -> tuple[int, dict[str, Any]]:
     return response.status_code, body
 
 
-def assert_unauthenticated(http: httpx.Client, token: str) -> None:
+def assert_unauthenticated(
+    http: httpx.Client, token: str, message: str | None = None, reason: str = "TOKEN_INVALID"
+) -> None:
+    """401, UNAUTHENTICATED with ``reason``, and ``message`` (our words, never PyJWT's) if given."""
     status, body = post(http, token)
     assert status == 401
-    assert [e["extensions"]["code"] for e in body["errors"]] == ["UNAUTHENTICATED"]
+    assert [e["extensions"] for e in body["errors"]] == [{"code": "UNAUTHENTICATED", "reason": reason}]
+    if message is not None:
+        assert body["errors"][0]["message"] == message
 
 
 def test_hs256__with_the_secret__accepted(http: httpx.Client, tenant: Tenant) -> None:
@@ -110,20 +116,59 @@ def test_jwks__signed_by_a_listed_key__accepted(
     assert body["data"] == {"me": {"email": tenant.admin.email}}
 
 
-def test_expired__unauthenticated(http: httpx.Client, tenant: Tenant) -> None:
+def expired(tenant: Tenant, **overrides: Any) -> dict[str, Any]:
     past = int(time.time()) - 600
-    token = jwt.encode(claims_of(tenant, iat=past, nbf=past, exp=past + 60), TEST_SECRET, algorithm="HS256")
-    assert_unauthenticated(http, token)
+    return claims_of(tenant, iat=past, nbf=past, exp=past + 60, **overrides)
+
+
+def test_expired__unauthenticated_token_expired(http: httpx.Client, tenant: Tenant) -> None:
+    token = jwt.encode(expired(tenant), TEST_SECRET, algorithm="HS256")
+    assert_unauthenticated(http, token, "the token has expired: get a new one", reason="TOKEN_EXPIRED")
+
+
+def test_expired__jwks_signed__token_expired(http: httpx.Client, tenant: Tenant) -> None:
+    token = jwt.encode(expired(tenant), RSA_KEY, algorithm="RS256", headers={"kid": "rsa-1"})
+    assert_unauthenticated(http, token, "the token has expired: get a new one", reason="TOKEN_EXPIRED")
+
+
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        ({"iss": "https://evil.test"}, "invalid token: it was issued by another issuer (iss)"),
+        ({"aud": "other-api"}, "invalid token: it is addressed to another audience (aud)"),
+        ({"role": "owner"}, "invalid token: its role 'owner' is not a role"),
+        ({"org": None}, "invalid token: it has no org claim"),
+    ],
+)
+def test_expired_and_otherwise_invalid__token_invalid(
+    http: httpx.Client, tenant: Tenant, fault: dict[str, Any], message: str
+) -> None:
+    """Only a token that is ours in every other respect is TOKEN_EXPIRED: a refresh cannot mend the rest."""
+    claims = {name: value for name, value in expired(tenant, **fault).items() if value is not None}
+    assert_unauthenticated(http, jwt.encode(claims, TEST_SECRET, algorithm="HS256"), message)
+
+
+def test_expired_with_a_forged_signature__token_invalid(http: httpx.Client, tenant: Tenant) -> None:
+    token = jwt.encode(expired(tenant), "another-secret-" * 4, algorithm="HS256")
+    assert_unauthenticated(http, token, "invalid token: its signature does not verify")
 
 
 def test_not_yet_valid__unauthenticated(http: httpx.Client, tenant: Tenant) -> None:
     future = int(time.time()) + 600
     token = jwt.encode(claims_of(tenant, nbf=future, exp=future + 60), TEST_SECRET, algorithm="HS256")
-    assert_unauthenticated(http, token)
+    assert_unauthenticated(http, token, "invalid token: it is not valid yet (nbf or iat is in the future)")
 
 
 def test_wrong_signature__unauthenticated(http: httpx.Client, tenant: Tenant) -> None:
-    assert_unauthenticated(http, jwt.encode(claims_of(tenant), "another-secret-" * 4, algorithm="HS256"))
+    token = jwt.encode(claims_of(tenant), "another-secret-" * 4, algorithm="HS256")
+    assert_unauthenticated(http, token, "invalid token: its signature does not verify")
+
+
+def test_missing_claim__says_which(http: httpx.Client, tenant: Tenant) -> None:
+    claims = {name: value for name, value in claims_of(tenant).items() if name != "exp"}
+    assert_unauthenticated(
+        http, jwt.encode(claims, TEST_SECRET, algorithm="HS256"), "invalid token: it has no exp claim"
+    )
 
 
 def test_wrong_signature__jwks_kid_but_another_key__unauthenticated(http: httpx.Client, tenant: Tenant) -> None:
@@ -133,21 +178,23 @@ def test_wrong_signature__jwks_kid_but_another_key__unauthenticated(http: httpx.
 
 
 def test_wrong_audience__unauthenticated(http: httpx.Client, tenant: Tenant) -> None:
-    assert_unauthenticated(http, jwt.encode(claims_of(tenant, aud="other-api"), TEST_SECRET, algorithm="HS256"))
+    token = jwt.encode(claims_of(tenant, aud="other-api"), TEST_SECRET, algorithm="HS256")
+    assert_unauthenticated(http, token, "invalid token: it is addressed to another audience (aud)")
 
 
 def test_wrong_issuer__unauthenticated(http: httpx.Client, tenant: Tenant) -> None:
-    assert_unauthenticated(http, jwt.encode(claims_of(tenant, iss="https://evil.test"), TEST_SECRET, algorithm="HS256"))
+    token = jwt.encode(claims_of(tenant, iss="https://evil.test"), TEST_SECRET, algorithm="HS256")
+    assert_unauthenticated(http, token, "invalid token: it was issued by another issuer (iss)")
 
 
 def test_alg_none__unauthenticated(http: httpx.Client, tenant: Tenant) -> None:
-    assert_unauthenticated(http, jwt.encode(claims_of(tenant), None, algorithm="none"))
+    token = jwt.encode(claims_of(tenant), None, algorithm="none")
+    assert_unauthenticated(http, token, "invalid token: its algorithm 'none' is not accepted")
 
 
 def test_unknown_kid__unauthenticated(http: httpx.Client, tenant: Tenant) -> None:
-    assert_unauthenticated(
-        http, jwt.encode(claims_of(tenant), STRANGER_KEY, algorithm="RS256", headers={"kid": "unknown"})
-    )
+    token = jwt.encode(claims_of(tenant), STRANGER_KEY, algorithm="RS256", headers={"kid": "unknown"})
+    assert_unauthenticated(http, token, "invalid token: its signing key 'unknown' is unknown")
 
 
 def test_rs256_header_with_the_secret__unauthenticated(http: httpx.Client, tenant: Tenant) -> None:
@@ -193,7 +240,7 @@ def test_jwks__unknown_kid__refetch_throttled(tmp_path: Path) -> None:
     keys = JwksKeys(str(path), min_refresh_seconds=3600)
     signing_key(keys, {"alg": "RS256", "kid": "rsa-1"})
     path.unlink()  # a refetch now would fail loudly; a throttled one is not attempted
-    with pytest.raises(jwt.InvalidKeyError, match="unknown signing key 'nope'"):
+    with pytest.raises(TokenRefused, match="its signing key 'nope' is unknown"):
         signing_key(keys, {"alg": "RS256", "kid": "nope"})
 
 

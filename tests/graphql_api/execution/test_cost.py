@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
@@ -17,11 +17,16 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 
+# The query's cost, the limit, the charge and the bucket (tests/graphql_api/limits/test_tenant_rate.py).
+SCORE: Final = ("queryCost", "maxQueryCost", "charge", "bucket")
+
+
 def cost_of(body: dict[str, Any]) -> dict[str, Any]:
+    """``extensions.cost``'s DynamoDB figures."""
     assert "errors" not in body, body["errors"]
     cost: dict[str, Any] = body["extensions"]["cost"]
     assert cost["serverTimeMs"] > 0
-    return {name: value for name, value in cost.items() if name != "serverTimeMs"}
+    return {name: value for name, value in cost.items() if name != "serverTimeMs" and name not in SCORE}
 
 
 # Every tenant request first checks that its organisation and caller are active
@@ -76,8 +81,33 @@ def test_cost__nested__one_wave_per_level(api: Api, tenant: Tenant) -> None:
     }
 
 
+def test_cost__the_query_cost_and_the_limit__beside_the_calls(api: Api, tenant: Tenant) -> None:
+    cost = api.admin_of(tenant).query("{ me { email } }")["extensions"]["cost"]
+    assert (cost["queryCost"], cost["maxQueryCost"], cost["charge"]) == (2, 5000, 2)  # 1 + 1/4, rounded up
+    assert set(cost["bucket"]) == {"remaining", "capacity", "refillPerSecond"}
+
+
+def test_cost__refused_by_the_cost_limit__the_cost_shown(api: Api, tenant: Tenant) -> None:
+    body = api.admin_of(tenant).query(
+        "{ organization { departments(first: 100) { edges { node { "
+        "employees(first: 100) { edges { node { email } } } } } } } }"
+    )
+    assert body["errors"][0]["extensions"]["limit"] == "cost"
+    cost = body["extensions"]["cost"]
+    assert (cost["queryCost"], cost["maxQueryCost"]) == (body["errors"][0]["extensions"]["cost"], 5000)
+    assert "charge" not in cost and "bucket" not in cost  # refused before the charge
+    assert cost["requestCount"] == 0
+
+
+def test_cost__not_a_valid_document__the_limit_alone(api: Api, tenant: Tenant) -> None:
+    cost = api.admin_of(tenant).query("{ me { salary } }")["extensions"]["cost"]
+    assert {name: cost[name] for name in SCORE if name in cost} == {"maxQueryCost": 5000}
+
+
 def test_cost__anonymous_typename__no_calls(anonymous: GraphQLClient) -> None:
     body = anonymous.query("{ __typename }")
+    assert body["extensions"]["cost"]["queryCost"] == 0  # __typename costs nothing, and no bucket
+    assert "bucket" not in body["extensions"]["cost"]
     assert cost_of(body) == {
         "requests": {},
         "requestCount": 0,

@@ -326,7 +326,9 @@ def test_suggestions__introspection_off__none_for_any_caller(
     assert body["errors"], body
     for refusal in body["errors"]:
         assert "Did you mean" not in refusal["message"], refusal
-        assert refusal["extensions"]["code"] == "BAD_USER_INPUT", refusal
+        # The document's own mistakes do not validate; the variables' do not coerce.
+        expected = "GRAPHQL_VALIDATION_FAILED" if variables is None else "BAD_USER_INPUT"
+        assert refusal["extensions"]["code"] == expected, refusal
         assert refusal["message"].strip(), refusal  # the error itself is still told
 
 
@@ -355,3 +357,53 @@ def test_suggestions__introspection_off__the_error_is_kept(no_introspection: htt
 )
 def test_without_suggestions__the_suggestion_alone_removed(message: str, plain: str) -> None:
     assert without_suggestions(message) == plain
+
+
+# --- the client's document: parse, validation, variables ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "variables", "code"),
+    [
+        # Not GraphQL at all, or cut short.
+        ("{ me { email }", None, "GRAPHQL_PARSE_FAILED"),
+        ("query { me { email } } }", None, "GRAPHQL_PARSE_FAILED"),
+        # GraphQL, but not of this schema.
+        ("{ me { salary } }", None, "GRAPHQL_VALIDATION_FAILED"),
+        ("query($n: Int) { me { email } }", None, "GRAPHQL_VALIDATION_FAILED"),  # unused variable
+        ("{ organization { departments(first: 1) { edges { node } } } }", None, "GRAPHQL_VALIDATION_FAILED"),
+        # Valid, but its variables do not coerce: input the user can fix.
+        (
+            "query($n: Int!) { organization { departments(first: $n) { edges { cursor } } } }",
+            {"n": "x"},
+            "BAD_USER_INPUT",
+        ),
+        ("query($n: Int!) { organization { departments(first: $n) { edges { cursor } } } }", {}, "BAD_USER_INPUT"),
+    ],
+)
+def test_client_document__coded_by_where_it_failed(
+    api: Api, tenant: Tenant, query: str, variables: dict[str, Any] | None, code: str
+) -> None:
+    body = api.admin_of(tenant).query(query, variables)
+    assert "data" not in body or body["data"] is None, body
+    assert [error["extensions"]["code"] for error in body["errors"]] == [code], body
+
+
+def test_validation_failure__same_document_twice__same_code(api: Api, tenant: Tenant) -> None:
+    """A refused document is never cached (execution/documents.py): its second refusal is coded the same."""
+    client = api.admin_of(tenant)
+    for _ in range(2):
+        body = client.query("{ me { salary } }")
+        assert [error["extensions"] for error in body["errors"]] == [{"code": "GRAPHQL_VALIDATION_FAILED"}]
+
+
+def test_introspection_off__validation_failed(no_introspection: httpx.Client) -> None:
+    body = no_introspection.post("/graphql", json={"query": '{ __type(name: "Query") { name } }'}).json()
+    assert [error["extensions"] for error in body["errors"]] == [{"code": "GRAPHQL_VALIDATION_FAILED"}]
+
+
+def test_limit_and_validation_failure_together__each_its_own_code(api: Api, tenant: Tenant) -> None:
+    sixteen = " ".join(f"a{i}: email" for i in range(16))
+    body = api.admin_of(tenant).query("{ me { " + sixteen + " salary } }")
+    codes = {error["extensions"].get("limit", "-"): error["extensions"]["code"] for error in body["errors"]}
+    assert codes == {"aliases": "BAD_USER_INPUT", "-": "GRAPHQL_VALIDATION_FAILED"}, body

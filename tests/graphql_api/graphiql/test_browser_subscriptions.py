@@ -8,6 +8,7 @@ subscription URL the page gives it, with the header editor's token in ``connecti
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -63,8 +64,14 @@ def test_graphiql__alice_subscribes__a_hire_appears_in_the_result_pane(
             page.wait_for("document.querySelectorAll('#hr-sign-in-as option').length > 1")
             page.evaluate(choose("alice@acme.co"))
             page.wait_for(HEADER_EDITOR_HAS_TOKEN)
+            # The page makes a new fetcher half a second after the headers last changed
+            # (start.js), and GraphiQL stops what runs on the old one: subscribe after that.
+            time.sleep(1.5)
             query_editor = "document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror"
             page.evaluate(f"{query_editor}.setValue({SUBSCRIPTION!r})")
+            # GraphiQL picks its transport from the editor's parsed document, which it updates
+            # after the text (and again when the sign-in re-renders it): run once it says subscription.
+            page.wait_for(f"{query_editor}.documentAST?.definitions[0]?.operation === 'subscription'")
             page.click(".graphiql-execute-button")
             subscribed(app, alice.org_id, seconds=30)
             hired = employees.create_employee(

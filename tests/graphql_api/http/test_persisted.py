@@ -137,7 +137,7 @@ def test_apq__hash_does_not_match__400_and_nothing_stored(one: httpx.Client, api
 def test_apq__invalid_document__not_stored(one: httpx.Client, api: Api, tenant: Tenant) -> None:
     text = "{ noSuchField }"
     response = one.post("/graphql", json={"query": text, "extensions": apq(text)}, headers=bearer(api, tenant))
-    assert response.json()["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+    assert response.json()["errors"][0]["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
     assert stored(tenant, text) is None
 
 
@@ -284,8 +284,8 @@ def test_apq__registration__charged_one_write_then_429_stores_nothing(
     small_bucket: httpx.Client, api: Api, tenant: Tenant
 ) -> None:
     headers = bearer(api, tenant)
-    registrations = 5000 // (WRITE_WEIGHT + 1)  # { __typename } costs 1, its registration WRITE_WEIGHT
-    texts = [unique(f"Charged{i}") for i in range(registrations + 1)]
+    registrations = 5000 // (WRITE_WEIGHT + 2)  # { me { email } } costs 2, its registration WRITE_WEIGHT
+    texts = [unique(f"Charged{i}").replace("__typename", "me { email }") for i in range(registrations + 1)]
     for text in texts[:-1]:
         response = small_bucket.post("/graphql", json={"query": text, "extensions": apq(text)}, headers=headers)
         assert response.status_code == 200, response.text
@@ -422,3 +422,77 @@ def test_trusted__manifest_unreadable__refused_at_start(
     for path in (bad, tmp_path / "missing.json"):
         with pytest.raises(ConfigError, match="TRUSTED_DOCUMENTS"):
             create_app(Datastore(client, table_name), with_settings(api_settings, trusted_documents=str(path)))
+
+
+# --- trusted documents with developer tools: the roles that bypass the manifest -------------------
+
+INTROSPECTION = "query IntrospectionQuery { __schema { queryType { name } types { name } } }"
+CREATE_KEY = "mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { secret } }"
+
+
+def trusted_server(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, manifest: Path, **changes: Any
+) -> Starlette:
+    manifest.write_text(json.dumps({TRUSTED_ID: TRUSTED_QUERY}))
+    settings = with_settings(api_settings, trusted_documents=str(manifest), **changes)
+    return create_app(Datastore(client, table_name), settings)
+
+
+@pytest.fixture(scope="module")
+def admins_bypass(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[httpx.Client]:
+    manifest = Path(tmp_path_factory.mktemp("bypass")) / "persisted-documents.json"
+    app = trusted_server(client, table_name, api_settings, manifest, trusted_documents_bypass_roles=("admin",))
+    with serving(app) as http:
+        yield http
+
+
+def as_token(http: httpx.Client, token: str | None, body: dict[str, Any]) -> httpx.Response:
+    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    return http.post("/graphql", json=body, headers=headers)
+
+
+def test_trusted__platform_operator__introspects_and_runs_any_document(
+    trusted: tuple[Starlette, httpx.Client], api: Api
+) -> None:
+    """GraphiQL's way in: platform operators bypass the manifest by default (INTROSPECTION on)."""
+    operator = api.platform.token
+    schema = as_token(trusted[1], operator, {"query": INTROSPECTION})
+    assert schema.status_code == 200, schema.text
+    assert schema.json()["data"]["__schema"]["queryType"] == {"name": "Query"}
+    listing = as_token(trusted[1], operator, {"query": "{ organizations(first: 1) { edges { node { name } } } }"})
+    assert "errors" not in listing.json(), listing.json()
+
+
+@pytest.mark.parametrize("caller", ["anonymous", "admin", "employee"])
+def test_trusted__anyone_else__introspection_refused(
+    trusted: tuple[Starlette, httpx.Client], api: Api, tenant: Tenant, caller: str
+) -> None:
+    token = {"anonymous": None, "admin": api.token(tenant.admin), "employee": api.token(tenant.employee())}[caller]
+    response = as_token(trusted[1], token, {"query": INTROSPECTION})
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_REQUIRED"
+
+
+def test_trusted__operator_by_an_unlisted_id__still_refused(trusted: tuple[Starlette, httpx.Client], api: Api) -> None:
+    """The bypass runs text; an id is looked up in the manifest as for everyone."""
+    response = as_token(trusted[1], api.platform.token, {"documentId": "0" * 64})
+    assert response.json()["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_REQUIRED"
+
+
+def test_trusted__configured_role__bypasses__others_and_its_api_keys_do_not(
+    admins_bypass: httpx.Client, api: Api, tenant: Tenant
+) -> None:
+    admin = as_token(admins_bypass, api.token(tenant.admin), {"query": "{ me { email } }"})
+    assert admin.json()["data"] == {"me": {"email": tenant.admin.email}}
+    employee = as_token(admins_bypass, api.token(tenant.employee()), {"query": "{ me { email } }"})
+    assert employee.json()["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_REQUIRED"
+    operator = as_token(admins_bypass, api.platform.token, {"query": INTROSPECTION})
+    assert operator.json()["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_REQUIRED"  # not listed now
+    # An admin's API key is an integration's, not a person with developer tools.
+    secret = api.admin_of(tenant).data(CREATE_KEY, {"input": {"name": "ci", "role": "ADMIN"}})["createApiKey"]["secret"]
+    key = as_token(admins_bypass, secret, {"query": "{ organization { name } }"})
+    assert key.json()["errors"][0]["extensions"]["code"] == "PERSISTED_QUERY_REQUIRED"
+    # The manifest's documents still run for everyone.
+    assert as_token(admins_bypass, secret, {"documentId": TRUSTED_ID}).json()["data"] == {"__typename": "Query"}

@@ -39,16 +39,18 @@ def test_accept_graphql_response_json__valid__200_with_that_type(http: httpx.Cli
     assert response.json()["data"] == {"__typename": "Query"}
 
 
-@pytest.mark.parametrize("document", ["{ __typename", "{ noSuchField }"])
+@pytest.mark.parametrize(
+    ("document", "code"), [("{ __typename", "GRAPHQL_PARSE_FAILED"), ("{ noSuchField }", "GRAPHQL_VALIDATION_FAILED")]
+)
 def test_accept_graphql_response_json__parse_or_validation_error__400_without_data(
-    http: httpx.Client, document: str
+    http: httpx.Client, document: str, code: str
 ) -> None:
     response = http.post("/graphql", json={"query": document}, headers={"Accept": GRAPHQL_RESPONSE})
     assert response.status_code == 400
     assert response.headers["content-type"].startswith(GRAPHQL_RESPONSE)
     body = response.json()
     assert "data" not in body
-    assert body["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+    assert body["errors"][0]["extensions"]["code"] == code
 
 
 @pytest.mark.parametrize("accept", [None, "application/json", "*/*"])

@@ -41,6 +41,25 @@ def test_post__malformed_body__400_bad_request(http: httpx.Client, body: bytes) 
     assert error_of(response)["extensions"]["code"] == "BAD_REQUEST"
 
 
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"[1, 2]", "the body must be a JSON object with a query, not an array"),
+        (b"[]", "the body must be a JSON object with a query, not an array"),
+        (b"null", "the body must be a JSON object with a query, not null"),
+        (b"123", "the body must be a JSON object with a query, not a number"),
+        (b'"{ __typename }"', "the body must be a JSON object with a query, not a string"),
+        (b"true", "the body must be a JSON object with a query, not a boolean"),
+        # An array of operations is a batch, which this server (BATCH_MAX_OPERATIONS=0) refuses.
+        (b'[{"query": "{ __typename }"}]', "batching is not enabled: send one operation per request"),
+    ],
+)
+def test_post__not_an_object__says_what_it_is(http: httpx.Client, body: bytes, message: str) -> None:
+    response = http.post("/graphql", content=body, headers=JSON)
+    assert response.status_code == 400, response.text
+    assert error_of(response) == {"message": message, "extensions": {"code": "BAD_REQUEST"}}
+
+
 def test_post__json_nesting_bomb__400_bad_request(http: httpx.Client) -> None:
     bomb = b"[" * 5000 + b"]" * 5000  # inside the body limit, far past the parser's 1024 levels
     response = http.post("/graphql", content=bomb, headers=JSON)

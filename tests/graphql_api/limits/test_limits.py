@@ -91,8 +91,10 @@ def test_depth__at_the_bound__accepted(admin: GraphQLClient) -> None:
 def test_depth__one_past__refused(admin: GraphQLClient, call_log: CallLog, query: str) -> None:
     body = refused(admin, call_log, query)
     assert "depth" in limit_of(body)
-    message = body["errors"][limit_of(body).index("depth")]["message"]
-    assert message == "the query is 7 levels deep; at most 6 are allowed"
+    refusal = body["errors"][limit_of(body).index("depth")]
+    assert refusal["message"] == "the query is 7 levels deep; at most 6 are allowed"
+    # A limit refuses a document that validates: BAD_USER_INPUT, not GRAPHQL_VALIDATION_FAILED.
+    assert refusal["extensions"] == {"code": "BAD_USER_INPUT", "limit": "depth", "depth": 7, "maxDepth": 6}
 
 
 def test_depth__fragment_chain__validated_in_linear_time(admin: GraphQLClient) -> None:
@@ -119,6 +121,12 @@ def test_aliases__at_the_bound__accepted(admin: GraphQLClient) -> None:
 def test_aliases__one_past__refused(admin: GraphQLClient, call_log: CallLog) -> None:
     body = refused(admin, call_log, aliases(16))
     assert body["errors"][0]["message"] == "the query has 16 aliases; at most 15 are allowed"
+    assert body["errors"][0]["extensions"] == {
+        "code": "BAD_USER_INPUT",
+        "limit": "aliases",
+        "aliases": 16,
+        "maxAliases": 15,
+    }
 
 
 def test_aliases__one_fragment_spread_many_times__counted_each_time(admin: GraphQLClient, call_log: CallLog) -> None:
@@ -146,7 +154,22 @@ def test_tokens__at_the_bound__accepted(admin: GraphQLClient) -> None:
 
 def test_tokens__one_past__refused(admin: GraphQLClient, call_log: CallLog) -> None:
     body = refused(admin, call_log, tokens(1001))
-    assert "more than 1000 tokens" in body["errors"][0]["message"]
+    assert [error["message"] for error in body["errors"]] == [
+        "the document has more than 1000 tokens; at most 1000 are allowed"
+    ]
+    # The parser stopped at the limit, but the document is no syntax error: a limit's code.
+    assert body["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT", "limit": "tokens", "maxTokens": 1000}
+
+
+def test_tokens__comments_count__refused(admin: GraphQLClient, call_log: CallLog) -> None:
+    """Comments are tokens to the parser too: padding a small document with them is refused."""
+    body = refused(admin, call_log, "{ me { email } }\n" + "#\n" * 1000)
+    assert body["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT", "limit": "tokens", "maxTokens": 1000}
+
+
+def test_tokens__syntax_error_within_the_limit__parse_failed(admin: GraphQLClient, call_log: CallLog) -> None:
+    body = refused(admin, call_log, "{ me { email } " + "me { email } " * 100)  # 404 tokens, no closing brace
+    assert [error["extensions"] for error in body["errors"]] == [{"code": "GRAPHQL_PARSE_FAILED"}]
 
 
 # --- cost (5,000; objects 1, leaves 1/4, lists multiplied by first) --------------------------
@@ -451,6 +474,17 @@ def test_batch__when_configured__at_the_bound_and_one_past(batching: httpx.Clien
     assert [item["data"] for item in two.json()] == [{"me": {"email": tenant.admin.email}}] * 2
     three = batching.post("/graphql", json=[{"query": "{ me { email } }"}] * 3, headers=headers)
     assert three.status_code == 400
+
+
+def test_batch__an_item_not_an_object__says_which(batching: httpx.Client) -> None:
+    response = batching.post("/graphql", json=[{"query": "{ __typename }"}, 2])
+    assert response.status_code == 400
+    assert response.json()["errors"] == [
+        {
+            "message": "operation 1 of the batch must be a JSON object with a query, not a number",
+            "extensions": {"code": "BAD_REQUEST"},
+        }
+    ]
 
 
 def test_batch__every_operation_checks_the_caller(batching: httpx.Client, api: Api, tenant: Tenant) -> None:

@@ -4,10 +4,23 @@ the default limit, and the abusive directory query does not (graphql_api/limits/
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
-from graphql import GraphQLSchema, parse
+from graphql import (
+    FieldNode,
+    GraphQLSchema,
+    NameNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    Visitor,
+    parse,
+    print_ast,
+    visit,
+)
 
 from bench.queries import Q1, Q2, Q3, Q7, q6
+from graphql_api.execution.analysis import root_fields
 from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.limits.query_cost import query_cost
 from graphql_api.schema.executable import build_schema
@@ -94,3 +107,47 @@ def test_cost__page_info__counted_once_not_per_edge(schema: GraphQLSchema) -> No
     base = "{ organization { departments(first: 100) { edges { node { id } } } } }"
     with_page = base.replace("} } } } }", "} } pageInfo { hasNextPage endCursor } } } }")
     assert cost(schema, with_page) - cost(schema, base) == 1  # 2 leaves = 1/2, rounded up
+
+
+# --- __typename costs nothing: a caching client's documents cost what curl's do --------------------
+
+
+def with_typename(query: str) -> str:
+    """``query`` as Apollo Client and urql send it: ``__typename`` added to every selection set
+    but the operation's own (Apollo's addTypenameToDocument, urql's formatDocument)."""
+    document = parse(query)
+
+    class AddTypename(Visitor):
+        def enter_selection_set(self, node: SelectionSetNode, _key: Any, parent: Any, *_args: Any) -> SelectionSetNode:
+            if isinstance(parent, OperationDefinitionNode) or any(
+                isinstance(s, FieldNode) and s.name.value == "__typename" for s in node.selections
+            ):
+                return node
+            typename = FieldNode(name=NameNode(value="__typename"), arguments=(), directives=())
+            return SelectionSetNode(selections=(*node.selections, typename))
+
+    return print_ast(visit(document, AddTypename()))
+
+
+def test_cost__typename__nothing(schema: GraphQLSchema) -> None:
+    assert cost(schema, "{ me { email __typename } }") == cost(schema, "{ me { email } }") == 2
+    assert cost(schema, "{ __typename }") == 0
+
+
+@pytest.mark.parametrize("query", [*documented_operations(), Q1, Q2, Q3])
+def test_cost__as_a_caching_client_sends_it__the_same(schema: GraphQLSchema, query: str) -> None:
+    variables = {"input": {"rows": [{}] * 100}} if "importEmployees" in query else None
+    sent = with_typename(query)
+    assert sent.count("__typename") > 2
+    assert query_cost(schema, parse(sent), variables) == query_cost(schema, parse(query), variables)
+
+
+def test_cost__typename_in_introspection__nothing(schema: GraphQLSchema) -> None:
+    plain = "{ __schema { types { name fields { name } } } }"
+    assert cost(schema, with_typename(plain)) == cost(schema, plain)
+
+
+def test_root_fields__typename__no_write(schema: GraphQLSchema) -> None:
+    """A mutation's charge counts its writes: ``__typename`` beside them is none."""
+    mutation = 'mutation { createDepartment(input: {name: "X"}) { department { id } } __typename }'
+    assert root_fields(schema, parse(mutation), None, None) == 1

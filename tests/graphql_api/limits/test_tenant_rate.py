@@ -199,17 +199,31 @@ def assert_admitted(response: httpx.Response) -> None:
 
 
 def rate_limited(response: httpx.Response) -> float:
-    """The refusal's retryAfter, after checking its shape."""
+    """The refusal's retryAfter, after checking its shape: it shows the charge it could not pay,
+    the query's cost against the limit, and the bucket, which holds less than the charge."""
     body = response.json()
     assert "data" not in body, body
     [error] = body["errors"]
-    assert error["extensions"]["code"] == "RATE_LIMITED"
-    assert error["extensions"]["retryable"] is True
-    retry_after = error["extensions"]["retryAfter"]
+    extensions = error["extensions"]
+    assert extensions["code"] == "RATE_LIMITED"
+    assert extensions["retryable"] is True
+    retry_after = extensions["retryAfter"]
     assert isinstance(retry_after, float | int) and retry_after > 0
     assert response.status_code == 429
     assert response.headers["Retry-After"] == str(max(1, math.ceil(retry_after)))
+    assert set(extensions) == {"code", "retryable", "retryAfter", "queryCost", "maxQueryCost", "charge", "bucket"}
+    assert extensions["maxQueryCost"] == 5000
+    assert extensions["charge"] >= extensions["queryCost"]
+    assert set(extensions["bucket"]) == {"remaining", "capacity", "refillPerSecond"}
+    assert 0 <= extensions["bucket"]["remaining"] < extensions["charge"]
     return float(retry_after)
+
+
+def bucket_of(response: httpx.Response) -> dict[str, Any]:
+    """``extensions.cost`` less its DynamoDB figures: the query cost, the charge and the bucket."""
+    assert_admitted(response)
+    cost: dict[str, Any] = response.json()["extensions"]["cost"]
+    return {name: cost[name] for name in ("queryCost", "maxQueryCost", "charge", "bucket") if name in cost}
 
 
 def test_tenant_rate__at_the_burst__admitted__one_past__refused_before_any_dynamodb_call(
@@ -226,6 +240,31 @@ def test_tenant_rate__at_the_burst__admitted__one_past__refused_before_any_dynam
     # Empty after two, refilling at 1 unit/s: the wait is the query's cost less the seconds gone.
     elapsed = time.monotonic() - started
     assert DIRECTORY_COST - elapsed - 0.01 <= retry_after <= DIRECTORY_COST
+
+
+def test_tenant_rate__every_response__shows_cost_charge_and_bucket(
+    slow_refill: httpx.Client, api_settings: ApiSettings, tenant: Tenant
+) -> None:
+    token = admin_token(api_settings, tenant)
+    burst = 2 * DIRECTORY_COST
+    started = time.monotonic()
+    first = bucket_of(post(slow_refill, token, DIRECTORY))
+    # A new organisation's bucket starts full, and refill never takes it past its capacity.
+    assert first == {
+        "queryCost": DIRECTORY_COST,
+        "maxQueryCost": 5000,
+        "charge": DIRECTORY_COST,
+        "bucket": {"remaining": burst - DIRECTORY_COST, "capacity": burst, "refillPerSecond": 1},
+    }
+    second = bucket_of(post(slow_refill, token, SMALL))
+    elapsed = time.monotonic() - started
+    assert (second["queryCost"], second["charge"]) == (SMALL_COST, SMALL_COST)
+    # 1 unit a second refilled since the first: rounded down, at most the seconds gone.
+    left = burst - DIRECTORY_COST - SMALL_COST
+    assert left <= second["bucket"]["remaining"] <= left + elapsed
+    refused = post(slow_refill, token, DIRECTORY).json()["errors"][0]["extensions"]
+    assert (refused["queryCost"], refused["charge"]) == (DIRECTORY_COST, DIRECTORY_COST)
+    assert second["bucket"]["remaining"] <= refused["bucket"]["remaining"] <= left + time.monotonic() - started
 
 
 def test_tenant_rate__application_json__also_429_with_retry_after(
@@ -270,7 +309,8 @@ def test_tenant_rate__mutation__charged_its_cost_plus_the_write_weight(
     token = admin_token(api_settings, tenant)
     with serving(create_app(Datastore(client, table_name), settings)) as http:
         started = time.monotonic()
-        assert_admitted(post(http, token, CREATE, {"i": {"name": "Paid for"}}))
+        paid = bucket_of(post(http, token, CREATE, {"i": {"name": "Paid for"}}))
+        assert (paid["queryCost"], paid["charge"], paid["bucket"]["remaining"]) == (CREATE_COST, charge, 0)
         before = call_log.count()
         retry_after = rate_limited(post(http, token, CREATE, {"i": {"name": "Not paid for"}}))
         assert call_log.count() == before, "a rate-limited mutation must not reach DynamoDB"
@@ -306,7 +346,8 @@ def test_tenant_rate__platform_operator__not_tenant_bounded(
     token = issue_token(api_settings, subject="operator", org_id=None, role=PLATFORM_ROLE)
     platform_cost = query_cost(graphql_schema(build_schema()), parse(PLATFORM_QUERY))
     for _ in range(2 * DIRECTORY_COST // platform_cost + 2):
-        assert_admitted(post(slow_refill, token, PLATFORM_QUERY))
+        # Its cost is shown; it draws on no bucket, so neither a charge nor a bucket is.
+        assert bucket_of(post(slow_refill, token, PLATFORM_QUERY)) == {"queryCost": platform_cost, "maxQueryCost": 5000}
 
 
 def test_tenant_rate__after_retry_after__admitted_again(

@@ -29,6 +29,7 @@ def test_me__without_token__is_unauthenticated(anonymous: GraphQLClient) -> None
     body = anonymous.query("{ me { email } }")
     assert body["data"] == {"me": None}
     assert codes(body) == ["UNAUTHENTICATED"]
+    assert body["errors"][0]["extensions"]["reason"] == "TOKEN_MISSING"
 
 
 def test_organization__with_subscription(api: Api, demo: Demo) -> None:
