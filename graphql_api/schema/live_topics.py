@@ -89,7 +89,6 @@ class JobBoard:
         return JobPostingChange(
             cursor="",
             action=event.action,
-            occurred_at=event.occurred_at,
             job_posting_id=strawberry.ID(global_ids.encode(JOB, job.job_id)),
             job_posting=shown,
         )
@@ -120,9 +119,7 @@ class ApplicationsOfJob:
         if found is None:
             return None  # an application to another job
         await self._check(context)  # no longer the department's manager: the subscription ends FORBIDDEN
-        return ApplicationChange(
-            cursor="", action=event.action, occurred_at=event.occurred_at, application=Application.of(found)
-        )
+        return ApplicationChange(cursor="", action=event.action, application=Application.of(found))
 
 
 class MyApplications:
@@ -181,9 +178,7 @@ class MyApplications:
         if found is None:
             return None
         await permissions.check_application(context, found.emp_id, found.job_id)
-        return ApplicationChange(
-            cursor="", action=event.action, occurred_at=event.occurred_at, application=Application.of(found)
-        )
+        return ApplicationChange(cursor="", action=event.action, application=Application.of(found))
 
 
 class Directory:
@@ -202,7 +197,7 @@ class Directory:
         if found is None:
             return None
         employee = Employee.of(found)
-        return EmployeeChange(cursor="", action=event.action, occurred_at=event.occurred_at, employee=employee)
+        return EmployeeChange(cursor="", action=event.action, employee=employee)
 
 
 class AuditTrail:
@@ -218,9 +213,7 @@ class AuditTrail:
 
     async def payload(self, context: RequestContext, event: AuditEvent) -> LiveEvent | None:
         permissions.check_audit_trail(context)
-        return AuditEventAdded(
-            cursor="", action=event.action, occurred_at=event.occurred_at, event=AuditEventType.of(event)
-        )
+        return AuditEventAdded(cursor="", action=event.action, event=AuditEventType.of(event))
 
 
 def job_of(value: str) -> JobId:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Annotated
 
 import strawberry
@@ -28,7 +27,6 @@ class LiveEvent:
         description="What was done, as the audit trail names it (`<entity>.<verb>`): for example "
         "`job.publish`, `application.setStatus` or `employee.move`."
     )
-    occurred_at: datetime = strawberry.field(description="When the write was made.")
 
 
 @strawberry.type(description="A job posting of the organisation was created, changed, published or closed.")
