@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test check docs docs-serve bench bench-fairness bench-import schema package clean soak upgrade-test lock
+.PHONY: run test check docs docs-serve bench bench-fairness bench-import bench-lifecycle schema package clean soak upgrade-test lock
 
 ## Installs come from the locks (requirements-dev.lock, and requirements.lock for the runtime
 ## alone): every package at one version with the hash of each file, resolved from pyproject.toml's
@@ -81,6 +81,10 @@ bench-fairness: $(STAMP)
 ## Bulk onboarding: 1,000 rows through importEmployees, a re-run, and 1,000 createEmployee calls.
 bench-import: $(STAMP)
 	$(BIN)/python -m bench.imports
+
+## Data lifecycle at 2,000 employees: export, restore round trip, erasure, offboarding (a few minutes).
+bench-lifecycle: $(STAMP)
+	$(BIN)/python -m bench.lifecycle
 
 ## Write schema.graphql from the code.
 schema: $(STAMP)

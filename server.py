@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import gzip
 import json
 import os
 import shutil
 import signal
 import socket
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Never
 
@@ -23,6 +27,7 @@ from datastore import (
     employees,
     identities,
     ids,
+    items,
     layout_version,
     migration,
     name_backfill,
@@ -33,13 +38,15 @@ from datastore.config import ConfigError, DatastoreSettings
 from datastore.dev import demo
 from datastore.dev.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.dev.npm import NpmError
-from datastore.errors import Conflict, InvalidInput, Unavailable
+from datastore.errors import Conflict, InvalidInput, NotFound, Unavailable
 from datastore.iam import ROLES, policies
-from datastore.ids import OrgId
+from datastore.ids import EmployeeId, OrgId
+from datastore.lifecycle import erasure, export, export_format, offboarding, restore
 from datastore.pagination import every
 from datastore.provision import ensure_table
-from datastore.scope import LayoutScope, PlatformScope, SignInScope, TenantScope
+from datastore.scope import LayoutScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
+from datastore.table import Table
 from deploy import cloudformation as deploy_template
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
@@ -429,6 +436,187 @@ def migrate(args: argparse.Namespace) -> int:
     return 1 if summary.needs_operator else 0
 
 
+def export_organization(args: argparse.Namespace) -> int:
+    """Export one organisation to a gzip-compressed JSON Lines file (docs "Data lifecycle").
+
+    Written to FILE.part and renamed once whole, so FILE is only ever a complete export; the
+    export is recorded in the organisation's audit trail (as the platform's, no actor).
+    """
+    settings = Settings.load().datastore
+    org_id = _org_option(args.org)
+    assert org_id is not None  # --org is required
+    path = Path(args.file)
+    partial = path.with_name(path.name + ".part")
+    started = time.perf_counter()
+    with dynamodb_endpoint(settings, reuse=True) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        try:
+            reader = datastore.table(LifecycleScope(org_id, "export"))
+            export.organization_to_export(reader, org_id)
+            with contextlib.ExitStack() as files:
+                employees_csv = None
+                if args.csv is not None:
+                    employees_csv = export_format.EmployeesCsv(files.enter_context(Path(args.csv).open("w")))
+                job = export.Export(
+                    reader,
+                    org_id,
+                    source=datastore.table_name,
+                    on_record=employees_csv.add if employees_csv is not None else lambda _record: None,
+                )
+                out = files.enter_context(gzip.open(partial, "wb", compresslevel=export_format.COMPRESSION))
+                with tqdm(unit=" items", desc="exporting", disable=args.quiet) as bar:
+                    for line in job.lines():
+                        out.write(line)
+                        bar.update(job.tally.items - bar.n)
+            partial.replace(path)
+            export.record(datastore.table(TenantScope(org_id)), org_id, job.tally)
+        except NotFound:
+            raise CommandError(f"no organisation has the id {org_id}") from None
+        except (Conflict, Unavailable, export.UnclassifiedKind) as error:
+            partial.unlink(missing_ok=True)
+            raise CommandError(str(error)) from None
+        finally:
+            datastore.close()
+    seconds = time.perf_counter() - started
+    print(
+        f"exported {job.tally.items} items of {org_id} to {path} ({path.stat().st_size:,} bytes) in {seconds:.1f} s: "
+        f"{job.meter.calls} DynamoDB calls, {job.meter.read_units:.1f} RCU"
+        + ("" if employees_csv is None else f"; {employees_csv.rows} employees to {args.csv}")
+    )
+    return 0
+
+
+def restore_organization(args: argparse.Namespace) -> int:
+    """Replace one organisation's items with those of an export file or another table.
+
+    Exit status: 0 restored; 2 refused (another organisation holds an email or domain of the
+    source, a file incomplete or of another organisation, writes that kept landing): the
+    message says whether the organisation stays locked (RESTORING: run the command again).
+    """
+    loaded = Settings.load()
+    settings = loaded.datastore
+    org_id = _org_option(args.org)
+    assert org_id is not None
+    if (args.file is None) == (args.from_table is None):
+        raise CommandError("give either FILE (an export) or --from-table NAME")
+    if args.file is not None and not Path(args.file).is_file():
+        raise CommandError(f"no such file: {args.file}")
+    drain = args.drain_seconds
+    if drain is None:  # a request runs at most its deadline; botocore's retries a little more
+        drain = loaded.api.request_timeout_seconds + restore.DRAIN_MARGIN_SECONDS
+    started = time.perf_counter()
+    with dynamodb_endpoint(settings, reuse=True) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        try:
+            live = datastore.table(LifecycleScope(org_id, "restore", "operator"))
+            source: restore.Source
+            if args.file is not None:
+                source = restore.FileSource(Path(args.file))
+            else:
+                other = Table(
+                    datastore.client, args.from_table, LifecycleScope(org_id, "restore"), fanout=datastore.fanout
+                )
+                source = restore.TableSource(other, org_id)
+            with tqdm(unit=" items", desc="restoring", disable=args.quiet) as bar:
+
+                def progress(report: restore.Report) -> None:
+                    done = sum(report.written.values()) + sum(report.deleted.values()) + sum(report.unchanged.values())
+                    bar.update(done - bar.n)
+
+                report = restore.Restore(live, org_id, source, drain_seconds=drain, on_partition=progress).run()
+        except restore.Refused as error:
+            raise CommandError(str(error)) from None
+        except (Conflict, Unavailable) as error:
+            raise CommandError(f"{error}; the organisation may be locked (RESTORING): run the restore again") from None
+        finally:
+            datastore.close()
+    for line in report.lines(time.perf_counter() - started):
+        print(line)
+    return 0
+
+
+def erase_person(args: argparse.Namespace) -> int:
+    """Erase a terminated employee's personal data (docs "Data lifecycle"); --dry-run lists
+    every item it would touch and writes nothing."""
+    settings = Settings.load().datastore
+    org_id = _org_option(args.org)
+    assert org_id is not None
+    emp_id = ids.parse(EmployeeId, args.employee)
+    if emp_id is None:
+        raise CommandError(f"--employee: {ids.NOT_A_ULID}")
+    with dynamodb_endpoint(settings, reuse=True) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        try:
+            done = erasure.erase_person(datastore.table(TenantScope(org_id)), emp_id, dry_run=args.dry_run)
+        except NotFound:
+            raise CommandError(f"organisation {org_id} has no employee {emp_id}") from None
+        except (Conflict, Unavailable) as error:
+            raise CommandError(str(error)) from None
+        finally:
+            datastore.close()
+    if done.already:
+        print(f"employee {emp_id} was erased already: nothing to do")
+        return 0
+    for touch in done.touches:
+        if args.dry_run:
+            print(touch.describe())
+    kinds = ", ".join(f"{count} {kind}" for kind, count in sorted(done.by_kind().items()))
+    verb = "would touch" if args.dry_run else "erased: touched"
+    print(f"employee {emp_id} {verb} {len(done.touches)} items ({kinds})")
+    return 0
+
+
+def offboard(args: argparse.Namespace) -> int:
+    """Close an organisation and, once its grace period is over, delete all its data.
+
+    Closes it (unless closed already) with the grace period of OFFBOARDING_GRACE_DAYS (or
+    --grace-days); when the period is over, deletes every item with a progress bar and
+    prints the deletion receipt. Run it again after the period, or after a failure: it
+    resumes. --receipt only prints the receipt. Exit status: 0 done (or closed and waiting),
+    2 refused.
+    """
+    loaded = Settings.load()
+    settings = loaded.datastore
+    org_id = _org_option(args.org)
+    assert org_id is not None
+    grace_days = loaded.api.offboarding_grace_days if args.grace_days is None else args.grace_days
+    with dynamodb_endpoint(settings, reuse=True) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        table = datastore.table(LifecycleScope(org_id, "offboard", "operator"))
+        try:
+            receipt = offboarding.receipt_of(table, org_id)
+            if args.receipt:
+                if receipt is None:
+                    raise CommandError(f"organisation {org_id} has no deletion receipt: it was never closed")
+                print("\n".join(offboarding.describe(receipt)))
+                return 0
+            if receipt is None or receipt.finished_at is None:
+                receipt = offboarding.close(table, org_id, grace=timedelta(days=grace_days)).receipt
+            if receipt.finished_at is None and items.now() < receipt.delete_after:
+                print(
+                    f"organisation {org_id} is CLOSING: its data is deleted after "
+                    f"{items.timestamp(receipt.delete_after)}; run this command again then"
+                )
+                return 0
+            with tqdm(unit=" items", desc="deleting", disable=args.quiet) as bar:
+
+                def progress(done: offboarding.Progress) -> None:
+                    bar.total = done.counted
+                    bar.update(done.deleted - bar.n)
+
+                started = time.perf_counter()
+                receipt = offboarding.delete(table, org_id, on_progress=progress)
+        except NotFound:
+            raise CommandError(f"no organisation has the id {org_id}") from None
+        except (offboarding.NotYet, Conflict, Unavailable) as error:
+            raise CommandError(str(error)) from None
+        finally:
+            datastore.close()
+    print("\n".join(offboarding.describe(receipt)))
+    print(f"deleted in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
 def cloudformation(_args: argparse.Namespace) -> int:
     """Print the CloudFormation template (README "Deploying to AWS")."""
     sys.stdout.write(deploy_template.render())
@@ -445,6 +633,10 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "cloudformation": cloudformation,
     "index-names": index_names,
     "migrate": migrate,
+    "export": export_organization,
+    "restore": restore_organization,
+    "erase": erase_person,
+    "offboard": offboard,
 }
 
 
@@ -459,8 +651,8 @@ def parser() -> argparse.ArgumentParser:
     importing.add_argument("--org", required=True, help="the organisation's id")
     importing.add_argument("file", help='the CSV file (README "Bulk onboarding" lists its columns)')
     importing.add_argument("--quiet", action="store_true", help="no progress bar")
-    export = commands.add_parser("export-schema", help="write schema.graphql from the code")
-    export.add_argument("--stdout", action="store_true", help="print it instead")
+    schema_export = commands.add_parser("export-schema", help="write schema.graphql from the code")
+    schema_export.add_argument("--stdout", action="store_true", help="print it instead")
     check = commands.add_parser(
         "check-counts",
         help="recount headcounts and application counts; exit 1 if any differs (0 with --fix once repaired)",
@@ -479,6 +671,42 @@ def parser() -> argparse.ArgumentParser:
         "needs an operator; 2: not finished, run it again)",
     )
     migrating.add_argument("--quiet", action="store_true", help="no progress bar")
+    exporting = commands.add_parser(
+        "export", help="export one organisation to a gzip-compressed JSON Lines file (docs: Data lifecycle)"
+    )
+    exporting.add_argument("--org", required=True, help="the organisation's id")
+    exporting.add_argument("file", help="the file to write (.jsonl.gz)")
+    exporting.add_argument("--csv", metavar="FILE", help="also write its employees as CSV (formulas neutralised)")
+    exporting.add_argument("--quiet", action="store_true", help="no progress bar")
+    restoring = commands.add_parser(
+        "restore",
+        help="replace one organisation's items with an export's or another table's, locking it meanwhile "
+        "(exit 2: refused)",
+    )
+    restoring.add_argument("--org", required=True, help="the organisation's id")
+    restoring.add_argument("file", nargs="?", help="an export file (server.py export, GET /export)")
+    restoring.add_argument("--from-table", metavar="NAME", help="restore from this table instead (a PITR restore)")
+    restoring.add_argument(
+        "--drain-seconds",
+        type=float,
+        help="how long to wait after locking for writes in flight (default: REQUEST_TIMEOUT_SECONDS + 5)",
+    )
+    restoring.add_argument("--quiet", action="store_true", help="no progress bar")
+    erasing = commands.add_parser("erase", help="erase a terminated employee's personal data everywhere it is stored")
+    erasing.add_argument("--org", required=True, help="the organisation's id")
+    erasing.add_argument("--employee", required=True, help="the employee's id (a ULID)")
+    erasing.add_argument("--dry-run", action="store_true", help="list every item it would touch; write nothing")
+    offboarding_parser = commands.add_parser(
+        "offboard", help="close an organisation, and once its grace period is over delete all its data"
+    )
+    offboarding_parser.add_argument("--org", required=True, help="the organisation's id")
+    offboarding_parser.add_argument(
+        "--grace-days",
+        type=int,
+        help="days before its data is deleted, when closing it (default: OFFBOARDING_GRACE_DAYS)",
+    )
+    offboarding_parser.add_argument("--receipt", action="store_true", help="only print its deletion receipt")
+    offboarding_parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return root
 
 

@@ -230,7 +230,7 @@ def measure_http(server: Server, token: str, body: Any) -> dict[str, Any]:
 
 
 def http_result(
-    first: dict[str, Any], latencies: list[float], cpu_ms: float, rss_growth: float, rps: float
+    first: dict[str, Any], latencies: list[float], cpu_ms: float, rss_growth: float, c16: tuple[float, float]
 ) -> dict[str, Any]:
     cost = first["extensions"]["cost"]
     return {
@@ -241,15 +241,17 @@ def http_result(
         "wcu": cost["writeCapacityUnits"],
         "p50_ms": pct(latencies, 0.5),
         "p99_ms": pct(latencies, 0.99),
-        "rps_c16": rps,
+        "rps_c16": c16[0],
         "cpu_ms": round(cpu_ms, 1),
+        "cpu_ms_c16": c16[1],
         "server_ms": cost["serverTimeMs"],
         "rss_mb": round(rss_growth, 1),
     }
 
 
-def measure_c16(server: Server, token: str, body: Any) -> float:
-    """Requests a second with 16 clients each sending one request after another."""
+def measure_c16(server: Server, token: str, body: Any) -> tuple[float, float]:
+    """Requests a second with 16 clients each sending one request after another, and the
+    server's CPU ms per request meanwhile (from /proc: every thread of its process)."""
     headers = {"Authorization": f"Bearer {token}"}
     payload = payloads(body)
 
@@ -267,15 +269,18 @@ def measure_c16(server: Server, token: str, body: Any) -> float:
                     await client.post("/graphql", content=payload(10_000 + next(counter)))
                     done += 1
 
-            t0 = time.perf_counter()
+            t0, cpu0 = time.perf_counter(), cpu_seconds(server.process.pid)
             await asyncio.gather(*(worker() for _ in range(16)))
-            return done / (time.perf_counter() - t0)
+            rps = done / (time.perf_counter() - t0)
+            return rps, (cpu_seconds(server.process.pid) - cpu0) * 1000 / done
 
-    return round(asyncio.run(c16()), 1)
+    rps, cpu_ms = asyncio.run(c16())
+    return round(rps, 1), round(cpu_ms, 1)
 
 
-def floor_c16(fn: Any) -> float:
-    """The floor's requests a second with 16 threads each calling one after another."""
+def floor_c16(fn: Any) -> tuple[float, float]:
+    """The floor's requests a second with 16 threads each calling one after another, and its
+    CPU ms per request (this process's: the bench's HTTP clients are idle meanwhile)."""
     end = time.perf_counter() + SECONDS_C16
 
     def worker() -> int:
@@ -285,13 +290,13 @@ def floor_c16(fn: Any) -> float:
             n += 1
         return n
 
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     with ThreadPoolExecutor(16) as pool:
         done = sum(pool.map(lambda _: worker(), range(16)))
-    return round(done / (time.perf_counter() - t0), 1)
+    return round(done / (time.perf_counter() - t0), 1), round((time.process_time() - cpu0) * 1000 / done, 1)
 
 
-def floor_result(s: Stats, latencies: list[float], cpu_ms: float, rps: float) -> dict[str, Any]:
+def floor_result(s: Stats, latencies: list[float], cpu_ms: float, c16: tuple[float, float]) -> dict[str, Any]:
     return {
         "requests": s.requests,
         "requests_by_operation": s.ops,
@@ -300,8 +305,9 @@ def floor_result(s: Stats, latencies: list[float], cpu_ms: float, rps: float) ->
         "rcu_min": round(s.rcu_min, 2),
         "p50_ms": pct(latencies, 0.5),
         "p99_ms": pct(latencies, 0.99),
-        "rps_c16": rps,
+        "rps_c16": c16[0],
         "cpu_ms": round(cpu_ms, 1),
+        "cpu_ms_c16": c16[1],
     }
 
 
@@ -314,17 +320,17 @@ def ratio(a: Any, b: Any) -> str:
 
 def print_table(name: str, row: dict[str, dict[str, Any]], note: str = "", extra: tuple[str, ...] = ()) -> None:
     print(f"\n{name}{'  (' + note + ')' if note else ''}")
-    metrics = ["requests", "waves", "rcu", "rcu_min", "p50_ms", "p99_ms", "rps_c16", "cpu_ms", *extra]
-    print(f"{'':10}" + "".join(f"{m:>10}" for m in metrics))
+    metrics = ["requests", "waves", "rcu", "rcu_min", "p50_ms", "p99_ms", "rps_c16", "cpu_ms", "cpu_ms_c16", *extra]
+    print(f"{'':10}" + "".join(f"{m:>11}" for m in metrics))
     for variant in ("product", "floor", "naive"):
         values = row.get(variant, {})
         if "error" in values:
             print(f"{variant:10}  error: {values['error']}")
             continue
-        print(f"{variant:10}" + "".join(f"{values.get(m, '-')!s:>10}" for m in metrics))
+        print(f"{variant:10}" + "".join(f"{values.get(m, '-')!s:>11}" for m in metrics))
     p, f, n = row.get("product", {}), row.get("floor", {}), row.get("naive", {})
-    print(f"{'prod/floor':10}" + "".join(f"{ratio(p.get(m), f.get(m)):>10}" for m in metrics))
-    print(f"{'naive/prod':10}" + "".join(f"{ratio(n.get(m), p.get(m)):>10}" for m in metrics))
+    print(f"{'prod/floor':10}" + "".join(f"{ratio(p.get(m), f.get(m)):>11}" for m in metrics))
+    print(f"{'naive/prod':10}" + "".join(f"{ratio(n.get(m), p.get(m)):>11}" for m in metrics))
     if "requests_by_operation" in p:
         print(f"  product calls: {p['requests_by_operation']}; floor calls: {f.get('requests_by_operation', '-')}")
 
@@ -400,7 +406,7 @@ def main() -> int:
             server = Server(env, "--workers", str(count), quiet=True)
             try:
                 for name, token, body, _ in queries:
-                    workers.setdefault(name, {})[f"workers_{count}"] = measure_c16(server, token, body)
+                    workers.setdefault(name, {})[f"workers_{count}"] = measure_c16(server, token, body)[0]
             finally:
                 server.stop()
         results["workers"] = workers

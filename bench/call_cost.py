@@ -23,7 +23,7 @@ from typing import Any
 
 from bench.http_session import one_call_each
 from bench.warmup import warm_up
-from datastore import calls, ids
+from datastore import calls, ids, library_internals
 from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
 from graphql_api.settings import Settings
@@ -64,7 +64,7 @@ class Stages:
 
         events.emit = self.timed(events.emit, event)
         events.emit_until_response = self.timed(events.emit_until_response, event)
-        session = client._endpoint.http_session
+        session = library_internals.http_session(client)
         session.send = self.timed(session.send, lambda *_: HTTP)
 
 

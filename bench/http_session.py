@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from bench.warmup import warm_up
-from datastore import ids
+from datastore import ids, library_internals
 from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
 from datastore.provision import ensure_table
@@ -59,7 +59,7 @@ def main() -> None:
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-http-{ids.new_id().lower()}")
         product = make_client(settings)
         urllib3 = make_client(settings)
-        urllib3._endpoint.http_session = urllib3._endpoint.http_session._fallback  # type: ignore[attr-defined]
+        library_internals.set_http_session(urllib3, library_internals.http_session(urllib3).fallback)
         stock = make_client(settings, stock=True)
         table = settings.table_name
         get, query = one_call_each(product, table)

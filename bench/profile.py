@@ -1,13 +1,16 @@
-"""`python -m bench.profile [Q1 Q2 ...] [-n N] [--pyinstrument] [--naive]`: a query's CPU cost in-process.
+"""`python -m bench.profile [Q1 Q2 ...] [-n N] [-c C] [--pyinstrument] [--naive]`: a query's CPU cost in-process.
 
 The bench's timings are wall-clock on a shared machine; this measures what one request costs
 the API process itself: the product app is served in this process (httpx's ASGI transport,
 the whole middleware stack, boto3 on its I/O pool), and CPU time is read with
 ``time.process_time`` (every thread of the process; DynamoDB Local runs in its own). The
-figure is the median of N requests after two warm-ups. With ``--pyinstrument`` the same
-requests run again under pyinstrument (the event-loop thread; boto3's calls run on the I/O
-pool's threads, whose CPU is the process's less the loop's) and the loop's CPU is split by
-the module each sample is in: where the time goes, in ms per request. ``--naive`` serves the
+figure is the median of N requests after two warm-ups. With ``-c C`` (concurrency) C clients
+send the N requests at once, one after another each, and the figures are per request over
+the whole run (CPU of the process and of the loop's thread, divided by N): what a request
+costs under load, where the loop interleaves C requests. With ``--pyinstrument`` the same
+requests run again under pyinstrument (the event-loop thread; calls made on the I/O pool's
+threads count in the process's CPU less the loop's) and the loop's CPU is split by the
+module each sample is in: where the time goes, in ms per request. ``--naive`` serves the
 bench's naive variant instead (bench/naive.py), measured the same way.
 """
 
@@ -85,7 +88,15 @@ class Collections:
         return f"GC {counts} collections (gen 0/1/2), {sum(every):.1f} ms, longest {max(every, default=0):.1f} ms"
 
 
-async def run(app: Any, token: str, body: dict[str, Any], n: int, profiler: Any = None) -> Timings:
+async def run(
+    app: Any,
+    token: str,
+    body: dict[str, Any],
+    n: int,
+    profiler: Any = None,
+    *,
+    concurrency: int = 1,
+) -> Timings:
     transport = httpx.ASGITransport(app=app)
     headers = {"Authorization": f"Bearer {token}", "content-type": "application/json"}
     content = orjson.dumps(body)
@@ -97,15 +108,36 @@ async def run(app: Any, token: str, body: dict[str, Any], n: int, profiler: Any 
                 raise RuntimeError(f"the query failed: {answer['errors'][0]['message']}")
         if profiler is not None:
             profiler.start()
-        for _ in range(n):
-            c, t, w = time.process_time(), time.thread_time(), time.perf_counter()
-            (await client.post("/graphql", content=content)).raise_for_status()
-            timings.cpu.append((time.process_time() - c) * 1000)
-            timings.loop.append((time.thread_time() - t) * 1000)
-            timings.wall.append((time.perf_counter() - w) * 1000)
+        if concurrency == 1:
+            for _ in range(n):
+                c, t, w = time.process_time(), time.thread_time(), time.perf_counter()
+                (await client.post("/graphql", content=content)).raise_for_status()
+                timings.cpu.append((time.process_time() - c) * 1000)
+                timings.loop.append((time.thread_time() - t) * 1000)
+                timings.wall.append((time.perf_counter() - w) * 1000)
+        else:
+            await concurrently(client, content, n, concurrency, timings)
         if profiler is not None:
             profiler.stop()
     return timings
+
+
+async def concurrently(client: httpx.AsyncClient, content: bytes, n: int, concurrency: int, timings: Timings) -> None:
+    """``n`` requests from ``concurrency`` clients at once; every request's CPU figure is the
+    run's CPU over ``n`` (the loop interleaves them: one request's own share cannot be read)."""
+    remaining = iter(range(n))
+
+    async def worker() -> None:
+        for _ in remaining:
+            w = time.perf_counter()
+            (await client.post("/graphql", content=content)).raise_for_status()
+            timings.wall.append((time.perf_counter() - w) * 1000)
+
+    c, t = time.process_time(), time.thread_time()
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    cpu, loop = (time.process_time() - c) * 1000 / n, (time.thread_time() - t) * 1000 / n
+    timings.cpu.extend([cpu] * n)
+    timings.loop.extend([loop] * n)
 
 
 # Where the event loop's time goes, by the module a sample's innermost frame is in (first match).
@@ -175,6 +207,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.profile")
     parser.add_argument("names", nargs="*", default=["Q1", "Q2"])
     parser.add_argument("-n", type=int, default=20)
+    parser.add_argument("-c", "--concurrency", type=int, default=1, help="clients sending at once")
     parser.add_argument("--pyinstrument", action="store_true", help="then profile: time by category")
     parser.add_argument("--tree", action="store_true", help="with --pyinstrument: print the call tree too")
     parser.add_argument("--naive", action="store_true", help="the naive variant (bench/naive.py), not the product")
@@ -224,9 +257,11 @@ def main() -> int:
         for name in args.names:
             caller, body = known[name]
             collections.reset()
-            timings = asyncio.run(run(app, tokens[caller], body, args.n))
+            at: dict[str, Any] = {"concurrency": args.concurrency}
+            timings = asyncio.run(run(app, tokens[caller], body, args.n, **at))
             print(
-                f"{name}: CPU ms median {statistics.median(timings.cpu):.1f} (min {min(timings.cpu):.1f}; "
+                f"{name} c{args.concurrency}: CPU ms median {statistics.median(timings.cpu):.1f} "
+                f"(min {min(timings.cpu):.1f}; "
                 f"event loop {statistics.median(timings.loop):.1f}, I/O threads {timings.io_threads:.1f}), "
                 f"wall ms median {statistics.median(timings.wall):.1f}, n={args.n}; {collections.summary()}",
                 flush=True,
@@ -234,8 +269,9 @@ def main() -> int:
             if args.pyinstrument:
                 from pyinstrument import Profiler
 
-                profiler = Profiler(interval=0.0005, async_mode="enabled")
-                asyncio.run(run(app, tokens[caller], body, args.n, profiler))
+                # Many requests interleave at concurrency: the loop thread's samples, not one task's.
+                profiler = Profiler(interval=0.0005, async_mode="enabled" if args.concurrency == 1 else "disabled")
+                asyncio.run(run(app, tokens[caller], body, args.n, profiler, **at))
                 if args.tree:
                     print(profiler.output_text(unicode=True, color=False, time="percent_of_total"))
                 summary(name, timings, profiler)

@@ -56,7 +56,7 @@ def choice_cost(credentials: RoleCredentials) -> float:
     for i in range(REQUESTS):
         request = SimpleNamespace(context={})
         with signing_for(scopes[i % 2]):
-            credentials._before_sign(request)
+            credentials.before_sign(request)
         request.context["signing"]["request_credentials"].get_frozen_credentials()
     return (time.perf_counter() - started) / REQUESTS * 1e6
 

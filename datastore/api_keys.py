@@ -141,17 +141,20 @@ def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
             values={**active, ":at": items.s(items.timestamp(at))},
             on_failed=lost_race,
         ),
+    ]
+    if found.secret_hash is not None:  # a key restored from an export has no lookup item
         # The lookup item must be this organisation's own key (it always is: the hash came
         # from the record), so a revoke can never touch another tenant's grant.
-        transact.update(
-            layout.API_KEY_LOOKUP.key_at(found.secret_hash),
-            "SET #status = :revoked",
-            condition="#orgId = :org AND #keyId = :key AND #status = :active",
-            names={**status, "#orgId": layout.ORG_ID, "#keyId": layout.KEY_ID},
-            values={**active, ":org": items.s(org_id), ":key": items.s(found.key_id)},
-            on_failed=lost_race,
-        ),
-    ]
+        ops.append(
+            transact.update(
+                layout.API_KEY_LOOKUP.key_at(found.secret_hash),
+                "SET #status = :revoked",
+                condition="#orgId = :org AND #keyId = :key AND #status = :active",
+                names={**status, "#orgId": layout.ORG_ID, "#keyId": layout.KEY_ID},
+                values={**active, ":org": items.s(org_id), ":key": items.s(found.key_id)},
+                on_failed=lost_race,
+            )
+        )
     before = _without_hash(layout.API_KEY.item(found))
     after = _without_hash(layout.API_KEY.item(revoked))
     writes.commit(table, ops, Change("apiKey.revoke", layout.API_KEY.tag, found.key_id, org_id, before, after))

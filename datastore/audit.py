@@ -25,7 +25,7 @@ from datastore.table import Table
 from datastore.validation import page_size
 
 
-def event_for(change: Change, *, actor_id: str | None, at: datetime) -> AuditEvent:
+def event_for(change: Change, *, actor_id: str | None, at: datetime, idempotency_key: str | None = None) -> AuditEvent:
     return AuditEvent(
         org_id=change.org_id,
         event_id=new_id_at(at),
@@ -37,6 +37,7 @@ def event_for(change: Change, *, actor_id: str | None, at: datetime) -> AuditEve
         changes=change.fields(),
         before_version=change.before_version,
         after_version=change.after_version,
+        idempotency_key=idempotency_key,
     )
 
 

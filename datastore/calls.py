@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from datastore import keys
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
 _CONTEXT_KEY = "hr_call"
+T = TypeVar("T")
 
 
 @dataclass(slots=True)
@@ -66,6 +67,13 @@ class CallLog:
 
     def operations(self) -> list[str]:
         return [c.operation for c in self.snapshot()]
+
+    def take_finished(self) -> list[Call]:
+        """The calls that have finished, removed from the log (those in flight stay)."""
+        with self._lock:
+            finished = [c for c in self.calls if c.finished is not None]
+            self.calls[:] = [c for c in self.calls if c.finished is None]
+        return finished
 
     def waves(self) -> list[list[Call]]:
         """Calls grouped into sequential rounds: the levels of the critical path.
@@ -119,6 +127,44 @@ class CallLog:
 
 
 current_log: ContextVar[CallLog | None] = ContextVar("current_dynamodb_call_log", default=None)
+
+
+@dataclass
+class Meter:
+    """What a long job (an export, a restore, an offboarding) has consumed so far.
+
+    Its calls are recorded into its own log while ``metered`` runs the job's steps, and
+    ``settle`` adds up those that finished and forgets them, so a job of a million calls
+    holds only the few in flight.
+    """
+
+    log: CallLog = field(default_factory=CallLog)
+    calls: int = 0
+    read_units: float = 0.0
+    write_units: float = 0.0
+
+    def settle(self) -> float:
+        """Add up the calls finished since the last settle; the read units they consumed."""
+        finished = self.log.take_finished()
+        read = sum(call.read_units for call in finished)
+        self.calls += len(finished)
+        self.read_units += read
+        self.write_units += sum(call.write_units for call in finished)
+        return read
+
+
+def metered(steps: Iterator[T], meter: Meter) -> Iterator[T]:
+    """``steps``, each run with ``meter``'s log as the context's: work a step hands to a thread
+    pool copies the context, so its calls are counted too."""
+    while True:
+        token = current_log.set(meter.log)
+        try:
+            step = next(steps)
+        except StopIteration:
+            return
+        finally:
+            current_log.reset(token)
+        yield step
 
 
 class Batch(NamedTuple):

@@ -35,7 +35,13 @@ DEFAULT_TABLE_NAME: Final = "hr-api"
 SERVE_UNMIGRATED_DATA: Final = "SERVE_UNMIGRATED_DATA"
 # DOCUMENTS_ROLE_ARN (a role of persisted documents, before they moved into each
 # organisation's partitions) is no longer read.
-ROLE_SETTINGS: Final = ("TENANT_ROLE_ARN", "SIGNIN_ROLE_ARN", "PLATFORM_ROLE_ARN")
+ROLE_SETTINGS: Final = (
+    "TENANT_ROLE_ARN",
+    "SIGNIN_ROLE_ARN",
+    "PLATFORM_ROLE_ARN",
+    "EXPORT_ROLE_ARN",
+    "LIFECYCLE_ROLE_ARN",
+)
 # STS: DurationSeconds lies between 15 minutes and the role's MaxSessionDuration (at most 12 hours).
 MIN_SESSION_SECONDS: Final = 900
 MAX_SESSION_SECONDS: Final = 12 * 3600
@@ -52,6 +58,9 @@ class RoleSettings:
     tenant_role_arn: str
     signin_role_arn: str
     platform_role_arn: str
+    # One organisation's export (reads only), and its restore or offboarding.
+    export_role_arn: str
+    lifecycle_role_arn: str
     # AssumeRole's DurationSeconds.
     session_seconds: int = 3600
     # Credentials are refreshed this long before they expire (datastore/credentials.py).
@@ -87,6 +96,8 @@ class RoleSettings:
             tenant_role_arn=given["TENANT_ROLE_ARN"],
             signin_role_arn=given["SIGNIN_ROLE_ARN"],
             platform_role_arn=given["PLATFORM_ROLE_ARN"],
+            export_role_arn=given["EXPORT_ROLE_ARN"],
+            lifecycle_role_arn=given["LIFECYCLE_ROLE_ARN"],
             session_seconds=session,
             refresh_seconds=refresh,
             cache_size=env_int(env, "ROLE_CACHE_SIZE", 1000),

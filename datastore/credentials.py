@@ -1,6 +1,7 @@
 """Which AWS credentials sign a DynamoDB request: an STS role session per scope, cached.
 
-With the role settings (TENANT_ROLE_ARN, SIGNIN_ROLE_ARN, PLATFORM_ROLE_ARN) every request
+With the role settings (TENANT_ROLE_ARN, SIGNIN_ROLE_ARN, PLATFORM_ROLE_ARN, EXPORT_ROLE_ARN,
+LIFECYCLE_ROLE_ARN) every request
 a Table sends is signed with credentials of the role for the Table's scope, from STS
 AssumeRole:
 
@@ -8,7 +9,10 @@ AssumeRole:
 - ``SignInScope``: the sign-in role; ``ApiKeyScope`` too (session ``api-key``);
 - ``PlatformScope``: the platform role, plus the tag ``provisioning=<orgId>`` while creating
   that organisation; ``LayoutScope`` (the table's layout version) too (session ``layout``), and
-  ``FeedScope`` (a stream reader's lease and checkpoints, session ``feed``).
+  ``FeedScope`` (a stream reader's lease and checkpoints, session ``feed``);
+- ``LifecycleScope(org, purpose)``: the export role for an export, the lifecycle role for a
+  restore or an offboarding, each with the session tag ``org=<orgId>`` (session
+  ``<purpose>-<orgId>``).
 
 The roles' ``dynamodb:LeadingKeys`` policies (``datastore/iam.py``) then hold each request to
 the partitions its tags name. That is a second wall behind the Table's own scope check
@@ -56,7 +60,16 @@ from botocore.exceptions import BotoCoreError, ClientError
 from datastore import iam
 from datastore.config import RoleSettings
 from datastore.errors import ScopeViolation, Unavailable
-from datastore.scope import ApiKeyScope, FeedScope, LayoutScope, PlatformScope, Scope, SignInScope, TenantScope
+from datastore.scope import (
+    ApiKeyScope,
+    FeedScope,
+    LayoutScope,
+    LifecycleScope,
+    PlatformScope,
+    Scope,
+    SignInScope,
+    TenantScope,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -116,6 +129,10 @@ def role_session(roles: RoleSettings, scope: Scope) -> RoleSession:
     if isinstance(scope, FeedScope):
         # The platform's own bookkeeping too: the platform role's StreamReader statement.
         return RoleSession(roles.platform_role_arn, "feed")
+    if isinstance(scope, LifecycleScope):
+        # An export only reads (TenantExport); a restore or an offboarding writes too.
+        role = roles.export_role_arn if scope.purpose == "export" else roles.lifecycle_role_arn
+        return RoleSession(role, f"{scope.purpose}-{scope.org_id}", ((iam.ORG_TAG, scope.org_id),))
     raise ScopeViolation(f"no role signs for {scope.name}")
 
 
@@ -162,9 +179,11 @@ class RoleCredentials:
 
     def sign_per_scope(self, client: DynamoDBClient) -> None:
         """Make ``client`` sign each request sent inside ``signing_for(scope)`` for that scope."""
-        client.meta.events.register("before-sign.dynamodb", self._before_sign, unique_id=_HANDLER_ID)
+        client.meta.events.register("before-sign.dynamodb", self.before_sign, unique_id=_HANDLER_ID)
 
-    def _before_sign(self, request: Any, **_: Any) -> None:
+    def before_sign(self, request: Any, **_: Any) -> None:
+        """botocore's ``before-sign`` hook: a request sent inside ``signing_for(scope)`` is
+        signed with that scope's credentials (the bench times it, bench/signing.py)."""
         scope = _signing_scope.get()
         if scope is not None:
             request.context.setdefault("signing", {})["request_credentials"] = self.for_scope(scope)

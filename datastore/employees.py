@@ -300,6 +300,8 @@ def update_employee(
 
     def perform() -> Employee:
         current = _current(table, emp_id, expected_version)
+        if current.erased_at is not None:
+            raise Conflict("the person was erased: their record cannot be given personal data again")
         updated = replace(
             current,
             email=current.email if email is None else validation.email(email),

@@ -18,6 +18,11 @@ class Plan(StrEnum):
 class OrganizationStatus(StrEnum):
     ACTIVE = "active"
     SUSPENDED = "suspended"
+    # Locked while ``server.py restore`` replaces its data (datastore/lifecycle/restore.py).
+    RESTORING = "restoring"
+    # Closed by the platform: its data is deleted once the grace period is over
+    # (datastore/lifecycle/offboarding.py).
+    CLOSING = "closing"
 
 
 class Role(StrEnum):
@@ -66,6 +71,10 @@ class Organization:
     created_at: datetime
     # The email domains it owns, platform-wide (sorted); its employees' emails are in them.
     email_domains: tuple[str, ...] = ()
+    # While RESTORING: when the restore locked it, and the status it had then (the restore
+    # returns to it if it gives up before replacing anything).
+    locked_at: datetime | None = None
+    status_before_lock: OrganizationStatus | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +116,9 @@ class Employee:
     hired_at: datetime
     terminated_at: datetime | None
     version: int
+    # When erasePerson removed their personal data (datastore/lifecycle/erasure.py): the item
+    # is then a tombstone, its email and names empty.
+    erased_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +190,8 @@ class ApiKey:
     """An organisation's record of one of its API keys: everything but the secret.
 
     ``secret_hash`` (SHA-256 of the secret) names the key's lookup item, so revoking can
-    reach it; it is never shown to anyone.
+    reach it; it is never shown to anyone, nor exported. A key restored from an export has
+    none (None): it has no lookup item either, so it can never authenticate.
     """
 
     org_id: OrgId
@@ -187,7 +200,7 @@ class ApiKey:
     role: Role
     status: ApiKeyStatus
     created_at: datetime
-    secret_hash: str
+    secret_hash: str | None
     last_used_at: datetime | None = None
     revoked_at: datetime | None = None
 
@@ -315,3 +328,8 @@ class AuditEvent:
     changes: tuple[FieldChange, ...]
     before_version: int | None
     after_version: int | None
+    # The idempotency key the write ran under, if any: how the write's record
+    # (``ORG#<org>#IDEM#<key>``) is reached by export, erasure and offboarding.
+    idempotency_key: str | None = None
+    # When erasePerson removed a person's values from ``changes`` (each then None).
+    erased_at: datetime | None = None

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 from botocore.exceptions import ParamValidationError
 
+from datastore import library_internals
+
 if TYPE_CHECKING:
     from botocore.model import OperationModel, Shape
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -155,8 +157,8 @@ def _names_check(shape: Shape, open_shapes: set[str]) -> Check | None:
 
 def install(client: DynamoDBClient) -> DynamoDBClient:
     """Encode ``client``'s requests here (idempotent). botocore keeps the serialiser on the
-    client (``_serializer``, private); a botocore without it keeps serialising as before."""
-    current: Any = getattr(client, "_serializer", None)
+    client (``library_internals.serializer``); a botocore without it keeps serialising as before."""
+    current = library_internals.serializer(client)
     if current is not None and not isinstance(current, FastSerializer):
-        client._serializer = FastSerializer(current)  # type: ignore[attr-defined]
+        library_internals.set_serializer(client, FastSerializer(current))
     return client

@@ -55,6 +55,8 @@ from botocore.exceptions import (
 )
 from botocore.httpsession import get_cert_path
 
+from datastore import library_internals
+
 try:
     import pycurl
 except ImportError:  # pragma: no cover - the Lambda package (see the module docstring)
@@ -92,7 +94,8 @@ class CurlSession:
         self._verify = verify
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
-        self._fallback = fallback
+        # botocore's own session: what the bench compares with (bench/http_session.py).
+        self.fallback = fallback
         self._local = threading.local()
         # Every live thread's handle (live_handles). Weak: a thread that ends takes its handle,
         # and so its connection, with it.
@@ -103,7 +106,7 @@ class CurlSession:
     def send(self, request: AWSPreparedRequest) -> AWSResponse:
         body = request.body
         if request.method != "POST" or not isinstance(body, bytes | str) or request.stream_output:
-            response: AWSResponse = self._fallback.send(request)
+            response: AWSResponse = self.fallback.send(request)
             return response
         handle = self._handle()
         answer, header_lines = BytesIO(), BytesIO()
@@ -133,7 +136,7 @@ class CurlSession:
         unsafe while it may be in a call: pycurl's own check for that races with the call."""
         with self._lock:
             self._generation += 1
-        self._fallback.close()
+        self.fallback.close()
 
     def live_handles(self) -> int:
         """Handles that threads still hold (tests)."""
@@ -253,11 +256,10 @@ def _botocore_error(handle: Any, error: Any, request: AWSPreparedRequest) -> Exc
 def install(client: DynamoDBClient, *, verify: bool | str, connect_timeout: float, read_timeout: float) -> bool:
     """Send ``client``'s requests through a CurlSession; False (botocore's session kept)
     without pycurl or on a botocore whose endpoint keeps no ``http_session``."""
-    endpoint: Any = getattr(client, "_endpoint", None)
-    fallback = getattr(endpoint, "http_session", None)
+    fallback = library_internals.http_session(client)
     if pycurl is None or fallback is None or isinstance(fallback, CurlSession):
         return isinstance(fallback, CurlSession)
-    endpoint.http_session = CurlSession(
-        verify=verify, connect_timeout=connect_timeout, read_timeout=read_timeout, fallback=fallback
+    return library_internals.set_http_session(
+        client,
+        CurlSession(verify=verify, connect_timeout=connect_timeout, read_timeout=read_timeout, fallback=fallback),
     )
-    return True

@@ -20,6 +20,17 @@ provider) and the platform role (the operator, at onboarding), and refresh token
 (``REFRESH#<sha256>``) by tenants (signing in and refreshing, in the tenant's session
 transactions); neither is read by them: the sign-in role reads both, and the domain markers,
 with one GetItem each (``datastore/identity_providers.py``, ``datastore/sessions.py``).
+The lifecycle of one organisation (datastore/lifecycle/) has two roles of its own, bounded by
+the same ``org`` tag. TenantExport only reads: the organisation's partitions, and the items
+outside them an export holds (identities, domain markers, identity provider clients, by
+GetItem and BatchGetItem; never an API key lookup). TenantLifecycle restores and offboards:
+it reads and writes (BatchWriteItem too) the organisation's partitions, reads, writes and
+deletes the items outside them that name it (identities, domain markers, API key lookups,
+identity provider clients; the code writes each on the condition that it names the
+organisation, since a key outside the tenant's space says nothing of whose it is), its
+lifecycle records (``LIFECYCLE#<org>`` exactly: restores, its deletion receipt) and reads the
+layout version; a restore from another table (``--from-table``, a point-in-time recovery)
+reads it under the same bounds, so the role may read tables named ``<table>-restored-*``.
 Persisted GraphQL documents live in each organisation's own partitions
 (``ORG#<org>#PQ#<slot>``, ``datastore/documents.py``), so the data role's LeadingKeys cover
 them and no role of their own is needed.
@@ -56,6 +67,10 @@ FEED_ITEMS: Final = [
     "dynamodb:UpdateItem",
     "dynamodb:DeleteItem",
 ]
+# Exactly the tagged organisation's lifecycle records (no wildcard: LIFECYCLE#<org> only).
+LIFECYCLE_PARTITION: Final = f"{keys.LIFECYCLE}{keys.SEP}${{aws:PrincipalTag/{ORG_TAG}}}"
+# Where a point-in-time recovery of the table is restored to, for ``restore --from-table``.
+RESTORED_TABLES_SUFFIX: Final = "-restored-*"
 
 READS: Final = ["dynamodb:GetItem", "dynamodb:BatchGetItem", "dynamodb:Query"]
 WRITES: Final = ["dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem", "dynamodb:ConditionCheckItem"]
@@ -64,8 +79,10 @@ DOMAIN_WRITES: Final = ["dynamodb:PutItem", "dynamodb:ConditionCheckItem"]
 API_KEY_WRITES: Final = ["dynamodb:PutItem", "dynamodb:UpdateItem"]
 ISSUER_WRITES: Final = ["dynamodb:PutItem", "dynamodb:DeleteItem"]
 REFRESH_WRITES: Final = ["dynamodb:PutItem"]
+LOOKUP_READS: Final = ["dynamodb:GetItem", "dynamodb:BatchGetItem"]
+BATCH_WRITES: Final = ["dynamodb:BatchWriteItem"]
 
-ROLES: Final = ("TenantData", "SignIn", "Platform")
+ROLES: Final = ("TenantData", "SignIn", "Platform", "TenantExport", "TenantLifecycle")
 
 
 def _statement(sid: str, actions: list[str], resources: list[Any], leading_keys: list[str]) -> dict[str, Any]:
@@ -78,14 +95,20 @@ def _statement(sid: str, actions: list[str], resources: list[Any], leading_keys:
     }
 
 
-def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str, Any]]:
-    """One policy document per role: TenantData, SignIn, Platform.
+def policies(
+    table_arn: Any, index_arn: Any | None = None, restored_arn: Any | None = None
+) -> dict[str, dict[str, Any]]:
+    """One policy document per role: TenantData, SignIn, Platform, TenantExport, TenantLifecycle.
 
-    ``index_arn`` defaults to ``<table_arn>/index/GSI1``; pass it when ``table_arn`` is not a
-    string (a CloudFormation ``Fn::GetAtt``).
+    ``index_arn`` defaults to ``<table_arn>/index/GSI1`` and ``restored_arn`` (the tables a
+    restore may read its source from) to ``<table_arn>-restored-*``; pass them when
+    ``table_arn`` is not a string (a CloudFormation ``Fn::GetAtt``).
     """
     index = index_arn if index_arn is not None else f"{table_arn}/index/{keys.GSI1}"
+    restored = restored_arn if restored_arn is not None else f"{table_arn}{RESTORED_TABLES_SUFFIX}"
     table_and_index = [table_arn, index]
+    outside_export = [IDENTITY_PARTITIONS, DOMAIN_PARTITIONS, ISSUER_PARTITIONS]
+    outside_lifecycle = [IDENTITY_PARTITIONS, DOMAIN_PARTITIONS, API_KEY_PARTITIONS, ISSUER_PARTITIONS]
     return {
         "TenantData": {
             "Version": "2012-10-17",
@@ -123,6 +146,32 @@ def policies(table_arn: Any, index_arn: Any | None = None) -> dict[str, dict[str
                 _statement("ProvisionIssuers", ISSUER_WRITES, [table_arn], [ISSUER_PARTITIONS]),
                 _statement("DataLayout", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn], [LAYOUT_PARTITION]),
                 _statement("StreamReader", FEED_ITEMS, [table_arn], [FEED_PARTITIONS]),
+            ],
+        },
+        "TenantExport": {
+            "Version": "2012-10-17",
+            "Statement": [
+                _statement("ExportTenantPartitions", READS, table_and_index, [TENANT_PARTITIONS]),
+                _statement("ExportLookups", LOOKUP_READS, [table_arn], outside_export),
+            ],
+        },
+        "TenantLifecycle": {
+            "Version": "2012-10-17",
+            "Statement": [
+                _statement(
+                    "LifecycleTenantPartitions", READS + WRITES + BATCH_WRITES, table_and_index, [TENANT_PARTITIONS]
+                ),
+                _statement(
+                    "LifecycleLookups",
+                    [*LOOKUP_READS, "dynamodb:PutItem", "dynamodb:DeleteItem"],
+                    [table_arn],
+                    outside_lifecycle,
+                ),
+                _statement(
+                    "LifecycleRecords", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn], [LIFECYCLE_PARTITION]
+                ),
+                _statement("LifecycleLayoutRead", ["dynamodb:GetItem"], [table_arn, restored], [LAYOUT_PARTITION]),
+                _statement("RestoreSourceRead", READS, [restored], [TENANT_PARTITIONS, *outside_export]),
             ],
         },
     }

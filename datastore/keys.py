@@ -9,8 +9,9 @@ the email domain markers, the platform's organisation list, the API key lookup i
 (keyed by the SHA-256 of a key's secret, so a bearer key is found with one GetItem before its
 tenant is known), the identity provider clients (``ISSUER#<issuer>``, so sign-in finds the
 organisation whose provider issued an ID token with one GetItem), the refresh token lookup
-items (``REFRESH#<sha256>``, as the API keys') and the table's data-layout items are the only
-others. A domain marker names
+items (``REFRESH#<sha256>``, as the API keys'), the table's data-layout items and each
+organisation's lifecycle records (``LIFECYCLE#<org>``: its restores and its deletion receipt,
+kept outside its partitions so they outlive its data) are the only others. A domain marker names
 the one organisation that owns an email domain, platform-wide. The layout version item says
 which layout the table's data is in (datastore/layout_version.py); a migration's progress item
 records what ``server.py migrate`` finished for one organisation (datastore/migration.py).
@@ -62,6 +63,9 @@ ISSUER: Final = "ISSUER"
 REFRESH: Final = "REFRESH"
 # A server instance's stream reader: its lease and checkpoints (datastore/feed/lease.py).
 FEED: Final = "FEED"
+# An organisation's lifecycle records (restores, its deletion receipt): outside its partitions,
+# so they outlive its data (datastore/lifecycle/).
+LIFECYCLE: Final = "LIFECYCLE"
 
 # begins_with on this returns exactly the organisation's own items (#METADATA, #SUBSCRIPTION).
 ORG_HEADER_PREFIX: Final = "#"
@@ -181,6 +185,15 @@ def is_issuer_pk(partition_key: str) -> bool:
 
 def is_refresh_lookup_pk(partition_key: str) -> bool:
     return partition_key.startswith(REFRESH + SEP)
+
+
+def lifecycle_pk(org_id: str) -> str:
+    """The partition of an organisation's lifecycle records, outside its own space."""
+    return _join(LIFECYCLE, org_id)
+
+
+def is_lifecycle_pk(partition_key: str) -> bool:
+    return partition_key.startswith(LIFECYCLE + SEP)
 
 
 def is_layout_pk(partition_key: str) -> bool:

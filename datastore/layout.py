@@ -38,6 +38,8 @@ constants below, spelt here once.
     MigrationProgress LAYOUT                     MIGRATION#<version>#<org>
     FeedLease         FEED#<group>               #LEASE
     FeedCheckpoint    FEED#<group>               SHARD#<shard>
+    RestoreRecord     LIFECYCLE#<org>            RESTORE#<lockedAt>
+    DeletionReceipt   LIFECYCLE#<org>            #DELETION
 
 Why the keys are shaped so (tenant partitions, the name entries' sort order, audit buckets,
 document slots) is told in datastore/keys.py, which holds the key vocabulary the scopes and
@@ -100,12 +102,14 @@ from datastore.model import (
     words,
 )
 from datastore.records import (
+    DeletionReceipt,
     FeedCheckpoint,
     FeedLease,
     IdempotencyRecord,
     LayoutStamp,
     MigrationProgress,
     PersistedDocument,
+    RestoreRecord,
 )
 
 __all__ = ["ENTITY", "Item"]
@@ -136,6 +140,8 @@ SIGNED_OUT_AT: Final = "signedOutAt"
 # The table's TTL attribute (epoch seconds): idempotency records and persisted documents.
 EXPIRES_AT: Final = "expiresAt"
 LAYOUT_VERSION: Final = "layoutVersion"
+LOCKED_AT: Final = "lockedAt"
+ERASED_AT: Final = "erasedAt"
 
 # A job's application counters, one number attribute per status (absent reads as 0). Only
 # ``ADD`` changes them, in the application writes' transactions (datastore/applications.py).
@@ -207,6 +213,8 @@ ORGANIZATION: Final = Layout(
         enum(STATUS, "status", OrganizationStatus),
         ts(CREATED_AT, "created_at"),
         words(EMAIL_DOMAINS, "email_domains"),
+        ts(LOCKED_AT, "locked_at", optional=True),
+        enum("statusBeforeLock", "status_before_lock", OrganizationStatus, optional=True),
     ),
 )
 
@@ -258,6 +266,7 @@ _EMPLOYEE_ATTRIBUTES: Final[tuple[Attribute, ...]] = (
     ts("hiredAt", "hired_at"),
     ts("terminatedAt", "terminated_at", optional=True),
     n(VERSION, "version"),
+    ts(ERASED_AT, "erased_at", optional=True),
 )
 
 EMPLOYEE: Final = Layout(
@@ -376,7 +385,7 @@ API_KEY: Final = Layout(
         enum(ROLE, "role", Role),
         enum(STATUS, "status", ApiKeyStatus),
         ts(CREATED_AT, "created_at"),
-        s(SECRET_HASH, "secret_hash"),
+        s(SECRET_HASH, "secret_hash", optional=True),
         ts(LAST_USED_AT, "last_used_at", optional=True),
         ts(REVOKED_AT, "revoked_at", optional=True),
     ),
@@ -491,6 +500,8 @@ AUDIT_EVENT: Final = Layout(
         custom("changes", "changes", _changes_wire, _changes_from),
         n("beforeVersion", "before_version", optional=True),
         n("afterVersion", "after_version", optional=True),
+        s("idempotencyKey", "idempotency_key", optional=True),
+        ts(ERASED_AT, "erased_at", optional=True),
     ),
 )
 
@@ -575,27 +586,58 @@ FEED_CHECKPOINT: Final = Layout(
 )
 """Where one server instance's reader is in one shard of the stream."""
 
-# Every kind the table holds, for the readers of raw items (the change feed, datastore/feed/).
-KINDS: Final[tuple[Layout[Any], ...]] = (
-    ORGANIZATION,
-    SUBSCRIPTION,
-    EMAIL_DOMAIN,
-    DEPARTMENT,
-    EMPLOYEE,
-    MEMBERSHIP,
-    NAME_ENTRY,
-    EMAIL_POINTER,
-    IDENTITY,
-    JOB_POSTING,
-    APPLICATION,
-    APPLICANT,
-    API_KEY,
-    API_KEY_LOOKUP,
-    AUDIT_EVENT,
-    IDEMPOTENCY,
-    PERSISTED_DOCUMENT,
-    LAYOUT_VERSION_ITEM,
-    MIGRATION_PROGRESS,
-    FEED_LEASE,
-    FEED_CHECKPOINT,
+# --- an organisation's lifecycle records ---------------------------------------------------------
+
+
+def _counts_wire(counts: Any) -> dict[str, Any]:
+    return {"M": {kind: {"N": str(count)} for kind, count in sorted(counts.items())}}
+
+
+def _counts_from(value: dict[str, Any]) -> dict[str, int]:
+    # Sorted by kind: DynamoDB keeps no order in a map.
+    return {kind: int(count["N"]) for kind, count in sorted(value["M"].items())}
+
+
+RESTORE_RECORD: Final = Layout(
+    RestoreRecord,
+    tag="RestoreRecord",
+    key=("LIFECYCLE#{org_id}", "RESTORE#{locked_at:timestamp}"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        ts(LOCKED_AT, "locked_at"),
+        s("source", "source"),
+        s("actorId", "actor_id", optional=True),
+        ts("finishedAt", "finished_at", optional=True),
+        custom("written", "written", _counts_wire, _counts_from),
+        custom("deleted", "deleted", _counts_wire, _counts_from),
+        custom("unchanged", "unchanged", _counts_wire, _counts_from),
+        n("passes", "passes"),
+        n("countersRepaired", "counters_repaired"),
+    ),
 )
+"""One restore of an organisation: where from, who, when, and what it wrote."""
+
+DELETION_RECEIPT: Final = Layout(
+    DeletionReceipt,
+    tag="DeletionReceipt",
+    key=("LIFECYCLE#{org_id}", "#DELETION"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s("orgName", "org_name"),
+        s("requestedBy", "requested_by", optional=True),
+        ts("closedAt", "closed_at"),
+        ts("deleteAfter", "delete_after"),
+        ts("startedAt", "started_at", optional=True),
+        ts("finishedAt", "finished_at", optional=True),
+        custom("deleted", "deleted", _counts_wire, _counts_from),
+    ),
+)
+"""An organisation's offboarding: closed when and by whom, deleted when, and what."""
+
+# --- the registry --------------------------------------------------------------------------------
+
+KINDS: Final[tuple[Layout[Any], ...]] = tuple(value for value in list(globals().values()) if isinstance(value, Layout))
+"""Every kind declared above, in declaration order: what the change feed decodes
+(datastore/feed/records.py), and what export, restore, erasure and offboarding classify
+(datastore/lifecycle/kinds.py), so a kind declared here is a kind they must account for
+(tests/datastore/lifecycle/test_kinds.py fails until they do)."""

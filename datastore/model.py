@@ -109,8 +109,8 @@ def ts(name: str, field: str, *, optional: bool = False) -> Attribute:
     return Attribute(name, field, "timestamp", optional)
 
 
-def enum(name: str, field: str, values: type[Enum]) -> Attribute:
-    return Attribute(name, field, "enum", enum=values)
+def enum(name: str, field: str, values: type[Enum], *, optional: bool = False) -> Attribute:
+    return Attribute(name, field, "enum", optional, enum=values)
 
 
 def words(name: str, field: str) -> Attribute:

@@ -2,14 +2,15 @@
 
 Idempotency records (datastore/idempotency.py), persisted GraphQL documents
 (datastore/documents.py), the table's layout version (datastore/layout_version.py), a
-migration's progress for one organisation (datastore/migration.py), and a stream reader's
-lease and checkpoints (datastore/feed/lease.py). Their kinds are declared with the
-entities' in datastore/layout.py.
+migration's progress for one organisation (datastore/migration.py), a stream reader's lease
+and checkpoints (datastore/feed/lease.py) and an organisation's lifecycle records
+(datastore/lifecycle/). Their kinds are declared with the entities' in datastore/layout.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -108,3 +109,44 @@ class FeedCheckpoint:
     sequence_number: str
     updated_at: datetime
     expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RestoreRecord:
+    """What one restore of an organisation did (datastore/lifecycle/restore.py), kept in its
+    lifecycle records, outside its partitions: the restored data holds no trace of it."""
+
+    org_id: OrgId
+    # When the restore locked the organisation: the record's id.
+    locked_at: datetime
+    source: str
+    actor_id: str | None = None
+    finished_at: datetime | None = None
+    # Items put, deleted, and found already as the source has them, by kind.
+    written: Mapping[str, int] = field(default_factory=dict)
+    deleted: Mapping[str, int] = field(default_factory=dict)
+    unchanged: Mapping[str, int] = field(default_factory=dict)
+    passes: int = 0
+    counters_repaired: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class DeletionReceipt:
+    """The proof that an organisation was offboarded (datastore/lifecycle/offboarding.py): who
+    asked, when, and how many items of each kind were deleted. Kept in its lifecycle records,
+    outside its partitions, so it outlives them."""
+
+    org_id: OrgId
+    org_name: str
+    requested_by: str | None
+    closed_at: datetime
+    # No item is deleted before this (the grace period after closing).
+    delete_after: datetime
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    # The organisation's items by kind, counted once when the deletion began: what it deleted.
+    deleted: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def counted(self) -> bool:
+        return self.started_at is not None

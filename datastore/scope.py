@@ -8,7 +8,7 @@ it gets back from outside it. The scopes that reach beyond one tenant are few an
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from datastore import keys
 from datastore.ids import OrgId
@@ -183,8 +183,58 @@ class PlatformScope:
         return self.may_write(partition_key)
 
 
+Purpose = Literal["export", "restore", "offboard"]
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleScope:
+    """One organisation's whole data, for its export (reads only), restore or offboarding.
+
+    Its own partitions, and the items outside every tenant's partitions that name it: the
+    identity items of its employees' emails, its email-domain markers and its identity
+    provider's clients (``EMAIL#``, ``DOMAIN#``, ``ISSUER#``), and, for a restore or an
+    offboarding but never an export, its API keys' lookup items (``APIKEY#``: credentials)
+    and, to read only, the table's layout version (a restore checks its source's).
+    A key outside the tenant's space does not say whose it is, so the lifecycle code reads
+    only the keys the organisation's own items name and keeps only items whose ``orgId`` is
+    the organisation (datastore/lifecycle/walk.py), and writes them only on that condition.
+    """
+
+    org_id: OrgId
+    purpose: Purpose
+    # The operator or admin acting, for audit and the lifecycle records.
+    actor_id: str | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.purpose} of {self.org_id}"
+
+    def may_read(self, partition_key: str) -> bool:
+        return (
+            keys.in_tenant(partition_key, self.org_id)
+            or keys.is_identity_pk(partition_key)
+            or keys.is_domain_pk(partition_key)
+            or keys.is_issuer_pk(partition_key)
+            or (
+                self.purpose != "export"
+                and (
+                    keys.is_api_key_lookup_pk(partition_key)
+                    or partition_key == keys.lifecycle_pk(self.org_id)
+                    # The layout version: a restore checks its source's.
+                    or keys.is_layout_pk(partition_key)
+                )
+            )
+        )
+
+    def may_write(self, partition_key: str) -> bool:
+        return self.purpose != "export" and self.may_read(partition_key) and not keys.is_layout_pk(partition_key)
+
+    def may_check(self, partition_key: str) -> bool:
+        return self.may_write(partition_key)
+
+
 def actor_of(scope: Scope) -> str | None:
     """Who writes through ``scope``, as the audit trail names them."""
-    if isinstance(scope, TenantScope | PlatformScope):
+    if isinstance(scope, TenantScope | PlatformScope | LifecycleScope):
         return scope.actor_id
     return None

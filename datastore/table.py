@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 BATCH_GET_LIMIT: Final = 100
+BATCH_WRITE_LIMIT: Final = 25
 TRANSACT_LIMIT: Final = 100
 
 # AWS error codes this module acts on.
@@ -312,6 +313,42 @@ class Table:
             self._write_one(ops[0])
         else:
             self._transact(ops, token)
+
+    def batch_write(self, puts: Sequence[Item] = (), deletes: Sequence[keys.Key] = ()) -> None:
+        """Put and delete items unconditionally, 25 a BatchWriteItem, retrying what is left.
+
+        Not atomic, and never conditional: for bulk work on data nobody else writes meanwhile
+        (a restore holds its organisation locked, datastore/lifecycle/restore.py). Every key
+        is checked against the scope first; a key may appear once only.
+        """
+        requests: list[dict[str, Any]] = []
+        for item in puts:
+            self._require_write(item[keys.PK]["S"])
+            requests.append({"PutRequest": {"Item": item}})
+        for key in deletes:
+            self._require_write(key.pk)
+            requests.append({"DeleteRequest": {"Key": key.wire()}})
+        for start in range(0, len(requests), BATCH_WRITE_LIMIT):
+            pending = requests[start : start + BATCH_WRITE_LIMIT]
+            for attempt in range(self._retry.attempts):
+                try:
+                    with signing_for(self.scope):
+                        response = self.client.batch_write_item(
+                            RequestItems={self.name: pending},  # type: ignore[dict-item]
+                            ReturnConsumedCapacity="TOTAL",
+                        )
+                except ClientError as error:
+                    raise _unavailable(error, write=True) from None
+                except BotoCoreError as error:
+                    raise _unavailable(error, write=True) from None
+                pending = cast("list[dict[str, Any]]", response.get("UnprocessedItems", {}).get(self.name, []))
+                if not pending:
+                    break
+                if attempt + 1 < self._retry.attempts:
+                    self._sleep(self._retry.delay(attempt))
+            else:
+                tries = self._retry.attempts
+                raise Unavailable(f"BatchWriteItem left {len(pending)} items unprocessed after {tries} tries")
 
     def _old_on_failure(self, op: Op) -> dict[str, str]:
         """Ask for the item a failed condition saw only when the scope may read it.

@@ -11,9 +11,12 @@ would have built (tests/datastore/test_user_agent.py checks it at ``before-send`
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any, Final
 
 from botocore.context import get_context
+
+from datastore import library_internals
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -22,17 +25,20 @@ if TYPE_CHECKING:
 # that starts putting per-call values there (then strings past it are built, not kept).
 MAX_VARIANTS: Final = 64
 
+# The builders already memoised (ours to know: nothing is marked on botocore's object).
+_memoized: weakref.WeakSet[Any] = weakref.WeakSet()
+
 
 def memoize(client: DynamoDBClient) -> DynamoDBClient:
     """Make ``client`` reuse its User-Agent string per feature set (idempotent).
 
-    botocore keeps the builder on the client (``_user_agent_creator``, private, present since
-    1.31) and calls it through the instance both when it builds the request dict and in its
+    botocore keeps the builder on the client (``library_internals.user_agent_creator``) and
+    calls it through the instance both when it builds the request dict and in its
     ``request-created`` handler, so an instance attribute replaces both. A botocore without it
     keeps building the string per call.
     """
-    creator: Any = getattr(client, "_user_agent_creator", None)
-    if creator is None or getattr(creator, "_hr_memoized", False):
+    creator = library_internals.user_agent_creator(client)
+    if creator is None or creator in _memoized:
         return client
     build = creator.to_string
     strings: dict[frozenset[str], str] = {}
@@ -48,5 +54,5 @@ def memoize(client: DynamoDBClient) -> DynamoDBClient:
         return found
 
     creator.to_string = to_string
-    creator._hr_memoized = True
+    _memoized.add(creator)
     return client

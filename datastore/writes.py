@@ -23,7 +23,8 @@ def commit(
     idempotency: IdempotencyRequest | None = None,
 ) -> None:
     at = items.now()
-    event = audit.event_for(change, actor_id=actor_of(table.scope), at=at)
+    key = None if idempotency is None else idempotency.key
+    event = audit.event_for(change, actor_id=actor_of(table.scope), at=at, idempotency_key=key)
     bookkeeping = [audit.event_op(event)]
     if idempotency is not None:
         bookkeeping.insert(0, record_op(idempotency, change.snapshot, at))

@@ -7,7 +7,8 @@ table and its IAM boundary cannot drift from what the code and its tests assume.
 What it creates:
 - the table: on-demand, point-in-time recovery, TTL on idempotency records, deletion
   protection, encryption with a KMS key, and its stream (both images) for live updates;
-- the three data roles (TenantData, SignIn, Platform) with their ``LeadingKeys`` policies,
+- the five data roles (TenantData, SignIn, Platform, TenantExport, TenantLifecycle) with
+  their ``LeadingKeys`` policies,
   each assumable only by the service role, with ``sts:TagSession`` for the ``org`` and
   ``provisioning`` tags;
 - the service role the Lambda function runs as: it can describe the table (readiness) and
@@ -46,12 +47,16 @@ ROLE_RESOURCES: Final = {
     "TenantData": "TenantDataRole",
     "SignIn": "SignInRole",
     "Platform": "PlatformRole",
+    "TenantExport": "TenantExportRole",
+    "TenantLifecycle": "TenantLifecycleRole",
 }
 # The environment variable that names each role to the server (datastore/credentials.py).
 ROLE_SETTINGS: Final = {
     "TenantData": "TENANT_ROLE_ARN",
     "SignIn": "SIGNIN_ROLE_ARN",
     "Platform": "PLATFORM_ROLE_ARN",
+    "TenantExport": "EXPORT_ROLE_ARN",
+    "TenantLifecycle": "LIFECYCLE_ROLE_ARN",
 }
 
 # The data-plane operations the server sends (datastore/table.py): DynamoDB reports
@@ -59,6 +64,7 @@ ROLE_SETTINGS: Final = {
 DATA_OPERATIONS: Final = (
     "GetItem",
     "BatchGetItem",
+    "BatchWriteItem",
     "Query",
     "PutItem",
     "UpdateItem",
@@ -77,6 +83,7 @@ ALARM_DATAPOINTS: Final = 3
 
 TABLE_ARN: Final = {"Fn::GetAtt": ["Table", "Arn"]}
 INDEX_ARN: Final = {"Fn::Sub": f"${{Table.Arn}}/index/{keys.GSI1}"}
+RESTORED_ARN: Final = {"Fn::Sub": f"${{Table.Arn}}{iam.RESTORED_TABLES_SUFFIX}"}
 
 
 def _ref(name: str) -> dict[str, str]:
@@ -99,7 +106,7 @@ def table_properties(table_name: Any) -> dict[str, Any]:
 
 
 def _data_role(role: str) -> dict[str, Any]:
-    policy = iam.policies(TABLE_ARN, INDEX_ARN)[role]
+    policy = iam.policies(TABLE_ARN, INDEX_ARN, RESTORED_ARN)[role]
     return {
         "Type": "AWS::IAM::Role",
         "Properties": {

@@ -1,5 +1,5 @@
-"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL, WebSocket subscriptions),
-/auth/token, /auth/discovery, /healthz and /readyz.
+"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL, WebSocket and multipart
+subscriptions), /auth/token, /auth/discovery, /export, /healthz and /readyz.
 
 A request to /graphql goes through the middlewares (request id, health, access log, hosts,
 body bounds, CORS, gzip, the in-flight cap, authentication) to its lifetime
@@ -47,6 +47,7 @@ from graphql_api.execution.operation import CachedDocuments
 from graphql_api.execution.operation_name import OperationNameRequired
 from graphql_api.execution.plan.extension import CompiledPlans
 from graphql_api.http import request_id
+from graphql_api.http.export import ExportDownload
 from graphql_api.http.health import HealthRoutes, Readiness
 from graphql_api.http.hosts import AllowedHosts
 from graphql_api.http.persisted import PersistedDocuments, StoreRegistered, load_manifest
@@ -181,6 +182,8 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
             WebSocketRoute("/graphql", LiveSocketView(schema, services, backend, persisted)),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
             Route(DISCOVERY_PATH, HomeRealmDiscovery(services).endpoint, methods=["GET"]),
+            # The organisation's whole data, for its admins (graphql_api/http/export.py).
+            Route("/export", ExportDownload(services).endpoint, methods=["GET"]),
             *graphiql.routes(services),
         ],
         lifespan=lifespan,

@@ -1,8 +1,8 @@
-"""A real STS on loopback for tests and benchmarks, and the three role settings that point at it.
+"""A real STS on loopback for tests and benchmarks, and the five role settings that point at it.
 
 - ``serving_sts``: moto's server mode on a free 127.0.0.1 port (AssumeRole issues a new
   access key per call, with an expiry DurationSeconds ahead).
-- ``role_env``: the environment that configures the three roles against that STS.
+- ``role_env``: the environment that configures the five roles against that STS.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ from contextlib import contextmanager
 TENANT_ROLE = "arn:aws:iam::123456789012:role/hr-tenant-data"
 SIGNIN_ROLE = "arn:aws:iam::123456789012:role/hr-sign-in"
 PLATFORM_ROLE = "arn:aws:iam::123456789012:role/hr-platform"
+EXPORT_ROLE = "arn:aws:iam::123456789012:role/hr-tenant-export"
+LIFECYCLE_ROLE = "arn:aws:iam::123456789012:role/hr-tenant-lifecycle"
 
 
 @contextmanager
@@ -35,6 +37,8 @@ def role_env(sts_url: str, **overrides: str) -> dict[str, str]:
         "TENANT_ROLE_ARN": TENANT_ROLE,
         "SIGNIN_ROLE_ARN": SIGNIN_ROLE,
         "PLATFORM_ROLE_ARN": PLATFORM_ROLE,
+        "EXPORT_ROLE_ARN": EXPORT_ROLE,
+        "LIFECYCLE_ROLE_ARN": LIFECYCLE_ROLE,
         "AWS_ENDPOINT_URL_STS": sts_url,
         **overrides,
     }

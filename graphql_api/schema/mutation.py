@@ -11,6 +11,7 @@ from graphql_api.schema.mutations import (
     applications,
     departments,
     employees,
+    erasure,
     imports,
     jobs,
     organizations,
@@ -78,6 +79,17 @@ class Mutation:
         + _VERSIONED
         + _ERRORS,
     )
+    erase_person = strawberry.mutation(
+        resolver=erasure.erase_person,
+        description="Erases a terminated employee's personal data everywhere it is stored (GDPR art. 17): the "
+        "employee becomes a tombstone with an empty email and names (`erasedAt` set), their name-search entries, "
+        "email pointer and sign-in identity are deleted (the email is free again), audit events about them keep "
+        "what happened but lose the personal values in their changes, and idempotency records of writes about "
+        "them are dropped; applications keep their status, their applicant shown as the erased person. Every "
+        "headcount and application count is kept, and the erasure is itself an audit event with no personal "
+        "value. Erasing an erased person changes nothing (`alreadyErased`); an ACTIVE employee is a CONFLICT "
+        "(terminate them first)." + _ADMINS + _ERRORS,
+    )
     create_job_posting = strawberry.mutation(
         resolver=jobs.create_job_posting,
         description="Drafts a job posting in a department; publish it with publishJobPosting." + _ADMINS + _ERRORS,
@@ -123,6 +135,15 @@ class Mutation:
     add_email_domain = strawberry.mutation(
         resolver=organizations.add_email_domain,
         description="Platform operators only: give an organisation one more email domain.",
+    )
+    close_organization = strawberry.mutation(
+        resolver=organizations.close_organization,
+        description="Platform operators only (else FORBIDDEN): offboards an organisation. It becomes CLOSING at "
+        "once, so every request of its members and API keys, and sign-in, is refused as UNAUTHENTICATED; its "
+        "data is kept for the grace period (OFFBOARDING_GRACE_DAYS), then `server.py offboard` deletes every "
+        "item of it, releases its email domains and identities, and keeps a deletion receipt outside its data. "
+        "Closing a CLOSING organisation changes nothing; one being restored is a CONFLICT; an unknown id is "
+        "NOT_FOUND.",
     )
     create_api_key = strawberry.mutation(
         resolver=api_keys.create_api_key,

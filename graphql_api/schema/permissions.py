@@ -20,6 +20,8 @@ department through the request's batched loader.
     set/removeIdentityProvider     -            -                              yes (and operators, naming it)
     signOut / signOutEverywhere    own          own                            own; everywhere: any employee
     Organization.auditLog          -            -                              yes
+    erasePerson, GET /export       -            -                              yes
+    closeOrganization              -            -                              - (operators only)
 
 Subscriptions (graphql_api/schema/subscription.py) authorise each event when they deliver it
 with these same functions: a subscriber gets what they could read by query at that moment.

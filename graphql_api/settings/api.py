@@ -246,6 +246,8 @@ class ApiSettings:
     subscription_reorder_window_seconds: float = 10.0
     subscription_replay_events: int = 1_000
     subscription_replay_seconds: float = 86_400.0
+    # Days between closing an organisation and deleting its data (datastore/lifecycle/offboarding.py).
+    offboarding_grace_days: int = 30
 
     @property
     def development(self) -> bool:
@@ -322,6 +324,7 @@ class ApiSettings:
             subscription_reorder_window_seconds=env_float(env, "SUBSCRIPTION_REORDER_WINDOW_SECONDS", 10.0),
             subscription_replay_events=env_int(env, "SUBSCRIPTION_REPLAY_EVENTS", 1_000),
             subscription_replay_seconds=env_float(env, "SUBSCRIPTION_REPLAY_SECONDS", 86_400.0),
+            offboarding_grace_days=env_int(env, "OFFBOARDING_GRACE_DAYS", 30, minimum=0),
         )
 
     def hosts_to_serve(self) -> tuple[str, ...]:

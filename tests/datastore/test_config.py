@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from datastore.config import ROLE_SETTINGS, ConfigError, DatastoreSettings, RoleSettings
-from datastore.dev.local_sts import PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
+from datastore.dev.local_sts import EXPORT_ROLE, LIFECYCLE_ROLE, PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
 from deploy import cloudformation
 
 STS = "http://127.0.0.1:5000"
@@ -18,13 +18,17 @@ def test_role_settings__none_set__none_and_one_credential() -> None:
 
 def test_role_settings__all_set__defaults() -> None:
     roles = RoleSettings.from_env(role_env(STS))
-    assert roles == RoleSettings(TENANT_ROLE, SIGNIN_ROLE, PLATFORM_ROLE, 3600, 300, 1000, STS)
+    assert roles == RoleSettings(
+        TENANT_ROLE, SIGNIN_ROLE, PLATFORM_ROLE, EXPORT_ROLE, LIFECYCLE_ROLE, 3600, 300, 1000, STS
+    )
     assert DatastoreSettings.from_env(role_env(STS)).roles == roles
 
 
 def test_role_settings__tuned__read() -> None:
     env = role_env("", ROLE_SESSION_SECONDS="900", ROLE_REFRESH_SECONDS="450", ROLE_CACHE_SIZE="2")
-    assert RoleSettings.from_env(env) == RoleSettings(TENANT_ROLE, SIGNIN_ROLE, PLATFORM_ROLE, 900, 450, 2, None)
+    assert RoleSettings.from_env(env) == RoleSettings(
+        TENANT_ROLE, SIGNIN_ROLE, PLATFORM_ROLE, EXPORT_ROLE, LIFECYCLE_ROLE, 900, 450, 2, None
+    )
 
 
 def test_role_settings__one_missing__config_error_names_it() -> None:

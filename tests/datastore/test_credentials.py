@@ -6,11 +6,12 @@ the access key in each DynamoDB request's SigV4 ``Authorization`` header (tests/
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -19,6 +20,7 @@ from datastore import (
     calls,
     documents,
     employees,
+    iam,
     identities,
     keys,
     layout,
@@ -29,14 +31,17 @@ from datastore import (
 from datastore.config import DatastoreSettings, RoleSettings
 from datastore.credentials import RoleSession, role_session
 from datastore.dev.local import free_port
-from datastore.dev.local_sts import PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
+from datastore.dev.local_sts import EXPORT_ROLE, LIFECYCLE_ROLE, PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
 from datastore.entities import Plan, Role
 from datastore.errors import ScopeViolation, Unavailable
+from datastore.lifecycle import offboarding
+from datastore.lifecycle.export import Export
 from datastore.pagination import PageRequest
-from datastore.scope import ApiKeyScope, LayoutScope, PlatformScope, SignInScope, TenantScope
+from datastore.scope import ApiKeyScope, LayoutScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
 from tests.conftest import Tenant, TenantFactory, unique_domain
-from tests.sts import RoleWorld, SignatureLog, role_world
+from tests.datastore.lifecycle.complete import complete
+from tests.sts import RoleWorld, SignatureLog, Signed, role_world
 
 CONCURRENT = 50
 
@@ -192,10 +197,67 @@ def test_role_session__scope_no_role_serves__refused() -> None:
         def may_write(self, partition_key: str) -> bool:
             return True
 
-    roles = RoleSettings(TENANT_ROLE, SIGNIN_ROLE, PLATFORM_ROLE)
+    roles = RoleSettings(TENANT_ROLE, SIGNIN_ROLE, PLATFORM_ROLE, EXPORT_ROLE, LIFECYCLE_ROLE)
     with pytest.raises(ScopeViolation, match="no role signs for stranger"):
         role_session(roles, Stranger())
     assert role_session(roles, TenantScope("A", "someone")) == role_session(roles, TenantScope("A", None))
+
+
+def allowed_by(role: str, org_id: str, request: Signed) -> bool:
+    """Whether the role's policy (datastore/iam.py, the org tag given) lets ``request`` through:
+    an Allow statement with its operation whose LeadingKeys patterns match every partition key.
+    A transaction or batch is allowed item by item, as IAM does, by any write action."""
+    wanted = {f"dynamodb:{request.operation}"}
+    if request.operation in ("TransactWriteItems", "BatchWriteItem"):
+        wanted = {f"dynamodb:{action}" for action in ("PutItem", "UpdateItem", "DeleteItem", "ConditionCheckItem")}
+    statements = iam.policies("arn:aws:dynamodb:eu-west-1:1:table/t")[role]["Statement"]
+
+    def matched(pk: str) -> bool:
+        for statement in statements:
+            patterns = statement["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"]
+            tagged = [pattern.replace("${aws:PrincipalTag/org}", org_id) for pattern in patterns]
+            if (
+                wanted & set(statement["Action"])
+                and (request.operation != "BatchWriteItem" or "dynamodb:BatchWriteItem" in statement["Action"])
+                and any(fnmatch.fnmatchcase(pk, pattern) for pattern in tagged)
+            ):
+                return True
+        return False
+
+    return all(matched(pk) for pk in request.partition_keys)
+
+
+def test_lifecycle_scopes__export_then_offboarding__each_signed_by_its_role_tagged_org_within_its_policy(
+    world: RoleWorld, make_tenant: TenantFactory
+) -> None:
+    """The export role reads, the lifecycle role deletes, each inside its LeadingKeys."""
+    whole = complete(make_tenant("Leaving"))
+    org_id = whole.tenant.org_id
+    exporter = world.datastore.table(LifecycleScope(org_id, "export"))
+    lines = list(Export(exporter, org_id, source="t").lines())
+    [assumed] = world.assumed.snapshot()
+    assert (assumed.role_arn, assumed.session_name, assumed.tags) == (EXPORT_ROLE, f"export-{org_id}", {"org": org_id})
+    exported = world.signed.snapshot()
+    assert len(lines) > 10 and {request.operation for request in exported} == {"Query", "BatchGetItem"}
+    assert [request for request in exported if not allowed_by("TenantExport", org_id, request)] == []
+
+    world.signed.requests.clear()
+    operator = world.datastore.table(LifecycleScope(org_id, "offboard", "operator"))
+    offboarding.close(operator, org_id, grace=timedelta(0))
+    offboarding.delete(operator, org_id)
+    lifecycle = [call for call in world.assumed.snapshot() if call.role_arn == LIFECYCLE_ROLE]
+    assert {(call.session_name, tuple(call.tags.items())) for call in lifecycle} == {
+        (f"offboard-{org_id}", (("org", org_id),))
+    }
+    deleted = world.signed.snapshot()
+    assert {"BatchWriteItem", "TransactWriteItems"} <= {request.operation for request in deleted}
+    assert [request for request in deleted if not allowed_by("TenantLifecycle", org_id, request)] == []
+    # Neither role reaches another organisation's keys, nor the other's own statements.
+    other = make_tenant("Staying")
+    assert not allowed_by("TenantExport", org_id, Signed("Query", "k", [keys.org_pk(other.org_id)]))
+    assert not allowed_by("TenantExport", org_id, Signed("PutItem", "k", [keys.org_pk(org_id)]))
+    assert not allowed_by("TenantExport", org_id, Signed("GetItem", "k", [f"APIKEY#{'0' * 64}"]))
+    assert not allowed_by("TenantLifecycle", org_id, Signed("PutItem", "k", [keys.lifecycle_pk(other.org_id)]))
 
 
 # --- one AssumeRole per tenant per expiry -------------------------------------------------

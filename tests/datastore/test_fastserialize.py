@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 
+from datastore import library_internals
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.fastparse import OPERATIONS
@@ -73,7 +74,7 @@ def clients(settings: DatastoreSettings) -> tuple[DynamoDBClient, DynamoDBClient
 
 def serialise(client: DynamoDBClient, operation: str, params: dict[str, Any]) -> dict[str, Any]:
     model = client.meta.service_model.operation_model(operation)
-    request: dict[str, Any] = client._serializer.serialize_to_request(params, model)  # type: ignore[attr-defined]
+    request: dict[str, Any] = library_internals.serializer(client).serialize_to_request(params, model)
     return request
 
 

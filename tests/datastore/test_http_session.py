@@ -34,7 +34,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from datastore import ids, keys
+from datastore import ids, keys, library_internals
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
@@ -150,8 +150,8 @@ def get_item(client: DynamoDBClient) -> dict[str, Any]:
 def test_make_client__product_client__sends_through_curl_and_the_floor_through_urllib3(
     settings: DatastoreSettings,
 ) -> None:
-    assert isinstance(make_client(settings)._endpoint.http_session, CurlSession)  # type: ignore[attr-defined]
-    assert not isinstance(make_client(settings, stock=True)._endpoint.http_session, CurlSession)  # type: ignore[attr-defined]
+    assert isinstance(library_internals.http_session(make_client(settings)), CurlSession)
+    assert not isinstance(library_internals.http_session(make_client(settings, stock=True)), CurlSession)
 
 
 def test_request__on_the_wire__is_exactly_what_botocore_prepared(settings: DatastoreSettings) -> None:
@@ -271,7 +271,7 @@ def test_error__request_sent_then_the_resend_refused__may_have_been_applied(sett
 def test_threads__a_thread_that_ends__takes_its_handle_with_it(settings: DatastoreSettings) -> None:
     with serving(FakeDynamoDB(lambda _: answer(200, EMPTY_GET_ITEM))) as fake:
         client = client_of(settings, fake.url)
-        session: CurlSession = client._endpoint.http_session  # type: ignore[attr-defined]
+        session: CurlSession = library_internals.http_session(client)
         for _ in range(5):
             thread = threading.Thread(target=get_item, args=(client,))
             thread.start()
@@ -368,7 +368,7 @@ def test_close__then_call__a_new_handle_serves_it(settings: DatastoreSettings) -
     with serving(FakeDynamoDB(lambda _: answer(200, EMPTY_GET_ITEM))) as fake:
         client = client_of(settings, fake.url)
         get_item(client)
-        client._endpoint.http_session.close()  # type: ignore[attr-defined]
+        library_internals.http_session(client).close()
         get_item(client)
     assert len(fake.seen) == 2
 

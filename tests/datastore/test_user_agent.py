@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 from botocore.context import start_as_current_context
 from botocore.useragent import UserAgentString, register_feature_id
 
-from datastore import keys, user_agent
+from datastore import keys, library_internals, user_agent
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 def _sent_and_built(client: DynamoDBClient, table_name: str) -> tuple[str, str]:
     """The User-Agent a GetItem sent, and what botocore's own builder gives at that moment."""
     seen: dict[str, str] = {}
-    creator: Any = client._user_agent_creator  # type: ignore[attr-defined]  # botocore's private builder
+    creator: Any = library_internals.user_agent_creator(client)
 
     def capture(request: Any, **_: Any) -> None:
         seen["sent"] = request.headers["User-Agent"].decode()
@@ -53,12 +53,12 @@ def test_memoized_client__feature_registered__string_lists_it(settings: Datastor
 
 def test_memoize__twice__wraps_once(settings: DatastoreSettings) -> None:
     client = make_client(settings)
-    creator: Any = client._user_agent_creator  # type: ignore[attr-defined]
+    creator: Any = library_internals.user_agent_creator(client)
     wrapped = creator.to_string
     user_agent.memoize(client)
     assert creator.to_string is wrapped
 
 
 def test_stock_client__not_memoized(settings: DatastoreSettings) -> None:
-    creator: Any = make_client(settings, stock=True)._user_agent_creator  # type: ignore[attr-defined]
+    creator: Any = library_internals.user_agent_creator(make_client(settings, stock=True))
     assert "to_string" not in vars(creator)

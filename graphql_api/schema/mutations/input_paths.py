@@ -48,6 +48,7 @@ _DECLARED: Final[Mapping[str, Mapping[Field, str]]] = {
     },
     "moveEmployee": {"emp_id": "id", "department_id": "departmentId", **_KEYED},
     "terminateEmployee": {"emp_id": "id", **_KEYED},
+    "erasePerson": {"emp_id": "id"},
     # importEmployees places each row's errors in its results (graphql_api/bulk/rows.py).
     "importEmployees": {},
     "createJobPosting": {"department_id": "departmentId", "title": "title", "description": "description", **_KEYED},
@@ -72,6 +73,7 @@ _DECLARED: Final[Mapping[str, Mapping[Field, str]]] = {
         "last_name": "adminLastName",
     },
     "addEmailDomain": {"org_id": "orgId", "domain": "domain"},
+    "closeOrganization": {"org_id": "orgId"},
     "createApiKey": {"name": "name", "role": "role"},
     "revokeApiKey": {"key_id": "id"},
     "setIdentityProvider": {"issuer": "issuer", "client_ids": "clientIds", "org_id": "organizationId"},

@@ -1,12 +1,15 @@
-"""createOrganization and addEmailDomain (platform operators)."""
+"""createOrganization, addEmailDomain and closeOrganization (platform operators)."""
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Annotated
 
 import strawberry
 
 from datastore import organizations
+from datastore.lifecycle import offboarding
+from datastore.scope import LifecycleScope
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import INPUT_ARGUMENT, run_write
@@ -82,3 +85,33 @@ async def add_email_domain(
     org_id = ids.ORGANIZATION.decode(input.org_id, "input.orgId")
     organization = await run_write(context, organizations.add_email_domain, table, org_id, input.domain)
     return AddEmailDomainPayload(organization=Organization.of(organization))
+
+
+@strawberry.input(description="The organisation to close.")
+class CloseOrganizationInput:
+    org_id: strawberry.ID = strawberry.field(description="The organisation's id.")
+
+
+@strawberry.type(description="The result of closeOrganization.")
+class CloseOrganizationPayload:
+    organization: Organization = strawberry.field(description="The organisation, now CLOSING.")
+    delete_after: datetime = strawberry.field(
+        description="When the grace period ends: from then on `server.py offboard` deletes all its data."
+    )
+
+
+async def close_organization(
+    info: Info, input: Annotated[CloseOrganizationInput, INPUT_ARGUMENT]
+) -> CloseOrganizationPayload | None:
+    context = info.context
+    context.session.platform_table()  # operators only (else FORBIDDEN)
+    org_id = ids.ORGANIZATION.decode(input.org_id, "input.orgId")
+    principal = context.principal
+    operator = None if principal is None else principal.subject
+    services = context.session.services
+    table = services.datastore.table(LifecycleScope(org_id, "offboard", operator))
+    grace = timedelta(days=services.settings.offboarding_grace_days)
+    closed = await run_write(context, offboarding.close, table, org_id, grace=grace)
+    return CloseOrganizationPayload(
+        organization=Organization.of(closed.organization), delete_after=closed.receipt.delete_after
+    )

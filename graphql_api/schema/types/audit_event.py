@@ -21,8 +21,14 @@ class FieldChange:
     field: str = strawberry.field(
         description="The changed field's name as the API spells it, for example `departmentId`."
     )
-    before: str | None = strawberry.field(description="Its value before the write; null when it had none.")
-    after: str | None = strawberry.field(description="Its value after the write; null when it has none.")
+    before: str | None = strawberry.field(
+        description="Its value before the write; null when it had none, or when it was a person's email or name "
+        "that erasePerson removed (the event's `erasedAt`)."
+    )
+    after: str | None = strawberry.field(
+        description="Its value after the write; null when it has none, or when it was a person's email or name "
+        "that erasePerson removed (the event's `erasedAt`)."
+    )
 
     @classmethod
     def of(cls, change: entities.FieldChange) -> FieldChange:
@@ -48,6 +54,10 @@ class AuditEvent:
     after_version: int | None = strawberry.field(
         description="The entity's version after the write; null for an unversioned entity."
     )
+    erased_at: datetime | None = strawberry.field(
+        description="When erasePerson removed a person's personal values (email, names) from this event's "
+        "changes, which then show null; null when nothing was removed."
+    )
     actor_id: strawberry.Private[str | None]
 
     @strawberry.field(description="The employee who wrote it; null for platform writes.")
@@ -71,6 +81,7 @@ class AuditEvent:
             changes=[FieldChange.of(change) for change in event.changes],
             before_version=event.before_version,
             after_version=event.after_version,
+            erased_at=event.erased_at,
             actor_id=event.actor_id,
         )
 

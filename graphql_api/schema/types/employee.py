@@ -28,10 +28,15 @@ Info = strawberry.Info[RequestContext, None]
 )
 class Employee(Node):
     email: str = strawberry.field(
-        description="Work email address, lower-case; unique across the whole platform and used to sign in."
+        description="Work email address, lower-case; unique across the whole platform and used to sign in. "
+        "Empty for an erased person (`erasedAt`)."
     )
-    first_name: str = strawberry.field(description="Given name, 1 to 100 characters.")
-    last_name: str = strawberry.field(description="Family name, 1 to 100 characters.")
+    first_name: str = strawberry.field(
+        description="Given name, 1 to 100 characters; empty for an erased person (`erasedAt`)."
+    )
+    last_name: str = strawberry.field(
+        description="Family name, 1 to 100 characters; empty for an erased person (`erasedAt`)."
+    )
     role: Role = strawberry.field(description="What they may do in the organisation.")
     status: EmployeeStatus = strawberry.field(description="ACTIVE while employed; INACTIVE once terminated.")
     hired_at: datetime = strawberry.field(description="When they were hired (the directory's default order).")
@@ -41,6 +46,12 @@ class Employee(Node):
     version: int = strawberry.field(
         description="Increases by one with every write to the employee. Pass it as `expectedVersion` when "
         "updating, moving or terminating, so a write based on a stale read is a CONFLICT."
+    )
+    erased_at: datetime | None = strawberry.field(
+        description="When erasePerson erased them; null otherwise. An erased person is a tombstone: `email`, "
+        "`firstName` and `lastName` are empty strings and no name search finds them, but their id, role, "
+        "status, department and dates stay, so applications and the audit trail still point at them (show "
+        "them as an erased person). Their record can no longer be updated."
     )
     emp_id: strawberry.Private[str]
     department_id: strawberry.Private[str | None]
@@ -59,6 +70,7 @@ class Employee(Node):
             hired_at=employee.hired_at,
             terminated_at=employee.terminated_at,
             version=employee.version,
+            erased_at=employee.erased_at,
             emp_id=employee.emp_id,
             department_id=employee.department_id,
         )

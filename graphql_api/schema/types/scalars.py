@@ -97,6 +97,10 @@ else:
         {
             "ACTIVE": "Its members sign in and use the API.",
             "SUSPENDED": "Every request of its members is refused as UNAUTHENTICATED; its data is kept.",
+            "RESTORING": "Its data is being restored by the platform (`server.py restore`): every request of "
+            "its members is refused as UNAUTHENTICATED until the restore ends.",
+            "CLOSING": "Closed by the platform (closeOrganization): every request of its members and API keys "
+            "is refused as UNAUTHENTICATED, and all its data is deleted once the grace period is over.",
         },
     )
     Role = described(

@@ -244,6 +244,8 @@ CASES: Final[list[tuple[str, Case, str]]] = [
     # A token not issued by POST /auth/token belongs to no session: name one by its refresh token.
     ("signOut", lambda api, t: (api.admin_of(t), {}), "input.refreshToken"),
     ("signOutEverywhere", lambda api, t: (api.admin_of(t), {"employeeId": "not an id"}), "input.employeeId"),
+    ("erasePerson", lambda api, t: (api.admin_of(t), {"id": "not an id"}), "input.id"),
+    ("closeOrganization", lambda api, t: (api.platform, {"orgId": "not an id"}), "input.orgId"),
 ]
 
 

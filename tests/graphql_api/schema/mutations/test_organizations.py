@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from datastore import employees, identities
+from datastore import api_keys, employees, identities, organizations
 from datastore.entities import Employee, Role
 from datastore.scope import SignInScope, TenantScope
 from datastore.table import Table
@@ -229,3 +229,38 @@ def test_audit_log__denied__only_this_field_is_null(api: Api, tenant: Tenant) ->
         ("FORBIDDEN", ["organization", "auditLog"])
     ]
     assert body["data"] == {"organization": {"name": tenant.organization.name, "auditLog": None}}
+
+
+CLOSE_ORGANIZATION = """
+mutation($input: CloseOrganizationInput!) {
+  closeOrganization(input: $input) { organization { id status } deleteAfter }
+}"""
+ME = "{ organization { name } }"
+
+
+def _close(client: GraphQLClient, org_id: str) -> dict[str, object]:
+    return client.query(CLOSE_ORGANIZATION, {"input": {"orgId": ids.encode("Organization", org_id)}})
+
+
+def test_close_organization__closing__its_tokens_and_keys_stop_at_once(api: Api, tenant: Tenant) -> None:
+    _key, secret = api_keys.create_api_key(tenant.table, name="sync", role=Role.ADMIN)
+    admin = api.admin_of(tenant)
+    assert "errors" not in admin.query(ME)
+
+    body = _close(api.platform, tenant.org_id)
+
+    closed = body["data"]["closeOrganization"]  # type: ignore[index]
+    assert closed["organization"]["status"] == "CLOSING"
+    assert closed["deleteAfter"] > "2000"
+    assert error(admin.query(ME))["extensions"]["code"] == "UNAUTHENTICATED"
+    assert error(GraphQLClient(api.http, secret).query(ME))["extensions"]["code"] == "UNAUTHENTICATED"
+    found = organizations.get_organization(tenant.table)
+    assert found is not None and found.status.value == "closing"
+
+
+def test_close_organization__a_tenant_admin__forbidden(api: Api, tenant: Tenant) -> None:
+    assert error(_close(api.admin_of(tenant), tenant.org_id))["extensions"]["code"] == "FORBIDDEN"
+
+
+def test_close_organization__unknown__not_found(api: Api) -> None:
+    assert error(_close(api.platform, UNKNOWN_ULID))["extensions"]["code"] == "NOT_FOUND"

@@ -1,0 +1,294 @@
+"""Erasing a person: a terminated employee's personal data removed everywhere it is stored.
+
+The personal values are the email and the names (kinds.PERSONAL), wherever a kind holds them
+(kinds.py's ``personal``). Each kind the person touches is handled as its row says:
+
+- the employee's item becomes a tombstone: email and names empty, ``erasedAt`` set; its id,
+  role, department, status and dates stay (what the organisation's records need: who
+  applied, who managed, who was employed when), so every reference to the person still
+  resolves, to "an erased person";
+- copies of the person and items pointing at them are deleted: name entries (so no search
+  finds them), a membership copy (a terminated employee has none; one left by drift goes
+  with its headcount), the email pointer and the platform-wide identity, so the email is
+  free for anyone again;
+- audit events about the person keep what happened (the action, who did it, which fields
+  changed, every value that is not personal) and lose the personal values in their changes
+  (each becomes null, the event gets ``erasedAt``);
+- idempotency records of writes about the person are deleted (their results hold the
+  person's item); audit events name the key each write ran under;
+- applications and applicant guards hold ids and statuses only: kept, so a job's pipeline
+  and its counters are unchanged, the applicant shown as the erased person.
+
+Steps, each idempotent: the audit events are redacted and the idempotency records deleted
+(transactions of at most 100 items), then one transaction tombstones the employee (on its
+version), deletes the pointer, the identity and the name entries (and a membership with its
+headcount), and writes the erasure's own audit event, which names the fields erased and no
+value. Interrupted, a run again finds the employee intact and finishes; a tombstone means
+done. A write to the employee meanwhile fails the last transaction, which is tried again
+from the start. The dry run reads the same and writes nothing: the items it would touch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Final, Literal
+
+from datastore import items, keys, layout, names, transact, writes
+from datastore.changes import Change
+from datastore.entities import AuditEvent, Employee, EmployeeStatus, FieldChange
+from datastore.errors import Conflict, NotFound, StaleVersion
+from datastore.ids import EmployeeId, id_time
+from datastore.items import Item
+from datastore.lifecycle import kinds
+from datastore.table import TRANSACT_LIMIT, Table
+
+ACTION: Final = "employee.erase"
+# Tries of the whole erasure when the employee is written meanwhile.
+ATTEMPTS: Final = 3
+# Items a Query of the audit trail asks for at once.
+_PAGE: Final = 1000
+
+Action = Literal["tombstone", "delete", "redact"]
+
+
+@dataclass(frozen=True, slots=True)
+class Touch:
+    """One item an erasure writes: what it does to it."""
+
+    action: Action
+    kind: str
+    key: keys.Key
+
+    def describe(self) -> str:
+        return f"{self.action:<9} {self.kind:<12} {self.key.pk} / {self.key.sk}"
+
+
+@dataclass
+class Erasure:
+    """What erasing one person touches (or touched), item by item."""
+
+    employee: Employee
+    touches: list[Touch] = field(default_factory=list)
+    # True when the employee was a tombstone already: nothing was left to do.
+    already: bool = False
+
+    def by_kind(self) -> dict[str, int]:
+        found: dict[str, int] = {}
+        for touch in self.touches:
+            found[touch.kind] = found.get(touch.kind, 0) + 1
+        return found
+
+
+@dataclass
+class _Plan:
+    employee: Employee
+    events: list[AuditEvent]
+    records: list[keys.Key]
+    entries: list[keys.Key]
+    membership: bool
+    pointer: bool
+
+
+def erase_person(table: Table, emp_id: EmployeeId, *, dry_run: bool = False) -> Erasure:
+    """Erase a terminated employee of ``table``'s tenant (module docstring).
+
+    NotFound when no employee has the id; Conflict while they are ACTIVE (terminate them
+    first). With ``dry_run`` nothing is written: the result lists every item it would touch.
+    """
+    for attempt in range(ATTEMPTS):
+        plan = _plan(table, emp_id)
+        if plan is None:
+            employee = _employee(table, emp_id)
+            return Erasure(employee, already=True)
+        erasure = Erasure(plan.employee, _touches(plan))
+        if dry_run:
+            return erasure
+        _redact(table, plan.events)
+        _drop(table, plan.records)
+        try:
+            erasure.employee = _tombstone(table, plan)
+        except StaleVersion:
+            if attempt + 1 == ATTEMPTS:
+                raise
+            continue
+        return erasure
+    raise AssertionError("unreachable")
+
+
+# --- reading what is there ----------------------------------------------------------------------
+
+
+def _employee(table: Table, emp_id: EmployeeId) -> Employee:
+    found = table.get(layout.EMPLOYEE.key_at(table.tenant.org_id, emp_id), consistent=True)
+    if found is None:
+        raise NotFound(Employee, emp_id)
+    return layout.EMPLOYEE.read(found)
+
+
+def _plan(table: Table, emp_id: EmployeeId) -> _Plan | None:
+    """What erasing the employee touches; None when they are a tombstone already."""
+    employee = _employee(table, emp_id)
+    if employee.erased_at is not None:
+        return None
+    if employee.status is not EmployeeStatus.INACTIVE:
+        raise Conflict("only a terminated employee can be erased: terminate them first")
+    org_id = employee.org_id
+    events = list(_events_about(table, employee))
+    record_keys = sorted(
+        {layout.IDEMPOTENCY.key_at(org_id, event.idempotency_key) for event in events if event.idempotency_key},
+        key=lambda key: key.pk,
+    )
+    wanted = [*_entry_keys(employee), *record_keys, layout.EMAIL_POINTER.key_at(org_id, employee.email)]
+    membership = layout.MEMBERSHIP.key_of(employee) if employee.department_id is not None else None
+    if membership is not None:
+        wanted.append(membership)
+    found = {keys.Key(item[keys.PK]["S"], item[keys.SK]["S"]) for item in table.batch_get(wanted) if item is not None}
+    return _Plan(
+        employee,
+        [event for event in events if event.erased_at is None and _personal_changes(event)],
+        [key for key in record_keys if key in found],
+        [key for key in _entry_keys(employee) if key in found],
+        membership is not None and membership in found,
+        layout.EMAIL_POINTER.key_at(org_id, employee.email) in found,
+    )
+
+
+def _entry_keys(employee: Employee) -> list[keys.Key]:
+    return [
+        layout.NAME_ENTRY.key_of(employee, prefix=prefix)
+        for prefix in names.prefixes(employee.first_name, employee.last_name)
+    ]
+
+
+def _events_about(table: Table, employee: Employee) -> Iterator[AuditEvent]:
+    """The audit events of writes to the employee: every month since their id was minted."""
+    org_id = employee.org_id
+    month, last = keys.audit_bucket(id_time(employee.emp_id)), keys.audit_bucket(items.now())
+    while True:
+        start = None
+        partition_key = layout.AUDIT_EVENT.partition(org_id, month)
+        while True:
+            result = table.query(partition_key, limit=_PAGE, start_key=start, consistent=True)
+            for item in result.items:
+                if item["entityId"]["S"] == employee.emp_id and item["entityType"]["S"] == layout.EMPLOYEE.tag:
+                    yield layout.AUDIT_EVENT.read(item)
+            if not result.has_more:
+                break
+            start = Table.start_key_of(result.items[-1])
+        if month >= last:
+            return
+        month = _next_month(month)
+
+
+def _next_month(bucket: str) -> str:
+    year, month = int(bucket[:4]), int(bucket[5:7])
+    return f"{year + 1:04d}-01" if month == 12 else f"{year:04d}-{month + 1:02d}"
+
+
+def _personal_changes(event: AuditEvent) -> bool:
+    return any(
+        change.field in kinds.PERSONAL and (change.before, change.after) != (None, None) for change in event.changes
+    )
+
+
+def _touches(plan: _Plan) -> list[Touch]:
+    org_id, employee = plan.employee.org_id, plan.employee
+    found = [Touch("redact", layout.AUDIT_EVENT.tag, layout.AUDIT_EVENT.key_of(event)) for event in plan.events]
+    found += [Touch("delete", layout.IDEMPOTENCY.tag, key) for key in plan.records]
+    found += [Touch("delete", layout.NAME_ENTRY.tag, key) for key in plan.entries]
+    if plan.membership:
+        found.append(Touch("delete", layout.MEMBERSHIP.tag, layout.MEMBERSHIP.key_of(employee)))
+    if plan.pointer:
+        found.append(Touch("delete", layout.EMAIL_POINTER.tag, layout.EMAIL_POINTER.key_at(org_id, employee.email)))
+    found.append(Touch("delete", layout.IDENTITY.tag, layout.IDENTITY.key_at(employee.email)))
+    found.append(Touch("tombstone", layout.EMPLOYEE.tag, layout.EMPLOYEE.key_of(employee)))
+    return found
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+
+def _in_transactions(table: Table, ops: list[transact.Op]) -> None:
+    for start in range(0, len(ops), TRANSACT_LIMIT):
+        table.write(ops[start : start + TRANSACT_LIMIT])
+
+
+def _redact(table: Table, events: list[AuditEvent]) -> None:
+    """Each event's personal values nulled, the rest as it was (what happened stays)."""
+    at = items.now()
+    ops = []
+    for event in events:
+        redacted = replace(
+            event,
+            changes=tuple(
+                FieldChange(change.field, None, None) if change.field in kinds.PERSONAL else change
+                for change in event.changes
+            ),
+            erased_at=at,
+        )
+        item = layout.AUDIT_EVENT.item(redacted)
+        ops.append(
+            transact.update(
+                layout.AUDIT_EVENT.key_of(event),
+                "SET #changes = :changes, #erased = :at",
+                condition="attribute_exists(PK)",
+                names={"#changes": "changes", "#erased": layout.ERASED_AT},
+                values={":changes": item["changes"], ":at": item[layout.ERASED_AT]},
+            )
+        )
+    _in_transactions(table, ops)
+
+
+def _drop(table: Table, records: list[keys.Key]) -> None:
+    _in_transactions(table, [transact.delete(key) for key in records])
+
+
+def _tombstone(table: Table, plan: _Plan) -> Employee:
+    """The last transaction: tombstone, pointer, identity, name entries, membership, event."""
+    current = plan.employee
+    at = items.now()
+    tombstone = replace(current, email="", first_name="", last_name="", erased_at=at, version=current.version + 1)
+    emp = {":emp": items.s(current.emp_id)}
+    still_theirs = "attribute_not_exists(PK) OR #emp = :emp"
+    ops = [
+        transact.put(
+            layout.EMPLOYEE.item(tombstone),
+            condition="#version = :expected",
+            names={"#version": layout.VERSION},
+            values={":expected": items.n(current.version)},
+            on_failed=lambda _old: StaleVersion("the employee was changed while being erased"),
+        ),
+        transact.delete(
+            layout.EMAIL_POINTER.key_at(current.org_id, current.email),
+            condition=still_theirs,
+            names={"#emp": layout.EMP_ID},
+            values=emp,
+        ),
+        transact.delete(
+            layout.IDENTITY.key_at(current.email), condition=still_theirs, names={"#emp": layout.EMP_ID}, values=emp
+        ),
+        *(transact.delete(key) for key in plan.entries),
+    ]
+    if plan.membership and current.department_id is not None:
+        ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
+        ops.append(
+            transact.update(
+                layout.DEPARTMENT.key_at(current.org_id, current.department_id),
+                "ADD #headcount :minus, #revision :one",
+                condition="attribute_exists(PK)",
+                names={"#headcount": layout.HEADCOUNT, "#revision": layout.COUNTS_REVISION},
+                values={":minus": items.n(-1), ":one": items.n(1)},
+            )
+        )
+    writes.commit(table, ops, _change(current, tombstone))
+    return tombstone
+
+
+def _change(before: Employee, after: Employee) -> Change:
+    """The erasure's audit event: the fields erased, with no value but the empty ones left."""
+    erased: Item = {name: {"NULL": True} for name in kinds.PERSONAL}
+    erased[layout.VERSION] = items.n(before.version)
+    tombstone = layout.EMPLOYEE.item(after)
+    shown = {name: tombstone[name] for name in (*kinds.PERSONAL, layout.ERASED_AT, layout.VERSION)}
+    return Change(ACTION, layout.EMPLOYEE.tag, after.emp_id, after.org_id, erased, shown)

@@ -1,0 +1,622 @@
+"""Restoring one organisation from an export file or from another table, into the live table.
+
+Only the organisation's items change: its partitions and the items outside them that name it
+(identities, domain markers, API key lookups, identity provider clients). Sign-in state is
+neither exported nor restored: sessions and sign-out marks stay as they are live (a session
+of someone the source lacks, or has terminated, ends at its next refresh, whose transaction
+checks the employee). Every other organisation's items are never
+read or written (the Table's LifecycleScope refuses any other key).
+
+The lock. A restore holds the organisation RESTORING for its whole length: the status is set
+with a conditional write (ACTIVE or SUSPENDED before; the time and the status before are kept
+on the organisation's item), and every request of its members and keys is refused from the
+next one, as for a suspended organisation (graphql_api/auth/active.py). Writes admitted just
+before may still land: a request runs at most REQUEST_TIMEOUT_SECONDS, so the restore waits
+``drain_seconds`` (by default that and a margin) before reading anything. It does not take
+that on trust. Every write commits an audit event in its own transaction, so a write that
+landed after the lock shows as an event later than it: the restore waits again while one
+appears, gives up (returning the organisation to its status before) if they keep coming, and,
+after replacing the data, looks again: a write that landed while it worked makes it replace
+everything once more (a pass), since that write's other items may be in partitions already
+replaced. The organisation's own item is written last, from the source, which unlocks it.
+
+Replacing. Partition by partition in walk order (datastore/lifecycle/walk.py), the source's
+items and the live ones are merged by sort key, both sorted: an item the live table lacks or
+holds differently is put, one only the live table holds is deleted, one equal is left alone,
+with unconditional BatchWriteItems (nobody else writes the organisation meanwhile). Then each
+live partition the source did not have (one the root named before the restore began) is
+emptied. Items outside the tenant's space are written one at a time, on the condition that
+no other organisation holds them: an email or domain another organisation holds now is found
+before anything is written (``preflight``) and the restore is refused with the list. So the
+restore is idempotent, and resumable: run again after a failure, it finds the organisation
+RESTORING, keeps its lock, and writes only what still differs.
+
+API keys. An export never holds a key's secret hash, so a key restored from a file takes the
+live table's hash for the same key if there is one, and otherwise has none and can never
+authenticate (a file must not be a credential). A key the live table holds REVOKED stays
+revoked whatever the source says. Lookup items are made from the restored records.
+
+Erasures hold: a person erased in the live table before the restore (a tombstone) whom the
+source holds intact is erased again (terminated first if the source has them active), so no
+backup brings a person's data back.
+
+The end: ``counts.check_organization(fix=True)`` (``server.py check-counts``) recounts every
+headcount and application counter and repairs any the source held inconsistent (an export of
+a live organisation is consistent item by item only); then the organisation's item; then the
+restore's record (``LIFECYCLE#<org>`` / ``RESTORE#<lockedAt>``), outside the organisation, so
+the restored data is exactly the source's: export, restore into an empty table and export
+again give the same item lines.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Final, Protocol
+
+from datastore import counts, employees, items, keys, layout, layout_version, transact
+from datastore.entities import ApiKeyGrant, ApiKeyStatus, EmployeeStatus, OrganizationStatus
+from datastore.errors import Conflict
+from datastore.ids import EmployeeId, OrgId, new_id_at
+from datastore.items import Item
+from datastore.lifecycle import erasure, export, export_format, walk
+from datastore.lifecycle.walk import Family
+from datastore.model import ENTITY
+from datastore.records import RestoreRecord
+from datastore.scope import LifecycleScope, TenantScope, actor_of
+from datastore.table import Table
+
+# Replacing passes before the restore gives up (writes kept landing after the lock).
+MAX_PASSES: Final = 3
+# Waits for the writes in flight before giving up and unlocking.
+DRAIN_ROUNDS: Final = 3
+# Beyond a request's deadline, how long a write admitted before the lock may still land
+# (botocore's retries of its last call): the command's default drain is the deadline and this.
+DRAIN_MARGIN_SECONDS: Final = 5.0
+# Items written per BatchWriteItem group (the Table cuts them into calls of 25).
+WRITE_GROUP: Final = 500
+
+
+class Refused(Exception):
+    """The restore cannot be done; nothing was written unless the message says otherwise."""
+
+
+@dataclass(frozen=True, slots=True)
+class Partition:
+    """One partition of the source: its family, key, and items in sort-key order."""
+
+    family: Family
+    pk: str
+    items: Iterator[Item]
+
+
+class Source(Protocol):
+    """Where the organisation is restored from."""
+
+    @property
+    def description(self) -> str: ...
+
+    def check(self, org_id: OrgId) -> None:
+        """Refused unless the source holds ``org_id`` whole, in this release's layout."""
+
+    def partitions(self) -> Iterator[Partition]:
+        """Every partition, in walk order (export.FAMILIES)."""
+
+    def outside(self) -> Iterator[Item]:
+        """The items outside the tenant's space: identities, domain markers, provider clients."""
+
+
+def _grouped(records: Iterable[tuple[Family, Item]]) -> Iterator[Partition]:
+    for (family, pk), group in itertools.groupby(records, key=lambda pair: (pair[0], pair[1][keys.PK]["S"])):
+        yield Partition(family, pk, (item for _family, item in group))
+
+
+class FileSource:
+    """A file ``server.py export`` wrote (or a download, its parts put together)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @property
+    def description(self) -> str:
+        return f"file {self.path.name}"
+
+    def check(self, org_id: OrgId) -> None:
+        try:
+            with self.path.open("rb") as stream:
+                header, _tally = export_format.check(stream)
+        except (OSError, export_format.ExportFileError) as error:
+            raise Refused(f"{self.path}: {error}") from None
+        if header.org_id != org_id:
+            raise Refused(f"{self.path} is an export of organisation {header.org_id}, not {org_id}")
+        if header.layout != layout_version.CURRENT:
+            raise Refused(
+                f"{self.path} holds data in layout {header.layout}; this release restores layout "
+                f"{layout_version.CURRENT} (restore it with the release that wrote it)"
+            )
+
+    def _records(self) -> Iterator[tuple[Family, Item]]:
+        with self.path.open("rb") as stream:
+            _header, records = export_format.read(stream)
+            for record in records:
+                yield walk.family_named(record.family), record.item
+
+    def partitions(self) -> Iterator[Partition]:
+        return _grouped(self._records())
+
+    def outside(self) -> Iterator[Item]:
+        return (item for family, item in self._records() if family.by_key is not None)
+
+
+class TableSource:
+    """Another table holding the organisation: one point-in-time recovery restored, say."""
+
+    def __init__(self, table: Table, org_id: OrgId) -> None:
+        self.table = table
+        self._org_id = org_id
+
+    @property
+    def description(self) -> str:
+        return f"table {self.table.name}"
+
+    def _walk(self, org_id: OrgId, families: tuple[Family, ...]) -> walk.Walk:
+        return walk.Walk(self.table.with_scope(LifecycleScope(org_id, "restore")), org_id, families=families)
+
+    def check(self, org_id: OrgId) -> None:
+        # Read under the restore's own scope (and role): the source may be any table.
+        version = layout_version.stored_version(self.table.with_scope(LifecycleScope(org_id, "restore")))
+        if version != layout_version.CURRENT:
+            raise Refused(
+                f"table {self.table.name} is at layout {version}; this release restores layout {layout_version.CURRENT}"
+            )
+        reader = self.table.with_scope(LifecycleScope(org_id, "restore"))
+        if reader.get(layout.ORGANIZATION.key_at(org_id), consistent=True) is None:
+            raise Refused(f"table {self.table.name} holds no organisation {org_id}")
+
+    def partitions(self) -> Iterator[Partition]:
+        return _grouped(self._walk(self._org_id, export.FAMILIES))
+
+    def outside(self) -> Iterator[Item]:
+        walking = self._walk(self._org_id, (walk.IDENTITIES, walk.DOMAINS, walk.ISSUER_CLIENTS))
+        return (item for _family, item in walking)
+
+
+@dataclass
+class Report:
+    """What a restore did (and, refused, why)."""
+
+    org_id: OrgId
+    source: str
+    locked_at: datetime | None = None
+    finished_at: datetime | None = None
+    written: Counter[str] = field(default_factory=Counter)
+    deleted: Counter[str] = field(default_factory=Counter)
+    unchanged: Counter[str] = field(default_factory=Counter)
+    passes: int = 0
+    counters_repaired: int = 0
+    # API keys the source had ACTIVE that the live table holds REVOKED: kept revoked.
+    kept_revoked: list[str] = field(default_factory=list)
+    # Items outside the tenant's space another organisation took while the restore ran.
+    held_elsewhere: list[str] = field(default_factory=list)
+    # People erased in the live table whom the source held intact: erased again.
+    erased_again: list[str] = field(default_factory=list)
+
+    def lines(self, seconds: float) -> list[str]:
+        """What the command prints."""
+
+        def total(counter: Counter[str]) -> int:
+            return sum(counter.values())
+
+        found = [
+            f"restored organisation {self.org_id} from {self.source} in {seconds:.1f} s ({self.passes} "
+            f"pass{'es' * (self.passes != 1)}): {total(self.written)} items written, {total(self.deleted)} deleted, "
+            f"{total(self.unchanged)} unchanged; {self.counters_repaired} counters repaired"
+        ]
+        found += [f"  API key {key} is REVOKED here and stays revoked" for key in self.kept_revoked]
+        found += [f"  {pk} is another organisation's now: not restored" for pk in self.held_elsewhere]
+        found += [f"  employee {emp_id} was erased here: erased again" for emp_id in self.erased_again]
+        return found
+
+    def record(self, actor_id: str | None) -> RestoreRecord:
+        assert self.locked_at is not None
+        return RestoreRecord(
+            self.org_id,
+            self.locked_at,
+            self.source,
+            actor_id,
+            self.finished_at,
+            dict(self.written),
+            dict(self.deleted),
+            dict(self.unchanged),
+            self.passes,
+            self.counters_repaired,
+        )
+
+
+def _kind(item: Item) -> str:
+    return str(item.get(ENTITY, {}).get("S", "?"))
+
+
+def _key(item: Item) -> keys.Key:
+    return keys.Key(item[keys.PK]["S"], item[keys.SK]["S"])
+
+
+def _event_floor(at: datetime) -> str:
+    """The smallest audit event sort key of an event at or after ``at`` (a ULID's time prefix)."""
+    return layout.AUDIT_EVENT.sort_prefix + new_id_at(at)[:10] + "0" * 16
+
+
+class Restore:
+    """One restore of organisation ``org_id`` into ``table``'s table (whose scope is the
+    organisation's LifecycleScope of purpose ``restore``)."""
+
+    def __init__(
+        self,
+        table: Table,
+        org_id: OrgId,
+        source: Source,
+        *,
+        drain_seconds: float,
+        sleep: Callable[[float], None] = time.sleep,
+        on_partition: Callable[[Report], None] = lambda _report: None,
+    ) -> None:
+        self.table = table
+        self.org_id = org_id
+        self.source = source
+        self.drain_seconds = drain_seconds
+        self.sleep = sleep
+        self.on_partition = on_partition
+        self.report = Report(org_id, source.description)
+        self._source_org: Item | None = None
+        self._api_keys: list[Item] = []
+        self._straggled = False
+        self._erased_before: set[str] = set()
+
+    # --- the whole ---------------------------------------------------------------------------
+
+    def run(self) -> Report:
+        self.source.check(self.org_id)
+        self.preflight()
+        locked_at, fresh = self._lock()
+        self.report.locked_at = locked_at
+        if fresh:
+            self._drain(locked_at)
+        for number in range(1, MAX_PASSES + 1):
+            self.report.passes = number
+            self._straggled = False
+            self._replace(locked_at)
+            if not self._straggled and not self._events_after(locked_at):
+                break
+        else:
+            raise Refused(
+                f"writes kept landing in organisation {self.org_id} after it was locked; it stays RESTORING: "
+                "run the restore again to finish it"
+            )
+        tenant = self.table.with_scope(TenantScope(self.org_id, actor_of(self.table.scope)))
+        self._erase_again(tenant)
+        self.report.counters_repaired = len(counts.check_organization(tenant, fix=True).drifts)
+        self._unlock()
+        self.report.finished_at = items.now()
+        record = self.report.record(actor_of(self.table.scope))
+        self.table.write([transact.put(layout.RESTORE_RECORD.item(record))])
+        return self.report
+
+    def _erase_again(self, tenant: Table) -> None:
+        """Erase again each person who was erased in the live table before the restore: a
+        source older than an erasure must not bring a person's data back."""
+        for emp_id in sorted(self._erased_before):
+            found = employees.get_employee(tenant, EmployeeId(emp_id), consistent=True)
+            if found is None or found.erased_at is not None:
+                continue
+            if found.status is EmployeeStatus.ACTIVE:
+                employees.terminate_employee(tenant, found.emp_id)
+            erasure.erase_person(tenant, found.emp_id)
+            self.report.erased_again.append(emp_id)
+
+    # --- before anything is written ------------------------------------------------------------
+
+    def preflight(self) -> None:
+        """Refused, with each of them, when another organisation holds an email, a domain or
+        a provider's client id the source has: restoring would take it from them (one GetItem
+        each, nothing written)."""
+        held = []
+        for item in self.source.outside():
+            key = _key(item)
+            live = self.table.get(key, consistent=True)
+            if live is not None and live.get(layout.ORG_ID, {}).get("S") != self.org_id:
+                # An issuer's partition holds many organisations' clients: name the client too.
+                held.append(f"{key.pk} / {key.sk}" if keys.is_issuer_pk(key.pk) else key.pk)
+        if held:
+            raise Refused(
+                f"another organisation now holds {len(held)} of the emails, domains or client ids the source has "
+                f"({', '.join(sorted(held))}); nothing was written"
+            )
+
+    # --- the lock -------------------------------------------------------------------------------
+
+    def _lock(self) -> tuple[datetime, bool]:
+        """Lock the organisation: (when, and whether just now rather than by an earlier run)."""
+        key = layout.ORGANIZATION.key_at(self.org_id)
+        found = self.table.get(key, consistent=True)
+        now = items.now()
+        if found is None:
+            # Nobody can be writing an organisation that does not exist: the source's item,
+            # locked, marks it as being restored (a run again resumes it).
+            source = self._source_organization()
+            organization = layout.ORGANIZATION.read(source)
+            locked = replace(
+                organization, status=OrganizationStatus.RESTORING, locked_at=now, status_before_lock=organization.status
+            )
+            self._write_condition(layout.ORGANIZATION.item(locked), "attribute_not_exists(PK)")
+            return now, False
+        current = layout.ORGANIZATION.read(found)
+        if current.status is OrganizationStatus.RESTORING:
+            assert current.locked_at is not None
+            return current.locked_at, False
+        if current.status not in (OrganizationStatus.ACTIVE, OrganizationStatus.SUSPENDED):
+            raise Refused(f"organisation {self.org_id} is {current.status.value.upper()}: it cannot be restored")
+
+        def moved(_old: Item | None) -> Conflict:
+            return Conflict("the organisation's status changed while the restore locked it; try again")
+
+        self.table.write(
+            [
+                transact.update(
+                    key,
+                    "SET #status = :restoring, #lockedAt = :now, #before = #status",
+                    condition="#status = :status",
+                    names={"#status": layout.STATUS, "#lockedAt": layout.LOCKED_AT, "#before": "statusBeforeLock"},
+                    values={
+                        ":restoring": items.s(OrganizationStatus.RESTORING.value),
+                        ":now": items.s(items.timestamp(now)),
+                        ":status": items.s(current.status.value),
+                    },
+                    on_failed=moved,
+                )
+            ]
+        )
+        return now, True
+
+    def _drain(self, locked_at: datetime) -> None:
+        """Wait for the writes admitted before the lock; unlock and refuse if they keep coming."""
+        for _round in range(DRAIN_ROUNDS):
+            self.sleep(self.drain_seconds)
+            if not self._events_after(locked_at, since=items.now() - timedelta(seconds=self.drain_seconds)):
+                return
+        self._unlock_as_before()
+        raise Refused(
+            f"organisation {self.org_id} kept being written after it was locked; it is unlocked again "
+            "and nothing was restored: try again when it is quiet"
+        )
+
+    def _events_after(self, locked_at: datetime, *, since: datetime | None = None) -> list[Item]:
+        """The live audit events of writes that landed after the lock (or after ``since``)."""
+        floor = _event_floor(max(locked_at, since or locked_at))
+        found: list[Item] = []
+        month, last = keys.audit_bucket(locked_at), keys.audit_bucket(items.now())
+        while True:
+            partition_key = layout.AUDIT_EVENT.partition(self.org_id, month)
+            start = {keys.PK: partition_key, keys.SK: floor}
+            found += self.table.query(partition_key, limit=10, start_key=start, consistent=True).items
+            if month >= last:
+                return found
+            month = _next_month(month)
+
+    def _unlock_as_before(self) -> None:
+        found = self.table.get(layout.ORGANIZATION.key_at(self.org_id), consistent=True)
+        if found is None:
+            return
+        organization = layout.ORGANIZATION.read(found)
+        before = organization.status_before_lock or OrganizationStatus.ACTIVE
+        unlocked = replace(organization, status=before, locked_at=None, status_before_lock=None)
+        self._write_condition(layout.ORGANIZATION.item(unlocked), "#status = :restoring")
+
+    def _unlock(self) -> None:
+        """The source's organisation item, as it is there: the last write, which unlocks."""
+        self._write_condition(self._source_organization(), "#status = :restoring")
+
+    def _write_condition(self, item: Item, condition: str) -> None:
+        values = {":restoring": items.s(OrganizationStatus.RESTORING.value)} if ":restoring" in condition else None
+        names = {"#status": layout.STATUS} if "#status" in condition else None
+
+        def lost(_old: Item | None) -> Conflict:
+            return Conflict("the organisation's item changed while it was locked")
+
+        self.table.write([transact.put(item, condition=condition, names=names, values=values, on_failed=lost)])
+
+    def _source_organization(self) -> Item:
+        if self._source_org is None:
+            for part in self.source.partitions():
+                for item in part.items:
+                    if item[keys.SK]["S"] == layout.ORGANIZATION.key_at(self.org_id).sk:
+                        self._source_org = item
+                        break
+                break  # the root partition comes first
+        if self._source_org is None:
+            raise Refused(f"the source holds no item of organisation {self.org_id}")
+        return self._source_org
+
+    # --- replacing ----------------------------------------------------------------------------
+
+    def _replace(self, locked_at: datetime) -> None:
+        """One pass: the source's partitions written over the live ones, then the live ones the
+        source lacks emptied."""
+        before = walk.survey(self.table, self.org_id, consistent=True)
+        if self.report.passes == 1:
+            self._erased_before = set(before.erased)
+        self._api_keys = []
+        seen: set[str] = set()
+        # Single items outside the tenant's space, by key: an issuer's partition holds the
+        # clients of every organisation that registered it.
+        seen_outside: set[keys.Key] = set()
+        for part in self.source.partitions():
+            if part.family.by_key is not None:
+                for item in part.items:
+                    seen_outside.add(_key(item))
+                    self._replace_outside(item)
+            else:
+                seen.add(part.pk)
+                self._replace_partition(part, locked_at)
+            self.on_partition(self.report)
+        for item in self._lookups():
+            seen_outside.add(_key(item))
+            self._replace_outside(item)
+        for family in (*export.FAMILIES, walk.API_KEY_LOOKUPS):
+            if family.by_key is not None:
+                for key in family.by_key(before):
+                    if key not in seen_outside:
+                        self._delete_outside(key)
+                continue
+            for pk in walk.partition_keys(family, before):
+                if pk not in seen:
+                    self._empty(pk, locked_at)
+
+    def _replace_partition(self, part: Partition, locked_at: datetime) -> None:
+        live = self._live(part.pk)
+        puts: list[Item] = []
+        deletes: list[keys.Key] = []
+        for source_item, live_item in _merged(part.items, live):
+            if source_item is not None and source_item[keys.SK]["S"] == layout.ORGANIZATION.key_at(self.org_id).sk:
+                self._source_org = source_item  # written last, as the unlock
+                continue
+            if source_item is None:
+                assert live_item is not None
+                self._note_straggler(live_item, locked_at)
+                deletes.append(_key(live_item))
+                self.report.deleted[_kind(live_item)] += 1
+            else:
+                wanted = self._as_restored(source_item, live_item)
+                if wanted == live_item:
+                    self.report.unchanged[_kind(wanted)] += 1
+                else:
+                    puts.append(wanted)
+                    self.report.written[_kind(wanted)] += 1
+            if len(puts) + len(deletes) >= WRITE_GROUP:
+                self.table.batch_write(puts, deletes)
+                puts, deletes = [], []
+        self.table.batch_write(puts, deletes)
+
+    def _empty(self, pk: str, locked_at: datetime) -> None:
+        deletes: list[keys.Key] = []
+        for item in self._live(pk):
+            self._note_straggler(item, locked_at)
+            deletes.append(_key(item))
+            self.report.deleted[_kind(item)] += 1
+            if len(deletes) >= WRITE_GROUP:
+                self.table.batch_write(deletes=deletes)
+                deletes = []
+        self.table.batch_write(deletes=deletes)
+
+    def _live(self, pk: str) -> Iterator[Item]:
+        start = None
+        while True:
+            result = self.table.query(pk, limit=walk.PAGE, start_key=start, consistent=True)
+            yield from result.items
+            if not result.has_more:
+                return
+            start = Table.start_key_of(result.items[-1])
+
+    def _note_straggler(self, item: Item, locked_at: datetime) -> None:
+        if _kind(item) == layout.AUDIT_EVENT.tag and item[keys.SK]["S"] >= _event_floor(locked_at):
+            self._straggled = True
+
+    def _as_restored(self, source: Item, live: Item | None) -> Item:
+        """The item to write for ``source``: an API key merged with the live key (below)."""
+        if _kind(source) != layout.API_KEY.tag:
+            return source
+        merged = dict(source)
+        if live is not None:
+            if layout.SECRET_HASH not in merged and layout.SECRET_HASH in live:
+                merged[layout.SECRET_HASH] = live[layout.SECRET_HASH]
+            revoked = ApiKeyStatus.REVOKED.value
+            if live[layout.STATUS]["S"] == revoked and merged[layout.STATUS]["S"] != revoked:
+                merged[layout.STATUS] = live[layout.STATUS]
+                if layout.REVOKED_AT in live:
+                    merged[layout.REVOKED_AT] = live[layout.REVOKED_AT]
+                if merged[layout.KEY_ID]["S"] not in self.report.kept_revoked:
+                    self.report.kept_revoked.append(merged[layout.KEY_ID]["S"])
+        self._api_keys.append(merged)
+        return merged
+
+    def _lookups(self) -> Iterator[Item]:
+        """The lookup item of each restored key that has a hash, made from its record."""
+        for record in self._api_keys:
+            key = layout.API_KEY.read(record)
+            if key.secret_hash is None:
+                continue
+            grant = ApiKeyGrant(key.org_id, key.key_id, key.role, key.status)
+            yield layout.API_KEY_LOOKUP.item(grant, secret_hash=key.secret_hash)
+
+    def _replace_outside(self, item: Item) -> None:
+        """An identity, domain marker or key lookup: put unless another organisation holds it."""
+        live = self.table.get(_key(item), consistent=True)
+        if live == item:
+            self.report.unchanged[_kind(item)] += 1
+            return
+
+        def taken(_old: Item | None) -> Conflict:
+            return Conflict("held by another organisation")
+
+        try:
+            self.table.write(
+                [
+                    transact.put(
+                        item,
+                        condition="attribute_not_exists(PK) OR #org = :org",
+                        names={"#org": layout.ORG_ID},
+                        values={":org": items.s(self.org_id)},
+                        on_failed=taken,
+                    )
+                ]
+            )
+        except Conflict:
+            self.report.held_elsewhere.append(_key(item).pk)
+            return
+        self.report.written[_kind(item)] += 1
+
+    def _delete_outside(self, key: keys.Key) -> None:
+        """A live item outside the tenant's space the source lacks: deleted on the condition
+        that it names the organisation still."""
+        target = self.table.get(key, consistent=True)
+        if target is None or target.get(layout.ORG_ID, {}).get("S") != self.org_id:
+            return
+        try:
+            self.table.write(
+                [
+                    transact.delete(
+                        _key(target),
+                        condition="#org = :org",
+                        names={"#org": layout.ORG_ID},
+                        values={":org": items.s(self.org_id)},
+                    )
+                ]
+            )
+        except Conflict:
+            return  # another organisation's by now: not ours to delete
+        self.report.deleted[_kind(target)] += 1
+
+
+def _merged(source: Iterator[Item], live: Iterator[Item]) -> Iterator[tuple[Item | None, Item | None]]:
+    """Two partitions' items paired by sort key (each in sort-key order): (source, live)."""
+    sentinel = None
+    left, right = next(source, sentinel), next(live, sentinel)
+    while left is not None or right is not None:
+        if right is None or (left is not None and left[keys.SK]["S"] < right[keys.SK]["S"]):
+            yield left, None
+            left = next(source, sentinel)
+        elif left is None or right[keys.SK]["S"] < left[keys.SK]["S"]:
+            yield None, right
+            right = next(live, sentinel)
+        else:
+            yield left, right
+            left, right = next(source, sentinel), next(live, sentinel)
+
+
+def _next_month(bucket: str) -> str:
+    year, month = int(bucket[:4]), int(bucket[5:7])
+    return f"{year + 1:04d}-01" if month == 12 else f"{year:04d}-{month + 1:02d}"

@@ -1,0 +1,107 @@
+"""A tenant holding at least one item of every kind an organisation can own, written by the
+datastore's own writes: what the lifecycle tests walk, export, restore and delete.
+
+``KINDS_WRITTEN`` names the kinds it holds. tests/datastore/lifecycle/test_kinds.py fails when a
+kind declared in datastore/layout.py belongs to organisations (exported, or deleted or
+released by offboarding) but no write here makes one: a new kind needs a line here, so every
+lifecycle test covers it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Final
+
+from datastore import api_keys, applications, documents, employees, identity_providers, items, jobs, layout, sessions
+from datastore.entities import ApiKey, Application, Department, Employee, JobPosting, Role
+from tests.conftest import Tenant
+
+KINDS_WRITTEN: Final = frozenset(
+    {
+        layout.ORGANIZATION.tag,
+        layout.SUBSCRIPTION.tag,
+        layout.EMAIL_DOMAIN.tag,
+        layout.DEPARTMENT.tag,
+        layout.EMPLOYEE.tag,
+        layout.MEMBERSHIP.tag,
+        layout.NAME_ENTRY.tag,
+        layout.EMAIL_POINTER.tag,
+        layout.IDENTITY.tag,
+        layout.JOB_POSTING.tag,
+        layout.APPLICATION.tag,
+        layout.APPLICANT.tag,
+        layout.API_KEY.tag,
+        layout.API_KEY_LOOKUP.tag,
+        layout.IDENTITY_PROVIDER.tag,
+        layout.ISSUER_CLIENT.tag,
+        layout.SESSION.tag,
+        layout.SIGNED_OUT.tag,
+        layout.REFRESH_LOOKUP.tag,
+        layout.AUDIT_EVENT.tag,
+        layout.IDEMPOTENCY.tag,
+        layout.PERSISTED_DOCUMENT.tag,
+    }
+)
+DOCUMENT: Final = "query Me { me { id } }"
+LIFETIMES: Final = sessions.Lifetimes(timedelta(hours=1), timedelta(days=1))
+
+
+@dataclass(frozen=True)
+class Complete:
+    tenant: Tenant
+    department: Department
+    employee: Employee
+    # Terminated, with applications and a keyed write: what an erasure works on.
+    leaver: Employee
+    job: JobPosting
+    application: Application
+    api_key: ApiKey
+    secret: str
+    # The employee's session's refresh token, and the provider's issuer.
+    refresh_token: str
+    issuer: str
+
+
+def complete(tenant: Tenant) -> Complete:
+    """Every kind an organisation owns, in ``tenant``, through the datastore's writes."""
+    table = tenant.table
+    department = tenant.department("Operations")
+    employee = employees.create_employee(
+        table,
+        email=tenant.email("erin"),
+        first_name="Erin",
+        last_name="Ng",
+        department_id=department.dept_id,
+        role=Role.MANAGER,
+        idempotency_key="create-erin",
+    )
+    leaver = employees.create_employee(
+        table,
+        email=tenant.email("lou.leaver"),
+        first_name="Lou",
+        last_name="Leaverton",
+        department_id=department.dept_id,
+        role=Role.EMPLOYEE,
+    )
+    job = jobs.create_job(table, department_id=department.dept_id, title="Welder", description="Hot work.")
+    job = jobs.publish_job(table, job.job_id)
+    application = applications.apply_to_job(table, job.job_id, leaver.emp_id, idempotency_key="apply-1")
+    leaver = employees.terminate_employee(table, leaver.emp_id, idempotency_key="leave-1")
+    api_key, secret = api_keys.create_api_key(table, name="HRIS sync", role=Role.ADMIN)
+    digest = hashlib.sha256(DOCUMENT.encode()).hexdigest()
+    documents.put_document(table, tenant.organization.org_id, digest, DOCUMENT, items.now())
+    # Each organisation its own issuer: two complete tenants in one table must not collide.
+    issuer = f"https://sso.example/{tenant.organization.org_id.lower()}"
+    identity_providers.set_identity_provider(
+        table,
+        tenant.organization.org_id,
+        issuer_url=issuer,
+        client_id_list=("web", "mobile"),
+        authorization_endpoint=f"{issuer}/authorize",
+        token_endpoint=f"{issuer}/token",
+    )
+    _session, refresh_token = sessions.start_session(table, employee.emp_id, LIFETIMES)
+    sessions.sign_out_everywhere(table, leaver.emp_id)
+    return Complete(tenant, department, employee, leaver, job, application, api_key, secret, refresh_token, issuer)

@@ -1,0 +1,69 @@
+"""Helpers of the lifecycle tests: exports to files, item counts, raw copies of a tenant."""
+
+from __future__ import annotations
+
+import gzip
+from collections import Counter
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import orjson
+
+from datastore import ids
+from datastore.ids import OrgId
+from datastore.items import Item
+from datastore.lifecycle import walk
+from datastore.lifecycle.export import Export
+from datastore.model import ENTITY
+from datastore.provision import ensure_table
+from datastore.scope import LifecycleScope
+from datastore.table import Table
+from tests.datastore.support import write_items
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+def exported(table: Table, org_id: str) -> list[bytes]:
+    """The export's lines (header first, end line last)."""
+    reader = table.with_scope(LifecycleScope(OrgId(org_id), "export"))
+    return list(Export(reader, OrgId(org_id), source=table.name).lines())
+
+
+def export_file(table: Table, org_id: str, path: Path) -> Path:
+    path.write_bytes(gzip.compress(b"".join(exported(table, org_id))))
+    return path
+
+
+def item_lines(lines: list[bytes]) -> list[bytes]:
+    """The item lines, sorted: what a round trip must give back byte for byte."""
+    return sorted(line for line in lines if line.startswith(b'{"family"'))
+
+
+def everything(table: Table, org_id: str) -> list[Item]:
+    """Every item of the organisation, secrets and documents too (an offboarding's walk)."""
+    walker = table.with_scope(LifecycleScope(OrgId(org_id), "offboard"))
+    return [item for _family, item in walk.Walk(walker, OrgId(org_id))]
+
+
+def counted(table: Table, org_id: str) -> Counter[str]:
+    return Counter(item[ENTITY]["S"] for item in everything(table, org_id))
+
+
+def fingerprint(table: Table, org_id: str) -> list[bytes]:
+    """Every item of the organisation, serialised and sorted: equal only if nothing changed."""
+    return sorted(orjson.dumps(item, option=orjson.OPT_SORT_KEYS) for item in everything(table, org_id))
+
+
+def empty_table(client: DynamoDBClient) -> Table:
+    name = f"hr-restore-{ids.new_id().lower()}"
+    ensure_table(client, name)
+    return Table(client, name, LifecycleScope(OrgId(ids.new_id()), "restore"))
+
+
+def snapshot(client: DynamoDBClient, table: Table, org_id: str) -> Table:
+    """A table holding a raw copy of the organisation's every item: what a point-in-time
+    recovery of the table would hold of it."""
+    copy = empty_table(client)
+    write_items(client, copy.name, everything(table, org_id))
+    return copy
