@@ -7,24 +7,25 @@ no batching, no per-request cache. Installed only in the naive server process (b
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from datastore import applications, by_id, departments, employees, jobs
+from datastore import async_reads
+from datastore.async_table import AsyncTable
 from datastore.by_id import Kind
 from datastore.pagination import Page
-from datastore.table import Table
 from graphql_api.execution.fields import Deferred
-from graphql_api.schema.loaders import ListKey, Runner
+from graphql_api.schema.loaders import Admit, ListKey
 
 
 class PerCall:
-    def __init__(self, run: Runner, fn: Callable[[Any], Any], first: Callable[[], None]) -> None:
-        self._run, self._fn, self._first = run, fn, first
+    def __init__(self, admit: Admit, fn: Callable[[Any], Awaitable[Any]], first: Callable[[], None]) -> None:
+        self._admit, self._fn, self._first = admit, fn, first
 
     async def get(self, key: Any) -> Any:
         self._first()
-        return await self._run(self._fn, key)
+        self._admit()
+        return await self._fn(key)
 
     async def load(self, key: Any) -> Any:
         return await self.get(key)
@@ -41,12 +42,13 @@ class PerCall:
 
 
 class PerCallLists:
-    def __init__(self, run: Runner, table: Table, first: Callable[[], None]) -> None:
-        self._run, self._table, self._first = run, table, first
+    def __init__(self, admit: Admit, table: AsyncTable, first: Callable[[], None]) -> None:
+        self._admit, self._table, self._first = admit, table, first
 
     async def page(self, key: ListKey) -> Page[Any]:
         self._first()
-        page: Page[Any] = await self._run(key.fetch, self._table, key.parent, key.request())
+        self._admit()
+        page: Page[Any] = await key.fetch(self._table, key.parent, key.request())
         return page
 
 
@@ -54,17 +56,24 @@ class NaiveLoaders:
     """The product's loaders' interface; ``before_first_load`` is called before every read (the
     session acts on the first)."""
 
-    def __init__(self, table: Table, run: Runner, *, before_first_load: Callable[[], None] | None = None) -> None:
+    def __init__(self, table: AsyncTable, admit: Admit, *, before_first_load: Callable[[], None] | None = None) -> None:
         first = before_first_load or (lambda: None)
         self.table = table
-        self.employee = PerCall(run, lambda e: employees.get_employee(table, e), first)
-        self.department = PerCall(run, lambda d: departments.get_department(table, d), first)
-        self.job = PerCall(run, lambda j: jobs.get_job(table, j), first)
-        self.application = PerCall(run, lambda k: applications.get_application(table, *k), first)
-        self.employee_id_by_email = PerCall(run, lambda e: employees.find_employee_id_by_email(table, e), first)
-        self.organization = PerCall(run, lambda k: by_id.get_by_id(table, [(Kind.ORGANIZATION, k)])[0], first)
-        self.subscription = PerCall(run, lambda k: by_id.get_by_id(table, [(Kind.SUBSCRIPTION, k)])[0], first)
-        self.lists = PerCallLists(run, table, first)
+
+        def one(kind: Kind) -> Callable[[Any], Awaitable[Any]]:
+            async def read(key: Any) -> Any:
+                return (await async_reads.get_by_id(table, [(kind, key)]))[0]
+
+            return read
+
+        self.employee = PerCall(admit, one(Kind.EMPLOYEE), first)
+        self.department = PerCall(admit, one(Kind.DEPARTMENT), first)
+        self.job = PerCall(admit, one(Kind.JOB), first)
+        self.application = PerCall(admit, one(Kind.APPLICATION), first)
+        self.employee_id_by_email = PerCall(admit, lambda e: async_reads.find_employee_id_by_email(table, e), first)
+        self.organization = PerCall(admit, one(Kind.ORGANIZATION), first)
+        self.subscription = PerCall(admit, one(Kind.SUBSCRIPTION), first)
+        self.lists = PerCallLists(admit, table, first)
 
 
 def install() -> None:

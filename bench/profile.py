@@ -2,16 +2,17 @@
 
 The bench's timings are wall-clock on a shared machine; this measures what one request costs
 the API process itself: the product app is served in this process (httpx's ASGI transport,
-the whole middleware stack, boto3 on its I/O pool), and CPU time is read with
-``time.process_time`` (every thread of the process; DynamoDB Local runs in its own). The
-figure is the median of N requests after two warm-ups. With ``-c C`` (concurrency) C clients
-send the N requests at once, one after another each, and the figures are per request over
-the whole run (CPU of the process and of the loop's thread, divided by N): what a request
-costs under load, where the loop interleaves C requests. With ``--pyinstrument`` the same
-requests run again under pyinstrument (the event-loop thread; calls made on the I/O pool's
-threads count in the process's CPU less the loop's) and the loop's CPU is split by the
-module each sample is in: where the time goes, in ms per request. ``--naive`` serves the
-bench's naive variant instead (bench/naive.py), measured the same way.
+the whole middleware stack, the read path's DynamoDB client on the loop and boto3 on the I/O
+pool for the rest), and CPU time is read with ``time.process_time`` (every thread of the
+process; DynamoDB Local runs in its own). The figure is the median of N requests after two
+warm-ups. With ``-c C`` (concurrency) C clients send the N requests at once, one after
+another each, and the figures are per request over the whole run (CPU of the process and
+of the loop's thread, divided by N): what a request costs under load, where the loop
+interleaves C requests. With ``--pyinstrument`` the same requests run again under
+pyinstrument (the event-loop thread; calls made on the I/O pool's threads count in the
+process's CPU less the loop's) and the loop's CPU is split by the module each sample is in:
+where the time goes, in ms per request. ``--naive`` serves the bench's naive variant instead
+(bench/naive.py), measured the same way.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import gc
 import statistics
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -46,12 +48,13 @@ from graphql_api.entrypoints.heap import settle_heap
 from graphql_api.settings import Settings
 
 
-async def post(app: Any, token: str, body: dict[str, Any]) -> dict[str, Any]:
+async def post(app: Any, token: str, body: dict[str, Any], datastore: Datastore) -> dict[str, Any]:
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://bench") as client:
         response = await client.post("/graphql", json=body, headers={"Authorization": f"Bearer {token}"})
         answer: dict[str, Any] = response.json()
-        return answer
+    await datastore.aclose()
+    return answer
 
 
 @dataclass
@@ -96,6 +99,7 @@ async def run(
     profiler: Any = None,
     *,
     concurrency: int = 1,
+    close: Callable[[], Awaitable[None]] | None = None,
 ) -> Timings:
     transport = httpx.ASGITransport(app=app)
     headers = {"Authorization": f"Bearer {token}", "content-type": "application/json"}
@@ -119,6 +123,8 @@ async def run(
             await concurrently(client, content, n, concurrency, timings)
         if profiler is not None:
             profiler.stop()
+    if close is not None:
+        await close()  # this loop's DynamoDB connections (asyncio.run makes a loop per run)
     return timings
 
 
@@ -154,6 +160,12 @@ CATEGORIES = [
     ("/graphql_api/execution/batch_loader.py", "DataLoader"),
     ("/graphql_api/", "our request handling (context, loaders, auth, cursors)"),
     ("/datastore/", "datastore (on the loop)"),
+    ("/aiodynamo/", "DynamoDB client on the loop: aiodynamo (sign, retry)"),
+    ("/aiohttp/", "DynamoDB client on the loop: aiohttp (HTTP)"),
+    ("/yarl/", "DynamoDB client on the loop: aiohttp (HTTP)"),
+    ("/multidict/", "DynamoDB client on the loop: aiohttp (HTTP)"),
+    ("/hmac.py", "DynamoDB client on the loop: aiodynamo (sign, retry)"),
+    ("/json/", "DynamoDB client on the loop: aiodynamo (sign, retry)"),
     ("/asyncio/", "asyncio: futures, tasks, thread hand-off"),
     ("/concurrent/", "asyncio: futures, tasks, thread hand-off"),
     ("/threading.py", "asyncio: futures, tasks, thread hand-off"),
@@ -236,7 +248,8 @@ def main() -> int:
         floor = Floor(make_client(settings, stock=True), settings.table_name, data)
         print(warm_up(local.pid, [floor.q1, floor.q2, floor.q3, floor.q4]), flush=True)
         api = loaded.api
-        app = create_app(Datastore(client, settings.table_name), api)
+        datastore = Datastore(client, settings.table_name)
+        app = create_app(datastore, api)
         settle_heap()  # as the server does
         tokens = {
             "admin": issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin"),
@@ -250,14 +263,14 @@ def main() -> int:
             "Q7": ("admin", {"query": q.Q7}),
         }
         if "Q6" in args.names:
-            afters = q.q6_cursors(lambda body: asyncio.run(post(app, tokens["admin"], body)))
+            afters = q.q6_cursors(lambda body: asyncio.run(post(app, tokens["admin"], body, datastore)))
             known["Q6"] = ("admin", {"query": q.q6(afters)})
         collections = Collections()
         gc.callbacks.append(collections.callback)
         for name in args.names:
             caller, body = known[name]
             collections.reset()
-            at: dict[str, Any] = {"concurrency": args.concurrency}
+            at: dict[str, Any] = {"concurrency": args.concurrency, "close": datastore.aclose}
             timings = asyncio.run(run(app, tokens[caller], body, args.n, **at))
             print(
                 f"{name} c{args.concurrency}: CPU ms median {statistics.median(timings.cpu):.1f} "

@@ -23,13 +23,13 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Final
 
-from datastore import by_id, items, layout, transact, validation, writes
+from datastore import by_id, items, keys, layout, transact, validation, writes
 from datastore.changes import Change
 from datastore.entities import ApiKey, ApiKeyGrant, ApiKeyStatus, Role
 from datastore.errors import Conflict, InvalidInput, NotFound
-from datastore.ids import ApiKeyId, new_id
+from datastore.ids import ApiKeyId, OrgId, new_id
 from datastore.items import Item
-from datastore.pagination import Page, PageRequest
+from datastore.pagination import Page, PageQuery, PageRequest
 from datastore.table import Table
 
 # A secret starts with this, so it is told apart from a JWT before any cryptography.
@@ -103,14 +103,13 @@ def get_api_key(table: Table, key_id: ApiKeyId, *, consistent: bool = False) -> 
     return by_id.get(table, layout.API_KEY, key_id, consistent=consistent)
 
 
-def list_api_keys(table: Table, request: PageRequest) -> Page[ApiKey]:
+def api_keys_of(org_id: OrgId) -> PageQuery[ApiKey]:
     """The organisation's keys in id order (the order they were created): one Query."""
-    return table.query_page(
-        layout.API_KEY.partition(table.tenant.org_id),
-        request,
-        layout.API_KEY.read,
-        sk_prefix=layout.API_KEY.sort_prefix,
-    )
+    return PageQuery(layout.API_KEY.partition(org_id), layout.API_KEY.read, sk_prefix=layout.API_KEY.sort_prefix)
+
+
+def list_api_keys(table: Table, request: PageRequest) -> Page[ApiKey]:
+    return table.page(api_keys_of(table.tenant.org_id), request)
 
 
 def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
@@ -168,7 +167,15 @@ def find_grant(table: Table, secret: str) -> ApiKeyGrant | None:
     next request (1 RCU rather than 0.5 for an item under 4 KB). InvalidInput for a
     malformed secret, before any request is sent.
     """
-    item = table.get(layout.API_KEY_LOOKUP.key_at(secret_hash(secret)), consistent=True)
+    return grant_of(table.get(grant_key(secret), consistent=True))
+
+
+def grant_key(secret: str) -> keys.Key:
+    """The lookup item of a presented secret (InvalidInput for a malformed one)."""
+    return layout.API_KEY_LOOKUP.key_at(secret_hash(secret))
+
+
+def grant_of(item: Item | None) -> ApiKeyGrant | None:
     return None if item is None else layout.API_KEY_LOOKUP.read(item)
 
 

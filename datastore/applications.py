@@ -28,7 +28,7 @@ from datastore.entities import (
 from datastore.errors import Conflict, InvalidInput, NotFound
 from datastore.ids import ApplicationId, EmployeeId, JobId, OrgId, new_id
 from datastore.items import Item
-from datastore.pagination import Page, PageRequest
+from datastore.pagination import Page, PageQuery, PageRequest
 from datastore.table import Table
 
 
@@ -39,24 +39,24 @@ def get_application(
     return by_id.get(table, layout.APPLICATION, job_id, app_id, consistent=consistent)
 
 
-def list_job_applications(table: Table, job_id: JobId, request: PageRequest) -> Page[Application]:
+def job_applications(org_id: OrgId, job_id: JobId) -> PageQuery[Application]:
     """AP10: one Query on the job's partition (newest first when descending)."""
-    return table.query_page(
-        layout.APPLICATION.partition(table.tenant.org_id, job_id),
-        request,
-        layout.APPLICATION.read,
-        sk_prefix=layout.APPLICATION.sort_prefix,
+    return PageQuery(
+        layout.APPLICATION.partition(org_id, job_id), layout.APPLICATION.read, sk_prefix=layout.APPLICATION.sort_prefix
     )
+
+
+def list_job_applications(table: Table, job_id: JobId, request: PageRequest) -> Page[Application]:
+    return table.page(job_applications(table.tenant.org_id, job_id), request)
+
+
+def employee_applications(org_id: OrgId, emp_id: EmployeeId) -> PageQuery[Application]:
+    """AP11: one Query on GSI1 (newest first when descending)."""
+    return PageQuery(layout.APPLICATION.index_partition(org_id, emp_id), layout.APPLICATION.read, index=keys.GSI1)
 
 
 def list_employee_applications(table: Table, emp_id: EmployeeId, request: PageRequest) -> Page[Application]:
-    """AP11: one Query on GSI1 (newest first when descending)."""
-    return table.query_page(
-        layout.APPLICATION.index_partition(table.tenant.org_id, emp_id),
-        request,
-        layout.APPLICATION.read,
-        index=keys.GSI1,
-    )
+    return table.page(employee_applications(table.tenant.org_id, emp_id), request)
 
 
 def _counters(

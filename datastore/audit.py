@@ -12,16 +12,19 @@ transaction.
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from datastore import items, keys, layout, transact
 from datastore.changes import Change
 from datastore.entities import AuditEvent
 from datastore.errors import Conflict, InvalidInput
-from datastore.ids import id_time, new_id_at
+from datastore.ids import OrgId, id_time, new_id_at
 from datastore.items import Item
 from datastore.pagination import Page, PageRequest, StartKey
-from datastore.table import Table
+from datastore.table import QueryResult, Table, start_key_of
 from datastore.validation import page_size
 
 
@@ -48,14 +51,37 @@ def event_op(event: AuditEvent) -> transact.Op:
     return transact.put_new(layout.AUDIT_EVENT.item(event), taken)
 
 
-def list_audit_events(table: Table, request: PageRequest, *, now: datetime | None = None) -> Page[AuditEvent]:
-    """The organisation's audit trail, newest first (``request.descending`` is ignored).
+@dataclass(frozen=True, slots=True)
+class BucketQuery:
+    """One Query of the walk: a month's bucket, newest first, from ``start``."""
+
+    partition_key: str
+    limit: int
+    start: StartKey | None
+
+    def params(self) -> dict[str, Any]:
+        """Keyword arguments of either Table's ``query``."""
+        return {
+            "partition_key": self.partition_key,
+            "sk_prefix": layout.AUDIT_EVENT.sort_prefix,
+            "descending": True,
+            "limit": self.limit,
+            "start_key": self.start,
+        }
+
+
+# Each Query the walk asks for is answered by the caller, with either Table (sync or async).
+AuditWalk = Generator[BucketQuery, QueryResult, Page[AuditEvent]]
+
+
+def audit_walk(org_id: OrgId, request: PageRequest, *, now: datetime | None = None) -> AuditWalk:
+    """The Queries that fill a page of the audit trail, newest first (``request.descending`` is
+    ignored), and the page: the caller sends each Query's result back into the walk.
 
     ``now`` fixes the current month (tests); each cursor is the key of its event, whose
     partition names the bucket to resume in.
     """
     page_size(request.first)
-    org_id = table.tenant.org_id
     first_bucket = keys.audit_bucket(id_time(org_id))
     bucket = keys.audit_bucket(now or items.now())
     start: StartKey | None = None
@@ -65,13 +91,7 @@ def list_audit_events(table: Table, request: PageRequest, *, now: datetime | Non
     found: list[Item] = []
     has_next = False
     while True:
-        result = table.query(
-            layout.AUDIT_EVENT.partition(org_id, bucket),
-            sk_prefix=layout.AUDIT_EVENT.sort_prefix,
-            descending=True,
-            limit=request.first - len(found),
-            start_key=start,
-        )
+        result = yield BucketQuery(layout.AUDIT_EVENT.partition(org_id, bucket), request.first - len(found), start)
         found.extend(result.items)
         if result.has_more:
             has_next = True
@@ -81,9 +101,21 @@ def list_audit_events(table: Table, request: PageRequest, *, now: datetime | Non
         bucket, start = keys.previous_audit_bucket(bucket), None
     return Page(
         [layout.AUDIT_EVENT.read(item) for item in found],
-        [table.start_key_of(item) for item in found],
+        [start_key_of(item) for item in found],
         has_next,
     )
+
+
+def list_audit_events(table: Table, request: PageRequest, *, now: datetime | None = None) -> Page[AuditEvent]:
+    """The organisation's audit trail, newest first: ``audit_walk``'s Queries on ``table``."""
+    walk = audit_walk(table.tenant.org_id, request, now=now)
+    try:
+        asked = next(walk)
+        while True:
+            asked = walk.send(table.query(**asked.params()))
+    except StopIteration as done:
+        page: Page[AuditEvent] = done.value
+        return page
 
 
 def _bucket_of_cursor(after: StartKey, org_id: str) -> str:

@@ -16,6 +16,7 @@ from enum import Enum
 from typing import Any, Final, TypeVar
 
 from datastore import keys, layout
+from datastore.items import Item
 from datastore.model import Layout
 from datastore.table import Table
 
@@ -67,20 +68,32 @@ def _key(kind: Layout[Any], org_id: str, asked: Any) -> keys.Key | None:
     return kind.key_at(org_id, *asked) if isinstance(asked, tuple) else kind.key_at(org_id, asked)
 
 
+def locate(org_id: str, wanted: Sequence[tuple[Kind, Any]]) -> tuple[list[keys.Key | None], list[keys.Key]]:
+    """Each (kind, typed id)'s key (None when it is none of the tenant's), and the distinct keys to read."""
+    located = [_key(LAYOUTS[kind], org_id, asked) for kind, asked in wanted]
+    return located, list(dict.fromkeys(key for key in located if key is not None))
+
+
+def answers(
+    wanted: Sequence[tuple[Kind, Any]], located: Sequence[keys.Key | None], found: dict[keys.Key, Item | None]
+) -> list[Any]:
+    """Each (kind, typed id) of ``wanted`` as its entity from the items ``found``, None when missing."""
+    entities: list[Any] = []
+    for (kind, _), key in zip(wanted, located, strict=True):
+        item = None if key is None else found[key]
+        entities.append(None if item is None else LAYOUTS[kind].read(item))
+    return entities
+
+
 def get_by_id(table: Table, wanted: Sequence[tuple[Kind, Any]]) -> list[Any]:
     """Each (kind, typed id) of ``wanted`` as its entity, None when missing.
 
     One distinct key is a GetItem; more go to ``Table.batch_get`` (duplicates read once).
+    The event loop's twin is ``datastore.async_reads.get_by_id``.
     """
-    org_id = table.tenant.org_id
-    located = [_key(LAYOUTS[kind], org_id, asked) for kind, asked in wanted]
-    to_read = list(dict.fromkeys(key for key in located if key is not None))
+    located, to_read = locate(table.tenant.org_id, wanted)
     if len(to_read) == 1:
         found = {to_read[0]: table.get(to_read[0])}
     else:
         found = dict(zip(to_read, table.batch_get(to_read), strict=True)) if to_read else {}
-    answers: list[Any] = []
-    for (kind, _), key in zip(wanted, located, strict=True):
-        item = None if key is None else found[key]
-        answers.append(None if item is None else LAYOUTS[kind].read(item))
-    return answers
+    return answers(wanted, located, found)

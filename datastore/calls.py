@@ -1,4 +1,5 @@
-"""A record of every DynamoDB call, taken with botocore's event hooks.
+"""A record of every DynamoDB call: botocore's event hooks record the boto3 client's, and the
+event loop's client records its own the same way (``begin``, ``finish``, ``fail``).
 
 Calls are recorded into the CallLog of the current context (one per GraphQL request, so a
 response can state its own cost) and into any global listener (tests that assert exact
@@ -223,24 +224,45 @@ def instrument(client: DynamoDBClient) -> DynamoDBClient:
 
 
 def _before(params: dict[str, Any], model: Any, context: dict[str, Any], **_: Any) -> None:
-    log = current_log.get()
-    with _listeners_lock:
-        sinks = [*_listeners, *([log] if log is not None else [])]
-    if not sinks:
-        return
-    batch = current_batch.get()
-    call = Call(model.name, dict(params), time.perf_counter())
-    if batch is not None:
-        call.batch, call.dispatched, call.depth = batch
-    context[_CONTEXT_KEY] = call
-    for sink in sinks:
-        sink.add(call)
+    call = begin(model.name, params)
+    if call is not None:
+        context[_CONTEXT_KEY] = call
 
 
 def _after(parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
     call: Call | None = context.get(_CONTEXT_KEY)
-    if call is None:
-        return
+    if call is not None:
+        finish(call, parsed)
+
+
+def _after_error(context: dict[str, Any], exception: Exception | None = None, **_: Any) -> None:
+    call: Call | None = context.get(_CONTEXT_KEY)
+    if call is not None:
+        fail(call, type(exception).__name__ if exception is not None else "error")
+
+
+# --- what either client records (botocore's hooks above; datastore/async_client.py) ------------
+
+
+def begin(operation: str, params: dict[str, Any]) -> Call | None:
+    """A call starting now, recorded in this context's CallLog and every listener; None when
+    nothing is listening (nothing to fill in after)."""
+    log = current_log.get()
+    with _listeners_lock:
+        sinks = [*_listeners, *([log] if log is not None else [])]
+    if not sinks:
+        return None
+    batch = current_batch.get()
+    call = Call(operation, dict(params), time.perf_counter())
+    if batch is not None:
+        call.batch, call.dispatched, call.depth = batch
+    for sink in sinks:
+        sink.add(call)
+    return call
+
+
+def finish(call: Call, parsed: dict[str, Any]) -> None:
+    """``call`` answered ``parsed``: its end, the capacity it consumed and the items it read."""
     call.finished = time.perf_counter()
     consumed = parsed.get("ConsumedCapacity")
     for entry in consumed if isinstance(consumed, list) else [consumed] if consumed else []:
@@ -264,11 +286,10 @@ def _after(parsed: dict[str, Any], context: dict[str, Any], **_: Any) -> None:
         call.items += len(found)
 
 
-def _after_error(context: dict[str, Any], exception: Exception | None = None, **_: Any) -> None:
-    call: Call | None = context.get(_CONTEXT_KEY)
-    if call is not None:
-        call.finished = time.perf_counter()
-        call.error = type(exception).__name__ if exception is not None else "error"
+def fail(call: Call, error: str) -> None:
+    """``call`` ended without an answer; ``error`` names why (the server log's words)."""
+    call.finished = time.perf_counter()
+    call.error = error
 
 
 _WRITE_OPERATIONS = frozenset({"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"})

@@ -10,7 +10,7 @@ from datastore.entities import Department, EmployeeStatus
 from datastore.errors import Conflict, InvalidInput, NotFound
 from datastore.ids import DepartmentId, EmployeeId, OrgId, new_id
 from datastore.items import Item
-from datastore.pagination import Page, PageRequest
+from datastore.pagination import Page, PageQuery, PageRequest
 from datastore.table import Table
 
 # Passed as ``manager_id`` to leave a department without a manager: no employee's id.
@@ -22,14 +22,15 @@ def get_department(table: Table, dept_id: DepartmentId, *, consistent: bool = Fa
     return by_id.get(table, layout.DEPARTMENT, dept_id, consistent=consistent)
 
 
-def list_departments(table: Table, request: PageRequest) -> Page[Department]:
+def departments_of(org_id: OrgId) -> PageQuery[Department]:
     """AP5: one Query on the organisation's partition."""
-    return table.query_page(
-        layout.DEPARTMENT.partition(table.tenant.org_id),
-        request,
-        layout.DEPARTMENT.read,
-        sk_prefix=layout.DEPARTMENT.sort_prefix,
+    return PageQuery(
+        layout.DEPARTMENT.partition(org_id), layout.DEPARTMENT.read, sk_prefix=layout.DEPARTMENT.sort_prefix
     )
+
+
+def list_departments(table: Table, request: PageRequest) -> Page[Department]:
+    return table.page(departments_of(table.tenant.org_id), request)
 
 
 def _manager_is_active(org_id: OrgId, manager_id: EmployeeId) -> transact.Op:

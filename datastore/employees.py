@@ -20,7 +20,7 @@ from datastore.entities import Employee, EmployeeStatus, Identity, Move, Role
 from datastore.errors import Conflict, InvalidInput, StaleVersion
 from datastore.ids import DepartmentId, EmployeeId, OrgId, new_id
 from datastore.items import Item
-from datastore.pagination import Page, PageRequest
+from datastore.pagination import Page, PageQuery, PageRequest
 from datastore.table import Table
 
 # Moves and terminations without an expectedVersion re-read and retry this often when
@@ -76,40 +76,51 @@ def get_employees(table: Table, emp_ids: Sequence[EmployeeId]) -> list[Employee 
     return by_id.get_many(table, layout.EMPLOYEE, emp_ids)
 
 
-def list_employees(table: Table, request: PageRequest) -> Page[Employee]:
+def employees_of(org_id: OrgId) -> PageQuery[Employee]:
     """AP3: the organisation's employees by hire date (either order), one Query on GSI1."""
-    return table.query_page(
-        layout.EMPLOYEE.index_partition(table.tenant.org_id),
-        request,
-        layout.EMPLOYEE.read,
-        index=keys.GSI1,
+    return PageQuery(layout.EMPLOYEE.index_partition(org_id), layout.EMPLOYEE.read, index=keys.GSI1)
+
+
+def list_employees(table: Table, request: PageRequest) -> Page[Employee]:
+    return table.page(employees_of(table.tenant.org_id), request)
+
+
+def department_employees(org_id: OrgId, dept_id: DepartmentId) -> PageQuery[Employee]:
+    """AP7: a department's active employees, one Query over their membership copies."""
+    return PageQuery(
+        layout.MEMBERSHIP.partition(org_id, dept_id), layout.MEMBERSHIP.read, sk_prefix=layout.MEMBERSHIP.sort_prefix
     )
 
 
 def list_department_employees(table: Table, dept_id: DepartmentId, request: PageRequest) -> Page[Employee]:
-    """AP7: a department's active employees, one Query over their membership copies."""
-    return table.query_page(
-        layout.MEMBERSHIP.partition(table.tenant.org_id, dept_id),
-        request,
-        layout.MEMBERSHIP.read,
-        sk_prefix=layout.MEMBERSHIP.sort_prefix,
-    )
+    return table.page(department_employees(table.tenant.org_id, dept_id), request)
 
 
-def list_employees_by_name(table: Table, prefix: str, request: PageRequest) -> Page[Employee]:
+def employees_by_name(org_id: OrgId, prefix: str) -> PageQuery[Employee]:
     """Employees by folded last name, first name, then id: one Query on a name partition.
 
     ``prefix`` is a folded search (``names.search``): the employees with a first or last name
     starting with it, each once; "" lists the whole directory, ACTIVE and INACTIVE.
     """
-    return table.query_page(layout.NAME_ENTRY.partition(table.tenant.org_id, prefix), request, layout.NAME_ENTRY.read)
+    return PageQuery(layout.NAME_ENTRY.partition(org_id, prefix), layout.NAME_ENTRY.read)
+
+
+def list_employees_by_name(table: Table, prefix: str, request: PageRequest) -> Page[Employee]:
+    return table.page(employees_by_name(table.tenant.org_id, prefix), request)
+
+
+def email_pointer_key(org_id: OrgId, email: str) -> keys.Key:
+    """AP4 within a tenant: the organisation's email pointer (InvalidInput for a malformed email)."""
+    return layout.EMAIL_POINTER.key_at(org_id, validation.email(email))
+
+
+def employee_id_of_pointer(item: Item | None, email: str) -> EmployeeId | None:
+    return None if item is None else layout.EMAIL_POINTER.read(item, email=validation.email(email)).emp_id
 
 
 def find_employee_id_by_email(table: Table, email: str) -> EmployeeId | None:
     """AP4 within a tenant: one GetItem on the organisation's email pointer."""
-    email = validation.email(email)
-    item = table.get(layout.EMAIL_POINTER.key_at(table.tenant.org_id, email))
-    return None if item is None else layout.EMAIL_POINTER.read(item, email=email).emp_id
+    return employee_id_of_pointer(table.get(email_pointer_key(table.tenant.org_id, email)), email)
 
 
 # --- writes ------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ OPERATIONS: Final = (
 _UNIQUE_ID: Final = "hr-fastparse"
 # Present in the raw body whenever a binary attribute value is; a string "B" matches too,
 # which costs a walk that finds nothing, never a wrong answer.
-_BINARY_MARKERS: Final = (b'"B"', b'"BS"')
+BINARY_MARKERS: Final = (b'"B"', b'"BS"')
 
 
 def install(client: DynamoDBClient) -> DynamoDBClient:
@@ -68,15 +68,15 @@ def parse_success(response_dict: dict[str, Any], customized_response_dict: dict[
         return
     if not isinstance(parsed, dict):
         return
-    if _BINARY_MARKERS[0] in body or _BINARY_MARKERS[1] in body:
-        _decode_binaries(parsed)
+    if BINARY_MARKERS[0] in body or BINARY_MARKERS[1] in body:
+        decode_binaries(parsed)
     customized_response_dict.update(parsed)
     # botocore's parser still runs (it adds ResponseMetadata); an empty body makes its walk
     # visit no values. The HTTP response object, which the CRC32 check reads, is untouched.
     response_dict["body"] = b""
 
 
-def _decode_binaries(value: Any) -> None:
+def decode_binaries(value: Any) -> None:
     """Turn every ``{"B": base64}`` and ``{"BS": [base64, ...]}`` below ``value`` into bytes.
 
     Only attribute values have a ``B``/``BS`` key with a string (list) value: an item's own
@@ -89,8 +89,8 @@ def _decode_binaries(value: Any) -> None:
             elif name == "BS" and isinstance(member, list):
                 value[name] = [base64.b64decode(entry) for entry in member]
             elif isinstance(member, dict | list):
-                _decode_binaries(member)
+                decode_binaries(member)
     elif isinstance(value, list):
         for member in value:
             if isinstance(member, dict | list):
-                _decode_binaries(member)
+                decode_binaries(member)

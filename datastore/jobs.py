@@ -18,7 +18,7 @@ from datastore.entities import JobPosting, JobStatus
 from datastore.errors import Conflict, InvalidInput
 from datastore.ids import DepartmentId, JobId, OrgId, new_id
 from datastore.items import Item
-from datastore.pagination import Page, PageRequest
+from datastore.pagination import Page, PageQuery, PageRequest
 from datastore.table import Table
 
 
@@ -27,21 +27,24 @@ def get_job(table: Table, job_id: JobId, *, consistent: bool = False) -> JobPost
     return by_id.get(table, layout.JOB_POSTING, job_id, consistent=consistent)
 
 
-def list_open_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
+def open_jobs_of(org_id: OrgId) -> PageQuery[JobPosting]:
     """AP8: open jobs by posting time (newest first when descending); one Query on the sparse GSI1."""
-    return table.query_page(
-        layout.JOB_POSTING.index_partition(table.tenant.org_id), request, layout.JOB_POSTING.read, index=keys.GSI1
+    return PageQuery(layout.JOB_POSTING.index_partition(org_id), layout.JOB_POSTING.read, index=keys.GSI1)
+
+
+def list_open_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
+    return table.page(open_jobs_of(table.tenant.org_id), request)
+
+
+def jobs_of(org_id: OrgId) -> PageQuery[JobPosting]:
+    """AP12: every job of the organisation; job ids are ULIDs, so id order is age order."""
+    return PageQuery(
+        layout.JOB_POSTING.partition(org_id), layout.JOB_POSTING.read, sk_prefix=layout.JOB_POSTING.sort_prefix
     )
 
 
 def list_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
-    """AP12: every job of the organisation; job ids are ULIDs, so id order is age order."""
-    return table.query_page(
-        layout.JOB_POSTING.partition(table.tenant.org_id),
-        request,
-        layout.JOB_POSTING.read,
-        sk_prefix=layout.JOB_POSTING.sort_prefix,
-    )
+    return table.page(jobs_of(table.tenant.org_id), request)
 
 
 def _department_exists(org_id: OrgId, dept_id: DepartmentId) -> transact.Op:

@@ -1,7 +1,9 @@
 """The private names of botocore the boto3 client's tuning still relies on, each behind one function here.
 
-The boto3 client carries three tunings that botocore offers no public way to
-(datastore/client.py installs them): libcurl as its HTTP session (datastore/http_session.py), orjson as its request
+The read path no longer needs any of them: it runs on aiodynamo, through its public API
+(datastore/async_client.py). The boto3 client keeps writes, sign-in, the CLI and the control
+plane, and with them three tunings that botocore offers no public way to (datastore/client.py
+installs them): libcurl as its HTTP session (datastore/http_session.py), orjson as its request
 serialiser (datastore/fastserialize.py) and a memoised User-Agent (datastore/user_agent.py).
 Each reliance is held to its behaviour by tests/datastore/test_library_internals.py, which
 names it and fails loudly when an upgrade moves it; the lock file pins the botocore it was

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -21,6 +21,18 @@ class PageRequest:
     first: int = DEFAULT_PAGE_SIZE
     after: StartKey | None = None
     descending: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PageQuery(Generic[T]):
+    """Which list a page is read from: one partition (of the table or GSI1), the sort-key
+    prefix its items share, and how an item becomes an entity. Either Table reads it
+    (``Table.page``, ``AsyncTable.page``), so a list is declared once for both."""
+
+    partition_key: str
+    convert: Callable[[dict[str, Any]], T]
+    index: str | None = None
+    sk_prefix: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from datastore import calls
+from datastore.async_client import AsyncDynamo, ScopeKey
+from datastore.async_table import AsyncTable
 from datastore.client import make_client, make_streams_client, make_sts_client
 from datastore.config import DatastoreSettings
 from datastore.credentials import RoleCredentials
@@ -41,6 +43,8 @@ class Datastore:
     def __post_init__(self) -> None:
         if self.credentials is not None:
             self.credentials.sign_per_scope(self.client)
+        # The read path's client on the event loop, beside this boto3 client (datastore/async_client.py).
+        self.aio = AsyncDynamo.beside(self.client)
 
     @classmethod
     def connect(cls, settings: DatastoreSettings, endpoint_url: str | None = None) -> Datastore:
@@ -57,6 +61,17 @@ class Datastore:
 
     def table(self, scope: Scope) -> Table:
         return Table(self.client, self.table_name, scope, fanout=self.fanout)
+
+    def async_table(self, scope: Scope, *, deadline: float | None = None) -> AsyncTable:
+        """``scope``'s reads on the running event loop, signed with its credentials; none retried
+        past ``deadline`` (``time.monotonic()``'s clock: a request's)."""
+        signing = None if self.credentials is None else ScopeKey(self.credentials.for_scope(scope))
+        client = self.aio.client(signing, deadline=deadline)
+        return AsyncTable(client, self.table_name, scope, observers=self.aio.observers, deadline=deadline)
+
+    async def aclose(self) -> None:
+        """Close the running event loop's connections to DynamoDB (the app's lifespan)."""
+        await self.aio.aclose()
 
     def close(self) -> None:
         self.fanout.shutdown(wait=False)

@@ -35,7 +35,7 @@ from datastore.errors import (
     Unavailable,
 )
 from datastore.items import Item
-from datastore.pagination import Page, PageRequest, StartKey
+from datastore.pagination import Page, PageQuery, PageRequest, StartKey
 from datastore.scope import Scope, TenantScope
 from datastore.transact import Op
 from datastore.validation import page_size
@@ -120,8 +120,7 @@ class Table:
     # --- guard ----------------------------------------------------------------------------
 
     def _require_read(self, partition_key: str) -> None:
-        if not self.scope.may_read(partition_key):
-            raise ScopeViolation(f"{self.scope.name} may not read partition {partition_key!r}")
+        require_read(self.scope, partition_key)
 
     def _require_write(self, partition_key: str) -> None:
         if not self.scope.may_write(partition_key):
@@ -132,10 +131,7 @@ class Table:
             raise ScopeViolation(f"{self.scope.name} may not check partition {partition_key!r}")
 
     def _admit(self, item: Item, partition_attribute: str) -> Item:
-        partition_key = item.get(partition_attribute, {}).get("S", "")
-        if not self.scope.may_read(partition_key):
-            raise ScopeViolation(f"{self.scope.name} received an item of {partition_key!r}")
-        return item
+        return admit(self.scope, item, partition_attribute)
 
     # --- reads ----------------------------------------------------------------------------
 
@@ -212,29 +208,11 @@ class Table:
         """Up to ``limit`` items of one partition, following DynamoDB's 1 MB pages."""
         self._require_read(partition_key)
         partition_attribute = keys.GSI1PK if index == keys.GSI1 else keys.PK
-        sort_attribute = keys.GSI1SK if index == keys.GSI1 else keys.SK
-        if start_key is not None:
-            self._validate_start_key(start_key, partition_key, index, sk_prefix)
-        params: dict[str, Any] = {
-            "TableName": self.name,
-            "KeyConditionExpression": "#pk = :pk",
-            "ExpressionAttributeNames": {"#pk": partition_attribute},
-            "ExpressionAttributeValues": {":pk": {"S": partition_key}},
-            "ScanIndexForward": not descending,
-            "ReturnConsumedCapacity": "TOTAL",
-        }
-        if index is not None:
-            params["IndexName"] = index
-        else:
-            params["ConsistentRead"] = consistent
-        if sk_prefix is not None:
-            params["KeyConditionExpression"] += " AND begins_with(#sk, :prefix)"
-            params["ExpressionAttributeNames"]["#sk"] = sort_attribute
-            params["ExpressionAttributeValues"][":prefix"] = {"S": sk_prefix}
+        params = query_params(self.name, partition_key, index, sk_prefix, descending, consistent, start_key)
         # One item more than asked tells whether a next page exists without a second call.
         wanted = limit + 1
         items: list[Item] = []
-        exclusive_start = None if start_key is None else _wire_key(start_key)
+        exclusive_start = None if start_key is None else wire_key(start_key)
         while True:
             page_params = dict(params, Limit=wanted - len(items))
             if exclusive_start is not None:
@@ -271,28 +249,18 @@ class Table:
             result.has_more,
         )
 
+    def page(self, query: PageQuery[T], request: PageRequest) -> Page[T]:
+        """One page of the list ``query`` names."""
+        return self.query_page(
+            query.partition_key, request, query.convert, index=query.index, sk_prefix=query.sk_prefix
+        )
+
     def get_many(self, wanted: Sequence[keys.Key], convert: Callable[[Item], T]) -> list[T | None]:
         return [None if item is None else convert(item) for item in self.batch_get(wanted)]
 
     @staticmethod
     def start_key_of(item: Item, index: str | None = None) -> StartKey:
-        names: tuple[str, ...] = (keys.PK, keys.SK)
-        if index == keys.GSI1:
-            names += (keys.GSI1PK, keys.GSI1SK)
-        return {name: item[name]["S"] for name in names}
-
-    @staticmethod
-    def _validate_start_key(start_key: StartKey, partition_key: str, index: str | None, sk_prefix: str | None) -> None:
-        expected = {keys.PK, keys.SK} | ({keys.GSI1PK, keys.GSI1SK} if index == keys.GSI1 else set())
-        sort_attribute = keys.GSI1SK if index == keys.GSI1 else keys.SK
-        valid = (
-            set(start_key) == expected
-            and all(isinstance(value, str) for value in start_key.values())
-            and keys.start_key_partition(start_key, index) == partition_key
-            and (sk_prefix is None or start_key[sort_attribute].startswith(sk_prefix))
-        )
-        if not valid:
-            raise InvalidInput("after", "the cursor does not belong to this list")
+        return start_key_of(item, index)
 
     # --- writes ---------------------------------------------------------------------------
 
@@ -443,8 +411,74 @@ def even_chunks(values: Sequence[T], limit: int) -> list[Sequence[T]]:
     return [values[bounds[i] : bounds[i + 1]] for i in range(count)]
 
 
-def _wire_key(start_key: StartKey) -> dict[str, dict[str, str]]:
+def wire_key(start_key: StartKey) -> dict[str, dict[str, str]]:
     return {name: {"S": value} for name, value in start_key.items()}
+
+
+def query_params(
+    table_name: str,
+    partition_key: str,
+    index: str | None,
+    sk_prefix: str | None,
+    descending: bool,
+    consistent: bool,
+    start_key: StartKey | None,
+) -> dict[str, Any]:
+    """A Query's parameters but its Limit and ExclusiveStartKey (either Table's, checked by the caller)."""
+    partition_attribute = keys.GSI1PK if index == keys.GSI1 else keys.PK
+    sort_attribute = keys.GSI1SK if index == keys.GSI1 else keys.SK
+    if start_key is not None:
+        validate_start_key(start_key, partition_key, index, sk_prefix)
+    params: dict[str, Any] = {
+        "TableName": table_name,
+        "KeyConditionExpression": "#pk = :pk",
+        "ExpressionAttributeNames": {"#pk": partition_attribute},
+        "ExpressionAttributeValues": {":pk": {"S": partition_key}},
+        "ScanIndexForward": not descending,
+        "ReturnConsumedCapacity": "TOTAL",
+    }
+    if index is not None:
+        params["IndexName"] = index
+    else:
+        params["ConsistentRead"] = consistent
+    if sk_prefix is not None:
+        params["KeyConditionExpression"] += " AND begins_with(#sk, :prefix)"
+        params["ExpressionAttributeNames"]["#sk"] = sort_attribute
+        params["ExpressionAttributeValues"][":prefix"] = {"S": sk_prefix}
+    return params
+
+
+def validate_start_key(start_key: StartKey, partition_key: str, index: str | None, sk_prefix: str | None) -> None:
+    expected = {keys.PK, keys.SK} | ({keys.GSI1PK, keys.GSI1SK} if index == keys.GSI1 else set())
+    sort_attribute = keys.GSI1SK if index == keys.GSI1 else keys.SK
+    valid = (
+        set(start_key) == expected
+        and all(isinstance(value, str) for value in start_key.values())
+        and keys.start_key_partition(start_key, index) == partition_key
+        and (sk_prefix is None or start_key[sort_attribute].startswith(sk_prefix))
+    )
+    if not valid:
+        raise InvalidInput("after", "the cursor does not belong to this list")
+
+
+def start_key_of(item: Item, index: str | None = None) -> StartKey:
+    names: tuple[str, ...] = (keys.PK, keys.SK)
+    if index == keys.GSI1:
+        names += (keys.GSI1PK, keys.GSI1SK)
+    return {name: item[name]["S"] for name in names}
+
+
+def admit(scope: Scope, item: Item, partition_attribute: str) -> Item:
+    """``item`` if its partition is one ``scope`` may read; a ScopeViolation otherwise."""
+    partition_key = item.get(partition_attribute, {}).get("S", "")
+    if not scope.may_read(partition_key):
+        raise ScopeViolation(f"{scope.name} received an item of {partition_key!r}")
+    return item
+
+
+def require_read(scope: Scope, partition_key: str) -> None:
+    if not scope.may_read(partition_key):
+        raise ScopeViolation(f"{scope.name} may not read partition {partition_key!r}")
 
 
 def _unavailable(error: Exception, *, write: bool = False) -> DatastoreError:

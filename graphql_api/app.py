@@ -115,7 +115,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     # live updates are not served there (docs/api/subscriptions.md).
     live = LiveHub(services, None) if settings.lambda_function else LiveHub.for_services(services)
     services.live = live
-    configure_tracing(settings.otel_endpoint, datastore.client)
+    configure_tracing(settings.otel_endpoint, datastore.client, datastore.aio.observers)
     trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
     audit = None
     if settings.trusted_documents_mode == "audit":
@@ -168,6 +168,8 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         await live.stop()
         executor.shutdown(wait=False, cancel_futures=True)
         readiness.close()
+        # The read path's connections on this loop (datastore/async_client.py).
+        await datastore.aclose()
 
     app = Starlette(
         routes=[

@@ -20,7 +20,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from aiodynamo.http.types import Request
+
 from datastore import calls, keys
+from datastore.async_client import AsyncDynamo
 from datastore.calls import Call
 from datastore.client import make_client, make_sts_client
 from datastore.config import DatastoreSettings, RoleSettings
@@ -98,22 +101,34 @@ class SignatureLog:
 
     @classmethod
     def of(cls, client: DynamoDBClient) -> SignatureLog:
+        """Both sides of ``client``: its boto3 requests (botocore's ``before-send``) and its
+        event loop's (the send hooks of datastore/async_client.py), read after signing."""
         log = cls()
         client.meta.events.register("before-send.dynamodb", log._before_send)
+        AsyncDynamo.beside(client).hooks.add(log._before_async_send)
         return log
 
     def _before_send(self, request: Any, **_: Any) -> None:
-        authorization = request.headers["Authorization"]
+        self._record(request.headers, request.body)
+
+    async def _before_async_send(self, request: Request) -> None:
+        self._record(request.headers or {}, request.body)
+
+    def _record(self, headers: Any, body: bytes | str | None) -> None:
+        authorization = headers["Authorization"]
         if isinstance(authorization, bytes):
             authorization = authorization.decode()
         found = _CREDENTIAL.search(authorization)
         assert found is not None, authorization
-        target = request.headers["X-Amz-Target"]
+        target = headers["X-Amz-Target"]
         operation = (target.decode() if isinstance(target, bytes) else target).split(".")[-1]
-        params = json.loads(request.body or b"{}")
+        params = json.loads(body or b"{}")
         signed = Signed(operation, found.group(1), Call(operation, params, 0.0).partition_keys())
         with self._lock:
             self.requests.append(signed)
+
+    def stop(self, client: DynamoDBClient) -> None:
+        AsyncDynamo.beside(client).hooks.remove(self._before_async_send)
 
     def snapshot(self) -> list[Signed]:
         with self._lock:
@@ -188,9 +203,11 @@ def role_world(settings: DatastoreSettings, table_name: str, sts_url: str, **env
     sts = make_sts_client(configured)
     clock = Clock()
     datastore = Datastore(client, table_name, credentials=RoleCredentials(sts, roles, clock=clock))
+    signed = SignatureLog.of(client)
     try:
-        yield RoleWorld(datastore, roles, AssumeRoleLog.of(sts), SignatureLog.of(client), clock)
+        yield RoleWorld(datastore, roles, AssumeRoleLog.of(sts), signed, clock)
     finally:
+        signed.stop(client)
         datastore.close()
         client.close()
         sts.close()

@@ -1,4 +1,4 @@
-"""Bearer API keys: who a key speaks for (one GetItem), and recording its use off the request.
+"""Bearer API keys: who a key speaks for (one GetItem, on the event loop), and recording its use off the request.
 
 A key's lookup item is read strongly consistent on every request, so a revoked key (or one
 whose lookup item is gone) is refused from the very next request. Whether its organisation is
@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from datastore import api_keys, items
+from datastore import api_keys, async_reads, items
 from datastore.entities import ApiKeyGrant, ApiKeyStatus
 from datastore.errors import InvalidInput
 from datastore.scope import ApiKeyScope, TenantScope
@@ -53,10 +53,10 @@ class ApiKeyAuthenticator:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._datastore = datastore
-        self._lookup = datastore.table(ApiKeyScope())
-        # The lookup runs on the I/O pool before the request's session exists (so outside its
-        # call log); the use is recorded on the same pool, beside the request or, with
-        # ``record_inline``, awaited by it.
+        # The lookup runs on the event loop (datastore/async_table.py) before the request's
+        # session exists (so outside its call log); the use, a write, is recorded on the I/O
+        # pool, beside the request or, with ``record_inline``, awaited by it.
+        self._lookup = datastore.async_table(ApiKeyScope())
         self._run = run_blocking
         self._max_pending = max_pending_uses
         self._inline = record_inline
@@ -68,7 +68,7 @@ class ApiKeyAuthenticator:
         """The caller a key names, or UNAUTHENTICATED; a datastore failure propagates."""
         loop = asyncio.get_running_loop()
         try:
-            grant = await self._run(api_keys.find_grant, self._lookup, secret)
+            grant = await async_reads.find_grant(self._lookup, secret)
         except InvalidInput:
             raise unauthenticated("invalid API key: not a well-formed key", AuthReason.TOKEN_INVALID) from None
         if grant is None:

@@ -3,12 +3,34 @@
 The app is built once per execution environment (at import, during Lambda's init phase) and
 reused by every invocation it serves. Lifespan events are off: the app needs no start-up work
 and Lambda gives no shutdown signal to act on.
+
+Mangum runs every invocation on one event loop, made when the handler is built and kept for
+the process, so the read path's connections to DynamoDB (one aiohttp session per loop,
+datastore/async_client.py) are made on the first invocation and reused by every warm one,
+as the boto3 client's are. Nothing in Lambda ends that loop: the process is frozen and
+killed with it. ``close`` is for whoever does end it (the tests, which import this module
+once per test): the session is closed on its own loop, then the loop.
 """
 
 from __future__ import annotations
 
+import asyncio
+
 from mangum import Mangum
 
-from graphql_api.entrypoints.asgi import app
+from graphql_api.entrypoints.asgi import app, datastore
 
 handler = Mangum(app, lifespan="off")
+
+
+def close() -> None:
+    """End this environment's app: its read path's connections on Mangum's loop, that loop, and
+    the boto3 client and fan-out pool."""
+    loop = asyncio.get_event_loop_policy().get_event_loop()
+    try:
+        loop.run_until_complete(datastore.aclose())
+    finally:
+        loop.close()
+        asyncio.set_event_loop(None)
+        datastore.close()
+        datastore.client.close()

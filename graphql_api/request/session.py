@@ -1,7 +1,8 @@
 """One request's session: everything a GraphQL request owns while it runs.
 
 Made by the request's lifetime (request/lifetime.py), which ends it. Its tenant table and
-loaders, the I/O runner that issues blocking DynamoDB calls, the call budget, the deadline,
+loaders (whose reads run on the event loop), the I/O runner that issues blocking DynamoDB
+calls (writes, and reads outside the loaders), the call budget, the deadline,
 cancellation, and the moment the request first reaches for tenant data, which starts the
 caller's active check. Limits that
 act per request (the deadline today; per-tenant rate limits and concurrency caps later)
@@ -11,9 +12,6 @@ for its loaders or runs a call through it, and the session refuses what may not 
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -108,21 +106,25 @@ class RequestSession:
 
     # --- the I/O runner -------------------------------------------------------------------
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run a blocking (boto3) call on the I/O pool, never on the event loop.
-
-        Refused past the deadline, both when queued and when a thread picks it up (a call
-        that waited in the queue past the deadline is never sent). Cancelling the awaiting
-        task (deadline, disconnect) cancels a call not yet started. The context is copied so
-        the call is recorded in this request's CallLog and loader batch.
-        """
+    def admit_call(self) -> None:
+        """A DynamoDB call is about to be sent: refused past the deadline (TIMEOUT) or over the
+        request's call budget. The loaders call it on the loop before each call they send."""
         self.check()
         if self._budget is None:
             self._budget = CallBudget(self.services.settings.max_dynamodb_calls)
         self._budget.charge(self.call_log)
-        context = contextvars.copy_context()
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self.services.executor, functools.partial(self._send, context, fn, *args))
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a blocking (boto3) call on the process's I/O pool, never on the event loop.
+
+        Refused past the deadline, both when queued and when a thread picks it up (a call
+        that waited in the queue past the deadline is never sent). Cancelling the awaiting
+        task (deadline, disconnect) cancels a call not yet started. The pool's runner
+        (request/blocking.py) copies the context, so the call is recorded in this request's
+        CallLog.
+        """
+        self.admit_call()
+        return await self.services.run_blocking(self._send, fn, *args)
 
     async def run_write(self, fn: Callable[..., T], *args: Any) -> T:
         """``run`` for a write: once it is sent, a failure may leave it applied."""
@@ -130,9 +132,9 @@ class RequestSession:
         self.write_dispatched = True
         return await self.run(fn, *args)
 
-    def _send(self, context: contextvars.Context, fn: Callable[..., T], *args: Any) -> T:
+    def _send(self, fn: Callable[..., T], *args: Any) -> T:
         self.check()  # on the I/O thread: the call may have waited in the queue
-        return context.run(fn, *args)
+        return fn(*args)
 
     # --- tenant data ----------------------------------------------------------------------
 
@@ -150,7 +152,8 @@ class RequestSession:
         """The tenant's loaders, made on first use (no call is made here); UNAUTHENTICATED without
         a token. Before their first load they call ``tenant_reached``."""
         if self._loaders is None:
-            self._loaders = Loaders(self._table(), self.run, before_first_load=self.tenant_reached)
+            table = self.services.datastore.async_table(self.require_tenant(), deadline=self.deadline.at)
+            self._loaders = Loaders(table, self.admit_call, before_first_load=self.tenant_reached)
         return self._loaders
 
     def _table(self) -> Table:
@@ -162,7 +165,7 @@ class RequestSession:
     def end(self) -> None:
         """The request is over: let go of its loaders and everything they loaded.
 
-        The loaders run their calls through ``self.run``, so they and the session hold each
+        The loaders check their calls with ``self.admit_call``, so they and the session hold each
         other: a cycle, which only the cyclic garbage collector would free, together with
         every entity and page the request read (1,000 employees on the directory query),
         and a collection that walks them stalls every request in flight.

@@ -5,21 +5,25 @@ kind, into one GetItem or BatchGetItem calls; the list loader collects every lis
 for and runs their single-partition Queries concurrently. Each batch returns only when all of
 its calls are done, so the next level's loads all start together and batch together again:
 one wave of DynamoDB calls per nesting level, however many parents (execution/batch_loader.py).
+
+Their calls run on the event loop (``datastore.async_table.AsyncTable``): no I/O thread. Before
+a batch's calls go out the session may refuse them (``admit``: past the deadline, over the
+request's call budget), as it refused a run on the I/O pool.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
-from datastore import applications, audit, by_id, departments, employees, jobs
+from datastore import applications, async_reads, departments, employees, jobs
+from datastore.async_table import AsyncTable
 from datastore.by_id import Kind
 from datastore.entities import Application, AuditEvent, Department, Employee, JobPosting, Organization, Subscription
-from datastore.ids import DepartmentId, EmployeeId, JobId
-from datastore.pagination import Page, PageRequest, StartKey
-from datastore.table import Table
+from datastore.ids import DepartmentId, EmployeeId, JobId, OrgId
+from datastore.pagination import Page, PageQuery, PageRequest, StartKey
 from graphql_api.execution.batch_loader import SharedLoader
 from graphql_api.execution.fields import Deferred
 
@@ -28,10 +32,10 @@ R = TypeVar("R")
 K = TypeVar("K")
 V = TypeVar("V")
 
-Runner = Callable[..., Awaitable[Any]]
-"""Runs a blocking function off the event loop: ``await run(fn, *args)``."""
+Admit = Callable[[], None]
+"""Called before each call of a batch is sent; raises to refuse it (the request's session)."""
 
-ListFetch = Callable[[Table, str | None, PageRequest], Page[Any]]
+ListFetch = Callable[[AsyncTable, str | None, PageRequest], Awaitable[Page[Any]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,38 +58,40 @@ def list_key(fetch: ListFetch, parent: str | None, first: int, after: StartKey |
 
 
 class Loader(SharedLoader[K, V]):
-    """A DataLoader whose batch runs one blocking datastore call off the loop."""
+    """A DataLoader whose batch is one coroutine of the keys."""
 
     def __init__(
         self,
-        run: Runner,
-        batch: Callable[[list[K]], Sequence[V]],
+        admit: Admit,
+        batch: Callable[[list[K]], Awaitable[list[V]]],
         *,
         before_first_load: Callable[[], None] | None = None,
     ) -> None:
         super().__init__(before_first_load=before_first_load)
-        self._run = run
+        self._admit = admit
         self._batch = batch
 
     async def fetch(self, keys: list[K]) -> list[V]:
-        return list(await self._run(self._batch, keys))
+        self._admit()
+        return await self._batch(keys)
 
 
 class EntityLoader(SharedLoader[tuple[Kind, Any], Any]):
     """Every entity read by id of one loop turn, whatever its kind, in one batch.
 
-    One key is a GetItem, more go whole to ``datastore.by_id`` in one hop to the I/O pool,
-    which cuts them into BatchGetItem calls of at most 100 keys (``Table.batch_get``). The
-    caller check's organisation and employee thus share a call with the query's own reads.
+    One key is a GetItem, more go whole to ``datastore.async_reads.get_by_id``, which cuts
+    them into BatchGetItem calls of at most 100 keys, all in flight at once. The caller
+    check's organisation and employee thus share a call with the query's own reads.
     """
 
-    def __init__(self, run: Runner, table: Table, *, before_first_load: Callable[[], None] | None = None) -> None:
+    def __init__(self, admit: Admit, table: AsyncTable, *, before_first_load: Callable[[], None] | None = None) -> None:
         super().__init__(before_first_load=before_first_load)
-        self._run = run
+        self._admit = admit
         self._table = table
 
     async def fetch(self, keys: list[tuple[Kind, Any]]) -> list[Any]:
-        return list(await self._run(by_id.get_by_id, self._table, keys))
+        self._admit()
+        return await async_reads.get_by_id(self._table, keys)
 
 
 class Entities(Generic[K, V]):
@@ -113,15 +119,21 @@ class Entities(Generic[K, V]):
 class ListLoader(SharedLoader[ListKey, Page[Any]]):
     """Pages of lists; the Queries of one batch run concurrently and finish together."""
 
-    def __init__(self, run: Runner, table: Table, *, before_first_load: Callable[[], None] | None = None) -> None:
+    def __init__(self, admit: Admit, table: AsyncTable, *, before_first_load: Callable[[], None] | None = None) -> None:
         super().__init__(before_first_load=before_first_load)
-        self._run = run
+        self._admit = admit
         self._table = table
 
     async def fetch(self, keys: list[ListKey]) -> list[Page[Any]]:
-        return list(
-            await asyncio.gather(*(self._run(key.fetch, self._table, key.parent, key.request()) for key in keys))
-        )
+        table = self._table
+        # Every list admitted before any page's coroutine is made: a refusal (the call budget
+        # spent part-way through the batch) then leaves no coroutine behind un-awaited.
+        for _key in keys:
+            self._admit()  # one list, one call or more: charged as the I/O pool charged a run
+        pages = [key.fetch(table, key.parent, key.request()) for key in keys]
+        if len(pages) == 1:
+            return [await pages[0]]
+        return list(await asyncio.gather(*pages))
 
     async def page(self, key: ListKey) -> Page[Any]:
         return await self.get(key)
@@ -130,67 +142,61 @@ class ListLoader(SharedLoader[ListKey, Page[Any]]):
 # --- list fetchers: (table, parent id, page request) -> page ----------------------------------
 
 
-def departments_of_org(table: Table, _parent: str | None, request: PageRequest) -> Page[Department]:
-    return departments.list_departments(table, request)
+def _pages(query: Callable[[OrgId, str | None], PageQuery[Any]]) -> ListFetch:
+    """A list read as pages of the datastore's query for the tenant and the list's parent id.
+
+    The fetcher is the list's identity in a ``ListKey`` (the loader batches and caches by
+    it), so each list below is made once, at import.
+    """
+
+    def fetch(table: AsyncTable, parent: str | None, request: PageRequest) -> Awaitable[Page[Any]]:
+        return table.page(query(table.tenant.org_id, parent), request)
+
+    return fetch
 
 
-def employees_of_org(table: Table, _parent: str | None, request: PageRequest) -> Page[Employee]:
-    return employees.list_employees(table, request)
+def _own(parent: str | None) -> str:
+    assert parent is not None  # a list of a department, job or employee has its parent's id
+    return parent
 
 
-def employees_by_name(table: Table, prefix: str | None, request: PageRequest) -> Page[Employee]:
-    assert prefix is not None
-    return employees.list_employees_by_name(table, prefix, request)
+departments_of_org = _pages(lambda org, _: departments.departments_of(org))
+employees_of_org = _pages(lambda org, _: employees.employees_of(org))
+employees_by_name = _pages(lambda org, prefix: employees.employees_by_name(org, _own(prefix)))
+employees_of_department = _pages(lambda org, dept: employees.department_employees(org, DepartmentId(_own(dept))))
+open_jobs_of_org = _pages(lambda org, _: jobs.open_jobs_of(org))
+jobs_of_org = _pages(lambda org, _: jobs.jobs_of(org))
+applications_of_job = _pages(lambda org, job: applications.job_applications(org, JobId(_own(job))))
+applications_of_employee = _pages(lambda org, emp: applications.employee_applications(org, EmployeeId(_own(emp))))
 
 
-def employees_of_department(table: Table, dept_id: str | None, request: PageRequest) -> Page[Employee]:
-    assert dept_id is not None  # a department's own id (the list's parent)
-    return employees.list_department_employees(table, DepartmentId(dept_id), request)
-
-
-def open_jobs_of_org(table: Table, _parent: str | None, request: PageRequest) -> Page[JobPosting]:
-    return jobs.list_open_jobs(table, request)
-
-
-def jobs_of_org(table: Table, _parent: str | None, request: PageRequest) -> Page[JobPosting]:
-    return jobs.list_jobs(table, request)
-
-
-def applications_of_job(table: Table, job_id: str | None, request: PageRequest) -> Page[Application]:
-    assert job_id is not None  # a job's own id (the list's parent)
-    return applications.list_job_applications(table, JobId(job_id), request)
-
-
-def applications_of_employee(table: Table, emp_id: str | None, request: PageRequest) -> Page[Application]:
-    assert emp_id is not None  # an employee's own id (the list's parent)
-    return applications.list_employee_applications(table, EmployeeId(emp_id), request)
-
-
-def audit_events_of_org(table: Table, _parent: str | None, request: PageRequest) -> Page[AuditEvent]:
-    """Newest first, whatever ``request.descending`` says."""
-    return audit.list_audit_events(table, request)
+def audit_events_of_org(table: AsyncTable, _parent: str | None, request: PageRequest) -> Awaitable[Page[AuditEvent]]:
+    """Newest first, whatever ``request.descending`` says (the audit trail's walk, not one query)."""
+    return async_reads.list_audit_events(table, request)
 
 
 class Loaders:
     """The DataLoaders of one request, for one tenant. Never shared between requests.
 
     Each of them calls ``before_first_load`` just before its first load (the session's,
-    ``tenant_reached``, acts on the first call of the request only).
+    ``tenant_reached``, acts on the first call of the request only), and ``admit`` before
+    each call it sends.
     """
 
-    def __init__(self, table: Table, run: Runner, *, before_first_load: Callable[[], None] | None = None) -> None:
+    def __init__(self, table: AsyncTable, admit: Admit, *, before_first_load: Callable[[], None] | None = None) -> None:
         self.table = table
         first = before_first_load
-        self.entities = EntityLoader(run, table, before_first_load=first)
+        self.entities = EntityLoader(admit, table, before_first_load=first)
         self.organization: Entities[str, Organization | None] = Entities(self.entities, Kind.ORGANIZATION)
         self.subscription: Entities[str, Subscription | None] = Entities(self.entities, Kind.SUBSCRIPTION)
         self.employee: Entities[str, Employee | None] = Entities(self.entities, Kind.EMPLOYEE)
         self.department: Entities[str, Department | None] = Entities(self.entities, Kind.DEPARTMENT)
         self.job: Entities[str, JobPosting | None] = Entities(self.entities, Kind.JOB)
         self.application: Entities[tuple[str, str], Application | None] = Entities(self.entities, Kind.APPLICATION)
-        self.employee_id_by_email: Loader[str, str | None] = Loader(
-            run,
-            lambda emails: [employees.find_employee_id_by_email(table, e) for e in emails],
-            before_first_load=first,
-        )
-        self.lists = ListLoader(run, table, before_first_load=first)
+
+        async def ids_by_email(emails: list[str]) -> list[EmployeeId | None]:
+            found = [async_reads.find_employee_id_by_email(table, email) for email in emails]
+            return list(await asyncio.gather(*found))
+
+        self.employee_id_by_email: Loader[str, EmployeeId | None] = Loader(admit, ids_by_email, before_first_load=first)
+        self.lists = ListLoader(admit, table, before_first_load=first)

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass
 
 from datastore.calls import CallLog
+from datastore.ids import OrgId
 from datastore.scope import TenantScope
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
@@ -27,9 +28,13 @@ from graphql_api.subscriptions.connection import LiveConnection
 
 
 def round_loaders(services: Services, org_id: str) -> Loaders:
-    """Loaders for one event's round, on a session of their own (its deadline, its budget)."""
+    """Loaders for one event's round, on a session of their own (its deadline, its budget).
+
+    Their reads run on the event loop through the datastore's async table, on the loop's one
+    client session (the app's lifespan closes it), like a request's loaders."""
     session = RequestSession(services, None, Deadline.after(services.settings.request_timeout_seconds))
-    return Loaders(services.datastore.table(TenantScope(org_id)), session.run)  # type: ignore[arg-type]
+    table = services.datastore.async_table(TenantScope(OrgId(org_id)), deadline=session.deadline.at)
+    return Loaders(table, session.admit_call)
 
 
 @dataclass

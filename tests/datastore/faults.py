@@ -4,10 +4,16 @@ DynamoDB Local neither reports transaction conflicts nor throttles, so tests pla
 a ``before-call`` hook on TransactWriteItems answers with the error response DynamoDB
 would send, before any request leaves the client. The calls are still recorded by
 ``datastore.calls`` (whose hooks run around this one), so tests count the attempts.
+
+A DynamoDB client has two sides: the boto3 client (writes, sign-in, the CLI), whose faults go
+in botocore's hooks, and the event loop's client beside it (the read path,
+datastore/async_client.py), whose faults go in its send hooks (``on_send``). ``failing_calls``
+fails both alike.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 import time
@@ -16,8 +22,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, cast
 
+from aiodynamo.http.types import Request, Response
 from botocore.awsrequest import AWSResponse
 from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
+
+from datastore.async_client import AsyncDynamo
+from datastore.async_http import NoAnswer, NotSent, SendHook
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -163,12 +173,18 @@ class CallFaults:
         self.hang_seconds = hang_seconds
         self.injected = 0
 
-    def __call__(self, request: Any, **_: Any) -> Any:
+    def _take(self) -> str | None:
         with self._lock:
             fault = self.planned.pop(0) if self.planned else self.fault
-            if fault is None:
-                return None
-            self.injected += 1
+            if fault is not None:
+                self.injected += 1
+            return fault
+
+    def __call__(self, request: Any, **_: Any) -> Any:
+        """botocore's ``before-send``: the boto3 client's attempts."""
+        fault = self._take()
+        if fault is None:
+            return None
         url = str(request.url)
         if fault == CONNECTION_ERROR:
             raise EndpointConnectionError(endpoint_url=url)
@@ -177,21 +193,56 @@ class CallFaults:
         if fault == NO_ANSWER:
             time.sleep(self.hang_seconds)  # the read timeout botocore would wait out
             raise ReadTimeoutError(endpoint_url=url)
-        if fault == THROTTLED:
-            body = {"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException", "message": "Rate exceeded"}
-            status = 400
-        else:
-            body = {"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "Internal error"}
-            status = 500
+        status, body = _fault_answer(fault)
         headers = {"Content-Type": "application/x-amz-json-1.0"}
         return AWSResponse(url, status, headers, _Raw(json.dumps(body).encode()))
+
+    async def on_send(self, request: Request) -> Response | None:
+        """The event loop's client's attempts: the same faults, in its transport's words."""
+        fault = self._take()
+        if fault is None:
+            return None
+        if fault == CONNECTION_ERROR:
+            raise NotSent("injected: connection refused")
+        if fault == READ_TIMEOUT:
+            raise NoAnswer("injected: read timeout")
+        if fault == NO_ANSWER:
+            await asyncio.sleep(self.hang_seconds)  # the read timeout aiohttp would wait out
+            raise NoAnswer("injected: no answer")
+        status, body = _fault_answer(fault)
+        return Response(status, json.dumps(body).encode())
+
+
+def _fault_answer(fault: str) -> tuple[int, dict[str, str]]:
+    if fault == THROTTLED:
+        return 400, {"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException", "message": "Rate exceeded"}
+    return 500, {"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "Internal error"}
 
 
 @contextmanager
 def failing_calls(client: DynamoDBClient, hang_seconds: float = 1.0) -> Iterator[CallFaults]:
+    """Fails the calls of both sides of ``client`` (its boto3 attempts and its event loop's)."""
     faults = CallFaults(hang_seconds)
     client.meta.events.register(_SEND_EVENT, cast(Callable[..., None], faults), unique_id=_SEND_HOOK_ID)
     try:
-        yield faults
+        with on_send(client, faults.on_send):
+            yield faults
     finally:
         client.meta.events.unregister(_SEND_EVENT, unique_id=_SEND_HOOK_ID)
+
+
+@contextmanager
+def on_send(client: DynamoDBClient, hook: SendHook) -> Iterator[None]:
+    """``hook`` sees each attempt of the event loop's client beside ``client`` before it is sent
+    (it may answer in DynamoDB's place, or raise a transport failure)."""
+    hooks = AsyncDynamo.beside(client).hooks
+    hooks.add(hook)
+    try:
+        yield
+    finally:
+        hooks.remove(hook)
+
+
+def operation_of(request: Request) -> str:
+    """The DynamoDB operation of a signed request (its ``X-Amz-Target``)."""
+    return (request.headers or {}).get("X-Amz-Target", "").rsplit(".", 1)[-1]

@@ -7,7 +7,8 @@ botocore 1.44.8 (the version the lock file pins).
 Three private names remain, each behind datastore/library_internals.py: ``BaseClient._endpoint``
 (whose ``http_session`` sends each request: libcurl's, datastore/http_session.py),
 ``BaseClient._serializer`` (orjson's, datastore/fastserialize.py) and
-``BaseClient._user_agent_creator`` (memoised, datastore/user_agent.py).
+``BaseClient._user_agent_creator`` (memoised, datastore/user_agent.py). The read path uses none
+of them: it runs on aiodynamo's public API (datastore/async_client.py).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ twice: from the response's ``extensions.cost`` and from every call any client ma
 
 from __future__ import annotations
 
+import asyncio
 import math
 import random
 import time
@@ -16,6 +17,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from aiodynamo.http.types import Request
 
 from bench.queries import Q1, Q2, Q3
 from datastore import calls, organizations
@@ -29,6 +31,7 @@ from graphql_api.app import create_app
 from graphql_api.schema import ids
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import unique_domain
+from tests.datastore import faults
 from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.live import serving, with_settings
 
@@ -90,16 +93,13 @@ def big(client: DynamoDBClient, table_name: str) -> BigTenant:
 
 @pytest.fixture
 def jitter(client: DynamoDBClient) -> Iterator[None]:
-    """Every DynamoDB call waits a random 0-20 ms before it is sent."""
+    """Every DynamoDB call (the read path's, on the event loop) waits a random 0-20 ms before it is sent."""
 
-    def delay(**_: Any) -> None:
-        time.sleep(random.uniform(0, 0.020))
+    async def delay(_request: Request) -> None:
+        await asyncio.sleep(random.uniform(0, 0.020))
 
-    client.meta.events.register("before-call.dynamodb", delay, unique_id="test-jitter")
-    try:
+    with faults.on_send(client, delay):
         yield
-    finally:
-        client.meta.events.unregister("before-call.dynamodb", unique_id="test-jitter")
 
 
 def expected_levels(big: BigTenant) -> list[dict[str, int]]:
@@ -248,15 +248,12 @@ def test_q3_profile_with_a_manager__three_waves_however_its_two_chains_interleav
     so the job postings start after the manager's GetItem ended: timings alone would count
     four rounds. The loads' depths count three, as the floor's."""
 
-    def hold(**_: Any) -> None:
-        time.sleep(1.0)  # before the request is sent: no read timeout applies
+    async def hold(request: Request) -> None:
+        if faults.operation_of(request) == "Query":
+            await asyncio.sleep(1.0)  # before the request is sent: no read timeout applies
 
-    client.meta.events.register("before-call.dynamodb.Query", hold, unique_id="test-hold-query")
-    try:
-        with calls.listening() as log:
-            cost = cost_as(api, demo.person("dave@acme.co"), Q3)
-    finally:
-        client.meta.events.unregister("before-call.dynamodb.Query", unique_id="test-hold-query")
+    with faults.on_send(client, hold), calls.listening() as log:
+        cost = cost_as(api, demo.person("dave@acme.co"), Q3)
 
     assert cost["data"]["me"]["department"]["manager"] == {"email": "bob@acme.co"}
     assert cost["requests"] == {"BatchGetItem": 2, "GetItem": 2, "Query": 1}

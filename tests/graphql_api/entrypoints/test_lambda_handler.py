@@ -6,7 +6,6 @@ session's DynamoDB Local.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import gc
 import gzip
@@ -86,13 +85,10 @@ def imported_entry(
         root.setLevel(saved_logging[1])
         logging.getLogger("uvicorn.access").disabled = False
         logging.getLogger("mangum.http").setLevel(logging.NOTSET)
-        asgi = sys.modules["graphql_api.entrypoints.asgi"]
-        asgi.datastore.close()
-        asgi.datastore.client.close()
         # Mangum runs every invocation on an event loop it creates once and keeps (Lambda's one
-        # process); close it, or its sockets are reported unclosed in whichever test runs next.
-        asyncio.get_event_loop_policy().get_event_loop().close()
-        asyncio.set_event_loop(None)
+        # process); the entry closes the read path's connections on it, then it, or its
+        # sockets are reported unclosed in whichever test runs next.
+        module.close()
         for name in ENTRY_MODULES:
             sys.modules.pop(name, None)
 

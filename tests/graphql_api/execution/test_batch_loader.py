@@ -1,6 +1,8 @@
 """The request's DataLoader (graphql_api/execution/batch_loader.py): batches, their schedule, failures.
 
-Through ``Loader`` (schema/loaders.py), whose batch runs on a thread as the product's do.
+Through ``Loader`` (schema/loaders.py), admitting every batch; its batch here runs a plain
+function on a thread (``on_thread``), so a test can hold a batch open or fail it from outside
+the loop. The product's batches are coroutines on the loop (datastore/async_table.py).
 """
 
 from __future__ import annotations
@@ -11,9 +13,9 @@ import functools
 import gc
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from datastore import calls
 from datastore.errors import InvalidInput
@@ -23,12 +25,18 @@ T = TypeVar("T")
 KEYS = 250
 
 
-def runner(pool: ThreadPoolExecutor) -> Callable[..., Any]:
-    async def run(fn: Callable[..., T], *args: Any) -> T:
-        context = contextvars.copy_context()
-        return await asyncio.get_running_loop().run_in_executor(pool, functools.partial(context.run, fn, *args))
+def admit_all() -> None:
+    """The session's ``admit_call`` when nothing refuses a call."""
 
-    return run
+
+def on_thread(pool: ThreadPoolExecutor, fn: Callable[[list[T]], list[T]]) -> Callable[[list[T]], Awaitable[list[T]]]:
+    """A loader's batch that runs ``fn`` on ``pool``, in the loading context (its loader batch)."""
+
+    async def batch(keys: list[T]) -> list[T]:
+        context = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(pool, functools.partial(context.run, fn, keys))
+
+    return batch
 
 
 def test_loader__many_keys__one_batch_call_with_every_key() -> None:
@@ -40,7 +48,7 @@ def test_loader__many_keys__one_batch_call_with_every_key() -> None:
 
     async def load() -> list[int]:
         with ThreadPoolExecutor(2) as pool:
-            loader: Loader[int, int] = Loader(runner(pool), batch)
+            loader: Loader[int, int] = Loader(admit_all, on_thread(pool, batch))
             return list(await asyncio.gather(*(loader.load(key) for key in range(KEYS))))
 
     assert asyncio.run(load()) == [key * 2 for key in range(KEYS)]
@@ -53,7 +61,7 @@ def test_loader__one_consumer_cancelled__the_shared_read_goes_on() -> None:
 
     async def load() -> tuple[bool, int]:
         with ThreadPoolExecutor(1) as pool:
-            loader: Loader[int, int] = Loader(runner(pool), lambda keys: [key * 2 for key in keys])
+            loader: Loader[int, int] = Loader(admit_all, on_thread(pool, lambda keys: [key * 2 for key in keys]))
             check = loader.load(21)
             field = asyncio.ensure_future(loader.get(21))
             many = asyncio.ensure_future(loader.get_many([21]))
@@ -81,7 +89,7 @@ def test_loader__failed_batch_whose_consumers_were_cancelled__no_unretrieved_exc
 
     async def load() -> None:
         with ThreadPoolExecutor(1) as pool:
-            loader: Loader[int, int] = Loader(runner(pool), fail)
+            loader: Loader[int, int] = Loader(admit_all, on_thread(pool, fail))
             fields = [asyncio.ensure_future(loader.get(key)) for key in range(5)]
             many = asyncio.ensure_future(loader.get_many(range(5, 10)))
             await asyncio.sleep(0)
@@ -117,7 +125,7 @@ def test_loader__batch_depth__one_deeper_than_the_deepest_load_of_its_keys() -> 
 
     async def load() -> list[int]:
         with ThreadPoolExecutor(2) as pool:
-            loader: Loader[int, int] = Loader(runner(pool), batch)
+            loader: Loader[int, int] = Loader(admit_all, on_thread(pool, batch))
             return list(await asyncio.gather(ask(loader, 7, 0), ask(loader, 7, 2), ask(loader, 8, 1)))
 
     assert asyncio.run(load()) == [3, 3, 3]
@@ -135,7 +143,7 @@ def test_loader__get_many_over_two_pending_batches__waits_for_both() -> None:
 
     async def load() -> dict[int, int]:
         with ThreadPoolExecutor(2) as pool:
-            loader: Loader[int, int] = Loader(runner(pool), batch)
+            loader: Loader[int, int] = Loader(admit_all, on_thread(pool, batch))
             first = asyncio.ensure_future(loader.get_many([1, 2, 3]))
             await asyncio.sleep(0.01)  # the first batch is out, not back
             second = await loader.get_many([2, 3, 4, 5])
@@ -156,7 +164,7 @@ def test_loader__get_many_when_one_of_its_batches_fails__raises_that_batchs_erro
 
     async def load() -> tuple[BaseException | None, dict[int, int]]:
         with ThreadPoolExecutor(2) as pool:
-            loader: Loader[int, int] = Loader(runner(pool), batch)
+            loader: Loader[int, int] = Loader(admit_all, on_thread(pool, batch))
             good = asyncio.ensure_future(loader.get_many([1, 2]))
             await asyncio.sleep(0.01)  # [1, 2] go out in a batch of their own
             failed: BaseException | None = None
@@ -182,7 +190,7 @@ def test_loader__batch_task_cancelled__its_consumers_are_cancelled_not_left_wait
 
     async def load() -> tuple[bool, bool]:
         with ThreadPoolExecutor(1) as pool:
-            loader: Loader[int, int] = Loader(runner(pool), batch)
+            loader: Loader[int, int] = Loader(admit_all, on_thread(pool, batch))
             many = asyncio.ensure_future(loader.get_many([1, 2]))
             one = asyncio.ensure_future(loader.get(2))
             await asyncio.sleep(0.05)
@@ -208,7 +216,7 @@ def test_loader__deferred_keys_of_one_turn__one_ready_future_then_each_value() -
 
     async def load() -> tuple[int, list[str], int, bool]:
         with ThreadPoolExecutor(2) as pool:
-            loader: Loader[int, int] = Loader(runner(pool), batch)
+            loader: Loader[int, int] = Loader(admit_all, on_thread(pool, batch))
             deferred = [loader.deferred(key, lambda value: f"<{value}>") for key in (1, 2, 3, 2)]
             readies = {d.ready for d in deferred}
             assert None not in readies
@@ -233,7 +241,7 @@ def test_loader__deferred_key_of_a_failed_batch__value_raises_and_a_cancelled_wa
 
     async def load() -> tuple[bool, int, BaseException | None]:
         with ThreadPoolExecutor(2) as pool:
-            loader: Loader[int, int] = Loader(runner(pool), batch)
+            loader: Loader[int, int] = Loader(admit_all, on_thread(pool, batch))
             waiting = asyncio.ensure_future(loader.deferred(1, int).result())
             shared = loader.deferred(1, int)
             await asyncio.sleep(0)  # the resolver is waiting
@@ -267,7 +275,7 @@ def test_loader__schedule__a_batch_closes_in_the_second_iteration_after_its_firs
 
     async def load() -> None:
         with ThreadPoolExecutor(1) as pool:
-            loader: Loader[int, int] = Loader(runner(pool), batch)
+            loader: Loader[int, int] = Loader(admit_all, on_thread(pool, batch))
             loop = asyncio.get_running_loop()
             first = loader.load(1)
             loop.call_soon(loader.load, 2)  # the next iteration
@@ -278,3 +286,24 @@ def test_loader__schedule__a_batch_closes_in_the_second_iteration_after_its_firs
 
     asyncio.run(load())
     assert seen == [[1, 2], [3, 4]]
+
+
+def test_loader__admit_refuses__the_batch_fails_with_its_error_and_nothing_is_fetched() -> None:
+    """The session's ``admit_call`` refusing (deadline, call budget) fails the whole batch
+    before its call is sent: every key raises the refusal."""
+    seen: list[list[int]] = []
+
+    def refuse() -> None:
+        raise InvalidInput("budget", "no more calls")
+
+    async def fetch(keys: list[int]) -> list[int]:
+        seen.append(keys)
+        return keys
+
+    async def load() -> list[BaseException | int]:
+        loader: Loader[int, int] = Loader(refuse, fetch)
+        return list(await asyncio.gather(loader.get(1), loader.get(2), return_exceptions=True))
+
+    results = asyncio.run(load())
+    assert [isinstance(r, InvalidInput) and r.field == "budget" for r in results] == [True, True]
+    assert seen == []

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+from aiodynamo.http.types import Request
 from graphql import GraphQLError
 from strawberry.types import ExecutionResult
 
@@ -19,6 +20,7 @@ from graphql_api.app import create_app
 from graphql_api.http import response as http_response
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
+from tests.datastore import faults
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 from tests.tcp_proxy import Mode, TcpProxy
@@ -242,15 +244,21 @@ class Outage:
     def post_then_drop(self, client: GraphQLClient, document: str, accept: str) -> httpx.Response:
         """``document`` sent with DynamoDB reachable for its first call and dropped after it."""
 
-        def drop(**_: Any) -> None:
-            self.proxy.mode = Mode.DROP
+        sent = 0
 
-        self.client.meta.events.register("after-call.dynamodb", drop, unique_id="hr-tests-drop-after")
+        async def drop_after_first(_request: Request) -> None:
+            # The read path's calls run on the event loop: the second one, and any after it,
+            # go out while the proxy drops them.
+            nonlocal sent
+            sent += 1
+            if sent > 1:
+                self.proxy.mode = Mode.DROP
+
         try:
-            headers = {"Accept": accept, "Authorization": f"Bearer {client.token}"}
-            return client.http.post("/graphql", json={"query": document}, headers=headers)
+            with faults.on_send(self.client, drop_after_first):
+                headers = {"Accept": accept, "Authorization": f"Bearer {client.token}"}
+                return client.http.post("/graphql", json={"query": document}, headers=headers)
         finally:
-            self.client.meta.events.unregister("after-call.dynamodb", unique_id="hr-tests-drop-after")
             self.proxy.mode = Mode.PASS
 
     def post(self, client: GraphQLClient, document: str, accept: str) -> httpx.Response:

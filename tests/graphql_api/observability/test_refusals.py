@@ -6,6 +6,7 @@ Each refusal's ``extensions.code`` appears in its access line's ``errors`` and i
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 import orjson
+from aiodynamo.http.types import Request
 from prometheus_client import REGISTRY
 
 from datastore.store import Datastore
@@ -22,6 +24,7 @@ from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
+from tests.datastore import faults
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.observability.logs import CapturedLines, captured_lines
@@ -59,10 +62,15 @@ def held_calls(client: DynamoDBClient) -> Iterator[tuple[threading.Event, thread
         entered.set()
         release.wait(HELD_SECONDS)
 
+    async def hold_read(_request: Request) -> None:
+        entered.set()
+        await asyncio.get_running_loop().run_in_executor(None, release.wait, HELD_SECONDS)
+
     hook = cast(Callable[..., None], hold)
     client.meta.events.register("before-send.dynamodb", hook, unique_id="hr-tests-held-calls")
     try:
-        yield entered, release
+        with faults.on_send(client, hold_read):
+            yield entered, release
     finally:
         release.set()
         client.meta.events.unregister("before-send.dynamodb", unique_id="hr-tests-held-calls")

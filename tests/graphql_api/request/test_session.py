@@ -64,15 +64,18 @@ def test_loaders__reading_them__calls_nothing_and_starts_nothing(
         started.append(session.loaders.organization.load(tenant.org_id))  # as auth/active.py does
 
     async def run(session: RequestSession) -> tuple[int, int, Any, Any]:
-        session.when_tenant_reached(lambda: check(session))
-        loaders = session.loaders
-        assert session.loaders is loaders
-        read_without_reaching = len(started)
-        first = loaders.employee.get(tenant.admin.emp_id)
-        task = asyncio.ensure_future(first)
-        await asyncio.sleep(0)
-        session.when_tenant_reached(lambda: started.append("at once, once reached"))
-        return read_without_reaching, len(started), await task, await started[0]
+        try:
+            session.when_tenant_reached(lambda: check(session))
+            loaders = session.loaders
+            assert session.loaders is loaders
+            read_without_reaching = len(started)
+            first = loaders.employee.get(tenant.admin.emp_id)
+            task = asyncio.ensure_future(first)
+            await asyncio.sleep(0)
+            session.when_tenant_reached(lambda: started.append("at once, once reached"))
+            return read_without_reaching, len(started), await task, await started[0]
+        finally:
+            await session.services.datastore.aclose()  # this loop's connections, as the app's lifespan
 
     principal = Principal(tenant.admin.emp_id, tenant.org_id, tenant.admin.role)
     with ThreadPoolExecutor(2) as pool, calls.listening() as log:

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
-import functools
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from datastore import calls, ids
-from datastore.table import Table
+from datastore.async_client import AsyncDynamo
+from datastore.async_table import AsyncTable
 from graphql_api.schema.loaders import Loaders
 from tests.conftest import Tenant
 from tests.datastore.support import employee_items, raw_employees, write_items
@@ -19,12 +17,22 @@ T = TypeVar("T")
 EMPLOYEES = 250
 
 
-def runner(pool: ThreadPoolExecutor) -> Callable[..., Any]:
-    async def run(fn: Callable[..., T], *args: Any) -> T:
-        context = contextvars.copy_context()
-        return await asyncio.get_running_loop().run_in_executor(pool, functools.partial(context.run, fn, *args))
+def admit_all() -> None:
+    """The session's ``admit_call`` when nothing refuses a call."""
 
-    return run
+
+def run(tenant: Tenant, load: Callable[[AsyncTable], Awaitable[T]]) -> T:
+    """``load`` of the tenant's reads on the event loop (a loop of its own, its connections
+    closed after it, as the app's lifespan closes them)."""
+    dynamo = AsyncDynamo.beside(tenant.table.client)
+
+    async def main() -> T:
+        try:
+            return await load(AsyncTable(dynamo.client(), tenant.table.name, tenant.table.scope))
+        finally:
+            await dynamo.aclose()
+
+    return asyncio.run(main())
 
 
 def test_employee_loader__250_ids__three_batch_gets_in_one_loader_batch(tenant: Tenant) -> None:
@@ -32,12 +40,11 @@ def test_employee_loader__250_ids__three_batch_gets_in_one_loader_batch(tenant: 
     write_items(tenant.table.client, tenant.table.name, [item for emp in staff for item in employee_items(emp)])
     ids = [tenant.admin.emp_id] + [emp.emp_id for emp in staff]
 
-    async def load(table: Table, pool: ThreadPoolExecutor) -> list[Any]:
-        return list((await Loaders(table, runner(pool)).employee.get_many(ids)).values())
+    async def load(table: AsyncTable) -> list[Any]:
+        return list((await Loaders(table, admit_all).employee.get_many(ids)).values())
 
-    with ThreadPoolExecutor(4) as pool, ThreadPoolExecutor(4) as fanout, calls.listening() as log:
-        table = Table(tenant.table.client, tenant.table.name, tenant.table.scope, fanout=fanout)
-        loaded = asyncio.run(load(table, pool))
+    with calls.listening() as log:
+        loaded = run(tenant, load)
     assert [emp.emp_id for emp in loaded] == ids
     assert log.operations() == ["BatchGetItem"] * 3
     assert len({call.batch for call in log.calls}) == 1
@@ -48,8 +55,8 @@ def test_entity_loader__kinds_of_one_turn__one_batch_get_item(tenant: Tenant) ->
     """The caller check's organisation and employee share the call with the query's reads."""
     department = tenant.department("Shared")
 
-    async def load(table: Table, pool: ThreadPoolExecutor) -> list[Any]:
-        loaders = Loaders(table, runner(pool))
+    async def load(table: AsyncTable) -> list[Any]:
+        loaders = Loaders(table, admit_all)
         return list(
             await asyncio.gather(
                 loaders.organization.get(tenant.org_id),
@@ -59,8 +66,8 @@ def test_entity_loader__kinds_of_one_turn__one_batch_get_item(tenant: Tenant) ->
             )
         )
 
-    with ThreadPoolExecutor(2) as pool, calls.listening() as log:
-        organization, admin, found, subscription = asyncio.run(load(tenant.table, pool))
+    with calls.listening() as log:
+        organization, admin, found, subscription = run(tenant, load)
     assert organization.org_id == tenant.org_id
     assert admin.emp_id == tenant.admin.emp_id
     assert found.name == "Shared"
@@ -69,8 +76,8 @@ def test_entity_loader__kinds_of_one_turn__one_batch_get_item(tenant: Tenant) ->
 
 
 def test_entity_loader__unknown_or_foreign_id__answered_alone(tenant: Tenant) -> None:
-    async def load(table: Table, pool: ThreadPoolExecutor) -> list[Any]:
-        loaders = Loaders(table, runner(pool))
+    async def load(table: AsyncTable) -> list[Any]:
+        loaders = Loaders(table, admit_all)
         return list(
             await asyncio.gather(
                 loaders.employee.get(ids.new_id()),
@@ -80,8 +87,8 @@ def test_entity_loader__unknown_or_foreign_id__answered_alone(tenant: Tenant) ->
             )
         )
 
-    with ThreadPoolExecutor(2) as pool, calls.listening() as log:
-        unknown, admin, other = asyncio.run(load(tenant.table, pool))
+    with calls.listening() as log:
+        unknown, admin, other = run(tenant, load)
     assert unknown is None and other is None
     assert admin.emp_id == tenant.admin.emp_id
     assert log.operations() == ["BatchGetItem"]

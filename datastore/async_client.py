@@ -1,0 +1,311 @@
+"""The event loop's DynamoDB client: aiodynamo beside the boto3 client, for the read path.
+
+Every DynamoDB call the GraphQL read path makes (the request's loaders, the caller check, an
+API key's lookup) runs here, on the event loop: no hop to an I/O thread and back, no thread
+fighting the loop for the GIL. A 20-item Query costs about a third of the CPU it cost through
+boto3 on a thread, and less again with 16 in flight (``python -m bench.client_cost``; the
+choice against aiobotocore is in docs/design/speed.md). boto3 keeps everything else: writes,
+sign-in, the CLI, table provisioning and STS.
+
+What aiodynamo does: SigV4 signing, the JSON protocol, retries with botocore's backoff
+schedule (``BoundedRetry``: the first retry after up to 1 s, then 2, 4, ... capped at 20 s)
+of throttling, 500 and 503 answers and transport failures, and its typed errors. What this
+module adds:
+
+- It mirrors the boto3 client it stands beside (``AsyncDynamo.beside``): the same endpoint,
+  region, timeouts, total attempts (DYNAMODB_MAX_ATTEMPTS) and pool size, read from the
+  client's public ``meta``.
+- Credentials per scope: each Table's requests are signed with its scope's credentials
+  (``datastore/credentials.py``: the same role sessions and cache the boto3 client signs
+  with), or the process's own. A refresh (an STS AssumeRole through boto3) runs on a thread,
+  never on the loop; credentials that need none are read on the loop (``ScopeKey``).
+- One aiohttp session per event loop (a session belongs to the loop it was made in; a
+  process serves from one, tests and the bench run several), closed by ``aclose``.
+- Every call recorded as the boto3 client's are (``datastore.calls``: the request's CallLog,
+  its loader batch and depth, the capacity it consumed), and every failure turned into the
+  datastore's ``Unavailable`` with the same words and meaning as botocore's
+  (``unavailable``).
+- Call observers (``CallObservers``): each wraps every call, retries inside it, as botocore's
+  before-call and after-call hooks wrap the boto3 client's; the app's tracing makes its span
+  per DynamoDB call there (graphql_api/observability/tracing.py). Empty: one attribute read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+import weakref
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final
+
+import aiohttp
+import boto3
+from aiodynamo import errors as dynamo_errors
+from aiodynamo.client import Client
+from aiodynamo.credentials import Credentials as AiodynamoCredentials
+from aiodynamo.credentials import Key
+from aiodynamo.http.types import HttpImplementation
+from aiodynamo.models import RetryConfig, RetryTimeout
+from botocore.credentials import Credentials, RefreshableCredentials
+from yarl import URL
+
+from datastore import calls
+from datastore.async_http import AiohttpExchange, Broken, NoAnswer, NotSent, SendHooks, decoded
+from datastore.errors import DatastoreError, Unavailable
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+# botocore's standard mode: the n-th retry waits up to 2 ** (n - 1) s, at most 20 s.
+_BACKOFF_BASE: Final = 2.0
+_BACKOFF_CAP: Final = 20.0
+# What signs requests at a local endpoint when the process has no credentials (client.local_client).
+_PLACEHOLDER: Final = Key("local", "local")
+_AWS_DOMAINS: Final = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws")
+
+
+@dataclass(frozen=True)
+class BoundedRetry(RetryConfig):
+    """``attempts_in_all`` tries at most (DYNAMODB_MAX_ATTEMPTS), waiting as botocore's standard
+    mode does, and none that could not end before ``deadline`` (a request's, on the monotonic
+    clock; None: no deadline).
+
+    aiodynamo makes an attempt each time ``attempts`` yields; when it ends with ``RetryTimeout``
+    aiodynamo raises the last attempt's error. A retry is given up, and that error raised, when
+    its backoff and an attempt as long as the last one would end past the deadline: a request
+    whose DynamoDB is unreachable then answers that (UNAVAILABLE, retryable), not a TIMEOUT
+    after sleeping through its deadline in a backoff it could not use.
+    """
+
+    attempts_in_all: int = 2
+    deadline: float | None = None
+
+    def delays(self) -> Iterator[float]:
+        for retry in range(1, self.attempts_in_all):
+            yield min(_BACKOFF_CAP, random.random() * _BACKOFF_BASE ** (retry - 1))
+        yield 0
+
+    async def attempts(self) -> AsyncIterator[None]:
+        deadline = self.deadline
+        last_took = 0.0
+        for retry, delay in enumerate(self.delays()):
+            if retry:
+                if deadline is not None and time.monotonic() + delay + last_took >= deadline:
+                    break
+                await asyncio.sleep(delay)
+            started = time.monotonic()
+            yield
+            last_took = time.monotonic() - started
+            if retry + 1 >= self.attempts_in_all:
+                break
+        raise RetryTimeout()
+
+
+class ScopeKey(AiodynamoCredentials):
+    """aiodynamo's view of a botocore credentials object (a role session's, or the process's).
+
+    Fresh credentials are read on the loop; when botocore says a refresh is due (the first
+    use of a role session, its refresh window), ``get_frozen_credentials`` runs on a thread:
+    botocore then refreshes (one AssumeRole for all concurrent callers, its own lock) while
+    the loop goes on.
+    """
+
+    def __init__(self, credentials: Credentials | None, *, placeholder: Key | None = None) -> None:
+        self._credentials = credentials
+        self._placeholder = placeholder
+
+    async def get_key(self, http: HttpImplementation) -> Key | None:
+        credentials = self._credentials
+        if credentials is None:
+            return self._placeholder  # None: aiodynamo fails the call (NoCredentialsFound)
+        if isinstance(credentials, RefreshableCredentials) and credentials.refresh_needed():
+            frozen = await asyncio.get_running_loop().run_in_executor(None, credentials.get_frozen_credentials)
+        else:
+            frozen = credentials.get_frozen_credentials()
+        if frozen.access_key is None or frozen.secret_key is None:
+            return None
+        return Key(frozen.access_key, frozen.secret_key, frozen.token)
+
+    def invalidate(self) -> bool:
+        # An expired token is refused, not retried, as botocore refuses it.
+        return False
+
+    def is_disabled(self) -> bool:
+        return False
+
+
+CallObserver = Callable[[str], AbstractContextManager[object]]
+"""Given a call's operation name, a context entered around the whole call (every attempt) and
+left with its outcome: the exception it raises, if any, passes through it."""
+
+
+class CallObservers:
+    """What watches every call of one event loop client; thread-safe to change."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.observers: tuple[CallObserver, ...] = ()
+
+    def add(self, observer: CallObserver) -> None:
+        with self._lock:
+            if observer not in self.observers:
+                self.observers = (*self.observers, observer)
+
+
+@dataclass(frozen=True, slots=True)
+class Mirror:
+    """What the event loop's client takes from the boto3 client it stands beside."""
+
+    endpoint: URL
+    region: str
+    connect_timeout: float
+    read_timeout: float
+    attempts: int
+    pool_size: int
+
+    @classmethod
+    def of(cls, client: DynamoDBClient) -> Mirror:
+        # Config's options are set from its constructor's arguments (the stubs do not list them).
+        config: Any = client.meta.config
+        retries: dict[str, Any] = config.retries or {}
+        attempts = retries.get("total_max_attempts") or (retries.get("max_attempts", 2) + 1)
+        return cls(
+            endpoint=URL(client.meta.endpoint_url),
+            region=client.meta.region_name,
+            connect_timeout=float(config.connect_timeout),
+            read_timeout=float(config.read_timeout),
+            attempts=int(attempts),
+            pool_size=int(config.max_pool_connections),
+        )
+
+
+class AsyncDynamo:
+    """The event loop's client beside one boto3 client; made once per boto3 client (``beside``)."""
+
+    def __init__(self, mirror: Mirror, process_credentials: Credentials | None) -> None:
+        self.mirror = mirror
+        self.hooks = SendHooks()
+        self.observers = CallObservers()
+        # Local engines accept any credentials (client.local_client signs with a placeholder too).
+        local = not (mirror.endpoint.host or "").endswith(_AWS_DOMAINS)
+        self._process = ScopeKey(process_credentials, placeholder=_PLACEHOLDER if local else None)
+        self._retry = BoundedRetry(attempts_in_all=mirror.attempts)
+        self.exchange = AiohttpExchange(
+            self.hooks,
+            pool_size=mirror.pool_size,
+            connect_timeout=mirror.connect_timeout,
+            read_timeout=mirror.read_timeout,
+        )
+
+    @classmethod
+    def beside(cls, client: DynamoDBClient) -> AsyncDynamo:
+        """The one for ``client``: its hooks are every Datastore's on that client, as botocore's
+        event hooks on the client are."""
+        with _twins_lock:
+            twin = _twins.get(client)
+            if twin is None:
+                mirror = Mirror.of(client)
+                twin = _twins[client] = cls(mirror, boto3.session.Session().get_credentials())
+            return twin
+
+    def client(self, credentials: ScopeKey | None = None, *, deadline: float | None = None) -> Client:
+        """An aiodynamo client signing with ``credentials`` (the process's by default), retrying
+        only what can end before ``deadline`` (``time.monotonic()``'s clock; a request's); it
+        sends on whichever event loop awaits it."""
+        retry = (
+            self._retry if deadline is None else BoundedRetry(attempts_in_all=self.mirror.attempts, deadline=deadline)
+        )
+        return Client(
+            self.exchange,
+            credentials or self._process,
+            self.mirror.region,
+            endpoint=self.mirror.endpoint,
+            throttle_config=retry,
+        )
+
+    async def aclose(self) -> None:
+        """Close the running loop's connections (the app's lifespan, at shutdown)."""
+        await self.exchange.aclose()
+
+
+_twins: weakref.WeakKeyDictionary[Any, AsyncDynamo] = weakref.WeakKeyDictionary()
+_twins_lock = threading.Lock()
+
+
+async def send(
+    client: Client, operation: str, payload: dict[str, Any], observers: CallObservers | None = None
+) -> dict[str, Any]:
+    """One call: recorded in the request's CallLog, inside each of ``observers``, retried by
+    aiodynamo, its failure an ``Unavailable``."""
+    watching = () if observers is None else observers.observers
+    if not watching:
+        return await _send(client, operation, payload)
+    with ExitStack() as stack:
+        for observe in watching:
+            stack.enter_context(observe(operation))
+        return await _send(client, operation, payload)
+
+
+async def _send(client: Client, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
+    call = calls.begin(operation, payload)
+    try:
+        with decoded() as slot:
+            raw = await client.send_request(action=operation, payload=payload)
+    except asyncio.CancelledError:
+        if call is not None:
+            calls.fail(call, "cancelled")
+        raise
+    except DatastoreError as error:  # credentials that could not be had (STS)
+        if call is not None:
+            calls.fail(call, type(error).__name__)
+        raise
+    except Exception as error:
+        if call is not None:
+            calls.fail(call, type(error).__name__)
+        raise unavailable(error) from None
+    parsed = slot.value if slot.value is not None else raw
+    if call is not None:
+        calls.finish(call, parsed)
+    return parsed
+
+
+_THROTTLED: Final = (
+    dynamo_errors.Throttled,
+    dynamo_errors.ProvisionedThroughputExceeded,
+    dynamo_errors.RequestLimitExceeded,
+    dynamo_errors.LimitExceeded,
+)
+_FAILED: Final = (dynamo_errors.InternalDynamoError, dynamo_errors.ServiceUnavailable)
+
+
+def unavailable(error: Exception) -> Unavailable:
+    """The typed form of a failed read, in the words ``datastore.table`` uses for botocore's
+    errors; ``cause`` (the server log's) is DynamoDB's error code or the transport's failure."""
+    cause = _code(error)
+    if isinstance(error, _THROTTLED):
+        return Unavailable("DynamoDB is throttling requests", cause=cause)
+    if isinstance(error, _FAILED) or (isinstance(error, dynamo_errors.UnknownError) and error.status >= 500):
+        return Unavailable("DynamoDB failed to answer", cause=cause)
+    if isinstance(error, NoAnswer | asyncio.TimeoutError):
+        return Unavailable("DynamoDB did not answer in time", cause=cause)
+    if isinstance(error, NotSent | Broken | aiohttp.ClientError | OSError):
+        return Unavailable("DynamoDB could not be reached", cause=cause)
+    if isinstance(error, dynamo_errors.AIODynamoError):
+        return Unavailable("DynamoDB refused the request", cause=cause)
+    return Unavailable("DynamoDB could not be reached", cause=cause)
+
+
+def _code(error: Exception) -> str:
+    """DynamoDB's error code when its answer named one (aiodynamo keeps the body as its argument)."""
+    if isinstance(error, dynamo_errors.UnknownError):
+        return f"HTTP {error.status}"
+    body = error.args[0] if error.args else None
+    if isinstance(body, dict) and isinstance(body.get("__type"), str):
+        return str(body["__type"]).rsplit("#", 1)[-1]
+    if isinstance(error, NotSent | NoAnswer | Broken):
+        return f"{type(error).__name__}: {error}"
+    return type(error).__name__

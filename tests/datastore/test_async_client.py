@@ -1,0 +1,129 @@
+"""The event loop's client (datastore/async_client.py): what it mirrors of the boto3 client, its
+retry schedule, and the credentials it signs with (a refresh never runs on the loop).
+
+Signing per scope against a real STS is shown end to end by tests/datastore/test_credentials.py
+and tests/graphql_api/test_role_credentials.py, whose signature log reads both clients' requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from aiodynamo.credentials import Key
+from aiodynamo.models import RetryTimeout
+from botocore.credentials import Credentials, RefreshableCredentials
+
+from datastore.async_client import AsyncDynamo, BoundedRetry, Mirror, ScopeKey
+from datastore.client import make_client
+from datastore.config import DatastoreSettings
+
+
+def test_mirror__the_boto3_clients_endpoint_region_timeouts_attempts_and_pool(settings: DatastoreSettings) -> None:
+    configured = replace(settings, max_attempts=5, connect_timeout=0.7, read_timeout=2.5, pool_size=33)
+    client = make_client(configured)
+
+    mirror = Mirror.of(client)
+
+    assert str(mirror.endpoint) == client.meta.endpoint_url
+    assert mirror.region == client.meta.region_name
+    assert (mirror.connect_timeout, mirror.read_timeout) == (0.7, 2.5)
+    assert mirror.attempts == 5
+    assert mirror.pool_size == 33
+
+
+def test_beside__one_per_boto3_client(settings: DatastoreSettings) -> None:
+    client = make_client(settings)
+
+    assert AsyncDynamo.beside(client) is AsyncDynamo.beside(client)
+    assert AsyncDynamo.beside(make_client(settings)) is not AsyncDynamo.beside(client)
+
+
+@pytest.mark.parametrize("attempts", [1, 2, 5])
+def test_bounded_retry__botocores_schedule__none_after_the_last_try(attempts: int) -> None:
+    waits = list(BoundedRetry(attempts_in_all=attempts).delays())
+
+    # botocore's standard schedule: the n-th retry waits up to 2 ** (n - 1) s; none after the last try.
+    assert len(waits) == attempts
+    assert all(0 <= wait <= 2 ** (n - 1) for n, wait in enumerate(waits[:-1], start=1))
+    assert waits[-1] == 0
+
+
+def tries(retry: BoundedRetry) -> tuple[int, float]:
+    """How many attempts ``retry`` allows, each failing at once, before its ``RetryTimeout``; and
+    how long that took."""
+
+    async def count() -> int:
+        made = 0
+        with pytest.raises(RetryTimeout):
+            async for _ in retry.attempts():
+                made += 1
+        return made
+
+    started = time.monotonic()
+    made = asyncio.run(count())
+    return made, time.monotonic() - started
+
+
+@pytest.mark.parametrize("attempts", [1, 2, 5])
+def test_bounded_retry__attempts_in_all_then_retry_timeout(attempts: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(random, "random", lambda: 0.0)  # no backoff: the count alone
+
+    assert tries(BoundedRetry(attempts_in_all=attempts))[0] == attempts
+    assert tries(BoundedRetry(attempts_in_all=attempts, deadline=time.monotonic() + 60))[0] == attempts
+
+
+def test_bounded_retry__backoff_past_the_deadline__no_retry_and_no_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request with 0.2 s left whose retry would first wait 1 s: given up at once, so its
+    caller answers the attempt's error (UNAVAILABLE), not a TIMEOUT after the sleep."""
+    monkeypatch.setattr(random, "random", lambda: 1.0)  # the longest backoff: 1 s before the first retry
+
+    made, took = tries(BoundedRetry(attempts_in_all=5, deadline=time.monotonic() + 0.2))
+
+    assert made == 1
+    assert took < 0.2
+
+
+def test_scope_key__fresh_credentials__read_on_the_loop() -> None:
+    key = asyncio.run(ScopeKey(Credentials("AKIAFRESH", "secret", "token")).get_key(None))  # type: ignore[arg-type]
+
+    assert key is not None and (key.id, key.secret, key.token) == ("AKIAFRESH", "secret", "token")
+
+
+def test_scope_key__a_refresh_due__runs_on_a_thread_not_the_loop() -> None:
+    refreshed_on: list[threading.Thread] = []
+
+    def refresh() -> dict[str, str]:
+        refreshed_on.append(threading.current_thread())
+        expiry = datetime.now(UTC) + timedelta(hours=1)
+        return {"access_key": "AKIAROLE", "secret_key": "s", "token": "t", "expiry_time": expiry.isoformat()}
+
+    # Expired from the start: the first use refreshes, as a role session's first use does.
+    stale = datetime.now(UTC) - timedelta(minutes=1)
+    credentials = RefreshableCredentials("AKIAOLD", "s0", "t0", stale, refresh, "test")
+
+    async def main() -> tuple[str | None, threading.Thread]:
+        key = await ScopeKey(credentials).get_key(None)  # type: ignore[arg-type]
+        return (None if key is None else key.id), threading.current_thread()
+
+    key_id, loop_thread = asyncio.run(main())
+
+    assert key_id == "AKIAROLE"
+    assert len(refreshed_on) == 1 and refreshed_on[0] is not loop_thread
+
+
+def test_scope_key__no_credentials__the_placeholder_only_where_one_is_given() -> None:
+    """A local engine's requests are signed with a placeholder; AWS's fail without credentials."""
+    placeholder = Key("local", "local")
+
+    async def keys() -> tuple[Key | None, Key | None]:
+        none: Any = None
+        return await ScopeKey(None).get_key(none), await ScopeKey(None, placeholder=placeholder).get_key(none)
+
+    assert asyncio.run(keys()) == (None, placeholder)
