@@ -21,9 +21,14 @@ given only to an organisation still without one). Queries and GetItems only, nev
 Steps assume that no server of the earlier release writes meanwhile: its writes would lack
 what the steps add. The start-up check keeps this release's servers off until the stamp.
 
-Before any step, whatever the layout, the table's stream is turned on if an earlier release
-created the table without one (``provision.ensure_stream``): live updates read it, and a
-table is changed, not its data, so the layout version does not move for it.
+Whatever the layout, the table's stream is turned on if an earlier release created the table
+without one (``provision.ensure_stream``): live updates read it, and a table is changed, not
+its data, so the layout version does not move for it. It goes on after the last step, just
+before the stamp lets this release's servers on the data: the steps' own writes are no change
+anyone follows (no reader runs on unmigrated data), so they are not streamed. DynamoDB Local
+also slows down on every write to a table with a stream as it holds more streamed data (a
+16-organisation run took ten times as long in an engine already holding a few dozen such
+tables), which a run streaming its own backfill would pay on each of its writes.
 """
 
 from __future__ import annotations
@@ -249,8 +254,8 @@ def migrate(
     summary = Summary(table.name, found)
     if found > layout_version.CURRENT:
         raise Refused(layout_version.mismatch(table.name, found))
-    summary.stream_enabled = provision.ensure_stream(table.client, table.name)
     if found == layout_version.CURRENT:
+        summary.stream_enabled = provision.ensure_stream(table.client, table.name)
         if stored is None:  # an empty table never stamped
             layout_version.stamp(table, found, over=None)
             summary.stamped = True
@@ -274,6 +279,8 @@ def migrate(
             on_organization(outcome)
         if summary.failures:
             return summary
+        if version == layout_version.CURRENT:  # after the steps, before the stamp (module docstring)
+            summary.stream_enabled = provision.ensure_stream(table.client, table.name)
         layout_version.stamp(table, version, over=stored)
         stored = version
     summary.stamped = True
