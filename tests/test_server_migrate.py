@@ -264,7 +264,9 @@ def test_migrate__stopped_mid_run__run_again_resumes_and_finishes(
     result = migrate(settings, legacy_table, "--quiet")
 
     assert result.returncode == 0, result.stderr
-    first = result.stdout.splitlines()[0]
+    # The run that finishes the steps turns the stream on (the interrupted one never got there).
+    stream, first = result.stdout.splitlines()[:2]
+    assert stream == f"table {legacy_table}: turned its stream on (live updates)"
     assert first.startswith(f"16 organisations from layout 0 ({done_before} done by an earlier run): ")
     assert finished_organizations(client, legacy_table) == len(orgs)
     assert layout_version.stored_version(Table(client, legacy_table, LayoutScope())) == layout_version.CURRENT
