@@ -3,6 +3,11 @@
 Events are written by ``datastore.writes`` in the transaction of the write they record, and
 read here newest first: a page is filled from the current month's bucket backwards, one
 Query per bucket, never reaching before the month the organisation was created in.
+
+``events_after`` reads it the other way, oldest first from an event id on, strongly
+consistent: what a live subscription missed (graphql_api/subscriptions/), every write of the
+organisation committed before the call included, since each event is in its write's own
+transaction.
 """
 
 from __future__ import annotations
@@ -118,3 +123,41 @@ def _bucket_of_cursor(after: StartKey, org_id: str) -> str:
     if bucket is None:
         raise InvalidInput("after", "the cursor does not belong to this list")
     return bucket
+
+
+def events_after(
+    table: Table, after: str, *, limit: int, now: datetime | None = None
+) -> tuple[list[AuditEvent], str | None]:
+    """Up to ``limit`` of the organisation's events with ids above ``after``, oldest first, and
+    the id to go on after when there may be more (None: none are left).
+
+    ``after`` is an event's id or a bound spelt like one (``ids.id_ceiling``). One strongly
+    consistent Query per month bucket from ``after``'s month to ``now``'s; none before the
+    month the organisation was created in.
+    """
+    org_id = table.tenant.org_id
+    after_time = id_time(after)
+    first_bucket = keys.audit_bucket(max(after_time, id_time(org_id)))
+    last_bucket = keys.audit_bucket(now or items.now())
+    bucket = first_bucket
+    start: StartKey | None = {
+        keys.PK: layout.AUDIT_EVENT.partition(org_id, bucket),
+        keys.SK: layout.AUDIT_EVENT.sort_prefix + after,
+    }
+    found: list[AuditEvent] = []
+    while True:
+        result = table.query(
+            layout.AUDIT_EVENT.partition(org_id, bucket),
+            sk_prefix=layout.AUDIT_EVENT.sort_prefix,
+            limit=limit - len(found),
+            start_key=start,
+            consistent=True,
+        )
+        found += [layout.AUDIT_EVENT.read(item) for item in result.items]
+        if result.has_more:
+            return found, found[-1].event_id
+        if len(found) >= limit:
+            return found, None if bucket >= last_bucket else found[-1].event_id
+        if bucket >= last_bucket:
+            return found, None
+        bucket, start = keys.next_audit_bucket(bucket), None

@@ -1,4 +1,4 @@
-"""The boto3 clients, configured for a server: DynamoDB, and STS for per-scope credentials."""
+"""The boto3 clients, configured for a server: DynamoDB, its stream, and STS for per-scope credentials."""
 
 from __future__ import annotations
 
@@ -73,7 +73,26 @@ def make_sts_client(settings: DatastoreSettings) -> STSClient:
     return sts
 
 
-def local_client(service: Literal["dynamodb", "sts"], region: str, endpoint: str | None, config: Config) -> Any:
+def make_streams_client(settings: DatastoreSettings, endpoint_url: str | None = None) -> Any:
+    """The DynamoDB Streams client the change feed reads with (datastore/feed/reader.py).
+
+    The process's own credentials sign it (stream reads name no item, so no data role bounds
+    them). One reader per server instance polls it, so it needs few connections; its timeouts
+    are DynamoDB's.
+    """
+    config = Config(
+        retries={"mode": "standard", "total_max_attempts": settings.max_attempts},
+        max_pool_connections=4,
+        connect_timeout=settings.connect_timeout,
+        read_timeout=max(settings.read_timeout, 5.0),
+        tcp_keepalive=True,
+    )
+    return local_client("dynamodbstreams", settings.region, endpoint_url or settings.endpoint_url, config)
+
+
+def local_client(
+    service: Literal["dynamodb", "dynamodbstreams", "sts"], region: str, endpoint: str | None, config: Config
+) -> Any:
     """A client of ``service``; at a local endpoint (DynamoDB Local, moto) it has placeholder credentials.
 
     Local engines accept any credentials, but botocore refuses to sign without some.

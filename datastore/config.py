@@ -142,6 +142,10 @@ class DatastoreSettings:
     # DynamoDB answers in milliseconds when it is healthy.
     connect_timeout: float = 0.5
     read_timeout: float = 1.0
+    # The change feed (datastore/feed/): how long a stream reader's lease lasts unless renewed
+    # (a killed reader is replaced within it), and the pause between two reads of a quiet shard.
+    feed_lease_seconds: float = 10.0
+    feed_poll_seconds: float = 0.25
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DatastoreSettings:
@@ -161,4 +165,6 @@ class DatastoreSettings:
             roles=RoleSettings.from_env(env),
             connect_timeout=env_float(env, "DYNAMODB_CONNECT_TIMEOUT_SECONDS", 0.5),
             read_timeout=env_float(env, "DYNAMODB_READ_TIMEOUT_SECONDS", 1.0),
+            feed_lease_seconds=env_float(env, "FEED_LEASE_SECONDS", 10.0),
+            feed_poll_seconds=env_float(env, "FEED_POLL_SECONDS", 0.25),
         )

@@ -8,7 +8,8 @@ AssumeRole:
 - ``TenantScope(org)``: the tenant role, with the session tag ``org=<orgId>``;
 - ``SignInScope``: the sign-in role; ``ApiKeyScope`` too (session ``api-key``);
 - ``PlatformScope``: the platform role, plus the tag ``provisioning=<orgId>`` while creating
-  that organisation; ``LayoutScope`` (the table's layout version) too (session ``layout``);
+  that organisation; ``LayoutScope`` (the table's layout version) too (session ``layout``), and
+  ``FeedScope`` (a stream reader's lease and checkpoints, session ``feed``);
 - ``LifecycleScope(org, purpose)``: the export role for an export, the lifecycle role for a
   restore or an offboarding, each with the session tag ``org=<orgId>`` (session
   ``<purpose>-<orgId>``).
@@ -59,7 +60,16 @@ from botocore.exceptions import BotoCoreError, ClientError
 from datastore import iam
 from datastore.config import RoleSettings
 from datastore.errors import ScopeViolation, Unavailable
-from datastore.scope import ApiKeyScope, LayoutScope, LifecycleScope, PlatformScope, Scope, SignInScope, TenantScope
+from datastore.scope import (
+    ApiKeyScope,
+    FeedScope,
+    LayoutScope,
+    LifecycleScope,
+    PlatformScope,
+    Scope,
+    SignInScope,
+    TenantScope,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -116,6 +126,9 @@ def role_session(roles: RoleSettings, scope: Scope) -> RoleSession:
         # The platform's own bookkeeping: the start-up check and the migration read and
         # write it (the platform role's DataLayout statement, datastore/iam.py).
         return RoleSession(roles.platform_role_arn, "layout")
+    if isinstance(scope, FeedScope):
+        # The platform's own bookkeeping too: the platform role's StreamReader statement.
+        return RoleSession(roles.platform_role_arn, "feed")
     if isinstance(scope, LifecycleScope):
         # An export only reads (TenantExport); a restore or an offboarding writes too.
         role = roles.export_role_arn if scope.purpose == "export" else roles.lifecycle_role_arn

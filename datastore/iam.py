@@ -10,7 +10,8 @@ must be in an owned domain), and only the platform role writes them. The platfor
 organisations on GSI1 (``ORGS``) and writes into one organisation being created or given a
 domain, named by its session tag ``provisioning``, and reads and writes the table's
 data-layout items (``LAYOUT``: the version the server reads at start-up, and the progress of
-``server.py migrate``).
+``server.py migrate``), and a server instance's stream reader's lease and checkpoints
+(``FEED#<group>``, datastore/feed/).
 API key lookup items (``APIKEY#<sha256>``) are written by tenants when an admin creates or
 revokes a key (never read by them), and read by the sign-in role, which authenticates a
 bearer key with one GetItem (``datastore/api_keys.py``). Identity provider clients
@@ -58,6 +59,14 @@ API_KEY_PARTITIONS: Final = f"{keys.APIKEY}{keys.SEP}*"
 ISSUER_PARTITIONS: Final = f"{keys.ISSUER}{keys.SEP}*"
 REFRESH_PARTITIONS: Final = f"{keys.REFRESH}{keys.SEP}*"
 LAYOUT_PARTITION: Final = keys.LAYOUT_PK
+FEED_PARTITIONS: Final = f"{keys.FEED}{keys.SEP}*"
+FEED_ITEMS: Final = [
+    "dynamodb:GetItem",
+    "dynamodb:Query",
+    "dynamodb:PutItem",
+    "dynamodb:UpdateItem",
+    "dynamodb:DeleteItem",
+]
 # Exactly the tagged organisation's lifecycle records (no wildcard: LIFECYCLE#<org> only).
 LIFECYCLE_PARTITION: Final = f"{keys.LIFECYCLE}{keys.SEP}${{aws:PrincipalTag/{ORG_TAG}}}"
 # Where a point-in-time recovery of the table is restored to, for ``restore --from-table``.
@@ -136,6 +145,7 @@ def policies(
                 _statement("ProvisionDomains", DOMAIN_WRITES, [table_arn], [DOMAIN_PARTITIONS]),
                 _statement("ProvisionIssuers", ISSUER_WRITES, [table_arn], [ISSUER_PARTITIONS]),
                 _statement("DataLayout", ["dynamodb:GetItem", "dynamodb:PutItem"], [table_arn], [LAYOUT_PARTITION]),
+                _statement("StreamReader", FEED_ITEMS, [table_arn], [FEED_PARTITIONS]),
             ],
         },
         "TenantExport": {

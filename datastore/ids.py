@@ -76,3 +76,14 @@ def new_id_at(at: datetime) -> str:
 def id_time(value: str) -> datetime:
     """When a ULID was minted (its time part), in UTC."""
     return ULID.from_str(value).datetime
+
+
+def id_milliseconds(value: str) -> int:
+    """A ULID's time part: milliseconds since the epoch."""
+    return ULID.from_str(value).milliseconds
+
+
+def id_ceiling(milliseconds: int) -> str:
+    """The greatest ULID of the millisecond ``milliseconds``: every id minted later sorts
+    after it, none minted then or earlier does."""
+    return str(ULID.from_int(((max(milliseconds, 0) + 1) << 80) - 1))

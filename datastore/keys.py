@@ -23,6 +23,11 @@ holds replaces it. Releases before this layout kept documents under ``PQ#<sha256
 every organisation; nothing reads those any more and the table's TTL deletes them within 30
 days of their last registration.
 
+Live updates keep one kind of item outside every tenant's partitions: a server instance's
+stream reader (datastore/feed/) keeps its lease and its per-shard checkpoints in its own
+partition, ``FEED#<group>``, the group naming the instance (host, supervisor pid and start
+time), so instances never meet.
+
 An employee has one name entry per distinct prefix of its folded first and last names, and
 one under the empty prefix (the whole directory). The sort key orders a partition by folded
 last name, then folded first name, then employee id; its separator (U+0001) sorts below every
@@ -56,6 +61,8 @@ AUDIT: Final = "AUDIT"
 # datastore/sessions.py).
 ISSUER: Final = "ISSUER"
 REFRESH: Final = "REFRESH"
+# A server instance's stream reader: its lease and checkpoints (datastore/feed/lease.py).
+FEED: Final = "FEED"
 # An organisation's lifecycle records (restores, its deletion receipt): outside its partitions,
 # so they outlive its data (datastore/lifecycle/).
 LIFECYCLE: Final = "LIFECYCLE"
@@ -125,6 +132,11 @@ def previous_audit_bucket(bucket: str) -> str:
     return f"{year - 1:04d}-12" if month == 1 else f"{year:04d}-{month - 1:02d}"
 
 
+def next_audit_bucket(bucket: str) -> str:
+    year, month = _bucket_parts(bucket)
+    return f"{year + 1:04d}-01" if month == 12 else f"{year:04d}-{month + 1:02d}"
+
+
 def _bucket_parts(bucket: str) -> tuple[int, int]:
     match = _AUDIT_BUCKET.fullmatch(bucket)
     if match is None or not 1 <= int(match.group(2)) <= 12:
@@ -188,12 +200,26 @@ def is_layout_pk(partition_key: str) -> bool:
     return partition_key == LAYOUT_PK
 
 
+def is_feed_pk(partition_key: str) -> bool:
+    """A stream reader's lease and checkpoints (datastore/feed/lease.py)."""
+    return partition_key.startswith(FEED + SEP)
+
+
 def is_identity_pk(partition_key: str) -> bool:
     return partition_key.startswith(EMAIL + SEP)
 
 
 def is_domain_pk(partition_key: str) -> bool:
     return partition_key.startswith(DOMAIN + SEP)
+
+
+def org_id_of(partition_key: str) -> str | None:
+    """The tenant a partition key belongs to, or None outside every organisation (a stream
+    record's organisation, datastore/feed/records.py; the key guard)."""
+    parts = partition_key.split(SEP)
+    if len(parts) >= 2 and parts[0] == ORG:
+        return parts[1]
+    return None
 
 
 def start_key_partition(start_key: Mapping[str, str], index: str | None) -> str | None:

@@ -36,6 +36,8 @@ constants below, spelt here once.
     PersistedDocument ORG#<org>#PQ#<slot>        #DOCUMENT     (slot: the SHA-256's first 3 hex digits)
     LayoutVersion     LAYOUT                     #VERSION
     MigrationProgress LAYOUT                     MIGRATION#<version>#<org>
+    FeedLease         FEED#<group>               #LEASE
+    FeedCheckpoint    FEED#<group>               SHARD#<shard>
     RestoreRecord     LIFECYCLE#<org>            RESTORE#<lockedAt>
     DeletionReceipt   LIFECYCLE#<org>            #DELETION
 
@@ -101,6 +103,8 @@ from datastore.model import (
 )
 from datastore.records import (
     DeletionReceipt,
+    FeedCheckpoint,
+    FeedLease,
     IdempotencyRecord,
     LayoutStamp,
     MigrationProgress,
@@ -549,6 +553,39 @@ MIGRATION_PROGRESS: Final = Layout(
 )
 """What ``server.py migrate`` finished for one organisation, on the way to layout ``version``."""
 
+
+# --- the stream readers' own items (datastore/feed/lease.py) -----------------------------------
+
+FEED_LEASE: Final = Layout(
+    FeedLease,
+    tag="FeedLease",
+    key=("FEED#{group}", "#LEASE"),
+    attributes=(
+        s("group", "group"),
+        s("holder", "holder"),
+        ts("leaseUntil", "lease_until"),
+        n("generation", "generation"),
+        ts("takenAt", "taken_at"),
+        epoch(EXPIRES_AT, "expires_at"),
+    ),
+)
+"""One server instance's stream-reader lease: a conditional write takes it once it has expired."""
+
+FEED_CHECKPOINT: Final = Layout(
+    FeedCheckpoint,
+    tag="FeedCheckpoint",
+    key=("FEED#{group}", "SHARD#{shard_id}"),
+    attributes=(
+        s("group", "group"),
+        s("shardId", "shard_id"),
+        s("streamArn", "stream_arn"),
+        s("sequenceNumber", "sequence_number"),
+        ts("updatedAt", "updated_at"),
+        epoch(EXPIRES_AT, "expires_at"),
+    ),
+)
+"""Where one server instance's reader is in one shard of the stream."""
+
 # --- an organisation's lifecycle records ---------------------------------------------------------
 
 
@@ -600,6 +637,7 @@ DELETION_RECEIPT: Final = Layout(
 # --- the registry --------------------------------------------------------------------------------
 
 KINDS: Final[tuple[Layout[Any], ...]] = tuple(value for value in list(globals().values()) if isinstance(value, Layout))
-"""Every kind declared above, in declaration order: what export, restore, erasure and
-offboarding classify (datastore/lifecycle/kinds.py), so a kind declared here is a kind they
-must account for (tests/datastore/lifecycle/test_kinds.py fails until they do)."""
+"""Every kind declared above, in declaration order: what the change feed decodes
+(datastore/feed/records.py), and what export, restore, erasure and offboarding classify
+(datastore/lifecycle/kinds.py), so a kind declared here is a kind they must account for
+(tests/datastore/lifecycle/test_kinds.py fails until they do)."""

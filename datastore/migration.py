@@ -20,6 +20,15 @@ given only to an organisation still without one). Queries and GetItems only, nev
 
 Steps assume that no server of the earlier release writes meanwhile: its writes would lack
 what the steps add. The start-up check keeps this release's servers off until the stamp.
+
+Whatever the layout, the table's stream is turned on if an earlier release created the table
+without one (``provision.ensure_stream``): live updates read it, and a table is changed, not
+its data, so the layout version does not move for it. It goes on after the last step, just
+before the stamp lets this release's servers on the data: the steps' own writes are no change
+anyone follows (no reader runs on unmigrated data), so they are not streamed. DynamoDB Local
+also slows down on every write to a table with a stream as it holds more streamed data (a
+16-organisation run took ten times as long in an engine already holding a few dozen such
+tables), which a run streaming its own backfill would pay on each of its writes.
 """
 
 from __future__ import annotations
@@ -29,7 +38,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-from datastore import counts, employees, layout, layout_version, name_backfill, organizations, validation
+from datastore import counts, employees, layout, layout_version, name_backfill, organizations, provision, validation
 from datastore.errors import Conflict, DatastoreError, InvalidInput
 from datastore.ids import OrgId
 from datastore.pagination import every
@@ -147,23 +156,27 @@ class Summary:
     outcomes: list[Progress] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
     stamped: bool = False
+    # The table had no stream and the run turned it on (provision.ensure_stream).
+    stream_enabled: bool = False
 
     @property
     def needs_operator(self) -> list[Progress]:
         return [outcome for outcome in self.outcomes if outcome.problems()]
 
     def lines(self) -> list[str]:
+        stream = [f"table {self.table_name}: turned its stream on (live updates)"] if self.stream_enabled else []
         if self.found == self.target and not self.stamped:
-            return [f"table {self.table_name} is at layout {self.target} already: nothing to migrate"]
+            return [*stream, f"table {self.table_name} is at layout {self.target} already: nothing to migrate"]
         if self.found == self.target:
-            return [f"table {self.table_name} holds no organisation: stamped layout {self.target}"]
+            return [*stream, f"table {self.table_name} holds no organisation: stamped layout {self.target}"]
         indexed = sum(outcome.employees_indexed for outcome in self.outcomes)
         repaired = sum(outcome.counters_repaired for outcome in self.outcomes)
         given = [outcome for outcome in self.outcomes if outcome.domains_assigned]
         lines = [
+            *stream,
             f"{self.organizations} organisation{'s' * (self.organizations != 1)} from layout {self.found} "
             f"({self.done_earlier} done by an earlier run): {indexed} employees indexed, "
-            f"{repaired} counters repaired, {len(given)} organisation{'s' * (len(given) != 1)} given email domains"
+            f"{repaired} counters repaired, {len(given)} organisation{'s' * (len(given) != 1)} given email domains",
         ]
         lines += [f"  {o.org_id} {o.org_name}: email domains {', '.join(o.domains_assigned)}" for o in given]
         for outcome in self.needs_operator:
@@ -242,6 +255,7 @@ def migrate(
     if found > layout_version.CURRENT:
         raise Refused(layout_version.mismatch(table.name, found))
     if found == layout_version.CURRENT:
+        summary.stream_enabled = provision.ensure_stream(table.client, table.name)
         if stored is None:  # an empty table never stamped
             layout_version.stamp(table, found, over=None)
             summary.stamped = True
@@ -265,6 +279,8 @@ def migrate(
             on_organization(outcome)
         if summary.failures:
             return summary
+        if version == layout_version.CURRENT:  # after the steps, before the stamp (module docstring)
+            summary.stream_enabled = provision.ensure_stream(table.client, table.name)
         layout_version.stamp(table, version, over=stored)
         stored = version
     summary.stamped = True

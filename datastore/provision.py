@@ -1,9 +1,15 @@
-"""Creating the table: one table, one overloaded global secondary index."""
+"""Creating the table: one table, one overloaded global secondary index, and its stream.
+
+The stream (NEW_AND_OLD_IMAGES) is what live updates read (datastore/feed/): every write's
+items, before and after. A table created by an earlier release has none; ``ensure_table``
+and ``server.py migrate`` (datastore/migration.py) turn it on (``ensure_stream``), which is
+a change to the table, not to its data: no item changes and the data layout stays the same.
+"""
 
 from __future__ import annotations
 
 from contextlib import suppress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 from botocore.exceptions import ClientError
 
@@ -13,6 +19,15 @@ from datastore.table import Table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+
+# Both images of every changed item: a change event tells what an item was and what it became.
+STREAM_VIEW_TYPE: Final = "NEW_AND_OLD_IMAGES"
+STREAM_SPECIFICATION: Final = {"StreamEnabled": True, "StreamViewType": STREAM_VIEW_TYPE}
+
+
+class StreamMisconfigured(Exception):
+    """The table has a stream of another view type; the message says what to do."""
 
 
 def table_definition(name: str) -> dict[str, object]:
@@ -38,14 +53,16 @@ def table_definition(name: str) -> dict[str, object]:
                 "Projection": {"ProjectionType": "ALL"},
             }
         ],
+        "StreamSpecification": dict(STREAM_SPECIFICATION),
     }
 
 
 def ensure_table(client: DynamoDBClient, name: str) -> bool:
-    """Create the table unless it exists, with TTL on; True when it was created.
+    """Create the table unless it exists, with TTL and its stream on; True when it was created.
 
     A table created here holds nothing yet, so it is stamped with this release's data layout
-    (datastore/layout_version.py); an existing one is left as it is, for the start-up check.
+    (datastore/layout_version.py); an existing one keeps its data as it is, for the start-up
+    check, and gets its stream if an earlier release created it without one.
     """
     try:
         client.describe_table(TableName=name)
@@ -65,7 +82,38 @@ def ensure_table(client: DynamoDBClient, name: str) -> bool:
         with suppress(layout_version.LayoutChanged):  # stamped by whoever created it meanwhile
             layout_version.stamp(Table(client, name, LayoutScope()), layout_version.CURRENT, over=None)
     ensure_time_to_live(client, name)
+    ensure_stream(client, name)
     return created
+
+
+def stream_arn(client: DynamoDBClient, name: str) -> str | None:
+    """The table's current stream (DescribeTable's LatestStreamArn) when one is on; else None."""
+    table = client.describe_table(TableName=name)["Table"]
+    specification: dict[str, Any] = dict(table.get("StreamSpecification") or {})
+    if not specification.get("StreamEnabled"):
+        return None
+    return table.get("LatestStreamArn")
+
+
+def ensure_stream(client: DynamoDBClient, name: str) -> bool:
+    """Turn the table's stream on (NEW_AND_OLD_IMAGES) unless it is; True when it did.
+
+    A stream of another view type is refused, not replaced: replacing it would end the
+    stream other readers (a stream-triggered Lambda) follow, which is the operator's call.
+    """
+    table = client.describe_table(TableName=name)["Table"]
+    specification: dict[str, Any] = dict(table.get("StreamSpecification") or {})
+    if specification.get("StreamEnabled"):
+        if specification.get("StreamViewType") != STREAM_VIEW_TYPE:
+            raise StreamMisconfigured(
+                f"table {name} has a {specification.get('StreamViewType')} stream; live updates need "
+                f"{STREAM_VIEW_TYPE}: disable the stream (aws dynamodb update-table --stream-specification "
+                f"StreamEnabled=false) and run this again"
+            )
+        return False
+    client.update_table(TableName=name, StreamSpecification=dict(STREAM_SPECIFICATION))  # type: ignore[arg-type]
+    client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
+    return True
 
 
 def ensure_time_to_live(client: DynamoDBClient, name: str) -> None:

@@ -2,9 +2,9 @@
 
 Idempotency records (datastore/idempotency.py), persisted GraphQL documents
 (datastore/documents.py), the table's layout version (datastore/layout_version.py), a
-migration's progress for one organisation (datastore/migration.py) and an organisation's
-lifecycle records (datastore/lifecycle/). Their kinds are
-declared with the entities' in datastore/layout.py.
+migration's progress for one organisation (datastore/migration.py), a stream reader's lease
+and checkpoints (datastore/feed/lease.py) and an organisation's lifecycle records
+(datastore/lifecycle/). Their kinds are declared with the entities' in datastore/layout.py.
 """
 
 from __future__ import annotations
@@ -80,6 +80,35 @@ class MigrationProgress:
         if self.without_domains:
             found.append("it owns no email domain now, so createEmployee fails there: run addEmailDomain")
         return found
+
+
+@dataclass(frozen=True, slots=True)
+class FeedLease:
+    """Which process of a server instance reads the table's stream for it, and until when.
+
+    ``holder`` names the process (its pid and start time); ``generation`` rises by one each
+    time another process takes the lease, so a reader can tell its lease was taken over.
+    """
+
+    group: str
+    holder: str
+    lease_until: datetime
+    generation: int
+    taken_at: datetime
+    # The table's TTL: a group whose every process is gone leaves nothing behind for long.
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class FeedCheckpoint:
+    """The last record of one shard a server instance's reader handed on."""
+
+    group: str
+    shard_id: str
+    stream_arn: str
+    sequence_number: str
+    updated_at: datetime
+    expires_at: datetime
 
 
 @dataclass(frozen=True, slots=True)

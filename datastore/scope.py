@@ -125,6 +125,27 @@ class LayoutScope:
 
 
 @dataclass(frozen=True, slots=True)
+class FeedScope:
+    """A server instance's stream reader: its lease and its checkpoints (``FEED#<group>``), in
+    its own group's partition only. No tenant data."""
+
+    group: str
+
+    @property
+    def name(self) -> str:
+        return f"feed {self.group}"
+
+    def may_read(self, partition_key: str) -> bool:
+        return partition_key == keys.FEED + keys.SEP + self.group
+
+    def may_write(self, partition_key: str) -> bool:
+        return self.may_read(partition_key)
+
+    def may_check(self, partition_key: str) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
 class PlatformScope:
     """The platform operator: the list of organisations, creating one, adding its domains,
     registering its identity provider at onboarding.

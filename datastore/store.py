@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from datastore import calls
 from datastore.async_client import AsyncDynamo, ScopeKey
 from datastore.async_table import AsyncTable
-from datastore.client import make_client, make_sts_client
+from datastore.client import make_client, make_streams_client, make_sts_client
 from datastore.config import DatastoreSettings
 from datastore.credentials import RoleCredentials
+from datastore.feed.host import FeedSettings
 from datastore.scope import Scope
 from datastore.table import Table
 
@@ -35,6 +36,9 @@ class Datastore:
     )
     # Per-scope credentials from STS; None: every request signed with the client's own.
     credentials: RoleCredentials | None = None
+    # The table's stream (the change feed, datastore/feed/); None where nothing reads it.
+    streams: Any | None = None
+    feed: FeedSettings = field(default_factory=FeedSettings)
 
     def __post_init__(self) -> None:
         if self.credentials is not None:
@@ -48,10 +52,12 @@ class Datastore:
         # As many fan-out threads as connections: every chunk of a request's batches can
         # be in flight at once (the loaders no longer cut batches themselves).
         fanout = ThreadPoolExecutor(settings.pool_size, thread_name_prefix="dynamodb-fanout")
+        streams = make_streams_client(settings, endpoint_url)
+        feed = FeedSettings(lease_seconds=settings.feed_lease_seconds, poll_seconds=settings.feed_poll_seconds)
         if settings.roles is None:
-            return cls(client, settings.table_name, fanout)
+            return cls(client, settings.table_name, fanout, streams=streams, feed=feed)
         credentials = RoleCredentials(make_sts_client(settings), settings.roles)
-        return cls(client, settings.table_name, fanout, credentials=credentials)
+        return cls(client, settings.table_name, fanout, credentials=credentials, streams=streams, feed=feed)
 
     def table(self, scope: Scope) -> Table:
         return Table(self.client, self.table_name, scope, fanout=self.fanout)

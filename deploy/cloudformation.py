@@ -6,7 +6,7 @@ table and its IAM boundary cannot drift from what the code and its tests assume.
 
 What it creates:
 - the table: on-demand, point-in-time recovery, TTL on idempotency records, deletion
-  protection, encryption with a KMS key;
+  protection, encryption with a KMS key, and its stream (both images) for live updates;
 - the five data roles (TenantData, SignIn, Platform, TenantExport, TenantLifecycle) with
   their ``LeadingKeys`` policies,
   each assumable only by the service role, with ``sts:TagSession`` for the ``org`` and
@@ -94,6 +94,8 @@ def table_properties(table_name: Any) -> dict[str, Any]:
     """The table as the server creates it, plus what only production needs."""
     definition = provision.table_definition(DEFAULT_TABLE_NAME)
     definition["TableName"] = table_name
+    # CloudFormation names the view type alone: a specification is a stream that is on.
+    definition["StreamSpecification"] = {"StreamViewType": provision.STREAM_VIEW_TYPE}
     return {
         **definition,
         "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},

@@ -1,5 +1,5 @@
-"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL), /auth/token, /auth/discovery,
-/export, /healthz and /readyz.
+"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL, WebSocket and multipart
+subscriptions), /auth/token, /auth/discovery, /export, /healthz and /readyz.
 
 A request to /graphql goes through the middlewares (request id, health, access log, hosts,
 body bounds, CORS, gzip, the in-flight cap, authentication) to its lifetime
@@ -7,7 +7,10 @@ body bounds, CORS, gzip, the in-flight cap, authentication) to its lifetime
 and hands the context to ``graphql_endpoint``: GraphiQL's page (graphql_api/graphiql/) for a
 browser's visit, else the GraphQL-over-HTTP transport (graphql_api/http/: request parsing,
 persisted documents, status codes, encoding), which runs the schema. Health is
-graphql_api/http/health.py's.
+graphql_api/http/health.py's. A WebSocket at /graphql is a subscription's (graphql-transport-ws,
+graphql_api/subscriptions/), and so is a POST asking for Apollo's multipart subscriptions
+(``Accept: multipart/mixed;subscriptionSpec=1.0``), fed by the process's live hub, which the app starts and stops with
+itself.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.middleware.gzip import GZipMiddleware
+from starlette.middleware.gzip import DEFAULT_EXCLUDED_CONTENT_TYPES, GZipMiddleware
 from starlette.responses import Response
-from starlette.routing import Route
+from starlette.routing import Route, WebSocketRoute
+from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.extensions import SchemaExtension
 
 from datastore.probe import probe_client
@@ -47,7 +51,7 @@ from graphql_api.http.export import ExportDownload
 from graphql_api.http.health import HealthRoutes, Readiness
 from graphql_api.http.hosts import AllowedHosts
 from graphql_api.http.persisted import PersistedDocuments, StoreRegistered, load_manifest
-from graphql_api.http.subscriptions import SubscriptionsNotServed
+from graphql_api.http.subscriptions import RefuseRefusedSubscriptions, SubscriptionsNotServed
 from graphql_api.http.transport import HttpTransport
 from graphql_api.http.unlisted import UnlistedDocuments
 from graphql_api.limits.body_size import MaxBodySize
@@ -63,6 +67,9 @@ from graphql_api.request.lifetime import Handler, RequestLifetime
 from graphql_api.schema.cursors import CursorCodec
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
+from graphql_api.subscriptions.hub import LiveHub
+from graphql_api.subscriptions.multipart import MultipartSubscriptions, wants_multipart
+from graphql_api.subscriptions.view import LiveSocketView
 
 log = logging.getLogger("hr.app")
 
@@ -78,7 +85,7 @@ def graphql_endpoint(transport: HttpTransport, settings: ApiSettings) -> Handler
     """/graphql: GraphiQL's page for a browser's visit (when it is on), GraphQL over HTTP for the rest."""
 
     async def respond(context: RequestContext) -> Response:
-        if settings.graphiql and graphiql.wants_page(context.request):
+        if settings.graphiql and graphiql.wants_page(context.http):
             # Our own GraphiQL page (local assets, strict CSP), not Strawberry's CDN page.
             return graphiql.page_response(context.request.url.path, sign_in=settings.development)
         return await transport.handle(context)
@@ -86,11 +93,28 @@ def graphql_endpoint(transport: HttpTransport, settings: ApiSettings) -> Handler
     return respond
 
 
+class SubscriptionOrRequest:
+    """/graphql over HTTP: Apollo's multipart subscriptions (their own stream, outside the request
+    deadline) or an ordinary request under its lifetime. An ASGI app, not a function, so the
+    route passes every method on (a function endpoint would be GET only)."""
+
+    def __init__(self, multipart: ASGIApp, lifetime: ASGIApp) -> None:
+        self.multipart = multipart
+        self.lifetime = lifetime
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await (self.multipart if wants_multipart(scope) else self.lifetime)(scope, receive, send)
+
+
 def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="dynamodb-io")
     services = Services(
         settings, datastore, executor, CursorCodec(settings.jwt_secret), tenant_buckets=tenant_buckets(settings)
     )
+    # Under Lambda no process outlives its invocation to hold a reader's lease or a socket:
+    # live updates are not served there (docs/api/subscriptions.md).
+    live = LiveHub(services, None) if settings.lambda_function else LiveHub.for_services(services)
+    services.live = live
     configure_tracing(settings.otel_endpoint, datastore.client, datastore.aio.observers)
     trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
     audit = None
@@ -115,6 +139,8 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     ]
     if settings.cost_in_response:
         extensions.append(lambda: Cost(settings.max_cost))
+    # After every extension that may refuse in on_execute: a refused subscription never starts.
+    extensions.append(RefuseRefusedSubscriptions)
     if settings.compiled_plans:
         # Last: every other extension's on_execute runs around the plan as around graphql-core.
         extensions.append(lambda: CompiledPlans(documents))
@@ -125,12 +151,21 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         hide_suggestions=not settings.introspection,
     )
     transport = HttpTransport(schema, persisted, settings.batch_max_operations)
+    backend = BearerTokenBackend(
+        TokenVerifier(settings),
+        services.run_blocking,
+        # Under Lambda a key's use is recorded before the response (nothing runs once the
+        # handler has returned).
+        ApiKeyAuthenticator(datastore, services.run_blocking, record_inline=settings.lambda_function is not None),
+    )
 
     readiness = Readiness(probe_client(datastore.client), datastore.table_name)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        live.start()
         yield
+        await live.stop()
         executor.shutdown(wait=False, cancel_futures=True)
         readiness.close()
         # The read path's connections on this loop (datastore/async_client.py).
@@ -139,7 +174,14 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     app = Starlette(
         routes=[
             # Every method reaches the view, so a PUT gets the transport's JSON 405 with Allow.
-            Route("/graphql", RequestLifetime(graphql_endpoint(transport, settings), services)),
+            Route(
+                "/graphql",
+                SubscriptionOrRequest(
+                    MultipartSubscriptions(schema, services, persisted),
+                    RequestLifetime(graphql_endpoint(transport, settings), services),
+                ),
+            ),
+            WebSocketRoute("/graphql", LiveSocketView(schema, services, backend, persisted)),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
             Route(DISCOVERY_PATH, HomeRealmDiscovery(services).endpoint, methods=["GET"]),
             # The organisation's whole data, for its admins (graphql_api/http/export.py).
@@ -183,25 +225,19 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
                 expose_headers=[request_id.HEADER],
                 max_age=600,
             ),
-            Middleware(GZipMiddleware, minimum_size=GZIP_MINIMUM_BYTES, compresslevel=GZIP_LEVEL),
+            Middleware(
+                GZipMiddleware,
+                minimum_size=GZIP_MINIMUM_BYTES,
+                compresslevel=GZIP_LEVEL,
+                # A subscription's parts must go out as they come, not when a compressed block fills.
+                exclude_content_types=(*DEFAULT_EXCLUDED_CONTENT_TYPES, "multipart/mixed"),
+            ),
             Middleware(MaxBodySize, max_bytes=settings.max_body_bytes),
             # In-flight cap (limits/concurrency.py): inside the body readers, so a slot is taken
             # only once the whole body has arrived.
             Middleware(MaxConcurrentRequests, max_requests=settings.max_concurrent_requests),
             # After CORS, so a 401 carries CORS headers and preflights (no token) pass.
-            Middleware(
-                AuthenticationMiddleware,
-                backend=BearerTokenBackend(
-                    TokenVerifier(settings),
-                    services.run_blocking,
-                    # Under Lambda a key's use is recorded before the response (nothing
-                    # runs once the handler has returned).
-                    ApiKeyAuthenticator(
-                        datastore, services.run_blocking, record_inline=settings.lambda_function is not None
-                    ),
-                ),
-                on_error=on_auth_error,
-            ),
+            Middleware(AuthenticationMiddleware, backend=backend, on_error=on_auth_error),
         ],
     )
     # No redirect from /graphql/ to /graphql: it would build its Location from the Host header,
@@ -209,4 +245,6 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     app.router.redirect_slashes = False
     # The process's documents and their analyses: tests read their counters.
     app.state.documents = documents
+    # The process's live hub: tests read its feed's status and counters.
+    app.state.live = live
     return app

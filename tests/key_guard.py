@@ -4,9 +4,9 @@ Each request's partition keys (table or index) lie in one organisation's ``ORG#<
 space, or on a named path: identity ``EMAIL#`` items, email domain ``DOMAIN#`` markers, the
 platform's ``ORGS`` list (read on GSI1 only), API key lookup items (``APIKEY#<sha256>``),
 identity provider clients (``ISSUER#<issuer>``), refresh token lookup items
-(``REFRESH#<sha256>``), the table's data-layout items (``LAYOUT``), an organisation's
-lifecycle records (``LIFECYCLE#<org>``). Persisted GraphQL documents are in their
-organisation's space (``ORG#<org>#PQ#<slot>``).
+(``REFRESH#<sha256>``), the table's data-layout items (``LAYOUT``), a stream reader's lease
+and checkpoints (``FEED#``), an organisation's lifecycle records (``LIFECYCLE#<org>``).
+Persisted GraphQL documents are in their organisation's space (``ORG#<org>#PQ#<slot>``).
 Requests of unkeyed operations (Scan, PartiQL statements) are violations: no partition key
 bounds them. Control-plane calls name no item and pass.
 """
@@ -19,6 +19,7 @@ from typing import Final
 
 from datastore import keys
 from datastore.calls import Call, CallLog
+from datastore.keys import org_id_of
 
 MODULE: Final = "test_key_guard.py"
 
@@ -38,14 +39,6 @@ TABLE_OPERATIONS: Final = frozenset(
         "DescribeTimeToLive",
     }
 )
-
-
-def org_id_of(partition_key: str) -> str | None:
-    """The tenant a partition key belongs to, or None for the identity and platform keys."""
-    parts = partition_key.split(keys.SEP)
-    if len(parts) >= 2 and parts[0] == keys.ORG:
-        return parts[1]
-    return None
 
 
 def batch_write_keys(call: Call) -> list[str]:
@@ -70,6 +63,7 @@ def named_space(partition_key: str) -> bool:
         or keys.is_issuer_pk(partition_key)
         or keys.is_refresh_lookup_pk(partition_key)
         or keys.is_layout_pk(partition_key)
+        or keys.is_feed_pk(partition_key)
         or keys.is_lifecycle_pk(partition_key)
     )
 

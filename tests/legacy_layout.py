@@ -49,8 +49,9 @@ def _ts(value: datetime) -> dict[str, str]:
 
 
 def create_legacy_table(client: DynamoDBClient, name: str) -> None:
-    """The table as the previous release's ensure_table made it: no layout version item."""
-    client.create_table(**table_definition(name))  # type: ignore[arg-type]
+    """The table as the previous release's ensure_table made it: no layout version item, no stream."""
+    definition = {name: value for name, value in table_definition(name).items() if name != "StreamSpecification"}
+    client.create_table(**definition)  # type: ignore[arg-type]
     client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
     ensure_time_to_live(client, name)
 

@@ -170,7 +170,9 @@ def test_migrate__previous_releases_data__api_answers_right_afterwards_and_a_run
     lines = result.stdout.splitlines()
     # One counter per status a job had applications in: the previous release kept none.
     repaired = sum(len(statuses) for org in (acme, globex) for statuses in org.applications.values())
-    assert lines[0] == (
+    # The previous release created the table without a stream: the run turned it on first.
+    assert lines[0] == f"table {legacy_table}: turned its stream on (live updates)"
+    assert lines[1] == (
         f"2 organisations from layout 0 (0 done by an earlier run): 11 employees indexed, "
         f"{repaired} counters repaired, 2 organisations given email domains"
     )
@@ -262,7 +264,9 @@ def test_migrate__stopped_mid_run__run_again_resumes_and_finishes(
     result = migrate(settings, legacy_table, "--quiet")
 
     assert result.returncode == 0, result.stderr
-    first = result.stdout.splitlines()[0]
+    # The run that finishes the steps turns the stream on (the interrupted one never got there).
+    stream, first = result.stdout.splitlines()[:2]
+    assert stream == f"table {legacy_table}: turned its stream on (live updates)"
     assert first.startswith(f"16 organisations from layout 0 ({done_before} done by an earlier run): ")
     assert finished_organizations(client, legacy_table) == len(orgs)
     assert layout_version.stored_version(Table(client, legacy_table, LayoutScope())) == layout_version.CURRENT

@@ -13,7 +13,7 @@ GraphQL documents, re-registered on a client's next request: not exported, and a
 leaves them as they are); SIGN_IN kinds are the state of who is signed in now (sessions,
 sign-out marks: not exported, and a restore leaves them as they are, since a backup must not
 sign anyone back in or out); PLATFORM kinds belong to no tenant (the layout version, migration
-progress, lifecycle records); INLINE kinds are never items of their own.
+progress, lifecycle records, the stream readers' leases and checkpoints); INLINE kinds are never items of their own.
 
 Erasure (of one person). TOMBSTONE: the employee's item, kept without its personal values;
 DELETE: items that only copy or point at the person (membership and name entries, the email
@@ -117,6 +117,9 @@ POLICIES: Final[Mapping[str, Policy]] = {
     # Outside the organisation's partitions on purpose: the record outlives its data.
     layout.RESTORE_RECORD.tag: _PLATFORM,
     layout.DELETION_RECEIPT.tag: _PLATFORM,
+    # A server instance's stream reader's lease and checkpoints (datastore/feed/): no tenant's.
+    layout.FEED_LEASE.tag: _PLATFORM,
+    layout.FEED_CHECKPOINT.tag: _PLATFORM,
 }
 
 

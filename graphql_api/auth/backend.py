@@ -74,16 +74,28 @@ class BearerTokenBackend(AuthenticationBackend):
         self.keys = keys
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
+        principal = await self.principal_for(conn.headers.get("authorization"))
+        if principal is None:
+            return None
+        scopes = ["authenticated", "platform" if principal.role is None else principal.role.value]
+        return AuthCredentials(scopes), PrincipalUser(principal)
+
+    async def principal_for(self, authorization: str | None) -> Principal | None:
+        """The caller an ``Authorization`` value names; None without one.
+
+        AuthenticationError for a bad credential, CredentialUnavailable when it could not be
+        checked. A WebSocket's ``connection_init`` payload is checked here too, as its header
+        would be (graphql_api/subscriptions/websocket.py): a browser cannot set the header.
+        """
         try:
-            token = bearer_token(conn.headers.get("authorization"))
+            token = bearer_token(authorization)
             if token is None:
                 return None
             if api_keys.is_api_key(token):
                 if self.keys is None:
                     raise unauthenticated("API keys are not accepted here", AuthReason.TOKEN_INVALID)
-                principal = await self.keys.authenticate(token)
-            else:
-                principal = await self._verify(token)
+                return await self.keys.authenticate(token)
+            return await self._verify(token)
         except ApiError as error:
             raise CredentialRefused(error) from None
         except DatastoreError as error:
@@ -91,8 +103,6 @@ class BearerTokenBackend(AuthenticationBackend):
             if translated is None:
                 raise
             raise CredentialUnavailable(translated) from None
-        scopes = ["authenticated", "platform" if principal.role is None else principal.role.value]
-        return AuthCredentials(scopes), PrincipalUser(principal)
 
     async def _verify(self, token: str) -> Principal:
         # An asymmetric token may refetch the JWKS (file or HTTP): keep that off the loop.

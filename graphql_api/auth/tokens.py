@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import jwt
@@ -36,6 +36,9 @@ class Principal:
     role: Role | None
     api_key: bool = False
     session_id: SessionId | None = None
+    # When the credential stops being valid (its ``exp``, epoch seconds); None for an API key.
+    # A live subscription's connection ends then (graphql_api/subscriptions/connection.py).
+    expires_at: float | None = field(default=None, compare=False)
 
     @property
     def is_platform(self) -> bool:
@@ -151,10 +154,12 @@ def principal_from_claims(claims: dict[str, object]) -> Principal:
         raise invalid_token("its sub claim is not a string")
     if not isinstance(role, str):
         raise invalid_token("its role claim is not a string")
+    expiry = claims.get("exp")
+    expires_at = float(expiry) if isinstance(expiry, int | float) else None
     if role == PLATFORM_ROLE:
         if org is not None:
             raise invalid_token("a platform token has no org claim")
-        return Principal(subject, None, None)
+        return Principal(subject, None, None, expires_at=expires_at)
     if not isinstance(org, str):
         raise invalid_token("it has no org claim")
     org_id = ids.parse(OrgId, org)
@@ -168,6 +173,6 @@ def principal_from_claims(claims: dict[str, object]) -> Principal:
     if sid is not None and session_id is None:
         raise invalid_token(f"its sid claim {ids.NOT_A_ULID}")
     try:
-        return Principal(emp_id, org_id, Role(role), session_id=session_id)
+        return Principal(emp_id, org_id, Role(role), session_id=session_id, expires_at=expires_at)
     except ValueError:
         raise invalid_token(f"its role {role!r} is not a role") from None

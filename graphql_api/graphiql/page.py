@@ -20,7 +20,8 @@ CONTENT_SECURITY_POLICY: Final = "; ".join(
         "default-src 'none'",
         "script-src 'self'",
         "style-src 'self'",
-        # The fetcher posts to /graphql and the start script reads the sign-in list: same origin.
+        # The fetcher posts to /graphql (and opens its WebSocket for subscriptions: CSP 3's 'self'
+        # matches ws: and wss: of the same host) and the start script reads the sign-in list.
         "connect-src 'self'",
         # graphiql.min.css embeds its fonts (Roboto, Fira Code) and a few icons as data: URLs.
         "font-src 'self' data:",

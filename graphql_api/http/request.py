@@ -92,6 +92,11 @@ def _batch(data: list[Any], batch_max_operations: int) -> list[Operation]:
     return [_operation(item, f"operation {index} of the batch") for index, item in enumerate(data)]
 
 
+def operation_of(data: Any) -> Operation:
+    """One operation as a JSON object holds it (a POST's body, a WebSocket's subscribe payload)."""
+    return _operation(data, "the subscribe message's payload")
+
+
 def _kind(value: Any) -> str:
     """What a JSON value is, for a message: "an array", "a string", "null"."""
     if value is None:

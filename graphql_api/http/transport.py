@@ -38,7 +38,7 @@ class HttpTransport:
 
     async def handle(self, context: RequestContext) -> Response:
         """The answer to the request of ``context`` (its lifetime made the context and its session)."""
-        request = context.request
+        request = context.http
         media_type = response.JSON
         try:
             media_type = response.negotiate(request.headers.get("accept"))

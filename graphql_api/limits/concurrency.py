@@ -5,7 +5,9 @@ the app returns, so a refused request costs no GraphQL parsing and no DynamoDB c
 event loop runs one callback at a time, so a plain integer needs no lock. It sits inside
 the body-size and body-timeout middlewares: a client still sending its body holds no slot,
 so slow clients cannot fill the cap. Health probes (EXEMPT_PATHS) are never refused: a
-busy process is alive, and an orchestrator must still be able to ask.
+busy process is alive, and an orchestrator must still be able to ask. A multipart
+subscription (graphql_api/subscriptions/multipart.py) lasts as long as its subscriber listens:
+it takes no slot, and is bounded by the live connection limits instead.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from graphql_api.execution.errors import ApiError, Code
 from graphql_api.http.raw import error_body, send_error
+from graphql_api.subscriptions.multipart import wants_multipart
 
 EXEMPT_PATHS: Final = frozenset({"/healthz", "/readyz"})
 # Seconds a refused client should wait; requests here last tens of milliseconds.
@@ -34,7 +37,7 @@ class MaxConcurrentRequests:
         self._refusal_body = orjson.dumps(error_body(self._refusal))
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] in EXEMPT_PATHS:
+        if scope["type"] != "http" or scope["path"] in EXEMPT_PATHS or wants_multipart(scope):
             await self.app(scope, receive, send)
             return
         if self.in_flight >= self.max_requests:

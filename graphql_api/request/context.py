@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
-from starlette.requests import Request
+from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 
 from graphql_api.auth.tokens import Principal
@@ -35,7 +35,8 @@ class RequestContext:
     """Made with the request's session by its lifetime (request/lifetime.py), and copied for
     each of its operations by the transport (``for_operation``)."""
 
-    request: Request
+    # The HTTP request, or the WebSocket a subscription came on (graphql_api/subscriptions/).
+    request: HTTPConnection
     response: Response
     request_id: str
     principal: Principal | None
@@ -43,6 +44,12 @@ class RequestContext:
     # One operation's own (a batch's operations share the rest).
     operation: OperationRun = field(default_factory=OperationRun)
     registration: DocumentRegistration | None = None
+
+    @property
+    def http(self) -> Request:
+        """The HTTP request; a subscription's context over a WebSocket has none."""
+        assert isinstance(self.request, Request), "not an HTTP request"
+        return self.request
 
     def for_operation(self, sent_name: str | None, registration: DocumentRegistration | None) -> RequestContext:
         """The context of one operation of the request, named ``sent_name`` by the client."""

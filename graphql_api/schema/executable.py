@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from typing import Any
 
 import strawberry
@@ -18,15 +18,21 @@ from graphql import (
 )
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.config import StrawberryConfig
+from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionContext, ExecutionResult
+from strawberry.types.execution import PreExecutionError
 from strawberry.types.graphql import OperationType
+from strawberry.utils.aio import aclosing
 
 from graphql_api.execution.errors import ErrorCodes, escaped_error
 from graphql_api.execution.library_internals import graphql_schema
+from graphql_api.http.errors import TransportCode
+from graphql_api.http.subscriptions import RefusedBeforeRunning
 from graphql_api.observability.operation import RecordOperation
 from graphql_api.schema.mutation import Mutation
 from graphql_api.schema.mutations.input_paths import INPUT_PATHS
 from graphql_api.schema.query import Query
+from graphql_api.schema.subscription import Subscription
 from graphql_api.schema.types.organization import BillingSubscription
 from graphql_api.schema.types.scalars import SCALAR_OVERRIDES, fast_enum_output
 
@@ -68,12 +74,72 @@ class ApiSchema(strawberry.Schema):
             ]
         return result
 
+    async def stream(
+        self,
+        query: str | None,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any | None = None,
+        root_value: Any | None = None,
+        operation_name: str | None = None,
+        operation_extensions: dict[str, Any] | None = None,
+        allowed_operation_types: Iterable[OperationType] | None = None,
+    ) -> AsyncGenerator[Any, None]:
+        """Strawberry's streaming execution (subscriptions), each result's errors translated.
+
+        ErrorCodes translates a result when its operation ends, which for a subscription is
+        after its last event: each event's result is translated here instead, as ``execute``
+        masks what escaped. A refusal before running (RefusedBeforeRunning) is its own result;
+        another operation than a subscription over a subscription transport is BAD_REQUEST.
+        """
+        results = await super().stream(
+            query,
+            variable_values,
+            context_value,
+            root_value,
+            operation_name,
+            operation_extensions,
+            allowed_operation_types,
+        )
+        request_id = str(getattr(context_value, "request_id", None))
+        hide = self.hide_suggestions
+
+        async def translated() -> AsyncGenerator[Any, None]:
+            async with aclosing(results):
+                async for streamed in results:
+                    result: Any = streamed
+                    errors = list(getattr(result, "errors", None) or ())
+                    refused = next((e.original_error for e in errors if _refused(e)), None)
+                    if isinstance(refused, RefusedBeforeRunning):
+                        errors = list(refused.result.errors or ())
+                        result = PreExecutionError(data=None, errors=errors)
+                    elif any(isinstance(e.original_error, InvalidOperationTypeError) for e in errors):
+                        code = {"code": TransportCode.BAD_REQUEST.value}
+                        errors = [GraphQLError(ONLY_SUBSCRIPTIONS, extensions=code)]
+                        result = PreExecutionError(data=None, errors=errors)
+                    if errors:
+                        result.errors = [
+                            ErrorCodes.client_error(error, request_id, hide_suggestions=hide)
+                            if (error.extensions or {}).get("code") is None
+                            else error
+                            for error in errors
+                        ]
+                    yield result
+
+        return translated()
+
     def process_errors(self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None) -> None:
         """Log nothing here: ErrorCodes (graphql_api/execution/errors.py) logs the bugs, once each.
 
         Strawberry's default logs every error with its stack trace at ERROR, expected ones
         (FORBIDDEN, NOT_FOUND, ...) included: one employee's directory query wrote ~120 KB.
         """
+
+
+ONLY_SUBSCRIPTIONS = "only subscriptions are served here: send queries and mutations with POST /graphql"
+
+
+def _refused(error: GraphQLError) -> bool:
+    return isinstance(error.original_error, RefusedBeforeRunning)
 
 
 def build_schema(
@@ -87,6 +153,7 @@ def build_schema(
     schema = ApiSchema(
         query=Query,
         mutation=Mutation,
+        subscription=Subscription,
         types=[BillingSubscription],
         scalar_overrides=SCALAR_OVERRIDES,
         # RecordOperation before ErrorCodes: it leaves the operation last and sees client codes.
@@ -120,9 +187,9 @@ def sdl_of(schema: GraphQLSchema) -> str:
 
     Sorted, the file prints exactly as ``print_schema(lexicographic_sort_schema(...))`` of an
     introspected schema does, so diffs and code generators see no churn. graphql-core leaves
-    the block out when the roots are named Query and Mutation; the file keeps it anyway, so
-    a reader that guesses roots from type names (older graphql-core, Strawberry's printer,
-    other SDL tools) still finds exactly the roots declared here and no subscription root.
+    the block out when the roots are named Query, Mutation and Subscription; the file keeps it
+    anyway, so a reader that guesses roots from type names (older graphql-core, Strawberry's
+    printer, other SDL tools) still finds exactly the roots declared here.
     """
     ordered = lexicographic_sort_schema(schema)
     printed = print_schema(ordered)

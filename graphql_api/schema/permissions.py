@@ -19,8 +19,12 @@ department through the request's batched loader.
     Organization.identityProvider  -            -                              yes
     set/removeIdentityProvider     -            -                              yes (and operators, naming it)
     signOut / signOutEverywhere    own          own                            own; everywhere: any employee
+    Organization.auditLog          -            -                              yes
     erasePerson, GET /export       -            -                              yes
     closeOrganization              -            -                              - (operators only)
+
+Subscriptions (graphql_api/schema/subscription.py) authorise each event when they deliver it
+with these same functions: a subscriber gets what they could read by query at that moment.
 
 API keys act with the role they were given, EMPLOYEE or ADMIN, by the rows above; a key is
 not a person, so ``me`` is null for it and it cannot apply to a job (``person``), and an
@@ -99,6 +103,11 @@ def check_job(context: RequestContext, status: JobStatus) -> None:
 def check_all_jobs(context: RequestContext) -> None:
     if caller(context).role is Role.EMPLOYEE:
         raise forbidden("employees list open job postings only (status: OPEN)")
+
+
+def check_audit_trail(context: RequestContext) -> None:
+    if not is_admin(context):
+        raise forbidden("only admins read the audit log")
 
 
 def check_billing(context: RequestContext) -> None:

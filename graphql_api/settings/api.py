@@ -230,6 +230,22 @@ class ApiSettings:
     request_timeout_seconds: float = 10.0
     # Queries run by compiled execution plans (graphql_api/execution/plan/); false runs all on graphql-core.
     compiled_plans: bool = True
+    # Live updates (README "Live updates", graphql_api/subscriptions/): per process, connections in
+    # all and per organisation; subscriptions on one connection; events waiting for a connection
+    # before it is closed as slow; its longest life; the keep-alive ping's period; how long a
+    # WebSocket may take to send connection_init.
+    subscription_connections: int = 10_000
+    subscription_connections_per_tenant: int = 1_000
+    subscriptions_per_connection: int = 20
+    subscription_queue_events: int = 100
+    subscription_lifetime_seconds: float = 7200.0
+    subscription_keepalive_seconds: float = 15.0
+    subscription_init_timeout_seconds: float = 10.0
+    # How long a write's audit id may precede its commit (cursors.py), and how far back a
+    # resumed subscription may replay: events and seconds.
+    subscription_reorder_window_seconds: float = 10.0
+    subscription_replay_events: int = 1_000
+    subscription_replay_seconds: float = 86_400.0
     # Days between closing an organisation and deleting its data (datastore/lifecycle/offboarding.py).
     offboarding_grace_days: int = 30
 
@@ -298,6 +314,16 @@ class ApiSettings:
             otel_endpoint=env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or None,
             request_timeout_seconds=env_float(env, "REQUEST_TIMEOUT_SECONDS", 10.0),
             compiled_plans=env_bool(env, "COMPILED_PLANS", True),
+            subscription_connections=env_int(env, "SUBSCRIPTION_CONNECTIONS", 10_000, minimum=0),
+            subscription_connections_per_tenant=env_int(env, "SUBSCRIPTION_CONNECTIONS_PER_TENANT", 1_000, minimum=0),
+            subscriptions_per_connection=env_int(env, "SUBSCRIPTIONS_PER_CONNECTION", 20),
+            subscription_queue_events=env_int(env, "SUBSCRIPTION_QUEUE_EVENTS", 100),
+            subscription_lifetime_seconds=env_float(env, "SUBSCRIPTION_LIFETIME_SECONDS", 7200.0),
+            subscription_keepalive_seconds=env_float(env, "SUBSCRIPTION_KEEPALIVE_SECONDS", 15.0),
+            subscription_init_timeout_seconds=env_float(env, "SUBSCRIPTION_INIT_TIMEOUT_SECONDS", 10.0),
+            subscription_reorder_window_seconds=env_float(env, "SUBSCRIPTION_REORDER_WINDOW_SECONDS", 10.0),
+            subscription_replay_events=env_int(env, "SUBSCRIPTION_REPLAY_EVENTS", 1_000),
+            subscription_replay_seconds=env_float(env, "SUBSCRIPTION_REPLAY_SECONDS", 86_400.0),
             offboarding_grace_days=env_int(env, "OFFBOARDING_GRACE_DAYS", 30, minimum=0),
         )
 

@@ -386,3 +386,41 @@ def test_trail__another_tenants_cursor__refused(make_tenant: TenantFactory) -> N
     for cursor in (their_cursor, other_list):
         with pytest.raises(InvalidInput, match="after"):
             audit.list_audit_events(ours.table, PageRequest(first=1, after=cursor))
+
+
+# --- oldest first, from an event on: what a live subscription missed ---------------------------
+
+
+def test_events_after__oldest_first_from_an_event__strongly_consistent_paged_across_months(
+    tenant: Tenant, client: DynamoDBClient, table_name: str, call_log: CallLog
+) -> None:
+    """This month's events after the organisation's creation, none next month, two the month after."""
+    for name in ("One", "Two", "Three"):
+        tenant.department(name)
+    [created, *this_month] = reversed(trail(tenant.table))
+    now = datetime.now(UTC).replace(day=1, hour=12) + timedelta(days=62)
+    later = [_event_item(tenant.org_id, now - timedelta(minutes=m), f"later.{m}") for m in (2, 1)]
+    write_items(client, table_name, later)
+    before = len(call_log.snapshot())
+
+    first, go_on = audit.events_after(tenant.table, created.event_id, limit=2, now=now)
+    second, go_on_2 = audit.events_after(tenant.table, go_on or "", limit=2, now=now)
+    third, done = audit.events_after(tenant.table, go_on_2 or "", limit=2, now=now)
+
+    assert [e.event_id for e in first] == [e.event_id for e in this_month[:2]] and go_on == first[-1].event_id
+    assert [e.action for e in [*second, *third]] == ["department.create", "later.2", "later.1"]
+    assert done is None
+    queries = [c for c in call_log.snapshot()[before:] if c.operation == "Query"]
+    assert queries and all(c.params["ConsistentRead"] and c.params["ScanIndexForward"] for c in queries)
+
+
+def test_events_after__a_time_bound__every_event_of_a_later_millisecond_and_none_before(tenant: Tenant) -> None:
+    tenant.department("Bound")
+    events = list(reversed(trail(tenant.table)))
+    last = events[-1]
+    at = ids.id_milliseconds(last.event_id)
+
+    before_last, _ = audit.events_after(tenant.table, ids.id_ceiling(at - 1), limit=10)
+    after_last, more = audit.events_after(tenant.table, ids.id_ceiling(at), limit=10)
+
+    assert last in before_last and (after_last, more) == ([], None)

@@ -14,7 +14,6 @@ from datastore.scope import LayoutScope, PlatformScope
 from datastore.table import Table
 from tests.conftest import TEST_RETRY
 from tests.datastore.support import drop_table, raw_get
-from tests.key_guard import org_id_of
 from tests.legacy_layout import create_legacy_table, typical_organization
 
 if TYPE_CHECKING:
@@ -119,7 +118,7 @@ def test_layout_items__outside_every_tenant_and_only_the_layout_scope_reads_them
     key = layout.LAYOUT_VERSION_ITEM.key_at()
     progress = layout.MIGRATION_PROGRESS.key_at(1, ids.new_id())
     assert key.pk == progress.pk == keys.LAYOUT_PK
-    assert org_id_of(key.pk) is None and keys.is_layout_pk(key.pk)
+    assert keys.org_id_of(key.pk) is None and keys.is_layout_pk(key.pk)
     assert LayoutScope().may_read(key.pk) and LayoutScope().may_write(progress.pk)
     assert not LayoutScope().may_read(keys.org_pk(ids.new_id())) and not LayoutScope().may_check(key.pk)
     assert not PlatformScope().may_read(key.pk) and not PlatformScope(provisioning=ids.new_id()).may_write(key.pk)

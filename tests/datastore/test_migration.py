@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import calls, employees, ids, jobs, keys, layout, layout_version, migration, organizations
+from datastore import calls, employees, ids, jobs, keys, layout, layout_version, migration, organizations, provision
 from datastore.entities import ApplicationCounts, Plan, Role
 from datastore.errors import InvalidInput, Unavailable
 from datastore.scope import PlatformScope, TenantScope
@@ -97,7 +97,8 @@ def test_migrate__run_again__reads_the_version_and_writes_nothing(legacy: Table)
     with calls.listening() as log:
         again = migration.migrate(legacy)
 
-    assert log.operations() == ["GetItem"]
+    # The version item, and the table's description (its stream is on already): no write.
+    assert log.operations() == ["GetItem", "DescribeTable"]
     assert (again.found, again.organizations, again.stamped) == (layout_version.CURRENT, 0, False)
     assert again.lines() == [f"table {legacy.name} is at layout {layout_version.CURRENT} already: nothing to migrate"]
 
@@ -240,7 +241,10 @@ def test_migrate__organisation_that_owns_domains__left_as_it_is(legacy: Table) -
 def test_migrate__empty_table_without_version__stamped(legacy: Table) -> None:
     summary = migration.migrate(legacy)
     assert summary.stamped and summary.organizations == 0
-    assert summary.lines() == [f"table {legacy.name} holds no organisation: stamped layout {layout_version.CURRENT}"]
+    assert summary.lines() == [
+        f"table {legacy.name}: turned its stream on (live updates)",
+        f"table {legacy.name} holds no organisation: stamped layout {layout_version.CURRENT}",
+    ]
     assert layout_version.stored_version(legacy) == layout_version.CURRENT
 
 
@@ -311,3 +315,14 @@ def test_progress__problems__one_phrase_each() -> None:
         "held by another organisation: x.example",
         "it owns no email domain now, so createEmployee fails there: run addEmailDomain",
     ]
+
+
+def test_migrate__table_created_the_old_way__stream_turned_on_and_said_so(legacy: Table) -> None:
+    typical_organization("Streamless", "streamless.example").write(legacy.client, legacy.name)
+    assert provision.stream_arn(legacy.client, legacy.name) is None
+
+    summary = migration.migrate(legacy)
+
+    assert summary.stream_enabled and provision.stream_arn(legacy.client, legacy.name) is not None
+    assert summary.lines()[0] == f"table {legacy.name}: turned its stream on (live updates)"
+    assert migration.migrate(legacy).stream_enabled is False  # a second run finds it on

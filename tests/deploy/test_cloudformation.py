@@ -73,6 +73,9 @@ def test_template__table__is_the_table_the_server_creates(template: dict[str, An
     assert properties.pop("TableName") == {"Ref": "TableName"}
     created = provision.table_definition("any")
     del created["TableName"]
+    # The stream as CloudFormation spells it: the view type alone means it is on.
+    assert created.pop("StreamSpecification") == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
+    assert properties["StreamSpecification"] == {"StreamViewType": "NEW_AND_OLD_IMAGES"}
     assert {key: properties[key] for key in created} == created
 
 

@@ -197,10 +197,22 @@ def test_asgi_entry__role_settings_in_environment__tenant_request_signed_as_its_
         with serving(asgi.app) as http:
             response = http.post("/graphql", json={"query": ME}, headers={"Authorization": f"Bearer {token}"})
         assert response.json()["data"] == {"me": {"email": tenant.admin.email}}
-        [session] = assumed.snapshot()
-        assert (session.role_arn, session.tags) == (TENANT_ROLE, {"org": tenant.org_id})
-        requests = signed.snapshot()
-        assert requests and {request.access_key for request in requests} == {session.access_key}
+        # The tenant's request, signed by its tenant session; beside it, only the server's stream
+        # reader (its lease and checkpoints, under the platform role's "feed" session).
+        sessions = assumed.snapshot()
+        [session] = [assumed_session for assumed_session in sessions if assumed_session.role_arn == TENANT_ROLE]
+        assert session.tags == {"org": tenant.org_id}
+        assert {(other.role_arn, other.session_name) for other in sessions if other is not session} <= {
+            (PLATFORM_ROLE_ARN, "feed")
+        }
+        # Item requests only: the reader's DescribeTable (no item) goes with the process's own
+        # credentials, as its stream reads do.
+        tenant_requests = [
+            request
+            for request in signed.snapshot()
+            if request.partition_keys and not any(keys.is_feed_pk(pk) for pk in request.partition_keys)
+        ]
+        assert tenant_requests and {request.access_key for request in tenant_requests} == {session.access_key}
     finally:
         asgi.datastore.close()
         asgi.datastore.client.close()

@@ -12,6 +12,12 @@
   const root = document.getElementById("graphiql");
   const h = React.createElement;
   const url = new URL(root.dataset.endpoint, window.location.href).href;
+  // Subscriptions go over the WebSocket at the same path (graphql-transport-ws, with GraphiQL's
+  // bundled graphql-ws client); the header editor's headers become connection_init's payload,
+  // which is where the server reads the token of a socket.
+  function newFetcher() {
+    return GraphiQL.createFetcher({ url: url, subscriptionUrl: url.replace(/^http/, "ws") });
+  }
 
   function headersFor(user) {
     return JSON.stringify(user ? { Authorization: "Bearer " + user.token } : {}, null, 2);
@@ -60,7 +66,7 @@
 
   function render(users) {
     const page = ReactDOM.createRoot(root);
-    const props = { fetcher: GraphiQL.createFetcher({ url: url }), shouldPersistHeaders: false };
+    const props = { fetcher: newFetcher(), shouldPersistHeaders: false };
     const children = [];
     function draw() {
       page.render(h(GraphiQL, props, ...children));
@@ -68,7 +74,7 @@
     // GraphiQL introspects again when its fetcher changes, reading the header editor as it
     // renders: a new fetcher, once the headers are in the editor, fetches the schema with them.
     function signedIn() {
-      props.fetcher = GraphiQL.createFetcher({ url: url });
+      props.fetcher = newFetcher();
       draw();
     }
     let editing = null;

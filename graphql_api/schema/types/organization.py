@@ -9,7 +9,7 @@ from typing import Annotated
 import strawberry
 
 from datastore import entities, identity_providers, names
-from graphql_api.execution.errors import bad_input, forbidden, not_found
+from graphql_api.execution.errors import bad_input, not_found
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids, loaders, permissions
 from graphql_api.schema.loaders import ListFetch
@@ -229,8 +229,7 @@ class Organization(Node):
     async def audit_log(
         self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
     ) -> Connection[AuditEvent] | None:  # nullable: a denial nulls this field, not the organization
-        if not permissions.is_admin(info.context):
-            raise forbidden("only admins read the audit log")
+        permissions.check_audit_trail(info.context)
         return await paginate(
             info, loaders.audit_events_of_org, "Organization.auditLog", AuditEvent.of, first, after, descending=True
         )

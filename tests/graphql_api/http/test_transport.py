@@ -167,7 +167,7 @@ def test_subscription__either_method__request_error_subscriptions_not_supported(
     assert "data" not in body
     (error,) = body["errors"]
     assert error["extensions"]["code"] == "SUBSCRIPTIONS_NOT_SUPPORTED"
-    assert error["message"].startswith("subscriptions are not served over HTTP")
+    assert error["message"].startswith("subscriptions are not served as plain JSON")
 
 
 def test_subscription__access_line__counts_its_code(http: httpx.Client) -> None:

@@ -58,18 +58,25 @@ def test_schema_file__prints_exactly_as_live_introspection(live: GraphQLSchema) 
     assert sorted_sdl(built) == sorted_sdl(live)
 
 
-def test_schema_file__roots_are_query_and_mutation_only() -> None:
+def test_schema_file__roots_are_query_mutation_and_subscription() -> None:
     built = graphql.build_schema(committed_sdl())
     assert built.query_type is not None and built.query_type.name == "Query"
     assert built.mutation_type is not None and built.mutation_type.name == "Mutation"
-    assert built.subscription_type is None
+    assert built.subscription_type is not None and built.subscription_type.name == "Subscription"
+    assert sorted(built.subscription_type.fields) == [
+        "applicationChanged",
+        "auditEventAdded",
+        "employeeChanged",
+        "jobPostingChanged",
+        "myApplicationChanged",
+    ]
 
 
 def test_schema_file__is_sorted_and_stable() -> None:
     """Printing the file's own schema again gives the file back: no churn between exports."""
     committed = committed_sdl()
     assert sdl_of(graphql.build_schema(committed)) == committed
-    assert committed.startswith("schema {\n  query: Query\n  mutation: Mutation\n}\n\n")
+    assert committed.startswith("schema {\n  query: Query\n  mutation: Mutation\n  subscription: Subscription\n}\n\n")
 
 
 def test_sdl_of__roots_named_query_and_mutation__declares_them_in_a_schema_block() -> None:

@@ -1,0 +1,147 @@
+"""The root Subscription type: live updates of the caller's organisation.
+
+Each field is an async generator over its topic's events (graphql_api/schema/live_topics.py)
+as the process's hub hands them in, after a replay from the audit trail when ``after`` is
+given (graphql_api/subscriptions/stream.py). For every event, at delivery: the caller's
+active check (graphql_api/auth/active.py, as for every request: a suspended organisation, a
+terminated employee or a changed role end the connection with FORBIDDEN), then the topic's
+own rules, then the selection is executed with the types' field rules, exactly as a query's.
+Served over WebSocket (graphql-transport-ws) and HTTP multipart; a plain JSON request gets
+SUBSCRIPTIONS_NOT_SUPPORTED (graphql_api/http/subscriptions.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncGenerator
+from typing import Annotated, Any
+
+import strawberry
+
+from graphql_api.auth.active import check_active
+from graphql_api.execution.errors import ApiError, Code
+from graphql_api.request.context import RequestContext
+from graphql_api.schema import live_topics, permissions
+from graphql_api.schema.types.live import ApplicationChange, AuditEventAdded, EmployeeChange, JobPostingChange
+from graphql_api.subscriptions.closing import Close, Closed
+from graphql_api.subscriptions.cursors import Cursors, Position
+from graphql_api.subscriptions.session import LiveSession
+from graphql_api.subscriptions.stream import LiveStream
+
+Info = strawberry.Info[RequestContext, None]
+
+LiveAfter = Annotated[
+    str | None,
+    strawberry.argument(
+        description="A `cursor` this subscription delivered: first replay every event since (from the audit "
+        "trail), then go on live, with no gap and no event twice. A cursor of another subscription, "
+        "organisation or argument is BAD_USER_INPUT, and so is one too far behind to replay (read the state "
+        "again and subscribe without it)."
+    ),
+]
+
+
+async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) -> AsyncGenerator[Any, None]:
+    context = info.context
+    session = context.session
+    services = session.services
+    hub = services.live
+    if not isinstance(session, LiveSession) or session.connection is None or hub is None or not hub.available:
+        raise ApiError(Code.UNAVAILABLE, "live updates are not served by this process", retryable=False)
+    principal = permissions.caller(context)
+    assert principal.org_id is not None
+    connection = session.connection
+    await topic.start(context)
+    settings = services.settings
+    window = int(settings.subscription_reorder_window_seconds * 1000)
+    cursors = Cursors(services.cursors, window)
+    position = (
+        Position.starting_at(int(time.time() * 1000), window)
+        if after is None
+        else cursors.decode(after, principal.org_id, topic.name)
+    )
+    stream = LiveStream(
+        connection,
+        topic,
+        position,
+        settings.subscription_replay_events,
+        settings.subscription_replay_seconds,
+        replay_first=after is not None,
+    )
+    # Registered before the replay reads the trail: what commits after that read is on its way.
+    hub.register(stream)
+    try:
+        async for delivery in stream.deliveries(session):
+            session.begin_event(delivery.round)
+            try:
+                await check_active(context)
+            except ApiError as refused:
+                connection.close(Closed(Close.FORBIDDEN, str(refused)))
+                return
+            payload = await topic.payload(context, delivery.event)
+            if payload is None:
+                continue
+            stream.position.delivered(delivery.event.event_id)
+            payload.cursor = cursors.encode(principal.org_id, topic.name, stream.position)
+            yield payload
+    finally:
+        hub.unregister(stream)
+
+
+@strawberry.type(
+    description="Live updates of your organisation, over WebSocket at /graphql (graphql-transport-ws) or HTTP "
+    "multipart (`Accept: multipart/mixed;subscriptionSpec=1.0`). Each event is checked when it is delivered, with the "
+    "rules of queries: you get what you could read at that moment. Every field needs an employee's token or "
+    "an API key."
+)
+class Subscription:
+    @strawberry.subscription(
+        description="The job board: postings created, updated, published and closed. Employees get OPEN "
+        "postings, and a posting leaving the board (`jobPosting` null); managers and admins get every posting."
+    )
+    async def job_posting_changed(self, info: Info, after: LiveAfter = None) -> AsyncGenerator[JobPostingChange, None]:
+        async for event in _deliver(info, live_topics.JobBoard(), after):
+            yield event
+
+    @strawberry.subscription(
+        description="Applications to one job posting: made, withdrawn, moved to another status. For those who "
+        "may read the job's applications (admins, the manager of its department); anyone else gets FORBIDDEN, "
+        "when subscribing or as soon as they no longer may."
+    )
+    async def application_changed(
+        self,
+        info: Info,
+        job_posting_id: Annotated[
+            strawberry.ID, strawberry.argument(description="The job posting's global id (`JobPosting.id`).")
+        ],
+        after: LiveAfter = None,
+    ) -> AsyncGenerator[ApplicationChange, None]:
+        topic = live_topics.ApplicationsOfJob(live_topics.job_of(job_posting_id))
+        async for event in _deliver(info, topic, after):
+            yield event
+
+    @strawberry.subscription(
+        description="Your own applications, as their status changes. Employees' tokens only (an API key is no "
+        "applicant: FORBIDDEN)."
+    )
+    async def my_application_changed(
+        self, info: Info, after: LiveAfter = None
+    ) -> AsyncGenerator[ApplicationChange, None]:
+        window = int(info.context.session.services.settings.subscription_reorder_window_seconds * 1000)
+        topic = live_topics.MyApplications(permissions.person(info.context), window)
+        async for event in _deliver(info, topic, after):
+            yield event
+
+    @strawberry.subscription(
+        description="The directory: employees created, changed, moved and terminated, with the field rules of queries."
+    )
+    async def employee_changed(self, info: Info, after: LiveAfter = None) -> AsyncGenerator[EmployeeChange, None]:
+        async for event in _deliver(info, live_topics.Directory(), after):
+            yield event
+
+    @strawberry.subscription(
+        description="Every write, as `organization.auditLog` lists it. Admins only: anyone else gets FORBIDDEN."
+    )
+    async def audit_event_added(self, info: Info, after: LiveAfter = None) -> AsyncGenerator[AuditEventAdded, None]:
+        async for event in _deliver(info, live_topics.AuditTrail(), after):
+            yield event

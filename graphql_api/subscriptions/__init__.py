@@ -1,0 +1,18 @@
+"""Live updates: GraphQL subscriptions fed by the change feed (datastore/feed/).
+
+- ``hub``: one per process: the change feed in (the lease, the reader while this process
+  holds it, the connection to whichever process reads), routed by organisation before
+  decoding, each audit event offered to the organisation's subscriptions; connections counted
+  and bounded; a change to a caller's standing closes their connections.
+- ``stream``: one subscription's events: replayed from the audit trail after a cursor, then
+  live, none missed and none twice; its queue bounded (a slow subscriber is closed SLOW).
+- ``cursors``: a subscription's position in the audit trail, signed into its cursors.
+- ``session``: a subscription's session, renewed for each event it delivers.
+- ``connection`` and ``closing``: one live connection, and the close codes that end it.
+- ``websocket`` and ``view``: graphql-transport-ws at /graphql (Strawberry's protocol
+  handler with our authentication, limits and closes).
+- ``multipart``: Apollo's HTTP multipart subscriptions, a POST to /graphql streaming parts.
+
+The Subscription root and what each of its fields may deliver to whom are the schema's
+(graphql_api/schema/subscription.py, graphql_api/schema/live_topics.py).
+"""

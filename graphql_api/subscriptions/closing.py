@@ -1,0 +1,63 @@
+"""Why a live connection ends: one close code for WebSocket, one error code for HTTP multipart.
+
+A subscription is never dropped silently: whatever ends it from the server's side says why,
+as a graphql-transport-ws close code (the protocol's own where it has one) and, on HTTP
+multipart (multipart.py), as the final part's error with ``extensions.code``. The codes a
+client acts on:
+
+- UNAUTHORIZED, 4401: no credential in ``connection_init`` (or a subscribe before it was
+  acknowledged): sign in. graphql-ws does not retry it.
+- FORBIDDEN, 4403: the credential is not (or no longer) good: expired, the organisation
+  suspended, the employee terminated, the role changed, the API key revoked, or an operator's
+  token. graphql-ws retries it, calling ``connectionParams`` again: a fresh token reconnects.
+- TIMED_OUT, 4408: no ``connection_init`` in time, no ``pong`` to a ping, or the connection
+  reached its maximum lifetime: reconnect (graphql-ws does, by itself).
+- TOO_MANY, 4429: too many connections for the organisation or for the server process.
+- SLOW, 4413: the client fell behind (its queue of undelivered events filled): reconnect and
+  subscribe with ``after`` set to the last cursor received; nothing is lost.
+- GOING_AWAY, 1001: the server is stopping; reconnect (to another process).
+- UNAVAILABLE, 1013: the credential or the caller could not be checked (DynamoDB did not
+  answer): try again later.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Close(Enum):
+    UNAUTHORIZED = (4401, "Unauthorized", "UNAUTHENTICATED")
+    FORBIDDEN = (4403, "Forbidden", "FORBIDDEN")
+    TIMED_OUT = (4408, "Timed out", "TIMEOUT")
+    TOO_MANY = (4429, "Too many connections", "TOO_MANY_CONNECTIONS")
+    SLOW = (4413, "Slow consumer: resume with your last cursor", "SLOW_CONSUMER")
+    GOING_AWAY = (1001, "Going away", "UNAVAILABLE")
+    UNAVAILABLE = (1013, "Try again later", "UNAVAILABLE")
+
+    @property
+    def code(self) -> int:
+        return int(self.value[0])
+
+    @property
+    def reason(self) -> str:
+        return str(self.value[1])
+
+    @property
+    def error_code(self) -> str:
+        """``extensions.code`` of the final part of an HTTP multipart subscription."""
+        return str(self.value[2])
+
+
+class Closed(Exception):
+    """A connection is being closed for ``close``; ``detail`` says more (at most 123 bytes go out
+    as a WebSocket close reason, the whole of it as a multipart error message)."""
+
+    def __init__(self, close: Close, detail: str | None = None) -> None:
+        super().__init__(detail or close.reason)
+        self.close = close
+        self.detail = detail or close.reason
+
+    def reason(self) -> str:
+        """The close frame's reason: the detail, cut to what a close frame carries (123 bytes)."""
+        encoded = self.detail.encode()
+        return self.detail if len(encoded) <= 123 else encoded[:120].decode(errors="ignore") + "..."

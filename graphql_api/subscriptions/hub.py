@@ -1,0 +1,209 @@
+"""The process's live hub: the change feed in, each organisation's events out to its subscriptions.
+
+One per process (built by graphql_api/app.py when the datastore has a stream client). It runs
+the process's part of the change feed (datastore/feed/host.py: the lease, the reader while
+this process holds it, and the connection to whichever process reads) and routes each frame
+by the organisation in its header *before* decoding it: a record of an organisation with no
+connection on this process is dropped as bytes, so another tenant's events are never decoded
+for, let alone queued to, a subscriber.
+
+- An audit event (every write has one, in its own transaction) is decoded once, and offered
+  to each of the organisation's subscriptions whose topic matches it, with one round of
+  loaders for all of them (session.py): what a subscriber gets is then decided per subscriber,
+  at delivery, by the same permission code as queries (graphql_api/schema/subscription.py).
+- A change to an employee (status, role), to an organisation (status) or to an API key
+  (revoked) re-checks the connections it concerns at once: a terminated or re-roled
+  employee, a suspended organisation, a revoked key lose their connections with FORBIDDEN
+  (4403), whether or not an event was on its way. Every delivery checks again anyway.
+- Each time this process's connection to the stream reader is made (a reader took over, or
+  this process reconnected), every subscription catches up from the audit trail: what the
+  reader handed on meanwhile reached no one here.
+
+It also counts connections: per organisation and in all, each with its bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+import os
+import socket
+from collections import defaultdict
+from typing import TYPE_CHECKING, Final
+
+from datastore.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus
+from datastore.feed import records
+from datastore.feed.fanout import GAP, Frame
+from datastore.feed.host import FeedHost
+from datastore.feed.lease import group_name, holder_name
+from datastore.feed.records import ChangeName, StreamRecord, Undecodable
+from datastore.scope import FeedScope
+from graphql_api.entrypoints.host_files import owner_tag, start_time
+from graphql_api.entrypoints.worker_process import supervisor_pid
+from graphql_api.subscriptions.closing import Close, Closed
+from graphql_api.subscriptions.connection import LiveConnection
+from graphql_api.subscriptions.session import round_loaders
+from graphql_api.subscriptions.stream import LiveStream
+
+if TYPE_CHECKING:
+    from graphql_api.request.services import Services
+
+log = logging.getLogger("hr.live")
+
+AUDIT_EVENT: Final = "AuditEvent"
+# Kinds whose changes may end connections (the caller's standing), and the events themselves.
+REVOKING: Final = frozenset({"Employee", "Organization", "ApiKey"})
+FEED_KINDS: Final = frozenset({AUDIT_EVENT, *REVOKING})
+
+
+def instance_group() -> str:
+    """This server instance's feed group: the host, and the process that started the workers
+    (itself when it has no workers), by pid and start time."""
+    owner = supervisor_pid() or os.getpid()
+    return group_name(socket.gethostname(), owner_tag(owner) or owner)
+
+
+def this_holder() -> str:
+    pid = os.getpid()
+    return holder_name(pid, start_time(pid))
+
+
+class LiveHub:
+    def __init__(self, services: Services, feed: FeedHost | None) -> None:
+        self.services = services
+        self.feed = feed
+        self.streams: dict[str, set[LiveStream]] = defaultdict(set)
+        self.connections: dict[str, set[LiveConnection]] = defaultdict(set)
+        self.total = 0
+        self.frames_dropped = 0
+        self.events_decoded = 0
+        self._task: asyncio.Task[None] | None = None
+
+    @classmethod
+    def for_services(cls, services: Services) -> LiveHub:
+        """The hub of a process whose datastore has a stream client; without one, a hub that
+        serves no subscription (it says so)."""
+        datastore = services.datastore
+        if datastore.streams is None:
+            return cls(services, None)
+        group = instance_group()
+        settings = dataclasses.replace(datastore.feed, kinds=FEED_KINDS)
+        table = datastore.table(FeedScope(group))
+        return cls(services, FeedHost(table, datastore.streams, datastore.client, group, this_holder(), settings))
+
+    @property
+    def available(self) -> bool:
+        return self.feed is not None
+
+    # --- running -----------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self.feed is not None and self._task is None:
+            self._task = asyncio.create_task(self.feed.run(self.on_frame, self.on_connected))
+
+    async def stop(self) -> None:
+        for connections in list(self.connections.values()):
+            for connection in list(connections):
+                connection.close(Closed(Close.GOING_AWAY, "the server is stopping"))
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # --- connections and subscriptions -----------------------------------------------------------
+
+    def admit(self, connection: LiveConnection) -> None:
+        """Count a new connection; Closed(TOO_MANY) past a bound (nothing counted then)."""
+        settings = self.services.settings
+        org = connection.org_id
+        if self.total >= settings.subscription_connections:
+            raise Closed(Close.TOO_MANY, f"this server holds {settings.subscription_connections} live connections")
+        if len(self.connections[org]) >= settings.subscription_connections_per_tenant:
+            raise Closed(
+                Close.TOO_MANY,
+                f"your organisation has {settings.subscription_connections_per_tenant} live connections here",
+            )
+        self.connections[org].add(connection)
+        self.total += 1
+
+    def release(self, connection: LiveConnection) -> None:
+        org = connection.org_id
+        if connection in self.connections.get(org, ()):
+            self.connections[org].discard(connection)
+            self.total -= 1
+            if not self.connections[org]:
+                del self.connections[org]
+
+    def register(self, stream: LiveStream) -> None:
+        self.streams[stream.org_id].add(stream)
+
+    def unregister(self, stream: LiveStream) -> None:
+        streams = self.streams.get(stream.org_id)
+        if streams is not None:
+            streams.discard(stream)
+            if not streams:
+                del self.streams[stream.org_id]
+
+    # --- the feed ----------------------------------------------------------------------------------
+
+    def on_connected(self) -> None:
+        for streams in self.streams.values():
+            for stream in streams:
+                stream.catch_up()
+
+    def on_frame(self, frame: Frame) -> None:
+        if frame.type == GAP:
+            log.warning("live updates: the stream reader reports a gap (%s): catching up", frame.body.decode())
+            self.on_connected()
+            return
+        org = frame.org_id
+        if org is None or org not in self.connections:
+            self.frames_dropped += 1  # not decoded: nobody here listens to that organisation
+            return
+        try:
+            record = StreamRecord.decode(frame.body)
+            if frame.kind == AUDIT_EVENT:
+                if record.name is ChangeName.INSERT:
+                    self._deliver(org, records.decode(record).new)
+            elif frame.kind in REVOKING and record.name is ChangeName.MODIFY:
+                self._revoke(org, records.decode(record))
+        except Undecodable as error:
+            log.error("live updates: a record of %s could not be read: %s", org, error)
+        self.events_decoded += 1
+
+    def _deliver(self, org: str, event: object) -> None:
+        if not isinstance(event, AuditEvent):
+            return
+        matching = [stream for stream in self.streams.get(org, ()) if stream.topic.matches(event)]
+        if not matching:
+            return
+        loaders = round_loaders(self.services, org)
+        for stream in matching:
+            stream.offer(event, loaders)
+
+    def _revoke(self, org: str, change: records.ChangeEvent) -> None:
+        new = change.new
+        why: str | None = None
+        affected = list(self.connections.get(org, ()))
+        if change.kind == "Organization":
+            if getattr(new, "status", OrganizationStatus.ACTIVE) is not OrganizationStatus.ACTIVE:
+                why = "the organisation is not active"
+        elif change.kind == "Employee":
+            old, emp_id = change.old, getattr(new, "emp_id", None)
+            affected = [c for c in affected if not c.principal.api_key and c.principal.subject == emp_id]
+            if getattr(new, "status", None) is not EmployeeStatus.ACTIVE:
+                why = "the employee is not active"
+            elif getattr(old, "role", None) is not getattr(new, "role", None):
+                why = "the employee's role changed; sign in again"
+        elif change.kind == "ApiKey":
+            key_id = getattr(new, "key_id", None)
+            affected = [c for c in affected if c.principal.api_key and c.principal.subject == key_id]
+            if getattr(new, "status", None) is ApiKeyStatus.REVOKED:
+                why = "the API key was revoked"
+        if why is None:
+            return
+        for connection in affected:
+            connection.close(Closed(Close.FORBIDDEN, why))

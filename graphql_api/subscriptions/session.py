@@ -1,0 +1,64 @@
+"""One subscription's session: a request session renewed for each event it delivers.
+
+A subscription lives for hours, so the one-request session (graphql_api/request/session.py)
+is renewed per event: each delivery starts with a fresh deadline (REQUEST_TIMEOUT_SECONDS),
+call budget and call log, and reads through the loaders of that event's *round*: the
+subscribers of one organisation on one process share one round per event (hub.py), so the
+item the event names, the caller's organisation and each caller's employee are read once,
+in one batch, for all of them. What a round's loaders cache lives as long as the round: the
+next event reads everything again. Every permission rule still runs for each subscriber with
+their own principal; only the reads are shared, and only within one organisation.
+
+A replayed event (``after``, a catch-up) is read through loaders of the subscription's own,
+fresh for each page of the replay.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from datastore.calls import CallLog
+from datastore.ids import OrgId
+from datastore.scope import TenantScope
+from graphql_api.request.services import Services
+from graphql_api.request.session import Deadline, RequestSession
+from graphql_api.schema.loaders import Loaders
+from graphql_api.subscriptions.connection import LiveConnection
+
+
+def round_loaders(services: Services, org_id: str) -> Loaders:
+    """Loaders for one event's round, on a session of their own (its deadline, its budget).
+
+    Their reads run on the event loop through the datastore's async table, on the loop's one
+    client session (the app's lifespan closes it), like a request's loaders."""
+    session = RequestSession(services, None, Deadline.after(services.settings.request_timeout_seconds))
+    table = services.datastore.async_table(TenantScope(OrgId(org_id)), deadline=session.deadline.at)
+    return Loaders(table, session.admit_call)
+
+
+@dataclass
+class LiveSession(RequestSession):
+    connection: LiveConnection | None = None
+    _round: Loaders | None = None
+
+    def begin_event(self, loaders: Loaders | None = None) -> None:
+        """The next event's delivery starts: ``loaders`` its round's; None: fresh ones of its own."""
+        self.deadline = Deadline.after(self.services.settings.request_timeout_seconds)
+        self.call_log = CallLog()
+        self.started = time.perf_counter()
+        self.cancelled = False
+        self._budget = None
+        self._response_budget = None
+        self._loaders = None
+        self._round = loaders
+
+    @property
+    def loaders(self) -> Loaders:
+        if self._round is not None:
+            return self._round
+        return super().loaders
+
+    def end(self) -> None:
+        self._round = None
+        super().end()

@@ -1,0 +1,303 @@
+"""graphql-transport-ws over WebSocket at /graphql: Strawberry's handler, with our caller, limits and closes.
+
+Strawberry implements the protocol (graphql-ws's PROTOCOL.md: connection_init and its ack,
+subscribe, next, error, complete, ping and pong, the init timeout 4408, a second init 4429,
+a subscribe before the ack 4401, a duplicate id 4409); this handler overrides what it leaves
+to the application:
+
+- ``connection_init`` authenticates through the same backend as HTTP (graphql_api/auth/
+  backend.py), from the payload's ``Authorization`` (``"Bearer <token>"`` or an API key; a
+  browser cannot set a WebSocket's headers) or else the handshake's header, then runs the
+  caller's active check and counts the connection against its limits (hub.py). No credential
+  is 4401; a bad, expired or refused one 4403; too many connections 4429 (closing.py).
+- ``subscribe`` runs only subscriptions (queries and mutations go over HTTP, with its limits),
+  at most SUBSCRIPTIONS_PER_CONNECTION at once (past it, that subscription's ``error`` with
+  TOO_MANY_SUBSCRIPTIONS), each with a context and a live session of its own
+  (session.py); trusted documents and Apollo's persisted queries resolve as over HTTP
+  (graphql_api/http/persisted.py).
+- The server pings every SUBSCRIPTION_KEEPALIVE_SECONDS and closes 4408 when the previous ping
+  was not answered; the connection ends 4408 after SUBSCRIPTION_LIFETIME_SECONDS, and 4403
+  when the caller's token expires (reconnect with a fresh one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+import orjson
+from starlette.authentication import AuthenticationError
+from starlette.responses import Response
+from starlette.websockets import WebSocket, WebSocketDisconnect
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler,
+    Operation,
+)
+from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
+    ConnectionInitMessage,
+    Message,
+    PongMessage,
+    SubscribeMessage,
+)
+from strawberry.types import ExecutionResult
+from strawberry.types.execution import PreExecutionError
+from strawberry.types.graphql import OperationType
+from strawberry.utils.aio import aclosing
+
+from datastore.errors import DatastoreError
+from graphql_api.auth.active import check_active
+from graphql_api.auth.backend import BearerTokenBackend, CredentialUnavailable
+from graphql_api.auth.tokens import Principal
+from graphql_api.execution.errors import ApiError
+from graphql_api.http.errors import TransportError, bad_request
+from graphql_api.http.persisted import PersistedDocuments
+from graphql_api.http.request import operation_of
+from graphql_api.request.context import RequestContext
+from graphql_api.request.services import Services
+from graphql_api.request.session import Deadline
+from graphql_api.subscriptions.closing import Close, Closed
+from graphql_api.subscriptions.connection import LiveConnection
+from graphql_api.subscriptions.session import LiveSession
+
+if TYPE_CHECKING:
+    from graphql_api.subscriptions.hub import LiveHub
+
+log = logging.getLogger("hr.live")
+
+TOO_MANY_SUBSCRIPTIONS = "TOO_MANY_SUBSCRIPTIONS"
+
+
+@dataclass(eq=False)
+class SocketContext:
+    """What Strawberry keeps for one WebSocket: the socket, and the caller its handshake's header named."""
+
+    websocket: WebSocket
+    principal: Principal | None
+    connection_params: dict[str, object] | None = None
+
+
+class LiveView(Protocol):
+    """What the handler needs of the view that accepted the socket (graphql_api/app.py)."""
+
+    services: Services
+    backend: BearerTokenBackend
+    persisted: PersistedDocuments
+
+
+class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.connection: LiveConnection | None = None
+        self.contexts: dict[str, RequestContext] = {}
+        self._timers: list[asyncio.Task[None]] = []
+        self._ping_unanswered = False
+
+    @property
+    def live(self) -> LiveView:
+        return cast(LiveView, self.view)
+
+    @property
+    def services(self) -> Services:
+        return self.live.services
+
+    @property
+    def hub(self) -> LiveHub | None:
+        return self.services.live
+
+    # --- the connection ----------------------------------------------------------------------------
+
+    async def handle(self) -> None:
+        try:
+            await super().handle()
+        finally:
+            for timer in self._timers:
+                timer.cancel()
+            if self.connection is not None and self.hub is not None:
+                self.hub.release(self.connection)
+
+    async def close_with(self, closed: Closed) -> None:
+        with contextlib.suppress(Exception):  # the peer may be gone already
+            await self.websocket.close(code=closed.close.code, reason=closed.reason())
+
+    async def send_message(self, message: Message) -> None:
+        """As a text frame, as the protocol has it (Strawberry's adapter sends the view's bytes as binary)."""
+        if self.connection is not None and self.connection.closed is not None:
+            return  # closing: nothing more goes out
+        # Gone, or closed meanwhile: the handler's loop ends on its own.
+        with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+            await self.context.websocket.send_text(orjson.dumps(message).decode())
+
+    async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
+        if self.connection_timed_out:
+            return
+        if self.connection_init_timeout_task:
+            self.connection_init_timeout_task.cancel()
+        payload = message.get("payload") or {}
+        if not isinstance(payload, dict):
+            await self.close_with(Closed(Close.FORBIDDEN, "the connection_init payload must be an object"))
+            return
+        if self.connection_init_received:
+            await self.websocket.close(code=4429, reason="Too many initialisation requests")
+            return
+        self.connection_init_received = True
+        self.context.connection_params = payload
+        try:
+            connection = await self._admit(payload)
+        except Closed as refused:
+            await self.close_with(refused)
+            return
+        self.connection = connection
+        await self.send_message({"type": "connection_ack"})
+        self.connection_acknowledged = True
+        self._timers = [asyncio.create_task(self._keep_alive()), asyncio.create_task(self._until_over(connection))]
+
+    async def _admit(self, payload: dict[str, object]) -> LiveConnection:
+        principal = await self._caller(payload)
+        if principal.org_id is None:
+            raise Closed(Close.FORBIDDEN, "a platform operator's token sees no tenant data")
+        context = self._context(principal, None)
+        try:
+            await check_active(context)
+        except ApiError as refused:
+            raise Closed(Close.FORBIDDEN, str(refused)) from None
+        except DatastoreError:
+            raise Closed(Close.UNAVAILABLE, "the caller could not be checked: try again shortly") from None
+        finally:
+            context.session.end()
+        hub = self.hub
+        if hub is None or not hub.available:
+            raise Closed(Close.UNAVAILABLE, "live updates are not served by this process")
+        connection = LiveConnection(principal, self.services.settings.subscription_queue_events, self.close_with)
+        hub.admit(connection)  # Closed(TOO_MANY) past a bound
+        return connection
+
+    async def _caller(self, payload: dict[str, object]) -> Principal:
+        authorization = payload.get("Authorization", payload.get("authorization"))
+        if authorization is None:
+            principal = self.context.principal  # the handshake's own header, checked by the middleware
+            if principal is None:
+                raise Closed(
+                    Close.UNAUTHORIZED,
+                    'no credential: send connection_init with {"Authorization": "Bearer <token>"}',
+                )
+            return principal
+        if not isinstance(authorization, str):
+            raise Closed(Close.FORBIDDEN, "Authorization must be a string")
+        try:
+            found = await self.live.backend.principal_for(authorization)
+        except CredentialUnavailable:
+            raise Closed(Close.UNAVAILABLE, "the credential could not be checked: try again shortly") from None
+        except AuthenticationError as refused:
+            raise Closed(Close.FORBIDDEN, str(refused)) from None
+        if found is None:
+            raise Closed(Close.UNAUTHORIZED, "no credential")
+        return found
+
+    async def _keep_alive(self) -> None:
+        period = self.services.settings.subscription_keepalive_seconds
+        while True:
+            await asyncio.sleep(period)
+            if self._ping_unanswered:
+                assert self.connection is not None
+                self.connection.close(Closed(Close.TIMED_OUT, f"no pong to the ping sent {period:g} s ago"))
+                return
+            self._ping_unanswered = True
+            await self.send_message({"type": "ping"})
+
+    async def handle_pong(self, message: PongMessage) -> None:
+        self._ping_unanswered = False
+
+    async def _until_over(self, connection: LiveConnection) -> None:
+        """The connection's end: its lifetime, or its caller's token expiring, whichever comes first."""
+        lifetime = self.services.settings.subscription_lifetime_seconds
+        ends = connection.opened + lifetime
+        expires = connection.principal.expires_at
+        expiring = expires is not None and time.monotonic() + (expires - time.time()) < ends
+        if expiring:
+            assert expires is not None
+            ends = time.monotonic() + (expires - time.time())
+        await asyncio.sleep(max(0.0, ends - time.monotonic()))
+        if expiring:
+            connection.close(Closed(Close.FORBIDDEN, "the token expired: reconnect with a fresh one"))
+        else:
+            connection.close(Closed(Close.TIMED_OUT, f"the connection reached its {lifetime:g} s lifetime: reconnect"))
+
+    # --- subscriptions -----------------------------------------------------------------------------
+
+    def _context(self, principal: Principal, connection: LiveConnection | None) -> RequestContext:
+        timeout = self.services.settings.request_timeout_seconds
+        session = LiveSession(self.services, principal, Deadline.after(timeout), connection=connection)
+        return RequestContext(self.context.websocket, Response(), str(uuid.uuid4()), principal, session)
+
+    async def handle_subscribe(self, message: SubscribeMessage) -> None:
+        if not self.connection_acknowledged or self.connection is None:
+            await self.websocket.close(code=4401, reason="Unauthorized")
+            return
+        operation_id = message["id"]
+        if operation_id in self.operations:
+            await self.websocket.close(code=4409, reason=f"Subscriber for {operation_id} already exists")
+            return
+        limit = self.services.settings.subscriptions_per_connection
+        if len(self.operations) >= limit:
+            await self._refuse(operation_id, f"at most {limit} subscriptions per connection", TOO_MANY_SUBSCRIPTIONS)
+            return
+        context = self._context(self.connection.principal, self.connection)
+        try:
+            requested = operation_of(message["payload"])
+            resolved = await self.live.persisted.resolve(requested, context)
+            if resolved.query is None:
+                raise bad_request("the subscribe message has no query")
+        except TransportError as refused:
+            await self._refuse(operation_id, str(refused), refused.code.value)
+            return
+        operation: Operation[SocketContext, None] = Operation(
+            self, operation_id, resolved.query, requested.variables, requested.operation_name
+        )
+        self.contexts[operation_id] = context
+        self.operations[operation_id] = operation
+        operation.task = asyncio.create_task(self.run_operation(operation))
+
+    async def _refuse(self, operation_id: str, message: str, code: str) -> None:
+        await self.send_message(
+            {"id": operation_id, "type": "error", "payload": [{"message": message, "extensions": {"code": code}}]}
+        )
+
+    async def run_operation(self, operation: Operation[SocketContext, None]) -> None:
+        context = self.contexts[operation.id]
+        try:
+            results = await self.schema.stream(
+                operation.query,
+                variable_values=operation.variables,
+                context_value=context,
+                operation_name=operation.operation_name,
+                allowed_operation_types=(OperationType.SUBSCRIPTION,),
+            )
+            first = True
+            async with aclosing(results):
+                async for result in results:
+                    # Refused before any event (a document error, a caller not allowed): the
+                    # protocol's ``error``; an error after events is their ``next``, then complete.
+                    if not isinstance(result, ExecutionResult):
+                        return  # no incremental delivery here
+                    refused = isinstance(result, PreExecutionError) or (result.data is None and bool(result.errors))
+                    if first and refused:
+                        await operation.send_initial_errors(result.errors or [])
+                        return
+                    first = False
+                    await operation.send_next(result)
+            await operation.send_operation_message({"id": operation.id, "type": "complete"})
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a bug: the subscription ends, and says so
+            log.exception("subscription %s ended by an unexpected error", operation.id)
+            with contextlib.suppress(Exception):
+                await operation.send_operation_message({"id": operation.id, "type": "complete"})
+        finally:
+            self.contexts.pop(operation.id, None)
+            self.operations.pop(operation.id, None)
+            context.session.end()

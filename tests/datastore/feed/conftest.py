@@ -1,0 +1,82 @@
+"""Fixtures of the change feed's suite: a table of each test's own, with its stream, and stream faults.
+
+Each test reads a stream no other test writes to (the session's table has one too, busy with
+every suite), so what it reads is exactly what it wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, cast
+
+import pytest
+
+from datastore import ids, organizations
+from datastore.client import make_streams_client
+from datastore.config import DatastoreSettings
+from datastore.entities import Organization, Plan
+from datastore.provision import ensure_table
+from datastore.scope import PlatformScope, TenantScope
+from datastore.table import Table
+from tests.conftest import TEST_RETRY, unique_domain
+from tests.datastore.faults import _error
+from tests.datastore.support import drop_table
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+@pytest.fixture(scope="session")
+def streams(settings: DatastoreSettings) -> Any:
+    return make_streams_client(settings)
+
+
+@pytest.fixture
+def own_table(client: DynamoDBClient) -> Iterator[Table]:
+    """A fresh table with its stream, in the platform's scope."""
+    name = f"hr-feed-{ids.new_id().lower()}"
+    ensure_table(client, name)
+    yield Table(client, name, PlatformScope(), retry=TEST_RETRY)
+    drop_table(client, name)
+
+
+def new_organization(platform: Table, name: str = "Feed Co") -> tuple[Organization, Table]:
+    domain = unique_domain()
+    org, admin = organizations.create_organization(
+        platform,
+        name=name,
+        plan=Plan.PRO,
+        email_domains=[domain],
+        admin_email=f"admin@{domain}",
+        admin_first_name="Ada",
+        admin_last_name="Admin",
+    )
+    return org, platform.with_scope(TenantScope(org.org_id, admin.emp_id))
+
+
+@dataclass
+class StreamFaults:
+    """Answers the next calls of one streams operation with an error DynamoDB Local never sends."""
+
+    planned: list[str] = field(default_factory=list)
+    injected: list[str] = field(default_factory=list)
+
+    def __call__(self, **_: Any) -> Any:
+        if not self.planned:
+            return None
+        code = self.planned.pop(0)
+        self.injected.append(code)
+        return _error(code, "injected by the test")
+
+
+@contextmanager
+def stream_faults(streams: Any, operation: str) -> Iterator[StreamFaults]:
+    faults = StreamFaults()
+    event, hook = f"before-call.dynamodbstreams.{operation}", f"hr-tests-stream-faults-{operation}"
+    streams.meta.events.register(event, cast(Callable[..., None], faults), unique_id=hook)
+    try:
+        yield faults
+    finally:
+        streams.meta.events.unregister(event, unique_id=hook)

@@ -1,0 +1,73 @@
+"""A live server for the subscription suites: the production app with its change feed on the session's table.
+
+The session's own server has no stream client (its suites need none); this one reads the
+session table's stream, from the module's start, with a short lease and poll so a takeover
+and a change arrive quickly. Its WebSocket clients speak graphql-transport-ws (ws.py).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+
+from datastore.client import make_streams_client
+from datastore.config import DatastoreSettings
+from datastore.feed.host import FeedSettings
+from datastore.store import Datastore
+from graphql_api.app import create_app
+from graphql_api.settings.api import ApiSettings
+from tests.graphql_api.live import serving, with_settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+FEED = FeedSettings(lease_seconds=3.0, poll_seconds=0.05)
+
+
+def live_datastore(client: DynamoDBClient, table_name: str, settings: DatastoreSettings) -> Datastore:
+    return Datastore(client, table_name, streams=make_streams_client(settings), feed=FEED)
+
+
+def live_settings(api_settings: ApiSettings, **changes: Any) -> ApiSettings:
+    return with_settings(replace(api_settings), **changes)
+
+
+@pytest.fixture(scope="module")
+def live_app(
+    client: DynamoDBClient, table_name: str, settings: DatastoreSettings, api_settings: ApiSettings
+) -> Starlette:
+    return create_app(live_datastore(client, table_name, settings), live_settings(api_settings))
+
+
+@pytest.fixture(scope="module")
+def live_http(live_app: Starlette, api_settings: ApiSettings) -> Iterator[httpx.Client]:
+    with serving(live_app, ws_max_size=api_settings.max_body_bytes) as http:
+        wait_until_live(live_app.state.live.feed.status)
+        yield http
+
+
+def subscribed(app: Starlette, org_id: str, count: int = 1, seconds: float = 10) -> None:
+    """Wait until ``count`` subscriptions of ``org_id`` are registered with the app's hub: a
+    subscription takes what is written from then on, so a test writes only after this."""
+    deadline = time.monotonic() + seconds
+    while len(app.state.live.streams.get(org_id, ())) < count:
+        assert time.monotonic() < deadline, f"{count} subscriptions of {org_id} did not start"
+        time.sleep(0.02)
+
+
+def wait_until_live(status: Any, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not (status.connected and status.generation):
+        assert time.monotonic() < deadline, f"the live server's feed did not start: {status}"
+        time.sleep(0.05)
+
+
+@pytest.fixture(scope="module")
+def live_url(live_http: httpx.Client) -> str:
+    return str(live_http.base_url).rstrip("/")
