@@ -8,25 +8,15 @@ request path or the executor must leave as it is. Nothing is timed.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import replace
 from typing import Any
 
 import httpx
 
-from bench.__main__ import SECRET
-from bench.dataset import build
+from bench.in_process import in_process, run
 from bench.queries import Q1, Q2, Q3, Q7, q4
-from bench.serve import RAISED_LIMITS
-from datastore import keys
-from datastore.client import make_client
-from datastore.dev.local import DynamoDBLocal
-from datastore.provision import ensure_table
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.auth.tokens import issue_token
-from graphql_api.settings import Settings
-from graphql_api.settings.api import ApiSettings
 
 
 async def cost_of(app: Any, token: str, query: str) -> dict[str, Any]:
@@ -39,26 +29,9 @@ async def cost_of(app: Any, token: str, query: str) -> dict[str, Any]:
 
 
 def main() -> None:
-    base = Settings.load().datastore
-    with DynamoDBLocal(base.local_cache_dir) as local:
-        table_name = f"hr-bench-{keys.new_id().lower()}"
-        settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
-        client = make_client(settings)
-        ensure_table(client, table_name)
-        data = build(client, table_name)
-        api = ApiSettings.from_env(
-            {
-                "HR_ENV": "bench",
-                "ALLOWED_HOSTS": "bench",  # the in-process client's base URL
-                "JWT_SECRET": SECRET,
-                "COST_IN_RESPONSE": "true",
-                **RAISED_LIMITS,
-                "TENANT_COST_PER_SECOND": "0",
-            }
-        )
-        admin = issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
-        profile = issue_token(api, subject=data.profile.emp_id, org_id=data.org_id, role="employee")
-        datastore = Datastore.connect(settings)  # instrumented, as the bench's servers' (bench.serve)
+    with in_process(cost_in_response=True) as world:
+        datastore = Datastore.connect(world.settings)  # instrumented, as the bench's servers' (bench.serve)
+        api, admin, profile, data = world.api, world.admin, world.profile, world.data
         apps = {
             "plans": create_app(datastore, replace(api, compiled_plans=True)),
             "graphql-core": create_app(datastore, replace(api, compiled_plans=False)),
@@ -73,7 +46,7 @@ def main() -> None:
         print(f"{'query':6} {'executor':14} {'requests':>9} {'waves':>6}  by operation")
         for name, token, query in queries:
             for executor, app in apps.items():
-                cost = asyncio.run(cost_of(app, token, query))
+                cost = run(datastore, cost_of(app, token, query))
                 print(f"{name:6} {executor:14} {cost['requestCount']:9} {cost['waves']:6}  {cost['requests']}")
 
 
