@@ -233,8 +233,11 @@ def main() -> int:
     parser.add_argument("--tree", action="store_true", help="with --pyinstrument: print the call tree too")
     parser.add_argument("--naive", action="store_true", help="the naive variant (bench/naive.py), not the product")
     parser.add_argument(
-        "--gc", metavar="YOUNG,MIDDLE,OLD", help="the collector's thresholds after settle_heap (to compare with heap.py's)"
+        "--gc",
+        metavar="YOUNG,MIDDLE,OLD[/...]",
+        help="the collector's thresholds after settle_heap; several (a/b): each query runs under each in turn",
     )
+    parser.add_argument("--rounds", type=int, default=1, help="with several --gc: how many turns of them")
     args = parser.parse_args()
     if args.naive:
         from bench.naive import install
@@ -263,9 +266,10 @@ def main() -> int:
         datastore = Datastore(client, settings.table_name)
         app = create_app(datastore, api)
         settle_heap()  # as the server does
-        if args.gc:
-            gc.set_threshold(*(int(part) for part in args.gc.split(",")))
-        print(f"GC thresholds {gc.get_threshold()}", flush=True)
+        # Thresholds to compare, in turn within one process (the same minute, the same table):
+        # on a shared machine, A/B runs minutes apart measure the neighbours as much as the change.
+        thresholds = [tuple(int(part) for part in one.split(",")) for one in (args.gc or "").split("/") if one]
+        turns = thresholds * args.rounds if thresholds else [gc.get_threshold()]
         tokens = {
             "admin": issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin"),
             "profile": issue_token(api, subject=data.profile.emp_id, org_id=data.org_id, role="employee"),
@@ -282,13 +286,15 @@ def main() -> int:
             known["Q6"] = ("admin", {"query": q.q6(afters)})
         collections = Collections()
         gc.callbacks.append(collections.callback)
-        for name in args.names:
+        for name, threshold in ((name, threshold) for name in args.names for threshold in turns):
             caller, body = known[name]
+            gc.set_threshold(*threshold)
             collections.reset()
             at: dict[str, Any] = {"concurrency": args.concurrency, "close": datastore.aclose}
             timings = asyncio.run(run(app, tokens[caller], body, args.n, **at))
+            under = f" gc {','.join(map(str, threshold))}" if thresholds else ""
             print(
-                f"{name} c{args.concurrency}: CPU ms median {statistics.median(timings.cpu):.1f} "
+                f"{name} c{args.concurrency}{under}: CPU ms median {statistics.median(timings.cpu):.1f} "
                 f"(min {min(timings.cpu):.1f}; "
                 f"event loop {statistics.median(timings.loop):.1f}, I/O threads {timings.io_threads:.1f}), "
                 f"wall ms median {statistics.median(timings.wall):.1f}, n={args.n}; {collections.summary()}",
