@@ -1,4 +1,4 @@
-"""`python -m bench.profile [Q1 Q2 ...] [-n N] [-c C] [--pyinstrument] [--naive]`: a query's CPU cost in-process.
+"""`python -m bench.profile [Q1 Q2 ...] [-n N] [-c C] [--pyinstrument] [--naive] [--gc ...] [--loops ...]`: CPU cost.
 
 The bench's timings are wall-clock on a shared machine; this measures what one request costs
 the API process itself: the product app is served in this process (httpx's ASGI transport,
@@ -12,7 +12,10 @@ interleaves C requests. With ``--pyinstrument`` the same requests run again unde
 pyinstrument (the event-loop thread; calls made on the I/O pool's threads count in the
 process's CPU less the loop's) and the loop's CPU is split by the module each sample is in:
 where the time goes, in ms per request. ``--naive`` serves the bench's naive variant instead
-(bench/naive.py), measured the same way.
+(bench/naive.py), measured the same way. ``--gc a/b`` (the collector's thresholds) and
+``--loops asyncio/uvloop`` (the event loop; the servers run uvloop) compare variants in turn
+within this one process, ``--rounds N`` turns of them, so that what the machine's other
+processes do meanwhile reaches every variant alike.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 
 import httpx
 import orjson
+import uvloop
 
 from bench import queries as q
 from bench.__main__ import SECRET
@@ -237,7 +241,13 @@ def main() -> int:
         metavar="YOUNG,MIDDLE,OLD[/...]",
         help="the collector's thresholds after settle_heap; several (a/b): each query runs under each in turn",
     )
-    parser.add_argument("--rounds", type=int, default=1, help="with several --gc: how many turns of them")
+    parser.add_argument(
+        "--loops",
+        default="asyncio",
+        metavar="asyncio/uvloop",
+        help="the event loop the requests run on (the servers run uvloop); both: each query on each in turn",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="with several --gc or --loops: how many turns")
     args = parser.parse_args()
     if args.naive:
         from bench.naive import install
@@ -269,7 +279,9 @@ def main() -> int:
         # Thresholds to compare, in turn within one process (the same minute, the same table):
         # on a shared machine, A/B runs minutes apart measure the neighbours as much as the change.
         thresholds = [tuple(int(part) for part in one.split(",")) for one in (args.gc or "").split("/") if one]
-        turns = thresholds * args.rounds if thresholds else [gc.get_threshold()]
+        loops = args.loops.split("/")
+        variants = [(t, loop) for t in (thresholds or [gc.get_threshold()]) for loop in loops]
+        turns = variants * args.rounds if len(variants) > 1 else variants
         tokens = {
             "admin": issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin"),
             "profile": issue_token(api, subject=data.profile.emp_id, org_id=data.org_id, role="employee"),
@@ -286,13 +298,15 @@ def main() -> int:
             known["Q6"] = ("admin", {"query": q.q6(afters)})
         collections = Collections()
         gc.callbacks.append(collections.callback)
-        for name, threshold in ((name, threshold) for name in args.names for threshold in turns):
+        for name, (threshold, loop) in ((name, turn) for name in args.names for turn in turns):
             caller, body = known[name]
             gc.set_threshold(*threshold)
+            asyncio.set_event_loop_policy(uvloop.EventLoopPolicy() if loop == "uvloop" else None)
             collections.reset()
             at: dict[str, Any] = {"concurrency": args.concurrency, "close": datastore.aclose}
             timings = asyncio.run(run(app, tokens[caller], body, args.n, **at))
             under = f" gc {','.join(map(str, threshold))}" if thresholds else ""
+            under += f" on {loop}" if len(loops) > 1 or loop != "asyncio" else ""
             print(
                 f"{name} c{args.concurrency}{under}: CPU ms median {statistics.median(timings.cpu):.1f} "
                 f"(min {min(timings.cpu):.1f}; "
