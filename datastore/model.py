@@ -24,6 +24,7 @@ buys nothing for the handful of attribute types used here.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import string
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -466,13 +467,16 @@ def _slot_setters(entity: type[Any]) -> dict[str, Callable[[Any, Any], None]] | 
     own ``__setattr__`` refuses): 1.2 us for an employee's twelve fields, against 0.46 us
     for the slots' own setters on an instance made with ``object.__new__``, and a directory
     page reads a thousand (``python -m bench.profile``). Only for a plain dataclass with
-    slots: a ``__post_init__``, a field left out of ``__init__`` or an ``__init__`` of its
-    own keeps the call.
+    slots: a ``__post_init__``, a field left out of ``__init__`` or an ``__init__`` that does not
+    take exactly the fields keeps the call (dataclasses' public API only: ``fields``, the
+    signature).
     """
-    params = getattr(entity, "__dataclass_params__", None)
-    if params is None or not params.init or hasattr(entity, "__post_init__"):
+    if not dataclasses.is_dataclass(entity) or hasattr(entity, "__post_init__"):
         return None
     fields = dataclasses.fields(entity)
+    # An __init__ written by hand (or none: ``init=False``) would not take exactly the fields.
+    if list(inspect.signature(entity).parameters) != [f.name for f in fields]:
+        return None
     setters: dict[str, Callable[[Any, Any], None]] = {}
     for f in fields:
         member = entity.__dict__.get(f.name)

@@ -256,3 +256,17 @@ def test_read__dataclass_with_post_init__keeps_the_call() -> None:
     assert checked.read({"name": {"S": "x"}}, owner="o") == Checked("o", "x")
     with pytest.raises(ValueError, match="no name"):
         checked.read({"name": {"S": ""}}, owner="o")
+
+
+def test_read__slots_class_with_its_own_init__keeps_the_call() -> None:
+    @dataclass(frozen=True, slots=True, init=False)
+    class Trimmed:
+        owner: str
+        name: str
+
+        def __init__(self, owner: str, name: str, extra: str = "") -> None:
+            object.__setattr__(self, "owner", owner)
+            object.__setattr__(self, "name", name.strip())
+
+    trimmed = Layout(Trimmed, tag="Trimmed", key=("T#{owner}", "#T"), attributes=(model.s("name", "name"),))
+    assert trimmed.read({"name": {"S": " x "}}, owner="o").name == "x"
