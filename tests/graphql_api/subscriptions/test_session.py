@@ -51,7 +51,7 @@ def test_live_event__its_cost_counts_the_round_s_reads__for_each_subscriber(
     for payload in payloads:
         assert payload["data"]["auditEventAdded"]["event"]["entityId"] == department.dept_id
         cost = payload["extensions"]["cost"]
-        # The caller check (organisation and employee) and the event's department, in one batch.
+        # The caller check (organisation and employee) in one batch, read once for both subscribers.
         assert cost["requests"] == {"BatchGetItem": 1}, cost
         assert cost["requestCount"] == 1 and cost["readCapacityUnits"] > 0 and cost["itemsRead"] >= 2
 
