@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 WORKERS = 2
 PER_WORKER = 2
-LEASE_SECONDS = 3.0
+LEASE_SECONDS = 5.0  # renewed every 5/3 s: a loaded machine stalls a renewal less than the 10/3 s to spare
 WRITE_EVERY = 0.1
 AUDIT = "subscription Audit($after: String) { auditEventAdded(after: $after) { cursor action event { entityId } } }"
 
