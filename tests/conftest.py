@@ -25,7 +25,7 @@ from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal
 from datastore.dev.local_sts import serving_sts
 from datastore.entities import Department, Employee, Organization, Plan, Role
-from datastore.provision import ensure_table
+from datastore.provision import ensure_table, stream_arn
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import RetryPolicy, Table
 from tests import key_guard
@@ -72,14 +72,20 @@ def sts_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def table_name(client: DynamoDBClient, settings: DatastoreSettings) -> str:
+def table_name(client: DynamoDBClient, settings: DatastoreSettings) -> Iterator[str]:
     """The session's table, most suites' data, with its stream off: DynamoDB Local makes every
     write to a table with a stream dearer (the suites of tests/datastore and
     tests/graphql_api/schema took 411 s with it on, 255 s off), and only the suites of live
-    updates read one. They have ``streamed_table_name``."""
+    updates read one. They have ``streamed_table_name``.
+
+    It is still off at the end, or the session fails: ``server.py run`` (and ``migrate``) turn
+    their table's stream on, so a server process of a test belongs on ``streamed_table_name``."""
     ensure_table(client, settings.table_name)
     client.update_table(TableName=settings.table_name, StreamSpecification={"StreamEnabled": False})
-    return settings.table_name
+    yield settings.table_name
+    assert stream_arn(client, settings.table_name) is None, (
+        "a test turned the session table's stream on (a server process on it?): use streamed_table_name"
+    )
 
 
 @pytest.fixture(scope="session")
