@@ -74,8 +74,9 @@ def test_migrate__layout_0__names_counts_and_domains_work_afterwards(legacy: Tab
         summary = migration.migrate(legacy)
 
     assert "Scan" not in log.operations()
-    assert (summary.found, summary.organizations, summary.done_earlier, summary.stamped) == (0, 1, 0, True)
-    [outcome] = summary.outcomes
+    assert (summary.found, summary.stamped) == (0, True)
+    assert [(run.version, run.organizations, run.done_earlier) for run in summary.runs] == [(1, 1, 0), (2, 1, 0)]
+    [outcome] = summary.run(1).outcomes
     assert outcome.employees_indexed == len(acme.employees)
     assert outcome.counters_repaired == sum(1 for statuses in acme.applications.values() for _ in statuses)
     assert outcome.domains_assigned == ("acme.example",) and outcome.problems() == []
@@ -99,7 +100,7 @@ def test_migrate__run_again__reads_the_version_and_writes_nothing(legacy: Table)
 
     # The version item, and the table's description (its stream is on already): no write.
     assert log.operations() == ["GetItem", "DescribeTable"]
-    assert (again.found, again.organizations, again.stamped) == (layout_version.CURRENT, 0, False)
+    assert (again.found, again.runs, again.stamped) == (layout_version.CURRENT, [], False)
     assert again.lines() == [f"table {legacy.name} is at layout {layout_version.CURRENT} already: nothing to migrate"]
 
 
@@ -123,7 +124,7 @@ def test_migrate__interrupted_after_one_organisation__run_again_finishes_the_res
     with calls.listening() as log:
         summary = migration.migrate(legacy)
 
-    assert (summary.organizations, summary.done_earlier, summary.stamped) == (3, 1, True)
+    assert (summary.run(1).organizations, summary.run(1).done_earlier, summary.stamped) == (3, 1, True)
     # The finished organisation's progress item was read, and nothing of it written again.
     written = [pk for call in log.snapshot() if call.operation in WRITES for pk in call.partition_keys()]
     assert not any(keys.in_tenant(pk, orgs[0].org_id) for pk in written)
@@ -131,7 +132,8 @@ def test_migrate__interrupted_after_one_organisation__run_again_finishes_the_res
         assert sorted(by_name(tenant(legacy, org), "")) == sorted(e.email for e in org.employees)
         assert counts_of(legacy, org) == expected_counts(org)
     # The summary tells of the earlier run's work too: it is in the progress items.
-    assert [o.domains_assigned for o in summary.outcomes] == [("alpha.example",), ("beta.example",), ("gamma.example",)]
+    given = [o.domains_assigned for o in summary.run(1).outcomes]
+    assert given == [("alpha.example",), ("beta.example",), ("gamma.example",)]
 
 
 def test_migrate__interrupted_between_steps__finished_steps_not_run_again(legacy: Table) -> None:
@@ -139,16 +141,16 @@ def test_migrate__interrupted_between_steps__finished_steps_not_run_again(legacy
     # Where a run stopped after the first step of the organisation: domains given and recorded.
     done = migration.adopt_domains(legacy, migration.Progress(acme.org_id, "Acme"))
     stopped = replace(done, steps_done=frozenset({migration.EMAIL_DOMAINS}))
-    migration.write_progress(legacy, layout_version.CURRENT, stopped)
+    migration.write_progress(legacy, 1, stopped)
 
     with calls.listening() as log:
         summary = migration.migrate(legacy)
 
     touched = {pk for call in log.snapshot() if call.operation in WRITES for pk in call.partition_keys()}
     assert not any(keys.is_domain_pk(pk) for pk in touched)  # the domain step did not run again
-    assert summary.done_earlier == 0 and summary.stamped
-    assert summary.outcomes[0].domains_assigned == ("acme.example",)
-    assert summary.outcomes[0].steps_done == {name for name, _step in migration.STEPS[layout_version.CURRENT]}
+    assert summary.run(1).done_earlier == 0 and summary.stamped
+    assert summary.run(1).outcomes[0].domains_assigned == ("acme.example",)
+    assert summary.run(1).outcomes[0].steps_done == {name for name, _step in migration.STEPS[1]}
     assert sorted(by_name(tenant(legacy, acme), "")) == sorted(e.email for e in acme.employees)
     assert counts_of(legacy, acme) == expected_counts(acme)
 
@@ -162,7 +164,7 @@ def test_migrate__employees_in_several_free_domains__all_given(legacy: Table) ->
 
     summary = migration.migrate(legacy)
 
-    assert summary.outcomes[0].domains_assigned == ("one.example", "two.example")
+    assert summary.run(1).outcomes[0].domains_assigned == ("one.example", "two.example")
     assert domains_of(legacy, org) == ("one.example", "two.example")
     for domain in ("one.example", "two.example"):
         marker = raw_get(legacy.client, legacy.name, layout.EMAIL_DOMAIN.key_at(domain))
@@ -190,7 +192,7 @@ def test_migrate__domain_held_by_another_organisation__reported_never_taken(lega
 
     summary = migration.migrate(legacy)
 
-    by_org = {outcome.org_id: outcome for outcome in summary.outcomes}
+    by_org = {outcome.org_id: outcome for outcome in summary.run(1).outcomes}
     assert by_org[mixed.org_id].domains_assigned == ("own.example",)
     assert by_org[mixed.org_id].domains_held_elsewhere == ("shared.example",)
     assert not by_org[mixed.org_id].without_domains
@@ -235,12 +237,12 @@ def test_migrate__organisation_that_owns_domains__left_as_it_is(legacy: Table) -
     summary = migration.migrate(legacy)
 
     assert domains_of(legacy, org) == ("given.example",)
-    assert summary.outcomes[0].domains_assigned == () and summary.outcomes[0].problems() == []
+    assert summary.run(1).outcomes[0].domains_assigned == () and summary.run(1).outcomes[0].problems() == []
 
 
 def test_migrate__empty_table_without_version__stamped(legacy: Table) -> None:
     summary = migration.migrate(legacy)
-    assert summary.stamped and summary.organizations == 0
+    assert summary.stamped and summary.runs == []
     assert summary.lines() == [
         f"table {legacy.name}: turned its stream on (live updates)",
         f"table {legacy.name} holds no organisation: stamped layout {layout_version.CURRENT}",
@@ -274,7 +276,7 @@ def test_migrate__outage_mid_run__ends_it_and_a_run_again_finishes(legacy: Table
 
     summary = migration.migrate(legacy)
 
-    assert (summary.done_earlier, summary.stamped) == (1, True)
+    assert (summary.run(1).done_earlier, summary.stamped) == (1, True)
     assert all(counts_of(legacy, org) == expected_counts(org) for org in orgs)
 
 
@@ -289,7 +291,7 @@ def test_migrate__step_fails_for_one_organisation__others_finish_and_nothing_sta
 
     [failure] = summary.failures
     assert (failure.org_id, failure.step) == (first.org_id, migration.NAME_ENTRIES)
-    assert [outcome.org_id for outcome in summary.outcomes] == [second.org_id]
+    assert [outcome.org_id for outcome in summary.run(1).outcomes] == [second.org_id]
     assert not summary.stamped and layout_version.stored_version(legacy) is None
     assert summary.lines()[-1] == (
         f"table {legacy.name} stays at layout 0: 1 organisation not finished; run the migration again to finish them"
@@ -298,7 +300,7 @@ def test_migrate__step_fails_for_one_organisation__others_finish_and_nothing_sta
 
     again = migration.migrate(legacy)
 
-    assert (again.done_earlier, again.failures, again.stamped) == (1, [], True)
+    assert (again.run(1).done_earlier, again.failures, again.stamped) == (1, [], True)
     assert sorted(by_name(tenant(legacy, first), "")) == sorted(e.email for e in first.employees)
 
 
