@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import applications, audit, departments, employees, ids, items, jobs, keys, layout
+from datastore import applications, audit, departments, employees, ids, items, jobs, keys, layout, retention
 from datastore.calls import CallLog
 from datastore.changes import Change
 from datastore.entities import ApplicationStatus, AuditEvent, FieldChange, Role

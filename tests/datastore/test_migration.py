@@ -2,20 +2,37 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from datastore import calls, employees, ids, jobs, keys, layout, layout_version, migration, organizations, provision
-from datastore.entities import ApplicationCounts, Plan, Role
+from datastore import (
+    audit,
+    calls,
+    employees,
+    ids,
+    jobs,
+    keys,
+    layout,
+    layout_version,
+    migration,
+    organizations,
+    provision,
+)
+from datastore.entities import ApplicationCounts, AuditEvent, Plan, Role
 from datastore.errors import InvalidInput, Unavailable
+from datastore.ids import OrgId
+from datastore.retention import AuditRetention
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import REASON_CONDITION_FAILED, Table
 from tests.conftest import TEST_RETRY
+from tests.datastore import wire
 from tests.datastore.faults import CONNECTION_ERROR, failing_calls, injected
-from tests.datastore.support import all_pages, drop_table, raw_get
+from tests.datastore.support import all_pages, drop_table, raw_get, write_items
 from tests.legacy_layout import LegacyOrganization, create_legacy_table, typical_organization
 
 if TYPE_CHECKING:
@@ -328,3 +345,103 @@ def test_migrate__table_created_the_old_way__stream_turned_on_and_said_so(legacy
     assert summary.stream_enabled and provision.stream_arn(legacy.client, legacy.name) is not None
     assert summary.lines()[0] == f"table {legacy.name}: turned its stream on (live updates)"
     assert migration.migrate(legacy).stream_enabled is False  # a second run finds it on
+
+
+# --- layout 1 to 2: audit events' expiry ------------------------------------------------------
+
+
+def _layout_1_organization(org_id: str, name: str, *, retention_days: int | None = None) -> list[dict[str, Any]]:
+    """An organisation and two audit events exactly as layout 1 wrote them (tests/datastore/layout_1.json,
+    captured from that release's writers), under ``org_id``: events without ``expiresAt``."""
+    fixture = json.loads(wire.FIXTURE.read_text())["items"]
+    text = json.dumps([fixture["organization"], fixture["audit_event"], fixture["audit_event_bare"]])
+    org, event, bare = json.loads(text.replace(wire.ORG, org_id).replace("Acme#", f"{name}#"))
+    org["name"] = {"S": name}
+    if retention_days is not None:
+        org[layout.AUDIT_RETENTION_DAYS] = {"N": str(retention_days)}
+    # The bare event under an id of its own (the fixture's two share one key).
+    bare["SK"] = {"S": "EVT#01HZ000000000000000000000A"}
+    bare["eventId"] = {"S": "01HZ000000000000000000000A"}
+    assert layout.EXPIRES_AT not in event and layout.EXPIRES_AT not in bare
+    return [org, event, bare]
+
+
+def _trail(table: Table, org_id: str) -> list[AuditEvent]:
+    return all_pages(lambda request: audit.list_audit_events(table.with_scope(TenantScope(OrgId(org_id))), request))
+
+
+def test_migrate__layout_1__audit_events_given_their_organisations_expiry_and_reads_unchanged(legacy: Table) -> None:
+    first, second = "01HZ0000000000000000000001", "01HZ00000000000000000000B1"
+    items_1 = _layout_1_organization(first, "Acme")
+    items_2 = _layout_1_organization(second, "Beta", retention_days=1000)
+    write_items(legacy.client, legacy.name, [*items_1, *items_2])
+    layout_version.stamp(legacy, 1, over=None)
+    table = Table(legacy.client, legacy.name, PlatformScope(), retry=TEST_RETRY, retention=AuditRetention(400))
+    before = {org_id: _trail(table, org_id) for org_id in (first, second)}
+    assert [len(trail) for trail in before.values()] == [2, 2]
+    assert all(event.expires_at is None for trail in before.values() for event in trail)
+
+    with calls.listening() as log:
+        summary = migration.migrate(table)
+
+    assert "Scan" not in log.operations()
+    assert summary.found == 1 and summary.stamped and layout_version.stored_version(legacy) == 2
+    [run] = summary.runs
+    assert (run.version, run.organizations, run.done_earlier) == (2, 2, 0)
+    assert [outcome.events_stamped for outcome in run.outcomes] == [2, 2]
+    assert summary.lines() == [
+        f"table {legacy.name}: turned its stream on (live updates)",
+        "2 organisations from layout 1 to 2 (0 done by an earlier run): 4 audit events given an expiry",
+        f"table {legacy.name} is at layout 2 now",
+    ]
+    for org_id, days in ((first, 400), (second, 1000)):
+        after = _trail(table, org_id)
+        # Reads are what they were, each event now with when it happened plus its organisation's retention.
+        assert [replace(event, expires_at=None) for event in after] == before[org_id]
+        for event in after:
+            expected = int((event.occurred_at + timedelta(days=days)).timestamp())
+            stored = raw_get(legacy.client, legacy.name, layout.AUDIT_EVENT.key_of(event))
+            assert stored is not None and stored[layout.EXPIRES_AT] == {"N": str(expected)}
+
+    with calls.listening() as log:
+        again = migration.migrate(table)
+    assert again.lines() == [f"table {legacy.name} is at layout 2 already: nothing to migrate"]
+    assert not WRITES & set(log.operations())
+
+
+def test_migrate__layout_1_interrupted__run_again_stamps_the_rest_and_rewrites_nothing(legacy: Table) -> None:
+    orgs = ["01HZ00000000000000000000C1", "01HZ00000000000000000000C2"]
+    write_items(
+        legacy.client,
+        legacy.name,
+        [item for n, org in enumerate(orgs) for item in _layout_1_organization(org, f"Org{n}")],
+    )
+    layout_version.stamp(legacy, 1, over=None)
+
+    def interrupt(_done: migration.Progress | migration.Failure) -> None:
+        raise KeyboardInterrupt  # Ctrl-C as the first organisation is done
+
+    with pytest.raises(KeyboardInterrupt):
+        migration.migrate(legacy, on_organization=interrupt)
+    assert layout_version.stored_version(legacy) == 1
+    assert [e.expires_at is None for e in _trail(legacy, orgs[1])] == [True, True]
+
+    with calls.listening() as log:
+        summary = migration.migrate(legacy)
+
+    written = [pk for call in log.snapshot() if call.operation in WRITES for pk in call.partition_keys()]
+    assert not any(keys.in_tenant(pk, orgs[0]) for pk in written)
+    assert (summary.run(2).organizations, summary.run(2).done_earlier, summary.stamped) == (2, 1, True)
+    assert all(e.expires_at is not None for org in orgs for e in _trail(legacy, org))
+
+
+def test_migrate__layout_0__brought_through_1_and_2_and_the_summary_tells_of_each(legacy: Table) -> None:
+    typical_organization("Acme", "acme.example").write(legacy.client, legacy.name)
+
+    summary = migration.migrate(legacy)
+
+    lines = summary.lines()
+    assert lines[1].startswith("1 organisation from layout 0 to 1 (0 done by an earlier run): ")
+    # Layout 1's step wrote its own audit event (domains given) with its expiry: nothing left to stamp.
+    assert lines[-2] == "1 organisation from layout 1 to 2 (0 done by an earlier run): 0 audit events given an expiry"
+    assert lines[-1] == f"table {legacy.name} is at layout 2 now"
