@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -30,10 +29,9 @@ from datastore.retention import AuditRetention
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import REASON_CONDITION_FAILED, Table
 from tests.conftest import TEST_RETRY
-from tests.datastore import wire
 from tests.datastore.faults import CONNECTION_ERROR, failing_calls, injected
 from tests.datastore.support import all_pages, drop_table, raw_get, write_items
-from tests.legacy_layout import LegacyOrganization, create_legacy_table, typical_organization
+from tests.legacy_layout import LegacyOrganization, create_legacy_table, layout_1_organization, typical_organization
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -350,30 +348,14 @@ def test_migrate__table_created_the_old_way__stream_turned_on_and_said_so(legacy
 # --- layout 1 to 2: audit events' expiry ------------------------------------------------------
 
 
-def _layout_1_organization(org_id: str, name: str, *, retention_days: int | None = None) -> list[dict[str, Any]]:
-    """An organisation and two audit events exactly as layout 1 wrote them (tests/datastore/layout_1.json,
-    captured from that release's writers), under ``org_id``: events without ``expiresAt``."""
-    fixture = json.loads(wire.FIXTURE.read_text())["items"]
-    text = json.dumps([fixture["organization"], fixture["audit_event"], fixture["audit_event_bare"]])
-    org, event, bare = json.loads(text.replace(wire.ORG, org_id).replace("Acme#", f"{name}#"))
-    org["name"] = {"S": name}
-    if retention_days is not None:
-        org[layout.AUDIT_RETENTION_DAYS] = {"N": str(retention_days)}
-    # The bare event under an id of its own (the fixture's two share one key).
-    bare["SK"] = {"S": "EVT#01HZ000000000000000000000A"}
-    bare["eventId"] = {"S": "01HZ000000000000000000000A"}
-    assert layout.EXPIRES_AT not in event and layout.EXPIRES_AT not in bare
-    return [org, event, bare]
-
-
 def _trail(table: Table, org_id: str) -> list[AuditEvent]:
     return all_pages(lambda request: audit.list_audit_events(table.with_scope(TenantScope(OrgId(org_id))), request))
 
 
 def test_migrate__layout_1__audit_events_given_their_organisations_expiry_and_reads_unchanged(legacy: Table) -> None:
     first, second = "01HZ0000000000000000000001", "01HZ00000000000000000000B1"
-    items_1 = _layout_1_organization(first, "Acme")
-    items_2 = _layout_1_organization(second, "Beta", retention_days=1000)
+    items_1 = layout_1_organization(first, "Acme")
+    items_2 = layout_1_organization(second, "Beta", retention_days=1000)
     write_items(legacy.client, legacy.name, [*items_1, *items_2])
     layout_version.stamp(legacy, 1, over=None)
     table = Table(legacy.client, legacy.name, PlatformScope(), retry=TEST_RETRY, retention=AuditRetention(400))
@@ -414,7 +396,7 @@ def test_migrate__layout_1_interrupted__run_again_stamps_the_rest_and_rewrites_n
     write_items(
         legacy.client,
         legacy.name,
-        [item for n, org in enumerate(orgs) for item in _layout_1_organization(org, f"Org{n}")],
+        [item for n, org in enumerate(orgs) for item in layout_1_organization(org, f"Org{n}")],
     )
     layout_version.stamp(legacy, 1, over=None)
 
