@@ -140,6 +140,7 @@ def create_organization(
         return Conflict("the new organisation's id is already taken")
 
     org_item = layout.ORGANIZATION.item(organization)
+    provisioning.retention.know(organization)  # its events have the default: nothing to read
     writes.commit(
         provisioning,
         [
@@ -183,6 +184,7 @@ def add_email_domain(table: Table, org_id: OrgId, domain: str) -> Organization:
     def changed(_old: items.Item | None) -> Conflict:
         return Conflict("the organisation's domains changed meanwhile; try again")
 
+    provisioning.retention.know(current)  # read just now: its event needs no read of its own
     writes.commit(
         provisioning,
         [
@@ -240,6 +242,7 @@ def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str]) -> 
         if found is None:
             raise NotFound(Organization, org_id)
         current = layout.ORGANIZATION.read(found)
+        provisioning.retention.know(current)
         if current.email_domains:
             return AdoptedDomains((), tuple(held), current.email_domains)
         if not wanted:

@@ -356,7 +356,8 @@ def test_migrate__layout_1__audit_events_given_their_organisations_expiry_and_re
     first, second = "01HZ0000000000000000000001", "01HZ00000000000000000000B1"
     items_1 = layout_1_organization(first, "Acme")
     items_2 = layout_1_organization(second, "Beta", retention_days=1000)
-    write_items(legacy.client, legacy.name, [*items_1, *items_2])
+    for written in (items_1, items_2):  # one organisation a request, as any writer
+        write_items(legacy.client, legacy.name, written)
     layout_version.stamp(legacy, 1, over=None)
     table = Table(legacy.client, legacy.name, PlatformScope(), retry=TEST_RETRY, retention=AuditRetention(400))
     before = {org_id: _trail(table, org_id) for org_id in (first, second)}
@@ -393,11 +394,8 @@ def test_migrate__layout_1__audit_events_given_their_organisations_expiry_and_re
 
 def test_migrate__layout_1_interrupted__run_again_stamps_the_rest_and_rewrites_nothing(legacy: Table) -> None:
     orgs = ["01HZ00000000000000000000C1", "01HZ00000000000000000000C2"]
-    write_items(
-        legacy.client,
-        legacy.name,
-        [item for n, org in enumerate(orgs) for item in layout_1_organization(org, f"Org{n}")],
-    )
+    for n, org in enumerate(orgs):
+        write_items(legacy.client, legacy.name, layout_1_organization(org, f"Org{n}"))
     layout_version.stamp(legacy, 1, over=None)
 
     def interrupt(_done: migration.Progress | migration.Failure) -> None:
