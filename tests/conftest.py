@@ -166,7 +166,10 @@ def new_tenant(platform: Table, name: str = "Test Org") -> Tenant:
         admin_first_name="Ada",
         admin_last_name="Admin",
     )
-    return Tenant(org, admin, platform.with_scope(TenantScope(org.org_id, admin.emp_id)))
+    table = platform.with_scope(TenantScope(org.org_id, admin.emp_id))
+    # As a request's session does with its active check's read (datastore/retention.py).
+    table.retention.know(org)
+    return Tenant(org, admin, table)
 
 
 @pytest.fixture
