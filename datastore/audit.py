@@ -1,5 +1,8 @@
 """The audit trail: one event per successful write, in the tenant's month buckets.
 
+Each event carries its expiry (``expiresAt``, the table's TTL attribute): when it happened
+plus its organisation's retention (datastore/retention.py).
+
 Events are written by ``datastore.writes`` in the transaction of the write they record, and
 read here newest first: a page is filled from the current month's bucket backwards, one
 Query per bucket, never reaching before the month the organisation was created in.
@@ -17,7 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from datastore import items, keys, layout, transact
+from datastore import items, keys, layout, retention, transact
 from datastore.changes import Change
 from datastore.entities import AuditEvent
 from datastore.errors import Conflict, InvalidInput
@@ -28,7 +31,10 @@ from datastore.table import QueryResult, Table, start_key_of
 from datastore.validation import page_size
 
 
-def event_for(change: Change, *, actor_id: str | None, at: datetime, idempotency_key: str | None = None) -> AuditEvent:
+def event_for(
+    change: Change, *, actor_id: str | None, at: datetime, retention_days: int, idempotency_key: str | None = None
+) -> AuditEvent:
+    """The event recording ``change``, made at ``at``, kept ``retention_days``."""
     return AuditEvent(
         org_id=change.org_id,
         event_id=new_id_at(at),
@@ -41,6 +47,7 @@ def event_for(change: Change, *, actor_id: str | None, at: datetime, idempotency
         before_version=change.before_version,
         after_version=change.after_version,
         idempotency_key=idempotency_key,
+        expires_at=retention.expiry(at, retention_days),
     )
 
 

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from datastore import retention
+
 # DYNAMODB_ENDPOINT=aws: the AWS regional endpoint, found by botocore from the region.
 AWS_ENDPOINT = "aws"
 # DYNAMODB_POOL_SIZE unset: HTTP connections to DynamoDB, and the API's I/O threads.
@@ -146,6 +148,9 @@ class DatastoreSettings:
     # (a killed reader is replaced within it), and the pause between two reads of a quiet shard.
     feed_lease_seconds: float = 10.0
     feed_poll_seconds: float = 0.25
+    # How long an organisation's audit events are kept when it sets no retention of its own
+    # (datastore/retention.py).
+    audit_retention_days: int = retention.DEFAULT_DAYS
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DatastoreSettings:
@@ -167,4 +172,12 @@ class DatastoreSettings:
             read_timeout=env_float(env, "DYNAMODB_READ_TIMEOUT_SECONDS", 1.0),
             feed_lease_seconds=env_float(env, "FEED_LEASE_SECONDS", 10.0),
             feed_poll_seconds=env_float(env, "FEED_POLL_SECONDS", 0.25),
+            audit_retention_days=_retention_days(env),
         )
+
+
+def _retention_days(env: Mapping[str, str]) -> int:
+    days = env_int(env, "AUDIT_RETENTION_DAYS", retention.DEFAULT_DAYS, minimum=retention.MIN_DAYS)
+    if days > retention.MAX_DAYS:
+        raise ConfigError(f"AUDIT_RETENTION_DAYS must be at most {retention.MAX_DAYS}, got {days}")
+    return days

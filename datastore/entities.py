@@ -75,6 +75,9 @@ class Organization:
     # returns to it if it gives up before replacing anything).
     locked_at: datetime | None = None
     status_before_lock: OrganizationStatus | None = None
+    # How long its audit events are kept, in days; None: the platform's default
+    # (datastore/retention.py).
+    audit_retention_days: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,3 +336,6 @@ class AuditEvent:
     idempotency_key: str | None = None
     # When erasePerson removed a person's values from ``changes`` (each then None).
     erased_at: datetime | None = None
+    # When the table's TTL deletes it: when it happened plus its organisation's retention.
+    # None only for events written before expiries (until ``server.py migrate`` stamps them).
+    expires_at: datetime | None = None

@@ -32,6 +32,7 @@ Field = Literal[
     "email_domains",
     "issuer",
     "client_ids",
+    "audit_retention_days",
     # what a request carries besides them
     "idempotency_key",
     "first",

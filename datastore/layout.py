@@ -137,11 +137,13 @@ JOB_ID: Final = "jobId"
 ISSUER: Final = "issuer"
 GENERATION: Final = "generation"
 SIGNED_OUT_AT: Final = "signedOutAt"
-# The table's TTL attribute (epoch seconds): idempotency records and persisted documents.
+# The table's TTL attribute (epoch seconds): idempotency records, persisted documents, the
+# stream readers' items and audit events (datastore/retention.py).
 EXPIRES_AT: Final = "expiresAt"
 LAYOUT_VERSION: Final = "layoutVersion"
 LOCKED_AT: Final = "lockedAt"
 ERASED_AT: Final = "erasedAt"
+AUDIT_RETENTION_DAYS: Final = "auditRetentionDays"
 
 # A job's application counters, one number attribute per status (absent reads as 0). Only
 # ``ADD`` changes them, in the application writes' transactions (datastore/applications.py).
@@ -215,6 +217,7 @@ ORGANIZATION: Final = Layout(
         words(EMAIL_DOMAINS, "email_domains"),
         ts(LOCKED_AT, "locked_at", optional=True),
         enum("statusBeforeLock", "status_before_lock", OrganizationStatus, optional=True),
+        n(AUDIT_RETENTION_DAYS, "audit_retention_days", optional=True),
     ),
 )
 
@@ -502,6 +505,7 @@ AUDIT_EVENT: Final = Layout(
         n("afterVersion", "after_version", optional=True),
         s("idempotencyKey", "idempotency_key", optional=True),
         ts(ERASED_AT, "erased_at", optional=True),
+        epoch(EXPIRES_AT, "expires_at", optional=True),
     ),
 )
 
@@ -549,6 +553,7 @@ MIGRATION_PROGRESS: Final = Layout(
         strings("domainsHeldElsewhere", "domains_held_elsewhere"),
         strings("domainsNotValid", "domains_not_valid"),
         strings("domainsOverLimit", "domains_over_limit"),
+        n("eventsStamped", "events_stamped", optional=True),
     ),
 )
 """What ``server.py migrate`` finished for one organisation, on the way to layout ``version``."""

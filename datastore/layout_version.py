@@ -28,10 +28,11 @@ from datastore.transact import put
 
 # The layout this release reads and writes. Raise it with each change to what is stored that
 # older data lacks, with its steps in datastore/migration.py and a line in LAYOUTS.
-CURRENT: Final = 1
+CURRENT: Final = 2
 LAYOUTS: Final = {
     0: "written before layout versions: no name entries, no application counters, no email domains",
     1: "name entries, application counters, organisations own their email domains",
+    2: "audit events carry their expiry (expiresAt: the organisation's audit retention)",
 }
 MIGRATE_COMMAND: Final = "python server.py migrate"
 

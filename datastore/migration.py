@@ -1,6 +1,6 @@
 """``python server.py migrate``: data written by an earlier release brought to this release's layout.
 
-Layout 0 (every release before layout versions) lacks three things this release reads:
+Layout 0 (every release before layout versions) lacks three things layout 1 added:
 
 - name entries (search and ``orderBy: NAME`` miss the employee): written by
   ``name_backfill.index_organization``;
@@ -11,6 +11,15 @@ Layout 0 (every release before layout versions) lacks three things this release 
   none is given the domains of its employees' emails that no other organisation holds
   (``organizations.adopt_email_domains``); a domain held elsewhere is reported, never taken.
 
+Layout 1 lacks one thing layout 2 added:
+
+- audit events' expiry (``expiresAt``, the table's TTL attribute; datastore/retention.py): each
+  event without one is given the time it happened plus its organisation's retention
+  (``stamp_audit_expiries``), one conditional UpdateItem each, month bucket by month bucket
+  (one Query per page of each), so DynamoDB's TTL deletes it when its retention is over. An
+  event older than its retention is stamped in the past and deleted within days.
+
+A table is brought through each layout in turn (0 to 1, then 1 to 2), stamped after each.
 Organisation by organisation (AP14), each step a function of one organisation, then the
 version is stamped (datastore/layout_version.py). After each step the organisation's
 progress item (``LAYOUT`` / ``MIGRATION#<version>#<org>``) records it and what it did, so an
@@ -38,9 +47,22 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Final
 
-from datastore import counts, employees, layout, layout_version, name_backfill, organizations, provision, validation
+from datastore import (
+    counts,
+    employees,
+    items,
+    keys,
+    layout,
+    layout_version,
+    name_backfill,
+    organizations,
+    provision,
+    retention,
+    transact,
+    validation,
+)
 from datastore.errors import Conflict, DatastoreError, InvalidInput
-from datastore.ids import OrgId
+from datastore.ids import OrgId, id_time
 from datastore.pagination import every
 from datastore.records import MigrationProgress
 from datastore.scope import LayoutScope, PlatformScope, TenantScope
@@ -50,6 +72,9 @@ from datastore.transact import put
 NAME_ENTRIES: Final = "name entries"
 APPLICATION_COUNTS: Final = "application counts"
 EMAIL_DOMAINS: Final = "email domains"
+AUDIT_EXPIRIES: Final = "audit expiries"
+# Audit events read per Query while stamping.
+_EVENTS_PAGE: Final = 100
 
 
 Progress = MigrationProgress
@@ -105,9 +130,64 @@ def adopt_domains(table: Table, progress: Progress) -> Progress:
     )
 
 
+class _Stamped(Conflict):
+    """The event has an expiry by now, or is gone: nothing to do."""
+
+
+def _already(_old: items.Item | None) -> _Stamped:
+    return _Stamped("the event has an expiry, or is gone")
+
+
+def stamp_audit_expiries(table: Table, progress: Progress) -> Progress:
+    """Give each of the organisation's audit events without ``expiresAt`` its expiry: when it
+    happened plus the organisation's retention (its own, or the table's default).
+
+    Every month bucket from the organisation's creation to now, a Query per page (never a
+    Scan); one UpdateItem per event lacking it, on the condition that it still exists and still
+    lacks it, so a run again (or an event stamped meanwhile) changes nothing. Erased events keep
+    their erasure; only the one attribute is added.
+    """
+    org_id = progress.org_id
+    tenant = table.with_scope(TenantScope(org_id))
+    found = tenant.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
+    organization = None if found is None else layout.ORGANIZATION.read(found)
+    days = retention.days_of(organization, table.retention.default_days)
+    month, last = keys.audit_bucket(id_time(org_id)), keys.audit_bucket(items.now())
+    stamped = 0
+    while month <= last:
+        partition_key = layout.AUDIT_EVENT.partition(org_id, month)
+        start = None
+        while True:
+            result = tenant.query(
+                partition_key, sk_prefix=layout.AUDIT_EVENT.sort_prefix, limit=_EVENTS_PAGE, start_key=start
+            )
+            for event in map(layout.AUDIT_EVENT.read, result.items):
+                if event.expires_at is not None:
+                    continue
+                expires = retention.expiry(event.occurred_at, days)
+                update = transact.update(
+                    layout.AUDIT_EVENT.key_of(event),
+                    f"SET {layout.EXPIRES_AT} = :expires",
+                    condition=f"attribute_exists(PK) AND attribute_not_exists({layout.EXPIRES_AT})",
+                    values={":expires": {"N": str(int(expires.timestamp()))}},
+                    on_failed=_already,
+                )
+                try:
+                    tenant.write([update])
+                except _Stamped:
+                    continue
+                stamped += 1
+            if not result.has_more:
+                break
+            start = Table.start_key_of(result.items[-1])
+        month = keys.next_audit_bucket(month)
+    return replace(progress, events_stamped=(progress.events_stamped or 0) + stamped)
+
+
 # The steps that bring data from the layout before to each layout, in order.
 STEPS: Final[dict[int, tuple[tuple[str, Step], ...]]] = {
     1: ((EMAIL_DOMAINS, adopt_domains), (NAME_ENTRIES, index_names), (APPLICATION_COUNTS, repair_counts)),
+    2: ((AUDIT_EXPIRIES, stamp_audit_expiries),),
 }
 
 
@@ -143,25 +223,83 @@ class Failure:
         return f"{self.org_id} {self.org_name}: {self.step} failed: {self.reason}"
 
 
-@dataclass
-class Summary:
-    """What a run found and did."""
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'s' * (count != 1)}"
 
-    table_name: str
-    found: int
-    target: int = layout_version.CURRENT
+
+def _did_layout_1(outcomes: list[Progress]) -> str:
+    indexed = sum(outcome.employees_indexed for outcome in outcomes)
+    repaired = sum(outcome.counters_repaired for outcome in outcomes)
+    given = sum(1 for outcome in outcomes if outcome.domains_assigned)
+    return (
+        f"{indexed} employees indexed, {repaired} counters repaired, "
+        f"{_plural(given, 'organisation')} given email domains"
+    )
+
+
+def _did_layout_2(outcomes: list[Progress]) -> str:
+    stamped = sum(outcome.events_stamped or 0 for outcome in outcomes)
+    return f"{_plural(stamped, 'audit event')} given an expiry"
+
+
+# What each layout's steps did, in one phrase for the summary.
+_DID: Final[dict[int, Callable[[list[Progress]], str]]] = {1: _did_layout_1, 2: _did_layout_2}
+
+
+@dataclass
+class LayoutRun:
+    """What a run did to bring the table's data from layout ``version - 1`` to ``version``."""
+
+    version: int
     organizations: int = 0
-    # Organisations whose every step a run before this one had finished.
+    # Organisations whose every step of this layout a run before this one had finished.
     done_earlier: int = 0
     outcomes: list[Progress] = field(default_factory=list)
     failures: list[Failure] = field(default_factory=list)
-    stamped: bool = False
-    # The table had no stream and the run turned it on (provision.ensure_stream).
-    stream_enabled: bool = False
 
     @property
     def needs_operator(self) -> list[Progress]:
         return [outcome for outcome in self.outcomes if outcome.problems()]
+
+    def lines(self) -> list[str]:
+        lines = [
+            f"{_plural(self.organizations, 'organisation')} from layout {self.version - 1} to {self.version} "
+            f"({self.done_earlier} done by an earlier run): {_DID[self.version](self.outcomes)}"
+        ]
+        given = [outcome for outcome in self.outcomes if outcome.domains_assigned]
+        lines += [f"  {o.org_id} {o.org_name}: email domains {', '.join(o.domains_assigned)}" for o in given]
+        for outcome in self.needs_operator:
+            lines += [f"  {outcome.org_id} {outcome.org_name}: {problem}" for problem in outcome.problems()]
+        lines += [f"  {failure.describe()}" for failure in self.failures]
+        return lines
+
+
+@dataclass
+class Summary:
+    """What a run found and did: one LayoutRun per layout it went through, in order."""
+
+    table_name: str
+    found: int
+    target: int = layout_version.CURRENT
+    runs: list[LayoutRun] = field(default_factory=list)
+    stamped: bool = False
+    # The table had no stream and the run turned it on (provision.ensure_stream).
+    stream_enabled: bool = False
+
+    def run(self, version: int) -> LayoutRun:
+        """The run to ``version``; KeyError when this run did not go through it."""
+        for run in self.runs:
+            if run.version == version:
+                return run
+        raise KeyError(version)
+
+    @property
+    def failures(self) -> list[Failure]:
+        return [failure for run in self.runs for failure in run.failures]
+
+    @property
+    def needs_operator(self) -> list[Progress]:
+        return [outcome for run in self.runs for outcome in run.needs_operator]
 
     def lines(self) -> list[str]:
         stream = [f"table {self.table_name}: turned its stream on (live updates)"] if self.stream_enabled else []
@@ -169,25 +307,15 @@ class Summary:
             return [*stream, f"table {self.table_name} is at layout {self.target} already: nothing to migrate"]
         if self.found == self.target:
             return [*stream, f"table {self.table_name} holds no organisation: stamped layout {self.target}"]
-        indexed = sum(outcome.employees_indexed for outcome in self.outcomes)
-        repaired = sum(outcome.counters_repaired for outcome in self.outcomes)
-        given = [outcome for outcome in self.outcomes if outcome.domains_assigned]
-        lines = [
-            *stream,
-            f"{self.organizations} organisation{'s' * (self.organizations != 1)} from layout {self.found} "
-            f"({self.done_earlier} done by an earlier run): {indexed} employees indexed, "
-            f"{repaired} counters repaired, {len(given)} organisation{'s' * (len(given) != 1)} given email domains",
-        ]
-        lines += [f"  {o.org_id} {o.org_name}: email domains {', '.join(o.domains_assigned)}" for o in given]
-        for outcome in self.needs_operator:
-            lines += [f"  {outcome.org_id} {outcome.org_name}: {problem}" for problem in outcome.problems()]
-        lines += [f"  {failure.describe()}" for failure in self.failures]
+        lines = [*stream, *(line for run in self.runs for line in run.lines())]
         if self.stamped:
             lines.append(f"table {self.table_name} is at layout {self.target} now")
         else:
+            failures = self.failures
+            at = self.runs[-1].version - 1 if self.runs else self.found
             lines.append(
-                f"table {self.table_name} stays at layout {self.found}: {len(self.failures)} organisation"
-                f"{'s' * (len(self.failures) != 1)} not finished; run the migration again to finish them"
+                f"table {self.table_name} stays at layout {at}: {_plural(len(failures), 'organisation')} "
+                "not finished; run the migration again to finish them"
             )
         return lines
 
@@ -246,7 +374,7 @@ def migrate(
     ``on_start`` hears how many organisations each layout's migration goes through (one AP14
     pass to count them) before it begins, only when there is something to migrate;
     ``on_organization`` hears of each organisation as it is finished (or fails). The summary
-    tells of the last layout's migration. Raises Refused for data of a later release;
+    tells of each layout's migration (``Summary.runs``). Raises Refused for data of a later release;
     DynamoDB being unreachable ends the run (Unavailable), with what was done recorded.
     """
     stored = layout_version.stored_version(table)
@@ -261,23 +389,24 @@ def migrate(
             summary.stamped = True
         return summary
     for version in range(found + 1, layout_version.CURRENT + 1):
-        summary.organizations, summary.done_earlier, summary.outcomes = 0, 0, []
+        run = LayoutRun(version)
+        summary.runs.append(run)
         every_step = {name for name, _step in STEPS[version]}
         on_start(sum(1 for _org in organizations_of(table)))
         for org in organizations_of(table):
-            summary.organizations += 1
+            run.organizations += 1
             progress = read_progress(table, version, org.org_id, org.name)
-            summary.done_earlier += progress.steps_done >= every_step
+            run.done_earlier += progress.steps_done >= every_step
             try:
                 outcome = migrate_organization(table, version, progress)
             except _StepFailed as failed:
                 failure = Failure(org.org_id, org.name, failed.step, str(failed.error))
-                summary.failures.append(failure)
+                run.failures.append(failure)
                 on_organization(failure)
                 continue  # the other organisations go on; a run again resumes this one
-            summary.outcomes.append(outcome)
+            run.outcomes.append(outcome)
             on_organization(outcome)
-        if summary.failures:
+        if run.failures:
             return summary
         if version == layout_version.CURRENT:  # after the steps, before the stamp (module docstring)
             summary.stream_enabled = provision.ensure_stream(table.client, table.name)

@@ -133,9 +133,9 @@ def boolean(name: str, field: str) -> Attribute:
     return Attribute(name, field, "bool")
 
 
-def epoch(name: str, field: str) -> Attribute:
+def epoch(name: str, field: str, *, optional: bool = False) -> Attribute:
     """A time stored as whole epoch seconds (the table's TTL attribute reads these)."""
-    return Attribute(name, field, "epoch")
+    return Attribute(name, field, "epoch", optional)
 
 
 def item_map(name: str, field: str) -> Attribute:

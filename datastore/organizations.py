@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from datetime import timedelta
 from typing import Final
 
-from datastore import by_id, items, keys, layout, transact, validation, writes
+from datastore import by_id, items, keys, layout, retention, transact, validation, writes
 from datastore.changes import Change
 from datastore.employees import admin_ops, new_employee
 from datastore.entities import (
@@ -140,6 +140,7 @@ def create_organization(
         return Conflict("the new organisation's id is already taken")
 
     org_item = layout.ORGANIZATION.item(organization)
+    provisioning.retention.know(organization)  # its events have the default: nothing to read
     writes.commit(
         provisioning,
         [
@@ -183,6 +184,7 @@ def add_email_domain(table: Table, org_id: OrgId, domain: str) -> Organization:
     def changed(_old: items.Item | None) -> Conflict:
         return Conflict("the organisation's domains changed meanwhile; try again")
 
+    provisioning.retention.know(current)  # read just now: its event needs no read of its own
     writes.commit(
         provisioning,
         [
@@ -240,6 +242,7 @@ def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str]) -> 
         if found is None:
             raise NotFound(Organization, org_id)
         current = layout.ORGANIZATION.read(found)
+        provisioning.retention.know(current)
         if current.email_domains:
             return AdoptedDomains((), tuple(held), current.email_domains)
         if not wanted:
@@ -283,3 +286,51 @@ def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str]) -> 
             continue  # read it again: its own domains are the answer
         return AdoptedDomains(tuple(sorted(wanted)), tuple(held), updated.email_domains)
     raise Conflict("the organisation's domains kept changing; try again")
+
+
+def set_audit_retention(table: Table, days: int | None) -> Organization:
+    """How long the organisation's audit events are kept from now on (its admins): ``days``
+    within retention.MIN_DAYS..MAX_DAYS, or None for the platform's default.
+
+    Events written before keep their expiry (datastore/retention.py); this write's own event is
+    kept under the retention it replaces. Setting what is set already writes nothing.
+    """
+    if days is not None:
+        days = retention.checked_days(days)
+    org_id = table.tenant.org_id
+    found = table.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
+    if found is None:
+        raise NotFound(Organization, org_id)
+    current = layout.ORGANIZATION.read(found)
+    if current.audit_retention_days == days:
+        return current
+    updated = replace(current, audit_retention_days=days)
+    before, after = layout.ORGANIZATION.item(current), layout.ORGANIZATION.item(updated)
+    name = layout.AUDIT_RETENTION_DAYS
+    if current.audit_retention_days is None:
+        unchanged, values = f"attribute_not_exists({name})", {}
+    else:
+        unchanged, values = f"{name} = :before", {":before": items.n(current.audit_retention_days)}
+    if days is None:
+        expression = f"REMOVE {name}"
+    else:
+        expression, values = f"SET {name} = :after", {**values, ":after": items.n(days)}
+
+    def changed(_old: items.Item | None) -> Conflict:
+        return Conflict("the organisation's audit retention changed meanwhile; try again")
+
+    writes.commit(
+        table,
+        [
+            transact.update(
+                layout.ORGANIZATION.key_at(org_id),
+                expression,
+                condition=f"attribute_exists(PK) AND {unchanged}",
+                values=values or None,
+                on_failed=changed,
+            )
+        ],
+        Change("organization.setAuditRetention", layout.ORGANIZATION.tag, org_id, org_id, before, after),
+    )
+    table.retention.know(updated)  # the request's later writes keep their events as long
+    return updated

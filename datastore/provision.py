@@ -117,7 +117,8 @@ def ensure_stream(client: DynamoDBClient, name: str) -> bool:
 
 
 def ensure_time_to_live(client: DynamoDBClient, name: str) -> None:
-    """Let DynamoDB delete expired idempotency records (``expiresAt``, epoch seconds)."""
+    """Let DynamoDB delete expired items (``expiresAt``, epoch seconds): idempotency records, audit events past
+    their retention, persisted documents."""
     description = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
     if description.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
         return

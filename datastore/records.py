@@ -67,6 +67,9 @@ class MigrationProgress:
     # The organisation owns no domain after the migration: createEmployee fails there until
     # an operator runs addEmailDomain.
     without_domains: bool = False
+    # Layout 2: its audit events written before expiries, given one (None: not recorded,
+    # a progress item of layout 1).
+    events_stamped: int | None = None
 
     def problems(self) -> list[str]:
         """What an operator has to see to, one phrase each."""

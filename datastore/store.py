@@ -10,13 +10,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from datastore import calls
+from datastore import calls, retention
 from datastore.async_client import AsyncDynamo, ScopeKey
 from datastore.async_table import AsyncTable
 from datastore.client import make_client, make_streams_client, make_sts_client
 from datastore.config import DatastoreSettings
 from datastore.credentials import RoleCredentials
 from datastore.feed.host import FeedSettings
+from datastore.retention import AuditRetention
 from datastore.scope import Scope
 from datastore.table import Table
 
@@ -39,6 +40,9 @@ class Datastore:
     # The table's stream (the change feed, datastore/feed/); None where nothing reads it.
     streams: Any | None = None
     feed: FeedSettings = field(default_factory=FeedSettings)
+    # The platform's default audit retention, which every Table it hands out stamps with
+    # when the organisation sets none (datastore/retention.py).
+    audit_retention_days: int = retention.DEFAULT_DAYS
 
     def __post_init__(self) -> None:
         if self.credentials is not None:
@@ -54,13 +58,28 @@ class Datastore:
         fanout = ThreadPoolExecutor(settings.pool_size, thread_name_prefix="dynamodb-fanout")
         streams = make_streams_client(settings, endpoint_url)
         feed = FeedSettings(lease_seconds=settings.feed_lease_seconds, poll_seconds=settings.feed_poll_seconds)
+        days = settings.audit_retention_days
         if settings.roles is None:
-            return cls(client, settings.table_name, fanout, streams=streams, feed=feed)
+            return cls(client, settings.table_name, fanout, streams=streams, feed=feed, audit_retention_days=days)
         credentials = RoleCredentials(make_sts_client(settings), settings.roles)
-        return cls(client, settings.table_name, fanout, credentials=credentials, streams=streams, feed=feed)
+        return cls(
+            client,
+            settings.table_name,
+            fanout,
+            credentials=credentials,
+            streams=streams,
+            feed=feed,
+            audit_retention_days=days,
+        )
 
     def table(self, scope: Scope) -> Table:
-        return Table(self.client, self.table_name, scope, fanout=self.fanout)
+        return Table(
+            self.client,
+            self.table_name,
+            scope,
+            fanout=self.fanout,
+            retention=AuditRetention(self.audit_retention_days),
+        )
 
     def async_table(self, scope: Scope, *, deadline: float | None = None) -> AsyncTable:
         """``scope``'s reads on the running event loop, signed with its credentials; none retried

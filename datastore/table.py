@@ -36,6 +36,7 @@ from datastore.errors import (
 )
 from datastore.items import Item
 from datastore.pagination import Page, PageQuery, PageRequest, StartKey
+from datastore.retention import AuditRetention
 from datastore.scope import Scope, TenantScope
 from datastore.transact import Op
 from datastore.validation import page_size
@@ -92,6 +93,7 @@ class Table:
         fanout: Executor | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
         sleep: Callable[[float], None] = time.sleep,
+        retention: AuditRetention | None = None,
     ) -> None:
         self.client = client
         self.name = name
@@ -99,8 +101,12 @@ class Table:
         self._fanout = fanout
         self._retry = retry
         self._sleep = sleep
+        # How long the audit events of writes through this Table are kept (datastore/retention.py).
+        self.retention = AuditRetention() if retention is None else retention
 
     def with_scope(self, scope: Scope) -> Table:
+        """The same table for ``scope``; it learns organisations' retentions anew (a fresh
+        AuditRetention with the same default), so what one Table was told stays with it."""
         return Table(
             self.client,
             self.name,
@@ -108,6 +114,7 @@ class Table:
             fanout=self._fanout,
             retry=self._retry,
             sleep=self._sleep,
+            retention=AuditRetention(self.retention.default_days),
         )
 
     @property

@@ -1,7 +1,8 @@
 """The write path of every change: its operations, its audit event and its idempotency record.
 
 ``commit`` is the one place a Change becomes an audit event, so no write can skip the trail:
-the event and the record go first in the transaction and the entity's own operations after,
+the event (stamped with its expiry, the organisation's retention as the Table knows it,
+datastore/retention.py) and the record go first in the transaction and the entity's own operations after,
 which keeps the failure of any of them (the last included) a failure of the whole.
 """
 
@@ -24,7 +25,8 @@ def commit(
 ) -> None:
     at = items.now()
     key = None if idempotency is None else idempotency.key
-    event = audit.event_for(change, actor_id=actor_of(table.scope), at=at, idempotency_key=key)
+    days = table.retention.days_for(table, change.org_id)
+    event = audit.event_for(change, actor_id=actor_of(table.scope), at=at, retention_days=days, idempotency_key=key)
     bookkeeping = [audit.event_op(event)]
     if idempotency is not None:
         bookkeeping.insert(0, record_op(idempotency, change.snapshot, at))

@@ -5,7 +5,7 @@ role policies from ``datastore.iam`` (what ``server.py iam-policy`` prints), so 
 table and its IAM boundary cannot drift from what the code and its tests assume.
 
 What it creates:
-- the table: on-demand, point-in-time recovery, TTL on idempotency records, deletion
+- the table: on-demand, point-in-time recovery, TTL on `expiresAt` (idempotency records, audit events), deletion
   protection, encryption with a KMS key, and its stream (both images) for live updates;
 - the five data roles (TenantData, SignIn, Platform, TenantExport, TenantLifecycle) with
   their ``LeadingKeys`` policies,

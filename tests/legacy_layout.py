@@ -1,4 +1,5 @@
-"""Data in layout 0, written the way the previous release (d3877fb) wrote it, through boto3.
+"""Data in layout 0, written the way the previous release (d3877fb) wrote it, through boto3
+(and, at the end, layout 1's audit events, from that layout's captured fixture).
 
 Every item is spelt out here as that release's ``datastore/items.py`` built it, with literal
 attribute names and values rather than today's writers, so the tests of the migration start
@@ -9,6 +10,7 @@ version item. A table is created as that release's ``ensure_table`` created it.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -22,11 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from datastore import ids
+from datastore import ids, layout
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev import local
 from datastore.provision import ensure_time_to_live, table_definition
+from tests.datastore import wire
 from tests.datastore.support import write_items
 
 if TYPE_CHECKING:
@@ -295,3 +298,19 @@ def unlocked_engine(cache_dir: Path, data_dir: Path, *, cwd: Path | None = None)
     finally:
         process.kill()
         process.wait()
+
+
+def layout_1_organization(org_id: str, name: str, *, retention_days: int | None = None) -> list[Item]:
+    """An organisation and two audit events exactly as layout 1 wrote them (tests/datastore/layout_1.json,
+    captured from that release's writers), under ``org_id``: events without ``expiresAt``."""
+    fixture = json.loads(wire.FIXTURE.read_text())["items"]
+    text = json.dumps([fixture["organization"], fixture["audit_event"], fixture["audit_event_bare"]])
+    org, event, bare = json.loads(text.replace(wire.ORG, org_id).replace("Acme#", f"{name}#"))
+    org["name"] = {"S": name}
+    if retention_days is not None:
+        org[layout.AUDIT_RETENTION_DAYS] = {"N": str(retention_days)}
+    # The bare event under an id of its own (the fixture's two share one key).
+    bare["SK"] = {"S": "EVT#01HZ000000000000000000000A"}
+    bare["eventId"] = {"S": "01HZ000000000000000000000A"}
+    assert layout.EXPIRES_AT not in event and layout.EXPIRES_AT not in bare
+    return [org, event, bare]

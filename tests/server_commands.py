@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,10 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def server_command(
-    endpoint: str, table_name: str, *args: str, timeout: float = 120
+    endpoint: str, table_name: str, *args: str, timeout: float = 120, env: Mapping[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """Run ``server.py *args`` on ``table_name`` at ``endpoint``; its exit status is the test's to check."""
-    env = {**os.environ, "DYNAMODB_ENDPOINT": endpoint, "HR_TABLE_NAME": table_name}
+    """Run ``server.py *args`` on ``table_name`` at ``endpoint`` (with ``env`` added to the
+    environment); its exit status is the test's to check."""
+    env = {**os.environ, "DYNAMODB_ENDPOINT": endpoint, "HR_TABLE_NAME": table_name, **(env or {})}
     return subprocess.run(
         [sys.executable, "server.py", *args],
         cwd=ROOT,

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import subprocess
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from datastore import departments, employees
+from datastore import audit, departments, employees, organizations
 from datastore.ids import new_id
+from datastore.pagination import PageRequest
 from graphql_api.schema import ids
 from tests.conftest import Tenant, unique_domain
 from tests.server_commands import server_command
@@ -68,6 +70,27 @@ def test_import__all_rows_good__exit_zero(
     assert emp_id is not None
     person = employees.get_employee(tenant.table, emp_id)
     assert person is not None and (person.first_name, person.last_name) == ("Åsa", "Åström")
+
+
+def test_import__each_rows_audit_event_expires_after_the_organisations_retention(
+    tmp_path: Path, dynamodb_endpoint: str, table_name: str, tenant: Tenant
+) -> None:
+    organizations.set_audit_retention(tenant.table, 800)
+    content = "email,firstName,lastName\n" + "".join(f"r{n}@{tenant.domain},Row,Number{n}\n" for n in range(3))
+
+    result = run_import(tmp_path, dynamodb_endpoint, table_name, tenant.org_id, content.encode())
+
+    assert result.returncode == 0, result.stderr
+    created = [
+        event
+        for event in audit.list_audit_events(tenant.table, PageRequest(first=20)).items
+        if event.action == "employee.create" and event.actor_id is None
+    ]
+    assert len(created) == 3
+    for event in created:
+        assert event.expires_at == datetime.fromtimestamp(
+            int((event.occurred_at + timedelta(days=800)).timestamp()), UTC
+        )
 
 
 def test_import__missing_column__one_line_exit_2(

@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,8 +26,14 @@ from datastore.scope import LayoutScope
 from datastore.table import Table
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings import Settings
-from tests.datastore.support import drop_table
-from tests.legacy_layout import LegacyOrganization, create_legacy_table, typical_organization, unlocked_engine
+from tests.datastore.support import drop_table, write_items
+from tests.legacy_layout import (
+    LegacyOrganization,
+    create_legacy_table,
+    layout_1_organization,
+    typical_organization,
+    unlocked_engine,
+)
 from tests.server_commands import ROOT, server_command
 
 if TYPE_CHECKING:
@@ -143,6 +150,47 @@ def test_run__previous_releases_data__refused_in_one_line_naming_migrate(
     assert "GraphQL on" not in refused.stdout
 
 
+def test_layout_1__refused_at_start__migrate_stamps_each_audit_event_with_its_expiry(
+    settings: DatastoreSettings, client: DynamoDBClient, legacy_table: str
+) -> None:
+    org_id = "01HZ0000000000000000000001"
+    write_items(client, legacy_table, layout_1_organization(org_id, "Acme"))
+    layout_version.stamp(Table(client, legacy_table, LayoutScope()), 1, over=None)
+
+    refused = subprocess.run(
+        [sys.executable, "server.py"],
+        cwd=ROOT,
+        env=run_env(settings, legacy_table),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert refused.returncode == 2
+    [line] = refused.stderr.strip().splitlines()
+    assert line.startswith(f"error: table {legacy_table} holds data in layout 1 (")
+    assert "run `python server.py migrate`" in line
+
+    assert settings.endpoint_url is not None
+    result = server_command(settings.endpoint_url, legacy_table, "migrate", env={"AUDIT_RETENTION_DAYS": "400"})
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-2:] == [
+        "1 organisation from layout 1 to 2 (0 done by an earlier run): 2 audit events given an expiry",
+        f"table {legacy_table} is at layout 2 now",
+    ]
+    events = client.query(
+        TableName=legacy_table,
+        KeyConditionExpression="PK = :pk",
+        ExpressionAttributeValues={":pk": {"S": f"ORG#{org_id}#AUDIT#2024-05"}},
+        ConsistentRead=True,
+    )["Items"]
+    assert len(events) == 2
+    for event in events:  # when it happened plus the platform's default, AUDIT_RETENTION_DAYS
+        occurred = datetime.fromisoformat(event["occurredAt"]["S"])
+        assert event[layout.EXPIRES_AT] == {"N": str(int((occurred + timedelta(days=400)).timestamp()))}
+
+
 def test_run__serve_unmigrated_data__serves_with_a_warning_and_answers_show_why(
     settings: DatastoreSettings, client: DynamoDBClient, legacy_table: str
 ) -> None:
@@ -173,9 +221,11 @@ def test_migrate__previous_releases_data__api_answers_right_afterwards_and_a_run
     # The previous release created the table without a stream: the run turned it on first.
     assert lines[0] == f"table {legacy_table}: turned its stream on (live updates)"
     assert lines[1] == (
-        f"2 organisations from layout 0 (0 done by an earlier run): 11 employees indexed, "
+        f"2 organisations from layout 0 to 1 (0 done by an earlier run): 11 employees indexed, "
         f"{repaired} counters repaired, 2 organisations given email domains"
     )
+    # Layout 0 wrote no audit events; layout 1's step wrote its own (domains given), with their expiry.
+    assert lines[-2] == "2 organisations from layout 1 to 2 (0 done by an earlier run): 0 audit events given an expiry"
     assert f"  {acme.org_id} Acme: email domains acme.example" in lines
     assert lines[-1] == f"table {legacy_table} is at layout {layout_version.CURRENT} now"
     assert "migrating: 100%" in result.stderr  # the progress bar
@@ -267,20 +317,20 @@ def test_migrate__stopped_mid_run__run_again_resumes_and_finishes(
     # The run that finishes the steps turns the stream on (the interrupted one never got there).
     stream, first = result.stdout.splitlines()[:2]
     assert stream == f"table {legacy_table}: turned its stream on (live updates)"
-    assert first.startswith(f"16 organisations from layout 0 ({done_before} done by an earlier run): ")
+    assert first.startswith(f"16 organisations from layout 0 to 1 ({done_before} done by an earlier run): ")
     assert finished_organizations(client, legacy_table) == len(orgs)
     assert layout_version.stored_version(Table(client, legacy_table, LayoutScope())) == layout_version.CURRENT
 
 
 def finished_organizations(client: DynamoDBClient, table_name: str) -> int:
-    """Organisations whose every migration step is recorded (their progress items)."""
-    steps = len(migration.STEPS[layout_version.CURRENT])
+    """Organisations whose every step to layout 1 is recorded (their progress items)."""
+    steps = len(migration.STEPS[1])
     found = client.query(
         TableName=table_name,
         KeyConditionExpression="PK = :pk AND begins_with(SK, :migration)",
         ExpressionAttributeValues={
             ":pk": {"S": keys.LAYOUT_PK},
-            ":migration": {"S": layout.MIGRATION_PROGRESS.sort_prefix},
+            ":migration": {"S": layout.MIGRATION_PROGRESS.sort_prefix + "0001#"},
         },
         ConsistentRead=True,
     )["Items"]

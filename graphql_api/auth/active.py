@@ -10,7 +10,8 @@ returned; a mutation waits for the check before any resolver runs (one extra rou
 call), so nothing is written, and so does a query that will store an Apollo persisted query
 for the organisation (a write too: http/persisted.py). Both results stay in the loader's
 cache, so ``me`` and ``organization`` cost nothing more; the subscription is read only by a
-field that shows it.
+field that shows it. The organisation's item goes on to the request's session, whose writes
+stamp their audit events with its retention without reading it again (datastore/retention.py).
 A token whose role differs from the employee's current role is refused too (it was issued
 before a change). An API key has no
 employee: only its organisation is checked (the key's own status was checked when it was
@@ -31,6 +32,7 @@ from datastore.entities import Employee, EmployeeStatus, Organization, Organizat
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import AuthReason, unauthenticated
 from graphql_api.request.context import RequestContext
+from graphql_api.request.session import RequestSession
 
 
 def check_active(context: RequestContext) -> Awaitable[None]:
@@ -43,30 +45,34 @@ def check_active(context: RequestContext) -> Awaitable[None]:
     principal = context.principal
     if principal is None or principal.org_id is None:
         return asyncio.sleep(0)  # anonymous and platform callers reach no tenant data
-    loaders = context.session.loaders
+    session = context.session
+    loaders = session.loaders
     organization_read = loaders.organization.load(principal.org_id)
     if principal.api_key:
-        return _organization_verdict(organization_read)
+        return _organization_verdict(session, organization_read)
     employee_read = loaders.employee.load(principal.subject)
-    return _verdict(principal, organization_read, employee_read)
+    return _verdict(session, principal, organization_read, employee_read)
 
 
-async def _organization_verdict(organization_read: Awaitable[Organization | None]) -> None:
-    _require_active(await organization_read)
+async def _organization_verdict(session: RequestSession, organization_read: Awaitable[Organization | None]) -> None:
+    _require_active(session, await organization_read)
 
 
-def _require_active(organization: Organization | None) -> None:
+def _require_active(session: RequestSession, organization: Organization | None) -> None:
     if organization is None or organization.status is not OrganizationStatus.ACTIVE:
         raise unauthenticated("the organisation is not active", AuthReason.ACCOUNT_INACTIVE)
+    # The request's writes stamp their audit events with its retention (datastore/retention.py).
+    session.organization_checked(organization)
 
 
 async def _verdict(
+    session: RequestSession,
     principal: Principal,
     organization_read: Awaitable[Organization | None],
     employee_read: Awaitable[Employee | None],
 ) -> None:
     organization, employee = await asyncio.gather(organization_read, employee_read)
-    _require_active(organization)
+    _require_active(session, organization)
     if employee is None or employee.status is not EmployeeStatus.ACTIVE:
         raise unauthenticated("the employee is not active", AuthReason.ACCOUNT_INACTIVE)
     if employee.role is not principal.role:

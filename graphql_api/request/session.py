@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from datastore.calls import CallLog
+from datastore.entities import Organization
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import Table
 from graphql_api.auth.tokens import Principal
@@ -64,6 +65,8 @@ class RequestSession:
     _response_budget: ResponseBudget | None = None
     _loaders: Loaders | None = None
     _tenant_table: Table | None = None
+    # The caller's organisation as the active check read it (auth/active.py).
+    _organization: Organization | None = None
     _reached: bool = False
     _on_tenant_reached: list[Callable[[], None]] = field(default_factory=list)
 
@@ -160,7 +163,16 @@ class RequestSession:
         """The tenant's table, made once per request (no call is made here)."""
         if self._tenant_table is None:
             self._tenant_table = self.services.datastore.table(self.require_tenant())
+            if self._organization is not None:
+                self._tenant_table.retention.know(self._organization)
         return self._tenant_table
+
+    def organization_checked(self, organization: Organization) -> None:
+        """The active check read the caller's organisation: the request's writes stamp their
+        audit events with its retention without reading it again (datastore/retention.py)."""
+        self._organization = organization
+        if self._tenant_table is not None:
+            self._tenant_table.retention.know(organization)
 
     def end(self) -> None:
         """The request is over: let go of its loaders and everything they loaded.

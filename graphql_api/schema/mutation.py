@@ -15,6 +15,7 @@ from graphql_api.schema.mutations import (
     imports,
     jobs,
     organizations,
+    retention,
     sign_in,
 )
 
@@ -89,6 +90,14 @@ class Mutation:
         "headcount and application count is kept, and the erasure is itself an audit event with no personal "
         "value. Erasing an erased person changes nothing (`alreadyErased`); an ACTIVE employee is a CONFLICT "
         "(terminate them first)." + _ADMINS + _ERRORS,
+    )
+    set_audit_retention = strawberry.mutation(
+        resolver=retention.set_audit_retention,
+        description="Sets how long the organisation's audit events are kept (`auditRetentionDays`): each event "
+        "written from now on expires that many days after it happened and is then deleted by the table's TTL "
+        "(within a few days); events written before keep the expiry they were written with. Null returns to the "
+        "platform's default. Setting the current value changes nothing; a change is itself an audit event "
+        "(organization.setAuditRetention), kept under the retention it replaces." + _ADMINS + _ERRORS,
     )
     create_job_posting = strawberry.mutation(
         resolver=jobs.create_job_posting,

@@ -21,6 +21,7 @@ department through the request's batched loader.
     signOut / signOutEverywhere    own          own                            own; everywhere: any employee
     Organization.auditLog          -            -                              yes
     erasePerson, GET /export       -            -                              yes
+    setAuditRetention              -            -                              yes
     closeOrganization              -            -                              - (operators only)
 
 Subscriptions (graphql_api/schema/subscription.py) authorise each event when they deliver it

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import applications, audit, departments, employees, ids, items, jobs, keys, layout
+from datastore import applications, audit, departments, employees, ids, items, jobs, keys, layout, retention
 from datastore.calls import CallLog
 from datastore.changes import Change
 from datastore.entities import ApplicationStatus, AuditEvent, FieldChange, Role
@@ -332,7 +332,7 @@ def test_failing_last_item__leaves_no_event_and_no_partial_state(tenant: Tenant,
 
 def _event_item(org_id: str, at: datetime, action: str) -> items.Item:
     change = Change(action, "Department", ids.new_id(), org_id, None, {"name": items.s(action)})
-    return layout.AUDIT_EVENT.item(audit.event_for(change, actor_id=None, at=at))
+    return layout.AUDIT_EVENT.item(audit.event_for(change, actor_id=None, at=at, retention_days=retention.DEFAULT_DAYS))
 
 
 def test_trail__pages_across_month_buckets__never_before_the_organisation(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from datastore import retention
 from datastore.config import ROLE_SETTINGS, ConfigError, DatastoreSettings, RoleSettings
 from datastore.dev.local_sts import EXPORT_ROLE, LIFECYCLE_ROLE, PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
 from deploy import cloudformation
@@ -68,3 +69,25 @@ def test_role_settings__at_bounds__accepted() -> None:
 
 def test_role_settings__template__passes_exactly_the_settings_read() -> None:
     assert sorted(cloudformation.ROLE_SETTINGS.values()) == sorted(ROLE_SETTINGS)
+
+
+def test_audit_retention__unset__seven_years() -> None:
+    assert DatastoreSettings.from_env({}).audit_retention_days == retention.DEFAULT_DAYS == 2557
+
+
+@pytest.mark.parametrize("days", [str(retention.MIN_DAYS), "400", str(retention.MAX_DAYS)])
+def test_audit_retention__within_bounds__read(days: str) -> None:
+    assert DatastoreSettings.from_env({"AUDIT_RETENTION_DAYS": days}).audit_retention_days == int(days)
+
+
+@pytest.mark.parametrize(
+    ("days", "message"),
+    [
+        (str(retention.MIN_DAYS - 1), f"AUDIT_RETENTION_DAYS must be at least {retention.MIN_DAYS}"),
+        (str(retention.MAX_DAYS + 1), f"AUDIT_RETENTION_DAYS must be at most {retention.MAX_DAYS}"),
+        ("seven years", "AUDIT_RETENTION_DAYS must be an integer"),
+    ],
+)
+def test_audit_retention__out_of_bounds__config_error_names_it(days: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        DatastoreSettings.from_env({"AUDIT_RETENTION_DAYS": days})

@@ -4,19 +4,34 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import calls, employees, ids, jobs, keys, layout, layout_version, migration, organizations, provision
-from datastore.entities import ApplicationCounts, Plan, Role
+from datastore import (
+    audit,
+    calls,
+    employees,
+    ids,
+    jobs,
+    keys,
+    layout,
+    layout_version,
+    migration,
+    organizations,
+    provision,
+)
+from datastore.entities import ApplicationCounts, AuditEvent, Plan, Role
 from datastore.errors import InvalidInput, Unavailable
+from datastore.ids import OrgId
+from datastore.retention import AuditRetention
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import REASON_CONDITION_FAILED, Table
 from tests.conftest import TEST_RETRY
 from tests.datastore.faults import CONNECTION_ERROR, failing_calls, injected
-from tests.datastore.support import all_pages, drop_table, raw_get
-from tests.legacy_layout import LegacyOrganization, create_legacy_table, typical_organization
+from tests.datastore.support import all_pages, drop_table, raw_get, write_items
+from tests.legacy_layout import LegacyOrganization, create_legacy_table, layout_1_organization, typical_organization
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -74,8 +89,9 @@ def test_migrate__layout_0__names_counts_and_domains_work_afterwards(legacy: Tab
         summary = migration.migrate(legacy)
 
     assert "Scan" not in log.operations()
-    assert (summary.found, summary.organizations, summary.done_earlier, summary.stamped) == (0, 1, 0, True)
-    [outcome] = summary.outcomes
+    assert (summary.found, summary.stamped) == (0, True)
+    assert [(run.version, run.organizations, run.done_earlier) for run in summary.runs] == [(1, 1, 0), (2, 1, 0)]
+    [outcome] = summary.run(1).outcomes
     assert outcome.employees_indexed == len(acme.employees)
     assert outcome.counters_repaired == sum(1 for statuses in acme.applications.values() for _ in statuses)
     assert outcome.domains_assigned == ("acme.example",) and outcome.problems() == []
@@ -99,7 +115,7 @@ def test_migrate__run_again__reads_the_version_and_writes_nothing(legacy: Table)
 
     # The version item, and the table's description (its stream is on already): no write.
     assert log.operations() == ["GetItem", "DescribeTable"]
-    assert (again.found, again.organizations, again.stamped) == (layout_version.CURRENT, 0, False)
+    assert (again.found, again.runs, again.stamped) == (layout_version.CURRENT, [], False)
     assert again.lines() == [f"table {legacy.name} is at layout {layout_version.CURRENT} already: nothing to migrate"]
 
 
@@ -123,7 +139,7 @@ def test_migrate__interrupted_after_one_organisation__run_again_finishes_the_res
     with calls.listening() as log:
         summary = migration.migrate(legacy)
 
-    assert (summary.organizations, summary.done_earlier, summary.stamped) == (3, 1, True)
+    assert (summary.run(1).organizations, summary.run(1).done_earlier, summary.stamped) == (3, 1, True)
     # The finished organisation's progress item was read, and nothing of it written again.
     written = [pk for call in log.snapshot() if call.operation in WRITES for pk in call.partition_keys()]
     assert not any(keys.in_tenant(pk, orgs[0].org_id) for pk in written)
@@ -131,7 +147,8 @@ def test_migrate__interrupted_after_one_organisation__run_again_finishes_the_res
         assert sorted(by_name(tenant(legacy, org), "")) == sorted(e.email for e in org.employees)
         assert counts_of(legacy, org) == expected_counts(org)
     # The summary tells of the earlier run's work too: it is in the progress items.
-    assert [o.domains_assigned for o in summary.outcomes] == [("alpha.example",), ("beta.example",), ("gamma.example",)]
+    given = [o.domains_assigned for o in summary.run(1).outcomes]
+    assert given == [("alpha.example",), ("beta.example",), ("gamma.example",)]
 
 
 def test_migrate__interrupted_between_steps__finished_steps_not_run_again(legacy: Table) -> None:
@@ -139,16 +156,16 @@ def test_migrate__interrupted_between_steps__finished_steps_not_run_again(legacy
     # Where a run stopped after the first step of the organisation: domains given and recorded.
     done = migration.adopt_domains(legacy, migration.Progress(acme.org_id, "Acme"))
     stopped = replace(done, steps_done=frozenset({migration.EMAIL_DOMAINS}))
-    migration.write_progress(legacy, layout_version.CURRENT, stopped)
+    migration.write_progress(legacy, 1, stopped)
 
     with calls.listening() as log:
         summary = migration.migrate(legacy)
 
     touched = {pk for call in log.snapshot() if call.operation in WRITES for pk in call.partition_keys()}
     assert not any(keys.is_domain_pk(pk) for pk in touched)  # the domain step did not run again
-    assert summary.done_earlier == 0 and summary.stamped
-    assert summary.outcomes[0].domains_assigned == ("acme.example",)
-    assert summary.outcomes[0].steps_done == {name for name, _step in migration.STEPS[layout_version.CURRENT]}
+    assert summary.run(1).done_earlier == 0 and summary.stamped
+    assert summary.run(1).outcomes[0].domains_assigned == ("acme.example",)
+    assert summary.run(1).outcomes[0].steps_done == {name for name, _step in migration.STEPS[1]}
     assert sorted(by_name(tenant(legacy, acme), "")) == sorted(e.email for e in acme.employees)
     assert counts_of(legacy, acme) == expected_counts(acme)
 
@@ -162,7 +179,7 @@ def test_migrate__employees_in_several_free_domains__all_given(legacy: Table) ->
 
     summary = migration.migrate(legacy)
 
-    assert summary.outcomes[0].domains_assigned == ("one.example", "two.example")
+    assert summary.run(1).outcomes[0].domains_assigned == ("one.example", "two.example")
     assert domains_of(legacy, org) == ("one.example", "two.example")
     for domain in ("one.example", "two.example"):
         marker = raw_get(legacy.client, legacy.name, layout.EMAIL_DOMAIN.key_at(domain))
@@ -190,7 +207,7 @@ def test_migrate__domain_held_by_another_organisation__reported_never_taken(lega
 
     summary = migration.migrate(legacy)
 
-    by_org = {outcome.org_id: outcome for outcome in summary.outcomes}
+    by_org = {outcome.org_id: outcome for outcome in summary.run(1).outcomes}
     assert by_org[mixed.org_id].domains_assigned == ("own.example",)
     assert by_org[mixed.org_id].domains_held_elsewhere == ("shared.example",)
     assert not by_org[mixed.org_id].without_domains
@@ -235,12 +252,12 @@ def test_migrate__organisation_that_owns_domains__left_as_it_is(legacy: Table) -
     summary = migration.migrate(legacy)
 
     assert domains_of(legacy, org) == ("given.example",)
-    assert summary.outcomes[0].domains_assigned == () and summary.outcomes[0].problems() == []
+    assert summary.run(1).outcomes[0].domains_assigned == () and summary.run(1).outcomes[0].problems() == []
 
 
 def test_migrate__empty_table_without_version__stamped(legacy: Table) -> None:
     summary = migration.migrate(legacy)
-    assert summary.stamped and summary.organizations == 0
+    assert summary.stamped and summary.runs == []
     assert summary.lines() == [
         f"table {legacy.name}: turned its stream on (live updates)",
         f"table {legacy.name} holds no organisation: stamped layout {layout_version.CURRENT}",
@@ -274,7 +291,7 @@ def test_migrate__outage_mid_run__ends_it_and_a_run_again_finishes(legacy: Table
 
     summary = migration.migrate(legacy)
 
-    assert (summary.done_earlier, summary.stamped) == (1, True)
+    assert (summary.run(1).done_earlier, summary.stamped) == (1, True)
     assert all(counts_of(legacy, org) == expected_counts(org) for org in orgs)
 
 
@@ -289,7 +306,7 @@ def test_migrate__step_fails_for_one_organisation__others_finish_and_nothing_sta
 
     [failure] = summary.failures
     assert (failure.org_id, failure.step) == (first.org_id, migration.NAME_ENTRIES)
-    assert [outcome.org_id for outcome in summary.outcomes] == [second.org_id]
+    assert [outcome.org_id for outcome in summary.run(1).outcomes] == [second.org_id]
     assert not summary.stamped and layout_version.stored_version(legacy) is None
     assert summary.lines()[-1] == (
         f"table {legacy.name} stays at layout 0: 1 organisation not finished; run the migration again to finish them"
@@ -298,7 +315,7 @@ def test_migrate__step_fails_for_one_organisation__others_finish_and_nothing_sta
 
     again = migration.migrate(legacy)
 
-    assert (again.done_earlier, again.failures, again.stamped) == (1, [], True)
+    assert (again.run(1).done_earlier, again.failures, again.stamped) == (1, [], True)
     assert sorted(by_name(tenant(legacy, first), "")) == sorted(e.email for e in first.employees)
 
 
@@ -326,3 +343,85 @@ def test_migrate__table_created_the_old_way__stream_turned_on_and_said_so(legacy
     assert summary.stream_enabled and provision.stream_arn(legacy.client, legacy.name) is not None
     assert summary.lines()[0] == f"table {legacy.name}: turned its stream on (live updates)"
     assert migration.migrate(legacy).stream_enabled is False  # a second run finds it on
+
+
+# --- layout 1 to 2: audit events' expiry ------------------------------------------------------
+
+
+def _trail(table: Table, org_id: str) -> list[AuditEvent]:
+    return all_pages(lambda request: audit.list_audit_events(table.with_scope(TenantScope(OrgId(org_id))), request))
+
+
+def test_migrate__layout_1__audit_events_given_their_organisations_expiry_and_reads_unchanged(legacy: Table) -> None:
+    first, second = "01HZ0000000000000000000001", "01HZ00000000000000000000B1"
+    items_1 = layout_1_organization(first, "Acme")
+    items_2 = layout_1_organization(second, "Beta", retention_days=1000)
+    for written in (items_1, items_2):  # one organisation a request, as any writer
+        write_items(legacy.client, legacy.name, written)
+    layout_version.stamp(legacy, 1, over=None)
+    table = Table(legacy.client, legacy.name, PlatformScope(), retry=TEST_RETRY, retention=AuditRetention(400))
+    before = {org_id: _trail(table, org_id) for org_id in (first, second)}
+    assert [len(trail) for trail in before.values()] == [2, 2]
+    assert all(event.expires_at is None for trail in before.values() for event in trail)
+
+    with calls.listening() as log:
+        summary = migration.migrate(table)
+
+    assert "Scan" not in log.operations()
+    assert summary.found == 1 and summary.stamped and layout_version.stored_version(legacy) == 2
+    [run] = summary.runs
+    assert (run.version, run.organizations, run.done_earlier) == (2, 2, 0)
+    assert [outcome.events_stamped for outcome in run.outcomes] == [2, 2]
+    assert summary.lines() == [
+        f"table {legacy.name}: turned its stream on (live updates)",
+        "2 organisations from layout 1 to 2 (0 done by an earlier run): 4 audit events given an expiry",
+        f"table {legacy.name} is at layout 2 now",
+    ]
+    for org_id, days in ((first, 400), (second, 1000)):
+        after = _trail(table, org_id)
+        # Reads are what they were, each event now with when it happened plus its organisation's retention.
+        assert [replace(event, expires_at=None) for event in after] == before[org_id]
+        for event in after:
+            expected = int((event.occurred_at + timedelta(days=days)).timestamp())
+            stored = raw_get(legacy.client, legacy.name, layout.AUDIT_EVENT.key_of(event))
+            assert stored is not None and stored[layout.EXPIRES_AT] == {"N": str(expected)}
+
+    with calls.listening() as log:
+        again = migration.migrate(table)
+    assert again.lines() == [f"table {legacy.name} is at layout 2 already: nothing to migrate"]
+    assert not WRITES & set(log.operations())
+
+
+def test_migrate__layout_1_interrupted__run_again_stamps_the_rest_and_rewrites_nothing(legacy: Table) -> None:
+    orgs = ["01HZ00000000000000000000C1", "01HZ00000000000000000000C2"]
+    for n, org in enumerate(orgs):
+        write_items(legacy.client, legacy.name, layout_1_organization(org, f"Org{n}"))
+    layout_version.stamp(legacy, 1, over=None)
+
+    def interrupt(_done: migration.Progress | migration.Failure) -> None:
+        raise KeyboardInterrupt  # Ctrl-C as the first organisation is done
+
+    with pytest.raises(KeyboardInterrupt):
+        migration.migrate(legacy, on_organization=interrupt)
+    assert layout_version.stored_version(legacy) == 1
+    assert [e.expires_at is None for e in _trail(legacy, orgs[1])] == [True, True]
+
+    with calls.listening() as log:
+        summary = migration.migrate(legacy)
+
+    written = [pk for call in log.snapshot() if call.operation in WRITES for pk in call.partition_keys()]
+    assert not any(keys.in_tenant(pk, orgs[0]) for pk in written)
+    assert (summary.run(2).organizations, summary.run(2).done_earlier, summary.stamped) == (2, 1, True)
+    assert all(e.expires_at is not None for org in orgs for e in _trail(legacy, org))
+
+
+def test_migrate__layout_0__brought_through_1_and_2_and_the_summary_tells_of_each(legacy: Table) -> None:
+    typical_organization("Acme", "acme.example").write(legacy.client, legacy.name)
+
+    summary = migration.migrate(legacy)
+
+    lines = summary.lines()
+    assert lines[1].startswith("1 organisation from layout 0 to 1 (0 done by an earlier run): ")
+    # Layout 1's step wrote its own audit event (domains given) with its expiry: nothing left to stamp.
+    assert lines[-2] == "1 organisation from layout 1 to 2 (0 done by an earlier run): 0 audit events given an expiry"
+    assert lines[-1] == f"table {legacy.name} is at layout 2 now"

@@ -49,6 +49,7 @@ _DECLARED: Final[Mapping[str, Mapping[Field, str]]] = {
     "moveEmployee": {"emp_id": "id", "department_id": "departmentId", **_KEYED},
     "terminateEmployee": {"emp_id": "id", **_KEYED},
     "erasePerson": {"emp_id": "id"},
+    "setAuditRetention": {"audit_retention_days": "days"},
     # importEmployees places each row's errors in its results (graphql_api/bulk/rows.py).
     "importEmployees": {},
     "createJobPosting": {"department_id": "departmentId", "title": "title", "description": "description", **_KEYED},

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import strawberry
 
-from datastore import entities, identity_providers, names
+from datastore import entities, identity_providers, names, retention
 from graphql_api.execution.errors import bad_input, not_found
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids, loaders, permissions
@@ -119,6 +119,14 @@ class Organization(Node):
     @strawberry.field(description="When the organisation was created on the platform.")
     async def created_at(self, info: Info) -> datetime:
         return (await self._loaded(info)).created_at
+
+    @strawberry.field(
+        description="How many days each of its audit events is kept after it happened (then the table's TTL "
+        "deletes it): its own setting (setAuditRetention), or the platform's default when it set none."
+    )
+    async def audit_retention_days(self, info: Info) -> int:
+        default = info.context.session.services.datastore.audit_retention_days
+        return retention.days_of(await self._loaded(info), default)
 
     @strawberry.field(description="Admins and platform operators: the email domains it owns, sorted.")
     async def email_domains(self, info: Info) -> list[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -74,6 +75,27 @@ def test_round_trip__export_restore_into_an_empty_table_export__the_same_lines(
     [key] = api_keys.list_api_keys(target.with_scope(TenantScope(OrgId(org_id))), _first(10)).items
     assert key.secret_hash is None
     assert api_keys.find_grant(target.with_scope(ApiKeyScope()), whole.secret) is None
+
+
+def test_round_trip__audit_retention_and_every_events_expiry__exported_and_restored_as_they_were(
+    whole: Complete, client: DynamoDBClient, tmp_path: Path
+) -> None:
+    org_id, table = whole.tenant.org_id, whole.tenant.table
+    organizations.set_audit_retention(table, 500)
+    departments.create_department(table, name="Kept 500 days")
+    first = exported(table, org_id)
+    records = [json.loads(line) for line in item_lines(first)]
+    events = [r["item"] for r in records if r["kind"] == layout.AUDIT_EVENT.tag]
+    [org] = [r["item"] for r in records if r["kind"] == layout.ORGANIZATION.tag]
+    assert events and all(layout.EXPIRES_AT in event for event in events)
+    assert org[layout.AUDIT_RETENTION_DAYS] == {"N": "500"}
+    target = empty_table(client)
+
+    restoring(target, org_id, FileSource(export_file(table, org_id, tmp_path / "a.gz"))).run()
+
+    assert item_lines(exported(target, org_id)) == item_lines(first)
+    restored = organizations.get_organization(target.with_scope(TenantScope(OrgId(org_id))))
+    assert restored is not None and restored.audit_retention_days == 500
 
 
 def test_restore__over_a_changed_organisation__back_to_the_export__others_untouched(

@@ -245,6 +245,7 @@ CASES: Final[list[tuple[str, Case, str]]] = [
     ("signOut", lambda api, t: (api.admin_of(t), {}), "input.refreshToken"),
     ("signOutEverywhere", lambda api, t: (api.admin_of(t), {"employeeId": "not an id"}), "input.employeeId"),
     ("erasePerson", lambda api, t: (api.admin_of(t), {"id": "not an id"}), "input.id"),
+    ("setAuditRetention", lambda api, t: (api.admin_of(t), {"days": 1}), "input.days"),
     ("closeOrganization", lambda api, t: (api.platform, {"orgId": "not an id"}), "input.orgId"),
 ]
 
