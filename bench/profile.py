@@ -1,4 +1,4 @@
-"""`python -m bench.profile [Q1 Q2 ...] [-n N] [-c C] [--pyinstrument] [--naive]`: a query's CPU cost in-process.
+"""`python -m bench.profile [Q1 Q2 ...] [-n N] [-c C] [--pyinstrument] [--naive] [--gc ...] [--loops ...]`: CPU cost.
 
 The bench's timings are wall-clock on a shared machine; this measures what one request costs
 the API process itself: the product app is served in this process (httpx's ASGI transport,
@@ -12,7 +12,10 @@ interleaves C requests. With ``--pyinstrument`` the same requests run again unde
 pyinstrument (the event-loop thread; calls made on the I/O pool's threads count in the
 process's CPU less the loop's) and the loop's CPU is split by the module each sample is in:
 where the time goes, in ms per request. ``--naive`` serves the bench's naive variant instead
-(bench/naive.py), measured the same way.
+(bench/naive.py), measured the same way. ``--gc a/b`` (the collector's thresholds) and
+``--loops asyncio/uvloop`` (the event loop; the servers run uvloop) compare variants in turn
+within this one process, ``--rounds N`` turns of them, so that what the machine's other
+processes do meanwhile reaches every variant alike.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import Any
 
 import httpx
 import orjson
+import uvloop
 
 from bench import queries as q
 from bench.__main__ import SECRET
@@ -70,25 +74,34 @@ class Timings:
 
 
 class Collections:
-    """The cyclic garbage collector's runs meanwhile (``gc.callbacks``), by generation."""
+    """The cyclic garbage collector's runs meanwhile (``gc.callbacks``), by generation: each
+    pause in CPU time of the thread that collected (what it costs; on a shared machine its
+    wall time is mostly the other processes') and the longest in wall time too."""
 
     def __init__(self) -> None:
         self.reset()
 
     def reset(self) -> None:
-        self.started = 0.0
+        self.started = (0.0, 0.0)
         self.pauses: dict[int, list[float]] = {0: [], 1: [], 2: []}
+        self.longest_wall = 0.0
 
     def callback(self, phase: str, info: dict[str, int]) -> None:
         if phase == "start":
-            self.started = time.perf_counter()
+            self.started = (time.thread_time(), time.perf_counter())
         else:
-            self.pauses[info["generation"]].append((time.perf_counter() - self.started) * 1000)
+            cpu, wall = self.started
+            self.pauses[info["generation"]].append((time.thread_time() - cpu) * 1000)
+            self.longest_wall = max(self.longest_wall, (time.perf_counter() - wall) * 1000)
 
     def summary(self) -> str:
         every = [pause for pauses in self.pauses.values() for pause in pauses]
         counts = "/".join(str(len(self.pauses[generation])) for generation in (0, 1, 2))
-        return f"GC {counts} collections (gen 0/1/2), {sum(every):.1f} ms, longest {max(every, default=0):.1f} ms"
+        spent = "/".join(f"{sum(self.pauses[generation]):.0f}" for generation in (0, 1, 2))
+        return (
+            f"GC {counts} collections (gen 0/1/2), CPU {sum(every):.1f} ms ({spent} ms), "
+            f"longest {max(every, default=0):.1f} ms CPU, {self.longest_wall:.1f} ms wall"
+        )
 
 
 async def run(
@@ -223,6 +236,18 @@ def main() -> int:
     parser.add_argument("--pyinstrument", action="store_true", help="then profile: time by category")
     parser.add_argument("--tree", action="store_true", help="with --pyinstrument: print the call tree too")
     parser.add_argument("--naive", action="store_true", help="the naive variant (bench/naive.py), not the product")
+    parser.add_argument(
+        "--gc",
+        metavar="YOUNG,MIDDLE,OLD[/...]",
+        help="the collector's thresholds after settle_heap; several (a/b): each query runs under each in turn",
+    )
+    parser.add_argument(
+        "--loops",
+        default="asyncio",
+        metavar="asyncio/uvloop",
+        help="the event loop the requests run on (the servers run uvloop); both: each query on each in turn",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="with several --gc or --loops: how many turns")
     args = parser.parse_args()
     if args.naive:
         from bench.naive import install
@@ -251,6 +276,12 @@ def main() -> int:
         datastore = Datastore(client, settings.table_name)
         app = create_app(datastore, api)
         settle_heap()  # as the server does
+        # Thresholds to compare, in turn within one process (the same minute, the same table):
+        # on a shared machine, A/B runs minutes apart measure the neighbours as much as the change.
+        thresholds = [tuple(int(part) for part in one.split(",")) for one in (args.gc or "").split("/") if one]
+        loops = args.loops.split("/")
+        variants = [(t, loop) for t in (thresholds or [gc.get_threshold()]) for loop in loops]
+        turns = variants * args.rounds if len(variants) > 1 else variants
         tokens = {
             "admin": issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin"),
             "profile": issue_token(api, subject=data.profile.emp_id, org_id=data.org_id, role="employee"),
@@ -267,13 +298,17 @@ def main() -> int:
             known["Q6"] = ("admin", {"query": q.q6(afters)})
         collections = Collections()
         gc.callbacks.append(collections.callback)
-        for name in args.names:
+        for name, (threshold, loop) in ((name, turn) for name in args.names for turn in turns):
             caller, body = known[name]
+            gc.set_threshold(*threshold)
+            asyncio.set_event_loop_policy(uvloop.EventLoopPolicy() if loop == "uvloop" else None)
             collections.reset()
             at: dict[str, Any] = {"concurrency": args.concurrency, "close": datastore.aclose}
             timings = asyncio.run(run(app, tokens[caller], body, args.n, **at))
+            under = f" gc {','.join(map(str, threshold))}" if thresholds else ""
+            under += f" on {loop}" if len(loops) > 1 or loop != "asyncio" else ""
             print(
-                f"{name} c{args.concurrency}: CPU ms median {statistics.median(timings.cpu):.1f} "
+                f"{name} c{args.concurrency}{under}: CPU ms median {statistics.median(timings.cpu):.1f} "
                 f"(min {min(timings.cpu):.1f}; "
                 f"event loop {statistics.median(timings.loop):.1f}, I/O threads {timings.io_threads:.1f}), "
                 f"wall ms median {statistics.median(timings.wall):.1f}, n={args.n}; {collections.summary()}",

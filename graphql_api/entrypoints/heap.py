@@ -13,11 +13,19 @@ from typing import Final
 # Container objects allocated, net, before a young (generation 0) collection. CPython's 700
 # ran 16 of them in each directory query (Q1 builds some 11,000 dicts and lists), each one
 # scanning, and promoting, objects that their request was about to free by reference
-# counting anyway, and the promoted ones set off full collections. Ten times that, in
-# ``python -m bench.profile Q1 Q2 Q3 -n 60`` (62 requests each, which prints the collector's
-# runs): Q1 996/90/7 collections (generations 0/1/2) taking 101 ms in all -> 11/0/0 taking
-# 12-18 ms; Q2 254 ms -> 114-142 ms; Q3 11 ms -> 2 ms. The longest pause stays under 9 ms.
-YOUNG_OBJECTS: Final = 7000
+# counting anyway, and the promoted ones set off full collections; 7,000 took Q1 in-process
+# from 996/90/7 collections (generations 0/1/2) taking 101 ms to 11/0/0 taking 12-18 ms.
+# Under 16 clients at once 7,000 was still too few: 16 requests' objects are alive together,
+# so each young collection promoted them, every tenth a middle one scanned them again, and
+# full collections came back. 50,000, against 7,000 in turn within one process, two rounds
+# (``python -m bench.profile Q1 Q2 Q4 -n 100 -c 16 --gc 7000,10,10/50000,10,10 --rounds 2``,
+# the collector's own CPU per request): Q1 4.2/5.7 -> 1.6/1.5 ms, Q2 17.4/18.6 -> 7.8/8.1 ms,
+# Q4 4.0/1.5 -> 0.4/0.5 ms, and the longest pause in CPU time no longer: Q1 22/40 -> 46/30 ms,
+# Q2 119/159 -> 96/103 ms, Q4 228/42 -> 23/24 ms (the full collections, gone).
+# Alone (the same command without -c) the collector's CPU per request falls too (Q1 1.4/1.8 ->
+# 0.2/0.2 ms) but a request now and then waits out one larger young collection: the longest
+# pause Q1 4/7 -> 17/19 ms, Q4 7/3 -> 32 ms (one in 100 requests) and none, Q3 7/8 -> none.
+YOUNG_OBJECTS: Final = 50000
 
 
 def settle_heap() -> None:

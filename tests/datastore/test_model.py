@@ -207,3 +207,66 @@ def test_template__unknown_form__refused() -> None:
 def test_timestamp__utc_milliseconds_text_in_time_order() -> None:
     assert model.timestamp(WHEN) == "2024-05-06T07:08:09.123Z"
     assert model.parse_timestamp(model.timestamp(WHEN)) == WHEN
+
+
+@dataclass(frozen=True, slots=True)
+class Slotted:
+    owner: str
+    slot_id: str
+    name: str | None
+    made_at: datetime
+    tags: tuple[str, ...] = ()
+    kept: dict[str, object] = field(default_factory=dict)
+
+
+SLOTTED = Layout(
+    Slotted,
+    tag="Slotted",
+    key=("OWNER#{owner}", "SLOT#{slot_id}"),
+    attributes=(model.s("name", "name", optional=True), model.ts("madeAt", "made_at"), model.words("tags", "tags")),
+)
+
+
+def test_read__slots_dataclass__filled_slot_by_slot_as_its_init_would() -> None:
+    """A frozen slots dataclass is read without its ``__init__`` (each slot's own setter on a
+    bare instance): the same value, defaults and default factories included, a fresh
+    factory value each time."""
+    for value in (Slotted("o", "s1", "Ann", WHEN, ("a", "b")), Slotted("o", "s2", None, WHEN)):
+        read = SLOTTED.read(SLOTTED.item(value), owner="o", slot_id=value.slot_id)
+        assert read == value and type(read) is Slotted
+    first = SLOTTED.read(SLOTTED.item(Slotted("o", "s", None, WHEN)), owner="o", slot_id="s")
+    second = SLOTTED.read(SLOTTED.item(Slotted("o", "s", None, WHEN)), owner="o", slot_id="s")
+    assert first.kept == {} and first.kept is not second.kept
+    with pytest.raises(KeyError):  # a required attribute missing fails as the call did
+        SLOTTED.read({}, owner="o", slot_id="s")
+    assert "_new" in SLOTTED.read.__globals__  # the slot-by-slot reader, not the call
+
+
+def test_read__dataclass_with_post_init__keeps_the_call() -> None:
+    @dataclass(frozen=True, slots=True)
+    class Checked:
+        owner: str
+        name: str
+
+        def __post_init__(self) -> None:
+            if not self.name:
+                raise ValueError("no name")
+
+    checked = Layout(Checked, tag="Checked", key=("C#{owner}", "#C"), attributes=(model.s("name", "name"),))
+    assert checked.read({"name": {"S": "x"}}, owner="o") == Checked("o", "x")
+    with pytest.raises(ValueError, match="no name"):
+        checked.read({"name": {"S": ""}}, owner="o")
+
+
+def test_read__slots_class_with_its_own_init__keeps_the_call() -> None:
+    @dataclass(frozen=True, slots=True, init=False)
+    class Trimmed:
+        owner: str
+        name: str
+
+        def __init__(self, owner: str, name: str, extra: str = "") -> None:
+            object.__setattr__(self, "owner", owner)
+            object.__setattr__(self, "name", name.strip())
+
+    trimmed = Layout(Trimmed, tag="Trimmed", key=("T#{owner}", "#T"), attributes=(model.s("name", "name"),))
+    assert trimmed.read({"name": {"S": " x "}}, owner="o").name == "x"
