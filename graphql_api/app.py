@@ -19,7 +19,9 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
+import strawberry
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -104,6 +106,17 @@ class SubscriptionOrRequest:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await (self.multipart if wants_multipart(scope) else self.lifetime)(scope, receive, send)
+
+
+@dataclass(frozen=True, slots=True)
+class LiveParts:
+    """The app's schema, services, authentication and documents, for API Gateway's WebSocket
+    functions, which run subscriptions without the ASGI app (graphql_api/subscriptions/gateway.py)."""
+
+    schema: strawberry.Schema
+    services: Services
+    backend: BearerTokenBackend
+    persisted: PersistedDocuments
 
 
 def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
@@ -247,4 +260,6 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     app.state.documents = documents
     # The process's live hub: tests read its feed's status and counters.
     app.state.live = live
+    # What live updates on AWS (graphql_api/entrypoints/lambda_live.py) run subscriptions with.
+    app.state.live_parts = LiveParts(schema, services, backend, persisted)
     return app

@@ -11,6 +11,11 @@ their own principal; only the reads are shared, and only within one organisation
 
 A replayed event (``after``, a catch-up) is read through loaders of the subscription's own,
 fresh for each page of the replay.
+
+On AWS (gateway.py) no process holds a subscription open: each of a subscription's events is
+one execution of its stored document, through the same field and the same rules, with the
+session's ``one_shot``: the one event to deliver (or none: the subscription is being checked
+when it is made, and replays what ``after`` missed), instead of the process's hub.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import time
 from dataclasses import dataclass
 
 from datastore.calls import CallLog
+from datastore.entities import AuditEvent
 from datastore.ids import OrgId
 from datastore.scope import TenantScope
 from graphql_api.request.services import Services
@@ -37,9 +43,21 @@ def round_loaders(services: Services, org_id: str) -> Loaders:
     return Loaders(table, session.admit_call)
 
 
+@dataclass(frozen=True, slots=True)
+class OneShot:
+    """One execution of a subscription, without the hub (the AWS fan-out, gateway.py): deliver
+    ``event`` if the subscription takes it and end; with no event, start the subscription (its
+    checks), replay what its ``after`` missed, and end."""
+
+    event: AuditEvent | None = None
+    # The event's round: loaders shared by the organisation's subscribers of this event.
+    round: Loaders | None = None
+
+
 @dataclass
 class LiveSession(RequestSession):
     connection: LiveConnection | None = None
+    one_shot: OneShot | None = None
     _round: Loaders | None = None
 
     def begin_event(self, loaders: Loaders | None = None) -> None:
