@@ -124,8 +124,8 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     services = Services(
         settings, datastore, executor, CursorCodec(settings.jwt_secret), tenant_buckets=tenant_buckets(settings)
     )
-    # Under Lambda no process outlives its invocation to hold a reader's lease or a socket:
-    # live updates are not served there (docs/api/subscriptions.md).
+    # Under Lambda no process outlives its invocation to hold a reader's lease or a socket: the
+    # hub serves nothing there, and API Gateway's WebSocket API does (subscriptions/gateway.py).
     live = LiveHub(services, None) if settings.lambda_function else LiveHub.for_services(services)
     services.live = live
     configure_tracing(settings.otel_endpoint, datastore.client, datastore.aio.observers)

@@ -397,7 +397,7 @@ def test_fan_out__org_a_s_reviewer_gets_the_status_change__org_b_is_not_even_rea
     assert change["cursor"]
     assert [m["type"] for m in sent_to(watcher)] == ["connection_ack"]
     read = [pk for call in log.calls for pk in call.partition_keys()]
-    assert f"ORG#{org.tenant.org_id}#LIVE" in read
+    assert read.count(f"ORG#{org.tenant.org_id}#LIVE") == 1  # one Query: every subscriber of the organisation
     assert not [pk for pk in read if keys.in_tenant(pk, other.org_id)]
 
 
@@ -456,3 +456,46 @@ def test_fan_out__a_gone_connection_s_items_are_deleted(
     aws.stream(audit_records(client, table_name, org.tenant, before))
 
     assert live_items(org.tenant) == gateway.LiveItems({}, [])
+
+
+def test_subscribe_with_after__replays_what_was_missed__then_recorded_for_the_fan_out(
+    aws: Aws, org: Org, client: DynamoDBClient, table_name: str
+) -> None:
+    table = org.tenant.table
+    job = jobs.publish_job(table, jobs.create_job(table, department_id=org.sales.dept_id, title="Rep").job_id)
+    job_id = global_ids.encode("JobPosting", job.job_id)
+    first = aws.connect(org.manager)
+    aws.subscribe(first, "r", APPLICATIONS, job=job_id)
+    application = applications.apply_to_job(table, job.job_id, org.employee.emp_id)
+    before = ids.new_id()
+    applications.set_application_status(table, job.job_id, application.app_id, ApplicationStatus.REVIEWING)
+    aws.stream(audit_records(client, table_name, org.tenant, before))
+    (seen,) = [m for m in sent_to(first) if m["type"] == "next"]
+    cursor = seen["payload"]["data"]["applicationChanged"]["cursor"]
+    aws.socket("$disconnect", first)
+    # Missed while disconnected: another application, and the first one accepted.
+    applications.apply_to_job(table, job.job_id, org.tenant.employee(org.sales).emp_id)
+    applications.set_application_status(table, job.job_id, application.app_id, ApplicationStatus.ACCEPTED)
+
+    second = aws.connect(org.manager)
+    resumed = APPLICATIONS.replace("($job: ID!)", "($job: ID!, $after: String)").replace(
+        "applicationChanged(jobPostingId: $job)", "applicationChanged(jobPostingId: $job, after: $after)"
+    )
+    aws.subscribe(second, "r", resumed, job=job_id, after=cursor)
+
+    replayed = [m["payload"]["data"]["applicationChanged"] for m in sent_to(second) if m["type"] == "next"]
+    assert [(change["action"], change["application"]["status"]) for change in replayed] == [
+        ("application.apply", "APPLIED"),
+        ("application.setStatus", "ACCEPTED"),
+    ]
+    assert [s.operation_id for s in live_items(org.tenant).subscriptions] == ["r"]
+
+
+def test_subscribe_with_a_forged_after__error_bad_user_input_nothing_recorded(aws: Aws, org: Org) -> None:
+    connection_id = aws.connect(org.tenant.admin)
+    aws.subscribe(connection_id, "x", "subscription A($a: String) { auditEventAdded(after: $a) { action } }", a="nope")
+
+    error = aws.management.posted[connection_id][-1]
+    assert error["type"] == "error"
+    assert [e["extensions"]["code"] for e in error["payload"]] == ["BAD_USER_INPUT"]
+    assert live_items(org.tenant).subscriptions == []
