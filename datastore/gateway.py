@@ -21,7 +21,6 @@ its connection for long.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Final
 
 from datastore import layout, transact
@@ -142,23 +141,20 @@ def close_connection(table: Table, connection_id: str, subscriptions: list[Gatew
     return len(doomed)
 
 
-def live_items(table: Table, *, at: datetime | None = None) -> LiveItems:
-    """Every connection and subscription of the table's organisation that has not expired:
-    one Query (of as many 1 MB pages as it takes) of its live partition."""
+def live_items(table: Table) -> LiveItems:
+    """Every connection and subscription of the table's organisation: one Query (of as many 1 MB
+    pages as it takes) of its live partition. Expired ones too (the TTL deletes them within
+    days): the fan-out closes them, saying why, at their next event."""
     org_id = table.tenant.org_id
     found = table.query(layout.GATEWAY_CONNECTION.partition(org_id), limit=LIVE_ITEMS_MAX, consistent=True)
-    moment = at or now()
     connections: dict[str, GatewayConnection] = {}
     subscriptions: list[GatewaySubscription] = []
     for item in found.items:
         tag = item.get("entity", {}).get("S")
         if tag == layout.GATEWAY_CONNECTION.tag:
             connection: GatewayConnection = layout.GATEWAY_CONNECTION.read(item)
-            if connection.expires_at > moment:
-                connections[connection.connection_id] = connection
+            connections[connection.connection_id] = connection
         elif tag == layout.GATEWAY_SUBSCRIPTION.tag:
-            subscription: GatewaySubscription = layout.GATEWAY_SUBSCRIPTION.read(item)
-            if subscription.expires_at > moment:
-                subscriptions.append(subscription)
+            subscriptions.append(layout.GATEWAY_SUBSCRIPTION.read(item))
     live = [subscription for subscription in subscriptions if subscription.connection_id in connections]
     return LiveItems(connections, live, found.has_more)

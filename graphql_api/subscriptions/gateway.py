@@ -539,9 +539,14 @@ class LiveGateway:
                 continue  # closed in this batch
             principal = principal_of(connection)
             shot = OneShot(event, loaders)
-            if connection.token_expires_at is not None and connection.token_expires_at <= now():
+            moment = now()
+            if connection.token_expires_at is not None and connection.token_expires_at <= moment:
                 expired = Closed(Close.FORBIDDEN, "the token expired: reconnect with a fresh one")
                 await self._close(connection.endpoint, connection_id, expired, org_id)
+                continue
+            if connection.expires_at <= moment:  # API Gateway has closed it by now: its items go
+                ended = Closed(Close.TIMED_OUT, "the connection reached its two-hour lifetime: reconnect")
+                await self._close(connection.endpoint, connection_id, ended, org_id)
                 continue
             check = self._context(principal, shot)
             assert isinstance(check.session, LiveSession)

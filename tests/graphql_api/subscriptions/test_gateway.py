@@ -15,6 +15,7 @@ import http.server
 import itertools
 import json
 import threading
+import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 
-from datastore import applications, calls, departments, employees, gateway, ids, jobs, keys, layout
+from datastore import api_keys, applications, calls, departments, employees, gateway, ids, jobs, keys, layout
 from datastore.dev.local_sts import serving_sts
 from datastore.entities import ApplicationStatus, Department, Employee, Role
 from datastore.items import Item
@@ -499,3 +500,50 @@ def test_subscribe_with_a_forged_after__error_bad_user_input_nothing_recorded(aw
     assert error["type"] == "error"
     assert [e["extensions"]["code"] for e in error["payload"]] == ["BAD_USER_INPUT"]
     assert live_items(org.tenant).subscriptions == []
+
+
+def test_fan_out__a_revoked_api_key_s_connection_is_closed_4403(
+    aws: Aws, org: Org, client: DynamoDBClient, table_name: str
+) -> None:
+    key, secret = api_keys.create_api_key(org.tenant.table, name="Dashboard", role=Role.ADMIN)
+    connection_id = f"key{next(_ids)}"
+    aws.socket("$connect", connection_id)
+    aws.socket("$default", connection_id, {"type": "connection_init", "payload": {"Authorization": f"Bearer {secret}"}})
+    aws.subscribe(connection_id, "a", AUDIT)
+    assert aws.management.posted[connection_id] == [{"type": "connection_ack"}]
+    stored = layout.API_KEY.key_at(org.tenant.org_id, key.key_id)
+    old = raw(client, table_name, stored)
+    before = ids.new_id()
+    api_keys.revoke_api_key(org.tenant.table, key.key_id)
+    batch = [stream_record("MODIFY", old, raw(client, table_name, stored))]
+    batch += audit_records(client, table_name, org.tenant, before)
+
+    aws.stream(batch)
+
+    told = aws.management.posted[connection_id]
+    assert [m["type"] for m in told] == ["connection_ack", "ping"]  # closed before the revocation's own event
+    assert told[-1]["payload"]["close"] == {"code": 4403, "reason": "the API key was revoked"}
+    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+
+
+def test_fan_out__a_connection_whose_token_expired_is_closed_4403_at_its_next_event(
+    aws: Aws, org: Org, client: DynamoDBClient, table_name: str
+) -> None:
+    token = issue_token(
+        aws.settings, subject=org.manager.emp_id, org_id=org.manager.org_id, role=org.manager.role.value, ttl_seconds=2
+    )
+    connection_id = f"exp{next(_ids)}"
+    aws.socket("$connect", connection_id)
+    aws.socket("$default", connection_id, {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
+    aws.subscribe(connection_id, "d", DIRECTORY)
+    assert aws.management.posted[connection_id] == [{"type": "connection_ack"}]
+    time.sleep(2.1)
+    before = ids.new_id()
+    org.tenant.employee(org.sales)
+
+    aws.stream(audit_records(client, table_name, org.tenant, before))
+
+    told = aws.management.posted[connection_id]
+    assert [m["type"] for m in told] == ["connection_ack", "ping"]
+    assert told[-1]["payload"]["close"]["code"] == 4403 and "expired" in told[-1]["payload"]["close"]["reason"]
+    assert live_items(org.tenant) == gateway.LiveItems({}, [])
