@@ -26,7 +26,7 @@ from typing import Final
 from datastore import layout, transact
 from datastore.errors import DatastoreError
 from datastore.ids import OrgId
-from datastore.items import Item, now
+from datastore.items import Item
 from datastore.keys import Key
 from datastore.records import GatewayConnection, GatewayLookup, GatewaySubscription
 from datastore.table import Table
@@ -67,21 +67,19 @@ def open_connection(table: Table, connection: GatewayConnection) -> None:
 
 def org_of(table: Table, connection_id: str) -> OrgId | None:
     """The organisation of an authenticated connection (``table`` has the GatewayScope); None for
-    a connection not (or no longer) authenticated. One strongly consistent GetItem."""
+    a connection not (or no longer) recorded. One strongly consistent GetItem. An expired one is
+    still found (the TTL deletes within days): the caller says why it is over."""
     item = table.get(layout.GATEWAY_LOOKUP.key_at(connection_id), consistent=True)
     if item is None:
         return None
     lookup: GatewayLookup = layout.GATEWAY_LOOKUP.read(item)
-    return None if lookup.expires_at <= now() else lookup.org_id
+    return lookup.org_id
 
 
 def get_connection(table: Table, connection_id: str) -> GatewayConnection | None:
-    """The connection as recorded, unless expired (the TTL deletes within days, not at once)."""
+    """The connection as recorded, expired or not (one strongly consistent GetItem)."""
     item = table.get(layout.GATEWAY_CONNECTION.key_at(table.tenant.org_id, connection_id), consistent=True)
-    if item is None:
-        return None
-    connection: GatewayConnection = layout.GATEWAY_CONNECTION.read(item)
-    return None if connection.expires_at <= now() else connection
+    return None if item is None else layout.GATEWAY_CONNECTION.read(item)
 
 
 def subscriptions_of(table: Table, connection_id: str, *, limit: int) -> list[GatewaySubscription]:

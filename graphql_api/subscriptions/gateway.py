@@ -201,6 +201,16 @@ def principal_of(connection: GatewayConnection) -> Principal:
     )
 
 
+def _over(connection: GatewayConnection, moment: datetime) -> Closed | None:
+    """Why a recorded connection is over at ``moment``, if it is: its token expired (4403), or it
+    reached API Gateway's two hours (4408: API Gateway has closed it by then; its items go)."""
+    if connection.token_expires_at is not None and connection.token_expires_at <= moment:
+        return Closed(Close.FORBIDDEN, "the token expired: reconnect with a fresh one")
+    if connection.expires_at <= moment:
+        return Closed(Close.TIMED_OUT, "the connection reached its two-hour lifetime: reconnect")
+    return None
+
+
 def root_field(document: str, operation_name: str | None) -> str | None:
     """The subscription's root field (not its alias); None for a document that does not parse
     or names no such operation (its execution says why)."""
@@ -270,6 +280,12 @@ class LiveGateway:
         except Closed as closed:
             org_id = await self.services.run_blocking(self._org_of, event.connection_id)
             await self._close(event.endpoint, event.connection_id, closed, org_id)
+        except DatastoreError:
+            # DynamoDB did not answer: say so and close (the client reconnects); the items, if
+            # any, expire with their TTL. Nothing of the failure reaches the client.
+            log.exception("live connection %s: its message could not be handled", event.connection_id)
+            unavailable = Closed(Close.UNAVAILABLE, "try again shortly")
+            await self._close(event.endpoint, event.connection_id, unavailable, None)
         return {"statusCode": 200}
 
     def _org_of(self, connection_id: str) -> OrgId | None:
@@ -391,6 +407,9 @@ class LiveGateway:
         connection = await self._recorded(event.connection_id)
         if connection is None or not connection.acknowledged:
             raise Closed(Close.UNAUTHORIZED, "Unauthorized")
+        over = _over(connection, now())
+        if over is not None:
+            raise over
         return connection
 
     async def _subscribe(self, event: SocketEvent, message: dict[str, Any]) -> None:
@@ -539,14 +558,9 @@ class LiveGateway:
                 continue  # closed in this batch
             principal = principal_of(connection)
             shot = OneShot(event, loaders)
-            moment = now()
-            if connection.token_expires_at is not None and connection.token_expires_at <= moment:
-                expired = Closed(Close.FORBIDDEN, "the token expired: reconnect with a fresh one")
-                await self._close(connection.endpoint, connection_id, expired, org_id)
-                continue
-            if connection.expires_at <= moment:  # API Gateway has closed it by now: its items go
-                ended = Closed(Close.TIMED_OUT, "the connection reached its two-hour lifetime: reconnect")
-                await self._close(connection.endpoint, connection_id, ended, org_id)
+            over = _over(connection, now())
+            if over is not None:
+                await self._close(connection.endpoint, connection_id, over, org_id)
                 continue
             check = self._context(principal, shot)
             assert isinstance(check.session, LiveSession)

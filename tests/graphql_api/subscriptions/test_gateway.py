@@ -536,14 +536,20 @@ def test_fan_out__a_connection_whose_token_expired_is_closed_4403_at_its_next_ev
     aws.socket("$connect", connection_id)
     aws.socket("$default", connection_id, {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
     aws.subscribe(connection_id, "d", DIRECTORY)
-    assert aws.management.posted[connection_id] == [{"type": "connection_ack"}]
+    later = f"exp{next(_ids)}"
+    aws.socket("$connect", later)
+    aws.socket("$default", later, {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
+    assert aws.management.posted[connection_id] == aws.management.posted[later] == [{"type": "connection_ack"}]
     time.sleep(2.1)
     before = ids.new_id()
     org.tenant.employee(org.sales)
 
     aws.stream(audit_records(client, table_name, org.tenant, before))
+    # The other connection's next message finds its token expired too: 4403, not 4401.
+    aws.subscribe(later, "d", DIRECTORY)
 
-    told = aws.management.posted[connection_id]
-    assert [m["type"] for m in told] == ["connection_ack", "ping"]
-    assert told[-1]["payload"]["close"]["code"] == 4403 and "expired" in told[-1]["payload"]["close"]["reason"]
+    for closed in (connection_id, later):
+        told = aws.management.posted[closed]
+        assert [m["type"] for m in told] == ["connection_ack", "ping"]
+        assert told[-1]["payload"]["close"]["code"] == 4403 and "expired" in told[-1]["payload"]["close"]["reason"]
     assert live_items(org.tenant) == gateway.LiveItems({}, [])
