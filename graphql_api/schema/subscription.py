@@ -57,6 +57,9 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
     assert isinstance(session, LiveSession)
     principal = permissions.caller(context)
     assert principal.org_id is not None
+    if shot is not None and shot.round is not None:
+        # On AWS the start's reads are the event's too: from the round the subscribers share.
+        session.begin_event(shot.round)
     await topic.start(context)
     settings = services.settings
     window = int(settings.subscription_reorder_window_seconds * 1000)
