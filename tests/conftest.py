@@ -25,7 +25,7 @@ from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal
 from datastore.dev.local_sts import serving_sts
 from datastore.entities import Department, Employee, Organization, Plan, Role
-from datastore.provision import ensure_table
+from datastore.provision import ensure_table, stream_arn
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import RetryPolicy, Table
 from tests import key_guard
@@ -72,9 +72,30 @@ def sts_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def table_name(client: DynamoDBClient, settings: DatastoreSettings) -> str:
+def table_name(client: DynamoDBClient, settings: DatastoreSettings) -> Iterator[str]:
+    """The session's table, most suites' data, with its stream off: DynamoDB Local makes every
+    write to a table with a stream dearer (the suites of tests/datastore and
+    tests/graphql_api/schema took 411 s with it on, 255 s off), and only the suites of live
+    updates read one. They have ``streamed_table_name``.
+
+    It is still off at the end, or the session fails: ``server.py run`` (and ``migrate``) turn
+    their table's stream on, so a server process of a test belongs on ``streamed_table_name``."""
     ensure_table(client, settings.table_name)
-    return settings.table_name
+    client.update_table(TableName=settings.table_name, StreamSpecification={"StreamEnabled": False})
+    yield settings.table_name
+    assert stream_arn(client, settings.table_name) is None, (
+        "a test turned the session table's stream on (a server process on it?): use streamed_table_name"
+    )
+
+
+@pytest.fixture(scope="session")
+def streamed_table_name(client: DynamoDBClient, settings: DatastoreSettings) -> str:
+    """A second table of the session, with its stream (as ``ensure_table`` makes every table):
+    for the suites whose servers read the change feed (tests/graphql_api/subscriptions/conftest.py)
+    and for servers run as an operator runs them, which turn a table's stream on at start."""
+    name = f"{settings.table_name}-streamed"
+    ensure_table(client, name)
+    return name
 
 
 # Fast retries: tests exercise the bound, not the wait.
@@ -132,21 +153,26 @@ def unique_domain() -> str:
     return f"t{ids.new_id().lower()}.example"
 
 
+def new_tenant(platform: Table, name: str = "Test Org") -> Tenant:
+    """An organisation of its own, with its admin, in ``platform``'s table."""
+    unique = ids.new_id().lower()
+    domain = unique_domain()
+    org, admin = organizations.create_organization(
+        platform,
+        name=f"{name} {unique[-6:]}",
+        plan=Plan.PRO,
+        email_domains=[domain],
+        admin_email=f"admin{unique}@{domain}",
+        admin_first_name="Ada",
+        admin_last_name="Admin",
+    )
+    return Tenant(org, admin, platform.with_scope(TenantScope(org.org_id, admin.emp_id)))
+
+
 @pytest.fixture
 def make_tenant(platform: Table) -> TenantFactory:
     def make(name: str = "Test Org") -> Tenant:
-        unique = ids.new_id().lower()
-        domain = unique_domain()
-        org, admin = organizations.create_organization(
-            platform,
-            name=f"{name} {unique[-6:]}",
-            plan=Plan.PRO,
-            email_domains=[domain],
-            admin_email=f"admin{unique}@{domain}",
-            admin_first_name="Ada",
-            admin_last_name="Admin",
-        )
-        return Tenant(org, admin, platform.with_scope(TenantScope(org.org_id, admin.emp_id)))
+        return new_tenant(platform, name)
 
     return make
 
@@ -154,6 +180,12 @@ def make_tenant(platform: Table) -> TenantFactory:
 @pytest.fixture
 def tenant(make_tenant: TenantFactory) -> Tenant:
     return make_tenant()
+
+
+@pytest.fixture
+def streamed_tenant(client: DynamoDBClient, streamed_table_name: str) -> Tenant:
+    """A tenant in ``streamed_table_name``: for a server process that serves that table."""
+    return new_tenant(Table(client, streamed_table_name, PlatformScope(), retry=TEST_RETRY))
 
 
 @pytest.fixture

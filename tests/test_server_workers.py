@@ -250,12 +250,15 @@ def graphql_lines_by_worker(output: str) -> dict[int, collections.Counter[int]]:
 
 @pytest.mark.parametrize("entry", ["server.py run", "uvicorn --workers"])
 def test_two_workers__one_busy_tenant__admitted_at_the_servers_rate(
-    dynamodb_endpoint: str, table_name: str, api: Api, tenant: Tenant, entry: str
+    dynamodb_endpoint: str, streamed_table_name: str, api: Api, streamed_tenant: Tenant, entry: str
 ) -> None:
-    """The same through ``server.py run`` (WORKERS=2) and the production ``uvicorn --workers 2``."""
+    """The same through ``server.py run`` (WORKERS=2) and the production ``uvicorn --workers 2``.
+
+    On the session's streamed table: ``server.py run`` turns its table's stream on at start."""
+    tenant = streamed_tenant
     env = {
         "DYNAMODB_ENDPOINT": dynamodb_endpoint,
-        "HR_TABLE_NAME": table_name,
+        "HR_TABLE_NAME": streamed_table_name,
         "HR_ENV": "test",
         "ALLOWED_HOSTS": "127.0.0.1",
         "JWT_SECRET": TEST_SECRET,

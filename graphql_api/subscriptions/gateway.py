@@ -86,7 +86,7 @@ from graphql_api.request.context import RequestContext
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline
 from graphql_api.subscriptions.closing import Close, Closed
-from graphql_api.subscriptions.session import LiveSession, OneShot, round_loaders
+from graphql_api.subscriptions.session import LiveSession, OneShot, event_round
 
 log = logging.getLogger("hr.live")
 
@@ -550,21 +550,21 @@ class LiveGateway:
                 wanted[subscription.connection_id].append(subscription)
         if not wanted:
             return 0
-        loaders = round_loaders(self.services, org_id)
+        round_ = event_round(self.services, org_id)
         delivered = 0
         for connection_id, subscriptions in wanted.items():
             connection = live.connections.pop(connection_id, None)
             if connection is None:
                 continue  # closed in this batch
             principal = principal_of(connection)
-            shot = OneShot(event, loaders)
+            shot = OneShot(event, round_)
             over = _over(connection, now())
             if over is not None:
                 await self._close(connection.endpoint, connection_id, over, org_id)
                 continue
             check = self._context(principal, shot)
             assert isinstance(check.session, LiveSession)
-            check.session.begin_event(loaders)
+            check.session.begin_event(round_)
             try:
                 await check_active(check)
             except ApiError as refused:

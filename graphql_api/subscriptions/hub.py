@@ -44,7 +44,7 @@ from graphql_api.entrypoints.host_files import owner_tag, start_time
 from graphql_api.entrypoints.worker_process import supervisor_pid
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
-from graphql_api.subscriptions.session import round_loaders
+from graphql_api.subscriptions.session import event_round
 from graphql_api.subscriptions.stream import LiveStream
 
 if TYPE_CHECKING:
@@ -180,9 +180,9 @@ class LiveHub:
         matching = [stream for stream in self.streams.get(org, ()) if stream.topic.matches(event)]
         if not matching:
             return
-        loaders = round_loaders(self.services, org)
+        round_ = event_round(self.services, org)
         for stream in matching:
-            stream.offer(event, loaders)
+            stream.offer(event, round_)
 
     def _revoke(self, org: str, change: records.ChangeEvent) -> None:
         new = change.new

@@ -12,6 +12,11 @@ their own principal; only the reads are shared, and only within one organisation
 A replayed event (``after``, a catch-up) is read through loaders of the subscription's own,
 fresh for each page of the replay.
 
+Each delivery's calls are recorded in the log its ``extensions.cost`` reads
+(COST_IN_RESPONSE): a live event's, in its round's log, which every subscriber of the round
+shows (the reads its payload was built from, made once for all of them); a replayed event's,
+in the subscription's own.
+
 On AWS (gateway.py) no process holds a subscription open: each of a subscription's events is
 one execution of its stored document, through the same field and the same rules, with the
 session's ``one_shot``: the one event to deliver (or none: the subscription is being checked
@@ -23,6 +28,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from datastore import calls
 from datastore.calls import CallLog
 from datastore.entities import AuditEvent
 from datastore.ids import OrgId
@@ -33,14 +39,23 @@ from graphql_api.schema.loaders import Loaders
 from graphql_api.subscriptions.connection import LiveConnection
 
 
-def round_loaders(services: Services, org_id: str) -> Loaders:
-    """Loaders for one event's round, on a session of their own (its deadline, its budget).
+@dataclass(frozen=True, slots=True)
+class Round:
+    """One event's reads for the organisation's subscribers on this process: the loaders they
+    share, and the log of the calls those loaders make."""
 
-    Their reads run on the event loop through the datastore's async table, on the loop's one
-    client session (the app's lifespan closes it), like a request's loaders."""
+    loaders: Loaders
+    call_log: CallLog
+
+
+def event_round(services: Services, org_id: str) -> Round:
+    """The round of one event, on a session of its own (its deadline, its budget, its log).
+
+    Its loaders' reads run on the event loop through the datastore's async table, on the loop's
+    one client session (the app's lifespan closes it), like a request's loaders."""
     session = RequestSession(services, None, Deadline.after(services.settings.request_timeout_seconds))
     table = services.datastore.async_table(TenantScope(OrgId(org_id)), deadline=session.deadline.at)
-    return Loaders(table, session.admit_call)
+    return Round(Loaders(table, session.admit_call), session.call_log)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,8 +65,8 @@ class OneShot:
     checks), replay what its ``after`` missed, and end."""
 
     event: AuditEvent | None = None
-    # The event's round: loaders shared by the organisation's subscribers of this event.
-    round: Loaders | None = None
+    # The event's round: the loaders the organisation's subscribers of this event share.
+    round: Round | None = None
 
 
 @dataclass
@@ -60,16 +75,21 @@ class LiveSession(RequestSession):
     one_shot: OneShot | None = None
     _round: Loaders | None = None
 
-    def begin_event(self, loaders: Loaders | None = None) -> None:
-        """The next event's delivery starts: ``loaders`` its round's; None: fresh ones of its own."""
+    def begin_event(self, round_: Round | None = None) -> None:
+        """The next event's delivery starts: read by ``round_``'s loaders, its calls in the
+        round's log; None: by fresh loaders of its own, into a log of its own."""
         self.deadline = Deadline.after(self.services.settings.request_timeout_seconds)
-        self.call_log = CallLog()
+        self.call_log = CallLog() if round_ is None else round_.call_log
+        # The subscription's task: the batches its loads dispatch, and its blocking calls,
+        # copy this context, so their calls are recorded in the delivery's log.
+        calls.current_log.set(self.call_log)
+        calls.current_depth.set(0)
         self.started = time.perf_counter()
         self.cancelled = False
         self._budget = None
         self._response_budget = None
         self._loaders = None
-        self._round = loaders
+        self._round = None if round_ is None else round_.loaders
 
     @property
     def loaders(self) -> Loaders:

@@ -30,11 +30,10 @@ from datastore import audit
 from datastore.entities import AuditEvent
 from datastore.scope import TenantScope
 from graphql_api.execution.errors import bad_input
-from graphql_api.schema.loaders import Loaders
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.cursors import Position
-from graphql_api.subscriptions.session import LiveSession, OneShot
+from graphql_api.subscriptions.session import LiveSession, OneShot, Round
 
 # Audit events one replay Query reads at most.
 REPLAY_PAGE: Final = 100
@@ -54,8 +53,8 @@ class Topic(Protocol):
 @dataclass(frozen=True, slots=True)
 class Delivery:
     event: AuditEvent
-    # The round's loaders of a live event; None for a replayed one (the session's own).
-    round: Loaders | None
+    # The round of a live event (its loaders and call log); None for a replayed one (the session's own).
+    round: Round | None
 
 
 _CATCH_UP: Final = object()
@@ -79,9 +78,9 @@ class LiveStream:
 
     # --- what the hub hands in (never blocks) ----------------------------------------------------
 
-    def offer(self, event: AuditEvent, loaders: Loaders) -> None:
+    def offer(self, event: AuditEvent, round_: Round) -> None:
         if self.connection.enqueue():
-            self._queue.append(Delivery(event, loaders))
+            self._queue.append(Delivery(event, round_))
             self._ready.set()
 
     def catch_up(self) -> None:

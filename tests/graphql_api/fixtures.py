@@ -133,6 +133,11 @@ class Demo:
 
 @pytest.fixture(scope="session")
 def demo(client: DynamoDBClient, table_name: str) -> Demo:
+    return load_demo(client, table_name)
+
+
+def load_demo(client: DynamoDBClient, table_name: str) -> Demo:
+    """The demo organisations in ``table_name`` (loaded unless they are there), and their people."""
     from datastore import employees, identities
     from datastore.dev import demo as demo_data
     from datastore.scope import PlatformScope, SignInScope, TenantScope

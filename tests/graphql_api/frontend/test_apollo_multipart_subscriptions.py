@@ -25,7 +25,15 @@ from tests.graphql_api.fixtures import Api
 from tests.graphql_api.frontend.tools import APOLLO_CLIENT, apollo_client_modules
 
 # The live server of the subscription suites (its own change feed on the session's table).
-from tests.graphql_api.subscriptions.conftest import live_app, live_http, live_url, subscribed  # noqa: F401
+# The live server's fixtures, its streamed table and its client as ``http`` among them.
+from tests.graphql_api.subscriptions.conftest import (  # noqa: F401
+    http,
+    live_app,
+    live_http,
+    live_url,
+    subscribed,
+    table_name,
+)
 
 NODE = shutil.which("node")
 REVIEWS = """subscription Reviews($job: ID!) {

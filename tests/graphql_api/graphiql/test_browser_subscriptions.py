@@ -23,7 +23,7 @@ from datastore.scope import TenantScope
 from datastore.table import Table
 from graphql_api.app import create_app
 from graphql_api.settings.api import ApiSettings
-from tests.graphql_api.fixtures import Demo
+from tests.graphql_api.fixtures import Demo, load_demo
 from tests.graphql_api.graphiql.chromium import Chromium
 from tests.graphql_api.graphiql.test_browser import HEADER_EDITOR_HAS_TOKEN, RESULT, choose
 from tests.graphql_api.live import serving
@@ -37,26 +37,35 @@ SUBSCRIPTION = "subscription { employeeChanged { action employee { email } } }"
 
 
 @pytest.fixture(scope="module")
+def streamed_demo(client: DynamoDBClient, streamed_table_name: str) -> Demo:
+    """The demo organisations in the session's streamed table (the session's table has no stream)."""
+    return load_demo(client, streamed_table_name)
+
+
+@pytest.fixture(scope="module")
 def live_development(
     client: DynamoDBClient,
-    table_name: str,
+    streamed_table_name: str,
     settings: DatastoreSettings,
-    demo: Demo,
+    streamed_demo: Demo,
     development_settings: ApiSettings,
 ) -> Iterator[tuple[Starlette, httpx.Client]]:
-    app = create_app(live_datastore(client, table_name, settings), development_settings)
+    app = create_app(live_datastore(client, streamed_table_name, settings), development_settings)
     with serving(app) as http:
         wait_until_live(app.state.live.feed.status)
         yield app, http
 
 
 def test_graphiql__alice_subscribes__a_hire_appears_in_the_result_pane(
-    live_development: tuple[Starlette, httpx.Client], demo: Demo, client: DynamoDBClient, table_name: str
+    live_development: tuple[Starlette, httpx.Client],
+    streamed_demo: Demo,
+    client: DynamoDBClient,
+    streamed_table_name: str,
 ) -> None:
     app, http = live_development
-    alice = demo.person("alice@acme.co")
+    alice = streamed_demo.person("alice@acme.co")
     origin = str(http.base_url).rstrip("/")
-    table = Table(client, table_name, TenantScope(alice.org_id))
+    table = Table(client, streamed_table_name, TenantScope(alice.org_id))
     with Chromium() as browser:
         page = browser.page()
         try:

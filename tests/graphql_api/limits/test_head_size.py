@@ -219,11 +219,17 @@ def latencies(http: httpx.Client, token: str, least: int, busy: threading.Thread
 
 @pytest.mark.parametrize("implementation", HTTP_IMPLEMENTATIONS)
 def test_64_mb_header__server_process__431_at_once_and_others_served(
-    dynamodb_endpoint: str, table_name: str, api: Api, tenant: Tenant, implementation: HttpImplementation
+    dynamodb_endpoint: str,
+    streamed_table_name: str,
+    api: Api,
+    streamed_tenant: Tenant,
+    implementation: HttpImplementation,
 ) -> None:
+    # On the session's streamed table: ``server.py run`` turns its table's stream on at start.
+    tenant = streamed_tenant
     env = {
         "DYNAMODB_ENDPOINT": dynamodb_endpoint,
-        "HR_TABLE_NAME": table_name,
+        "HR_TABLE_NAME": streamed_table_name,
         "HR_ENV": "test",
         "ALLOWED_HOSTS": "127.0.0.1",
         "JWT_SECRET": TEST_SECRET,

@@ -1,8 +1,11 @@
-"""A live server for the subscription suites: the production app with its change feed on the session's table.
+"""A live server for the subscription suites: the production app with its change feed, on a table with a stream.
 
-The session's own server has no stream client (its suites need none); this one reads the
-session table's stream, from the module's start, with a short lease and poll so a takeover
-and a change arrive quickly. Its WebSocket clients speak graphql-transport-ws (ws.py).
+The session's own server and table have no stream (tests/conftest.py: a stream makes every
+write dearer on DynamoDB Local); here ``table_name`` is the session's streamed table, so the
+suites' tenants are made there, and ``http`` (hence ``api``) is this live server, so no test
+here reaches the session's server. It reads the table's stream from the module's start, with
+a short lease and poll so a takeover and a change arrive quickly. Its WebSocket clients speak
+graphql-transport-ws (ws.py). A test module elsewhere imports these fixtures to the same end.
 """
 
 from __future__ import annotations
@@ -36,6 +39,16 @@ def live_datastore(client: DynamoDBClient, table_name: str, settings: DatastoreS
 
 def live_settings(api_settings: ApiSettings, **changes: Any) -> ApiSettings:
     return with_settings(replace(api_settings), **changes)
+
+
+@pytest.fixture(scope="session")
+def table_name(streamed_table_name: str) -> str:
+    return streamed_table_name
+
+
+@pytest.fixture(scope="module")
+def http(live_http: httpx.Client) -> httpx.Client:
+    return live_http
 
 
 @pytest.fixture(scope="module")

@@ -17,10 +17,10 @@ from datastore import departments
 from datastore.entities import AuditEvent, Role
 from datastore.ids import EmployeeId, OrgId, new_id
 from graphql_api.auth.tokens import Principal
-from graphql_api.schema.loaders import Loaders
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.cursors import Position
+from graphql_api.subscriptions.session import Round
 from graphql_api.subscriptions.stream import LiveStream
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
@@ -123,13 +123,13 @@ def test_queue_past_its_bound__connection_closed_slow_never_dropped_silently() -
 
         principal = Principal(EmployeeId(new_id()), ORG, Role.ADMIN)
         connection = LiveConnection(principal, 3, closer)
-        round_loaders = cast(Loaders, None)  # never read: nothing is delivered here
+        round_ = cast(Round, None)  # never read: nothing is delivered here
         stream = LiveStream(connection, EveryEvent(), Position.starting_at(0, 0), 100, 60.0)
         for n in range(3):
-            stream.offer(_event(n), round_loaders)
+            stream.offer(_event(n), round_)
         assert connection.closed is None and connection.queued == 3
-        stream.offer(_event(3), round_loaders)
-        stream.offer(_event(4), round_loaders)
+        stream.offer(_event(3), round_)
+        stream.offer(_event(4), round_)
         await asyncio.sleep(0)
         return connection
 
