@@ -6,7 +6,8 @@ a Table sends is signed with credentials of the role for the Table's scope, from
 AssumeRole:
 
 - ``TenantScope(org)``: the tenant role, with the session tag ``org=<orgId>``;
-- ``SignInScope``: the sign-in role; ``ApiKeyScope`` too (session ``api-key``);
+- ``SignInScope``: the sign-in role; ``ApiKeyScope`` too (session ``api-key``), and
+  ``GatewayScope`` (a WebSocket connection's lookup on AWS, session ``ws-connection``);
 - ``PlatformScope``: the platform role, plus the tag ``provisioning=<orgId>`` while creating
   that organisation; ``LayoutScope`` (the table's layout version) too (session ``layout``), and
   ``FeedScope`` (a stream reader's lease and checkpoints, session ``feed``);
@@ -63,6 +64,7 @@ from datastore.errors import ScopeViolation, Unavailable
 from datastore.scope import (
     ApiKeyScope,
     FeedScope,
+    GatewayScope,
     LayoutScope,
     LifecycleScope,
     PlatformScope,
@@ -114,6 +116,9 @@ def role_session(roles: RoleSettings, scope: Scope) -> RoleSession:
     if isinstance(scope, ApiKeyScope):
         # Finding who a bearer key belongs to is sign-in's job too: the same role reads it.
         return RoleSession(roles.signin_role_arn, "api-key")
+    if isinstance(scope, GatewayScope):
+        # Which organisation a WebSocket connection is: a lookup before any tenant, as sign-in's.
+        return RoleSession(roles.signin_role_arn, "ws-connection")
     if isinstance(scope, PlatformScope):
         if scope.provisioning is None:
             return RoleSession(roles.platform_role_arn, "platform")

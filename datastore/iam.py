@@ -20,6 +20,9 @@ provider) and the platform role (the operator, at onboarding), and refresh token
 (``REFRESH#<sha256>``) by tenants (signing in and refreshing, in the tenant's session
 transactions); neither is read by them: the sign-in role reads both, and the domain markers,
 with one GetItem each (``datastore/identity_providers.py``, ``datastore/sessions.py``).
+On AWS, a WebSocket connection's lookup item (``WSCONN#<connectionId>``, naming its
+organisation) is written and deleted by tenants (in the transactions that open and end the
+connection) and read by the sign-in role (``datastore/gateway.py``).
 The lifecycle of one organisation (datastore/lifecycle/) has two roles of its own, bounded by
 the same ``org`` tag. TenantExport only reads: the organisation's partitions, and the items
 outside them an export holds (identities, domain markers, identity provider clients, by
@@ -60,6 +63,8 @@ ISSUER_PARTITIONS: Final = f"{keys.ISSUER}{keys.SEP}*"
 REFRESH_PARTITIONS: Final = f"{keys.REFRESH}{keys.SEP}*"
 LAYOUT_PARTITION: Final = keys.LAYOUT_PK
 FEED_PARTITIONS: Final = f"{keys.FEED}{keys.SEP}*"
+WS_CONNECTION_PARTITIONS: Final = f"{keys.WSCONN}{keys.SEP}*"
+WS_CONNECTION_WRITES: Final = ["dynamodb:PutItem", "dynamodb:DeleteItem"]
 FEED_ITEMS: Final = [
     "dynamodb:GetItem",
     "dynamodb:Query",
@@ -119,6 +124,9 @@ def policies(
                 _statement("ApiKeyWriteOnly", API_KEY_WRITES, [table_arn], [API_KEY_PARTITIONS]),
                 _statement("IssuerWriteOnly", ISSUER_WRITES, [table_arn], [ISSUER_PARTITIONS]),
                 _statement("RefreshTokenWriteOnly", REFRESH_WRITES, [table_arn], [REFRESH_PARTITIONS]),
+                _statement(
+                    "WebSocketConnectionWriteOnly", WS_CONNECTION_WRITES, [table_arn], [WS_CONNECTION_PARTITIONS]
+                ),
             ],
         },
         "SignIn": {
@@ -129,6 +137,7 @@ def policies(
                 _statement("IssuerRead", ["dynamodb:GetItem"], [table_arn], [ISSUER_PARTITIONS]),
                 _statement("RefreshTokenRead", ["dynamodb:GetItem"], [table_arn], [REFRESH_PARTITIONS]),
                 _statement("DomainRead", ["dynamodb:GetItem"], [table_arn], [DOMAIN_PARTITIONS]),
+                _statement("WebSocketConnectionRead", ["dynamodb:GetItem"], [table_arn], [WS_CONNECTION_PARTITIONS]),
             ],
         },
         "Platform": {

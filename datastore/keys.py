@@ -26,7 +26,9 @@ days of their last registration.
 Live updates keep one kind of item outside every tenant's partitions: a server instance's
 stream reader (datastore/feed/) keeps its lease and its per-shard checkpoints in its own
 partition, ``FEED#<group>``, the group naming the instance (host, supervisor pid and start
-time), so instances never meet.
+time), so instances never meet. On AWS, API Gateway names a WebSocket connection by its id alone, so
+each authenticated connection has a lookup item ``WSCONN#<connectionId>`` naming its
+organisation; its connection and subscriptions are in the organisation's ``ORG#<org>#LIVE``.
 
 An employee has one name entry per distinct prefix of its folded first and last names, and
 one under the empty prefix (the whole directory). The sort key orders a partition by folded
@@ -63,6 +65,9 @@ ISSUER: Final = "ISSUER"
 REFRESH: Final = "REFRESH"
 # A server instance's stream reader: its lease and checkpoints (datastore/feed/lease.py).
 FEED: Final = "FEED"
+# An API Gateway WebSocket connection's organisation, by the connection id API Gateway gives
+# (datastore/gateway.py).
+WSCONN: Final = "WSCONN"
 # An organisation's lifecycle records (restores, its deletion receipt): outside its partitions,
 # so they outlive its data (datastore/lifecycle/).
 LIFECYCLE: Final = "LIFECYCLE"
@@ -203,6 +208,11 @@ def is_layout_pk(partition_key: str) -> bool:
 def is_feed_pk(partition_key: str) -> bool:
     """A stream reader's lease and checkpoints (datastore/feed/lease.py)."""
     return partition_key.startswith(FEED + SEP)
+
+
+def is_ws_connection_pk(partition_key: str) -> bool:
+    """An API Gateway WebSocket connection's lookup item (datastore/gateway.py)."""
+    return partition_key.startswith(WSCONN + SEP)
 
 
 def is_identity_pk(partition_key: str) -> bool:

@@ -38,6 +38,9 @@ constants below, spelt here once.
     MigrationProgress LAYOUT                     MIGRATION#<version>#<org>
     FeedLease         FEED#<group>               #LEASE
     FeedCheckpoint    FEED#<group>               SHARD#<shard>
+    GatewayConnection ORG#<org>#LIVE             CONN#<connectionId>
+    GatewaySubscription ORG#<org>#LIVE           SUB#<connectionId>#<operationId>
+    GatewayLookup     WSCONN#<connectionId>      #WSCONN
     RestoreRecord     LIFECYCLE#<org>            RESTORE#<lockedAt>
     DeletionReceipt   LIFECYCLE#<org>            #DELETION
 
@@ -105,6 +108,9 @@ from datastore.records import (
     DeletionReceipt,
     FeedCheckpoint,
     FeedLease,
+    GatewayConnection,
+    GatewayLookup,
+    GatewaySubscription,
     IdempotencyRecord,
     LayoutStamp,
     MigrationProgress,
@@ -590,6 +596,54 @@ FEED_CHECKPOINT: Final = Layout(
     ),
 )
 """Where one server instance's reader is in one shard of the stream."""
+
+# --- live updates on AWS: API Gateway WebSocket connections (datastore/gateway.py) ----------------
+
+GATEWAY_CONNECTION: Final = Layout(
+    GatewayConnection,
+    tag="GatewayConnection",
+    key=("ORG#{org_id}#LIVE", "CONN#{connection_id}"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s("connectionId", "connection_id"),
+        s("subject", "subject"),
+        s(ROLE, "role", optional=True),
+        boolean("apiKey", "api_key"),
+        s("sessionId", "session_id", optional=True),
+        s("endpoint", "endpoint"),
+        ts("connectedAt", "connected_at"),
+        ts("tokenExpiresAt", "token_expires_at", optional=True),
+        epoch(EXPIRES_AT, "expires_at"),
+        boolean("acknowledged", "acknowledged"),
+    ),
+)
+"""An authenticated WebSocket connection of the organisation, in its live partition (with its subscriptions)."""
+
+GATEWAY_SUBSCRIPTION: Final = Layout(
+    GatewaySubscription,
+    tag="GatewaySubscription",
+    key=("ORG#{org_id}#LIVE", "SUB#{connection_id}#{operation_id}"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s("connectionId", "connection_id"),
+        s("operationId", "operation_id"),
+        s("field", "field"),
+        s("document", "document"),
+        s("variables", "variables"),
+        s("operationName", "operation_name", optional=True),
+        ts("subscribedAt", "subscribed_at"),
+        epoch(EXPIRES_AT, "expires_at"),
+    ),
+)
+"""One subscription of a connection: what the fan-out executes for each of the organisation's events."""
+
+GATEWAY_LOOKUP: Final = Layout(
+    GatewayLookup,
+    tag="GatewayLookup",
+    key=("WSCONN#{connection_id}", "#WSCONN"),
+    attributes=(s(ORG_ID, "org_id"), s("connectionId", "connection_id"), epoch(EXPIRES_AT, "expires_at")),
+)
+"""A connection id's organisation, outside every tenant: API Gateway names a connection by its id alone."""
 
 # --- an organisation's lifecycle records ---------------------------------------------------------
 

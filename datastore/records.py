@@ -3,7 +3,8 @@
 Idempotency records (datastore/idempotency.py), persisted GraphQL documents
 (datastore/documents.py), the table's layout version (datastore/layout_version.py), a
 migration's progress for one organisation (datastore/migration.py), a stream reader's lease
-and checkpoints (datastore/feed/lease.py) and an organisation's lifecycle records
+and checkpoints (datastore/feed/lease.py), the live connections and subscriptions of the
+API Gateway WebSocket API (datastore/gateway.py) and an organisation's lifecycle records
 (datastore/lifecycle/). Their kinds are declared with the entities' in datastore/layout.py.
 """
 
@@ -153,3 +154,56 @@ class DeletionReceipt:
     @property
     def counted(self) -> bool:
         return self.started_at is not None
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayConnection:
+    """One API Gateway WebSocket connection that has been authenticated, in its organisation's
+    live partition: who is connected (the verified caller, never the credential) and where to
+    post to them.
+
+    ``role`` is the role the caller's token named (None for an API key): each delivery checks
+    it against the employee's current role, as every request does. ``endpoint`` is the
+    connection's management API (``https://<domain>/<stage>``). ``expires_at`` (the table's
+    TTL) is the earlier of API Gateway's two-hour connection limit and the token's expiry.
+    """
+
+    org_id: OrgId
+    connection_id: str
+    subject: str
+    role: str | None
+    api_key: bool
+    session_id: str | None
+    endpoint: str
+    connected_at: datetime
+    token_expires_at: datetime | None
+    expires_at: datetime
+    # Answered ``connection_ack``: authenticated by the handshake's header alone, it is not yet.
+    acknowledged: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class GatewaySubscription:
+    """One subscription of a connection: the operation's id, the GraphQL document as it was
+    validated (a persisted or trusted document already resolved to its text), its variables
+    (JSON) and its root field, which the fan-out routes on before executing anything."""
+
+    org_id: OrgId
+    connection_id: str
+    operation_id: str
+    field: str
+    document: str
+    variables: str
+    operation_name: str | None
+    subscribed_at: datetime
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayLookup:
+    """Which organisation a connection id belongs to: API Gateway hands ``$default`` and
+    ``$disconnect`` the connection id alone."""
+
+    connection_id: str
+    org_id: OrgId
+    expires_at: datetime

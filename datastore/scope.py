@@ -53,6 +53,7 @@ class TenantScope:
             or keys.is_api_key_lookup_pk(partition_key)
             or keys.is_issuer_pk(partition_key)
             or keys.is_refresh_lookup_pk(partition_key)
+            or keys.is_ws_connection_pk(partition_key)
         )
 
     def may_check(self, partition_key: str) -> bool:
@@ -97,6 +98,25 @@ class ApiKeyScope:
 
     def may_read(self, partition_key: str) -> bool:
         return keys.is_api_key_lookup_pk(partition_key)
+
+    def may_write(self, partition_key: str) -> bool:
+        return False
+
+    def may_check(self, partition_key: str) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class GatewayScope:
+    """An API Gateway WebSocket message or disconnection, before its tenant is known: the
+    connection's lookup item (``WSCONN#<connectionId>``), read only."""
+
+    @property
+    def name(self) -> str:
+        return "WebSocket connection lookup"
+
+    def may_read(self, partition_key: str) -> bool:
+        return keys.is_ws_connection_pk(partition_key)
 
     def may_write(self, partition_key: str) -> bool:
         return False

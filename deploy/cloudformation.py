@@ -13,6 +13,13 @@ What it creates:
   ``provisioning`` tags;
 - the service role the Lambda function runs as: it can describe the table (readiness) and
   assume the data roles, and read no item itself;
+- live updates (graphql_api/subscriptions/gateway.py): an API Gateway WebSocket API whose
+  ``$connect``, ``$default`` and ``$disconnect`` routes invoke one function (graphql-transport-ws),
+  and a fan-out function on the table's stream (an event source mapping filtered to audit
+  events and changes to a caller's standing, so other writes invoke nothing), each with a role
+  of its own: both may assume the data roles and post to (and close) the WebSocket API's
+  connections only (``execute-api:ManageConnections`` on that API), and only the fan-out's
+  reads the stream, whose records carry every tenant's items;
 - the API as one Lambda function (``graphql_api.entrypoints.lambda_handler.handler``, Mangum) behind an
   HTTP API, with reserved concurrency as a parameter; the token secret generated in Secrets
   Manager, which the function reads at start-up by its ARN (graphql_api/settings/secrets.py), so the
@@ -42,6 +49,23 @@ HANDLER: Final = "graphql_api.entrypoints.lambda_handler.handler"
 # Longer than the request deadline (REQUEST_TIMEOUT_SECONDS), so a request times out in our
 # code, with a coded error, before Lambda kills it.
 FUNCTION_TIMEOUT_SECONDS: Final = 15
+
+# Live updates on AWS (graphql_api/entrypoints/lambda_live.py): the WebSocket API's function
+# and the stream's fan-out function.
+LIVE_HANDLER: Final = "graphql_api.entrypoints.lambda_live.connection_handler"
+FAN_OUT_HANDLER: Final = "graphql_api.entrypoints.lambda_live.stream_handler"
+# A batch of stream records posts to every subscriber of its organisations: longer than a request.
+FAN_OUT_TIMEOUT_SECONDS: Final = 60
+# API Gateway's stage of the WebSocket API: its URL is wss://<api>.execute-api.<region>.amazonaws.com/live.
+LIVE_STAGE: Final = "live"
+# What the fan-out is invoked for (Lambda's event filtering, before any invocation): the
+# organisations' audit events, and changes to a caller's standing (graphql_api/subscriptions/gateway.py).
+FAN_OUT_FILTERS: Final = (
+    {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"entity": {"S": ["AuditEvent"]}}}},
+    {"eventName": ["MODIFY"], "dynamodb": {"NewImage": {"entity": {"S": ["Employee", "Organization", "ApiKey"]}}}},
+)
+# The Lambda roles the data roles trust: the API's, and the two live functions'.
+FUNCTION_ROLES: Final = ("ServiceRole", "LiveRole", "FanOutRole")
 
 ROLE_RESOURCES: Final = {
     "TenantData": "TenantDataRole",
@@ -117,7 +141,7 @@ def _data_role(role: str) -> dict[str, Any]:
                 "Statement": [
                     {
                         "Effect": "Allow",
-                        "Principal": {"AWS": {"Fn::GetAtt": ["ServiceRole", "Arn"]}},
+                        "Principal": {"AWS": [{"Fn::GetAtt": [name, "Arn"]} for name in FUNCTION_ROLES]},
                         "Action": ["sts:AssumeRole", "sts:TagSession"],
                     }
                 ],
@@ -127,11 +151,13 @@ def _data_role(role: str) -> dict[str, Any]:
     }
 
 
-def _service_role() -> dict[str, Any]:
+def _service_role(
+    description: str = "HR API Lambda function: logs, table health, and assuming the data roles only",
+) -> dict[str, Any]:
     return {
         "Type": "AWS::IAM::Role",
         "Properties": {
-            "Description": "HR API Lambda function: logs, table health, and assuming the data roles only",
+            "Description": description,
             "AssumeRolePolicyDocument": {
                 "Version": "2012-10-17",
                 "Statement": [
@@ -149,14 +175,14 @@ def _service_role() -> dict[str, Any]:
     }
 
 
-def _service_policy() -> dict[str, Any]:
+def _service_policy(roles: tuple[str, ...] = ("ServiceRole",)) -> dict[str, Any]:
     # A separate resource: the data roles trust the service role, so the service role's own
     # policy naming them would be a dependency cycle.
     return {
         "Type": "AWS::IAM::Policy",
         "Properties": {
             "PolicyName": "AssumeDataRoles",
-            "Roles": [_ref("ServiceRole")],
+            "Roles": [_ref(role) for role in roles],
             "PolicyDocument": {
                 "Version": "2012-10-17",
                 "Statement": [
@@ -184,8 +210,8 @@ def _service_policy() -> dict[str, Any]:
     }
 
 
-def _function() -> dict[str, Any]:
-    environment = {
+def _environment() -> dict[str, Any]:
+    return {
         "HR_ENV": "production",
         # API Gateway answers only for the API's own domains, so any Host that reaches the function is one.
         "ALLOWED_HOSTS": "*",
@@ -200,6 +226,10 @@ def _function() -> dict[str, Any]:
         "LOG_FORMAT": "json",
         **{setting: {"Fn::GetAtt": [ROLE_RESOURCES[role], "Arn"]} for role, setting in ROLE_SETTINGS.items()},
     }
+
+
+def _function() -> dict[str, Any]:
+    environment = _environment()
     return {
         "Type": "AWS::Lambda::Function",
         "DependsOn": ["ServicePolicy"],
@@ -268,6 +298,162 @@ def _http_api() -> dict[str, Any]:
                 "SourceArn": {
                     "Fn::Sub": "arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:${HttpApi}/*"
                 },
+            },
+        },
+    }
+
+
+def _live_function(description: str, handler: str, role: str, log_group: str, timeout: int) -> dict[str, Any]:
+    return {
+        "Type": "AWS::Lambda::Function",
+        "DependsOn": ["LivePolicy"],
+        "Properties": {
+            "Description": description,
+            "Runtime": RUNTIME,
+            "Architectures": ["x86_64"],
+            "Handler": handler,
+            "Code": {"S3Bucket": _ref("CodeBucket"), "S3Key": _ref("CodeKey")},
+            "MemorySize": 1024,
+            "Timeout": timeout,
+            "Role": {"Fn::GetAtt": [role, "Arn"]},
+            "LoggingConfig": {"LogGroup": _ref(log_group), "LogFormat": "Text"},
+            "Environment": {"Variables": _environment()},
+        },
+    }
+
+
+def _live() -> dict[str, Any]:
+    """The WebSocket API (graphql-transport-ws through one function on $connect, $default and
+    $disconnect) and the fan-out function on the table's stream."""
+    connections = {"Fn::Sub": "arn:${AWS::Partition}:execute-api:${AWS::Region}:${AWS::AccountId}:${WebSocketApi}/*"}
+    routes = {
+        f"WebSocket{name}Route": {
+            "Type": "AWS::ApiGatewayV2::Route",
+            "Properties": {
+                "ApiId": _ref("WebSocketApi"),
+                "RouteKey": key,
+                "Target": {"Fn::Sub": "integrations/${WebSocketIntegration}"},
+            },
+        }
+        for name, key in (("Connect", "$connect"), ("Default", "$default"), ("Disconnect", "$disconnect"))
+    }
+    return {
+        "LiveRole": _service_role(
+            "HR API live connections: logs, posting to the WebSocket API, assuming the data roles"
+        ),
+        "FanOutRole": _service_role(
+            "HR API live fan-out: logs, the table's stream, posting to the WebSocket API, assuming the data roles"
+        ),
+        "LivePolicy": {
+            "Type": "AWS::IAM::Policy",
+            "Properties": {
+                "PolicyName": "LiveConnections",
+                "Roles": [_ref("LiveRole"), _ref("FanOutRole")],
+                "PolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        *_service_policy()["Properties"]["PolicyDocument"]["Statement"],
+                        {
+                            "Sid": "PostToThisApisConnections",
+                            "Effect": "Allow",
+                            "Action": ["execute-api:ManageConnections"],
+                            "Resource": [connections],
+                        },
+                    ],
+                },
+            },
+        },
+        "FanOutStreamPolicy": {
+            "Type": "AWS::IAM::Policy",
+            "Properties": {
+                "PolicyName": "ReadTheTablesStream",
+                "Roles": [_ref("FanOutRole")],
+                "PolicyDocument": {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Sid": "ReadTheTablesStream",
+                            "Effect": "Allow",
+                            "Action": [
+                                "dynamodb:DescribeStream",
+                                "dynamodb:GetRecords",
+                                "dynamodb:GetShardIterator",
+                                "dynamodb:ListStreams",
+                            ],
+                            "Resource": [{"Fn::GetAtt": ["Table", "StreamArn"]}],
+                        }
+                    ],
+                },
+            },
+        },
+        "LiveFunction": _live_function(
+            "HR GraphQL API: live connections (API Gateway WebSocket, graphql-transport-ws)",
+            LIVE_HANDLER,
+            "LiveRole",
+            "LiveLogGroup",
+            FUNCTION_TIMEOUT_SECONDS,
+        ),
+        "FanOutFunction": _live_function(
+            "HR GraphQL API: live updates fanned out from the table's stream",
+            FAN_OUT_HANDLER,
+            "FanOutRole",
+            "FanOutLogGroup",
+            FAN_OUT_TIMEOUT_SECONDS,
+        ),
+        "WebSocketApi": {
+            "Type": "AWS::ApiGatewayV2::Api",
+            "Properties": {
+                "Name": {"Fn::Sub": "${AWS::StackName}-live"},
+                "ProtocolType": "WEBSOCKET",
+                # No route but the three: every message goes to $default, whatever its type.
+                "RouteSelectionExpression": "$request.body.type",
+            },
+        },
+        "WebSocketIntegration": {
+            "Type": "AWS::ApiGatewayV2::Integration",
+            "Properties": {
+                "ApiId": _ref("WebSocketApi"),
+                "IntegrationType": "AWS_PROXY",
+                "IntegrationUri": {
+                    "Fn::Sub": "arn:${AWS::Partition}:apigateway:${AWS::Region}:lambda:path/2015-03-31/functions/"
+                    "${LiveFunction.Arn}/invocations"
+                },
+                "TimeoutInMillis": (FUNCTION_TIMEOUT_SECONDS + 1) * 1000,
+            },
+        },
+        **routes,
+        "WebSocketStage": {
+            "Type": "AWS::ApiGatewayV2::Stage",
+            "Properties": {
+                "ApiId": _ref("WebSocketApi"),
+                "StageName": LIVE_STAGE,
+                "AutoDeploy": True,
+                "DefaultRouteSettings": {"ThrottlingBurstLimit": 500, "ThrottlingRateLimit": 1000},
+            },
+        },
+        "WebSocketInvokePermission": {
+            "Type": "AWS::Lambda::Permission",
+            "Properties": {
+                "Action": "lambda:InvokeFunction",
+                "FunctionName": _ref("LiveFunction"),
+                "Principal": "apigateway.amazonaws.com",
+                "SourceArn": connections,
+            },
+        },
+        "FanOutEventSource": {
+            "Type": "AWS::Lambda::EventSourceMapping",
+            "DependsOn": ["FanOutStreamPolicy"],
+            "Properties": {
+                "EventSourceArn": {"Fn::GetAtt": ["Table", "StreamArn"]},
+                "FunctionName": _ref("FanOutFunction"),
+                "StartingPosition": "LATEST",
+                "BatchSize": 100,
+                "MaximumBatchingWindowInSeconds": 0,
+                # A failing batch is split to find the record, retried, and given up after a day.
+                "BisectBatchOnFunctionError": True,
+                "MaximumRetryAttempts": 10,
+                "MaximumRecordAgeInSeconds": 3600,
+                "FilterCriteria": {"Filters": [{"Pattern": json.dumps(pattern)} for pattern in FAN_OUT_FILTERS]},
             },
         },
     }
@@ -444,6 +630,8 @@ ACCESS_LOG_FORMAT: Final = {
 LOG_GROUPS: Final = {
     "LogGroup": "/aws/lambda/${AWS::StackName}-api",
     "AccessLogGroup": "/aws/apigateway/${AWS::StackName}-api-access",
+    "LiveLogGroup": "/aws/lambda/${AWS::StackName}-live",
+    "FanOutLogGroup": "/aws/lambda/${AWS::StackName}-fan-out",
 }
 RETAIN: Final = {"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"}
 
@@ -523,6 +711,7 @@ def template() -> dict[str, Any]:
         **{resource: _log_group(name) for resource, name in LOG_GROUPS.items()},
         "Function": _function(),
         **_http_api(),
+        **_live(),
         **_alarms(),
     }
     return {
@@ -533,6 +722,10 @@ def template() -> dict[str, Any]:
         "Resources": resources,
         "Outputs": {
             "ApiUrl": {"Value": {"Fn::GetAtt": ["HttpApi", "ApiEndpoint"]}, "Description": "The API's base URL"},
+            "LiveUrl": {
+                "Value": {"Fn::Sub": f"${{WebSocketApi.ApiEndpoint}}/{LIVE_STAGE}"},
+                "Description": "Live updates: graphql-transport-ws over WebSocket",
+            },
             "TableName": {"Value": _ref("Table")},
             "FunctionName": {"Value": _ref("Function")},
             "JwtSecretArn": {"Value": _ref("JwtSecret"), "Description": "The token secret (Secrets Manager)"},

@@ -19,7 +19,9 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
+import strawberry
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
@@ -106,13 +108,24 @@ class SubscriptionOrRequest:
         await (self.multipart if wants_multipart(scope) else self.lifetime)(scope, receive, send)
 
 
+@dataclass(frozen=True, slots=True)
+class LiveParts:
+    """The app's schema, services, authentication and documents, for API Gateway's WebSocket
+    functions, which run subscriptions without the ASGI app (graphql_api/subscriptions/gateway.py)."""
+
+    schema: strawberry.Schema
+    services: Services
+    backend: BearerTokenBackend
+    persisted: PersistedDocuments
+
+
 def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="dynamodb-io")
     services = Services(
         settings, datastore, executor, CursorCodec(settings.jwt_secret), tenant_buckets=tenant_buckets(settings)
     )
-    # Under Lambda no process outlives its invocation to hold a reader's lease or a socket:
-    # live updates are not served there (docs/api/subscriptions.md).
+    # Under Lambda no process outlives its invocation to hold a reader's lease or a socket: the
+    # hub serves nothing there, and API Gateway's WebSocket API does (subscriptions/gateway.py).
     live = LiveHub(services, None) if settings.lambda_function else LiveHub.for_services(services)
     services.live = live
     configure_tracing(settings.otel_endpoint, datastore.client, datastore.aio.observers)
@@ -247,4 +260,6 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
     app.state.documents = documents
     # The process's live hub: tests read its feed's status and counters.
     app.state.live = live
+    # What live updates on AWS (graphql_api/entrypoints/lambda_live.py) run subscriptions with.
+    app.state.live_parts = LiveParts(schema, services, backend, persisted)
     return app

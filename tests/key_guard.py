@@ -5,7 +5,8 @@ space, or on a named path: identity ``EMAIL#`` items, email domain ``DOMAIN#`` m
 platform's ``ORGS`` list (read on GSI1 only), API key lookup items (``APIKEY#<sha256>``),
 identity provider clients (``ISSUER#<issuer>``), refresh token lookup items
 (``REFRESH#<sha256>``), the table's data-layout items (``LAYOUT``), a stream reader's lease
-and checkpoints (``FEED#``), an organisation's lifecycle records (``LIFECYCLE#<org>``).
+and checkpoints (``FEED#``), a WebSocket connection's lookup on AWS (``WSCONN#``),
+an organisation's lifecycle records (``LIFECYCLE#<org>``).
 Persisted GraphQL documents are in their organisation's space (``ORG#<org>#PQ#<slot>``).
 Requests of unkeyed operations (Scan, PartiQL statements) are violations: no partition key
 bounds them. Control-plane calls name no item and pass.
@@ -64,6 +65,7 @@ def named_space(partition_key: str) -> bool:
         or keys.is_refresh_lookup_pk(partition_key)
         or keys.is_layout_pk(partition_key)
         or keys.is_feed_pk(partition_key)
+        or keys.is_ws_connection_pk(partition_key)
         or keys.is_lifecycle_pk(partition_key)
     )
 

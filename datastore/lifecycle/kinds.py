@@ -120,6 +120,13 @@ POLICIES: Final[Mapping[str, Policy]] = {
     # A server instance's stream reader's lease and checkpoints (datastore/feed/): no tenant's.
     layout.FEED_LEASE.tag: _PLATFORM,
     layout.FEED_CHECKPOINT.tag: _PLATFORM,
+    # Who is connected now over API Gateway's WebSocket API, and to what (datastore/gateway.py):
+    # the state of a connection, never exported or restored, as sign-in's. The connection holds
+    # the employee's id and role, no personal value; its lookup is named by nothing but the
+    # connection item and expires with it (TTL, two hours at most).
+    layout.GATEWAY_CONNECTION.tag: Policy(Export.SIGN_IN, Erasure.KEEP, Offboarding.DELETE),
+    layout.GATEWAY_SUBSCRIPTION.tag: Policy(Export.SIGN_IN, Erasure.NONE, Offboarding.DELETE),
+    layout.GATEWAY_LOOKUP.tag: Policy(Export.SIGN_IN, Erasure.NONE, Offboarding.EXPIRE),
 }
 
 

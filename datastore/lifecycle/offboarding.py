@@ -55,6 +55,7 @@ DELETE_ORDER: Final = (
     walk.IDEMPOTENCY,
     walk.AUDIT,
     walk.SESSIONS,
+    walk.LIVE,
     walk.DOCUMENTS,
     walk.IDENTITIES,
     walk.DOMAINS,

@@ -197,6 +197,12 @@ SESSIONS: Final = Family(
     _template(layout.SESSION),
     lambda found: [layout.SESSION.partition(found.org_id, emp) for emp in sorted(found.employees)],
 )
+# Who is connected over API Gateway's WebSocket API (datastore/gateway.py): one partition.
+LIVE: Final = Family(
+    "live connections",
+    _template(layout.GATEWAY_CONNECTION),
+    lambda found: [layout.GATEWAY_CONNECTION.partition(found.org_id)],
+)
 DOCUMENTS: Final = Family(
     "documents",
     _template(layout.PERSISTED_DOCUMENT),
@@ -243,6 +249,7 @@ FAMILIES: Final = (
     AUDIT,
     IDEMPOTENCY,
     SESSIONS,
+    LIVE,
     DOCUMENTS,
     IDENTITIES,
     DOMAINS,

@@ -7,7 +7,9 @@ active check (graphql_api/auth/active.py, as for every request: a suspended orga
 terminated employee or a changed role end the connection with FORBIDDEN), then the topic's
 own rules, then the selection is executed with the types' field rules, exactly as a query's.
 Served over WebSocket (graphql-transport-ws) and HTTP multipart; a plain JSON request gets
-SUBSCRIPTIONS_NOT_SUPPORTED (graphql_api/http/subscriptions.py).
+SUBSCRIPTIONS_NOT_SUPPORTED (graphql_api/http/subscriptions.py). On AWS (API Gateway's
+WebSocket API, graphql_api/subscriptions/gateway.py) each event is one execution of the
+stored subscription through the same field (the session's ``one_shot``), so the same checks run.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from typing import Annotated, Any
 
 import strawberry
 
+from datastore import ids
 from graphql_api.auth.active import check_active
 from graphql_api.execution.errors import ApiError, Code
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import live_topics, permissions
 from graphql_api.schema.types.live import ApplicationChange, AuditEventAdded, EmployeeChange, JobPostingChange
 from graphql_api.subscriptions.closing import Close, Closed
+from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.cursors import Cursors, Position
 from graphql_api.subscriptions.session import LiveSession
 from graphql_api.subscriptions.stream import LiveStream
@@ -46,36 +50,51 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
     session = context.session
     services = session.services
     hub = services.live
-    if not isinstance(session, LiveSession) or session.connection is None or hub is None or not hub.available:
+    shot = session.one_shot if isinstance(session, LiveSession) else None
+    held = isinstance(session, LiveSession) and session.connection is not None and hub is not None and hub.available
+    if shot is None and not held:
         raise ApiError(Code.UNAVAILABLE, "live updates are not served by this process", retryable=False)
+    assert isinstance(session, LiveSession)
     principal = permissions.caller(context)
     assert principal.org_id is not None
-    connection = session.connection
+    if shot is not None and shot.round is not None:
+        # On AWS the start's reads are the event's too: from the round the subscribers share.
+        session.begin_event(shot.round)
     await topic.start(context)
     settings = services.settings
     window = int(settings.subscription_reorder_window_seconds * 1000)
     cursors = Cursors(services.cursors, window)
+    # From now on; on AWS, from just before the one event being delivered (it was minted earlier).
+    start = int(time.time() * 1000)
+    if shot is not None and shot.event is not None:
+        start = ids.id_milliseconds(shot.event.event_id) - 1
     position = (
-        Position.starting_at(int(time.time() * 1000), window)
-        if after is None
-        else cursors.decode(after, principal.org_id, topic.name)
+        Position.starting_at(start, window) if after is None else cursors.decode(after, principal.org_id, topic.name)
     )
+    connection = session.connection
     stream = LiveStream(
-        connection,
+        connection or LiveConnection(principal, 0, _closes_nothing),
         topic,
         position,
         settings.subscription_replay_events,
         settings.subscription_replay_seconds,
         replay_first=after is not None,
     )
-    # Registered before the replay reads the trail: what commits after that read is on its way.
-    hub.register(stream)
+    if shot is not None:
+        deliveries = stream.one_shot(session, shot)
+    else:
+        assert hub is not None
+        # Registered before the replay reads the trail: what commits after that read is on its way.
+        hub.register(stream)
+        deliveries = stream.deliveries(session)
     try:
-        async for delivery in stream.deliveries(session):
+        async for delivery in deliveries:
             session.begin_event(delivery.round)
             try:
                 await check_active(context)
             except ApiError as refused:
+                if connection is None:
+                    raise  # on AWS the fan-out ends the connection (graphql_api/subscriptions/gateway.py)
                 connection.close(Closed(Close.FORBIDDEN, str(refused)))
                 return
             payload = await topic.payload(context, delivery.event)
@@ -85,7 +104,12 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
             payload.cursor = cursors.encode(principal.org_id, topic.name, stream.position)
             yield payload
     finally:
-        hub.unregister(stream)
+        if shot is None and hub is not None:
+            hub.unregister(stream)
+
+
+async def _closes_nothing(_why: Closed) -> None:
+    """A one-shot execution's stand-in connection: it holds no socket (gateway.py closes those)."""
 
 
 @strawberry.type(

@@ -31,6 +31,11 @@ class Close(Enum):
     TIMED_OUT = (4408, "Timed out", "TIMEOUT")
     TOO_MANY = (4429, "Too many connections", "TOO_MANY_CONNECTIONS")
     SLOW = (4413, "Slow consumer: resume with your last cursor", "SLOW_CONSUMER")
+    # The protocol's own, which Strawberry's handler sends by itself over the ASGI WebSocket;
+    # on AWS (gateway.py) they are told before API Gateway closes the socket.
+    BAD_MESSAGE = (4400, "Invalid message received", "BAD_REQUEST")
+    DUPLICATE = (4409, "Subscriber already exists", "BAD_REQUEST")
+    TOO_MANY_INITS = (4429, "Too many initialisation requests", "BAD_REQUEST")
     GOING_AWAY = (1001, "Going away", "UNAVAILABLE")
     UNAVAILABLE = (1013, "Try again later", "UNAVAILABLE")
 

@@ -16,6 +16,11 @@ Each delivery's calls are recorded in the log its ``extensions.cost`` reads
 (COST_IN_RESPONSE): a live event's, in its round's log, which every subscriber of the round
 shows (the reads its payload was built from, made once for all of them); a replayed event's,
 in the subscription's own.
+
+On AWS (gateway.py) no process holds a subscription open: each of a subscription's events is
+one execution of its stored document, through the same field and the same rules, with the
+session's ``one_shot``: the one event to deliver (or none: the subscription is being checked
+when it is made, and replays what ``after`` missed), instead of the process's hub.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from dataclasses import dataclass
 
 from datastore import calls
 from datastore.calls import CallLog
+from datastore.entities import AuditEvent
 from datastore.ids import OrgId
 from datastore.scope import TenantScope
 from graphql_api.request.services import Services
@@ -52,9 +58,21 @@ def event_round(services: Services, org_id: str) -> Round:
     return Round(Loaders(table, session.admit_call), session.call_log)
 
 
+@dataclass(frozen=True, slots=True)
+class OneShot:
+    """One execution of a subscription, without the hub (the AWS fan-out, gateway.py): deliver
+    ``event`` if the subscription takes it and end; with no event, start the subscription (its
+    checks), replay what its ``after`` missed, and end."""
+
+    event: AuditEvent | None = None
+    # The event's round: the loaders the organisation's subscribers of this event share.
+    round: Round | None = None
+
+
 @dataclass
 class LiveSession(RequestSession):
     connection: LiveConnection | None = None
+    one_shot: OneShot | None = None
     _round: Loaders | None = None
 
     def begin_event(self, round_: Round | None = None) -> None:

@@ -33,7 +33,7 @@ from graphql_api.execution.errors import bad_input
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.cursors import Position
-from graphql_api.subscriptions.session import LiveSession, Round
+from graphql_api.subscriptions.session import LiveSession, OneShot, Round
 
 # Audit events one replay Query reads at most.
 REPLAY_PAGE: Final = 100
@@ -94,7 +94,7 @@ class LiveStream:
     async def deliveries(self, session: LiveSession) -> AsyncIterator[Delivery]:
         """Events in the order to deliver them, each not seen before; the caller marks what it delivers."""
         if self.replay_first:
-            async for delivery in self._replay(session, refuse_old=True):
+            async for delivery in self.replay(session, refuse_old=True):
                 yield delivery
         while True:
             while not self._queue:
@@ -102,7 +102,7 @@ class LiveStream:
                 await self._ready.wait()
             item = self._queue.popleft()
             if item is _CATCH_UP:
-                async for delivery in self._replay(session, refuse_old=False):
+                async for delivery in self.replay(session, refuse_old=False):
                     yield delivery
                 continue
             assert isinstance(item, Delivery)
@@ -110,7 +110,18 @@ class LiveStream:
             if not self.position.seen(item.event.event_id):
                 yield item
 
-    async def _replay(self, session: LiveSession, *, refuse_old: bool) -> AsyncIterator[Delivery]:
+    async def one_shot(self, session: LiveSession, shot: OneShot) -> AsyncIterator[Delivery]:
+        """The AWS fan-out's delivery (gateway.py): the one event, if this subscription takes it
+        and has not seen it; with no event, the replay ``after`` asks for (none without it)."""
+        if shot.event is None:
+            if self.replay_first:
+                async for delivery in self.replay(session, refuse_old=True):
+                    yield delivery
+            return
+        if not self.position.seen(shot.event.event_id) and self.topic.matches(shot.event):
+            yield Delivery(shot.event, shot.round)
+
+    async def replay(self, session: LiveSession, *, refuse_old: bool) -> AsyncIterator[Delivery]:
         """The organisation's events after the position's floor, oldest first, filtered and unseen."""
         oldest = (time.time() - self.replay_seconds) * 1000
         if self.position.floor < oldest:

@@ -105,10 +105,11 @@ def test_template__role_policies__equal_iam_policy_command(template: dict[str, A
         assert resolve(policy["PolicyDocument"]) == expected[role], role
 
 
-def test_template__data_roles__assumable_only_by_the_service_role_with_tags(template: dict[str, Any]) -> None:
+def test_template__data_roles__assumable_only_by_the_functions_roles_with_tags(template: dict[str, Any]) -> None:
+    functions_roles = [{"Fn::GetAtt": [role, "Arn"]} for role in ("ServiceRole", "LiveRole", "FanOutRole")]
     for resource in cloudformation.ROLE_RESOURCES.values():
         (statement,) = template["Resources"][resource]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
-        assert statement["Principal"] == {"AWS": {"Fn::GetAtt": ["ServiceRole", "Arn"]}}
+        assert statement["Principal"] == {"AWS": functions_roles}
         assert sorted(statement["Action"]) == ["sts:AssumeRole", "sts:TagSession"]
 
 
@@ -321,3 +322,65 @@ def test_template__hrapi_alarms__read_the_metrics_the_function_emits(
         (emf.NAMESPACE, "Latency", frozenset()),
     }
     assert read <= emitted, read - emitted
+
+
+# --- live updates on AWS -----------------------------------------------------------------------
+
+
+def test_template__websocket_api__three_routes_to_the_live_function(template: dict[str, Any]) -> None:
+    resources = template["Resources"]
+    assert resources["WebSocketApi"]["Properties"]["ProtocolType"] == "WEBSOCKET"
+    routes = [r["Properties"] for r in resources.values() if r["Type"] == "AWS::ApiGatewayV2::Route"]
+    live = sorted(r["RouteKey"] for r in routes if r["ApiId"] == {"Ref": "WebSocketApi"})
+    assert live == ["$connect", "$default", "$disconnect"]
+    integration = resources["WebSocketIntegration"]["Properties"]
+    assert "${LiveFunction.Arn}" in integration["IntegrationUri"]["Fn::Sub"]
+    function = resources["LiveFunction"]["Properties"]
+    assert function["Handler"] == "graphql_api.entrypoints.lambda_live.connection_handler"
+    assert function["Environment"]["Variables"] == resources["Function"]["Properties"]["Environment"]["Variables"]
+    permission = resources["WebSocketInvokePermission"]["Properties"]
+    assert permission["FunctionName"] == {"Ref": "LiveFunction"}
+    assert "${WebSocketApi}" in permission["SourceArn"]["Fn::Sub"]
+    assert resources["WebSocketStage"]["Properties"]["StageName"] == cloudformation.LIVE_STAGE
+
+
+def test_template__fan_out__on_the_table_s_stream_filtered_to_what_it_delivers(template: dict[str, Any]) -> None:
+    resources = template["Resources"]
+    mapping = resources["FanOutEventSource"]["Properties"]
+    assert mapping["EventSourceArn"] == {"Fn::GetAtt": ["Table", "StreamArn"]}
+    assert mapping["FunctionName"] == {"Ref": "FanOutFunction"}
+    assert mapping["BisectBatchOnFunctionError"] is True
+    patterns = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
+    kinds = {(p["eventName"][0], kind) for p in patterns for kind in p["dynamodb"]["NewImage"]["entity"]["S"]}
+    assert kinds == {("INSERT", "AuditEvent"), ("MODIFY", "Employee"), ("MODIFY", "Organization"), ("MODIFY", "ApiKey")}
+    handler = resources["FanOutFunction"]["Properties"]["Handler"]
+    assert handler == "graphql_api.entrypoints.lambda_live.stream_handler"
+
+
+def test_template__live_roles__manage_this_api_s_connections__only_the_fan_out_reads_the_stream(
+    template: dict[str, Any],
+) -> None:
+    resources = template["Resources"]
+    live = resources["LivePolicy"]["Properties"]
+    assert live["Roles"] == [{"Ref": "LiveRole"}, {"Ref": "FanOutRole"}]
+    (manage,) = [s for s in live["PolicyDocument"]["Statement"] if s["Action"] == ["execute-api:ManageConnections"]]
+    (arn,) = manage["Resource"]
+    assert arn["Fn::Sub"].endswith(":${WebSocketApi}/*")
+    actions = {a for s in live["PolicyDocument"]["Statement"] for a in s["Action"]}
+    assert not [a for a in actions if a.startswith("dynamodb:") and a != "dynamodb:DescribeTable"]  # no item
+    stream = resources["FanOutStreamPolicy"]["Properties"]
+    assert stream["Roles"] == [{"Ref": "FanOutRole"}]
+    (statement,) = stream["PolicyDocument"]["Statement"]
+    assert statement["Resource"] == [{"Fn::GetAtt": ["Table", "StreamArn"]}]
+    for role in ("ServiceRole", "LiveRole"):
+        attached = [
+            r
+            for r in resources.values()
+            if r["Type"] == "AWS::IAM::Policy" and {"Ref": role} in r["Properties"]["Roles"]
+        ]
+        assert not [
+            s
+            for p in attached
+            for s in p["Properties"]["PolicyDocument"]["Statement"]
+            if "dynamodb:GetRecords" in s["Action"]
+        ]

@@ -21,6 +21,33 @@ event = json.loads(sys.argv[2])
 response = entry.handler(event, None)
 print(json.dumps({"status": response["statusCode"], "body": response["body"], "path": entry.__file__}))
 """
+# The live updates' functions (graphql_api/entrypoints/lambda_live.py) from the same zip: a
+# browser's $connect (no credential yet: opened, the protocol agreed) and an empty stream batch.
+LIVE_PROBE = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import graphql_api.entrypoints.lambda_live as live
+connect = json.loads(sys.argv[2])
+answers = {"connect": live.connection_handler(connect, None)}
+answers["stream"] = live.stream_handler({"Records": []}, None)
+print(json.dumps(answers))
+"""
+CONNECT_EVENT = {
+    "headers": {
+        "Host": "a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com",
+        "Sec-WebSocket-Protocol": "graphql-transport-ws",
+    },
+    "requestContext": {
+        "routeKey": "$connect",
+        "eventType": "CONNECT",
+        "stage": "live",
+        "domainName": "a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com",
+        "connectionId": "probe1",
+        "apiId": "a1b2c3d4e5",
+        "requestId": "probe",
+    },
+    "isBase64Encoded": False,
+}
 
 
 def test_package__unpacked_zip__imports_and_answers_graphql(
@@ -31,6 +58,8 @@ def test_package__unpacked_zip__imports_and_answers_graphql(
         names = archive.namelist()
         archive.extractall(tmp_path / "unpacked")
     assert "graphql_api/entrypoints/lambda_handler.py" in names
+    assert "graphql_api/entrypoints/lambda_live.py" in names
+    assert "graphql_api/subscriptions/gateway.py" in names
     assert "mangum/__init__.py" in names
     assert not any("__pycache__" in name for name in names)
     # No wheel for Lambda's platform: the client keeps botocore's urllib3 session (datastore/http_session.py).
@@ -70,3 +99,15 @@ def test_package__unpacked_zip__imports_and_answers_graphql(
     assert answer["path"].startswith(str(tmp_path / "unpacked"))
     assert answer["status"] == 200
     assert json.loads(answer["body"])["data"] == {"__typename": "Query"}
+    live = subprocess.run(
+        [sys.executable, "-S", "-c", LIVE_PROBE, str(tmp_path / "unpacked"), json.dumps(CONNECT_EVENT)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert live.returncode == 0, live.stderr
+    answered = json.loads(live.stdout.strip().splitlines()[-1])
+    assert answered["connect"] == {"statusCode": 200, "headers": {"Sec-WebSocket-Protocol": "graphql-transport-ws"}}
+    assert answered["stream"] == {"organisations": 0, "delivered": 0}

@@ -14,8 +14,21 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
 
-from datastore import api_keys, applications, documents, employees, identity_providers, items, jobs, layout, sessions
+from datastore import (
+    api_keys,
+    applications,
+    documents,
+    employees,
+    gateway,
+    identity_providers,
+    items,
+    jobs,
+    layout,
+    sessions,
+)
 from datastore.entities import ApiKey, Application, Department, Employee, JobPosting, Role
+from datastore.records import GatewayConnection, GatewaySubscription
+from datastore.table import Table
 from tests.conftest import Tenant
 
 KINDS_WRITTEN: Final = frozenset(
@@ -42,6 +55,9 @@ KINDS_WRITTEN: Final = frozenset(
         layout.AUDIT_EVENT.tag,
         layout.IDEMPOTENCY.tag,
         layout.PERSISTED_DOCUMENT.tag,
+        layout.GATEWAY_CONNECTION.tag,
+        layout.GATEWAY_SUBSCRIPTION.tag,
+        layout.GATEWAY_LOOKUP.tag,
     }
 )
 DOCUMENT: Final = "query Me { me { id } }"
@@ -104,4 +120,34 @@ def complete(tenant: Tenant) -> Complete:
     )
     _session, refresh_token = sessions.start_session(table, employee.emp_id, LIFETIMES)
     sessions.sign_out_everywhere(table, leaver.emp_id)
+    _live_connection(table, employee)
     return Complete(tenant, department, employee, leaver, job, application, api_key, secret, refresh_token, issuer)
+
+
+def _live_connection(table: Table, employee: Employee) -> None:
+    """The employee connected over API Gateway's WebSocket API, with one subscription."""
+    at = items.now()
+    ends = at + timedelta(hours=2)
+    connection_id = f"conn{employee.emp_id[-10:]}="
+    org_id = employee.org_id
+    gateway.open_connection(
+        table,
+        GatewayConnection(
+            org_id=org_id,
+            connection_id=connection_id,
+            subject=employee.emp_id,
+            role=employee.role.value,
+            api_key=False,
+            session_id=None,
+            endpoint="https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/live",
+            connected_at=at,
+            token_expires_at=None,
+            expires_at=ends,
+            acknowledged=True,
+        ),
+    )
+    subscription = "subscription Directory { employeeChanged { action } }"
+    gateway.subscribe(
+        table,
+        GatewaySubscription(org_id, connection_id, "1", "employeeChanged", subscription, "{}", None, at, ends),
+    )
