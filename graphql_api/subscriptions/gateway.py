@@ -523,14 +523,18 @@ class LiveGateway:
         live = await self.services.run_blocking(gateway.live_items, table)
         if not live.connections:
             return 0  # nobody listens: nothing is decoded
-        delivered = 0
-        for record in batch:
-            change = records.decode(record)
-            if change.kind == AUDIT_EVENT:
-                if isinstance(change.new, AuditEvent):
-                    delivered += await self._deliver(org_id, live, change.new)
-            else:
+        changes = [records.decode(record) for record in batch]
+        # The batch's changes to callers' standing first: a transaction's records come in no
+        # promised order (DynamoDB Local's stream has a revocation's audit event before the key
+        # it revokes), and a delivery to an API key checks its organisation, not the key
+        # (graphql_api/auth/active.py), so the revoked key would be sent its own revocation.
+        for change in changes:
+            if change.kind != AUDIT_EVENT:
                 await self._revoke(live, change)
+        delivered = 0
+        for change in changes:
+            if change.kind == AUDIT_EVENT and isinstance(change.new, AuditEvent):
+                delivered += await self._deliver(org_id, live, change.new)
         return delivered
 
     async def _deliver(self, org_id: str, live: gateway.LiveItems, event: AuditEvent) -> int:
