@@ -109,7 +109,7 @@ class Counts:
             self.callbacks += 1
             return call_soon(*args, **kwargs)
 
-        loop.set_task_factory(task_factory)  # type: ignore[arg-type]  # the factory's signature is the loop's
+        loop.set_task_factory(task_factory)
         # Instance attributes: asyncio's C futures and tasks look call_soon up on the loop object.
         loop.create_future = counted_future  # type: ignore[method-assign]
         loop.call_soon = counted_call_soon  # type: ignore[method-assign,assignment]
