@@ -80,7 +80,9 @@ class Counts:
     ``gather`` of one), futures made by ``loop.create_future`` (aiodataloader's per-key
     futures, ``shield``, ``wait``; not ``gather``'s own) and callbacks scheduled with
     ``call_soon`` (each a Handle: a task's every step, every future's done callbacks).
-    Counted by wrapping three loop methods on the instance, so it costs a Python call each:
+    An async generator the loop closes at collection (left unfinished) shows among the tasks
+    twice: as ``async_generator_athrow`` and as ``aclose <its name>`` (the asyncgen finalizer
+    hook, wrapped). Counted by wrapping three loop methods on the instance, so it costs a Python call each:
     the CPU figures of a counting run are not the bench's."""
 
     def __init__(self) -> None:
@@ -109,6 +111,17 @@ class Counts:
             self.callbacks += 1
             return call_soon(*args, **kwargs)
 
+        hooks = sys.get_asyncgen_hooks()
+        finalize = hooks.finalizer
+
+        def finalizer(agen: Any) -> None:
+            # An async generator left unfinished, closed by the loop in a task of its own.
+            kind = f"aclose {agen.__qualname__}"
+            self.task_kinds[kind] = self.task_kinds.get(kind, 0) + 1
+            if finalize is not None:
+                finalize(agen)
+
+        sys.set_asyncgen_hooks(firstiter=hooks.firstiter, finalizer=finalizer)
         loop.set_task_factory(task_factory)
         # Instance attributes: asyncio's C futures and tasks look call_soon up on the loop object.
         loop.create_future = counted_future  # type: ignore[method-assign]
