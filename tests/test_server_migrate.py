@@ -133,21 +133,10 @@ def test_run__previous_releases_data__refused_in_one_line_naming_migrate(
 ) -> None:
     typical_organization("Acme", "acme.example").write(client, legacy_table)
 
-    refused = subprocess.run(
-        [sys.executable, "server.py"],
-        cwd=ROOT,
-        env=run_env(settings, legacy_table),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    line = refused_start(settings, legacy_table)
 
-    assert refused.returncode == 2
-    [line] = refused.stderr.strip().splitlines()
     assert line.startswith(f"error: table {legacy_table} holds data in layout 0")
     assert "run `python server.py migrate`" in line
-    assert "GraphQL on" not in refused.stdout
 
 
 def test_layout_1__refused_at_start__migrate_stamps_each_audit_event_with_its_expiry(
@@ -157,17 +146,7 @@ def test_layout_1__refused_at_start__migrate_stamps_each_audit_event_with_its_ex
     write_items(client, legacy_table, layout_1_organization(org_id, "Acme"))
     layout_version.stamp(Table(client, legacy_table, LayoutScope()), 1, over=None)
 
-    refused = subprocess.run(
-        [sys.executable, "server.py"],
-        cwd=ROOT,
-        env=run_env(settings, legacy_table),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert refused.returncode == 2
-    [line] = refused.stderr.strip().splitlines()
+    line = refused_start(settings, legacy_table)
     assert line.startswith(f"error: table {legacy_table} holds data in layout 1 (")
     assert "run `python server.py migrate`" in line
 
@@ -320,6 +299,23 @@ def test_migrate__stopped_mid_run__run_again_resumes_and_finishes(
     assert first.startswith(f"16 organisations from layout 0 to 1 ({done_before} done by an earlier run): ")
     assert finished_organizations(client, legacy_table) == len(orgs)
     assert layout_version.stored_version(Table(client, legacy_table, LayoutScope())) == layout_version.CURRENT
+
+
+def refused_start(settings: DatastoreSettings, table_name: str) -> str:
+    """The one line a server started on ``table_name`` says before it exits 2, serving nothing."""
+    refused = subprocess.run(
+        [sys.executable, "server.py"],
+        cwd=ROOT,
+        env=run_env(settings, table_name),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert refused.returncode == 2
+    assert "GraphQL on" not in refused.stdout
+    [line] = refused.stderr.strip().splitlines()
+    return line
 
 
 def finished_organizations(client: DynamoDBClient, table_name: str) -> int:

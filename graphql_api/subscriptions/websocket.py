@@ -49,17 +49,15 @@ from strawberry.types.execution import PreExecutionError
 from strawberry.types.graphql import OperationType
 from strawberry.utils.aio import aclosing
 
-from datastore.errors import DatastoreError
-from graphql_api.auth.active import check_active
 from graphql_api.auth.backend import BearerTokenBackend, CredentialUnavailable
 from graphql_api.auth.tokens import Principal
-from graphql_api.execution.errors import ApiError
 from graphql_api.http.errors import TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
 from graphql_api.http.request import operation_of
 from graphql_api.request.context import RequestContext
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline
+from graphql_api.subscriptions.admission import admit
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.session import LiveSession
@@ -158,17 +156,7 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
 
     async def _admit(self, payload: dict[str, object]) -> LiveConnection:
         principal = await self._caller(payload)
-        if principal.org_id is None:
-            raise Closed(Close.FORBIDDEN, "a platform operator's token sees no tenant data")
-        context = self._context(principal, None)
-        try:
-            await check_active(context)
-        except ApiError as refused:
-            raise Closed(Close.FORBIDDEN, str(refused)) from None
-        except DatastoreError:
-            raise Closed(Close.UNAVAILABLE, "the caller could not be checked: try again shortly") from None
-        finally:
-            context.session.end()
+        await admit(principal, lambda caller: self._context(caller, None))
         hub = self.hub
         if hub is None or not hub.available:
             raise Closed(Close.UNAVAILABLE, "live updates are not served by this process")

@@ -1,8 +1,9 @@
 """Live updates on AWS: the WebSocket API's handler and the stream's fan-out, in process.
 
 The handlers get events in the shapes API Gateway (WebSocket, ``$connect``/``$default``/
-``$disconnect``) and Lambda's DynamoDB Streams source send, built from the items the writes
-left in the session's DynamoDB Local (a stream record's images are the items); they post to
+``$disconnect``) and Lambda's DynamoDB Streams source send: the stream's events carry the
+records DynamoDB Local's stream of the table got for the test's writes, read with the
+``dynamodbstreams`` API from just before them, in Lambda's envelope; they post to
 moto's server, which implements API Gateway's management API, and whose backend (in this
 process) shows what each connection was sent. A connection that is gone is one on a local
 endpoint that answers every call 410 GoneException, as API Gateway does.
@@ -19,15 +20,19 @@ import time
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import orjson
 import pytest
 
-from datastore import api_keys, applications, calls, departments, employees, gateway, ids, jobs, keys, layout
+from datastore import api_keys, applications, calls, departments, employees, gateway, ids, jobs, keys
+from datastore.client import make_streams_client
+from datastore.config import DatastoreSettings
 from datastore.dev.local_sts import serving_sts
 from datastore.entities import ApplicationStatus, Department, Employee, Role
-from datastore.items import Item
+from datastore.feed.reader import StreamReader
+from datastore.feed.records import StreamRecord
 from datastore.scope import GatewayScope
 from datastore.store import Datastore
 from graphql_api.app import create_app
@@ -43,7 +48,6 @@ if TYPE_CHECKING:
 DOMAIN = "a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com"
 GONE_DOMAIN = "gone0000aa.execute-api.eu-west-1.amazonaws.com"
 STAGE = "live"
-STREAM_ARN = "arn:aws:dynamodb:eu-west-1:123456789012:table/hr/stream/2026-11-26T00:00:00.000"
 APPLICATIONS = """subscription Reviews($job: ID!) {
   applicationChanged(jobPostingId: $job) { cursor action application { status } }
 }"""
@@ -138,12 +142,19 @@ class Aws:
     management: Recorded
     loop: asyncio.AbstractEventLoop
     settings: ApiSettings
+    streams: Any
+    client: DynamoDBClient
+    table_name: str
 
     def socket(self, route: str, connection_id: str, body: object = None, **options: Any) -> dict[str, Any]:
         return self.loop.run_until_complete(self.live.connection(socket_event(route, connection_id, body, **options)))
 
     def stream(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         return self.loop.run_until_complete(self.live.stream({"Records": records}))
+
+    def since(self) -> Since:
+        """The table's stream from now on: what a write made it get, for ``stream``."""
+        return Since(self.streams, self.client, self.table_name)
 
     def token(self, who: Employee) -> str:
         return issue_token(self.settings, subject=who.emp_id, org_id=who.org_id, role=who.role.value)
@@ -166,7 +177,12 @@ class Aws:
 
 @pytest.fixture(scope="module")
 def aws(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, moto_url: str, gone_url: str
+    client: DynamoDBClient,
+    table_name: str,
+    settings: DatastoreSettings,
+    api_settings: ApiSettings,
+    moto_url: str,
+    gone_url: str,
 ) -> Iterator[Aws]:
     app = create_app(Datastore(client, table_name), api_settings)
     parts = app.state.live_parts
@@ -177,6 +193,9 @@ def aws(
         management,
         loop,
         api_settings,
+        make_streams_client(settings),
+        client,
+        table_name,
     )
     loop.run_until_complete(parts.services.datastore.aclose())
     loop.close()
@@ -218,53 +237,71 @@ def socket_event(
     return event
 
 
-def stream_record(name: str, old: Item | None, new: Item | None) -> dict[str, Any]:
-    """One record of a DynamoDB Streams event as Lambda delivers it (NEW_AND_OLD_IMAGES)."""
-    image = new or old
-    assert image is not None
-    body: dict[str, Any] = {
-        "ApproximateCreationDateTime": 1795665600.0,
-        "Keys": {keys.PK: image[keys.PK], keys.SK: image[keys.SK]},
-        "SequenceNumber": f"{next(_ids):021d}",
-        "SizeBytes": len(orjson.dumps(image)),
-        "StreamViewType": "NEW_AND_OLD_IMAGES",
-    }
-    if new is not None:
-        body["NewImage"] = new
-    if old is not None:
-        body["OldImage"] = old
+class _Keeping:
+    """The streams client, keeping each record GetRecords returns as it returned it."""
+
+    def __init__(self, streams: Any, kept: dict[str, dict[str, Any]]) -> None:
+        self._streams, self._kept = streams, kept
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._streams, name)
+
+    def get_records(self, **params: Any) -> Any:
+        response = self._streams.get_records(**params)
+        for record in response.get("Records", []):
+            self._kept[record["dynamodb"]["SequenceNumber"]] = record
+        return response
+
+
+class Since:
+    """The records the table's stream got from now on, as Lambda's DynamoDB Streams source delivers them.
+
+    The change feed's own reader (datastore/feed/reader.py) finds the stream's shards, takes an
+    iterator at LATEST on each open one now (DynamoDB Local's quirks and shards that appear later
+    handled as for the server) and reads them in lineage order; the client it reads through keeps
+    each record as DynamoDB Local's GetRecords returned it."""
+
+    def __init__(self, streams: Any, client: DynamoDBClient, table_name: str) -> None:
+        self._kept: dict[str, dict[str, Any]] = {}  # by sequence number: unique in a stream
+        self._reader = StreamReader(_Keeping(streams, self._kept), client, table_name, describe_every=0.0)
+        self._reader.start()
+
+    def records(self) -> list[dict[str, Any]]:
+        found: list[StreamRecord] = []
+        while batch := self._reader.poll():
+            found += batch
+        assert self._reader.take_gaps() == []
+        arn = self._reader.stream_arn
+        assert arn is not None
+        return [lambda_record(self._kept[record.sequence_number], arn) for record in found]
+
+
+def lambda_record(got: dict[str, Any], stream_arn: str) -> dict[str, Any]:
+    """A record as GetRecords returned it, in the envelope Lambda's event source mapping delivers:
+    the same fields, the stream's ARN added, the creation time in epoch seconds (JSON)."""
+    body = dict(got["dynamodb"])
+    at = body["ApproximateCreationDateTime"]
+    seconds = at.timestamp() if isinstance(at, datetime) else float(at)
+    body["ApproximateCreationDateTime"] = int(seconds) if seconds.is_integer() else seconds
     return {
-        "eventID": f"e{next(_ids)}",
-        "eventName": name,
-        "eventVersion": "1.1",
-        "eventSource": "aws:dynamodb",
-        "awsRegion": "eu-west-1",
+        "eventID": got["eventID"],
+        "eventName": got["eventName"],
+        "eventVersion": got["eventVersion"],
+        "eventSource": got["eventSource"],
+        "awsRegion": got["awsRegion"],
         "dynamodb": body,
-        "eventSourceARN": STREAM_ARN,
+        "eventSourceARN": stream_arn,
     }
 
 
-def audit_records(client: DynamoDBClient, table_name: str, tenant: Tenant, after: str) -> list[dict[str, Any]]:
-    """The INSERT records of the organisation's audit events written after ``after`` (an id)."""
-    found = []
-    for bucket in {keys.audit_bucket(ids.id_time(after)), keys.audit_bucket(ids.id_time(ids.new_id()))}:
-        response = client.query(
-            TableName=table_name,
-            KeyConditionExpression="PK = :pk AND SK > :after",
-            ExpressionAttributeValues={
-                ":pk": {"S": f"ORG#{tenant.org_id}#AUDIT#{bucket}"},
-                ":after": {"S": f"EVT#{after}"},
-            },
-            ConsistentRead=True,
-        )
-        found += response["Items"]
-    return [stream_record("INSERT", None, item) for item in sorted(found, key=lambda item: item[keys.SK]["S"])]
-
-
-def raw(client: DynamoDBClient, table_name: str, key: keys.Key) -> Item:
-    item = client.get_item(TableName=table_name, Key=key.wire(), ConsistentRead=True).get("Item")
-    assert item is not None
-    return item
+def of_kind(batch: list[dict[str, Any]], name: str, kind: str) -> list[dict[str, Any]]:
+    """The records of ``batch`` of one change (INSERT, MODIFY, REMOVE) to one kind of item."""
+    return [
+        record
+        for record in batch
+        if record["eventName"] == name
+        and (record["dynamodb"].get("NewImage") or record["dynamodb"]["OldImage"])["entity"]["S"] == kind
+    ]
 
 
 @dataclass
@@ -372,7 +409,7 @@ def test_subscribe_refused_by_the_rules_of_queries__error_and_nothing_recorded(a
 
 
 def test_fan_out__org_a_s_reviewer_gets_the_status_change__org_b_is_not_even_read(
-    aws: Aws, org: Org, make_tenant: TenantFactory, client: DynamoDBClient, table_name: str
+    aws: Aws, org: Org, make_tenant: TenantFactory
 ) -> None:
     other = make_tenant("Other Org")
     watcher = aws.connect(other.admin)
@@ -382,10 +419,10 @@ def test_fan_out__org_a_s_reviewer_gets_the_status_change__org_b_is_not_even_rea
     reviewer = aws.connect(org.manager)
     aws.subscribe(reviewer, "r", APPLICATIONS, job=global_ids.encode("JobPosting", job.job_id))
     application = applications.apply_to_job(table, job.job_id, org.employee.emp_id)
-    before = ids.new_id()
+    since = aws.since()
     applications.set_application_status(table, job.job_id, application.app_id, ApplicationStatus.REVIEWING)
-    batch = audit_records(client, table_name, org.tenant, before)
-    assert len(batch) == 1
+    batch = since.records()
+    assert len(of_kind(batch, "INSERT", "AuditEvent")) == 1
 
     with calls.listening() as log:
         result = aws.stream(batch)
@@ -402,19 +439,13 @@ def test_fan_out__org_a_s_reviewer_gets_the_status_change__org_b_is_not_even_rea
     assert not [pk for pk in read if keys.in_tenant(pk, other.org_id)]
 
 
-def test_fan_out__a_terminated_subscriber_is_closed_4403_and_gets_nothing(
-    aws: Aws, org: Org, client: DynamoDBClient, table_name: str
-) -> None:
+def test_fan_out__a_terminated_subscriber_is_closed_4403_and_gets_nothing(aws: Aws, org: Org) -> None:
     watcher = aws.connect(org.employee)
     aws.subscribe(watcher, "d", DIRECTORY)
-    key = layout.EMPLOYEE.key_at(org.tenant.org_id, org.employee.emp_id)
-    old = raw(client, table_name, key)
-    before = ids.new_id()
+    since = aws.since()
     employees.terminate_employee(org.tenant.table, org.employee.emp_id)
-    batch = [
-        stream_record("MODIFY", old, raw(client, table_name, key)),
-        *audit_records(client, table_name, org.tenant, before),
-    ]
+    batch = since.records()
+    assert of_kind(batch, "MODIFY", "Employee") and of_kind(batch, "INSERT", "AuditEvent")
 
     aws.stream(batch)
 
@@ -425,17 +456,15 @@ def test_fan_out__a_terminated_subscriber_is_closed_4403_and_gets_nothing(
     assert live_items(org.tenant) == gateway.LiveItems({}, [])
 
 
-def test_fan_out__a_role_changed_subscriber_is_refused_at_delivery(
-    aws: Aws, org: Org, client: DynamoDBClient, table_name: str
-) -> None:
+def test_fan_out__a_role_changed_subscriber_is_refused_at_delivery(aws: Aws, org: Org) -> None:
     watcher = aws.connect(org.employee)
     aws.subscribe(watcher, "d", DIRECTORY)
-    before = ids.new_id()
+    since = aws.since()
     employees.update_employee(
         org.tenant.table, org.employee.emp_id, expected_version=org.employee.version, role=Role.MANAGER
     )
     # Only the audit event: the delivery's own check (the token's role is not the employee's) refuses.
-    aws.stream(audit_records(client, table_name, org.tenant, before))
+    aws.stream(of_kind(since.records(), "INSERT", "AuditEvent"))
 
     told = aws.management.posted[watcher]
     assert [m["type"] for m in told] == ["connection_ack", "ping"]
@@ -443,34 +472,30 @@ def test_fan_out__a_role_changed_subscriber_is_refused_at_delivery(
     assert live_items(org.tenant) == gateway.LiveItems({}, [])
 
 
-def test_fan_out__a_gone_connection_s_items_are_deleted(
-    aws: Aws, org: Org, client: DynamoDBClient, table_name: str
-) -> None:
+def test_fan_out__a_gone_connection_s_items_are_deleted(aws: Aws, org: Org) -> None:
     connection_id = aws.connect(org.manager, domain=GONE_DOMAIN)  # its ack went nowhere: gone already
     aws.subscribe(connection_id, "d", DIRECTORY, domain=GONE_DOMAIN)
     assert [s.operation_id for s in live_items(org.tenant).subscriptions] == ["d"]
-    before = ids.new_id()
+    since = aws.since()
     employees.update_employee(
         org.tenant.table, org.employee.emp_id, expected_version=org.employee.version, first_name="Renamed"
     )
 
-    aws.stream(audit_records(client, table_name, org.tenant, before))
+    aws.stream(since.records())
 
     assert live_items(org.tenant) == gateway.LiveItems({}, [])
 
 
-def test_subscribe_with_after__replays_what_was_missed__then_recorded_for_the_fan_out(
-    aws: Aws, org: Org, client: DynamoDBClient, table_name: str
-) -> None:
+def test_subscribe_with_after__replays_what_was_missed__then_recorded_for_the_fan_out(aws: Aws, org: Org) -> None:
     table = org.tenant.table
     job = jobs.publish_job(table, jobs.create_job(table, department_id=org.sales.dept_id, title="Rep").job_id)
     job_id = global_ids.encode("JobPosting", job.job_id)
     first = aws.connect(org.manager)
     aws.subscribe(first, "r", APPLICATIONS, job=job_id)
     application = applications.apply_to_job(table, job.job_id, org.employee.emp_id)
-    before = ids.new_id()
+    since = aws.since()
     applications.set_application_status(table, job.job_id, application.app_id, ApplicationStatus.REVIEWING)
-    aws.stream(audit_records(client, table_name, org.tenant, before))
+    aws.stream(since.records())
     (seen,) = [m for m in sent_to(first) if m["type"] == "next"]
     cursor = seen["payload"]["data"]["applicationChanged"]["cursor"]
     aws.socket("$disconnect", first)
@@ -502,21 +527,17 @@ def test_subscribe_with_a_forged_after__error_bad_user_input_nothing_recorded(aw
     assert live_items(org.tenant).subscriptions == []
 
 
-def test_fan_out__a_revoked_api_key_s_connection_is_closed_4403(
-    aws: Aws, org: Org, client: DynamoDBClient, table_name: str
-) -> None:
+def test_fan_out__a_revoked_api_key_s_connection_is_closed_4403(aws: Aws, org: Org) -> None:
     key, secret = api_keys.create_api_key(org.tenant.table, name="Dashboard", role=Role.ADMIN)
     connection_id = f"key{next(_ids)}"
     aws.socket("$connect", connection_id)
     aws.socket("$default", connection_id, {"type": "connection_init", "payload": {"Authorization": f"Bearer {secret}"}})
     aws.subscribe(connection_id, "a", AUDIT)
     assert aws.management.posted[connection_id] == [{"type": "connection_ack"}]
-    stored = layout.API_KEY.key_at(org.tenant.org_id, key.key_id)
-    old = raw(client, table_name, stored)
-    before = ids.new_id()
+    since = aws.since()
     api_keys.revoke_api_key(org.tenant.table, key.key_id)
-    batch = [stream_record("MODIFY", old, raw(client, table_name, stored))]
-    batch += audit_records(client, table_name, org.tenant, before)
+    batch = since.records()
+    assert of_kind(batch, "MODIFY", "ApiKey") and of_kind(batch, "INSERT", "AuditEvent")
 
     aws.stream(batch)
 
@@ -526,9 +547,7 @@ def test_fan_out__a_revoked_api_key_s_connection_is_closed_4403(
     assert live_items(org.tenant) == gateway.LiveItems({}, [])
 
 
-def test_fan_out__a_connection_whose_token_expired_is_closed_4403_at_its_next_event(
-    aws: Aws, org: Org, client: DynamoDBClient, table_name: str
-) -> None:
+def test_fan_out__a_connection_whose_token_expired_is_closed_4403_at_its_next_event(aws: Aws, org: Org) -> None:
     token = issue_token(
         aws.settings, subject=org.manager.emp_id, org_id=org.manager.org_id, role=org.manager.role.value, ttl_seconds=2
     )
@@ -541,10 +560,10 @@ def test_fan_out__a_connection_whose_token_expired_is_closed_4403_at_its_next_ev
     aws.socket("$default", later, {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
     assert aws.management.posted[connection_id] == aws.management.posted[later] == [{"type": "connection_ack"}]
     time.sleep(2.1)
-    before = ids.new_id()
+    since = aws.since()
     org.tenant.employee(org.sales)
 
-    aws.stream(audit_records(client, table_name, org.tenant, before))
+    aws.stream(since.records())
     # The other connection's next message finds its token expired too: 4403, not 4401.
     aws.subscribe(later, "d", DIRECTORY)
 

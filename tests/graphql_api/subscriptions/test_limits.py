@@ -85,7 +85,9 @@ def test_ping_not_answered__4408(live_url: str, live_app: Starlette, api: Api, t
 
 
 def test_pings_answered__connection_stays(live_url: str, live_app: Starlette, api: Api, tenant: Tenant) -> None:
-    with bounds(live_app, subscription_keepalive_seconds=0.1):
+    # Half a second: a pong has until the next ping to arrive, which a loaded machine's client
+    # did not always manage within 0.1 s (closed 4408, as it should be for a real laggard).
+    with bounds(live_app, subscription_keepalive_seconds=0.5):
         socket = connected(live_url, api.token(tenant.admin))
         socket.subscribe("1", DIRECTORY)
         subscribed(live_app, tenant.org_id)
