@@ -1,4 +1,4 @@
-"""`python -m bench.profile [Q1 Q2 ...] [-n N] [-c C] [--pyinstrument] [--naive] [--gc ...] [--loops ...]`: CPU cost.
+"""`python -m bench.profile [Q1 ...] [-n N] [-c C] [--pyinstrument] [--naive] [--gc] [--loops] [--count]`: CPU cost.
 
 The bench's timings are wall-clock on a shared machine; this measures what one request costs
 the API process itself: the product app is served in this process (httpx's ASGI transport,
@@ -15,7 +15,8 @@ where the time goes, in ms per request. ``--naive`` serves the bench's naive var
 (bench/naive.py), measured the same way. ``--gc a/b`` (the collector's thresholds) and
 ``--loops asyncio/uvloop`` (the event loop; the servers run uvloop) compare variants in turn
 within this one process, ``--rounds N`` turns of them, so that what the machine's other
-processes do meanwhile reaches every variant alike.
+processes do meanwhile reaches every variant alike. ``--count`` then runs the same requests
+again counting what they hand the event loop: tasks, futures and callbacks per request.
 """
 
 from __future__ import annotations
@@ -73,6 +74,72 @@ class Timings:
         return statistics.median(c - loop for c, loop in zip(self.cpu, self.loop, strict=True))
 
 
+class Counts:
+    """What the loop is handed during the measured requests (``--count``, on asyncio's loop):
+    tasks (a task factory: every ``create_task``, ``ensure_future`` of a coroutine and
+    ``gather`` of one), futures made by ``loop.create_future`` (aiodataloader's per-key
+    futures, ``shield``, ``wait``; not ``gather``'s own) and callbacks scheduled with
+    ``call_soon`` (each a Handle: a task's every step, every future's done callbacks).
+    An async generator the loop closes at collection (left unfinished) shows among the tasks
+    twice: as ``async_generator_athrow`` and as ``aclose <its name>`` (the asyncgen finalizer
+    hook, wrapped). Counted by wrapping three loop methods on the instance, so it costs a Python call each:
+    the CPU figures of a counting run are not the bench's."""
+
+    def __init__(self) -> None:
+        self.tasks = self.futures = self.callbacks = 0
+        # Where they come from: a task's coroutine, a future's maker (the frame that called).
+        self.task_kinds: dict[str, int] = {}
+        self.future_makers: dict[str, int] = {}
+
+    def install(self, loop: asyncio.AbstractEventLoop) -> None:
+        create_future, call_soon = loop.create_future, loop.call_soon
+
+        def task_factory(loop: asyncio.AbstractEventLoop, coro: Any, **kwargs: Any) -> asyncio.Task[Any]:
+            self.tasks += 1
+            kind = getattr(coro, "__qualname__", type(coro).__name__)
+            self.task_kinds[kind] = self.task_kinds.get(kind, 0) + 1
+            return asyncio.Task(coro, loop=loop, **kwargs)
+
+        def counted_future() -> asyncio.Future[Any]:
+            self.futures += 1
+            caller = sys._getframe(1).f_code
+            maker = f"{Path(caller.co_filename).parent.name}/{Path(caller.co_filename).name}:{caller.co_name}"
+            self.future_makers[maker] = self.future_makers.get(maker, 0) + 1
+            return create_future()
+
+        def counted_call_soon(*args: Any, **kwargs: Any) -> asyncio.Handle:
+            self.callbacks += 1
+            return call_soon(*args, **kwargs)
+
+        hooks = sys.get_asyncgen_hooks()
+        finalize = hooks.finalizer
+
+        def finalizer(agen: Any) -> None:
+            # An async generator left unfinished, closed by the loop in a task of its own.
+            kind = f"aclose {agen.__qualname__}"
+            self.task_kinds[kind] = self.task_kinds.get(kind, 0) + 1
+            if finalize is not None:
+                finalize(agen)
+
+        sys.set_asyncgen_hooks(firstiter=hooks.firstiter, finalizer=finalizer)
+        loop.set_task_factory(task_factory)
+        # Instance attributes: asyncio's C futures and tasks look call_soon up on the loop object.
+        loop.create_future = counted_future  # type: ignore[method-assign]
+        loop.call_soon = counted_call_soon  # type: ignore[method-assign,assignment]
+
+    def summary(self, n: int) -> str:
+        return (
+            f"per request: {self.tasks / n:.1f} tasks, {self.futures / n:.1f} loop futures, "
+            f"{self.callbacks / n:.1f} call_soon callbacks\n    tasks: {self._top(self.task_kinds, n)}"
+            f"\n    futures: {self._top(self.future_makers, n)}"
+        )
+
+    @staticmethod
+    def _top(counted: dict[str, int], n: int) -> str:
+        ranked = sorted(counted.items(), key=lambda item: -item[1])[:8]
+        return ", ".join(f"{name} {count / n:.1f}" for name, count in ranked)
+
+
 class Collections:
     """The cyclic garbage collector's runs meanwhile (``gc.callbacks``), by generation: each
     pause in CPU time of the thread that collected (what it costs; on a shared machine its
@@ -113,6 +180,7 @@ async def run(
     *,
     concurrency: int = 1,
     close: Callable[[], Awaitable[None]] | None = None,
+    counts: Counts | None = None,
 ) -> Timings:
     transport = httpx.ASGITransport(app=app)
     headers = {"Authorization": f"Bearer {token}", "content-type": "application/json"}
@@ -125,6 +193,8 @@ async def run(
                 raise RuntimeError(f"the query failed: {answer['errors'][0]['message']}")
         if profiler is not None:
             profiler.start()
+        if counts is not None:
+            counts.install(asyncio.get_running_loop())
         if concurrency == 1:
             for _ in range(n):
                 c, t, w = time.process_time(), time.thread_time(), time.perf_counter()
@@ -248,6 +318,11 @@ def main() -> int:
         help="the event loop the requests run on (the servers run uvloop); both: each query on each in turn",
     )
     parser.add_argument("--rounds", type=int, default=1, help="with several --gc or --loops: how many turns")
+    parser.add_argument(
+        "--count",
+        action="store_true",
+        help="then count tasks, futures and call_soon callbacks per request (asyncio's loop; a run of its own)",
+    )
     args = parser.parse_args()
     if args.naive:
         from bench.naive import install
@@ -314,6 +389,12 @@ def main() -> int:
                 f"wall ms median {statistics.median(timings.wall):.1f}, n={args.n}; {collections.summary()}",
                 flush=True,
             )
+            if args.count:
+                asyncio.set_event_loop_policy(None)  # asyncio's loop: its methods can be wrapped
+                counts = Counts()
+                asyncio.run(run(app, tokens[caller], body, args.n, counts=counts, **at))
+                # The in-process client's own tasks and callbacks are in the count too.
+                print(f"{name} c{args.concurrency} {counts.summary(args.n)}", flush=True)
             if args.pyinstrument:
                 from pyinstrument import Profiler
 

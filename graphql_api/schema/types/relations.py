@@ -168,13 +168,23 @@ async def load(loaders: Loaders, objects: Sequence[Related], plan: RelationPlan)
     """
     if not plan or not objects:
         return
-    found: list[tuple[Mapping[Any, Any], int] | BaseException] = await asyncio.gather(
-        *(
-            _with_depth(getattr(loaders, relation.loader).get_many(_keys(objects, relation.key)))
-            for relation, _ in plan
-        ),
-        return_exceptions=True,
-    )
+    found: list[tuple[Mapping[Any, Any], int] | BaseException]
+    if len(plan) == 1:
+        # One relation is awaited here, not in a task of its own as gather would (Q2 made 60
+        # tasks a request this way): what it raises is its result, as gather's would be.
+        relation, _ = plan[0]
+        try:
+            found = [await _with_depth(getattr(loaders, relation.loader).get_many(_keys(objects, relation.key)))]
+        except Exception as error:
+            found = [error]
+    else:
+        found = await asyncio.gather(
+            *(
+                _with_depth(getattr(loaders, relation.loader).get_many(_keys(objects, relation.key)))
+                for relation, _ in plan
+            ),
+            return_exceptions=True,
+        )
     # gather runs each get_many in a task of its own: carry the round trips they waited on
     # back here, so the next level's loads are counted one deeper (datastore.calls.current_depth).
     calls.waited(max((result[1] for result in found if not isinstance(result, BaseException)), default=0))
@@ -198,7 +208,9 @@ async def load(loaders: Loaders, objects: Sequence[Related], plan: RelationPlan)
             obj.related[relation.field] = None if key is None else built[key]
         if inner:
             deeper.append(load(loaders, [value for value in built.values() if value is not None], inner))
-    if deeper:
+    if len(deeper) == 1:
+        await deeper[0]  # in this task: the depth it reaches is this context's already
+    elif deeper:
         # And the deeper levels' back to the caller: what it loads next waited on them all.
         calls.waited(max(depth for _, depth in await asyncio.gather(*map(_with_depth, deeper))))
 
