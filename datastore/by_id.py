@@ -30,6 +30,7 @@ class Kind(Enum):
     EMPLOYEE = "employee"
     JOB = "job"
     APPLICATION = "application"
+    API_KEY = "api_key"
 
     # A request's entity keys are (Kind, id) tuples, hashed about ten times each by the loader
     # (Q2: some 15,000 times). Enum's own hash is a Python call (the hash of the name); the
@@ -45,6 +46,7 @@ LAYOUTS: Final[dict[Kind, Layout[Any]]] = {
     Kind.EMPLOYEE: layout.EMPLOYEE,
     Kind.JOB: layout.JOB_POSTING,
     Kind.APPLICATION: layout.APPLICATION,
+    Kind.API_KEY: layout.API_KEY,
 }
 
 

@@ -13,9 +13,12 @@ cache, so ``me`` and ``organization`` cost nothing more; the subscription is rea
 field that shows it. The organisation's item goes on to the request's session, whose writes
 stamp their audit events with its retention without reading it again (datastore/retention.py).
 A token whose role differs from the employee's current role is refused too (it was issued
-before a change). An API key has no
-employee: only its organisation is checked (the key's own status was checked when it was
-authenticated, graphql_api/auth/api_keys.py).
+before a change). An API key has no employee: for a request only its organisation is checked
+(the key's own status was checked, strongly consistent, when it was authenticated,
+graphql_api/auth/api_keys.py). A live subscription outlives its authentication, so each of its
+deliveries (``key_status``) also reads the key's record in the organisation's partition, in the
+same batch as the organisation: a revoked key gets nothing more, whichever of the revocation's
+stream records (the key's, its audit event's) comes first.
 """
 
 from __future__ import annotations
@@ -28,19 +31,27 @@ from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
-from datastore.entities import Employee, EmployeeStatus, Organization, OrganizationStatus
+from datastore.entities import (
+    ApiKey,
+    ApiKeyStatus,
+    Employee,
+    EmployeeStatus,
+    Organization,
+    OrganizationStatus,
+)
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import AuthReason, unauthenticated
 from graphql_api.request.context import RequestContext
 from graphql_api.request.session import RequestSession
 
 
-def check_active(context: RequestContext) -> Awaitable[None]:
+def check_active(context: RequestContext, *, key_status: bool = False) -> Awaitable[None]:
     """The verdict on the caller; its two reads are queued now, in this turn of the loop.
 
     Queuing them synchronously puts them in the same loader round as the load that first
     reached for tenant data (a task would queue them a turn later, a round trip apart under
-    load), so the check never costs a wave of its own.
+    load), so the check never costs a wave of its own. ``key_status``: an API key's own record
+    is read too, with the organisation (a live delivery; a request checked it when it began).
     """
     principal = context.principal
     if principal is None or principal.org_id is None:
@@ -49,6 +60,8 @@ def check_active(context: RequestContext) -> Awaitable[None]:
     loaders = session.loaders
     organization_read = loaders.organization.load(principal.org_id)
     if principal.api_key:
+        if key_status:
+            return _key_verdict(session, organization_read, loaders.api_key.load(principal.subject))
         return _organization_verdict(session, organization_read)
     employee_read = loaders.employee.load(principal.subject)
     return _verdict(session, principal, organization_read, employee_read)
@@ -56,6 +69,15 @@ def check_active(context: RequestContext) -> Awaitable[None]:
 
 async def _organization_verdict(session: RequestSession, organization_read: Awaitable[Organization | None]) -> None:
     _require_active(session, await organization_read)
+
+
+async def _key_verdict(
+    session: RequestSession, organization_read: Awaitable[Organization | None], key_read: Awaitable[ApiKey | None]
+) -> None:
+    organization, key = await asyncio.gather(organization_read, key_read)
+    _require_active(session, organization)
+    if key is None or key.status is not ApiKeyStatus.ACTIVE:
+        raise unauthenticated("the API key was revoked", AuthReason.TOKEN_INVALID)
 
 
 def _require_active(session: RequestSession, organization: Organization | None) -> None:

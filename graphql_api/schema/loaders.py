@@ -21,7 +21,16 @@ from typing import Any, Generic, ParamSpec, TypeVar, cast
 from datastore import applications, async_reads, departments, employees, jobs
 from datastore.async_table import AsyncTable
 from datastore.by_id import Kind
-from datastore.entities import Application, AuditEvent, Department, Employee, JobPosting, Organization, Subscription
+from datastore.entities import (
+    ApiKey,
+    Application,
+    AuditEvent,
+    Department,
+    Employee,
+    JobPosting,
+    Organization,
+    Subscription,
+)
 from datastore.ids import DepartmentId, EmployeeId, JobId, OrgId
 from datastore.pagination import Page, PageQuery, PageRequest, StartKey
 from graphql_api.execution.batch_loader import SharedLoader
@@ -193,6 +202,8 @@ class Loaders:
         self.department: Entities[str, Department | None] = Entities(self.entities, Kind.DEPARTMENT)
         self.job: Entities[str, JobPosting | None] = Entities(self.entities, Kind.JOB)
         self.application: Entities[tuple[str, str], Application | None] = Entities(self.entities, Kind.APPLICATION)
+        # Read only by a live subscriber's check at delivery (graphql_api/auth/active.py).
+        self.api_key: Entities[str, ApiKey | None] = Entities(self.entities, Kind.API_KEY)
 
         async def ids_by_email(emails: list[str]) -> list[EmployeeId | None]:
             found = [async_reads.find_employee_id_by_email(table, email) for email in emails]

@@ -91,7 +91,7 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
         async for delivery in deliveries:
             session.begin_event(delivery.round)
             try:
-                await check_active(context)
+                await check_active(context, key_status=True)  # an API key's status too: it may be revoked
             except ApiError as refused:
                 if connection is None:
                     raise  # on AWS the fan-out ends the connection (graphql_api/subscriptions/gateway.py)

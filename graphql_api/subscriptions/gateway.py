@@ -34,7 +34,9 @@ whose root field listens to its kind: the caller's active check (graphql_api/aut
 then one execution of the stored document with the event (``OneShot``): the same field, the
 same topic rules and field rules as every query (graphql_api/schema/subscription.py), through
 one round of loaders shared by the organisation's subscribers. A caller no longer active
-(terminated, suspended, role changed, token expired) is closed 4403 and their items deleted;
+(terminated, suspended, role changed, token expired, an API key revoked: its record is read
+with the organisation's, so a key whose revocation's records come in another batch is refused
+before its own revocation's event) is closed 4403 and their items deleted;
 a connection API Gateway says is gone (410) has its items deleted. A DynamoDB failure fails
 the batch, which Lambda retries (at least once).
 """
@@ -524,10 +526,11 @@ class LiveGateway:
         if not live.connections:
             return 0  # nobody listens: nothing is decoded
         changes = [records.decode(record) for record in batch]
-        # The batch's changes to callers' standing first: a transaction's records come in no
-        # promised order (DynamoDB Local's stream has a revocation's audit event before the key
-        # it revokes), and a delivery to an API key checks its organisation, not the key
-        # (graphql_api/auth/active.py), so the revoked key would be sent its own revocation.
+        # The batch's changes to callers' standing first, so their connections close without
+        # a round of reads. A transaction's records come in no promised order, nor in one batch
+        # (DynamoDB Local's stream has a revocation's audit event before the key it revokes; on
+        # AWS they may be on different shards): each delivery reads the caller's standing anyway,
+        # an API key's own status included (graphql_api/auth/active.py).
         for change in changes:
             if change.kind != AUDIT_EVENT:
                 await self._revoke(live, change)
@@ -561,7 +564,7 @@ class LiveGateway:
             assert isinstance(check.session, LiveSession)
             check.session.begin_event(round_)
             try:
-                await check_active(check)
+                await check_active(check, key_status=True)
             except ApiError as refused:
                 await self._close(connection.endpoint, connection_id, Closed(Close.FORBIDDEN, str(refused)), org_id)
                 continue

@@ -14,7 +14,9 @@ for, let alone queued to, a subscriber.
 - A change to an employee (status, role), to an organisation (status) or to an API key
   (revoked) re-checks the connections it concerns at once: a terminated or re-roled
   employee, a suspended organisation, a revoked key lose their connections with FORBIDDEN
-  (4403), whether or not an event was on its way. Every delivery checks again anyway.
+  (4403), whether or not an event was on its way. Every delivery checks again anyway (an API
+  key's own status included), so a revocation's audit event, which may come before the key's
+  record, is never delivered to the revoked key.
 - Each time this process's connection to the stream reader is made (a reader took over, or
   this process reconnected), every subscription catches up from the audit trail: what the
   reader handed on meanwhile reached no one here.

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from starlette.applications import Starlette
+from websockets.exceptions import ConnectionClosed
 
-from datastore import applications, departments, employees, jobs
+from datastore import api_keys, applications, departments, employees, jobs
 from datastore.entities import ApplicationStatus, Department, Employee, JobPosting, Role
+from datastore.feed.records import ChangeEvent
 from graphql_api.schema import ids
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.fixtures import Api
@@ -284,3 +287,35 @@ def test_organisation_suspended__every_connection_closed_forbidden(
     for socket in (first, second):  # the one without a subscription too
         code, reason = socket.closed_with()
         assert code == 4403 and "organisation is not active" in reason
+
+
+def test_api_key_revoked__its_revocation_s_event_not_delivered__closed_forbidden_at_delivery(
+    live_url: str, live_app: Starlette, org: Org, sockets: list[Socket], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The hub never sees the key's own stream record here (as when the revocation's audit event
+    # comes first, as on DynamoDB Local's stream, or the key's record is late): only the
+    # delivery's own check can refuse the key.
+    hub = live_app.state.live
+    revoke = hub._revoke
+
+    def without_keys(org_id: str, change: ChangeEvent) -> None:
+        if change.kind != "ApiKey":
+            revoke(org_id, change)
+
+    monkeypatch.setattr(hub, "_revoke", without_keys)
+    key, secret = api_keys.create_api_key(org.tenant.table, name="Dashboard", role=Role.ADMIN)
+    socket = open_socket(live_url)
+    sockets.append(socket)
+    assert socket.init(bearer(secret)) == {"type": "connection_ack"}
+    socket.subscribe("audit", AUDIT)
+    subscribed(live_app, org.tenant.org_id)
+
+    api_keys.revoke_api_key(org.tenant.table, key.key_id)
+
+    received: list[dict[str, Any]] = []
+    with pytest.raises(ConnectionClosed) as closed:
+        while True:
+            received.append(socket.receive())
+    assert received == []  # no `next`: not even the revocation's own event
+    assert closed.value.rcvd is not None
+    assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (4403, "the API key was revoked")

@@ -547,6 +547,29 @@ def test_fan_out__a_revoked_api_key_s_connection_is_closed_4403(aws: Aws, org: O
     assert live_items(org.tenant) == gateway.LiveItems({}, [])
 
 
+def test_fan_out__a_revocation_s_audit_event_without_the_key_s_record__the_key_is_refused_4403(
+    aws: Aws, org: Org
+) -> None:
+    # On AWS a transaction's records may be on different shards, so in different batches: the
+    # delivery's check reads the key itself, not only its organisation.
+    key, secret = api_keys.create_api_key(org.tenant.table, name="Dashboard", role=Role.ADMIN)
+    connection_id = f"key{next(_ids)}"
+    aws.socket("$connect", connection_id)
+    aws.socket("$default", connection_id, {"type": "connection_init", "payload": {"Authorization": f"Bearer {secret}"}})
+    aws.subscribe(connection_id, "a", AUDIT)
+    since = aws.since()
+    api_keys.revoke_api_key(org.tenant.table, key.key_id)
+    audit_only = of_kind(since.records(), "INSERT", "AuditEvent")
+    assert len(audit_only) == 1
+
+    aws.stream(audit_only)
+
+    told = aws.management.posted[connection_id]
+    assert [m["type"] for m in told] == ["connection_ack", "ping"]  # no `next`: its revocation is not sent to it
+    assert told[-1]["payload"]["close"] == {"code": 4403, "reason": "the API key was revoked"}
+    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+
+
 def test_fan_out__a_connection_whose_token_expired_is_closed_4403_at_its_next_event(aws: Aws, org: Org) -> None:
     token = issue_token(
         aws.settings, subject=org.manager.emp_id, org_id=org.manager.org_id, role=org.manager.role.value, ttl_seconds=2
