@@ -116,6 +116,7 @@ class FeedHost:
         try:
             if self.lease.held:
                 await self._blocking(self.lease.renew)
+                self._restart_if_stopped()
             elif await self._blocking(self.lease.acquire):
                 log.info("feed %s: this process (%s) reads the stream", self.group, self.lease.holder)
                 self._reading = asyncio.create_task(self._read(self.lease.generation or 0))
@@ -127,6 +128,21 @@ class FeedHost:
             if self.lease.held:  # unrenewed, it may expire under us: stop before it does
                 self.lease.generation = None
                 await self._stop_reading()
+
+    def _restart_if_stopped(self) -> None:
+        """Start the reader again, from its checkpoints, if it ended by itself while the lease is held.
+
+        A lease must never outlive its reader: renewed by this loop, it would keep every other
+        worker from reading while nobody does (live updates would stop with no error anywhere).
+        Its followers reconnect to the new socket (the same generation) and catch up.
+        """
+        reading = self._reading
+        if reading is None or not reading.done():
+            return
+        error = None if reading.cancelled() else reading.exception()
+        self.status.problem = f"the stream reader stopped: {error!r}"
+        log.error("feed %s: the stream reader stopped (%r): starting it again from its checkpoints", self.group, error)
+        self._reading = asyncio.create_task(self._read(self.lease.generation or 0))
 
     async def _stop_reading(self) -> None:
         reading, self._reading = self._reading, None
@@ -161,7 +177,11 @@ class FeedHost:
             records = await self._blocking(reader.poll)
             while True:
                 self._hand_on(server, records, reader.take_gaps())
-                await self._blocking(reader.checkpoint)
+                try:
+                    await self._blocking(reader.checkpoint)
+                except DatastoreError as error:  # kept as progressed: recorded after the next batch
+                    self.status.problem = f"a checkpoint could not be written: {error}"
+                    log.warning("feed %s: a checkpoint could not be written: %s", self.group, error)
                 full = len(records) >= reader.batch
                 if not full:
                     await asyncio.sleep(self.settings.poll_seconds)

@@ -12,10 +12,13 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from datastore import ids, items, layout, transact
+import pytest
+
+from datastore import ids, items, layout, provision, transact
+from datastore.errors import Unavailable
 from datastore.feed.fanout import RECORD, Frame
 from datastore.feed.host import FeedHost, FeedSettings
-from datastore.feed.lease import KEEP_FOR, group_name
+from datastore.feed.lease import KEEP_FOR, Checkpoints, group_name
 from datastore.feed.records import StreamRecord
 from datastore.records import FeedLease
 from datastore.scope import FeedScope, LayoutScope
@@ -112,6 +115,67 @@ def test_reader_stops__another_takes_over_from_its_checkpoint__the_others_get_ev
     assert second.labels == ["before", "during", "after"]  # from the checkpoint: nothing lost
     assert second.connected == 2  # reconnected to the new reader (its own)
     assert first.host.lease.generation is None
+
+
+def test_checkpoint_write_fails__the_reader_reads_on__recorded_after_the_next_batch(
+    own_table: Table, streams: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # DynamoDB not answering one checkpoint write (a timeout on a loaded host): before, the
+    # reading task ended on it while its worker kept renewing the lease, so nobody read again.
+    group = group_name("test", ids.new_id())
+    save = Checkpoints.save
+    failures: list[str] = []
+
+    def save_or_fail_once(self: Checkpoints, stream_arn: str, shard_id: str, sequence_number: str) -> None:
+        if not failures:
+            failures.append(shard_id)
+            raise Unavailable("DynamoDB did not answer in time")
+        save(self, stream_arn, shard_id, sequence_number)
+
+    monkeypatch.setattr(Checkpoints, "save", save_or_fail_once)
+
+    async def scenario() -> Worker:
+        only = worker(own_table, streams, group, "1-1")
+        only.start()
+        await until(lambda: only.host.status.reading and only.host.status.connected)
+        await write(own_table, "first")  # its checkpoint fails
+        await until(lambda: only.labels == ["first"])
+        await write(own_table, "second")
+        await until(lambda: only.labels == ["first", "second"])
+        arn = provision.stream_arn(own_table.client, own_table.name)
+        await until(lambda: len(Checkpoints(own_table, group).load(arn)) == 1, 10, "the checkpoint")
+        await only.stop()
+        return only
+
+    only = asyncio.run(scenario())
+    assert failures and only.labels == ["first", "second"]
+
+
+def test_reading_task_ends_by_itself__started_again_under_the_same_lease__nothing_lost(
+    own_table: Table, streams: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    group = group_name("test", ids.new_id())
+
+    async def scenario() -> Worker:
+        only = worker(own_table, streams, group, "1-1")
+        only.start()
+        await until(lambda: only.host.status.reading and only.host.status.connected)
+        await write(own_table, "before")
+        await until(lambda: only.labels == ["before"])
+        generation = only.host.lease.generation
+        reading = only.host._reading
+        assert reading is not None
+        reading.cancel()  # ended by something no retry covered
+        await write(own_table, "while stopped")
+        await until(lambda: only.labels[-1:] == ["while stopped"], 10, "the restarted reader")
+        assert only.host.lease.generation == generation and only.host._reading is not reading
+        await only.stop()
+        return only
+
+    only = asyncio.run(scenario())
+    assert only.labels == ["before", "while stopped"]  # from its checkpoint, once each
+    assert only.connected == 2  # followed the restarted reader's socket
+    assert any("the stream reader stopped" in record.getMessage() for record in caplog.records)
 
 
 def test_crashed_reader_s_lease__taken_over_once_it_expires(own_table: Table, streams: Any) -> None:

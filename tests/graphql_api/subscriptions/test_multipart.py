@@ -8,6 +8,7 @@ tests/graphql_api/frontend/test_apollo_multipart_subscriptions.py.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -23,10 +24,16 @@ ACCEPT = 'multipart/mixed;boundary="graphql";subscriptionSpec=1.0,application/js
 DIRECTORY = "subscription Directory { employeeChanged { cursor action employee { email } } }"
 
 
-def parts(response: httpx.Response) -> Iterator[Any]:
-    """Each part's JSON as it completes (its boundary arrived), then None at the closing delimiter."""
+def parts(response: httpx.Response, seconds: float = 60) -> Iterator[Any]:
+    """Each part's JSON as it completes (its boundary arrived), then None at the closing delimiter.
+
+    Heartbeats keep each read inside httpx's timeout, so the whole stream has a deadline of its
+    own: a subscription that never delivers fails the test instead of hanging the suite.
+    """
+    deadline = time.monotonic() + seconds
     buffer = b""
     for chunk in response.iter_bytes():
+        assert time.monotonic() < deadline, f"no end of the stream within {seconds} s"
         buffer += chunk
         while True:
             start = buffer.find(b"--graphql")
