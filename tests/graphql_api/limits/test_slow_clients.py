@@ -44,6 +44,9 @@ class Outcome:
     kind: str
     closed_after: float | None = None  # seconds from the start of the slow part to EOF
     received: bytes = b""
+    # Reset rather than closed: a byte this client dripped met the server's close, and the
+    # reset discards what the kernel had not handed over yet (the 408's body, say).
+    reset: bool = False
 
 
 async def dribble(port: int, kind: str, opened: Callable[[], None], give_up: float) -> Outcome:
@@ -73,6 +76,7 @@ async def dribble(port: int, kind: str, opened: Callable[[], None], give_up: flo
             outcome.received += chunk
     except (ConnectionError, OSError):
         outcome.closed_after = time.monotonic() - started  # reset by the server: closed too
+        outcome.reset = True
     finally:
         writer.close()
     return outcome
@@ -145,6 +149,7 @@ def test_slow_clients__500_dribbling__closed_within_the_bound_and_others_served(
         if outcome.kind == "body":
             head, _, body = outcome.received.partition(b"\r\n\r\n")
             assert head.startswith(b"HTTP/1.1 408 "), outcome.received[:200]
-            assert orjson.loads(body)["errors"][0]["extensions"]["limit"] == "bodyTimeout"
+            if body or not outcome.reset:
+                assert orjson.loads(body)["errors"][0]["extensions"]["limit"] == "bodyTimeout"
         else:
             assert outcome.received == b""  # a head never finished gets no response, only the close
