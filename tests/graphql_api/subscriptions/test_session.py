@@ -17,15 +17,7 @@ from datastore import departments
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.subscriptions.conftest import subscribed
-from tests.graphql_api.subscriptions.ws import Socket, bearer, open_socket
-
-AUDIT = "subscription Audit($after: String) { auditEventAdded(after: $after) { cursor action event { entityId } } }"
-
-
-def admin_socket(live_url: str, api: Api, tenant: Tenant) -> Socket:
-    socket = open_socket(live_url)
-    assert socket.init(bearer(api.token(tenant.admin))) == {"type": "connection_ack"}
-    return socket
+from tests.graphql_api.subscriptions.ws import AUDIT, Socket, admin_socket
 
 
 def delivered(socket: Socket, operation_id: str) -> dict[str, Any]:

@@ -9,10 +9,17 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
+
+if TYPE_CHECKING:
+    from tests.conftest import Tenant
+    from tests.graphql_api.fixtures import Api
+
+# An admin's audit trail, resumable: what the resume and cost tests subscribe to.
+AUDIT = "subscription Audit($after: String) { auditEventAdded(after: $after) { cursor action event { entityId } } }"
 
 PROTOCOL = "graphql-transport-ws"
 
@@ -83,3 +90,10 @@ def open_socket(base_url: str, *, headers: dict[str, str] | None = None, subprot
 
 def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
+
+
+def admin_socket(live_url: str, api: Api, tenant: Tenant) -> Socket:
+    """A connection acknowledged for ``tenant``'s admin."""
+    socket = open_socket(live_url)
+    assert socket.init(bearer(api.token(tenant.admin))) == {"type": "connection_ack"}
+    return socket
