@@ -14,7 +14,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import Enum, IntEnum
 from operator import attrgetter
 from typing import Any
 
@@ -23,6 +23,7 @@ from graphql import (
     FragmentDefinitionNode,
     GraphQLBoolean,
     GraphQLEnumType,
+    GraphQLError,
     GraphQLField,
     GraphQLID,
     GraphQLIncludeDirective,
@@ -272,20 +273,34 @@ def _passthrough(coerce: Callable[[Any], Any] | None) -> type | None:
 
 
 def _enum_output(enum: GraphQLEnumType) -> Callable[[Any], Any]:
-    """The enum's output coercion, with a dict lookup first for a plain ``str`` value.
+    """The enum's output coercion, with a dict lookup first for a plain ``str`` or a member.
 
-    Resolvers hand enums over as their values (types/scalars.py ``output``); Strawberry's
-    enum type checks each value against its Python enum before graphql-core's own lookup
-    of the same dict. A ``str`` is never a member of that enum, so its name is the lookup's
-    answer, found here directly; anything else (a member, an unknown value) goes through the
-    type's own coercion, errors included.
+    Strawberry's enum type checks each value against its Python enum before graphql-core's
+    own lookup of the same dict; our enums' coercion (types/scalars.py ``fast_enum_output``)
+    looks a member up in a dict of its own, a call in a call. Here a ``str`` value's name is
+    found in the enum's values and a member's (of exactly the Python enum the type wraps) in
+    what the type's own coercion answers for each member, asked once; anything else (an
+    unknown value, another type) goes through the type's own coercion, errors included.
     """
     names = {value.value: name for name, value in enum.values.items() if type(value.value) is str}
     coerce = enum.coerce_output_value
+    by_type: dict[type, dict[Any, str]] = {str: names}
+    wrapped = getattr(enum, "wrapped_cls", None)  # Strawberry's: the Python enum it was made from
+    if isinstance(wrapped, type) and issubclass(wrapped, Enum):
+        members: dict[Any, str] = {}
+        for member in wrapped:
+            try:
+                name = coerce(member)
+            except GraphQLError:
+                continue
+            if type(name) is str:
+                members[member] = name
+        by_type[wrapped] = members
 
     def output(value: Any) -> Any:
-        if type(value) is str:
-            name = names.get(value)
+        found = by_type.get(type(value))
+        if found is not None:
+            name = found.get(value)
             if name is not None:
                 return name
         return coerce(value)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import date, datetime, time, timedelta
+from enum import Enum
 from types import CoroutineType, GeneratorType
 from typing import Any
 
@@ -54,6 +55,7 @@ _NOT_PLAIN: set[type] = set()
 # Bounds both sets: a type is only learnt while fewer than this many are known.
 _LEARNT_AT_MOST = 10_000
 _NEVER_PLAIN = (BaseException, CoroutineType, GeneratorType)
+_ATTRIBUTE_HOOKS = ("__getattr__", "__getattribute__", "__class__")
 
 
 # ``Path(prev, key, typename)`` without the Python frame of a NamedTuple's ``__new__``: a
@@ -70,18 +72,20 @@ def _learn(kind: type) -> bool:
     generators, which a class could answer through a ``__class__`` of its own, then
     ``hasattr(value, "__await__")``, which the class decides unless it customises attribute
     access or its instances carry a ``__dict__`` (one could hold ``__await__``). A class
-    Strawberry declares an output type with keeps its declared fields in its ``__dict__``, so
-    it is taken as plain like one without a ``__dict__``.
+    Strawberry declares an output type with keeps its declared fields in its ``__dict__``, and
+    an enum's members are made with their class, so both are taken as plain like a class
+    without a ``__dict__``.
     """
+    # The builtins' attribute access is the generic one; any other class's hook is in its own
+    # dict (a C type's generic one shows there too, and is refused).
+    own = [base for base in kind.__mro__ if base.__module__ != "builtins"]
     plain = (
         not issubclass(kind, _NEVER_PLAIN)
         and kind is not Deferred
         and kind is not type(Undefined)
         and not hasattr(kind, "__await__")
-        and not hasattr(kind, "__getattr__")
-        and kind.__getattribute__ is object.__getattribute__
-        and all("__class__" not in vars(base) for base in kind.__mro__[:-1])
-        and (kind.__dictoffset__ == 0 or has_object_definition(kind))
+        and not any(name in vars(base) for base in own for name in _ATTRIBUTE_HOOKS)
+        and (kind.__dictoffset__ == 0 or has_object_definition(kind) or issubclass(kind, Enum))
     )
     if len(_PLAIN) + len(_NOT_PLAIN) < _LEARNT_AT_MOST:
         (_PLAIN if plain else _NOT_PLAIN).add(kind)

@@ -13,6 +13,7 @@ from graphql.execution import Executor, execute
 from graphql.execution.values import get_variable_values
 from graphql.pyutils import Path
 
+from datastore.entities import Role
 from graphql_api.execution.fields import Deferred, loaded
 from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.execution.plan import runner
@@ -96,6 +97,13 @@ class _Dict:
     pass
 
 
+class _Intercepts:
+    __slots__ = ()
+
+    def __getattribute__(self, name: str) -> Any:
+        return name
+
+
 class _Pretends:
     @property  # type: ignore[misc]
     def __class__(self) -> type:
@@ -111,6 +119,8 @@ class _Declared:
     ("kind", "plain"),
     [
         (_Declared, True),  # its __dict__ holds its declared fields, never __await__
+        (Role, True),  # a StrEnum: members made with the class
+        (_Intercepts, False),
         (_Awaits, False),
         (_Forwards, False),  # hasattr(value, "__await__") is its own answer
         (_Dict, False),  # an instance's __dict__ could hold __await__
