@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -71,20 +70,12 @@ class RequestLifetime:
         principal = principal_of(request)
         session = RequestSession(self.services, principal, deadline)
         context = RequestContext(request, Response(), request_id_of(scope), principal, session)
-        # The work runs in this task (the server's task for the request), not a task of its
-        # own: a hang-up cancels this task, and only its own cancellation is then swallowed.
-        task = asyncio.current_task()
-        assert task is not None
+        work = asyncio.ensure_future(self._respond(context, receive_body, tracking_send))
         disconnected = asyncio.Event()
-        watcher = asyncio.ensure_future(_watch(receive, body_read, task, response, disconnected))
-        # Blocking calls copy the context they are issued from: this request's log, and its
-        # loads start at depth 0; put back as they were once the request is over.
-        log_set = calls.current_log.set(session.call_log)
-        depth_set = calls.current_depth.set(0)
+        watcher = asyncio.ensure_future(_watch(receive, body_read, work, response, disconnected))
         try:
             async with asyncio.timeout(deadline.remaining()):
-                answer = await self.handle(context)
-                await answer(scope, receive_body, tracking_send)
+                await work
         except TimeoutError:
             session.cancelled = True  # calls that reach a thread now are not sent
             log.warning("request %s: deadline of %g s passed", scope.get(REQUEST_ID), self.seconds)
@@ -93,25 +84,30 @@ class RequestLifetime:
         except asyncio.CancelledError:
             if not disconnected.is_set():
                 raise  # the server is stopping, not the client
-            task.uncancel()  # the watcher's cancellation, handled: nothing else is to end
             session.cancelled = True
         finally:
-            calls.current_depth.reset(depth_set)
-            calls.current_log.reset(log_set)
             watcher.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watcher
             session.end()
 
+    async def _respond(self, context: RequestContext, receive: Receive, send: Send) -> None:
+        # Blocking calls copy the context they are issued from: this request's log, and its
+        # loads start at depth 0. Set in the task of the work, which copied the server's context.
+        calls.current_log.set(context.session.call_log)
+        calls.current_depth.set(0)
+        answer = await self.handle(context)
+        await answer(context.request.scope, receive, send)
+
 
 async def _watch(
     receive: Receive,
     body_read: asyncio.Event,
-    work: asyncio.Task[Any],
+    work: asyncio.Future[None],
     response: dict[str, bool],
     disconnected: asyncio.Event,
 ) -> None:
-    """Cancel ``work`` (the request's task) when the client disconnects before its response is complete."""
+    """Cancel ``work`` when the client disconnects before its response is complete."""
     await body_read.wait()
     while True:
         message = await receive()
