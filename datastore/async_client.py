@@ -7,7 +7,8 @@ boto3 on a thread, and less again with 16 in flight (``python -m bench.client_co
 choice against aiobotocore is in docs/design/speed.md). boto3 keeps everything else: writes,
 sign-in, the CLI, table provisioning and STS.
 
-What aiodynamo does: SigV4 signing, the JSON protocol, retries with botocore's backoff
+What aiodynamo does: SigV4 signing (its signing key remembered per secret, day and region,
+``library_internals.memoise_signing``), the JSON protocol, retries with botocore's backoff
 schedule (``BoundedRetry``: the first retry after up to 1 s, then 2, 4, ... capped at 20 s)
 of throttling, 500 and 503 answers and transport failures, and its typed errors. What this
 module adds:
@@ -53,7 +54,7 @@ from aiodynamo.models import RetryConfig, RetryTimeout
 from botocore.credentials import Credentials, RefreshableCredentials
 from yarl import URL
 
-from datastore import calls
+from datastore import calls, library_internals
 from datastore.async_http import AiohttpExchange, Broken, NoAnswer, NotSent, SendHooks, decoded
 from datastore.errors import DatastoreError, Unavailable
 
@@ -66,6 +67,10 @@ _BACKOFF_CAP: Final = 20.0
 # What signs requests at a local endpoint when the process has no credentials (client.local_client).
 _PLACEHOLDER: Final = Key("local", "local")
 _AWS_DOMAINS: Final = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws")
+
+# aiodynamo derives the same SigV4 signing key again for every call and formats its time five
+# times: remember the last few keys, format once (datastore/library_internals.py).
+library_internals.memoise_signing()
 
 
 @dataclass(frozen=True)
