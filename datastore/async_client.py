@@ -41,7 +41,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import aiohttp
 import boto3
@@ -147,23 +147,39 @@ class ScopeKey(AiodynamoCredentials):
     use of a role session, its refresh window), ``get_frozen_credentials`` runs on a thread:
     botocore then refreshes (one AssumeRole for all concurrent callers, its own lock) while
     the loop goes on.
+
+    The key read is reused for ``REUSE_SECONDS`` before botocore is asked again: asking costs
+    two readings of its clock, and the process's refreshable credentials (an instance's or a
+    container's role) read the local time zone through dateutil, about 45 us per call
+    (a role session's clock is plain UTC: about 5). botocore refreshes minutes ahead of
+    expiry, so a key a second old is still valid.
     """
+
+    REUSE_SECONDS: ClassVar[float] = 1.0
 
     def __init__(self, credentials: Credentials | None, *, placeholder: Key | None = None) -> None:
         self._credentials = credentials
         self._placeholder = placeholder
+        self._key: Key | None = None
+        self._read_at = 0.0  # time.monotonic() when _key was read
 
     async def get_key(self, http: HttpImplementation) -> Key | None:
         credentials = self._credentials
         if credentials is None:
             return self._placeholder  # None: aiodynamo fails the call (NoCredentialsFound)
+        key = self._key
+        if key is not None and time.monotonic() - self._read_at < self.REUSE_SECONDS:
+            return key
         if isinstance(credentials, RefreshableCredentials) and credentials.refresh_needed():
             frozen = await asyncio.get_running_loop().run_in_executor(None, credentials.get_frozen_credentials)
         else:
             frozen = credentials.get_frozen_credentials()
         if frozen.access_key is None or frozen.secret_key is None:
+            self._key = None
             return None
-        return Key(frozen.access_key, frozen.secret_key, frozen.token)
+        key = self._key = Key(frozen.access_key, frozen.secret_key, frozen.token)
+        self._read_at = time.monotonic()
+        return key
 
     def invalidate(self) -> bool:
         # An expired token is refused, not retried, as botocore refuses it.
