@@ -7,8 +7,8 @@ boto3 on a thread, and less again with 16 in flight (``python -m bench.client_co
 choice against aiobotocore is in docs/design/speed.md). boto3 keeps everything else: writes,
 sign-in, the CLI, table provisioning and STS.
 
-What aiodynamo does: SigV4 signing (its signing key remembered per secret, day and region,
-``library_internals.memoise_signing``), the JSON protocol, retries with botocore's backoff
+What aiodynamo does: SigV4 signing (its signing key remembered per secret, day and region
+and its time formatted once, ``library_internals.memoise_signing``), the JSON protocol, retries with botocore's backoff
 schedule (``BoundedRetry``: the first retry after up to 1 s, then 2, 4, ... capped at 20 s)
 of throttling, 500 and 503 answers and transport failures, and its typed errors. What this
 module adds:

@@ -9,8 +9,8 @@ The read path runs on aiodynamo's public API (datastore/async_client.py) but for
 attributes of its signer, ``aiodynamo.sign``, which ``memoise_signing`` replaces: aiodynamo
 derives the SigV4 signing key (four HMAC-SHA256) again for every call, from the secret, the
 day and the region alone (``SigningKeyMemo`` remembers the last few), and formats the time of
-a call five times (``SigningInstant`` formats it once). About 5 and 5 microseconds of the 19
-that signing a call took (``python -m bench.client_cost``; docs/design/speed.md).
+a call five times (``SigningInstant`` formats it once): signing a call 19.8 -> 10.2 us
+(``python -m bench.loop_call``; docs/design/speed.md).
 
 Each reliance is held to its behaviour by tests/datastore/test_library_internals.py, which
 names it and fails loudly when an upgrade moves it; the lock file pins the botocore and the
@@ -80,10 +80,12 @@ def user_agent_creator(client: DynamoDBClient) -> Any | None:
 
 DeriveSigningKey = Callable[[Key, sign.Instant, str], bytes]
 
-# Signing keys remembered: one per (secret, UTC day, region); a process signs with its own
-# credentials and a role session's per tenant in use (datastore/credentials.py), and each
-# rotates. Past this many the oldest is dropped, so a rotated secret is not kept for long.
-SIGNING_KEYS_KEPT: Final = 8
+# Signing keys remembered: one per (secret, UTC day, region). A process signs with its own
+# credentials, or with a role session per tenant (datastore/credentials.py), and each rotates:
+# past this many the oldest is dropped, so a rotated secret is not kept for long. 16 covers
+# the tenants a process serves at once at concurrency 16; past that, a miss costs what
+# aiodynamo's own derivation does, and a microsecond more.
+SIGNING_KEYS_KEPT: Final = 16
 
 
 class SigningKeyMemo:
