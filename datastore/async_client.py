@@ -7,7 +7,8 @@ boto3 on a thread, and less again with 16 in flight (``python -m bench.client_co
 choice against aiobotocore is in docs/design/speed.md). boto3 keeps everything else: writes,
 sign-in, the CLI, table provisioning and STS.
 
-What aiodynamo does: SigV4 signing, the JSON protocol, retries with botocore's backoff
+What aiodynamo does: SigV4 signing (its signing key remembered per secret, day and region
+and its time formatted once, ``library_internals.memoise_signing``), the JSON protocol, retries with botocore's backoff
 schedule (``BoundedRetry``: the first retry after up to 1 s, then 2, 4, ... capped at 20 s)
 of throttling, 500 and 503 answers and transport failures, and its typed errors. What this
 module adds:
@@ -40,7 +41,7 @@ import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 import aiohttp
 import boto3
@@ -53,7 +54,7 @@ from aiodynamo.models import RetryConfig, RetryTimeout
 from botocore.credentials import Credentials, RefreshableCredentials
 from yarl import URL
 
-from datastore import calls
+from datastore import calls, library_internals
 from datastore.async_http import AiohttpExchange, Broken, NoAnswer, NotSent, SendHooks, decoded
 from datastore.errors import DatastoreError, Unavailable
 
@@ -66,6 +67,10 @@ _BACKOFF_CAP: Final = 20.0
 # What signs requests at a local endpoint when the process has no credentials (client.local_client).
 _PLACEHOLDER: Final = Key("local", "local")
 _AWS_DOMAINS: Final = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws")
+
+# aiodynamo derives the same SigV4 signing key again for every call and formats its time five
+# times: remember the last few keys, format once (datastore/library_internals.py).
+library_internals.memoise_signing()
 
 
 @dataclass(frozen=True)
@@ -142,23 +147,39 @@ class ScopeKey(AiodynamoCredentials):
     use of a role session, its refresh window), ``get_frozen_credentials`` runs on a thread:
     botocore then refreshes (one AssumeRole for all concurrent callers, its own lock) while
     the loop goes on.
+
+    The key read is reused for ``REUSE_SECONDS`` before botocore is asked again: asking costs
+    two readings of its clock, and the process's refreshable credentials (an instance's or a
+    container's role) read the local time zone through dateutil, about 15 us per call (a
+    role session's clock is plain UTC: about 3; reused, 0.3; ``python -m bench.loop_call``).
+    botocore refreshes minutes ahead of expiry, so a key a second old is still valid.
     """
+
+    REUSE_SECONDS: ClassVar[float] = 1.0
 
     def __init__(self, credentials: Credentials | None, *, placeholder: Key | None = None) -> None:
         self._credentials = credentials
         self._placeholder = placeholder
+        self._key: Key | None = None
+        self._read_at = 0.0  # time.monotonic() when _key was read
 
     async def get_key(self, http: HttpImplementation) -> Key | None:
         credentials = self._credentials
         if credentials is None:
             return self._placeholder  # None: aiodynamo fails the call (NoCredentialsFound)
+        key = self._key
+        if key is not None and time.monotonic() - self._read_at < self.REUSE_SECONDS:
+            return key
         if isinstance(credentials, RefreshableCredentials) and credentials.refresh_needed():
             frozen = await asyncio.get_running_loop().run_in_executor(None, credentials.get_frozen_credentials)
         else:
             frozen = credentials.get_frozen_credentials()
         if frozen.access_key is None or frozen.secret_key is None:
+            self._key = None
             return None
-        return Key(frozen.access_key, frozen.secret_key, frozen.token)
+        key = self._key = Key(frozen.access_key, frozen.secret_key, frozen.token)
+        self._read_at = time.monotonic()
+        return key
 
     def invalidate(self) -> bool:
         # An expired token is refused, not retried, as botocore refuses it.

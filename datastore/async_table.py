@@ -32,6 +32,7 @@ from datastore.table import (
     QueryResult,
     RetryPolicy,
     admit,
+    admit_all,
     even_chunks,
     query_params,
     require_read,
@@ -111,8 +112,7 @@ class AsyncTable:
                 {"RequestItems": {self.name: {"Keys": pending}}, "ReturnConsumedCapacity": "TOTAL"},
                 self.observers,
             )
-            for item in response.get("Responses", {}).get(self.name, []):
-                admit(self.scope, item, keys.PK)
+            for item in admit_all(self.scope, response.get("Responses", {}).get(self.name, []), keys.PK):
                 found[keys.Key(item[keys.PK]["S"], item[keys.SK]["S"])] = item
             pending = response.get("UnprocessedKeys", {}).get(self.name, {}).get("Keys", [])
             if not pending:
@@ -148,7 +148,7 @@ class AsyncTable:
             if exclusive_start is not None:
                 page_params["ExclusiveStartKey"] = exclusive_start
             response = await send(self.client, "Query", page_params, self.observers)
-            items.extend(admit(self.scope, item, partition_attribute) for item in response["Items"])
+            items.extend(admit_all(self.scope, response["Items"], partition_attribute))
             exclusive_start = response.get("LastEvaluatedKey")
             if len(items) >= wanted or exclusive_start is None:
                 break

@@ -170,14 +170,31 @@ def org_pk(org_id: str) -> str:
     return _join(ORG, org_id)
 
 
-def in_tenant(partition_key: str, org_id: str) -> bool:
-    """True when ``partition_key`` belongs to ``org_id``'s partition space.
+@dataclass(frozen=True, slots=True)
+class TenantSpace:
+    """One organisation's partition space, its two forms built once (``of``): a TenantScope
+    checks every item it receives against it, so the prefix is not rebuilt per item."""
 
-    ULIDs have a fixed length, but the check does not rely on it: the tenant prefix must be
-    followed by the end of the key or a separator.
-    """
-    own = org_pk(org_id)
-    return partition_key == own or partition_key.startswith(own + SEP)
+    own: str  # the organisation's own partition, ``ORG#<org>``
+    below: str  # what every other partition of it starts with, ``ORG#<org>#``
+
+    @classmethod
+    def of(cls, org_id: str) -> TenantSpace:
+        own = org_pk(org_id)
+        return cls(own, own + SEP)
+
+    def holds(self, partition_key: str) -> bool:
+        """True when ``partition_key`` belongs to this space.
+
+        ULIDs have a fixed length, but the check does not rely on it: the tenant prefix must
+        be followed by the end of the key or a separator.
+        """
+        return partition_key == self.own or partition_key.startswith(self.below)
+
+
+def in_tenant(partition_key: str, org_id: str) -> bool:
+    """True when ``partition_key`` belongs to ``org_id``'s partition space (``TenantSpace.holds``)."""
+    return TenantSpace.of(org_id).holds(partition_key)
 
 
 def is_api_key_lookup_pk(partition_key: str) -> bool:

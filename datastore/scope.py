@@ -7,7 +7,7 @@ it gets back from outside it. The scopes that reach beyond one tenant are few an
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
 from datastore import keys
@@ -33,13 +33,18 @@ class TenantScope:
 
     org_id: OrgId
     actor_id: str | None = None
+    # Built once: every item a read receives is checked against it (datastore.table.admit).
+    _space: keys.TenantSpace = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_space", keys.TenantSpace.of(self.org_id))
 
     @property
     def name(self) -> str:
         return f"tenant {self.org_id}"
 
     def may_read(self, partition_key: str) -> bool:
-        return keys.in_tenant(partition_key, self.org_id)
+        return self._space.holds(partition_key)
 
     def may_write(self, partition_key: str) -> bool:
         # Identity items guard platform-wide email uniqueness, so creating an employee or

@@ -178,7 +178,8 @@ class FeedHost:
             while True:
                 self._hand_on(server, records, reader.take_gaps())
                 try:
-                    await self._blocking(reader.checkpoint)
+                    if reader.checkpoint_due:  # not after an empty poll: no hop to a thread for nothing
+                        await self._blocking(reader.checkpoint)
                 except DatastoreError as error:  # kept as progressed: recorded after the next batch
                     self.status.problem = f"a checkpoint could not be written: {error}"
                     log.warning("feed %s: a checkpoint could not be written: %s", self.group, error)

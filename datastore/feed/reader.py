@@ -270,6 +270,13 @@ class StreamReader:
 
     # --- checkpoints -----------------------------------------------------------------------------
 
+    @property
+    def checkpoint_due(self) -> bool:
+        """Whether ``checkpoint`` may have something to write: a shard moved past something
+        other than the readers' own items since it was last recorded. False after an empty
+        poll, so the reader's loop skips the hop to a thread (4 a second on an idle server)."""
+        return self.checkpoints is not None and self.stream_arn is not None and bool(self._progressed)
+
     def checkpoint(self) -> int:
         """Record the position of each shard that moved past something other than the readers'
         own items since it was last recorded; how many were written."""

@@ -105,10 +105,12 @@ class BearerTokenBackend(AuthenticationBackend):
             raise CredentialUnavailable(translated) from None
 
     async def _verify(self, token: str) -> Principal:
-        # An asymmetric token may refetch the JWKS (file or HTTP): keep that off the loop.
-        if self.verifier.jwks is None or _algorithm(token) == ALGORITHM:
-            return self.verifier.verify(token)
-        return await self.run_blocking(self.verifier.verify, token)
+        # An asymmetric token may refetch the JWKS (file or HTTP): keep that off the loop. A
+        # token the verifier remembers is one of ours (HS256), with no header to parse again.
+        verifier = self.verifier
+        if verifier.jwks is None or token in verifier.verified or _algorithm(token) == ALGORITHM:
+            return verifier.verify(token)
+        return await self.run_blocking(verifier.verify, token)
 
 
 def _algorithm(token: str) -> object:

@@ -14,9 +14,12 @@ from datastore.ids import EmployeeId, OrgId, SessionId
 from graphql_api.auth.jwks import JwksKeys, require_numeric_times, signing_key
 from graphql_api.auth.token_errors import TokenRefused, reason_of
 from graphql_api.execution.errors import ApiError, AuthReason, unauthenticated
+from graphql_api.lru import Lru
 from graphql_api.settings.api import ApiSettings
 
 ALGORITHM = "HS256"
+# How many HS256 tokens a verifier remembers as verified (a few hundred bytes each).
+VERIFIED_TOKENS = 1024
 
 
 PLATFORM_ROLE = "platform"
@@ -101,11 +104,27 @@ class TokenVerifier:
     def __init__(self, settings: ApiSettings, jwks: JwksKeys | None = None) -> None:
         self.settings = settings
         self.jwks = jwks if jwks is not None else (JwksKeys(settings.jwks) if settings.jwks else None)
+        # HS256 tokens already verified, by their exact text: the caller and the first second
+        # past the token's ``exp`` (an integer, as PyJWT compares it). A client sends the same
+        # token with every request, and verifying it (two full parses, base64, the HMAC) cost
+        # about 45 us of the event loop's time per request. Everything but the expiry depends
+        # only on the token's bytes and this process's settings (the secret, issuer, audience),
+        # and ``nbf`` and ``iat``, once passed, stay passed: so only the expiry is checked
+        # again, and a token past it is verified in full (its TOKEN_EXPIRED comes from there).
+        # Only HS256 tokens, which are always verified on the event loop's thread (auth/backend.py):
+        # a JWKS token is verified on the I/O pool and may be signed by a key the JWKS drops.
+        # The map is the loop's (graphql_api/lru.py takes no lock): a JWKS token's verification
+        # on the pool only looks itself up, finds nothing and changes nothing.
+        # Whether the caller is still active is the request's own check (auth/active.py).
+        self.verified: Lru[str, tuple[Principal, int]] = Lru(VERIFIED_TOKENS)
 
     def verify(self, token: str) -> Principal:
         """The caller, or UNAUTHENTICATED. Blocking when the token is verified against the JWKS."""
+        known = self.verified.get(token)
+        if known is not None and time.time() < known[1]:
+            return known[0]
         try:
-            claims = self._claims(token, verify_exp=True)
+            claims, algorithm = self._claims(token, verify_exp=True)
         except jwt.ExpiredSignatureError:
             # Expired, and nothing else checked yet after it (PyJWT checks exp before iss and
             # aud): it is TOKEN_EXPIRED only if it passes everything else.
@@ -113,16 +132,20 @@ class TokenVerifier:
             raise unauthenticated("the token has expired: get a new one", AuthReason.TOKEN_EXPIRED) from None
         except jwt.PyJWTError as error:
             raise invalid_token(reason_of(error)) from None
-        return principal_from_claims(claims)
+        principal = principal_from_claims(claims)
+        if algorithm == ALGORITHM:
+            self.verified.put(token, (principal, int(claims["exp"])))
+        return principal
 
     def _verify_all_but_expiry(self, token: str) -> None:
         try:
-            claims = self._claims(token, verify_exp=False)
+            claims, _algorithm = self._claims(token, verify_exp=False)
         except jwt.PyJWTError as error:
             raise invalid_token(reason_of(error)) from None
         principal_from_claims(claims)
 
-    def _claims(self, token: str, *, verify_exp: bool) -> dict[str, Any]:
+    def _claims(self, token: str, *, verify_exp: bool) -> tuple[dict[str, Any], str]:
+        """The verified token's claims, and the algorithm it was verified with."""
         header = jwt.get_unverified_header(token)
         key: Any
         if header.get("alg") == ALGORITHM:
@@ -140,7 +163,7 @@ class TokenVerifier:
             options={"require": ["exp", "sub", "role"], "verify_nbf": True, "verify_exp": verify_exp},
         )
         require_numeric_times(claims)
-        return claims
+        return claims, algorithm
 
 
 def invalid_token(reason: str) -> ApiError:

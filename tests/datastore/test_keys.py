@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from datastore import keys, layout
+from datastore.ids import OrgId
+from datastore.scope import TenantScope
 from tests.key_guard import org_id_of
 
 ORG = "01HZX3V7Q4M2N8P5R6S7T8V9W0"
@@ -24,6 +26,16 @@ def test_in_tenant__org_id_that_prefixes_another__is_not_the_same_tenant() -> No
     assert not keys.in_tenant("ORG#ABCD", "ABC")
     assert not keys.in_tenant("ORG#ABCD#DEPT#X", "ABC")
     assert keys.in_tenant("ORG#ABC#DEPT#X", "ABC")
+
+
+def test_tenant_space__holds_what_in_tenant_says__a_tenant_scope_checks_with_it() -> None:
+    """The space a TenantScope builds once checks exactly as ``in_tenant`` does."""
+    space = keys.TenantSpace.of("ABC")
+    scope = TenantScope(OrgId("ABC"))
+    for partition_key in ("ORG#ABC", "ORG#ABC#DEPT#X", "ORG#ABCD", "ORG#ABCD#DEPT#X", "ORG#AB", "ORG#", "", "EMAIL#a"):
+        assert space.holds(partition_key) == keys.in_tenant(partition_key, "ABC") == scope.may_read(partition_key)
+    mine_or_not = [scope.may_read(pk) for pk in ("ORG#ABC", "ORG#ABC#X", "ORG#ABCD", "ORG#ABCD#X")]
+    assert mine_or_not == [True, True, False, False]
 
 
 def test_identity_and_platform_partitions__belong_to_no_tenant() -> None:

@@ -17,9 +17,10 @@ from packaging.utils import canonicalize_name
 
 from deploy import lockfile
 
-# The compiled executor relies on internals of these three (graphql_api/execution/), so their
-# upgrade is a decision taken with `make lock LOCK_ARGS='--upgrade-package ...'`, never a drift.
-RELIED_ON = ("strawberry-graphql", "graphql-core", "aiodataloader")
+# The compiled executor relies on internals of the first three (graphql_api/execution/), the
+# read path's signer on two module attributes of aiodynamo (datastore/library_internals.py), so
+# their upgrade is a decision taken with `make lock LOCK_ARGS='--upgrade-package ...'`, never a drift.
+RELIED_ON = ("strawberry-graphql", "graphql-core", "aiodataloader", "aiodynamo")
 
 UV = Path(sys.executable).with_name("uv")
 OURS = "hr-graphql (pyproject.toml)"  # how a lock annotates what pyproject.toml asks for itself
@@ -75,7 +76,7 @@ def test_locks__hold_exactly_what_pyproject_asks_within_its_ranges() -> None:
         assert asked_by_us == {canonicalize_name(requirement.name) for requirement in requirements}, lock.name
 
 
-def test_locks__pin_each_library_the_executor_relies_on_to_one_version__the_one_installed() -> None:
+def test_locks__pin_each_library_whose_internals_we_rely_on_to_one_version__the_one_installed() -> None:
     for name in RELIED_ON:
         versions = {lock.name: lockfile.versions(lock)[name] for lock in (lockfile.DEV_LOCK, lockfile.RUNTIME_LOCK)}
         (version,) = versions["requirements.lock"]

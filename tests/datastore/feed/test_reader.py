@@ -189,10 +189,14 @@ def test_checkpoint__past_the_readers_own_items_only__nothing_written(own_table:
     checkpoints = Checkpoints(own_table, GROUP)
     reader = StreamReader(streams, own_table.client, own_table.name, checkpoints)
     reader.start()
+    assert not reader.checkpoint_due
     mark(own_table, "a")
     read_all(reader)
+    assert reader.checkpoint_due
     assert reader.checkpoint() == 1  # this write is a record of the checkpoint item itself
+    assert not reader.checkpoint_due
 
     assert [record.kind for record in read_all(reader)] == ["FeedCheckpoint"]
+    assert not reader.checkpoint_due  # the host's loop skips the call
     assert reader.checkpoint() == 0  # nothing but its own item: no checkpoint, no record of one
     assert read_all(reader) == []

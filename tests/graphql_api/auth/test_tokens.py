@@ -15,6 +15,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
+from datastore.ids import new_id
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.jwks import JwksKeys, signing_key
@@ -282,3 +283,55 @@ def test_fractional_time_claims__accepted(http: httpx.Client, tenant: Tenant) ->
     status, body = post(http, token)
     assert status == 200, body
     assert body["data"] == {"me": {"email": tenant.admin.email}}
+
+
+# --- verified HS256 tokens are remembered until their expiry -----------------------------------
+
+
+def ours(settings: ApiSettings, **overrides: Any) -> str:
+    now = int(time.time())
+    claims = {"sub": new_id(), "org": new_id(), "role": "admin", "iss": ISSUER, "aud": AUDIENCE}
+    return jwt.encode({**claims, "iat": now, "nbf": now, "exp": now + 300, **overrides}, TEST_SECRET, algorithm="HS256")
+
+
+def refusal(verifier: TokenVerifier, token: str) -> str:
+    with pytest.raises(ApiError) as refused:
+        verifier.verify(token)
+    return str(refused.value.extensions["reason"])
+
+
+def test_hs256__verified_again__answered_from_the_verified_tokens(jwks_settings: ApiSettings) -> None:
+    verifier = TokenVerifier(jwks_settings)
+    token = ours(jwks_settings)
+    first = verifier.verify(token)
+    assert verifier.verify(token) is first
+    assert token in verifier.verified
+
+
+def test_remembered_token__past_its_exp__token_expired(jwks_settings: ApiSettings) -> None:
+    """Expired by PyJWT's reading of ``exp`` (its integer part), remembered or not."""
+    verifier = TokenVerifier(jwks_settings)
+    whole = int(time.time()) + 1
+    token = ours(jwks_settings, exp=whole + 0.9)
+    assert verifier.verify(token).expires_at == whole + 0.9
+    time.sleep(max(0.0, whole - time.time()) + 0.05)
+    assert refusal(verifier, token) == "TOKEN_EXPIRED"
+    assert refusal(TokenVerifier(jwks_settings), token) == "TOKEN_EXPIRED"  # as a fresh verifier says
+
+
+def test_remembered_token__respelt_signature__token_invalid(jwks_settings: ApiSettings) -> None:
+    verifier = TokenVerifier(jwks_settings)
+    token = ours(jwks_settings)
+    verifier.verify(token)
+    header, claims, signature = token.split(".")
+    forged = signature[:-2] + ("AA" if not signature.endswith("AA") else "BB")
+    assert refusal(verifier, f"{header}.{claims}.{forged}") == "TOKEN_INVALID"
+
+
+def test_jwks_token__not_remembered(jwks_settings: ApiSettings) -> None:
+    """A JWKS token is verified on the I/O pool, against keys that rotate: every time in full."""
+    verifier = TokenVerifier(jwks_settings)
+    claims = {"sub": new_id(), "org": new_id(), "role": "admin", "iss": ISSUER, "aud": AUDIENCE}
+    token = jwt.encode({**claims, "exp": int(time.time()) + 300}, RSA_KEY, algorithm="RS256", headers={"kid": "rsa-1"})
+    assert verifier.verify(token) == verifier.verify(token)
+    assert len(verifier.verified) == 0

@@ -4,6 +4,7 @@ hands them down, and ends the session; nothing comes back through the ASGI scope
 from __future__ import annotations
 
 import asyncio
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from datastore.store import Datastore
-from graphql_api.http.request_id import RequestIdMiddleware
+from graphql_api.http.request_id import REQUEST_ID, RequestIdMiddleware
 from graphql_api.request.context import RequestContext
 from graphql_api.request.lifetime import Handler, RequestLifetime
 from graphql_api.request.services import Services
@@ -77,4 +78,51 @@ def test_lifetime__deadline_passes__504_timeout_and_the_session_cancelled(
     assert response.status_code == 504
     assert body["errors"][0]["extensions"]["code"] == "TIMEOUT"
     assert body["errors"][0]["extensions"]["requestId"] == "r-1"
+    assert seen[0].session.cancelled
+
+
+def test_lifetime__client_hangs_up__the_work_cancelled_nothing_sent_the_server_task_goes_on(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+) -> None:
+    """A hang-up once the body is read cancels the work; the server's task for the request is
+    not cancelled, and goes on (uvicorn's does)."""
+    seen: list[RequestContext] = []
+    sent: list[dict[str, Any]] = []
+    cancelled = asyncio.Event()
+
+    async def handle(context: RequestContext) -> Response:
+        seen.append(context)
+        assert await context.request.body() == b"{}"  # the watch for a hang-up starts once it is read
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        raise AssertionError("the client hung up")
+
+    async def serve() -> float:
+        with ThreadPoolExecutor(1) as pool:
+            services = Services(api_settings, Datastore(client, table_name), pool, CursorCodec(api_settings.jwt_secret))
+            messages = [{"type": "http.request", "body": b"{}", "more_body": False}, {"type": "http.disconnect"}]
+
+            async def receive() -> dict[str, Any]:
+                if len(messages) == 1:
+                    await asyncio.sleep(0.1)  # the hang-up comes while the work runs
+                return messages.pop(0)
+
+            async def send(message: dict[str, Any]) -> None:
+                sent.append(message)
+
+            scope = {"type": "http", "method": "POST", "path": "/graphql", "headers": [], REQUEST_ID: "r-2"}
+            started = time.monotonic()
+            await RequestLifetime(handle, services)(scope, receive, send)
+            took = time.monotonic() - started
+            task = asyncio.current_task()
+            assert task is not None and task.cancelling() == 0  # nothing left pending on it
+            await asyncio.sleep(0)  # and it awaits as usual
+            return took
+
+    took = asyncio.run(serve())
+    assert cancelled.is_set() and took < 2
+    assert sent == []  # nobody is left to answer
     assert seen[0].session.cancelled

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from graphql_api.execution.errors import ApiError
 from graphql_api.schema import ids
@@ -69,6 +71,27 @@ def test_decode__trailing_bits_set__bad_user_input() -> None:
     twin = canonical[:-1] + alphabet[alphabet.index(canonical[-1]) + 1]
     with pytest.raises(ApiError):
         ids.decode(twin)
+
+
+URLSAFE = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+
+
+@given(st.text(alphabet=URLSAFE + "+/= \n\té:", max_size=60))
+def test_decode__any_text__only_what_encode_spells(value: str) -> None:
+    """Whatever a client sends: an id is decoded exactly when ``encode`` spells it so."""
+    try:
+        decoded = ids.decode(value)
+    except ApiError as refused:
+        assert refused.extensions == {"code": "BAD_USER_INPUT", "field": "id"}
+        return
+    assert ids.encode(decoded.type_name, *decoded.parts) == value
+    assert decoded.type_name and decoded.parts and all(decoded.parts)
+
+
+@given(st.text(min_size=1).filter(lambda t: ":" not in t), st.lists(st.text(min_size=1), min_size=1, max_size=3))
+def test_decode__what_encode_spells__its_parts(type_name: str, parts: list[str]) -> None:
+    parts = [part.replace(":", "") or "x" for part in parts]
+    assert ids.decode(ids.encode(type_name, *parts)) == ids.GlobalId(type_name, tuple(parts))
 
 
 # --- over HTTP ------------------------------------------------------------------------------
