@@ -11,17 +11,21 @@ graphql-core executes the operation.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import IntEnum
+from enum import Enum, IntEnum
 from operator import attrgetter
 from typing import Any
 
 from graphql import (
     FieldNode,
     FragmentDefinitionNode,
+    GraphQLBoolean,
     GraphQLEnumType,
+    GraphQLError,
     GraphQLField,
+    GraphQLID,
     GraphQLIncludeDirective,
     GraphQLLeafType,
     GraphQLList,
@@ -29,6 +33,7 @@ from graphql import (
     GraphQLOutputType,
     GraphQLSchema,
     GraphQLSkipDirective,
+    GraphQLString,
     OperationDefinitionNode,
     OperationType,
     SelectionSetNode,
@@ -71,6 +76,9 @@ class Completion:
     type: Any  # the named or list type under the non-null wrapper
     item: Completion | None = None  # LIST
     leaf_output: Callable[[Any], Any] | None = None  # LEAF: coerce_output_value
+    # LEAF: the Python type whose values are their own output (a ``str`` for a String or an
+    # ID, a ``bool`` for a Boolean: graphql-core's coercion returns them as they are).
+    passthrough: builtins.type | None = None
     plan: ObjectPlan | None = None  # OBJECT
     plans: dict[str, ObjectPlan] = field(default_factory=dict)  # ABSTRACT: by runtime type name
 
@@ -98,6 +106,8 @@ class FieldPlan:
     # Coerced arguments when they use no variable; None when they are coerced per request.
     arguments: dict[str, Any] | None
     completion: Completion | None  # None for __typename
+    # The completion's ``passthrough`` (a value of exactly this type is its own output).
+    passthrough: type | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -107,6 +117,10 @@ class ObjectPlan:
     # False when the type's ``is_type_of`` is Strawberry's own, which never reads its info:
     # then no GraphQLResolveInfo is built for each object of the type (one per node of a page).
     type_check_reads_info: bool = True
+    # With Strawberry's own ``is_type_of``, the Python class it declares the type with: an
+    # instance of exactly that class, not cast (``strawberry.cast``), is of the type, which
+    # the runner knows without calling the check (tests/.../test_library_internals.py).
+    origin: builtins.type | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -149,7 +163,8 @@ class _Compiler:
         found = self.memo.get(key)
         if found is not None:
             return found
-        plan = ObjectPlan(runtime, [], type_check_reads_info=not _strawberry_type_check(runtime))
+        origin = _strawberry_type_check(runtime)
+        plan = ObjectPlan(runtime, [], type_check_reads_info=origin is None, origin=origin)
         self.memo[key] = plan  # before the fields: a type may select itself further down
         grouped: dict[str, list[FieldNode]] = {}
         for node, _on in self.selections.fields(selection_sets, lambda condition: self.matches(condition, runtime)):
@@ -203,6 +218,7 @@ class _Compiler:
             load,
             arguments,
             completion,
+            completion.passthrough,
         )
 
     def completion(self, output: GraphQLOutputType, selections: list[SelectionSetNode]) -> Completion:
@@ -216,7 +232,9 @@ class _Compiler:
         if is_leaf_type(output):
             assert isinstance(output, GraphQLLeafType)
             coerce = _enum_output(output) if isinstance(output, GraphQLEnumType) else output.coerce_output_value
-            return Completion(CompletionKind.LEAF, nullable, output, leaf_output=coerce)
+            return Completion(
+                CompletionKind.LEAF, nullable, output, leaf_output=coerce, passthrough=_passthrough(coerce)
+            )
         if is_object_type(output):
             assert isinstance(output, GraphQLObjectType)
             return Completion(CompletionKind.OBJECT, nullable, output, plan=self.object_plan(output, selections))
@@ -227,31 +245,62 @@ class _Compiler:
         raise Unsupported(f"output type {output}")  # pragma: no cover - every output type is above
 
 
-def _strawberry_type_check(runtime: GraphQLObjectType) -> bool:
-    """True when ``runtime``'s ``is_type_of`` is the one Strawberry gives an object type with
-    interfaces that declares none of its own: a check of the value's Python type that never
-    reads its info (tests/graphql_api/execution/test_library_internals.py holds it to that)."""
+def _strawberry_type_check(runtime: GraphQLObjectType) -> type | None:
+    """The Python class ``runtime`` is declared with, when its ``is_type_of`` is the one
+    Strawberry gives an object type with interfaces that declares none of its own: a check of
+    the value's Python type that never reads its info, and that passes an instance of exactly
+    that class which was not cast (tests/graphql_api/execution/test_library_internals.py
+    holds it to both). None for any other check, or none."""
     if runtime.is_type_of is None:
-        return False
+        return None
     declared = (runtime.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
-    return isinstance(declared, StrawberryObjectDefinition) and declared.is_type_of is None
+    if isinstance(declared, StrawberryObjectDefinition) and declared.is_type_of is None:
+        return declared.origin
+    return None
+
+
+# graphql-core's output coercions that give a value of this exact type back as it is.
+_PASSTHROUGH: dict[Any, type] = {
+    GraphQLString.coerce_output_value: str,
+    GraphQLID.coerce_output_value: str,
+    GraphQLBoolean.coerce_output_value: bool,
+}
+
+
+def _passthrough(coerce: Callable[[Any], Any] | None) -> type | None:
+    """The type whose values ``coerce`` returns unchanged (graphql-core's String, ID, Boolean)."""
+    return _PASSTHROUGH.get(coerce)
 
 
 def _enum_output(enum: GraphQLEnumType) -> Callable[[Any], Any]:
-    """The enum's output coercion, with a dict lookup first for a plain ``str`` value.
+    """The enum's output coercion, with a dict lookup first for a plain ``str`` or a member.
 
-    Resolvers hand enums over as their values (types/scalars.py ``output``); Strawberry's
-    enum type checks each value against its Python enum before graphql-core's own lookup
-    of the same dict. A ``str`` is never a member of that enum, so its name is the lookup's
-    answer, found here directly; anything else (a member, an unknown value) goes through the
-    type's own coercion, errors included.
+    Strawberry's enum type checks each value against its Python enum before graphql-core's
+    own lookup of the same dict; our enums' coercion (types/scalars.py ``fast_enum_output``)
+    looks a member up in a dict of its own, a call in a call. Here a ``str`` value's name is
+    found in the enum's values and a member's (of exactly the Python enum the type wraps) in
+    what the type's own coercion answers for each member, asked once; anything else (an
+    unknown value, another type) goes through the type's own coercion, errors included.
     """
     names = {value.value: name for name, value in enum.values.items() if type(value.value) is str}
     coerce = enum.coerce_output_value
+    by_type: dict[type, dict[Any, str]] = {str: names}
+    wrapped = getattr(enum, "wrapped_cls", None)  # Strawberry's: the Python enum it was made from
+    if isinstance(wrapped, type) and issubclass(wrapped, Enum):
+        members: dict[Any, str] = {}
+        for member in wrapped:
+            try:
+                name = coerce(member)
+            except GraphQLError:
+                continue
+            if type(name) is str:
+                members[member] = name
+        by_type[wrapped] = members
 
     def output(value: Any) -> Any:
-        if type(value) is str:
-            name = names.get(value)
+        found = by_type.get(type(value))
+        if found is not None:
+            name = found.get(value)
             if name is not None:
                 return name
         return coerce(value)

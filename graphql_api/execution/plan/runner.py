@@ -19,13 +19,18 @@ null), since the Python stack that built the parents is gone by then.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
+from datetime import date, datetime, time, timedelta
+from enum import Enum
+from types import CoroutineType, GeneratorType
 from typing import Any
 
 from graphql import GraphQLError, GraphQLObjectType, GraphQLResolveInfo, Undefined, located_error
 from graphql.execution import Executor
 from graphql.execution.values import get_argument_values
 from graphql.pyutils import Path, inspect, is_iterable
+from strawberry.types.base import has_object_definition
+from strawberry.types.cast import TYPE_CAST_ATTRIBUTE
 
 from graphql_api.execution.fields import USE_RESOLVER, Deferred
 from graphql_api.execution.plan.compiler import CompiledPlan, Completion, CompletionKind, FieldPlan, ObjectPlan
@@ -40,8 +45,51 @@ _Waiting = tuple[Deferred[Any], FieldPlan, Path]
 # parent slot, path); a tuple, since one is made for every object of the response.
 _Slot = tuple[Any, Any, bool, Any, Path | None]
 
-# Values no resolver's awaitable can be: the is_awaitable check is skipped for them.
-_PLAIN: frozenset[type] = frozenset({str, int, float, bool, type(None), list, tuple, dict})
+# The types no value of which is awaitable, an exception, Undefined or a Deferred: the checks
+# for those are skipped for them. It starts with the builtins and the standard library's value
+# types a resolver gives and learns the rest (a page's objects) the first time it meets them
+# (``_learn``).
+_PLAIN: set[type] = {str, int, float, bool, type(None), list, tuple, dict, datetime, date, time, timedelta}
+# The types ``_learn`` has looked at and found not plain, so it looks at each type once.
+_NOT_PLAIN: set[type] = set()
+# Bounds both sets: a type is only learnt while fewer than this many are known.
+_LEARNT_AT_MOST = 10_000
+_NEVER_PLAIN = (BaseException, CoroutineType, GeneratorType)
+_ATTRIBUTE_HOOKS = ("__getattr__", "__getattribute__", "__class__")
+
+
+# ``Path(prev, key, typename)`` without the Python frame of a NamedTuple's ``__new__``: a
+# response of a thousand objects makes several thousand paths (tests/.../test_runner.py
+# holds the two equal).
+_path: Callable[[type[Path], tuple[Path | None, str | int, str | None]], Path] = tuple.__new__
+
+
+def _learn(kind: type) -> bool:
+    """Whether no value of exactly ``kind`` is awaitable, an exception, Undefined or a Deferred;
+    recorded in ``_PLAIN`` or ``_NOT_PLAIN``.
+
+    Strawberry's ``is_awaitable`` (the executor's) asks ``isinstance`` of coroutines and
+    generators, which a class could answer through a ``__class__`` of its own, then
+    ``hasattr(value, "__await__")``, which the class decides unless it customises attribute
+    access or its instances carry a ``__dict__`` (one could hold ``__await__``). A class
+    Strawberry declares an output type with keeps its declared fields in its ``__dict__``, and
+    an enum's members are made with their class, so both are taken as plain like a class
+    without a ``__dict__``.
+    """
+    # The builtins' attribute access is the generic one; any other class's hook is in its own
+    # dict (a C type's generic one shows there too, and is refused).
+    own = [base for base in kind.__mro__ if base.__module__ != "builtins"]
+    plain = (
+        not issubclass(kind, _NEVER_PLAIN)
+        and kind is not Deferred
+        and kind is not type(Undefined)
+        and not hasattr(kind, "__await__")
+        and not any(name in vars(base) for base in own for name in _ATTRIBUTE_HOOKS)
+        and (kind.__dictoffset__ == 0 or has_object_definition(kind) or issubclass(kind, Enum))
+    )
+    if len(_PLAIN) + len(_NOT_PLAIN) < _LEARNT_AT_MOST:
+        (_PLAIN if plain else _NOT_PLAIN).add(kind)
+    return plain
 
 
 class _Errors:
@@ -135,20 +183,24 @@ class _Run:
                             preread = field.preread
                             value = USE_RESOLVER if preread is None else preread(source)
                         if value is USE_RESOLVER:
-                            path = Path(parent_path, key, typename)
+                            path = _path(Path, (parent_path, key, typename))
                             info = self.info(field, path)
                             arguments = self.arguments_of(field)
                             resolve = field.resolve or self.executor.field_resolver
                             value = resolve(source, info, **arguments)
-                    plain = type(value) in _PLAIN
-                    if not plain and type(value) is Deferred:
+                    kind = type(value)
+                    if kind is field.passthrough:  # a str for a String: its own output
+                        data[key] = value
+                        continue
+                    plain = kind in _PLAIN or (kind not in _NOT_PLAIN and _learn(kind))
+                    if not plain and kind is Deferred:
                         data[key] = None  # holds the key's place in the response's order
-                        waiting.append((value, field, Path(parent_path, key, typename)))
+                        waiting.append((value, field, _path(Path, (parent_path, key, typename))))
                         continue
                     if not plain and is_awaitable(value):
                         data[key] = None  # holds the key's place in the response's order
                         if path is None:
-                            path = Path(parent_path, key, typename)
+                            path = _path(Path, (parent_path, key, typename))
                         pending.append(self.await_slot(value, completion, field, data, key, slot, path, info))
                         continue
                     # A plain value is neither Undefined nor an exception: only None is checked.
@@ -161,11 +213,11 @@ class _Run:
                         data[key] = coerced
                         continue
                     if path is None:
-                        path = Path(parent_path, key, typename)
+                        path = _path(Path, (parent_path, key, typename))
                     self.complete(completion, field, value, data, key, slot, path, pending, info)
                 except Exception as raw:
                     if path is None:
-                        path = Path(parent_path, key, typename)
+                        path = _path(Path, (parent_path, key, typename))
                     error = located_error(raw, field.nodes, path.as_list())
                     if not completion.nullable:
                         raise error from None
@@ -265,7 +317,8 @@ class _Run:
         info: GraphQLResolveInfo[Any] | None = None,
     ) -> None:
         is_type_of = plan.type.is_type_of
-        if is_type_of is not None:
+        # Strawberry's own check passes an instance of exactly its class that was not cast.
+        if is_type_of is not None and (type(value) is not plan.origin or hasattr(value, TYPE_CAST_ATTRIBUTE)):
             if info is None and plan.type_check_reads_info:
                 info = self.info(field, path)
             # Strawberry's own check ignores its info (compiler.py), so None is passed to it.
@@ -314,8 +367,9 @@ class _Run:
             shared = self.info(field, path)
         for index, element in enumerate(value):
             items.append(None)
-            item_path = path.add_key(index, None)
-            if is_awaitable(element):
+            item_path = _path(Path, (path, index, None))
+            kind = type(element)
+            if kind not in _PLAIN and (kind in _NOT_PLAIN or not _learn(kind)) and is_awaitable(element):
                 pending.append(self.await_slot(element, item, field, items, index, slot, item_path, shared))
                 continue
             try:

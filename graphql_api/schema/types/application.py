@@ -9,9 +9,8 @@ import strawberry
 
 from datastore import entities
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids
 from graphql_api.schema.types import relations
-from graphql_api.schema.types.node import Node
+from graphql_api.schema.types.node import Node, encoded_id
 from graphql_api.schema.types.scalars import ApplicationStatus
 
 if TYPE_CHECKING:
@@ -26,6 +25,7 @@ Info = strawberry.Info[RequestContext, None]
     "and the manager of the job's department."
 )
 class Application(Node):
+    id: strawberry.ID = encoded_id("Application", "job_id", "app_id")
     status: ApplicationStatus = strawberry.field(description="Where the application is in review.")
     submitted_at: datetime = strawberry.field(description="When the applicant applied.")
     app_id: strawberry.Private[str]
@@ -37,7 +37,6 @@ class Application(Node):
     @classmethod
     def of(cls, application: entities.Application) -> Application:
         return cls(
-            id=strawberry.ID(ids.encode("Application", application.job_id, application.app_id)),
             status=application.status,
             submitted_at=application.submitted_at,
             app_id=application.app_id,

@@ -9,6 +9,7 @@ from typing import Annotated, Any, Generic, TypeVar
 import strawberry
 
 from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, StartKey
+from graphql_api.execution import fields
 from graphql_api.execution.errors import bad_input
 from graphql_api.execution.library_internals import resolve_info
 from graphql_api.request.context import RequestContext
@@ -36,20 +37,6 @@ After = Annotated[
 ]
 
 
-@strawberry.type(description="Where this page sits in its list, and the cursors to move on from it.")
-class PageInfo:
-    has_next_page: bool = strawberry.field(
-        description="True when more items follow; fetch them with `after: endCursor`."
-    )
-    has_previous_page: bool = strawberry.field(
-        description="True when this page was asked for with `after` (items come before it)."
-    )
-    start_cursor: str | None = strawberry.field(description="The first edge's cursor; null for an empty page.")
-    end_cursor: str | None = strawberry.field(
-        description="The last edge's cursor, to pass as `after` for the next page; null for an empty page."
-    )
-
-
 @dataclass(frozen=True, slots=True)
 class CursorSource:
     """What an edge's cursor is made of; signed only if a client selects ``cursor``.
@@ -64,6 +51,44 @@ class CursorSource:
 
     def encode(self, start_key: StartKey) -> str:
         return self.codec.encode(self.scope, self.name, start_key)
+
+
+def _start_cursor(page_info: PageInfo) -> str | None:
+    first = page_info.first_key
+    return None if first is None else page_info.source.encode(first)
+
+
+def _end_cursor(page_info: PageInfo) -> str | None:
+    last = page_info.last_key
+    return None if last is None else page_info.source.encode(last)
+
+
+@strawberry.type(description="Where this page sits in its list, and the cursors to move on from it.")
+class PageInfo:
+    has_next_page: bool = strawberry.field(
+        description="True when more items follow; fetch them with `after: endCursor`."
+    )
+    has_previous_page: bool = strawberry.field(
+        description="True when this page was asked for with `after` (items come before it)."
+    )
+    # The page's first and last start keys, signed into cursors only if a client selects them
+    # (two signatures a page, which Q7's thousand pages of applications paid for nothing).
+    source: strawberry.Private[CursorSource]
+    first_key: strawberry.Private[StartKey | None]
+    last_key: strawberry.Private[StartKey | None]
+
+    @strawberry.field(
+        description="The first edge's cursor; null for an empty page.", metadata=fields.read(_start_cursor)
+    )
+    def start_cursor(self) -> str | None:
+        return _start_cursor(self)
+
+    @strawberry.field(
+        description="The last edge's cursor, to pass as `after` for the next page; null for an empty page.",
+        metadata=fields.read(_end_cursor),
+    )
+    def end_cursor(self) -> str | None:
+        return _end_cursor(self)
 
 
 @strawberry.type(description="One item of a list, with the cursor that continues the list after it.")
@@ -158,8 +183,9 @@ def to_connection(
         page_info=PageInfo(
             has_next_page=page.has_next,
             has_previous_page=start is not None,
-            start_cursor=source.encode(page.cursors[0]) if page.cursors else None,
-            end_cursor=source.encode(page.cursors[-1]) if page.cursors else None,
+            source=source,
+            first_key=page.cursors[0] if page.cursors else None,
+            last_key=page.cursors[-1] if page.cursors else None,
         ),
     )
 

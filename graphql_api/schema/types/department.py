@@ -8,10 +8,10 @@ import strawberry
 
 from datastore import entities
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, loaders
+from graphql_api.schema import loaders
 from graphql_api.schema.types import relations
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
-from graphql_api.schema.types.node import Node
+from graphql_api.schema.types.node import Node, encoded_id
 
 if TYPE_CHECKING:
     from graphql_api.schema.types.employee import Employee
@@ -21,6 +21,7 @@ Info = strawberry.Info[RequestContext, None]
 
 @strawberry.type(description="A team inside an organisation, with an optional manager. Every member can read it.")
 class Department(Node):
+    id: strawberry.ID = encoded_id("Department", "dept_id")
     name: str = strawberry.field(description="The department's name, 1 to 100 characters.")
     headcount: int = strawberry.field(
         description="How many ACTIVE employees belong to it; kept exact by every create, move and termination."
@@ -33,7 +34,6 @@ class Department(Node):
     @classmethod
     def of(cls, department: entities.Department) -> Department:
         return cls(
-            id=strawberry.ID(ids.encode("Department", department.dept_id)),
             name=department.name,
             headcount=department.headcount,
             dept_id=department.dept_id,

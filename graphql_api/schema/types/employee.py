@@ -9,10 +9,10 @@ import strawberry
 
 from datastore import entities
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, loaders, permissions
+from graphql_api.schema import loaders, permissions
 from graphql_api.schema.types import relations
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
-from graphql_api.schema.types.node import Node
+from graphql_api.schema.types.node import Node, encoded_id
 from graphql_api.schema.types.scalars import EmployeeStatus, Role
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ Info = strawberry.Info[RequestContext, None]
     "can read it; only `applications` is restricted."
 )
 class Employee(Node):
+    id: strawberry.ID = encoded_id("Employee", "emp_id")
     email: str = strawberry.field(
         description="Work email address, lower-case; unique across the whole platform and used to sign in. "
         "Empty for an erased person (`erasedAt`)."
@@ -61,7 +62,6 @@ class Employee(Node):
     @classmethod
     def of(cls, employee: entities.Employee) -> Employee:
         return cls(
-            id=strawberry.ID(ids.encode("Employee", employee.emp_id)),
             email=employee.email,
             first_name=employee.first_name,
             last_name=employee.last_name,

@@ -9,10 +9,10 @@ import strawberry
 
 from datastore import entities
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, loaders, permissions
+from graphql_api.schema import loaders, permissions
 from graphql_api.schema.types import relations
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
-from graphql_api.schema.types.node import Node
+from graphql_api.schema.types.node import Node, encoded_id
 from graphql_api.schema.types.scalars import JobPostingStatus
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ class ApplicationCounts:
     "admins see every status (a DRAFT or CLOSED one read by an employee is FORBIDDEN)."
 )
 class JobPosting(Node):
+    id: strawberry.ID = encoded_id("JobPosting", "job_id")
     title: str = strawberry.field(description="The job's title, 1 to 200 characters.")
     description: str = strawberry.field(
         description="The job's description as plain text, up to 10,000 characters; may be empty."
@@ -73,7 +74,6 @@ class JobPosting(Node):
     @classmethod
     def of(cls, job: entities.JobPosting) -> JobPosting:
         return cls(
-            id=strawberry.ID(ids.encode("JobPosting", job.job_id)),
             title=job.title,
             description=job.description,
             status=job.status,

@@ -7,7 +7,9 @@ name, rather than as a wrong answer somewhere else. Written against strawberry-g
 Three private names remain, each behind one function of graphql_api/execution/library_internals.py:
 Strawberry's ``Schema._schema`` and ``Info._raw_info``, and aiodataloader's
 ``DataLoader._queue``. The rest are behaviours of public names that the compiled plans count
-on: Strawberry's generated ``is_type_of`` never reads its info; a field Strawberry resolves by
+on: Strawberry's generated ``is_type_of`` never reads its info and passes an instance of its
+class (the runner skips it for one of exactly that class not ``strawberry.cast``, whose
+attribute is ``strawberry.types.cast.TYPE_CAST_ATTRIBUTE``); a field Strawberry resolves by
 attribute (``is_default_resolver``) neither; and the runner's own error for a refused object
 type is graphql-core's, word for word.
 """
@@ -23,6 +25,7 @@ from graphql import GraphQLField, GraphQLObjectType, GraphQLResolveInfo, GraphQL
 from graphql.execution import Executor
 from strawberry.resolvers import is_default_resolver
 from strawberry.types.base import StrawberryObjectDefinition
+from strawberry.types.cast import TYPE_CAST_ATTRIBUTE
 
 from graphql_api.execution.library_internals import dataloader_queue, graphql_schema, resolve_info
 from graphql_api.execution.plan.compiler import _strawberry_type_check, compile_operation
@@ -84,6 +87,9 @@ def test_strawberry_generated_is_type_of__never_reads_its_info() -> None:
         assert type_.is_type_of is not None
         assert type_.is_type_of(object.__new__(origin), None) is True, type_.name
         assert type_.is_type_of(object(), None) is False, type_.name
+        # A cast value is judged by its cast first, so the runner must call the check for it.
+        cast = strawberry.cast(object, object.__new__(origin))
+        assert hasattr(cast, TYPE_CAST_ATTRIBUTE) and type_.is_type_of(cast, None) is False, type_.name
 
 
 def test_strawberry_default_resolver__reads_the_attribute_without_info() -> None:

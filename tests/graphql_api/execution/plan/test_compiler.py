@@ -20,6 +20,7 @@ from bench.queries import Q1, Q2
 from graphql_api.execution import library_internals
 from graphql_api.execution.plan.compiler import ObjectPlan, compile_operation
 from graphql_api.schema.executable import build_schema
+from graphql_api.schema.types.employee import Employee
 
 
 def _object_plans(query: str) -> dict[str, ObjectPlan]:
@@ -82,8 +83,8 @@ def test_enum_leaf__values_members_and_unknowns__same_as_the_type() -> None:
     enum = role.type
     for name, value in enum.values.items():
         assert role.leaf_output(value.value) == enum.coerce_output_value(value.value) == name
-    member = next(iter(enum.wrapped_cls))
-    assert role.leaf_output(member) == enum.coerce_output_value(member)
+    for member in enum.wrapped_cls:
+        assert role.leaf_output(member) == enum.coerce_output_value(member) == member.name
     errors = []
     for coerce in (role.leaf_output, enum.coerce_output_value):
         with pytest.raises(GraphQLError) as raised:
@@ -103,3 +104,26 @@ def test_root_fields_by_id__declared_load__planned_without_resolver_call() -> No
     loads = {field.name for field in root.fields if field.load is not None}
     assert loads == {"me", "organization", "node", "employee", "department", "jobPosting", "application"}
     assert next(f for f in root.fields if f.name == "node").arguments == {"id": "x"}
+
+
+def test_string_id_boolean_leaves__passthrough_type__is_what_their_coercion_returns_unchanged() -> None:
+    """A str for a String or an ID and a bool for a Boolean are their own output: the runner
+    writes them without calling the coercion. Other leaves (enums, DateTime, Int) keep it."""
+    plans = _object_plans(
+        "{ organization { id name departments(first: 1) { pageInfo { hasNextPage } "
+        "edges { node { headcount employees { edges { node { role hiredAt } } } } } } } }"
+    )
+    by_name = {field.name: field for plan in plans.values() for field in plan.fields}
+    for name, kind, sample in (("id", str, "x"), ("name", str, "Acme"), ("hasNextPage", bool, True)):
+        field = by_name[name]
+        assert field.completion is not None and field.completion.leaf_output is not None
+        assert field.passthrough is kind and field.completion.passthrough is kind, name
+        assert field.completion.leaf_output(sample) is sample
+    for name in ("headcount", "role", "hiredAt", "edges"):
+        assert by_name[name].passthrough is None, name
+
+
+def test_object_plans__strawberry_type_checks__know_the_class_they_pass() -> None:
+    plans = {**_object_plans(Q1), **_object_plans(Q2)}
+    assert plans["Employee"].origin is Employee
+    assert plans["Query"].origin is None  # no is_type_of at all
