@@ -65,6 +65,8 @@ class RequestSession:
     _response_budget: ResponseBudget | None = None
     _loaders: Loaders | None = None
     _tenant_table: Table | None = None
+    # The caller's tenant scope and the principal it was made for (require_tenant).
+    _tenant: tuple[Principal, TenantScope] | None = None
     # The caller's organisation as the active check read it (auth/active.py).
     _organization: Organization | None = None
     _reached: bool = False
@@ -142,13 +144,22 @@ class RequestSession:
     # --- tenant data ----------------------------------------------------------------------
 
     def require_tenant(self) -> TenantScope:
-        """The caller's tenant scope; UNAUTHENTICATED without a token."""
+        """The caller's tenant scope; UNAUTHENTICATED without a token.
+
+        Made once a request: ``node`` asks for it for every id it is given (Q4 names 100), and
+        a scope builds its key space when it is made.
+        """
         principal = self.principal
+        made = self._tenant
+        if made is not None and made[0] is principal:
+            return made[1]
         if principal is None:
             raise token_missing()
         if principal.org_id is None:
             raise forbidden("platform operators see no tenant data")
-        return TenantScope(principal.org_id, principal.subject)
+        scope = TenantScope(principal.org_id, principal.subject)
+        self._tenant = (principal, scope)
+        return scope
 
     @property
     def loaders(self) -> Loaders:

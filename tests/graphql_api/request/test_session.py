@@ -8,10 +8,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from datastore import calls
 from datastore.entities import Employee
+from datastore.ids import OrgId
 from datastore.store import Datastore
 from graphql_api.auth.tokens import Principal
+from graphql_api.execution.errors import ApiError
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
 from graphql_api.schema.cursors import CursorCodec
@@ -99,3 +103,24 @@ def test_tenant_table__a_read_without_a_loader__reaches_tenant_data_too(
         table = session.tenant_table()
     assert started == ["check"]
     assert table.scope.org_id == tenant.org_id  # type: ignore[attr-defined]
+
+
+def test_require_tenant__made_once_for_its_principal__refusals_every_time(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tenant: Tenant
+) -> None:
+    """``node`` asks for the scope once per id: the session makes it once, for the caller it
+    was made for; a caller without a tenant is refused each time it asks."""
+    principal = Principal(tenant.admin.emp_id, tenant.org_id, tenant.admin.role)
+    with ThreadPoolExecutor(1) as pool:
+        session = RequestSession(services(client, table_name, api_settings, pool), principal, Deadline.after(10))
+        scope = session.require_tenant()
+        assert session.require_tenant() is scope
+        assert (scope.org_id, scope.actor_id) == (tenant.org_id, tenant.admin.emp_id)
+        other = Principal("e-other", OrgId("o-other"), tenant.admin.role)
+        session.principal = other
+        assert session.require_tenant().org_id == "o-other"
+        for refused in (None, Principal("operator", None, None)):
+            session.principal = refused
+            for _ in range(2):
+                with pytest.raises(ApiError):
+                    session.require_tenant()
