@@ -3,12 +3,16 @@ plus a small second tenant. Items come from the datastore's own codec, written w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from datastore import items, organizations
+from datastore.client import make_client
+from datastore.config import DatastoreSettings
 from datastore.dev.seed import Bulk
 from datastore.entities import Department, Employee, JobPosting, Plan
+from datastore.ids import new_id
+from datastore.provision import ensure_table
 from datastore.scope import PlatformScope
 from datastore.table import Table
 
@@ -24,6 +28,21 @@ class Dataset:
     departments: list[Department]
     employees: list[Employee]
     open_jobs: list[JobPosting]
+
+
+@dataclass(frozen=True)
+class BenchTable:
+    settings: DatastoreSettings  # the new table's, on the local engine
+    client: DynamoDBClient
+    data: Dataset
+
+
+def on_fresh_table(base: DatastoreSettings, endpoint_url: str) -> BenchTable:
+    """A new table at ``endpoint_url`` (a DynamoDB Local) with the bench's dataset in it."""
+    settings = replace(base, endpoint_url=endpoint_url, table_name=f"hr-bench-{new_id().lower()}")
+    client = make_client(settings)
+    ensure_table(client, settings.table_name)
+    return BenchTable(settings, client, build(client, settings.table_name))
 
 
 def build(client: DynamoDBClient, table_name: str) -> Dataset:

@@ -14,15 +14,11 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from dataclasses import replace
 from pathlib import Path
 
 from bench.__main__ import Server, server_env
-from bench.dataset import build
-from datastore.client import make_client
+from bench.dataset import on_fresh_table
 from datastore.dev.local import DynamoDBLocal
-from datastore.ids import new_id
-from datastore.provision import ensure_table
 from graphql_api.settings import Settings
 
 
@@ -45,12 +41,8 @@ def main() -> None:
     extra = dict(setting.split("=", 1) for setting in args.settings)
     base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
-        table = f"hr-bench-{new_id().lower()}"
-        settings = replace(base, endpoint_url=local.endpoint_url, table_name=table)
-        client = make_client(settings)
-        ensure_table(client, table)
-        build(client, table)
-        server = Server(server_env(local.endpoint_url, table, **extra), quiet=True)
+        bench = on_fresh_table(base, local.endpoint_url)
+        server = Server(server_env(local.endpoint_url, bench.settings.table_name, **extra), quiet=True)
         pid = server.process.pid
         try:
             time.sleep(5)

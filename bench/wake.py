@@ -17,21 +17,18 @@ from __future__ import annotations
 
 import argparse
 import time
-from dataclasses import replace
 from typing import Any
 
 import httpx
 import orjson
 
 from bench.__main__ import API, Server, cpu_seconds, pct, server_env
-from bench.dataset import build
+from bench.dataset import on_fresh_table
 from bench.floor import Floor
 from bench.queries import Q1, Q3, q4
 from bench.warmup import warm_up
 from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
-from datastore.ids import new_id
-from datastore.provision import ensure_table
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings import Settings
 
@@ -57,12 +54,9 @@ def main() -> None:
     args = parser.parse_args()
     base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
-        table = f"hr-bench-{new_id().lower()}"
-        settings = replace(base, endpoint_url=local.endpoint_url, table_name=table)
-        client = make_client(settings)
-        ensure_table(client, table)
-        data = build(client, table)
-        floor = Floor(make_client(settings, stock=True), table, data)
+        bench = on_fresh_table(base, local.endpoint_url)
+        table, data = bench.settings.table_name, bench.data
+        floor = Floor(make_client(bench.settings, stock=True), table, data)
         print(warm_up(local.pid, [floor.q1, floor.q2, floor.q3, floor.q4]), flush=True)
         admin = issue_token(API, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
         profile = issue_token(API, subject=data.profile.emp_id, org_id=data.org_id, role="employee")
