@@ -137,9 +137,6 @@ class Table:
         if not self.scope.may_check(partition_key):
             raise ScopeViolation(f"{self.scope.name} may not check partition {partition_key!r}")
 
-    def _admit(self, item: Item, partition_attribute: str) -> Item:
-        return admit(self.scope, item, partition_attribute)
-
     # --- reads ----------------------------------------------------------------------------
 
     def get(self, key: keys.Key, *, consistent: bool = False) -> Item | None:
@@ -152,7 +149,7 @@ class Table:
             ReturnConsumedCapacity="TOTAL",
         )
         item = response.get("Item")
-        return None if item is None else self._admit(item, keys.PK)
+        return None if item is None else admit(self.scope, item, keys.PK)
 
     def batch_get(self, wanted: Sequence[keys.Key]) -> list[Item | None]:
         """Items for ``wanted`` in the order asked, None for a miss.
@@ -191,8 +188,7 @@ class Table:
                 RequestItems={self.name: {"Keys": pending}},
                 ReturnConsumedCapacity="TOTAL",
             )
-            for item in response.get("Responses", {}).get(self.name, []):
-                self._admit(item, keys.PK)
+            for item in admit_all(self.scope, response.get("Responses", {}).get(self.name, []), keys.PK):
                 found[keys.Key(item[keys.PK]["S"], item[keys.SK]["S"])] = item
             pending = response.get("UnprocessedKeys", {}).get(self.name, {}).get("Keys", [])
             if not pending:
@@ -225,7 +221,7 @@ class Table:
             if exclusive_start is not None:
                 page_params["ExclusiveStartKey"] = exclusive_start
             response = self._call(self.client.query, **page_params)
-            items.extend(self._admit(item, partition_attribute) for item in response["Items"])
+            items.extend(admit_all(self.scope, response["Items"], partition_attribute))
             exclusive_start = response.get("LastEvaluatedKey")
             if len(items) >= wanted or exclusive_start is None:
                 break
@@ -477,15 +473,12 @@ def start_key_of(item: Item, index: str | None = None) -> StartKey:
 
 def admit(scope: Scope, item: Item, partition_attribute: str) -> Item:
     """``item`` if its partition is one ``scope`` may read; a ScopeViolation otherwise."""
-    partition_key = item.get(partition_attribute, {}).get("S", "")
-    if not scope.may_read(partition_key):
-        raise ScopeViolation(f"{scope.name} received an item of {partition_key!r}")
-    return item
+    return admit_all(scope, [item], partition_attribute)[0]
 
 
 def admit_all(scope: Scope, items: list[Item], partition_attribute: str) -> list[Item]:
     """``items`` if every one's partition is one ``scope`` may read; a ScopeViolation for the
-    first that is not. ``admit``'s check, in one loop rather than a call per item (a Query's page)."""
+    first that is not. One loop for a page rather than a call per item (a Query's, a batch's)."""
     may_read = scope.may_read
     for item in items:
         partition_key = item.get(partition_attribute, {}).get("S", "")

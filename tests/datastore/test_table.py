@@ -477,3 +477,38 @@ def test_even_chunks__fewest_calls_of_at_most_100__sizes_within_one(count: int, 
     chunks = even_chunks(values, 100)
     assert [len(chunk) for chunk in chunks] == sizes
     assert [value for chunk in chunks for value in chunk] == values
+
+
+def test_guard__an_item_of_another_tenant_among_a_querys_or_a_batchs_items__refused(
+    client: DynamoDBClient, tenant: Tenant, make_tenant: TenantFactory
+) -> None:
+    """What arrives is checked too, every item of a page (the boto3 Table's twin of
+    tests/datastore/test_async_table.py's): one of another tenant among the tenant's own
+    refuses the answer, on the partition the call read."""
+    other = make_tenant("Other")
+    my_key = layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id)
+    my_item = tenant.table.get(my_key)
+    their_item = other.table.get(layout.EMPLOYEE.key_at(other.org_id, other.admin.emp_id))
+    assert my_item is not None and their_item is not None
+    answers: dict[str, dict[str, Any]] = {
+        "Query": {"Items": [my_item, my_item, their_item], "Count": 3, "ScannedCount": 3},
+        "BatchGetItem": {"Responses": {tenant.table.name: [my_item, their_item]}, "UnprocessedKeys": {}},
+    }
+
+    def answer(model: Any, **_: Any) -> tuple[AWSResponse, dict[str, Any]]:
+        response = {**answers[model.name], "ResponseMetadata": {"HTTPStatusCode": 200}}
+        return AWSResponse("http://stub", 200, HTTPHeaders(), None), response
+
+    handler = cast("Callable[..., None]", answer)
+    for operation in answers:
+        client.meta.events.register_first(f"before-call.dynamodb.{operation}", handler, unique_id=STUB_ID + operation)
+    try:
+        with pytest.raises(ScopeViolation, match=other.org_id):
+            tenant.table.query(my_key.pk, limit=5)
+        with pytest.raises(ScopeViolation, match=other.org_id):
+            tenant.table.batch_get([my_key])
+        answers["Query"] = {"Items": [my_item, my_item], "Count": 2, "ScannedCount": 2}
+        assert len(tenant.table.query(my_key.pk, limit=5).items) == 2
+    finally:
+        for operation in answers:
+            client.meta.events.unregister(f"before-call.dynamodb.{operation}", unique_id=STUB_ID + operation)
