@@ -4,7 +4,8 @@ The bench's timings are wall-clock on a shared machine; this measures what one r
 the API process itself: the product app is served in this process (httpx's ASGI transport,
 the whole middleware stack, the read path's DynamoDB client on the loop and boto3 on the I/O
 pool for the rest), and CPU time is read with ``time.process_time`` (every thread of the
-process; DynamoDB Local runs in its own). The figure is the median of N requests after two
+process; DynamoDB Local runs in its own, and its CPU per request over the run is printed
+beside: whether a request's wall time waits on the engine or on this process). The figure is the median of N requests after two
 warm-ups. With ``-c C`` (concurrency) C clients send the N requests at once, one after
 another each, and the figures are per request over the whole run (CPU of the process and
 of the loop's thread, divided by N): what a request costs under load, where the loop
@@ -37,7 +38,7 @@ import orjson
 import uvloop
 
 from bench import queries as q
-from bench.__main__ import SECRET
+from bench.__main__ import SECRET, cpu_seconds
 from bench.dataset import Dataset, build
 from bench.floor import Floor
 from bench.serve import RAISED_LIMITS
@@ -67,6 +68,7 @@ class Timings:
     cpu: list[float] = field(default_factory=list)  # the whole process, ms per request
     loop: list[float] = field(default_factory=list)  # the event-loop thread alone
     wall: list[float] = field(default_factory=list)
+    engine: float | None = None  # DynamoDB Local's CPU, ms per request over the run (None: no /proc)
 
     @property
     def io_threads(self) -> float:
@@ -181,6 +183,7 @@ async def run(
     concurrency: int = 1,
     close: Callable[[], Awaitable[None]] | None = None,
     counts: Counts | None = None,
+    engine_pid: int | None = None,
 ) -> Timings:
     transport = httpx.ASGITransport(app=app)
     headers = {"Authorization": f"Bearer {token}", "content-type": "application/json"}
@@ -195,6 +198,7 @@ async def run(
             profiler.start()
         if counts is not None:
             counts.install(asyncio.get_running_loop())
+        engine_at = _engine_cpu(engine_pid)
         if concurrency == 1:
             for _ in range(n):
                 c, t, w = time.process_time(), time.thread_time(), time.perf_counter()
@@ -204,11 +208,24 @@ async def run(
                 timings.wall.append((time.perf_counter() - w) * 1000)
         else:
             await concurrently(client, content, n, concurrency, timings)
+        engine_after = _engine_cpu(engine_pid)
+        if engine_at is not None and engine_after is not None:
+            timings.engine = (engine_after - engine_at) * 1000 / n
         if profiler is not None:
             profiler.stop()
     if close is not None:
         await close()  # this loop's DynamoDB connections (asyncio.run makes a loop per run)
     return timings
+
+
+def _engine_cpu(pid: int | None) -> float | None:
+    """DynamoDB Local's CPU seconds so far (every thread: its JVM's collector and compiler too)."""
+    if pid is None:
+        return None
+    try:
+        return cpu_seconds(pid)
+    except OSError:  # no /proc (not Linux)
+        return None
 
 
 async def concurrently(client: httpx.AsyncClient, content: bytes, n: int, concurrency: int, timings: Timings) -> None:
@@ -227,6 +244,10 @@ async def concurrently(client: httpx.AsyncClient, content: bytes, n: int, concur
     cpu, loop = (time.process_time() - c) * 1000 / n, (time.thread_time() - t) * 1000 / n
     timings.cpu.extend([cpu] * n)
     timings.loop.extend([loop] * n)
+
+
+def _engine(timings: Timings) -> str:
+    return "" if timings.engine is None else f"; DynamoDB Local CPU ms per request {timings.engine:.1f}"
 
 
 # Where the event loop's time goes, by the module a sample's innermost frame is in (first match).
@@ -378,7 +399,7 @@ def main() -> int:
             gc.set_threshold(*threshold)
             asyncio.set_event_loop_policy(uvloop.EventLoopPolicy() if loop == "uvloop" else None)
             collections.reset()
-            at: dict[str, Any] = {"concurrency": args.concurrency, "close": datastore.aclose}
+            at: dict[str, Any] = {"concurrency": args.concurrency, "close": datastore.aclose, "engine_pid": local.pid}
             timings = asyncio.run(run(app, tokens[caller], body, args.n, **at))
             under = f" gc {','.join(map(str, threshold))}" if thresholds else ""
             under += f" on {loop}" if len(loops) > 1 or loop != "asyncio" else ""
@@ -386,7 +407,8 @@ def main() -> int:
                 f"{name} c{args.concurrency}{under}: CPU ms median {statistics.median(timings.cpu):.1f} "
                 f"(min {min(timings.cpu):.1f}; "
                 f"event loop {statistics.median(timings.loop):.1f}, I/O threads {timings.io_threads:.1f}), "
-                f"wall ms median {statistics.median(timings.wall):.1f}, n={args.n}; {collections.summary()}",
+                f"wall ms median {statistics.median(timings.wall):.1f}, n={args.n}{_engine(timings)}; "
+                f"{collections.summary()}",
                 flush=True,
             )
             if args.count:
