@@ -25,7 +25,18 @@ from typing import Final
 # Alone (the same command without -c) the collector's CPU per request falls too (Q1 1.4/1.8 ->
 # 0.2/0.2 ms) but a request now and then waits out one larger young collection: the longest
 # pause Q1 4/7 -> 17/19 ms, Q4 7/3 -> 32 ms (one in 100 requests) and none, Q3 7/8 -> none.
-YOUNG_OBJECTS: Final = 50000
+# 200,000 since: the count is net (a freed object takes one off), so what matters is how many
+# objects a request holds at its peak, and the whole tree (Q7, 1,023 calls in flight and their
+# answers) holds more than 50,000: two young collections a request, each scanning and promoting
+# the whole tree, then middle collections scanning it again (about 35 ms of its 300 ms CPU).
+# Above the peak, a request's objects are freed before the count is reached. 50,000 against
+# 200,000 in turn, two rounds (``python -m bench.profile Q7 -n 16 --loops uvloop --gc
+# 50000,10,10/200000,10,10/1000000,10,10 --rounds 2``), CPU per request: Q7 297.7/277.2 ->
+# 260.5/247.8 ms (1,000,000: 258.1/250.5), collections in 18 requests 33/3/0 -> 1/0/0; under
+# 16 clients (``... Q1 Q2 Q4 -n 96 -c 16 --gc 50000,10,10/200000,10,10 --rounds 2``) Q1
+# 20.9/20.4 -> 19.6/20.4 ms, Q2 34.0/38.0 -> 32.8/33.6 ms, Q4 4.5/4.4 -> 3.9/4.2 ms, the longest
+# pause about the same (Q2 68/92 -> 73/85 ms). mypy sets the same (its build.py).
+YOUNG_OBJECTS: Final = 200_000
 
 
 def settle_heap() -> None:
