@@ -1,23 +1,23 @@
 """`python -m bench.profile [Q1 ...] [-n N] [-c C] [--pyinstrument] [--naive] [--gc] [--loops] [--count]`: CPU cost.
 
 The bench's timings are wall-clock on a shared machine; this measures what one request costs
-the API process itself: the product app is served in this process (httpx's ASGI transport,
-the whole middleware stack, the read path's DynamoDB client on the loop and boto3 on the I/O
-pool for the rest), and CPU time is read with ``time.process_time`` (every thread of the
-process; DynamoDB Local runs in its own, and its CPU per request over the run is printed
-beside: whether a request's wall time waits on the engine or on this process). The figure is the median of N requests after two
-warm-ups. With ``-c C`` (concurrency) C clients send the N requests at once, one after
-another each, and the figures are per request over the whole run (CPU of the process and
-of the loop's thread, divided by N): what a request costs under load, where the loop
-interleaves C requests. With ``--pyinstrument`` the same requests run again under
-pyinstrument (the event-loop thread; calls made on the I/O pool's threads count in the
-process's CPU less the loop's) and the loop's CPU is split by the module each sample is in:
-where the time goes, in ms per request. ``--naive`` serves the bench's naive variant instead
-(bench/naive.py), measured the same way. ``--gc a/b`` (the collector's thresholds) and
-``--loops asyncio/uvloop`` (the event loop; the servers run uvloop) compare variants in turn
-within this one process, ``--rounds N`` turns of them, so that what the machine's other
-processes do meanwhile reaches every variant alike. ``--count`` then runs the same requests
-again counting what they hand the event loop: tasks, futures and callbacks per request.
+the API process itself: the product app is served in this process (httpx's ASGI transport, the
+whole middleware stack, the read path's DynamoDB client on the loop and boto3 on the I/O pool
+for the rest), and CPU time is read with ``time.process_time`` (every thread of the process;
+DynamoDB Local runs in its own, and its CPU per request over the run is printed beside: whether
+a request's wall time waits on the engine or on this process). The figure is the median of N
+requests after two warm-ups. With ``-c C`` (concurrency) C clients send the N requests at once,
+one after another each, and the figures are per request over the whole run (CPU of the process
+and of the loop's thread, divided by N): what a request costs under load, where the loop
+interleaves C requests. With ``--pyinstrument`` the same requests run again under pyinstrument
+(the event-loop thread; calls made on the I/O pool's threads count in the process's CPU less
+the loop's) and the loop's CPU is split by the module each sample is in: where the time goes,
+in ms per request. ``--naive`` serves the bench's naive variant instead (bench/naive.py),
+measured the same way. ``--gc a/b`` (the collector's thresholds) and ``--loops asyncio/uvloop``
+(the event loop; the servers run uvloop) compare variants in turn within this one process,
+``--rounds N`` turns of them, so that what the machine's other processes do meanwhile reaches
+every variant alike. ``--count`` then runs the same requests again counting what they hand the
+event loop: tasks, futures and callbacks per request.
 """
 
 from __future__ import annotations
