@@ -78,21 +78,21 @@ def introspection_keys(document: DocumentNode | None, operation_name: str | None
     fragments = fragments_of(document)
     keys: set[str] = set()
     visited: set[str] = set()
-
-    def walk(selection_set: SelectionSetNode | None) -> None:
+    # A stack rather than a nested function calling itself: such a function is a reference
+    # cycle (it holds its own cell), which every request would leave to the cyclic collector.
+    stack: list[SelectionSetNode | None] = [op.selection_set for op in operations_of(document, operation_name)[:1]]
+    while stack:
+        selection_set = stack.pop()
         for selection in () if selection_set is None else selection_set.selections:
             if isinstance(selection, FieldNode):
                 if selection.name.value in ROOT_FIELDS:
                     keys.add(selection.alias.value if selection.alias else selection.name.value)
             elif isinstance(selection, InlineFragmentNode):
-                walk(selection.selection_set)
+                stack.append(selection.selection_set)
             elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in visited:
                 visited.add(selection.name.value)
                 fragment = fragments.get(selection.name.value)
-                walk(None if fragment is None else fragment.selection_set)
-
-    for operation in operations_of(document, operation_name)[:1]:
-        walk(operation.selection_set)
+                stack.append(None if fragment is None else fragment.selection_set)
     return keys
 
 
