@@ -27,6 +27,7 @@ from graphql import (
     GraphQLField,
     GraphQLID,
     GraphQLIncludeDirective,
+    GraphQLInterfaceType,
     GraphQLLeafType,
     GraphQLList,
     GraphQLObjectType,
@@ -81,6 +82,9 @@ class Completion:
     passthrough: builtins.type | None = None
     plan: ObjectPlan | None = None  # OBJECT
     plans: dict[str, ObjectPlan] = field(default_factory=dict)  # ABSTRACT: by runtime type name
+    # ABSTRACT, for an interface Strawberry resolves itself: the plan of each possible type by
+    # the Python class Strawberry names it by (``_resolved_by_class``). None: always resolve.
+    by_class: dict[builtins.type, ObjectPlan] | None = None
 
 
 @dataclass(slots=True, eq=False)
@@ -241,7 +245,9 @@ class _Compiler:
         if is_abstract_type(output):
             possible = self.schema.get_possible_types(output)
             plans = {runtime.name: self.object_plan(runtime, selections) for runtime in possible}
-            return Completion(CompletionKind.ABSTRACT, nullable, output, plans=plans)
+            return Completion(
+                CompletionKind.ABSTRACT, nullable, output, plans=plans, by_class=_resolved_by_class(output, plans)
+            )
         raise Unsupported(f"output type {output}")  # pragma: no cover - every output type is above
 
 
@@ -257,6 +263,32 @@ def _strawberry_type_check(runtime: GraphQLObjectType) -> type | None:
     if isinstance(declared, StrawberryObjectDefinition) and declared.is_type_of is None:
         return declared.origin
     return None
+
+
+def _resolved_by_class(abstract: Any, plans: Mapping[str, ObjectPlan]) -> dict[type, ObjectPlan] | None:
+    """For an interface whose ``resolve_type`` is the one Strawberry gives an interface that
+    declares none of its own: the plan of each possible type by its Python class. Strawberry's
+    resolver names a value that was not cast by its class's definition when the class subclasses
+    the interface's and is not generic, so an uncast instance of exactly such a class is of that
+    type; the runner then builds no resolve info and calls neither the resolver nor graphql-core's
+    check of its answer (tests/graphql_api/execution/test_library_internals.py holds Strawberry's
+    resolver to this, type by type). None for a union, or an interface with its own resolver."""
+    if not isinstance(abstract, GraphQLInterfaceType):
+        return None
+    interface = (abstract.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
+    if not isinstance(interface, StrawberryObjectDefinition) or interface.resolve_type is not None:
+        return None
+    found: dict[type, ObjectPlan] = {}
+    for name, plan in plans.items():
+        declared = (plan.type.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
+        if (
+            isinstance(declared, StrawberryObjectDefinition)
+            and declared.name == name
+            and not declared.is_graphql_generic
+            and issubclass(declared.origin, interface.origin)
+        ):
+            found[declared.origin] = plan
+    return found or None
 
 
 # graphql-core's output coercions that give a value of this exact type back as it is.

@@ -286,19 +286,24 @@ class _Run:
             self.complete_list(completion, field, value, container, key, parent, path, pending)
             return
         if kind is CompletionKind.ABSTRACT:
-            if info is None:
-                info = self.info(field, path)
-            abstract = completion.type
-            resolve_type = abstract.resolve_type or self.executor.type_resolver
-            runtime_name = resolve_type(value, info, abstract)
-            if self.is_awaitable(runtime_name):
-                container[key] = None
-                pending.append(
-                    self.await_abstract(runtime_name, completion, field, value, container, key, parent, path)
-                )
-                return
-            runtime = self.executor.ensure_valid_runtime_type(runtime_name, abstract, field.details, info, value)
-            plan = completion.plans[runtime.name]
+            by_class = completion.by_class
+            known = None if by_class is None else by_class.get(type(value))
+            if known is not None and not hasattr(value, TYPE_CAST_ATTRIBUTE):
+                plan = known  # what Strawberry's own resolver would name it (compiler._resolved_by_class)
+            else:
+                if info is None:
+                    info = self.info(field, path)
+                abstract = completion.type
+                resolve_type = abstract.resolve_type or self.executor.type_resolver
+                runtime_name = resolve_type(value, info, abstract)
+                if self.is_awaitable(runtime_name):
+                    container[key] = None
+                    pending.append(
+                        self.await_abstract(runtime_name, completion, field, value, container, key, parent, path)
+                    )
+                    return
+                runtime = self.executor.ensure_valid_runtime_type(runtime_name, abstract, field.details, info, value)
+                plan = completion.plans[runtime.name]
         else:
             plan = completion.plan  # type: ignore[assignment]  # OBJECT has it
         self.complete_object(plan, completion.nullable, field, value, container, key, parent, path, pending, info)

@@ -9,7 +9,9 @@ Strawberry's ``Schema._schema`` and ``Info._raw_info``, and aiodataloader's
 ``DataLoader._queue``. The rest are behaviours of public names that the compiled plans count
 on: Strawberry's generated ``is_type_of`` never reads its info and passes an instance of its
 class (the runner skips it for one of exactly that class not ``strawberry.cast``, whose
-attribute is ``strawberry.types.cast.TYPE_CAST_ATTRIBUTE``); a field Strawberry resolves by
+attribute is ``strawberry.types.cast.TYPE_CAST_ATTRIBUTE``); Strawberry's own ``resolve_type``
+for an interface names an uncast value by its class (the runner resolves such a value by its
+class itself); a field Strawberry resolves by
 attribute (``is_default_resolver``) neither; and the runner's own error for a refused object
 type is graphql-core's, word for word.
 """
@@ -17,18 +19,33 @@ type is graphql-core's, word for word.
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import Any
 
 import strawberry
 from aiodataloader import DataLoader
-from graphql import GraphQLField, GraphQLObjectType, GraphQLResolveInfo, GraphQLSchema, GraphQLString, graphql, parse
+from graphql import (
+    GraphQLField,
+    GraphQLInterfaceType,
+    GraphQLObjectType,
+    GraphQLResolveInfo,
+    GraphQLSchema,
+    GraphQLString,
+    graphql,
+    parse,
+)
 from graphql.execution import Executor
 from strawberry.resolvers import is_default_resolver
 from strawberry.types.base import StrawberryObjectDefinition
 from strawberry.types.cast import TYPE_CAST_ATTRIBUTE
 
 from graphql_api.execution.library_internals import dataloader_queue, graphql_schema, resolve_info
-from graphql_api.execution.plan.compiler import _strawberry_type_check, compile_operation
+from graphql_api.execution.plan.compiler import (
+    ObjectPlan,
+    _resolved_by_class,
+    _strawberry_type_check,
+    compile_operation,
+)
 from graphql_api.execution.plan.runner import run_plan
 from graphql_api.schema.executable import build_schema
 
@@ -90,6 +107,31 @@ def test_strawberry_generated_is_type_of__never_reads_its_info() -> None:
         # A cast value is judged by its cast first, so the runner must call the check for it.
         cast = strawberry.cast(object, object.__new__(origin))
         assert hasattr(cast, TYPE_CAST_ATTRIBUTE) and type_.is_type_of(cast, None) is False, type_.name
+
+
+def test_strawberry_interface_resolve_type__names_an_uncast_value_by_its_class() -> None:
+    """The runner resolves an interface's value by its class where Strawberry's resolver would
+    (compiler._resolved_by_class): for each class the map holds, Strawberry's own resolver names
+    an uncast instance of it that class's type; a cast one it names by its cast, which is why the
+    runner asks Strawberry for any value carrying the cast attribute."""
+    mapped: dict[str, dict[type, str]] = {}
+    for named in GRAPHQL_SCHEMA.type_map.values():
+        if not isinstance(named, GraphQLInterfaceType):
+            continue
+        plans = {t.name: ObjectPlan(t, []) for t in GRAPHQL_SCHEMA.get_possible_types(named)}
+        by_class = _resolved_by_class(named, plans)
+        if by_class is None:
+            continue
+        mapped[named.name] = {cls: plan.type.name for cls, plan in by_class.items()}
+        assert named.resolve_type is not None
+        info: Any = SimpleNamespace(schema=GRAPHQL_SCHEMA, field_name="node")
+        for cls, plan in by_class.items():
+            assert named.resolve_type(object.__new__(cls), info, named) == plan.type.name
+            others = [c for c in by_class if c is not cls]
+            if others:
+                cast = strawberry.cast(others[0], object.__new__(cls))
+                assert named.resolve_type(cast, info, named) == by_class[others[0]].type.name != plan.type.name
+    assert set(mapped["Node"].values()) >= {"Employee", "Department", "JobPosting", "Application", "Organization"}
 
 
 def test_strawberry_default_resolver__reads_the_attribute_without_info() -> None:
