@@ -17,6 +17,7 @@ from graphql import (
     print_schema,
 )
 from strawberry.extensions import SchemaExtension
+from strawberry.extensions.runner import SchemaExtensionsRunner
 from strawberry.schema.config import StrawberryConfig
 from strawberry.schema.exceptions import InvalidOperationTypeError
 from strawberry.types import ExecutionContext, ExecutionResult
@@ -25,6 +26,7 @@ from strawberry.types.graphql import OperationType
 from strawberry.utils.aio import aclosing
 
 from graphql_api.execution.errors import ErrorCodes, escaped_error
+from graphql_api.execution.hooks import HookRunner
 from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.http.errors import TransportCode
 from graphql_api.http.subscriptions import RefusedBeforeRunning
@@ -40,6 +42,12 @@ from graphql_api.schema.types.scalars import SCALAR_OVERRIDES, fast_enum_output
 class ApiSchema(strawberry.Schema):
     # Introspection off: errors carry no "Did you mean ...?" (errors.ErrorCodes); set by build_schema.
     hide_suggestions: bool = False
+
+    def create_extensions_runner(
+        self, execution_context: ExecutionContext, extensions: list[SchemaExtension]
+    ) -> SchemaExtensionsRunner:
+        """Strawberry's runner with each extension class's hooks wrapped once (execution/hooks.py)."""
+        return HookRunner(execution_context=execution_context, extensions=extensions)
 
     async def execute(
         self,
