@@ -40,6 +40,7 @@ class InProcess:
     api: ApiSettings
     admin: str  # the admin's token (Q1, Q2, Q4, Q7)
     profile: str  # the profile employee's token (Q3)
+    engine_pid: int | None  # DynamoDB Local's process (bench.warmup reads its threads)
 
 
 @contextmanager
@@ -64,7 +65,7 @@ def in_process(*, cost_in_response: bool) -> Iterator[InProcess]:
         )
         admin = issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
         profile = issue_token(api, subject=data.profile.emp_id, org_id=data.org_id, role="employee")
-        yield InProcess(settings, client, data, api, admin, profile)
+        yield InProcess(settings, client, data, api, admin, profile, local.pid)
 
 
 def run(datastore: Datastore, work: Coroutine[Any, Any, T]) -> T:
