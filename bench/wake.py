@@ -9,15 +9,17 @@ turn R times. For each it prints the p50 and the server process's CPU per reques
 system, from /proc). On this machine a request after an idle gap costs more CPU and takes
 longer than the same request back to back.
 
-``--in-process`` tells why: the app served in this process (httpx's ASGI transport: no
-sockets, no uvicorn), ``{ __typename }`` (no DynamoDB call) and Q3 sent with the whole process
-asleep for 0 to 40 ms before each, printing the event loop thread's CPU per request and how
+``--in-process`` narrows it down: the app served in this process (httpx's ASGI transport: no
+sockets, no uvicorn), ``{ __typename }`` (no DynamoDB call) and Q3 sent with the event loop's
+thread asleep for 0 to 40 ms before each, printing the event loop thread's CPU per request and how
 many Python calls one request makes. ``{ __typename }`` makes the same calls at every gap
 (Q3's vary a little with how its loads fall into batches) and costs up to two or three times
-the CPU after the process slept: the same work runs slower after a sleep of a few ms. The machine
-says why it prints first: its virtual CPUs idle through the ``haltpoll`` driver with
-``guest_halt_poll_ns`` 0, so a CPU with nothing to run halts at once and its host may run
-another guest there, whose work leaves the caches and branch predictors cold for ours.
+the CPU after the process slept: the same work runs slower after a sleep of a few ms. What
+slows it is likely the machine: it prints first how its virtual CPUs idle, here through the
+``haltpoll`` driver with ``guest_halt_poll_ns`` 0, so a CPU with nothing to run halts at once
+and its host may run other work there, leaving the caches and branch predictors cold for
+ours. That is not shown: two ``nice -n 19`` spinning processes keeping both CPUs busy took
+the penalty away in one run and not in the next.
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ def idle_driver() -> str:
 
 
 def process_asleep(ms: float) -> None:
-    """Block the whole process, its event loop included, as an idle server sits in its poll."""
+    """Block the event loop's thread, as an idle server sits in its poll. In this mode nothing
+    else here has work meanwhile (the I/O pool idles, DynamoDB Local has no requests)."""
     time.sleep(ms / 1000)
 
 

@@ -35,7 +35,7 @@ from typing import Final
 # 260.5/247.8 ms (1,000,000: 258.1/250.5), collections in 18 requests 33/3/0 -> 1/0/0; under
 # 16 clients (``... Q1 Q2 Q4 -n 96 -c 16 --gc 50000,10,10/200000,10,10 --rounds 2``) Q1
 # 20.9/20.4 -> 19.6/20.4 ms, Q2 34.0/38.0 -> 32.8/33.6 ms, Q4 4.5/4.4 -> 3.9/4.2 ms, the longest
-# pause about the same (Q2 68/92 -> 73/85 ms). mypy sets the same (its build.py).
+# pause about the same (Q2 68/92 -> 73/85 ms). mypy's young threshold is the same (its build.py).
 # A planned query leaves no cyclic garbage since graphql-core's executor cycle is broken as the
 # plan ends (execution/plan/extension.py; it left 107 objects a Q3, 154 a Q1), so the collector
 # has only what other paths leave (``python -m bench.garbage``): a mutation about 120 objects

@@ -11,6 +11,8 @@ and ``__aexit__`` over the same list of hooks), so the order, the mix of synchro
 asynchronous hooks, and what an exception does are unchanged. A hook that is neither kind of
 generator (a plain method) is wrapped per request by Strawberry, as before; none of ours is.
 ``get_extensions_results`` skips the extensions that keep the base class's empty results.
+A class's hooks are read once, at its first request: one reassigned on the class later (a
+test patching ``on_execute``, say) is not seen; nothing here does that.
 tests/graphql_api/execution/test_hooks.py holds all of this to Strawberry's own runner.
 """
 

@@ -54,18 +54,23 @@ class CompiledPlans(SchemaExtension):
                 operation_extensions=execution.operation_extensions,
             )
             # Each (document, operation, @skip/@include values) is compiled once (execution/documents.py).
-            plan = None if isinstance(executor, list) else analyses.plan(schema, executor)
-            if plan is None or isinstance(executor, list):
+            if isinstance(executor, list):
                 self.documents.fallbacks += 1
             else:
-                self.documents.planned_runs += 1
                 try:
-                    data, errors = await run_plan(plan, executor, execution.root_value)
+                    plan = analyses.plan(schema, executor)
+                    if plan is None:
+                        self.documents.fallbacks += 1
+                    else:
+                        self.documents.planned_runs += 1
+                        data, errors = await run_plan(plan, executor, execution.root_value)
+                        execution.result = GraphQLExecutionResult(data, errors or None)
                 finally:
                     # graphql-core's executor holds bound methods of itself (async_helpers): a
                     # cycle through the request's context, its session, scope and budgets (107
-                    # objects a Q3, 154 a Q1, ``python -m bench.garbage``). Broken, a planned
-                    # query leaves nothing to the cyclic collector (test_extension.py).
+                    # objects a Q3, 154 a Q1, ``python -m bench.garbage``). Broken once the plan
+                    # has run, or once it is known there is none (graphql-core then builds its
+                    # own), a planned query leaves nothing to the cyclic collector and a fallback
+                    # only graphql-core's own executor (test_extension.py).
                     del executor.async_helpers
-                execution.result = GraphQLExecutionResult(data, errors or None)
         yield

@@ -74,3 +74,29 @@ def test_planned_query__ends__its_objects_freed_as_it_ends_not_left_to_the_cycli
 # Made for one request and for nothing else a test process runs meanwhile (other servers'
 # feed readers, leases and timers make none of them).
 REQUEST_SCOPED = (RequestContext, RequestSession, Executor, Request, Employee, Department, Application)
+
+
+def test_fallback_query__the_executor_built_to_pick_a_plan__not_left_to_the_cyclic_collector(
+    both: Differential, demo: Demo
+) -> None:
+    """A query without a plan (introspection here) is run by graphql-core, whose own executor
+    keeps its cycle; the one the plan's extension built only to look for a plan does not."""
+    headers = {"Authorization": f"Bearer {both.token(demo.person(ACME_ADMIN))}"}
+    fallbacks = both.documents.fallbacks
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(3):
+            answer = both.planned.post(
+                "/graphql", json={"query": "{ __schema { queryType { name } } }"}, headers=headers
+            ).json()
+            assert "errors" not in answer, answer
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        executors = sum(1 for o in gc.garbage if isinstance(o, Executor))
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert both.documents.fallbacks == fallbacks + 3
+    assert executors <= 3  # graphql-core's own, one a request (6 with the plan's extension's too)
