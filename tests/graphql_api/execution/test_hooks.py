@@ -22,10 +22,10 @@ from strawberry.extensions.context import (
     ValidationContextManager,
 )
 
-import graphql_api.app  # noqa: F401  # imports every extension the app installs
 from graphql_api.execution import hooks
 from graphql_api.execution.hooks import HookRunner
 from graphql_api.schema.executable import ApiSchema, build_schema
+from tests.graphql_api.execution.app_extensions import app_extensions
 
 STAGES: list[tuple[type[ExtensionContextManagerBase], type[ExtensionContextManagerBase]]] = [
     (OperationContextManager, hooks._Operation),
@@ -35,15 +35,8 @@ STAGES: list[tuple[type[ExtensionContextManagerBase], type[ExtensionContextManag
 ]
 
 
-def _subclasses(cls: type) -> list[type]:
-    found = []
-    for sub in cls.__subclasses__():
-        found += [sub, *_subclasses(sub)]
-    return found
-
-
 def test_every_extension_of_the_app__each_stage__the_hook_strawberry_would_wrap() -> None:
-    ours = [cls for cls in _subclasses(SchemaExtension) if cls.__module__.startswith("graphql_api")]
+    ours = app_extensions()
     assert len(ours) >= 15, "the app's extensions were not found"
     for cls in ours:
         extension = object.__new__(cls)  # only its class is read

@@ -8,25 +8,18 @@ from graphql.execution import Executor
 from starlette.requests import Request
 from strawberry.extensions import SchemaExtension
 
-import graphql_api.app  # noqa: F401  # imports every extension the app installs
 from datastore.dev.demo import ACME_ADMIN
 from datastore.entities import Application, Department, Employee
 from graphql_api.request.context import RequestContext
 from graphql_api.request.session import RequestSession
 from graphql_api.settings.api import ApiSettings
+from tests.graphql_api.execution.app_extensions import app_extensions
 from tests.graphql_api.execution.plan.differential import Differential
 from tests.graphql_api.fixtures import Demo
 
 
-def _subclasses(cls: type) -> list[type]:
-    found = []
-    for sub in cls.__subclasses__():
-        found += [sub, *_subclasses(sub)]
-    return found
-
-
 def test_our_extensions__no_resolve_hook__plans_bypass_nothing() -> None:
-    ours = [cls for cls in _subclasses(SchemaExtension) if cls.__module__.startswith("graphql_api")]
+    ours = app_extensions()
     assert ours, "the app's extensions were not found"
     assert [cls.__name__ for cls in ours if cls.resolve is not SchemaExtension.resolve] == []
 
