@@ -14,12 +14,14 @@ sockets, no uvicorn), ``{ __typename }`` (no DynamoDB call) and Q3 sent with the
 thread asleep for 0 to 40 ms before each, printing the event loop thread's CPU per request and how
 many Python calls one request makes. ``{ __typename }`` makes the same calls at every gap
 (Q3's vary a little with how its loads fall into batches) and costs up to two or three times
-the CPU after the process slept: the same work runs slower after a sleep of a few ms. What
-slows it is likely the machine: it prints first how its virtual CPUs idle, here through the
-``haltpoll`` driver with ``guest_halt_poll_ns`` 0, so a CPU with nothing to run halts at once
-and its host may run other work there, leaving the caches and branch predictors cold for
-ours. That is not shown: two ``nice -n 19`` spinning processes keeping both CPUs busy took
-the penalty away in one run and not in the next.
+the CPU after the process slept: the same work runs slower after a sleep of a few ms. It
+first prints how this machine's CPUs idle (here the ``haltpoll`` driver with
+``guest_halt_poll_ns`` 0: an idle CPU halts at once). That is not the cause: with the CPUs
+polling for up to 50 ms before halting (``guest_halt_poll_ns`` and
+``guest_halt_poll_grow_start`` 50,000,000, as root, for the session) most of the penalty
+stayed (``{ __typename }`` 40 ms apart 1.32-1.38 ms against 1.77-1.86 halting, 0.43-0.47 back
+to back), and all of it with the process pinned to one CPU (``taskset -c 0``). What makes the
+same code slower after a sleep is not found.
 """
 
 from __future__ import annotations
