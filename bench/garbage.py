@@ -22,35 +22,37 @@ import orjson
 import uvicorn
 import uvloop
 
-from bench.__main__ import SECRET
-from bench.dataset import on_fresh_table
+from bench.in_process import in_process
 from bench.queries import Q1, Q3
-from bench.serve import RAISED_LIMITS
 from datastore import calls
-from datastore.dev.local import DynamoDBLocal, free_port
+from datastore.dev.local import free_port
 from datastore.store import Datastore
 from graphql_api.app import create_app
-from graphql_api.auth.tokens import issue_token
-from graphql_api.settings import Settings
 
+# Each kind: the caller, the document, and whether its answer carries errors (checked: otherwise
+# the requests measured something other than what the kind names, a refused host or token, say).
 KINDS = {
-    "Q3 (planned)": ("profile", Q3),
-    "Q1 (planned)": ("admin", Q1),
-    "a mutation (graphql-core)": ("profile", 'mutation { terminateEmployee(input: {id: "x"}) { employee { id } } }'),
-    "an invalid document": ("profile", "{ me { nope } }"),
+    "Q3 (planned)": ("profile", Q3, False),
+    "Q1 (planned)": ("admin", Q1, False),
+    "a mutation (graphql-core)": (
+        "profile",
+        'mutation { terminateEmployee(input: {id: "x"}) { employee { id } } }',
+        True,
+    ),
+    "an invalid document": ("profile", "{ me { nope } }", True),
 }
 
 
 def request_bytes(token: str, query: str) -> bytes:
     body = orjson.dumps({"query": query})
     head = (
-        f"POST /graphql HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {token}\r\n"
+        f"POST /graphql HTTP/1.1\r\nHost: bench\r\nAuthorization: Bearer {token}\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     )
     return head.encode() + body
 
 
-async def left_behind(app: Any, requests: dict[str, bytes], n: int) -> dict[str, Counter[str]]:
+async def left_behind(app: Any, requests: dict[str, tuple[bytes, bool]], n: int) -> dict[str, Counter[str]]:
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, http="httptools", log_level="warning"))
     serving = asyncio.create_task(server.serve())
@@ -58,19 +60,21 @@ async def left_behind(app: Any, requests: dict[str, bytes], n: int) -> dict[str,
         await asyncio.sleep(0.05)
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
 
-    async def send(request: bytes) -> None:
+    async def send(request: bytes) -> bool:
+        """Whether the answer carries GraphQL errors, once its whole body is read."""
         writer.write(request)
         head = await reader.readuntil(b"\r\n\r\n")
         length = next(
             int(line.split(b":")[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
         )
-        await reader.readexactly(length)
+        return bool(orjson.loads(await reader.readexactly(length)).get("errors"))
 
     found: dict[str, Counter[str]] = {}
     try:
-        for kind, request in requests.items():
+        for kind, (request, errors) in requests.items():
             for _ in range(20):  # warm: documents cached, connections made
-                await send(request)
+                if await send(request) is not errors:
+                    raise RuntimeError(f"{kind}: the answer {'lacks' if errors else 'carries'} errors")
             gc.collect()
             gc.disable()
             try:
@@ -94,18 +98,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.garbage")
     parser.add_argument("-n", type=int, default=200)
     args = parser.parse_args()
-    # As bench.serve: one tenant flat out, no tenant rate limit (its bucket would refuse raised costs).
-    overrides = {**RAISED_LIMITS, "TENANT_COST_PER_SECOND": "0", "HR_ENV": "bench", "ALLOWED_HOSTS": "*"}
-    loaded = Settings.load({**overrides, "JWT_SECRET": SECRET})
-    with DynamoDBLocal(loaded.datastore.local_cache_dir) as local:
-        bench = on_fresh_table(loaded.datastore, local.endpoint_url)
-        data = bench.data
-        app = create_app(Datastore(calls.instrument(bench.client), bench.settings.table_name), loaded.api)
-        tokens = {
-            "admin": issue_token(loaded.api, subject=data.admin.emp_id, org_id=data.org_id, role="admin"),
-            "profile": issue_token(loaded.api, subject=data.profile.emp_id, org_id=data.org_id, role="employee"),
+    with in_process(cost_in_response=False) as bench:
+        app = create_app(Datastore(calls.instrument(bench.client), bench.settings.table_name), bench.api)
+        tokens = {"admin": bench.admin, "profile": bench.profile}
+        requests = {
+            kind: (request_bytes(tokens[caller], query), errors) for kind, (caller, query, errors) in KINDS.items()
         }
-        requests = {kind: request_bytes(tokens[caller], query) for kind, (caller, query) in KINDS.items()}
         found = uvloop.run(left_behind(app, requests, args.n))
     print(f"objects left to the cyclic collector, per request ({args.n} requests of each kind, uvicorn, in process)")
     for kind, counted in found.items():
