@@ -43,6 +43,7 @@ idempotency key, so a retry finds the record of its first attempt with one GetIt
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -192,9 +193,15 @@ class TenantSpace:
         return partition_key == self.own or partition_key.startswith(self.below)
 
 
+@functools.lru_cache(maxsize=256)
+def _space_of(org_id: str) -> TenantSpace:
+    # The lifecycle scope and walk ask per item of one organisation: its space is built once.
+    return TenantSpace.of(org_id)
+
+
 def in_tenant(partition_key: str, org_id: str) -> bool:
     """True when ``partition_key`` belongs to ``org_id``'s partition space (``TenantSpace.holds``)."""
-    return TenantSpace.of(org_id).holds(partition_key)
+    return _space_of(org_id).holds(partition_key)
 
 
 def is_api_key_lookup_pk(partition_key: str) -> bool:
