@@ -51,6 +51,10 @@ class PerCallLists:
         page: Page[Any] = await key.fetch(self._table, key.parent, key.request())
         return page
 
+    def read_ahead(self, _key: ListKey) -> None:
+        """Nothing: without a cache the field's own ``page`` would read it again."""
+        return None
+
 
 class NaiveLoaders:
     """The product's loaders' interface; ``before_first_load`` is called before every read (the

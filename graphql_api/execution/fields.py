@@ -12,6 +12,13 @@ A field may declare, once, a cheaper way to its value that the plans take direct
 - ``read(fn)``: a field with a resolver of its own whose value ``fn(source)`` can often read
   from its source (a relation its page loaded, schema/types/relations.py), or ``USE_RESOLVER``
   when the resolver must run after all.
+- ``loaded(..., known_id=...)`` with ``prefetch(fn)`` on fields of the type it returns: a root
+  field whose object's id is known before its read (``me``: the caller's own) lets a plan
+  start those fields' reads in the root's own wave, rather than one round trip after it.
+  ``fn(context, id, arguments)`` starts the very read the field's resolver will ask its
+  loader for (the loader's cache then answers the resolver) and gives its future, or None
+  when the resolver would read nothing or refuse; it never raises and never changes what
+  the field answers, only when its read goes out.
 
 This module is the one place these declarations are written and read (``load_of``,
 ``read_of``): schema/ declares, execution/plan/ reads, and neither imports the other.
@@ -36,6 +43,8 @@ T = TypeVar("T")
 # Where a field's declarations sit in its Strawberry metadata.
 _LOAD: Final = "hr-plan-load"
 _READ: Final = "hr-plan-read"
+_KNOWN_ID: Final = "hr-plan-known-id"
+_PREFETCH: Final = "hr-plan-prefetch"
 
 USE_RESOLVER: Final = object()
 """What a declared read gives when the field's resolver must run after all."""
@@ -77,7 +86,16 @@ async def settled(loaded: Any) -> Any:
     return loaded
 
 
-def loaded(load: Load, *, returns: Any, description: str, **arguments: Any) -> Any:
+KnownId = Callable[[Any, Mapping[str, Any]], "str | None"]
+"""``known_id(context, arguments)``: the id of the object a root field's load gives, when
+known before the read (None: not known, or the field gives no object)."""
+
+Prefetch = Callable[[Any, str, Mapping[str, Any]], "asyncio.Future[Any] | None"]
+"""``prefetch(context, id, arguments)``: the field's read for the object ``id``, started; its
+future, or None when the field would read nothing. ``arguments`` as a load's."""
+
+
+def loaded(load: Load, *, returns: Any, description: str, known_id: KnownId | None = None, **arguments: Any) -> Any:
     """The Strawberry field whose resolver is ``load``, returning ``returns``.
 
     ``arguments`` are the field's arguments by name with their annotations (a description in
@@ -101,12 +119,18 @@ def loaded(load: Load, *, returns: Any, description: str, **arguments: Any) -> A
         ],
         return_annotation=returns,
     )
-    return strawberry.field(resolver=resolve, description=description, metadata={_LOAD: load})
+    metadata: dict[str, Any] = {_LOAD: load} if known_id is None else {_LOAD: load, _KNOWN_ID: known_id}
+    return strawberry.field(resolver=resolve, description=description, metadata=metadata)
 
 
 def read(fn: Callable[[Any], Any]) -> dict[str, Any]:
     """The metadata of a field whose value ``fn(source)`` may read (or give ``USE_RESOLVER``)."""
     return {_READ: fn}
+
+
+def prefetch(fn: Prefetch) -> dict[str, Any]:
+    """The metadata of a field whose read ``fn`` can start before its parent is read."""
+    return {_PREFETCH: fn}
 
 
 def strawberry_field(definition: GraphQLField) -> StrawberryField | None:
@@ -125,6 +149,16 @@ def read_of(definition: GraphQLField) -> Callable[[Any], Any] | None:
     return _declared(definition, _READ)
 
 
+def known_id_of(definition: GraphQLField) -> KnownId | None:
+    """A loaded root field's declared id before its read, for a field without extensions or permissions."""
+    return _declared(definition, _KNOWN_ID)
+
+
+def prefetch_of(definition: GraphQLField) -> Prefetch | None:
+    """The field's declared prefetch, for a field without extensions or permissions."""
+    return _declared(definition, _PREFETCH)
+
+
 def _declared(definition: GraphQLField, key: str) -> Callable[..., Any] | None:
     """A field extension or permission class (Strawberry runs permissions as one) wraps the
     resolver; reading around it would skip them, so such a field always runs its resolver."""
@@ -139,9 +173,14 @@ def _declared(definition: GraphQLField, key: str) -> Callable[..., Any] | None:
 __all__ = [
     "USE_RESOLVER",
     "Deferred",
+    "KnownId",
     "Load",
+    "Prefetch",
+    "known_id_of",
     "load_of",
     "loaded",
+    "prefetch",
+    "prefetch_of",
     "read",
     "read_of",
     "settled",

@@ -147,6 +147,11 @@ class ListLoader(SharedLoader[ListKey, Page[Any]]):
     async def page(self, key: ListKey) -> Page[Any]:
         return await self.get(key)
 
+    def read_ahead(self, key: ListKey) -> asyncio.Future[Page[Any]] | None:
+        """The page, asked for now, before the field that reads it (fields.prefetch): that
+        field's ``page`` of the same key then answers from this loader's cache."""
+        return self.load(key)
+
 
 # --- list fetchers: (table, parent id, page request) -> page ----------------------------------
 

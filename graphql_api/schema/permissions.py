@@ -74,9 +74,20 @@ async def manages(context: RequestContext, dept_id: str | None) -> bool:
 
 
 def check_employee_applications(context: RequestContext, emp_id: str) -> None:
-    principal = caller(context)
-    if principal.role is not Role.ADMIN and principal.subject != emp_id:
+    caller(context)  # no token, or a platform operator: that error rather than this one
+    if not may_read_employee_applications(context, emp_id):
         raise forbidden("only the employee and admins see an employee's applications")
+
+
+def may_read_employee_applications(context: RequestContext, emp_id: str) -> bool:
+    """Whether ``check_employee_applications`` passes, without raising: for a read started
+    ahead of its field (fields.prefetch)."""
+    principal = context.principal
+    return (
+        principal is not None
+        and principal.org_id is not None
+        and (principal.role is Role.ADMIN or principal.subject == emp_id)
+    )
 
 
 async def check_job_applications(context: RequestContext, dept_id: str) -> None:

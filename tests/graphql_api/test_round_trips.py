@@ -8,6 +8,7 @@ twice: from the response's ``extensions.cost`` and from every call any client ma
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import random
 import time
@@ -17,10 +18,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from aiodynamo.http.types import Request
+from aiodynamo.http.types import Request, Response
 
 from bench.queries import Q1, Q2, Q3
 from datastore import calls, organizations
+from datastore.async_http import SendHook
 from datastore.calls import CallLog
 from datastore.dev.seed import Bulk
 from datastore.entities import Employee, Plan
@@ -230,43 +232,107 @@ def test_caller_check__q2_pipeline__floor_plus_one(api: Api, big: BigTenant) -> 
     assert cost["waves"] == 4
 
 
-def test_caller_check__q3_profile__no_extra_call(api: Api, big: BigTenant) -> None:
-    cost = cost_as(api, big.employees[0], Q3)
+def hold_queries(seconds: float) -> SendHook:
+    """An ``on_send`` hook holding every Query ``seconds`` before it is sent (no read timeout applies)."""
+
+    async def hold(request: Request) -> None:
+        if faults.operation_of(request) == "Query":
+            await asyncio.sleep(seconds)
+
+    return hold
+
+
+def test_caller_check__q3_profile__applications_read_beside_the_caller(
+    api: Api, big: BigTenant, client: DynamoDBClient
+) -> None:
+    """``me``'s id is the caller's, known before its read, so its applications' Query (AP11)
+    goes out with it (fields.prefetch): two waves where the floor takes three. Held 0.2 s,
+    the Query answers after the department is asked for, so the department's GetItem and the
+    job postings' BatchGetItem are two calls of the second wave; unheld they may be one."""
+    employee = big.employees[0]
+    with faults.on_send(client, hold_queries(0.2)), calls.listening() as log:
+        cost = cost_as(api, employee, Q3)
     assert len(cost["data"]["me"]["applications"]["edges"]) == APPLICATIONS_EACH
     assert cost["data"]["me"]["department"]["manager"] is None  # bulk departments have none
     # Floor: GetItem me | GetItem department, AP11 | BatchGetItem of the 3 jobs. The caller's
     # read carries the organisation's too, so it is a BatchGetItem: 4 calls, as the floor.
     assert cost["requests"] == {"BatchGetItem": 2, "GetItem": 1, "Query": 1}
-    assert cost["waves"] == 3
+    assert cost["waves"] == 2
+    assert [sorted(call.operation for call in wave) for wave in log.waves()] == [
+        ["BatchGetItem", "Query"],
+        ["BatchGetItem", "GetItem"],
+    ]
+
+    unheld = cost_as(api, employee, Q3)
+    assert unheld["data"] == cost["data"]
+    assert unheld["waves"] == 2
+    assert unheld["requests"]["Query"] == 1
+    assert sum(unheld["requests"].values()) in (3, 4)  # the second wave's reads in one batch or two
 
 
 def test_q3_profile_with_a_manager__three_waves_however_its_two_chains_interleave(
     api: Api, demo: Demo, client: DynamoDBClient
 ) -> None:
-    """Q3 has two chains after the caller's read: department then manager, applications then
-    their job postings. Held 1 s, the applications' Query ends after the manager is read,
-    so the job postings start after the manager's GetItem ended: timings alone would count
-    four rounds. The loads' depths count three, as the floor's."""
-
-    async def hold(request: Request) -> None:
-        if faults.operation_of(request) == "Query":
-            await asyncio.sleep(1.0)  # before the request is sent: no read timeout applies
-
-    with faults.on_send(client, hold), calls.listening() as log:
+    """Q3 has two chains: the caller's read, then the department, then its manager; and the
+    applications (read beside the caller), then their job postings. Held 1 s, the
+    applications' Query ends after the manager is read, so the job postings start after the
+    manager's GetItem ended: timings alone would count four rounds. The loads' depths count
+    three, as the floor's."""
+    with faults.on_send(client, hold_queries(1.0)), calls.listening() as log:
         cost = cost_as(api, demo.person("dave@acme.co"), Q3)
 
     assert cost["data"]["me"]["department"]["manager"] == {"email": "bob@acme.co"}
     assert cost["requests"] == {"BatchGetItem": 2, "GetItem": 2, "Query": 1}
     assert cost["waves"] == 3
     assert [sorted(call.operation for call in wave) for wave in log.waves()] == [
-        ["BatchGetItem"],
-        ["GetItem", "Query"],
+        ["BatchGetItem", "Query"],
         ["BatchGetItem", "GetItem"],
+        ["GetItem"],
     ]
     timed = CallLog()
     for call in log.snapshot():
         timed.add(replace(call, depth=None))
     assert len(timed.waves()) == 4  # what the timings alone would say
+
+
+def test_me_applications_after_a_cursor__read_after_the_caller(api: Api, demo: Demo) -> None:
+    """Only a first page is read ahead: a page after a cursor needs the cursor checked, so its
+    Query goes out a wave after the caller's read, as under any other parent."""
+    dave = demo.person("dave@acme.co")
+    page = "query($after: String) { me { applications(first: 1, after: $after) { pageInfo { endCursor } } } }"
+    with calls.listening() as log:
+        first = cost_as(api, dave, page)
+    assert [sorted(call.operation for call in wave) for wave in log.waves()] == [["BatchGetItem", "Query"]]
+    cursor = first["data"]["me"]["applications"]["pageInfo"]["endCursor"]
+    assert cursor is not None
+    with calls.listening() as log:
+        cost_as(api, dave, page, {"after": cursor})
+    assert [sorted(call.operation for call in wave) for wave in log.waves()] == [["BatchGetItem"], ["Query"]]
+
+
+def test_read_ahead_for_a_field_that_never_runs__finished_inside_the_request(
+    api: Api, demo: Demo, client: DynamoDBClient
+) -> None:
+    """The caller's read fails, so ``me`` is an error and its applications never resolve; the
+    Query started beside it (held 0.3 s) still ends before the response does, and is counted
+    in it: no call of a request outlives it."""
+    hold = hold_queries(0.3)
+
+    async def fail_batches(request: Request) -> Response | None:
+        if faults.operation_of(request) == "BatchGetItem":
+            body = {"__type": "com.amazon.coral.validate#ValidationException", "message": "injected"}
+            return Response(400, json.dumps(body).encode())
+        await hold(request)
+        return None
+
+    with faults.on_send(client, fail_batches), calls.listening() as log:
+        body = api.as_(demo.person("dave@acme.co")).query(
+            "{ me { applications(first: 2) { edges { node { status } } } } }"
+        )
+        finished = [(call.operation, call.finished is not None) for call in log.snapshot()]
+    assert body["errors"]
+    assert ("Query", True) in finished
+    assert all(done for _operation, done in finished)
 
 
 def test_list_under_a_two_level_preload__one_wave_deeper_than_the_preload(api: Api, demo: Demo) -> None:

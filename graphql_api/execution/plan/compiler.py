@@ -51,7 +51,16 @@ from strawberry.resolvers import is_default_resolver
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.base import StrawberryObjectDefinition
 
-from graphql_api.execution.fields import Load, load_of, read_of, strawberry_field
+from graphql_api.execution.fields import (
+    KnownId,
+    Load,
+    Prefetch,
+    known_id_of,
+    load_of,
+    prefetch_of,
+    read_of,
+    strawberry_field,
+)
 from graphql_api.execution.selection import Selections
 
 _CONDITIONS = (GraphQLSkipDirective.name, GraphQLIncludeDirective.name)
@@ -112,6 +121,11 @@ class FieldPlan:
     completion: Completion | None  # None for __typename
     # The completion's ``passthrough`` (a value of exactly this type is its own output).
     passthrough: type | None = None
+    # For a loaded root field whose object's id is known before its read (fields.loaded's
+    # ``known_id``): that id, and the fields selected on the object that declare a prefetch
+    # (fields.prefetch), whose reads then go out in this field's own wave.
+    known_id: KnownId | None = None
+    prefetches: tuple[tuple[FieldPlan, Prefetch], ...] = ()
 
 
 @dataclass(slots=True, eq=False)
@@ -208,6 +222,8 @@ class _Compiler:
         load = None if info_free else load_of(definition)
         sub_selections = [n.selection_set for n in nodes if n.selection_set is not None]
         completion = self.completion(definition.type, sub_selections)
+        known_id = None if load is None else known_id_of(definition)
+        prefetches = () if known_id is None else _prefetches(completion)
         return FieldPlan(
             response_key,
             name,
@@ -223,6 +239,8 @@ class _Compiler:
             arguments,
             completion,
             completion.passthrough,
+            known_id if prefetches else None,
+            prefetches,
         )
 
     def completion(self, output: GraphQLOutputType, selections: list[SelectionSetNode]) -> Completion:
@@ -249,6 +267,15 @@ class _Compiler:
                 CompletionKind.ABSTRACT, nullable, output, plans=plans, by_class=_resolved_by_class(output, plans)
             )
         raise Unsupported(f"output type {output}")  # pragma: no cover - every output type is above
+
+
+def _prefetches(completion: Completion) -> tuple[tuple[FieldPlan, Prefetch], ...]:
+    """The fields of an object completion that declare a prefetch, each with it."""
+    if completion.kind is not CompletionKind.OBJECT:
+        return ()
+    plan: ObjectPlan = completion.plan  # type: ignore[assignment]  # OBJECT has it
+    declared = ((field, prefetch_of(field.definition)) for field in plan.fields if field.definition is not None)
+    return tuple((field, prefetch) for field, prefetch in declared if prefetch is not None)
 
 
 def _strawberry_type_check(runtime: GraphQLObjectType) -> type | None:

@@ -134,6 +134,10 @@ class _Run:
         self.is_awaitable = executor.is_awaitable
         self.errors = _Errors()
         self.arguments: dict[int, dict[str, Any]] = {}
+        # The reads started ahead of their fields (``prefetch``), waited for before the run
+        # ends: one whose field never ran (its parent null) still finishes inside the request,
+        # so the request's calls and cost are all counted in its response.
+        self.prefetched: list[asyncio.Future[Any]] = []
 
     async def run(self, plan: CompiledPlan) -> tuple[dict[str, Any] | None, list[GraphQLError]]:
         holder: dict[str, Any] = {}
@@ -147,6 +151,8 @@ class _Run:
             holder["data"] = None
             self.errors.add(error, None)
         await _settle(pending)
+        if self.prefetched:
+            await _drain(self.prefetched)
         return holder["data"], self.errors.errors
 
     # -- objects and fields ------------------------------------------------------------
@@ -179,6 +185,8 @@ class _Run:
                         load = field.load
                         if load is not None:
                             value = load(self.context, self.arguments_of(field))
+                            if field.prefetches:
+                                self.prefetch(field)
                         else:
                             preread = field.preread
                             value = USE_RESOLVER if preread is None else preread(source)
@@ -229,6 +237,23 @@ class _Run:
             # no read a Deferred started is left unawaited.
             if waiting:
                 pending.append(self.await_deferred(waiting, data, slot))
+
+    def prefetch(self, field: FieldPlan) -> None:
+        """Start the reads of ``field``'s object's fields that its id alone decides (compiler
+        ``_prefetches``), queued after the field's own load: they join its wave, and the
+        fields' resolvers, one round trip later, find them in their loaders' caches."""
+        context = self.context
+        object_id = field.known_id(context, self.arguments_of(field))  # type: ignore[misc]  # prefetches imply it
+        if object_id is None:
+            return
+        for child, start in field.prefetches:
+            try:
+                arguments = self.arguments_of(child)
+            except GraphQLError:
+                continue  # the field reports it when it resolves; nothing is read ahead
+            started = start(context, object_id, arguments)
+            if started is not None:
+                self.prefetched.append(started)
 
     def info(self, field: FieldPlan, path: Path) -> GraphQLResolveInfo[Any]:
         return self.executor.build_resolve_info(field.definition, field.nodes, field.parent, path)  # type: ignore[arg-type]  # not __typename
@@ -495,6 +520,17 @@ async def _settle(pending: Pending) -> None:
         await pending[0]
     elif pending:
         await asyncio.gather(*pending)
+
+
+async def _drain(futures: list[asyncio.Future[Any]]) -> None:
+    """Wait for ``futures`` (never cancelling them) and take their exceptions: the field that
+    reads one reports its error; one no field read is logged by nobody."""
+    unfinished = [future for future in futures if not future.done()]
+    if unfinished:
+        await asyncio.wait(unfinished)
+    for future in futures:
+        if not future.cancelled():
+            future.exception()
 
 
 async def _listed(values: Any) -> list[Any]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Generic, TypeVar
 
@@ -147,6 +148,23 @@ async def paginate(
     return connection
 
 
+def prefetch_page(
+    context: RequestContext,
+    fetch: ListFetch,
+    parent: str,
+    arguments: Mapping[str, Any],
+    *,
+    descending: bool = False,
+) -> asyncio.Future[Page[Any]] | None:
+    """The first page ``paginate`` will ask its loader for, asked now (fields.prefetch): the same
+    list key, so ``paginate`` finds it in the loader's cache. None, and nothing read, for a
+    page after a cursor or a ``first`` that ``paginate`` refuses."""
+    first = arguments.get("first", DEFAULT_PAGE_SIZE)
+    if arguments.get("after") is not None or not isinstance(first, int) or not 0 <= first <= MAX_PAGE_SIZE:
+        return None
+    return context.session.loaders.lists.read_ahead(list_key(fetch, parent, first, None, descending))
+
+
 async def _load_relations(info: strawberry.Info[RequestContext, None], nodes: list[Any]) -> None:
     context = info.context
     raw = resolve_info(info)  # Strawberry's Info exposes no fragments; graphql-core's info does
@@ -199,5 +217,6 @@ __all__ = [
     "PageInfo",
     "check_first",
     "paginate",
+    "prefetch_page",
     "to_connection",
 ]

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
 from datastore import entities
+from graphql_api.execution import fields
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import loaders, permissions
 from graphql_api.schema.types import relations
-from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
+from graphql_api.schema.types.connection import (
+    DEFAULT_PAGE_SIZE,
+    After,
+    Connection,
+    First,
+    paginate,
+    prefetch_page,
+)
 from graphql_api.schema.types.node import Node, encoded_id
 from graphql_api.schema.types.scalars import EmployeeStatus, Role
 
@@ -20,6 +29,14 @@ if TYPE_CHECKING:
     from graphql_api.schema.types.department import Department
 
 Info = strawberry.Info[RequestContext, None]
+
+
+def _prefetch_applications(context: RequestContext, emp_id: str, arguments: Mapping[str, Any]) -> Any:
+    """``applications``' first page for ``emp_id``, started before the employee is read (``me``
+    knows its id: the caller's); nothing when the caller may not see them."""
+    if not permissions.may_read_employee_applications(context, emp_id):
+        return None
+    return prefetch_page(context, loaders.applications_of_employee, emp_id, arguments, descending=True)
 
 
 @strawberry.type(
@@ -85,7 +102,8 @@ class Employee(Node):
 
     @strawberry.field(
         description="The employee's job applications, newest first. FORBIDDEN (this field null, the rest "
-        "of the answer intact) unless they are your own or you are an admin."
+        "of the answer intact) unless they are your own or you are an admin.",
+        metadata=fields.prefetch(_prefetch_applications),
     )
     async def applications(
         self, info: Info, first: First = DEFAULT_PAGE_SIZE, after: After = None
