@@ -117,7 +117,8 @@ class Entities(Generic[K, V]):
         return cast(V, await self._loader.get((self._kind, key)))
 
     def deferred(self, key: K, then: Callable[[V], R]) -> Deferred[R]:
-        return self._loader.deferred((self._kind, key), cast(Callable[[Any], R], then))
+        # A string: ``Callable[[Any], R]`` itself would build a generic alias on every call.
+        return self._loader.deferred((self._kind, key), cast("Callable[[Any], R]", then))
 
     async def get_many(self, keys: Iterable[K]) -> dict[K, V]:
         kind = self._kind
