@@ -1,0 +1,133 @@
+"""`python -m bench.call_latency [-n N] [--gap-ms MS] [--rounds R]`: one DynamoDB call's latency, by layer.
+
+A request's waves are round trips one after another, so what the product's client adds to
+each call's latency is paid once per wave. This times one GetItem (the bench's profile
+employee, the read Q3 starts with) on a fresh DynamoDB Local with the bench's data, on uvloop
+as the server runs, N times each in turn, R rounds, back to back or ``MS`` apart:
+
+- ``socket``: the very request the product signs, its bytes replayed on one kept-alive
+  connection (asyncio streams): DynamoDB Local's own time plus loopback.
+- ``aiohttp``: the same signed request through the product's aiohttp session
+  (datastore/async_http.py ``make_session``), the body read: the HTTP client's part.
+- ``product``: ``async_reads.get_by_id``, the entity loader's call (aiodynamo's signing and
+  retry loop, the transport's CRC32 check and orjson, the scope checks, the entity parsed).
+
+It prints each layer's p50 in ms. DynamoDB Local replays a signed request as often as it
+is sent (it does not check the signature's time).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from statistics import median
+from urllib.parse import urlsplit
+
+import uvloop
+from aiodynamo.http.types import Request, Response
+
+from bench.in_process import in_process
+from datastore import async_reads
+from datastore.async_client import AsyncDynamo
+from datastore.async_http import make_session
+from datastore.by_id import Kind
+from datastore.scope import TenantScope
+from datastore.store import Datastore
+
+Call = Callable[[], Awaitable[None]]
+
+
+async def _signed(datastore: Datastore, read: Call) -> Request:
+    """The request the product signs for ``read``, caught at the transport's send hooks."""
+    caught: list[Request] = []
+
+    async def catch(request: Request) -> Response | None:
+        caught.append(request)
+        return None  # sent as usual
+
+    hooks = AsyncDynamo.beside(datastore.client).hooks
+    hooks.add(catch)
+    try:
+        await read()
+    finally:
+        hooks.remove(catch)
+    return caught[0]
+
+
+async def _replaying(request: Request) -> tuple[Call, Callable[[], None]]:
+    """A call that sends ``request``'s bytes on one kept-alive connection and reads the answer."""
+    url = urlsplit(request.url)
+    reader, writer = await asyncio.open_connection(url.hostname, url.port)
+    body = request.body
+    kept = {
+        name: value for name, value in (request.headers or {}).items() if name.lower() not in ("content-length", "host")
+    }
+    head = "".join(f"{name}: {value}\r\n" for name, value in {"Host": url.netloc, **kept}.items())
+    raw = f"{request.method} {url.path or '/'} HTTP/1.1\r\nContent-Length: {len(body)}\r\n{head}\r\n".encode() + body
+
+    async def call() -> None:
+        writer.write(raw)
+        answer_head = await reader.readuntil(b"\r\n\r\n")
+        lines = answer_head.split(b"\r\n")
+        length = next(int(line.split(b":", 1)[1]) for line in lines if line.lower().startswith(b"content-length:"))
+        await reader.readexactly(length)
+
+    return call, writer.close
+
+
+async def measure(datastore: Datastore, org_id: str, emp_id: str, n: int, gap: float, rounds: int) -> dict[str, float]:
+    table = datastore.async_table(TenantScope(org_id))
+    wanted = [(Kind.EMPLOYEE, emp_id)]
+
+    async def product() -> None:
+        await async_reads.get_by_id(table, wanted)
+
+    request = await _signed(datastore, product)
+    socket, close = await _replaying(request)
+    session = make_session(4, 5.0, 30.0)
+
+    async def aiohttp() -> None:
+        async with session.request(request.method, request.url, headers=request.headers, data=request.body) as answer:
+            await answer.read()
+
+    layers: dict[str, Call] = {"socket": socket, "aiohttp": aiohttp, "product": product}
+    latencies: dict[str, list[float]] = {name: [] for name in layers}
+    try:
+        for call in layers.values():  # warm every path (and DynamoDB Local's JIT) first
+            for _ in range(300):
+                await call()
+        for _ in range(rounds):
+            for name, call in layers.items():
+                for _ in range(n):
+                    if gap:
+                        time.sleep(gap)  # noqa: ASYNC251  # the loop's thread asleep, as between a server's requests
+                    started = time.perf_counter()
+                    await call()
+                    latencies[name].append(time.perf_counter() - started)
+    finally:
+        close()
+        await session.close()
+        await datastore.aclose()
+    return {name: median(values) * 1000 for name, values in latencies.items()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.call_latency")
+    parser.add_argument("-n", type=int, default=200)
+    parser.add_argument("--gap-ms", type=float, default=0.0)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    with in_process(cost_in_response=False) as world:
+        datastore = Datastore.connect(world.settings)
+        data = world.data
+        p50 = uvloop.run(measure(datastore, data.org_id, data.profile.emp_id, args.n, args.gap_ms / 1000, args.rounds))
+    apart = "back to back" if not args.gap_ms else f"{args.gap_ms:g} ms apart"
+    print(f"one GetItem, p50 ms over {args.n * args.rounds} calls {apart}, by layer:")
+    for name, value in p50.items():
+        print(f"  {name:8} {value:6.3f}")
+
+
+if __name__ == "__main__":
+    main()
