@@ -33,6 +33,7 @@ from datastore import async_reads
 from datastore.async_client import AsyncDynamo
 from datastore.async_http import make_session
 from datastore.by_id import Kind
+from datastore.config import DatastoreSettings
 from datastore.scope import TenantScope
 from datastore.store import Datastore
 
@@ -56,7 +57,7 @@ async def _signed(datastore: Datastore, read: Call) -> Request:
     return caught[0]
 
 
-async def _replaying(request: Request) -> tuple[Call, Callable[[], None]]:
+async def _replaying(request: Request) -> tuple[Call, Call]:
     """A call that sends ``request``'s bytes on one kept-alive connection and reads the answer."""
     url = urlsplit(request.url)
     reader, writer = await asyncio.open_connection(url.hostname, url.port)
@@ -71,13 +72,21 @@ async def _replaying(request: Request) -> tuple[Call, Callable[[], None]]:
         writer.write(raw)
         answer_head = await reader.readuntil(b"\r\n\r\n")
         lines = answer_head.split(b"\r\n")
-        length = next(int(line.split(b":", 1)[1]) for line in lines if line.lower().startswith(b"content-length:"))
-        await reader.readexactly(length)
+        lengths = [int(line.split(b":", 1)[1]) for line in lines if line.lower().startswith(b"content-length:")]
+        if not lengths:  # DynamoDB sends its answers whole, with their length
+            raise RuntimeError(f"an answer without Content-Length: {answer_head!r}")
+        await reader.readexactly(lengths[0])
 
-    return call, writer.close
+    async def close() -> None:
+        writer.close()
+        await writer.wait_closed()
+
+    return call, close
 
 
-async def measure(datastore: Datastore, org_id: str, emp_id: str, n: int, gap: float, rounds: int) -> dict[str, float]:
+async def measure(
+    datastore: Datastore, settings: DatastoreSettings, org_id: str, emp_id: str, n: int, gap: float, rounds: int
+) -> dict[str, float]:
     table = datastore.async_table(TenantScope(org_id))
     wanted = [(Kind.EMPLOYEE, emp_id)]
 
@@ -86,7 +95,7 @@ async def measure(datastore: Datastore, org_id: str, emp_id: str, n: int, gap: f
 
     request = await _signed(datastore, product)
     socket, close = await _replaying(request)
-    session = make_session(4, 5.0, 30.0)
+    session = make_session(settings.pool_size, settings.connect_timeout, settings.read_timeout)  # the product's
 
     async def aiohttp() -> None:
         async with session.request(request.method, request.url, headers=request.headers, data=request.body) as answer:
@@ -98,8 +107,10 @@ async def measure(datastore: Datastore, org_id: str, emp_id: str, n: int, gap: f
         for call in layers.values():  # warm every path (and DynamoDB Local's JIT) first
             for _ in range(300):
                 await call()
-        for _ in range(rounds):
-            for name, call in layers.items():
+        names = list(layers)
+        for turn in range(rounds):
+            for name in names[turn % len(names) :] + names[: turn % len(names)]:  # each round starts with the next
+                call = layers[name]
                 for _ in range(n):
                     if gap:
                         time.sleep(gap)  # noqa: ASYNC251  # the loop's thread asleep, as between a server's requests
@@ -107,7 +118,7 @@ async def measure(datastore: Datastore, org_id: str, emp_id: str, n: int, gap: f
                     await call()
                     latencies[name].append(time.perf_counter() - started)
     finally:
-        close()
+        await close()
         await session.close()
         await datastore.aclose()
     return {name: median(values) * 1000 for name, values in latencies.items()}
@@ -121,8 +132,8 @@ def main() -> None:
     args = parser.parse_args()
     with in_process(cost_in_response=False) as world:
         datastore = Datastore.connect(world.settings)
-        data = world.data
-        p50 = uvloop.run(measure(datastore, data.org_id, data.profile.emp_id, args.n, args.gap_ms / 1000, args.rounds))
+        org_id, emp_id = world.data.org_id, world.data.profile.emp_id
+        p50 = uvloop.run(measure(datastore, world.settings, org_id, emp_id, args.n, args.gap_ms / 1000, args.rounds))
     apart = "back to back" if not args.gap_ms else f"{args.gap_ms:g} ms apart"
     print(f"one GetItem, p50 ms over {args.n * args.rounds} calls {apart}, by layer:")
     for name, value in p50.items():

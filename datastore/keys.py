@@ -102,6 +102,7 @@ class Key(NamedTuple):
     A tuple, not a dataclass: a key is hashed several times on its way through a batch (the
     loader's maps, the batch's de-duplication, matching the answers), and a tuple hashes in C
     where a frozen dataclass runs a Python ``__hash__`` (Q4's 100 nodes: about 600 a request).
+    As a tuple it equals ``(pk, sk)`` and unpacks to it; orjson does not serialise it (``wire``).
     """
 
     pk: str

@@ -24,9 +24,9 @@ hands each consumer its own future (``asyncio.shield``), and ``get_many`` and a
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 from aiodataloader import DataLoader
 
@@ -54,7 +54,8 @@ class SharedLoader(DataLoader[K, V], Generic[K, V]):
 
     def __init__(self, *, before_first_load: Callable[[], None] | None = None) -> None:
         # Each key's one future (aiodataloader's cache, held here): a key whose batch failed is
-        # cleared by aiodataloader, so a later load fetches it afresh.
+        # cleared by aiodataloader, so a later load fetches it afresh; a key that failed alone
+        # (an Exception among ``fetch``'s values) stays, failed.
         self._futures: dict[K, asyncio.Future[V]] = {}
         # A batch is a whole queue and every key is cached, so a key's batch is found by its key.
         super().__init__(cache_map=self._futures)
@@ -69,7 +70,7 @@ class SharedLoader(DataLoader[K, V], Generic[K, V]):
         self._asked_at: dict[K, int] = {}
         self._depths: dict[K, int] = {}
 
-    async def fetch(self, keys: list[K]) -> list[V]:
+    async def fetch(self, keys: list[K]) -> Sequence[V | Exception]:
         """The values of one batch's ``keys``, in order (an exception for a key fails that key):
         the one call a subclass makes."""
         raise NotImplementedError
@@ -159,7 +160,9 @@ class SharedLoader(DataLoader[K, V], Generic[K, V]):
         batch = self._batch_of[keys[0]]
         try:
             calls.new_batch(depth)
-            return await self.fetch(keys)
+            # aiodataloader's types have no per-key failure, but its dispatch fails the key of
+            # an Exception value (and caches it, where a batch that raises clears its keys).
+            return cast("list[V]", list(await self.fetch(keys)))
         finally:
             asyncio.get_running_loop().call_soon(self._settle, batch)
 

@@ -4,7 +4,8 @@ The entity loader collects the ids asked for in one stretch of the event loop, o
 kind, into one GetItem or BatchGetItem calls; the list loader collects every list page asked
 for and runs their single-partition Queries concurrently. Each batch returns only when all of
 its calls are done, so the next level's loads all start together and batch together again:
-one wave of DynamoDB calls per nesting level, however many parents (execution/batch_loader.py).
+at most one wave of DynamoDB calls per nesting level, however many parents
+(execution/batch_loader.py; a field read ahead goes out a level early, execution/fields.py).
 
 Their calls run on the event loop (``datastore.async_table.AsyncTable``): no I/O thread. Before
 a batch's calls go out the session may refuse them (``admit``: past the deadline, over the
@@ -127,28 +128,49 @@ class Entities(Generic[K, V]):
 
 
 class ListLoader(SharedLoader[ListKey, Page[Any]]):
-    """Pages of lists; the Queries of one batch run concurrently and finish together."""
+    """Pages of lists; the Queries of one batch run concurrently and finish together.
+
+    Each list fails alone: a Query that fails, or a list the request's budget refuses, fails
+    its own key, and the batch's other lists keep their pages. Which lists share a batch is
+    the loop's timing (and a list read ahead joins the first wave's), so it must not decide
+    which fields fail. A failed key stays failed for the rest of the request: its field and
+    any other asking for it report the one failure (the client has retried it already)
+    rather than reading it again.
+    """
 
     def __init__(self, admit: Admit, table: AsyncTable, *, before_first_load: Callable[[], None] | None = None) -> None:
         super().__init__(before_first_load=before_first_load)
         self._admit = admit
         self._table = table
 
-    async def fetch(self, keys: list[ListKey]) -> list[Page[Any]]:
+    async def fetch(self, keys: list[ListKey]) -> list[Page[Any] | Exception]:
         table = self._table
         # Every list admitted before any page's coroutine is made: a refusal (the call budget
-        # spent part-way through the batch) then leaves no coroutine behind un-awaited.
-        for _key in keys:
-            self._admit()  # one list, one call or more: charged as the I/O pool charged a run
-        pages = [key.fetch(table, key.parent, key.request()) for key in keys]
-        if len(pages) == 1:
-            return [await pages[0]]
-        return list(await asyncio.gather(*pages))
+        # spent part-way through the batch) then leaves no coroutine behind un-awaited. The
+        # refused list and those after it fail with the refusal.
+        admitted: list[ListKey] = []
+        refusal: Exception | None = None
+        for key in keys:
+            try:
+                self._admit()  # one list, one call or more: charged as the I/O pool charged a run
+            except Exception as error:
+                refusal = error
+                break
+            admitted.append(key)
+        pages = [key.fetch(table, key.parent, key.request()) for key in admitted]
+        found = await asyncio.gather(*pages, return_exceptions=True)
+        for outcome in found:
+            if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
+                raise outcome  # a cancelled Query: the batch is cancelled, not one key failed
+        results: list[Page[Any] | Exception] = list(found)  # type: ignore[arg-type]  # BaseExceptions raised above
+        if refusal is not None:
+            results += [refusal] * (len(keys) - len(admitted))
+        return results
 
     async def page(self, key: ListKey) -> Page[Any]:
         return await self.get(key)
 
-    def read_ahead(self, key: ListKey) -> asyncio.Future[Page[Any]] | None:
+    def read_ahead(self, key: ListKey) -> asyncio.Future[Page[Any]]:
         """The page, asked for now, before the field that reads it (fields.prefetch): that
         field's ``page`` of the same key then answers from this loader's cache."""
         return self.load(key)

@@ -1,4 +1,6 @@
-"""Round trips: one wave of DynamoDB calls per nesting level, exact counts, with and without jitter.
+"""Round trips: at most one wave of DynamoDB calls per nesting level, exact counts, with and without jitter.
+
+A field read ahead (``me``'s applications) goes out a level early: its tests are here too.
 
 The tenant is 20 departments x 50 employees x 3 applications over 150 jobs. Counts are read
 twice: from the response's ``extensions.cost`` and from every call any client made meanwhile
@@ -310,12 +312,45 @@ def test_me_applications_after_a_cursor__read_after_the_caller(api: Api, demo: D
     assert [sorted(call.operation for call in wave) for wave in log.waves()] == [["BatchGetItem"], ["Query"]]
 
 
+def test_read_ahead_that_fails__fails_its_own_field_only(api: Api, demo: Demo, client: DynamoDBClient) -> None:
+    """``me``'s applications, read ahead, share the first wave's list batch with the
+    organisation's departments. Their Query refused (a non-retryable 400), only
+    ``me.applications`` fails, as it would read a wave later: the departments keep their page,
+    and the failed page is not read a second time."""
+
+    async def refuse_applications(request: Request) -> Response | None:
+        if faults.operation_of(request) == "Query" and b"GSI1" in request.body:
+            body = {"__type": "com.amazon.coral.validate#ValidationException", "message": "injected"}
+            return Response(400, json.dumps(body).encode())
+        return None
+
+    query = (
+        "{ me { email applications(first: 2) { edges { node { status } } } } "
+        "organization { departments(first: 1) { edges { node { name } } } } }"
+    )
+    with faults.on_send(client, refuse_applications), calls.listening() as log:
+        body = api.as_(demo.person("dave@acme.co")).query(query)
+
+    assert [error["path"] for error in body["errors"]] == [["me", "applications"]]
+    assert body["data"]["me"] == {"email": "dave@acme.co", "applications": None}
+    assert len(body["data"]["organization"]["departments"]["edges"]) == 1
+    assert [call.operation for call in log.snapshot()].count("Query") == 2  # applications once, departments once
+
+
+def test_read_ahead_with_a_first_out_of_range__reads_nothing(api: Api, demo: Demo) -> None:
+    """A ``first`` the field refuses is not read ahead: the field's own BAD_USER_INPUT, no Query."""
+    with calls.listening() as log:
+        body = api.as_(demo.person("dave@acme.co")).query("{ me { applications(first: 5000) { edges { cursor } } } }")
+    assert [error["extensions"]["code"] for error in body["errors"]] == ["BAD_USER_INPUT"]
+    assert [call.operation for call in log.snapshot()] == ["BatchGetItem"]
+
+
 def test_read_ahead_for_a_field_that_never_runs__finished_inside_the_request(
     api: Api, demo: Demo, client: DynamoDBClient
 ) -> None:
-    """The caller's read fails, so ``me`` is an error and its applications never resolve; the
-    Query started beside it (held 0.3 s) still ends before the response does, and is counted
-    in it: no call of a request outlives it."""
+    """The caller's read fails (and the caller check that shares it refuses the request), so
+    ``me``'s applications never resolve; the Query started beside it (held 0.3 s) still ends
+    before the response does, and is counted in it: no call of a request outlives it."""
     hold = hold_queries(0.3)
 
     async def fail_batches(request: Request) -> Response | None:

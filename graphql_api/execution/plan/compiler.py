@@ -239,8 +239,8 @@ class _Compiler:
             arguments,
             completion,
             completion.passthrough,
-            known_id if prefetches else None,
-            prefetches,
+            known_id=known_id if prefetches else None,
+            prefetches=prefetches,
         )
 
     def completion(self, output: GraphQLOutputType, selections: list[SelectionSetNode]) -> Completion:

@@ -19,6 +19,7 @@ null), since the Python stack that built the parents is gone by then.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Coroutine
 from datetime import date, datetime, time, timedelta
 from enum import Enum
@@ -34,6 +35,8 @@ from strawberry.types.cast import TYPE_CAST_ATTRIBUTE
 
 from graphql_api.execution.fields import USE_RESOLVER, Deferred
 from graphql_api.execution.plan.compiler import CompiledPlan, Completion, CompletionKind, FieldPlan, ObjectPlan
+
+log = logging.getLogger("hr.plan")
 
 Pending = list[Coroutine[Any, Any, None]]
 
@@ -186,7 +189,7 @@ class _Run:
                         if load is not None:
                             value = load(self.context, self.arguments_of(field))
                             if field.prefetches:
-                                self.prefetch(field)
+                                self.prefetch_safely(field)
                         else:
                             preread = field.preread
                             value = USE_RESOLVER if preread is None else preread(source)
@@ -238,6 +241,14 @@ class _Run:
             if waiting:
                 pending.append(self.await_deferred(waiting, data, slot))
 
+    def prefetch_safely(self, field: FieldPlan) -> None:
+        """``prefetch``, whose failure is a bug to log, never the field's error: a read ahead
+        only moves a read earlier, and the field's own resolver reads what it must."""
+        try:
+            self.prefetch(field)
+        except Exception:
+            log.exception("reading ahead of %s.%s failed; its fields read for themselves", field.parent, field.name)
+
     def prefetch(self, field: FieldPlan) -> None:
         """Start the reads of ``field``'s object's fields that its id alone decides (compiler
         ``_prefetches``), queued after the field's own load: they join its wave, and the
@@ -253,6 +264,9 @@ class _Run:
                 continue  # the field reports it when it resolves; nothing is read ahead
             started = start(context, object_id, arguments)
             if started is not None:
+                # Its failure taken as it happens: a run cancelled before ``_drain`` (a
+                # deadline, a client gone) leaves nothing for asyncio to log as never retrieved.
+                started.add_done_callback(_retrieve)
                 self.prefetched.append(started)
 
     def info(self, field: FieldPlan, path: Path) -> GraphQLResolveInfo[Any]:
@@ -522,15 +536,17 @@ async def _settle(pending: Pending) -> None:
         await asyncio.gather(*pending)
 
 
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    """Mark a read ahead's failure retrieved: the field that reads it reports it, or none does."""
+    if not future.cancelled():
+        future.exception()
+
+
 async def _drain(futures: list[asyncio.Future[Any]]) -> None:
-    """Wait for ``futures`` (never cancelling them) and take their exceptions: the field that
-    reads one reports its error; one no field read is logged by nobody."""
+    """Wait for ``futures``, never cancelling them (their failures are ``_retrieve``'s)."""
     unfinished = [future for future in futures if not future.done()]
     if unfinished:
         await asyncio.wait(unfinished)
-    for future in futures:
-        if not future.cancelled():
-            future.exception()
 
 
 async def _listed(values: Any) -> list[Any]:

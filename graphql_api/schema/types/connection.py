@@ -109,8 +109,12 @@ class Connection(Generic[N]):
     page_info: PageInfo = strawberry.field(description="Whether more items follow, and the cursors to fetch them.")
 
 
+def first_in_range(first: object) -> bool:
+    return isinstance(first, int) and 0 <= first <= MAX_PAGE_SIZE
+
+
 def check_first(first: int) -> int:
-    if not 0 <= first <= MAX_PAGE_SIZE:
+    if not first_in_range(first):
         raise bad_input("first", f"must be between 0 and {MAX_PAGE_SIZE}")
     return first
 
@@ -160,7 +164,7 @@ def prefetch_page(
     list key, so ``paginate`` finds it in the loader's cache. None, and nothing read, for a
     page after a cursor or a ``first`` that ``paginate`` refuses."""
     first = arguments.get("first", DEFAULT_PAGE_SIZE)
-    if arguments.get("after") is not None or not isinstance(first, int) or not 0 <= first <= MAX_PAGE_SIZE:
+    if arguments.get("after") is not None or not first_in_range(first):
         return None
     return context.session.loaders.lists.read_ahead(list_key(fetch, parent, first, None, descending))
 
@@ -216,6 +220,7 @@ __all__ = [
     "First",
     "PageInfo",
     "check_first",
+    "first_in_range",
     "paginate",
     "prefetch_page",
     "to_connection",

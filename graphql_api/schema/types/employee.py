@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Annotated, Any
@@ -9,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import strawberry
 
 from datastore import entities
+from datastore.pagination import Page
 from graphql_api.execution import fields
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import loaders, permissions
@@ -31,7 +33,9 @@ if TYPE_CHECKING:
 Info = strawberry.Info[RequestContext, None]
 
 
-def _prefetch_applications(context: RequestContext, emp_id: str, arguments: Mapping[str, Any]) -> Any:
+def _prefetch_applications(
+    context: RequestContext, emp_id: str, arguments: Mapping[str, Any]
+) -> asyncio.Future[Page[Any]] | None:
     """``applications``' first page for ``emp_id``, started before the employee is read (``me``
     knows its id: the caller's); nothing when the caller may not see them."""
     if not permissions.may_read_employee_applications(context, emp_id):
