@@ -158,11 +158,18 @@ class ListLoader(SharedLoader[ListKey, Page[Any]]):
                 break
             admitted.append(key)
         pages = [key.fetch(table, key.parent, key.request()) for key in admitted]
-        found = await asyncio.gather(*pages, return_exceptions=True)
-        for outcome in found:
-            if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
-                raise outcome  # a cancelled Query: the batch is cancelled, not one key failed
-        results: list[Page[Any] | Exception] = list(found)  # type: ignore[arg-type]  # BaseExceptions raised above
+        results: list[Page[Any] | Exception]
+        if len(pages) == 1:  # awaited in place: no task for the batch's one Query
+            try:
+                results = [await pages[0]]
+            except Exception as error:
+                results = [error]
+        else:
+            found = await asyncio.gather(*pages, return_exceptions=True)
+            for outcome in found:
+                if isinstance(outcome, BaseException) and not isinstance(outcome, Exception):
+                    raise outcome  # a cancelled Query: the batch is cancelled, not one key failed
+            results = list(found)  # type: ignore[arg-type]  # BaseExceptions raised above
         if refusal is not None:
             results += [refusal] * (len(keys) - len(admitted))
         return results
