@@ -112,6 +112,16 @@ def test_api_key__authentication__exactly_one_get_item(api: Api, tenant: Tenant,
     assert lookup.params["ConsistentRead"] is True
 
 
+def test_api_key__me_and_its_applications__null_and_nothing_read_ahead(api: Api, tenant: Tenant) -> None:
+    """A key is no person: ``me`` is null, and its applications are not read ahead beside it
+    (a plan reads ``me``'s applications in ``me``'s own wave only for a person)."""
+    _id, secret = create_key(api.admin_of(tenant))
+    key = api.admin_of(tenant).with_token(secret)
+    with calls.listening() as log:
+        assert key.data("{ me { applications(first: 2) { edges { cursor } } } }") == {"me": None}
+    assert "Query" not in [call.operation for call in log.snapshot()]
+
+
 def test_api_key__two_requests_within_a_minute__last_used_written_once(
     api: Api, tenant: Tenant, call_log: CallLog
 ) -> None:
