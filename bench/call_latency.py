@@ -29,6 +29,7 @@ import uvloop
 from aiodynamo.http.types import Request, Response
 
 from bench.in_process import in_process
+from bench.wake import process_asleep
 from datastore import async_reads
 from datastore.async_client import AsyncDynamo
 from datastore.async_http import make_session
@@ -85,7 +86,7 @@ async def _replaying(request: Request) -> tuple[Call, Call]:
 
 
 async def measure(
-    datastore: Datastore, settings: DatastoreSettings, org_id: str, emp_id: str, n: int, gap: float, rounds: int
+    datastore: Datastore, settings: DatastoreSettings, org_id: str, emp_id: str, n: int, gap_ms: float, rounds: int
 ) -> dict[str, float]:
     table = datastore.async_table(TenantScope(org_id))
     wanted = [(Kind.EMPLOYEE, emp_id)]
@@ -112,8 +113,8 @@ async def measure(
             for name in names[turn % len(names) :] + names[: turn % len(names)]:  # each round starts with the next
                 call = layers[name]
                 for _ in range(n):
-                    if gap:
-                        time.sleep(gap)  # noqa: ASYNC251  # the loop's thread asleep, as between a server's requests
+                    if gap_ms:
+                        process_asleep(gap_ms)  # the loop's thread asleep, as between a server's requests
                     started = time.perf_counter()
                     await call()
                     latencies[name].append(time.perf_counter() - started)
@@ -133,7 +134,7 @@ def main() -> None:
     with in_process(cost_in_response=False) as world:
         datastore = Datastore.connect(world.settings)
         org_id, emp_id = world.data.org_id, world.data.profile.emp_id
-        p50 = uvloop.run(measure(datastore, world.settings, org_id, emp_id, args.n, args.gap_ms / 1000, args.rounds))
+        p50 = uvloop.run(measure(datastore, world.settings, org_id, emp_id, args.n, args.gap_ms, args.rounds))
     apart = "back to back" if not args.gap_ms else f"{args.gap_ms:g} ms apart"
     print(f"one GetItem, p50 ms over {args.n * args.rounds} calls {apart}, by layer:")
     for name, value in p50.items():

@@ -278,6 +278,13 @@ def _prefetches(completion: Completion) -> tuple[tuple[FieldPlan, Prefetch], ...
     return tuple((field, prefetch) for field, prefetch in declared if prefetch is not None)
 
 
+def _definition(declared_type: GraphQLObjectType | GraphQLInterfaceType) -> StrawberryObjectDefinition | None:
+    """The Strawberry definition a graphql-core object type or interface was made from; None
+    for one Strawberry did not make."""
+    declared = (declared_type.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
+    return declared if isinstance(declared, StrawberryObjectDefinition) else None
+
+
 def _strawberry_type_check(runtime: GraphQLObjectType) -> type | None:
     """The Python class ``runtime`` is declared with, when its ``is_type_of`` is the one
     Strawberry gives an object type with interfaces that declares none of its own: a check of
@@ -286,8 +293,8 @@ def _strawberry_type_check(runtime: GraphQLObjectType) -> type | None:
     holds it to both). None for any other check, or none."""
     if runtime.is_type_of is None:
         return None
-    declared = (runtime.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
-    if isinstance(declared, StrawberryObjectDefinition) and declared.is_type_of is None:
+    declared = _definition(runtime)
+    if declared is not None and declared.is_type_of is None:
         return declared.origin
     return None
 
@@ -302,14 +309,14 @@ def _resolved_by_class(abstract: Any, plans: Mapping[str, ObjectPlan]) -> dict[t
     resolver to this, type by type). None for a union, or an interface with its own resolver."""
     if not isinstance(abstract, GraphQLInterfaceType):
         return None
-    interface = (abstract.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
-    if not isinstance(interface, StrawberryObjectDefinition) or interface.resolve_type is not None:
+    interface = _definition(abstract)
+    if interface is None or interface.resolve_type is not None:
         return None
     found: dict[type, ObjectPlan] = {}
     for name, plan in plans.items():
-        declared = (plan.type.extensions or {}).get(GraphQLCoreConverter.DEFINITION_BACKREF)
+        declared = _definition(plan.type)
         if (
-            isinstance(declared, StrawberryObjectDefinition)
+            declared is not None
             and declared.name == name
             and not declared.is_graphql_generic
             and issubclass(declared.origin, interface.origin)
