@@ -7,8 +7,10 @@ as the server runs, N times each in turn, R rounds, back to back or ``MS`` apart
 
 - ``socket``: the very request the product signs, its bytes replayed on one kept-alive
   connection (asyncio streams): DynamoDB Local's own time plus loopback.
-- ``aiohttp``: the same signed request through the product's aiohttp session
-  (datastore/async_http.py ``make_session``), the body read: the HTTP client's part.
+- ``connection``: the same signed request through the product's kept-alive connections
+  (datastore/http_connections.py: asyncio's transport, httptools' parser), the HTTP client's part.
+- ``aiohttp``: the same through an aiohttp session set up as the product's was before it
+  moved to those connections, kept for comparison.
 - ``product``: ``async_reads.get_by_id``, the entity loader's call (aiodynamo's signing and
   retry loop, the transport's CRC32 check and orjson, the scope checks, the entity parsed).
 
@@ -25,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from statistics import median
 from urllib.parse import urlsplit
 
+import aiohttp
 import uvloop
 from aiodynamo.http.types import Request, Response
 
@@ -32,9 +35,9 @@ from bench.in_process import in_process
 from bench.wake import process_asleep
 from datastore import async_reads
 from datastore.async_client import AsyncDynamo
-from datastore.async_http import make_session
 from datastore.by_id import Kind
 from datastore.config import DatastoreSettings
+from datastore.http_connections import ConnectionPool, Endpoint, request_bytes
 from datastore.scope import TenantScope
 from datastore.store import Datastore
 
@@ -96,13 +99,30 @@ async def measure(
 
     request = await _signed(datastore, product)
     socket, close = await _replaying(request)
-    session = make_session(settings.pool_size, settings.connect_timeout, settings.read_timeout)  # the product's
+    endpoint = Endpoint.of(request.method, request.url)
+    pool = ConnectionPool(
+        endpoint,
+        limit=settings.pool_size,
+        connect_timeout=settings.connect_timeout,
+        read_timeout=settings.read_timeout,
+        tls=None,
+    )
+    raw = request_bytes(endpoint, request.headers, request.body or b"")
+    session = _aiohttp_session(settings.pool_size, settings.connect_timeout, settings.read_timeout)
 
-    async def aiohttp() -> None:
+    async def connection() -> None:
+        await pool.send(raw)
+
+    async def through_aiohttp() -> None:
         async with session.request(request.method, request.url, headers=request.headers, data=request.body) as answer:
             await answer.read()
 
-    layers: dict[str, Call] = {"socket": socket, "aiohttp": aiohttp, "product": product}
+    layers: dict[str, Call] = {
+        "socket": socket,
+        "connection": connection,
+        "aiohttp": through_aiohttp,
+        "product": product,
+    }
     latencies: dict[str, list[float]] = {name: [] for name in layers}
     try:
         for call in layers.values():  # warm every path (and DynamoDB Local's JIT) first
@@ -120,9 +140,23 @@ async def measure(
                     latencies[name].append(time.perf_counter() - started)
     finally:
         await close()
+        await pool.aclose()
         await session.close()
         await datastore.aclose()
     return {name: median(values) * 1000 for name, values in latencies.items()}
+
+
+def _aiohttp_session(pool_size: int, connect_timeout: float, read_timeout: float) -> aiohttp.ClientSession:
+    """The aiohttp session the product sent through until 2026-11 (kept alive, no cookies, no decompression)."""
+    connector = aiohttp.TCPConnector(limit=pool_size, limit_per_host=pool_size, ttl_dns_cache=300)
+    timeout = aiohttp.ClientTimeout(total=None, connect=None, sock_connect=connect_timeout, sock_read=read_timeout)
+    return aiohttp.ClientSession(
+        connector=connector,
+        timeout=timeout,
+        cookie_jar=aiohttp.DummyCookieJar(),
+        auto_decompress=False,
+        skip_auto_headers=("Accept-Encoding", "User-Agent"),
+    )
 
 
 def main() -> None:
@@ -138,7 +172,7 @@ def main() -> None:
     apart = "back to back" if not args.gap_ms else f"{args.gap_ms:g} ms apart"
     print(f"one GetItem, p50 ms over {args.n * args.rounds} calls {apart}, by layer:")
     for name, value in p50.items():
-        print(f"  {name:8} {value:6.3f}")
+        print(f"  {name:10} {value:6.3f}")
 
 
 if __name__ == "__main__":

@@ -20,8 +20,9 @@ module adds:
   (``datastore/credentials.py``: the same role sessions and cache the boto3 client signs
   with), or the process's own. A refresh (an STS AssumeRole through boto3) runs on a thread,
   never on the loop; credentials that need none are read on the loop (``ScopeKey``).
-- One aiohttp session per event loop (a session belongs to the loop it was made in; a
-  process serves from one, tests and the bench run several), closed by ``aclose``.
+- One pool of kept-alive connections per event loop (``datastore/async_http.py``: a
+  connection belongs to the loop it was made in; a process serves from one, tests and the
+  bench run several), closed by ``aclose``.
 - Every call recorded as the boto3 client's are (``datastore.calls``: the request's CallLog,
   its loader batch and depth, the capacity it consumed), and every failure turned into the
   datastore's ``Unavailable`` with the same words and meaning as botocore's
@@ -43,7 +44,6 @@ from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-import aiohttp
 import boto3
 from aiodynamo import errors as dynamo_errors
 from aiodynamo.client import Client
@@ -55,8 +55,10 @@ from botocore.credentials import Credentials, RefreshableCredentials
 from yarl import URL
 
 from datastore import calls, library_internals
-from datastore.async_http import AiohttpExchange, Broken, NoAnswer, NotSent, SendHooks, decoded
+from datastore.async_http import HttpExchange, SendHooks, decoded, tls_context
+from datastore.client import ca_bundle
 from datastore.errors import DatastoreError, Unavailable
+from datastore.http_connections import Broken, NoAnswer, NotSent
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -217,6 +219,8 @@ class Mirror:
     read_timeout: float
     attempts: int
     pool_size: int
+    # The CA bundle TLS is verified with (None: botocore's default), as the boto3 client's.
+    ca_bundle: str | None = None
 
     @classmethod
     def of(cls, client: DynamoDBClient) -> Mirror:
@@ -231,6 +235,7 @@ class Mirror:
             read_timeout=float(config.read_timeout),
             attempts=int(attempts),
             pool_size=int(config.max_pool_connections),
+            ca_bundle=ca_bundle(),
         )
 
 
@@ -245,11 +250,12 @@ class AsyncDynamo:
         local = not (mirror.endpoint.host or "").endswith(_AWS_DOMAINS)
         self._process = ScopeKey(process_credentials, placeholder=_PLACEHOLDER if local else None)
         self._retry = BoundedRetry(attempts_in_all=mirror.attempts)
-        self.exchange = AiohttpExchange(
+        self.exchange = HttpExchange(
             self.hooks,
             pool_size=mirror.pool_size,
             connect_timeout=mirror.connect_timeout,
             read_timeout=mirror.read_timeout,
+            tls=tls_context(mirror.ca_bundle) if mirror.endpoint.scheme == "https" else None,
         )
 
     @classmethod
@@ -343,7 +349,7 @@ def unavailable(error: Exception) -> Unavailable:
         return Unavailable("DynamoDB failed to answer", cause=cause)
     if isinstance(error, NoAnswer | asyncio.TimeoutError):
         return Unavailable("DynamoDB did not answer in time", cause=cause)
-    if isinstance(error, NotSent | Broken | aiohttp.ClientError | OSError):
+    if isinstance(error, NotSent | Broken | OSError):
         return Unavailable("DynamoDB could not be reached", cause=cause)
     if isinstance(error, dynamo_errors.AIODynamoError):
         return Unavailable("DynamoDB refused the request", cause=cause)

@@ -1,13 +1,12 @@
-"""The HTTP exchange under the event loop's DynamoDB client: aiodynamo's ``HttpImplementation`` over aiohttp.
+"""The HTTP exchange under the event loop's DynamoDB client: aiodynamo's ``HttpImplementation``.
 
 aiodynamo signs each request, sends it through this callable and retries what it may; this
-module does what a transport owes the rest of the datastore:
+module does what a transport owes the rest of the datastore, over the kept-alive connections
+of ``datastore/http_connections.py``:
 
-- Timeouts: an attempt connects within ``connect_timeout`` and waits at most
-  ``read_timeout`` for each read of its answer (aiohttp's ``sock_connect`` and ``sock_read``,
-  what botocore's urllib3 session did). Waiting for one of the ``pool_size`` connections is
-  not an attempt's time: the request's deadline bounds it, as it bounded the wait for an I/O
-  thread.
+- One pool of connections per event loop and endpoint, at most ``pool_size`` connections
+  each, with the timeouts botocore's urllib3 session had: a connection made within
+  ``connect_timeout``, each read of an answer within ``read_timeout`` of the last.
 - Failures in three kinds, by what they say about the request (``datastore/table.py`` turns
   them into ``Unavailable``): ``NotSent`` (the connection was never made: nothing reached
   DynamoDB), ``NoAnswer`` (sent, and no answer within the read timeout), ``Broken`` (the
@@ -30,6 +29,7 @@ module does what a transport owes the rest of the datastore:
 from __future__ import annotations
 
 import asyncio
+import ssl
 import threading
 import weakref
 import zlib
@@ -38,31 +38,17 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Final
 
-import aiohttp
 import orjson
 from aiodynamo.http.types import Request, RequestFailed, Response
+from botocore.httpsession import get_cert_path
 
 from datastore.fastparse import BINARY_MARKERS, decode_binaries
+from datastore.http_connections import Broken, ConnectionPool, Endpoint, NotSent, TransportError, request_bytes
 
-_CRC32: Final = "x-amz-crc32"
 # What aiodynamo decodes in place of a body this module decoded already.
 _EMPTY: Final = b"{}"
-
-
-class TransportError(Exception):
-    """One attempt's failure on the way to DynamoDB or back; the message is for the server log."""
-
-
-class NotSent(TransportError):
-    """The connection was never made (refused, unresolvable, or not made in time): nothing was sent."""
-
-
-class NoAnswer(TransportError):
-    """The request was sent and no answer came within the read timeout."""
-
-
-class Broken(TransportError):
-    """The exchange broke after the request may have reached DynamoDB."""
+# Parsed endpoints remembered (one in practice: aiodynamo's).
+_ENDPOINTS_KEPT: Final = 8
 
 
 SendHook = Callable[[Request], Awaitable[Response | None]]
@@ -105,42 +91,63 @@ def decoded() -> Iterator[_Slot]:
         _slot.reset(token)
 
 
-class AiohttpExchange:
-    """``await exchange(request) -> Response`` over the running event loop's aiohttp session.
+class HttpExchange:
+    """``await exchange(request) -> Response`` over the running event loop's connections.
 
-    An aiohttp session belongs to the loop it was made in: a server process serves from one
-    loop, but tests and the bench run several, so each loop gets its own session, on its
-    first request, which ``aclose`` closes. A loop's session is not made again once closed:
-    a load a request left running past its deadline that tries again after the app's
-    shutdown finds DynamoDB unreachable (``NotSent``) rather than opening connections
-    nothing would close.
+    Connections belong to the loop they were made in: a server process serves from one loop,
+    but tests and the bench run several, so each loop gets its own pool per endpoint, on its
+    first request, which ``aclose`` closes. A loop's pool is not made again once closed: a
+    load a request left running past its deadline that tries again after the app's shutdown
+    finds DynamoDB unreachable (``NotSent``) rather than opening connections nothing would
+    close.
     """
 
-    def __init__(self, hooks: SendHooks, *, pool_size: int, connect_timeout: float, read_timeout: float) -> None:
+    def __init__(
+        self,
+        hooks: SendHooks,
+        *,
+        pool_size: int,
+        connect_timeout: float,
+        read_timeout: float,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self._hooks = hooks
-        self._options = (pool_size, connect_timeout, read_timeout)
-        self._sessions: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, aiohttp.ClientSession] = (
+        self._pool_size = pool_size
+        self._connect_timeout = connect_timeout
+        self._read_timeout = read_timeout
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Endpoint, ConnectionPool]] = (
             weakref.WeakKeyDictionary()
         )
         self._closed: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+        # aiodynamo sends every request to its one endpoint: parsed once.
+        self._endpoints: dict[tuple[str, str], Endpoint] = {}
+        self._tls = tls
 
-    def session(self) -> aiohttp.ClientSession:
-        """The running loop's session, made on first use; ``NotSent`` once ``aclose`` closed it."""
+    def pool(self, endpoint: Endpoint) -> ConnectionPool:
+        """The running loop's pool for ``endpoint``, made on first use; ``NotSent`` once ``aclose`` closed them."""
         loop = asyncio.get_running_loop()
-        session = self._sessions.get(loop)
-        if session is None or session.closed:
+        pools = self._pools.get(loop)
+        if pools is None:
             if loop in self._closed:
                 raise NotSent("this event loop's connections to DynamoDB are closed (shutting down)")
-            session = self._sessions[loop] = make_session(*self._options)
-        return session
+            pools = self._pools[loop] = {}
+        pool = pools.get(endpoint)
+        if pool is None:
+            pool = pools[endpoint] = ConnectionPool(
+                endpoint,
+                limit=self._pool_size,
+                connect_timeout=self._connect_timeout,
+                read_timeout=self._read_timeout,
+                tls=self._tls_context() if endpoint.tls else None,
+            )
+        return pool
 
     async def aclose(self) -> None:
-        """Close the running loop's session and its connections, for good."""
+        """Close the running loop's connections, for good."""
         loop = asyncio.get_running_loop()
         self._closed.add(loop)
-        session = self._sessions.pop(loop, None)
-        if session is not None:
-            await session.close()
+        for pool in (self._pools.pop(loop, None) or {}).values():
+            await pool.aclose()
 
     async def __call__(self, request: Request) -> Response:
         try:
@@ -154,24 +161,32 @@ class AiohttpExchange:
         return _answer(status, body)
 
     async def _send(self, request: Request) -> tuple[int, bytes]:
-        try:
-            async with self.session().request(
-                request.method, request.url, headers=request.headers, data=request.body
-            ) as response:
-                body = await response.read()
-                status, crc = response.status, response.headers.get(_CRC32)
-        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as error:
-            raise NotSent(type(error).__name__) from None
-        except aiohttp.SocketTimeoutError:
-            raise NoAnswer("SocketTimeoutError") from None
-        except (aiohttp.ClientError, OSError) as error:
-            raise Broken(type(error).__name__) from None
-        if crc is not None and zlib.crc32(body) != _crc(crc):
+        endpoint = self._endpoints.get((request.method, request.url))
+        if endpoint is None:
+            if len(self._endpoints) >= _ENDPOINTS_KEPT:
+                self._endpoints.clear()
+            endpoint = self._endpoints[(request.method, request.url)] = Endpoint.of(request.method, request.url)
+        answer = await self.pool(endpoint).send(request_bytes(endpoint, request.headers, request.body or b""))
+        if answer.crc32 is not None and zlib.crc32(answer.body) != _crc(answer.crc32):
             raise Broken("the answer's CRC32 does not match its x-amz-crc32 header")
-        return status, body
+        return answer.status, answer.body
+
+    def _tls_context(self) -> ssl.SSLContext:
+        # Made here only for an https URL the constructor was not told of: loading the CAs
+        # reads files, which is why the client makes it before serving (AsyncDynamo).
+        if self._tls is None:
+            self._tls = tls_context(None)
+        return self._tls
 
 
-def _crc(header: str) -> int:
+def tls_context(ca_bundle: str | None) -> ssl.SSLContext:
+    """Certificates checked against ``ca_bundle``, else botocore's default bundle (what the
+    boto3 client verifies with), and hostnames checked."""
+    # get_cert_path(True): botocore's default bundle (certifi's where it is installed).
+    return ssl.create_default_context(cafile=ca_bundle or str(get_cert_path(True)))
+
+
+def _crc(header: bytes) -> int:
     try:
         return int(header)
     except ValueError:
@@ -192,21 +207,3 @@ def _answer(status: int, body: bytes) -> Response:
         decode_binaries(value)  # bytes, as botocore hands them out
     slot.value = value
     return Response(status, _EMPTY)
-
-
-def make_session(pool_size: int, connect_timeout: float, read_timeout: float) -> aiohttp.ClientSession:
-    """An aiohttp session for the running event loop: at most ``pool_size`` connections, kept alive.
-
-    No cookies (DynamoDB sets none), no proxy from the environment (botocore's session read
-    HTTPS_PROXY; this service sets none), and no auto-decompression header (DynamoDB
-    answers uncompressed JSON).
-    """
-    connector = aiohttp.TCPConnector(limit=pool_size, limit_per_host=pool_size, ttl_dns_cache=300)
-    timeout = aiohttp.ClientTimeout(total=None, connect=None, sock_connect=connect_timeout, sock_read=read_timeout)
-    return aiohttp.ClientSession(
-        connector=connector,
-        timeout=timeout,
-        cookie_jar=aiohttp.DummyCookieJar(),
-        auto_decompress=False,
-        skip_auto_headers=("Accept-Encoding", "User-Agent"),
-    )

@@ -50,12 +50,18 @@ def make_client(settings: DatastoreSettings, endpoint_url: str | None = None, *,
     attempts.install(client)
     http_session.install(
         client,
-        # What botocore itself verifies TLS with: AWS_CA_BUNDLE or ca_bundle in the AWS config, else its default.
-        verify=botocore.session.get_session().get_config_variable("ca_bundle") or True,
+        verify=ca_bundle() or True,
         connect_timeout=settings.connect_timeout,
         read_timeout=settings.read_timeout,
     )
     return user_agent.memoize(fastparse.install(fastserialize.install(client)))
+
+
+def ca_bundle() -> str | None:
+    """What botocore itself verifies TLS with: AWS_CA_BUNDLE or ca_bundle in the AWS config
+    (None: its default bundle). Both DynamoDB clients verify with it."""
+    bundle: str | None = botocore.session.get_session().get_config_variable("ca_bundle")
+    return bundle
 
 
 def make_sts_client(settings: DatastoreSettings) -> STSClient:

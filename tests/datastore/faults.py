@@ -27,7 +27,8 @@ from botocore.awsrequest import AWSResponse
 from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
 
 from datastore.async_client import AsyncDynamo
-from datastore.async_http import NoAnswer, NotSent, SendHook
+from datastore.async_http import SendHook
+from datastore.http_connections import NoAnswer, NotSent
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -207,7 +208,7 @@ class CallFaults:
         if fault == READ_TIMEOUT:
             raise NoAnswer("injected: read timeout")
         if fault == NO_ANSWER:
-            await asyncio.sleep(self.hang_seconds)  # the read timeout aiohttp would wait out
+            await asyncio.sleep(self.hang_seconds)  # the read timeout the connection would wait out
             raise NoAnswer("injected: no answer")
         status, body = _fault_answer(fault)
         return Response(status, json.dumps(body).encode())
