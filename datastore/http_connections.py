@@ -161,14 +161,20 @@ class _Connection(asyncio.Protocol):
         self._chunks.append(body)
 
     def on_message_complete(self) -> None:
+        parser = self._parser
+        status = parser.get_status_code()
+        if status < 200:
+            # An interim answer (100 Continue, 103 Early Hints): HTTP/1.1 clients must read past
+            # any, even unasked for; the final one follows on the same exchange.
+            self._chunks, self._crc32 = [], None
+            return
         answer = self._answer
         self._answer = None
         if answer is None or answer.done():
             return
         chunks = self._chunks
         body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        parser = self._parser
-        answer.set_result(Answer(parser.get_status_code(), body, self._crc32, parser.should_keep_alive()))
+        answer.set_result(Answer(status, body, self._crc32, parser.should_keep_alive()))
 
     # the pool's side
 

@@ -196,6 +196,28 @@ def test_chunked_answer__joined() -> None:
     assert run(main).body == b"abcde"
 
 
+def test_interim_answers__read_past__the_final_one_answers() -> None:
+    """HTTP/1.1 clients must read past 1xx answers, even ones they did not ask for."""
+
+    async def interim(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            body = await server.request(reader)
+            writer.write(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n")
+            await writer.drain()
+            writer.write(answer(body))
+
+    async def main() -> tuple[list[Answer], Server]:
+        async with serving(interim) as (server, port):
+            pool = pool_at(port)
+            answers = [await post(pool, port, b'{"n":1}'), await post(pool, port, b'{"n":2}')]
+            await pool.aclose()
+            return answers, server
+
+    answers, server = run(main)
+    assert [(a.status, a.body) for a in answers] == [(200, b'{"n":1}'), (200, b'{"n":2}')]
+    assert server.connections == 1
+
+
 def test_connection_close__answered__the_next_call_on_a_new_connection() -> None:
     async def once(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await server.request(reader)
