@@ -5,8 +5,6 @@ broken or cancelled exchange leaves, TLS verification."""
 from __future__ import annotations
 
 import asyncio
-import datetime
-import ipaddress
 import ssl
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -15,10 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from yarl import URL
 
 from datastore import http_connections
@@ -33,6 +27,7 @@ from datastore.http_connections import (
     NotSent,
     request_bytes,
 )
+from tests.certificates import self_signed
 from tests.datastore.test_async_http import ITEM_BODY, KEY
 
 # Serves one connection: reads requests from the reader, writes what it likes.
@@ -80,6 +75,20 @@ async def serving(script: Script, *, tls: ssl.SSLContext | None = None) -> Async
         yield server, listening.sockets[0].getsockname()[1]
     finally:
         listening.close()
+
+
+def replying(raw: bytes, *, then_close: bool = False) -> Script:
+    """A script answering the first request with ``raw`` as it is, then closing, or waiting
+    for the client to close."""
+
+    async def script(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await server.request(reader)
+        writer.write(raw)
+        await writer.drain()
+        if not then_close:
+            await reader.read()
+
+    return script
 
 
 def answer(body: bytes = b"{}", *, status: int = 200, extra: str = "") -> bytes:
@@ -180,14 +189,9 @@ def test_kept_alive__three_calls__one_connection_each_answer_its_own() -> None:
 
 
 def test_chunked_answer__joined() -> None:
-    async def chunked(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await server.request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n")
-        await writer.drain()
-        await reader.read()
-
     async def main() -> Answer:
-        async with serving(chunked) as (_server, port):
+        chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n"
+        async with serving(replying(chunked)) as (_server, port):
             pool = pool_at(port)
             result = await post(pool, port)
             await pool.aclose()
@@ -280,13 +284,9 @@ def test_idle_longer_than_keep_alive__not_reused(monkeypatch: pytest.MonkeyPatch
 
 
 def test_answer_cut_short__broken_and_the_connection_dropped() -> None:
-    async def cut(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await server.request(reader)
-        writer.write(b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"Item"')
-        await writer.drain()
-
     async def main() -> Exception:
-        async with serving(cut) as (_server, port):
+        cut = b'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{"Item"'
+        async with serving(replying(cut, then_close=True)) as (_server, port):
             pool = pool_at(port)
             with pytest.raises(Broken) as raised:
                 await post(pool, port)
@@ -298,14 +298,8 @@ def test_answer_cut_short__broken_and_the_connection_dropped() -> None:
 
 
 def test_garbled_answer__broken() -> None:
-    async def garbled(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await server.request(reader)
-        writer.write(b"SMTP ready\r\n\r\n")
-        await writer.drain()
-        await reader.read()
-
     async def main() -> None:
-        async with serving(garbled) as (_server, port):
+        async with serving(replying(b"SMTP ready\r\n\r\n")) as (_server, port):
             pool = pool_at(port)
             with pytest.raises(Broken, match="does not parse"):
                 await post(pool, port)
@@ -472,34 +466,10 @@ def test_refused__nothing_listening__not_sent() -> None:
     run(main)
 
 
-def _self_signed(directory: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=1))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_path, key_path
-
-
 def test_tls__verified_against_the_clients_bundle__else_not_sent(tmp_path: Path) -> None:
     """Through the whole client: an https endpoint's certificate checked against the CA bundle
     the boto3 client uses (Mirror.ca_bundle); without it in the bundle, nothing is sent."""
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path)
     server_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server_tls.load_cert_chain(cert, key)
 

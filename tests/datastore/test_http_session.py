@@ -5,9 +5,7 @@ depend on which)."""
 
 from __future__ import annotations
 
-import datetime
 import gc
-import ipaddress
 import logging
 import socket
 import ssl
@@ -29,16 +27,13 @@ from botocore.exceptions import (
     ReadTimeoutError,
     SSLError,
 )
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from datastore import ids, keys, library_internals
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
 from datastore.http_session import CurlSession, _header_lines, _parse_headers
+from tests.certificates import self_signed
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -324,34 +319,10 @@ def test_error__500_on_every_attempt__client_error_with_dynamodbs_code(settings:
     assert len(fake.seen) == 2
 
 
-def _self_signed(directory: Path) -> tuple[Path, Path]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    certificate = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=1))
-        .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-    )
-    return cert_path, key_path
-
-
 def test_tls__certificate_checked_against_the_configured_bundle(
     settings: DatastoreSettings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cert, key = _self_signed(tmp_path)
+    cert, key = self_signed(tmp_path)
     tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     tls.load_cert_chain(cert, key)
     with serving(FakeDynamoDB(lambda _: answer(200, EMPTY_GET_ITEM), tls=tls)) as fake:
