@@ -1,6 +1,6 @@
 """`python -m bench.loop_call`: the read path's own CPU per DynamoDB call that needs no DynamoDB.
 
-``python -m bench.client_cost`` gives a whole call on the event loop (aiohttp, aiodynamo,
+``python -m bench.client_cost`` gives a whole call on the event loop (the HTTP exchange, aiodynamo,
 the call log, the items' scope check); on a shared machine a few microseconds in 250 are lost
 in its noise. This times the parts this repository changed, each beside what it replaced, in
 one process, best of several repeats (``timeit``):

@@ -43,7 +43,15 @@ from aiodynamo.http.types import Request, RequestFailed, Response
 from botocore.httpsession import get_cert_path
 
 from datastore.fastparse import BINARY_MARKERS, decode_binaries
-from datastore.http_connections import Broken, ConnectionPool, Endpoint, NotSent, TransportError, request_bytes
+from datastore.http_connections import (
+    Broken,
+    ConnectionPool,
+    Endpoint,
+    NotSent,
+    Origin,
+    TransportError,
+    request_bytes,
+)
 
 # What aiodynamo decodes in place of a body this module decoded already.
 _EMPTY: Final = b"{}"
@@ -115,7 +123,7 @@ class HttpExchange:
         self._pool_size = pool_size
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
-        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Endpoint, ConnectionPool]] = (
+        self._pools: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[Origin, ConnectionPool]] = (
             weakref.WeakKeyDictionary()
         )
         self._closed: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
@@ -131,9 +139,9 @@ class HttpExchange:
             if loop in self._closed:
                 raise NotSent("this event loop's connections to DynamoDB are closed (shutting down)")
             pools = self._pools[loop] = {}
-        pool = pools.get(endpoint)
+        pool = pools.get(endpoint.origin)
         if pool is None:
-            pool = pools[endpoint] = ConnectionPool(
+            pool = pools[endpoint.origin] = ConnectionPool(
                 endpoint,
                 limit=self._pool_size,
                 connect_timeout=self._connect_timeout,

@@ -15,17 +15,25 @@ What it keeps of what a client owes DynamoDB (``datastore/async_http.py`` sorts 
 
 - At most ``limit`` connections per event loop and endpoint, the warmest reused first;
   waiting for one is not an attempt's time (the request's deadline bounds it).
-- A connection is made within ``connect_timeout`` (the address resolved by the loop, TLS
-  verified against the system's CAs for an ``https`` endpoint, as aiohttp did), else
-  ``NotSent``: nothing reached DynamoDB.
+- A connection is made within ``connect_timeout`` (the address resolved by the loop for each
+  new connection, as botocore resolves it; aiohttp kept a 300 s cache of its own; TLS
+  verified with the context ``datastore/async_http.py`` gives: the boto3 client's CA bundle,
+  hostnames checked), else ``NotSent``: nothing reached DynamoDB.
 - The answer's every read comes within ``read_timeout`` of the last one (what urllib3 and
   aiohttp's ``sock_read`` bound), else ``NoAnswer``; the connection is closed, since a late
   answer would be read as the next request's.
 - A connection that breaks once the request is written (closed by the peer, an answer that
   does not parse, bytes no request asked for) fails its exchange with ``Broken`` and is
-  dropped; so is one interrupted (cancelled) mid-exchange.
-- An idle connection is kept ``KEEP_ALIVE`` seconds at most, as aiohttp keeps them, so the
-  peer seldom closes one under a request.
+  dropped; so is one interrupted (cancelled) mid-exchange. A dropped connection is aborted,
+  not closed: a TLS close would wait up to 30 s for the peer's goodbye, its socket open
+  beyond ``limit`` meanwhile.
+- An idle connection is reused only within ``KEEP_ALIVE`` seconds, as aiohttp's keep-alive,
+  so the peer seldom closes one under a request; older ones are closed the next time the pool
+  takes or returns a connection.
+
+What DynamoDB never needs is not done: an answer whose end is the connection's (no length,
+not chunked) fails as ``Broken``, an upgrade (101) likewise; no proxy (the aiohttp session
+read none either), no compression.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ from typing import Final, NamedTuple, cast
 
 import httptools
 
-# aiohttp's keepalive_timeout: an idle connection older than this is closed, not reused.
+# aiohttp's keepalive_timeout: an idle connection older than this is not reused, and closed.
 KEEP_ALIVE: Final = 15.0
 
 
@@ -56,6 +64,10 @@ class Broken(TransportError):
     """The exchange broke after the request may have reached DynamoDB."""
 
 
+# Where a connection goes: host, port, TLS.
+Origin = tuple[str, int, bool]
+
+
 class Answer(NamedTuple):
     status: int
     body: bytes
@@ -73,6 +85,11 @@ class Endpoint(NamedTuple):
     tls: bool
     # "POST <path> HTTP/1.1\r\nHost: <host[:port]>\r\n"
     head: bytes
+
+    @property
+    def origin(self) -> Origin:
+        """What a connection is to: requests of any method or path share its connections."""
+        return self.host, self.port, self.tls
 
     @classmethod
     def of(cls, method: str, url: str) -> Endpoint:
@@ -140,7 +157,8 @@ class _Connection(asyncio.Protocol):
         self._last_read = self._loop.time()
         try:
             self._parser.feed_data(data)
-        except httptools.HttpParserError as error:
+        except (httptools.HttpParserError, httptools.HttpParserUpgrade) as error:
+            # An upgrade (101) is not a parse error to httptools, and no answer DynamoDB gives.
             self._fail(Broken(f"an answer that does not parse as HTTP/1.1 ({type(error).__name__})"))
 
     def connection_lost(self, exc: Exception | None) -> None:
@@ -170,6 +188,7 @@ class _Connection(asyncio.Protocol):
             return
         answer = self._answer
         self._answer = None
+        self._stop_timer()  # answered: a read timeout now could only drop a good connection
         if answer is None or answer.done():
             return
         chunks = self._chunks
@@ -191,9 +210,12 @@ class _Connection(asyncio.Protocol):
         try:
             return await answer
         finally:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
+            self._stop_timer()
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     def _check_timeout(self) -> None:
         # One timer per exchange, moved on when data came meanwhile: cheaper than a timer per read.
@@ -212,9 +234,11 @@ class _Connection(asyncio.Protocol):
         self.close()
 
     def close(self) -> None:
+        """Drop the connection at once (``abort``: no TLS goodbye awaited); again is a no-op."""
         self.open = False
-        if self._transport is not None:
-            self._transport.close()
+        transport = self._transport
+        if transport is not None and not transport.is_closing():
+            transport.abort()
 
 
 class ConnectionPool:
@@ -251,7 +275,9 @@ class ConnectionPool:
                 # An exchange that failed, or was cancelled halfway, leaves the connection in
                 # an unknown state: it is closed, never reused.
                 if reusable and connection.open and not self._closed:
-                    connection.idle_since = asyncio.get_running_loop().time()
+                    now = asyncio.get_running_loop().time()
+                    self._expire(now)
+                    connection.idle_since = now
                     self._idle.append(connection)
                 else:
                     connection.close()
@@ -273,13 +299,19 @@ class ConnectionPool:
         idle = self._idle
         if not idle:
             return None
-        oldest_kept = asyncio.get_running_loop().time() - KEEP_ALIVE
+        self._expire(asyncio.get_running_loop().time())
         while idle:
             connection = idle.pop()
-            if connection.open and connection.idle_since > oldest_kept:
+            if connection.open:
                 return connection
-            connection.close()
         return None
+
+    def _expire(self, now: float) -> None:
+        """Close the idle connections past ``KEEP_ALIVE``: the oldest, at the list's start."""
+        idle = self._idle
+        oldest_kept = now - KEEP_ALIVE
+        while idle and (idle[0].idle_since <= oldest_kept or not idle[0].open):
+            idle.pop(0).close()
 
     async def _connect(self) -> _Connection:
         if self._closed:

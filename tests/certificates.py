@@ -12,11 +12,15 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 
-def self_signed(directory: Path) -> tuple[Path, Path]:
-    """A new EC key and a certificate for 127.0.0.1 signed with it, valid for an hour, written
-    to ``directory``: (certificate, key) paths, PEM."""
+def self_signed(directory: Path, host: str = "127.0.0.1") -> tuple[Path, Path]:
+    """A new EC key and a certificate for ``host`` (an IP address or a DNS name) signed with
+    it, valid for an hour, written to ``directory``: (certificate, key) paths, PEM."""
     key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, host)])
+    try:
+        alternative: x509.GeneralName = x509.IPAddress(ipaddress.ip_address(host))
+    except ValueError:
+        alternative = x509.DNSName(host)
     now = datetime.datetime.now(datetime.UTC)
     certificate = (
         x509.CertificateBuilder()
@@ -26,7 +30,7 @@ def self_signed(directory: Path) -> tuple[Path, Path]:
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(minutes=1))
         .not_valid_after(now + datetime.timedelta(hours=1))
-        .add_extension(x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False)
+        .add_extension(x509.SubjectAlternativeName([alternative]), False)
         .add_extension(x509.BasicConstraints(ca=True, path_length=None), True)
         .sign(key, hashes.SHA256())
     )

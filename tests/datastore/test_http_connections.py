@@ -5,14 +5,17 @@ broken or cancelled exchange leaves, TLS verification."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import socket
 import ssl
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
+import uvloop
 from yarl import URL
 
 from datastore import http_connections
@@ -29,6 +32,8 @@ from datastore.http_connections import (
 )
 from tests.certificates import self_signed
 from tests.datastore.test_async_http import ITEM_BODY, KEY
+
+T = TypeVar("T")
 
 # Serves one connection: reads requests from the reader, writes what it likes.
 Script = Callable[["Server", asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
@@ -95,12 +100,9 @@ def answer(body: bytes = b"{}", *, status: int = 200, extra: str = "") -> bytes:
     return f"HTTP/1.1 {status} X\r\nContent-Length: {len(body)}\r\n{extra}\r\n".encode() + body
 
 
-def pool_at(
-    port: int, *, limit: int = 4, read_timeout: float = 0.5, tls: ssl.SSLContext | None = None
-) -> ConnectionPool:
-    scheme = "https" if tls else "http"
+def pool_at(port: int, *, limit: int = 4, read_timeout: float = 0.5) -> ConnectionPool:
     return ConnectionPool(
-        Endpoint.of("POST", f"{scheme}://127.0.0.1:{port}/"),
+        Endpoint.of("POST", f"http://127.0.0.1:{port}/"),
         limit=limit,
         connect_timeout=0.5,
         read_timeout=read_timeout,
@@ -113,8 +115,32 @@ def post(pool: ConnectionPool, port: int, body: bytes = b'{"n":1}') -> Awaitable
     return pool.send(request_bytes(endpoint, {"X-Amz-Target": "DynamoDB_20120810.GetItem"}, body))
 
 
-def run(main: Callable[[], Awaitable[Any]]) -> Any:
-    return asyncio.run(main())
+# Every test runs on asyncio's own loop and on uvloop, which the servers run.
+LOOPS: dict[str, Callable[[], asyncio.AbstractEventLoop]] = {
+    "asyncio": asyncio.new_event_loop,
+    "uvloop": uvloop.new_event_loop,
+}
+_loop_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
+
+
+@pytest.fixture(autouse=True, params=list(LOOPS))
+def event_loop_kind(request: pytest.FixtureRequest) -> Iterator[str]:
+    global _loop_factory
+    _loop_factory = LOOPS[request.param]
+    yield request.param
+    _loop_factory = asyncio.new_event_loop
+
+
+def run(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """``main()`` on the test's event loop, failed rather than hung after 10 s (a timeout
+    that no longer fires would otherwise wait for ever)."""
+
+    async def bounded() -> T:
+        async with asyncio.timeout(10):
+            return await main()
+
+    with asyncio.Runner(loop_factory=_loop_factory) as runner:
+        return runner.run(bounded())
 
 
 def test_request__its_bytes__head_host_with_port_length_headers_then_body() -> None:
@@ -359,7 +385,7 @@ def test_no_answer__within_the_read_timeout__no_answer_and_the_connection_closed
             await pool.aclose()
             return waited
 
-    assert run(main) >= 0.2
+    assert run(main) >= 0.19  # uvloop keeps time in whole milliseconds
 
 
 def test_trickling_answer__each_read_within_the_read_timeout__answered() -> None:
@@ -388,10 +414,9 @@ def test_trickling_answer__each_read_within_the_read_timeout__answered() -> None
 
 def test_cancelled_mid_exchange__the_connection_dropped_and_its_late_answer_never_read() -> None:
     async def slow_then_fast(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        n = 0
         while True:
             await server.request(reader)
-            n += 1
+            n = len(server.requests)  # counted across connections
             if n == 1:
                 await asyncio.sleep(0.2)
             writer.write(answer(f'{{"answer":{n}}}'.encode()))
@@ -408,7 +433,7 @@ def test_cancelled_mid_exchange__the_connection_dropped_and_its_late_answer_neve
             return following.body, server
 
     body, server = run(main)
-    assert body == b'{"answer":1}'  # the first answer of a new connection, not the old one's late one
+    assert body == b'{"answer":2}'  # the second request's own answer, not the first's late one
     assert server.connections == 2
 
 
@@ -497,3 +522,97 @@ def test_tls__verified_against_the_clients_bundle__else_not_sent(tmp_path: Path)
     assert isinstance(untrusted, Unavailable) and str(untrusted) == "DynamoDB could not be reached"
     assert (untrusted.cause or "").startswith("NotSent") and "CERTIFICATE_VERIFY_FAILED" in (untrusted.cause or "")
     assert len(server.requests) == 1
+
+
+def test_upgrade_answer__broken_nothing_logged(caplog: pytest.LogCaptureFixture) -> None:
+    switching = b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n"
+
+    async def main() -> None:
+        async with serving(replying(switching)) as (_server, port):
+            pool = pool_at(port)
+            with pytest.raises(Broken, match="does not parse"):
+                await post(pool, port)
+            await pool.aclose()
+
+    run(main)
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+
+
+def test_idle_past_keep_alive__closed_while_the_pool_is_in_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Connections left idle under a busy one are closed once past KEEP_ALIVE, not kept open."""
+    monkeypatch.setattr(http_connections, "KEEP_ALIVE", 0.2)
+
+    async def slow(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            await server.request(reader)
+            await asyncio.sleep(0.05)
+            writer.write(answer())
+            await writer.drain()
+
+    async def main() -> tuple[int, int]:
+        async with serving(slow) as (server, port):
+            pool = pool_at(port, limit=3)
+            await asyncio.gather(*(post(pool, port) for _ in range(3)))  # three connections
+            opened = server.open_now
+            for _ in range(8):  # one at a time: the warmest connection, over 0.8 s
+                await post(pool, port)
+                await asyncio.sleep(0.05)
+            await asyncio.sleep(0.05)  # the server sees the closes
+            still_open = server.open_now
+            await pool.aclose()
+            return opened, still_open
+
+    opened, still_open = run(main)
+    assert (opened, still_open) == (3, 1)
+
+
+def test_connect_timeout__a_listener_that_never_accepts__not_sent() -> None:
+    """A connection not made within the connect timeout: NotSent, nothing sent. The listener's
+    queue is full (a backlog of none, taken by a first connection), so the kernel answers no
+    more handshakes."""
+
+    async def main() -> tuple[NotSent, float]:
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)
+        port = listener.getsockname()[1]
+        filler = socket.create_connection(("127.0.0.1", port))
+        loop = asyncio.get_running_loop()
+        try:
+            pool = pool_at(port)
+            started = loop.time()
+            with pytest.raises(NotSent, match="connect timeout") as raised:
+                await post(pool, port)
+            return raised.value, loop.time() - started
+        finally:
+            filler.close()
+            listener.close()
+
+    _error, waited = run(main)
+    assert 0.5 <= waited < 2.0
+
+
+def test_tls__a_certificate_for_another_host__not_sent(tmp_path: Path) -> None:
+    """Trusted (in the bundle) but issued for another name: the hostname check refuses it."""
+    cert, key = self_signed(tmp_path, host="elsewhere.example")
+    server_tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_tls.load_cert_chain(cert, key)
+
+    async def never_asked(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await server.request(reader)
+
+    async def main() -> tuple[Unavailable | dict[str, Any], Server]:
+        async with serving(never_asked, tls=server_tls) as (server, port):
+            mirror = Mirror(URL(f"https://127.0.0.1:{port}"), "eu-west-1", 0.5, 0.5, 2, 4, ca_bundle=str(cert))
+            dynamo = AsyncDynamo(mirror, None)
+            try:
+                return await send(dynamo.client(), "GetItem", {"TableName": "t", "Key": KEY}), server
+            except Unavailable as error:
+                return error, server
+            finally:
+                await dynamo.aclose()
+
+    result, server = run(main)
+    assert isinstance(result, Unavailable) and str(result) == "DynamoDB could not be reached"
+    assert (result.cause or "").startswith("NotSent") and "match" in (result.cause or "")
+    assert server.requests == []
