@@ -93,7 +93,11 @@ class Endpoint(NamedTuple):
 
     @classmethod
     def of(cls, method: str, url: str) -> Endpoint:
-        parsed = httptools.parse_url(url.encode("ascii"))
+        """``url``'s endpoint; ``NotSent`` for what is not an http(s) URL of ASCII."""
+        try:
+            parsed = httptools.parse_url(url.encode("ascii"))
+        except (UnicodeError, httptools.HttpParserInvalidURLError):
+            raise NotSent(f"not an HTTP endpoint: {url!r}") from None
         scheme = (parsed.schema or b"http").decode("ascii").lower()
         if scheme not in ("http", "https") or not parsed.host:
             raise NotSent(f"not an HTTP endpoint: {url}")
@@ -121,7 +125,10 @@ def request_bytes(endpoint: Endpoint, headers: dict[str, str] | None, body: byte
         line = f"{name}: {value}\r\n"
         if line.count("\n") != 1 or line.count("\r") != 1:
             raise NotSent(f"a request header with a line break: {name!r}")
-        lines.append(line.encode("latin-1"))
+        try:
+            lines.append(line.encode("latin-1"))  # what HTTP/1.1 carries, as http.client sends it
+        except UnicodeEncodeError:
+            raise NotSent(f"a request header that is not Latin-1: {name!r}") from None
     lines.append(b"\r\n")
     lines.append(body)
     return b"".join(lines)

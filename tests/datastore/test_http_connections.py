@@ -189,9 +189,15 @@ def test_request__a_header_with_a_line_break__refused_before_anything_is_sent(he
         request_bytes(Endpoint.of("POST", "http://127.0.0.1:1/"), header, b"{}")
 
 
-def test_not_http__refused() -> None:
+@pytest.mark.parametrize("url", ["ftp://127.0.0.1/", "http://dynamodb.example\u00e9/", "not a url"])
+def test_not_an_http_url__refused_before_anything_is_sent(url: str) -> None:
     with pytest.raises(NotSent):
-        Endpoint.of("POST", "ftp://127.0.0.1/")
+        Endpoint.of("POST", url)
+
+
+def test_request__a_header_beyond_latin_1__refused_before_anything_is_sent() -> None:
+    with pytest.raises(NotSent, match="Latin-1"):
+        request_bytes(Endpoint.of("POST", "http://127.0.0.1:1/"), {"X-Amz-Target": "\u20ac"}, b"{}")
 
 
 def test_kept_alive__three_calls__one_connection_each_answer_its_own() -> None:
