@@ -249,7 +249,7 @@ class _Connection(asyncio.Protocol):
 
 
 class ConnectionPool:
-    """Kept-alive connections to one endpoint, for one event loop."""
+    """Kept-alive connections to one origin (host, port, TLS), for one event loop."""
 
     def __init__(
         self,
