@@ -18,6 +18,7 @@ from datastore import calls, ids, layout
 from datastore.async_client import AsyncDynamo, Mirror, send
 from datastore.dev.local import free_port
 from datastore.errors import Unavailable
+from tests.datastore.loopback import Server, serving
 
 ATTEMPTS = 2
 Answer = Callable[[bytes], Awaitable[tuple[int, dict[str, str], bytes] | None]]
@@ -33,39 +34,21 @@ def dynamo_at(url: str, *, read_timeout: float = 0.3) -> AsyncDynamo:
 @asynccontextmanager
 async def http_server(answer: Answer) -> AsyncIterator[tuple[str, list[bytes]]]:
     """A one-route HTTP/1.1 server: ``answer(body)`` gives status, headers and body, or None to never answer."""
-    received: list[bytes] = []
 
-    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            while True:
-                head = await reader.readuntil(b"\r\n\r\n")
-                length = next(
-                    int(line.split(b":", 1)[1])
-                    for line in head.split(b"\r\n")
-                    if line.lower().startswith(b"content-length:")
-                )
-                body = await reader.readexactly(length)
-                received.append(body)
-                answered = await answer(body)
-                if answered is None:
-                    await asyncio.sleep(3600)
-                    return
-                status, headers, payload = answered
-                lines = [f"HTTP/1.1 {status} X", f"Content-Length: {len(payload)}"]
-                lines += [f"{name}: {value}" for name, value in headers.items()]
-                writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
-                await writer.drain()
-        except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
-            pass
-        finally:
-            writer.close()
+    async def route(server: Server, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while True:
+            answered = await answer(await server.request(reader))
+            if answered is None:
+                await asyncio.sleep(3600)
+                return
+            status, headers, payload = answered
+            lines = [f"HTTP/1.1 {status} X", f"Content-Length: {len(payload)}"]
+            lines += [f"{name}: {value}" for name, value in headers.items()]
+            writer.write(("\r\n".join(lines) + "\r\n\r\n").encode() + payload)
+            await writer.drain()
 
-    server = await asyncio.start_server(serve, "127.0.0.1", 0)
-    port = server.sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}", received
-    finally:
-        server.close()
+    async with serving(route) as (server, port):
+        yield f"http://127.0.0.1:{port}", server.requests
 
 
 # A tenant's employee key (tests/key_guard.py: every request stays in a named partition space).
