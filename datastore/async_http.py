@@ -146,7 +146,7 @@ class HttpExchange:
                 limit=self._pool_size,
                 connect_timeout=self._connect_timeout,
                 read_timeout=self._read_timeout,
-                tls=self._tls_context() if endpoint.tls else None,
+                tls=self._tls_for(endpoint),
             )
         return pool
 
@@ -179,11 +179,13 @@ class HttpExchange:
             raise Broken("the answer's CRC32 does not match its x-amz-crc32 header")
         return answer.status, answer.body
 
-    def _tls_context(self) -> ssl.SSLContext:
-        # Made here only for an https URL the constructor was not told of: loading the CAs
-        # reads files, which is why the client makes it before serving (AsyncDynamo).
+    def _tls_for(self, endpoint: Endpoint) -> ssl.SSLContext | None:
+        # The context is the client's to give (AsyncDynamo: the boto3 client's CA bundle,
+        # loaded before serving); an https endpoint it gave none for is not reached.
+        if not endpoint.tls:
+            return None
         if self._tls is None:
-            self._tls = tls_context(None)
+            raise NotSent(f"no TLS context for https://{endpoint.host}:{endpoint.port}")
         return self._tls
 
 

@@ -107,10 +107,10 @@ class Endpoint(NamedTuple):
         path = (parsed.path or b"/").decode("ascii")
         if parsed.query:
             path += "?" + parsed.query.decode("ascii")
-        # The Host header names a port only when it is not the scheme's own, as aiohttp sends it.
-        authority = host if port == default else f"{host}:{port}"
-        if ":" in host:  # an IPv6 address
-            authority = f"[{host}]" if port == default else f"[{host}]:{port}"
+        # The Host header names a port only when it is not the scheme's own, as aiohttp sends it;
+        # an IPv6 address in brackets.
+        named = f"[{host}]" if ":" in host else host
+        authority = named if port == default else f"{named}:{port}"
         return cls(host, port, scheme == "https", f"{method} {path} HTTP/1.1\r\nHost: {authority}\r\n".encode("ascii"))
 
 

@@ -15,10 +15,12 @@ from typing import Any, TypeVar
 
 import pytest
 import uvloop
+from aiodynamo.http.types import Request, RequestFailed
 from yarl import URL
 
 from datastore import http_connections
 from datastore.async_client import AsyncDynamo, Mirror, send
+from datastore.async_http import HttpExchange, SendHooks
 from datastore.errors import Unavailable
 from datastore.http_connections import (
     Answer,
@@ -558,3 +560,19 @@ def test_tls__a_certificate_for_another_host__not_sent(tmp_path: Path) -> None:
     assert isinstance(result, Unavailable) and str(result) == "DynamoDB could not be reached"
     assert (result.cause or "").startswith("NotSent") and "match" in (result.cause or "")
     assert server.requests == []
+
+
+def test_https_endpoint_without_a_tls_context__not_sent_and_nothing_connected() -> None:
+    """The client gives the TLS context (the boto3 client's CA bundle); an https URL it gave
+    none for is never reached, rather than verified with some other bundle."""
+    exchange = HttpExchange(SendHooks(), pool_size=1, connect_timeout=0.5, read_timeout=0.5)
+
+    async def main() -> RequestFailed:
+        request = Request(method="POST", url="https://127.0.0.1:1/", headers={}, body=b"{}")
+        with pytest.raises(RequestFailed) as raised:
+            await exchange(request)
+        await exchange.aclose()
+        return raised.value
+
+    failed = run(main)
+    assert isinstance(failed.inner, NotSent) and "no TLS context" in str(failed.inner)
