@@ -7,6 +7,7 @@ import contextlib
 import functools
 import gzip
 import json
+import logging
 import os
 import shutil
 import signal
@@ -63,13 +64,29 @@ from graphql_api.settings import Settings, hand_down_to_workers
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.graphql"
 
+log = logging.getLogger("hr.server")
+Say = Callable[[str], None]
+
+
+def say(line: str) -> None:
+    """A line of a command's own output, as it is: ``run`` says its start-up lines through the
+    log instead under LOG_FORMAT=json, so every line is JSON (``announcer``)."""
+    print(line, flush=True)
+
+
+def announcer(log_format: str) -> tuple[Say, Say]:
+    """How ``run`` says a start-up line, and a warning: printed as text, or as log records."""
+    if log_format == "json":
+        return log.info, log.warning
+    return say, lambda line: print(line, file=sys.stderr, flush=True)
+
 
 class CommandError(Exception):
     """A command cannot do what was asked; the message says why."""
 
 
 @contextmanager
-def dynamodb_endpoint(settings: DatastoreSettings, *, reuse: bool = False) -> Iterator[str | None]:
+def dynamodb_endpoint(settings: DatastoreSettings, *, reuse: bool = False, say: Say = say) -> Iterator[str | None]:
     """The configured endpoint, else an embedded DynamoDB Local keeping its data on disk.
 
     With ``reuse``, an embedded engine that a running server already started is used.
@@ -82,7 +99,7 @@ def dynamodb_endpoint(settings: DatastoreSettings, *, reuse: bool = False) -> It
         return
     local = DynamoDBLocal(settings.local_cache_dir, port=settings.local_port, data_dir=settings.local_data_dir)
     with local:
-        print(f"DynamoDB Local on {local.endpoint_url}, data in {settings.local_data_dir}", flush=True)
+        say(f"DynamoDB Local on {local.endpoint_url}, data in {settings.local_data_dir}")
         yield local.endpoint_url
 
 
@@ -105,7 +122,7 @@ def _exit_on_sigterm(signum: int, _frame: object) -> None:
 
 
 @contextmanager
-def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None]:
+def metrics_endpoint(host: str, port: int | None, workers: int, say: Say = say) -> Iterator[None]:
     """/metrics on ``host:port`` while the server runs (nothing when ``port`` is None).
 
     With several workers, each writes its figures to files in a fresh directory
@@ -122,7 +139,7 @@ def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None
     directory = metrics_dir.create() if workers > 1 else None
     hand_down_to_workers(dynamodb_endpoint=None, metrics_dir=directory)
     server = serve_metrics(host, port, directory)
-    print(f"metrics on http://{host}:{port}/metrics", flush=True)
+    say(f"metrics on http://{host}:{port}/metrics")
     try:
         yield
     finally:
@@ -132,25 +149,28 @@ def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None
             shutil.rmtree(directory, ignore_errors=True)
 
 
-def check_layout(datastore: Datastore, *, serve_anyway: bool) -> None:
+def check_layout(datastore: Datastore, *, serve_anyway: bool, say: Say = say, warn: Say | None = None) -> None:
     """Refuse to serve data in another layout than this release's (datastore/layout_version.py)."""
     try:
         found = layout_version.check_at_start(datastore.table(LayoutScope()), serve_anyway=serve_anyway)
     except layout_version.LayoutMismatch as error:
         raise CommandError(str(error)) from None
     if found.stamped:
-        print(f"stamped table {datastore.table_name} (empty) with data layout {found.version}", flush=True)
+        say(f"stamped table {datastore.table_name} (empty) with data layout {found.version}")
     if found.warning is not None:
-        print(found.warning, file=sys.stderr, flush=True)
+        if warn is None:
+            print(found.warning, file=sys.stderr, flush=True)
+        else:
+            warn(found.warning)
 
 
-def remove_leftovers() -> None:
+def remove_leftovers(say: Say = say) -> None:
     """What servers killed outright left on this host: metrics directories, shared tenant buckets.
 
     Only those whose owner is gone (graphql_api/entrypoints/host_files.py); a running server's are kept.
     """
     for path in [*metrics_dir.remove_leftovers(), *remove_orphans(runtime_dir(), shared_buckets.PREFIX)]:
-        print(f"removed {path}, left by a server that was killed", flush=True)
+        say(f"removed {path}, left by a server that was killed")
 
 
 def run(_args: argparse.Namespace) -> int:
@@ -158,8 +178,9 @@ def run(_args: argparse.Namespace) -> int:
     loaded = Settings.load()
     settings, api_settings = loaded.datastore, loaded.api
     configure_logging(api_settings.log_format)
+    announce, warn = announcer(api_settings.log_format)
     api_settings.hosts_to_serve()  # refused here, before an engine starts, rather than in each worker
-    remove_leftovers()
+    remove_leftovers(announce)
     host, port, workers = loaded.server.host, loaded.server.port, loaded.server.workers
     grace = loaded.server.shutdown_grace_seconds
     _require_free(host, port)
@@ -167,22 +188,25 @@ def run(_args: argparse.Namespace) -> int:
         raise CommandError("METRICS_PORT must differ from PORT: /metrics is never served on the API's port")
     embedded = settings.embedded
     try:
-        with metrics_endpoint(host, api_settings.metrics_port, workers), dynamodb_endpoint(settings) as endpoint:
+        with (
+            metrics_endpoint(host, api_settings.metrics_port, workers, announce),
+            dynamodb_endpoint(settings, say=announce) as endpoint,
+        ):
             datastore = Datastore.connect(settings, endpoint)
             where = endpoint or f"AWS ({settings.region})"
             waiting = probe.probe_client(datastore.client)
             probe.wait_until_answering(
                 waiting,
-                announce=lambda: print(f"waiting for DynamoDB at {where}: not reachable yet, retrying", flush=True),
+                announce=lambda: announce(f"waiting for DynamoDB at {where}: not reachable yet, retrying"),
             )
             waiting.close()
             if ensure_table(datastore.client, settings.table_name):
-                print(f"created table {settings.table_name}", flush=True)
-            check_layout(datastore, serve_anyway=loaded.server.serve_unmigrated)
+                announce(f"created table {settings.table_name}")
+            check_layout(datastore, serve_anyway=loaded.server.serve_unmigrated, say=announce, warn=warn)
             if (embedded or loaded.server.demo_data) and demo.load(datastore.table(PlatformScope())):
-                print("loaded demo data (Acme Corp, Globex Inc)", flush=True)
-            api_settings.warn_if_development()
-            print(f"GraphQL on http://{host}:{port}/graphql ({workers} worker{'s' * (workers > 1)})", flush=True)
+                announce("loaded demo data (Acme Corp, Globex Inc)")
+            api_settings.warn_if_development(warn)
+            announce(f"GraphQL on http://{host}:{port}/graphql ({workers} worker{'s' * (workers > 1)})")
             # Logging as configured above (log_config=None), and no uvicorn access log: ours
             # (graphql_api/observability/access_log.py) writes the one line per request.
             serve = functools.partial(

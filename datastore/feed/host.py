@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from datastore.errors import DatastoreError
@@ -65,6 +66,9 @@ class FeedStatus:
     connected: bool = False
     generation: int | None = None
     records_read: int = 0
+    # How far behind the stream the reader is: the age of the newest record of its last read, in
+    # seconds (DynamoDB dates records to the second); 0 when that read came back empty.
+    lag_seconds: float = 0.0
     frames_received: int = 0
     connections: int = 0
     problem: str | None = None
@@ -214,6 +218,11 @@ class FeedHost:
             if kinds is None or kind in kinds:
                 frames.append(fanout.record_frame(record.org_id, kind, record.encode()))
         self.status.records_read += len(records)
+        if records:
+            newest = records[-1].approximate_at
+            self.status.lag_seconds = max(0.0, (datetime.now(UTC) - newest).total_seconds())
+        else:
+            self.status.lag_seconds = 0.0
         server.broadcast(frames)
 
     # --- following -------------------------------------------------------------------------------

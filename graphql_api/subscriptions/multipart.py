@@ -47,6 +47,7 @@ from graphql_api.http.errors import TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
 from graphql_api.http.request import read_operations
 from graphql_api.http.response import payload
+from graphql_api.observability import live_metrics
 from graphql_api.request.context import RequestContext
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline
@@ -211,4 +212,5 @@ class MultipartSubscriptions:
             hub = self.services.live
             if hub is not None:
                 hub.release(connection)
+            live_metrics.connection_ended(connection, "multipart")
             context.session.end()
