@@ -72,6 +72,17 @@ GRAPHQL_ROUTE = "/graphql"
 BUILT_IN_OPERATIONS = ("none", "anonymous", OTHER)
 
 
+def initialise(operations: tuple[str, ...] = ()) -> None:
+    """Every known series at zero: each error code, and /graphql's statuses for the built-in
+    operation labels and those METRICS_OPERATIONS names (a name first learned later, or a
+    trusted document's, starts at its first request: alert on the sums or on the codes)."""
+    for code in Code:
+        ERROR_REQUESTS.labels(code.value)
+    for operation in (*BUILT_IN_OPERATIONS, *operations):
+        for status in STATUSES:
+            REQUESTS.labels(GRAPHQL_ROUTE, operation[:MAX_VALUE_LENGTH], str(status))
+
+
 @dataclass(frozen=True, slots=True)
 class Labels:
     route: str
@@ -97,17 +108,6 @@ class Metrics:
         )
         self._tenant = BoundedLabel(max_tenants)
         initialise(operations)
-
-
-def initialise(operations: tuple[str, ...] = ()) -> None:
-    """Every known series at zero: each error code, and /graphql's statuses for the built-in
-    operation labels and those METRICS_OPERATIONS names (a name first learned later, or a
-    trusted document's, starts at its first request: alert on the sums or on the codes)."""
-    for code in Code:
-        ERROR_REQUESTS.labels(code.value)
-    for operation in (*BUILT_IN_OPERATIONS, *operations):
-        for status in STATUSES:
-            REQUESTS.labels(GRAPHQL_ROUTE, operation[:MAX_VALUE_LENGTH], str(status))
 
     def labels(self, outcome: Outcome) -> Labels:
         if outcome.tenant is not None:

@@ -106,6 +106,10 @@ def test_run__live_updates_watched_on_metrics_and_in_the_log(
     with server_process.running(env, free_port()) as server:
         # Before any request: the series an alert reads, at zero.
         at_start = until(url, lambda f: value(f, "hr_feed_readers") == 1)
+        answer = httpx.post(
+            f"{server.url}/graphql", json={"query": "{ __typename }"}, headers={"Authorization": f"Bearer {token}"}
+        )
+        assert answer.status_code == 200, answer.text
         try:
             for n in range(SUBSCRIBERS):
                 socket = open_socket(server.url)
@@ -158,6 +162,8 @@ def test_run__live_updates_watched_on_metrics_and_in_the_log(
     assert value(at_start, "hr_live_connections") == 0
     assert value(at_start, "hr_feed_lag_seconds") is not None
 
+    assert value(at_start, "hr_requests_total", route="/graphql", operation="anonymous", status="200") == 0
+    assert value(busy, "hr_requests_total", route="/graphql", operation="anonymous", status="200") == 1
     assert value(busy, "hr_live_connections") == SUBSCRIBERS
     assert value(busy, "hr_live_subscriptions") == SUBSCRIBERS
     assert value(busy, "hr_live_queued_events") is not None
