@@ -228,10 +228,6 @@ class FeedHost:
     # --- following -------------------------------------------------------------------------------
 
     async def _follow(self, on_frame: Callable[[Frame], None], on_connected: Callable[[], None]) -> None:
-        def received(frame: Frame) -> None:
-            self.status.frames_received += 1
-            on_frame(frame)
-
         while True:
             try:
                 current = await self._blocking(self.lease.current)
@@ -241,6 +237,23 @@ class FeedHost:
                 await asyncio.sleep(min(0.5, self.settings.renew_seconds))
                 continue
             generation = current.generation
+            announced = False
+
+            def announce() -> None:
+                """``on_connected`` once per connection, before its first frame is handed on: a
+                new reader's first batch (all it read while nobody did) may come at once, and
+                the caller's catch-up must be under way when it does."""
+                nonlocal announced
+                if not announced:
+                    announced = True
+                    self.status.connections += 1
+                    on_connected()
+
+            def received(frame: Frame) -> None:
+                announce()
+                self.status.frames_received += 1
+                on_frame(frame)
+
             following = asyncio.create_task(fanout.follow(fanout.address(self.group, generation), received))
             try:
                 await asyncio.sleep(0.05)  # connected, unless there is no such socket yet
@@ -248,8 +261,7 @@ class FeedHost:
                     following.result()
                     continue
                 self.status.connected, self.status.generation = True, generation
-                self.status.connections += 1
-                on_connected()
+                announce()
                 await self._until_replaced(following, generation)
             except (ConnectionError, OSError):
                 await asyncio.sleep(min(0.5, self.settings.renew_seconds))

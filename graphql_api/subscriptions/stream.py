@@ -12,8 +12,9 @@ Live events wait in the subscription's queue, counted against the connection's b
 never dropped from silently. While a replay is due or running (a catch-up, or the replay of
 ``after``), live events are not queued: the replay reads them from the trail at the
 subscriber's own pace, and is read again after it ends if any came meanwhile. So a failover's
-burst (every event written while no reader handed any on, arriving at once) never counts
-against the bound, and closes nobody who keeps up.
+burst (every event written while no reader handed any on, arriving at once, often after the
+catch-up has delivered it) never counts against the bound: an event already delivered is not
+queued. A failover closes nobody who keeps up.
 
 A replay reads at most SUBSCRIPTION_REPLAY_EVENTS events of the organisation's trail and
 goes back at most SUBSCRIPTION_REPLAY_SECONDS: a cursor further behind is refused
@@ -90,16 +91,22 @@ class LiveStream:
         if self._replaying:
             self._missed = True  # committed before the next read of the trail, which delivers it
             return
+        if self.position.seen(event.event_id):
+            # Delivered by a replay already: a new reader's first batch repeats what the catch-up
+            # read from the trail, and is not counted against the bound.
+            return
         if self.connection.enqueue():
             self._queue.append(Delivery(event, round_))
             self._ready.set()
 
     def catch_up(self) -> None:
         """Replay what may have been missed, after what is queued already."""
-        if not self._replaying:
-            self._replaying = True
-            self._queue.append(_CATCH_UP)
-            self._ready.set()
+        if self._replaying:
+            self._missed = True  # the running replay may have read the trail before the gap: read it again
+            return
+        self._replaying = True
+        self._queue.append(_CATCH_UP)
+        self._ready.set()
 
     # --- what the subscription reads -----------------------------------------------------------
 
