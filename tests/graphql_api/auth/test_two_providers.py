@@ -23,7 +23,7 @@ import httpx
 import jwt
 import pytest
 
-from datastore import employees, ids, organizations
+from datastore import employees, identity_providers, ids, organizations
 from datastore.entities import Employee, Organization, Plan, Role
 from datastore.scope import PlatformScope, TenantScope
 from datastore.store import Datastore
@@ -31,6 +31,8 @@ from datastore.table import Table
 from graphql_api.app import create_app
 from graphql_api.auth.signin import GRANT_TYPE, ID_TOKEN_TYPE, REFRESH_REFUSED, REFUSED
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
+from graphql_api.schema import ids as global_ids
+from graphql_api.schema.mutations.sign_in import API_KEY_REFUSED
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import unique_domain
 from tests.graphql_api.fixtures import TEST_SECRET
@@ -453,9 +455,13 @@ def test_remove__then_signs_in_through_the_platforms_again(
         token = world.token(org.admin)
         set_answer = world.graphql(token, SET_PROVIDER, {"input": {"issuer": own.issuer, "clientIds": ["hr-web"]}})
         assert "errors" not in set_answer, set_answer
-        signed_in(world.sign_in(org.admin.email, "rita"))
+        session = signed_in(world.sign_in(org.admin.email, "rita"))
         removed = world.graphql(token, "mutation { removeIdentityProvider(input: {}) { identityProvider { issuer } } }")
         assert removed["data"]["removeIdentityProvider"]["identityProvider"]["issuer"] == own.issuer
+        # The session begun through it ends: its refresh token is refused from now on. Its
+        # access token, already issued, works until it expires (docs/api/signing-in.md).
+        refused(world.refresh(session["refresh_token"]), REFRESH_REFUSED)
+        assert world.me(session["access_token"]).json()["data"] == {"me": {"email": org.admin.email}}
         # Its ID tokens sign nobody in any more (the platform's provider does not know its key);
         # discovery sends the domain to the platform's provider.
         flow = CodeFlow(f"{own.issuer}/auth", f"{own.issuer}/token", "hr-web", [])
@@ -463,3 +469,59 @@ def test_remove__then_signs_in_through_the_platforms_again(
         assert after.status_code == 400 and after.json()["error"] == "invalid_grant"
         assert after.json()["error_description"].startswith("the ID token is not valid")
         assert world.discover(org.admin.email).json()["issuer"] == world.platform_idp.issuer
+
+
+CREATE_KEY = "mutation($input: CreateApiKeyInput!) { createApiKey(input: $input) { secret apiKey { id } } }"
+REVOKE_KEY = "mutation($input: RevokeApiKeyInput!) { revokeApiKey(input: $input) { apiKey { status } } }"
+AUDIT_ACTIONS = "{ organization { auditLog(first: 50) { edges { node { action } } } } }"
+
+
+def test_registration__admin_api_key__forbidden_and_nothing_written(world: World, tmp_path: Path) -> None:
+    org = world.third
+    admin = world.token(org.admin)
+    created = world.graphql(admin, CREATE_KEY, {"input": {"name": "HRIS", "role": "ADMIN"}})["data"]["createApiKey"]
+    before = world.graphql(admin, AUDIT_ACTIONS)["data"]
+    with running_provider(tmp_path, {"eve": org.admin.email}) as rogue:
+        answer = world.graphql(
+            created["secret"], SET_PROVIDER, {"input": {"issuer": rogue.issuer, "clientIds": ["hr-web"]}}
+        )
+        assert answer["data"] is None or answer["data"]["setIdentityProvider"] is None, answer
+        [error] = answer["errors"]
+        assert error["extensions"]["code"] == "FORBIDDEN"
+        assert error["message"] == API_KEY_REFUSED
+        # Nothing registered: the rogue provider's ID token signs nobody in.
+        flow = CodeFlow(f"{rogue.issuer}/auth", f"{rogue.issuer}/token", "hr-web", [])
+        after = world.exchange(flow.sign_in("eve"))
+        assert after.status_code == 400 and after.json()["error_description"].startswith("the ID token is not valid")
+    assert world.graphql(admin, PROVIDER_QUERY)["data"]["organization"]["identityProvider"] is None
+    assert world.graphql(admin, AUDIT_ACTIONS)["data"] == before
+
+
+def test_revoke_api_key__that_registered_the_provider__sessions_begun_through_it_end(
+    world: World, client: DynamoDBClient, table_name: str, tmp_path: Path
+) -> None:
+    """A provider an ADMIN key registered before keys were refused that write (written here as
+    it was then, by the datastore in the key's name): revoking the key ends the sessions its
+    provider began, and only those."""
+    org = _org(Table(client, table_name, PlatformScope()), "Leaky")
+    admin = world.token(org.admin)
+    created = world.graphql(admin, CREATE_KEY, {"input": {"name": "HRIS", "role": "ADMIN"}})["data"]["createApiKey"]
+    key_id = global_ids.decode(created["apiKey"]["id"]).parts[0]
+    with running_provider(tmp_path, {"eve": org.admin.email}) as rogue:
+        as_key = org.table.with_scope(TenantScope(org.organization.org_id, key_id))
+        identity_providers.set_identity_provider(
+            as_key,
+            org.organization.org_id,
+            issuer_url=rogue.issuer,
+            client_id_list=[rogue.client_id],
+            authorization_endpoint=f"{rogue.issuer}/auth",
+            token_endpoint=f"{rogue.issuer}/token",
+        )
+        session = signed_in(world.sign_in(org.admin.email, "eve"))
+        assert world.me(session["access_token"]).json()["data"] == {"me": {"email": org.admin.email}}
+        rotated = signed_in(world.refresh(session["refresh_token"]))
+
+        revoked = world.graphql(admin, REVOKE_KEY, {"input": {"id": created["apiKey"]["id"]}})
+        assert revoked["data"] == {"revokeApiKey": {"apiKey": {"status": "REVOKED"}}}, revoked
+
+        refused(world.refresh(rotated["refresh_token"]), REFRESH_REFUSED)
