@@ -24,6 +24,7 @@ import jwt
 import pytest
 
 from datastore import employees, identity_providers, ids, organizations
+from datastore.calls import CallLog
 from datastore.entities import Employee, Organization, Plan, Role
 from datastore.scope import PlatformScope, TenantScope
 from datastore.store import Datastore
@@ -525,3 +526,16 @@ def test_revoke_api_key__that_registered_the_provider__sessions_begun_through_it
         assert revoked["data"] == {"revokeApiKey": {"apiKey": {"status": "REVOKED"}}}, revoked
 
         refused(world.refresh(rotated["refresh_token"]), REFRESH_REFUSED)
+
+
+def test_discovery__customer_domain_and_unknown_domain__the_same_reads(world: World, call_log: CallLog) -> None:
+    """Their timing told them apart: a customer's domain read its provider record too."""
+
+    def reads(email: str) -> list[tuple[str, bool]]:
+        before = len(call_log.snapshot())
+        assert world.discover(email).status_code == 200
+        return [(call.operation, bool(call.params.get("ConsistentRead"))) for call in call_log.snapshot()[before:]]
+
+    customer = reads(f"tess@{world.third.domain}")
+    unknown = reads(f"someone@{unique_domain()}")
+    assert customer == unknown == [("GetItem", False), ("GetItem", False)]
