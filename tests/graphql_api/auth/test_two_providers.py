@@ -337,6 +337,8 @@ def test_sign_out__ends_the_session_its_refresh_tokens_refused(world: World) -> 
     body = signed_in(world.sign_in(world.people["bob"].email, "bob"))
     assert world.graphql(body["access_token"], SIGN_OUT)["data"] == {"signOut": {"ended": True}}
     refused(world.refresh(body["refresh_token"]), REFRESH_REFUSED)
+    # The access token already issued is not revoked: it answers until its exp (documented).
+    assert world.me(body["access_token"]).json()["data"] == {"me": {"email": world.people["bob"].email}}
     assert world.graphql(body["access_token"], SIGN_OUT)["data"] == {"signOut": {"ended": False}}
 
 
