@@ -68,6 +68,7 @@ from graphql_api.request.context import RequestContext, Services
 from graphql_api.request.lifetime import Handler, RequestLifetime
 from graphql_api.schema.cursors import CursorCodec
 from graphql_api.schema.executable import build_schema
+from graphql_api.schema.query import Query
 from graphql_api.settings.api import ApiSettings
 from graphql_api.subscriptions.hub import LiveHub
 from graphql_api.subscriptions.multipart import MultipartSubscriptions, wants_multipart
@@ -119,7 +120,8 @@ class LiveParts:
     persisted: PersistedDocuments
 
 
-def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
+def create_app(datastore: Datastore, settings: ApiSettings, *, query: type[Query] = Query) -> Starlette:
+    """The API; ``query`` is its root query type (build_schema's, for tests)."""
     executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="dynamodb-io")
     services = Services(
         settings, datastore, executor, CursorCodec(settings.jwt_secret), tenant_buckets=tenant_buckets(settings)
@@ -162,6 +164,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         batch_max_operations=settings.batch_max_operations,
         # What introspection would tell is not told by suggestions either (README "Abuse limits").
         hide_suggestions=not settings.introspection,
+        query=query,
     )
     transport = HttpTransport(schema, persisted, settings.batch_max_operations)
     backend = BearerTokenBackend(
