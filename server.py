@@ -349,7 +349,9 @@ def _persisted_operations(settings: DatastoreSettings, days: timedelta) -> list[
                 for stored in documents.list_documents(datastore.table(TenantScope(org_id)), org_id):
                     seen = documents.registered_at(stored)
                     if seen >= since:
-                        found.append(evolution.ClientOperation("persisted", stored.sha256, stored.document, org_id, seen))
+                        found.append(
+                            evolution.ClientOperation("persisted", stored.sha256, stored.document, org_id, seen)
+                        )
         except Unavailable as error:
             raise CommandError(f"cannot read the persisted documents ({error}); --skip-table leaves them out") from None
         finally:

@@ -45,6 +45,7 @@ from graphql_api.auth.signin import TokenExchange
 from graphql_api.auth.tokens import TokenVerifier
 from graphql_api.execution.cost import Cost
 from graphql_api.execution.documents import Documents
+from graphql_api.execution.explain import Explain
 from graphql_api.execution.operation import CachedDocuments
 from graphql_api.execution.operation_name import OperationNameRequired
 from graphql_api.execution.plan.extension import CompiledPlans
@@ -156,6 +157,8 @@ def create_app(datastore: Datastore, settings: ApiSettings, *, query: type[Query
         extensions.append(lambda: Cost(settings.max_cost))
     # After every extension that may refuse in on_execute: a refused subscription never starts.
     extensions.append(RefuseRefusedSubscriptions)
+    # Before the plans: an explained query runs through graphql-core, which it sets the result of.
+    extensions.append(Explain)
     if settings.compiled_plans:
         # Last: every other extension's on_execute runs around the plan as around graphql-core.
         extensions.append(lambda: CompiledPlans(documents))

@@ -60,7 +60,10 @@ def test_removed_field_a_trusted_document_uses__exit_1_naming_it(
     assert result.returncode == 1, result.stderr
     assert "  FIELD_REMOVED: Field Employee.nickname was removed." in result.stdout.splitlines()
     assert "  TeamNicknames (trusted sha256:a)" in result.stdout.splitlines()
-    assert "    Cannot query field 'nickname' on type 'Employee'. Did you mean 'firstName' or 'lastName'? (line 1)" in result.stdout.splitlines()
+    assert (
+        "    Cannot query field 'nickname' on type 'Employee'. Did you mean 'firstName' or 'lastName'? (line 1)"
+        in result.stdout.splitlines()
+    )
     assert "MyEmail" not in result.stdout
     assert result.stdout.splitlines()[-1] == "FAIL: an operation a client sends breaks"
 

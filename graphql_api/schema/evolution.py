@@ -105,9 +105,7 @@ class Report:
             "breaking": [{"type": c.kind, "description": c.description} for c in self.breaking],
             "dangerous": [{"type": c.kind, "description": c.description} for c in self.dangerous],
             "operationsChecked": self.checked,
-            "failing": [
-                {**where(f.operation), "operation": f.name, "errors": list(f.errors)} for f in self.failures
-            ],
+            "failing": [{**where(f.operation), "operation": f.name, "errors": list(f.errors)} for f in self.failures],
             "deprecated": [
                 {
                     "member": member,

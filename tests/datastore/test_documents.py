@@ -141,6 +141,8 @@ def test_list_documents__every_live_document_of_the_organisation_and_no_other(ma
     expired = "query Expired { __typename }"
     documents.put_document(store, tenant.org_id, digest(expired), expired, now - documents.DOCUMENT_TTL - timedelta(1))
     documents.put_document(store_of(other), other.org_id, digest("query Theirs { __typename }"), "query Theirs", now)
-    listed = {found.document: documents.registered_at(found) for found in documents.list_documents(store, tenant.org_id)}
+    listed = {
+        found.document: documents.registered_at(found) for found in documents.list_documents(store, tenant.org_id)
+    }
     assert sorted(listed) == sorted(texts)
     assert listed[texts[2]].date() == (now - timedelta(days=2)).date()

@@ -50,14 +50,19 @@ def test_deprecated_field__counted_per_organisation_and_operation_with_last_seen
 
     admin = api.admin_of(tenant)
     for _ in range(3):
-        assert ask(admin, "query Greeter { greeting me { email } }", unique("dep-")).json()["data"]["greeting"] == "hello"
+        assert (
+            ask(admin, "query Greeter { greeting me { email } }", unique("dep-")).json()["data"]["greeting"] == "hello"
+        )
     ask(admin, "query Unnamed { greeting }", unique("dep-"))  # a name the server does not label
     ask(admin, "query Plain { me { email } }", unique("dep-"))  # selects nothing deprecated
     ask(admin, "query Refused { greeting nope }", unique("dep-"))  # does not validate: never ran
     after = scrape(metrics_url)
 
     counted = "hr_deprecated_selections_total"
-    assert value(after, counted, operation="Greeter", **labels) - value(before, counted, operation="Greeter", **labels) == 3
+    assert (
+        value(after, counted, operation="Greeter", **labels) - value(before, counted, operation="Greeter", **labels)
+        == 3
+    )
     assert value(after, counted, operation=OTHER, **labels) - value(before, counted, operation=OTHER, **labels) == 1
     assert value(after, "hr_deprecated_last_seen_timestamp_seconds", member="Query.greeting") >= started
     assert not [key for key in after if key[0] == counted and ("operation", "Plain") in key[1]]
