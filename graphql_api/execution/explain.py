@@ -17,6 +17,13 @@ way, so the waves are the plan's (tests/graphql_api/execution/test_explain.py co
 The loaders look at ``EXPLAINING`` only for a key they have not seen in the request, and
 ``python -m bench.explain`` measures the off path against the code without it.
 
+A subscription's deliveries each carry the plan of their own calls (each delivery renews the
+session's CallLog: subscriptions/session.py), in the same shape; the loaders note their
+batches, but Strawberry resolves the payload's fields with graphql-core's middleware of its
+own, so a delivery's calls are all under ``(request)``. A live event is read by its round's
+loaders, shared by the organisation's subscribers on the process: the subscriber whose load
+went first sees the loader and access pattern of the round's batches, the others ``direct``.
+
 Keys: a key of the caller's own organisation is shown whole; any other (another
 organisation's, a platform item's) only by its shape, each value replaced by ``…``: a plan
 never shows another tenant's keys.
@@ -161,6 +168,13 @@ class Explain(SchemaExtension):
             yield
             return
         self.log = ExplainLog()
+        if execution.operation_type is OperationType.SUBSCRIPTION:
+            # Each delivery runs later in the subscription's own task, whose context this is:
+            # set for as long as it lives, so the loaders note each delivery's batches; its
+            # fields are graphql-core's to resolve, without the middleware (see the docstring).
+            EXPLAINING.set(self.log)
+            yield
+            return
         token = EXPLAINING.set(self.log)
         try:
             document = execution.graphql_document
