@@ -64,7 +64,7 @@ def _reached(document: DocumentNode, operation_name: str | None) -> list[Any]:
         return []  # a name the document lacks selects nothing
     reached: list[Any] = list(operations)
     seen: set[str] = set()
-    pending = list(operations)
+    pending: list[OperationDefinitionNode | FragmentDefinitionNode] = list(operations)
     while pending:
         node = pending.pop()
         for spread in _spreads(node):

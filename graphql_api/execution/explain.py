@@ -114,7 +114,7 @@ def field_path(path: Path) -> str:
     return ".".join(names)
 
 
-def _note_field(next_: Callable[..., Any], root: Any, info: GraphQLResolveInfo, **args: Any) -> Any:
+def _note_field(next_: Callable[..., Any], root: Any, info: GraphQLResolveInfo[Any], **args: Any) -> Any:
     """graphql-core middleware, while explaining only: the field's path is in ``FIELD`` while
     its resolver runs, and while what it returned is awaited."""
     path = field_path(info.path)
