@@ -101,7 +101,9 @@ def main() -> None:
             }
             figures: dict[str, list[float]] = {"this checkout, explain off": [], f"baseline ({baseline.name})": []}
             for _ in range(RUNS):
-                figures["this checkout, explain off"].append(measure(ROOT, endpoint, table, world.admin, env, explain=False))
+                figures["this checkout, explain off"].append(
+                    measure(ROOT, endpoint, table, world.admin, env, explain=False)
+                )
                 figures[f"baseline ({baseline.name})"].append(
                     measure(baseline, endpoint, table, world.admin, env, explain=False)
                 )
