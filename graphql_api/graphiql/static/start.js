@@ -40,12 +40,16 @@
       if (introspection || !result || typeof result.then !== "function") {
         return result; // a subscription's stream: its deliveries carry no plan here
       }
+      // The plan goes to the panel, not the result pane, which shows the response as before.
       function tap(response) {
         const plan = response && response.extensions && response.extensions.plan;
         showPlan(
           plan || null,
           plan ? "" : "No plan: only admins and platform operators (or anyone in development) get one.",
         );
+        if (plan) {
+          delete response.extensions.plan;
+        }
       }
       // GraphiQL's HTTP fetcher answers with an async iterable (it reads multipart answers),
       // which yields the JSON body of a plain one.
