@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test check docs docs-serve bench bench-fairness bench-import bench-lifecycle schema package clean soak upgrade-test lock
+.PHONY: run test check docs docs-serve bench bench-fairness bench-import bench-lifecycle schema schema-check package clean soak upgrade-test lock
 
 ## Installs come from the locks (requirements-dev.lock, and requirements.lock for the runtime
 ## alone): every package at one version with the hash of each file, resolved from pyproject.toml's
@@ -89,6 +89,11 @@ bench-lifecycle: $(STAMP)
 ## Write schema.graphql from the code.
 schema: $(STAMP)
 	$(BIN)/python server.py export-schema
+
+## What the code's schema breaks against schema.graphql at HEAD (or SCHEMA_CHECK_ARGS='--against v1.2'),
+## for every operation clients send: exit 1 names each that breaks (docs "Evolving the schema").
+schema-check: $(STAMP)
+	$(BIN)/python server.py schema-check $(SCHEMA_CHECK_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

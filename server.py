@@ -19,11 +19,13 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Never, TextIO
 
+import graphql
 import uvicorn
 from tqdm import tqdm
 
 from datastore import (
     counts,
+    documents,
     employees,
     identities,
     ids,
@@ -58,6 +60,7 @@ from graphql_api.limits import shared_buckets
 from graphql_api.observability import metrics_dir
 from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
+from graphql_api.schema import evolution
 from graphql_api.schema.executable import schema_sdl
 from graphql_api.settings import Settings, hand_down_to_workers
 
@@ -320,6 +323,64 @@ def export_schema(args: argparse.Namespace) -> int:
         SCHEMA_FILE.write_text(sdl)
         print(f"wrote {SCHEMA_FILE.name}")
     return 0
+
+
+def schema_check(args: argparse.Namespace) -> int:
+    """Compare the code's schema with an earlier one and check every operation clients send.
+
+    Exit status: 0 when no operation a client sends breaks, 1 when one does (each named with
+    graphql-core's reasons), 2 on bad input (docs "Evolving the schema").
+    """
+    if args.days < 1:
+        raise CommandError("--days must be at least 1")
+    try:
+        sdl, where = evolution.previous_sdl(args.against, SCHEMA_FILE.parent)
+        old = evolution.schema_of(sdl, where)
+        operations: list[evolution.ClientOperation] = []
+        loaded = Settings.load()
+        if loaded.api.trusted_documents is not None:
+            operations += evolution.manifest_operations(Path(loaded.api.trusted_documents), "trusted")
+        if args.documents is not None:
+            path = Path(args.documents)
+            if not path.exists():
+                raise evolution.BadInput(f"--documents: no such file or directory: {path}")
+            operations += evolution.manifest_operations(path, "manifest")
+    except evolution.BadInput as error:
+        raise CommandError(str(error)) from None
+    if not args.skip_table:
+        operations += _persisted_operations(loaded.datastore, timedelta(days=args.days))
+    report = evolution.check(old, graphql.build_schema(schema_sdl()), operations, against=where)
+    if args.json:
+        sys.stdout.write(evolution.json_report(report))
+    else:
+        for line in report.lines():
+            print(line)
+    return 0 if report.ok else 1
+
+
+def _persisted_operations(settings: DatastoreSettings, days: timedelta) -> list[evolution.ClientOperation]:
+    """Each organisation's persisted documents last run (or registered) within ``days``."""
+    since = items.now() - days
+    found: list[evolution.ClientOperation] = []
+    # What the engine prints goes to stderr: stdout is the report (--json).
+    with contextlib.redirect_stdout(sys.stderr), dynamodb_endpoint(settings, reuse=True) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        try:
+            if not probe.table_ready(datastore.client, settings.table_name):
+                print(f"no table {settings.table_name}: no persisted documents to check", file=sys.stderr)
+                return found
+            for org_id in _chosen_organizations(datastore, None):
+                for stored in documents.list_documents(datastore.table(TenantScope(org_id)), org_id):
+                    seen = documents.registered_at(stored)
+                    if seen >= since:
+                        found.append(
+                            evolution.ClientOperation("persisted", stored.sha256, stored.document, org_id, seen)
+                        )
+        except Unavailable as error:
+            raise CommandError(f"cannot read the persisted documents ({error}); --skip-table leaves them out") from None
+        finally:
+            datastore.close()
+    return found
 
 
 def _org_option(org: str | None) -> OrgId | None:
@@ -652,6 +713,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "token": token,
     "import": import_employees,
     "export-schema": export_schema,
+    "schema-check": schema_check,
     "check-counts": check_counts,
     "iam-policy": iam_policy,
     "cloudformation": cloudformation,
@@ -677,6 +739,24 @@ def parser() -> argparse.ArgumentParser:
     importing.add_argument("--quiet", action="store_true", help="no progress bar")
     schema_export = commands.add_parser("export-schema", help="write schema.graphql from the code")
     schema_export.add_argument("--stdout", action="store_true", help="print it instead")
+    checking_schema = commands.add_parser(
+        "schema-check",
+        help="compare the code's schema with an earlier one and check every operation clients send "
+        "(exit 1: one breaks; 2: bad input)",
+    )
+    checking_schema.add_argument(
+        "--against", default="HEAD", metavar="FILE|GIT_REF", help="the earlier schema (default: schema.graphql at HEAD)"
+    )
+    checking_schema.add_argument(
+        "--documents", metavar="DIR_OR_MANIFEST", help="also a manifest ({id: document}) or a directory of .graphql"
+    )
+    checking_schema.add_argument(
+        "--days", type=int, default=30, help="persisted documents run within this many days (default 30)"
+    )
+    checking_schema.add_argument(
+        "--skip-table", action="store_true", help="leave out the table's persisted documents (no DynamoDB)"
+    )
+    checking_schema.add_argument("--json", action="store_true", help="the report as JSON")
     check = commands.add_parser(
         "check-counts",
         help="recount headcounts and application counts; exit 1 if any differs (0 with --fix once repaired)",

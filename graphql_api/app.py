@@ -45,6 +45,7 @@ from graphql_api.auth.signin import TokenExchange
 from graphql_api.auth.tokens import TokenVerifier
 from graphql_api.execution.cost import Cost
 from graphql_api.execution.documents import Documents
+from graphql_api.execution.explain import Explain
 from graphql_api.execution.operation import CachedDocuments
 from graphql_api.execution.operation_name import OperationNameRequired
 from graphql_api.execution.plan.extension import CompiledPlans
@@ -68,6 +69,7 @@ from graphql_api.request.context import RequestContext, Services
 from graphql_api.request.lifetime import Handler, RequestLifetime
 from graphql_api.schema.cursors import CursorCodec
 from graphql_api.schema.executable import build_schema
+from graphql_api.schema.query import Query
 from graphql_api.settings.api import ApiSettings
 from graphql_api.subscriptions.hub import LiveHub
 from graphql_api.subscriptions.multipart import MultipartSubscriptions, wants_multipart
@@ -119,7 +121,8 @@ class LiveParts:
     persisted: PersistedDocuments
 
 
-def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
+def create_app(datastore: Datastore, settings: ApiSettings, *, query: type[Query] = Query) -> Starlette:
+    """The API; ``query`` is its root query type (build_schema's, for tests)."""
     executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="dynamodb-io")
     services = Services(
         settings, datastore, executor, CursorCodec(settings.jwt_secret), tenant_buckets=tenant_buckets(settings)
@@ -154,6 +157,8 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         extensions.append(lambda: Cost(settings.max_cost))
     # After every extension that may refuse in on_execute: a refused subscription never starts.
     extensions.append(RefuseRefusedSubscriptions)
+    # Before the plans: an explained query runs through graphql-core, which it sets the result of.
+    extensions.append(Explain)
     if settings.compiled_plans:
         # Last: every other extension's on_execute runs around the plan as around graphql-core.
         extensions.append(lambda: CompiledPlans(documents))
@@ -162,6 +167,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         batch_max_operations=settings.batch_max_operations,
         # What introspection would tell is not told by suggestions either (README "Abuse limits").
         hide_suggestions=not settings.introspection,
+        query=query,
     )
     transport = HttpTransport(schema, persisted, settings.batch_max_operations)
     backend = BearerTokenBackend(

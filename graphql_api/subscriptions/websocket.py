@@ -92,6 +92,8 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         super().__init__(*args, **kwargs)
         self.connection: LiveConnection | None = None
         self.contexts: dict[str, RequestContext] = {}
+        # Each operation's ``extensions`` as subscribed (``explain``: execution/explain.py).
+        self.extensions: dict[str, dict[str, Any] | None] = {}
         self._timers: list[asyncio.Task[None]] = []
         self._ping_unanswered = False
 
@@ -247,6 +249,7 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
             self, operation_id, resolved.query, requested.variables, requested.operation_name
         )
         self.contexts[operation_id] = context
+        self.extensions[operation_id] = requested.extensions
         self.operations[operation_id] = operation
         operation.task = asyncio.create_task(self.run_operation(operation))
 
@@ -263,6 +266,7 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
                 variable_values=operation.variables,
                 context_value=context,
                 operation_name=operation.operation_name,
+                operation_extensions=self.extensions.get(operation.id),
                 allowed_operation_types=(OperationType.SUBSCRIPTION,),
             )
             first = True
@@ -287,5 +291,6 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
                 await operation.send_operation_message({"id": operation.id, "type": "complete"})
         finally:
             self.contexts.pop(operation.id, None)
+            self.extensions.pop(operation.id, None)
             self.operations.pop(operation.id, None)
             context.session.end()
