@@ -119,11 +119,12 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
             if payload is None:
                 continue
             stream.position.delivered(delivery.event.event_id)
-            payload.cursor = cursors.encode(principal.org_id, topic.name, stream.position)
-            if key is not None and connection is not None and hub is not None:
-                hub.resumes.remember(key, payload.cursor, connection)
+            payload.cursor = cursor = cursors.encode(principal.org_id, topic.name, stream.position)
             delivered = True
             yield payload
+            # Resumed here once the transport has sent it (it asks for the next only then).
+            if key is not None and connection is not None and hub is not None:
+                hub.resumes.remember(key, cursor, connection)
     except ApiError:
         if resumed and not delivered and key is not None and hub is not None:
             # A resume its replay refused (too many events since): the next one starts from now.

@@ -62,7 +62,8 @@ log = logging.getLogger("hr.live")
 
 AUDIT_EVENT: Final = "AuditEvent"
 # Kinds whose changes may end connections (the caller's standing), and the events themselves.
-REVOKING: Final = frozenset({"Employee", "Organization", "ApiKey", "Session", "SignedOut"})
+SIGNED_OUT: Final = "SignedOut"
+REVOKING: Final = frozenset({"Employee", "Organization", "ApiKey", "Session", SIGNED_OUT})
 FEED_KINDS: Final = frozenset({AUDIT_EVENT, *REVOKING})
 
 
@@ -177,8 +178,9 @@ class LiveHub:
             if frame.kind == AUDIT_EVENT:
                 if record.name is ChangeName.INSERT:
                     self._deliver(org, records.decode(record).new)
-            elif frame.kind in REVOKING and record.name is not ChangeName.REMOVE:
-                # A MODIFY but for a sign-out everywhere, whose mark is put (first an INSERT).
+            elif frame.kind in REVOKING and (
+                record.name is ChangeName.MODIFY or (frame.kind == SIGNED_OUT and record.name is ChangeName.INSERT)
+            ):  # a sign-out everywhere's mark is put: its first is an INSERT
                 self._revoke(org, records.decode(record))
         except Undecodable as error:
             log.error("live updates: a record of %s could not be read: %s", org, error)
@@ -218,7 +220,7 @@ class LiveHub:
             affected = [c for c in affected if session_id is not None and c.principal.session_id == session_id]
             if getattr(new, "status", None) is not SessionStatus.ACTIVE:
                 why = "the session ended: sign in again"
-        elif change.kind == "SignedOut":
+        elif change.kind == SIGNED_OUT:
             emp_id, at = getattr(new, "emp_id", None), getattr(new, "at", None)
             affected = [c for c in affected if _session_began_by(c, emp_id, at)]
             why = "signed out everywhere: sign in again"

@@ -104,6 +104,8 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         self.contexts: dict[str, RequestContext] = {}
         self._timers: list[asyncio.Task[None]] = []
         self._ping_unanswered = False
+        # A message was not sent (the socket closing or gone): no event after it is taken as sent.
+        self.unsent = False
 
     @property
     def live(self) -> LiveView:
@@ -162,10 +164,12 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
     async def send_message(self, message: Message) -> None:
         """As a text frame, as the protocol has it (Strawberry's adapter sends the view's bytes as binary)."""
         if self.connection is not None and self.connection.closed is not None:
+            self.unsent = True
             return  # closing: nothing more goes out
-        # Gone, or closed meanwhile: the handler's loop ends on its own.
-        with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+        try:
             await self.context.websocket.send_text(orjson.dumps(message).decode())
+        except (WebSocketDisconnect, RuntimeError):
+            self.unsent = True  # gone, or closed meanwhile: the handler's loop ends on its own
 
     async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
         if self.connection_timed_out:
@@ -317,6 +321,10 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
                         return
                     first = False
                     await operation.send_next(result)
+                    if self.unsent:
+                        # Not sent: the subscription's generator is not resumed, so it does not
+                        # remember the event as sent (resumes.py) and a reconnect gets it again.
+                        return
             await operation.send_operation_message({"id": operation.id, "type": "complete"})
         except asyncio.CancelledError:
             raise
