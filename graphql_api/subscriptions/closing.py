@@ -7,9 +7,10 @@ client acts on:
 
 - UNAUTHORIZED, 4401: no credential in ``connection_init`` (or a subscribe before it was
   acknowledged): sign in. graphql-ws does not retry it.
-- FORBIDDEN, 4403: the credential is not (or no longer) good: expired, the organisation
-  suspended, the employee terminated, the role changed, the API key revoked, or an operator's
-  token. graphql-ws retries it, calling ``connectionParams`` again: a fresh token reconnects.
+- FORBIDDEN, 4403: the credential is not (or no longer) good: expired (a token without a
+  sign-in session; one with a session lasts as long as it: expiry.py), the session ended, the
+  organisation suspended, the employee terminated, the role changed, the API key revoked, or
+  an operator's token. graphql-ws retries it, calling ``connectionParams`` again: a fresh token reconnects.
 - TIMED_OUT, 4408: no ``connection_init`` in time, no ``pong`` to a ping, or the connection
   reached its maximum lifetime: reconnect (graphql-ws does, by itself).
 - TOO_MANY, 1013: too many connections for the organisation or for the server process: try
