@@ -95,7 +95,8 @@ def clients() -> Iterator[list[LiveClient]]:
 
 
 def hires_id(manifest: Path) -> str:
-    [(document_id, text)] = json.loads(manifest.read_text()).items()
+    listed: dict[str, str] = json.loads(manifest.read_text())
+    [(document_id, text)] = listed.items()
     assert text.startswith("subscription Hires")
     assert document_id == "sha256:" + hashlib.sha256(text.encode()).hexdigest()
     return document_id
