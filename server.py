@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Never
+from typing import Never, TextIO
 
 import uvicorn
 from tqdm import tqdm
@@ -69,10 +69,14 @@ class CommandError(Exception):
 
 
 @contextmanager
-def dynamodb_endpoint(settings: DatastoreSettings, *, reuse: bool = False) -> Iterator[str | None]:
+def dynamodb_endpoint(
+    settings: DatastoreSettings, *, reuse: bool = False, notes: TextIO | None = None
+) -> Iterator[str | None]:
     """The configured endpoint, else an embedded DynamoDB Local keeping its data on disk.
 
-    With ``reuse``, an embedded engine that a running server already started is used.
+    With ``reuse``, an embedded engine that a running server already started is used. The line
+    saying an engine was started goes to ``notes`` (stdout unless told: a command whose stdout
+    is its answer sends it to stderr).
     """
     if not settings.embedded:
         yield settings.endpoint_url
@@ -82,7 +86,11 @@ def dynamodb_endpoint(settings: DatastoreSettings, *, reuse: bool = False) -> It
         return
     local = DynamoDBLocal(settings.local_cache_dir, port=settings.local_port, data_dir=settings.local_data_dir)
     with local:
-        print(f"DynamoDB Local on {local.endpoint_url}, data in {settings.local_data_dir}", flush=True)
+        print(
+            f"DynamoDB Local on {local.endpoint_url}, data in {settings.local_data_dir}",
+            file=notes or sys.stdout,
+            flush=True,
+        )
         yield local.endpoint_url
 
 
@@ -231,7 +239,12 @@ def run(_args: argparse.Namespace) -> int:
 
 
 def token(args: argparse.Namespace) -> int:
-    """Print a bearer token for an employee (by email) or a platform operator."""
+    """Print a bearer token for an employee (by email) or a platform operator.
+
+    Only the token goes to stdout (``TOKEN=$(python server.py token ...)``); every other line,
+    the one naming the table it was read from included, goes to stderr: with another data
+    folder than the running server's, the token is another table's employee's.
+    """
     loaded = Settings.load()
     settings, api_settings = loaded.datastore, loaded.api
     if args.platform is not None:
@@ -239,15 +252,26 @@ def token(args: argparse.Namespace) -> int:
         return 0
     if args.email is None:
         raise CommandError("give --email EMAIL (an employee) or --platform NAME (an operator)")
-    with dynamodb_endpoint(settings, reuse=True) as endpoint:
+    with dynamodb_endpoint(settings, reuse=True, notes=sys.stderr) as endpoint:
+        where = endpoint or f"AWS ({settings.region})"
+        if settings.embedded:
+            where += f", data in {settings.local_data_dir}"
         datastore = Datastore.connect(settings, endpoint)
-        identity = identities.find_identity(datastore.table(SignInScope()), args.email)
-        if identity is None:
-            raise CommandError(f"no employee has the email {args.email}")
-        employee = employees.get_employee(datastore.table(TenantScope(identity.org_id)), identity.emp_id)
-        datastore.close()
+        try:
+            identity = identities.find_identity(datastore.table(SignInScope()), args.email)
+            if identity is None:
+                raise CommandError(f"no employee has the email {args.email} in table {settings.table_name} at {where}")
+            employee = employees.get_employee(datastore.table(TenantScope(identity.org_id)), identity.emp_id)
+        finally:
+            datastore.close()
     if employee is None:
-        raise CommandError(f"the employee of {args.email} no longer exists")
+        raise CommandError(f"the employee of {args.email} no longer exists in table {settings.table_name} at {where}")
+    print(
+        f"token of employee {employee.emp_id} of organisation {employee.org_id} ({employee.role.value}), "
+        f"read from table {settings.table_name} at {where}",
+        file=sys.stderr,
+        flush=True,
+    )
     print(issue_token(api_settings, subject=employee.emp_id, org_id=employee.org_id, role=employee.role.value))
     return 0
 

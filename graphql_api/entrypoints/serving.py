@@ -18,11 +18,19 @@ from graphql_api.settings.api import ApiSettings, HttpImplementation
 _LOOPS: dict[HttpImplementation, str] = {"httptools": "uvloop", "h11": "asyncio"}
 # Spawned workers import their protocol, built from the settings they load.
 WORKER_PROTOCOL: Final = "graphql_api.entrypoints.worker_protocol:Protocol"
+# How long an idle keep-alive connection stays open. A client reuses an idle connection it
+# believes open (Node's fetch for up to 4 s, browsers and HTTP libraries longer); a server
+# that closes first races it, and the request written as the close arrives fails
+# ("other side closed"): uvicorn's default of 5 s did, a few times a day. So the server waits
+# longer than common clients, as load balancers advise of their targets (75 s, nginx's
+# default too); an idle connection costs only its socket and a timer.
+IDLE_KEEP_ALIVE_SECONDS: Final = 75
 
 
 def _common(settings: ApiSettings) -> dict[str, Any]:
     return {
         "loop": _LOOPS[settings.http_implementation],
+        "timeout_keep_alive": IDLE_KEEP_ALIVE_SECONDS,
         # h11's own bound on a head (16 kB, answered with a plain 400) no lower than ours (431).
         "h11_max_incomplete_event_size": settings.max_head_bytes,
         # A WebSocket message is bounded as an HTTP body is (the socket handler checks it too,

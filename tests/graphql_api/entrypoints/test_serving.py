@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import socket
 import subprocess
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -119,3 +121,42 @@ def test_served__each_implementation__answers_on_its_loop(
             headers={"Authorization": f"Bearer {api.token(tenant.admin)}"},
         )
     assert response.json()["data"] == {"me": {"email": tenant.admin.email}}
+
+
+def test_served__idle_keep_alive__outlasts_common_clients_reuse(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+) -> None:
+    """A connection idle for longer than uvicorn's default 5 s (Node's fetch reuses one idle for
+    up to 4 s, browsers longer) is still open for the next request: the server does not close
+    it under a client that is about to write."""
+    product = create_app(Datastore(client, table_name), api_settings)
+    request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with serving(product, **uvicorn_options(api_settings)) as http:
+        host, port = http.base_url.host, http.base_url.port
+        assert port is not None
+        with socket.create_connection((host, port), timeout=10) as connection:
+            connection.sendall(request)
+            assert _response(connection).startswith(b"HTTP/1.1 200")
+            time.sleep(6.5)
+            connection.sendall(request)
+            assert _response(connection).startswith(b"HTTP/1.1 200")
+
+
+def _response(connection: socket.socket) -> bytes:
+    """One whole response (its head and its Content-Length body); b"" when the server closed."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = connection.recv(4096)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        chunk = connection.recv(4096)
+        if not chunk:
+            break
+        body += chunk
+    return data
