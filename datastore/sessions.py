@@ -472,3 +472,19 @@ def list_sessions(table: Table, emp_id: EmployeeId, *, limit: int = 100) -> list
 def signed_out(table: Table, emp_id: EmployeeId) -> SignedOut | None:
     item = table.get(layout.SIGNED_OUT.key_at(table.tenant.org_id, emp_id), consistent=True)
     return None if item is None else layout.SIGNED_OUT.read(item)
+
+
+def signed_in_until(
+    table: Table, emp_id: EmployeeId, session_id: SessionId, *, now: datetime | None = None
+) -> datetime | None:
+    """Until when the session stays signed in unless it is refreshed (its ``expires_at``); None
+    when it is over: ended (signed out, a reused token), expired, or begun before its person
+    signed out everywhere (as ``rotate`` decides). Two strongly consistent GetItems."""
+    at = now or items.now()
+    session = get_session(table, emp_id, session_id)
+    if session is None or session.status is not SessionStatus.ACTIVE or session.expires_at <= at:
+        return None
+    mark = signed_out(table, emp_id)
+    if mark is not None and not timestamp(mark.at) < session_started(session_id):
+        return None
+    return session.expires_at

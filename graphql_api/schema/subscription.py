@@ -68,18 +68,35 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
     start = int(time.time() * 1000)
     if shot is not None and shot.event is not None:
         start = ids.id_milliseconds(shot.event.event_id) - 1
+    connection = session.connection
+    key = None
+    if shot is None and hub is not None and connection is not None:
+        key = hub.resumes.key_for(principal, topic.name)
     position = (
         Position.starting_at(start, window) if after is None else cursors.decode(after, principal.org_id, topic.name)
     )
-    connection = session.connection
+    resumed = False
+    if key is not None and after is None:
+        # Sent again without ``after`` on a new connection of the same session (a client's
+        # reconnect): from where it got to, when a resume may replay that far back.
+        assert hub is not None and connection is not None
+        remembered = hub.resumes.recall(key, connection)
+        if remembered is not None:
+            known = cursors.decode(remembered, principal.org_id, topic.name)
+            if known.floor >= start - settings.subscription_replay_seconds * 1000:
+                position, resumed = known, True
     stream = LiveStream(
         connection or LiveConnection(principal, 0, _closes_nothing),
         topic,
         position,
         settings.subscription_replay_events,
         settings.subscription_replay_seconds,
-        replay_first=after is not None,
+        replay_first=after is not None or resumed,
     )
+    if key is not None:
+        assert hub is not None and connection is not None
+        session.resume_key = key
+        hub.resumes.remember(key, cursors.encode(principal.org_id, topic.name, position), connection)
     if shot is not None:
         deliveries = stream.one_shot(session, shot)
     else:
@@ -87,6 +104,7 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
         # Registered before the replay reads the trail: what commits after that read is on its way.
         hub.register(stream)
         deliveries = stream.deliveries(session)
+    delivered = False
     try:
         async for delivery in deliveries:
             session.begin_event(delivery.round)
@@ -101,8 +119,17 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
             if payload is None:
                 continue
             stream.position.delivered(delivery.event.event_id)
-            payload.cursor = cursors.encode(principal.org_id, topic.name, stream.position)
+            payload.cursor = cursor = cursors.encode(principal.org_id, topic.name, stream.position)
+            delivered = True
             yield payload
+            # Resumed here once the transport has sent it (it asks for the next only then).
+            if key is not None and connection is not None and hub is not None:
+                hub.resumes.remember(key, cursor, connection)
+    except ApiError:
+        if resumed and not delivered and key is not None and hub is not None:
+            # A resume its replay refused (too many events since): the next one starts from now.
+            hub.resumes.forget(key)
+        raise
     finally:
         if shot is None and hub is not None:
             hub.unregister(stream)

@@ -15,7 +15,8 @@ It is the same subscription as over the WebSocket (websocket.py): the same authe
 cursors and authorisation at delivery; a connection is one subscription. The request runs
 outside the request deadline (REQUEST_TIMEOUT_SECONDS bounds each event's delivery, not the
 stream) and holds no in-flight slot (graphql_api/limits/concurrency.py): it is bounded by the
-connection limits instead, and ends at the connection's lifetime and at its token's expiry.
+connection limits instead, and ends at the connection's lifetime or when its credential runs
+out, as a socket does (expiry.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 import uuid
 from collections.abc import AsyncIterator
 from typing import Any, Final
@@ -50,8 +50,9 @@ from graphql_api.http.response import payload
 from graphql_api.request.context import RequestContext
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline
-from graphql_api.subscriptions.closing import Close, Closed
+from graphql_api.subscriptions.closing import Closed
 from graphql_api.subscriptions.connection import LiveConnection
+from graphql_api.subscriptions.expiry import until_over
 from graphql_api.subscriptions.session import LiveSession
 
 log = logging.getLogger("hr.live")
@@ -182,17 +183,10 @@ class MultipartSubscriptions:
                 await asyncio.sleep(settings.subscription_keepalive_seconds)
                 await queue.put(_HEARTBEAT)
 
-        async def until_over() -> None:
-            lifetime = settings.subscription_lifetime_seconds
-            expires = connection.principal.expires_at
-            left = lifetime if expires is None else min(lifetime, expires - time.time())
-            await asyncio.sleep(max(0.0, left))
-            if expires is not None and expires - time.time() <= 0:
-                connection.close(Closed(Close.FORBIDDEN, "the token expired: subscribe again with a fresh one"))
-            else:
-                connection.close(Closed(Close.TIMED_OUT, f"the subscription reached its {lifetime:g} s lifetime"))
+        async def ending() -> None:
+            await until_over(self.services, connection, again="subscribe again")
 
-        tasks = [asyncio.create_task(work()) for work in (events, heartbeat, until_over)]
+        tasks = [asyncio.create_task(work()) for work in (events, heartbeat, ending)]
         try:
             yield b"--" + BOUNDARY.encode()
             while True:

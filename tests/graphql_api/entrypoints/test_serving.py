@@ -4,6 +4,7 @@ asyncio's loop when chosen, each behind the header-timeout protocol (test_slow_c
 from __future__ import annotations
 
 import asyncio
+import importlib
 import socket
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from datastore.config import ConfigError
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.entrypoints.serving import uvicorn_options, worker_options
+from graphql_api.entrypoints.websocket_protocol import WEBSOCKET_PROTOCOL, GoingAwayProtocol
 from graphql_api.limits.protocols import GuardedH11Protocol, GuardedHttpToolsProtocol
 from graphql_api.settings import child_environment
 from graphql_api.settings.api import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImplementation
@@ -55,6 +57,15 @@ def test_options__each_implementation__its_guarded_protocol_and_loop() -> None:
         == worker_options(h11)["http"]
         == "graphql_api.entrypoints.worker_protocol:Protocol"
     )
+
+
+def test_options__websockets__bounded_like_a_body__our_close_at_shutdown() -> None:
+    settings = ApiSettings.from_env({**BASE, "MAX_BODY_BYTES": "20000"})
+    for options in (uvicorn_options(settings), worker_options(settings)):
+        assert options["ws_max_size"] == 20000  # uvicorn's own default is 16 MiB
+        assert options["ws"] == WEBSOCKET_PROTOCOL
+    module, name = WEBSOCKET_PROTOCOL.split(":")
+    assert getattr(importlib.import_module(module), name) is GoingAwayProtocol
 
 
 @pytest.mark.parametrize("implementation", HTTP_IMPLEMENTATIONS)
