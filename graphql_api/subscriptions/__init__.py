@@ -11,7 +11,8 @@
 - ``connection`` and ``closing``: one live connection, and the close codes that end it.
 - ``websocket`` and ``view``: graphql-transport-ws at /graphql (Strawberry's protocol
   handler with our authentication, limits and closes).
-- ``multipart``: Apollo's HTTP multipart subscriptions, a POST to /graphql streaming parts.
+- ``over_http``: subscriptions over HTTP, a request to /graphql asking for a stream: Server-Sent
+  Events (graphql-sse's distinct connections), multipart (incremental delivery, Apollo's).
 
 The Subscription root and what each of its fields may deliver to whom are the schema's
 (graphql_api/schema/subscription.py, graphql_api/schema/live_topics.py).
