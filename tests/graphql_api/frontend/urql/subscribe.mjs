@@ -2,8 +2,8 @@
 // no WebSocket (urql sends Accept: text/event-stream, multipart/mixed for a subscription).
 // Run by tests/graphql_api/frontend/test_urql_subscriptions.py:
 //   node subscribe.mjs <url> <token> <query> <variables JSON> <events> [<Accept header>]
-// It prints one line per HTTP response ({"status", "contentType"}), then {"events": [...]}
-// once <events> results arrived, or {"error": "..."}.
+// It prints one line per HTTP response ({"status", "contentType"}), one per result as it arrives
+// ({"event": data}), then {"events": [...]} once <events> results arrived, or {"error": "..."}.
 import { Client, fetchExchange } from "@urql/core";
 
 const [url, token, query, variables, wanted, accept] = process.argv.slice(2);
@@ -30,6 +30,7 @@ const { unsubscribe } = client.subscription(query, JSON.parse(variables)).subscr
     process.exit(0);
   }
   events.push(result.data);
+  print({ event: result.data });
   if (events.length >= Number(wanted)) {
     print({ events });
     unsubscribe();
