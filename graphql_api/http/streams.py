@@ -34,6 +34,7 @@ _PART_HEAD: Final = b"\r\nContent-Type: application/json; charset=utf-8\r\nConte
 
 class Framing:
     content_type: ClassVar[str]
+    name: ClassVar[str]  # for the log
 
     def opening(self) -> bytes:
         return b""
@@ -60,6 +61,7 @@ class Framing:
 
 class EventStream(Framing):
     content_type = f"{EVENT_STREAM}; charset=utf-8"
+    name = "SSE"
 
     def result(self, body: dict[str, Any]) -> bytes:
         # orjson writes no line breaks, so the result is one data line.
@@ -87,6 +89,7 @@ class _Multipart(Framing):
 class IncrementalMultipart(_Multipart):
     boundary = b"-"
     content_type = f'{MULTIPART}; boundary="-"'
+    name = "multipart"
 
     def result(self, body: dict[str, Any]) -> bytes:
         return self.part({**body, "hasNext": True})
@@ -101,6 +104,7 @@ class IncrementalMultipart(_Multipart):
 class ApolloMultipart(_Multipart):
     boundary = b"graphql"
     content_type = f'{MULTIPART};boundary="graphql";subscriptionSpec=1.0'
+    name = "Apollo multipart"
 
     def result(self, body: dict[str, Any]) -> bytes:
         return self.part({"payload": body})

@@ -3,9 +3,10 @@
 A subscription is served over WebSocket (graphql-transport-ws, graphql_api/subscriptions/
 websocket.py) and over HTTP when the client asks for a stream (``Accept: text/event-stream``,
 ``multipart/mixed`` or Apollo's ``multipart/mixed;subscriptionSpec=1.0``,
-graphql_api/subscriptions/over_http.py), both with a live session (graphql_api/subscriptions/session.py). A plain JSON request (POST
-or GET) cannot carry one: SubscriptionsNotServed refuses it before validation with its
-own code, SUBSCRIPTIONS_NOT_SUPPORTED, a request error (no ``data``; HTTP 400 under
+graphql_api/subscriptions/over_http.py), both with a live session
+(graphql_api/subscriptions/session.py). A plain JSON request (POST or GET) cannot carry one:
+SubscriptionsNotServed refuses it before validation with its own code,
+SUBSCRIPTIONS_NOT_SUPPORTED, a request error (no ``data``; HTTP 400 under
 application/graphql-response+json, 200 under application/json, as the GraphQL-over-HTTP
 draft and its reference server answer it), rather than running nothing or graphql-core's
 "The subscription operation is not supported by the schema."

@@ -115,9 +115,9 @@ async def _closes_nothing(_why: Closed) -> None:
 
 @strawberry.type(
     description="Live updates of your organisation, over WebSocket at /graphql (graphql-transport-ws) or HTTP "
-    "(`Accept: text/event-stream`, `multipart/mixed` or `multipart/mixed;subscriptionSpec=1.0`). Each event is checked when it is delivered, with the "
-    "rules of queries: you get what you could read at that moment. Every field needs an employee's token or "
-    "an API key."
+    "(`Accept: text/event-stream`, `multipart/mixed` or `multipart/mixed;subscriptionSpec=1.0`). "
+    "Each event is checked when it is delivered, with the rules of queries: you get what you could read at "
+    "that moment. Every field needs an employee's token or an API key."
 )
 class Subscription:
     @strawberry.subscription(

@@ -14,8 +14,8 @@ error's ``extensions.code`` says why; then the stream's end.
 A query or mutation asked for as a stream is not a subscription: it is handed, body and all,
 to the ordinary request (its deadline, its in-flight slot), which answers it as its one result
 in the stream (graphql_api/http/transport.py). Refused before the stream starts (the body, no
-credential, an operator's token, too many connections, DynamoDB not answering the caller's
-check) is an ordinary JSON GraphQL error response with its status; a document that does not
+credential or an inactive caller 401, an operator's token 403, too many connections 429,
+DynamoDB not answering the caller's check 503) is an ordinary JSON GraphQL error response; a document that does not
 validate, or that the caller may not subscribe with, is the stream's one result, as
 graphql-sse's protocol requires.
 
@@ -53,10 +53,11 @@ from datastore.errors import DatastoreError
 from graphql_api.auth.active import check_active
 from graphql_api.auth.backend import principal_of
 from graphql_api.auth.tokens import Principal
-from graphql_api.execution.errors import ApiError
+from graphql_api.execution.errors import ApiError, Code
 from graphql_api.http import response
 from graphql_api.http.errors import TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
+from graphql_api.http.raw import error_body
 from graphql_api.http.request import Operation, read_operations
 from graphql_api.http.streams import FRAMINGS, Framing
 from graphql_api.limits.concurrency import release_slot
@@ -84,7 +85,15 @@ def wants_stream(scope: Scope) -> bool:
 
 
 def _refusal(status: int, code: str, message: str) -> Response:
-    return JSONResponse({"errors": [{"message": message, "extensions": {"code": code}}]}, status_code=status)
+    headers = response.UNAUTHENTICATED_HEADERS if status == 401 else None
+    return JSONResponse({"errors": [{"message": message, "extensions": {"code": code}}]}, status, headers)
+
+
+def _refused(error: ApiError) -> Response:
+    """The caller's check refused: 401 for UNAUTHENTICATED, as every HTTP answer (its reason kept), else 403."""
+    status = 401 if error.code is Code.UNAUTHENTICATED else 403
+    headers = response.UNAUTHENTICATED_HEADERS if status == 401 else None
+    return JSONResponse(error_body(error), status, headers)
 
 
 def _replaying(body: bytes, receive: Receive) -> Receive:
@@ -183,7 +192,7 @@ class HttpSubscriptions:
             hub.admit(connection)
         except ApiError as refused:
             context.session.end()
-            return _refusal(403, refused.code.value, str(refused))
+            return _refused(refused)
         except DatastoreError:
             context.session.end()
             return _refusal(503, "UNAVAILABLE", "the caller could not be checked: try again shortly")
@@ -219,6 +228,7 @@ class HttpSubscriptions:
         queue: asyncio.Queue[bytes | object],
     ) -> AsyncIterator[bytes]:
         settings = self.services.settings
+        principal = connection.principal
 
         async def events() -> None:
             async with aclosing(results):
@@ -249,6 +259,7 @@ class HttpSubscriptions:
                 connection.close(Closed(Close.TIMED_OUT, f"the subscription reached its {lifetime:g} s lifetime"))
 
         tasks = [asyncio.create_task(work()) for work in (events, heartbeat, until_over)]
+        ended = "the client went away"
         try:
             yield framing.opening()
             while True:
@@ -257,8 +268,11 @@ class HttpSubscriptions:
                     break
                 assert isinstance(item, bytes)
                 yield item
+            ended = "the subscription completed" if connection.closed is None else connection.closed.detail
             yield framing.closing()
         finally:
+            lasted = time.monotonic() - connection.opened
+            log.info("%s subscription of %s ended after %.0f s: %s", framing.name, principal.subject, lasted, ended)
             for task in tasks:
                 task.cancel()
             for task in tasks:

@@ -9,22 +9,29 @@ against it in tests/graphql_api/frontend/test_urql_subscriptions.py and test_gra
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 from starlette.applications import Starlette
 
 from datastore import employees
+from datastore.store import Datastore
+from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.limits.concurrency import MaxConcurrentRequests
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
+from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.subscriptions.conftest import subscribed
 from tests.graphql_api.subscriptions.test_limits import bounds
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 DIRECTORY = "subscription Directory { employeeChanged { cursor action employee { email } } }"
 HEARTBEAT = ("heartbeat", None)
@@ -172,7 +179,7 @@ def test_refused_before_the_stream__json_with_codes(
     live_http: httpx.Client, api: Api, api_settings: ApiSettings, tenant: Tenant
 ) -> None:
     no_credential = live_http.post("/graphql", json={"query": DIRECTORY}, headers=sse())
-    assert no_credential.status_code == 401
+    assert no_credential.status_code == 401 and no_credential.headers["www-authenticate"] == "Bearer"
     assert no_credential.headers["content-type"].startswith("application/json")
     assert codes(no_credential.json()) == ["UNAUTHENTICATED"]
 
@@ -191,7 +198,9 @@ def test_refused_before_the_stream__json_with_codes(
     leaver_token = api.token(leaver)
     employees.terminate_employee(tenant.table, leaver.emp_id)
     inactive = live_http.post("/graphql", json={"query": DIRECTORY}, headers=sse(leaver_token))
-    assert inactive.status_code in (401, 403) and inactive.headers["content-type"].startswith("application/json")
+    assert (inactive.status_code, codes(inactive.json())) == (401, ["UNAUTHENTICATED"])
+    assert inactive.json()["errors"][0]["extensions"]["reason"] == "ACCOUNT_INACTIVE"
+    assert inactive.headers["www-authenticate"] == "Bearer"
 
 
 def test_connections_per_organisation_and_per_process__429_json(
@@ -213,10 +222,11 @@ def test_connections_per_organisation_and_per_process__429_json(
                 assert says in refused.json()["errors"][0]["message"]
 
 
-def test_lifetime__timeout_next_then_complete(
-    live_http: httpx.Client, live_app: Starlette, api: Api, tenant: Tenant
+def test_lifetime__timeout_next_then_complete__its_end_logged(
+    live_http: httpx.Client, live_app: Starlette, api: Api, tenant: Tenant, caplog: pytest.LogCaptureFixture
 ) -> None:
     with (
+        caplog.at_level(logging.INFO, logger="hr.live"),
         bounds(live_app, subscription_lifetime_seconds=0.5),
         subscription(live_http, api.token(tenant.admin)) as response,
     ):
@@ -224,6 +234,11 @@ def test_lifetime__timeout_next_then_complete(
     (event, result), end = received
     assert event == "next" and codes(result) == ["TIMEOUT"] and "lifetime" in result["errors"][0]["message"]
     assert end == ("complete", None)
+    deadline = time.monotonic() + 10  # the server's thread logs once the stream's generator is closed
+    ended = f"SSE subscription of {tenant.admin.emp_id} ended after"
+    while not any(ended in line and "0.5 s lifetime" in line for line in caplog.messages):
+        assert time.monotonic() < deadline, caplog.messages
+        time.sleep(0.05)
 
 
 def test_token_expiry__forbidden_next_then_complete(
@@ -267,3 +282,18 @@ def test_subscription_gives_its_in_flight_slot_back__a_query_keeps_its(
     finally:
         cap.in_flight = 0
         cap.max_requests = before
+
+
+def test_under_lambda__no_stream_held__503_json(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, api: Api, tenant: Tenant
+) -> None:
+    """No Lambda invocation outlives its answer to hold a stream: API Gateway's WebSocket API
+    serves subscriptions there; a query asked for as a stream is still answered."""
+    app = create_app(Datastore(client, table_name), with_settings(api_settings, lambda_function="hr-api"))
+    with serving(app) as lambda_http:
+        refused = lambda_http.post("/graphql", json={"query": DIRECTORY}, headers=sse(api.token(tenant.admin)))
+        answered = lambda_http.post(
+            "/graphql", json={"query": "{ me { email } }"}, headers=sse(api.token(tenant.admin))
+        )
+    assert (refused.status_code, codes(refused.json())) == (503, ["UNAVAILABLE"])
+    assert [event for event, _ in events(answered)] == ["next", "complete"]
