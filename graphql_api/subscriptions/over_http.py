@@ -71,6 +71,9 @@ from graphql_api.subscriptions.session import LiveSession
 log = logging.getLogger("hr.live")
 
 _END: Final = object()
+# What the stream sends next: its bytes and whether they are an event (rather than a heartbeat
+# or the server's last word), or _END.
+_Item = tuple[bytes, bool] | object
 
 
 def wants_stream(scope: Scope) -> bool:
@@ -179,11 +182,12 @@ class HttpSubscriptions:
         if hub is None or not hub.available:
             return _refusal(503, "UNAVAILABLE", "live updates are not served by this process")
         settings = self.services.settings
-        queue: asyncio.Queue[bytes | object] = asyncio.Queue()
+        queue: asyncio.Queue[_Item] = asyncio.Queue()
 
         async def closer(why: Closed) -> None:
-            await queue.put(framing.ended([{"message": why.detail, "extensions": {"code": why.close.error_code}}]))
-            await queue.put(_END)
+            error = {"message": why.detail, "extensions": {"code": why.close.error_code}}
+            queue.put_nowait((framing.ended([error]), False))
+            queue.put_nowait(_END)
 
         connection = LiveConnection(principal, settings.subscription_queue_events, closer)
         context = self._context(request, principal, connection)
@@ -225,20 +229,25 @@ class HttpSubscriptions:
         results: Any,
         connection: LiveConnection,
         context: RequestContext,
-        queue: asyncio.Queue[bytes | object],
+        queue: asyncio.Queue[_Item],
     ) -> AsyncIterator[bytes]:
         settings = self.services.settings
         principal = connection.principal
+        # One event in hand at a time: the next is taken from the subscription once this one is
+        # sent, so the events a slow client has not read wait in the subscription's own queue,
+        # bounded by SUBSCRIPTION_QUEUE_EVENTS (past it the connection is closed SLOW), not here.
+        sent = asyncio.Semaphore(0)
 
         async def events() -> None:
             async with aclosing(results):
                 async for result in results:
                     if not isinstance(result, ExecutionResult):
                         continue  # no incremental delivery here
-                    await queue.put(framing.result(response.payload(result)))
+                    queue.put_nowait((framing.result(response.payload(result)), True))
                     if isinstance(result, PreExecutionError) or (result.data is None and result.errors):
                         break  # refused, or ended by an error: the subscription is over
-            await queue.put(_END)
+                    await sent.acquire()
+            queue.put_nowait(_END)
 
         async def heartbeat() -> None:
             beat = framing.heartbeat()
@@ -246,7 +255,8 @@ class HttpSubscriptions:
                 return
             while True:
                 await asyncio.sleep(settings.subscription_keepalive_seconds)
-                await queue.put(beat)
+                if queue.empty():  # a stream with something to send is not idle
+                    queue.put_nowait((beat, False))
 
         async def until_over() -> None:
             lifetime = settings.subscription_lifetime_seconds
@@ -266,8 +276,11 @@ class HttpSubscriptions:
                 item = await queue.get()
                 if item is _END:
                     break
-                assert isinstance(item, bytes)
-                yield item
+                assert isinstance(item, tuple)
+                framed, event = item
+                yield framed
+                if event:
+                    sent.release()
             ended = "the subscription completed" if connection.closed is None else connection.closed.detail
             yield framing.closing()
         finally:
