@@ -61,6 +61,7 @@ from graphql_api.http.raw import error_body
 from graphql_api.http.request import Operation, read_operations
 from graphql_api.http.streams import FRAMINGS, Framing
 from graphql_api.limits.concurrency import release_slot
+from graphql_api.observability.record import record_error
 from graphql_api.request.context import RequestContext
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
@@ -87,13 +88,16 @@ def wants_stream(scope: Scope) -> bool:
         return False  # 406: the ordinary request says so
 
 
-def _refusal(status: int, code: str, message: str) -> Response:
+def _refusal(scope: Scope, status: int, code: str, message: str) -> Response:
+    """A JSON refusal before the stream starts; its code counted on the request's record, as every refusal's."""
+    record_error(scope, code)
     headers = response.UNAUTHENTICATED_HEADERS if status == 401 else None
     return JSONResponse({"errors": [{"message": message, "extensions": {"code": code}}]}, status, headers)
 
 
-def _refused(error: ApiError) -> Response:
+def _refused(scope: Scope, error: ApiError) -> Response:
     """The caller's check refused: 401 for UNAUTHENTICATED, as every HTTP answer (its reason kept), else 403."""
+    record_error(scope, error.code.value)
     status = 401 if error.code is Code.UNAUTHENTICATED else 403
     headers = response.UNAUTHENTICATED_HEADERS if status == 401 else None
     return JSONResponse(error_body(error), status, headers)
@@ -132,12 +136,12 @@ class HttpSubscriptions:
             assert not isinstance(operation, list)  # batches are refused with a batch bound of 0
             query = await self._document(request, operation)
         except TransportError as refused:
-            answer = _refusal(refused.status, refused.code.value, str(refused))
+            answer = _refusal(scope, refused.status, refused.code.value, str(refused))
             answer.headers.update(refused.headers)
             await answer(scope, receive, send)
             return
         except DatastoreError:
-            await _refusal(503, "UNAVAILABLE", "the document could not be read: try again shortly")(
+            await _refusal(scope, 503, "UNAVAILABLE", "the document could not be read: try again shortly")(
                 scope, receive, send
             )
             return
@@ -175,12 +179,12 @@ class HttpSubscriptions:
     async def _subscribe(self, request: Request, operation: Operation, query: str, framing: Framing) -> Response:
         principal = principal_of(request)
         if principal is None:
-            return _refusal(401, "UNAUTHENTICATED", "no credential: send Authorization: Bearer <token>")
+            return _refusal(request.scope, 401, "UNAUTHENTICATED", "no credential: send Authorization: Bearer <token>")
         if principal.org_id is None:
-            return _refusal(403, "FORBIDDEN", "a platform operator's token sees no tenant data")
+            return _refusal(request.scope, 403, "FORBIDDEN", "a platform operator's token sees no tenant data")
         hub = self.services.live
         if hub is None or not hub.available:
-            return _refusal(503, "UNAVAILABLE", "live updates are not served by this process")
+            return _refusal(request.scope, 503, "UNAVAILABLE", "live updates are not served by this process")
         settings = self.services.settings
         queue: asyncio.Queue[_Item] = asyncio.Queue()
 
@@ -196,13 +200,13 @@ class HttpSubscriptions:
             hub.admit(connection)
         except ApiError as refused:
             context.session.end()
-            return _refused(refused)
+            return _refused(request.scope, refused)
         except DatastoreError:
             context.session.end()
-            return _refusal(503, "UNAVAILABLE", "the caller could not be checked: try again shortly")
+            return _refusal(request.scope, 503, "UNAVAILABLE", "the caller could not be checked: try again shortly")
         except Closed as refused:
             context.session.end()
-            return _refusal(429, "TOO_MANY_CONNECTIONS", refused.detail)
+            return _refusal(request.scope, 429, "TOO_MANY_CONNECTIONS", refused.detail)
         results = await self.schema.stream(
             query,
             variable_values=operation.variables,

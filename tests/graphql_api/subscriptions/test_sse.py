@@ -27,6 +27,8 @@ from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
+from tests.graphql_api.observability.logs import captured_lines
+from tests.graphql_api.observability.test_refusals import access_line
 from tests.graphql_api.subscriptions.conftest import subscribed
 from tests.graphql_api.subscriptions.test_limits import bounds
 
@@ -297,3 +299,12 @@ def test_under_lambda__no_stream_held__503_json(
         )
     assert (refused.status_code, codes(refused.json())) == (503, ["UNAVAILABLE"])
     assert [event for event, _ in events(answered)] == ["next", "complete"]
+
+
+def test_refused_stream__counted_in_its_access_line(live_http: httpx.Client, api: Api, tenant: Tenant) -> None:
+    with captured_lines() as captured:
+        headers = {**sse(api.token(tenant.admin)), "X-Request-Id": "sse-refused-batch"}
+        batch = live_http.post("/graphql", json=[{"query": DIRECTORY}], headers=headers)
+        line = access_line(captured, "sse-refused-batch")
+    assert batch.status_code == 400
+    assert (line["status"], line["errors"]) == (400, {"BAD_REQUEST": 1})
