@@ -1,5 +1,5 @@
-"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL, WebSocket and multipart
-subscriptions), /auth/token, /auth/discovery, /export, /healthz and /readyz.
+"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL, subscriptions over
+WebSocket, Server-Sent Events and multipart), /auth/token, /auth/discovery, /export, /healthz and /readyz.
 
 A request to /graphql goes through the middlewares (request id, health, access log, hosts,
 body bounds, CORS, gzip, the in-flight cap, authentication) to its lifetime
@@ -8,9 +8,9 @@ and hands the context to ``graphql_endpoint``: GraphiQL's page (graphql_api/grap
 browser's visit, else the GraphQL-over-HTTP transport (graphql_api/http/: request parsing,
 persisted documents, status codes, encoding), which runs the schema. Health is
 graphql_api/http/health.py's. A WebSocket at /graphql is a subscription's (graphql-transport-ws,
-graphql_api/subscriptions/), and so is a POST asking for Apollo's multipart subscriptions
-(``Accept: multipart/mixed;subscriptionSpec=1.0``), fed by the process's live hub, which the app starts and stops with
-itself.
+graphql_api/subscriptions/), and so is a request whose Accept asks for a stream (Server-Sent
+Events, multipart: graphql_api/subscriptions/over_http.py), fed by the process's live hub, which
+the app starts and stops with itself.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ from graphql_api.schema.executable import build_schema
 from graphql_api.schema.query import Query
 from graphql_api.settings.api import ApiSettings
 from graphql_api.subscriptions.hub import LiveHub
-from graphql_api.subscriptions.multipart import MultipartSubscriptions, wants_multipart
+from graphql_api.subscriptions.over_http import HttpSubscriptions, wants_stream
 from graphql_api.subscriptions.view import LiveSocketView
 
 log = logging.getLogger("hr.app")
@@ -98,16 +98,17 @@ def graphql_endpoint(transport: HttpTransport, settings: ApiSettings) -> Handler
 
 
 class SubscriptionOrRequest:
-    """/graphql over HTTP: Apollo's multipart subscriptions (their own stream, outside the request
-    deadline) or an ordinary request under its lifetime. An ASGI app, not a function, so the
-    route passes every method on (a function endpoint would be GET only)."""
+    """/graphql over HTTP: a request asking for a stream (a subscription's, outside the request
+    deadline; anything else it hands back to the lifetime) or an ordinary request under its
+    lifetime. An ASGI app, not a function, so the route passes every method on (a function
+    endpoint would be GET only)."""
 
-    def __init__(self, multipart: ASGIApp, lifetime: ASGIApp) -> None:
-        self.multipart = multipart
+    def __init__(self, streams: ASGIApp, lifetime: ASGIApp) -> None:
+        self.streams = streams
         self.lifetime = lifetime
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await (self.multipart if wants_multipart(scope) else self.lifetime)(scope, receive, send)
+        await (self.streams if wants_stream(scope) else self.lifetime)(scope, receive, send)
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,15 +191,12 @@ def create_app(datastore: Datastore, settings: ApiSettings, *, query: type[Query
         # The read path's connections on this loop (datastore/async_client.py).
         await datastore.aclose()
 
+    lifetime = RequestLifetime(graphql_endpoint(transport, settings), services)
     app = Starlette(
         routes=[
             # Every method reaches the view, so a PUT gets the transport's JSON 405 with Allow.
             Route(
-                "/graphql",
-                SubscriptionOrRequest(
-                    MultipartSubscriptions(schema, services, persisted),
-                    RequestLifetime(graphql_endpoint(transport, settings), services),
-                ),
+                "/graphql", SubscriptionOrRequest(HttpSubscriptions(schema, services, persisted, lifetime), lifetime)
             ),
             WebSocketRoute("/graphql", LiveSocketView(schema, services, backend, persisted)),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),

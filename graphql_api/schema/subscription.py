@@ -6,7 +6,8 @@ given (graphql_api/subscriptions/stream.py). For every event, at delivery: the c
 active check (graphql_api/auth/active.py, as for every request: a suspended organisation, a
 terminated employee or a changed role end the connection with FORBIDDEN), then the topic's
 own rules, then the selection is executed with the types' field rules, exactly as a query's.
-Served over WebSocket (graphql-transport-ws) and HTTP multipart; a plain JSON request gets
+Served over WebSocket (graphql-transport-ws) and HTTP streams (Server-Sent Events, multipart:
+graphql_api/subscriptions/over_http.py); a plain JSON request gets
 SUBSCRIPTIONS_NOT_SUPPORTED (graphql_api/http/subscriptions.py). On AWS (API Gateway's
 WebSocket API, graphql_api/subscriptions/gateway.py) each event is one execution of the
 stored subscription through the same field (the session's ``one_shot``), so the same checks run.
@@ -141,9 +142,9 @@ async def _closes_nothing(_why: Closed) -> None:
 
 @strawberry.type(
     description="Live updates of your organisation, over WebSocket at /graphql (graphql-transport-ws) or HTTP "
-    "multipart (`Accept: multipart/mixed;subscriptionSpec=1.0`). Each event is checked when it is delivered, with the "
-    "rules of queries: you get what you could read at that moment. Every field needs an employee's token or "
-    "an API key."
+    "(`Accept: text/event-stream`, `multipart/mixed` or `multipart/mixed;subscriptionSpec=1.0`). "
+    "Each event is checked when it is delivered, with the rules of queries: you get what you could read at "
+    "that moment. Every field needs an employee's token or an API key."
 )
 class Subscription:
     @strawberry.subscription(

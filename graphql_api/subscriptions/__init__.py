@@ -14,7 +14,8 @@
 - ``messages``: a message's bounds before it is parsed (its size, its operation id).
 - ``websocket`` and ``view``: graphql-transport-ws at /graphql (Strawberry's protocol
   handler with our authentication, limits and closes).
-- ``multipart``: Apollo's HTTP multipart subscriptions, a POST to /graphql streaming parts.
+- ``over_http``: subscriptions over HTTP, a request to /graphql asking for a stream: Server-Sent
+  Events (graphql-sse's distinct connections), multipart (incremental delivery, Apollo's).
 
 The Subscription root and what each of its fields may deliver to whom are the schema's
 (graphql_api/schema/subscription.py, graphql_api/schema/live_topics.py).

@@ -1,8 +1,8 @@
-"""Why a live connection ends: one close code for WebSocket, one error code for HTTP multipart.
+"""Why a live connection ends: one close code for WebSocket, one error code for HTTP streams.
 
 A subscription is never dropped silently: whatever ends it from the server's side says why,
-as a graphql-transport-ws close code (the protocol's own where it has one) and, on HTTP
-multipart (multipart.py), as the final part's error with ``extensions.code``. The codes a
+as a graphql-transport-ws close code (the protocol's own where it has one) and, on the
+HTTP streams (over_http.py), as the final result's error with ``extensions.code``. The codes a
 client acts on:
 
 - UNAUTHORIZED, 4401: no credential in ``connection_init`` (or a subscribe before it was

@@ -1,6 +1,6 @@
 """When a live connection ends by itself: its lifetime, or its caller's credential running out.
 
-One rule for both transports a process holds open (websocket.py, multipart.py). A connection
+One rule for both transports a process holds open (websocket.py, over_http.py). A connection
 lives at most SUBSCRIPTION_LIFETIME_SECONDS (TIMED_OUT). A token from sign-in runs out with
 its session, not at its own expiry (every 15 minutes by default, when a client refreshes it
 for HTTP): the caller's standing is checked at every delivery anyway, and the session's end
