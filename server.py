@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import gzip
 import json
 import os
@@ -182,9 +183,11 @@ def run(_args: argparse.Namespace) -> int:
                 announce=lambda: print(f"waiting for DynamoDB at {where}: not reachable yet, retrying", flush=True),
             )
             waiting.close()
-            if ensure_table(datastore.client, settings.table_name):
+            # The layout is checked before the table's TTL or stream is touched: a table this
+            # release refuses to serve is left as it was found.
+            layout_checked = functools.partial(check_layout, datastore, serve_anyway=loaded.server.serve_unmigrated)
+            if ensure_table(datastore.client, settings.table_name, before_changes=layout_checked):
                 print(f"created table {settings.table_name}", flush=True)
-            check_layout(datastore, serve_anyway=loaded.server.serve_unmigrated)
             if (embedded or loaded.server.demo_data) and demo.load(datastore.table(PlatformScope())):
                 print("loaded demo data (Acme Corp, Globex Inc)", flush=True)
             api_settings.warn_if_development()
