@@ -231,8 +231,8 @@ def running(release: Release, *launch: str) -> Iterator[Api]:
 
 EMPLOYEES = """{ organization { name employees(first: 100) {
   edges { node { email firstName lastName } } } } }"""
-JOBS = """{ organization { jobPostings(first: 100) { edges { node { title
-  applications(first: 100) { edges { node { status } } } } } } } }"""
+JOBS = """{ organization { jobPostings(first: 20) { edges { node { title
+  applications(first: 50) { edges { node { status } } } } } } } }"""
 
 
 @dataclass
