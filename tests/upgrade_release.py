@@ -56,6 +56,7 @@ PREVIOUS_RELEASE = "8bac9fb"
 # and name entries (726dd65) alike: it exercises every step of `server.py migrate`.
 OLDER_RELEASE = "d3877fb"
 START_TIMEOUT_SECONDS = 180.0
+ENGINE_EXIT_SECONDS = 20.0
 
 
 class CheckFailed(Exception):
@@ -462,7 +463,11 @@ def upgrade(commit: str, work: Path) -> None:
             jobs = sum(sum(statuses.values()) for statuses in organization.applications.values())
             print(f"   {organization.name}: {len(organization.people)} employees, {jobs} applications")
         step("the previous release stopped as a process manager stops it: SIGTERM to its server")
-    left = engines.engines_on(data_dir)
+    # A release that stops its engine with its server may still be tearing it down: only an
+    # engine still there after a while was left running.
+    deadline = time.monotonic() + ENGINE_EXIT_SECONDS
+    while (left := engines.engines_on(data_dir)) and time.monotonic() < deadline:
+        time.sleep(0.5)
     print(f"   engines still running on the data: {left or 'none'}")
 
     if left:
