@@ -110,8 +110,9 @@ soak: $(STAMP)
 ## An in-place upgrade from a real checkout of the previous release (not part of `make test`):
 ## its own `make run` writes demo and API data, this checkout's `server.py migrate` upgrades the
 ## data, and this checkout's server answers for it (tests/upgrade_release.py; a few minutes).
-## The default: d3877fb, the last commit before 8c7f8f6 ("Organisations own their email
-## domains"), the release before email domains, application counters and name entries.
-PREVIOUS_RELEASE ?= d3877fb
+## The default: 8bac9fb, the release operators run now (layout 2). PREVIOUS_RELEASE=d3877fb
+## (the last commit before 8c7f8f6, "Organisations own their email domains": before layout
+## versions, email domains, application counters and name entries) runs every migration step.
+PREVIOUS_RELEASE ?= 8bac9fb
 upgrade-test: $(STAMP)
 	$(BIN)/python -m tests.upgrade_release $(PREVIOUS_RELEASE)

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Never, TextIO
+from typing import Any, Never, TextIO
 
 import graphql
 import uvicorn
@@ -53,9 +53,12 @@ from deploy import cloudformation as deploy_template
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.bulk import csv_file as bulk_csv
+from graphql_api.entrypoints import worker_pool
 from graphql_api.entrypoints.heap import settle_heap
 from graphql_api.entrypoints.host_files import remove, remove_orphans, runtime_dir
 from graphql_api.entrypoints.serving import uvicorn_options, worker_options
+from graphql_api.entrypoints.supervisor import supervise
+from graphql_api.graphiql.assets import ensure_installed
 from graphql_api.limits import shared_buckets
 from graphql_api.observability import metrics_dir
 from graphql_api.observability.logging import configure_logging
@@ -160,7 +163,11 @@ def remove_leftovers() -> None:
 
     Only those whose owner is gone (graphql_api/entrypoints/host_files.py); a running server's are kept.
     """
-    for path in [*metrics_dir.remove_leftovers(), *remove_orphans(runtime_dir(), shared_buckets.PREFIX)]:
+    for path in [
+        *metrics_dir.remove_leftovers(),
+        *remove_orphans(runtime_dir(), shared_buckets.PREFIX),
+        *remove_orphans(runtime_dir(), worker_pool.PREFIX),
+    ]:
         print(f"removed {path}, left by a server that was killed", flush=True)
 
 
@@ -187,29 +194,33 @@ def run(_args: argparse.Namespace) -> int:
                 announce=lambda: print(f"waiting for DynamoDB at {where}: not reachable yet, retrying", flush=True),
             )
             waiting.close()
-            if ensure_table(datastore.client, settings.table_name):
+            # The layout is checked before the table's TTL or stream is touched: a table this
+            # release refuses to serve is left as it was found.
+            layout_checked = functools.partial(check_layout, datastore, serve_anyway=loaded.server.serve_unmigrated)
+            if ensure_table(datastore.client, settings.table_name, before_changes=layout_checked):
                 print(f"created table {settings.table_name}", flush=True)
-            check_layout(datastore, serve_anyway=loaded.server.serve_unmigrated)
             if (embedded or loaded.server.demo_data) and demo.load(datastore.table(PlatformScope())):
                 print("loaded demo data (Acme Corp, Globex Inc)", flush=True)
             api_settings.warn_if_development()
+            if workers > 1 and api_settings.graphiql:
+                # GraphiQL's bundles fetched here, once, rather than by every worker at once.
+                ensure_installed(api_settings.graphiql_cache_dir)
             print(f"GraphQL on http://{host}:{port}/graphql ({workers} worker{'s' * (workers > 1)})", flush=True)
             # Logging as configured above (log_config=None), and no uvicorn access log: ours
             # (graphql_api/observability/access_log.py) writes the one line per request.
-            serve = functools.partial(
-                uvicorn.run,
-                host=host,
-                port=port,
-                log_level="info",
-                log_config=None,
-                access_log=False,
-                timeout_graceful_shutdown=grace,
-            )
+            options: dict[str, Any] = {
+                "host": host,
+                "port": port,
+                "log_level": "info",
+                "log_config": None,
+                "access_log": False,
+                "timeout_graceful_shutdown": grace,
+            }
             if workers == 1:
                 try:
                     app = create_app(datastore, api_settings)
                     settle_heap()
-                    serve(app, **uvicorn_options(api_settings))
+                    uvicorn.run(app, **options, **uvicorn_options(api_settings))
                 finally:
                     datastore.close()
             else:
@@ -222,17 +233,24 @@ def run(_args: argparse.Namespace) -> int:
                 # A spawned worker imports everything before it answers uvicorn's health check:
                 # on a loaded machine that takes longer than the default 5 s, and the worker
                 # would be killed and respawned forever.
+                pool_file = worker_pool.path_of(os.getpid())
                 try:
-                    serve(
-                        "graphql_api.entrypoints.asgi:app",
-                        workers=workers,
-                        timeout_worker_healthcheck=30,
-                        **worker_options(api_settings),
+                    supervise(
+                        uvicorn.Config(
+                            "graphql_api.entrypoints.asgi:app",
+                            workers=workers,
+                            timeout_worker_healthcheck=30,
+                            **options,
+                            **worker_options(api_settings),
+                        ),
+                        pool_file,
                     )
                 finally:
                     # The tenant buckets the workers shared (graphql_api/limits/shared_buckets.py).
                     if (table := shared_buckets.table_of(os.getpid())) is not None:
                         remove(table)
+                    if pool_file is not None:
+                        remove(pool_file)
     except SystemExit as exit_:
         # SIGTERM ended the server (_exit_on_sigterm), and the engine is stopped by now.
         return 0 if exit_.code == 128 + signal.SIGTERM else 1

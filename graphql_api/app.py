@@ -43,6 +43,7 @@ from graphql_api.auth.home_realm import HomeRealmDiscovery
 from graphql_api.auth.read_only_keys import ReadOnlyKeys
 from graphql_api.auth.signin import TokenExchange
 from graphql_api.auth.tokens import TokenVerifier
+from graphql_api.entrypoints import worker_pool
 from graphql_api.execution.cost import Cost
 from graphql_api.execution.documents import Documents
 from graphql_api.execution.explain import Explain
@@ -179,7 +180,7 @@ def create_app(datastore: Datastore, settings: ApiSettings, *, query: type[Query
         ApiKeyAuthenticator(datastore, services.run_blocking, record_inline=settings.lambda_function is not None),
     )
 
-    readiness = Readiness(probe_client(datastore.client), datastore.table_name)
+    readiness = Readiness(probe_client(datastore.client), datastore.table_name, pool_file=worker_pool.my_pool())
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
