@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test check docs docs-serve bench bench-fairness bench-import bench-lifecycle bench-live-soak schema package clean soak upgrade-test lock
+.PHONY: run test check docs docs-serve bench bench-fairness bench-import bench-lifecycle bench-live-soak schema schema-check package clean soak upgrade-test lock
 
 ## Installs come from the locks (requirements-dev.lock, and requirements.lock for the runtime
 ## alone): every package at one version with the hash of each file, resolved from pyproject.toml's
@@ -94,6 +94,11 @@ bench-lifecycle: $(STAMP)
 schema: $(STAMP)
 	$(BIN)/python server.py export-schema
 
+## What the code's schema breaks against schema.graphql at HEAD (or SCHEMA_CHECK_ARGS='--against v1.2'),
+## for every operation clients send: exit 1 names each that breaks (docs "Evolving the schema").
+schema-check: $(STAMP)
+	$(BIN)/python server.py schema-check $(SCHEMA_CHECK_ARGS)
+
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
 
@@ -109,8 +114,9 @@ soak: $(STAMP)
 ## An in-place upgrade from a real checkout of the previous release (not part of `make test`):
 ## its own `make run` writes demo and API data, this checkout's `server.py migrate` upgrades the
 ## data, and this checkout's server answers for it (tests/upgrade_release.py; a few minutes).
-## The default: d3877fb, the last commit before 8c7f8f6 ("Organisations own their email
-## domains"), the release before email domains, application counters and name entries.
-PREVIOUS_RELEASE ?= d3877fb
+## The default: 8bac9fb, the release operators run now (layout 2). PREVIOUS_RELEASE=d3877fb
+## (the last commit before 8c7f8f6, "Organisations own their email domains": before layout
+## versions, email domains, application counters and name entries) runs every migration step.
+PREVIOUS_RELEASE ?= 8bac9fb
 upgrade-test: $(STAMP)
 	$(BIN)/python -m tests.upgrade_release $(PREVIOUS_RELEASE)

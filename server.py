@@ -18,13 +18,15 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Never
+from typing import Any, Never, TextIO
 
+import graphql
 import uvicorn
 from tqdm import tqdm
 
 from datastore import (
     counts,
+    documents,
     employees,
     identities,
     ids,
@@ -52,13 +54,17 @@ from deploy import cloudformation as deploy_template
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.bulk import csv_file as bulk_csv
+from graphql_api.entrypoints import worker_pool
 from graphql_api.entrypoints.heap import settle_heap
 from graphql_api.entrypoints.host_files import remove, remove_orphans, runtime_dir
 from graphql_api.entrypoints.serving import uvicorn_options, worker_options
+from graphql_api.entrypoints.supervisor import supervise
+from graphql_api.graphiql.assets import ensure_installed
 from graphql_api.limits import shared_buckets
 from graphql_api.observability import metrics_dir
 from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
+from graphql_api.schema import evolution
 from graphql_api.schema.executable import schema_sdl
 from graphql_api.settings import Settings, hand_down_to_workers
 
@@ -86,10 +92,14 @@ class CommandError(Exception):
 
 
 @contextmanager
-def dynamodb_endpoint(settings: DatastoreSettings, *, reuse: bool = False, say: Say = say) -> Iterator[str | None]:
+def dynamodb_endpoint(
+    settings: DatastoreSettings, *, reuse: bool = False, notes: TextIO | None = None, say: Say | None = None
+) -> Iterator[str | None]:
     """The configured endpoint, else an embedded DynamoDB Local keeping its data on disk.
 
-    With ``reuse``, an embedded engine that a running server already started is used.
+    With ``reuse``, an embedded engine that a running server already started is used. The line
+    saying an engine was started goes to ``notes`` (stdout unless told: a command whose stdout
+    is its answer sends it to stderr).
     """
     if not settings.embedded:
         yield settings.endpoint_url
@@ -99,7 +109,11 @@ def dynamodb_endpoint(settings: DatastoreSettings, *, reuse: bool = False, say: 
         return
     local = DynamoDBLocal(settings.local_cache_dir, port=settings.local_port, data_dir=settings.local_data_dir)
     with local:
-        say(f"DynamoDB Local on {local.endpoint_url}, data in {settings.local_data_dir}")
+        line = f"DynamoDB Local on {local.endpoint_url}, data in {settings.local_data_dir}"
+        if say is not None:
+            say(line)
+        else:
+            print(line, file=notes or sys.stdout, flush=True)
         yield local.endpoint_url
 
 
@@ -169,7 +183,11 @@ def remove_leftovers(say: Say = say) -> None:
 
     Only those whose owner is gone (graphql_api/entrypoints/host_files.py); a running server's are kept.
     """
-    for path in [*metrics_dir.remove_leftovers(), *remove_orphans(runtime_dir(), shared_buckets.PREFIX)]:
+    for path in [
+        *metrics_dir.remove_leftovers(),
+        *remove_orphans(runtime_dir(), shared_buckets.PREFIX),
+        *remove_orphans(runtime_dir(), worker_pool.PREFIX),
+    ]:
         say(f"removed {path}, left by a server that was killed")
 
 
@@ -200,29 +218,35 @@ def run(_args: argparse.Namespace) -> int:
                 announce=lambda: announce(f"waiting for DynamoDB at {where}: not reachable yet, retrying"),
             )
             waiting.close()
-            if ensure_table(datastore.client, settings.table_name):
+            # The layout is checked before the table's TTL or stream is touched: a table this
+            # release refuses to serve is left as it was found.
+            layout_checked = functools.partial(
+                check_layout, datastore, serve_anyway=loaded.server.serve_unmigrated, say=announce, warn=warn
+            )
+            if ensure_table(datastore.client, settings.table_name, before_changes=layout_checked):
                 announce(f"created table {settings.table_name}")
-            check_layout(datastore, serve_anyway=loaded.server.serve_unmigrated, say=announce, warn=warn)
             if (embedded or loaded.server.demo_data) and demo.load(datastore.table(PlatformScope())):
                 announce("loaded demo data (Acme Corp, Globex Inc)")
             api_settings.warn_if_development(warn)
+            if workers > 1 and api_settings.graphiql:
+                # GraphiQL's bundles fetched here, once, rather than by every worker at once.
+                ensure_installed(api_settings.graphiql_cache_dir)
             announce(f"GraphQL on http://{host}:{port}/graphql ({workers} worker{'s' * (workers > 1)})")
             # Logging as configured above (log_config=None), and no uvicorn access log: ours
             # (graphql_api/observability/access_log.py) writes the one line per request.
-            serve = functools.partial(
-                uvicorn.run,
-                host=host,
-                port=port,
-                log_level="info",
-                log_config=None,
-                access_log=False,
-                timeout_graceful_shutdown=grace,
-            )
+            options: dict[str, Any] = {
+                "host": host,
+                "port": port,
+                "log_level": "info",
+                "log_config": None,
+                "access_log": False,
+                "timeout_graceful_shutdown": grace,
+            }
             if workers == 1:
                 try:
                     app = create_app(datastore, api_settings)
                     settle_heap()
-                    serve(app, **uvicorn_options(api_settings))
+                    uvicorn.run(app, **options, **uvicorn_options(api_settings))
                 finally:
                     datastore.close()
             else:
@@ -235,17 +259,24 @@ def run(_args: argparse.Namespace) -> int:
                 # A spawned worker imports everything before it answers uvicorn's health check:
                 # on a loaded machine that takes longer than the default 5 s, and the worker
                 # would be killed and respawned forever.
+                pool_file = worker_pool.path_of(os.getpid())
                 try:
-                    serve(
-                        "graphql_api.entrypoints.asgi:app",
-                        workers=workers,
-                        timeout_worker_healthcheck=30,
-                        **worker_options(api_settings),
+                    supervise(
+                        uvicorn.Config(
+                            "graphql_api.entrypoints.asgi:app",
+                            workers=workers,
+                            timeout_worker_healthcheck=30,
+                            **options,
+                            **worker_options(api_settings),
+                        ),
+                        pool_file,
                     )
                 finally:
                     # The tenant buckets the workers shared (graphql_api/limits/shared_buckets.py).
                     if (table := shared_buckets.table_of(os.getpid())) is not None:
                         remove(table)
+                    if pool_file is not None:
+                        remove(pool_file)
     except SystemExit as exit_:
         # SIGTERM ended the server (_exit_on_sigterm), and the engine is stopped by now.
         return 0 if exit_.code == 128 + signal.SIGTERM else 1
@@ -255,7 +286,12 @@ def run(_args: argparse.Namespace) -> int:
 
 
 def token(args: argparse.Namespace) -> int:
-    """Print a bearer token for an employee (by email) or a platform operator."""
+    """Print a bearer token for an employee (by email) or a platform operator.
+
+    Only the token goes to stdout (``TOKEN=$(python server.py token ...)``); every other line,
+    the one naming the table it was read from included, goes to stderr: with another data
+    folder than the running server's, the token is another table's employee's.
+    """
     loaded = Settings.load()
     settings, api_settings = loaded.datastore, loaded.api
     if args.platform is not None:
@@ -263,15 +299,26 @@ def token(args: argparse.Namespace) -> int:
         return 0
     if args.email is None:
         raise CommandError("give --email EMAIL (an employee) or --platform NAME (an operator)")
-    with dynamodb_endpoint(settings, reuse=True) as endpoint:
+    with dynamodb_endpoint(settings, reuse=True, notes=sys.stderr) as endpoint:
+        where = endpoint or f"AWS ({settings.region})"
+        if settings.embedded:
+            where += f", data in {settings.local_data_dir}"
         datastore = Datastore.connect(settings, endpoint)
-        identity = identities.find_identity(datastore.table(SignInScope()), args.email)
-        if identity is None:
-            raise CommandError(f"no employee has the email {args.email}")
-        employee = employees.get_employee(datastore.table(TenantScope(identity.org_id)), identity.emp_id)
-        datastore.close()
+        try:
+            identity = identities.find_identity(datastore.table(SignInScope()), args.email)
+            if identity is None:
+                raise CommandError(f"no employee has the email {args.email} in table {settings.table_name} at {where}")
+            employee = employees.get_employee(datastore.table(TenantScope(identity.org_id)), identity.emp_id)
+        finally:
+            datastore.close()
     if employee is None:
-        raise CommandError(f"the employee of {args.email} no longer exists")
+        raise CommandError(f"the employee of {args.email} no longer exists in table {settings.table_name} at {where}")
+    print(
+        f"token of employee {employee.emp_id} of organisation {employee.org_id} ({employee.role.value}), "
+        f"read from table {settings.table_name} at {where}",
+        file=sys.stderr,
+        flush=True,
+    )
     print(issue_token(api_settings, subject=employee.emp_id, org_id=employee.org_id, role=employee.role.value))
     return 0
 
@@ -320,6 +367,64 @@ def export_schema(args: argparse.Namespace) -> int:
         SCHEMA_FILE.write_text(sdl)
         print(f"wrote {SCHEMA_FILE.name}")
     return 0
+
+
+def schema_check(args: argparse.Namespace) -> int:
+    """Compare the code's schema with an earlier one and check every operation clients send.
+
+    Exit status: 0 when no operation a client sends breaks, 1 when one does (each named with
+    graphql-core's reasons), 2 on bad input (docs "Evolving the schema").
+    """
+    if args.days < 1:
+        raise CommandError("--days must be at least 1")
+    try:
+        sdl, where = evolution.previous_sdl(args.against, SCHEMA_FILE.parent)
+        old = evolution.schema_of(sdl, where)
+        operations: list[evolution.ClientOperation] = []
+        loaded = Settings.load()
+        if loaded.api.trusted_documents is not None:
+            operations += evolution.manifest_operations(Path(loaded.api.trusted_documents), "trusted")
+        if args.documents is not None:
+            path = Path(args.documents)
+            if not path.exists():
+                raise evolution.BadInput(f"--documents: no such file or directory: {path}")
+            operations += evolution.manifest_operations(path, "manifest")
+    except evolution.BadInput as error:
+        raise CommandError(str(error)) from None
+    if not args.skip_table:
+        operations += _persisted_operations(loaded.datastore, timedelta(days=args.days))
+    report = evolution.check(old, graphql.build_schema(schema_sdl()), operations, against=where)
+    if args.json:
+        sys.stdout.write(evolution.json_report(report))
+    else:
+        for line in report.lines():
+            print(line)
+    return 0 if report.ok else 1
+
+
+def _persisted_operations(settings: DatastoreSettings, days: timedelta) -> list[evolution.ClientOperation]:
+    """Each organisation's persisted documents last run (or registered) within ``days``."""
+    since = items.now() - days
+    found: list[evolution.ClientOperation] = []
+    # What the engine prints goes to stderr: stdout is the report (--json).
+    with contextlib.redirect_stdout(sys.stderr), dynamodb_endpoint(settings, reuse=True) as endpoint:
+        datastore = Datastore.connect(settings, endpoint)
+        try:
+            if not probe.table_ready(datastore.client, settings.table_name):
+                print(f"no table {settings.table_name}: no persisted documents to check", file=sys.stderr)
+                return found
+            for org_id in _chosen_organizations(datastore, None):
+                for stored in documents.list_documents(datastore.table(TenantScope(org_id)), org_id):
+                    seen = documents.registered_at(stored)
+                    if seen >= since:
+                        found.append(
+                            evolution.ClientOperation("persisted", stored.sha256, stored.document, org_id, seen)
+                        )
+        except Unavailable as error:
+            raise CommandError(f"cannot read the persisted documents ({error}); --skip-table leaves them out") from None
+        finally:
+            datastore.close()
+    return found
 
 
 def _org_option(org: str | None) -> OrgId | None:
@@ -652,6 +757,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "token": token,
     "import": import_employees,
     "export-schema": export_schema,
+    "schema-check": schema_check,
     "check-counts": check_counts,
     "iam-policy": iam_policy,
     "cloudformation": cloudformation,
@@ -677,6 +783,24 @@ def parser() -> argparse.ArgumentParser:
     importing.add_argument("--quiet", action="store_true", help="no progress bar")
     schema_export = commands.add_parser("export-schema", help="write schema.graphql from the code")
     schema_export.add_argument("--stdout", action="store_true", help="print it instead")
+    checking_schema = commands.add_parser(
+        "schema-check",
+        help="compare the code's schema with an earlier one and check every operation clients send "
+        "(exit 1: one breaks; 2: bad input)",
+    )
+    checking_schema.add_argument(
+        "--against", default="HEAD", metavar="FILE|GIT_REF", help="the earlier schema (default: schema.graphql at HEAD)"
+    )
+    checking_schema.add_argument(
+        "--documents", metavar="DIR_OR_MANIFEST", help="also a manifest ({id: document}) or a directory of .graphql"
+    )
+    checking_schema.add_argument(
+        "--days", type=int, default=30, help="persisted documents run within this many days (default 30)"
+    )
+    checking_schema.add_argument(
+        "--skip-table", action="store_true", help="leave out the table's persisted documents (no DynamoDB)"
+    )
+    checking_schema.add_argument("--json", action="store_true", help="the report as JSON")
     check = commands.add_parser(
         "check-counts",
         help="recount headcounts and application counts; exit 1 if any differs (0 with --fix once repaired)",

@@ -23,7 +23,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Final
 
-from datastore import by_id, items, keys, layout, transact, validation, writes
+from datastore import by_id, identity_providers, items, keys, layout, transact, validation, writes
 from datastore.changes import Change
 from datastore.entities import ApiKey, ApiKeyGrant, ApiKeyStatus, Role
 from datastore.errors import Conflict, InvalidInput, NotFound
@@ -115,7 +115,11 @@ def list_api_keys(table: Table, request: PageRequest) -> Page[ApiKey]:
 def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
     """Revoke an ACTIVE key: its record and its lookup item become REVOKED in one transaction.
 
-    NotFound for an id naming no key of this organisation; Conflict when already revoked.
+    When the key registered or last changed the organisation's identity provider (data from
+    before keys were refused that write), the same transaction ends the sessions begun through
+    it (datastore/identity_providers.py ``end_sessions_op``): a session a leaked key's provider
+    began does not outlive the key. NotFound for an id naming no key of this organisation;
+    Conflict when already revoked.
     """
     org_id = table.tenant.org_id
     found = get_api_key(table, key_id, consistent=True)
@@ -154,6 +158,9 @@ def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
                 on_failed=lost_race,
             )
         )
+    sessions_end = identity_providers.end_sessions_op(table, org_id, found.key_id, at)
+    if sessions_end is not None:
+        ops.append(sessions_end)
     before = _without_hash(layout.API_KEY.item(found))
     after = _without_hash(layout.API_KEY.item(revoked))
     writes.commit(table, ops, Change("apiKey.revoke", layout.API_KEY.tag, found.key_id, org_id, before, after))

@@ -12,11 +12,19 @@ replaced is simply registered again when next sent (its hash is checked on every
 a slot never answers for another document). Each put pushes the item's expiry (the table's
 TTL attribute) DOCUMENT_TTL ahead, so documents no client registers any more are removed by
 DynamoDB itself. At most 4,096 x 16 KiB = 64 MiB per organisation, then.
+
+When a document was last put is its expiry less DOCUMENT_TTL (``registered_at``): the server
+puts a document again when a client runs it by hash on a later day than its last put
+(graphql_api/http/persisted.py), so that date is also when a client last ran it, to the day,
+and a document in use never expires. ``schema-check`` reads it to say which documents clients
+still send (``list_documents``). Nothing new is stored for it: items written before keep
+their shape and mean the same.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Final
 
 from datastore import keys, layout, transact
@@ -47,11 +55,36 @@ def _checked(sha256: str) -> str:
 
 def get_document(table: Table, org_id: OrgId, sha256: str) -> str | None:
     """The organisation's document registered under ``sha256`` (one GetItem), or None."""
+    found = find_document(table, org_id, sha256)
+    return None if found is None else found.document
+
+
+def find_document(table: Table, org_id: OrgId, sha256: str) -> PersistedDocument | None:
+    """The organisation's stored document of ``sha256`` with its expiry (one GetItem), or None."""
     item = table.get(layout.PERSISTED_DOCUMENT.key_at(org_id, _checked(sha256)))
     if item is None:
         return None
     found = layout.PERSISTED_DOCUMENT.read(item, org_id=org_id)
-    return found.document if found.sha256 == sha256 else None  # the slot may hold another document
+    return found if found.sha256 == sha256 else None  # the slot may hold another document
+
+
+def registered_at(document: PersistedDocument) -> datetime:
+    """When ``document`` was last put: by a client registering it, or running it on a new day."""
+    return document.expires_at - DOCUMENT_TTL
+
+
+def list_documents(table: Table, org_id: OrgId) -> Iterator[PersistedDocument]:
+    """Every document the organisation holds: one read of each slot's key (BatchGetItem, 100
+    keys a call, 41 calls). An item whose TTL has passed but DynamoDB has not yet removed is
+    left out, as a client would no longer find it."""
+    slots = [f"{slot:0{keys.DOCUMENT_SLOT_DIGITS}x}".ljust(64, "0") for slot in range(16**keys.DOCUMENT_SLOT_DIGITS)]
+    wanted = [layout.PERSISTED_DOCUMENT.key_at(org_id, slot) for slot in slots]
+    now = datetime.now(UTC)
+    for item in table.batch_get(wanted):
+        if item is not None:
+            found = layout.PERSISTED_DOCUMENT.read(item, org_id=org_id)
+            if found.expires_at > now:
+                yield found
 
 
 def put_document(table: Table, org_id: OrgId, sha256: str, document: str, at: datetime) -> None:

@@ -244,6 +244,9 @@ class IdentityProvider:
     created_at: datetime
     updated_at: datetime
     version: int
+    # Sessions begun through it before this time are over (datastore/sessions.py checks it at
+    # each refresh): set when the API key that last changed it is revoked.
+    sessions_ended_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +305,12 @@ class RefreshGrant:
     session_id: SessionId
     generation: int
     expires_at: datetime
+    # The organisation's own identity provider the session was begun through: its issuer and
+    # when it was registered (which tells one registration from a later one of the same
+    # issuer). None for the platform's provider, and on lookup items written before it was
+    # recorded. Each token of the session carries it on.
+    provider_issuer: str | None = None
+    provider_since: datetime | None = None
 
 
 AuditValue = str | int | None

@@ -94,6 +94,17 @@ class Unavailable(DatastoreError):
         super().__init__(message)
 
 
+class InProgress(Unavailable):
+    """Another attempt under this idempotency key is being written and has not committed yet.
+
+    Its answer is not known, so this attempt has none to replay: the caller retries with the
+    same key and gets the first attempt's answer once it has committed.
+    """
+
+    def __init__(self) -> None:
+        super().__init__("the first attempt of this request is still in progress", maybe_written=True)
+
+
 class ScopeViolation(DatastoreError):
     """A request or a returned item outside the caller's scope: a bug, never a user error."""
 

@@ -9,9 +9,18 @@ removes it later). Before doing any work a keyed write reads the record with one
 * same fingerprint: the stored result is returned and nothing is written;
 * another fingerprint (another operation, input or caller): IdempotencyMismatch.
 
+Attempts of one request may run at once (a client's retry racing its first attempt). One
+that found no record may then read the state another attempt has just committed: the move
+done already (an answer of "nothing to do"), the version moved on (a CONFLICT). Such an
+answer is computed from the first attempt's effects, not the request, so an attempt that
+ends without writing the record (an answer without a write, or a refusal) reads the record
+again and replays it when it is there now.
+
 The transaction also carries a ClientRequestToken derived from the key and the fingerprint,
 so botocore's and the Table's own resends of one transaction are deduplicated by DynamoDB
-itself; a concurrent attempt under the same token is refused by DynamoDB and replays.
+itself; a concurrent attempt under the same token is refused by DynamoDB and replays, or,
+while the first attempt's transaction has not committed, is InProgress: retried with the
+same key, it replays.
 """
 
 from __future__ import annotations
@@ -19,13 +28,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
 from typing import Final, TypeVar
 
 from datastore import items, keys, layout, transact
-from datastore.errors import AlreadyWritten, IdempotencyMismatch, Unavailable
+from datastore.errors import AlreadyWritten, Conflict, IdempotencyMismatch, InProgress, InvalidInput, NotFound
 from datastore.ids import OrgId
 from datastore.items import Item
 from datastore.records import IdempotencyRecord
@@ -39,12 +48,20 @@ RECORD_TTL: Final = timedelta(hours=24)
 TOKEN_LENGTH: Final = 36
 
 
+@dataclass(slots=True)
+class Attempt:
+    """What one attempt did: whether its transaction wrote the record (datastore/writes.py)."""
+
+    recorded: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class IdempotencyRequest:
     org_id: OrgId
     key: str
     operation: str
     fingerprint: str
+    attempt: Attempt = field(default_factory=Attempt, compare=False, repr=False)
 
     @property
     def record_key(self) -> keys.Key:
@@ -130,12 +147,21 @@ def run(
     if record is not None:
         return decode(_replay(record, request))
     try:
-        return perform()
+        result = perform()
     except AlreadyWritten as written:
         record = written.record if written.record is not None else _live_record(table, request)
         if record is None:
-            raise Unavailable("the first attempt of this request is not readable yet") from None
+            raise InProgress() from None
         return decode(_replay(record, request))
+    except (Conflict, NotFound, InvalidInput):
+        # Refused on state another attempt of this request may have just committed.
+        if (record := _live_record(table, request)) is None:
+            raise
+        return decode(_replay(record, request))
+    if not request.attempt.recorded and (record := _live_record(table, request)) is not None:
+        # Answered without a write, maybe because another attempt's write had just landed.
+        return decode(_replay(record, request))
+    return result
 
 
 def _live_record(table: Table, request: IdempotencyRequest) -> Item | None:

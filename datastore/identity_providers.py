@@ -14,19 +14,26 @@ transaction with its audit event (``identityProvider.register``, ``.change``, ``
 
 Fetching the discovery document is the API's business (graphql_api/auth/discovery.py): the
 datastore is handed the endpoints it read, and checks only the shape of what it stores.
+
+Sessions begun through the provider end with it: each refresh checks its record
+(datastore/sessions.py), so removing it, or registering another issuer, ends them. Revoking an
+API key that last registered or changed the provider (which only data from before keys were
+refused that write can show) ends them too, while keeping the provider: the record's
+``sessionsEndedAt`` (``end_sessions_op``), which a change keeps.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import Final
 
-from datastore import items, layout, transact, writes
+from datastore import items, keys, layout, transact, writes
 from datastore.changes import Change
 from datastore.entities import IdentityProvider, IssuerClient, Organization
 from datastore.errors import Conflict, InvalidInput, NotFound
-from datastore.ids import OrgId
+from datastore.ids import OrgId, new_id_at
 from datastore.items import Item
 from datastore.table import Table
 
@@ -46,6 +53,10 @@ _URL_TEXT: Final = re.compile(rf"[!-~]{{1,{ISSUER_MAX}}}")
 REGISTER: Final = "identityProvider.register"
 CHANGE: Final = "identityProvider.change"
 REMOVE: Final = "identityProvider.remove"
+# Audit events read after a provider's change to find the change's own (``last_changed_by``):
+# it is written within milliseconds, so only another write of the organisation in between
+# comes first.
+LAST_CHANGE_EVENTS: Final = 25
 
 
 def issuer(value: str) -> str:
@@ -181,6 +192,8 @@ def set_identity_provider(
         created_at=at if current is None else current.created_at,
         updated_at=at,
         version=1 if current is None else current.version + 1,
+        # Sessions ended by a revoked key stay ended whatever changes after.
+        sessions_ended_at=None if current is None else current.sessions_ended_at,
     )
     kept = set() if current is None else {(c.issuer, c.client_id) for c in _clients(current)}
     wanted = _clients(provider)
@@ -224,3 +237,48 @@ def remove_identity_provider(table: Table, org_id: OrgId) -> IdentityProvider:
     before = layout.IDENTITY_PROVIDER.item(current)
     writes.commit(table, ops, Change(REMOVE, layout.IDENTITY_PROVIDER.tag, org_id, org_id, before, {}))
     return current
+
+
+def last_changed_by(table: Table, provider: IdentityProvider) -> str | None:
+    """Who registered or last changed ``provider`` (an employee's id, an API key's, an
+    operator's name), as its audit event says: the event of its version, written in the same
+    transaction a moment after the record's ``updatedAt``. One Query of the audit partition
+    from that millisecond on, oldest first, of at most ``LAST_CHANGE_EVENTS`` events. None
+    when it is not among them (the event aged out of the audit retention, or the month turned
+    in between)."""
+    at = provider.updated_at
+    partition = layout.AUDIT_EVENT.partition(provider.org_id, keys.audit_bucket(at))
+    # A ULID's first 10 characters are its millisecond: starting after this shorter key, the
+    # Query begins at the first event of that millisecond.
+    start = {keys.PK: partition, keys.SK: layout.AUDIT_EVENT.sort_prefix + new_id_at(at)[:10]}
+    result = table.query(partition, limit=LAST_CHANGE_EVENTS, start_key=start, consistent=True)
+    for item in result.items:
+        event = layout.AUDIT_EVENT.read(item)
+        if (
+            event.entity_type == layout.IDENTITY_PROVIDER.tag
+            and event.action in (REGISTER, CHANGE)
+            and event.after_version == provider.version
+        ):
+            return event.actor_id
+    return None
+
+
+def end_sessions_op(table: Table, org_id: OrgId, actor_id: str, at: datetime) -> transact.Op | None:
+    """The write that ends the sessions begun through the organisation's provider when
+    ``actor_id`` (an API key being revoked) registered or last changed it; None when it did not
+    or there is no provider. For the revocation's own transaction, so both happen or neither:
+    conditioned on the version read (a change meanwhile is a Conflict: revoke again)."""
+    current = get_identity_provider(table, org_id, consistent=True)
+    if current is None or last_changed_by(table, current) != actor_id:
+        return None
+
+    def changed(_old: Item | None) -> Conflict:
+        return Conflict("the organisation's identity provider changed meanwhile; try again")
+
+    return transact.update(
+        layout.IDENTITY_PROVIDER.key_of(current),
+        f"SET {layout.SESSIONS_ENDED_AT} = :at",
+        condition=f"{layout.VERSION} = :version",
+        values={":at": items.s(items.timestamp(at)), ":version": items.n(current.version)},
+        on_failed=changed,
+    )

@@ -143,6 +143,7 @@ JOB_ID: Final = "jobId"
 ISSUER: Final = "issuer"
 GENERATION: Final = "generation"
 SIGNED_OUT_AT: Final = "signedOutAt"
+SESSIONS_ENDED_AT: Final = "sessionsEndedAt"
 # The table's TTL attribute (epoch seconds): idempotency records, persisted documents, the
 # stream readers' items and audit events (datastore/retention.py).
 EXPIRES_AT: Final = "expiresAt"
@@ -430,10 +431,14 @@ IDENTITY_PROVIDER: Final = Layout(
         ts(CREATED_AT, "created_at"),
         ts("updatedAt", "updated_at"),
         n(VERSION, "version"),
+        ts(SESSIONS_ENDED_AT, "sessions_ended_at", optional=True),
     ),
     version=VERSION,
 )
-"""The organisation's own OpenID provider (at most one), as its admins and operators see it."""
+"""The organisation's own OpenID provider (at most one), as its admins and operators see it.
+Each refresh of a session begun through it checks it (datastore/sessions.py): its issuer and
+``createdAt`` as the session recorded them, and ``sessionsEndedAt`` (absent on records
+written before it existed: no session ended) older than the session's start."""
 
 ISSUER_CLIENT: Final = Layout(
     IssuerClient,
@@ -485,11 +490,19 @@ REFRESH_LOOKUP: Final = Layout(
         s("sessionId", "session_id"),
         n(GENERATION, "generation"),
         epoch(EXPIRES_AT, "expires_at"),
+        s("providerIssuer", "provider_issuer", optional=True),
+        ts("providerSince", "provider_since", optional=True),
     ),
 )
 """One refresh token of a session, outside the tenant partitions, under the SHA-256 of its secret:
 a refresh finds its session with one GetItem. Kept (to its session's absolute expiry, TTL) after
-the token is used, so a used token presented again is recognised as reuse."""
+the token is used, so a used token presented again is recognised as reuse. ``providerIssuer``
+and ``providerSince`` name the organisation's own provider the session was begun through (its
+record's issuer and ``createdAt``), carried from token to token: each refresh checks that
+record still says so, so removing the provider ends the session. Absent for the platform's
+provider, and on items written before they were recorded, which are read as a session begun
+through no provider of the organisation's. No migration: which provider began an older
+session was never stored, and such sessions end within their absolute lifetime."""
 
 # --- the write path's records ------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from datastore.transact import put
 # older data lacks, with its steps in datastore/migration.py and a line in LAYOUTS.
 CURRENT: Final = 2
 LAYOUTS: Final = {
-    0: "written before layout versions: no name entries, no application counters, no email domains",
+    0: "written before layout versions: without name entries, application counters and email domains",
     1: "name entries, application counters, organisations own their email domains",
     2: "audit events carry their expiry (expiresAt: the organisation's audit retention)",
 }
@@ -80,11 +80,22 @@ def describe(version: int) -> str:
 
 
 def mismatch(table_name: str, version: int) -> str:
-    """One line: what the table holds, what this release needs, what to run."""
+    """One line: what was read of the table, what this release needs, what to run.
+
+    Layout 0 is not read but inferred (organisations, and no version item): the line says so,
+    and claims nothing about what the data lacks, which a table whose item was lost may hold.
+    """
+    if version == 0:
+        found = (
+            f"table {table_name} holds organisations but no layout version item, so it is taken for "
+            "layout 0 (data of a release before layout versions)"
+        )
+    else:
+        found = f"table {table_name} holds data in {describe(version)}"
     if version < CURRENT:
         return (
-            f"table {table_name} holds data in {describe(version)}; this release reads layout {CURRENT}: "
-            f'stop every server of the earlier release and run `{MIGRATE_COMMAND}` (README "Upgrading")'
+            f"{found}; this release reads layout {CURRENT}: stop every server of the earlier release and run "
+            f'`{MIGRATE_COMMAND}`, which adds what is missing (README "Upgrading")'
         )
     return (
         f"table {table_name} holds data in layout {version}, written by a later release; this release reads "

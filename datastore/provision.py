@@ -8,6 +8,7 @@ a change to the table, not to its data: no item changes and the data layout stay
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
 
@@ -57,12 +58,15 @@ def table_definition(name: str) -> dict[str, object]:
     }
 
 
-def ensure_table(client: DynamoDBClient, name: str) -> bool:
+def ensure_table(client: DynamoDBClient, name: str, *, before_changes: Callable[[], None] | None = None) -> bool:
     """Create the table unless it exists, with TTL and its stream on; True when it was created.
 
     A table created here holds nothing yet, so it is stamped with this release's data layout
     (datastore/layout_version.py); an existing one keeps its data as it is, for the start-up
     check, and gets its stream if an earlier release created it without one.
+    ``before_changes`` runs once the table exists, before its TTL or stream is touched: a
+    caller refusing the table there (``server.py run`` refusing another release's layout)
+    leaves it exactly as it found it.
     """
     try:
         client.describe_table(TableName=name)
@@ -81,6 +85,8 @@ def ensure_table(client: DynamoDBClient, name: str) -> bool:
         created = True
         with suppress(layout_version.LayoutChanged):  # stamped by whoever created it meanwhile
             layout_version.stamp(Table(client, name, LayoutScope()), layout_version.CURRENT, over=None)
+    if before_changes is not None:
+        before_changes()
     ensure_time_to_live(client, name)
     ensure_stream(client, name)
     return created

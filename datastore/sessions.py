@@ -24,10 +24,26 @@ enough, as for API keys (datastore/api_keys.py).
 
 A rotation is one transaction, so two refreshes with the same token cannot both win: the
 session's update is conditioned on the generation the token names, so exactly one commits
-and the other finds the generation moved, which is a reuse. The same transaction checks
-that the organisation and the employee are active and that the person has not signed out
-everywhere since the session began: a refresh never succeeds for a terminated employee, a
-suspended organisation or a signed-out person, whatever a read before it saw.
+and the other finds the generation moved. The same transaction checks that the organisation
+and the employee are active, that the person has not signed out everywhere since the session
+began, and, for a session begun through the organisation's own identity provider, that the
+provider's record is still the one it was begun through and has not ended its sessions: a
+refresh never succeeds for a terminated employee, a suspended organisation, a signed-out
+person or a removed provider, whatever a read before it saw.
+
+Reuse leeway. Two tabs (or a retried request) refreshing with the same token at once is not
+theft, and ending the session for it signs the person out. So for ``Lifetimes.reuse_leeway``
+after a rotation (30 s by default, as Auth0's and Okta's grace periods; zero turns it off),
+the token it replaced answers the same new token again, and nothing is written, as long as
+that new token has not been used itself; after that, or once it has, a presented used token
+is a reuse and ends the family. Answering "the same new token" without storing a usable
+token: the new token is not random but derived, ``hrr_`` + HMAC-SHA256(server key, the
+token it replaces) (``successor``). Only whoever presents the old token and holds the key
+can compute it, so the racer gets it by recomputing it, and the table still holds only
+hashes; the replay is confirmed by a read of the successor's lookup item (it must be
+there) and one transaction of checks (the session still at the successor's generation, the
+same account checks as a rotation). A token rotated before the key changed (JWT_SECRET rotated within the leeway) is
+not found and is a reuse, as before.
 
 Sessions are not audit events (a refresh every quarter of an hour per person would bury the
 trail); the server log records each (logger ``hr.signin``).
@@ -35,7 +51,9 @@ trail); the server log records each (logger ``hr.signin``).
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import hmac
 import re
 import secrets
 from dataclasses import dataclass, replace
@@ -45,6 +63,7 @@ from typing import Final
 from datastore import items, layout, transact
 from datastore.entities import (
     EmployeeStatus,
+    IdentityProvider,
     OrganizationStatus,
     RefreshGrant,
     Session,
@@ -55,6 +74,7 @@ from datastore.errors import DatastoreError, InvalidInput
 from datastore.ids import EmployeeId, SessionId, id_time, new_id_at
 from datastore.items import Item
 from datastore.model import timestamp
+from datastore.scope import SignInScope
 from datastore.table import Table
 
 # A refresh token starts with this: told apart from an API key (hrk_) and a JWT at a glance,
@@ -67,26 +87,44 @@ _TOKEN: Final = re.compile(r"hrr_[A-Za-z0-9_-]{43}")
 SIGNED_OUT: Final = "signOut"
 REUSED: Final = "reuse"
 REFUSED: Final = "accountInactive"
+PROVIDER_GONE: Final = "providerRemoved"
 
 
 @dataclass(frozen=True, slots=True)
 class Lifetimes:
-    """How long a session lives: ``idle`` after its last refresh, ``absolute`` after it began."""
+    """How long a session lives: ``idle`` after its last refresh, ``absolute`` after it began;
+    and how long after a rotation the replaced token still answers its successor
+    (``reuse_leeway``, see the module docstring; zero: never)."""
 
     idle: timedelta
     absolute: timedelta
+    reuse_leeway: timedelta = timedelta(0)
+
+
+@dataclass(frozen=True, slots=True)
+class Rotated:
+    """A refresh's outcome: the new token, its grant, and when the rotation happened (the same
+    for every caller it answered, so each can be given the same access token too).
+    ``replayed``: a racing caller answered within the reuse leeway; nothing was written."""
+
+    grant: RefreshGrant
+    token: str
+    at: datetime
+    replayed: bool = False
 
 
 class RefreshRefused(DatastoreError):
     """The refresh token signs nobody in; the message says why (for the server log only).
 
     ``ends`` is why the refusal ends the session too: a token presented after it was used
-    (``REUSED``), or an organisation or employee no longer active.
+    (``REUSED``), or an organisation or employee no longer active. ``session`` is the session
+    as the refused rotation found it, for a reuse (to tell a race within the leeway).
     """
 
-    def __init__(self, reason: str, *, ends: str | None = None) -> None:
+    def __init__(self, reason: str, *, ends: str | None = None, session: Session | None = None) -> None:
         super().__init__(reason)
         self.ends = ends
+        self.session = session
 
     @property
     def reused(self) -> bool:
@@ -95,6 +133,14 @@ class RefreshRefused(DatastoreError):
 
 def new_token() -> str:
     return TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def successor(token: str, key: bytes) -> str:
+    """The refresh token a rotation of ``token`` issues: HMAC-SHA256 under the server's ``key``,
+    as a token (``hrr_`` and 43 characters). Unguessable without the key; the same for every
+    caller that presents ``token`` (module docstring, "Reuse leeway")."""
+    digest = hmac.new(key, token.encode("ascii"), hashlib.sha256).digest()
+    return TOKEN_PREFIX + base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
 
 
 def token_hash(token: str) -> str:
@@ -112,12 +158,19 @@ def _lookup_op(grant: RefreshGrant, token: str) -> transact.Op:
 
 
 def start_session(
-    table: Table, emp_id: EmployeeId, lifetimes: Lifetimes, *, now: datetime | None = None
+    table: Table,
+    emp_id: EmployeeId,
+    lifetimes: Lifetimes,
+    *,
+    provider: IdentityProvider | None = None,
+    now: datetime | None = None,
 ) -> tuple[Session, str]:
     """A new session for the employee and its first refresh token (returned here, stored hashed).
 
     ``table`` has the employee's TenantScope; the caller has checked that they may sign in.
-    One transaction: the session and its token's lookup item.
+    ``provider``: the organisation's own provider whose ID token began it (None for the
+    platform's); each refresh checks it is still registered (``rotate``). One transaction:
+    the session and its token's lookup item.
     """
     at = now or items.now()
     org_id = table.tenant.org_id
@@ -135,7 +188,15 @@ def start_session(
         expires_at=min(absolute, at + lifetimes.idle),
     )
     token = new_token()
-    grant = RefreshGrant(org_id, emp_id, session.session_id, 0, absolute)
+    grant = RefreshGrant(
+        org_id,
+        emp_id,
+        session.session_id,
+        0,
+        absolute,
+        provider_issuer=None if provider is None else provider.issuer,
+        provider_since=None if provider is None else provider.created_at,
+    )
 
     def taken(_old: Item | None) -> RefreshRefused:
         return RefreshRefused("the new session's id is already taken")
@@ -162,17 +223,25 @@ def session_started(session_id: SessionId) -> str:
 
 
 def rotate(
-    table: Table, grant: RefreshGrant, lifetimes: Lifetimes, *, now: datetime | None = None
-) -> tuple[RefreshGrant, str]:
-    """Rotate the session ``grant`` names to its next refresh token (returned with its grant).
+    table: Table,
+    grant: RefreshGrant,
+    token: str,
+    lifetimes: Lifetimes,
+    *,
+    successor_key: bytes,
+    now: datetime | None = None,
+) -> Rotated:
+    """Rotate the session ``grant`` (``token``'s) names to its next refresh token.
 
-    One transaction of five items: the session's update, conditioned on being ACTIVE, on the
-    token's generation being its current one, and on neither deadline having passed; the new
-    token's lookup item; checks that the organisation and the employee are ACTIVE and that the
-    person has not signed out everywhere since the session began. RefreshRefused says which
-    failed; a generation that moved on (the token was used before, or a concurrent refresh
-    with the same token won) ends the session first and is ``reused``, as an organisation or
-    employee no longer active ends it. No read: the transaction's conditions decide.
+    One transaction: the session's update, conditioned on being ACTIVE, on the token's
+    generation being its current one, and on neither deadline having passed; the new token's
+    lookup item; checks that the organisation and the employee are ACTIVE, that the person
+    has not signed out everywhere since the session began and, for a session begun through
+    the organisation's own provider (as ``grant`` records it), that the provider's record
+    still says so. RefreshRefused says which failed; a
+    generation that moved on is a reuse and ends the session, as an organisation or employee
+    no longer active does, unless it moved on by this very token's rotation within the reuse
+    leeway: then the same successor is answered (``replayed``). No read: the conditions decide.
     """
     at = now or items.now()
     if grant.expires_at <= at:
@@ -180,7 +249,7 @@ def rotate(
     org_id, emp_id = grant.org_id, grant.emp_id
     next_generation = grant.generation + 1
     expires_at = min(grant.expires_at, at + lifetimes.idle)
-    token = new_token()
+    new = successor(token, successor_key)
     key = layout.SESSION.key_at(org_id, emp_id, grant.session_id)
     now_epoch = items.n(int(at.timestamp()))
 
@@ -194,11 +263,9 @@ def rotate(
             return RefreshRefused(
                 f"refresh token generation {grant.generation} was used before (the session is at {current.generation})",
                 ends=REUSED,
+                session=current,
             )
         return RefreshRefused("the session was idle longer than its idle lifetime")
-
-    def refused(reason: str, ends: str | None = None) -> transact.FailureHandler:
-        return lambda _old: RefreshRefused(reason, ends=ends)
 
     active = items.s(SessionStatus.ACTIVE.value)
     ops = [
@@ -222,7 +289,36 @@ def rotate(
             },
             on_failed=session_refused,
         ),
-        _lookup_op(replace(grant, generation=next_generation), token),
+        _lookup_op(replace(grant, generation=next_generation), new),
+        *_account_checks(grant),
+    ]
+    try:
+        table.write(ops)
+    except RefreshRefused as refusal:
+        raced = refusal.session
+        if (
+            refusal.reused
+            and raced is not None
+            and raced.generation == next_generation
+            and lifetimes.reuse_leeway > timedelta(0)
+            and at < raced.refreshed_at + lifetimes.reuse_leeway
+        ):
+            return _replay(table, grant, new, raced, at)
+        if refusal.ends is not None:
+            end_session(table, emp_id, grant.session_id, refusal.ends, now=at)
+        raise
+    return Rotated(replace(grant, generation=next_generation), new, at)
+
+
+def _account_checks(grant: RefreshGrant) -> list[transact.Op]:
+    """What every refresh checks beside the session itself (``rotate``), atomically with it."""
+    org_id, emp_id = grant.org_id, grant.emp_id
+
+    def refused(reason: str, ends: str | None = None) -> transact.FailureHandler:
+        return lambda _old: RefreshRefused(reason, ends=ends)
+
+    started = items.s(session_started(grant.session_id))
+    checks = [
         transact.check(
             layout.ORGANIZATION.key_at(org_id),
             "#status = :active",
@@ -240,17 +336,89 @@ def rotate(
         transact.check(
             layout.SIGNED_OUT.key_at(org_id, emp_id),
             f"attribute_not_exists(PK) OR {layout.SIGNED_OUT_AT} < :started",
-            values={":started": items.s(session_started(grant.session_id))},
+            values={":started": started},
             on_failed=refused("the person signed out everywhere after the session began"),
         ),
+    ]
+    issuer, since = grant.provider_issuer, grant.provider_since
+    if issuer is not None and since is not None:
+        checks.append(
+            transact.check(
+                layout.IDENTITY_PROVIDER.key_at(org_id),
+                f"{layout.ISSUER} = :issuer AND {layout.CREATED_AT} = :since"
+                f" AND (attribute_not_exists({layout.SESSIONS_ENDED_AT}) OR {layout.SESSIONS_ENDED_AT} < :started)",
+                values={
+                    ":issuer": items.s(issuer),
+                    ":since": items.s(items.timestamp(since)),
+                    ":started": started,
+                },
+                on_failed=refused(
+                    f"the identity provider {issuer} the session was begun through was removed, replaced, "
+                    "or its sessions were ended",
+                    PROVIDER_GONE,
+                ),
+            )
+        )
+    return checks
+
+
+def _replay(
+    table: Table,
+    grant: RefreshGrant,
+    new: str,
+    raced: Session,
+    at: datetime,
+) -> Rotated:
+    """Answer a token rotated moments ago (by a racing caller) with the successor it was
+    rotated to, once one transaction of checks confirms it: the session still ACTIVE at the
+    successor's generation and rotation time, and the account checks of a rotation. The
+    successor's lookup item (so it is the token that rotation issued) is read before, in the
+    sign-in scope, the only one that reads lookup items (tenants only put them); it is written
+    once and never changed, so the read is as good as a check in the transaction. Writes
+    nothing."""
+    next_generation = grant.generation + 1
+    issued = find_grant(table.with_scope(SignInScope()), new)
+    if issued is None or issued.session_id != grant.session_id or issued.generation != next_generation:
+        end_session(table, grant.emp_id, grant.session_id, REUSED, now=at)
+        raise RefreshRefused(
+            f"refresh token generation {grant.generation} was used before, not for its derived successor",
+            ends=REUSED,
+        )
+
+    def moved_on(old: Item | None) -> RefreshRefused:
+        if old is not None and layout.SESSION.read(old).status is SessionStatus.ACTIVE:
+            return RefreshRefused(
+                f"refresh token generation {grant.generation} was used before and its successor too", ends=REUSED
+            )
+        return RefreshRefused("the session ended")
+
+    ops = [
+        transact.check(
+            layout.SESSION.key_at(grant.org_id, grant.emp_id, grant.session_id),
+            "#status = :active AND #generation = :next AND #refreshedAt = :rotated AND #expiresAt > :now",
+            names={
+                "#status": layout.STATUS,
+                "#generation": layout.GENERATION,
+                "#refreshedAt": "refreshedAt",
+                "#expiresAt": layout.EXPIRES_AT,
+            },
+            values={
+                ":active": items.s(SessionStatus.ACTIVE.value),
+                ":next": items.n(next_generation),
+                ":rotated": items.s(items.timestamp(raced.refreshed_at)),
+                ":now": items.n(int(at.timestamp())),
+            },
+            on_failed=moved_on,
+        ),
+        *_account_checks(grant),
     ]
     try:
         table.write(ops)
     except RefreshRefused as refusal:
         if refusal.ends is not None:
-            end_session(table, emp_id, grant.session_id, refusal.ends, now=at)
+            end_session(table, grant.emp_id, grant.session_id, refusal.ends, now=at)
         raise
-    return replace(grant, generation=next_generation), token
+    return Rotated(replace(grant, generation=next_generation), new, raced.refreshed_at, replayed=True)
 
 
 def end_session(
@@ -304,3 +472,19 @@ def list_sessions(table: Table, emp_id: EmployeeId, *, limit: int = 100) -> list
 def signed_out(table: Table, emp_id: EmployeeId) -> SignedOut | None:
     item = table.get(layout.SIGNED_OUT.key_at(table.tenant.org_id, emp_id), consistent=True)
     return None if item is None else layout.SIGNED_OUT.read(item)
+
+
+def signed_in_until(
+    table: Table, emp_id: EmployeeId, session_id: SessionId, *, now: datetime | None = None
+) -> datetime | None:
+    """Until when the session stays signed in unless it is refreshed (its ``expires_at``); None
+    when it is over: ended (signed out, a reused token), expired, or begun before its person
+    signed out everywhere (as ``rotate`` decides). Two strongly consistent GetItems."""
+    at = now or items.now()
+    session = get_session(table, emp_id, session_id)
+    if session is None or session.status is not SessionStatus.ACTIVE or session.expires_at <= at:
+        return None
+    mark = signed_out(table, emp_id)
+    if mark is not None and not timestamp(mark.at) < session_started(session_id):
+        return None
+    return session.expires_at

@@ -30,6 +30,7 @@ from datastore.credentials import signing_for
 from datastore.errors import (
     AlreadyWritten,
     DatastoreError,
+    InProgress,
     InvalidInput,
     ScopeViolation,
     Unavailable,
@@ -55,6 +56,8 @@ CONDITIONAL_CHECK_FAILED: Final = "ConditionalCheckFailedException"
 TRANSACTION_CANCELED: Final = "TransactionCanceledException"
 # A ClientRequestToken reused within ten minutes for a different transaction.
 IDEMPOTENT_PARAMETER_MISMATCH: Final = "IdempotentParameterMismatchException"
+# A ClientRequestToken whose first transaction has not finished.
+TRANSACTION_IN_PROGRESS: Final = "TransactionInProgressException"
 REASON_CONDITION_FAILED: Final = "ConditionalCheckFailed"
 REASON_TRANSACTION_CONFLICT: Final = "TransactionConflict"
 REASON_THROTTLED: Final = ("ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded")
@@ -367,6 +370,8 @@ class Table:
                 code = error.response.get("Error", {}).get("Code")
                 if code == IDEMPOTENT_PARAMETER_MISMATCH and token is not None:
                     raise AlreadyWritten(None) from None
+                if code == TRANSACTION_IN_PROGRESS and token is not None:
+                    raise InProgress() from None
                 if code != TRANSACTION_CANCELED or not reasons:
                     raise _unavailable(error, write=True) from None
                 for op, reason in zip(ops, reasons, strict=False):

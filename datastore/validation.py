@@ -50,11 +50,17 @@ EMAIL_DOMAINS_MAX: Final = 20
 #   zero-width space and word joiner, U+FEFF (BOM), U+2028/U+2029 (line and paragraph
 #   separators, which break JavaScript string literals), the interlinear annotation marks
 #   (U+FFF9-U+FFFB), the tag characters (U+E0000-U+E007F, used to smuggle hidden ASCII),
-#   and lone surrogates (which no UTF-8 encoder accepts).
+#   lone surrogates (which no UTF-8 encoder accepts);
+#   the 66 noncharacters (U+FDD0-U+FDEF and the last two code points of every plane, U+FFFE,
+#   U+FFFF, ..., U+10FFFF): Unicode keeps them for a program's internal use, never for text
+#   interchange, and a client or a byte-order check may take U+FFFE and U+FFFF for a sentinel.
 # Zero-width (non-)joiners (U+200C, U+200D) stay: emoji sequences and several scripts need them.
+_NONCHARACTERS: Final = "\ufdd0-\ufdef" + "".join(
+    f"{chr(plane << 16 | 0xFFFE)}{chr(plane << 16 | 0xFFFF)}" for plane in range(17)
+)
 _FORMATTING: Final = (
     "\u061c\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029"
-    "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f\ud800-\udfff"
+    "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f\ud800-\udfff" + _NONCHARACTERS
 )
 _C1_AND_DEL: Final = "\x7f-\x9f"
 FORBIDDEN: Final = re.compile(f"[\x00-\x1f{_C1_AND_DEL}{_FORMATTING}]")

@@ -31,3 +31,5 @@ def commit(
     if idempotency is not None:
         bookkeeping.insert(0, record_op(idempotency, change.snapshot, at))
     table.write([*bookkeeping, *ops], token=None if idempotency is None else idempotency.token)
+    if idempotency is not None:
+        idempotency.attempt.recorded = True

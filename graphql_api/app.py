@@ -1,5 +1,5 @@
-"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL, WebSocket and multipart
-subscriptions), /auth/token, /auth/discovery, /export, /healthz and /readyz.
+"""The Starlette application: /graphql (POST JSON, GET queries, GraphiQL, subscriptions over
+WebSocket, Server-Sent Events and multipart), /auth/token, /auth/discovery, /export, /healthz and /readyz.
 
 A request to /graphql goes through the middlewares (request id, health, access log, hosts,
 body bounds, CORS, gzip, the in-flight cap, authentication) to its lifetime
@@ -8,9 +8,9 @@ and hands the context to ``graphql_endpoint``: GraphiQL's page (graphql_api/grap
 browser's visit, else the GraphQL-over-HTTP transport (graphql_api/http/: request parsing,
 persisted documents, status codes, encoding), which runs the schema. Health is
 graphql_api/http/health.py's. A WebSocket at /graphql is a subscription's (graphql-transport-ws,
-graphql_api/subscriptions/), and so is a POST asking for Apollo's multipart subscriptions
-(``Accept: multipart/mixed;subscriptionSpec=1.0``), fed by the process's live hub, which the app starts and stops with
-itself.
+graphql_api/subscriptions/), and so is a request whose Accept asks for a stream (Server-Sent
+Events, multipart: graphql_api/subscriptions/over_http.py), fed by the process's live hub, which
+the app starts and stops with itself.
 """
 
 from __future__ import annotations
@@ -43,8 +43,10 @@ from graphql_api.auth.home_realm import HomeRealmDiscovery
 from graphql_api.auth.read_only_keys import ReadOnlyKeys
 from graphql_api.auth.signin import TokenExchange
 from graphql_api.auth.tokens import TokenVerifier
+from graphql_api.entrypoints import worker_pool
 from graphql_api.execution.cost import Cost
 from graphql_api.execution.documents import Documents
+from graphql_api.execution.explain import Explain
 from graphql_api.execution.operation import CachedDocuments
 from graphql_api.execution.operation_name import OperationNameRequired
 from graphql_api.execution.plan.extension import CompiledPlans
@@ -68,9 +70,10 @@ from graphql_api.request.context import RequestContext, Services
 from graphql_api.request.lifetime import Handler, RequestLifetime
 from graphql_api.schema.cursors import CursorCodec
 from graphql_api.schema.executable import build_schema
+from graphql_api.schema.query import Query
 from graphql_api.settings.api import ApiSettings
 from graphql_api.subscriptions.hub import LiveHub
-from graphql_api.subscriptions.multipart import MultipartSubscriptions, wants_multipart
+from graphql_api.subscriptions.over_http import HttpSubscriptions, wants_stream
 from graphql_api.subscriptions.view import LiveSocketView
 
 log = logging.getLogger("hr.app")
@@ -96,16 +99,17 @@ def graphql_endpoint(transport: HttpTransport, settings: ApiSettings) -> Handler
 
 
 class SubscriptionOrRequest:
-    """/graphql over HTTP: Apollo's multipart subscriptions (their own stream, outside the request
-    deadline) or an ordinary request under its lifetime. An ASGI app, not a function, so the
-    route passes every method on (a function endpoint would be GET only)."""
+    """/graphql over HTTP: a request asking for a stream (a subscription's, outside the request
+    deadline; anything else it hands back to the lifetime) or an ordinary request under its
+    lifetime. An ASGI app, not a function, so the route passes every method on (a function
+    endpoint would be GET only)."""
 
-    def __init__(self, multipart: ASGIApp, lifetime: ASGIApp) -> None:
-        self.multipart = multipart
+    def __init__(self, streams: ASGIApp, lifetime: ASGIApp) -> None:
+        self.streams = streams
         self.lifetime = lifetime
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await (self.multipart if wants_multipart(scope) else self.lifetime)(scope, receive, send)
+        await (self.streams if wants_stream(scope) else self.lifetime)(scope, receive, send)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +123,8 @@ class LiveParts:
     persisted: PersistedDocuments
 
 
-def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
+def create_app(datastore: Datastore, settings: ApiSettings, *, query: type[Query] = Query) -> Starlette:
+    """The API; ``query`` is its root query type (build_schema's, for tests)."""
     executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="dynamodb-io")
     services = Services(
         settings, datastore, executor, CursorCodec(settings.jwt_secret), tenant_buckets=tenant_buckets(settings)
@@ -154,6 +159,8 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         extensions.append(lambda: Cost(settings.max_cost))
     # After every extension that may refuse in on_execute: a refused subscription never starts.
     extensions.append(RefuseRefusedSubscriptions)
+    # Before the plans: an explained query runs through graphql-core, which it sets the result of.
+    extensions.append(Explain)
     if settings.compiled_plans:
         # Last: every other extension's on_execute runs around the plan as around graphql-core.
         extensions.append(lambda: CompiledPlans(documents))
@@ -162,6 +169,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         batch_max_operations=settings.batch_max_operations,
         # What introspection would tell is not told by suggestions either (README "Abuse limits").
         hide_suggestions=not settings.introspection,
+        query=query,
     )
     transport = HttpTransport(schema, persisted, settings.batch_max_operations)
     backend = BearerTokenBackend(
@@ -172,7 +180,7 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         ApiKeyAuthenticator(datastore, services.run_blocking, record_inline=settings.lambda_function is not None),
     )
 
-    readiness = Readiness(probe_client(datastore.client), datastore.table_name)
+    readiness = Readiness(probe_client(datastore.client), datastore.table_name, pool_file=worker_pool.my_pool())
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -184,15 +192,12 @@ def create_app(datastore: Datastore, settings: ApiSettings) -> Starlette:
         # The read path's connections on this loop (datastore/async_client.py).
         await datastore.aclose()
 
+    lifetime = RequestLifetime(graphql_endpoint(transport, settings), services)
     app = Starlette(
         routes=[
             # Every method reaches the view, so a PUT gets the transport's JSON 405 with Allow.
             Route(
-                "/graphql",
-                SubscriptionOrRequest(
-                    MultipartSubscriptions(schema, services, persisted),
-                    RequestLifetime(graphql_endpoint(transport, settings), services),
-                ),
+                "/graphql", SubscriptionOrRequest(HttpSubscriptions(schema, services, persisted, lifetime), lifetime)
             ),
             WebSocketRoute("/graphql", LiveSocketView(schema, services, backend, persisted)),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),

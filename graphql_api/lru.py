@@ -31,3 +31,6 @@ class Lru(Generic[K, V]):
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def discard(self, key: K) -> None:
+        self._entries.pop(key, None)

@@ -36,6 +36,10 @@ def uvicorn_workers(port: int, workers: int) -> tuple[str, ...]:
         str(workers),
         "--http",
         "graphql_api.entrypoints.worker_protocol:Protocol",
+        "--ws",
+        "graphql_api.entrypoints.websocket_protocol:GoingAwayProtocol",
+        "--ws-max-size",
+        "32768",
         "--no-access-log",
     )
 

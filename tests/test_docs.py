@@ -116,3 +116,11 @@ def test_readme_map__names_every_package() -> None:
     tops = ["datastore/", "graphql_api/", "tests/", "bench/", "deploy/", "docs/"]
     missing = [name for name in [*tops, *packages] if f"`{name}`" not in tree]
     assert missing == []
+
+
+def test_api_index__the_schema_block_it_quotes__is_schema_graphql_s() -> None:
+    """docs/api/index.md quotes schema.graphql's ``schema { ... }`` block: the roots it names are those exported."""
+    quoted = re.search(r"`(schema \{[^`]*\})`", (DOCS / "api" / "index.md").read_text())
+    exported = re.match(r"schema \{[^}]*\}", (ROOT / "schema.graphql").read_text())
+    assert quoted is not None and exported is not None
+    assert quoted.group(1).split() == exported.group(0).split()

@@ -177,6 +177,31 @@ def test_run__server_killed__engine_dies_with_it(data_dir: Path) -> None:
     assert engine_pids(data_dir) == []
 
 
+def zombie_or_running(pid: int) -> bool:
+    """Whether ``pid`` is still in the process table: running, or exited and never reaped."""
+    return Path(f"/proc/{pid}").exists()
+
+
+def test_run__engine_killed__the_server_reaps_it_and_says_so(data_dir: Path) -> None:
+    server = start_server(data_dir)
+    try:
+        [engine] = engine_pids(data_dir)
+        os.kill(engine, signal.SIGKILL)  # the OOM killer's way
+
+        deadline = time.monotonic() + 15
+        while zombie_or_running(engine) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not zombie_or_running(engine)  # reaped by the server, not left a zombie child
+        assert httpx.get(f"{server.url}/healthz").status_code == 200  # the server itself lives on
+        deadline = time.monotonic() + 15
+        while httpx.get(f"{server.url}/readyz").status_code != 503 and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert httpx.get(f"{server.url}/readyz").status_code == 503
+    finally:
+        assert server.stop(signal.SIGTERM) == 0
+    assert f"DynamoDB Local (pid {engine}) exited with status -9 while in use" in "".join(server.output)
+
+
 EMPLOYEES_PAGE = """
 query($after: String) {
   organization { employees(first: 2, after: $after) {

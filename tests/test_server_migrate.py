@@ -135,8 +135,14 @@ def test_run__previous_releases_data__refused_in_one_line_naming_migrate(
 
     line = refused_start(settings, legacy_table)
 
-    assert line.startswith(f"error: table {legacy_table} holds data in layout 0")
+    assert line.startswith(
+        f"error: table {legacy_table} holds organisations but no layout version item, so it is taken for layout 0"
+    )
     assert "run `python server.py migrate`" in line
+    # Refused before anything of the table was changed: the previous release made it without a
+    # stream, and it is still without one.
+    described = client.describe_table(TableName=legacy_table)["Table"]
+    assert not described.get("StreamSpecification", {}).get("StreamEnabled")
 
 
 def test_layout_1__refused_at_start__migrate_stamps_each_audit_event_with_its_expiry(

@@ -21,6 +21,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
 import httpx
 import pytest
@@ -294,3 +295,104 @@ def test_two_workers__one_busy_tenant__admitted_at_the_servers_rate(
     assert admitted <= server_bound
     # Not refusing what it should admit either (unless the clients could not even ask that much).
     assert admitted >= min(admitted + refused, 0.5 * server_bound)
+
+
+# --- a fresh checkout's first start, and a worker that dies ---------------------------------------
+
+READY_WITHIN_SECONDS = 180.0  # two workers importing the server on a loaded machine
+
+
+def workers_of(server: server_process.ServerProcess) -> list[int]:
+    return [p.pid for p in descendants(server.process.pid) if "spawn_main" in p.cmdline]
+
+
+def zombies_of(pid: int) -> list[int]:
+    """Children of ``pid`` that have exited and were never reaped."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and (seen := state(int(entry.name))) is not None and seen == (pid, "Z"):
+            found.append(int(entry.name))
+    return found
+
+
+def readyz(server: server_process.ServerProcess) -> tuple[int, dict[str, object]]:
+    try:
+        response = httpx.get(f"{server.url}/readyz", timeout=5)
+    except httpx.TransportError:
+        return 0, {}
+    return response.status_code, response.json()
+
+
+def wait_for_readyz(server: server_process.ServerProcess, status: int, body: dict[str, object]) -> None:
+    """Until /readyz answers ``status`` with ``body``, or the deadline: then the last answer fails the test."""
+    deadline = time.monotonic() + READY_WITHIN_SECONDS
+    answer = readyz(server)
+    while answer != (status, body) and time.monotonic() < deadline:
+        time.sleep(0.2)
+        answer = readyz(server)
+    assert answer == (status, body), server.output()[-3000:]
+
+
+def fresh_checkout_env(tmp_path: Path) -> dict[str, str]:
+    """WORKERS=2, GraphiQL on, with an asset cache of its own that starts empty (a fresh checkout's)."""
+    return {
+        "WORKERS": "2",
+        "GRAPHIQL": "true",
+        "GRAPHIQL_CACHE": str(tmp_path / "graphiql-cache"),
+        "DYNAMODB_LOCAL_DATA": str(tmp_path / "dynamodb"),
+        "DYNAMODB_LOCAL_PORT": str(free_port()),
+        "SHUTDOWN_GRACE_SECONDS": "5",
+        "DYNAMODB_ENDPOINT": "",
+    }
+
+
+FULL: Final = {"status": "ok", "dynamodb": True, "workers": {"serving": 2, "wanted": 2}}
+SHORT: Final = {"status": "unavailable", "dynamodb": True, "workers": {"serving": 1, "wanted": 2}}
+
+
+def test_run__two_workers__empty_graphiql_cache__both_serve_and_sigterm_is_prompt(tmp_path: Path) -> None:
+    """Both workers of a fresh checkout's first start serve: GraphiQL's bundles are fetched once,
+    before the workers start, not by both at once into one cache."""
+    server = server_process.start(fresh_checkout_env(tmp_path), free_port(), timeout=READY_WITHIN_SECONDS)
+    try:
+        wait_for_readyz(server, 200, FULL)
+        assert len(workers_of(server)) == 2 and zombies_of(server.process.pid) == []
+        # Neither worker failed or was replaced on the way (the race left a traceback and a
+        # replacement).
+        assert "Errno 39" not in server.output() and "exited (status" not in server.output(), server.output()
+        asset = httpx.get(f"{server.url}/graphiql/assets/graphiql.min.js", timeout=30)
+        assert asset.status_code == 200 and len(asset.content) > 100_000
+        started = time.monotonic()
+        assert server.stop(signal.SIGTERM, timeout=60) == 0
+        print(f"\nWORKERS=2 on an empty GraphiQL cache: SIGTERM to exit in {time.monotonic() - started:.1f} s")
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait(timeout=10)
+        server.close()
+
+
+def test_run__two_workers__one_killed__reaped_replaced_and_readyz_says_the_pool_is_short(tmp_path: Path) -> None:
+    env = fresh_checkout_env(tmp_path)
+    server = server_process.start(env, free_port(), timeout=READY_WITHIN_SECONDS)
+    try:
+        wait_for_readyz(server, 200, FULL)
+        victim, survivor = workers_of(server)
+        os.kill(victim, signal.SIGKILL)
+
+        # The survivor answers while the replacement starts: the server is short of a worker.
+        wait_for_readyz(server, 503, SHORT)
+        assert not Path(f"/proc/{victim}").exists()  # reaped at once, not left a zombie
+        wait_for_readyz(server, 200, FULL)
+        workers = workers_of(server)
+        assert survivor in workers and victim not in workers and len(workers) == 2
+        assert zombies_of(server.process.pid) == []
+        assert f"worker {victim} exited (status -9): started worker" in server.output()
+        started = time.monotonic()
+        assert server.stop(signal.SIGTERM, timeout=60) == 0
+        print(f"\na worker killed and replaced; SIGTERM to exit in {time.monotonic() - started:.1f} s")
+    finally:
+        if server.process.poll() is None:
+            server.process.kill()
+            server.process.wait(timeout=10)
+        server.close()

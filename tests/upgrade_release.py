@@ -2,19 +2,22 @@
 
     python -m tests.upgrade_release [COMMIT] [--keep]
 
-1. ``git archive COMMIT`` (default PREVIOUS_RELEASE, below) into a temporary directory, and
-   its own virtualenv made by its own Makefile;
+1. ``git archive COMMIT`` (default PREVIOUS_RELEASE, below; OLDER_RELEASE is the release
+   before layout versions) into a temporary directory, and its own virtualenv made by its
+   own Makefile;
 2. its ``make run`` on a fresh data directory: it loads its demo data, and this script writes
-   more through its API (an organisation whose people use two email domains, one whose admin
-   uses a domain of another, departments, employees, jobs, applications and decisions), then
-   reads back what each organisation holds, as that release answers it;
+   more through its API (an organisation whose people use two email domains, before layout
+   versions one whose admin uses a domain of another, departments, employees, jobs,
+   applications and decisions; where the release has them, an API key), then reads back what
+   each organisation holds, as that release answers it, and keeps a token it issued;
 3. the previous release stopped the way a process manager stops it (SIGTERM to its server);
 4. this checkout: ``server.py migrate`` beside an engine the previous release left running
-   (refused, naming its pid), ``server.py run`` before migrating (refused, naming the
-   command), ``server.py migrate``, then this release's server answering name search,
+   (refused, naming its pid); when the release wrote an earlier layout than this one's,
+   ``server.py run`` before migrating (refused, naming the command and leaving the table
+   as it was), ``server.py migrate``; then this release's server answering name search,
    ``orderBy: NAME``, ``applicationCounts``, ``emailDomains`` and ``createEmployee`` for every
-   organisation as the previous release's data says they should; then ``migrate`` again
-   (nothing to do).
+   organisation as the previous release's data says they should, to the token and the API
+   key the previous release issued; then ``migrate`` again (nothing to do).
 
 Not part of ``make test``: it installs a second virtualenv and runs two releases (a few
 minutes). It prints each step and check, and exits non-zero on the first check that fails.
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -45,11 +49,14 @@ from datastore.dev import engines
 from datastore.dev.local import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
-# The release of three days before issue 22: the last commit before 8c7f8f6 ("Organisations
-# own their email domains"), so before email domains (8c7f8f6), application counters
-# (e6a07db) and name entries (726dd65) alike. Its `make run` works on this machine as is.
-PREVIOUS_RELEASE = "d3877fb"
+# The release operators run now (layout 2), the default.
+PREVIOUS_RELEASE = "8bac9fb"
+# The release before layout versions: the last commit before 8c7f8f6 ("Organisations own
+# their email domains"), so before email domains (8c7f8f6), application counters (e6a07db)
+# and name entries (726dd65) alike: it exercises every step of `server.py migrate`.
+OLDER_RELEASE = "d3877fb"
 START_TIMEOUT_SECONDS = 180.0
+ENGINE_EXIT_SECONDS = 20.0
 
 
 class CheckFailed(Exception):
@@ -81,6 +88,11 @@ class Release:
     root: Path
     python: str
     env: dict[str, str]
+    # The data layout it writes (datastore/layout_version.py's CURRENT; 0 before there was one).
+    layout: int = layout_version.CURRENT
+    # Whether its API has createApiKey.
+    api_keys: bool = True
+    commit: str = "HEAD"
 
     def command(self, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -104,6 +116,16 @@ class Release:
 @dataclass
 class Api:
     url: str
+
+    def status(self, token: str) -> int:
+        """The HTTP status of a request carrying ``token`` (an access token or an API key)."""
+        response = httpx.post(
+            f"{self.url}/graphql",
+            json={"query": "{ organization { name } }"},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=60,
+        )
+        return response.status_code
 
     def graphql(self, token: str, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
         response = httpx.post(
@@ -210,8 +232,8 @@ def running(release: Release, *launch: str) -> Iterator[Api]:
 
 EMPLOYEES = """{ organization { name employees(first: 100) {
   edges { node { email firstName lastName } } } } }"""
-JOBS = """{ organization { jobPostings(first: 100) { edges { node { title
-  applications(first: 100) { edges { node { status } } } } } } } }"""
+JOBS = """{ organization { jobPostings(first: 20) { edges { node { title
+  applications(first: 50) { edges { node { status } } } } } } } }"""
 
 
 @dataclass
@@ -220,13 +242,21 @@ class Expected:
 
     admin: str
     name: str = ""
+    # Issued by the previous release: an access token of the admin, and (where it has them) an API key.
+    token: str = ""
+    api_key: str | None = None
     people: list[tuple[str, str, str]] = field(default_factory=list)  # email, first, last
     applications: dict[str, Counter[str]] = field(default_factory=dict)  # job title -> statuses
     domains: list[str] = field(default_factory=list)
 
 
+CREATE_API_KEY = """mutation { createApiKey(input: {name: "HRIS sync", role: EMPLOYEE}) { secret } }"""
+
+
 def read_expected(old: Release, api: Api, expected: Expected) -> None:
-    token = old.token(email=expected.admin)
+    token = expected.token = old.token(email=expected.admin)
+    if old.api_keys:
+        expected.api_key = api.graphql(token, CREATE_API_KEY)["createApiKey"]["secret"]
     organization = api.graphql(token, EMPLOYEES)["organization"]
     expected.name = organization["name"]
     expected.people = [
@@ -265,13 +295,15 @@ INITECH_PEOPLE = [
 def write_through_the_api(old: Release, api: Api) -> None:
     """Data of the kind the previous release's users wrote, through its API."""
     operator = old.token(platform="operator")
-    for name, admin, first, last in (
-        ("Initech", "bill@initech.example", "Bill", "Lumbergh"),
-        # An organisation whose admin has an address at acme.co, Acme Corp's domain: the
-        # previous release did not stop it; the migration gives acme.co to Acme Corp only.
-        ("Acme Labs", "lab@acme.co", "Lab", "Keeper"),
-    ):
+    organizations = [("Initech", "bill@initech.example", "Bill", "Lumbergh")]
+    if old.layout == 0:
+        # An organisation whose admin has an address at acme.co, Acme Corp's domain: a release
+        # before layout versions did not stop it; the migration gives acme.co to Acme Corp only.
+        organizations.append(("Acme Labs", "lab@acme.co", "Lab", "Keeper"))
+    for name, admin, first, last in organizations:
         variables = {"name": name, "plan": "PRO", "adminEmail": admin, "adminFirstName": first, "adminLastName": last}
+        if old.layout > 0:  # organisations own their email domains
+            variables["emailDomains"] = ["initech.example", "initech-contract.example"]
         api.graphql(operator, CREATE_ORGANIZATION, {"input": variables})
     admin = old.token(email="bill@initech.example")
     departments = {
@@ -312,6 +344,9 @@ COUNTS = """{ organization { jobPostings(first: 100) { edges { node { title
 
 def check_organization(new: Release, api: Api, expected: Expected) -> None:
     print(f"   -- {expected.name} (admin {expected.admin})")
+    check(api.status(expected.token) == 200, "the previous release's access token is accepted")
+    if expected.api_key is not None:
+        check(api.status(expected.api_key) == 200, "the API key made by the previous release is accepted")
     token = new.token(email=expected.admin)
     listed = api.graphql(token, BY_NAME)["organization"]
     emails = [edge["node"]["email"] for edge in listed["employees"]["edges"]]
@@ -359,7 +394,27 @@ def install(commit: str, work: Path) -> Release:
     subprocess.run(["tar", "-x", "-C", str(root)], input=archive.stdout, check=True)
     print(f"   {commit} ({git_subject(commit)}) in {root}")
     subprocess.run(["make", ".venv/.installed"], cwd=root, check=True, capture_output=True)
-    return Release(f"previous release {commit}", root, str(root / ".venv" / "bin" / "python"), {})
+    return Release(
+        f"previous release {commit}",
+        root,
+        str(root / ".venv" / "bin" / "python"),
+        {},
+        layout=layout_of(commit),
+        api_keys="createApiKey" in git_show(commit, "schema.graphql"),
+        commit=commit,
+    )
+
+
+def git_show(commit: str, path: str) -> str:
+    """``path`` as ``commit`` has it; empty when it has no such file."""
+    shown = subprocess.run(["git", "-C", str(ROOT), "show", f"{commit}:{path}"], capture_output=True, text=True)
+    return shown.stdout if shown.returncode == 0 else ""
+
+
+def layout_of(commit: str) -> int:
+    """The data layout ``commit`` writes: its layout_version.CURRENT, 0 before layout versions."""
+    found = re.search(r"^CURRENT: Final = (\d+)$", git_show(commit, "datastore/layout_version.py"), re.MULTILINE)
+    return 0 if found is None else int(found[1])
 
 
 def git_subject(commit: str) -> str:
@@ -369,6 +424,7 @@ def git_subject(commit: str) -> str:
 
 
 def environment(data_dir: Path) -> dict[str, str]:
+    cache = DatastoreSettings.from_env(os.environ).local_cache_dir.resolve()
     env = {
         name: value
         for name, value in os.environ.items()
@@ -378,8 +434,10 @@ def environment(data_dir: Path) -> dict[str, str]:
         **env,
         "PORT": str(free_port()),
         "DYNAMODB_LOCAL_DATA": str(data_dir),
-        # The engine's jar, fetched once into this checkout's cache: no second npm download.
-        "DYNAMODB_LOCAL_CACHE": str(DatastoreSettings.from_env(os.environ).local_cache_dir.resolve()),
+        # The engine's jar and GraphiQL's bundles, fetched once into this checkout's cache: no
+        # second npm download.
+        "DYNAMODB_LOCAL_CACHE": str(cache),
+        "GRAPHIQL_CACHE": str(cache),
     }
 
 
@@ -393,8 +451,9 @@ def upgrade(commit: str, work: Path) -> None:
         Expected("alice@acme.co", domains=["acme.co"]),
         Expected("hank@globex.example", domains=["globex.example"]),
         Expected("bill@initech.example", domains=["initech-contract.example", "initech.example"]),
-        Expected("lab@acme.co", domains=[]),
     ]
+    if old.layout == 0:
+        expected.append(Expected("lab@acme.co", domains=[]))
 
     step(f"`make run` of the previous release on {data_dir}: its demo data, then more through its API")
     with running(old, "make", "run", f"PORT={old.env['PORT']}") as api:
@@ -404,7 +463,11 @@ def upgrade(commit: str, work: Path) -> None:
             jobs = sum(sum(statuses.values()) for statuses in organization.applications.values())
             print(f"   {organization.name}: {len(organization.people)} employees, {jobs} applications")
         step("the previous release stopped as a process manager stops it: SIGTERM to its server")
-    left = engines.engines_on(data_dir)
+    # A release that stops its engine with its server may still be tearing it down: only an
+    # engine still there after a while was left running.
+    deadline = time.monotonic() + ENGINE_EXIT_SECONDS
+    while (left := engines.engines_on(data_dir)) and time.monotonic() < deadline:
+        time.sleep(0.5)
     print(f"   engines still running on the data: {left or 'none'}")
 
     if left:
@@ -419,21 +482,12 @@ def upgrade(commit: str, work: Path) -> None:
             time.sleep(0.2)
         check(engines.engines_on(data_dir) == [], "the leftover engine stopped")
 
-    step("this release's `server.py run` before migrating")
-    refused = shown(new.command("run", timeout=120))
-    check(refused.returncode == 2, f"refused with exit status {refused.returncode}")
-    check("`python server.py migrate`" in refused.stderr, "naming `python server.py migrate`")
-
-    step("this release's `server.py migrate`")
-    started = time.monotonic()
-    migrated = shown(new.command("migrate"))
-    print(f"   ({time.monotonic() - started:.1f} s)")
-    check(migrated.returncode == 1, f"exit status {migrated.returncode}: done, one organisation left to an operator")
-    check(
-        any(line.endswith("Acme Labs: held by another organisation: acme.co") for line in migrated.stdout.splitlines()),
-        "Acme Labs' acme.co reported as Acme Corp's, not taken",
-    )
-    check(migrated.stdout.splitlines()[-1].endswith(f"is at layout {layout_version.CURRENT} now"), "stamped")
+    if old.layout < layout_version.CURRENT:
+        migrate_first(old, new)
+    else:
+        step(f"this release's `server.py migrate` on layout {old.layout}, its own")
+        same = shown(new.command("migrate"))
+        check(same.returncode == 0 and "nothing to migrate" in same.stdout, "nothing to migrate")
 
     step("this release's server on the migrated data")
     with running(new, sys.executable, "server.py") as api:
@@ -443,6 +497,33 @@ def upgrade(commit: str, work: Path) -> None:
     step("this release's `server.py migrate` again")
     again = shown(new.command("migrate"))
     check(again.returncode == 0 and "nothing to migrate" in again.stdout, "nothing to do")
+
+
+def migrate_first(old: Release, new: Release) -> None:
+    """This release refusing the previous release's layout, then migrating it."""
+    step("this release's `server.py run` before migrating")
+    refused = shown(new.command("run", timeout=120))
+    check(refused.returncode == 2, f"refused with exit status {refused.returncode}")
+    check("`python server.py migrate`" in refused.stderr, "naming `python server.py migrate`")
+
+    step("this release's `server.py migrate`")
+    started = time.monotonic()
+    migrated = shown(new.command("migrate"))
+    print(f"   ({time.monotonic() - started:.1f} s)")
+    lines = migrated.stdout.splitlines()
+    if old.layout == 0:
+        status = migrated.returncode
+        check(status == 1, f"exit status {status}: done, one organisation left to an operator")
+        check(
+            any(line.endswith("Acme Labs: held by another organisation: acme.co") for line in lines),
+            "Acme Labs' acme.co reported as Acme Corp's, not taken",
+        )
+    else:
+        check(migrated.returncode == 0, f"exit status {migrated.returncode}")
+    if "StreamSpecification" not in git_show(old.commit, "datastore/provision.py"):
+        # The refused `run` left the table as it was: the stream is still for migrate to turn on.
+        check(any(line.endswith("turned its stream on (live updates)") for line in lines), "stream turned on here")
+    check(lines[-1].endswith(f"is at layout {layout_version.CURRENT} now"), "stamped")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import fcntl
+import logging
 import os
 import shutil
 import signal
@@ -16,6 +17,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -32,6 +34,8 @@ ENDPOINT_FILE: Final = "endpoint"
 LOCK_FILE: Final = "engine.lock"
 # prctl(2) option: the signal a child gets when its parent dies.
 _PR_SET_PDEATHSIG: Final = 1
+
+log = logging.getLogger("hr.dynamodb_local")
 
 
 class LocalDynamoError(Exception):
@@ -203,9 +207,22 @@ class DynamoDBLocal:
             preexec_fn=_die_with_parent,
         )
         self._wait_ready()
+        threading.Thread(target=self._reap, args=(self._process,), name="dynamodb-local-reaper", daemon=True).start()
         if self.data_dir is not None:
             # Lets other commands (``server.py token``) use this engine instead of a second one.
             (self.data_dir / ENDPOINT_FILE).write_text(self.endpoint_url)
+
+    def _reap(self, process: subprocess.Popen[bytes]) -> None:
+        """Wait for the engine's exit, so one that dies (killed, out of memory) while it should
+        run is reaped at once rather than left a zombie of the server, and said in the log."""
+        status = process.wait()
+        if self._process is process:  # not stop()'s doing
+            log.error(
+                "DynamoDB Local (pid %d) exited with status %d while in use: requests that need it fail "
+                "until the server is restarted",
+                process.pid,
+                status,
+            )
 
     @property
     def pid(self) -> int | None:

@@ -59,6 +59,13 @@ def fetch(cache_dir: Path, spec: str, *, purpose: str, integrity: str | None = N
         unpacked = Path(scratch) / "unpacked"
         with tarfile.open(tarballs[0]) as archive:
             archive.extractall(unpacked, filter="data")
-        # Rename into place last, so an interrupted fetch never looks complete.
-        unpacked.rename(target)
+        # Rename into place last, so an interrupted fetch never looks complete. Another process
+        # fetching the same package at once (the workers of one server) may have renamed its
+        # own copy there first: the rename then fails on the directory it finds, which is as
+        # complete as ours.
+        try:
+            unpacked.rename(target)
+        except OSError:
+            if not target.is_dir():
+                raise
     return target

@@ -7,11 +7,13 @@ fetch here:
 
 - goes to ``https`` only (``http`` too in development, for a provider on the loopback);
 - resolves the host once, refuses it when any of its addresses is not a public one
-  (loopback, private ranges, link-local such as the cloud metadata service at
-  169.254.169.254, carrier-grade NAT, multicast, reserved, and their IPv4-mapped IPv6
-  forms), and connects to the very address it checked, so a DNS answer that changes
-  between the check and the connection (rebinding) cannot redirect it; TLS still checks
-  the certificate against the host name. Outside development only (``allow_private``);
+  (graphql_api/auth/public_addresses.py: every special-purpose range of the IANA IPv4 and
+  IPv6 registries, such as loopback, private ranges, link-local with the cloud metadata
+  service at 169.254.169.254, carrier-grade NAT, and every IPv6 form that embeds one of
+  them: mapped, compatible, SIIT, NAT64, 6to4), and connects to the very address it
+  checked, so a DNS answer that changes between the check and the connection
+  (rebinding) cannot redirect it; TLS still checks the certificate against the host name.
+  Outside development only (``allow_private``);
 - follows no redirect, sends no credentials or cookies, and answers only a 200;
 - ends within ``timeout`` seconds overall (the name's resolution, the connection, the
   answer) and reads at most ``max_bytes`` of the answer, which must be one JSON object.
@@ -24,13 +26,14 @@ from __future__ import annotations
 
 import concurrent.futures
 import http.client
-import ipaddress
 import json
 import socket
 import ssl
 import time
 from typing import Any, Final
 from urllib.parse import urlsplit
+
+from graphql_api.auth.public_addresses import is_public
 
 TIMEOUT_SECONDS: Final = 5.0
 MAX_BYTES: Final = 64 * 1024
@@ -63,14 +66,6 @@ def check_url(url: str, *, allow_http: bool) -> tuple[str, str, int, str]:
         raise FetchRefused(f"{url!r} must not carry a user name or password")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return parts.scheme, parts.hostname, port or (443 if parts.scheme == "https" else 80), path
-
-
-def is_public(address: str) -> bool:
-    """An address a request from the server may reach when it is not in development."""
-    ip = ipaddress.ip_address(address.split("%", 1)[0])  # an IPv6 zone id names a local link
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
-    return ip.is_global and not ip.is_multicast
 
 
 def _resolve(host: str, port: int, deadline: float) -> list[str]:

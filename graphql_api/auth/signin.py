@@ -15,7 +15,10 @@ domains; an organisation with a provider of its own is no longer signed in by th
 
 Refreshing: ``grant_type=refresh_token`` rotates the session (datastore/sessions.py): a new
 access token and a new refresh token, the old one dead; a used one presented again ends the
-whole session.
+whole session, unless it comes within the reuse leeway (``REFRESH_REUSE_LEEWAY_SECONDS``) of
+its own rotation, as a second tab refreshing at the same moment does: then it gets the same
+answer as the refresh that rotated it, the same refresh token and the same access token (its
+times are the rotation's, so the HS256 token is the same bytes).
 
 Errors follow RFC 6749 section 5.2. Every reason that is about the account (unknown email,
 unverified email, another organisation's provider, suspended organisation, inactive employee)
@@ -26,8 +29,11 @@ server logs the real reason in one line.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import hmac
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Final
 from urllib.parse import parse_qsl
 
@@ -123,7 +129,9 @@ class TokenExchange:
         self.lifetimes = sessions.Lifetimes(
             idle=timedelta(seconds=settings.session_idle_seconds),
             absolute=timedelta(seconds=settings.session_max_seconds),
+            reuse_leeway=timedelta(seconds=settings.refresh_reuse_leeway_seconds),
         )
+        self.successor_key = successor_key(settings.jwt_secret)
 
     async def endpoint(self, request: Request) -> JSONResponse:
         """The Starlette endpoint (a bound method, so Starlette passes it a Request)."""
@@ -211,11 +219,19 @@ class TokenExchange:
                 f"organisation {identity.org_id} signs in through its own provider {own_provider.issuer}, "
                 f"not the platform's {issuer}"
             )
+        if provider_org is not None and (own_provider is None or own_provider.issuer != issuer):
+            raise Refused(f"organisation {provider_org}'s provider {issuer} was removed or replaced meanwhile")
         assert employee is not None  # _require_active checked it
         if employee.email != email:
             raise Refused(f"the identity of {email!r} names employee {employee.emp_id}, whose email differs")
         session, refresh_token = await self.services.run_blocking(
-            sessions.start_session, tenant, employee.emp_id, self.lifetimes
+            functools.partial(
+                sessions.start_session,
+                tenant,
+                employee.emp_id,
+                self.lifetimes,
+                provider=None if provider_org is None else own_provider,
+            )
         )
         log.info(
             "signed in: employee %s of organisation %s as %s through %s (session %s)",
@@ -225,10 +241,12 @@ class TokenExchange:
             issuer,
             session.session_id,
         )
-        body = self._tokens(employee, session.session_id, refresh_token)
+        body = self._tokens(employee, session.session_id, refresh_token, issued_at=session.created_at)
         return JSONResponse({**body, "issued_token_type": ACCESS_TOKEN_TYPE}, headers=NO_STORE)
 
-    def _tokens(self, employee: Employee, session_id: SessionId, refresh_token: str) -> dict[str, Any]:
+    def _tokens(
+        self, employee: Employee, session_id: SessionId, refresh_token: str, *, issued_at: datetime
+    ) -> dict[str, Any]:
         settings = self.services.settings
         ttl = settings.access_token_ttl_seconds
         access_token = issue_token(
@@ -238,6 +256,7 @@ class TokenExchange:
             role=employee.role.value,
             ttl_seconds=ttl,
             session_id=session_id,
+            issued_at=int(issued_at.timestamp()),
         )
         return {"access_token": access_token, "token_type": "Bearer", "expires_in": ttl, "refresh_token": refresh_token}
 
@@ -264,7 +283,11 @@ class TokenExchange:
         try:
             _require_active(organization, employee, grant.org_id, grant.emp_id, "")
             assert employee is not None
-            rotated, refresh_token = await run(sessions.rotate, tenant, grant, self.lifetimes)
+            rotated = await run(
+                functools.partial(
+                    sessions.rotate, tenant, grant, token, self.lifetimes, successor_key=self.successor_key
+                )
+            )
         except Refused:
             await run(sessions.end_session, tenant, grant.emp_id, grant.session_id, sessions.REFUSED)
             raise
@@ -276,8 +299,31 @@ class TokenExchange:
                     grant.emp_id,
                 )
             raise Refused(f"session {grant.session_id} of employee {grant.emp_id}: {refused}") from None
-        log.info("refreshed: session %s of employee %s (token %d)", grant.session_id, grant.emp_id, rotated.generation)
-        return JSONResponse(self._tokens(employee, grant.session_id, refresh_token), headers=NO_STORE)
+        if rotated.replayed:
+            log.info(
+                "refresh raced: session %s of employee %s, token %d answered again with token %d, within the "
+                "reuse leeway of its rotation",
+                grant.session_id,
+                grant.emp_id,
+                grant.generation,
+                rotated.grant.generation,
+            )
+        else:
+            log.info(
+                "refreshed: session %s of employee %s (token %d)",
+                grant.session_id,
+                grant.emp_id,
+                rotated.grant.generation,
+            )
+        body = self._tokens(employee, grant.session_id, rotated.token, issued_at=rotated.at)
+        return JSONResponse(body, headers=NO_STORE)
+
+
+def successor_key(jwt_secret: str) -> bytes:
+    """The key a rotation derives the next refresh token under (datastore/sessions.py
+    ``successor``): the server's secret, every process's alike, never used as is for another
+    purpose than its own."""
+    return hmac.new(jwt_secret.encode("utf-8"), b"hr refresh-token successor", hashlib.sha256).digest()
 
 
 def _require_active(

@@ -62,8 +62,11 @@ def issue_token(
     role: str,
     ttl_seconds: int | None = None,
     session_id: str | None = None,
+    issued_at: int | None = None,
 ) -> str:
-    now = int(time.time())
+    """An HS256 access token. ``issued_at`` (epoch seconds, now unless told) sets ``iat``, ``nbf``
+    and ``exp``: the same claims give the same token, which a refresh answered twice relies on."""
+    now = int(time.time()) if issued_at is None else issued_at
     claims: dict[str, object] = {
         "sub": subject,
         "role": role,

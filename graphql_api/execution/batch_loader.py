@@ -31,6 +31,7 @@ from typing import Any, Generic, TypeVar, cast
 from aiodataloader import DataLoader
 
 from datastore import calls
+from graphql_api.execution.explain import EXPLAINING, outside_fields
 from graphql_api.execution.fields import Deferred
 from graphql_api.execution.library_internals import dataloader_queue
 
@@ -128,7 +129,9 @@ class SharedLoader(DataLoader[K, V], Generic[K, V]):
             first = self._before_first_load
             if first is not None:
                 self._before_first_load = None
-                first()  # what it loads is queued ahead of this key, in the same batch
+                # What it loads is queued ahead of this key, in the same batch; for the request,
+                # not for the field being resolved (EXPLAIN says so).
+                outside_fields(first)
             shared = DataLoader.load(self, key)
             queue = dataloader_queue(self)
             batch = self._collecting
@@ -138,6 +141,9 @@ class SharedLoader(DataLoader[K, V], Generic[K, V]):
             batch.futures.append(shared)
             self._batch_of[key] = batch
             self._asked_at[key] = depth
+            explaining = EXPLAINING.get()  # once per key a request asks for: EXPLAIN notes who
+            if explaining is not None:
+                explaining.asked(self, key)
             return shared, batch
         if key in self._asked_at and depth > self._asked_at[key]:
             # Asked again, from deeper, before its batch went out: the batch waits on both.
@@ -159,7 +165,10 @@ class SharedLoader(DataLoader[K, V], Generic[K, V]):
         self._depths.update(dict.fromkeys(keys, depth))
         batch = self._batch_of[keys[0]]
         try:
-            calls.new_batch(depth)
+            batch_id = calls.new_batch(depth)
+            explaining = EXPLAINING.get()
+            if explaining is not None:
+                explaining.batch(batch_id, self, keys)
             # aiodataloader's types have no per-key failure, but its dispatch fails the key of
             # an Exception value (and caches it, where a batch that raises clears its keys).
             return cast("list[V]", list(await self.fetch(keys)))

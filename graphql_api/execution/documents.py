@@ -18,7 +18,9 @@ works out its own):
 - its compiled plan (execution/plan/), per coerced values of the ``@skip``/``@include``
   variables; None where plans do not cover the operation, so it is not compiled again;
 - the relations each connection field loads on its page's nodes (schema/types/relations.py),
-  per field, node type and values of the operation's ``@skip``/``@include`` variables.
+  per field, node type and values of the operation's ``@skip``/``@include`` variables;
+- the members marked ``@deprecated`` it selects (execution/deprecations.py), once: what the
+  server counts per organisation and operation (observability/metrics.py).
 
 The variables each figure depends on are read in one walk of the document, when its entry is
 made. The counters are what tests and benches read (``app.state.documents``).
@@ -40,6 +42,7 @@ from graphql import (
 from graphql.execution import Executor
 
 from graphql_api.execution.analysis import COST_ARGUMENTS, Analysis, analyse, cost_key
+from graphql_api.execution.deprecations import deprecated_selections
 from graphql_api.execution.plan.compiler import CompiledPlan, Unsupported, compile_operation
 from graphql_api.execution.selection import VariablesRead, fragments_of, variables_read
 from graphql_api.lru import Lru
@@ -124,6 +127,14 @@ class OperationAnalyses:
         self._plans: dict[tuple[Any, ...], CompiledPlan | None] = {}
         self._relation_conditions: tuple[str, ...] | None = None
         self._relation_plans: dict[int, dict[tuple[Any, ...], Any]] = {}
+        self._deprecated: tuple[str, ...] | None = None
+
+    def deprecated(self, schema: GraphQLSchema) -> tuple[str, ...]:
+        """The deprecated members the operation selects (with its fragments), worked out once."""
+        found = self._deprecated
+        if found is None:
+            found = self._deprecated = deprecated_selections(schema, self.document.node, self.name)
+        return found
 
     def analysis(self, schema: GraphQLSchema, variables: Mapping[str, Any] | None, ceiling: int | None) -> Analysis:
         """The cost and root fields run with ``variables`` (as sent). Raises

@@ -25,7 +25,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
 from datastore.entities import ApiKey, Application, Department, Employee, JobPosting, Organization
-from datastore.errors import Conflict, Field, InvalidInput, NotFound, ScopeViolation, Unavailable
+from datastore.errors import Conflict, Field, InProgress, InvalidInput, NotFound, ScopeViolation, Unavailable
 from graphql_api.observability.logging import FIELDS
 
 FieldPaths = Mapping[Field, str]
@@ -86,6 +86,8 @@ class AuthReason(StrEnum):
 
 
 # A write whose answer was lost may have been applied; the same key makes the retry safe.
+# extensions.reason of UNAVAILABLE when another attempt under the idempotency key is in flight.
+IN_PROGRESS: Final = "IN_PROGRESS"
 RETRY_SAME_KEY: Final = "the write may have been applied; retry with the same idempotencyKey to apply it exactly once"
 
 
@@ -129,6 +131,18 @@ def unavailable(*, maybe_written: bool = False) -> ApiError:
     return ApiError(Code.UNAVAILABLE, "the service is temporarily unavailable; retry shortly", retryable=True)
 
 
+def in_progress() -> ApiError:
+    """Another attempt under the mutation's idempotency key has not committed yet."""
+    return ApiError(
+        Code.UNAVAILABLE,
+        "the first attempt with this idempotencyKey is still being written; retry with the same idempotencyKey "
+        "for its answer",
+        retryable=True,
+        maybeWritten=True,
+        reason=IN_PROGRESS,
+    )
+
+
 def timeout(seconds: float, *, maybe_written: bool = False) -> ApiError:
     """The request's deadline passed; what was not sent never will be."""
     message = f"the request did not finish within its {seconds:g} s deadline"
@@ -154,6 +168,8 @@ def translate(error: BaseException, paths: FieldPaths | None = None) -> ApiError
     if isinstance(error, Conflict):
         extensions = {} if error.current_version is None else {"currentVersion": error.current_version}
         return ApiError(Code.CONFLICT, str(error), **extensions)
+    if isinstance(error, InProgress):
+        return in_progress()
     if isinstance(error, Unavailable):
         return unavailable(maybe_written=error.maybe_written)
     return None

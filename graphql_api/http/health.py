@@ -5,6 +5,11 @@ probe never carries a token and must never wait behind request traffic. /healthz
 I/O at all. /readyz asks DynamoDB (DescribeTable) on a probe client and thread of its own
 (datastore/probe.py), caches the verdict for ``ttl`` seconds and waits at most ``timeout``
 for an answer, so it reports an outage within ttl + timeout (2 s) and a recovery as fast.
+
+In a worker of ``server.py run`` with WORKERS=N, /readyz also reads how many of the server's
+workers are serving (graphql_api/entrypoints/worker_pool.py, a file its supervisor keeps): a pool
+short of one is 503 too, with ``workers`` saying how short, so a load balancer and an
+operator see a server serving at part of its capacity.
 """
 
 from __future__ import annotations
@@ -14,11 +19,13 @@ import functools
 import math
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from datastore import probe
+from graphql_api.entrypoints import worker_pool
 from graphql_api.http.raw import send_json
 
 if TYPE_CHECKING:
@@ -31,7 +38,16 @@ READYZ: Final = "/readyz"
 class Readiness:
     """The cached verdict on DynamoDB; at most one probe in flight."""
 
-    def __init__(self, client: DynamoDBClient, table_name: str, *, ttl: float = 1.0, timeout: float = 1.0) -> None:
+    def __init__(
+        self,
+        client: DynamoDBClient,
+        table_name: str,
+        *,
+        ttl: float = 1.0,
+        timeout: float = 1.0,
+        pool_file: Path | None = None,
+    ) -> None:
+        self.pool_file = pool_file
         self._client = client
         self._table_name = table_name
         self._ttl = ttl
@@ -60,6 +76,10 @@ class Readiness:
         self._ready, self._checked_at = ready, time.monotonic()
         return ready
 
+    def pool(self) -> worker_pool.PoolState | None:
+        """The workers of this server serving, of those wanted; None when no supervisor says."""
+        return None if self.pool_file is None else worker_pool.read(self.pool_file)
+
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
@@ -76,9 +96,13 @@ class HealthRoutes:
         if path == HEALTHZ:
             await _json(send, 200, {"status": "ok"})
         elif path == READYZ:
-            ready = await self.readiness.ready()
-            body = {"status": "ok" if ready else "unavailable", "dynamodb": ready}
-            await _json(send, 200 if ready else 503, body)
+            dynamodb = await self.readiness.ready()
+            body: dict[str, object] = {"dynamodb": dynamodb}
+            ready = dynamodb
+            if (pool := self.readiness.pool()) is not None:
+                body["workers"] = {"serving": pool.serving, "wanted": pool.wanted}
+                ready = ready and not pool.short
+            await _json(send, 200 if ready else 503, {"status": "ok" if ready else "unavailable", **body})
         else:
             await self.app(scope, receive, send)
 

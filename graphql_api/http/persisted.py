@@ -18,6 +18,11 @@ Nor is a document over documents.MAX_DOCUMENT_BYTES stored; it runs as text the 
 A bounded LRU keyed by organisation and hash saves the GetItem for documents this process
 has seen that organisation run, and never answers one organisation with another's.
 
+A document run by its hash alone on a later day (UTC) than it was last put is put again, the
+same way (a DocumentRegistration, one write): at most once a day per document and process, it
+pushes the document's expiry ahead, so a document in use is never removed, and records when a
+client last ran it (datastore/documents.py ``registered_at``, which ``schema-check`` reads).
+
 Trusted documents (TRUSTED_DOCUMENTS, a ``{id: document}`` manifest as graphql-codegen's
 client preset and Relay emit): only the manifest's documents run, sent by id
 (``documentId`` or ``extensions.persistedQuery.sha256Hash``) or in full; anything else is
@@ -44,7 +49,7 @@ import logging
 import re
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any, Final
 
@@ -116,8 +121,9 @@ class PersistedDocuments:
         self._trusted_texts = frozenset(() if trusted is None else trusted.values())
         self.bypass_roles = frozenset(bypass_roles)
         self.audit = audit
-        # (organisation, SHA-256) -> document: an organisation is answered only its own.
-        self._known: Lru[tuple[str, str], str] = Lru(APQ_CACHE_ENTRIES)
+        # (organisation, SHA-256) -> (document, the day it was last put): an organisation is
+        # answered only its own.
+        self._known: Lru[tuple[str, str], tuple[str, date]] = Lru(APQ_CACHE_ENTRIES)
 
     async def resolve(self, operation: Operation, context: RequestContext) -> Resolved:
         persisted = (operation.extensions or {}).get("persistedQuery")
@@ -128,7 +134,7 @@ class PersistedDocuments:
             return Resolved(operation.query)
         sha256 = _apq_hash(persisted) if persisted is not None else _document_id_hash(document_id or "")
         if operation.query is None:
-            return Resolved(await self._lookup(sha256, context))
+            return await self._lookup(sha256, context)
         if sha256_of(operation.query) != sha256:
             raise TransportError(400, TransportCode.PERSISTED_QUERY_HASH_MISMATCH, "provided sha does not match query")
         return Resolved(operation.query, self._registration(sha256, operation.query, context))
@@ -143,7 +149,7 @@ class PersistedDocuments:
         await context.session.run(
             documents.put_document, table, scope.org_id, registration.sha256, registration.text, at
         )
-        self._known.put((scope.org_id, registration.sha256), registration.text)
+        self._known.put((scope.org_id, registration.sha256), (registration.text, at.date()))
 
     def _bypasses(self, context: RequestContext) -> bool:
         """Whether the caller's role runs documents the manifest does not list (never an API key's)."""
@@ -157,7 +163,10 @@ class PersistedDocuments:
         """What to store once the operation has run; None for a caller with no organisation, a
         document over the size bound, or one this process has seen the organisation store."""
         scope = _tenant_of(context)
-        if scope is None or not documents.fits(text) or (scope.org_id, sha256) in self._known:
+        if scope is None or not documents.fits(text):
+            return None
+        known = self._known.get((scope.org_id, sha256))
+        if known is not None and known[1] >= _today():
             return None
         return DocumentRegistration(sha256, text)
 
@@ -190,18 +199,22 @@ class PersistedDocuments:
             return operation.query
         raise _required("this server runs only its trusted documents: send one by its id")
 
-    async def _lookup(self, sha256: str, context: RequestContext) -> str:
+    async def _lookup(self, sha256: str, context: RequestContext) -> Resolved:
+        """The organisation's document of ``sha256``, put again when last put before today."""
         scope = _tenant_of(context)
         if scope is None:
             raise _not_found()  # no organisation, no documents: the text is sent next
         known = self._known.get((scope.org_id, sha256))
-        if known is not None:
-            return known
-        stored = await context.session.run(documents.get_document, self.datastore.table(scope), scope.org_id, sha256)
-        if stored is None:
-            raise _not_found()
-        self._known.put((scope.org_id, sha256), stored)
-        return stored
+        if known is None:
+            stored = await context.session.run(
+                documents.find_document, self.datastore.table(scope), scope.org_id, sha256
+            )
+            if stored is None:
+                raise _not_found()
+            known = (stored.document, documents.registered_at(stored).date())
+            self._known.put((scope.org_id, sha256), known)
+        text, put_on = known
+        return Resolved(text, DocumentRegistration(sha256, text) if put_on < _today() else None)
 
 
 class StoreRegistered(SchemaExtension):
@@ -242,6 +255,10 @@ def _tenant_of(context: RequestContext) -> TenantScope | None:
     if principal is None or principal.org_id is None:
         return None
     return TenantScope(principal.org_id, principal.subject)
+
+
+def _today() -> date:
+    return datetime.now(UTC).date()
 
 
 def _not_found() -> TransportError:

@@ -8,7 +8,7 @@ plain parse failure; the body has already been bounded by MaxBodySize.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
@@ -93,8 +93,17 @@ def _batch(data: list[Any], batch_max_operations: int) -> list[Operation]:
 
 
 def operation_of(data: Any) -> Operation:
-    """One operation as a JSON object holds it (a POST's body, a WebSocket's subscribe payload)."""
-    return _operation(data, "the subscribe message's payload")
+    """One operation as a WebSocket's subscribe payload holds it.
+
+    graphql-ws cannot send a payload without ``query``, so a client sending a document by its
+    id (``documentId``, or ``extensions.persistedQuery``) sends ``"query": ""`` beside it: that
+    is no text, and the id is resolved as over HTTP, where the id is sent alone.
+    """
+    operation = _operation(data, "the subscribe message's payload")
+    by_id = operation.document_id is not None or "persistedQuery" in (operation.extensions or {})
+    if operation.query == "" and by_id:
+        return replace(operation, query=None)
+    return operation
 
 
 def _kind(value: Any) -> str:

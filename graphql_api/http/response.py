@@ -37,6 +37,13 @@ from graphql_api.http.errors import TransportCode, TransportError
 
 GRAPHQL_RESPONSE_JSON: Final = "application/graphql-response+json"
 JSON: Final = "application/json"
+# The streams (graphql_api/http/streams.py frames them): Server-Sent Events as graphql-sse's
+# distinct connections mode, GraphQL over HTTP's incremental delivery, and Apollo's
+# multipart subscriptions (``multipart/mixed`` with ``subscriptionSpec=1.0``: a name of ours).
+EVENT_STREAM: Final = "text/event-stream"
+MULTIPART: Final = "multipart/mixed"
+APOLLO_MULTIPART: Final = "multipart/mixed;subscriptionspec=1.0"
+STREAMS: Final = (EVENT_STREAM, MULTIPART, APOLLO_MULTIPART)
 UNAUTHENTICATED_HEADERS: Final = {"WWW-Authenticate": "Bearer"}
 # Seconds a client should wait before retrying after an outage's 503, as the concurrency cap's.
 OUTAGE_RETRY_AFTER_SECONDS: Final = 1
@@ -48,30 +55,55 @@ def negotiate(accept: str | None) -> str:
     """The media type to answer with; application/json without an Accept header or for ``*/*``.
 
     A client that names ``application/graphql-response+json`` (at least as high as
-    ``application/json``) gets it; one that accepts neither is refused with 406.
+    ``application/json``) gets it. A stream is answered only to a client that names it:
+    ``text/event-stream`` (graphql-sse's distinct connections), ``multipart/mixed`` (GraphQL
+    over HTTP's incremental delivery) or ``multipart/mixed;subscriptionSpec=1.0`` (Apollo's).
+    Between JSON and a stream, the higher quality wins, then the one the client lists first:
+    urql lists JSON first for a query and the event stream first for a subscription. One that
+    accepts none of them is refused with 406.
     """
     if accept is None or not accept.strip():
         return JSON
-    ranges: dict[str, float] = {}
-    for part in accept.split(","):
+    # Each media type's quality and where the client first listed it.
+    ranges: dict[str, tuple[float, int]] = {}
+    for index, part in enumerate(accept.split(",")):
         media_range, *parameters = (piece.strip() for piece in part.split(";"))
+        media_range = media_range.lower()
         quality = 1.0
         for parameter in parameters:
             name, _, value = parameter.partition("=")
-            if name.strip().lower() == "q":
+            name = name.strip().lower()
+            if name == "q":
                 try:
                     quality = float(value)
                 except ValueError:
                     quality = 0.0
-        ranges[media_range.lower()] = max(quality, ranges.get(media_range.lower(), 0.0))
-    graphql_response = ranges.get(GRAPHQL_RESPONSE_JSON, 0.0)
-    wildcard = max(ranges.get("application/*", 0.0), ranges.get("*/*", 0.0))
+            elif media_range == MULTIPART and name == "subscriptionspec" and value.strip().strip('"') == "1.0":
+                media_range = APOLLO_MULTIPART
+        known_quality, first = ranges.get(media_range, (0.0, index))
+        ranges[media_range] = (max(quality, known_quality), first)
+    nowhere = (0.0, len(ranges) + 1)
+    graphql_response = ranges.get(GRAPHQL_RESPONSE_JSON, nowhere)
+    wildcard = max(ranges.get("application/*", nowhere), ranges.get("*/*", nowhere), key=lambda rank: rank[0])
     json = ranges.get(JSON, wildcard)
-    if graphql_response > 0 and graphql_response >= json:
-        return GRAPHQL_RESPONSE_JSON
-    if json > 0:
-        return JSON
-    raise TransportError(406, TransportCode.NOT_ACCEPTABLE, f"this server answers {GRAPHQL_RESPONSE_JSON} or {JSON}")
+    best_json = GRAPHQL_RESPONSE_JSON if graphql_response[0] > 0 and graphql_response[0] >= json[0] else JSON
+    json_quality = max(graphql_response[0], json[0])
+    json_first = min(rank[1] for rank in (graphql_response, json) if rank[0] == json_quality)
+    offers = [(best_json, (json_quality, json_first))]
+    offers += [(stream, ranges[stream]) for stream in STREAMS if stream in ranges]
+    chosen, (quality, _) = max(offers, key=lambda offer: (offer[1][0], -offer[1][1]))
+    if quality > 0:
+        return chosen
+    raise TransportError(
+        406,
+        TransportCode.NOT_ACCEPTABLE,
+        f"this server answers {GRAPHQL_RESPONSE_JSON}, {JSON}, {EVENT_STREAM} or {MULTIPART}",
+    )
+
+
+def streamed(media_type: str) -> bool:
+    """Whether ``media_type`` (as ``negotiate`` chose it) is one of the streams."""
+    return media_type in STREAMS
 
 
 def is_request_error(result: ExecutionResult) -> bool:

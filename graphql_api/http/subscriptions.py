@@ -1,11 +1,12 @@
 """Subscriptions at the schema's edge: where they are served, and a refusal that must stop one.
 
 A subscription is served over WebSocket (graphql-transport-ws, graphql_api/subscriptions/
-websocket.py) and over HTTP when the client asks for Apollo's multipart subscriptions
-(``Accept: multipart/mixed;subscriptionSpec=1.0``, graphql_api/subscriptions/multipart.py),
-both with a live session (graphql_api/subscriptions/session.py). A plain JSON request (POST
-or GET) cannot carry one: SubscriptionsNotServed refuses it before validation with its
-own code, SUBSCRIPTIONS_NOT_SUPPORTED, a request error (no ``data``; HTTP 400 under
+websocket.py) and over HTTP when the client asks for a stream (``Accept: text/event-stream``,
+``multipart/mixed`` or Apollo's ``multipart/mixed;subscriptionSpec=1.0``,
+graphql_api/subscriptions/over_http.py), both with a live session
+(graphql_api/subscriptions/session.py). A plain JSON request (POST or GET) cannot carry one:
+SubscriptionsNotServed refuses it before validation with its own code,
+SUBSCRIPTIONS_NOT_SUPPORTED, a request error (no ``data``; HTTP 400 under
 application/graphql-response+json, 200 under application/json, as the GraphQL-over-HTTP
 draft and its reference server answer it), rather than running nothing or graphql-core's
 "The subscription operation is not supported by the schema."
@@ -32,7 +33,8 @@ from graphql_api.subscriptions.session import LiveSession
 
 MESSAGE = (
     "subscriptions are not served as plain JSON: subscribe over the WebSocket at /graphql "
-    "(graphql-transport-ws), or POST with Accept: multipart/mixed;subscriptionSpec=1.0"
+    "(graphql-transport-ws), or ask for a stream with Accept: text/event-stream, multipart/mixed "
+    "or multipart/mixed;subscriptionSpec=1.0"
 )
 
 

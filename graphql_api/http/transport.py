@@ -3,8 +3,11 @@
 Every failure before GraphQL runs is a TransportError, answered as a JSON GraphQL error with
 ``extensions.code`` and its status (never plain text, never a 5xx); a mutation over GET is
 405 with ``Allow: POST``; a document with several operations and no ``operationName`` is a
-400 and nothing runs. A subscription passes the method check, whatever the method, so that
-the schema refuses it with its own code (graphql_api/http/subscriptions.py).
+400 and nothing runs. A query or mutation asked for as a stream (Server-Sent Events,
+multipart) is answered as its one result in that stream (graphql_api/http/streams.py); a
+subscription asked for so never reaches here (graphql_api/subscriptions/over_http.py). A
+subscription passes the method check, whatever the method, so that the schema refuses it
+with its own code (graphql_api/http/subscriptions.py).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOpe
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
-from graphql_api.http import response
+from graphql_api.http import response, streams
 from graphql_api.http.errors import TransportCode, TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
 from graphql_api.http.request import Operation, read_operations
@@ -44,13 +47,20 @@ class HttpTransport:
             media_type = response.negotiate(request.headers.get("accept"))
             operations = await read_operations(request, self.batch_max_operations)
             if isinstance(operations, list):
+                if response.streamed(media_type):
+                    raise bad_request("a batch is answered as JSON: send one operation per streamed request")
                 results = list(await asyncio.gather(*(self._run(request, op, context) for op in operations)))
+                answer = response.results_response(media_type, results, batch=True)
+            elif response.streamed(media_type):
+                answer = streams.single_response(media_type, await self._run(request, operations, context))
             else:
-                results = [await self._run(request, operations, context)]
-            answer = response.results_response(media_type, results, batch=isinstance(operations, list))
+                answer = response.results_response(
+                    media_type, [await self._run(request, operations, context)], batch=False
+                )
         except TransportError as error:
             record_error(request.scope, error.code.value)
-            answer = response.error_response(error, media_type)
+            # Refused before anything ran: the stream never starts, so a stream's refusal is JSON.
+            answer = response.error_response(error, response.JSON if response.streamed(media_type) else media_type)
         else:
             # Headers resolvers set on the context's response (its own Content-Length aside).
             for name, value in context.response.headers.items():

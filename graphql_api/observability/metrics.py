@@ -19,10 +19,17 @@ What an operator alerts on:
   ran though the manifest does not list them, by SHA-256 (graphql_api/http/unlisted.py): what
   is left to add before enforcing. The first METRICS_MAX_OPERATIONS hashes a process sees are
   labels, the rest ``other`` (a caller chooses the text, so it must not choose the series).
+- ``hr_deprecated_selections_total{tenant, operation, member}``: operations that ran selecting
+  a field, argument, input field or enum value marked ``@deprecated`` (``member``, a schema
+  coordinate such as ``Employee.nickname``: the schema bounds it), by organisation and
+  operation name, both bounded as above; ``hr_deprecated_last_seen_timestamp_seconds{member}``
+  says when one was last selected. What is left to migrate before removing a member (docs
+  "Evolving the schema").
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from wsgiref.simple_server import WSGIServer
 
@@ -55,6 +62,17 @@ UNLISTED_DOCUMENTS = Counter(
     "hr_unlisted_documents",
     "Documents run though the trusted documents manifest does not list them (audit mode), by SHA-256",
     ["document"],
+)
+DEPRECATED_SELECTIONS = Counter(
+    "hr_deprecated_selections",
+    "Operations run that selected a member marked @deprecated, by tenant, operation name and member",
+    ["tenant", "operation", "member"],
+)
+DEPRECATED_LAST_SEEN = Gauge(
+    "hr_deprecated_last_seen_timestamp_seconds",
+    "When a member marked @deprecated was last selected by an operation that ran (Unix time)",
+    ["member"],
+    multiprocess_mode="max",
 )
 IN_FLIGHT = Gauge("hr_requests_in_flight", "HTTP requests being served", multiprocess_mode="livesum")
 DYNAMODB_CALLS = Counter("hr_dynamodb_calls", "DynamoDB calls, by tenant", ["tenant"])
@@ -133,6 +151,12 @@ class Metrics:
             ERROR_REQUESTS.labels(code).inc()
         if Code.RATE_LIMITED.value in outcome.error_codes:
             RATE_LIMITED.labels(labels.tenant).inc()
+        if outcome.deprecated:
+            now = time.time()
+            for name, member in outcome.deprecated:
+                operation = "anonymous" if name is None else self.operations.label(name)
+                DEPRECATED_SELECTIONS.labels(labels.tenant, operation, member).inc()
+                DEPRECATED_LAST_SEEN.labels(member).set(now)
         if outcome.dynamodb_calls:
             DYNAMODB_CALLS.labels(labels.tenant).inc(outcome.dynamodb_calls)
             READ_UNITS.labels(labels.tenant).inc(outcome.read_units)

@@ -7,6 +7,8 @@ from collections.abc import Iterator
 from strawberry.extensions import SchemaExtension
 
 from graphql_api.execution.errors import Code, translate
+from graphql_api.execution.library_internals import graphql_schema
+from graphql_api.execution.operation import operation_of
 from graphql_api.http.errors import OPERATION_REFUSALS
 from graphql_api.observability.record import record_of
 from graphql_api.observability.tracing import span
@@ -48,6 +50,11 @@ class RecordOperation(SchemaExtension):
                 name = self.execution_context.operation_name
                 if ran and name is not None:
                     record.ran.append(name)
+                run = operation_of(self.execution_context)
+                if ran and run is not None and run.analyses is not None:
+                    # Worked out once per document's operation (execution/documents.py).
+                    selected = run.analyses.deprecated(graphql_schema(self.execution_context.schema))
+                    record.deprecated.extend((name, member) for member in selected)
             finally:
                 name = self.execution_context.operation_name
                 record.operations.append(name)

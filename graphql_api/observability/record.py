@@ -32,6 +32,9 @@ class RequestRecord:
     ran: list[str] = field(default_factory=list)
     # Every error of the response by its extensions.code.
     error_codes: Counter[str] = field(default_factory=Counter)
+    # (operation name, member) for each member marked @deprecated that an operation which ran
+    # selects (execution/deprecations.py); the name is None for an anonymous operation.
+    deprecated: list[tuple[str | None, str]] = field(default_factory=list)
     _call_logs: list[CallLog] = field(default_factory=list)
 
     def add_call_log(self, log: CallLog) -> None:
@@ -81,6 +84,7 @@ class Outcome:
     read_units: float
     write_units: float
     ran: tuple[str, ...] = ()
+    deprecated: tuple[tuple[str | None, str], ...] = ()
 
     @classmethod
     def of(cls, record: RequestRecord, scope: Scope, status: int | None, duration_seconds: float) -> Outcome:
@@ -99,6 +103,7 @@ class Outcome:
             read_units=sum(call.read_units for call in calls),
             write_units=sum(call.write_units for call in calls),
             ran=tuple(record.ran),
+            deprecated=tuple(record.deprecated),
         )
 
     @property

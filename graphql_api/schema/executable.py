@@ -156,11 +156,14 @@ def build_schema(
     *,
     batch_max_operations: int = 0,
     hide_suggestions: bool = False,
+    query: type[Query] = Query,
 ) -> strawberry.Schema:
     """``batch_max_operations`` > 0 accepts a JSON array of that many operations; 0 refuses.
-    ``hide_suggestions`` (introspection off) takes graphql-core's suggestions out of every error."""
+    ``hide_suggestions`` (introspection off) takes graphql-core's suggestions out of every error.
+    ``query``: the root query type; tests give a subclass with members of their own (one marked
+    ``@deprecated``, which the product's schema has none of yet)."""
     schema = ApiSchema(
-        query=Query,
+        query=query,
         mutation=Mutation,
         subscription=Subscription,
         types=[BillingSubscription],

@@ -163,13 +163,14 @@ class Mutation:
         resolver=sign_in.set_identity_provider,
         description="Registers the organisation's own OpenID provider, or changes it: from then on its people sign "
         "in through it (and no longer through the platform's provider), and it signs in nobody else. An audit event "
-        "records it (identityProvider.register or .change). Admins of the organisation, or platform operators naming "
-        "it (else FORBIDDEN)." + _ERRORS,
+        "records it (identityProvider.register or .change). Admins of the organisation signed in as a person, or "
+        "platform operators naming it (else FORBIDDEN; an API key is FORBIDDEN, whatever its role)." + _ERRORS,
     )
     remove_identity_provider = strawberry.mutation(
         resolver=sign_in.remove_identity_provider,
         description="Removes the organisation's own provider: its people sign in through the platform's provider "
-        "again (if the server has one). Sessions already begun go on. NOT_FOUND when it has none. An audit event "
+        "again (if the server has one). Sessions begun through it end: their refresh tokens are refused from now on "
+        "(access tokens already issued work until they expire). NOT_FOUND when it has none. An audit event "
         "records it (identityProvider.remove). Admins of the organisation, or platform operators naming it." + _ERRORS,
     )
     sign_out = strawberry.mutation(

@@ -6,7 +6,8 @@ given (graphql_api/subscriptions/stream.py). For every event, at delivery: the c
 active check (graphql_api/auth/active.py, as for every request: a suspended organisation, a
 terminated employee or a changed role end the connection with FORBIDDEN), then the topic's
 own rules, then the selection is executed with the types' field rules, exactly as a query's.
-Served over WebSocket (graphql-transport-ws) and HTTP multipart; a plain JSON request gets
+Served over WebSocket (graphql-transport-ws) and HTTP streams (Server-Sent Events, multipart:
+graphql_api/subscriptions/over_http.py); a plain JSON request gets
 SUBSCRIPTIONS_NOT_SUPPORTED (graphql_api/http/subscriptions.py). On AWS (API Gateway's
 WebSocket API, graphql_api/subscriptions/gateway.py) each event is one execution of the
 stored subscription through the same field (the session's ``one_shot``), so the same checks run.
@@ -69,18 +70,35 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
     start = int(time.time() * 1000)
     if shot is not None and shot.event is not None:
         start = ids.id_milliseconds(shot.event.event_id) - 1
+    connection = session.connection
+    key = None
+    if shot is None and hub is not None and connection is not None:
+        key = hub.resumes.key_for(principal, topic.name)
     position = (
         Position.starting_at(start, window) if after is None else cursors.decode(after, principal.org_id, topic.name)
     )
-    connection = session.connection
+    resumed = False
+    if key is not None and after is None:
+        # Sent again without ``after`` on a new connection of the same session (a client's
+        # reconnect): from where it got to, when a resume may replay that far back.
+        assert hub is not None and connection is not None
+        remembered = hub.resumes.recall(key, connection)
+        if remembered is not None:
+            known = cursors.decode(remembered, principal.org_id, topic.name)
+            if known.floor >= start - settings.subscription_replay_seconds * 1000:
+                position, resumed = known, True
     stream = LiveStream(
         connection or LiveConnection(principal, 0, _closes_nothing),
         topic,
         position,
         settings.subscription_replay_events,
         settings.subscription_replay_seconds,
-        replay_first=after is not None,
+        replay_first=after is not None or resumed,
     )
+    if key is not None:
+        assert hub is not None and connection is not None
+        session.resume_key = key
+        hub.resumes.remember(key, cursors.encode(principal.org_id, topic.name, position), connection)
     if shot is not None:
         deliveries = stream.one_shot(session, shot)
     else:
@@ -88,6 +106,7 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
         # Registered before the replay reads the trail: what commits after that read is on its way.
         hub.register(stream)
         deliveries = stream.deliveries(session)
+    delivered = False
     try:
         async for delivery in deliveries:
             session.begin_event(delivery.round)
@@ -102,9 +121,18 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
             if payload is None:
                 continue
             stream.position.delivered(delivery.event.event_id)
-            payload.cursor = cursors.encode(principal.org_id, topic.name, stream.position)
+            payload.cursor = cursor = cursors.encode(principal.org_id, topic.name, stream.position)
+            delivered = True
             live_metrics.delivered()
             yield payload
+            # Resumed here once the transport has sent it (it asks for the next only then).
+            if key is not None and connection is not None and hub is not None:
+                hub.resumes.remember(key, cursor, connection)
+    except ApiError:
+        if resumed and not delivered and key is not None and hub is not None:
+            # A resume its replay refused (too many events since): the next one starts from now.
+            hub.resumes.forget(key)
+        raise
     finally:
         if shot is None and hub is not None:
             hub.unregister(stream)
@@ -116,9 +144,9 @@ async def _closes_nothing(_why: Closed) -> None:
 
 @strawberry.type(
     description="Live updates of your organisation, over WebSocket at /graphql (graphql-transport-ws) or HTTP "
-    "multipart (`Accept: multipart/mixed;subscriptionSpec=1.0`). Each event is checked when it is delivered, with the "
-    "rules of queries: you get what you could read at that moment. Every field needs an employee's token or "
-    "an API key."
+    "(`Accept: text/event-stream`, `multipart/mixed` or `multipart/mixed;subscriptionSpec=1.0`). "
+    "Each event is checked when it is delivered, with the rules of queries: you get what you could read at "
+    "that moment. Every field needs an employee's token or an API key."
 )
 class Subscription:
     @strawberry.subscription(

@@ -185,6 +185,9 @@ class ApiSettings:
     # refresh, and after this long whatever happens.
     session_idle_seconds: int = 24 * 3600
     session_max_seconds: int = 7 * 24 * 3600
+    # How long after a rotation the replaced refresh token still answers its successor
+    # (datastore/sessions.py, "Reuse leeway"); 0: never, a second use ends the session.
+    refresh_reuse_leeway_seconds: int = 30
     # Work one request may cause, and slow clients (README "Abuse limits").
     max_response_bytes: int = 4 * 1024 * 1024
     max_concurrent_requests: int = 64
@@ -286,6 +289,7 @@ class ApiSettings:
             access_token_ttl_seconds=env_int(env, "ACCESS_TOKEN_TTL_SECONDS", 900),
             session_idle_seconds=env_int(env, "SESSION_IDLE_SECONDS", 24 * 3600),
             session_max_seconds=env_int(env, "SESSION_MAX_SECONDS", 7 * 24 * 3600),
+            refresh_reuse_leeway_seconds=env_int(env, "REFRESH_REUSE_LEEWAY_SECONDS", 30, minimum=0),
             max_response_bytes=env_int(env, "MAX_RESPONSE_BYTES", 4 * 1024 * 1024),
             max_concurrent_requests=env_int(env, "MAX_CONCURRENT_REQUESTS", 64),
             header_timeout_seconds=env_int(env, "HEADER_TIMEOUT_SECONDS", 10),

@@ -8,10 +8,14 @@
   live, none missed and none twice; its queue bounded (a slow subscriber is closed SLOW).
 - ``cursors``: a subscription's position in the audit trail, signed into its cursors.
 - ``session``: a subscription's session, renewed for each event it delivers.
-- ``connection`` and ``closing``: one live connection, and the close codes that end it.
+- ``connection`` and ``closing``: one live connection, and the close codes that end it;
+  ``expiry``: when it ends by itself (its lifetime, its credential or sign-in session running out).
+- ``resumes``: where a sign-in session's subscriptions got to, for a reconnect to go on from.
+- ``messages``: a message's bounds before it is parsed (its size, its operation id).
 - ``websocket`` and ``view``: graphql-transport-ws at /graphql (Strawberry's protocol
   handler with our authentication, limits and closes).
-- ``multipart``: Apollo's HTTP multipart subscriptions, a POST to /graphql streaming parts.
+- ``over_http``: subscriptions over HTTP, a request to /graphql asking for a stream: Server-Sent
+  Events (graphql-sse's distinct connections), multipart (incremental delivery, Apollo's).
 
 The Subscription root and what each of its fields may deliver to whom are the schema's
 (graphql_api/schema/subscription.py, graphql_api/schema/live_topics.py).

@@ -1,9 +1,9 @@
-"""One live connection: a WebSocket, or one HTTP multipart subscription.
+"""One live connection: a WebSocket, or one subscription over HTTP (over_http.py).
 
 It holds what every subscription on it shares: the caller, the count of events queued for it
 and not yet delivered (bounded: SUBSCRIPTION_QUEUE_EVENTS), and how it is closed. Closing
-is the transport's (``closer``): a WebSocket close frame with the code, or the multipart
-stream's final error part. ``close`` may be
+is the transport's (``closer``): a WebSocket close frame with the code, or the HTTP
+stream's last result, its error. ``close`` may be
 called from anywhere, any number of times; the first reason wins and the transport is asked
 once.
 """

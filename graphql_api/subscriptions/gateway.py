@@ -89,6 +89,7 @@ from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline
 from graphql_api.subscriptions.admission import admit
 from graphql_api.subscriptions.closing import Close, Closed
+from graphql_api.subscriptions.messages import check_size, operation_id_of
 from graphql_api.subscriptions.session import LiveSession, OneShot, event_round
 
 log = logging.getLogger("hr.live")
@@ -106,8 +107,6 @@ FIELD_KINDS: Final[Mapping[str, frozenset[str] | None]] = {
     "employeeChanged": frozenset({"Employee"}),
     "auditEventAdded": None,  # every write
 }
-# Like graphql-ws's ids: printable, bounded (it is part of an item's key).
-OPERATION_ID_MAX: Final = 128
 TOO_MANY_SUBSCRIPTIONS: Final = "TOO_MANY_SUBSCRIPTIONS"
 _REGION: Final = re.compile(r"[a-z0-9]+\.execute-api\.([a-z0-9-]+)\.amazonaws\.com")
 
@@ -345,6 +344,7 @@ class LiveGateway:
         return connection
 
     async def _message(self, event: SocketEvent) -> None:
+        check_size(event.body or "", self.services.settings.max_body_bytes)
         try:
             message = orjson.loads(event.body or "")
         except orjson.JSONDecodeError:
@@ -407,11 +407,7 @@ class LiveGateway:
 
     async def _subscribe(self, event: SocketEvent, message: dict[str, Any]) -> None:
         connection = await self._acknowledged(event)
-        operation_id = message.get("id")
-        if not isinstance(operation_id, str) or not 0 < len(operation_id) <= OPERATION_ID_MAX:
-            raise Closed(
-                Close.BAD_MESSAGE, f"a subscribe message's id is a string of 1 to {OPERATION_ID_MAX} characters"
-            )
+        operation_id = operation_id_of(message.get("id"))
         table = self._tenant(connection.org_id)
         settings = self.services.settings
         limit = settings.subscriptions_per_connection

@@ -11,17 +11,19 @@ for, let alone queued to, a subscriber.
   to each of the organisation's subscriptions whose topic matches it, with one round of
   loaders for all of them (session.py): what a subscriber gets is then decided per subscriber,
   at delivery, by the same permission code as queries (graphql_api/schema/subscription.py).
-- A change to an employee (status, role), to an organisation (status) or to an API key
-  (revoked) re-checks the connections it concerns at once: a terminated or re-roled
-  employee, a suspended organisation, a revoked key lose their connections with FORBIDDEN
-  (4403), whether or not an event was on its way. Every delivery checks again anyway (an API
+- A change to an employee (status, role), to an organisation (status), to an API key
+  (revoked) or to a sign-in session (ended: signed out, a reused refresh token; or its
+  person signed out everywhere) re-checks the connections it concerns at once: a terminated
+  or re-roled employee, a suspended organisation, a revoked key, a session's end lose their
+  connections with FORBIDDEN (4403), whether or not an event was on its way. Every delivery checks again anyway (an API
   key's own status included), so a revocation's audit event, which may come before the key's
   record, is never delivered to the revoked key.
 - Each time this process's connection to the stream reader is made (a reader took over, or
   this process reconnected), every subscription catches up from the audit trail: what the
   reader handed on meanwhile reached no one here.
 
-It also counts connections: per organisation and in all, each with its bound.
+It also counts connections: per organisation and in all, each with its bound; and remembers
+where each session's subscriptions got to, for a reconnect to resume from (resumes.py).
 """
 
 from __future__ import annotations
@@ -33,20 +35,24 @@ import logging
 import os
 import socket
 from collections import defaultdict
+from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
-from datastore.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus
+from datastore.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, SessionStatus
 from datastore.feed import records
 from datastore.feed.fanout import GAP, Frame
 from datastore.feed.host import FeedHost
 from datastore.feed.lease import group_name, holder_name
 from datastore.feed.records import ChangeName, StreamRecord, Undecodable
+from datastore.model import timestamp
 from datastore.scope import FeedScope
+from datastore.sessions import session_started
 from graphql_api.entrypoints.host_files import owner_tag, start_time
 from graphql_api.entrypoints.worker_process import supervisor_pid
 from graphql_api.observability.live_metrics import Sampler
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
+from graphql_api.subscriptions.resumes import Resumes
 from graphql_api.subscriptions.session import event_round
 from graphql_api.subscriptions.stream import LiveStream
 
@@ -57,7 +63,8 @@ log = logging.getLogger("hr.live")
 
 AUDIT_EVENT: Final = "AuditEvent"
 # Kinds whose changes may end connections (the caller's standing), and the events themselves.
-REVOKING: Final = frozenset({"Employee", "Organization", "ApiKey"})
+SIGNED_OUT: Final = "SignedOut"
+REVOKING: Final = frozenset({"Employee", "Organization", "ApiKey", "Session", SIGNED_OUT})
 FEED_KINDS: Final = frozenset({AUDIT_EVENT, *REVOKING})
 
 
@@ -82,6 +89,7 @@ class LiveHub:
         self.total = 0
         self.frames_dropped = 0
         self.events_decoded = 0
+        self.resumes = Resumes(services.settings.subscription_connections)
         self._task: asyncio.Task[None] | None = None
         self._sampling: asyncio.Task[None] | None = None
 
@@ -112,7 +120,7 @@ class LiveHub:
     async def stop(self) -> None:
         for connections in list(self.connections.values()):
             for connection in list(connections):
-                connection.close(Closed(Close.GOING_AWAY, "the server is stopping"))
+                connection.close(Closed(Close.GOING_AWAY))
         for task in (self._task, self._sampling):
             if task is not None:
                 task.cancel()
@@ -181,7 +189,9 @@ class LiveHub:
             if frame.kind == AUDIT_EVENT:
                 if record.name is ChangeName.INSERT:
                     self._deliver(org, records.decode(record).new)
-            elif frame.kind in REVOKING and record.name is ChangeName.MODIFY:
+            elif frame.kind in REVOKING and (
+                record.name is ChangeName.MODIFY or (frame.kind == SIGNED_OUT and record.name is ChangeName.INSERT)
+            ):  # a sign-out everywhere's mark is put: its first is an INSERT
                 self._revoke(org, records.decode(record))
         except Undecodable as error:
             log.error("live updates: a record of %s could not be read: %s", org, error)
@@ -216,7 +226,25 @@ class LiveHub:
             affected = [c for c in affected if c.principal.api_key and c.principal.subject == key_id]
             if getattr(new, "status", None) is ApiKeyStatus.REVOKED:
                 why = "the API key was revoked"
+        elif change.kind == "Session":
+            session_id = getattr(new, "session_id", None)
+            affected = [c for c in affected if session_id is not None and c.principal.session_id == session_id]
+            if getattr(new, "status", None) is not SessionStatus.ACTIVE:
+                why = "the session ended: sign in again"
+        elif change.kind == SIGNED_OUT:
+            emp_id, at = getattr(new, "emp_id", None), getattr(new, "at", None)
+            affected = [c for c in affected if _session_began_by(c, emp_id, at)]
+            why = "signed out everywhere: sign in again"
         if why is None:
             return
         for connection in affected:
             connection.close(Closed(Close.FORBIDDEN, why))
+
+
+def _session_began_by(connection: LiveConnection, emp_id: object, at: object) -> bool:
+    """Whether ``connection`` is of a session of ``emp_id`` begun by ``at`` (a sign-out everywhere
+    ends those, as a refresh decides: datastore/sessions.py)."""
+    principal = connection.principal
+    if principal.api_key or principal.session_id is None or principal.subject != emp_id:
+        return False
+    return isinstance(at, datetime) and not timestamp(at) < session_started(principal.session_id)

@@ -37,6 +37,7 @@ from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
 from graphql_api.schema.loaders import Loaders
 from graphql_api.subscriptions.connection import LiveConnection
+from graphql_api.subscriptions.resumes import ResumeKey
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +74,8 @@ class OneShot:
 class LiveSession(RequestSession):
     connection: LiveConnection | None = None
     one_shot: OneShot | None = None
+    # Where the hub remembers this subscription's place for a reconnect (resumes.py), if it does.
+    resume_key: ResumeKey | None = None
     _round: Loaders | None = None
 
     def begin_event(self, round_: Round | None = None) -> None:

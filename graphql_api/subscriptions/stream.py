@@ -168,7 +168,7 @@ class LiveStream:
             self._behind()
             return
         org_id = self.connection.principal.org_id
-        assert org_id is not None  # a live connection is a tenant's (websocket.py, multipart.py)
+        assert org_id is not None  # a live connection is a tenant's (websocket.py, over_http.py)
         table = session.services.datastore.table(TenantScope(org_id))
         after: str | None = self.position.replay_from()
         read = 0

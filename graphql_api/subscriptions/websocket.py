@@ -5,19 +5,27 @@ subscribe, next, error, complete, ping and pong, the init timeout 4408, a second
 a subscribe before the ack 4401, a duplicate id 4409); this handler overrides what it leaves
 to the application:
 
+- Every message is read by this handler: one over MAX_BODY_BYTES (an HTTP body's bound) is
+  closed 1009 before it is parsed, and a subscribe message's id over 128 characters 4400
+  (messages.py).
 - ``connection_init`` authenticates through the same backend as HTTP (graphql_api/auth/
   backend.py), from the payload's ``Authorization`` (``"Bearer <token>"`` or an API key; a
   browser cannot set a WebSocket's headers) or else the handshake's header, then runs the
   caller's active check and counts the connection against its limits (hub.py). No credential
-  is 4401; a bad, expired or refused one 4403; too many connections 4429 (closing.py).
+  is 4401; a bad, expired or refused one 4403; too many connections 1013 (closing.py).
 - ``subscribe`` runs only subscriptions (queries and mutations go over HTTP, with its limits),
   at most SUBSCRIPTIONS_PER_CONNECTION at once (past it, that subscription's ``error`` with
-  TOO_MANY_SUBSCRIPTIONS), each with a context and a live session of its own
-  (session.py); trusted documents and Apollo's persisted queries resolve as over HTTP
-  (graphql_api/http/persisted.py).
+  TOO_MANY_SUBSCRIPTIONS, before its payload is read), each with a context and a live session
+  of its own (session.py); trusted documents and Apollo's persisted queries resolve as over
+  HTTP (graphql_api/http/persisted.py), an empty ``query`` beside the id included (graphql-ws
+  always sends one).
 - The server pings every SUBSCRIPTION_KEEPALIVE_SECONDS and closes 4408 when the previous ping
-  was not answered; the connection ends 4408 after SUBSCRIPTION_LIFETIME_SECONDS, and 4403
-  when the caller's token expires (reconnect with a fresh one).
+  was not answered; the connection ends 4408 after SUBSCRIPTION_LIFETIME_SECONDS. A token
+  from sign-in outlives its expiry here while its session is signed in: each delivery checks
+  the caller's standing anyway, and the session's end (sign-out, a reused refresh token,
+  signing out everywhere) closes the connection 4403 at once (hub.py), its expiry when it
+  comes (checked again then, as a refresh moves it). Any other token's expiry ends the
+  connection 4403 (reconnect with a fresh one).
 """
 
 from __future__ import annotations
@@ -25,7 +33,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, cast
@@ -33,12 +40,13 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import orjson
 from starlette.authentication import AuthenticationError
 from starlette.responses import Response
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket, WebSocketDisconnect, WebSocketState
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
     Operation,
 )
 from strawberry.subscriptions.protocols.graphql_transport_ws.types import (
+    CompleteMessage,
     ConnectionInitMessage,
     Message,
     PongMessage,
@@ -61,6 +69,8 @@ from graphql_api.request.session import Deadline
 from graphql_api.subscriptions.admission import admit
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
+from graphql_api.subscriptions.expiry import until_over
+from graphql_api.subscriptions.messages import check_size, operation_id_of
 from graphql_api.subscriptions.session import LiveSession
 
 if TYPE_CHECKING:
@@ -93,8 +103,12 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         super().__init__(*args, **kwargs)
         self.connection: LiveConnection | None = None
         self.contexts: dict[str, RequestContext] = {}
+        # Each operation's ``extensions`` as subscribed (``explain``: execution/explain.py).
+        self.extensions: dict[str, dict[str, Any] | None] = {}
         self._timers: list[asyncio.Task[None]] = []
         self._ping_unanswered = False
+        # A message was not sent (the socket closing or gone): no event after it is taken as sent.
+        self.unsent = False
 
     @property
     def live(self) -> LiveView:
@@ -111,15 +125,42 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
     # --- the connection ----------------------------------------------------------------------------
 
     async def handle(self) -> None:
+        self.on_request_accepted()
         try:
-            await super().handle()
+            await self._read()
         finally:
+            await self.shutdown()
             for timer in self._timers:
                 timer.cancel()
             if self.connection is not None and self.hub is not None:
                 self.hub.release(self.connection)
             if self.connection is not None:
                 live_metrics.connection_ended(self.connection, "websocket")
+
+    async def _read(self) -> None:
+        """Strawberry's loop, with each message's size checked before it is parsed."""
+        websocket = self.context.websocket
+        while websocket.application_state != WebSocketState.DISCONNECTED:
+            try:
+                text = await websocket.receive_text()
+            except WebSocketDisconnect:
+                return
+            except KeyError:  # a binary frame
+                await self.handle_invalid_message("WebSocket message type must be text")
+                return
+            try:
+                check_size(text, self.services.settings.max_body_bytes)
+                message = orjson.loads(text)
+            except Closed as refused:
+                await self.close_with(refused)
+                return
+            except orjson.JSONDecodeError:
+                await self.handle_invalid_message("WebSocket message must be valid JSON")
+                return
+            if not isinstance(message, dict):
+                await self.handle_invalid_message("Failed to parse message")
+                return
+            await self.handle_message(cast(Message, message))
 
     async def close_with(self, closed: Closed) -> None:
         with contextlib.suppress(Exception):  # the peer may be gone already
@@ -128,10 +169,12 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
     async def send_message(self, message: Message) -> None:
         """As a text frame, as the protocol has it (Strawberry's adapter sends the view's bytes as binary)."""
         if self.connection is not None and self.connection.closed is not None:
+            self.unsent = True
             return  # closing: nothing more goes out
-        # Gone, or closed meanwhile: the handler's loop ends on its own.
-        with contextlib.suppress(WebSocketDisconnect, RuntimeError):
+        try:
             await self.context.websocket.send_text(orjson.dumps(message).decode())
+        except (WebSocketDisconnect, RuntimeError):
+            self.unsent = True  # gone, or closed meanwhile: the handler's loop ends on its own
 
     async def handle_connection_init(self, message: ConnectionInitMessage) -> None:
         if self.connection_timed_out:
@@ -156,7 +199,10 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         self.connection = connection
         await self.send_message({"type": "connection_ack"})
         self.connection_acknowledged = True
-        self._timers = [asyncio.create_task(self._keep_alive()), asyncio.create_task(self._until_over(connection))]
+        self._timers = [
+            asyncio.create_task(self._keep_alive()),
+            asyncio.create_task(until_over(self.services, connection, again="reconnect")),
+        ]
 
     async def _admit(self, payload: dict[str, object]) -> LiveConnection:
         principal = await self._caller(payload)
@@ -204,21 +250,6 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
     async def handle_pong(self, message: PongMessage) -> None:
         self._ping_unanswered = False
 
-    async def _until_over(self, connection: LiveConnection) -> None:
-        """The connection's end: its lifetime, or its caller's token expiring, whichever comes first."""
-        lifetime = self.services.settings.subscription_lifetime_seconds
-        ends = connection.opened + lifetime
-        expires = connection.principal.expires_at
-        expiring = expires is not None and time.monotonic() + (expires - time.time()) < ends
-        if expiring:
-            assert expires is not None
-            ends = time.monotonic() + (expires - time.time())
-        await asyncio.sleep(max(0.0, ends - time.monotonic()))
-        if expiring:
-            connection.close(Closed(Close.FORBIDDEN, "the token expired: reconnect with a fresh one"))
-        else:
-            connection.close(Closed(Close.TIMED_OUT, f"the connection reached its {lifetime:g} s lifetime: reconnect"))
-
     # --- subscriptions -----------------------------------------------------------------------------
 
     def _context(self, principal: Principal, connection: LiveConnection | None) -> RequestContext:
@@ -230,7 +261,11 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         if not self.connection_acknowledged or self.connection is None:
             await self.websocket.close(code=4401, reason="Unauthorized")
             return
-        operation_id = message["id"]
+        try:
+            operation_id = operation_id_of(message.get("id"))
+        except Closed as refused:
+            await self.close_with(refused)
+            return
         if operation_id in self.operations:
             await self.websocket.close(code=4409, reason=f"Subscriber for {operation_id} already exists")
             return
@@ -251,8 +286,19 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
             self, operation_id, resolved.query, requested.variables, requested.operation_name
         )
         self.contexts[operation_id] = context
+        self.extensions[operation_id] = requested.extensions
         self.operations[operation_id] = operation
         operation.task = asyncio.create_task(self.run_operation(operation))
+
+    async def handle_complete(self, message: CompleteMessage) -> None:
+        # The client is done with it: a reconnect's subscription to the same starts from now.
+        context = self.contexts.get(message["id"])
+        hub = self.hub
+        if context is not None and hub is not None and isinstance(context.session, LiveSession):
+            key = context.session.resume_key
+            if key is not None:
+                hub.resumes.forget(key)
+        await super().handle_complete(message)
 
     async def _refuse(self, operation_id: str, message: str, code: str) -> None:
         await self.send_message(
@@ -267,6 +313,7 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
                 variable_values=operation.variables,
                 context_value=context,
                 operation_name=operation.operation_name,
+                operation_extensions=self.extensions.get(operation.id),
                 allowed_operation_types=(OperationType.SUBSCRIPTION,),
             )
             first = True
@@ -282,6 +329,10 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
                         return
                     first = False
                     await operation.send_next(result)
+                    if self.unsent:
+                        # Not sent: the subscription's generator is not resumed, so it does not
+                        # remember the event as sent (resumes.py) and a reconnect gets it again.
+                        return
             await operation.send_operation_message({"id": operation.id, "type": "complete"})
         except asyncio.CancelledError:
             raise
@@ -291,5 +342,6 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
                 await operation.send_operation_message({"id": operation.id, "type": "complete"})
         finally:
             self.contexts.pop(operation.id, None)
+            self.extensions.pop(operation.id, None)
             self.operations.pop(operation.id, None)
             context.session.end()

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from datetime import timedelta
 
 import pytest
 
-from datastore import api_keys, audit, calls, ids
-from datastore.entities import ApiKeyGrant, ApiKeyStatus, Role
+from datastore import api_keys, audit, calls, identity_providers, ids, sessions
+from datastore.entities import ApiKeyGrant, ApiKeyStatus, IdentityProvider, Role, SessionStatus
 from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
 from datastore.pagination import PageRequest
-from datastore.scope import ApiKeyScope
+from datastore.scope import ApiKeyScope, SignInScope, TenantScope
 from datastore.table import Table
 from tests.conftest import Tenant, TenantFactory
 
@@ -75,9 +76,10 @@ def test_revoke_api_key__active__record_and_lookup_revoked_in_one_transaction(
     key, secret = api_keys.create_api_key(tenant.table, name="Script", role=Role.ADMIN)
     with calls.listening() as log:
         revoked = api_keys.revoke_api_key(tenant.table, key.key_id)
-    # A consistent read of the record, then record, lookup item and audit event together.
-    assert log.operations() == ["GetItem", "TransactWriteItems"]
-    assert len(log.calls[1].params["TransactItems"]) == 3
+    # Consistent reads of the record and of the organisation's provider (it has none), then
+    # record, lookup item and audit event together.
+    assert log.operations() == ["GetItem", "GetItem", "TransactWriteItems"]
+    assert len(log.calls[2].params["TransactItems"]) == 3
     assert revoked.status is ApiKeyStatus.REVOKED and revoked.revoked_at is not None
     grant = api_keys.find_grant(key_reader, secret)
     assert grant is not None and grant.status is ApiKeyStatus.REVOKED
@@ -138,3 +140,73 @@ def test_record_use__no_such_key__nothing_created(tenant: Tenant) -> None:
     missing = ids.new_id()
     assert api_keys.record_use(tenant.table, missing, tenant.organization.created_at) is False
     assert api_keys.get_api_key(tenant.table, missing, consistent=True) is None
+
+
+# --- a provider a key registered: its sessions end with the key --------------------------------
+
+LIFETIMES = sessions.Lifetimes(idle=timedelta(hours=1), absolute=timedelta(days=1))
+
+
+def _provider_by(table: Table, tenant: Tenant, issuer: str) -> IdentityProvider:
+    provider, _ = identity_providers.set_identity_provider(
+        table,
+        tenant.organization.org_id,
+        issuer_url=issuer,
+        client_id_list=["web"],
+        authorization_endpoint=f"{issuer}/authorize",
+        token_endpoint=f"{issuer}/token",
+    )
+    return provider
+
+
+def _refresh(tenant: Tenant, token: str) -> sessions.Rotated:
+    grant = sessions.find_grant(tenant.table.with_scope(SignInScope()), token)
+    assert grant is not None
+    return sessions.rotate(tenant.table, grant, token, LIFETIMES, successor_key=b"k" * 32)
+
+
+def test_revoke_api_key__it_registered_the_provider__sessions_begun_through_it_end(tenant: Tenant) -> None:
+    """Data from before keys were refused that write: an ADMIN key registered the provider
+    (the audit event names it as the actor)."""
+    key, _secret = api_keys.create_api_key(tenant.table, name="Leaked", role=Role.ADMIN)
+    as_key = tenant.table.with_scope(TenantScope(tenant.organization.org_id, key.key_id))
+    provider = _provider_by(as_key, tenant, f"https://idp.{tenant.domain}")
+    assert identity_providers.last_changed_by(tenant.table, provider) == key.key_id
+    through, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES, provider=provider)
+    _, platform_token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
+    token = _refresh(tenant, token).token
+
+    api_keys.revoke_api_key(tenant.table, key.key_id)
+
+    with pytest.raises(sessions.RefreshRefused, match="identity provider"):
+        _refresh(tenant, token)
+    ended = sessions.get_session(tenant.table, tenant.admin.emp_id, through.session_id)
+    assert ended is not None and ended.status is SessionStatus.ENDED
+    _refresh(tenant, platform_token)  # not begun through it
+    kept = identity_providers.get_identity_provider(tenant.table, tenant.organization.org_id, consistent=True)
+    assert kept is not None and kept.sessions_ended_at is not None and kept.version == provider.version
+    # A session begun after the revocation, through the same provider, works.
+    time.sleep(0.002)
+    _, later = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES, provider=kept)
+    _refresh(tenant, later)
+
+
+def test_revoke_api_key__a_person_changed_the_provider_since__sessions_go_on(tenant: Tenant) -> None:
+    key, _secret = api_keys.create_api_key(tenant.table, name="Old", role=Role.ADMIN)
+    as_key = tenant.table.with_scope(TenantScope(tenant.organization.org_id, key.key_id))
+    issuer = f"https://idp.{tenant.domain}"
+    _provider_by(as_key, tenant, issuer)
+    identity_providers.set_identity_provider(
+        tenant.table,  # the admin's
+        tenant.organization.org_id,
+        issuer_url=issuer,
+        client_id_list=["web", "mobile"],
+        authorization_endpoint=f"{issuer}/authorize",
+        token_endpoint=f"{issuer}/token",
+    )
+    provider = identity_providers.get_identity_provider(tenant.table, tenant.organization.org_id, consistent=True)
+    assert provider is not None
+    assert identity_providers.last_changed_by(tenant.table, provider) == tenant.admin.emp_id
+    _, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES, provider=provider)
+    api_keys.revoke_api_key(tenant.table, key.key_id)
+    _refresh(tenant, token)

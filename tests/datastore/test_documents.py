@@ -129,3 +129,20 @@ def test_old_layout__pq_item__read_by_nothing_and_gone_within_the_ttl(
     assert expires <= (written + documents.DOCUMENT_TTL).timestamp()
     description = client.describe_time_to_live(TableName=table_name)["TimeToLiveDescription"]
     assert description.get("AttributeName") == EXPIRES_AT
+
+
+def test_list_documents__every_live_document_of_the_organisation_and_no_other(make_tenant: TenantFactory) -> None:
+    tenant, other = make_tenant(), make_tenant()
+    store = store_of(tenant)
+    now = datetime.now(UTC)
+    texts = [f"query Listed{n} {{ __typename }}" for n in range(3)]
+    for n, text in enumerate(texts):
+        documents.put_document(store, tenant.org_id, digest(text), text, now - timedelta(days=n))
+    expired = "query Expired { __typename }"
+    documents.put_document(store, tenant.org_id, digest(expired), expired, now - documents.DOCUMENT_TTL - timedelta(1))
+    documents.put_document(store_of(other), other.org_id, digest("query Theirs { __typename }"), "query Theirs", now)
+    listed = {
+        found.document: documents.registered_at(found) for found in documents.list_documents(store, tenant.org_id)
+    }
+    assert sorted(listed) == sorted(texts)
+    assert listed[texts[2]].date() == (now - timedelta(days=2)).date()

@@ -13,7 +13,7 @@ import pytest
 from datastore import applications, audit, departments, employees, idempotency, ids, items, jobs, keys, layout
 from datastore.calls import CallLog
 from datastore.entities import ApplicationStatus, Role
-from datastore.errors import IdempotencyMismatch, InvalidInput
+from datastore.errors import IdempotencyMismatch, InProgress, InvalidInput
 from datastore.pagination import PageRequest
 from datastore.scope import TenantScope
 from tests.conftest import Tenant, TenantFactory
@@ -254,12 +254,12 @@ def test_record__expired_but_not_yet_removed__key_can_be_used_again(
 
 
 @pytest.fixture
-def hide_next_record(client: DynamoDBClient) -> Iterator[Callable[[], None]]:
-    """Once armed, answers the next GetItem of an idempotency record with "no item".
+def hide_next_record(client: DynamoDBClient) -> Iterator[Callable[..., None]]:
+    """Once armed, answers the next GetItem of an idempotency record (the next ``times``) with "no item".
 
     It stands for a check that ran just before a concurrent first attempt committed.
     """
-    armed: list[bool] = [False]
+    armed: list[int] = [0]
     lock = threading.Lock()
 
     class Found:
@@ -270,12 +270,12 @@ def hide_next_record(client: DynamoDBClient) -> Iterator[Callable[[], None]]:
         with lock:
             if not armed[0] or layout.IDEMPOTENCY.key_at("", "").sk.encode() not in params.get("body", b""):
                 return None
-            armed[0] = False
+            armed[0] -= 1
         return Found(), {"ResponseMetadata": {"HTTPStatusCode": 200}}
 
-    def arm() -> None:
+    def arm(times: int = 1) -> None:
         with lock:
-            armed[0] = True
+            armed[0] = times
 
     # The stubs type handlers as returning None; a before-call handler's answer replaces the call.
     handler = cast(Callable[..., None], hook)
@@ -289,7 +289,7 @@ def hide_next_record(client: DynamoDBClient) -> Iterator[Callable[[], None]]:
 @pytest.mark.parametrize("same_token", [True, False], ids=["token-reused", "token-expired"])
 def test_record_appears_between_check_and_write__the_write_replays(
     tenant: Tenant,
-    hide_next_record: Callable[[], None],
+    hide_next_record: Callable[..., None],
     call_log: CallLog,
     monkeypatch: pytest.MonkeyPatch,
     same_token: bool,
@@ -311,6 +311,22 @@ def test_record_appears_between_check_and_write__the_write_replays(
     ]
     assert audit_count(tenant) == events
     assert departments.list_departments(tenant.table, PageRequest(first=100)).items == [first]
+
+
+def test_first_attempt_written_but_its_record_not_readable__in_progress_then_replayed(
+    tenant: Tenant, hide_next_record: Callable[..., None]
+) -> None:
+    """DynamoDB refuses the token of a transaction it has (the first attempt's), and the record
+    is not there to read: this attempt has no answer to give but "in progress"; a retry reads it."""
+    first = departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
+    events = audit_count(tenant)
+    hide_next_record(2)  # the check before the write, and the read after the refusal
+
+    with pytest.raises(InProgress):
+        departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
+
+    assert departments.create_department(tenant.table, name="Ops", idempotency_key=KEY) == first
+    assert audit_count(tenant) == events
 
 
 def test_concurrent_retries__one_write__every_caller_gets_the_same_result(tenant: Tenant) -> None:

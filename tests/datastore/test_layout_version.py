@@ -69,7 +69,8 @@ def test_check_at_start__data_without_version__layout_0_refused_naming_the_comma
 
     message = str(refused.value)
     assert "\n" not in message
-    assert f"table {legacy_table.name} holds data in layout 0" in message
+    assert f"table {legacy_table.name} holds organisations but no layout version item" in message
+    assert "layout 0" in message and "no name entries" not in message  # what was read, nothing claimed
     assert "`python server.py migrate`" in message and "SERVE_UNMIGRATED_DATA=1" in message
     assert layout_version.has_organizations(legacy_table)  # data, and no version: layout 0
     assert layout_version.stored_version(legacy_table) is None  # refusing writes nothing

@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 
-from datastore import employees, items, keys, layout, sessions
+from datastore import employees, identity_providers, items, keys, layout, sessions
 from datastore.calls import CallLog
-from datastore.entities import OrganizationStatus, SessionStatus
+from datastore.entities import IdentityProvider, OrganizationStatus, SessionStatus
 from datastore.errors import ScopeViolation
 from datastore.scope import SignInScope, TenantScope
 from datastore.sessions import Lifetimes, RefreshRefused
@@ -19,17 +19,22 @@ from datastore.table import Table
 from tests.conftest import Tenant
 
 LIFETIMES = Lifetimes(idle=timedelta(hours=1), absolute=timedelta(days=1))
+LEEWAY = timedelta(seconds=30)
+WITH_LEEWAY = Lifetimes(idle=timedelta(hours=1), absolute=timedelta(days=1), reuse_leeway=LEEWAY)
+KEY = b"k" * 32
 
 
 def sign_in_table(tenant: Tenant) -> Table:
     return tenant.table.with_scope(SignInScope())
 
 
-def refresh(tenant: Tenant, token: str, **kwargs: object) -> tuple[object, str]:
+def refresh(
+    tenant: Tenant, token: str, lifetimes: Lifetimes = LIFETIMES, now: datetime | None = None
+) -> sessions.Rotated:
     grant = sessions.find_grant(sign_in_table(tenant), token)
     if grant is None:
         raise RefreshRefused("unknown refresh token")
-    return sessions.rotate(tenant.table, grant, LIFETIMES, **kwargs)  # type: ignore[arg-type]
+    return sessions.rotate(tenant.table, grant, token, lifetimes, successor_key=KEY, now=now)
 
 
 def test_start__token_stored_only_as_its_sha256(tenant: Tenant, call_log: CallLog) -> None:
@@ -70,8 +75,8 @@ def test_find_grant__malformed_or_unknown__none_and_malformed_sends_nothing(tena
 
 def test_rotate__new_token_works_old_token_is_reuse_and_ends_the_family(tenant: Tenant) -> None:
     session, first = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
-    _, second = refresh(tenant, first)
-    _, third = refresh(tenant, second)
+    second = refresh(tenant, first).token
+    third = refresh(tenant, second).token
     current = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
     assert current is not None and current.generation == 2
 
@@ -97,7 +102,7 @@ def test_rotate__two_concurrent_refreshes_with_one_token__one_wins_the_other_end
     def attempt() -> None:
         start.wait()
         try:
-            sessions.rotate(tenant.table, grant, LIFETIMES)
+            sessions.rotate(tenant.table, grant, token, LIFETIMES, successor_key=KEY)
             outcomes.append("won")
         except RefreshRefused as refusal:
             outcomes.append("reused" if refusal.reused else str(refusal))
@@ -124,7 +129,7 @@ def test_rotate__each_refresh_moves_the_idle_deadline_never_past_the_absolute(te
     at = session.created_at
     for _ in range(3):  # 50 minutes apart: within the idle hour each time, past it in total
         at += timedelta(minutes=50)
-        _, token = refresh(tenant, token, now=at)
+        token = refresh(tenant, token, now=at).token
     current = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
     assert current is not None
     assert current.expires_at == (at + LIFETIMES.idle).replace(microsecond=0)
@@ -196,7 +201,7 @@ def test_rotate__transaction_of_five_items(tenant: Tenant, call_log: CallLog) ->
     grant = sessions.find_grant(sign_in_table(tenant), token)
     assert grant is not None
     before = len(call_log.snapshot())
-    sessions.rotate(tenant.table, grant, LIFETIMES)
+    sessions.rotate(tenant.table, grant, token, LIFETIMES, successor_key=KEY)
     (write,) = call_log.snapshot()[before:]
     assert write.operation == "TransactWriteItems"
     kinds = [next(iter(item)) for item in write.params["TransactItems"]]
@@ -208,3 +213,152 @@ def test_lookup_items__read_only_by_the_sign_in_scope(tenant: Tenant) -> None:
     with pytest.raises(ScopeViolation):
         sessions.find_grant(tenant.table, token)
     assert keys.is_refresh_lookup_pk(layout.REFRESH_LOOKUP.key_at(sessions.token_hash(token)).pk)
+
+
+# --- the reuse leeway ------------------------------------------------------------------------
+
+
+def race(tenant: Tenant, token: str, lifetimes: Lifetimes) -> list[sessions.Rotated | RefreshRefused]:
+    """Two rotations with ``token`` started at the same moment, each on its own thread."""
+    grant = sessions.find_grant(sign_in_table(tenant), token)
+    assert grant is not None
+    start = threading.Barrier(2)
+    outcomes: list[sessions.Rotated | RefreshRefused] = []
+
+    def attempt() -> None:
+        start.wait()
+        try:
+            outcomes.append(sessions.rotate(tenant.table, grant, token, lifetimes, successor_key=KEY))
+        except RefreshRefused as refusal:
+            outcomes.append(refusal)
+
+    threads = [threading.Thread(target=attempt) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes
+
+
+def test_rotate__two_concurrent_refreshes_within_the_leeway__both_get_the_same_successor(tenant: Tenant) -> None:
+    session, token = sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY)
+    outcomes = race(tenant, token, WITH_LEEWAY)
+    assert all(isinstance(outcome, sessions.Rotated) for outcome in outcomes), outcomes
+    rotated = [outcome for outcome in outcomes if isinstance(outcome, sessions.Rotated)]
+    assert rotated[0].token == rotated[1].token and rotated[0].at == rotated[1].at
+    assert sorted(outcome.replayed for outcome in rotated) == [False, True]
+    current = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
+    assert current is not None and current.status is SessionStatus.ACTIVE and current.generation == 1
+    # The successor both got keeps working.
+    assert refresh(tenant, rotated[0].token, WITH_LEEWAY).grant.generation == 2
+
+
+def test_rotate__replay_past_the_leeway__a_reuse_that_ends_the_family(tenant: Tenant) -> None:
+    session, token = sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY)
+    at = session.created_at + timedelta(minutes=1)
+    second = refresh(tenant, token, WITH_LEEWAY, now=at)
+    # Within the leeway: the same successor again, nothing written.
+    again = refresh(tenant, token, WITH_LEEWAY, now=at + LEEWAY - timedelta(seconds=1))
+    assert (again.token, again.replayed) == (second.token, True)
+    with pytest.raises(RefreshRefused) as reused:
+        refresh(tenant, token, WITH_LEEWAY, now=at + LEEWAY + timedelta(seconds=1))
+    assert reused.value.reused
+    ended = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
+    assert ended is not None and ended.status is SessionStatus.ENDED and ended.end_reason == sessions.REUSED
+    with pytest.raises(RefreshRefused, match="ended"):
+        refresh(tenant, second.token, WITH_LEEWAY, now=at + LEEWAY + timedelta(seconds=2))
+
+
+def test_rotate__replay_after_its_successor_was_used__a_reuse_even_within_the_leeway(tenant: Tenant) -> None:
+    session, first = sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY)
+    second = refresh(tenant, first, WITH_LEEWAY).token
+    third = refresh(tenant, second, WITH_LEEWAY).token
+    with pytest.raises(RefreshRefused) as reused:
+        refresh(tenant, first, WITH_LEEWAY)
+    assert reused.value.reused
+    with pytest.raises(RefreshRefused, match="ended"):
+        refresh(tenant, third, WITH_LEEWAY)
+    ended = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
+    assert ended is not None and ended.end_reason == sessions.REUSED
+
+
+def test_rotate__replay_with_another_key__not_its_successor__a_reuse(tenant: Tenant) -> None:
+    """The server key changed between the rotation and the replay: the derived token is not the
+    one issued, so the replay is refused as a reuse rather than answered with a dead token."""
+    session, token = sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY)
+    refresh(tenant, token, WITH_LEEWAY)
+    grant = sessions.find_grant(sign_in_table(tenant), token)
+    assert grant is not None
+    with pytest.raises(RefreshRefused, match="derived successor"):
+        sessions.rotate(tenant.table, grant, token, WITH_LEEWAY, successor_key=b"x" * 32)
+    ended = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
+    assert ended is not None and ended.status is SessionStatus.ENDED
+
+
+def test_successor__a_token_only_the_key_derives__stored_hashed(tenant: Tenant, call_log: CallLog) -> None:
+    _, token = sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY)
+    before = len(call_log.snapshot())
+    rotated = refresh(tenant, token, WITH_LEEWAY)
+    assert rotated.token == sessions.successor(token, KEY) != sessions.successor(token, b"x" * 32)
+    assert sessions.token_hash(rotated.token)  # a well-formed refresh token
+    written = [call for call in call_log.snapshot()[before:] if call.operation == "TransactWriteItems"]
+    assert written and all(rotated.token not in str(call.params) for call in written)
+
+
+# --- sessions begun through the organisation's own provider ------------------------------------
+
+
+def own_provider(tenant: Tenant) -> IdentityProvider:
+    provider, _ = identity_providers.set_identity_provider(
+        tenant.table,
+        tenant.organization.org_id,
+        issuer_url=f"https://idp.{tenant.domain}",
+        client_id_list=["web"],
+        authorization_endpoint=f"https://idp.{tenant.domain}/authorize",
+        token_endpoint=f"https://idp.{tenant.domain}/token",
+    )
+    return provider
+
+
+def test_rotate__provider_removed__refused_and_the_session_ended(tenant: Tenant, call_log: CallLog) -> None:
+    provider = own_provider(tenant)
+    through, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES, provider=provider)
+    _, platform_token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
+    before = len(call_log.snapshot())
+    token = refresh(tenant, token).token
+    (write,) = [call for call in call_log.snapshot()[before:] if call.operation == "TransactWriteItems"]
+    assert len(write.params["TransactItems"]) == 6  # the provider's record checked too
+    identity_providers.remove_identity_provider(tenant.table, tenant.organization.org_id)
+    with pytest.raises(RefreshRefused, match=r"identity provider .* was removed"):
+        refresh(tenant, token)
+    ended = sessions.get_session(tenant.table, tenant.admin.emp_id, through.session_id)
+    assert ended is not None and ended.status is SessionStatus.ENDED and ended.end_reason == sessions.PROVIDER_GONE
+    refresh(tenant, platform_token)  # a session begun through the platform's provider goes on
+
+
+def test_rotate__provider_registered_again_with_the_same_issuer__earlier_sessions_stay_ended(
+    tenant: Tenant,
+) -> None:
+    provider = own_provider(tenant)
+    _, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES, provider=provider)
+    identity_providers.remove_identity_provider(tenant.table, tenant.organization.org_id)
+    time.sleep(0.002)  # a later millisecond: another registration
+    own_provider(tenant)
+    with pytest.raises(RefreshRefused, match="identity provider"):
+        refresh(tenant, token)
+
+
+def test_rotate__lookup_item_written_the_old_way__rotates_without_a_provider_check(
+    tenant: Tenant, call_log: CallLog
+) -> None:
+    """A lookup item from before providers were recorded (no providerIssuer/providerSince)."""
+    own_provider(tenant)
+    _, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
+    key = layout.REFRESH_LOOKUP.key_at(sessions.token_hash(token))
+    stored = sign_in_table(tenant).get(key, consistent=True)
+    assert stored is not None and "providerIssuer" not in stored and "providerSince" not in stored
+    before = len(call_log.snapshot())
+    rotated = refresh(tenant, token)
+    (write,) = [call for call in call_log.snapshot()[before:] if call.operation == "TransactWriteItems"]
+    assert len(write.params["TransactItems"]) == 5
+    assert rotated.grant.provider_issuer is None

@@ -153,6 +153,11 @@ REFUSED = {
     "line-separator": "\u2028",
     "tag-a": "\U000e0041",
     "lone-surrogate": "\ud800",
+    "noncharacter-ffff": "\uffff",
+    "noncharacter-fffe": "\ufffe",
+    "noncharacter-fdd0": "\ufdd0",
+    "noncharacter-1fffe": "\U0001fffe",
+    "noncharacter-10ffff": "\U0010ffff",
 }
 
 

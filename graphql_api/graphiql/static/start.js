@@ -5,7 +5,9 @@
 // there or written by hand) the schema is fetched again with them: under TRUSTED_DOCUMENTS
 // only a role that bypasses the manifest may introspect, so the page's first, anonymous
 // introspection is refused, and GraphiQL's own "Re-fetch GraphQL schema" sends the headers
-// the page had when it last rendered.
+// the page had when it last rendered. The EXPLAIN panel (a GraphiQL plugin) asks for each
+// query's plan (extensions.explain) and shows the last one the server gave: per field path its
+// loaders and waves, then each DynamoDB call with its keys, items, RCU and time.
 "use strict";
 
 (function () {
@@ -15,8 +17,123 @@
   // Subscriptions go over the WebSocket at the same path (graphql-transport-ws, with GraphiQL's
   // bundled graphql-ws client); the header editor's headers become connection_init's payload,
   // which is where the server reads the token of a socket.
+  // What the EXPLAIN panel shows, and who redraws it when a new plan arrives.
+  const explain = { wanted: true, plan: null, note: "Run a query to see its plan.", listeners: new Set() };
+  function showPlan(plan, note) {
+    explain.plan = plan;
+    explain.note = note;
+    explain.listeners.forEach(function (redraw) {
+      redraw({});
+    });
+  }
+
   function newFetcher() {
-    return GraphiQL.createFetcher({ url: url, subscriptionUrl: url.replace(/^http/, "ws") });
+    const base = GraphiQL.createFetcher({ url: url, subscriptionUrl: url.replace(/^http/, "ws") });
+    return function (params, options) {
+      const introspection = params.operationName === "IntrospectionQuery";
+      if (explain.wanted && !introspection) {
+        params = Object.assign({}, params, {
+          extensions: Object.assign({}, params.extensions || {}, { explain: true }),
+        });
+      }
+      const result = base(params, options);
+      if (introspection || !result || typeof result.then !== "function") {
+        return result; // a subscription's stream: its deliveries carry no plan here
+      }
+      // The plan goes to the panel, not the result pane, which shows the response as before.
+      function tap(response) {
+        const plan = response && response.extensions && response.extensions.plan;
+        showPlan(
+          plan || null,
+          plan ? "" : "No plan: only admins and platform operators (or anyone in development) get one.",
+        );
+        if (plan) {
+          delete response.extensions.plan;
+        }
+      }
+      // GraphiQL's HTTP fetcher answers with an async iterable (it reads multipart answers),
+      // which yields the JSON body of a plain one.
+      return result.then(function (response) {
+        if (response && typeof response[Symbol.asyncIterator] === "function") {
+          return (async function* () {
+            for await (const part of response) {
+              tap(part);
+              yield part;
+            }
+          })();
+        }
+        tap(response);
+        return response;
+      });
+    };
+  }
+
+  function cell(value) {
+    return h("td", null, Array.isArray(value) ? value.join(", ") : value === null ? "" : String(value));
+  }
+
+  function table(className, heads, rows) {
+    return h(
+      "table",
+      { className: className },
+      h("thead", null, h("tr", null, heads.map(function (head) {
+        return h("th", { key: head }, head);
+      }))),
+      h("tbody", null, rows),
+    );
+  }
+
+  function ExplainPanel() {
+    const [, redraw] = React.useState({});
+    const [wanted, setWanted] = React.useState(explain.wanted);
+    React.useEffect(function () {
+      explain.listeners.add(redraw);
+      return function () {
+        explain.listeners.delete(redraw);
+      };
+    }, []);
+    const plan = explain.plan;
+    const toggle = h(
+      "label",
+      { className: "hr-explain-toggle" },
+      h("input", {
+        type: "checkbox",
+        checked: wanted,
+        onChange: function (event) {
+          explain.wanted = event.target.checked;
+          setWanted(event.target.checked);
+        },
+      }),
+      " Ask for the plan of each query",
+    );
+    if (!plan) {
+      return h("div", { className: "hr-explain" }, h("h2", null, "EXPLAIN"), toggle, h("p", null, explain.note));
+    }
+    const fields = plan.fields.map(function (field) {
+      return h("tr", { key: field.path }, cell(field.path), cell(field.loaders), cell(field.accessPatterns),
+        cell(field.waves), cell(field.calls));
+    });
+    const calls = plan.calls.map(function (call) {
+      return h("tr", { key: call.call, title: call.keys.join("\n") }, cell(call.call), cell(call.wave),
+        cell(call.operation + (call.index ? " (" + call.index + ")" : "")), cell(call.fields), cell(call.keys.length),
+        cell(call.itemsRead), cell(call.readCapacityUnits), cell(call.ms));
+    });
+    return h(
+      "div",
+      { className: "hr-explain" },
+      h("h2", null, "EXPLAIN"),
+      toggle,
+      h("p", { className: "hr-explain-totals" }, plan.waves + " waves, " + plan.requestCount + " DynamoDB calls, " +
+        plan.itemsRead + " items, " + plan.readCapacityUnits + " RCU"),
+      h("h3", null, "Fields"),
+      table("hr-explain-fields", ["path", "loader", "access pattern", "waves", "calls"], fields),
+      h("h3", null, "Calls (hover for keys)"),
+      table("hr-explain-calls", ["#", "wave", "operation", "fields", "keys", "items", "RCU", "ms"], calls),
+    );
+  }
+
+  function ExplainIcon() {
+    return h("span", { className: "hr-explain-icon", "aria-hidden": "true" }, "⏱");
   }
 
   function headersFor(user) {
@@ -66,7 +183,11 @@
 
   function render(users) {
     const page = ReactDOM.createRoot(root);
-    const props = { fetcher: newFetcher(), shouldPersistHeaders: false };
+    const props = {
+      fetcher: newFetcher(),
+      shouldPersistHeaders: false,
+      plugins: [{ title: "EXPLAIN", icon: ExplainIcon, content: ExplainPanel }],
+    };
     const children = [];
     function draw() {
       page.render(h(GraphiQL, props, ...children));

@@ -1,5 +1,11 @@
 """setIdentityProvider, removeIdentityProvider (admins, and operators at onboarding); signOut,
-signOutEverywhere (the signed-in person; admins for another employee)."""
+signOutEverywhere (the signed-in person; admins for another employee).
+
+Registering or changing a provider decides who signs in as whom: an ID token from it signs in
+any of the organisation's people, admins included. So it takes a person, an admin or an
+operator: an API key, even an ADMIN one, is refused (FORBIDDEN), so a leaked key cannot bring
+in a provider of its own. Removing one needs no such care (it signs nobody in) and ends the
+sessions begun through it (datastore/sessions.py checks the provider at each refresh)."""
 
 from __future__ import annotations
 
@@ -24,6 +30,8 @@ from graphql_api.schema.mutations.common import INPUT_ARGUMENT, require_admin, r
 from graphql_api.schema.types.identity_provider import IdentityProvider
 
 Info = strawberry.Info[RequestContext, None]
+
+API_KEY_REFUSED = "an API key cannot register or change the identity provider: an admin does it, signed in as a person"
 
 _ORGANIZATION_ID_HELP = (
     "Platform operators: the organisation (at onboarding). Admins leave it out: they act on their own "
@@ -126,6 +134,8 @@ async def set_identity_provider(
     info: Info, input: Annotated[SetIdentityProviderInput, INPUT_ARGUMENT]
 ) -> SetIdentityProviderPayload | None:
     context = info.context
+    if context.principal is not None and context.principal.api_key:
+        raise forbidden(API_KEY_REFUSED)
     table, org_id = _provider_table(context, input.organization_id)
     settings = context.session.services.settings
     development = settings.development

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import stat
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 
 from datastore.dev import npm
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def fake_npm(tmp_path: Path) -> tuple[str, str]:
@@ -52,3 +57,31 @@ def test_fetch__no_npm__one_line_error_naming_the_purpose(monkeypatch: pytest.Mo
     monkeypatch.setattr("datastore.dev.npm.shutil.which", lambda name: None)
     with pytest.raises(npm.NpmError, match=r"^npm is needed once to fetch GraphiQL \(demo@1.0.0\)"):
         npm.fetch(tmp_path, "demo@1.0.0", purpose="GraphiQL")
+
+
+def test_fetch__two_processes_at_once__both_get_the_package(tmp_path: Path) -> None:
+    """Two processes fetching one package into one empty cache (a server's workers on a fresh
+    checkout): the second rename finds the first's directory, which is as complete, and uses it."""
+    script, integrity = fake_npm(tmp_path)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    slow = bin_dir / "npm"  # slow enough that both have fetched before either renames
+    slow.write_text(f'#!/bin/sh\nsleep 1\nexec "{script}" "$@"\n')
+    slow.chmod(slow.stat().st_mode | stat.S_IEXEC)
+    cache = tmp_path / "cache"
+    code = (
+        "from pathlib import Path; from datastore.dev import npm; "
+        f"print(npm.fetch(Path({str(cache)!r}), 'demo@1.0.0', purpose='a test', integrity={integrity!r}))"
+    )
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    fetches = [
+        subprocess.Popen(
+            [sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    results = [fetch.communicate(timeout=60) for fetch in fetches]
+    assert [fetch.returncode for fetch in fetches] == [0, 0], results
+    assert {out.strip() for out, _err in results} == {str(npm.package_dir(cache, "demo@1.0.0"))}
+    assert (npm.package_dir(cache, "demo@1.0.0") / "package" / "index.js").read_text() == "export default 1;\n"
+    assert [path.name for path in cache.iterdir()] == ["demo-1.0.0"]  # no scratch left behind

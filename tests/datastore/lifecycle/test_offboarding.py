@@ -67,7 +67,9 @@ def test_offboard__emails_and_domains_released(whole: Complete, platform: Table)
     grant = sessions.find_grant(sign_in, whole.refresh_token)
     assert grant is not None and grant.expires_at <= items.now() + LIFETIMES.absolute
     with pytest.raises(sessions.RefreshRefused, match="gone"):
-        sessions.rotate(platform.with_scope(TenantScope(org_id)), grant, LIFETIMES)
+        sessions.rotate(
+            platform.with_scope(TenantScope(org_id)), grant, whole.refresh_token, LIFETIMES, successor_key=b"k" * 32
+        )
     # The domain is free: a new organisation may own it, with the same admin email.
     org, _admin = organizations.create_organization(
         platform, name="Successor", plan=Plan.FREE, email_domains=[whole.tenant.domain],

@@ -170,3 +170,11 @@ def test_fetch__bounded(handler: type[BaseHTTPRequestHandler], reason: str) -> N
 def test_read_document__names_another_issuer__refused() -> None:
     with serving(Document) as url, pytest.raises(FetchRefused, match="names the issuer 'x'"):
         read_document(url, lambda found: fetch_json(found, allow_private=True), allow_http=True)
+
+
+@pytest.mark.parametrize(
+    "host", ["[64:ff9b::7f00:1]", "[::127.0.0.1]", "[::ffff:0:7f00:1]", "[2002:7f00:1::1]", "192.0.0.8"]
+)
+def test_fetch__transition_form_of_an_internal_address__refused_before_connecting(host: str) -> None:
+    with pytest.raises(FetchRefused, match="not public"):
+        fetch_json(f"https://{host}:1/.well-known/openid-configuration", allow_private=False)

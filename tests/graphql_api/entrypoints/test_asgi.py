@@ -54,7 +54,7 @@ def test_import__previous_releases_data__exits_2_with_one_log_line_naming_migrat
 
     assert result.returncode == 2
     [line] = (result.stdout + result.stderr).strip().splitlines()
-    assert f"not serving: table {legacy_table} holds data in layout 0" in line
+    assert f"not serving: table {legacy_table} holds organisations but no layout version item" in line
     assert "CRITICAL" in line and "`python server.py migrate`" in line
     assert "Traceback" not in result.stderr
 

@@ -4,8 +4,11 @@ asyncio's loop when chosen, each behind the header-timeout protocol (test_slow_c
 from __future__ import annotations
 
 import asyncio
+import importlib
+import socket
 import subprocess
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -15,6 +18,7 @@ from datastore.config import ConfigError
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.entrypoints.serving import uvicorn_options, worker_options
+from graphql_api.entrypoints.websocket_protocol import WEBSOCKET_PROTOCOL, GoingAwayProtocol
 from graphql_api.limits.protocols import GuardedH11Protocol, GuardedHttpToolsProtocol
 from graphql_api.settings import child_environment
 from graphql_api.settings.api import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImplementation
@@ -53,6 +57,15 @@ def test_options__each_implementation__its_guarded_protocol_and_loop() -> None:
         == worker_options(h11)["http"]
         == "graphql_api.entrypoints.worker_protocol:Protocol"
     )
+
+
+def test_options__websockets__bounded_like_a_body__our_close_at_shutdown() -> None:
+    settings = ApiSettings.from_env({**BASE, "MAX_BODY_BYTES": "20000"})
+    for options in (uvicorn_options(settings), worker_options(settings)):
+        assert options["ws_max_size"] == 20000  # uvicorn's own default is 16 MiB
+        assert options["ws"] == WEBSOCKET_PROTOCOL
+    module, name = WEBSOCKET_PROTOCOL.split(":")
+    assert getattr(importlib.import_module(module), name) is GoingAwayProtocol
 
 
 @pytest.mark.parametrize("implementation", HTTP_IMPLEMENTATIONS)
@@ -108,3 +121,42 @@ def test_served__each_implementation__answers_on_its_loop(
             headers={"Authorization": f"Bearer {api.token(tenant.admin)}"},
         )
     assert response.json()["data"] == {"me": {"email": tenant.admin.email}}
+
+
+def test_served__idle_keep_alive__outlasts_common_clients_reuse(
+    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+) -> None:
+    """A connection idle for longer than uvicorn's default 5 s (Node's fetch reuses one idle for
+    up to 4 s, browsers longer) is still open for the next request: the server does not close
+    it under a client that is about to write."""
+    product = create_app(Datastore(client, table_name), api_settings)
+    request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    with serving(product, **uvicorn_options(api_settings)) as http:
+        host, port = http.base_url.host, http.base_url.port
+        assert port is not None
+        with socket.create_connection((host, port), timeout=10) as connection:
+            connection.sendall(request)
+            assert _response(connection).startswith(b"HTTP/1.1 200")
+            time.sleep(6.5)
+            connection.sendall(request)
+            assert _response(connection).startswith(b"HTTP/1.1 200")
+
+
+def _response(connection: socket.socket) -> bytes:
+    """One whole response (its head and its Content-Length body); b"" when the server closed."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = connection.recv(4096)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(
+        int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+    )
+    while len(body) < length:
+        chunk = connection.recv(4096)
+        if not chunk:
+            break
+        body += chunk
+    return data

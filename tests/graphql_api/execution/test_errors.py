@@ -10,7 +10,15 @@ import pytest
 
 from datastore import applications, employees, jobs
 from datastore.entities import Employee
-from datastore.errors import Conflict, IdempotencyMismatch, InvalidInput, NotFound, StaleVersion, Unavailable
+from datastore.errors import (
+    Conflict,
+    IdempotencyMismatch,
+    InProgress,
+    InvalidInput,
+    NotFound,
+    StaleVersion,
+    Unavailable,
+)
 from datastore.ids import new_id
 from datastore.store import Datastore
 from graphql_api.app import create_app
@@ -69,6 +77,18 @@ def test_translate__unavailable__retryable_unavailable_naming_no_backend() -> No
     translated = translate(Unavailable("throttled"))
     assert translated is not None
     assert translated.extensions == {"code": "UNAVAILABLE", "retryable": True}
+
+
+def test_translate__first_attempt_in_progress__retryable_unavailable_with_its_reason() -> None:
+    translated = translate(InProgress())
+    assert translated is not None
+    assert translated.extensions == {
+        "code": "UNAVAILABLE",
+        "retryable": True,
+        "maybeWritten": True,
+        "reason": "IN_PROGRESS",
+    }
+    assert "retry with the same idempotencyKey" in str(translated)
 
 
 def test_translate__a_bug__none() -> None:

@@ -7,6 +7,12 @@ delivery time from the mutation's answer to the client's receipt, which is a fig
 assertion: bench/ holds figures). An employee of another department subscribing to the same
 job is refused FORBIDDEN by the same rule as the query, and an employee of another
 organisation finds no such job.
+
+With graphql-ws's defaults (it retries a closed socket by itself and re-sends the
+subscription's first payload, without rewriting ``after``; graphql_ws_client.py): a token of a
+sign-in session expiring does not close the socket; a connection closed under it (its
+lifetime) reconnects and misses nothing; a connection over the organisation's bound is closed
+1013 and retried until there is room.
 """
 
 from __future__ import annotations
@@ -25,17 +31,21 @@ from starlette.applications import Starlette
 from datastore import applications, departments, jobs
 from datastore.entities import Role
 from graphql_api.schema import ids
+from graphql_api.settings.api import ApiSettings
 from tests.conftest import TenantFactory
 from tests.graphql_api.fixtures import Api
+from tests.graphql_api.frontend.graphql_ws_client import LiveClient, node_work
 from tests.graphql_api.frontend.tools import GRAPHQL_WS, graphql_ws_modules
 
 # The live server of the subscription suites (its own change feed on the session's table).
 # The live server's fixtures, its streamed table and its client as ``http`` among them.
 from tests.graphql_api.subscriptions.conftest import (  # noqa: F401
+    bounds,
     http,
     live_app,
     live_http,
     live_url,
+    signed_in,
     subscribed,
     table_name,
 )
@@ -44,6 +54,7 @@ NODE = shutil.which("node")
 REVIEWS = """subscription Reviews($job: ID!) {
   applicationChanged(jobPostingId: $job) { cursor action application { status employee { email } } }
 }"""
+AUDIT = "subscription Audit($after: String) { auditEventAdded(after: $after) { cursor event { entityId } } }"
 SET_STATUS = """mutation Review($input: SetApplicationStatusInput!) {
   setApplicationStatus(input: $input) { application { status } }
 }"""
@@ -168,3 +179,100 @@ def test_another_organisation_s_job__not_found_and_nothing_delivered(
     clients.append(client)
     refused = client.until("error")
     assert [error["extensions"]["code"] for error in refused["error"]] == ["NOT_FOUND"]
+
+
+@pytest.fixture(scope="module")
+def live_work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return node_work(tmp_path_factory.mktemp("graphql-ws-live"))
+
+
+@pytest.fixture
+def live_clients() -> Iterator[list[LiveClient]]:
+    started: list[LiveClient] = []
+    yield started
+    for client in started:
+        client.close()
+
+
+def audited(results: list[dict[str, Any]]) -> list[str]:
+    return [result["data"]["auditEventAdded"]["event"]["entityId"] for result in results]
+
+
+def test_token_of_a_session_expires__the_socket_stays__events_go_on(
+    live_work: Path,
+    live_url: str,  # noqa: F811
+    live_app: Starlette,  # noqa: F811
+    api_settings: ApiSettings,
+    make_tenant: TenantFactory,
+    live_clients: list[LiveClient],
+) -> None:
+    tenant = make_tenant("Ws Token Expiry")
+    issued = time.time()
+    token, _session = signed_in(api_settings, tenant, tenant.admin, ttl_seconds=8)  # Node may take seconds to start
+    client = LiveClient(live_work, live_url, {"query": AUDIT}, 1, token=token)
+    live_clients.append(client)
+    subscribed(live_app, tenant.org_id, seconds=30)
+    time.sleep(max(0.0, issued + 10 - time.time()))  # the token expired 2 s ago; the session is signed in
+    department = departments.create_department(tenant.table, name="After the token")
+    client.until("events", seconds=20)
+    assert audited(client.results()) == [department.dept_id]
+    assert [code for code, _reason in client.closes()] == [1000]  # the client's own, once done
+    assert len(client.seen("connected")) == 1
+
+
+def test_connection_closed_under_the_client__it_reconnects__nothing_missed(
+    live_work: Path,
+    live_url: str,  # noqa: F811
+    live_app: Starlette,  # noqa: F811
+    api_settings: ApiSettings,
+    make_tenant: TenantFactory,
+    live_clients: list[LiveClient],
+) -> None:
+    """Connections closed every 2.5 s (their lifetime, 4408): graphql-ws reconnects after its
+    random wait and re-sends the subscription as first sent, without ``after``; the session's
+    subscription resumes where it got to, so every department written meanwhile arrives, once."""
+    tenant = make_tenant("Ws Reconnect")
+    token, _session = signed_in(api_settings, tenant, tenant.admin, ttl_seconds=600)
+    written: list[str] = []
+    with bounds(live_app, subscription_lifetime_seconds=2.5):
+        client = LiveClient(live_work, live_url, {"query": AUDIT}, 24, token=token)
+        live_clients.append(client)
+        subscribed(live_app, tenant.org_id, seconds=30)
+        for number in range(24):
+            written.append(departments.create_department(tenant.table, name=f"Department {number}").dept_id)
+            time.sleep(0.3)
+        client.until("events", seconds=60)
+    received = audited(client.results())
+    reconnects = [code for code, _reason in client.closes()][:-1]  # the last: the client's own (1000)
+    print(f"closes {reconnects}, {len(client.seen('connected'))} connections, {len(received)} events")
+    assert reconnects and set(reconnects) == {4408}
+    subscribes = [frame for frame in client.sent() if frame["type"] == "subscribe"]
+    assert len(subscribes) > 1 and all(frame["payload"] == {"query": AUDIT} for frame in subscribes)
+    assert received == written
+
+
+def test_connections_over_the_organisation_s_bound__1013__retried_until_there_is_room(
+    live_work: Path,
+    live_url: str,  # noqa: F811
+    live_app: Starlette,  # noqa: F811
+    api: Api,
+    make_tenant: TenantFactory,
+    live_clients: list[LiveClient],
+) -> None:
+    tenant = make_tenant("Ws Caps")
+    token = api.token(tenant.admin)
+    with bounds(live_app, subscription_connections_per_tenant=1):
+        first = LiveClient(live_work, live_url, {"query": AUDIT}, 1, token=token)
+        live_clients.append(first)
+        subscribed(live_app, tenant.org_id, seconds=30)
+        second = LiveClient(live_work, live_url, {"query": AUDIT}, 1, token=token)
+        live_clients.append(second)
+        [closed] = second.until("closed", seconds=20)[:1]
+        assert closed["closed"] == 1013 and "your organisation" in closed["reason"]
+        second.until("connecting", count=2, seconds=20)  # graphql-ws tries again by itself
+        first.close()  # room for one
+        subscribed(live_app, tenant.org_id, seconds=30)
+        department = departments.create_department(tenant.table, name="Second in")
+        second.until("events", seconds=30)
+    assert audited(second.results()) == [department.dept_id]
+    assert second.seen("error") == []

@@ -5,7 +5,7 @@
   the client it generates needs only httpx and pydantic, and is imported by the tests.
 - graphql-codegen (CLI, client preset, graphql, typescript), Apollo Client (with its
   persisted-queries link), urql (with its auth exchange), the graphql-ws client (with Node's
-  ws) and panva's oidc-provider (the sign-in tests' identity providers,
+  ws), graphql-sse's client and panva's oidc-provider (the sign-in tests' identity providers,
   tests/graphql_api/oidc.py) are each installed with ``npm ci`` from their committed
   package.json and package-lock.json into .cache/, renamed into place last, so an
   interrupted install never looks complete and later runs need no network.
@@ -34,6 +34,7 @@ APOLLO_CLIENT: Final = HERE / "apollo_client"
 URQL: Final = HERE / "urql"
 OIDC_PROVIDER: Final = HERE / "oidc_provider"
 GRAPHQL_WS: Final = HERE / "graphql_ws"
+GRAPHQL_SSE: Final = HERE / "graphql_sse"
 # npm's flags for the committed lock: no install scripts, and peers as the lock resolved them.
 NPM_CI: Final = ["ci", "--ignore-scripts", "--no-audit", "--no-fund", "--legacy-peer-deps", "--loglevel=error"]
 
@@ -79,6 +80,11 @@ def apollo_client_modules() -> Path:
 def graphql_ws_modules() -> Path:
     """The ``node_modules`` of the graphql-ws client and Node's ws, pinned, installed on first use."""
     return _npm_modules(GRAPHQL_WS, "graphql-ws", Path("graphql-ws") / "package.json")
+
+
+def graphql_sse_modules() -> Path:
+    """The ``node_modules`` of graphql-sse's client, pinned, installed on first use."""
+    return _npm_modules(GRAPHQL_SSE, "graphql-sse", Path("graphql-sse") / "package.json")
 
 
 def urql_modules() -> Path:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -106,6 +107,26 @@ def test_apq__hash_and_query__runs_stored_for_the_organisation_every_process_fin
     by_hash = two.post("/graphql", json={"extensions": apq(text)}, headers=bearer(api, tenant))
     assert by_hash.json()["data"] == {"__typename": "Query"}
     assert by_hash.json()["extensions"]["cost"]["requests"] == {"GetItem": 1}
+
+
+def test_apq__run_by_hash_on_a_later_day__put_again_once_so_last_use_is_recorded(
+    one: httpx.Client, two: httpx.Client, api: Api, tenant: Tenant
+) -> None:
+    """A document registered days ago (written here as the server wrote it then) and run by its
+    hash today is put again, once: its expiry moves on and ``registered_at`` says today."""
+    text = unique("LastUsed")
+    table = tenant.table.with_scope(TenantScope(tenant.org_id))
+    days_ago = datetime.now(UTC) - timedelta(days=3)
+    documents.put_document(table, tenant.org_id, sha256(text), text, days_ago)
+    writes = []
+    for client in (one, one, two):  # the second process finds it put today: nothing to do
+        with calls.listening() as log:
+            response = client.post("/graphql", json={"extensions": apq(text)}, headers=bearer(api, tenant))
+        assert response.json()["data"] == {"__typename": "Query"}
+        writes.append(len(document_writes(log)))
+    assert writes == [1, 0, 0]
+    found = documents.find_document(table, tenant.org_id, sha256(text))
+    assert found is not None and documents.registered_at(found).date() == datetime.now(UTC).date()
 
 
 def test_apq__hash_only_get__as_apollo_sends_it(one: httpx.Client, api: Api, tenant: Tenant) -> None:

@@ -18,6 +18,7 @@ from datastore.config import DatastoreSettings
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.http import response as http_response
+from graphql_api.http.errors import TransportError
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
 from tests.datastore import faults
@@ -77,6 +78,37 @@ def test_accept_nothing_we_speak__406_json(http: httpx.Client) -> None:
     response = http.post("/graphql", json={"query": "{ __typename }"}, headers={"Accept": "text/csv"})
     assert response.status_code == 406
     assert response.json()["errors"][0]["extensions"]["code"] == "NOT_ACCEPTABLE"
+
+
+@pytest.mark.parametrize(
+    ("accept", "chosen"),
+    [
+        # urql's for a query, then for a subscription (fetchSubscriptions): the first listed wins.
+        (
+            f"{GRAPHQL_RESPONSE}, application/graphql+json, application/json, text/event-stream, multipart/mixed",
+            GRAPHQL_RESPONSE,
+        ),
+        ("text/event-stream, multipart/mixed", "text/event-stream"),
+        ("multipart/mixed, text/event-stream", "multipart/mixed"),
+        # graphql-sse's, and Apollo's HttpLink's for a subscription.
+        ("text/event-stream", "text/event-stream"),
+        ('multipart/mixed;boundary="graphql";subscriptionSpec=1.0,application/json', http_response.APOLLO_MULTIPART),
+        ('multipart/mixed;subscriptionSpec="1.0"', http_response.APOLLO_MULTIPART),
+        # Quality before order; a wildcard never chooses a stream.
+        ("text/event-stream;q=0.5, application/json", "application/json"),
+        ("application/json;q=0.5, text/event-stream", "text/event-stream"),
+        ("text/html,application/xhtml+xml,*/*;q=0.8", "application/json"),
+        ("text/*", None),
+        ("text/event-stream;q=0", None),
+    ],
+)
+def test_negotiate__json_or_a_stream(accept: str, chosen: str | None) -> None:
+    if chosen is None:
+        with pytest.raises(TransportError) as refused:
+            http_response.negotiate(accept)
+        assert refused.value.status == 406
+    else:
+        assert http_response.negotiate(accept) == chosen
 
 
 def test_field_error__200_with_data(api: Api, tenant: Tenant) -> None:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import graphql
@@ -23,7 +28,7 @@ from graphql import (
 
 from graphql_api.schema.executable import schema_sdl, sdl_of
 from tests.graphql_api.fixtures import GraphQLClient
-from tests.paths import ROOT
+from tests.paths import DOCS, ROOT, graphql_blocks
 
 
 def committed_sdl() -> str:
@@ -178,3 +183,66 @@ def test_graphiql__page_loads_in_a_browser(http: httpx.Client) -> None:
     response = http.get("/graphql", headers={"Accept": "text/html"})
     assert response.status_code == 200
     assert "graphiql" in response.text.lower()
+
+
+EVOLVING = DOCS / "api" / "evolving-schema.md"
+
+
+def _git(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
+
+
+def previous_schema_ref() -> str | None:
+    """The schema.graphql to compare with: HEAD's when the working tree's differs from it, else
+    the one before the last commit that changed it (HEAD's in a shallow clone); None outside
+    a git checkout."""
+    if _git("rev-parse", "--verify", "--quiet", "HEAD").returncode != 0:
+        return None
+    if _git("diff", "--quiet", "HEAD", "--", "schema.graphql").returncode != 0:
+        return "HEAD"
+    last = _git("log", "-1", "--format=%H", "--", "schema.graphql").stdout.strip()
+    before = f"{last}~1"
+    if not last or _git("cat-file", "-e", f"{before}:schema.graphql").returncode != 0:
+        return "HEAD"
+    return before
+
+
+def acknowledged_breaking_changes() -> set[str]:
+    """The breaking changes docs/api/evolving-schema.md lists as made on purpose."""
+    section = EVOLVING.read_text().split("## Breaking changes made on purpose", 1)[1].split("\n## ", 1)[0]
+    return set(re.findall(r"^- `([A-Z_]+: .+)`$", section, re.M))
+
+
+def test_schema_changes__since_the_previous_schema__no_client_operation_breaks_and_each_break_is_acknowledged(
+    tmp_path: Path,
+) -> None:
+    """``schema-check`` against the previous schema.graphql, with the repository's own client
+    operations (the front-end tests' and every example of the docs): a breaking change fails
+    the suite until the page lists it, and one that breaks any of those operations fails it."""
+    against = previous_schema_ref()
+    if against is None:
+        pytest.skip("not a git checkout: no previous schema.graphql to compare with")
+    examples = {f"docs-{n}": text for n, text in enumerate(graphql_blocks(*sorted(DOCS.rglob("*.md"))))}
+    manifest = tmp_path / "examples.json"
+    manifest.write_text(json.dumps(examples))
+    common = ["schema-check", "--against", against, "--skip-table", "--json"]
+    frontend = ROOT / "tests" / "graphql_api" / "frontend"
+    results = [
+        subprocess.run(
+            [sys.executable, "server.py", *common, "--documents", str(documents)],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        for documents in (manifest, frontend)
+    ]
+    for result in results:
+        assert result.returncode in (0, 1), result.stderr
+        report = json.loads(result.stdout)
+        assert report["failing"] == [], "an operation a client sends breaks: see `python server.py schema-check`"
+        assert report["operationsChecked"] > 0
+        breaking = {f"{change['type']}: {change['description']}" for change in report["breaking"]}
+        unlisted = sorted(breaking - acknowledged_breaking_changes())
+        assert unlisted == [], f"breaking changes since {against} that {EVOLVING.name} does not list"

@@ -12,19 +12,25 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
 from starlette.applications import Starlette
 
+from datastore import sessions
 from datastore.client import make_streams_client
 from datastore.config import DatastoreSettings
+from datastore.entities import Employee, Session
 from datastore.feed.host import FeedSettings
 from datastore.store import Datastore
 from graphql_api.app import create_app
+from graphql_api.auth.tokens import issue_token
 from graphql_api.settings.api import ApiSettings
+from tests.conftest import Tenant
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:
@@ -63,6 +69,37 @@ def live_http(live_app: Starlette, api_settings: ApiSettings) -> Iterator[httpx.
     with serving(live_app, ws_max_size=api_settings.max_body_bytes) as http:
         wait_until_live(live_app.state.live.feed.status)
         yield http
+
+
+@contextmanager
+def bounds(live_app: Starlette, **changes: Any) -> Iterator[None]:
+    """The live server's settings changed for the block (the hub and the socket handler read
+    them from the process's settings when they apply them)."""
+    services = live_app.state.live.services
+    before = services.settings
+    services.settings = replace(before, **changes)
+    try:
+        yield
+    finally:
+        services.settings = before
+
+
+def signed_in(
+    api_settings: ApiSettings, tenant: Tenant, employee: Employee, *, ttl_seconds: int, idle_seconds: float = 3600
+) -> tuple[str, Session]:
+    """An access token of a real sign-in session of ``employee`` (its ``sid``), as POST /auth/token
+    gives: the session's item written as sign-in writes it, the token expiring in ``ttl_seconds``."""
+    lifetimes = sessions.Lifetimes(idle=timedelta(seconds=idle_seconds), absolute=timedelta(hours=12))
+    session, _refresh_token = sessions.start_session(tenant.table, employee.emp_id, lifetimes)
+    token = issue_token(
+        api_settings,
+        subject=employee.emp_id,
+        org_id=tenant.org_id,
+        role=employee.role.value,
+        ttl_seconds=ttl_seconds,
+        session_id=session.session_id,
+    )
+    return token, session
 
 
 def subscribed(app: Starlette, org_id: str, count: int = 1, seconds: float = 10) -> None:

@@ -365,6 +365,17 @@ def test_connect_with_a_header__acknowledged_on_connection_init(aws: Aws, org: O
     assert aws.management.posted["hdr2"][-1]["payload"]["close"]["code"] == 4429
 
 
+def test_message_over_an_http_body_s_bound__1009_before_it_is_read(aws: Aws, org: Org) -> None:
+    header = {"Authorization": f"Bearer {aws.token(org.manager)}"}
+    assert aws.socket("$connect", "big1", headers=header)["statusCode"] == 200
+    aws.socket("$default", "big1", {"type": "connection_init"})
+    query = AUDIT + "\n#" + "x" * aws.settings.max_body_bytes
+    aws.socket("$default", "big1", {"id": "1", "type": "subscribe", "payload": {"query": query}})
+    close = aws.management.posted["big1"][-1]["payload"]["close"]
+    assert close["code"] == 1009 and str(aws.settings.max_body_bytes) in close["reason"]
+    assert "big1" in aws.management.deleted
+
+
 def test_subscribe_before_connection_ack__4401(aws: Aws) -> None:
     aws.socket("$connect", "early1")
     aws.socket("$default", "early1", {"id": "1", "type": "subscribe", "payload": {"query": AUDIT}})

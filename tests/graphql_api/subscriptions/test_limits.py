@@ -1,5 +1,6 @@
 """The bounds of live connections: subscriptions per connection, connections per organisation
-and per process, keep-alive pings, the connection's lifetime, and the token's expiry.
+and per process, keep-alive pings, the connection's lifetime, and the token's expiry (a token
+of a sign-in session: test_expiry.py).
 
 Each test lowers one bound on the running live server for its own duration (the hub and the
 socket handler read them from the process's settings when they apply them).
@@ -8,10 +9,6 @@ socket handler read them from the process's settings when they apply them).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import replace
-from typing import Any
 
 from starlette.applications import Starlette
 
@@ -19,21 +16,10 @@ from graphql_api.auth.tokens import issue_token
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
-from tests.graphql_api.subscriptions.conftest import subscribed
+from tests.graphql_api.subscriptions.conftest import bounds, subscribed
 from tests.graphql_api.subscriptions.ws import Socket, bearer, open_socket
 
 DIRECTORY = "subscription Directory { employeeChanged { cursor } }"
-
-
-@contextmanager
-def bounds(live_app: Starlette, **changes: Any) -> Iterator[None]:
-    services = live_app.state.live.services
-    before = services.settings
-    services.settings = replace(before, **changes)
-    try:
-        yield
-    finally:
-        services.settings = before
 
 
 def connected(live_url: str, token: str) -> Socket:
@@ -56,23 +42,30 @@ def test_subscriptions_per_connection__the_one_past_the_bound_refused(
         socket.close()
 
 
-def test_connections_per_organisation_and_per_process__4429(
+def test_connections_per_organisation_and_per_process__1013_with_the_reason(
     live_url: str, live_app: Starlette, api: Api, tenant: Tenant
 ) -> None:
+    # 1013 "try again later", which clients retry; 4429 is the protocol's for a second init.
     token = api.token(tenant.admin)
     with bounds(live_app, subscription_connections_per_tenant=1):
         first = connected(live_url, token)
         second = open_socket(live_url)
         second.send({"type": "connection_init", "payload": bearer(token)})
         code, reason = second.closed_with()
-        assert code == 4429 and "your organisation" in reason
+        assert code == 1013 and "your organisation" in reason
         first.close()
     hub = live_app.state.live
     with bounds(live_app, subscription_connections=hub.total):
         refused = open_socket(live_url)
         refused.send({"type": "connection_init", "payload": bearer(token)})
         code, reason = refused.closed_with()
-        assert code == 4429 and "this server" in reason
+        assert code == 1013 and "this server" in reason
+
+
+def test_second_connection_init__still_4429(live_url: str, api: Api, tenant: Tenant) -> None:
+    socket = connected(live_url, api.token(tenant.admin))
+    socket.send({"type": "connection_init", "payload": bearer(api.token(tenant.admin))})
+    assert socket.closed_with() == (4429, "Too many initialisation requests")
 
 
 def test_ping_not_answered__4408(live_url: str, live_app: Starlette, api: Api, tenant: Tenant) -> None:

@@ -1,8 +1,10 @@
-"""Apollo's HTTP multipart subscriptions, part by part: what the stream carries and how it ends.
+"""Subscriptions over multipart, part by part: Apollo's (subscriptionSpec 1.0) and GraphQL over
+HTTP's incremental delivery (``multipart/mixed`` alone), what the stream carries and how it ends.
 
 The raw response is read with httpx, so each part (an event, a heartbeat, the final error) and
 the closing delimiter are seen as sent. Apollo Client's own link runs against it in
-tests/graphql_api/frontend/test_apollo_multipart_subscriptions.py.
+tests/graphql_api/frontend/test_apollo_multipart_subscriptions.py, urql against the
+incremental one in tests/graphql_api/frontend/test_urql_subscriptions.py.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ ACCEPT = 'multipart/mixed;boundary="graphql";subscriptionSpec=1.0,application/js
 DIRECTORY = "subscription Directory { employeeChanged { cursor action employee { email } } }"
 
 
-def parts(response: httpx.Response, seconds: float = 60) -> Iterator[Any]:
+def parts(response: httpx.Response, seconds: float = 60, boundary: bytes = b"--graphql") -> Iterator[Any]:
     """Each part's JSON as it completes (its boundary arrived), then None at the closing delimiter.
 
     Heartbeats keep each read inside httpx's timeout, so the whole stream has a deadline of its
@@ -36,14 +38,14 @@ def parts(response: httpx.Response, seconds: float = 60) -> Iterator[Any]:
         assert time.monotonic() < deadline, f"no end of the stream within {seconds} s"
         buffer += chunk
         while True:
-            start = buffer.find(b"--graphql")
-            end = buffer.find(b"\r\n--graphql", start + 1) if start >= 0 else -1
-            if start >= 0 and buffer[start:].startswith(b"--graphql--"):
+            start = buffer.find(boundary)
+            end = buffer.find(b"\r\n" + boundary, start + 1) if start >= 0 else -1
+            if start >= 0 and buffer[start:].startswith(boundary + b"--"):
                 yield None
                 return
             if end < 0:
                 break
-            head, _, body = buffer[start + len(b"--graphql") : end].partition(b"\r\n\r\n")
+            head, _, body = buffer[start + len(boundary) : end].partition(b"\r\n\r\n")
             assert b"content-type: application/json" in head.lower()
             yield json.loads(body)
             buffer = buffer[end + 2 :]
@@ -89,3 +91,34 @@ def test_not_allowed_to_subscribe__refusal_part(live_http: httpx.Client, api: Ap
     *refusal, closing = found
     assert closing is None
     assert [error["extensions"]["code"] for part in refusal for error in part["payload"]["errors"]] == ["FORBIDDEN"]
+
+
+INCREMENTAL = "multipart/mixed"
+
+
+def test_incremental__event_has_next__termination_error_then_has_next_false_and_closing_delimiter(
+    live_http: httpx.Client, live_app: Starlette, api: Api, tenant: Tenant
+) -> None:
+    employee = tenant.employee()
+    headers = {"Accept": INCREMENTAL, "Authorization": f"Bearer {api.token(employee)}"}
+    with live_http.stream("POST", "/graphql", json={"query": DIRECTORY}, headers=headers, timeout=30) as response:
+        assert response.status_code == 200
+        assert response.headers["content-type"] == 'multipart/mixed; boundary="-"'
+        received = parts(response, boundary=b"---")
+        subscribed(live_app, tenant.org_id)
+        hired = tenant.employee()
+        first = next(received)
+        assert first["hasNext"] is True
+        assert first["data"]["employeeChanged"]["employee"]["email"] == hired.email
+        employees.terminate_employee(tenant.table, employee.emp_id)
+        *_, ended, last, closing = list(received)
+    assert [error["extensions"]["code"] for error in ended["errors"]] == ["FORBIDDEN"]
+    assert last == {"hasNext": False} and closing is None
+
+
+def test_incremental__query__one_part_without_next(live_http: httpx.Client, api: Api, tenant: Tenant) -> None:
+    headers = {"Accept": INCREMENTAL, "Authorization": f"Bearer {api.token(tenant.admin)}"}
+    with live_http.stream("POST", "/graphql", json={"query": "{ me { email } }"}, headers=headers) as response:
+        (only, closing) = list(parts(response, boundary=b"---"))
+    assert only["data"] == {"me": {"email": tenant.admin.email}} and only["hasNext"] is False
+    assert closing is None

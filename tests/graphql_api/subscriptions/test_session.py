@@ -69,3 +69,25 @@ def test_replayed_event__its_cost_counts_its_own_reads(
     cost = payload["extensions"]["cost"]
     assert cost["requestCount"] >= 1 and cost["readCapacityUnits"] > 0, cost
     assert set(cost["requests"]) <= {"BatchGetItem", "GetItem", "Query"}, cost
+
+
+def test_explained_subscription__each_delivery_carries_the_plan_of_its_own_calls(
+    live_url: str, live_app: Starlette, api: Api, tenant: Tenant
+) -> None:
+    socket = admin_socket(live_url, api, tenant)
+    try:
+        socket.send({"id": "a", "type": "subscribe", "payload": {"query": AUDIT, "extensions": {"explain": True}}})
+        subscribed(live_app, tenant.org_id)
+        departments.create_department(tenant.table, name="Explained")
+        payload = delivered(socket, "a")
+    finally:
+        socket.close()
+    plan, cost = payload["extensions"]["plan"], payload["extensions"]["cost"]
+    assert (plan["waves"], plan["requestCount"], plan["readCapacityUnits"]) == (
+        cost["waves"],
+        cost["requestCount"],
+        cost["readCapacityUnits"],
+    )
+    [call] = plan["calls"]
+    assert call["operation"] == "BatchGetItem" and call["wave"] == 1 and call["itemsRead"] >= 2
+    assert all(key.startswith(f"ORG#{tenant.org_id}") for key in call["keys"])

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+import httpx
 import pytest
 
 from datastore import applications, calls, departments, ids, jobs
@@ -299,3 +301,67 @@ def test_same_key_with_another_input__refused_and_nothing_written(api: Api, tena
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.idempotencyKey"}
     assert log.count("TransactWriteItems") == 0
     assert audit_actions(tenant) == trail
+
+
+# --- concurrent replays of one key: the first attempt's answer, or "in progress" ---------------
+
+CONCURRENT_ATTEMPTS: Final = 16
+CONCURRENT_ROUNDS: Final = 12
+
+
+def in_progress(body: dict[str, Any]) -> bool:
+    """Whether ``body`` is the coded refusal of an attempt whose first attempt has not finished."""
+    errors = body.get("errors") or []
+    return len(errors) == 1 and errors[0].get("extensions", {}).get("reason") == "IN_PROGRESS"
+
+
+def answer_of(body: dict[str, Any]) -> object:
+    """What a client acts on: the data, or each error's message and extensions (but the request
+    id, and the cost figures of ``extensions``, which differ by attempt)."""
+    errors = [
+        (error["message"], {k: v for k, v in error.get("extensions", {}).items() if k != "requestId"})
+        for error in body.get("errors") or []
+    ]
+    return errors if errors else body.get("data")
+
+
+@pytest.mark.parametrize("expected_version", [False, True])
+def test_concurrent_attempts_of_one_move__each_answers_the_first_answer_or_in_progress(
+    server_url: str, api: Api, tenant: Tenant, expected_version: bool
+) -> None:
+    """Many identical keyed moves at once, as a client's retries racing its first attempt do:
+    one move happens, and every answer is the committed attempt's or the coded in-progress
+    error, never one computed from the state the first attempt left behind."""
+    departments_ = [tenant.department("Left"), tenant.department("Right")]
+    person = tenant.employee(departments_[0])
+    headers = {"Authorization": f"Bearer {api.token(tenant.admin)}"}
+    version = person.version
+
+    async def round_of(number: int) -> list[dict[str, Any]]:
+        target = departments_[(number + 1) % 2]
+        move: dict[str, Any] = {"id": gid(person), "departmentId": gid(target), "idempotencyKey": f"race-{number}"}
+        if expected_version:
+            move["expectedVersion"] = version
+        payload = {"query": MOVE_EMPLOYEE, "variables": {"input": move}}
+        limits = httpx.Limits(max_connections=CONCURRENT_ATTEMPTS)
+        async with httpx.AsyncClient(base_url=server_url, timeout=60, limits=limits, headers=headers) as http:
+            responses = await asyncio.gather(*(http.post("/graphql", json=payload) for _ in range(CONCURRENT_ATTEMPTS)))
+        return [response.json() for response in responses]
+
+    waits = 0
+    for number in range(CONCURRENT_ROUNDS):
+        bodies = asyncio.run(round_of(number))
+        answers = [answer_of(body) for body in bodies if not in_progress(body)]
+        waits += len(bodies) - len(answers)
+        assert answers, bodies
+        # Every attempt that answered answered alike, and that answer is the move: from the
+        # department left, to the one asked for, at the next version.
+        assert [answer for answer in answers if answer != answers[0]] == [], answers[0]
+        assert isinstance(answers[0], dict), answers[0]
+        moved = answers[0]["moveEmployee"]
+        assert moved["fromDepartment"]["id"] == gid(departments_[number % 2]), moved
+        assert moved["toDepartment"]["id"] == gid(departments_[(number + 1) % 2]), moved
+        assert moved["employee"]["version"] == version + 1, moved
+        version += 1
+    assert audit_actions(tenant).count("employee.move") == CONCURRENT_ROUNDS
+    print(f"\n{CONCURRENT_ROUNDS} rounds of {CONCURRENT_ATTEMPTS}: {waits} attempts told the first was in progress")

@@ -34,7 +34,16 @@ BIDI_OVERRIDE = "invoice\u202egpj.exe"
 BIDI_ISOLATE = "left\u2066right\u2069"
 C1 = "next\x85line"
 ZERO_WIDTH = "zero\u200bwidth"
-BAD_TEXTS = {"nul": NUL, "ansi": ANSI, "rlo": BIDI_OVERRIDE, "isolate": BIDI_ISOLATE, "c1": C1, "zwsp": ZERO_WIDTH}
+NONCHARACTER = "Ada\uffff"
+BAD_TEXTS = {
+    "nul": NUL,
+    "ansi": ANSI,
+    "rlo": BIDI_OVERRIDE,
+    "isolate": BIDI_ISOLATE,
+    "c1": C1,
+    "zwsp": ZERO_WIDTH,
+    "noncharacter": NONCHARACTER,
+}
 
 Case = Callable[[Tenant, str], tuple[str, dict[str, Any]]]
 

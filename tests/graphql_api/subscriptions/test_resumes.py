@@ -1,0 +1,112 @@
+"""A sign-in session's subscription re-sent without ``after`` (graphql_api/subscriptions/resumes.py).
+
+Sent again on a new connection of the same session, it resumes where the session got to;
+not on the same connection, not after the client completed it, not with an API key, and a
+resume refused for too many events since is forgotten (the next subscription starts from now).
+The whole story with graphql-ws's own client: tests/graphql_api/frontend/test_graphql_ws.py.
+"""
+
+from __future__ import annotations
+
+import time
+
+from starlette.applications import Starlette
+
+from datastore import departments
+from graphql_api.settings.api import ApiSettings
+from tests.conftest import Tenant
+from tests.graphql_api.subscriptions.conftest import bounds, signed_in, subscribed
+from tests.graphql_api.subscriptions.ws import AUDIT, Socket, bearer, open_socket
+
+
+def connected(live_url: str, token: str) -> Socket:
+    socket = open_socket(live_url)
+    assert socket.init(bearer(token)) == {"type": "connection_ack"}
+    return socket
+
+
+def closed(live_app: Starlette, socket: Socket, org_id: str) -> None:
+    """Close ``socket`` and wait until the server has let its subscriptions go: what is written
+    after that was sent to no one (written sooner, it may go to the closing socket)."""
+    socket.close()
+    deadline = time.monotonic() + 10
+    while live_app.state.live.streams.get(org_id):
+        assert time.monotonic() < deadline, "the closed connection's subscriptions stayed"
+        time.sleep(0.02)
+
+
+def entity_of(socket: Socket, operation_id: str) -> str:
+    message = socket.next_of(operation_id)
+    assert message["type"] == "next", message
+    entity: str = message["payload"]["data"]["auditEventAdded"]["event"]["entityId"]
+    return entity
+
+
+def test_new_connection_of_the_session__resumes__the_same_connection_does_not(
+    live_url: str, live_app: Starlette, api_settings: ApiSettings, tenant: Tenant
+) -> None:
+    token, _session = signed_in(api_settings, tenant, tenant.admin, ttl_seconds=600)
+    first = connected(live_url, token)
+    first.subscribe("1", AUDIT)
+    subscribed(live_app, tenant.org_id)
+    seen = departments.create_department(tenant.table, name="Seen").dept_id
+    assert entity_of(first, "1") == seen
+    closed(live_app, first, tenant.org_id)
+    missed = [departments.create_department(tenant.table, name=f"Missed {n}").dept_id for n in range(3)]
+
+    second = connected(live_url, token)
+    second.subscribe("1", AUDIT)
+    assert [entity_of(second, "1") for _ in missed] == missed
+    # On the same connection, a second subscription to the same starts from now.
+    second.subscribe("2", AUDIT)
+    subscribed(live_app, tenant.org_id, count=2)
+    later = departments.create_department(tenant.table, name="Later").dept_id
+    assert entity_of(second, "2") == later
+    assert entity_of(second, "1") == later
+    second.close()
+
+
+def test_completed_by_the_client__the_next_starts_from_now(
+    live_url: str, live_app: Starlette, api_settings: ApiSettings, tenant: Tenant
+) -> None:
+    token, _session = signed_in(api_settings, tenant, tenant.admin, ttl_seconds=600)
+    first = connected(live_url, token)
+    first.subscribe("1", AUDIT)
+    subscribed(live_app, tenant.org_id)
+    departments.create_department(tenant.table, name="Seen")
+    entity_of(first, "1")
+    first.send({"id": "1", "type": "complete"})
+    closed(live_app, first, tenant.org_id)
+    departments.create_department(tenant.table, name="Not asked for")
+
+    second = connected(live_url, token)
+    second.subscribe("1", AUDIT)
+    subscribed(live_app, tenant.org_id)
+    fresh = departments.create_department(tenant.table, name="Fresh").dept_id
+    assert entity_of(second, "1") == fresh
+    second.close()
+
+
+def test_too_many_events_since__refused_once__then_from_now(
+    live_url: str, live_app: Starlette, api_settings: ApiSettings, tenant: Tenant
+) -> None:
+    token, _session = signed_in(api_settings, tenant, tenant.admin, ttl_seconds=600)
+    first = connected(live_url, token)
+    first.subscribe("1", AUDIT)
+    subscribed(live_app, tenant.org_id)
+    departments.create_department(tenant.table, name="Seen")
+    entity_of(first, "1")
+    closed(live_app, first, tenant.org_id)
+    for n in range(4):
+        departments.create_department(tenant.table, name=f"Missed {n}")
+    with bounds(live_app, subscription_replay_events=2):
+        second = connected(live_url, token)
+        second.subscribe("1", AUDIT)
+        refused = second.next_of("1")
+        assert refused["type"] == "error", refused
+        assert [error["extensions"]["code"] for error in refused["payload"]] == ["BAD_USER_INPUT"]
+        second.subscribe("2", AUDIT)
+        subscribed(live_app, tenant.org_id)
+        fresh = departments.create_department(tenant.table, name="Fresh").dept_id
+        assert entity_of(second, "2") == fresh
+        second.close()
