@@ -1,4 +1,4 @@
-"""Metrics and the end-of-connection log line of live updates (WebSocket and multipart subscriptions, the change feed).
+"""Metrics and the end-of-connection log line of live updates (subscriptions over WebSocket and HTTP, the change feed).
 
 Named like the HTTP metrics (observability/metrics.py), and with no label a caller chooses: the
 close code is one of the server's few (subscriptions/closing.py), so the series are bounded.
@@ -45,7 +45,7 @@ SAMPLE_SECONDS: Final = 2.0
 CLIENT: Final = "client"
 
 CONNECTIONS = Gauge(
-    "hr_live_connections", "Live connections open (WebSocket and multipart)", multiprocess_mode="livesum"
+    "hr_live_connections", "Live connections open (WebSocket and HTTP streams)", multiprocess_mode="livesum"
 )
 SUBSCRIPTIONS = Gauge("hr_live_subscriptions", "Subscriptions running on live connections", multiprocess_mode="livesum")
 QUEUED = Gauge("hr_live_queued_events", "Events waiting for delivery, all connections", multiprocess_mode="livesum")
