@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test check docs docs-serve bench bench-fairness bench-import bench-lifecycle schema schema-check package clean soak upgrade-test lock
+.PHONY: run test check docs docs-serve bench bench-fairness bench-import bench-lifecycle bench-live-soak schema schema-check package clean soak upgrade-test lock
 
 ## Installs come from the locks (requirements-dev.lock, and requirements.lock for the runtime
 ## alone): every package at one version with the hash of each file, resolved from pyproject.toml's
@@ -77,6 +77,10 @@ bench: $(STAMP)
 ## Fair tenants: a quiet tenant's p95 alone and beside one sending 10x more (about 2 minutes idle).
 bench-fairness: $(STAMP)
 	$(BIN)/python -m bench.fairness
+
+## Live updates' memory: each worker's RSS and fds over SOAK_MINUTES (3) with SOAK_SUBSCRIBERS (20) subscribers.
+bench-live-soak: $(STAMP)
+	$(BIN)/python -m bench.live_soak --minutes $${SOAK_MINUTES:-3} --subscribers $${SOAK_SUBSCRIBERS:-20}
 
 ## Bulk onboarding: 1,000 rows through importEmployees, a re-run, and 1,000 createEmployee calls.
 bench-import: $(STAMP)

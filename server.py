@@ -7,6 +7,7 @@ import contextlib
 import functools
 import gzip
 import json
+import logging
 import os
 import shutil
 import signal
@@ -69,6 +70,22 @@ from graphql_api.settings import Settings, hand_down_to_workers
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.graphql"
 
+log = logging.getLogger("hr.server")
+Say = Callable[[str], None]
+
+
+def say(line: str) -> None:
+    """A line of a command's own output, as it is: ``run`` says its start-up lines through the
+    log instead under LOG_FORMAT=json, so every line is JSON (``announcer``)."""
+    print(line, flush=True)
+
+
+def announcer(log_format: str) -> tuple[Say, Say]:
+    """How ``run`` says a start-up line, and a warning: printed as text, or as log records."""
+    if log_format == "json":
+        return log.info, log.warning
+    return say, lambda line: print(line, file=sys.stderr, flush=True)
+
 
 class CommandError(Exception):
     """A command cannot do what was asked; the message says why."""
@@ -76,7 +93,7 @@ class CommandError(Exception):
 
 @contextmanager
 def dynamodb_endpoint(
-    settings: DatastoreSettings, *, reuse: bool = False, notes: TextIO | None = None
+    settings: DatastoreSettings, *, reuse: bool = False, notes: TextIO | None = None, say: Say | None = None
 ) -> Iterator[str | None]:
     """The configured endpoint, else an embedded DynamoDB Local keeping its data on disk.
 
@@ -92,11 +109,11 @@ def dynamodb_endpoint(
         return
     local = DynamoDBLocal(settings.local_cache_dir, port=settings.local_port, data_dir=settings.local_data_dir)
     with local:
-        print(
-            f"DynamoDB Local on {local.endpoint_url}, data in {settings.local_data_dir}",
-            file=notes or sys.stdout,
-            flush=True,
-        )
+        line = f"DynamoDB Local on {local.endpoint_url}, data in {settings.local_data_dir}"
+        if say is not None:
+            say(line)
+        else:
+            print(line, file=notes or sys.stdout, flush=True)
         yield local.endpoint_url
 
 
@@ -119,7 +136,7 @@ def _exit_on_sigterm(signum: int, _frame: object) -> None:
 
 
 @contextmanager
-def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None]:
+def metrics_endpoint(host: str, port: int | None, workers: int, say: Say = say) -> Iterator[None]:
     """/metrics on ``host:port`` while the server runs (nothing when ``port`` is None).
 
     With several workers, each writes its figures to files in a fresh directory
@@ -136,7 +153,7 @@ def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None
     directory = metrics_dir.create() if workers > 1 else None
     hand_down_to_workers(dynamodb_endpoint=None, metrics_dir=directory)
     server = serve_metrics(host, port, directory)
-    print(f"metrics on http://{host}:{port}/metrics", flush=True)
+    say(f"metrics on http://{host}:{port}/metrics")
     try:
         yield
     finally:
@@ -146,19 +163,22 @@ def metrics_endpoint(host: str, port: int | None, workers: int) -> Iterator[None
             shutil.rmtree(directory, ignore_errors=True)
 
 
-def check_layout(datastore: Datastore, *, serve_anyway: bool) -> None:
+def check_layout(datastore: Datastore, *, serve_anyway: bool, say: Say = say, warn: Say | None = None) -> None:
     """Refuse to serve data in another layout than this release's (datastore/layout_version.py)."""
     try:
         found = layout_version.check_at_start(datastore.table(LayoutScope()), serve_anyway=serve_anyway)
     except layout_version.LayoutMismatch as error:
         raise CommandError(str(error)) from None
     if found.stamped:
-        print(f"stamped table {datastore.table_name} (empty) with data layout {found.version}", flush=True)
+        say(f"stamped table {datastore.table_name} (empty) with data layout {found.version}")
     if found.warning is not None:
-        print(found.warning, file=sys.stderr, flush=True)
+        if warn is None:
+            print(found.warning, file=sys.stderr, flush=True)
+        else:
+            warn(found.warning)
 
 
-def remove_leftovers() -> None:
+def remove_leftovers(say: Say = say) -> None:
     """What servers killed outright left on this host: metrics directories, shared tenant buckets.
 
     Only those whose owner is gone (graphql_api/entrypoints/host_files.py); a running server's are kept.
@@ -168,7 +188,7 @@ def remove_leftovers() -> None:
         *remove_orphans(runtime_dir(), shared_buckets.PREFIX),
         *remove_orphans(runtime_dir(), worker_pool.PREFIX),
     ]:
-        print(f"removed {path}, left by a server that was killed", flush=True)
+        say(f"removed {path}, left by a server that was killed")
 
 
 def run(_args: argparse.Namespace) -> int:
@@ -176,8 +196,9 @@ def run(_args: argparse.Namespace) -> int:
     loaded = Settings.load()
     settings, api_settings = loaded.datastore, loaded.api
     configure_logging(api_settings.log_format)
+    announce, warn = announcer(api_settings.log_format)
     api_settings.hosts_to_serve()  # refused here, before an engine starts, rather than in each worker
-    remove_leftovers()
+    remove_leftovers(announce)
     host, port, workers = loaded.server.host, loaded.server.port, loaded.server.workers
     grace = loaded.server.shutdown_grace_seconds
     _require_free(host, port)
@@ -185,27 +206,32 @@ def run(_args: argparse.Namespace) -> int:
         raise CommandError("METRICS_PORT must differ from PORT: /metrics is never served on the API's port")
     embedded = settings.embedded
     try:
-        with metrics_endpoint(host, api_settings.metrics_port, workers), dynamodb_endpoint(settings) as endpoint:
+        with (
+            metrics_endpoint(host, api_settings.metrics_port, workers, announce),
+            dynamodb_endpoint(settings, say=announce) as endpoint,
+        ):
             datastore = Datastore.connect(settings, endpoint)
             where = endpoint or f"AWS ({settings.region})"
             waiting = probe.probe_client(datastore.client)
             probe.wait_until_answering(
                 waiting,
-                announce=lambda: print(f"waiting for DynamoDB at {where}: not reachable yet, retrying", flush=True),
+                announce=lambda: announce(f"waiting for DynamoDB at {where}: not reachable yet, retrying"),
             )
             waiting.close()
             # The layout is checked before the table's TTL or stream is touched: a table this
             # release refuses to serve is left as it was found.
-            layout_checked = functools.partial(check_layout, datastore, serve_anyway=loaded.server.serve_unmigrated)
+            layout_checked = functools.partial(
+                check_layout, datastore, serve_anyway=loaded.server.serve_unmigrated, say=announce, warn=warn
+            )
             if ensure_table(datastore.client, settings.table_name, before_changes=layout_checked):
-                print(f"created table {settings.table_name}", flush=True)
+                announce(f"created table {settings.table_name}")
             if (embedded or loaded.server.demo_data) and demo.load(datastore.table(PlatformScope())):
-                print("loaded demo data (Acme Corp, Globex Inc)", flush=True)
-            api_settings.warn_if_development()
+                announce("loaded demo data (Acme Corp, Globex Inc)")
+            api_settings.warn_if_development(warn)
             if workers > 1 and api_settings.graphiql:
                 # GraphiQL's bundles fetched here, once, rather than by every worker at once.
                 ensure_installed(api_settings.graphiql_cache_dir)
-            print(f"GraphQL on http://{host}:{port}/graphql ({workers} worker{'s' * (workers > 1)})", flush=True)
+            announce(f"GraphQL on http://{host}:{port}/graphql ({workers} worker{'s' * (workers > 1)})")
             # Logging as configured above (log_config=None), and no uvicorn access log: ours
             # (graphql_api/observability/access_log.py) writes the one line per request.
             options: dict[str, Any] = {

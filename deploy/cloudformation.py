@@ -64,6 +64,9 @@ FAN_OUT_FILTERS: Final = (
     {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"entity": {"S": ["AuditEvent"]}}}},
     {"eventName": ["MODIFY"], "dynamodb": {"NewImage": {"entity": {"S": ["Employee", "Organization", "ApiKey"]}}}},
 )
+# The fan-out's oldest record, in milliseconds, past which live updates are late enough to alarm:
+# a minute behind the table's stream (Lambda's IteratorAge, its Maximum over each minute).
+FAN_OUT_MAX_AGE_MILLISECONDS: Final = 60_000
 # The Lambda roles the data roles trust: the API's, and the two live functions'.
 FUNCTION_ROLES: Final = ("ServiceRole", "LiveRole", "FanOutRole")
 
@@ -569,6 +572,50 @@ def _alarms() -> dict[str, Any]:
         "TableWriteThrottlesAlarm": _sum_alarm(
             "DynamoDB throttled writes (table or index)",
             [(dynamodb, "WriteThrottleEvents", table), (dynamodb, "WriteThrottleEvents", index)],
+        ),
+        **_live_alarms(),
+    }
+
+
+def _live_alarms() -> dict[str, Any]:
+    """Live updates: either live function failing or throttled, the fan-out behind the stream,
+    and the WebSocket API failing to run its function."""
+    live: list[dict[str, Any]] = [{"Name": "FunctionName", "Value": _ref("LiveFunction")}]
+    fan_out: list[dict[str, Any]] = [{"Name": "FunctionName", "Value": _ref("FanOutFunction")}]
+    websocket: list[dict[str, Any]] = [
+        {"Name": "ApiId", "Value": _ref("WebSocketApi")},
+        {"Name": "Stage", "Value": LIVE_STAGE},
+    ]
+    lambda_ = "AWS/Lambda"
+    return {
+        "LiveFunctionErrorsAlarm": _alarm(
+            "The live connections function failed (uncaught errors)", lambda_, "Errors", live
+        ),
+        "FanOutFunctionErrorsAlarm": _alarm(
+            "The live fan-out function failed (uncaught errors; its batch is retried, then given up)",
+            lambda_,
+            "Errors",
+            fan_out,
+        ),
+        "LiveFunctionThrottlesAlarm": _sum_alarm(
+            "A live function was throttled (connections or fan-out)",
+            [(lambda_, "Throttles", live), (lambda_, "Throttles", fan_out)],
+        ),
+        "FanOutIteratorAgeAlarm": _alarm(
+            "The live fan-out is more than a minute behind the table's stream (IteratorAge)",
+            lambda_,
+            "IteratorAge",
+            fan_out,
+            threshold=FAN_OUT_MAX_AGE_MILLISECONDS,
+            statistic="Maximum",
+            comparison="GreaterThanThreshold",
+        ),
+        "WebSocketErrorsAlarm": _sum_alarm(
+            "The WebSocket API failed to run the live function (integration or execution errors)",
+            [
+                ("AWS/ApiGateway", "IntegrationError", websocket),
+                ("AWS/ApiGateway", "ExecutionError", websocket),
+            ],
         ),
     }
 

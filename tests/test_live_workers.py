@@ -11,7 +11,9 @@ Subscribers of ``auditEventAdded`` on both workers (which worker serves a connec
 from /proc: the process that holds the accepted socket):
 
 - on the surviving worker, the connection stays up and gets every event exactly once, in
-  order (the live events, and the catch-up when it connects to the new reader, deduplicated);
+  order (the live events, and the catch-up when it connects to the new reader, deduplicated),
+  though the events written during the takeover outnumber its queue's bound
+  (SUBSCRIPTION_QUEUE_EVENTS): a subscriber that keeps up is never closed SLOW by a failover;
 - on the killed worker, the connection ends (1006); the client reconnects with ``after:`` its
   last cursor and gets every event it missed, then the rest, exactly once, in order.
 
@@ -65,6 +67,9 @@ WORKERS = 2
 PER_WORKER = 2
 LEASE_SECONDS = 5.0  # renewed every 5/3 s: a loaded machine stalls a renewal less than the 10/3 s to spare
 WRITE_EVERY = 0.1
+# Below the events written while nobody reads the stream (a lease's length at 10 a second): the
+# takeover's burst, and the catch-up beside it, must not count against a connection that keeps up.
+QUEUE_EVENTS = 10
 AUDIT = "subscription Audit($after: String) { auditEventAdded(after: $after) { cursor action event { entityId } } }"
 
 
@@ -292,6 +297,7 @@ def test_run__the_reader_s_worker_killed__the_lease_taken_over__no_event_lost(
         "WORKERS": str(WORKERS),
         "FEED_LEASE_SECONDS": str(LEASE_SECONDS),
         "FEED_POLL_SECONDS": "0.05",
+        "SUBSCRIPTION_QUEUE_EVENTS": str(QUEUE_EVENTS),
         "LOG_FORMAT": "json",
         "METRICS_PORT": "",
     }
@@ -364,7 +370,7 @@ def test_run__the_reader_s_worker_killed__the_lease_taken_over__no_event_lost(
     for each in subscribers:
         assert each.problems == []
         assert each.ids()[first[id(each)] :] == written  # every event, once, in order
-    assert all(each.closes == [] for each in on_survivor)
+    assert [each.closes for each in on_survivor] == [[]] * PER_WORKER  # none closed, SLOW (4413) included
     assert all(each.closes == [1006] for each in on_killed)  # resumed once with ``after``
 
     during = [(dept_id, at) for dept_id, at in writer.written if killed_at <= at <= taken_at]

@@ -27,6 +27,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from datastore.errors import DatastoreError
@@ -65,6 +66,9 @@ class FeedStatus:
     connected: bool = False
     generation: int | None = None
     records_read: int = 0
+    # How far behind the stream the reader is: the age of the newest record of its last read, in
+    # seconds (DynamoDB dates records to the second); 0 when that read came back empty.
+    lag_seconds: float = 0.0
     frames_received: int = 0
     connections: int = 0
     problem: str | None = None
@@ -214,15 +218,16 @@ class FeedHost:
             if kinds is None or kind in kinds:
                 frames.append(fanout.record_frame(record.org_id, kind, record.encode()))
         self.status.records_read += len(records)
+        if records:
+            newest = records[-1].approximate_at
+            self.status.lag_seconds = max(0.0, (datetime.now(UTC) - newest).total_seconds())
+        else:
+            self.status.lag_seconds = 0.0
         server.broadcast(frames)
 
     # --- following -------------------------------------------------------------------------------
 
     async def _follow(self, on_frame: Callable[[Frame], None], on_connected: Callable[[], None]) -> None:
-        def received(frame: Frame) -> None:
-            self.status.frames_received += 1
-            on_frame(frame)
-
         while True:
             try:
                 current = await self._blocking(self.lease.current)
@@ -232,6 +237,23 @@ class FeedHost:
                 await asyncio.sleep(min(0.5, self.settings.renew_seconds))
                 continue
             generation = current.generation
+            announced = False
+
+            def announce() -> None:
+                """``on_connected`` once per connection, before its first frame is handed on: a
+                new reader's first batch (all it read while nobody did) may come at once, and
+                the caller's catch-up must be under way when it does."""
+                nonlocal announced
+                if not announced:
+                    announced = True
+                    self.status.connections += 1
+                    on_connected()
+
+            def received(frame: Frame) -> None:
+                announce()
+                self.status.frames_received += 1
+                on_frame(frame)
+
             following = asyncio.create_task(fanout.follow(fanout.address(self.group, generation), received))
             try:
                 await asyncio.sleep(0.05)  # connected, unless there is no such socket yet
@@ -239,8 +261,7 @@ class FeedHost:
                     following.result()
                     continue
                 self.status.connected, self.status.generation = True, generation
-                self.status.connections += 1
-                on_connected()
+                announce()
                 await self._until_replaced(following, generation)
             except (ConnectionError, OSError):
                 await asyncio.sleep(min(0.5, self.settings.renew_seconds))

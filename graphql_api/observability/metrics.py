@@ -36,7 +36,7 @@ from wsgiref.simple_server import WSGIServer
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram, start_http_server
 
 from graphql_api.execution.errors import Code
-from graphql_api.observability.labels import BoundedLabel, OperationNames
+from graphql_api.observability.labels import MAX_VALUE_LENGTH, OTHER, BoundedLabel, OperationNames
 from graphql_api.observability.process import LiveWorkersCollector
 from graphql_api.observability.record import Outcome
 
@@ -82,6 +82,24 @@ WRITE_UNITS = Counter("hr_dynamodb_write_units", "DynamoDB write capacity units 
 # The status label of a request whose client went away before any response started.
 NO_STATUS = "none"
 
+# The statuses /graphql answers with, and the operation labels every server has: their series
+# exist at zero from the start (``initialise``), so ``increase()`` counts a first error too
+# (a counter series that appears at 1 has no increase). Every ``code`` is initialised too.
+STATUSES = (200, 400, 401, 403, 404, 405, 406, 408, 413, 415, 429, 500, 503, 504)
+GRAPHQL_ROUTE = "/graphql"
+BUILT_IN_OPERATIONS = ("none", "anonymous", OTHER)
+
+
+def initialise(operations: tuple[str, ...] = ()) -> None:
+    """Every known series at zero: each error code, and /graphql's statuses for the built-in
+    operation labels and those METRICS_OPERATIONS names (a name first learned later, or a
+    trusted document's, starts at its first request: alert on the sums or on the codes)."""
+    for code in Code:
+        ERROR_REQUESTS.labels(code.value)
+    for operation in (*BUILT_IN_OPERATIONS, *operations):
+        for status in STATUSES:
+            REQUESTS.labels(GRAPHQL_ROUTE, operation[:MAX_VALUE_LENGTH], str(status))
+
 
 @dataclass(frozen=True, slots=True)
 class Labels:
@@ -107,6 +125,7 @@ class Metrics:
             limit=max_operations, min_tenants=operation_min_tenants, configured=operations, trusted=trusted_operations
         )
         self._tenant = BoundedLabel(max_tenants)
+        initialise(operations)
 
     def labels(self, outcome: Outcome) -> Labels:
         if outcome.tenant is not None:

@@ -31,6 +31,7 @@ from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.http.errors import TransportCode
 from graphql_api.http.subscriptions import RefusedBeforeRunning
 from graphql_api.observability.operation import RecordOperation
+from graphql_api.schema.event_executor import PerEventMemo
 from graphql_api.schema.mutation import Mutation
 from graphql_api.schema.mutations.input_paths import INPUT_PATHS
 from graphql_api.schema.query import Query
@@ -167,6 +168,8 @@ def build_schema(
         subscription=Subscription,
         types=[BillingSubscription],
         scalar_overrides=SCALAR_OVERRIDES,
+        # Each subscription event memoizes into its own dict, not the subscription's (event_executor.py).
+        execution_context_class=PerEventMemo,
         # RecordOperation before ErrorCodes: it leaves the operation last and sees client codes.
         extensions=[
             RecordOperation,

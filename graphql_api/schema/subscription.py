@@ -24,6 +24,7 @@ import strawberry
 from datastore import ids
 from graphql_api.auth.active import check_active
 from graphql_api.execution.errors import ApiError, Code
+from graphql_api.observability import live_metrics
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import live_topics, permissions
 from graphql_api.schema.types.live import ApplicationChange, AuditEventAdded, EmployeeChange, JobPostingChange
@@ -122,6 +123,7 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
             stream.position.delivered(delivery.event.event_id)
             payload.cursor = cursor = cursors.encode(principal.org_id, topic.name, stream.position)
             delivered = True
+            live_metrics.delivered()
             yield payload
             # Resumed here once the transport has sent it (it asks for the next only then).
             if key is not None and connection is not None and hub is not None:

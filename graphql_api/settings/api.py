@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal
@@ -341,11 +341,14 @@ class ApiSettings:
             )
         return self.allowed_hosts
 
-    def warn_if_development(self) -> None:
+    def warn_if_development(self, warn: Callable[[str], None] | None = None) -> None:
+        """Warn on stderr, or through ``warn`` (``server.py run``'s log under LOG_FORMAT=json)."""
         if self.jwt_secret == DEVELOPMENT_SECRET:
-            print(
+            text = (
                 "warning: signing tokens with the built-in development JWT secret; "
-                "set JWT_SECRET (32+ characters) and HR_ENV=production outside development",
-                file=sys.stderr,
-                flush=True,
+                "set JWT_SECRET (32+ characters) and HR_ENV=production outside development"
             )
+            if warn is None:
+                print(text, file=sys.stderr, flush=True)
+            else:
+                warn(text)

@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from graphql_api.auth.tokens import Principal
+from graphql_api.observability import live_metrics
 from graphql_api.subscriptions.closing import Close, Closed
 
 log = logging.getLogger("hr.live")
@@ -58,5 +59,6 @@ class LiveConnection:
         if self.closed is not None:
             return
         self.closed = why
+        live_metrics.closed(why.close)
         log.info("live connection of %s closed: %s %s", self.principal.subject, why.close.code, why.detail)
         self._closing = asyncio.ensure_future(self.closer(why))

@@ -49,6 +49,7 @@ from datastore.scope import FeedScope
 from datastore.sessions import session_started
 from graphql_api.entrypoints.host_files import owner_tag, start_time
 from graphql_api.entrypoints.worker_process import supervisor_pid
+from graphql_api.observability.live_metrics import Sampler
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.resumes import Resumes
@@ -90,6 +91,7 @@ class LiveHub:
         self.events_decoded = 0
         self.resumes = Resumes(services.settings.subscription_connections)
         self._task: asyncio.Task[None] | None = None
+        self._sampling: asyncio.Task[None] | None = None
 
     @classmethod
     def for_services(cls, services: Services) -> LiveHub:
@@ -112,18 +114,27 @@ class LiveHub:
     def start(self) -> None:
         if self.feed is not None and self._task is None:
             self._task = asyncio.create_task(self.feed.run(self.on_frame, self.on_connected))
+            sampler = Sampler(self._open_connections, self._subscriptions, self.feed.status)
+            self._sampling = asyncio.create_task(sampler.run())
 
     async def stop(self) -> None:
         for connections in list(self.connections.values()):
             for connection in list(connections):
                 connection.close(Closed(Close.GOING_AWAY))
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        for task in (self._task, self._sampling):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = self._sampling = None
 
     # --- connections and subscriptions -----------------------------------------------------------
+
+    def _open_connections(self) -> list[LiveConnection]:
+        return [connection for connections in self.connections.values() for connection in connections]
+
+    def _subscriptions(self) -> int:
+        return sum(len(streams) for streams in self.streams.values())
 
     def admit(self, connection: LiveConnection) -> None:
         """Count a new connection; Closed(TOO_MANY) past a bound (nothing counted then)."""

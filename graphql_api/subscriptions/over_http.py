@@ -62,6 +62,7 @@ from graphql_api.http.raw import error_body
 from graphql_api.http.request import Operation, read_operations
 from graphql_api.http.streams import FRAMINGS, Framing
 from graphql_api.limits.concurrency import release_slot
+from graphql_api.observability import live_metrics
 from graphql_api.observability.record import record_error
 from graphql_api.request.context import RequestContext
 from graphql_api.request.services import Services
@@ -293,4 +294,5 @@ class HttpSubscriptions:
             hub = self.services.live
             if hub is not None:
                 hub.release(connection)
+            live_metrics.connection_ended(connection, framing.name)
             context.session.end()

@@ -9,7 +9,12 @@ the live events already waiting, so it runs in order with them.
 
 Live events wait in the subscription's queue, counted against the connection's bound
 (connection.py): a subscriber that cannot take them as fast as they come is closed SLOW,
-never dropped from silently.
+never dropped from silently. While a replay is due or running (a catch-up, or the replay of
+``after``), live events are not queued: the replay reads them from the trail at the
+subscriber's own pace, and is read again after it ends if any came meanwhile. So a failover's
+burst (every event written while no reader handed any on, arriving at once, often after the
+catch-up has delivered it) never counts against the bound: an event already delivered is not
+queued. A failover closes nobody who keeps up.
 
 A replay reads at most SUBSCRIPTION_REPLAY_EVENTS events of the organisation's trail and
 goes back at most SUBSCRIPTION_REPLAY_SECONDS: a cursor further behind is refused
@@ -71,6 +76,10 @@ class LiveStream:
     replay_first: bool = False
     _queue: deque[Delivery | object] = field(default_factory=deque)
     _ready: asyncio.Event = field(default_factory=asyncio.Event)
+    # A replay is due or running: live events are left to it (``offer``).
+    _replaying: bool = False
+    # A live event arrived while replaying: the trail is read again once the replay ends.
+    _missed: bool = False
 
     @property
     def org_id(self) -> str:
@@ -79,22 +88,33 @@ class LiveStream:
     # --- what the hub hands in (never blocks) ----------------------------------------------------
 
     def offer(self, event: AuditEvent, round_: Round) -> None:
+        if self._replaying:
+            self._missed = True  # committed before the next read of the trail, which delivers it
+            return
+        if self.position.seen(event.event_id):
+            # Delivered by a replay already: a new reader's first batch repeats what the catch-up
+            # read from the trail, and is not counted against the bound.
+            return
         if self.connection.enqueue():
             self._queue.append(Delivery(event, round_))
             self._ready.set()
 
     def catch_up(self) -> None:
         """Replay what may have been missed, after what is queued already."""
-        if _CATCH_UP not in self._queue:
-            self._queue.append(_CATCH_UP)
-            self._ready.set()
+        if self._replaying:
+            self._missed = True  # the running replay may have read the trail before the gap: read it again
+            return
+        self._replaying = True
+        self._queue.append(_CATCH_UP)
+        self._ready.set()
 
     # --- what the subscription reads -----------------------------------------------------------
 
     async def deliveries(self, session: LiveSession) -> AsyncIterator[Delivery]:
         """Events in the order to deliver them, each not seen before; the caller marks what it delivers."""
         if self.replay_first:
-            async for delivery in self.replay(session, refuse_old=True):
+            self._replaying = True
+            async for delivery in self._replay_until_caught_up(session, refuse_old=True):
                 yield delivery
         while True:
             while not self._queue:
@@ -102,7 +122,7 @@ class LiveStream:
                 await self._ready.wait()
             item = self._queue.popleft()
             if item is _CATCH_UP:
-                async for delivery in self.replay(session, refuse_old=False):
+                async for delivery in self._replay_until_caught_up(session, refuse_old=False):
                     yield delivery
                 continue
             assert isinstance(item, Delivery)
@@ -120,6 +140,22 @@ class LiveStream:
             return
         if not self.position.seen(shot.event.event_id) and self.topic.matches(shot.event):
             yield Delivery(shot.event, shot.round)
+
+    async def _replay_until_caught_up(self, session: LiveSession, *, refuse_old: bool) -> AsyncIterator[Delivery]:
+        """Replay, and again while live events came meanwhile; then live events queue again.
+
+        Nothing is awaited between the last read finding nothing new and ``_replaying`` ending,
+        so no event falls between the trail and the queue."""
+        try:
+            while True:
+                self._missed = False
+                async for delivery in self.replay(session, refuse_old=refuse_old):
+                    yield delivery
+                if not self._missed or self.connection.closed is not None:
+                    return
+                refuse_old = False
+        finally:
+            self._replaying = False
 
     async def replay(self, session: LiveSession, *, refuse_old: bool) -> AsyncIterator[Delivery]:
         """The organisation's events after the position's floor, oldest first, filtered and unseen."""

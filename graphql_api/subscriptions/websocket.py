@@ -62,6 +62,7 @@ from graphql_api.auth.tokens import Principal
 from graphql_api.http.errors import TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
 from graphql_api.http.request import operation_of
+from graphql_api.observability import live_metrics
 from graphql_api.request.context import RequestContext
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline
@@ -133,6 +134,8 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
                 timer.cancel()
             if self.connection is not None and self.hub is not None:
                 self.hub.release(self.connection)
+            if self.connection is not None:
+                live_metrics.connection_ended(self.connection, "websocket")
 
     async def _read(self) -> None:
         """Strawberry's loop, with each message's size checked before it is parsed."""
@@ -190,6 +193,7 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         try:
             connection = await self._admit(payload)
         except Closed as refused:
+            live_metrics.closed(refused.close)
             await self.close_with(refused)
             return
         self.connection = connection

@@ -215,7 +215,7 @@ def metrics_of(alarm: dict[str, Any]) -> list[tuple[str, str, frozenset[str]]]:
 
 def test_template__alarms__each_over_a_window_to_the_topic(template: dict[str, Any]) -> None:
     found = alarms(template)
-    assert len(found) == 9
+    assert len(found) == 14
     for name, alarm in found.items():
         # A sustained problem: several one-minute datapoints out of a longer window, never one event.
         assert alarm["EvaluationPeriods"] == cloudformation.ALARM_EVALUATION_PERIODS == 5, name
@@ -241,9 +241,48 @@ def test_template__alarms__outages_latency_and_dynamodb(template: dict[str, Any]
         ("AWS/DynamoDB", "ReadThrottleEvents", index),
         ("AWS/DynamoDB", "WriteThrottleEvents", table),
         ("AWS/DynamoDB", "WriteThrottleEvents", index),
+        ("AWS/Lambda", "IteratorAge", frozenset({"FunctionName"})),
+        ("AWS/ApiGateway", "IntegrationError", frozenset({"ApiId", "Stage"})),
+        ("AWS/ApiGateway", "ExecutionError", frozenset({"ApiId", "Stage"})),
     } == read
     latency = alarms(template)["LatencyP95Alarm"]
     assert (latency["ExtendedStatistic"], latency["Threshold"]) == ("p95", {"Ref": "LatencyP95Milliseconds"})
+
+
+def test_template__live_alarms__both_live_functions_the_fan_out_s_lag_and_the_websocket_api(
+    template: dict[str, Any],
+) -> None:
+    found = alarms(template)
+
+    def reads(name: str) -> list[tuple[str, str, list[Any]]]:
+        alarm = found[name]
+        if "Metrics" not in alarm:
+            return [(alarm["Namespace"], alarm["MetricName"], alarm["Dimensions"])]
+        stats = [query["MetricStat"]["Metric"] for query in alarm["Metrics"] if "MetricStat" in query]
+        return [(m["Namespace"], m["MetricName"], m["Dimensions"]) for m in stats]
+
+    live = [{"Name": "FunctionName", "Value": {"Ref": "LiveFunction"}}]
+    fan_out = [{"Name": "FunctionName", "Value": {"Ref": "FanOutFunction"}}]
+    websocket = [{"Name": "ApiId", "Value": {"Ref": "WebSocketApi"}}, {"Name": "Stage", "Value": "live"}]
+    assert reads("LiveFunctionErrorsAlarm") == [("AWS/Lambda", "Errors", live)]
+    assert reads("FanOutFunctionErrorsAlarm") == [("AWS/Lambda", "Errors", fan_out)]
+    assert reads("LiveFunctionThrottlesAlarm") == [
+        ("AWS/Lambda", "Throttles", live),
+        ("AWS/Lambda", "Throttles", fan_out),
+    ]
+    assert reads("FanOutIteratorAgeAlarm") == [("AWS/Lambda", "IteratorAge", fan_out)]
+    age = found["FanOutIteratorAgeAlarm"]
+    assert (age["Statistic"], age["Threshold"], age["ComparisonOperator"]) == (
+        "Maximum",
+        60_000,
+        "GreaterThanThreshold",
+    )
+    assert reads("WebSocketErrorsAlarm") == [
+        ("AWS/ApiGateway", "IntegrationError", websocket),
+        ("AWS/ApiGateway", "ExecutionError", websocket),
+    ]
+    # The stage the alarm names is the WebSocket API's own.
+    assert template["Resources"]["WebSocketStage"]["Properties"]["StageName"] == "live"
 
 
 def test_template__system_errors__summed_over_every_operation_the_server_sends(template: dict[str, Any]) -> None:
