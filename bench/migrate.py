@@ -23,6 +23,7 @@ from pathlib import Path
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal
+from graphql_api.settings import Settings, child_environment
 from tests.legacy_layout import LegacyOrganization, create_legacy_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,14 +60,14 @@ def item_count(settings: DatastoreSettings, endpoint: str) -> int:
 def main(argv: list[str]) -> int:
     organizations = int(argv[0]) if argv else 10
     people = int(argv[1]) if len(argv) > 1 else 200
-    settings = DatastoreSettings.from_env(os.environ)
+    settings = Settings.load().datastore
     with DynamoDBLocal(settings.local_cache_dir) as engine:
         client = make_client(settings, engine.endpoint_url)
         create_legacy_table(client, TABLE)
         for number in range(organizations):
             organization(number, people).write(client, TABLE)
         items = item_count(settings, engine.endpoint_url)
-        env = {**os.environ, "DYNAMODB_ENDPOINT": engine.endpoint_url, "HR_TABLE_NAME": TABLE}
+        env = child_environment({"DYNAMODB_ENDPOINT": engine.endpoint_url, "HR_TABLE_NAME": TABLE})
         started = time.perf_counter()
         result = subprocess.run(
             [sys.executable, "server.py", "migrate", "--quiet"],

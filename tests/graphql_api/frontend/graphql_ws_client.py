@@ -62,6 +62,14 @@ class LiveClient:
             time.sleep(0.05)
         return found
 
+    def until_disposed(self, seconds: float = 10) -> None:
+        """Wait for the close of the client's own dispose (1000), which follows its events line."""
+        deadline = time.monotonic() + seconds
+        while not any(code == 1000 for code, _reason in self.closes()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"the client did not close its socket: {self.lines} {self.stderr()}")
+            time.sleep(0.05)
+
     def closes(self) -> list[tuple[int, str]]:
         return [(line["closed"], line["reason"]) for line in self.seen("closed")]
 

@@ -216,6 +216,7 @@ def test_token_of_a_session_expires__the_socket_stays__events_go_on(
     department = departments.create_department(tenant.table, name="After the token")
     client.until("events", seconds=20)
     assert audited(client.results()) == [department.dept_id]
+    client.until_disposed()
     assert [code for code, _reason in client.closes()] == [1000]  # the client's own, once done
     assert len(client.seen("connected")) == 1
 
@@ -242,6 +243,7 @@ def test_connection_closed_under_the_client__it_reconnects__nothing_missed(
             written.append(departments.create_department(tenant.table, name=f"Department {number}").dept_id)
             time.sleep(0.3)
         client.until("events", seconds=60)
+        client.until_disposed()
     received = audited(client.results())
     reconnects = [code for code, _reason in client.closes()][:-1]  # the last: the client's own (1000)
     print(f"closes {reconnects}, {len(client.seen('connected'))} connections, {len(received)} events")
