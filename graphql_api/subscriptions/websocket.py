@@ -70,6 +70,7 @@ from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.expiry import until_over
 from graphql_api.subscriptions.messages import check_size, operation_id_of
+from graphql_api.subscriptions.resumes import ResumeKey
 from graphql_api.subscriptions.session import LiveSession
 
 if TYPE_CHECKING:
@@ -128,7 +129,11 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         try:
             await self._read()
         finally:
+            # Where its subscriptions got to, saved once they have stopped (resumes.py): the
+            # socket is gone (the client closed it, the network dropped) or closed already.
+            subscribed = self._resume_keys()
             await self.shutdown()
+            await self._save_resumes(subscribed)
             for timer in self._timers:
                 timer.cancel()
             if self.connection is not None and self.hub is not None:
@@ -160,6 +165,8 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
             await self.handle_message(cast(Message, message))
 
     async def close_with(self, closed: Closed) -> None:
+        # Before the close frame: the client reconnects when it reads it, maybe to another process.
+        await self._save_resumes(self._resume_keys())
         with contextlib.suppress(Exception):  # the peer may be gone already
             await self.websocket.close(code=closed.close.code, reason=closed.reason())
 
@@ -289,12 +296,22 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
     async def handle_complete(self, message: CompleteMessage) -> None:
         # The client is done with it: a reconnect's subscription to the same starts from now.
         context = self.contexts.get(message["id"])
-        hub = self.hub
-        if context is not None and hub is not None and isinstance(context.session, LiveSession):
-            key = context.session.resume_key
-            if key is not None:
-                hub.resumes.forget(key)
-        await super().handle_complete(message)
+        key = context.session.resume_key if context is not None and isinstance(context.session, LiveSession) else None
+        await super().handle_complete(message)  # stopped first: it remembers nothing more
+        if key is not None and self.hub is not None:
+            await self.hub.resumes.forget(key)
+
+    def _resume_keys(self) -> list[ResumeKey]:
+        """The keys of this connection's running subscriptions that a reconnect may resume."""
+        return [
+            context.session.resume_key
+            for context in self.contexts.values()
+            if isinstance(context.session, LiveSession) and context.session.resume_key is not None
+        ]
+
+    async def _save_resumes(self, keys: list[ResumeKey]) -> None:
+        if keys and self.connection is not None and self.hub is not None:
+            await self.hub.resumes.save(keys, self.connection)
 
     async def _refuse(self, operation_id: str, message: str, code: str) -> None:
         await self.send_message(
