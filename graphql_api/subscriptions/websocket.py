@@ -109,6 +109,8 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         self._ping_unanswered = False
         # A message was not sent (the socket closing or gone): no event after it is taken as sent.
         self.unsent = False
+        # Told the server is stopping (the protocol waits for this handler's close frame).
+        self.going_away = False
 
     @property
     def live(self) -> LiveView:
@@ -129,6 +131,8 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         try:
             await self._read()
         finally:
+            if self.going_away:
+                await self._go_away()
             # Where its subscriptions got to, saved once they have stopped (resumes.py): the
             # socket is gone (the client closed it, the network dropped) or closed already.
             subscribed = self._resume_keys()
@@ -145,7 +149,10 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         while websocket.application_state != WebSocketState.DISCONNECTED:
             try:
                 text = await websocket.receive_text()
-            except WebSocketDisconnect:
+            except WebSocketDisconnect as gone:
+                # The server stopping (graphql_api/entrypoints/websocket_protocol.py): the
+                # socket is still open, for this handler to close once it has saved.
+                self.going_away = (gone.code, gone.reason) == (Close.GOING_AWAY.code, Close.GOING_AWAY.reason)
                 return
             except KeyError:  # a binary frame
                 await self.handle_invalid_message("WebSocket message type must be text")
@@ -163,6 +170,16 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
                 await self.handle_invalid_message("Failed to parse message")
                 return
             await self.handle_message(cast(Message, message))
+
+    async def _go_away(self) -> None:
+        """Close 1001 as the server stops: nothing sent after this, the subscriptions' places
+        saved, then the close frame (close_with)."""
+        going_away = Closed(Close.GOING_AWAY)
+        if self.connection is None:
+            await self.close_with(going_away)
+            return
+        self.connection.close(going_away)
+        await self.connection.until_closed()
 
     async def close_with(self, closed: Closed) -> None:
         # Before the close frame: the client reconnects when it reads it, maybe to another process.
