@@ -40,6 +40,8 @@ def environment(dynamodb_endpoint: str, table_name: str, **more: str) -> dict[st
         "FEED_LEASE_SECONDS": "3",
         "FEED_POLL_SECONDS": "0.05",
         "METRICS_PORT": "",
+        # No ping while a test waits for an event: each answered ping would restart its wait.
+        "SUBSCRIPTION_KEEPALIVE_SECONDS": "300",
         **more,
     }
 
