@@ -132,7 +132,7 @@ def test_closed_on_one_worker__resent_on_the_other__every_gap_event_once_in_orde
     assert saved
 
 
-def test_server_stopped__point_saved_before_1001__the_next_server_resumes(
+def test_server_stopped__1001__its_point_saved__the_next_server_resumes(
     dynamodb_endpoint: str, table_name: str, api_settings: ApiSettings, make_tenant: TenantFactory
 ) -> None:
     tenant = make_tenant("Resume Across Restarts")
@@ -145,7 +145,7 @@ def test_server_stopped__point_saved_before_1001__the_next_server_resumes(
         server.process.send_signal(signal.SIGTERM)
         assert first.closed_with(timeout=30) == (1001, "Going away: the server is stopping, reconnect")
         # Read when the client reads the close frame, as a client reconnecting at once would.
-        saved_before_the_close_frame = saved_point(tenant, session)
+        saved_by_the_close_frame = saved_point(tenant, session)
         assert server.stop(timeout=60) == 0
     finally:
         server.stop(signal.SIGKILL)
@@ -156,4 +156,4 @@ def test_server_stopped__point_saved_before_1001__the_next_server_resumes(
             assert resumed(second, tenant, missed) == [*missed, True]
         finally:
             second.close()
-    assert saved_before_the_close_frame
+    assert saved_by_the_close_frame
