@@ -26,6 +26,10 @@ to the application:
   signing out everywhere) closes the connection 4403 at once (hub.py), its expiry when it
   comes (checked again then, as a refresh moves it). Any other token's expiry ends the
   connection 4403 (reconnect with a fresh one).
+- When the connection ends, where each of its subscriptions got to is saved for a reconnect
+  to any process (resumes.py): before the close frame when the server closes it (at SIGTERM
+  too: the protocol, graphql_api/entrypoints/websocket_protocol.py, leaves that frame to this
+  handler), once its subscriptions have stopped when the client closed it or it dropped.
 """
 
 from __future__ import annotations
