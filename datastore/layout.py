@@ -30,6 +30,7 @@ constants below, spelt here once.
     IssuerClient      ISSUER#<issuer>            CLIENT#<clientId>
     Session           ORG#<org>#SESSION#<emp>    SESSION#<session>
     SignedOut         ORG#<org>#SESSION#<emp>    #SIGNED_OUT
+    ResumePoint       ORG#<org>#SESSION#<emp>    RESUME#<session>#<sha256>   (of a subscription)
     RefreshLookup     REFRESH#<sha256>           #REFRESH
     AuditEvent        ORG#<org>#AUDIT#<yyyy-mm>  EVT#<event>
     Idempotency       ORG#<org>#IDEM#<key>       #IDEMPOTENCY
@@ -116,6 +117,7 @@ from datastore.records import (
     MigrationProgress,
     PersistedDocument,
     RestoreRecord,
+    ResumePoint,
 )
 
 __all__ = ["ENTITY", "Item"]
@@ -479,6 +481,23 @@ SIGNED_OUT: Final = Layout(
     attributes=(s(ORG_ID, "org_id"), s(EMP_ID, "emp_id"), ts(SIGNED_OUT_AT, "at")),
 )
 """When the person last signed out everywhere (or was terminated): sessions begun before are over."""
+
+RESUME_POINT: Final = Layout(
+    ResumePoint,
+    tag="ResumePoint",
+    key=("ORG#{org_id}#SESSION#{emp_id}", "RESUME#{session_id}#{subscription}"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s(EMP_ID, "emp_id"),
+        s("sessionId", "session_id"),
+        s("subscription", "subscription"),
+        s("cursor", "cursor"),
+        ts("savedAt", "saved_at"),
+        epoch(EXPIRES_AT, "expires_at"),
+    ),
+)
+"""Where one of a session's live subscriptions got to when its connection ended (datastore/
+resume_points.py), beside the session: ids and a signed cursor, kept for the replay window (TTL)."""
 
 REFRESH_LOOKUP: Final = Layout(
     RefreshGrant,

@@ -4,7 +4,8 @@ Idempotency records (datastore/idempotency.py), persisted GraphQL documents
 (datastore/documents.py), the table's layout version (datastore/layout_version.py), a
 migration's progress for one organisation (datastore/migration.py), a stream reader's lease
 and checkpoints (datastore/feed/lease.py), the live connections and subscriptions of the
-API Gateway WebSocket API (datastore/gateway.py) and an organisation's lifecycle records
+API Gateway WebSocket API (datastore/gateway.py), where a sign-in session's live
+subscriptions got to (datastore/resume_points.py) and an organisation's lifecycle records
 (datastore/lifecycle/). Their kinds are declared with the entities' in datastore/layout.py.
 """
 
@@ -196,6 +197,21 @@ class GatewaySubscription:
     variables: str
     operation_name: str | None
     subscribed_at: datetime
+    expires_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class ResumePoint:
+    """The cursor of the last event a sign-in session's subscription was sent, saved when its
+    connection ended, for a reconnect to any process to resume from (``subscription``: the
+    SHA-256 of the subscription's field and arguments)."""
+
+    org_id: OrgId
+    emp_id: str
+    session_id: str
+    subscription: str
+    cursor: str
+    saved_at: datetime
     expires_at: datetime
 
 

@@ -107,6 +107,8 @@ POLICIES: Final[Mapping[str, Policy]] = {
     layout.ISSUER_CLIENT.tag: Policy(Export.INCLUDED, Erasure.NONE, Offboarding.RELEASE),
     layout.SESSION.tag: Policy(Export.SIGN_IN, Erasure.KEEP, Offboarding.DELETE),
     layout.SIGNED_OUT.tag: Policy(Export.SIGN_IN, Erasure.KEEP, Offboarding.DELETE),
+    # Where a session's live subscriptions got to (datastore/resume_points.py): ids and a cursor.
+    layout.RESUME_POINT.tag: Policy(Export.SIGN_IN, Erasure.KEEP, Offboarding.DELETE),
     layout.REFRESH_LOOKUP.tag: Policy(Export.SECRET, Erasure.NONE, Offboarding.EXPIRE),
     layout.AUDIT_EVENT.tag: Policy(Export.INCLUDED, Erasure.REDACT, Offboarding.DELETE, ("changes",)),
     # Its result is the written entity, the person's values included.

@@ -81,12 +81,21 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
     if key is not None and after is None:
         # Sent again without ``after`` on a new connection of the same session (a client's
         # reconnect): from where it got to, when a resume may replay that far back.
+        # From the later of this process's memory and the point a connection's end saved in
+        # the table (any process's: resumes.py).
         assert hub is not None and connection is not None
-        remembered = hub.resumes.recall(key, connection)
-        if remembered is not None:
-            known = cursors.decode(remembered, principal.org_id, topic.name)
-            if known.floor >= start - settings.subscription_replay_seconds * 1000:
-                position, resumed = known, True
+        known: Position | None = None
+        chosen = ""
+        for remembered in await hub.resumes.recall(key, connection):
+            try:
+                candidate = cursors.decode(remembered, principal.org_id, topic.name)
+            except ApiError:
+                continue  # signed with a key this server no longer has: start from now
+            if known is None or candidate.reached() > known.reached():
+                known, chosen = candidate, remembered
+        if known is not None and known.floor >= start - settings.subscription_replay_seconds * 1000:
+            position, resumed = known, True
+            hub.resumes.resumed_from(chosen, key)
     stream = LiveStream(
         connection or LiveConnection(principal, 0, _closes_nothing),
         topic,
@@ -131,7 +140,7 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
     except ApiError:
         if resumed and not delivered and key is not None and hub is not None:
             # A resume its replay refused (too many events since): the next one starts from now.
-            hub.resumes.forget(key)
+            await hub.resumes.forget(key)
         raise
     finally:
         if shot is None and hub is not None:

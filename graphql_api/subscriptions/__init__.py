@@ -10,7 +10,7 @@
 - ``session``: a subscription's session, renewed for each event it delivers.
 - ``connection`` and ``closing``: one live connection, and the close codes that end it;
   ``expiry``: when it ends by itself (its lifetime, its credential or sign-in session running out).
-- ``resumes``: where a sign-in session's subscriptions got to, for a reconnect to go on from.
+- ``resumes``: where a sign-in session's subscriptions got to, for a reconnect to any process to go on from.
 - ``messages``: a message's bounds before it is parsed (its size, its operation id).
 - ``websocket`` and ``view``: graphql-transport-ws at /graphql (Strawberry's protocol
   handler with our authentication, limits and closes).

@@ -62,3 +62,8 @@ class LiveConnection:
         live_metrics.closed(why.close)
         log.info("live connection of %s closed: %s %s", self.principal.subject, why.close.code, why.detail)
         self._closing = asyncio.ensure_future(self.closer(why))
+
+    async def until_closed(self) -> None:
+        """Once ``close`` was called: until the transport has been asked to close."""
+        if self._closing is not None:
+            await self._closing

@@ -52,6 +52,10 @@ class Position:
         self.floor = max(self.floor, newest - self.window_ms)
         self.recent = {known: at for known, at in self.recent.items() if at > self.floor}
 
+    def reached(self) -> int:
+        """How far it got: the time of the newest event it delivered, else its floor."""
+        return max([self.floor, *self.recent.values()])
+
     def replay_from(self) -> str:
         """The bound a replay reads after: the greatest id of the floor's millisecond."""
         return ids.id_ceiling(self.floor)

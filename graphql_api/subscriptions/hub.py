@@ -22,8 +22,9 @@ for, let alone queued to, a subscriber.
   this process reconnected), every subscription catches up from the audit trail: what the
   reader handed on meanwhile reached no one here.
 
-It also counts connections: per organisation and in all, each with its bound; and remembers
-where each session's subscriptions got to, for a reconnect to resume from (resumes.py).
+It also counts connections: per organisation and in all, each with its bound; and keeps
+where each session's subscriptions got to, for a reconnect to resume from, here or on any
+other process (resumes.py).
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ class LiveHub:
         self.total = 0
         self.frames_dropped = 0
         self.events_decoded = 0
-        self.resumes = Resumes(services.settings.subscription_connections)
+        self.resumes = Resumes(services)
         self._task: asyncio.Task[None] | None = None
         self._sampling: asyncio.Task[None] | None = None
 

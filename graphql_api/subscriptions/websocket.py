@@ -26,6 +26,10 @@ to the application:
   signing out everywhere) closes the connection 4403 at once (hub.py), its expiry when it
   comes (checked again then, as a refresh moves it). Any other token's expiry ends the
   connection 4403 (reconnect with a fresh one).
+- When the connection ends, where each of its subscriptions got to is saved for a reconnect
+  to any process (resumes.py): before the close frame when the server closes it (at SIGTERM
+  too: the protocol, graphql_api/entrypoints/websocket_protocol.py, leaves that frame to this
+  handler), once its subscriptions have stopped when the client closed it or it dropped.
 """
 
 from __future__ import annotations
@@ -71,6 +75,7 @@ from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.expiry import until_over
 from graphql_api.subscriptions.messages import check_size, operation_id_of
+from graphql_api.subscriptions.resumes import ResumeKey
 from graphql_api.subscriptions.session import LiveSession
 
 if TYPE_CHECKING:
@@ -109,6 +114,8 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         self._ping_unanswered = False
         # A message was not sent (the socket closing or gone): no event after it is taken as sent.
         self.unsent = False
+        # Told the server is stopping (the protocol waits for this handler's close frame).
+        self.going_away = False
 
     @property
     def live(self) -> LiveView:
@@ -129,7 +136,13 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         try:
             await self._read()
         finally:
+            if self.going_away:
+                await self._go_away()
+            # Where its subscriptions got to, saved once they have stopped (resumes.py): the
+            # socket is gone (the client closed it, the network dropped) or closed already.
+            subscribed = self._resume_keys()
             await self.shutdown()
+            await self._save_resumes(subscribed)
             for timer in self._timers:
                 timer.cancel()
             if self.connection is not None and self.hub is not None:
@@ -143,7 +156,10 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         while websocket.application_state != WebSocketState.DISCONNECTED:
             try:
                 text = await websocket.receive_text()
-            except WebSocketDisconnect:
+            except WebSocketDisconnect as gone:
+                # The server stopping (graphql_api/entrypoints/websocket_protocol.py): the
+                # socket is still open, for this handler to close once it has saved.
+                self.going_away = (gone.code, gone.reason) == (Close.GOING_AWAY.code, Close.GOING_AWAY.reason)
                 return
             except KeyError:  # a binary frame
                 await self.handle_invalid_message("WebSocket message type must be text")
@@ -162,7 +178,19 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
                 return
             await self.handle_message(cast(Message, message))
 
+    async def _go_away(self) -> None:
+        """Close 1001 as the server stops: nothing sent after this, the subscriptions' places
+        saved, then the close frame (close_with)."""
+        going_away = Closed(Close.GOING_AWAY)
+        if self.connection is None:
+            await self.close_with(going_away)
+            return
+        self.connection.close(going_away)
+        await self.connection.until_closed()
+
     async def close_with(self, closed: Closed) -> None:
+        # Before the close frame: the client reconnects when it reads it, maybe to another process.
+        await self._save_resumes(self._resume_keys())
         with contextlib.suppress(Exception):  # the peer may be gone already
             await self.websocket.close(code=closed.close.code, reason=closed.reason())
 
@@ -293,12 +321,22 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
     async def handle_complete(self, message: CompleteMessage) -> None:
         # The client is done with it: a reconnect's subscription to the same starts from now.
         context = self.contexts.get(message["id"])
-        hub = self.hub
-        if context is not None and hub is not None and isinstance(context.session, LiveSession):
-            key = context.session.resume_key
-            if key is not None:
-                hub.resumes.forget(key)
-        await super().handle_complete(message)
+        key = context.session.resume_key if context is not None and isinstance(context.session, LiveSession) else None
+        await super().handle_complete(message)  # stopped first: it remembers nothing more
+        if key is not None and self.hub is not None:
+            await self.hub.resumes.forget(key)
+
+    def _resume_keys(self) -> list[ResumeKey]:
+        """The keys of this connection's running subscriptions that a reconnect may resume."""
+        return [
+            context.session.resume_key
+            for context in self.contexts.values()
+            if isinstance(context.session, LiveSession) and context.session.resume_key is not None
+        ]
+
+    async def _save_resumes(self, keys: list[ResumeKey]) -> None:
+        if keys and self.connection is not None and self.hub is not None:
+            await self.hub.resumes.save(keys, self.connection)
 
     async def _refuse(self, operation_id: str, message: str, code: str) -> None:
         await self.send_message(

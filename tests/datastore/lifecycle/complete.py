@@ -24,10 +24,11 @@ from datastore import (
     items,
     jobs,
     layout,
+    resume_points,
     sessions,
 )
 from datastore.entities import ApiKey, Application, Department, Employee, JobPosting, Role
-from datastore.records import GatewayConnection, GatewaySubscription
+from datastore.records import GatewayConnection, GatewaySubscription, ResumePoint
 from datastore.table import Table
 from tests.conftest import Tenant
 
@@ -51,6 +52,7 @@ KINDS_WRITTEN: Final = frozenset(
         layout.ISSUER_CLIENT.tag,
         layout.SESSION.tag,
         layout.SIGNED_OUT.tag,
+        layout.RESUME_POINT.tag,
         layout.REFRESH_LOOKUP.tag,
         layout.AUDIT_EVENT.tag,
         layout.IDEMPOTENCY.tag,
@@ -118,7 +120,21 @@ def complete(tenant: Tenant) -> Complete:
         authorization_endpoint=f"{issuer}/authorize",
         token_endpoint=f"{issuer}/token",
     )
-    _session, refresh_token = sessions.start_session(table, employee.emp_id, LIFETIMES)
+    session, refresh_token = sessions.start_session(table, employee.emp_id, LIFETIMES)
+    # Where the session's subscription got to when its connection ended.
+    now = items.now()
+    resume_points.save(
+        table,
+        ResumePoint(
+            tenant.organization.org_id,
+            employee.emp_id,
+            session.session_id,
+            resume_points.subscription_hash("Subscription.employeeChanged"),
+            "cursor",
+            now,
+            now + timedelta(minutes=5),
+        ),
+    )
     sessions.sign_out_everywhere(table, leaver.emp_id)
     _live_connection(table, employee)
     return Complete(tenant, department, employee, leaver, job, application, api_key, secret, refresh_token, issuer)

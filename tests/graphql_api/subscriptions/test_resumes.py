@@ -3,16 +3,19 @@
 Sent again on a new connection of the same session, it resumes where the session got to;
 not on the same connection, not after the client completed it, not with an API key, and a
 resume refused for too many events since is forgotten (the next subscription starts from now).
+The point a connection's end saves in the table is deleted when the client completes it.
 The whole story with graphql-ws's own client: tests/graphql_api/frontend/test_graphql_ws.py.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from starlette.applications import Starlette
 
-from datastore import departments
+from datastore import departments, items, resume_points
+from datastore.entities import Session
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
 from tests.graphql_api.subscriptions.conftest import bounds, signed_in, subscribed
@@ -84,6 +87,43 @@ def test_completed_by_the_client__the_next_starts_from_now(
     subscribed(live_app, tenant.org_id)
     fresh = departments.create_department(tenant.table, name="Fresh").dept_id
     assert entity_of(second, "1") == fresh
+    second.close()
+
+
+def saved_point(tenant: Tenant, session: Session) -> bool:
+    """Whether the table holds where the session's audit subscription got to (datastore/resume_points.py)."""
+    name = resume_points.subscription_hash("Subscription.auditEventAdded")
+    return resume_points.find(tenant.table, tenant.admin.emp_id, session.session_id, name, items.now()) is not None
+
+
+def within(seconds: float, condition: Callable[[], bool]) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def test_connection_closed__its_point_saved__completed_on_the_next__deleted(
+    live_url: str, live_app: Starlette, api_settings: ApiSettings, tenant: Tenant
+) -> None:
+    """What another process would resume from: saved when a connection ends, gone once the
+    client completes the subscription (tests/graphql_api/subscriptions/test_resumes_across_processes.py)."""
+    token, session = signed_in(api_settings, tenant, tenant.admin, ttl_seconds=600)
+    first = connected(live_url, token)
+    first.subscribe("1", AUDIT)
+    subscribed(live_app, tenant.org_id)
+    departments.create_department(tenant.table, name="Seen")
+    entity_of(first, "1")
+    closed(live_app, first, tenant.org_id)
+    assert within(10, lambda: saved_point(tenant, session))
+
+    second = connected(live_url, token)
+    second.subscribe("1", AUDIT)
+    subscribed(live_app, tenant.org_id)
+    second.send({"id": "1", "type": "complete"})
+    assert within(10, lambda: not saved_point(tenant, session))
     second.close()
 
 
