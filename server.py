@@ -517,11 +517,14 @@ def restore_organization(args: argparse.Namespace) -> int:
                     datastore.client, args.from_table, LifecycleScope(org_id, "restore"), fanout=datastore.fanout
                 )
                 source = restore.TableSource(other, org_id)
+            pause_after = _restore_pause(loaded)
             with tqdm(unit=" items", desc="restoring", disable=args.quiet) as bar:
 
                 def progress(report: restore.Report) -> None:
                     done = sum(report.written.values()) + sum(report.deleted.values()) + sum(report.unchanged.values())
                     bar.update(done - bar.n)
+                    if pause_after is not None and report.partition == pause_after:
+                        _hold(f"restore paused after {report.partition}")
 
                 report = restore.Restore(live, org_id, source, drain_seconds=drain, on_partition=progress).run()
         except restore.Refused as error:
@@ -533,6 +536,23 @@ def restore_organization(args: argparse.Namespace) -> int:
     for line in report.lines(time.perf_counter() - started):
         print(line)
     return 0
+
+
+# Tests only: the partition after which ``restore`` stops and waits to be killed, so a test can
+# interrupt it at a known point (tests/test_server_restore.py). Ignored in production.
+RESTORE_PAUSE_VARIABLE = "HR_TEST_RESTORE_PAUSE_AFTER"
+
+
+def _restore_pause(loaded: Settings) -> str | None:
+    if loaded.api.environment == "production":
+        return None
+    return os.environ.get(RESTORE_PAUSE_VARIABLE) or None
+
+
+def _hold(line: str) -> Never:
+    print(line, flush=True)
+    while True:
+        time.sleep(60)
 
 
 def erase_person(args: argparse.Namespace) -> int:

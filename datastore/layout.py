@@ -43,6 +43,7 @@ constants below, spelt here once.
     GatewayLookup     WSCONN#<connectionId>      #WSCONN
     RestoreRecord     LIFECYCLE#<org>            RESTORE#<lockedAt>
     DeletionReceipt   LIFECYCLE#<org>            #DELETION
+    ErasureRecord     ORG#<org>#ERASED           EMP#<emp>
 
 Why the keys are shaped so (tenant partitions, the name entries' sort order, audit buckets,
 document slots) is told in datastore/keys.py, which holds the key vocabulary the scopes and
@@ -106,6 +107,7 @@ from datastore.model import (
 )
 from datastore.records import (
     DeletionReceipt,
+    ErasureRecord,
     FeedCheckpoint,
     FeedLease,
     GatewayConnection,
@@ -692,6 +694,23 @@ DELETION_RECEIPT: Final = Layout(
     ),
 )
 """An organisation's offboarding: closed when and by whom, deleted when, and what."""
+
+ERASURE_RECORD: Final = Layout(
+    ErasureRecord,
+    tag="ErasureRecord",
+    key=("ORG#{org_id}#ERASED", "EMP#{emp_id}"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s(EMP_ID, "emp_id"),
+        ts(ERASED_AT, "erased_at"),
+        item_map("tombstone", "tombstone"),
+    ),
+)
+"""One person's erasure: the tombstone a restore writes in place of any intact copy of them.
+
+In the organisation's own space (its data role and key guard cover it, so the erasure's own
+transaction writes it), but in a partition no walk family names: never exported, never
+replaced by a restore, kept by an offboarding (it holds no personal value)."""
 
 # --- the registry --------------------------------------------------------------------------------
 

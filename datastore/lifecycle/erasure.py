@@ -23,7 +23,8 @@ Steps, each idempotent: the audit events are redacted and the idempotency record
 (transactions of at most 100 items), then one transaction tombstones the employee (on its
 version), deletes the pointer, the identity and the name entries (and a membership with its
 headcount), and writes the erasure's own audit event, which names the fields erased and no
-value. Interrupted, a run again finds the employee intact and finishes; a tombstone means
+value, and the person's erasure record (datastore/lifecycle/erased.py), which every restore
+obeys. Interrupted, a run again finds the employee intact and finishes; a tombstone means
 done. A write to the employee meanwhile fails the last transaction, which is tried again
 from the start. The dry run reads the same and writes nothing: the items it would touch.
 """
@@ -36,11 +37,11 @@ from typing import Final, Literal
 
 from datastore import items, keys, layout, names, transact, writes
 from datastore.changes import Change
-from datastore.entities import AuditEvent, Employee, EmployeeStatus, FieldChange
+from datastore.entities import AuditEvent, Employee, EmployeeStatus
 from datastore.errors import Conflict, NotFound, StaleVersion
 from datastore.ids import EmployeeId, id_time
 from datastore.items import Item
-from datastore.lifecycle import kinds
+from datastore.lifecycle import erased, kinds
 from datastore.table import TRANSACT_LIMIT, Table
 
 ACTION: Final = "employee.erase"
@@ -146,7 +147,7 @@ def _plan(table: Table, emp_id: EmployeeId) -> _Plan | None:
     found = {keys.Key(item[keys.PK]["S"], item[keys.SK]["S"]) for item in table.batch_get(wanted) if item is not None}
     return _Plan(
         employee,
-        [event for event in events if event.erased_at is None and _personal_changes(event)],
+        [event for event in events if event.erased_at is None and erased.personal_changes(event)],
         [key for key in record_keys if key in found],
         [key for key in _entry_keys(employee) if key in found],
         membership is not None and membership in found,
@@ -186,12 +187,6 @@ def _next_month(bucket: str) -> str:
     return f"{year + 1:04d}-01" if month == 12 else f"{year:04d}-{month + 1:02d}"
 
 
-def _personal_changes(event: AuditEvent) -> bool:
-    return any(
-        change.field in kinds.PERSONAL and (change.before, change.after) != (None, None) for change in event.changes
-    )
-
-
 def _touches(plan: _Plan) -> list[Touch]:
     org_id, employee = plan.employee.org_id, plan.employee
     found = [Touch("redact", layout.AUDIT_EVENT.tag, layout.AUDIT_EVENT.key_of(event)) for event in plan.events]
@@ -219,15 +214,7 @@ def _redact(table: Table, events: list[AuditEvent]) -> None:
     at = items.now()
     ops = []
     for event in events:
-        redacted = replace(
-            event,
-            changes=tuple(
-                FieldChange(change.field, None, None) if change.field in kinds.PERSONAL else change
-                for change in event.changes
-            ),
-            erased_at=at,
-        )
-        item = layout.AUDIT_EVENT.item(redacted)
+        item = layout.AUDIT_EVENT.item(erased.redacted(event, at))
         ops.append(
             transact.update(
                 layout.AUDIT_EVENT.key_of(event),
@@ -269,6 +256,8 @@ def _tombstone(table: Table, plan: _Plan) -> Employee:
             layout.IDENTITY.key_at(current.email), condition=still_theirs, names={"#emp": layout.EMP_ID}, values=emp
         ),
         *(transact.delete(key) for key in plan.entries),
+        # Where no restore can overwrite it: every restore writes this tombstone for them.
+        erased.record_op(tombstone),
     ]
     if plan.membership and current.department_id is not None:
         ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))

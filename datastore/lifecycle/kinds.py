@@ -13,7 +13,10 @@ GraphQL documents, re-registered on a client's next request: not exported, and a
 leaves them as they are); SIGN_IN kinds are the state of who is signed in now (sessions,
 sign-out marks: not exported, and a restore leaves them as they are, since a backup must not
 sign anyone back in or out); PLATFORM kinds belong to no tenant (the layout version, migration
-progress, lifecycle records, the stream readers' leases and checkpoints); INLINE kinds are never items of their own.
+progress, lifecycle records, the stream readers' leases and checkpoints); RECORD kinds are the
+organisation's records of what was done to its data that a restore must obey (erasures): in
+a partition no export reads and no restore replaces, so no file or table can undo them;
+INLINE kinds are never items of their own.
 
 Erasure (of one person). TOMBSTONE: the employee's item, kept without its personal values;
 DELETE: items that only copy or point at the person (membership and name entries, the email
@@ -28,8 +31,9 @@ provider clients), deleted on the condition that they still name it, which frees
 domain or client id for anyone; EXPIRE: outside them and named by nothing the organisation
 holds (a refresh token's lookup, keyed by the hash of a secret nobody keeps), so unreachable
 without a Scan: refused from the moment the organisation closes and deleted by the table's
-TTL (the kind must declare ``expiresAt``, a test checks); KEEP: the platform's own (never
-the organisation's data).
+TTL (the kind must declare ``expiresAt``, a test checks); KEEP: the platform's own (never the
+organisation's data), and the organisation's erasure records, which hold no personal value
+and must outlive its data.
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ class Export(Enum):
     CACHE = "cache"
     SIGN_IN = "sign-in"
     PLATFORM = "platform"
+    RECORD = "record"
     INLINE = "inline"
 
 
@@ -117,6 +122,9 @@ POLICIES: Final[Mapping[str, Policy]] = {
     # Outside the organisation's partitions on purpose: the record outlives its data.
     layout.RESTORE_RECORD.tag: _PLATFORM,
     layout.DELETION_RECEIPT.tag: _PLATFORM,
+    # That a person was erased, and their tombstone: no personal value. Kept when the
+    # organisation is offboarded, so a restore of an older export never brings them back.
+    layout.ERASURE_RECORD.tag: Policy(Export.RECORD, Erasure.NONE, Offboarding.KEEP),
     # A server instance's stream reader's lease and checkpoints (datastore/feed/): no tenant's.
     layout.FEED_LEASE.tag: _PLATFORM,
     layout.FEED_CHECKPOINT.tag: _PLATFORM,
