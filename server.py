@@ -38,6 +38,7 @@ from datastore.config import ConfigError, DatastoreSettings
 from datastore.dev import demo
 from datastore.dev.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.dev.npm import NpmError
+from datastore.entities import Organization, OrganizationStatus
 from datastore.errors import Conflict, InvalidInput, NotFound, Unavailable
 from datastore.iam import ROLES, policies
 from datastore.ids import EmployeeId, OrgId
@@ -592,8 +593,10 @@ def offboard(args: argparse.Namespace) -> int:
     Closes it (unless closed already) with the grace period of OFFBOARDING_GRACE_DAYS (or
     --grace-days); when the period is over, deletes every item with a progress bar and
     prints the deletion receipt. Run it again after the period, or after a failure: it
-    resumes. --receipt only prints the receipt. Exit status: 0 done (or closed and waiting),
-    2 refused.
+    resumes. A run that would close and delete at once (--grace-days 0) asks first, or wants
+    --yes. An organisation deleted and then restored is offboarded anew, with a receipt of
+    its own. --receipt only prints the receipt. Exit status: 0 done (or closed and waiting,
+    or deleted already), 2 refused.
     """
     loaded = Settings.load()
     settings = loaded.datastore
@@ -610,9 +613,21 @@ def offboard(args: argparse.Namespace) -> int:
                     raise CommandError(f"organisation {org_id} has no deletion receipt: it was never closed")
                 print("\n".join(offboarding.describe(receipt)))
                 return 0
-            if receipt is None or receipt.finished_at is None:
+            organization = offboarding.organization_of(table, org_id)
+            if organization is None and receipt is not None and receipt.finished_at is not None:
+                print(f"organisation {org_id} was deleted already; nothing to do. Its receipt:")
+                print("\n".join(offboarding.describe(receipt)))
+                return 0
+            # No offboarding under way: this run starts one (with a receipt of its own).
+            starts = receipt is None or receipt.finished_at is not None
+            if organization is not None and (organization.status is not OrganizationStatus.CLOSING or starts):
+                if grace_days <= 0:
+                    _confirm_deletion(args, organization)
                 receipt = offboarding.close(table, org_id, grace=timedelta(days=grace_days)).receipt
-            if receipt.finished_at is None and items.now() < receipt.delete_after:
+            elif receipt is None:
+                raise NotFound(Organization, org_id)
+            assert receipt is not None
+            if items.now() < receipt.delete_after:
                 print(
                     f"organisation {org_id} is CLOSING: its data is deleted after "
                     f"{items.timestamp(receipt.delete_after)}; run this command again then"
@@ -635,6 +650,22 @@ def offboard(args: argparse.Namespace) -> int:
     print("\n".join(offboarding.describe(receipt)))
     print(f"deleted in {time.perf_counter() - started:.1f} s")
     return 0
+
+
+def _confirm_deletion(args: argparse.Namespace, organization: Organization) -> None:
+    """Closing with no grace period deletes at once: the operator types the id, or gave --yes."""
+    if args.yes:
+        return
+    if not sys.stdin.isatty():
+        raise CommandError(
+            f"--grace-days 0 deletes organisation {organization.org_id} ({organization.name}) and all its data at "
+            "once: add --yes to confirm; nothing was done"
+        )
+    answer = input(
+        f"Delete organisation {organization.org_id} ({organization.name}) and all its data now? Type its id: "
+    )
+    if answer.strip() != organization.org_id:
+        raise CommandError("not confirmed; nothing was done")
 
 
 def cloudformation(_args: argparse.Namespace) -> int:
@@ -724,6 +755,9 @@ def parser() -> argparse.ArgumentParser:
         "--grace-days",
         type=int,
         help="days before its data is deleted, when closing it (default: OFFBOARDING_GRACE_DAYS)",
+    )
+    offboarding_parser.add_argument(
+        "--yes", action="store_true", help="confirm a deletion at once (--grace-days 0) without asking"
     )
     offboarding_parser.add_argument("--receipt", action="store_true", help="only print its deletion receipt")
     offboarding_parser.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -43,6 +43,7 @@ constants below, spelt here once.
     GatewayLookup     WSCONN#<connectionId>      #WSCONN
     RestoreRecord     LIFECYCLE#<org>            RESTORE#<lockedAt>
     DeletionReceipt   LIFECYCLE#<org>            #DELETION
+    FormerDeletion    LIFECYCLE#<org>            DELETION#<closedAt>
     ErasureRecord     ORG#<org>#ERASED           EMP#<emp>
 
 Why the keys are shaped so (tenant partitions, the name entries' sort order, audit buckets,
@@ -694,6 +695,15 @@ DELETION_RECEIPT: Final = Layout(
     ),
 )
 """An organisation's offboarding: closed when and by whom, deleted when, and what."""
+
+FORMER_DELETION: Final = Layout(
+    DeletionReceipt,
+    tag="FormerDeletion",
+    key=("LIFECYCLE#{org_id}", "DELETION#{closed_at:timestamp}"),
+    attributes=DELETION_RECEIPT.attributes,
+)
+"""The receipt of an earlier offboarding of an organisation restored since: a new offboarding
+has a receipt of its own (DELETION_RECEIPT), and the one before is kept under its closing time."""
 
 ERASURE_RECORD: Final = Layout(
     ErasureRecord,

@@ -122,6 +122,7 @@ POLICIES: Final[Mapping[str, Policy]] = {
     # Outside the organisation's partitions on purpose: the record outlives its data.
     layout.RESTORE_RECORD.tag: _PLATFORM,
     layout.DELETION_RECEIPT.tag: _PLATFORM,
+    layout.FORMER_DELETION.tag: _PLATFORM,
     # That a person was erased, and their tombstone: no personal value. Kept when the
     # organisation is offboarded, so a restore of an older export never brings them back.
     layout.ERASURE_RECORD.tag: Policy(Export.RECORD, Erasure.NONE, Offboarding.KEEP),
