@@ -23,6 +23,7 @@ import uvicorn
 from tqdm import tqdm
 
 from datastore import (
+    calls,
     counts,
     employees,
     identities,
@@ -469,8 +470,12 @@ def export_organization(args: argparse.Namespace) -> int:
                     for line in job.lines():
                         out.write(line)
                         bar.update(job.tally.items - bar.n)
+                        if job.tally.items % export.CHECKPOINT_EVERY == 0:
+                            job.meter.settle()  # the summary's figures, without a log of every call
             partial.replace(path)
-            export.record(datastore.table(TenantScope(org_id)), org_id, job.tally)
+            with calls.metering(job.meter):
+                export.record(datastore.table(TenantScope(org_id)), org_id, job.tally)
+            job.meter.settle()
         except NotFound:
             raise CommandError(f"no organisation has the id {org_id}") from None
         except (Conflict, Unavailable, export.UnclassifiedKind) as error:
@@ -481,7 +486,7 @@ def export_organization(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     print(
         f"exported {job.tally.items} items of {org_id} to {path} ({path.stat().st_size:,} bytes) in {seconds:.1f} s: "
-        f"{job.meter.calls} DynamoDB calls, {job.meter.read_units:.1f} RCU"
+        f"{job.meter.calls} DynamoDB calls, {job.meter.read_units:.1f} RCU, {job.meter.write_units:.1f} WCU"
         + ("" if employees_csv is None else f"; {employees_csv.rows} employees to {args.csv}")
     )
     return 0
