@@ -116,7 +116,8 @@ POLICIES: Final[Mapping[str, Policy]] = {
     layout.AUDIT_EVENT.tag: Policy(Export.INCLUDED, Erasure.REDACT, Offboarding.DELETE, ("changes",)),
     # Its result is the written entity, the person's values included.
     layout.IDEMPOTENCY.tag: Policy(Export.INCLUDED, Erasure.DELETE, Offboarding.DELETE, ("result",)),
-    layout.PERSISTED_DOCUMENT.tag: Policy(Export.CACHE, Erasure.NONE, Offboarding.DELETE),
+    # Its text is a client's: it may hold a person's email or name (a query saved with them).
+    layout.PERSISTED_DOCUMENT.tag: Policy(Export.CACHE, Erasure.DELETE, Offboarding.DELETE, ("document",)),
     layout.LAYOUT_VERSION_ITEM.tag: _PLATFORM,
     layout.MIGRATION_PROGRESS.tag: _PLATFORM,
     # Outside the organisation's partitions on purpose: the record outlives its data.
@@ -134,6 +135,9 @@ POLICIES: Final[Mapping[str, Policy]] = {
     # the employee's id and role, no personal value; its lookup is named by nothing but the
     # connection item and expires with it (TTL, two hours at most).
     layout.GATEWAY_CONNECTION.tag: Policy(Export.SIGN_IN, Erasure.KEEP, Offboarding.DELETE),
+    # A subscription's document and variables are its client's and may name a person: not
+    # erased (ending it would leave a client believing it is subscribed), and gone with its
+    # connection within two hours (TTL).
     layout.GATEWAY_SUBSCRIPTION.tag: Policy(Export.SIGN_IN, Erasure.NONE, Offboarding.DELETE),
     layout.GATEWAY_LOOKUP.tag: Policy(Export.SIGN_IN, Erasure.NONE, Offboarding.EXPIRE),
 }
