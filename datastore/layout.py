@@ -45,6 +45,7 @@ constants below, spelt here once.
     DeletionReceipt   LIFECYCLE#<org>            #DELETION
     FormerDeletion    LIFECYCLE#<org>            DELETION#<closedAt>
     ErasureRecord     ORG#<org>#ERASED           EMP#<emp>
+    LifecycleEvent    ORG#<org>#LIFECYCLE        EVT#<event>
 
 Why the keys are shaped so (tenant partitions, the name entries' sort order, audit buckets,
 document slots) is told in datastore/keys.py, which holds the key vocabulary the scopes and
@@ -721,6 +722,16 @@ ERASURE_RECORD: Final = Layout(
 In the organisation's own space (its data role and key guard cover it, so the erasure's own
 transaction writes it), but in a partition no walk family names: never exported, never
 replaced by a restore, kept by an offboarding (it holds no personal value)."""
+
+LIFECYCLE_EVENT: Final = Layout(
+    AuditEvent,
+    tag="LifecycleEvent",
+    key=("ORG#{org_id}#LIFECYCLE", "EVT#{event_id}"),
+    attributes=AUDIT_EVENT.attributes,
+)
+"""A copy of an audit event of the organisation's lifecycle (closed, exported, restored, a
+person erased): a restore puts it back in the trail, which it replaces from its source. In a
+partition no walk family names, as the erasure records; it expires with the event (TTL)."""
 
 # --- the registry --------------------------------------------------------------------------------
 

@@ -11,10 +11,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from datastore import departments, employees, ids, keys, layout
+from datastore import audit, departments, employees, ids, keys, layout
 from datastore.config import DatastoreSettings
 from datastore.entities import Employee, EmployeeStatus, OrganizationStatus, Role
-from datastore.lifecycle import erasure
+from datastore.lifecycle import erasure, trail
+from datastore.pagination import PageRequest
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore.lifecycle.support import empty_table, exported, fingerprint, item_lines, snapshot
 from tests.graphql_api.fixtures import Api
@@ -220,3 +221,28 @@ def _status(tenant: Tenant) -> OrganizationStatus:
         TableName=tenant.table.name, Key=layout.ORGANIZATION.key_at(tenant.org_id).wire(), ConsistentRead=True
     )["Item"]
     return layout.ORGANIZATION.read(item).status
+
+
+def test_restore__after_an_offboarding__the_trail_says_exported_closed_and_restored(
+    tenant: Tenant, settings: DatastoreSettings, tmp_path: Path
+) -> None:
+    assert settings.endpoint_url is not None
+    path = tmp_path / "acme.jsonl.gz"
+
+    def run(*args: str) -> None:
+        result = server_command(settings.endpoint_url or "", tenant.table.name, *args, "--org", tenant.org_id)
+        assert result.returncode == 0, result.stderr
+
+    run("export", str(path))
+    run("offboard", "--grace-days", "0", "--yes")
+    run("restore", str(path), "--drain-seconds", "0")
+    run("restore", str(path), "--drain-seconds", "0")
+
+    events = audit.list_audit_events(tenant.table, PageRequest(first=100)).items
+    lifecycle = [(e.action, e.actor_id) for e in sorted(events, key=lambda e: e.event_id) if e.action in trail.ACTIONS]
+    assert lifecycle == [
+        ("organization.export", None),
+        ("organization.close", "operator"),
+        ("organization.restore", "operator"),
+        ("organization.restore", "operator"),
+    ]

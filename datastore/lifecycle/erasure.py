@@ -38,13 +38,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
-from datastore import items, keys, layout, names, transact, writes
+from datastore import items, keys, layout, names, transact
 from datastore.changes import Change
 from datastore.entities import AuditEvent, Employee, EmployeeStatus
 from datastore.errors import Conflict, NotFound, StaleVersion
 from datastore.ids import EmployeeId, id_time
 from datastore.items import Item
-from datastore.lifecycle import erased, kinds, walk
+from datastore.lifecycle import erased, kinds, trail, walk
 from datastore.table import TRANSACT_LIMIT, Table
 
 ACTION: Final = "employee.erase"
@@ -298,7 +298,7 @@ def _tombstone(table: Table, plan: _Plan) -> Employee:
                 values={":minus": items.n(-1), ":one": items.n(1)},
             )
         )
-    writes.commit(table, ops, _change(current, tombstone))
+    trail.commit(table, ops, _change(current, tombstone))
     return tombstone
 
 

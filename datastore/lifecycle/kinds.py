@@ -14,7 +14,8 @@ leaves them as they are); SIGN_IN kinds are the state of who is signed in now (s
 sign-out marks: not exported, and a restore leaves them as they are, since a backup must not
 sign anyone back in or out); PLATFORM kinds belong to no tenant (the layout version, migration
 progress, lifecycle records, the stream readers' leases and checkpoints); RECORD kinds are the
-organisation's records of what was done to its data that a restore must obey (erasures): in
+organisation's records of what was done to its data that a restore must obey (erasures) or
+put back (the lifecycle's audit events): in
 a partition no export reads and no restore replaces, so no file or table can undo them;
 INLINE kinds are never items of their own.
 
@@ -32,8 +33,8 @@ domain or client id for anyone; EXPIRE: outside them and named by nothing the or
 holds (a refresh token's lookup, keyed by the hash of a secret nobody keeps), so unreachable
 without a Scan: refused from the moment the organisation closes and deleted by the table's
 TTL (the kind must declare ``expiresAt``, a test checks); KEEP: the platform's own (never the
-organisation's data), and the organisation's erasure records, which hold no personal value
-and must outlive its data.
+organisation's data), and the organisation's RECORD kinds, which hold no personal value and
+must outlive its data.
 """
 
 from __future__ import annotations
@@ -127,6 +128,8 @@ POLICIES: Final[Mapping[str, Policy]] = {
     # That a person was erased, and their tombstone: no personal value. Kept when the
     # organisation is offboarded, so a restore of an older export never brings them back.
     layout.ERASURE_RECORD.tag: Policy(Export.RECORD, Erasure.NONE, Offboarding.KEEP),
+    # The lifecycle's audit events (closed, exported, restored, erased), put back by a restore.
+    layout.LIFECYCLE_EVENT.tag: Policy(Export.RECORD, Erasure.NONE, Offboarding.KEEP),
     # A server instance's stream reader's lease and checkpoints (datastore/feed/): no tenant's.
     layout.FEED_LEASE.tag: _PLATFORM,
     layout.FEED_CHECKPOINT.tag: _PLATFORM,

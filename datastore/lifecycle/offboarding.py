@@ -36,13 +36,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final
 
-from datastore import items, keys, layout, transact, writes
+from datastore import items, keys, layout, transact
 from datastore.changes import Change
 from datastore.entities import Organization, OrganizationStatus
 from datastore.errors import Conflict, NotFound
 from datastore.ids import OrgId
 from datastore.items import Item
-from datastore.lifecycle import walk
+from datastore.lifecycle import trail, walk
 from datastore.model import ENTITY
 from datastore.records import DeletionReceipt
 from datastore.scope import LifecycleScope
@@ -146,7 +146,7 @@ def close(table: Table, org_id: OrgId, *, grace: timedelta) -> Closed:
         # The organisation was deleted and restored since: that offboarding's receipt is
         # kept, and this one gets its own.
         ops.append(transact.put(layout.FORMER_DELETION.item(existing)))
-    writes.commit(table, ops, Change(CLOSE_ACTION, layout.ORGANIZATION.tag, org_id, org_id, found, closed))
+    trail.commit(table, ops, Change(CLOSE_ACTION, layout.ORGANIZATION.tag, org_id, org_id, found, closed))
     return Closed(closing, receipt)
 
 

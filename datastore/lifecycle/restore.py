@@ -60,11 +60,12 @@ from pathlib import Path
 from typing import Final, Protocol
 
 from datastore import counts, items, keys, layout, layout_version, transact
+from datastore.changes import Change
 from datastore.entities import ApiKeyGrant, ApiKeyStatus, OrganizationStatus
 from datastore.errors import Conflict
 from datastore.ids import OrgId, new_id_at
 from datastore.items import Item
-from datastore.lifecycle import erased, export, export_format, kinds, walk
+from datastore.lifecycle import erased, export, export_format, kinds, trail, walk
 from datastore.lifecycle.walk import Family
 from datastore.model import ENTITY
 from datastore.records import RestoreRecord
@@ -241,6 +242,8 @@ class Report:
     unchanged: Counter[str] = field(default_factory=Counter)
     passes: int = 0
     counters_repaired: int = 0
+    # Kept lifecycle events (trail.py) the source's trail lacked, put back.
+    events_put_back: int = 0
     # The partition last replaced (the progress callback's).
     partition: str | None = None
     # API keys the source had ACTIVE that the live table holds REVOKED: kept revoked.
@@ -261,6 +264,8 @@ class Report:
             f"pass{'es' * (self.passes != 1)}): {total(self.written)} items written, {total(self.deleted)} deleted, "
             f"{total(self.unchanged)} unchanged; {self.counters_repaired} counters repaired"
         ]
+        if self.events_put_back:
+            found.append(f"  {self.events_put_back} audit events of closes, exports, restores and erasures put back")
         found += [f"  API key {key} is REVOKED here and stays revoked" for key in self.kept_revoked]
         found += [f"  {pk} is another organisation's now: not restored" for pk in self.held_elsewhere]
         found += [f"  employee {emp_id} was erased here: restored erased" for emp_id in self.erased_again]
@@ -349,7 +354,10 @@ class Restore:
         self.report.erased_again = sorted(self.erasures.kept_erased)
         tenant = self.table.with_scope(TenantScope(self.org_id, actor_of(self.table.scope)))
         self.report.counters_repaired = len(counts.check_organization(tenant, fix=True).drifts)
-        self._unlock()
+        self.report.events_put_back = trail.put_back(self.table, self.org_id)
+        # The unlock and the restore's own event, in one transaction: a run again never finds
+        # the event while the organisation is locked.
+        trail.commit(tenant, [self._unlock_op()], self._change())
         self.report.finished_at = items.now()
         record = self.report.record(actor_of(self.table.scope))
         self.table.write([transact.put(layout.RESTORE_RECORD.item(record))])
@@ -452,7 +460,8 @@ class Restore:
         while True:
             partition_key = layout.AUDIT_EVENT.partition(self.org_id, month)
             start = {keys.PK: partition_key, keys.SK: floor}
-            found += self.table.query(partition_key, limit=10, start_key=start, consistent=True).items
+            answer = self.table.query(partition_key, limit=10, start_key=start, consistent=True).items
+            found += [item for item in answer if not trail.is_lifecycle_event(item)]
             if month >= last:
                 return found
             month = _next_month(month)
@@ -466,18 +475,21 @@ class Restore:
         unlocked = replace(organization, status=before, locked_at=None, status_before_lock=None)
         self._write_condition(layout.ORGANIZATION.item(unlocked), "#status = :restoring")
 
-    def _unlock(self) -> None:
+    def _unlock_op(self) -> transact.Op:
         """The source's organisation item, as it is there: the last write, which unlocks."""
-        self._write_condition(self._source_organization(), "#status = :restoring")
+        return _conditional_put(self._source_organization(), "#status = :restoring")
+
+    def _change(self) -> Change:
+        """The restore's audit event: where from, and how many items it wrote and deleted."""
+        after = {
+            "source": items.s(self.report.source),
+            "written": items.n(sum(self.report.written.values())),
+            "deleted": items.n(sum(self.report.deleted.values())),
+        }
+        return Change(trail.RESTORE_ACTION, layout.ORGANIZATION.tag, self.org_id, self.org_id, None, after)
 
     def _write_condition(self, item: Item, condition: str) -> None:
-        values = {":restoring": items.s(OrganizationStatus.RESTORING.value)} if ":restoring" in condition else None
-        names = {"#status": layout.STATUS} if "#status" in condition else None
-
-        def lost(_old: Item | None) -> Conflict:
-            return Conflict("the organisation's item changed while it was locked")
-
-        self.table.write([transact.put(item, condition=condition, names=names, values=values, on_failed=lost)])
+        self.table.write([_conditional_put(item, condition)])
 
     def _source_organization(self) -> Item:
         if self._source_org is None:
@@ -538,8 +550,8 @@ class Restore:
             # What the source holds, with every erasure applied: None, nothing to write.
             wanted = None if source_item is None else self._as_restored(source_item, live_item)
             if wanted is None:
-                if live_item is None:
-                    continue
+                if live_item is None or (source_item is None and trail.is_lifecycle_event(live_item)):
+                    continue  # a lifecycle event the source predates stays in the trail
                 self._note_straggler(live_item, locked_at)
                 deletes.append(_key(live_item))
                 self.report.deleted[_kind(live_item)] += 1
@@ -556,6 +568,8 @@ class Restore:
     def _empty(self, pk: str, locked_at: datetime) -> None:
         deletes: list[keys.Key] = []
         for item in self._live(pk):
+            if trail.is_lifecycle_event(item):
+                continue
             self._note_straggler(item, locked_at)
             deletes.append(_key(item))
             self.report.deleted[_kind(item)] += 1
@@ -653,6 +667,16 @@ class Restore:
         except Conflict:
             return  # another organisation's by now: not ours to delete
         self.report.deleted[_kind(target)] += 1
+
+
+def _conditional_put(item: Item, condition: str) -> transact.Op:
+    values = {":restoring": items.s(OrganizationStatus.RESTORING.value)} if ":restoring" in condition else None
+    names = {"#status": layout.STATUS} if "#status" in condition else None
+
+    def lost(_old: Item | None) -> Conflict:
+        return Conflict("the organisation's item changed while it was locked")
+
+    return transact.put(item, condition=condition, names=names, values=values, on_failed=lost)
 
 
 def _merged(source: Iterator[Item], live: Iterator[Item]) -> Iterator[tuple[Item | None, Item | None]]:
