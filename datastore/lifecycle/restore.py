@@ -36,16 +36,23 @@ live table's hash for the same key if there is one, and otherwise has none and c
 authenticate (a file must not be a credential). A key the live table holds REVOKED stays
 revoked whatever the source says. Lookup items are made from the restored records.
 
-Erasures hold: a person erased in the live table before the restore (a tombstone) whom the
-source holds intact is erased again (terminated first if the source has them active), so no
-backup brings a person's data back.
+Verified first: a file is read through before anything is written, and every item must be
+one an export holds, keyed in its family's partitions of the organisation (``_verify``), so
+a tampered line is refused with nothing written rather than met by the scope halfway.
+
+Erasures hold: the organisation's erasure records (datastore/lifecycle/erased.py), outside
+every partition a restore replaces, are read before the first write and applied to every
+item written, so no source, and no run interrupted and started again, brings an erased
+person's data back. Each run records a tombstone an earlier release left without a record
+before it writes any of the organisation's data.
 
 The end: ``counts.check_organization(fix=True)`` (``server.py check-counts``) recounts every
 headcount and application counter and repairs any the source held inconsistent (an export of
-a live organisation is consistent item by item only); then the organisation's item; then the
-restore's record (``LIFECYCLE#<org>`` / ``RESTORE#<lockedAt>``), outside the organisation, so
-the restored data is exactly the source's: export, restore into an empty table and export
-again give the same item lines.
+a live organisation is consistent item by item only); the lifecycle's kept audit events the
+trail lacks are put back (trail.py; the live trail's own lifecycle events are never deleted);
+then the organisation's item with the restore's own audit event, in one transaction; then the
+restore's record (``LIFECYCLE#<org>`` / ``RESTORE#<lockedAt>``). Export, restore into an empty
+table and export again give the same item lines, and the restore's event.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ from datastore.entities import AuditEvent
 from datastore.errors import Conflict
 from datastore.ids import OrgId
 from datastore.items import Item
+from datastore.model import ENTITY
 from datastore.table import Table
 
 RESTORE_ACTION: Final = "organization.restore"
@@ -40,7 +41,7 @@ def commit(table: Table, ops: Sequence[transact.Op], change: Change) -> None:
 
 def is_lifecycle_event(item: Item) -> bool:
     """An audit event item of the lifecycle (one a restore leaves in the live trail)."""
-    return item.get("action", {}).get("S") in ACTIONS
+    return item.get(ENTITY, {}).get("S") == layout.AUDIT_EVENT.tag and item.get("action", {}).get("S") in ACTIONS
 
 
 def kept(table: Table, org_id: OrgId) -> list[AuditEvent]:
