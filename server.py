@@ -25,6 +25,7 @@ import uvicorn
 from tqdm import tqdm
 
 from datastore import (
+    calls,
     counts,
     documents,
     employees,
@@ -41,6 +42,7 @@ from datastore.config import ConfigError, DatastoreSettings
 from datastore.dev import demo
 from datastore.dev.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.dev.npm import NpmError
+from datastore.entities import Organization, OrganizationStatus
 from datastore.errors import Conflict, InvalidInput, NotFound, Unavailable
 from datastore.iam import ROLES, policies
 from datastore.ids import EmployeeId, OrgId
@@ -597,8 +599,12 @@ def export_organization(args: argparse.Namespace) -> int:
                     for line in job.lines():
                         out.write(line)
                         bar.update(job.tally.items - bar.n)
+                        if job.tally.items % export.CHECKPOINT_EVERY == 0:
+                            job.meter.settle()  # the summary's figures, without a log of every call
             partial.replace(path)
-            export.record(datastore.table(TenantScope(org_id)), org_id, job.tally)
+            with calls.metering(job.meter):
+                export.record(datastore.table(TenantScope(org_id)), org_id, job.tally)
+            job.meter.settle()
         except NotFound:
             raise CommandError(f"no organisation has the id {org_id}") from None
         except (Conflict, Unavailable, export.UnclassifiedKind) as error:
@@ -609,7 +615,7 @@ def export_organization(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     print(
         f"exported {job.tally.items} items of {org_id} to {path} ({path.stat().st_size:,} bytes) in {seconds:.1f} s: "
-        f"{job.meter.calls} DynamoDB calls, {job.meter.read_units:.1f} RCU"
+        f"{job.meter.calls} DynamoDB calls, {job.meter.read_units:.1f} RCU, {job.meter.write_units:.1f} WCU"
         + ("" if employees_csv is None else f"; {employees_csv.rows} employees to {args.csv}")
     )
     return 0
@@ -646,11 +652,14 @@ def restore_organization(args: argparse.Namespace) -> int:
                     datastore.client, args.from_table, LifecycleScope(org_id, "restore"), fanout=datastore.fanout
                 )
                 source = restore.TableSource(other, org_id)
+            pause_after = _restore_pause(loaded)
             with tqdm(unit=" items", desc="restoring", disable=args.quiet) as bar:
 
                 def progress(report: restore.Report) -> None:
                     done = sum(report.written.values()) + sum(report.deleted.values()) + sum(report.unchanged.values())
                     bar.update(done - bar.n)
+                    if pause_after is not None and report.partition == pause_after:
+                        _hold(f"restore paused after {report.partition}")
 
                 report = restore.Restore(live, org_id, source, drain_seconds=drain, on_partition=progress).run()
         except restore.Refused as error:
@@ -662,6 +671,23 @@ def restore_organization(args: argparse.Namespace) -> int:
     for line in report.lines(time.perf_counter() - started):
         print(line)
     return 0
+
+
+# Tests only: the partition after which ``restore`` stops and waits to be killed, so a test can
+# interrupt it at a known point (tests/test_server_restore.py). Ignored in production.
+RESTORE_PAUSE_VARIABLE = "HR_TEST_RESTORE_PAUSE_AFTER"
+
+
+def _restore_pause(loaded: Settings) -> str | None:
+    if loaded.api.environment == "production":
+        return None
+    return os.environ.get(RESTORE_PAUSE_VARIABLE) or None
+
+
+def _hold(line: str) -> Never:
+    print(line, flush=True)
+    while True:
+        time.sleep(60)
 
 
 def erase_person(args: argparse.Namespace) -> int:
@@ -701,8 +727,10 @@ def offboard(args: argparse.Namespace) -> int:
     Closes it (unless closed already) with the grace period of OFFBOARDING_GRACE_DAYS (or
     --grace-days); when the period is over, deletes every item with a progress bar and
     prints the deletion receipt. Run it again after the period, or after a failure: it
-    resumes. --receipt only prints the receipt. Exit status: 0 done (or closed and waiting),
-    2 refused.
+    resumes. A run that would close and delete at once (--grace-days 0) asks first, or wants
+    --yes. An organisation deleted and then restored is offboarded anew, with a receipt of
+    its own. --receipt only prints the receipt. Exit status: 0 done (or closed and waiting,
+    or deleted already), 2 refused.
     """
     loaded = Settings.load()
     settings = loaded.datastore
@@ -719,9 +747,21 @@ def offboard(args: argparse.Namespace) -> int:
                     raise CommandError(f"organisation {org_id} has no deletion receipt: it was never closed")
                 print("\n".join(offboarding.describe(receipt)))
                 return 0
-            if receipt is None or receipt.finished_at is None:
+            organization = offboarding.organization_of(table, org_id)
+            if organization is None and receipt is not None and receipt.finished_at is not None:
+                print(f"organisation {org_id} was deleted already; nothing to do. Its receipt:")
+                print("\n".join(offboarding.describe(receipt)))
+                return 0
+            # No offboarding under way: this run starts one (with a receipt of its own).
+            starts = receipt is None or receipt.finished_at is not None
+            if organization is not None and (organization.status is not OrganizationStatus.CLOSING or starts):
+                if grace_days <= 0:
+                    _confirm_deletion(args, organization)
                 receipt = offboarding.close(table, org_id, grace=timedelta(days=grace_days)).receipt
-            if receipt.finished_at is None and items.now() < receipt.delete_after:
+            elif receipt is None:
+                raise NotFound(Organization, org_id)
+            assert receipt is not None
+            if items.now() < receipt.delete_after:
                 print(
                     f"organisation {org_id} is CLOSING: its data is deleted after "
                     f"{items.timestamp(receipt.delete_after)}; run this command again then"
@@ -744,6 +784,22 @@ def offboard(args: argparse.Namespace) -> int:
     print("\n".join(offboarding.describe(receipt)))
     print(f"deleted in {time.perf_counter() - started:.1f} s")
     return 0
+
+
+def _confirm_deletion(args: argparse.Namespace, organization: Organization) -> None:
+    """Closing with no grace period deletes at once: the operator types the id, or gave --yes."""
+    if args.yes:
+        return
+    if not sys.stdin.isatty():
+        raise CommandError(
+            f"--grace-days 0 deletes organisation {organization.org_id} ({organization.name}) and all its data at "
+            "once: add --yes to confirm; nothing was done"
+        )
+    answer = input(
+        f"Delete organisation {organization.org_id} ({organization.name}) and all its data now? Type its id: "
+    )
+    if answer.strip() != organization.org_id:
+        raise CommandError("not confirmed; nothing was done")
 
 
 def cloudformation(_args: argparse.Namespace) -> int:
@@ -852,6 +908,9 @@ def parser() -> argparse.ArgumentParser:
         "--grace-days",
         type=int,
         help="days before its data is deleted, when closing it (default: OFFBOARDING_GRACE_DAYS)",
+    )
+    offboarding_parser.add_argument(
+        "--yes", action="store_true", help="confirm a deletion at once (--grace-days 0) without asking"
     )
     offboarding_parser.add_argument("--receipt", action="store_true", help="only print its deletion receipt")
     offboarding_parser.add_argument("--quiet", action="store_true", help="no progress bar")

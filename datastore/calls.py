@@ -168,6 +168,17 @@ def metered(steps: Iterator[T], meter: Meter) -> Iterator[T]:
         yield step
 
 
+@contextmanager
+def metering(meter: Meter) -> Iterator[None]:
+    """The calls made meanwhile in this context (and the pools it hands work to) counted in
+    ``meter``: a job's single steps, as ``metered`` does for its iterator's."""
+    token = current_log.set(meter.log)
+    try:
+        yield
+    finally:
+        current_log.reset(token)
+
+
 class Batch(NamedTuple):
     """The loader batch the calls of this context belong to."""
 

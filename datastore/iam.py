@@ -31,7 +31,7 @@ it reads and writes (BatchWriteItem too) the organisation's partitions, reads, w
 deletes the items outside them that name it (identities, domain markers, API key lookups,
 identity provider clients; the code writes each on the condition that it names the
 organisation, since a key outside the tenant's space says nothing of whose it is), its
-lifecycle records (``LIFECYCLE#<org>`` exactly: restores, its deletion receipt) and reads the
+lifecycle records (``LIFECYCLE#<org>`` exactly: restores, its deletion receipts) and reads the
 layout version; a restore from another table (``--from-table``, a point-in-time recovery)
 reads it under the same bounds, so the role may read tables named ``<table>-restored-*``.
 Persisted GraphQL documents live in each organisation's own partitions

@@ -44,6 +44,9 @@ constants below, spelt here once.
     GatewayLookup     WSCONN#<connectionId>      #WSCONN
     RestoreRecord     LIFECYCLE#<org>            RESTORE#<lockedAt>
     DeletionReceipt   LIFECYCLE#<org>            #DELETION
+    FormerDeletion    LIFECYCLE#<org>            DELETION#<closedAt>
+    ErasureRecord     ORG#<org>#ERASED           EMP#<emp>
+    LifecycleEvent    ORG#<org>#LIFECYCLE        EVT#<event>
 
 Why the keys are shaped so (tenant partitions, the name entries' sort order, audit buckets,
 document slots) is told in datastore/keys.py, which holds the key vocabulary the scopes and
@@ -107,6 +110,7 @@ from datastore.model import (
 )
 from datastore.records import (
     DeletionReceipt,
+    ErasureRecord,
     FeedCheckpoint,
     FeedLease,
     GatewayConnection,
@@ -724,6 +728,42 @@ DELETION_RECEIPT: Final = Layout(
     ),
 )
 """An organisation's offboarding: closed when and by whom, deleted when, and what."""
+
+FORMER_DELETION: Final = Layout(
+    DeletionReceipt,
+    tag="FormerDeletion",
+    key=("LIFECYCLE#{org_id}", "DELETION#{closed_at:timestamp}"),
+    attributes=DELETION_RECEIPT.attributes,
+)
+"""The receipt of an earlier offboarding of an organisation restored since: a new offboarding
+has a receipt of its own (DELETION_RECEIPT), and the one before is kept under its closing time."""
+
+ERASURE_RECORD: Final = Layout(
+    ErasureRecord,
+    tag="ErasureRecord",
+    key=("ORG#{org_id}#ERASED", "EMP#{emp_id}"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s(EMP_ID, "emp_id"),
+        ts(ERASED_AT, "erased_at"),
+        item_map("tombstone", "tombstone"),
+    ),
+)
+"""One person's erasure: the tombstone a restore writes in place of any intact copy of them.
+
+In the organisation's own space (its data role and key guard cover it, so the erasure's own
+transaction writes it), but in a partition no walk family names: never exported, never
+replaced by a restore, kept by an offboarding (it holds no personal value)."""
+
+LIFECYCLE_EVENT: Final = Layout(
+    AuditEvent,
+    tag="LifecycleEvent",
+    key=("ORG#{org_id}#LIFECYCLE", "EVT#{event_id}"),
+    attributes=AUDIT_EVENT.attributes,
+)
+"""A copy of an audit event of the organisation's lifecycle (closed, exported, restored, a
+person erased): a restore puts it back in the trail, which it replaces from its source. In a
+partition no walk family names, as the erasure records; it expires with the event (TTL)."""
 
 # --- the registry --------------------------------------------------------------------------------
 

@@ -5,8 +5,9 @@ Idempotency records (datastore/idempotency.py), persisted GraphQL documents
 migration's progress for one organisation (datastore/migration.py), a stream reader's lease
 and checkpoints (datastore/feed/lease.py), the live connections and subscriptions of the
 API Gateway WebSocket API (datastore/gateway.py), where a sign-in session's live
-subscriptions got to (datastore/resume_points.py) and an organisation's lifecycle records
-(datastore/lifecycle/). Their kinds are declared with the entities' in datastore/layout.py.
+subscriptions got to (datastore/resume_points.py), an organisation's lifecycle records
+(datastore/lifecycle/) and its erasure records (datastore/lifecycle/erased.py). Their kinds
+are declared with the entities' in datastore/layout.py.
 """
 
 from __future__ import annotations
@@ -133,6 +134,20 @@ class RestoreRecord:
     unchanged: Mapping[str, int] = field(default_factory=dict)
     passes: int = 0
     counters_repaired: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ErasureRecord:
+    """That one person was erased (datastore/lifecycle/erasure.py), kept in the organisation's
+    erasures partition, which no export carries and no restore or offboarding touches: a
+    restore puts ``tombstone`` (the employee's item as the erasure left it, no personal value
+    in it) in place of any intact copy of the person, so no source brings them back."""
+
+    org_id: OrgId
+    emp_id: str
+    erased_at: datetime
+    # The employee item as the erasure wrote it (DynamoDB's JSON): what a restore writes.
+    tombstone: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

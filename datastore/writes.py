@@ -8,10 +8,11 @@ which keeps the failure of any of them (the last included) a failure of the whol
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from datastore import audit, items, transact
 from datastore.changes import Change
+from datastore.entities import AuditEvent
 from datastore.idempotency import IdempotencyRequest, record_op
 from datastore.scope import actor_of
 from datastore.table import Table
@@ -22,7 +23,11 @@ def commit(
     ops: Sequence[transact.Op],
     change: Change,
     idempotency: IdempotencyRequest | None = None,
+    *,
+    with_event: Callable[[AuditEvent], Sequence[transact.Op]] | None = None,
 ) -> None:
+    """``with_event``: operations made from the event, in the same transaction (a copy of it
+    kept where a restore cannot replace it, datastore/lifecycle/trail.py)."""
     at = items.now()
     key = None if idempotency is None else idempotency.key
     days = table.retention.days_for(table, change.org_id)
@@ -30,6 +35,8 @@ def commit(
     bookkeeping = [audit.event_op(event)]
     if idempotency is not None:
         bookkeeping.insert(0, record_op(idempotency, change.snapshot, at))
+    if with_event is not None:
+        bookkeeping += with_event(event)
     table.write([*bookkeeping, *ops], token=None if idempotency is None else idempotency.token)
     if idempotency is not None:
         idempotency.attempt.recorded = True

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from datastore import audit, employees, ids
@@ -36,6 +37,10 @@ def test_export__writes_a_complete_file__and_a_neutralised_csv(
         header, tally = export_format.check(stream)
     assert header.org_id == tenant.org_id
     assert f"exported {tally.items} items of {tenant.org_id}" in result.stdout
+    # What this run used: the walk's reads and the audit event's write.
+    figures = re.search(r"in [\d.]+ s: (\d+) DynamoDB calls, ([\d.]+) RCU, ([\d.]+) WCU", result.stdout)
+    assert figures is not None, result.stdout
+    assert int(figures[1]) >= 3 and float(figures[2]) > 0 and float(figures[3]) > 0
     assert "2 employees to" in result.stdout
     assert not (tmp_path / "acme.jsonl.gz.part").exists()
     rows = csv.read_text().splitlines()

@@ -17,30 +17,34 @@ The personal values are the email and the names (kinds.PERSONAL), wherever a kin
 - idempotency records of writes about the person are deleted (their results hold the
   person's item); audit events name the key each write ran under;
 - applications and applicant guards hold ids and statuses only: kept, so a job's pipeline
-  and its counters are unchanged, the applicant shown as the erased person.
+  and its counters are unchanged, the applicant shown as the erased person;
+- persisted GraphQL documents whose text holds the email or a name (an admin's saved
+  query, say) are deleted: a cache, which a client refills by sending the text again.
 
-Steps, each idempotent: the audit events are redacted and the idempotency records deleted
-(transactions of at most 100 items), then one transaction tombstones the employee (on its
+Steps, each idempotent: the audit events are redacted and the idempotency records and
+persisted documents deleted (transactions of at most 100 items), then one transaction tombstones the employee (on its
 version), deletes the pointer, the identity and the name entries (and a membership with its
 headcount), and writes the erasure's own audit event, which names the fields erased and no
-value. Interrupted, a run again finds the employee intact and finishes; a tombstone means
+value, and the person's erasure record (datastore/lifecycle/erased.py), which every restore
+obeys. Interrupted, a run again finds the employee intact and finishes; a tombstone means
 done. A write to the employee meanwhile fails the last transaction, which is tried again
 from the start. The dry run reads the same and writes nothing: the items it would touch.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
-from datastore import items, keys, layout, names, transact, writes
+from datastore import items, keys, layout, names, transact
 from datastore.changes import Change
-from datastore.entities import AuditEvent, Employee, EmployeeStatus, FieldChange
+from datastore.entities import AuditEvent, Employee, EmployeeStatus
 from datastore.errors import Conflict, NotFound, StaleVersion
 from datastore.ids import EmployeeId, id_time
 from datastore.items import Item
-from datastore.lifecycle import kinds
+from datastore.lifecycle import erased, kinds, trail, walk
 from datastore.table import TRANSACT_LIMIT, Table
 
 ACTION: Final = "employee.erase"
@@ -88,6 +92,8 @@ class _Plan:
     entries: list[keys.Key]
     membership: bool
     pointer: bool
+    # Persisted documents whose text holds the person's email or a name.
+    documents: list[keys.Key] = field(default_factory=list)
 
 
 def erase_person(table: Table, emp_id: EmployeeId, *, dry_run: bool = False) -> Erasure:
@@ -105,7 +111,7 @@ def erase_person(table: Table, emp_id: EmployeeId, *, dry_run: bool = False) -> 
         if dry_run:
             return erasure
         _redact(table, plan.events)
-        _drop(table, plan.records)
+        _drop(table, [*plan.records, *plan.documents])
         try:
             erasure.employee = _tombstone(table, plan)
         except StaleVersion:
@@ -146,12 +152,34 @@ def _plan(table: Table, emp_id: EmployeeId) -> _Plan | None:
     found = {keys.Key(item[keys.PK]["S"], item[keys.SK]["S"]) for item in table.batch_get(wanted) if item is not None}
     return _Plan(
         employee,
-        [event for event in events if event.erased_at is None and _personal_changes(event)],
+        [event for event in events if event.erased_at is None and erased.personal_changes(event)],
         [key for key in record_keys if key in found],
         [key for key in _entry_keys(employee) if key in found],
         membership is not None and membership in found,
         layout.EMAIL_POINTER.key_at(org_id, employee.email) in found,
+        _documents_naming(table, employee),
     )
+
+
+def _documents_naming(table: Table, employee: Employee) -> list[keys.Key]:
+    """The organisation's persisted documents whose text holds the person's email, or one of
+    their names as a word: an admin may have registered a query with them in it. Found by
+    their 4,096 slots (walk.DOCUMENTS: 100 keys a BatchGetItem), as nothing indexes them."""
+    found = walk.Found(employee.org_id, items.now())
+    reading = walk.Walk(table, employee.org_id, families=(walk.DOCUMENTS,), found=found)
+    return [
+        keys.Key(item[keys.PK]["S"], item[keys.SK]["S"])
+        for item in reading.of_family(walk.DOCUMENTS)
+        if _holds_values(item["document"]["S"], employee)
+    ]
+
+
+def _holds_values(text: str, employee: Employee) -> bool:
+    folded = text.casefold()
+    if employee.email and employee.email.casefold() in folded:
+        return True
+    words = (name.casefold() for name in (employee.first_name, employee.last_name) if name)
+    return any(re.search(rf"(?<!\w){re.escape(word)}(?!\w)", folded) for word in words)
 
 
 def _entry_keys(employee: Employee) -> list[keys.Key]:
@@ -186,16 +214,11 @@ def _next_month(bucket: str) -> str:
     return f"{year + 1:04d}-01" if month == 12 else f"{year:04d}-{month + 1:02d}"
 
 
-def _personal_changes(event: AuditEvent) -> bool:
-    return any(
-        change.field in kinds.PERSONAL and (change.before, change.after) != (None, None) for change in event.changes
-    )
-
-
 def _touches(plan: _Plan) -> list[Touch]:
     org_id, employee = plan.employee.org_id, plan.employee
     found = [Touch("redact", layout.AUDIT_EVENT.tag, layout.AUDIT_EVENT.key_of(event)) for event in plan.events]
     found += [Touch("delete", layout.IDEMPOTENCY.tag, key) for key in plan.records]
+    found += [Touch("delete", layout.PERSISTED_DOCUMENT.tag, key) for key in plan.documents]
     found += [Touch("delete", layout.NAME_ENTRY.tag, key) for key in plan.entries]
     if plan.membership:
         found.append(Touch("delete", layout.MEMBERSHIP.tag, layout.MEMBERSHIP.key_of(employee)))
@@ -219,15 +242,7 @@ def _redact(table: Table, events: list[AuditEvent]) -> None:
     at = items.now()
     ops = []
     for event in events:
-        redacted = replace(
-            event,
-            changes=tuple(
-                FieldChange(change.field, None, None) if change.field in kinds.PERSONAL else change
-                for change in event.changes
-            ),
-            erased_at=at,
-        )
-        item = layout.AUDIT_EVENT.item(redacted)
+        item = layout.AUDIT_EVENT.item(erased.redacted(event, at))
         ops.append(
             transact.update(
                 layout.AUDIT_EVENT.key_of(event),
@@ -269,6 +284,8 @@ def _tombstone(table: Table, plan: _Plan) -> Employee:
             layout.IDENTITY.key_at(current.email), condition=still_theirs, names={"#emp": layout.EMP_ID}, values=emp
         ),
         *(transact.delete(key) for key in plan.entries),
+        # Where no restore can overwrite it: every restore writes this tombstone for them.
+        erased.record_op(tombstone),
     ]
     if plan.membership and current.department_id is not None:
         ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
@@ -281,7 +298,7 @@ def _tombstone(table: Table, plan: _Plan) -> Employee:
                 values={":minus": items.n(-1), ":one": items.n(1)},
             )
         )
-    writes.commit(table, ops, _change(current, tombstone))
+    trail.commit(table, ops, _change(current, tombstone))
     return tombstone
 
 

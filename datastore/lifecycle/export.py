@@ -17,7 +17,7 @@ download cut short resumes after it (``Resume``), with no header, and its end li
 the whole export.
 
 Auditing: ``record`` writes the ``organization.export`` event once the end line is out, so an
-export never holds the event of its own making and a restored table exports the same lines.
+export never holds the event of its own making; a restore keeps the event (trail.py).
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from datastore import calls, items, layout, layout_version, writes
+from datastore import calls, items, layout, layout_version
 from datastore.changes import Change
 from datastore.entities import Organization, OrganizationStatus
 from datastore.errors import Conflict, NotFound
 from datastore.ids import OrgId
-from datastore.lifecycle import kinds, walk
+from datastore.lifecycle import kinds, trail, walk
 from datastore.lifecycle.export_format import Header, Record, Tally, checkpoint_line, exported_item, item_line
 from datastore.model import ENTITY
 from datastore.table import Table
@@ -160,4 +160,4 @@ def record(table: Table, org_id: OrgId, tally: Tally) -> None:
     """The ``organization.export`` event, in the organisation's audit trail: who exported it
     (``table``'s tenant scope names them; none for an operator) and how many items."""
     change = Change(ACTION, layout.ORGANIZATION.tag, org_id, org_id, None, {"items": items.n(tally.items)})
-    writes.commit(table, [], change)
+    trail.commit(table, [], change)

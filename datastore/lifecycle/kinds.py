@@ -13,7 +13,11 @@ GraphQL documents, re-registered on a client's next request: not exported, and a
 leaves them as they are); SIGN_IN kinds are the state of who is signed in now (sessions,
 sign-out marks: not exported, and a restore leaves them as they are, since a backup must not
 sign anyone back in or out); PLATFORM kinds belong to no tenant (the layout version, migration
-progress, lifecycle records, the stream readers' leases and checkpoints); INLINE kinds are never items of their own.
+progress, lifecycle records, the stream readers' leases and checkpoints); RECORD kinds are the
+organisation's records of what was done to its data that a restore must obey (erasures) or
+put back (the lifecycle's audit events): in
+a partition no export reads and no restore replaces, so no file or table can undo them;
+INLINE kinds are never items of their own.
 
 Erasure (of one person). TOMBSTONE: the employee's item, kept without its personal values;
 DELETE: items that only copy or point at the person (membership and name entries, the email
@@ -28,8 +32,9 @@ provider clients), deleted on the condition that they still name it, which frees
 domain or client id for anyone; EXPIRE: outside them and named by nothing the organisation
 holds (a refresh token's lookup, keyed by the hash of a secret nobody keeps), so unreachable
 without a Scan: refused from the moment the organisation closes and deleted by the table's
-TTL (the kind must declare ``expiresAt``, a test checks); KEEP: the platform's own (never
-the organisation's data).
+TTL (the kind must declare ``expiresAt``, a test checks); KEEP: the platform's own (never the
+organisation's data), and the organisation's RECORD kinds, which hold no personal value and
+must outlive its data.
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ class Export(Enum):
     CACHE = "cache"
     SIGN_IN = "sign-in"
     PLATFORM = "platform"
+    RECORD = "record"
     INLINE = "inline"
 
 
@@ -113,12 +119,19 @@ POLICIES: Final[Mapping[str, Policy]] = {
     layout.AUDIT_EVENT.tag: Policy(Export.INCLUDED, Erasure.REDACT, Offboarding.DELETE, ("changes",)),
     # Its result is the written entity, the person's values included.
     layout.IDEMPOTENCY.tag: Policy(Export.INCLUDED, Erasure.DELETE, Offboarding.DELETE, ("result",)),
-    layout.PERSISTED_DOCUMENT.tag: Policy(Export.CACHE, Erasure.NONE, Offboarding.DELETE),
+    # Its text is a client's: it may hold a person's email or name (a query saved with them).
+    layout.PERSISTED_DOCUMENT.tag: Policy(Export.CACHE, Erasure.DELETE, Offboarding.DELETE, ("document",)),
     layout.LAYOUT_VERSION_ITEM.tag: _PLATFORM,
     layout.MIGRATION_PROGRESS.tag: _PLATFORM,
     # Outside the organisation's partitions on purpose: the record outlives its data.
     layout.RESTORE_RECORD.tag: _PLATFORM,
     layout.DELETION_RECEIPT.tag: _PLATFORM,
+    layout.FORMER_DELETION.tag: _PLATFORM,
+    # That a person was erased, and their tombstone: no personal value. Kept when the
+    # organisation is offboarded, so a restore of an older export never brings them back.
+    layout.ERASURE_RECORD.tag: Policy(Export.RECORD, Erasure.NONE, Offboarding.KEEP),
+    # The lifecycle's audit events (closed, exported, restored, erased), put back by a restore.
+    layout.LIFECYCLE_EVENT.tag: Policy(Export.RECORD, Erasure.NONE, Offboarding.KEEP),
     # A server instance's stream reader's lease and checkpoints (datastore/feed/): no tenant's.
     layout.FEED_LEASE.tag: _PLATFORM,
     layout.FEED_CHECKPOINT.tag: _PLATFORM,
@@ -127,6 +140,9 @@ POLICIES: Final[Mapping[str, Policy]] = {
     # the employee's id and role, no personal value; its lookup is named by nothing but the
     # connection item and expires with it (TTL, two hours at most).
     layout.GATEWAY_CONNECTION.tag: Policy(Export.SIGN_IN, Erasure.KEEP, Offboarding.DELETE),
+    # A subscription's document and variables are its client's and may name a person: not
+    # erased (ending it would leave a client believing it is subscribed), and gone with its
+    # connection within two hours (TTL).
     layout.GATEWAY_SUBSCRIPTION.tag: Policy(Export.SIGN_IN, Erasure.NONE, Offboarding.DELETE),
     layout.GATEWAY_LOOKUP.tag: Policy(Export.SIGN_IN, Erasure.NONE, Offboarding.EXPIRE),
 }

@@ -2,7 +2,9 @@
 
 Closing (``close``): one transaction sets the organisation CLOSING (from ACTIVE or
 SUSPENDED), writes its deletion receipt (``LIFECYCLE#<org>`` / ``#DELETION``: who asked, when,
-and the time after which its data is deleted) and an ``organization.close`` audit event. From
+and the time after which its data is deleted) and an ``organization.close`` audit event. Each
+offboarding has its own receipt: one of an organisation deleted and restored since is kept
+(``DELETION#<closedAt>``) and the new offboarding starts a receipt of its own. From
 the next request on, its members' tokens, its API keys and sign-in by SSO are refused (the
 active check and the token exchange want an ACTIVE organisation). Its data stays through the
 grace period (OFFBOARDING_GRACE_DAYS), so an export can still be taken (``server.py export``)
@@ -34,13 +36,13 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final
 
-from datastore import items, keys, layout, transact, writes
+from datastore import items, keys, layout, transact
 from datastore.changes import Change
 from datastore.entities import Organization, OrganizationStatus
 from datastore.errors import Conflict, NotFound
 from datastore.ids import OrgId
 from datastore.items import Item
-from datastore.lifecycle import walk
+from datastore.lifecycle import trail, walk
 from datastore.model import ENTITY
 from datastore.records import DeletionReceipt
 from datastore.scope import LifecycleScope
@@ -91,6 +93,12 @@ def receipt_of(table: Table, org_id: OrgId) -> DeletionReceipt | None:
     return None if item is None else layout.DELETION_RECEIPT.read(item)
 
 
+def organization_of(table: Table, org_id: OrgId) -> Organization | None:
+    """The organisation as it is now (strongly consistent), None once deleted."""
+    item = table.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
+    return None if item is None else layout.ORGANIZATION.read(item)
+
+
 @dataclass(frozen=True, slots=True)
 class Closed:
     organization: Organization
@@ -108,9 +116,11 @@ def close(table: Table, org_id: OrgId, *, grace: timedelta) -> Closed:
         raise NotFound(Organization, org_id)
     organization = layout.ORGANIZATION.read(found)
     existing = receipt_of(table, org_id)
-    if organization.status is OrganizationStatus.CLOSING and existing is not None:
+    if organization.status is OrganizationStatus.CLOSING and existing is not None and existing.finished_at is None:
         return Closed(organization, existing)
-    if organization.status not in (OrganizationStatus.ACTIVE, OrganizationStatus.SUSPENDED):
+    # CLOSING with a finished receipt: restored from an export taken while it was closing.
+    reopened = organization.status is OrganizationStatus.CLOSING and existing is not None
+    if organization.status not in (OrganizationStatus.ACTIVE, OrganizationStatus.SUSPENDED) and not reopened:
         raise Conflict(f"the organisation is {organization.status.value.upper()}: it cannot be closed now")
     at = items.now()
     receipt = DeletionReceipt(org_id, organization.name, scope.actor_id, at, at + grace)
@@ -132,7 +142,11 @@ def close(table: Table, org_id: OrgId, *, grace: timedelta) -> Closed:
         # A receipt left by an offboarding that never finished deleting is replaced.
         transact.put(layout.DELETION_RECEIPT.item(receipt)),
     ]
-    writes.commit(table, ops, Change(CLOSE_ACTION, layout.ORGANIZATION.tag, org_id, org_id, found, closed))
+    if existing is not None and existing.finished_at is not None:
+        # The organisation was deleted and restored since: that offboarding's receipt is
+        # kept, and this one gets its own.
+        ops.append(transact.put(layout.FORMER_DELETION.item(existing)))
+    trail.commit(table, ops, Change(CLOSE_ACTION, layout.ORGANIZATION.tag, org_id, org_id, found, closed))
     return Closed(closing, receipt)
 
 

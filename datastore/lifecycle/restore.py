@@ -36,16 +36,23 @@ live table's hash for the same key if there is one, and otherwise has none and c
 authenticate (a file must not be a credential). A key the live table holds REVOKED stays
 revoked whatever the source says. Lookup items are made from the restored records.
 
-Erasures hold: a person erased in the live table before the restore (a tombstone) whom the
-source holds intact is erased again (terminated first if the source has them active), so no
-backup brings a person's data back.
+Verified first: a file is read through before anything is written, and every item must be
+one an export holds, keyed in its family's partitions of the organisation (``_verify``), so
+a tampered line is refused with nothing written rather than met by the scope halfway.
+
+Erasures hold: the organisation's erasure records (datastore/lifecycle/erased.py), outside
+every partition a restore replaces, are read before the first write and applied to every
+item written, so no source, and no run interrupted and started again, brings an erased
+person's data back. Each run records a tombstone an earlier release left without a record
+before it writes any of the organisation's data.
 
 The end: ``counts.check_organization(fix=True)`` (``server.py check-counts``) recounts every
 headcount and application counter and repairs any the source held inconsistent (an export of
-a live organisation is consistent item by item only); then the organisation's item; then the
-restore's record (``LIFECYCLE#<org>`` / ``RESTORE#<lockedAt>``), outside the organisation, so
-the restored data is exactly the source's: export, restore into an empty table and export
-again give the same item lines.
+a live organisation is consistent item by item only); the lifecycle's kept audit events the
+trail lacks are put back (trail.py; the live trail's own lifecycle events are never deleted);
+then the organisation's item with the restore's own audit event, in one transaction; then the
+restore's record (``LIFECYCLE#<org>`` / ``RESTORE#<lockedAt>``). Export, restore into an empty
+table and export again give the same item lines, and the restore's event.
 """
 
 from __future__ import annotations
@@ -59,12 +66,13 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Final, Protocol
 
-from datastore import counts, employees, items, keys, layout, layout_version, transact
-from datastore.entities import ApiKeyGrant, ApiKeyStatus, EmployeeStatus, OrganizationStatus
+from datastore import counts, items, keys, layout, layout_version, transact
+from datastore.changes import Change
+from datastore.entities import ApiKeyGrant, ApiKeyStatus, OrganizationStatus
 from datastore.errors import Conflict
-from datastore.ids import EmployeeId, OrgId, new_id_at
+from datastore.ids import OrgId, new_id_at
 from datastore.items import Item
-from datastore.lifecycle import erasure, export, export_format, walk
+from datastore.lifecycle import erased, export, export_format, kinds, trail, walk
 from datastore.lifecycle.walk import Family
 from datastore.model import ENTITY
 from datastore.records import RestoreRecord
@@ -127,11 +135,19 @@ class FileSource:
         return f"file {self.path.name}"
 
     def check(self, org_id: OrgId) -> None:
+        """The whole file read through before anything is written: complete, of ``org_id``,
+        in this layout, and every item one the organisation may hold where its family puts it."""
         try:
             with self.path.open("rb") as stream:
-                header, _tally = export_format.check(stream)
+                header, records = export_format.read(stream)
+                if header.org_id == org_id:
+                    for number, record in enumerate(records, start=1):
+                        _verify(org_id, record, number)
+                else:
+                    for _record in records:
+                        pass
         except (OSError, export_format.ExportFileError) as error:
-            raise Refused(f"{self.path}: {error}") from None
+            raise Refused(f"{self.path}: {error}; nothing was written") from None
         if header.org_id != org_id:
             raise Refused(f"{self.path} is an export of organisation {header.org_id}, not {org_id}")
         if header.layout != layout_version.CURRENT:
@@ -151,6 +167,40 @@ class FileSource:
 
     def outside(self) -> Iterator[Item]:
         return (item for family, item in self._records() if family.by_key is not None)
+
+
+def _verify(org_id: OrgId, record: export_format.Record, number: int) -> None:
+    """ExportFileError unless the file's ``number``-th item is one a restore of ``org_id`` may
+    write: a family an export has, a kind it includes, and a key in that family's partitions
+    of the organisation (or, outside them, an item naming it). A tampered line is refused
+    before the first write rather than met by the Table's scope halfway through."""
+    where = f"item {number}"
+    try:
+        family = walk.family_named(record.family)
+    except KeyError:
+        raise export_format.ExportFileError(f"{where}: no family {record.family!r}") from None
+    item = record.item
+    tag = item.get(ENTITY, {}).get("S") if isinstance(item.get(ENTITY), dict) else None
+    if family not in export.FAMILIES or tag != record.kind or tag not in kinds.POLICIES:
+        raise export_format.ExportFileError(
+            f"{where}: a {record.kind!r} item is not one an export of {family.name} holds"
+        )
+    if kinds.policy_of(tag).export is not kinds.Export.INCLUDED:
+        raise export_format.ExportFileError(f"{where}: {tag} items are never exported")
+    pk, sk = item.get(keys.PK), item.get(keys.SK)
+    if not (
+        isinstance(pk, dict) and isinstance(pk.get("S"), str) and isinstance(sk, dict) and isinstance(sk.get("S"), str)
+    ):
+        raise export_format.ExportFileError(f"{where}: no partition and sort key")
+    partition = pk["S"]
+    literal = family.template.replace("{org_id}", org_id).split("{")[0]
+    fixed = "{" not in family.template.replace("{org_id}", "")
+    shaped = partition == literal if fixed else partition.startswith(literal)
+    names_it = family.by_key is None or item.get(layout.ORG_ID, {}).get("S") == org_id
+    if not shaped or not names_it or (family.by_key is None) != keys.in_tenant(partition, org_id):
+        raise export_format.ExportFileError(
+            f"{where}: {partition} / {sk['S']} is outside organisation {org_id}'s {family.name} partitions"
+        )
 
 
 class TableSource:
@@ -199,11 +249,15 @@ class Report:
     unchanged: Counter[str] = field(default_factory=Counter)
     passes: int = 0
     counters_repaired: int = 0
+    # Kept lifecycle events (trail.py) the source's trail lacked, put back.
+    events_put_back: int = 0
+    # The partition last replaced (the progress callback's).
+    partition: str | None = None
     # API keys the source had ACTIVE that the live table holds REVOKED: kept revoked.
     kept_revoked: list[str] = field(default_factory=list)
     # Items outside the tenant's space another organisation took while the restore ran.
     held_elsewhere: list[str] = field(default_factory=list)
-    # People erased in the live table whom the source held intact: erased again.
+    # People erased (an erasure record) whom the source held intact: written as their tombstone.
     erased_again: list[str] = field(default_factory=list)
 
     def lines(self, seconds: float) -> list[str]:
@@ -217,9 +271,11 @@ class Report:
             f"pass{'es' * (self.passes != 1)}): {total(self.written)} items written, {total(self.deleted)} deleted, "
             f"{total(self.unchanged)} unchanged; {self.counters_repaired} counters repaired"
         ]
+        if self.events_put_back:
+            found.append(f"  {self.events_put_back} audit events of closes, exports, restores and erasures put back")
         found += [f"  API key {key} is REVOKED here and stays revoked" for key in self.kept_revoked]
         found += [f"  {pk} is another organisation's now: not restored" for pk in self.held_elsewhere]
-        found += [f"  employee {emp_id} was erased here: erased again" for emp_id in self.erased_again]
+        found += [f"  employee {emp_id} was erased here: restored erased" for emp_id in self.erased_again]
         return found
 
     def record(self, actor_id: str | None) -> RestoreRecord:
@@ -275,15 +331,20 @@ class Restore:
         self._source_org: Item | None = None
         self._api_keys: list[Item] = []
         self._straggled = False
-        self._erased_before: set[str] = set()
+        # Read before anything is written (run): applied to every item written.
+        self.erasures = erased.Erasures({})
 
     # --- the whole ---------------------------------------------------------------------------
 
     def run(self) -> Report:
         self.source.check(self.org_id)
+        self.erasures = erased.Erasures(erased.recorded(self.table, self.org_id))
         self.preflight()
         locked_at, fresh = self._lock()
         self.report.locked_at = locked_at
+        # Before any of the organisation's data is written, in every run: a tombstone an
+        # earlier release left without a record gets one, so it holds like the others.
+        self._record_tombstones()
         if fresh:
             self._drain(locked_at)
         for number in range(1, MAX_PASSES + 1):
@@ -297,26 +358,28 @@ class Restore:
                 f"writes kept landing in organisation {self.org_id} after it was locked; it stays RESTORING: "
                 "run the restore again to finish it"
             )
+        self.report.erased_again = sorted(self.erasures.kept_erased)
         tenant = self.table.with_scope(TenantScope(self.org_id, actor_of(self.table.scope)))
-        self._erase_again(tenant)
         self.report.counters_repaired = len(counts.check_organization(tenant, fix=True).drifts)
-        self._unlock()
+        self.report.events_put_back = trail.put_back(self.table, self.org_id)
+        # The unlock and the restore's own event, in one transaction: a run again never finds
+        # the event while the organisation is locked.
+        trail.commit(tenant, [self._unlock_op()], self._change())
         self.report.finished_at = items.now()
         record = self.report.record(actor_of(self.table.scope))
         self.table.write([transact.put(layout.RESTORE_RECORD.item(record))])
         return self.report
 
-    def _erase_again(self, tenant: Table) -> None:
-        """Erase again each person who was erased in the live table before the restore: a
-        source older than an erasure must not bring a person's data back."""
-        for emp_id in sorted(self._erased_before):
-            found = employees.get_employee(tenant, EmployeeId(emp_id), consistent=True)
-            if found is None or found.erased_at is not None:
-                continue
-            if found.status is EmployeeStatus.ACTIVE:
-                employees.terminate_employee(tenant, found.emp_id)
-            erasure.erase_person(tenant, found.emp_id)
-            self.report.erased_again.append(emp_id)
+    def _record_tombstones(self) -> None:
+        tombstones = (
+            item
+            for item in self._live(keys.org_pk(self.org_id))
+            if _kind(item) == layout.EMPLOYEE.tag and layout.ERASED_AT in item
+        )
+        records = dict(self.erasures.records)
+        for record in erased.record_missing(self.table, tombstones, records):
+            records[record.emp_id] = record
+        self.erasures = erased.Erasures(records)
 
     # --- before anything is written ------------------------------------------------------------
 
@@ -326,6 +389,8 @@ class Restore:
         each, nothing written)."""
         held = []
         for item in self.source.outside():
+            if self.erasures.apply(item) is None:
+                continue  # an erased person's identity: never written
             key = _key(item)
             live = self.table.get(key, consistent=True)
             if live is not None and live.get(layout.ORG_ID, {}).get("S") != self.org_id:
@@ -402,7 +467,8 @@ class Restore:
         while True:
             partition_key = layout.AUDIT_EVENT.partition(self.org_id, month)
             start = {keys.PK: partition_key, keys.SK: floor}
-            found += self.table.query(partition_key, limit=10, start_key=start, consistent=True).items
+            answer = self.table.query(partition_key, limit=10, start_key=start, consistent=True).items
+            found += [item for item in answer if not trail.is_lifecycle_event(item)]
             if month >= last:
                 return found
             month = _next_month(month)
@@ -416,18 +482,21 @@ class Restore:
         unlocked = replace(organization, status=before, locked_at=None, status_before_lock=None)
         self._write_condition(layout.ORGANIZATION.item(unlocked), "#status = :restoring")
 
-    def _unlock(self) -> None:
+    def _unlock_op(self) -> transact.Op:
         """The source's organisation item, as it is there: the last write, which unlocks."""
-        self._write_condition(self._source_organization(), "#status = :restoring")
+        return _conditional_put(self._source_organization(), "#status = :restoring")
+
+    def _change(self) -> Change:
+        """The restore's audit event: where from, and how many items it wrote and deleted."""
+        after = {
+            "source": items.s(self.report.source),
+            "written": items.n(sum(self.report.written.values())),
+            "deleted": items.n(sum(self.report.deleted.values())),
+        }
+        return Change(trail.RESTORE_ACTION, layout.ORGANIZATION.tag, self.org_id, self.org_id, None, after)
 
     def _write_condition(self, item: Item, condition: str) -> None:
-        values = {":restoring": items.s(OrganizationStatus.RESTORING.value)} if ":restoring" in condition else None
-        names = {"#status": layout.STATUS} if "#status" in condition else None
-
-        def lost(_old: Item | None) -> Conflict:
-            return Conflict("the organisation's item changed while it was locked")
-
-        self.table.write([transact.put(item, condition=condition, names=names, values=values, on_failed=lost)])
+        self.table.write([_conditional_put(item, condition)])
 
     def _source_organization(self) -> Item:
         if self._source_org is None:
@@ -447,8 +516,6 @@ class Restore:
         """One pass: the source's partitions written over the live ones, then the live ones the
         source lacks emptied."""
         before = walk.survey(self.table, self.org_id, consistent=True)
-        if self.report.passes == 1:
-            self._erased_before = set(before.erased)
         self._api_keys = []
         seen: set[str] = set()
         # Single items outside the tenant's space, by key: an issuer's partition holds the
@@ -457,11 +524,14 @@ class Restore:
         for part in self.source.partitions():
             if part.family.by_key is not None:
                 for item in part.items:
-                    seen_outside.add(_key(item))
-                    self._replace_outside(item)
+                    wanted = self.erasures.apply(item)
+                    if wanted is not None:
+                        seen_outside.add(_key(wanted))
+                        self._replace_outside(wanted)
             else:
                 seen.add(part.pk)
                 self._replace_partition(part, locked_at)
+            self.report.partition = part.pk
             self.on_partition(self.report)
         for item in self._lookups():
             seen_outside.add(_key(item))
@@ -484,18 +554,19 @@ class Restore:
             if source_item is not None and source_item[keys.SK]["S"] == layout.ORGANIZATION.key_at(self.org_id).sk:
                 self._source_org = source_item  # written last, as the unlock
                 continue
-            if source_item is None:
-                assert live_item is not None
+            # What the source holds, with every erasure applied: None, nothing to write.
+            wanted = None if source_item is None else self._as_restored(source_item, live_item)
+            if wanted is None:
+                if live_item is None or (source_item is None and trail.is_lifecycle_event(live_item)):
+                    continue  # a lifecycle event the source predates stays in the trail
                 self._note_straggler(live_item, locked_at)
                 deletes.append(_key(live_item))
                 self.report.deleted[_kind(live_item)] += 1
+            elif wanted == live_item:
+                self.report.unchanged[_kind(wanted)] += 1
             else:
-                wanted = self._as_restored(source_item, live_item)
-                if wanted == live_item:
-                    self.report.unchanged[_kind(wanted)] += 1
-                else:
-                    puts.append(wanted)
-                    self.report.written[_kind(wanted)] += 1
+                puts.append(wanted)
+                self.report.written[_kind(wanted)] += 1
             if len(puts) + len(deletes) >= WRITE_GROUP:
                 self.table.batch_write(puts, deletes)
                 puts, deletes = [], []
@@ -504,6 +575,8 @@ class Restore:
     def _empty(self, pk: str, locked_at: datetime) -> None:
         deletes: list[keys.Key] = []
         for item in self._live(pk):
+            if trail.is_lifecycle_event(item):
+                continue
             self._note_straggler(item, locked_at)
             deletes.append(_key(item))
             self.report.deleted[_kind(item)] += 1
@@ -525,9 +598,11 @@ class Restore:
         if _kind(item) == layout.AUDIT_EVENT.tag and item[keys.SK]["S"] >= _event_floor(locked_at):
             self._straggled = True
 
-    def _as_restored(self, source: Item, live: Item | None) -> Item:
-        """The item to write for ``source``: an API key merged with the live key (below)."""
-        if _kind(source) != layout.API_KEY.tag:
+    def _as_restored(self, original: Item, live: Item | None) -> Item | None:
+        """The item to write for the source's ``original``: erased as the erasure records
+        say (None: nothing), an API key merged with the live key (below)."""
+        source = self.erasures.apply(original)
+        if source is None or _kind(source) != layout.API_KEY.tag:
             return source
         merged = dict(source)
         if live is not None:
@@ -599,6 +674,16 @@ class Restore:
         except Conflict:
             return  # another organisation's by now: not ours to delete
         self.report.deleted[_kind(target)] += 1
+
+
+def _conditional_put(item: Item, condition: str) -> transact.Op:
+    values = {":restoring": items.s(OrganizationStatus.RESTORING.value)} if ":restoring" in condition else None
+    names = {"#status": layout.STATUS} if "#status" in condition else None
+
+    def lost(_old: Item | None) -> Conflict:
+        return Conflict("the organisation's item changed while it was locked")
+
+    return transact.put(item, condition=condition, names=names, values=values, on_failed=lost)
 
 
 def _merged(source: Iterator[Item], live: Iterator[Item]) -> Iterator[tuple[Item | None, Item | None]]:

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
-from datastore import applications, audit, calls, counts, employees, jobs, layout
+from datastore import applications, audit, calls, counts, documents, employees, items, jobs, layout
 from datastore.entities import EmployeeStatus, Role
 from datastore.errors import Conflict, NotFound
 from datastore.ids import EmployeeId, new_id
 from datastore.lifecycle import erasure
 from datastore.pagination import PageRequest, every
 from tests.conftest import TenantFactory
-from tests.datastore.lifecycle.complete import Complete, complete
+from tests.datastore.lifecycle.complete import DOCUMENT, Complete, complete
 from tests.datastore.lifecycle.support import exported, fingerprint
 
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
@@ -184,3 +186,28 @@ def test_erased__cannot_be_given_personal_data_again(whole: Complete) -> None:
 
     with pytest.raises(Conflict, match="erased"):
         employees.update_employee(whole.tenant.table, erased.emp_id, expected_version=erased.version, first_name="Lou")
+
+
+def test_erase__persisted_documents_holding_the_email_or_a_name__deleted_others_kept(whole: Complete) -> None:
+    """An admin saved queries naming the person: their text is the person's values too."""
+    table, org_id, leaver = whole.tenant.table, whole.tenant.organization.org_id, whole.leaver
+    texts = {
+        "email": f'query {{ employeeByEmail(email: "{leaver.email.upper()}") {{ id }} }}',
+        "name": 'query { employees(filter: {search: "leaverton"}) { edges { node { id } } } }',
+        "other": 'query { employees(filter: {search: "Leavertonia"}) { edges { node { id } } } }',
+    }
+    digests = {label: hashlib.sha256(text.encode()).hexdigest() for label, text in texts.items()}
+    for label, text in texts.items():
+        documents.put_document(table, org_id, digests[label], text, items.now())
+
+    planned = erasure.erase_person(table, leaver.emp_id, dry_run=True)
+    done = erasure.erase_person(table, leaver.emp_id)
+
+    removed = {layout.PERSISTED_DOCUMENT.key_at(org_id, digests[label]) for label in ("email", "name")}
+    assert {t.key for t in planned.touches if t.kind == layout.PERSISTED_DOCUMENT.tag} == removed
+    assert done.by_kind()[layout.PERSISTED_DOCUMENT.tag] == 2
+    assert documents.get_document(table, org_id, digests["email"]) is None
+    assert documents.get_document(table, org_id, digests["name"]) is None
+    # Neither their email nor a name as a word: kept, as is the document complete() registered.
+    assert documents.get_document(table, org_id, digests["other"]) == texts["other"]
+    assert documents.get_document(table, org_id, hashlib.sha256(DOCUMENT.encode()).hexdigest()) == DOCUMENT
