@@ -106,6 +106,10 @@ class Erasures:
     # People the source holds intact whose tombstone was written instead.
     kept_erased: set[str] = field(default_factory=set)
 
+    def learn(self, records: Mapping[str, ErasureRecord]) -> None:
+        """Adds the records written since these were read (an erasure that ran meanwhile)."""
+        self.records = {**self.records, **records}
+
     def erased(self, emp_id: str | None) -> bool:
         return emp_id is not None and emp_id in self.records
 

@@ -41,8 +41,8 @@ one an export holds, keyed in its family's partitions of the organisation (``_ve
 a tampered line is refused with nothing written rather than met by the scope halfway.
 
 Erasures hold: the organisation's erasure records (datastore/lifecycle/erased.py), outside
-every partition a restore replaces, are read before the first write and applied to every
-item written, so no source, and no run interrupted and started again, brings an erased
+every partition a restore replaces, are read before the first write (and again at each
+pass, for an erasure that ran meanwhile) and applied to every item written, so no source, and no run interrupted and started again, brings an erased
 person's data back. Each run records a tombstone an earlier release left without a record
 before it writes any of the organisation's data.
 
@@ -350,6 +350,9 @@ class Restore:
         for number in range(1, MAX_PASSES + 1):
             self.report.passes = number
             self._straggled = False
+            # Read again at every pass: an erasure that landed after the first read (before
+            # the lock, or during a pass, whose audit event makes another pass) holds too.
+            self.erasures.learn(erased.recorded(self.table, self.org_id))
             self._replace(locked_at)
             if not self._straggled and not self._events_after(locked_at):
                 break

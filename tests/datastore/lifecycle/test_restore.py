@@ -316,6 +316,27 @@ def test_restore__a_person_erased_since__erased_again(whole: Complete, tmp_path:
     assert counts.check_organization(whole.tenant.table).drifts == []
 
 
+def test_restore__a_person_erased_while_it_runs__stays_erased(whole: Complete, tmp_path: Path) -> None:
+    """An erasure landing mid-restore, after the person's partition was written from the file:
+    its audit event makes the restore pass again, and that pass holds to its record."""
+    org_id, table = whole.tenant.org_id, whole.tenant.table
+    source = FileSource(export_file(table, org_id, tmp_path / "a.gz"))
+    erased: list[str] = []
+
+    def erase_once(report: restore.Report) -> None:
+        if not erased and report.passes == 1:
+            employees.terminate_employee(table, whole.employee.emp_id)
+            erasure.erase_person(table, whole.employee.emp_id)
+            erased.append(whole.employee.emp_id)
+
+    report = restoring(table, org_id, source, on_partition=erase_once).run()
+
+    assert erased and report.passes == 2
+    found = employees.get_employee(table, whole.employee.emp_id, consistent=True)
+    assert found is not None and found.erased_at is not None and found.email == ""
+    assert whole.employee.email not in b"".join(exported(table, org_id)).decode().lower()
+
+
 def test_restore__an_organisation_being_closed__refused(whole: Complete, tmp_path: Path) -> None:
     """Only an ACTIVE or SUSPENDED organisation is restored (or a RESTORING one, resumed)."""
     org_id, table = whole.tenant.org_id, whole.tenant.table
