@@ -42,9 +42,10 @@ a tampered line is refused with nothing written rather than met by the scope hal
 
 Erasures hold: the organisation's erasure records (datastore/lifecycle/erased.py), outside
 every partition a restore replaces, are read before the first write (and again at each
-pass, for an erasure that ran meanwhile) and applied to every item written, so no source, and no run interrupted and started again, brings an erased
-person's data back. Each run records a tombstone an earlier release left without a record
-before it writes any of the organisation's data.
+pass, for an erasure that ran meanwhile) and applied to every item written, so no source,
+and no run interrupted and started again, brings an erased person's data back. Each run
+records a tombstone an earlier release left without a record before it writes any of the
+organisation's data.
 
 The end: ``counts.check_organization(fix=True)`` (``server.py check-counts``) recounts every
 headcount and application counter and repairs any the source held inconsistent (an export of
