@@ -180,7 +180,9 @@ def create_app(datastore: Datastore, settings: ApiSettings, *, query: type[Query
         ApiKeyAuthenticator(datastore, services.run_blocking, record_inline=settings.lambda_function is not None),
     )
 
-    readiness = Readiness(probe_client(datastore.client), datastore.table_name, pool_file=worker_pool.my_pool())
+    readiness = Readiness(
+        probe_client(datastore.client), datastore.table_name, pool=worker_pool.reader(worker_pool.my_pool())
+    )
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:

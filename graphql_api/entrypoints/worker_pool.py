@@ -14,8 +14,10 @@ and /readyz says nothing about the pool.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -57,6 +59,11 @@ def read(path: Path) -> PoolState | None:
         found = json.loads(path.read_text())
         return PoolState(int(found["serving"]), int(found["wanted"]))
     return None
+
+
+def reader(path: Path | None) -> Callable[[], PoolState | None]:
+    """What /readyz calls for the pool's state: the file at ``path`` read afresh, or None without one."""
+    return (lambda: None) if path is None else functools.partial(read, path)
 
 
 def my_pool() -> Path | None:

@@ -7,7 +7,7 @@ I/O at all. /readyz asks DynamoDB (DescribeTable) on a probe client and thread o
 for an answer, so it reports an outage within ttl + timeout (2 s) and a recovery as fast.
 
 In a worker of ``server.py run`` with WORKERS=N, /readyz also reads how many of the server's
-workers are serving (graphql_api/entrypoints/worker_pool.py, a file its supervisor keeps): a pool
+workers are serving (a file its supervisor keeps, read through what app.py passes): a pool
 short of one is 503 too, with ``workers`` saying how short, so a load balancer and an
 operator see a server serving at part of its capacity.
 """
@@ -18,14 +18,13 @@ import asyncio
 import functools
 import math
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from datastore import probe
-from graphql_api.entrypoints import worker_pool
 from graphql_api.http.raw import send_json
 
 if TYPE_CHECKING:
@@ -33,6 +32,17 @@ if TYPE_CHECKING:
 
 HEALTHZ: Final = "/healthz"
 READYZ: Final = "/readyz"
+
+
+class WorkerPool(Protocol):
+    """Workers serving, of those their supervisor keeps."""
+
+    @property
+    def serving(self) -> int: ...
+    @property
+    def wanted(self) -> int: ...
+    @property
+    def short(self) -> bool: ...
 
 
 class Readiness:
@@ -45,9 +55,10 @@ class Readiness:
         *,
         ttl: float = 1.0,
         timeout: float = 1.0,
-        pool_file: Path | None = None,
+        pool: Callable[[], WorkerPool | None] = lambda: None,
     ) -> None:
-        self.pool_file = pool_file
+        # What the supervisor last saw of this server's workers (app.py passes the reader).
+        self.pool = pool
         self._client = client
         self._table_name = table_name
         self._ttl = ttl
@@ -75,10 +86,6 @@ class Readiness:
             ready = False
         self._ready, self._checked_at = ready, time.monotonic()
         return ready
-
-    def pool(self) -> worker_pool.PoolState | None:
-        """The workers of this server serving, of those wanted; None when no supervisor says."""
-        return None if self.pool_file is None else worker_pool.read(self.pool_file)
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
