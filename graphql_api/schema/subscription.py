@@ -24,10 +24,10 @@ import strawberry
 from datastore import ids
 from graphql_api.auth.active import check_active
 from graphql_api.execution.errors import ApiError, Code
-from graphql_api.observability import live_metrics
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import live_topics, permissions
 from graphql_api.schema.types.live import ApplicationChange, AuditEventAdded, EmployeeChange, JobPostingChange
+from graphql_api.subscriptions import live_metrics
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.cursors import Cursors, Position

@@ -12,6 +12,7 @@
   ``expiry``: when it ends by itself (its lifetime, its credential or sign-in session running out).
 - ``resumes``: where a sign-in session's subscriptions got to, for a reconnect to any process to go on from.
 - ``messages``: a message's bounds before it is parsed (its size, its operation id).
+- ``live_metrics``: the live path's metrics and the log line each connection's end writes.
 - ``websocket`` and ``view``: graphql-transport-ws at /graphql (Strawberry's protocol
   handler with our authentication, limits and closes).
 - ``over_http``: subscriptions over HTTP, a request to /graphql asking for a stream: Server-Sent

@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from graphql_api.auth.tokens import Principal
-from graphql_api.observability import live_metrics
+from graphql_api.subscriptions import live_metrics
 from graphql_api.subscriptions.closing import Close, Closed
 
 log = logging.getLogger("hr.live")

@@ -50,9 +50,9 @@ from datastore.scope import FeedScope
 from datastore.sessions import session_started
 from graphql_api.entrypoints.host_files import owner_tag, start_time
 from graphql_api.entrypoints.worker_process import supervisor_pid
-from graphql_api.observability.live_metrics import Sampler
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
+from graphql_api.subscriptions.live_metrics import Sampler
 from graphql_api.subscriptions.resumes import Resumes
 from graphql_api.subscriptions.session import event_round
 from graphql_api.subscriptions.stream import LiveStream

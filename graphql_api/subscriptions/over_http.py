@@ -62,11 +62,11 @@ from graphql_api.http.raw import error_body
 from graphql_api.http.request import Operation, read_operations
 from graphql_api.http.streams import FRAMINGS, Framing
 from graphql_api.limits.concurrency import release_slot
-from graphql_api.observability import live_metrics
 from graphql_api.observability.record import record_error
 from graphql_api.request.context import RequestContext
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
+from graphql_api.subscriptions import live_metrics
 from graphql_api.subscriptions.closing import Closed
 from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.expiry import until_over

@@ -66,10 +66,10 @@ from graphql_api.auth.tokens import Principal
 from graphql_api.http.errors import TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
 from graphql_api.http.request import operation_of
-from graphql_api.observability import live_metrics
 from graphql_api.request.context import RequestContext
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline
+from graphql_api.subscriptions import live_metrics
 from graphql_api.subscriptions.admission import admit
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection

@@ -1,7 +1,7 @@
 """Metrics and the end-of-connection log line of live updates (subscriptions over WebSocket and HTTP, the change feed).
 
 Named like the HTTP metrics (observability/metrics.py), and with no label a caller chooses: the
-close code is one of the server's few (subscriptions/closing.py), so the series are bounded.
+close code is one of the server's few (closing.py), so the series are bounded.
 With several workers each gauge is summed over the live workers (``livesum``) but the reader's
 lag, which only the worker holding the stream lease knows (``livemax``).
 
