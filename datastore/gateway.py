@@ -21,9 +21,10 @@ its connection for long.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Final
 
-from datastore import layout, transact
+from datastore import items, layout, transact
 from datastore.errors import DatastoreError
 from datastore.ids import OrgId
 from datastore.items import Item
@@ -119,6 +120,30 @@ def subscribe(table: Table, subscription: GatewaySubscription) -> None:
 def unsubscribe(table: Table, connection_id: str, operation_id: str) -> None:
     org_id = table.tenant.org_id
     table.write([transact.delete(layout.GATEWAY_SUBSCRIPTION.key_at(org_id, connection_id, operation_id))])
+
+
+def extend_token(table: Table, connection_id: str, until: datetime) -> bool:
+    """Move when the connection's credential is next checked to ``until`` (its sign-in session
+    is signed in until then); False when the connection is not recorded (closed meanwhile).
+    One conditional UpdateItem: a closed connection is not written back."""
+    key = layout.GATEWAY_CONNECTION.key_at(table.tenant.org_id, connection_id)
+
+    def gone(_old: Item | None) -> DatastoreError:
+        return ConnectionGone(connection_id)
+
+    op = transact.update(
+        key,
+        "SET #tokenExpiresAt = :until",
+        condition="attribute_exists(PK)",
+        names={"#tokenExpiresAt": "tokenExpiresAt"},
+        values={":until": items.s(items.timestamp(until))},
+        on_failed=gone,
+    )
+    try:
+        table.write([op])
+    except ConnectionGone:
+        return False
+    return True
 
 
 def close_connection(table: Table, connection_id: str, subscriptions: list[GatewaySubscription] | None = None) -> int:

@@ -68,7 +68,7 @@ from strawberry.types.graphql import OperationType
 from strawberry.utils.aio import aclosing
 
 from datastore import gateway
-from datastore.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, Role
+from datastore.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, Role, SessionStatus
 from datastore.errors import DatastoreError
 from datastore.feed import records
 from datastore.feed.records import ChangeName, StreamRecord
@@ -89,6 +89,7 @@ from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline
 from graphql_api.subscriptions.admission import admit
 from graphql_api.subscriptions.closing import Close, Closed
+from graphql_api.subscriptions.expiry import signed_in_until, signed_out_by
 from graphql_api.subscriptions.messages import check_size, operation_id_of
 from graphql_api.subscriptions.session import LiveSession, OneShot, event_round
 
@@ -98,7 +99,8 @@ PROTOCOL: Final = "graphql-transport-ws"
 # API Gateway ends every WebSocket connection after two hours.
 CONNECTION_LIFETIME: Final = timedelta(hours=2)
 AUDIT_EVENT: Final = "AuditEvent"
-REVOKING: Final = frozenset({"Employee", "Organization", "ApiKey"})
+SIGNED_OUT: Final = "SignedOut"
+REVOKING: Final = frozenset({"Employee", "Organization", "ApiKey", "Session", SIGNED_OUT})
 # The audit events each root field listens to (its topic's ``matches`` decides exactly).
 FIELD_KINDS: Final[Mapping[str, frozenset[str] | None]] = {
     "jobPostingChanged": frozenset({"JobPosting"}),
@@ -204,11 +206,12 @@ def principal_of(connection: GatewayConnection) -> Principal:
 
 
 def _over(connection: GatewayConnection, moment: datetime) -> Closed | None:
-    """Why a recorded connection is over at ``moment``, if it is: its token expired (4403), or it
+    """Why a recorded connection is over at ``moment``, if it is: its token expired (4403; a
+    token from sign-in is then checked against its session, ``LiveGateway._standing``), or it
     reached API Gateway's two hours (4408: API Gateway has closed it by then; its items go)."""
     if connection.token_expires_at is not None and connection.token_expires_at <= moment:
         return Closed(Close.FORBIDDEN, "the token expired: reconnect with a fresh one")
-    if connection.expires_at <= moment:
+    if connection.connected_at + CONNECTION_LIFETIME <= moment:
         return Closed(Close.TIMED_OUT, "the connection reached its two-hour lifetime: reconnect")
     return None
 
@@ -326,7 +329,9 @@ class LiveGateway:
         token_expires = None
         if principal.expires_at is not None:
             token_expires = datetime.fromtimestamp(principal.expires_at, UTC)
-            expires = min(expires, token_expires)
+            if principal.session_id is None:
+                # A token from sign-in does not end the connection while its session lasts.
+                expires = min(expires, token_expires)
         connection = GatewayConnection(
             org_id=org_id,
             connection_id=event.connection_id,
@@ -400,10 +405,29 @@ class LiveGateway:
         connection = await self._recorded(event.connection_id)
         if connection is None or not connection.acknowledged:
             raise Closed(Close.UNAUTHORIZED, "Unauthorized")
-        over = _over(connection, now())
+        connection, over = await self._standing(connection)
         if over is not None:
             raise over
         return connection
+
+    async def _standing(self, connection: GatewayConnection) -> tuple[GatewayConnection, Closed | None]:
+        """The connection as it goes on, or why it is over (``_over``). At a sign-in token's
+        expiry its session is read (expiry.py's rule, as on one host): while it is signed in the
+        connection goes on, its item saying when to read the session again (a refresh moves
+        that), so deliveries until then read nothing more."""
+        over = _over(connection, now())
+        if over is None or over.close is not Close.FORBIDDEN or connection.session_id is None:
+            return connection, over
+        try:
+            until = await signed_in_until(self.services, principal_of(connection), "reconnect")
+        except Closed as ended:
+            return connection, ended
+        at = datetime.fromtimestamp(until, UTC)
+        table = self._tenant(connection.org_id)
+        if not await self.services.run_blocking(gateway.extend_token, table, connection.connection_id, at):
+            return connection, Closed(Close.FORBIDDEN, "the connection was closed")
+        extended = dataclasses.replace(connection, token_expires_at=at)
+        return extended, _over(extended, now())
 
     async def _subscribe(self, event: SocketEvent, message: dict[str, Any]) -> None:
         connection = await self._acknowledged(event)
@@ -507,8 +531,11 @@ class LiveGateway:
             # Routed by organisation and kind before anything is decoded.
             if org_id is None:
                 continue
-            if (kind == AUDIT_EVENT and record.name is ChangeName.INSERT) or (
-                kind in REVOKING and record.name is ChangeName.MODIFY
+            if (
+                (kind == AUDIT_EVENT and record.name is ChangeName.INSERT)
+                or (kind in REVOKING and record.name is ChangeName.MODIFY)
+                # A sign-out everywhere's mark is put: its first is an INSERT.
+                or (kind == SIGNED_OUT and record.name is ChangeName.INSERT)
             ):
                 by_org[org_id].append(record)
         delivered = 0
@@ -550,12 +577,12 @@ class LiveGateway:
             connection = live.connections.pop(connection_id, None)
             if connection is None:
                 continue  # closed in this batch
-            principal = principal_of(connection)
-            shot = OneShot(event, round_)
-            over = _over(connection, now())
+            connection, over = await self._standing(connection)
             if over is not None:
                 await self._close(connection.endpoint, connection_id, over, org_id)
                 continue
+            principal = principal_of(connection)
+            shot = OneShot(event, round_)
             check = self._context(principal, shot)
             assert isinstance(check.session, LiveSession)
             check.session.begin_event(round_)
@@ -630,6 +657,15 @@ class LiveGateway:
             affected = [c for c in affected if c.api_key and c.subject == key_id]
             if getattr(new, "status", None) is ApiKeyStatus.REVOKED:
                 why = "the API key was revoked"
+        elif change.kind == "Session":
+            session_id = getattr(new, "session_id", None)
+            affected = [c for c in affected if session_id is not None and c.session_id == session_id]
+            if getattr(new, "status", None) is not SessionStatus.ACTIVE:
+                why = "the session ended: sign in again"
+        elif change.kind == SIGNED_OUT:
+            emp_id, at = getattr(new, "emp_id", None), getattr(new, "at", None)
+            affected = [c for c in affected if signed_out_by(principal_of(c), emp_id, at)]
+            why = "signed out everywhere: sign in again"
         if why is None:
             return
         for connection in affected:

@@ -26,11 +26,11 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 
-from datastore import api_keys, applications, calls, departments, employees, gateway, ids, jobs, keys
+from datastore import api_keys, applications, calls, departments, employees, gateway, ids, jobs, keys, sessions
 from datastore.client import make_streams_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local_sts import serving_sts
-from datastore.entities import ApplicationStatus, Department, Employee, Role
+from datastore.entities import ApplicationStatus, Department, Employee, Role, Session
 from datastore.feed.reader import StreamReader
 from datastore.feed.records import StreamRecord
 from datastore.scope import GatewayScope
@@ -41,6 +41,7 @@ from graphql_api.schema import ids as global_ids
 from graphql_api.settings.api import ApiSettings
 from graphql_api.subscriptions.gateway import Boto3ManagementApi, LiveGateway
 from tests.conftest import Tenant, TenantFactory
+from tests.graphql_api.subscriptions.conftest import signed_in
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -606,3 +607,82 @@ def test_fan_out__a_connection_whose_token_expired_is_closed_4403_at_its_next_ev
         assert [m["type"] for m in told] == ["connection_ack", "ping"]
         assert told[-1]["payload"]["close"]["code"] == 4403 and "expired" in told[-1]["payload"]["close"]["reason"]
     assert live_items(org.tenant) == gateway.LiveItems({}, [])
+
+
+# --- a token from sign-in: its session's standing, not the token's expiry -------------------------
+
+
+def signed_in_connection(aws: Aws, org: Org, *, ttl_seconds: int) -> tuple[str, Session]:
+    """A connection of the manager's sign-in session (a token with its ``sid``), subscribed to the directory."""
+    token, session = signed_in(aws.settings, org.tenant, org.manager, ttl_seconds=ttl_seconds)
+    connection_id = f"sid{next(_ids)}"
+    aws.socket("$connect", connection_id)
+    aws.socket("$default", connection_id, {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
+    aws.subscribe(connection_id, "d", DIRECTORY)
+    assert aws.management.posted[connection_id] == [{"type": "connection_ack"}]
+    return connection_id, session
+
+
+def test_fan_out__token_expired_session_signed_in__the_next_event_is_delivered(aws: Aws, org: Org) -> None:
+    connection_id, session = signed_in_connection(aws, org, ttl_seconds=2)
+    time.sleep(2.1)
+    since = aws.since()
+    org.tenant.employee(org.sales)
+
+    aws.stream(since.records())
+
+    assert [m["type"] for m in aws.management.posted[connection_id]] == ["connection_ack", "next"]
+    assert connection_id not in aws.management.deleted
+    # The session is read again only when it would end: the item says when.
+    recorded = gateway.get_connection(org.tenant.table, connection_id)
+    assert recorded is not None and recorded.token_expires_at == session.expires_at.replace(microsecond=0)
+    # And a message after the token's expiry goes on too.
+    aws.subscribe(connection_id, "e", DIRECTORY)
+    assert [m["type"] for m in aws.management.posted[connection_id]] == ["connection_ack", "next"]
+    assert len(live_items(org.tenant).subscriptions) == 2
+
+
+def test_fan_out__token_expired_session_signed_out__closed_4403_at_its_next_event(aws: Aws, org: Org) -> None:
+    connection_id, session = signed_in_connection(aws, org, ttl_seconds=2)
+    assert sessions.end_session(org.tenant.table, org.manager.emp_id, session.session_id, sessions.SIGNED_OUT)
+    time.sleep(2.1)
+    since = aws.since()
+    org.tenant.employee(org.sales)
+
+    aws.stream(of_kind(since.records(), "INSERT", "AuditEvent"))  # the session's record aside
+
+    told = aws.management.posted[connection_id]
+    assert [m["type"] for m in told] == ["connection_ack", "ping"]
+    assert told[-1]["payload"]["close"] == {"code": 4403, "reason": "the session ended: sign in again"}
+    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+
+
+def test_fan_out__signed_out__the_session_s_record_closes_it_4403_at_once(aws: Aws, org: Org) -> None:
+    connection_id, session = signed_in_connection(aws, org, ttl_seconds=600)
+    since = aws.since()
+    assert sessions.end_session(org.tenant.table, org.manager.emp_id, session.session_id, sessions.SIGNED_OUT)
+    batch = since.records()
+    assert of_kind(batch, "MODIFY", "Session")
+
+    aws.stream(batch)
+
+    told = aws.management.posted[connection_id]
+    assert [m["type"] for m in told] == ["connection_ack", "ping"]
+    assert told[-1]["payload"]["close"] == {"code": 4403, "reason": "the session ended: sign in again"}
+    assert connection_id in aws.management.deleted
+    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+
+
+def test_fan_out__signed_out_everywhere__the_mark_closes_its_sessions_4403(aws: Aws, org: Org) -> None:
+    connection_id, _session = signed_in_connection(aws, org, ttl_seconds=600)
+    other = aws.connect(org.employee)  # another person's connection stays
+    since = aws.since()
+    sessions.sign_out_everywhere(org.tenant.table, org.manager.emp_id)
+    batch = since.records()
+    assert of_kind(batch, "INSERT", "SignedOut")
+
+    aws.stream(batch)
+
+    told = aws.management.posted[connection_id]
+    assert told[-1]["payload"]["close"] == {"code": 4403, "reason": "signed out everywhere: sign in again"}
+    assert set(live_items(org.tenant).connections) == {other}
