@@ -34,7 +34,8 @@ whose root field listens to its kind: the caller's active check (graphql_api/aut
 then one execution of the stored document with the event (``OneShot``): the same field, the
 same topic rules and field rules as every query (graphql_api/schema/subscription.py), through
 one round of loaders shared by the organisation's subscribers. A caller no longer active
-(terminated, suspended, role changed, token expired, an API key revoked: its record is read
+(terminated, suspended, role changed, token expired with no signed-in session, an API key
+revoked, a session ended or signed out everywhere: its record is read
 with the organisation's, so a key whose revocation's records come in another batch is refused
 before its own revocation's event) is closed 4403 and their items deleted;
 a connection API Gateway says is gone (410) has its items deleted. A DynamoDB failure fails
