@@ -146,6 +146,30 @@ def extend_token(table: Table, connection_id: str, until: datetime) -> bool:
     return True
 
 
+def note_cursor(table: Table, connection_id: str, operation_id: str, topic: str, cursor: str) -> bool:
+    """Keep where a subscription got to (its topic, the cursor of its last event posted), for a
+    resume when its connection ends; False when it is not recorded (completed or closed
+    meanwhile). One conditional UpdateItem."""
+    key = layout.GATEWAY_SUBSCRIPTION.key_at(table.tenant.org_id, connection_id, operation_id)
+
+    def gone(_old: Item | None) -> DatastoreError:
+        return ConnectionGone(connection_id)
+
+    op = transact.update(
+        key,
+        "SET #topic = :topic, #cursor = :cursor",
+        condition="attribute_exists(PK)",
+        names={"#topic": "topic", "#cursor": "cursor"},
+        values={":topic": items.s(topic), ":cursor": items.s(cursor)},
+        on_failed=gone,
+    )
+    try:
+        table.write([op])
+    except ConnectionGone:
+        return False
+    return True
+
+
 def close_connection(table: Table, connection_id: str, subscriptions: list[GatewaySubscription] | None = None) -> int:
     """Delete a connection, its subscriptions and its lookup item; the number of items deleted.
 

@@ -215,6 +215,11 @@ class GatewaySubscription:
     operation_name: str | None
     subscribed_at: datetime
     expires_at: datetime
+    # A sign-in session's subscription: its topic (field and arguments) and the cursor of its
+    # start or of the last event posted, saved for a resume when the connection ends. Absent
+    # on items written before they were kept (and for other callers): nothing to resume.
+    topic: str | None = None
+    cursor: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -68,14 +68,14 @@ from strawberry.types.execution import PreExecutionError
 from strawberry.types.graphql import OperationType
 from strawberry.utils.aio import aclosing
 
-from datastore import gateway
+from datastore import gateway, resume_points
 from datastore.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, Role, SessionStatus
 from datastore.errors import DatastoreError
 from datastore.feed import records
 from datastore.feed.records import ChangeName, StreamRecord
 from datastore.ids import OrgId
 from datastore.items import now
-from datastore.records import GatewayConnection, GatewaySubscription
+from datastore.records import GatewayConnection, GatewaySubscription, ResumePoint
 from datastore.scope import GatewayScope, TenantScope
 from graphql_api.auth.active import check_active
 from graphql_api.auth.backend import BearerTokenBackend, CredentialUnavailable
@@ -92,7 +92,7 @@ from graphql_api.subscriptions.admission import admit
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.expiry import signed_in_until, signed_out_by
 from graphql_api.subscriptions.messages import check_size, operation_id_of
-from graphql_api.subscriptions.session import LiveSession, OneShot, event_round
+from graphql_api.subscriptions.session import LiveSession, OneShot, ShotPlace, event_round
 
 log = logging.getLogger("hr.live")
 
@@ -259,7 +259,53 @@ class LiveGateway:
         await self._post(endpoint, connection_id, closing_ping(closed))
         await self.services.run_blocking(self.management.delete, endpoint, connection_id)
         if org_id is not None:
-            await self.services.run_blocking(gateway.close_connection, self._tenant(org_id), connection_id)
+            await self._end(org_id, connection_id)
+
+    async def _end(self, org_id: str, connection_id: str) -> None:
+        """Delete a connection's items, first saving where each of a sign-in session's
+        subscriptions got to, for the session's next connection to resume from (resumes.py's
+        points, one PutItem each: ``_resumable``)."""
+        table = self._tenant(org_id)
+        limit = gateway.LIVE_ITEMS_MAX
+        connection = await self.services.run_blocking(gateway.get_connection, table, connection_id)
+        subscriptions = await self.services.run_blocking(gateway.subscriptions_of, table, connection_id, limit=limit)
+        if connection is not None and connection.session_id is not None and not connection.api_key:
+            window = timedelta(seconds=self.services.settings.subscription_replay_seconds)
+            at = now()
+            for subscription in subscriptions:
+                if subscription.topic is None or subscription.cursor is None:
+                    continue  # recorded before cursors were kept, or not yet started
+                point = ResumePoint(
+                    connection.org_id,
+                    connection.subject,
+                    connection.session_id,
+                    resume_points.subscription_hash(subscription.topic),
+                    subscription.cursor,
+                    at,
+                    at + window,
+                )
+                await self.services.run_blocking(resume_points.save, self._points(connection), point)
+        await self.services.run_blocking(gateway.close_connection, table, connection_id, subscriptions)
+
+    def _points(self, connection: GatewayConnection) -> Any:
+        """Where the session's resume points are (beside its sessions: the person's scope)."""
+        return self.services.datastore.table(TenantScope(OrgId(connection.org_id), connection.subject))
+
+    def _resumable(self, connection: GatewayConnection) -> ShotPlace:
+        """A start's place: for a sign-in session's connection, with the saved cursor to resume from."""
+        if connection.session_id is None or connection.api_key:
+            return ShotPlace()
+        session_id = connection.session_id
+
+        async def stored(topic: str) -> str | None:
+            name = resume_points.subscription_hash(topic)
+            table = self._points(connection)
+            point = await self.services.run_blocking(
+                resume_points.find, table, connection.subject, session_id, name, now()
+            )
+            return None if point is None else point.cursor
+
+        return ShotPlace(stored=stored)
 
     def _tenant(self, org_id: str) -> Any:
         return self.services.datastore.table(TenantScope(OrgId(org_id)))
@@ -279,7 +325,7 @@ class LiveGateway:
         if event.route == "$disconnect":
             org_id = await self.services.run_blocking(self._org_of, event.connection_id)
             if org_id is not None:
-                await self.services.run_blocking(gateway.close_connection, self._tenant(org_id), event.connection_id)
+                await self._end(org_id, event.connection_id)
             return {"statusCode": 200}
         try:
             await self._message(event)
@@ -447,7 +493,8 @@ class LiveGateway:
             )
             return
         principal = principal_of(connection)
-        context = self._context(principal, OneShot())
+        place = self._resumable(connection)
+        context = self._context(principal, OneShot(place=place))
         try:
             requested = operation_of(message.get("payload"))
             resolved = await self.persisted.resolve(requested, context)
@@ -476,6 +523,15 @@ class LiveGateway:
         errors = await self._run(
             context, event, operation_id, resolved.query, requested.variables, requested.operation_name
         )
+        if errors is None and subscription is not None and place.topic is not None and place.cursor is not None:
+            await self._note(connection, operation_id, place)
+        if errors is not None and place.resumed and place.topic is not None:
+            # A resume its replay refused (too many events since): the next one starts from now.
+            name = resume_points.subscription_hash(place.topic)
+            assert connection.session_id is not None
+            await self.services.run_blocking(
+                resume_points.forget, self._points(connection), connection.subject, connection.session_id, name
+            )
         if errors is not None or subscription is None:
             if subscription is not None:
                 await self.services.run_blocking(gateway.unsubscribe, table, event.connection_id, operation_id)
@@ -484,6 +540,16 @@ class LiveGateway:
                 await self._post(event.endpoint, event.connection_id, refusal)
             else:
                 await self._error(event, operation_id, "not a subscription field", "BAD_REQUEST")
+
+    async def _note(self, connection: GatewayConnection, operation_id: str, place: ShotPlace) -> None:
+        """Keep a session's subscription's place on its item (one UpdateItem), for ``_end``."""
+        if connection.session_id is None or connection.api_key or place.topic is None or place.cursor is None:
+            return
+        table = self._tenant(connection.org_id)
+        connection_id = connection.connection_id
+        await self.services.run_blocking(
+            gateway.note_cursor, table, connection_id, operation_id, place.topic, place.cursor
+        )
 
     async def _error(self, event: SocketEvent, operation_id: str, text: str, code: str) -> None:
         errors = [{"message": text, "extensions": {"code": code}}]
@@ -599,7 +665,7 @@ class LiveGateway:
                 outcome = await self._execute(connection, subscription, shot)
                 if outcome == "gone":
                     log.info("live connection %s is gone: its items are deleted", connection_id)
-                    await self.services.run_blocking(gateway.close_connection, self._tenant(org_id), connection_id)
+                    await self._end(org_id, connection_id)
                     live.connections.pop(connection_id, None)
                     break
                 delivered += outcome == "delivered"
@@ -608,6 +674,7 @@ class LiveGateway:
     async def _execute(self, connection: GatewayConnection, subscription: GatewaySubscription, shot: OneShot) -> str:
         """One subscription's execution with one event: "delivered", "filtered", "ended" (an error
         ended it: ``next`` with the error, then ``complete``) or "gone" (410)."""
+        shot = OneShot(shot.event, shot.round)  # its own place: where this subscription got to
         context = self._context(principal_of(connection), shot)
         endpoint, connection_id, operation_id = connection.endpoint, connection.connection_id, subscription.operation_id
         outcome = "filtered"
@@ -632,6 +699,8 @@ class LiveGateway:
                     outcome = "delivered"
         finally:
             context.session.end()
+        if outcome == "delivered":
+            await self._note(connection, operation_id, shot.place)
         if outcome == "ended":
             if not await self._post(endpoint, connection_id, _message(id=operation_id, type="complete")):
                 return "gone"

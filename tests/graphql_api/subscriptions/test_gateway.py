@@ -26,13 +26,27 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 
-from datastore import api_keys, applications, calls, departments, employees, gateway, ids, jobs, keys, sessions
+from datastore import (
+    api_keys,
+    applications,
+    calls,
+    departments,
+    employees,
+    gateway,
+    ids,
+    jobs,
+    keys,
+    layout,
+    resume_points,
+    sessions,
+)
 from datastore.client import make_streams_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local_sts import serving_sts
 from datastore.entities import ApplicationStatus, Department, Employee, Role, Session
 from datastore.feed.reader import StreamReader
 from datastore.feed.records import StreamRecord
+from datastore.items import now
 from datastore.scope import GatewayScope
 from datastore.store import Datastore
 from graphql_api.app import create_app
@@ -686,3 +700,86 @@ def test_fan_out__signed_out_everywhere__the_mark_closes_its_sessions_4403(aws: 
     told = aws.management.posted[connection_id]
     assert told[-1]["payload"]["close"] == {"code": 4403, "reason": "signed out everywhere: sign in again"}
     assert set(live_items(org.tenant).connections) == {other}
+
+
+# --- a session's subscription re-sent without ``after`` on its next connection: resumed ---------
+
+
+def test_resume__disconnected_then_resubscribed_without_after__the_gap_s_events_come(aws: Aws, org: Org) -> None:
+    token, _session = signed_in(aws.settings, org.tenant, org.manager, ttl_seconds=600)
+    init = {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}
+    first = f"res{next(_ids)}"
+    aws.socket("$connect", first)
+    aws.socket("$default", first, init)
+    aws.subscribe(first, "d", DIRECTORY)
+    since = aws.since()
+    seen = org.tenant.employee(org.sales)
+    aws.stream(since.records())
+    assert [m["payload"]["data"]["employeeChanged"]["employee"]["id"] for m in sent_to(first)[1:]] == [
+        global_ids.encode("Employee", seen.emp_id)
+    ]
+    aws.socket("$disconnect", first)
+    # Written while the client waits to reconnect: nobody listens.
+    missed = [org.tenant.employee(org.sales), org.tenant.employee(org.sales)]
+
+    second = f"res{next(_ids)}"
+    aws.socket("$connect", second)
+    aws.socket("$default", second, init)
+    aws.subscribe(second, "d", DIRECTORY)  # as graphql-ws re-sends it: the first payload, no ``after``
+
+    replayed = [m["payload"]["data"]["employeeChanged"]["employee"]["id"] for m in sent_to(second)[1:]]
+    assert replayed == [global_ids.encode("Employee", e.emp_id) for e in missed]
+    # And it goes on live from there.
+    since = aws.since()
+    later = org.tenant.employee(org.sales)
+    aws.stream(since.records())
+    assert sent_to(second)[-1]["payload"]["data"]["employeeChanged"]["employee"]["id"] == global_ids.encode(
+        "Employee", later.emp_id
+    )
+
+
+def test_resume__another_session_or_a_token_without_one_starts_from_now(aws: Aws, org: Org) -> None:
+    token, _session = signed_in(aws.settings, org.tenant, org.manager, ttl_seconds=600)
+    first = f"res{next(_ids)}"
+    aws.socket("$connect", first)
+    aws.socket("$default", first, {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
+    aws.subscribe(first, "d", DIRECTORY)
+    aws.socket("$disconnect", first)
+    org.tenant.employee(org.sales)
+
+    other_token, _other = signed_in(aws.settings, org.tenant, org.manager, ttl_seconds=600)
+    other = f"res{next(_ids)}"
+    aws.socket("$connect", other)
+    aws.socket("$default", other, {"type": "connection_init", "payload": {"Authorization": f"Bearer {other_token}"}})
+    aws.subscribe(other, "d", DIRECTORY)
+    no_session = aws.connect(org.manager)
+    aws.subscribe(no_session, "d", DIRECTORY)
+
+    assert aws.management.posted[other] == aws.management.posted[no_session] == [{"type": "connection_ack"}]
+
+
+def test_resume__a_subscription_item_written_before_cursors_were_kept__closes_saving_nothing(
+    aws: Aws, org: Org
+) -> None:
+    token, session = signed_in(aws.settings, org.tenant, org.manager, ttl_seconds=600)
+    connection_id = f"res{next(_ids)}"
+    aws.socket("$connect", connection_id)
+    aws.socket("$default", connection_id, {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
+    aws.subscribe(connection_id, "d", DIRECTORY)
+    (recorded,) = live_items(org.tenant).subscriptions
+    assert recorded.topic is not None and recorded.cursor is not None
+    # The item as the earlier layout wrote it: no topic, no cursor.
+    key = layout.GATEWAY_SUBSCRIPTION.key_at(org.tenant.org_id, connection_id, "d")
+    aws.client.update_item(
+        TableName=aws.table_name,
+        Key={"PK": {"S": key.pk}, "SK": {"S": key.sk}},
+        UpdateExpression="REMOVE topic, #c",
+        ExpressionAttributeNames={"#c": "cursor"},
+    )
+    assert live_items(org.tenant).subscriptions[0].cursor is None
+
+    aws.socket("$disconnect", connection_id)
+
+    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    name = resume_points.subscription_hash(recorded.topic)
+    assert resume_points.find(org.tenant.table, org.manager.emp_id, session.session_id, name, now()) is None
