@@ -7,7 +7,8 @@ it listens to lives here:
 - ``GatewayConnection`` ``ORG#<org>#LIVE / CONN#<connectionId>``: the verified caller (never
   the credential) and where to post to them, written once the caller is authenticated;
 - ``GatewaySubscription`` ``ORG#<org>#LIVE / SUB#<connectionId>#<operationId>``: one
-  subscription's document, variables and root field;
+  subscription's document, variables and root field, and for a sign-in session its topic and
+  the cursor it got to (``note_cursor``; absent on items written before, which resume nothing);
 - ``GatewayLookup`` ``WSCONN#<connectionId> / #WSCONN``: the connection's organisation, since
   API Gateway names a connection by its id alone (``$default``, ``$disconnect``).
 

@@ -19,7 +19,9 @@ The protocol (graphql-ws's PROTOCOL.md), as ``LiveGateway.connection`` answers i
   the fan-out will (its document, its caller's rights, ``after``'s cursor), recorded, and any
   events its ``after`` missed are replayed (at least once: an event of the seam may come twice);
   a refusal is the protocol's ``error``. ``complete`` deletes the subscription.
-- ``$disconnect`` deletes the connection's items.
+- ``$disconnect`` deletes the connection's items, first saving where a sign-in session's
+  subscriptions got to (resume points, as resumes.py's): the session's next connection
+  resumes a subscription re-sent without ``after`` from there.
 
 API Gateway cannot send a close code: it closes a socket when told to (DeleteConnection) with
 a code of its own. So a refusal is told first, as a protocol message every client accepts:
