@@ -286,7 +286,10 @@ class LiveGateway:
                     at,
                     at + window,
                 )
-                await self.services.run_blocking(resume_points.save, self._points(connection), point)
+                try:
+                    await self.services.run_blocking(resume_points.save, self._points(connection), point)
+                except DatastoreError as error:  # the reconnect starts from now: said, never raised into the close
+                    log.warning("live connection %s: a resume point was not saved: %r", connection_id, error)
         await self.services.run_blocking(gateway.close_connection, table, connection_id, subscriptions)
 
     def _points(self, connection: GatewayConnection) -> Any:
@@ -302,9 +305,13 @@ class LiveGateway:
         async def stored(topic: str) -> str | None:
             name = resume_points.subscription_hash(topic)
             table = self._points(connection)
-            point = await self.services.run_blocking(
-                resume_points.find, table, connection.subject, session_id, name, now()
-            )
+            try:
+                point = await self.services.run_blocking(
+                    resume_points.find, table, connection.subject, session_id, name, now()
+                )
+            except DatastoreError as error:  # start from now, as a reconnect on one host would
+                log.warning("live connection %s: the resume point was not read: %r", connection.connection_id, error)
+                return None
             return None if point is None else point.cursor
 
         return ShotPlace(stored=stored)
