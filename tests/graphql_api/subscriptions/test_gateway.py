@@ -783,3 +783,24 @@ def test_resume__a_subscription_item_written_before_cursors_were_kept__closes_sa
     assert live_items(org.tenant) == gateway.LiveItems({}, [])
     name = resume_points.subscription_hash(recorded.topic)
     assert resume_points.find(org.tenant.table, org.manager.emp_id, session.session_id, name, now()) is None
+
+
+def test_resume__after_a_close_the_server_made__the_gap_s_events_come(aws: Aws, org: Org) -> None:
+    token, _session = signed_in(aws.settings, org.tenant, org.manager, ttl_seconds=600)
+    init = {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}
+    first = f"res{next(_ids)}"
+    aws.socket("$connect", first)
+    aws.socket("$default", first, init)
+    aws.subscribe(first, "d", DIRECTORY)
+    aws.socket("$default", first, {"type": "bogus"})  # closed 4400 by the server, its items deleted
+    assert aws.management.posted[first][-1]["payload"]["close"]["code"] == 4400
+    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    missed = org.tenant.employee(org.sales)
+
+    second = f"res{next(_ids)}"
+    aws.socket("$connect", second)
+    aws.socket("$default", second, init)
+    aws.subscribe(second, "d", DIRECTORY)
+
+    replayed = [m["payload"]["data"]["employeeChanged"]["employee"]["id"] for m in sent_to(second)[1:]]
+    assert replayed == [global_ids.encode("Employee", missed.emp_id)]
