@@ -7,7 +7,8 @@ it listens to lives here:
 - ``GatewayConnection`` ``ORG#<org>#LIVE / CONN#<connectionId>``: the verified caller (never
   the credential) and where to post to them, written once the caller is authenticated;
 - ``GatewaySubscription`` ``ORG#<org>#LIVE / SUB#<connectionId>#<operationId>``: one
-  subscription's document, variables and root field;
+  subscription's document, variables and root field, and for a sign-in session its topic and
+  the cursor it got to (``note_cursor``; absent on items written before, which resume nothing);
 - ``GatewayLookup`` ``WSCONN#<connectionId> / #WSCONN``: the connection's organisation, since
   API Gateway names a connection by its id alone (``$default``, ``$disconnect``).
 
@@ -21,9 +22,10 @@ its connection for long.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Final
 
-from datastore import layout, transact
+from datastore import items, layout, transact
 from datastore.errors import DatastoreError
 from datastore.ids import OrgId
 from datastore.items import Item
@@ -119,6 +121,54 @@ def subscribe(table: Table, subscription: GatewaySubscription) -> None:
 def unsubscribe(table: Table, connection_id: str, operation_id: str) -> None:
     org_id = table.tenant.org_id
     table.write([transact.delete(layout.GATEWAY_SUBSCRIPTION.key_at(org_id, connection_id, operation_id))])
+
+
+def extend_token(table: Table, connection_id: str, until: datetime) -> bool:
+    """Move when the connection's credential is next checked to ``until`` (its sign-in session
+    is signed in until then); False when the connection is not recorded (closed meanwhile).
+    One conditional UpdateItem: a closed connection is not written back."""
+    key = layout.GATEWAY_CONNECTION.key_at(table.tenant.org_id, connection_id)
+
+    def gone(_old: Item | None) -> DatastoreError:
+        return ConnectionGone(connection_id)
+
+    op = transact.update(
+        key,
+        "SET #tokenExpiresAt = :until",
+        condition="attribute_exists(PK)",
+        names={"#tokenExpiresAt": "tokenExpiresAt"},
+        values={":until": items.s(items.timestamp(until))},
+        on_failed=gone,
+    )
+    try:
+        table.write([op])
+    except ConnectionGone:
+        return False
+    return True
+
+
+def note_cursor(table: Table, connection_id: str, operation_id: str, topic: str, cursor: str) -> bool:
+    """Keep where a subscription got to (its topic, the cursor of its last event posted), for a
+    resume when its connection ends; False when it is not recorded (completed or closed
+    meanwhile). One conditional UpdateItem."""
+    key = layout.GATEWAY_SUBSCRIPTION.key_at(table.tenant.org_id, connection_id, operation_id)
+
+    def gone(_old: Item | None) -> DatastoreError:
+        return ConnectionGone(connection_id)
+
+    op = transact.update(
+        key,
+        "SET #topic = :topic, #cursor = :cursor",
+        condition="attribute_exists(PK)",
+        names={"#topic": "topic", "#cursor": "cursor"},
+        values={":topic": items.s(topic), ":cursor": items.s(cursor)},
+        on_failed=gone,
+    )
+    try:
+        table.write([op])
+    except ConnectionGone:
+        return False
+    return True
 
 
 def close_connection(table: Table, connection_id: str, subscriptions: list[GatewaySubscription] | None = None) -> int:

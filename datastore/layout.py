@@ -669,6 +669,8 @@ GATEWAY_SUBSCRIPTION: Final = Layout(
         s("operationName", "operation_name", optional=True),
         ts("subscribedAt", "subscribed_at"),
         epoch(EXPIRES_AT, "expires_at"),
+        s("topic", "topic", optional=True),
+        s("cursor", "cursor", optional=True),
     ),
 )
 """One subscription of a connection: what the fan-out executes for each of the organisation's events."""

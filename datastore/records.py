@@ -181,7 +181,9 @@ class GatewayConnection:
     ``role`` is the role the caller's token named (None for an API key): each delivery checks
     it against the employee's current role, as every request does. ``endpoint`` is the
     connection's management API (``https://<domain>/<stage>``). ``expires_at`` (the table's
-    TTL) is the earlier of API Gateway's two-hour connection limit and the token's expiry.
+    TTL) is API Gateway's two-hour connection limit, or the token's expiry if earlier and the
+    token has no session (one from sign-in is checked against its session at its expiry, and
+    ``token_expires_at`` is then moved to the session's end).
     """
 
     org_id: OrgId
@@ -213,6 +215,11 @@ class GatewaySubscription:
     operation_name: str | None
     subscribed_at: datetime
     expires_at: datetime
+    # A sign-in session's subscription: its topic (field and arguments) and the cursor of its
+    # start or of the last event posted, saved for a resume when the connection ends. Absent
+    # on items written before they were kept (and for other callers): nothing to resume.
+    topic: str | None = None
+    cursor: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,7 +3,8 @@
 A server process remembers, for each session's subscription, the cursor of the last event it
 wrote to the socket (graphql_api/subscriptions/resumes.py); a reconnect can reach another
 worker or host, or a new process after a restart. So when a subscription's connection ends,
-its cursor is saved here, one item per session and subscription:
+its cursor is saved here (on AWS, from the subscription's item: graphql_api/subscriptions/
+gateway.py), one item per session and subscription:
 ``ORG#<org>#SESSION#<emp> / RESUME#<session>#<sha256>``, beside the person's sessions (the
 hash names the subscription's field and arguments, of any length, in a bounded key). The
 item lives for the replay window: a reconnect later than that starts from now anyway, so

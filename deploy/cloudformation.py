@@ -61,8 +61,11 @@ LIVE_STAGE: Final = "live"
 # What the fan-out is invoked for (Lambda's event filtering, before any invocation): the
 # organisations' audit events, and changes to a caller's standing (graphql_api/subscriptions/gateway.py).
 FAN_OUT_FILTERS: Final = (
-    {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"entity": {"S": ["AuditEvent"]}}}},
-    {"eventName": ["MODIFY"], "dynamodb": {"NewImage": {"entity": {"S": ["Employee", "Organization", "ApiKey"]}}}},
+    {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"entity": {"S": ["AuditEvent", "SignedOut"]}}}},
+    {
+        "eventName": ["MODIFY"],
+        "dynamodb": {"NewImage": {"entity": {"S": ["Employee", "Organization", "ApiKey", "Session", "SignedOut"]}}},
+    },
 )
 # The fan-out's oldest record, in milliseconds, past which live updates are late enough to alarm:
 # a minute behind the table's stream (Lambda's IteratorAge, its Maximum over each minute).

@@ -96,6 +96,20 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
         if known is not None and known.floor >= start - settings.subscription_replay_seconds * 1000:
             position, resumed = known, True
             hub.resumes.resumed_from(chosen, key)
+    place = None if shot is None else shot.place
+    if place is not None and place.stored is not None and after is None and shot is not None and shot.event is None:
+        # On AWS, a session's subscription started again without ``after``: from the point its
+        # last connection's end saved (gateway.py), within the replay window, as above.
+        stored = await place.stored(topic.name)
+        if stored is not None:
+            saved: Position | None
+            try:
+                saved = cursors.decode(stored, principal.org_id, topic.name)
+            except ApiError:
+                saved = None  # signed with a key this server no longer has: start from now
+            if saved is not None and saved.floor >= start - settings.subscription_replay_seconds * 1000:
+                position, resumed = saved, True
+                place.resumed = True
     stream = LiveStream(
         connection or LiveConnection(principal, 0, _closes_nothing),
         topic,
@@ -108,6 +122,8 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
         assert hub is not None and connection is not None
         session.resume_key = key
         hub.resumes.remember(key, cursors.encode(principal.org_id, topic.name, position), connection)
+    if place is not None:
+        place.topic, place.cursor = topic.name, cursors.encode(principal.org_id, topic.name, position)
     if shot is not None:
         deliveries = stream.one_shot(session, shot)
     else:
@@ -132,6 +148,8 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
             stream.position.delivered(delivery.event.event_id)
             payload.cursor = cursor = cursors.encode(principal.org_id, topic.name, stream.position)
             delivered = True
+            if place is not None:
+                place.cursor = cursor
             live_metrics.delivered()
             yield payload
             # Resumed here once the transport has sent it (it asks for the next only then).

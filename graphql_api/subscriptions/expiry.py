@@ -14,9 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from datetime import datetime
 
 from datastore import sessions
 from datastore.errors import DatastoreError
+from datastore.items import timestamp
 from datastore.scope import TenantScope
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError
@@ -62,6 +64,14 @@ async def signed_in_until(services: Services, principal: Principal, again: str) 
     if until is None:
         raise Closed(Close.FORBIDDEN, "the session ended: sign in again")
     return until.timestamp()
+
+
+def signed_out_by(principal: Principal, emp_id: object, at: object) -> bool:
+    """Whether ``principal`` is of a session of ``emp_id`` begun by ``at``: a sign-out everywhere
+    at ``at`` ends those, as a refresh decides (datastore/sessions.py)."""
+    if principal.api_key or principal.session_id is None or principal.subject != emp_id:
+        return False
+    return isinstance(at, datetime) and not timestamp(at) < sessions.session_started(principal.session_id)
 
 
 def _monotonic_at(epoch_seconds: float) -> float:

@@ -19,7 +19,9 @@ The protocol (graphql-ws's PROTOCOL.md), as ``LiveGateway.connection`` answers i
   the fan-out will (its document, its caller's rights, ``after``'s cursor), recorded, and any
   events its ``after`` missed are replayed (at least once: an event of the seam may come twice);
   a refusal is the protocol's ``error``. ``complete`` deletes the subscription.
-- ``$disconnect`` deletes the connection's items.
+- ``$disconnect`` deletes the connection's items, first saving where a sign-in session's
+  subscriptions got to (resume points, as resumes.py's): the session's next connection
+  resumes a subscription re-sent without ``after`` from there.
 
 API Gateway cannot send a close code: it closes a socket when told to (DeleteConnection) with
 a code of its own. So a refusal is told first, as a protocol message every client accepts:
@@ -34,7 +36,8 @@ whose root field listens to its kind: the caller's active check (graphql_api/aut
 then one execution of the stored document with the event (``OneShot``): the same field, the
 same topic rules and field rules as every query (graphql_api/schema/subscription.py), through
 one round of loaders shared by the organisation's subscribers. A caller no longer active
-(terminated, suspended, role changed, token expired, an API key revoked: its record is read
+(terminated, suspended, role changed, token expired with no signed-in session, an API key
+revoked, a session ended or signed out everywhere: its record is read
 with the organisation's, so a key whose revocation's records come in another batch is refused
 before its own revocation's event) is closed 4403 and their items deleted;
 a connection API Gateway says is gone (410) has its items deleted. A DynamoDB failure fails
@@ -67,14 +70,14 @@ from strawberry.types.execution import PreExecutionError
 from strawberry.types.graphql import OperationType
 from strawberry.utils.aio import aclosing
 
-from datastore import gateway
-from datastore.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, Role
+from datastore import gateway, resume_points
+from datastore.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, Role, SessionStatus
 from datastore.errors import DatastoreError
 from datastore.feed import records
 from datastore.feed.records import ChangeName, StreamRecord
 from datastore.ids import OrgId
 from datastore.items import now
-from datastore.records import GatewayConnection, GatewaySubscription
+from datastore.records import GatewayConnection, GatewaySubscription, ResumePoint
 from datastore.scope import GatewayScope, TenantScope
 from graphql_api.auth.active import check_active
 from graphql_api.auth.backend import BearerTokenBackend, CredentialUnavailable
@@ -89,8 +92,9 @@ from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline
 from graphql_api.subscriptions.admission import admit
 from graphql_api.subscriptions.closing import Close, Closed
+from graphql_api.subscriptions.expiry import signed_in_until, signed_out_by
 from graphql_api.subscriptions.messages import check_size, operation_id_of
-from graphql_api.subscriptions.session import LiveSession, OneShot, event_round
+from graphql_api.subscriptions.session import LiveSession, OneShot, ShotPlace, event_round
 
 log = logging.getLogger("hr.live")
 
@@ -98,7 +102,8 @@ PROTOCOL: Final = "graphql-transport-ws"
 # API Gateway ends every WebSocket connection after two hours.
 CONNECTION_LIFETIME: Final = timedelta(hours=2)
 AUDIT_EVENT: Final = "AuditEvent"
-REVOKING: Final = frozenset({"Employee", "Organization", "ApiKey"})
+SIGNED_OUT: Final = "SignedOut"
+REVOKING: Final = frozenset({"Employee", "Organization", "ApiKey", "Session", SIGNED_OUT})
 # The audit events each root field listens to (its topic's ``matches`` decides exactly).
 FIELD_KINDS: Final[Mapping[str, frozenset[str] | None]] = {
     "jobPostingChanged": frozenset({"JobPosting"}),
@@ -204,11 +209,12 @@ def principal_of(connection: GatewayConnection) -> Principal:
 
 
 def _over(connection: GatewayConnection, moment: datetime) -> Closed | None:
-    """Why a recorded connection is over at ``moment``, if it is: its token expired (4403), or it
+    """Why a recorded connection is over at ``moment``, if it is: its token expired (4403; a
+    token from sign-in is then checked against its session, ``LiveGateway._standing``), or it
     reached API Gateway's two hours (4408: API Gateway has closed it by then; its items go)."""
     if connection.token_expires_at is not None and connection.token_expires_at <= moment:
         return Closed(Close.FORBIDDEN, "the token expired: reconnect with a fresh one")
-    if connection.expires_at <= moment:
+    if connection.connected_at + CONNECTION_LIFETIME <= moment:
         return Closed(Close.TIMED_OUT, "the connection reached its two-hour lifetime: reconnect")
     return None
 
@@ -255,7 +261,60 @@ class LiveGateway:
         await self._post(endpoint, connection_id, closing_ping(closed))
         await self.services.run_blocking(self.management.delete, endpoint, connection_id)
         if org_id is not None:
-            await self.services.run_blocking(gateway.close_connection, self._tenant(org_id), connection_id)
+            await self._end(org_id, connection_id)
+
+    async def _end(self, org_id: str, connection_id: str) -> None:
+        """Delete a connection's items, first saving where each of a sign-in session's
+        subscriptions got to, for the session's next connection to resume from (resumes.py's
+        points, one PutItem each: ``_resumable``)."""
+        table = self._tenant(org_id)
+        limit = gateway.LIVE_ITEMS_MAX
+        connection = await self.services.run_blocking(gateway.get_connection, table, connection_id)
+        subscriptions = await self.services.run_blocking(gateway.subscriptions_of, table, connection_id, limit=limit)
+        if connection is not None and connection.session_id is not None and not connection.api_key:
+            window = timedelta(seconds=self.services.settings.subscription_replay_seconds)
+            at = now()
+            for subscription in subscriptions:
+                if subscription.topic is None or subscription.cursor is None:
+                    continue  # recorded before cursors were kept, or not yet started
+                point = ResumePoint(
+                    connection.org_id,
+                    connection.subject,
+                    connection.session_id,
+                    resume_points.subscription_hash(subscription.topic),
+                    subscription.cursor,
+                    at,
+                    at + window,
+                )
+                try:
+                    await self.services.run_blocking(resume_points.save, self._points(connection), point)
+                except DatastoreError as error:  # the reconnect starts from now: said, never raised into the close
+                    log.warning("live connection %s: a resume point was not saved: %r", connection_id, error)
+        await self.services.run_blocking(gateway.close_connection, table, connection_id, subscriptions)
+
+    def _points(self, connection: GatewayConnection) -> Any:
+        """Where the session's resume points are (beside its sessions: the person's scope)."""
+        return self.services.datastore.table(TenantScope(OrgId(connection.org_id), connection.subject))
+
+    def _resumable(self, connection: GatewayConnection) -> ShotPlace:
+        """A start's place: for a sign-in session's connection, with the saved cursor to resume from."""
+        if connection.session_id is None or connection.api_key:
+            return ShotPlace()
+        session_id = connection.session_id
+
+        async def stored(topic: str) -> str | None:
+            name = resume_points.subscription_hash(topic)
+            table = self._points(connection)
+            try:
+                point = await self.services.run_blocking(
+                    resume_points.find, table, connection.subject, session_id, name, now()
+                )
+            except DatastoreError as error:  # start from now, as a reconnect on one host would
+                log.warning("live connection %s: the resume point was not read: %r", connection.connection_id, error)
+                return None
+            return None if point is None else point.cursor
+
+        return ShotPlace(stored=stored)
 
     def _tenant(self, org_id: str) -> Any:
         return self.services.datastore.table(TenantScope(OrgId(org_id)))
@@ -275,7 +334,7 @@ class LiveGateway:
         if event.route == "$disconnect":
             org_id = await self.services.run_blocking(self._org_of, event.connection_id)
             if org_id is not None:
-                await self.services.run_blocking(gateway.close_connection, self._tenant(org_id), event.connection_id)
+                await self._end(org_id, event.connection_id)
             return {"statusCode": 200}
         try:
             await self._message(event)
@@ -326,7 +385,9 @@ class LiveGateway:
         token_expires = None
         if principal.expires_at is not None:
             token_expires = datetime.fromtimestamp(principal.expires_at, UTC)
-            expires = min(expires, token_expires)
+            if principal.session_id is None:
+                # A token from sign-in does not end the connection while its session lasts.
+                expires = min(expires, token_expires)
         connection = GatewayConnection(
             org_id=org_id,
             connection_id=event.connection_id,
@@ -400,10 +461,29 @@ class LiveGateway:
         connection = await self._recorded(event.connection_id)
         if connection is None or not connection.acknowledged:
             raise Closed(Close.UNAUTHORIZED, "Unauthorized")
-        over = _over(connection, now())
+        connection, over = await self._standing(connection)
         if over is not None:
             raise over
         return connection
+
+    async def _standing(self, connection: GatewayConnection) -> tuple[GatewayConnection, Closed | None]:
+        """The connection as it goes on, or why it is over (``_over``). At a sign-in token's
+        expiry its session is read (expiry.py's rule, as on one host): while it is signed in the
+        connection goes on, its item saying when to read the session again (a refresh moves
+        that), so deliveries until then read nothing more."""
+        over = _over(connection, now())
+        if over is None or over.close is not Close.FORBIDDEN or connection.session_id is None:
+            return connection, over
+        try:
+            until = await signed_in_until(self.services, principal_of(connection), "reconnect")
+        except Closed as ended:
+            return connection, ended
+        at = datetime.fromtimestamp(until, UTC)
+        table = self._tenant(connection.org_id)
+        if not await self.services.run_blocking(gateway.extend_token, table, connection.connection_id, at):
+            return connection, Closed(Close.FORBIDDEN, "the connection was closed")
+        extended = dataclasses.replace(connection, token_expires_at=at)
+        return extended, _over(extended, now())
 
     async def _subscribe(self, event: SocketEvent, message: dict[str, Any]) -> None:
         connection = await self._acknowledged(event)
@@ -422,7 +502,8 @@ class LiveGateway:
             )
             return
         principal = principal_of(connection)
-        context = self._context(principal, OneShot())
+        place = self._resumable(connection)
+        context = self._context(principal, OneShot(place=place))
         try:
             requested = operation_of(message.get("payload"))
             resolved = await self.persisted.resolve(requested, context)
@@ -451,6 +532,15 @@ class LiveGateway:
         errors = await self._run(
             context, event, operation_id, resolved.query, requested.variables, requested.operation_name
         )
+        if errors is None and subscription is not None and place.topic is not None and place.cursor is not None:
+            await self._note(connection, operation_id, place)
+        if errors is not None and place.resumed and place.topic is not None:
+            # A resume its replay refused (too many events since): the next one starts from now.
+            name = resume_points.subscription_hash(place.topic)
+            assert connection.session_id is not None
+            await self.services.run_blocking(
+                resume_points.forget, self._points(connection), connection.subject, connection.session_id, name
+            )
         if errors is not None or subscription is None:
             if subscription is not None:
                 await self.services.run_blocking(gateway.unsubscribe, table, event.connection_id, operation_id)
@@ -459,6 +549,16 @@ class LiveGateway:
                 await self._post(event.endpoint, event.connection_id, refusal)
             else:
                 await self._error(event, operation_id, "not a subscription field", "BAD_REQUEST")
+
+    async def _note(self, connection: GatewayConnection, operation_id: str, place: ShotPlace) -> None:
+        """Keep a session's subscription's place on its item (one UpdateItem), for ``_end``."""
+        if connection.session_id is None or connection.api_key or place.topic is None or place.cursor is None:
+            return
+        table = self._tenant(connection.org_id)
+        connection_id = connection.connection_id
+        await self.services.run_blocking(
+            gateway.note_cursor, table, connection_id, operation_id, place.topic, place.cursor
+        )
 
     async def _error(self, event: SocketEvent, operation_id: str, text: str, code: str) -> None:
         errors = [{"message": text, "extensions": {"code": code}}]
@@ -507,8 +607,11 @@ class LiveGateway:
             # Routed by organisation and kind before anything is decoded.
             if org_id is None:
                 continue
-            if (kind == AUDIT_EVENT and record.name is ChangeName.INSERT) or (
-                kind in REVOKING and record.name is ChangeName.MODIFY
+            if (
+                (kind == AUDIT_EVENT and record.name is ChangeName.INSERT)
+                or (kind in REVOKING and record.name is ChangeName.MODIFY)
+                # A sign-out everywhere's mark is put: its first is an INSERT.
+                or (kind == SIGNED_OUT and record.name is ChangeName.INSERT)
             ):
                 by_org[org_id].append(record)
         delivered = 0
@@ -550,12 +653,12 @@ class LiveGateway:
             connection = live.connections.pop(connection_id, None)
             if connection is None:
                 continue  # closed in this batch
-            principal = principal_of(connection)
-            shot = OneShot(event, round_)
-            over = _over(connection, now())
+            connection, over = await self._standing(connection)
             if over is not None:
                 await self._close(connection.endpoint, connection_id, over, org_id)
                 continue
+            principal = principal_of(connection)
+            shot = OneShot(event, round_)
             check = self._context(principal, shot)
             assert isinstance(check.session, LiveSession)
             check.session.begin_event(round_)
@@ -571,7 +674,7 @@ class LiveGateway:
                 outcome = await self._execute(connection, subscription, shot)
                 if outcome == "gone":
                     log.info("live connection %s is gone: its items are deleted", connection_id)
-                    await self.services.run_blocking(gateway.close_connection, self._tenant(org_id), connection_id)
+                    await self._end(org_id, connection_id)
                     live.connections.pop(connection_id, None)
                     break
                 delivered += outcome == "delivered"
@@ -580,6 +683,7 @@ class LiveGateway:
     async def _execute(self, connection: GatewayConnection, subscription: GatewaySubscription, shot: OneShot) -> str:
         """One subscription's execution with one event: "delivered", "filtered", "ended" (an error
         ended it: ``next`` with the error, then ``complete``) or "gone" (410)."""
+        shot = OneShot(shot.event, shot.round)  # its own place: where this subscription got to
         context = self._context(principal_of(connection), shot)
         endpoint, connection_id, operation_id = connection.endpoint, connection.connection_id, subscription.operation_id
         outcome = "filtered"
@@ -604,6 +708,8 @@ class LiveGateway:
                     outcome = "delivered"
         finally:
             context.session.end()
+        if outcome == "delivered":
+            await self._note(connection, operation_id, shot.place)
         if outcome == "ended":
             if not await self._post(endpoint, connection_id, _message(id=operation_id, type="complete")):
                 return "gone"
@@ -630,6 +736,15 @@ class LiveGateway:
             affected = [c for c in affected if c.api_key and c.subject == key_id]
             if getattr(new, "status", None) is ApiKeyStatus.REVOKED:
                 why = "the API key was revoked"
+        elif change.kind == "Session":
+            session_id = getattr(new, "session_id", None)
+            affected = [c for c in affected if session_id is not None and c.session_id == session_id]
+            if getattr(new, "status", None) is not SessionStatus.ACTIVE:
+                why = "the session ended: sign in again"
+        elif change.kind == SIGNED_OUT:
+            emp_id, at = getattr(new, "emp_id", None), getattr(new, "at", None)
+            affected = [c for c in affected if signed_out_by(principal_of(c), emp_id, at)]
+            why = "signed out everywhere: sign in again"
         if why is None:
             return
         for connection in affected:

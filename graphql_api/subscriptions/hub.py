@@ -36,7 +36,6 @@ import logging
 import os
 import socket
 from collections import defaultdict
-from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
 from datastore.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, SessionStatus
@@ -45,13 +44,12 @@ from datastore.feed.fanout import GAP, Frame
 from datastore.feed.host import FeedHost
 from datastore.feed.lease import group_name, holder_name
 from datastore.feed.records import ChangeName, StreamRecord, Undecodable
-from datastore.model import timestamp
 from datastore.scope import FeedScope
-from datastore.sessions import session_started
 from graphql_api.entrypoints.host_files import owner_tag, start_time
 from graphql_api.entrypoints.worker_process import supervisor_pid
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
+from graphql_api.subscriptions.expiry import signed_out_by
 from graphql_api.subscriptions.live_metrics import Sampler
 from graphql_api.subscriptions.resumes import Resumes
 from graphql_api.subscriptions.session import event_round
@@ -234,18 +232,9 @@ class LiveHub:
                 why = "the session ended: sign in again"
         elif change.kind == SIGNED_OUT:
             emp_id, at = getattr(new, "emp_id", None), getattr(new, "at", None)
-            affected = [c for c in affected if _session_began_by(c, emp_id, at)]
+            affected = [c for c in affected if signed_out_by(c.principal, emp_id, at)]
             why = "signed out everywhere: sign in again"
         if why is None:
             return
         for connection in affected:
             connection.close(Closed(Close.FORBIDDEN, why))
-
-
-def _session_began_by(connection: LiveConnection, emp_id: object, at: object) -> bool:
-    """Whether ``connection`` is of a session of ``emp_id`` begun by ``at`` (a sign-out everywhere
-    ends those, as a refresh decides: datastore/sessions.py)."""
-    principal = connection.principal
-    if principal.api_key or principal.session_id is None or principal.subject != emp_id:
-        return False
-    return isinstance(at, datetime) and not timestamp(at) < session_started(principal.session_id)

@@ -26,7 +26,8 @@ when it is made, and replays what ``after`` missed), instead of the process's hu
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 from datastore import calls
 from datastore.calls import CallLog
@@ -59,6 +60,18 @@ def event_round(services: Services, org_id: str) -> Round:
     return Round(Loaders(table, session.admit_call), session.call_log)
 
 
+@dataclass(slots=True)
+class ShotPlace:
+    """Where a one-shot execution got to, for the AWS path's resumes (gateway.py): its topic and
+    the cursor of its start or of the event it delivered (set by the subscription's field);
+    ``stored`` finds a session's saved cursor for a topic, for a start without ``after``."""
+
+    stored: Callable[[str], Awaitable[str | None]] | None = None
+    topic: str | None = None
+    cursor: str | None = None
+    resumed: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class OneShot:
     """One execution of a subscription, without the hub (the AWS fan-out, gateway.py): deliver
@@ -68,6 +81,7 @@ class OneShot:
     event: AuditEvent | None = None
     # The event's round: the loaders the organisation's subscribers of this event share.
     round: Round | None = None
+    place: ShotPlace = field(default_factory=ShotPlace)
 
 
 @dataclass

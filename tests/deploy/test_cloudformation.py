@@ -391,7 +391,16 @@ def test_template__fan_out__on_the_table_s_stream_filtered_to_what_it_delivers(t
     assert mapping["BisectBatchOnFunctionError"] is True
     patterns = [json.loads(f["Pattern"]) for f in mapping["FilterCriteria"]["Filters"]]
     kinds = {(p["eventName"][0], kind) for p in patterns for kind in p["dynamodb"]["NewImage"]["entity"]["S"]}
-    assert kinds == {("INSERT", "AuditEvent"), ("MODIFY", "Employee"), ("MODIFY", "Organization"), ("MODIFY", "ApiKey")}
+    assert kinds == {
+        ("INSERT", "AuditEvent"),
+        ("MODIFY", "Employee"),
+        ("MODIFY", "Organization"),
+        ("MODIFY", "ApiKey"),
+        # A session's end and a sign-out everywhere (its mark's first write is an INSERT).
+        ("MODIFY", "Session"),
+        ("INSERT", "SignedOut"),
+        ("MODIFY", "SignedOut"),
+    }
     handler = resources["FanOutFunction"]["Properties"]["Handler"]
     assert handler == "graphql_api.entrypoints.lambda_live.stream_handler"
 

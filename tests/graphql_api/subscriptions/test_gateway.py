@@ -26,13 +26,27 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 
-from datastore import api_keys, applications, calls, departments, employees, gateway, ids, jobs, keys
+from datastore import (
+    api_keys,
+    applications,
+    calls,
+    departments,
+    employees,
+    gateway,
+    ids,
+    jobs,
+    keys,
+    layout,
+    resume_points,
+    sessions,
+)
 from datastore.client import make_streams_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local_sts import serving_sts
-from datastore.entities import ApplicationStatus, Department, Employee, Role
+from datastore.entities import ApplicationStatus, Department, Employee, Role, Session
 from datastore.feed.reader import StreamReader
 from datastore.feed.records import StreamRecord
+from datastore.items import now
 from datastore.scope import GatewayScope
 from datastore.store import Datastore
 from graphql_api.app import create_app
@@ -41,6 +55,7 @@ from graphql_api.schema import ids as global_ids
 from graphql_api.settings.api import ApiSettings
 from graphql_api.subscriptions.gateway import Boto3ManagementApi, LiveGateway
 from tests.conftest import Tenant, TenantFactory
+from tests.graphql_api.subscriptions.conftest import signed_in
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -606,3 +621,186 @@ def test_fan_out__a_connection_whose_token_expired_is_closed_4403_at_its_next_ev
         assert [m["type"] for m in told] == ["connection_ack", "ping"]
         assert told[-1]["payload"]["close"]["code"] == 4403 and "expired" in told[-1]["payload"]["close"]["reason"]
     assert live_items(org.tenant) == gateway.LiveItems({}, [])
+
+
+# --- a token from sign-in: its session's standing, not the token's expiry -------------------------
+
+
+def signed_in_connection(aws: Aws, org: Org, *, ttl_seconds: int) -> tuple[str, Session]:
+    """A connection of the manager's sign-in session (a token with its ``sid``), subscribed to the directory."""
+    token, session = signed_in(aws.settings, org.tenant, org.manager, ttl_seconds=ttl_seconds)
+    connection_id = f"sid{next(_ids)}"
+    aws.socket("$connect", connection_id)
+    aws.socket("$default", connection_id, {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
+    aws.subscribe(connection_id, "d", DIRECTORY)
+    assert aws.management.posted[connection_id] == [{"type": "connection_ack"}]
+    return connection_id, session
+
+
+def test_fan_out__token_expired_session_signed_in__the_next_event_is_delivered(aws: Aws, org: Org) -> None:
+    connection_id, session = signed_in_connection(aws, org, ttl_seconds=2)
+    time.sleep(2.1)
+    since = aws.since()
+    org.tenant.employee(org.sales)
+
+    aws.stream(since.records())
+
+    assert [m["type"] for m in aws.management.posted[connection_id]] == ["connection_ack", "next"]
+    assert connection_id not in aws.management.deleted
+    # The session is read again only when it would end: the item says when.
+    recorded = gateway.get_connection(org.tenant.table, connection_id)
+    assert recorded is not None and recorded.token_expires_at == session.expires_at.replace(microsecond=0)
+    # And a message after the token's expiry goes on too.
+    aws.subscribe(connection_id, "e", DIRECTORY)
+    assert [m["type"] for m in aws.management.posted[connection_id]] == ["connection_ack", "next"]
+    assert len(live_items(org.tenant).subscriptions) == 2
+
+
+def test_fan_out__token_expired_session_signed_out__closed_4403_at_its_next_event(aws: Aws, org: Org) -> None:
+    connection_id, session = signed_in_connection(aws, org, ttl_seconds=2)
+    assert sessions.end_session(org.tenant.table, org.manager.emp_id, session.session_id, sessions.SIGNED_OUT)
+    time.sleep(2.1)
+    since = aws.since()
+    org.tenant.employee(org.sales)
+
+    aws.stream(of_kind(since.records(), "INSERT", "AuditEvent"))  # the session's record aside
+
+    told = aws.management.posted[connection_id]
+    assert [m["type"] for m in told] == ["connection_ack", "ping"]
+    assert told[-1]["payload"]["close"] == {"code": 4403, "reason": "the session ended: sign in again"}
+    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+
+
+def test_fan_out__signed_out__the_session_s_record_closes_it_4403_at_once(aws: Aws, org: Org) -> None:
+    connection_id, session = signed_in_connection(aws, org, ttl_seconds=600)
+    since = aws.since()
+    assert sessions.end_session(org.tenant.table, org.manager.emp_id, session.session_id, sessions.SIGNED_OUT)
+    batch = since.records()
+    assert of_kind(batch, "MODIFY", "Session")
+
+    aws.stream(batch)
+
+    told = aws.management.posted[connection_id]
+    assert [m["type"] for m in told] == ["connection_ack", "ping"]
+    assert told[-1]["payload"]["close"] == {"code": 4403, "reason": "the session ended: sign in again"}
+    assert connection_id in aws.management.deleted
+    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+
+
+def test_fan_out__signed_out_everywhere__the_mark_closes_its_sessions_4403(aws: Aws, org: Org) -> None:
+    connection_id, _session = signed_in_connection(aws, org, ttl_seconds=600)
+    other = aws.connect(org.employee)  # another person's connection stays
+    since = aws.since()
+    sessions.sign_out_everywhere(org.tenant.table, org.manager.emp_id)
+    batch = since.records()
+    assert of_kind(batch, "INSERT", "SignedOut")
+
+    aws.stream(batch)
+
+    told = aws.management.posted[connection_id]
+    assert told[-1]["payload"]["close"] == {"code": 4403, "reason": "signed out everywhere: sign in again"}
+    assert set(live_items(org.tenant).connections) == {other}
+
+
+# --- a session's subscription re-sent without ``after`` on its next connection: resumed ---------
+
+
+def test_resume__disconnected_then_resubscribed_without_after__the_gap_s_events_come(aws: Aws, org: Org) -> None:
+    token, _session = signed_in(aws.settings, org.tenant, org.manager, ttl_seconds=600)
+    init = {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}
+    first = f"res{next(_ids)}"
+    aws.socket("$connect", first)
+    aws.socket("$default", first, init)
+    aws.subscribe(first, "d", DIRECTORY)
+    since = aws.since()
+    seen = org.tenant.employee(org.sales)
+    aws.stream(since.records())
+    assert [m["payload"]["data"]["employeeChanged"]["employee"]["id"] for m in sent_to(first)[1:]] == [
+        global_ids.encode("Employee", seen.emp_id)
+    ]
+    aws.socket("$disconnect", first)
+    # Written while the client waits to reconnect: nobody listens.
+    missed = [org.tenant.employee(org.sales), org.tenant.employee(org.sales)]
+
+    second = f"res{next(_ids)}"
+    aws.socket("$connect", second)
+    aws.socket("$default", second, init)
+    aws.subscribe(second, "d", DIRECTORY)  # as graphql-ws re-sends it: the first payload, no ``after``
+
+    replayed = [m["payload"]["data"]["employeeChanged"]["employee"]["id"] for m in sent_to(second)[1:]]
+    assert replayed == [global_ids.encode("Employee", e.emp_id) for e in missed]
+    # And it goes on live from there.
+    since = aws.since()
+    later = org.tenant.employee(org.sales)
+    aws.stream(since.records())
+    assert sent_to(second)[-1]["payload"]["data"]["employeeChanged"]["employee"]["id"] == global_ids.encode(
+        "Employee", later.emp_id
+    )
+
+
+def test_resume__another_session_or_a_token_without_one_starts_from_now(aws: Aws, org: Org) -> None:
+    token, _session = signed_in(aws.settings, org.tenant, org.manager, ttl_seconds=600)
+    first = f"res{next(_ids)}"
+    aws.socket("$connect", first)
+    aws.socket("$default", first, {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
+    aws.subscribe(first, "d", DIRECTORY)
+    aws.socket("$disconnect", first)
+    org.tenant.employee(org.sales)
+
+    other_token, _other = signed_in(aws.settings, org.tenant, org.manager, ttl_seconds=600)
+    other = f"res{next(_ids)}"
+    aws.socket("$connect", other)
+    aws.socket("$default", other, {"type": "connection_init", "payload": {"Authorization": f"Bearer {other_token}"}})
+    aws.subscribe(other, "d", DIRECTORY)
+    no_session = aws.connect(org.manager)
+    aws.subscribe(no_session, "d", DIRECTORY)
+
+    assert aws.management.posted[other] == aws.management.posted[no_session] == [{"type": "connection_ack"}]
+
+
+def test_resume__a_subscription_item_written_before_cursors_were_kept__closes_saving_nothing(
+    aws: Aws, org: Org
+) -> None:
+    token, session = signed_in(aws.settings, org.tenant, org.manager, ttl_seconds=600)
+    connection_id = f"res{next(_ids)}"
+    aws.socket("$connect", connection_id)
+    aws.socket("$default", connection_id, {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}})
+    aws.subscribe(connection_id, "d", DIRECTORY)
+    (recorded,) = live_items(org.tenant).subscriptions
+    assert recorded.topic is not None and recorded.cursor is not None
+    # The item as the earlier layout wrote it: no topic, no cursor.
+    key = layout.GATEWAY_SUBSCRIPTION.key_at(org.tenant.org_id, connection_id, "d")
+    aws.client.update_item(
+        TableName=aws.table_name,
+        Key={"PK": {"S": key.pk}, "SK": {"S": key.sk}},
+        UpdateExpression="REMOVE topic, #c",
+        ExpressionAttributeNames={"#c": "cursor"},
+    )
+    assert live_items(org.tenant).subscriptions[0].cursor is None
+
+    aws.socket("$disconnect", connection_id)
+
+    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    name = resume_points.subscription_hash(recorded.topic)
+    assert resume_points.find(org.tenant.table, org.manager.emp_id, session.session_id, name, now()) is None
+
+
+def test_resume__after_a_close_the_server_made__the_gap_s_events_come(aws: Aws, org: Org) -> None:
+    token, _session = signed_in(aws.settings, org.tenant, org.manager, ttl_seconds=600)
+    init = {"type": "connection_init", "payload": {"Authorization": f"Bearer {token}"}}
+    first = f"res{next(_ids)}"
+    aws.socket("$connect", first)
+    aws.socket("$default", first, init)
+    aws.subscribe(first, "d", DIRECTORY)
+    aws.socket("$default", first, {"type": "bogus"})  # closed 4400 by the server, its items deleted
+    assert aws.management.posted[first][-1]["payload"]["close"]["code"] == 4400
+    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    missed = org.tenant.employee(org.sales)
+
+    second = f"res{next(_ids)}"
+    aws.socket("$connect", second)
+    aws.socket("$default", second, init)
+    aws.subscribe(second, "d", DIRECTORY)
+
+    replayed = [m["payload"]["data"]["employeeChanged"]["employee"]["id"] for m in sent_to(second)[1:]]
+    assert replayed == [global_ids.encode("Employee", missed.emp_id)]

@@ -1,6 +1,6 @@
 """Live updates watched: ``server.py run`` (two workers) with real WebSocket subscribers, read from its /metrics.
 
-The figures are the parent's /metrics (the workers' files summed, observability/live_metrics.py):
+The figures are the parent's /metrics (the workers' files summed, subscriptions/live_metrics.py):
 connections and subscriptions open, events delivered, the server's closes by code, the queue,
 the stream reader's count and lag; a connection's end is one JSON log line with its tenant and
 code. Before any request, the known series are there at zero (observability/metrics.py), and
