@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -89,15 +90,23 @@ def start_server(data_dir: Path, *, workers: int = 1, extra_env: dict[str, str] 
     server = Server(process, f"http://127.0.0.1:{port}", data_dir, env, [])
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     assert process.stdout is not None
-    while time.monotonic() < deadline:
-        line = process.stdout.readline()
-        if not line:
-            server.close()
-            code = process.wait()
-            raise AssertionError(f"the server exited at start with {code}: {''.join(server.output)}")
-        server.output.append(line)
-        if line.startswith("GraphQL on"):
-            break
+    # A server that never says it serves is killed at the deadline, which ends the read below
+    # (a blocked readline would otherwise wait for ever).
+    watchdog = threading.Timer(START_TIMEOUT_SECONDS, process.kill)
+    watchdog.start()
+    try:
+        while True:
+            line = process.stdout.readline()
+            if not line:
+                server.close()
+                code = process.wait()
+                raise AssertionError(f"the server exited at start with {code}: {''.join(server.output)}")
+            server.output.append(line)
+            # Plain, or a JSON log line's message under LOG_FORMAT=json.
+            if line.startswith("GraphQL on") or '"GraphQL on http' in line:
+                break
+    finally:
+        watchdog.cancel()
     while time.monotonic() < deadline:
         try:
             if httpx.get(f"{server.url}/healthz", timeout=2).status_code == 200:
