@@ -673,15 +673,11 @@ def restore_organization(args: argparse.Namespace) -> int:
     return 0
 
 
-# Tests only: the partition after which ``restore`` stops and waits to be killed, so a test can
-# interrupt it at a known point (tests/test_server_restore.py). Ignored in production.
-RESTORE_PAUSE_VARIABLE = "HR_TEST_RESTORE_PAUSE_AFTER"
-
-
 def _restore_pause(loaded: Settings) -> str | None:
+    """Tests only: where ``restore`` stops to be killed (HR_TEST_RESTORE_PAUSE_AFTER); never in production."""
     if loaded.api.environment == "production":
         return None
-    return os.environ.get(RESTORE_PAUSE_VARIABLE) or None
+    return loaded.server.restore_pause_after
 
 
 def _hold(line: str) -> Never:

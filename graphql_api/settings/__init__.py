@@ -46,6 +46,9 @@ class ServerSettings:
     # Serve a table whose data is in another layout than this release's, with a warning,
     # instead of refusing to start (datastore/layout_version.py).
     serve_unmigrated: bool = False
+    # Tests only: the partition after which ``server.py restore`` stops and waits to be killed,
+    # so a test interrupts it at a known point (ignored in production).
+    restore_pause_after: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> ServerSettings:
@@ -56,6 +59,7 @@ class ServerSettings:
             shutdown_grace_seconds=env_int(env, "SHUTDOWN_GRACE_SECONDS", 10, minimum=0),
             demo_data=env_bool(env, "HR_DEMO_DATA", False),
             serve_unmigrated=env_bool(env, SERVE_UNMIGRATED_DATA, False),
+            restore_pause_after=env.get("HR_TEST_RESTORE_PAUSE_AFTER") or None,
         )
 
 
