@@ -255,24 +255,33 @@ class World:
     admin: Employee
 
 
-@pytest.fixture
-def world(client: DynamoDBClient) -> Iterator[World]:
-    """A table of the test's own, with its stream (no other suite's writes to read past)."""
-    name = f"hr-lease-{ids.new_id().lower()}"
-    ensure_table(client, name)
-    platform = Table(client, name, PlatformScope(), retry=TEST_RETRY)
+@contextlib.contextmanager
+def own_organisation(client: DynamoDBClient, prefix: str, name: str) -> Iterator[World]:
+    """A table of the test's own, with its stream (no other suite's writes to read past), and
+    one organisation in it; the table is dropped after."""
+    table_name = f"{prefix}-{ids.new_id().lower()}"
+    ensure_table(client, table_name)
+    platform = Table(client, table_name, PlatformScope(), retry=TEST_RETRY)
     domain = unique_domain()
     org, admin = organizations.create_organization(
         platform,
-        name="Lease Co",
+        name=name,
         plan=Plan.PRO,
         email_domains=[domain],
         admin_email=f"admin@{domain}",
         admin_first_name="Ada",
         admin_last_name="Admin",
     )
-    yield World(platform, platform.with_scope(TenantScope(org.org_id, admin.emp_id)), admin)
-    drop_table(client, name)
+    try:
+        yield World(platform, platform.with_scope(TenantScope(org.org_id, admin.emp_id)), admin)
+    finally:
+        drop_table(client, table_name)
+
+
+@pytest.fixture
+def world(client: DynamoDBClient) -> Iterator[World]:
+    with own_organisation(client, "hr-lease", "Lease Co") as made:
+        yield made
 
 
 def lease_of(world: World, supervisor: int) -> Lease:

@@ -18,19 +18,17 @@ import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from datastore import departments, ids, organizations
+from datastore import departments
 from datastore.dev.local import free_port
-from datastore.entities import Employee, Plan
-from datastore.provision import ensure_table
-from datastore.scope import PlatformScope, TenantScope
+from datastore.entities import Employee
+from datastore.scope import TenantScope
 from datastore.table import Table
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings.api import ApiSettings
 from tests import server_process
-from tests.conftest import TEST_RETRY, unique_domain
-from tests.datastore.support import drop_table
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.subscriptions.ws import Socket, bearer, open_socket
+from tests.test_live_workers import own_organisation
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -65,21 +63,8 @@ def until(url: str, check: object, seconds: float = 30) -> Figures:
 
 @pytest.fixture
 def world(client: DynamoDBClient) -> Iterator[tuple[Table, Employee]]:
-    name = f"hr-watch-{ids.new_id().lower()}"
-    ensure_table(client, name)
-    platform = Table(client, name, PlatformScope(), retry=TEST_RETRY)
-    domain = unique_domain()
-    _org, admin = organizations.create_organization(
-        platform,
-        name="Watch Co",
-        plan=Plan.PRO,
-        email_domains=[domain],
-        admin_email=f"admin@{domain}",
-        admin_first_name="Ada",
-        admin_last_name="Admin",
-    )
-    yield platform, admin
-    drop_table(client, name)
+    with own_organisation(client, "hr-watch", "Watch Co") as made:
+        yield made.table, made.admin
 
 
 def test_run__live_updates_watched_on_metrics_and_in_the_log(
