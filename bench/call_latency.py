@@ -11,7 +11,7 @@ as the server runs, N times each in turn, R rounds, back to back or ``MS`` apart
   (datastore/http_connections.py: asyncio's transport, httptools' parser), the HTTP client's part.
 - ``aiohttp``: the same through an aiohttp session set up as the product's was before it
   moved to those connections, kept for comparison.
-- ``product``: ``async_reads.get_by_id``, the entity loader's call (aiodynamo's signing and
+- ``product``: ``by_id.get_by_id``, the entity loader's call (aiodynamo's signing and
   retry loop, the transport's CRC32 check and orjson, the scope checks, the entity parsed).
 
 It prints each layer's p50 in ms. DynamoDB Local replays a signed request as often as it
@@ -33,7 +33,7 @@ from aiodynamo.http.types import Request, Response
 
 from bench.in_process import in_process
 from bench.wake import process_asleep
-from datastore import async_reads
+from datastore import by_id
 from datastore.async_client import AsyncDynamo
 from datastore.by_id import Kind
 from datastore.config import DatastoreSettings
@@ -95,7 +95,7 @@ async def measure(
     wanted = [(Kind.EMPLOYEE, emp_id)]
 
     async def product() -> None:
-        await async_reads.get_by_id(table, wanted)
+        await by_id.get_by_id(table, wanted)
 
     request = await _signed(datastore, product)
     socket, close = await _replaying(request)

@@ -10,7 +10,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from datastore import async_reads
+from datastore import by_id, employees
 from datastore.async_table import AsyncTable
 from datastore.by_id import Kind
 from datastore.pagination import Page
@@ -66,7 +66,7 @@ class NaiveLoaders:
 
         def one(kind: Kind) -> Callable[[Any], Awaitable[Any]]:
             async def read(key: Any) -> Any:
-                return (await async_reads.get_by_id(table, [(kind, key)]))[0]
+                return (await by_id.get_by_id(table, [(kind, key)]))[0]
 
             return read
 
@@ -74,7 +74,7 @@ class NaiveLoaders:
         self.department = PerCall(admit, one(Kind.DEPARTMENT), first)
         self.job = PerCall(admit, one(Kind.JOB), first)
         self.application = PerCall(admit, one(Kind.APPLICATION), first)
-        self.employee_id_by_email = PerCall(admit, lambda e: async_reads.find_employee_id_by_email(table, e), first)
+        self.employee_id_by_email = PerCall(admit, lambda e: employees.find_employee_id_by_email(table, e), first)
         self.organization = PerCall(admit, one(Kind.ORGANIZATION), first)
         self.subscription = PerCall(admit, one(Kind.SUBSCRIPTION), first)
         self.lists = PerCallLists(admit, table, first)

@@ -70,7 +70,7 @@ def _lookup_item(key: ApiKey) -> Item:
     return layout.API_KEY_LOOKUP.item(grant, secret_hash=key.secret_hash)
 
 
-def create_api_key(table: Table, *, name: str, role: Role) -> tuple[ApiKey, str]:
+async def create_api_key(table: Table, *, name: str, role: Role) -> tuple[ApiKey, str]:
     """A new ACTIVE key and its secret (returned here once, stored nowhere).
 
     One transaction of three items: the record, the lookup item and the audit event. No
@@ -95,12 +95,12 @@ def create_api_key(table: Table, *, name: str, role: Role) -> tuple[ApiKey, str]
         transact.put_new(_lookup_item(key), lambda _old: Conflict("the API key secret is already taken")),
     ]
     change = Change("apiKey.create", layout.API_KEY.tag, key.key_id, org_id, None, _without_hash(record))
-    writes.commit(table, ops, change)
+    await writes.commit(table, ops, change)
     return key, secret
 
 
-def get_api_key(table: Table, key_id: ApiKeyId, *, consistent: bool = False) -> ApiKey | None:
-    return by_id.get(table, layout.API_KEY, key_id, consistent=consistent)
+async def get_api_key(table: Table, key_id: ApiKeyId, *, consistent: bool = False) -> ApiKey | None:
+    return await by_id.get(table, layout.API_KEY, key_id, consistent=consistent)
 
 
 def api_keys_of(org_id: OrgId) -> PageQuery[ApiKey]:
@@ -108,11 +108,11 @@ def api_keys_of(org_id: OrgId) -> PageQuery[ApiKey]:
     return PageQuery(layout.API_KEY.partition(org_id), layout.API_KEY.read, sk_prefix=layout.API_KEY.sort_prefix)
 
 
-def list_api_keys(table: Table, request: PageRequest) -> Page[ApiKey]:
-    return table.page(api_keys_of(table.tenant.org_id), request)
+async def list_api_keys(table: Table, request: PageRequest) -> Page[ApiKey]:
+    return await table.page(api_keys_of(table.tenant.org_id), request)
 
 
-def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
+async def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
     """Revoke an ACTIVE key: its record and its lookup item become REVOKED in one transaction.
 
     When the key registered or last changed the organisation's identity provider (data from
@@ -122,7 +122,7 @@ def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
     Conflict when already revoked.
     """
     org_id = table.tenant.org_id
-    found = get_api_key(table, key_id, consistent=True)
+    found = await get_api_key(table, key_id, consistent=True)
     if found is None:
         raise NotFound(ApiKey, key_id)
     if found.status is not ApiKeyStatus.ACTIVE:
@@ -158,23 +158,23 @@ def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
                 on_failed=lost_race,
             )
         )
-    sessions_end = identity_providers.end_sessions_op(table, org_id, found.key_id, at)
+    sessions_end = await identity_providers.end_sessions_op(table, org_id, found.key_id, at)
     if sessions_end is not None:
         ops.append(sessions_end)
     before = _without_hash(layout.API_KEY.item(found))
     after = _without_hash(layout.API_KEY.item(revoked))
-    writes.commit(table, ops, Change("apiKey.revoke", layout.API_KEY.tag, found.key_id, org_id, before, after))
+    await writes.commit(table, ops, Change("apiKey.revoke", layout.API_KEY.tag, found.key_id, org_id, before, after))
     return revoked
 
 
-def find_grant(table: Table, secret: str) -> ApiKeyGrant | None:
+async def find_grant(table: Table, secret: str) -> ApiKeyGrant | None:
     """What a presented secret grants: exactly one strongly consistent GetItem.
 
     ``table`` has the ApiKeyScope. Strongly consistent, so a revocation holds from the very
     next request (1 RCU rather than 0.5 for an item under 4 KB). InvalidInput for a
     malformed secret, before any request is sent.
     """
-    return grant_of(table.get(grant_key(secret), consistent=True))
+    return grant_of(await table.get(grant_key(secret), consistent=True))
 
 
 def grant_key(secret: str) -> keys.Key:
@@ -186,7 +186,7 @@ def grant_of(item: Item | None) -> ApiKeyGrant | None:
     return None if item is None else layout.API_KEY_LOOKUP.read(item)
 
 
-def record_use(table: Table, key_id: ApiKeyId, at: datetime) -> bool:
+async def record_use(table: Table, key_id: ApiKeyId, at: datetime) -> bool:
     """Set the key's lastUsedAt to ``at`` unless it was set less than a minute before.
 
     One conditional UpdateItem on the organisation's record; False when the condition kept
@@ -207,7 +207,7 @@ def record_use(table: Table, key_id: ApiKeyId, at: datetime) -> bool:
         on_failed=lambda _old: Conflict("used within the minute"),
     )
     try:
-        table.write([op])
+        await table.write([op])
     except Conflict:
         return False
     return True

@@ -32,11 +32,11 @@ from datastore.pagination import Page, PageQuery, PageRequest
 from datastore.table import Table
 
 
-def get_application(
+async def get_application(
     table: Table, job_id: JobId, app_id: ApplicationId, *, consistent: bool = False
 ) -> Application | None:
     """One GetItem: an application's key is its job's and its own id."""
-    return by_id.get(table, layout.APPLICATION, job_id, app_id, consistent=consistent)
+    return await by_id.get(table, layout.APPLICATION, job_id, app_id, consistent=consistent)
 
 
 def job_applications(org_id: OrgId, job_id: JobId) -> PageQuery[Application]:
@@ -46,8 +46,8 @@ def job_applications(org_id: OrgId, job_id: JobId) -> PageQuery[Application]:
     )
 
 
-def list_job_applications(table: Table, job_id: JobId, request: PageRequest) -> Page[Application]:
-    return table.page(job_applications(table.tenant.org_id, job_id), request)
+async def list_job_applications(table: Table, job_id: JobId, request: PageRequest) -> Page[Application]:
+    return await table.page(job_applications(table.tenant.org_id, job_id), request)
 
 
 def employee_applications(org_id: OrgId, emp_id: EmployeeId) -> PageQuery[Application]:
@@ -55,8 +55,8 @@ def employee_applications(org_id: OrgId, emp_id: EmployeeId) -> PageQuery[Applic
     return PageQuery(layout.APPLICATION.index_partition(org_id, emp_id), layout.APPLICATION.read, index=keys.GSI1)
 
 
-def list_employee_applications(table: Table, emp_id: EmployeeId, request: PageRequest) -> Page[Application]:
-    return table.page(employee_applications(table.tenant.org_id, emp_id), request)
+async def list_employee_applications(table: Table, emp_id: EmployeeId, request: PageRequest) -> Page[Application]:
+    return await table.page(employee_applications(table.tenant.org_id, emp_id), request)
 
 
 def _counters(
@@ -98,14 +98,16 @@ def _change(action: str, before: Application | None, after: Application) -> Chan
     )
 
 
-def apply_to_job(table: Table, job_id: JobId, emp_id: EmployeeId, *, idempotency_key: str | None = None) -> Application:
+async def apply_to_job(
+    table: Table, job_id: JobId, emp_id: EmployeeId, *, idempotency_key: str | None = None
+) -> Application:
     """One application per (job, employee), written only while the job is open."""
     org_id = table.tenant.org_id
     request = idempotency.prepare(
         table, org_id, "application.apply", idempotency_key, {"jobId": job_id, "employeeId": emp_id}
     )
 
-    def perform() -> Application:
+    async def perform() -> Application:
         application = Application(
             org_id=org_id,
             app_id=ApplicationId(new_id()),
@@ -150,13 +152,13 @@ def apply_to_job(table: Table, job_id: JobId, emp_id: EmployeeId, *, idempotency
                 on_failed=applicant_inactive,
             ),
         ]
-        writes.commit(table, ops, _change("application.apply", None, application), request)
+        await writes.commit(table, ops, _change("application.apply", None, application), request)
         return application
 
-    return idempotency.run(table, request, layout.APPLICATION.read, perform)
+    return await idempotency.run(table, request, layout.APPLICATION.read, perform)
 
 
-def _transition(
+async def _transition(
     table: Table,
     job_id: JobId,
     app_id: ApplicationId,
@@ -172,8 +174,8 @@ def _transition(
         {"jobId": job_id, "applicationId": app_id, "status": target},
     )
 
-    def perform() -> Application:
-        current = get_application(table, job_id, app_id, consistent=True)
+    async def perform() -> Application:
+        current = await get_application(table, job_id, app_id, consistent=True)
         if current is None:
             raise NotFound(Application, app_id)
         if target not in APPLICATION_TRANSITIONS.get(current.status, frozenset()):
@@ -205,19 +207,21 @@ def _transition(
             ),
         ]
         updated = replace(current, status=target)
-        writes.commit(table, ops, _change(action, current, updated), request)
+        await writes.commit(table, ops, _change(action, current, updated), request)
         return updated
 
-    return idempotency.run(table, request, layout.APPLICATION.read, perform)
+    return await idempotency.run(table, request, layout.APPLICATION.read, perform)
 
 
-def withdraw_application(
+async def withdraw_application(
     table: Table, job_id: JobId, app_id: ApplicationId, *, idempotency_key: str | None = None
 ) -> Application:
-    return _transition(table, job_id, app_id, ApplicationStatus.WITHDRAWN, "application.withdraw", idempotency_key)
+    return await _transition(
+        table, job_id, app_id, ApplicationStatus.WITHDRAWN, "application.withdraw", idempotency_key
+    )
 
 
-def set_application_status(
+async def set_application_status(
     table: Table,
     job_id: JobId,
     app_id: ApplicationId,
@@ -228,4 +232,4 @@ def set_application_status(
     """A reviewer's decision; withdrawing is the applicant's, through withdraw_application."""
     if status is ApplicationStatus.WITHDRAWN:
         raise InvalidInput("status", "only the applicant can withdraw an application")
-    return _transition(table, job_id, app_id, status, "application.setStatus", idempotency_key)
+    return await _transition(table, job_id, app_id, status, "application.setStatus", idempotency_key)

@@ -1,11 +1,10 @@
-"""The event loop's DynamoDB client: aiodynamo beside the boto3 client, for the read path.
+"""The one DynamoDB client of the data plane: aiodynamo on the event loop, for every read and write.
 
-Every DynamoDB call the GraphQL read path makes (the request's loaders, the caller check, an
-API key's lookup) runs here, on the event loop: no hop to an I/O thread and back, no thread
-fighting the loop for the GIL. A 20-item Query costs about a third of the CPU it cost through
-boto3 on a thread, and less again with 16 in flight (``python -m bench.client_cost``; the
-choice against aiobotocore is in docs/design/speed.md). boto3 keeps everything else: writes,
-sign-in, the CLI, table provisioning and STS.
+Every GetItem, Query, BatchGetItem, PutItem, UpdateItem, DeleteItem, TransactWriteItems and
+BatchWriteItem runs here, on the event loop: no hop to an I/O thread and back, no thread
+fighting the loop for the GIL (``python -m bench.client_cost``; the choice against aiobotocore
+is in docs/design/speed.md). boto3 keeps only the control plane (creating and describing the
+table, its TTL, its stream's reads) and STS, imported where those are made.
 
 What aiodynamo does: SigV4 signing (its signing key remembered per secret, day and region
 and its time formatted once, ``library_internals.memoise_signing``), the JSON protocol, retries with botocore's backoff
@@ -13,55 +12,54 @@ schedule (``BoundedRetry``: the first retry after up to 1 s, then 2, 4, ... capp
 of throttling, 500 and 503 answers and transport failures, and its typed errors. What this
 module adds:
 
-- It mirrors the boto3 client it stands beside (``AsyncDynamo.beside``): the same endpoint,
-  region, timeouts, total attempts (DYNAMODB_MAX_ATTEMPTS) and pool size, read from the
-  client's public ``meta``.
+- Its connection settings come from ``DatastoreSettings`` (``Mirror.of``): the endpoint,
+  region, timeouts, total attempts (DYNAMODB_MAX_ATTEMPTS) and pool size.
 - Credentials per scope: each Table's requests are signed with its scope's credentials
-  (``datastore/credentials.py``: the same role sessions and cache the boto3 client signs
-  with), or the process's own. A refresh (an STS AssumeRole through boto3) runs on a thread,
-  never on the loop; credentials that need none are read on the loop (``ScopeKey``).
+  (``datastore/credentials.py``: role sessions from STS), or the process's own. A refresh
+  (an STS AssumeRole through boto3) runs on a thread, never on the loop; credentials that
+  need none are read on the loop (``ScopeKey``).
 - One pool of kept-alive connections per event loop (``datastore/async_http.py``: a
   connection belongs to the loop it was made in; a process serves from one, tests and the
   bench run several), closed by ``aclose``.
-- Every call recorded as the boto3 client's are (``datastore.calls``: the request's CallLog,
-  its loader batch and depth, the capacity it consumed), and every failure turned into the
-  datastore's ``Unavailable`` with the same words and meaning as botocore's
-  (``unavailable``).
-- Call observers (``CallObservers``): each wraps every call, retries inside it, as botocore's
-  before-call and after-call hooks wrap the boto3 client's; the app's tracing makes its span
-  per DynamoDB call there (graphql_api/observability/tracing.py). Empty: one attribute read.
+- Every call recorded (``datastore.calls``: the request's CallLog, its loader batch and
+  depth, the capacity it consumed), and every failure turned into the datastore's
+  ``Unavailable`` (``unavailable``). A write's failure says whether it may have been
+  applied (``maybe_written``): each attempt of a write notes whether it may have reached
+  DynamoDB (``datastore/attempts.py``), since aiodynamo raises only the last attempt's error.
+- How a call is retried is decided in one place (``retry_for``).
+- Call observers (``CallObservers``): each wraps every call, retries inside it; the app's
+  tracing makes its span per DynamoDB call there (graphql_api/observability/tracing.py).
+  Empty: one attribute read.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import random
 import threading
 import time
-import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
-import boto3
 from aiodynamo import errors as dynamo_errors
 from aiodynamo.client import Client
 from aiodynamo.credentials import Credentials as AiodynamoCredentials
 from aiodynamo.credentials import Key
 from aiodynamo.http.types import HttpImplementation
 from aiodynamo.models import RetryConfig, RetryTimeout
-from botocore.credentials import Credentials, RefreshableCredentials
 from yarl import URL
 
-from datastore import calls, library_internals
+from datastore import attempts, calls, library_internals
 from datastore.async_http import HttpExchange, SendHooks, decoded, tls_context
-from datastore.client import ca_bundle
+from datastore.config import DatastoreSettings
 from datastore.errors import DatastoreError, Unavailable
 from datastore.http_connections import Broken, NoAnswer, NotSent
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    from botocore.credentials import Credentials
 
 # botocore's standard mode: the n-th retry waits up to 2 ** (n - 1) s, at most 20 s.
 _BACKOFF_BASE: Final = 2.0
@@ -172,7 +170,9 @@ class ScopeKey(AiodynamoCredentials):
         key = self._key
         if key is not None and time.monotonic() - self._read_at < self.REUSE_SECONDS:
             return key
-        if isinstance(credentials, RefreshableCredentials) and credentials.refresh_needed():
+        # A RefreshableCredentials (a role session's, an instance's role) says when it is due.
+        refresh_needed = getattr(credentials, "refresh_needed", None)
+        if refresh_needed is not None and refresh_needed():
             frozen = await asyncio.get_running_loop().run_in_executor(None, credentials.get_frozen_credentials)
         else:
             frozen = credentials.get_frozen_credentials()
@@ -211,7 +211,7 @@ class CallObservers:
 
 @dataclass(frozen=True, slots=True)
 class Mirror:
-    """What the event loop's client takes from the boto3 client it stands beside."""
+    """Where and how the client connects: what ``DatastoreSettings`` say of DynamoDB."""
 
     endpoint: URL
     region: str
@@ -223,24 +223,57 @@ class Mirror:
     ca_bundle: str | None = None
 
     @classmethod
-    def of(cls, client: DynamoDBClient) -> Mirror:
-        # Config's options are set from its constructor's arguments (the stubs do not list them).
-        config: Any = client.meta.config
-        retries: dict[str, Any] = config.retries or {}
-        attempts = retries.get("total_max_attempts") or (retries.get("max_attempts", 2) + 1)
+    def of(cls, settings: DatastoreSettings, endpoint_url: str | None = None) -> Mirror:
+        """``endpoint_url`` (DynamoDB Local's) else the settings' endpoint, else AWS's regional one."""
+        endpoint = endpoint_url or settings.endpoint_url or regional_endpoint(settings.region)
         return cls(
-            endpoint=URL(client.meta.endpoint_url),
-            region=client.meta.region_name,
-            connect_timeout=float(config.connect_timeout),
-            read_timeout=float(config.read_timeout),
-            attempts=int(attempts),
-            pool_size=int(config.max_pool_connections),
-            ca_bundle=ca_bundle(),
+            endpoint=URL(endpoint),
+            region=settings.region,
+            connect_timeout=settings.connect_timeout,
+            read_timeout=settings.read_timeout,
+            attempts=settings.max_attempts,
+            pool_size=settings.pool_size,
+            ca_bundle=ca_bundle() if endpoint.startswith("https:") else None,
         )
 
 
+def regional_endpoint(region: str) -> str:
+    """DynamoDB's endpoint in ``region``, as botocore resolves it."""
+    suffix = "amazonaws.com.cn" if region.startswith("cn-") else "amazonaws.com"
+    return f"https://dynamodb.{region}.{suffix}"
+
+
+def ca_bundle() -> str | None:
+    """What botocore itself verifies TLS with: AWS_CA_BUNDLE or ca_bundle in the AWS config
+    (None: its default bundle). Every client to AWS verifies with it."""
+    import botocore.session
+
+    bundle: str | None = botocore.session.get_session().get_config_variable("ca_bundle")
+    return bundle
+
+
+def process_credentials() -> Credentials | None:
+    """The process's own AWS credentials (environment, profile, container or instance role)."""
+    import botocore.session
+
+    credentials: Credentials | None = botocore.session.get_session().get_credentials()
+    return credentials
+
+
+def retry_for(operation: str, attempts_in_all: int, deadline: float | None) -> RetryConfig:
+    """How aiodynamo retries a call of ``operation`` on its own: the one place that decides.
+
+    Every operation is retried alike today: throttling, 500 and 503 answers and transport
+    failures, ``attempts_in_all`` tries in all, none past ``deadline``, as botocore's
+    standard mode retried the boto3 client's calls. A write whose attempt may have reached
+    DynamoDB still fails as ``maybe_written`` when the last attempt fails (``attempts``).
+    """
+    return BoundedRetry(attempts_in_all=attempts_in_all, deadline=deadline)
+
+
 class AsyncDynamo:
-    """The event loop's client beside one boto3 client; made once per boto3 client (``beside``)."""
+    """The data plane's client for one set of connection settings (``of``): its connection
+    pools, its send hooks and call observers, shared by every Datastore on those settings."""
 
     def __init__(self, mirror: Mirror, process_credentials: Credentials | None) -> None:
         self.mirror = mirror
@@ -249,7 +282,7 @@ class AsyncDynamo:
         # Local engines accept any credentials (client.local_client signs with a placeholder too).
         local = not (mirror.endpoint.host or "").endswith(_AWS_DOMAINS)
         self._process = ScopeKey(process_credentials, placeholder=_PLACEHOLDER if local else None)
-        self._retry = BoundedRetry(attempts_in_all=mirror.attempts)
+        self._clients: dict[str, Client] = {}
         self.exchange = HttpExchange(
             self.hooks,
             pool_size=mirror.pool_size,
@@ -257,58 +290,94 @@ class AsyncDynamo:
             read_timeout=mirror.read_timeout,
             tls=tls_context(mirror.ca_bundle) if mirror.endpoint.scheme == "https" else None,
         )
+        # Each attempt of a write notes whether it may have reached DynamoDB (datastore/attempts.py).
+        self._http = attempts.Noting(self.exchange)
 
     @classmethod
-    def beside(cls, client: DynamoDBClient) -> AsyncDynamo:
-        """The one for ``client``: its hooks are every Datastore's on that client, as botocore's
-        event hooks on the client are."""
-        with _twins_lock:
-            twin = _twins.get(client)
-            if twin is None:
-                mirror = Mirror.of(client)
-                twin = _twins[client] = cls(mirror, boto3.session.Session().get_credentials())
-            return twin
+    def of(cls, mirror: Mirror) -> AsyncDynamo:
+        """The one for ``mirror``: every Datastore on the same settings shares its connections,
+        hooks and observers."""
+        with _shared_lock:
+            dynamo = _shared.get(mirror)
+            if dynamo is None:
+                dynamo = _shared[mirror] = cls(mirror, process_credentials())
+            return dynamo
 
-    def client(self, credentials: ScopeKey | None = None, *, deadline: float | None = None) -> Client:
-        """An aiodynamo client signing with ``credentials`` (the process's by default), retrying
-        only what can end before ``deadline`` (``time.monotonic()``'s clock; a request's); it
-        sends on whichever event loop awaits it."""
-        retry = (
-            self._retry if deadline is None else BoundedRetry(attempts_in_all=self.mirror.attempts, deadline=deadline)
-        )
-        return Client(
-            self.exchange,
+    def client(
+        self, credentials: ScopeKey | None = None, *, deadline: float | None = None, operation: str = "GetItem"
+    ) -> Client:
+        """An aiodynamo client for calls of ``operation``, signing with ``credentials`` (the
+        process's by default), retrying as ``retry_for`` says and none past ``deadline``
+        (``time.monotonic()``'s clock; a request's); it sends on whichever event loop awaits it."""
+        if credentials is None and deadline is None:
+            shared = self._clients.get(operation)
+            if shared is not None:
+                return shared
+        client = Client(
+            self._http,
             credentials or self._process,
             self.mirror.region,
             endpoint=self.mirror.endpoint,
-            throttle_config=retry,
+            throttle_config=retry_for(operation, self.mirror.attempts, deadline),
         )
+        if credentials is None and deadline is None:
+            self._clients[operation] = client
+        return client
 
     async def aclose(self) -> None:
         """Close the running loop's connections (the app's lifespan, at shutdown)."""
         await self.exchange.aclose()
 
 
-_twins: weakref.WeakKeyDictionary[Any, AsyncDynamo] = weakref.WeakKeyDictionary()
-_twins_lock = threading.Lock()
+_shared: dict[Mirror, AsyncDynamo] = {}
+_shared_lock = threading.Lock()
+
+# DynamoDB's refusals of a write that are its answer, not a failure: the Table reads their body.
+REFUSALS: Final = frozenset(
+    {
+        "ConditionalCheckFailedException",
+        "TransactionCanceledException",
+        "IdempotentParameterMismatchException",
+        "TransactionInProgressException",
+    }
+)
+
+
+class Refused(Exception):
+    """DynamoDB refused a write with one of ``REFUSALS``; ``body`` is its answer (a failed
+    condition's ``Item``, a transaction's ``CancellationReasons``)."""
+
+    def __init__(self, code: str, body: dict[str, Any], *, reached: bool) -> None:
+        self.code = code
+        self.body = body
+        # Whether an earlier attempt of the call may have reached DynamoDB (a 5xx, a timeout).
+        self.reached = reached
+        super().__init__(code)
 
 
 async def send(
-    client: Client, operation: str, payload: dict[str, Any], observers: CallObservers | None = None
+    client: Client,
+    operation: str,
+    payload: dict[str, Any],
+    observers: CallObservers | None = None,
+    *,
+    write: bool = False,
 ) -> dict[str, Any]:
     """One call: recorded in the request's CallLog, inside each of ``observers``, retried by
-    aiodynamo, its failure an ``Unavailable``."""
+    aiodynamo, its failure an ``Unavailable`` (a ``write``'s saying whether it may have been
+    applied) or, for a write DynamoDB refused on its merits, ``Refused``."""
     watching = () if observers is None else observers.observers
     if not watching:
-        return await _send(client, operation, payload)
+        return await _send(client, operation, payload, write)
     with ExitStack() as stack:
         for observe in watching:
             stack.enter_context(observe(operation))
-        return await _send(client, operation, payload)
+        return await _send(client, operation, payload, write)
 
 
-async def _send(client: Client, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
+async def _send(client: Client, operation: str, payload: dict[str, Any], write: bool) -> dict[str, Any]:
     call = calls.begin(operation, payload)
+    note = attempts.noting() if write else None
     try:
         with decoded() as slot:
             raw = await client.send_request(action=operation, payload=payload)
@@ -323,7 +392,15 @@ async def _send(client: Client, operation: str, payload: dict[str, Any]) -> dict
     except Exception as error:
         if call is not None:
             calls.fail(call, type(error).__name__)
-        raise unavailable(error) from None
+        if note is None:
+            raise unavailable(error) from None
+        code = _code(error)
+        if code in REFUSALS:
+            raise Refused(code, _body(error), reached=note.reached) from None
+        raise unavailable(error, write=True, reached=note.reached) from None
+    finally:
+        if note is not None:
+            attempts.done(note)
     parsed = slot.value if slot.value is not None else raw
     if call is not None:
         calls.finish(call, parsed)
@@ -339,28 +416,48 @@ _THROTTLED: Final = (
 _FAILED: Final = (dynamo_errors.InternalDynamoError, dynamo_errors.ServiceUnavailable)
 
 
-def unavailable(error: Exception) -> Unavailable:
-    """The typed form of a failed read, in the words ``datastore.table`` uses for botocore's
-    errors; ``cause`` (the server log's) is DynamoDB's error code or the transport's failure."""
+def unavailable(error: Exception, *, write: bool = False, reached: bool = False) -> Unavailable:
+    """The typed form of a failed call; ``cause`` (the server log's) is DynamoDB's error code
+    or the transport's failure, and the message names no backend exception.
+
+    A write may have been applied (``maybe_written``) unless DynamoDB refused it outright (a
+    4xx such as throttling) or the connection was never made, and no earlier attempt may
+    have reached DynamoDB (``reached``): ``error`` is the last attempt's.
+    """
     cause = _code(error)
+    earlier = write and reached
     if isinstance(error, _THROTTLED):
-        return Unavailable("DynamoDB is throttling requests", cause=cause)
+        return Unavailable("DynamoDB is throttling requests", maybe_written=earlier, cause=cause)
     if isinstance(error, _FAILED) or (isinstance(error, dynamo_errors.UnknownError) and error.status >= 500):
-        return Unavailable("DynamoDB failed to answer", cause=cause)
+        return Unavailable("DynamoDB failed to answer", maybe_written=write, cause=cause)
     if isinstance(error, NoAnswer | asyncio.TimeoutError):
-        return Unavailable("DynamoDB did not answer in time", cause=cause)
-    if isinstance(error, NotSent | Broken | OSError):
-        return Unavailable("DynamoDB could not be reached", cause=cause)
+        return Unavailable("DynamoDB did not answer in time", maybe_written=write, cause=cause)
+    if isinstance(error, NotSent):  # this attempt sent nothing
+        return Unavailable("DynamoDB could not be reached", maybe_written=earlier, cause=cause)
     if isinstance(error, dynamo_errors.AIODynamoError):
-        return Unavailable("DynamoDB refused the request", cause=cause)
-    return Unavailable("DynamoDB could not be reached", cause=cause)
+        return Unavailable("DynamoDB refused the request", maybe_written=earlier, cause=cause)
+    # A dropped connection, a garbled answer: what was sent may have been applied.
+    return Unavailable("DynamoDB could not be reached", maybe_written=write, cause=cause)
+
+
+def _body(error: Exception) -> dict[str, Any]:
+    """DynamoDB's JSON answer to a failed call (aiodynamo keeps it as the error's argument,
+    or its bytes when it could not make its typed error of it)."""
+    if isinstance(error, dynamo_errors.UnknownError):
+        try:
+            body = json.loads(error.body)
+        except ValueError:
+            return {}
+        return body if isinstance(body, dict) else {}
+    body = error.args[0] if error.args else None
+    return body if isinstance(body, dict) else {}
 
 
 def _code(error: Exception) -> str:
     """DynamoDB's error code when its answer named one (aiodynamo keeps the body as its argument)."""
-    if isinstance(error, dynamo_errors.UnknownError):
+    body = _body(error) if isinstance(error, dynamo_errors.AIODynamoError) else None
+    if isinstance(error, dynamo_errors.UnknownError) and not (body and isinstance(body.get("__type"), str)):
         return f"HTTP {error.status}"
-    body = error.args[0] if error.args else None
     if isinstance(body, dict) and isinstance(body.get("__type"), str):
         return str(body["__type"]).rsplit("#", 1)[-1]
     if isinstance(error, NotSent | NoAnswer | Broken):

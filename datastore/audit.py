@@ -113,13 +113,13 @@ def audit_walk(org_id: OrgId, request: PageRequest, *, now: datetime | None = No
     )
 
 
-def list_audit_events(table: Table, request: PageRequest, *, now: datetime | None = None) -> Page[AuditEvent]:
+async def list_audit_events(table: Table, request: PageRequest, *, now: datetime | None = None) -> Page[AuditEvent]:
     """The organisation's audit trail, newest first: ``audit_walk``'s Queries on ``table``."""
     walk = audit_walk(table.tenant.org_id, request, now=now)
     try:
         asked = next(walk)
         while True:
-            asked = walk.send(table.query(**asked.params()))
+            asked = walk.send(await table.query(**asked.params()))
     except StopIteration as done:
         page: Page[AuditEvent] = done.value
         return page
@@ -132,7 +132,7 @@ def _bucket_of_cursor(after: StartKey, org_id: str) -> str:
     return bucket
 
 
-def events_after(
+async def events_after(
     table: Table, after: str, *, limit: int, now: datetime | None = None
 ) -> tuple[list[AuditEvent], str | None]:
     """Up to ``limit`` of the organisation's events with ids above ``after``, oldest first, and
@@ -153,7 +153,7 @@ def events_after(
     }
     found: list[AuditEvent] = []
     while True:
-        result = table.query(
+        result = await table.query(
             layout.AUDIT_EVENT.partition(org_id, bucket),
             sk_prefix=layout.AUDIT_EVENT.sort_prefix,
             limit=limit - len(found),

@@ -50,17 +50,17 @@ LAYOUTS: Final[dict[Kind, Layout[Any]]] = {
 }
 
 
-def get(table: Table, kind: Layout[E], *ids: str, consistent: bool = False) -> E | None:
+async def get(table: Table, kind: Layout[E], *ids: str, consistent: bool = False) -> E | None:
     """One item of ``kind`` by the ids of its key after the tenant's (one GetItem), or None."""
-    item = table.get(kind.key_at(table.tenant.org_id, *ids), consistent=consistent)
+    item = await table.get(kind.key_at(table.tenant.org_id, *ids), consistent=consistent)
     return None if item is None else kind.read(item)
 
 
-def get_many(table: Table, kind: Layout[E], ids: Sequence[str | tuple[str, ...]]) -> list[E | None]:
+async def get_many(table: Table, kind: Layout[E], ids: Sequence[str | tuple[str, ...]]) -> list[E | None]:
     """Many items of ``kind`` through BatchGetItem, in the order asked, None for a miss."""
     org_id = table.tenant.org_id
     wanted = [kind.key_at(org_id, *each) if isinstance(each, tuple) else kind.key_at(org_id, each) for each in ids]
-    return table.get_many(wanted, kind.read)
+    return await table.get_many(wanted, kind.read)
 
 
 def _key(kind: Layout[Any], org_id: str, asked: Any) -> keys.Key | None:
@@ -87,15 +87,14 @@ def answers(
     return entities
 
 
-def get_by_id(table: Table, wanted: Sequence[tuple[Kind, Any]]) -> list[Any]:
+async def get_by_id(table: Table, wanted: Sequence[tuple[Kind, Any]]) -> list[Any]:
     """Each (kind, typed id) of ``wanted`` as its entity, None when missing.
 
     One distinct key is a GetItem; more go to ``Table.batch_get`` (duplicates read once).
-    The event loop's twin is ``datastore.async_reads.get_by_id``.
     """
     located, to_read = locate(table.tenant.org_id, wanted)
     if len(to_read) == 1:
-        found = {to_read[0]: table.get(to_read[0])}
+        found = {to_read[0]: await table.get(to_read[0])}
     else:
-        found = dict(zip(to_read, table.batch_get(to_read), strict=True)) if to_read else {}
+        found = dict(zip(to_read, await table.batch_get(to_read), strict=True)) if to_read else {}
     return answers(wanted, located, found)

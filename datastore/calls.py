@@ -12,7 +12,7 @@ import heapq
 import itertools
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -154,14 +154,14 @@ class Meter:
         return read
 
 
-def metered(steps: Iterator[T], meter: Meter) -> Iterator[T]:
-    """``steps``, each run with ``meter``'s log as the context's: work a step hands to a thread
-    pool copies the context, so its calls are counted too."""
+async def metered(steps: AsyncIterator[T], meter: Meter) -> AsyncIterator[T]:
+    """``steps``, each run with ``meter``'s log as the context's: tasks a step starts copy the
+    context, so their calls are counted too."""
     while True:
         token = current_log.set(meter.log)
         try:
-            step = next(steps)
-        except StopIteration:
+            step = await anext(steps)
+        except StopAsyncIteration:
             return
         finally:
             current_log.reset(token)

@@ -1,67 +1,42 @@
-"""The boto3 clients, configured for a server: DynamoDB, its stream, and STS for per-scope credentials."""
+"""The boto3 clients of the control plane, configured for a server: DynamoDB's (creating,
+describing and updating the table), its stream's, and STS for per-scope credentials.
+
+The data plane (every item read and write) does not come here: it runs on the event loop
+(``datastore/async_client.py``). boto3 is imported by the functions that make a client, so a
+process that needs none does not import it.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-import boto3
-import botocore.session
-from botocore.config import Config
-
-from datastore import attempts, fastparse, fastserialize, http_session, user_agent
 from datastore.config import DatastoreSettings
 
 if TYPE_CHECKING:
+    from botocore.config import Config
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sts import STSClient
 
 
-def make_client(settings: DatastoreSettings, endpoint_url: str | None = None, *, stock: bool = False) -> DynamoDBClient:
-    """A thread-safe low-level client; create one per process and share it.
-
-    Five things make it cheaper per call than stock boto3 (``stock=True`` keeps them off,
-    for the benchmark's floor): its requests travel over libcurl instead of urllib3
-    (``datastore.http_session``); its item requests are encoded, and its successful item
-    responses decoded, with orjson (``datastore.fastserialize``, ``datastore.fastparse``);
-    botocore does not validate request parameters (``Table`` builds every request itself
-    from validated input, and DynamoDB validates again; the client-side walk over 100 keys
-    of a BatchGetItem costs about as much as parsing them); and its User-Agent string is
-    built once per feature set, not twice per call (``datastore.user_agent``).
+def make_client(settings: DatastoreSettings, endpoint_url: str | None = None) -> DynamoDBClient:
+    """A thread-safe low-level client of the control plane; one per process is plenty.
 
     Retries use botocore's "standard" mode with an explicit bound: "adaptive" mode throttles
-    the whole client when one caller is throttled, which in a multi-tenant server lets one
-    tenant's hot partition slow every other tenant down. Short timeouts and two attempts
-    bound one call to about 4 s (datastore/config.py), so a DynamoDB that swallows requests
-    costs a request its deadline, never the thread pool.
+    the whole client when one caller is throttled. Short timeouts bound one call, as the
+    data plane's (datastore/config.py).
     """
+    from botocore.config import Config
+
     config = Config(
         # "total_max_attempts" counts the first try; botocore's "max_attempts" counts retries only.
         retries={"mode": "standard", "total_max_attempts": settings.max_attempts},
-        max_pool_connections=settings.pool_size,
+        max_pool_connections=4,
         connect_timeout=settings.connect_timeout,
-        read_timeout=settings.read_timeout,
+        read_timeout=max(settings.read_timeout, 5.0),
         tcp_keepalive=True,
-        parameter_validation=stock,
     )
     client: DynamoDBClient = local_client("dynamodb", settings.region, endpoint_url or settings.endpoint_url, config)
-    if stock:
-        return client
-    # Which attempts of a call may have reached DynamoDB: Table's writes report it (datastore/attempts.py).
-    attempts.install(client)
-    http_session.install(
-        client,
-        verify=ca_bundle() or True,
-        connect_timeout=settings.connect_timeout,
-        read_timeout=settings.read_timeout,
-    )
-    return user_agent.memoize(fastparse.install(fastserialize.install(client)))
-
-
-def ca_bundle() -> str | None:
-    """What botocore itself verifies TLS with: AWS_CA_BUNDLE or ca_bundle in the AWS config
-    (None: its default bundle). Both DynamoDB clients verify with it."""
-    bundle: str | None = botocore.session.get_session().get_config_variable("ca_bundle")
-    return bundle
+    return client
 
 
 def make_sts_client(settings: DatastoreSettings) -> STSClient:
@@ -74,6 +49,8 @@ def make_sts_client(settings: DatastoreSettings) -> STSClient:
     endpoint = None if roles is None else roles.sts_endpoint_url
     # Its own bounds, not DYNAMODB_*: an AssumeRole is rare (once per tenant per session), and
     # every request of that tenant waits for it anyway.
+    from botocore.config import Config
+
     config = Config(retries={"mode": "standard", "total_max_attempts": 3}, connect_timeout=2, read_timeout=5)
     sts: STSClient = local_client("sts", settings.region, endpoint, config)
     return sts
@@ -86,6 +63,8 @@ def make_streams_client(settings: DatastoreSettings, endpoint_url: str | None = 
     them). One reader per server instance polls it, so it needs few connections; its timeouts
     are DynamoDB's.
     """
+    from botocore.config import Config
+
     config = Config(
         retries={"mode": "standard", "total_max_attempts": settings.max_attempts},
         max_pool_connections=4,
@@ -103,6 +82,8 @@ def local_client(
 
     Local engines accept any credentials, but botocore refuses to sign without some.
     """
+    import boto3
+
     session = boto3.session.Session()
     placeholder = "local" if endpoint is not None and session.get_credentials() is None else None
     return session.client(

@@ -22,9 +22,9 @@ revision too, so two repairs racing on one item cannot both apply their delta.
 
 from __future__ import annotations
 
+import asyncio
 import random
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Final
@@ -87,14 +87,15 @@ class _Moved(DatastoreError):
     """The repair's condition failed: the counters moved after they were read."""
 
 
-def _query_all(table: Table, partition_key: str, sk_prefix: str) -> Iterator[Item]:
+async def _query_all(table: Table, partition_key: str, sk_prefix: str) -> AsyncIterator[Item]:
     """Every item of one partition under ``sk_prefix``, strongly consistent, page by page."""
     start_key = None
     while True:
-        result = table.query(
+        result = await table.query(
             partition_key, sk_prefix=sk_prefix, limit=QUERY_LIMIT, start_key=start_key, consistent=True
         )
-        yield from result.items
+        for item in result.items:
+            yield item
         if not result.has_more:
             return
         start_key = Table.start_key_of(result.items[-1])
@@ -109,16 +110,16 @@ def _stored(item: Item, names: tuple[str, ...]) -> Counts:
     return {name: int(item[name]["N"]) if name in item else 0 for name in names}
 
 
-def _headcount_of(table: Table, org_id: str, dept_id: str) -> Counts:
+async def _headcount_of(table: Table, org_id: str, dept_id: str) -> Counts:
     """AP7: the department's membership items."""
     members = _query_all(table, layout.MEMBERSHIP.partition(org_id, dept_id), layout.MEMBERSHIP.sort_prefix)
-    return {layout.HEADCOUNT: sum(1 for _ in members)}
+    return {layout.HEADCOUNT: len([item async for item in members])}
 
 
-def _application_counts_of(table: Table, org_id: str, job_id: str) -> Counts:
+async def _application_counts_of(table: Table, org_id: str, job_id: str) -> Counts:
     """AP10: the job's applications, by status."""
     counts = dict.fromkeys(layout.APPLICATION_COUNTS.values(), 0)
-    for item in _query_all(table, layout.APPLICATION.partition(org_id, job_id), layout.APPLICATION.sort_prefix):
+    async for item in _query_all(table, layout.APPLICATION.partition(org_id, job_id), layout.APPLICATION.sort_prefix):
         counts[layout.APPLICATION_COUNTS[ApplicationStatus(item[layout.STATUS]["S"])]] += 1
     return counts
 
@@ -146,25 +147,25 @@ def _repair_op(key: keys.Key, deltas: Counts, revision: int | None) -> transact.
     )
 
 
-def _check_item(
+async def _check_item(
     table: Table,
     *,
     entity: str,
     entity_id: str,
     key: keys.Key,
     names: tuple[str, ...],
-    recount: Callable[[], Counts],
+    recount: Callable[[], Awaitable[Counts]],
     fix: bool,
 ) -> list[Drift]:
     """Read, recount, compare; report what differs, and with ``fix`` repair it (module docstring)."""
     for attempt in range(ATTEMPTS):
         if attempt:
-            time.sleep(random.uniform(0, min(MAX_PAUSE_SECONDS, PAUSE_SECONDS * 2**attempt)))
-        item = table.get(key, consistent=True)
+            await asyncio.sleep(random.uniform(0, min(MAX_PAUSE_SECONDS, PAUSE_SECONDS * 2**attempt)))
+        item = await table.get(key, consistent=True)
         if item is None:
             return []  # gone since it was listed
         stored, revision = _stored(item, names), _revision(item)
-        counted = recount()
+        counted = await recount()
         deltas = {name: counted[name] - stored[name] for name in names if counted[name] != stored[name]}
         if not deltas:
             return []
@@ -174,13 +175,13 @@ def _check_item(
         ]
         if fix:
             try:
-                table.write([_repair_op(key, deltas, revision)])
+                await table.write([_repair_op(key, deltas, revision)])
             except _Moved:
                 continue
             return drifts
         # Only report a difference seen on still counters: a write landing during the
         # recount would show one that is not there.
-        again = table.get(key, consistent=True)
+        again = await table.get(key, consistent=True)
         if again is not None and _revision(again) == revision:
             return drifts
     raise KeptChanging(f"the counters of {entity} {entity_id} kept changing; try again later")
@@ -193,15 +194,15 @@ def _label(name: str) -> str:
     return f"{layout.APPLICATION_COUNTS_LABEL}.{status.value}"
 
 
-def check_organization(table: Table, *, fix: bool = False) -> Report:
+async def check_organization(table: Table, *, fix: bool = False) -> Report:
     """Every department (AP5) and job (AP12) of ``table``'s tenant, recounted."""
     org_id = table.tenant.org_id
     report = Report()
-    for item in _query_all(table, layout.DEPARTMENT.partition(org_id), layout.DEPARTMENT.sort_prefix):
+    async for item in _query_all(table, layout.DEPARTMENT.partition(org_id), layout.DEPARTMENT.sort_prefix):
         dept = layout.DEPARTMENT.read(item)
         report.departments += 1
         report.drifts.extend(
-            _check_item(
+            await _check_item(
                 table,
                 entity=DEPARTMENT,
                 entity_id=dept.dept_id,
@@ -211,11 +212,11 @@ def check_organization(table: Table, *, fix: bool = False) -> Report:
                 fix=fix,
             )
         )
-    for item in _query_all(table, layout.JOB_POSTING.partition(org_id), layout.JOB_POSTING.sort_prefix):
+    async for item in _query_all(table, layout.JOB_POSTING.partition(org_id), layout.JOB_POSTING.sort_prefix):
         job = layout.JOB_POSTING.read(item)
         report.jobs += 1
         report.drifts.extend(
-            _check_item(
+            await _check_item(
                 table,
                 entity=JOB_POSTING,
                 entity_id=job.job_id,

@@ -17,9 +17,9 @@ from datastore.table import Table
 NO_MANAGER = EmployeeId("")
 
 
-def get_department(table: Table, dept_id: DepartmentId, *, consistent: bool = False) -> Department | None:
+async def get_department(table: Table, dept_id: DepartmentId, *, consistent: bool = False) -> Department | None:
     """AP6: one GetItem."""
-    return by_id.get(table, layout.DEPARTMENT, dept_id, consistent=consistent)
+    return await by_id.get(table, layout.DEPARTMENT, dept_id, consistent=consistent)
 
 
 def departments_of(org_id: OrgId) -> PageQuery[Department]:
@@ -29,8 +29,8 @@ def departments_of(org_id: OrgId) -> PageQuery[Department]:
     )
 
 
-def list_departments(table: Table, request: PageRequest) -> Page[Department]:
-    return table.page(departments_of(table.tenant.org_id), request)
+async def list_departments(table: Table, request: PageRequest) -> Page[Department]:
+    return await table.page(departments_of(table.tenant.org_id), request)
 
 
 def _manager_is_active(org_id: OrgId, manager_id: EmployeeId) -> transact.Op:
@@ -46,7 +46,7 @@ def _manager_is_active(org_id: OrgId, manager_id: EmployeeId) -> transact.Op:
     )
 
 
-def create_department(
+async def create_department(
     table: Table,
     *,
     name: str,
@@ -58,7 +58,7 @@ def create_department(
         table, org_id, "department.create", idempotency_key, {"name": name, "managerId": manager_id}
     )
 
-    def perform() -> Department:
+    async def perform() -> Department:
         dept = Department(
             org_id=org_id,
             dept_id=DepartmentId(new_id()),
@@ -71,13 +71,13 @@ def create_department(
         if dept.manager_id is not None:
             ops.append(_manager_is_active(org_id, dept.manager_id))
         change = Change("department.create", layout.DEPARTMENT.tag, dept.dept_id, org_id, None, item)
-        writes.commit(table, ops, change, request)
+        await writes.commit(table, ops, change, request)
         return dept
 
-    return idempotency.run(table, request, layout.DEPARTMENT.read, perform)
+    return await idempotency.run(table, request, layout.DEPARTMENT.read, perform)
 
 
-def update_department(
+async def update_department(
     table: Table,
     dept_id: DepartmentId,
     *,
@@ -99,7 +99,7 @@ def update_department(
         {"departmentId": dept_id, "name": name, "managerId": manager_id},
     )
 
-    def perform() -> Department:
+    async def perform() -> Department:
         sets: list[str] = []
         removes: list[str] = []
         names: dict[str, str] = {}
@@ -123,7 +123,7 @@ def update_department(
         if not sets and not removes:
             # No one field is at fault: the request as a whole.
             raise InvalidInput("request", "names nothing to change (name or manager_id)")
-        current = get_department(table, dept_id, consistent=True)
+        current = await get_department(table, dept_id, consistent=True)
         if current is None:
             raise NotFound(Department, dept_id)
         updated = replace(
@@ -164,7 +164,7 @@ def update_department(
             layout.DEPARTMENT.item(current),
             layout.DEPARTMENT.item(updated),
         )
-        writes.commit(table, ops, change, request)
+        await writes.commit(table, ops, change, request)
         return updated
 
-    return idempotency.run(table, request, layout.DEPARTMENT.read, perform)
+    return await idempotency.run(table, request, layout.DEPARTMENT.read, perform)

@@ -23,7 +23,7 @@ their shape and mean the same.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import Final
 
@@ -53,15 +53,15 @@ def _checked(sha256: str) -> str:
     return sha256
 
 
-def get_document(table: Table, org_id: OrgId, sha256: str) -> str | None:
+async def get_document(table: Table, org_id: OrgId, sha256: str) -> str | None:
     """The organisation's document registered under ``sha256`` (one GetItem), or None."""
-    found = find_document(table, org_id, sha256)
+    found = await find_document(table, org_id, sha256)
     return None if found is None else found.document
 
 
-def find_document(table: Table, org_id: OrgId, sha256: str) -> PersistedDocument | None:
+async def find_document(table: Table, org_id: OrgId, sha256: str) -> PersistedDocument | None:
     """The organisation's stored document of ``sha256`` with its expiry (one GetItem), or None."""
-    item = table.get(layout.PERSISTED_DOCUMENT.key_at(org_id, _checked(sha256)))
+    item = await table.get(layout.PERSISTED_DOCUMENT.key_at(org_id, _checked(sha256)))
     if item is None:
         return None
     found = layout.PERSISTED_DOCUMENT.read(item, org_id=org_id)
@@ -73,23 +73,23 @@ def registered_at(document: PersistedDocument) -> datetime:
     return document.expires_at - DOCUMENT_TTL
 
 
-def list_documents(table: Table, org_id: OrgId) -> Iterator[PersistedDocument]:
+async def list_documents(table: Table, org_id: OrgId) -> AsyncIterator[PersistedDocument]:
     """Every document the organisation holds: one read of each slot's key (BatchGetItem, 100
     keys a call, 41 calls). An item whose TTL has passed but DynamoDB has not yet removed is
     left out, as a client would no longer find it."""
     slots = [f"{slot:0{keys.DOCUMENT_SLOT_DIGITS}x}".ljust(64, "0") for slot in range(16**keys.DOCUMENT_SLOT_DIGITS)]
     wanted = [layout.PERSISTED_DOCUMENT.key_at(org_id, slot) for slot in slots]
     now = datetime.now(UTC)
-    for item in table.batch_get(wanted):
+    for item in await table.batch_get(wanted):
         if item is not None:
             found = layout.PERSISTED_DOCUMENT.read(item, org_id=org_id)
             if found.expires_at > now:
                 yield found
 
 
-def put_document(table: Table, org_id: OrgId, sha256: str, document: str, at: datetime) -> None:
+async def put_document(table: Table, org_id: OrgId, sha256: str, document: str, at: datetime) -> None:
     """Register ``document`` under its hash for the organisation (the caller checked the hash)."""
     if not fits(document):
         raise InvalidInput("document", f"a persisted document is at most {MAX_DOCUMENT_BYTES} bytes")
     stored = PersistedDocument(org_id, _checked(sha256), document, at + DOCUMENT_TTL)
-    table.write([transact.put(layout.PERSISTED_DOCUMENT.item(stored))])
+    await table.write([transact.put(layout.PERSISTED_DOCUMENT.item(stored))])

@@ -9,7 +9,7 @@ deletes those a name change leaves behind, so search never sees a write half-don
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TypeVar
@@ -66,14 +66,14 @@ def _department_missing() -> transact.FailureHandler:
 # --- reads -------------------------------------------------------------------------------
 
 
-def get_employee(table: Table, emp_id: EmployeeId, *, consistent: bool = False) -> Employee | None:
+async def get_employee(table: Table, emp_id: EmployeeId, *, consistent: bool = False) -> Employee | None:
     """AP2: one GetItem."""
-    return by_id.get(table, layout.EMPLOYEE, emp_id, consistent=consistent)
+    return await by_id.get(table, layout.EMPLOYEE, emp_id, consistent=consistent)
 
 
-def get_employees(table: Table, emp_ids: Sequence[EmployeeId]) -> list[Employee | None]:
+async def get_employees(table: Table, emp_ids: Sequence[EmployeeId]) -> list[Employee | None]:
     """Many employees by id through BatchGetItem, in the order asked."""
-    return by_id.get_many(table, layout.EMPLOYEE, emp_ids)
+    return await by_id.get_many(table, layout.EMPLOYEE, emp_ids)
 
 
 def employees_of(org_id: OrgId) -> PageQuery[Employee]:
@@ -81,8 +81,8 @@ def employees_of(org_id: OrgId) -> PageQuery[Employee]:
     return PageQuery(layout.EMPLOYEE.index_partition(org_id), layout.EMPLOYEE.read, index=keys.GSI1)
 
 
-def list_employees(table: Table, request: PageRequest) -> Page[Employee]:
-    return table.page(employees_of(table.tenant.org_id), request)
+async def list_employees(table: Table, request: PageRequest) -> Page[Employee]:
+    return await table.page(employees_of(table.tenant.org_id), request)
 
 
 def department_employees(org_id: OrgId, dept_id: DepartmentId) -> PageQuery[Employee]:
@@ -92,8 +92,8 @@ def department_employees(org_id: OrgId, dept_id: DepartmentId) -> PageQuery[Empl
     )
 
 
-def list_department_employees(table: Table, dept_id: DepartmentId, request: PageRequest) -> Page[Employee]:
-    return table.page(department_employees(table.tenant.org_id, dept_id), request)
+async def list_department_employees(table: Table, dept_id: DepartmentId, request: PageRequest) -> Page[Employee]:
+    return await table.page(department_employees(table.tenant.org_id, dept_id), request)
 
 
 def employees_by_name(org_id: OrgId, prefix: str) -> PageQuery[Employee]:
@@ -105,8 +105,8 @@ def employees_by_name(org_id: OrgId, prefix: str) -> PageQuery[Employee]:
     return PageQuery(layout.NAME_ENTRY.partition(org_id, prefix), layout.NAME_ENTRY.read)
 
 
-def list_employees_by_name(table: Table, prefix: str, request: PageRequest) -> Page[Employee]:
-    return table.page(employees_by_name(table.tenant.org_id, prefix), request)
+async def list_employees_by_name(table: Table, prefix: str, request: PageRequest) -> Page[Employee]:
+    return await table.page(employees_by_name(table.tenant.org_id, prefix), request)
 
 
 def email_pointer_key(org_id: OrgId, email: str) -> keys.Key:
@@ -118,9 +118,9 @@ def employee_id_of_pointer(item: Item | None, email: str) -> EmployeeId | None:
     return None if item is None else layout.EMAIL_POINTER.read(item, email=validation.email(email)).emp_id
 
 
-def find_employee_id_by_email(table: Table, email: str) -> EmployeeId | None:
+async def find_employee_id_by_email(table: Table, email: str) -> EmployeeId | None:
     """AP4 within a tenant: one GetItem on the organisation's email pointer."""
-    return employee_id_of_pointer(table.get(email_pointer_key(table.tenant.org_id, email)), email)
+    return employee_id_of_pointer(await table.get(email_pointer_key(table.tenant.org_id, email)), email)
 
 
 # --- writes ------------------------------------------------------------------------------
@@ -224,7 +224,7 @@ def _change(action: str, before: Employee | None, after: Employee, result: Item 
     )
 
 
-def create_employee(
+async def create_employee(
     table: Table,
     *,
     email: str,
@@ -252,7 +252,7 @@ def create_employee(
         },
     )
 
-    def perform() -> Employee:
+    async def perform() -> Employee:
         emp = new_employee(
             org_id,
             email=email,
@@ -268,21 +268,23 @@ def create_employee(
         if emp.department_id is not None:
             ops.append(transact.put(layout.MEMBERSHIP.item(emp)))
             ops.append(_headcount(emp.org_id, emp.department_id, +1))
-        writes.commit(table, ops, _change("employee.create", None, emp), request)
+        await writes.commit(table, ops, _change("employee.create", None, emp), request)
         return emp
 
-    return idempotency.run(table, request, layout.EMPLOYEE.read, perform)
+    return await idempotency.run(table, request, layout.EMPLOYEE.read, perform)
 
 
 def _put_versioned(emp: Employee, expected: int) -> transact.Op:
     return locking.put_versioned(layout.EMPLOYEE, layout.EMPLOYEE.item(emp), expected)
 
 
-def _current(table: Table, emp_id: EmployeeId, expected_version: int | None) -> Employee:
-    return locking.checked(layout.EMPLOYEE, get_employee(table, emp_id, consistent=True), emp_id, expected_version)
+async def _current(table: Table, emp_id: EmployeeId, expected_version: int | None) -> Employee:
+    return locking.checked(
+        layout.EMPLOYEE, await get_employee(table, emp_id, consistent=True), emp_id, expected_version
+    )
 
 
-def update_employee(
+async def update_employee(
     table: Table,
     emp_id: EmployeeId,
     *,
@@ -309,8 +311,8 @@ def update_employee(
         },
     )
 
-    def perform() -> Employee:
-        current = _current(table, emp_id, expected_version)
+    async def perform() -> Employee:
+        current = await _current(table, emp_id, expected_version)
         if current.erased_at is not None:
             raise Conflict("the person was erased: their record cannot be given personal data again")
         updated = replace(
@@ -337,13 +339,13 @@ def update_employee(
                 transact.delete(layout.EMAIL_POINTER.key_at(current.org_id, current.email)),
                 *_identity_ops(updated),
             ]
-        writes.commit(table, ops, _change("employee.update", current, updated), request)
+        await writes.commit(table, ops, _change("employee.update", current, updated), request)
         return updated
 
-    return idempotency.run(table, request, layout.EMPLOYEE.read, perform)
+    return await idempotency.run(table, request, layout.EMPLOYEE.read, perform)
 
 
-def move_employee(
+async def move_employee(
     table: Table,
     emp_id: EmployeeId,
     department_id: DepartmentId,
@@ -360,7 +362,7 @@ def move_employee(
         {"employeeId": emp_id, "departmentId": department_id, "expectedVersion": expected_version},
     )
 
-    def move(current: Employee) -> Move:
+    async def move(current: Employee) -> Move:
         if current.status is not EmployeeStatus.ACTIVE:
             raise Conflict("an inactive employee cannot be moved")
         if current.department_id == department_id:
@@ -373,16 +375,16 @@ def move_employee(
         ops.append(transact.put(layout.MEMBERSHIP.item(moved)))
         ops.append(_headcount(moved.org_id, department_id, +1))
         result = layout.MOVE_RESULT.item(Move(moved, current.department_id))
-        writes.commit(table, ops, _change("employee.move", current, moved, result), request)
+        await writes.commit(table, ops, _change("employee.move", current, moved, result), request)
         return Move(moved, current.department_id)
 
-    def perform() -> Move:
-        return _on_current(table, emp_id, expected_version, move)
+    async def perform() -> Move:
+        return await _on_current(table, emp_id, expected_version, move)
 
-    return idempotency.run(table, request, layout.MOVE_RESULT.read, perform)
+    return await idempotency.run(table, request, layout.MOVE_RESULT.read, perform)
 
 
-def terminate_employee(
+async def terminate_employee(
     table: Table,
     emp_id: EmployeeId,
     *,
@@ -398,7 +400,7 @@ def terminate_employee(
         {"employeeId": emp_id, "expectedVersion": expected_version},
     )
 
-    def terminate(current: Employee) -> Employee:
+    async def terminate(current: Employee) -> Employee:
         if current.status is not EmployeeStatus.ACTIVE:
             raise Conflict("the employee is already inactive")
         terminated = replace(
@@ -411,16 +413,18 @@ def terminate_employee(
         if current.department_id is not None:
             ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
             ops.append(_headcount(current.org_id, current.department_id, -1))
-        writes.commit(table, ops, _change("employee.terminate", current, terminated), request)
+        await writes.commit(table, ops, _change("employee.terminate", current, terminated), request)
         return terminated
 
-    def perform() -> Employee:
-        return _on_current(table, emp_id, expected_version, terminate)
+    async def perform() -> Employee:
+        return await _on_current(table, emp_id, expected_version, terminate)
 
-    return idempotency.run(table, request, layout.EMPLOYEE.read, perform)
+    return await idempotency.run(table, request, layout.EMPLOYEE.read, perform)
 
 
-def _on_current(table: Table, emp_id: EmployeeId, expected_version: int | None, write: Callable[[Employee], R]) -> R:
+async def _on_current(
+    table: Table, emp_id: EmployeeId, expected_version: int | None, write: Callable[[Employee], Awaitable[R]]
+) -> R:
     """``write`` applied to the employee as it is now.
 
     With ``expected_version`` the caller asked for that version: a stale one is StaleVersion
@@ -430,7 +434,7 @@ def _on_current(table: Table, emp_id: EmployeeId, expected_version: int | None, 
     attempts = 1 if expected_version is not None else UNVERSIONED_ATTEMPTS
     for attempt in range(attempts):
         try:
-            return write(_current(table, emp_id, expected_version))
+            return await write(await _current(table, emp_id, expected_version))
         except StaleVersion:
             if attempt + 1 == attempts:
                 raise

@@ -57,36 +57,36 @@ class LiveItems:
     truncated: bool = False
 
 
-def open_connection(table: Table, connection: GatewayConnection) -> None:
+async def open_connection(table: Table, connection: GatewayConnection) -> None:
     """Record an authenticated connection and its lookup item, in one transaction (``table``
     has the connection's TenantScope). Opening it again replaces both (a second
     ``connection_init`` is refused before this)."""
     lookup = GatewayLookup(connection.connection_id, connection.org_id, connection.expires_at)
-    table.write(
+    await table.write(
         [transact.put(layout.GATEWAY_CONNECTION.item(connection)), transact.put(layout.GATEWAY_LOOKUP.item(lookup))]
     )
 
 
-def org_of(table: Table, connection_id: str) -> OrgId | None:
+async def org_of(table: Table, connection_id: str) -> OrgId | None:
     """The organisation of an authenticated connection (``table`` has the GatewayScope); None for
     a connection not (or no longer) recorded. One strongly consistent GetItem. An expired one is
     still found (the TTL deletes within days): the caller says why it is over."""
-    item = table.get(layout.GATEWAY_LOOKUP.key_at(connection_id), consistent=True)
+    item = await table.get(layout.GATEWAY_LOOKUP.key_at(connection_id), consistent=True)
     if item is None:
         return None
     lookup: GatewayLookup = layout.GATEWAY_LOOKUP.read(item)
     return lookup.org_id
 
 
-def get_connection(table: Table, connection_id: str) -> GatewayConnection | None:
+async def get_connection(table: Table, connection_id: str) -> GatewayConnection | None:
     """The connection as recorded, expired or not (one strongly consistent GetItem)."""
-    item = table.get(layout.GATEWAY_CONNECTION.key_at(table.tenant.org_id, connection_id), consistent=True)
+    item = await table.get(layout.GATEWAY_CONNECTION.key_at(table.tenant.org_id, connection_id), consistent=True)
     return None if item is None else layout.GATEWAY_CONNECTION.read(item)
 
 
-def subscriptions_of(table: Table, connection_id: str, *, limit: int) -> list[GatewaySubscription]:
+async def subscriptions_of(table: Table, connection_id: str, *, limit: int) -> list[GatewaySubscription]:
     org_id = table.tenant.org_id
-    found = table.query(
+    found = await table.query(
         layout.GATEWAY_SUBSCRIPTION.partition(org_id),
         sk_prefix=f"SUB#{connection_id}#",
         limit=limit,
@@ -95,7 +95,7 @@ def subscriptions_of(table: Table, connection_id: str, *, limit: int) -> list[Ga
     return [layout.GATEWAY_SUBSCRIPTION.read(item) for item in found.items]
 
 
-def subscribe(table: Table, subscription: GatewaySubscription) -> None:
+async def subscribe(table: Table, subscription: GatewaySubscription) -> None:
     """Record a subscription, on the conditions that its connection is recorded and that the
     operation id is new on it (DuplicateOperation)."""
     org_id = table.tenant.org_id
@@ -106,7 +106,7 @@ def subscribe(table: Table, subscription: GatewaySubscription) -> None:
     def gone(_old: Item | None) -> DatastoreError:
         return ConnectionGone(subscription.connection_id)
 
-    table.write(
+    await table.write(
         [
             transact.check(
                 layout.GATEWAY_CONNECTION.key_at(org_id, subscription.connection_id),
@@ -118,12 +118,12 @@ def subscribe(table: Table, subscription: GatewaySubscription) -> None:
     )
 
 
-def unsubscribe(table: Table, connection_id: str, operation_id: str) -> None:
+async def unsubscribe(table: Table, connection_id: str, operation_id: str) -> None:
     org_id = table.tenant.org_id
-    table.write([transact.delete(layout.GATEWAY_SUBSCRIPTION.key_at(org_id, connection_id, operation_id))])
+    await table.write([transact.delete(layout.GATEWAY_SUBSCRIPTION.key_at(org_id, connection_id, operation_id))])
 
 
-def extend_token(table: Table, connection_id: str, until: datetime) -> bool:
+async def extend_token(table: Table, connection_id: str, until: datetime) -> bool:
     """Move when the connection's credential is next checked to ``until`` (its sign-in session
     is signed in until then); False when the connection is not recorded (closed meanwhile).
     One conditional UpdateItem: a closed connection is not written back."""
@@ -141,13 +141,13 @@ def extend_token(table: Table, connection_id: str, until: datetime) -> bool:
         on_failed=gone,
     )
     try:
-        table.write([op])
+        await table.write([op])
     except ConnectionGone:
         return False
     return True
 
 
-def note_cursor(table: Table, connection_id: str, operation_id: str, topic: str, cursor: str) -> bool:
+async def note_cursor(table: Table, connection_id: str, operation_id: str, topic: str, cursor: str) -> bool:
     """Keep where a subscription got to (its topic, the cursor of its last event posted), for a
     resume when its connection ends; False when it is not recorded (completed or closed
     meanwhile). One conditional UpdateItem."""
@@ -165,36 +165,38 @@ def note_cursor(table: Table, connection_id: str, operation_id: str, topic: str,
         on_failed=gone,
     )
     try:
-        table.write([op])
+        await table.write([op])
     except ConnectionGone:
         return False
     return True
 
 
-def close_connection(table: Table, connection_id: str, subscriptions: list[GatewaySubscription] | None = None) -> int:
+async def close_connection(
+    table: Table, connection_id: str, subscriptions: list[GatewaySubscription] | None = None
+) -> int:
     """Delete a connection, its subscriptions and its lookup item; the number of items deleted.
 
     ``subscriptions`` are the connection's when the caller has them already (the fan-out read
     its organisation's partition); else they are read (one Query)."""
     org_id = table.tenant.org_id
     if subscriptions is None:
-        subscriptions = subscriptions_of(table, connection_id, limit=LIVE_ITEMS_MAX)
+        subscriptions = await subscriptions_of(table, connection_id, limit=LIVE_ITEMS_MAX)
     doomed: list[Key] = [
         layout.GATEWAY_SUBSCRIPTION.key_at(org_id, connection_id, subscription.operation_id)
         for subscription in subscriptions
     ]
     doomed += [layout.GATEWAY_CONNECTION.key_at(org_id, connection_id), layout.GATEWAY_LOOKUP.key_at(connection_id)]
     for start in range(0, len(doomed), _TRANSACTION_ACTIONS):
-        table.write([transact.delete(key) for key in doomed[start : start + _TRANSACTION_ACTIONS]])
+        await table.write([transact.delete(key) for key in doomed[start : start + _TRANSACTION_ACTIONS]])
     return len(doomed)
 
 
-def live_items(table: Table) -> LiveItems:
+async def live_items(table: Table) -> LiveItems:
     """Every connection and subscription of the table's organisation: one Query (of as many 1 MB
     pages as it takes) of its live partition. Expired ones too (the TTL deletes them within
     days): the fan-out closes them, saying why, at their next event."""
     org_id = table.tenant.org_id
-    found = table.query(layout.GATEWAY_CONNECTION.partition(org_id), limit=LIVE_ITEMS_MAX, consistent=True)
+    found = await table.query(layout.GATEWAY_CONNECTION.partition(org_id), limit=LIVE_ITEMS_MAX, consistent=True)
     connections: dict[str, GatewayConnection] = {}
     subscriptions: list[GatewaySubscription] = []
     for item in found.items:

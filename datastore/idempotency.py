@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from enum import Enum
@@ -134,38 +134,38 @@ def record_op(request: IdempotencyRequest, result: Item, at: datetime) -> transa
     )
 
 
-def run(
+async def run(
     table: Table,
     request: IdempotencyRequest | None,
     decode: Callable[[Item], T],
-    perform: Callable[[], T],
+    perform: Callable[[], Awaitable[T]],
 ) -> T:
     """``perform()`` once per idempotency key; a retry gets the first result decoded."""
     if request is None:
-        return perform()
-    record = _live_record(table, request)
+        return await perform()
+    record = await _live_record(table, request)
     if record is not None:
         return decode(_replay(record, request))
     try:
-        result = perform()
+        result = await perform()
     except AlreadyWritten as written:
-        record = written.record if written.record is not None else _live_record(table, request)
+        record = written.record if written.record is not None else await _live_record(table, request)
         if record is None:
             raise InProgress() from None
         return decode(_replay(record, request))
     except (Conflict, NotFound, InvalidInput):
         # Refused on state another attempt of this request may have just committed.
-        if (record := _live_record(table, request)) is None:
+        if (record := await _live_record(table, request)) is None:
             raise
         return decode(_replay(record, request))
-    if not request.attempt.recorded and (record := _live_record(table, request)) is not None:
+    if not request.attempt.recorded and (record := await _live_record(table, request)) is not None:
         # Answered without a write, maybe because another attempt's write had just landed.
         return decode(_replay(record, request))
     return result
 
 
-def _live_record(table: Table, request: IdempotencyRequest) -> Item | None:
-    record = table.get(request.record_key, consistent=True)
+async def _live_record(table: Table, request: IdempotencyRequest) -> Item | None:
+    record = await table.get(request.record_key, consistent=True)
     if record is None or _record(record, request).expires_at < _whole_second(items.now()):
         return None
     return record

@@ -8,16 +8,16 @@ from datastore.ids import EmployeeId
 from datastore.table import Table
 
 
-def find_identity(table: Table, email: str) -> Identity | None:
+async def find_identity(table: Table, email: str) -> Identity | None:
     """One GetItem on the platform-wide identity item; ``table`` has the SignInScope."""
-    item = table.get(layout.IDENTITY.key_at(validation.email(email)))
+    item = await table.get(layout.IDENTITY.key_at(validation.email(email)))
     return None if item is None else layout.IDENTITY.read(item)
 
 
-def organization_and_employee(table: Table, emp_id: EmployeeId) -> tuple[Organization | None, Employee | None]:
+async def organization_and_employee(table: Table, emp_id: EmployeeId) -> tuple[Organization | None, Employee | None]:
     """What an identity names, read together: one BatchGetItem; ``table`` has its TenantScope."""
     org_id = table.tenant.org_id
-    organization, employee = table.batch_get(
+    organization, employee = await table.batch_get(
         [layout.ORGANIZATION.key_at(org_id), layout.EMPLOYEE.key_at(org_id, emp_id)]
     )
     return (
@@ -26,14 +26,14 @@ def organization_and_employee(table: Table, emp_id: EmployeeId) -> tuple[Organiz
     )
 
 
-def sign_in_records(
+async def sign_in_records(
     table: Table, emp_id: EmployeeId
 ) -> tuple[Organization | None, Employee | None, IdentityProvider | None]:
     """What signing an employee in reads: their organisation, their record and the organisation's
     own identity provider, if any (it decides which provider may sign them in). One BatchGetItem;
     ``table`` has their TenantScope."""
     org_id = table.tenant.org_id
-    organization, employee, provider = table.batch_get(
+    organization, employee, provider = await table.batch_get(
         [
             layout.ORGANIZATION.key_at(org_id),
             layout.EMPLOYEE.key_at(org_id, emp_id),

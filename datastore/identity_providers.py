@@ -83,27 +83,27 @@ def client_ids(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(found)
 
 
-def get_identity_provider(table: Table, org_id: OrgId, *, consistent: bool = False) -> IdentityProvider | None:
+async def get_identity_provider(table: Table, org_id: OrgId, *, consistent: bool = False) -> IdentityProvider | None:
     """The organisation's provider, or None: one GetItem (a tenant's table, or the operator's
     provisioning one)."""
-    item = table.get(layout.IDENTITY_PROVIDER.key_at(org_id), consistent=consistent)
+    item = await table.get(layout.IDENTITY_PROVIDER.key_at(org_id), consistent=consistent)
     return None if item is None else layout.IDENTITY_PROVIDER.read(item)
 
 
-def find_client(table: Table, issuer: str, client_id: str) -> IssuerClient | None:
+async def find_client(table: Table, issuer: str, client_id: str) -> IssuerClient | None:
     """Whose provider issued a token for ``client_id``: one strongly consistent GetItem
     (``table`` has the SignInScope), so a removed provider signs nobody in from the next
     request on. None for text no registered issuer could have (nothing is sent then)."""
     if _URL_TEXT.fullmatch(issuer) is None or _CLIENT_ID.fullmatch(client_id) is None:
         return None
-    item = table.get(layout.ISSUER_CLIENT.key_at(issuer, client_id), consistent=True)
+    item = await table.get(layout.ISSUER_CLIENT.key_at(issuer, client_id), consistent=True)
     return None if item is None else layout.ISSUER_CLIENT.read(item)
 
 
-def domain_owner(table: Table, domain: str) -> OrgId | None:
+async def domain_owner(table: Table, domain: str) -> OrgId | None:
     """The organisation that owns an email domain (its marker item), or None: one GetItem
     (``table`` has the SignInScope)."""
-    item = table.get(layout.EMAIL_DOMAIN.key_at(domain))
+    item = await table.get(layout.EMAIL_DOMAIN.key_at(domain))
     return None if item is None else layout.EMAIL_DOMAIN.read(item).org_id
 
 
@@ -147,7 +147,7 @@ def _record_op(provider: IdentityProvider, current: IdentityProvider | None) -> 
     )
 
 
-def set_identity_provider(
+async def set_identity_provider(
     table: Table,
     org_id: OrgId,
     *,
@@ -173,7 +173,7 @@ def set_identity_provider(
     for endpoint in (authorization_endpoint, token_endpoint):
         if _URL_TEXT.fullmatch(endpoint) is None:
             raise InvalidInput("issuer", "its discovery document names an endpoint that is not a URL")
-    current = get_identity_provider(table, org_id, consistent=True)
+    current = await get_identity_provider(table, org_id, consistent=True)
     unchanged = (found_issuer, found_clients, authorization_endpoint, token_endpoint)
     if current is not None and unchanged == (
         current.issuer,
@@ -211,14 +211,14 @@ def set_identity_provider(
     before = None if current is None else layout.IDENTITY_PROVIDER.item(current)
     after = layout.IDENTITY_PROVIDER.item(provider)
     action = REGISTER if current is None else CHANGE
-    writes.commit(table, ops, Change(action, layout.IDENTITY_PROVIDER.tag, org_id, org_id, before, after))
+    await writes.commit(table, ops, Change(action, layout.IDENTITY_PROVIDER.tag, org_id, org_id, before, after))
     return provider, current is None
 
 
-def remove_identity_provider(table: Table, org_id: OrgId) -> IdentityProvider:
+async def remove_identity_provider(table: Table, org_id: OrgId) -> IdentityProvider:
     """Remove the organisation's provider: its people sign in through the platform's default
     provider again (when one is configured). NotFound when it has none."""
-    current = get_identity_provider(table, org_id, consistent=True)
+    current = await get_identity_provider(table, org_id, consistent=True)
     if current is None:
         raise NotFound(IdentityProvider, org_id)
 
@@ -235,11 +235,11 @@ def remove_identity_provider(table: Table, org_id: OrgId) -> IdentityProvider:
         *(_client_delete(client) for client in _clients(current)),
     ]
     before = layout.IDENTITY_PROVIDER.item(current)
-    writes.commit(table, ops, Change(REMOVE, layout.IDENTITY_PROVIDER.tag, org_id, org_id, before, {}))
+    await writes.commit(table, ops, Change(REMOVE, layout.IDENTITY_PROVIDER.tag, org_id, org_id, before, {}))
     return current
 
 
-def last_changed_by(table: Table, provider: IdentityProvider) -> str | None:
+async def last_changed_by(table: Table, provider: IdentityProvider) -> str | None:
     """Who registered or last changed ``provider`` (an employee's id, an API key's, an
     operator's name), as its audit event says: the event of its version, written in the same
     transaction a moment after the record's ``updatedAt``. One Query of the audit partition
@@ -251,7 +251,7 @@ def last_changed_by(table: Table, provider: IdentityProvider) -> str | None:
     # A ULID's first 10 characters are its millisecond: starting after this shorter key, the
     # Query begins at the first event of that millisecond.
     start = {keys.PK: partition, keys.SK: layout.AUDIT_EVENT.sort_prefix + new_id_at(at)[:10]}
-    result = table.query(partition, limit=LAST_CHANGE_EVENTS, start_key=start, consistent=True)
+    result = await table.query(partition, limit=LAST_CHANGE_EVENTS, start_key=start, consistent=True)
     for item in result.items:
         event = layout.AUDIT_EVENT.read(item)
         if (
@@ -263,13 +263,13 @@ def last_changed_by(table: Table, provider: IdentityProvider) -> str | None:
     return None
 
 
-def end_sessions_op(table: Table, org_id: OrgId, actor_id: str, at: datetime) -> transact.Op | None:
+async def end_sessions_op(table: Table, org_id: OrgId, actor_id: str, at: datetime) -> transact.Op | None:
     """The write that ends the sessions begun through the organisation's provider when
     ``actor_id`` (an API key being revoked) registered or last changed it; None when it did not
     or there is no provider. For the revocation's own transaction, so both happen or neither:
     conditioned on the version read (a change meanwhile is a Conflict: revoke again)."""
-    current = get_identity_provider(table, org_id, consistent=True)
-    if current is None or last_changed_by(table, current) != actor_id:
+    current = await get_identity_provider(table, org_id, consistent=True)
+    if current is None or await last_changed_by(table, current) != actor_id:
         return None
 
     def changed(_old: Item | None) -> Conflict:

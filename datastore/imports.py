@@ -86,7 +86,7 @@ def first_rows(rows: Sequence[Row[DepartmentId]]) -> dict[str, int]:
     return first
 
 
-def existing(table: Table, emails: Iterable[str]) -> dict[str, Employee]:
+async def existing(table: Table, emails: Iterable[str]) -> dict[str, Employee]:
     """The organisation's employees that have these (validated) emails.
 
     Two BatchGetItem calls at most (pointers, then the employees they name), eventually
@@ -97,7 +97,7 @@ def existing(table: Table, emails: Iterable[str]) -> dict[str, Employee]:
     if not wanted:
         return {}
     org_id = table.tenant.org_id
-    pointers = table.batch_get([layout.EMAIL_POINTER.key_at(org_id, email) for email in wanted])
+    pointers = await table.batch_get([layout.EMAIL_POINTER.key_at(org_id, email) for email in wanted])
     owners = {
         email: layout.EMAIL_POINTER.read(pointer, email=email).emp_id
         for email, pointer in zip(wanted, pointers, strict=True)
@@ -105,7 +105,7 @@ def existing(table: Table, emails: Iterable[str]) -> dict[str, Employee]:
     }
     if not owners:
         return {}
-    found = employees.get_employees(table, list(owners.values()))
+    found = await employees.get_employees(table, list(owners.values()))
     return {
         email: emp
         for (email, _), emp in zip(owners.items(), found, strict=True)
@@ -113,7 +113,7 @@ def existing(table: Table, emails: Iterable[str]) -> dict[str, Employee]:
     }
 
 
-def import_row(table: Table, row: Row[DepartmentId], current: Employee | None) -> Imported:
+async def import_row(table: Table, row: Row[DepartmentId], current: Employee | None) -> Imported:
     """One validated row: CREATED, UNCHANGED, or Conflict (see the module's docstring).
 
     ``current`` is the employee ``existing`` found for the row's email, if any.
@@ -121,7 +121,7 @@ def import_row(table: Table, row: Row[DepartmentId], current: Employee | None) -
     if current is not None:
         return Imported(Outcome.UNCHANGED, _same(row, current))
     try:
-        created = employees.create_employee(
+        created = await employees.create_employee(
             table,
             email=row.email,
             first_name=row.first_name,
@@ -133,7 +133,7 @@ def import_row(table: Table, row: Row[DepartmentId], current: Employee | None) -
     except Conflict:
         # The email was taken between the lookup and the write: by a concurrent run of the
         # same row (UNCHANGED) or by someone else (a Conflict, as before).
-        winner = _by_email(table, row.email)
+        winner = await _by_email(table, row.email)
         if winner is None:
             raise
         return Imported(Outcome.UNCHANGED, _same(row, winner))
@@ -159,8 +159,8 @@ def _same(row: Row[DepartmentId], current: Employee) -> Employee:
     return current
 
 
-def _by_email(table: Table, email: str) -> Employee | None:
-    pointer = table.get(layout.EMAIL_POINTER.key_at(table.tenant.org_id, email), consistent=True)
+async def _by_email(table: Table, email: str) -> Employee | None:
+    pointer = await table.get(layout.EMAIL_POINTER.key_at(table.tenant.org_id, email), consistent=True)
     if pointer is None:
         return None
-    return employees.get_employee(table, layout.EMAIL_POINTER.read(pointer, email=email).emp_id, consistent=True)
+    return await employees.get_employee(table, layout.EMAIL_POINTER.read(pointer, email=email).emp_id, consistent=True)

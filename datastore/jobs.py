@@ -22,9 +22,9 @@ from datastore.pagination import Page, PageQuery, PageRequest
 from datastore.table import Table
 
 
-def get_job(table: Table, job_id: JobId, *, consistent: bool = False) -> JobPosting | None:
+async def get_job(table: Table, job_id: JobId, *, consistent: bool = False) -> JobPosting | None:
     """AP9: one GetItem."""
-    return by_id.get(table, layout.JOB_POSTING, job_id, consistent=consistent)
+    return await by_id.get(table, layout.JOB_POSTING, job_id, consistent=consistent)
 
 
 def open_jobs_of(org_id: OrgId) -> PageQuery[JobPosting]:
@@ -32,8 +32,8 @@ def open_jobs_of(org_id: OrgId) -> PageQuery[JobPosting]:
     return PageQuery(layout.JOB_POSTING.index_partition(org_id), layout.JOB_POSTING.read, index=keys.GSI1)
 
 
-def list_open_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
-    return table.page(open_jobs_of(table.tenant.org_id), request)
+async def list_open_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
+    return await table.page(open_jobs_of(table.tenant.org_id), request)
 
 
 def jobs_of(org_id: OrgId) -> PageQuery[JobPosting]:
@@ -43,8 +43,8 @@ def jobs_of(org_id: OrgId) -> PageQuery[JobPosting]:
     )
 
 
-def list_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
-    return table.page(jobs_of(table.tenant.org_id), request)
+async def list_jobs(table: Table, request: PageRequest) -> Page[JobPosting]:
+    return await table.page(jobs_of(table.tenant.org_id), request)
 
 
 def _department_exists(org_id: OrgId, dept_id: DepartmentId) -> transact.Op:
@@ -58,8 +58,8 @@ def _write_versioned(job: JobPosting, expected: int) -> transact.Op:
     return locking.update_versioned(layout.JOB_POSTING, layout.JOB_POSTING.item(job), expected)
 
 
-def _current(table: Table, job_id: JobId, expected_version: int | None) -> JobPosting:
-    return locking.checked(layout.JOB_POSTING, get_job(table, job_id, consistent=True), job_id, expected_version)
+async def _current(table: Table, job_id: JobId, expected_version: int | None) -> JobPosting:
+    return locking.checked(layout.JOB_POSTING, await get_job(table, job_id, consistent=True), job_id, expected_version)
 
 
 def _change(action: str, before: JobPosting | None, after: JobPosting) -> Change:
@@ -75,7 +75,7 @@ def _change(action: str, before: JobPosting | None, after: JobPosting) -> Change
     )
 
 
-def create_job(
+async def create_job(
     table: Table,
     *,
     department_id: DepartmentId,
@@ -93,7 +93,7 @@ def create_job(
         {"departmentId": department_id, "title": title, "description": description},
     )
 
-    def perform() -> JobPosting:
+    async def perform() -> JobPosting:
         job = JobPosting(
             org_id=org_id,
             job_id=JobId(new_id()),
@@ -109,13 +109,13 @@ def create_job(
             transact.put_new(layout.JOB_POSTING.item(job), lambda _old: Conflict("job id taken")),
             _department_exists(org_id, job.department_id),
         ]
-        writes.commit(table, ops, _change("job.create", None, job), request)
+        await writes.commit(table, ops, _change("job.create", None, job), request)
         return job
 
-    return idempotency.run(table, request, layout.JOB_POSTING.read, perform)
+    return await idempotency.run(table, request, layout.JOB_POSTING.read, perform)
 
 
-def update_job(
+async def update_job(
     table: Table,
     job_id: JobId,
     *,
@@ -139,8 +139,8 @@ def update_job(
         },
     )
 
-    def perform() -> JobPosting:
-        current = _current(table, job_id, expected_version)
+    async def perform() -> JobPosting:
+        current = await _current(table, job_id, expected_version)
         if current.status is JobStatus.CLOSED:
             raise InvalidInput("job_id", "a closed job cannot be edited")
         updated = replace(
@@ -153,13 +153,13 @@ def update_job(
         ops = [_write_versioned(updated, current.version)]
         if updated.department_id != current.department_id:
             ops.append(_department_exists(updated.org_id, updated.department_id))
-        writes.commit(table, ops, _change("job.update", current, updated), request)
+        await writes.commit(table, ops, _change("job.update", current, updated), request)
         return updated
 
-    return idempotency.run(table, request, layout.JOB_POSTING.read, perform)
+    return await idempotency.run(table, request, layout.JOB_POSTING.read, perform)
 
 
-def _change_status(
+async def _change_status(
     table: Table,
     job_id: JobId,
     expected_version: int | None,
@@ -176,16 +176,18 @@ def _change_status(
         {"jobId": job_id, "expectedVersion": expected_version},
     )
 
-    def perform() -> JobPosting:
-        current = _current(table, job_id, expected_version)
+    async def perform() -> JobPosting:
+        current = await _current(table, job_id, expected_version)
         changed = change(current)
-        writes.commit(table, [_write_versioned(changed, current.version)], _change(action, current, changed), request)
+        await writes.commit(
+            table, [_write_versioned(changed, current.version)], _change(action, current, changed), request
+        )
         return changed
 
-    return idempotency.run(table, request, layout.JOB_POSTING.read, perform)
+    return await idempotency.run(table, request, layout.JOB_POSTING.read, perform)
 
 
-def publish_job(
+async def publish_job(
     table: Table,
     job_id: JobId,
     *,
@@ -199,10 +201,10 @@ def publish_job(
             raise InvalidInput("job_id", f"only a draft job can be published; this one is {current.status}")
         return replace(current, status=JobStatus.OPEN, posted_at=items.now(), version=current.version + 1)
 
-    return _change_status(table, job_id, expected_version, idempotency_key, "job.publish", publish)
+    return await _change_status(table, job_id, expected_version, idempotency_key, "job.publish", publish)
 
 
-def close_job(
+async def close_job(
     table: Table,
     job_id: JobId,
     *,
@@ -216,4 +218,4 @@ def close_job(
             raise InvalidInput("job_id", "the job is already closed")
         return replace(current, status=JobStatus.CLOSED, closed_at=items.now(), version=current.version + 1)
 
-    return _change_status(table, job_id, expected_version, idempotency_key, "job.close", close)
+    return await _change_status(table, job_id, expected_version, idempotency_key, "job.close", close)

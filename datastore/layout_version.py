@@ -49,19 +49,19 @@ def _layout(table: Table) -> Table:
     return table.with_scope(LayoutScope())
 
 
-def stored_version(table: Table) -> int | None:
+async def stored_version(table: Table) -> int | None:
     """The version item's value (one strongly consistent GetItem); None when there is none."""
-    item = _layout(table).get(layout.LAYOUT_VERSION_ITEM.key_at(), consistent=True)
+    item = await _layout(table).get(layout.LAYOUT_VERSION_ITEM.key_at(), consistent=True)
     return None if item is None else layout.LAYOUT_VERSION_ITEM.read(item).version
 
 
-def has_organizations(table: Table) -> bool:
+async def has_organizations(table: Table) -> bool:
     """Whether the platform holds any organisation (AP14, one Query of one item)."""
-    page = organizations.list_organizations(table.with_scope(PlatformScope()), PageRequest(first=1))
+    page = await organizations.list_organizations(table.with_scope(PlatformScope()), PageRequest(first=1))
     return bool(page.items)
 
 
-def stamp(table: Table, version: int, *, over: int | None) -> None:
+async def stamp(table: Table, version: int, *, over: int | None) -> None:
     """Record ``version``, on the condition that the item still says ``over`` (None: absent)."""
     item = layout.LAYOUT_VERSION_ITEM.item(LayoutStamp(version, items.now()))
     if over is None:
@@ -72,7 +72,7 @@ def stamp(table: Table, version: int, *, over: int | None) -> None:
     def changed(_old: items.Item | None) -> LayoutChanged:
         return LayoutChanged("the table's layout version was changed meanwhile")
 
-    _layout(table).write([put(item, condition=condition, values=values, on_failed=changed)])
+    await _layout(table).write([put(item, condition=condition, values=values, on_failed=changed)])
 
 
 def describe(version: int) -> str:
@@ -113,21 +113,21 @@ class StartupCheck:
     warning: str | None = None
 
 
-def check_at_start(table: Table, *, serve_anyway: bool = False) -> StartupCheck:
+async def check_at_start(table: Table, *, serve_anyway: bool = False) -> StartupCheck:
     """Refuse (LayoutMismatch) data in another layout than CURRENT, unless ``serve_anyway``.
 
     An empty table without a version item (one created outside ``ensure_table``, by the
     deployment template) is stamped CURRENT. One GetItem when the table is current; a Query
     more (AP14, one item) and a conditional PutItem for an unstamped one.
     """
-    stored = stored_version(table)
+    stored = await stored_version(table)
     stamped = False
-    if stored is None and not has_organizations(table):
+    if stored is None and not await has_organizations(table):
         try:
-            stamp(table, CURRENT, over=None)
+            await stamp(table, CURRENT, over=None)
             stamped = True
         except LayoutChanged:
-            stored = stored_version(table)  # another process stamped it (or migrated) meanwhile
+            stored = await stored_version(table)  # another process stamped it (or migrated) meanwhile
     version = CURRENT if stamped else (0 if stored is None else stored)
     if version == CURRENT:
         return StartupCheck(version, stamped=stamped)

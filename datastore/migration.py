@@ -42,10 +42,11 @@ tables), which a run streaming its own backfill would pay on each of its writes.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from datastore import (
     counts,
@@ -69,6 +70,9 @@ from datastore.scope import LayoutScope, PlatformScope, TenantScope
 from datastore.table import Table
 from datastore.transact import put
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
 NAME_ENTRIES: Final = "name entries"
 APPLICATION_COUNTS: Final = "application counts"
 EMAIL_DOMAINS: Final = "email domains"
@@ -81,31 +85,34 @@ Progress = MigrationProgress
 """What the migration to one layout has done for one organisation (its progress item)."""
 
 
-Step = Callable[[Table, Progress], Progress]
+Step = Callable[[Table, Progress], Awaitable[Progress]]
 """One step for one organisation: given the platform's table and what is done, what it did."""
 
 
-def index_names(table: Table, progress: Progress) -> Progress:
+async def index_names(table: Table, progress: Progress) -> Progress:
     tenant = table.with_scope(TenantScope(progress.org_id))
-    return replace(progress, employees_indexed=name_backfill.index_organization(tenant))
+    return replace(progress, employees_indexed=await name_backfill.index_organization(tenant))
 
 
-def repair_counts(table: Table, progress: Progress) -> Progress:
+async def repair_counts(table: Table, progress: Progress) -> Progress:
     tenant = table.with_scope(TenantScope(progress.org_id))
-    report = counts.check_organization(tenant, fix=True)
+    report = await counts.check_organization(tenant, fix=True)
     return replace(progress, counters_repaired=len(report.drifts))
 
 
-def employee_domains(table: Table, org_id: OrgId) -> list[str]:
+async def employee_domains(table: Table, org_id: OrgId) -> list[str]:
     """The domains of the organisation's employees' emails, most employees first (AP3 pages)."""
     tenant = table.with_scope(TenantScope(org_id))
     tally = Counter(
-        validation.email_domain(emp.email) for emp in every(lambda request: employees.list_employees(tenant, request))
+        [
+            validation.email_domain(emp.email)
+            async for emp in every(lambda request: employees.list_employees(tenant, request))
+        ]
     )
     return [domain for domain, _count in sorted(tally.items(), key=lambda pair: (-pair[1], pair[0]))]
 
 
-def adopt_domains(table: Table, progress: Progress) -> Progress:
+async def adopt_domains(table: Table, progress: Progress) -> Progress:
     """Give an organisation without email domains those of its employees that are free."""
     org_id = progress.org_id
     provisioning = table.with_scope(PlatformScope(provisioning=org_id))
@@ -113,13 +120,13 @@ def adopt_domains(table: Table, progress: Progress) -> Progress:
     if found is None or layout.ORGANIZATION.read(found).email_domains:
         return progress  # gone, or owns domains (created by this release, or given by an operator)
     valid, not_valid = [], []
-    for domain in employee_domains(table, org_id):
+    for domain in await employee_domains(table, org_id):
         try:
             valid.append(validation.domain(domain))
         except InvalidInput:
             not_valid.append(domain)
     chosen, over = valid[: validation.EMAIL_DOMAINS_MAX], valid[validation.EMAIL_DOMAINS_MAX :]
-    adopted = organizations.adopt_email_domains(table.with_scope(PlatformScope()), org_id, chosen)
+    adopted = await organizations.adopt_email_domains(table.with_scope(PlatformScope()), org_id, chosen)
     return replace(
         progress,
         domains_assigned=adopted.assigned,
@@ -138,7 +145,7 @@ def _already(_old: items.Item | None) -> _Stamped:
     return _Stamped("the event has an expiry, or is gone")
 
 
-def stamp_audit_expiries(table: Table, progress: Progress) -> Progress:
+async def stamp_audit_expiries(table: Table, progress: Progress) -> Progress:
     """Give each of the organisation's audit events without ``expiresAt`` its expiry: when it
     happened plus the organisation's retention (its own, or the table's default).
 
@@ -149,7 +156,7 @@ def stamp_audit_expiries(table: Table, progress: Progress) -> Progress:
     """
     org_id = progress.org_id
     tenant = table.with_scope(TenantScope(org_id))
-    found = tenant.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
+    found = await tenant.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
     organization = None if found is None else layout.ORGANIZATION.read(found)
     days = retention.days_of(organization, table.retention.default_days)
     month, last = keys.audit_bucket(id_time(org_id)), keys.audit_bucket(items.now())
@@ -158,7 +165,7 @@ def stamp_audit_expiries(table: Table, progress: Progress) -> Progress:
         partition_key = layout.AUDIT_EVENT.partition(org_id, month)
         start = None
         while True:
-            result = tenant.query(
+            result = await tenant.query(
                 partition_key, sk_prefix=layout.AUDIT_EVENT.sort_prefix, limit=_EVENTS_PAGE, start_key=start
             )
             for event in map(layout.AUDIT_EVENT.read, result.items):
@@ -173,7 +180,7 @@ def stamp_audit_expiries(table: Table, progress: Progress) -> Progress:
                     on_failed=_already,
                 )
                 try:
-                    tenant.write([update])
+                    await tenant.write([update])
                 except _Stamped:
                     continue
                 stamped += 1
@@ -194,17 +201,17 @@ STEPS: Final[dict[int, tuple[tuple[str, Step], ...]]] = {
 # --- progress items -------------------------------------------------------------------------
 
 
-def read_progress(table: Table, version: int, org_id: OrgId, org_name: str) -> Progress:
+async def read_progress(table: Table, version: int, org_id: OrgId, org_name: str) -> Progress:
     """What is done for the organisation (one GetItem), under the name it has now."""
-    item = table.with_scope(LayoutScope()).get(layout.MIGRATION_PROGRESS.key_at(version, org_id), consistent=True)
+    item = await table.with_scope(LayoutScope()).get(layout.MIGRATION_PROGRESS.key_at(version, org_id), consistent=True)
     if item is None:
         return Progress(org_id, org_name)
     return replace(layout.MIGRATION_PROGRESS.read(item, org_id=org_id), org_name=org_name)
 
 
-def write_progress(table: Table, version: int, progress: Progress) -> None:
+async def write_progress(table: Table, version: int, progress: Progress) -> None:
     item = layout.MIGRATION_PROGRESS.item(progress, version=version)
-    table.with_scope(LayoutScope()).write([put(item)])
+    await table.with_scope(LayoutScope()).write([put(item)])
 
 
 # --- the run ----------------------------------------------------------------------------------
@@ -326,10 +333,10 @@ class Organization:
     name: str
 
 
-def organizations_of(table: Table) -> Iterator[Organization]:
+async def organizations_of(table: Table) -> AsyncIterator[Organization]:
     """Every organisation of the platform (AP14, page by page)."""
     platform = table.with_scope(PlatformScope())
-    for org in every(lambda request: organizations.list_organizations(platform, request)):
+    async for org in every(lambda request: organizations.list_organizations(platform, request)):
         yield Organization(org.org_id, org.name)
 
 
@@ -344,7 +351,7 @@ class _StepFailed(Exception):
         super().__init__(f"{step}: {error}")
 
 
-def migrate_organization(table: Table, version: int, progress: Progress) -> Progress:
+async def migrate_organization(table: Table, version: int, progress: Progress) -> Progress:
     """Run the steps to ``version`` the organisation has not finished, recording each.
 
     A step that fails for this organisation only (an employee or a counter kept changing
@@ -355,16 +362,17 @@ def migrate_organization(table: Table, version: int, progress: Progress) -> Prog
         if name in progress.steps_done:
             continue
         try:
-            progress = step(table, progress)
+            progress = await step(table, progress)
         except (Conflict, InvalidInput, counts.KeptChanging) as error:
             raise _StepFailed(name, error) from None
         progress = replace(progress, steps_done=progress.steps_done | {name})
-        write_progress(table, version, progress)
+        await write_progress(table, version, progress)
     return progress
 
 
-def migrate(
+async def migrate(
     table: Table,
+    control: DynamoDBClient,
     *,
     on_start: Callable[[int], None] = lambda _total: None,
     on_organization: Callable[[Progress | Failure], None] = lambda _done: None,
@@ -377,28 +385,32 @@ def migrate(
     tells of each layout's migration (``Summary.runs``). Raises Refused for data of a later release;
     DynamoDB being unreachable ends the run (Unavailable), with what was done recorded.
     """
-    stored = layout_version.stored_version(table)
-    found = stored if stored is not None else (0 if layout_version.has_organizations(table) else layout_version.CURRENT)
+    stored = await layout_version.stored_version(table)
+    found = (
+        stored
+        if stored is not None
+        else (0 if await layout_version.has_organizations(table) else layout_version.CURRENT)
+    )
     summary = Summary(table.name, found)
     if found > layout_version.CURRENT:
         raise Refused(layout_version.mismatch(table.name, found))
     if found == layout_version.CURRENT:
-        summary.stream_enabled = provision.ensure_stream(table.client, table.name)
+        summary.stream_enabled = await asyncio.to_thread(provision.ensure_stream, control, table.name)
         if stored is None:  # an empty table never stamped
-            layout_version.stamp(table, found, over=None)
+            await layout_version.stamp(table, found, over=None)
             summary.stamped = True
         return summary
     for version in range(found + 1, layout_version.CURRENT + 1):
         run = LayoutRun(version)
         summary.runs.append(run)
         every_step = {name for name, _step in STEPS[version]}
-        on_start(sum(1 for _org in organizations_of(table)))
-        for org in organizations_of(table):
+        on_start(len([org async for org in organizations_of(table)]))
+        async for org in organizations_of(table):
             run.organizations += 1
-            progress = read_progress(table, version, org.org_id, org.name)
+            progress = await read_progress(table, version, org.org_id, org.name)
             run.done_earlier += progress.steps_done >= every_step
             try:
-                outcome = migrate_organization(table, version, progress)
+                outcome = await migrate_organization(table, version, progress)
             except _StepFailed as failed:
                 failure = Failure(org.org_id, org.name, failed.step, str(failed.error))
                 run.failures.append(failure)
@@ -409,8 +421,8 @@ def migrate(
         if run.failures:
             return summary
         if version == layout_version.CURRENT:  # after the steps, before the stamp (module docstring)
-            summary.stream_enabled = provision.ensure_stream(table.client, table.name)
-        layout_version.stamp(table, version, over=stored)
+            summary.stream_enabled = await asyncio.to_thread(provision.ensure_stream, control, table.name)
+        await layout_version.stamp(table, version, over=stored)
         stored = version
     summary.stamped = True
     return summary

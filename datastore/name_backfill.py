@@ -31,24 +31,24 @@ def _entries_at_version(emp: Employee) -> list[transact.Op]:
     return [still, *employees.name_entry_ops(None, emp)]
 
 
-def index_employee(table: Table, emp: Employee) -> None:
+async def index_employee(table: Table, emp: Employee) -> None:
     """Write ``emp``'s name entries, re-reading it while other writes change it."""
     current: Employee | None = emp
     for _ in range(ATTEMPTS):
         if current is None:
             return  # gone: nothing to index
         try:
-            table.write(_entries_at_version(current))
+            await table.write(_entries_at_version(current))
             return
         except StaleVersion:
-            current = employees.get_employee(table, emp.emp_id, consistent=True)
+            current = await employees.get_employee(table, emp.emp_id, consistent=True)
     raise StaleVersion(f"employee {emp.emp_id} kept changing; run the backfill again")
 
 
-def index_organization(table: Table) -> int:
+async def index_organization(table: Table) -> int:
     """Write the name entries of every employee of the table's tenant; how many employees."""
     count = 0
-    for emp in every(lambda request: employees.list_employees(table, request)):
-        index_employee(table, emp)
+    async for emp in every(lambda request: employees.list_employees(table, request)):
+        await index_employee(table, emp)
         count += 1
     return count

@@ -53,15 +53,15 @@ class OrganizationWithSubscription:
     subscription: Subscription | None
 
 
-def get_organization(table: Table) -> Organization | None:
+async def get_organization(table: Table) -> Organization | None:
     """AP1: one GetItem."""
-    return by_id.get(table, layout.ORGANIZATION)
+    return await by_id.get(table, layout.ORGANIZATION)
 
 
-def get_organization_with_subscription(table: Table) -> OrganizationWithSubscription | None:
+async def get_organization_with_subscription(table: Table) -> OrganizationWithSubscription | None:
     """AP13: one Query on the organisation's partition, sort keys beginning with ``#``."""
     org_id = table.tenant.org_id
-    result = table.query(layout.ORGANIZATION.partition(org_id), sk_prefix=keys.ORG_HEADER_PREFIX, limit=10)
+    result = await table.query(layout.ORGANIZATION.partition(org_id), sk_prefix=keys.ORG_HEADER_PREFIX, limit=10)
     organization: Organization | None = None
     subscription: Subscription | None = None
     for item in result.items:
@@ -74,9 +74,11 @@ def get_organization_with_subscription(table: Table) -> OrganizationWithSubscrip
     return OrganizationWithSubscription(organization, subscription)
 
 
-def list_organizations(table: Table, request: PageRequest) -> Page[Organization]:
+async def list_organizations(table: Table, request: PageRequest) -> Page[Organization]:
     """AP14: the platform's organisations by name, one Query on GSI1."""
-    return table.query_page(layout.ORGANIZATION.index_partition(), request, layout.ORGANIZATION.read, index=keys.GSI1)
+    return await table.query_page(
+        layout.ORGANIZATION.index_partition(), request, layout.ORGANIZATION.read, index=keys.GSI1
+    )
 
 
 def _provisioning(table: Table, org_id: OrgId) -> Table:
@@ -99,7 +101,7 @@ def _domain_taken(domain: str) -> transact.FailureHandler:
     return handler
 
 
-def create_organization(
+async def create_organization(
     table: Table,
     *,
     name: str,
@@ -141,7 +143,7 @@ def create_organization(
 
     org_item = layout.ORGANIZATION.item(organization)
     provisioning.retention.know(organization)  # its events have the default: nothing to read
-    writes.commit(
+    await writes.commit(
         provisioning,
         [
             transact.put_new(org_item, taken),
@@ -154,7 +156,7 @@ def create_organization(
     return organization, admin
 
 
-def add_email_domain(table: Table, org_id: OrgId, domain: str) -> Organization:
+async def add_email_domain(table: Table, org_id: OrgId, domain: str) -> Organization:
     """Give an existing organisation one more email domain (platform operators).
 
     The domain's marker and the organisation's list of domains change in one transaction;
@@ -162,7 +164,7 @@ def add_email_domain(table: Table, org_id: OrgId, domain: str) -> Organization:
     """
     domain = validation.domain(domain)
     provisioning = _provisioning(table, org_id)
-    found = provisioning.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
+    found = await provisioning.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
     if found is None:
         raise NotFound(Organization, org_id)
     current = layout.ORGANIZATION.read(found)
@@ -185,7 +187,7 @@ def add_email_domain(table: Table, org_id: OrgId, domain: str) -> Organization:
         return Conflict("the organisation's domains changed meanwhile; try again")
 
     provisioning.retention.know(current)  # read just now: its event needs no read of its own
-    writes.commit(
+    await writes.commit(
         provisioning,
         [
             _domain_op(domain, org_id),
@@ -219,7 +221,7 @@ class _OwnsDomains(Conflict):
     """The organisation owned domains by the time the write landed."""
 
 
-def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str]) -> AdoptedDomains:
+async def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str]) -> AdoptedDomains:
     """Give an organisation that owns no email domain yet those of ``domains`` no other holds.
 
     For organisations written before organisations owned domains (``server.py migrate``):
@@ -238,7 +240,7 @@ def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str]) -> 
     # Each try either gives the domains, leaves one out, or finds domains the organisation
     # owns by now: a try more than the domains ends it, unless writes keep racing this one.
     for _try in range(len(wanted) + 3):
-        found = provisioning.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
+        found = await provisioning.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
         if found is None:
             raise NotFound(Organization, org_id)
         current = layout.ORGANIZATION.read(found)
@@ -264,7 +266,7 @@ def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str]) -> 
             for domain in wanted
         ]
         try:
-            writes.commit(
+            await writes.commit(
                 provisioning,
                 [
                     *markers,
@@ -288,7 +290,7 @@ def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str]) -> 
     raise Conflict("the organisation's domains kept changing; try again")
 
 
-def set_audit_retention(table: Table, days: int | None) -> Organization:
+async def set_audit_retention(table: Table, days: int | None) -> Organization:
     """How long the organisation's audit events are kept from now on (its admins): ``days``
     within retention.MIN_DAYS..MAX_DAYS, or None for the platform's default.
 
@@ -298,7 +300,7 @@ def set_audit_retention(table: Table, days: int | None) -> Organization:
     if days is not None:
         days = retention.checked_days(days)
     org_id = table.tenant.org_id
-    found = table.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
+    found = await table.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
     if found is None:
         raise NotFound(Organization, org_id)
     current = layout.ORGANIZATION.read(found)
@@ -319,7 +321,7 @@ def set_audit_retention(table: Table, days: int | None) -> Organization:
     def changed(_old: items.Item | None) -> Conflict:
         return Conflict("the organisation's audit retention changed meanwhile; try again")
 
-    writes.commit(
+    await writes.commit(
         table,
         [
             transact.update(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
@@ -50,13 +50,14 @@ class Page(Generic[T]):
         return self.cursors[-1] if self.cursors else None
 
 
-def every(fetch: Callable[[PageRequest], Page[T]], page_size: int = MAX_PAGE_SIZE) -> Iterator[T]:
+async def every(fetch: Callable[[PageRequest], Awaitable[Page[T]]], page_size: int = MAX_PAGE_SIZE) -> AsyncIterator[T]:
     """Every item of a list, one page (one Query) at a time: for commands that walk a whole
     list (server.py check-counts, index-names), never for a request."""
     request = PageRequest(first=page_size)
     while True:
-        page = fetch(request)
-        yield from page.items
+        page = await fetch(request)
+        for item in page.items:
+            yield item
         if not page.has_next:
             return
         request = PageRequest(first=page_size, after=page.end_cursor)

@@ -8,6 +8,7 @@ a change to the table, not to its data: no item changes and the data layout stay
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
@@ -58,7 +59,9 @@ def table_definition(name: str) -> dict[str, object]:
     }
 
 
-def ensure_table(client: DynamoDBClient, name: str, *, before_changes: Callable[[], None] | None = None) -> bool:
+async def ensure_table(
+    client: DynamoDBClient, table: Table, *, before_changes: Callable[[], None] | None = None
+) -> bool:
     """Create the table unless it exists, with TTL and its stream on; True when it was created.
 
     A table created here holds nothing yet, so it is stamped with this release's data layout
@@ -66,8 +69,23 @@ def ensure_table(client: DynamoDBClient, name: str, *, before_changes: Callable[
     check, and gets its stream if an earlier release created it without one.
     ``before_changes`` runs once the table exists, before its TTL or stream is touched: a
     caller refusing the table there (``server.py run`` refusing another release's layout)
-    leaves it exactly as it found it.
+    leaves it exactly as it found it. ``client`` is the control plane's (boto3, its calls on a
+    thread); ``table`` any Table of the table, whose stamp goes through the data plane.
     """
+    name = table.name
+    created = await asyncio.to_thread(_create_unless_exists, client, name)
+    if created:
+        with suppress(layout_version.LayoutChanged):  # stamped by whoever created it meanwhile
+            await layout_version.stamp(table.with_scope(LayoutScope()), layout_version.CURRENT, over=None)
+    if before_changes is not None:
+        before_changes()
+    await asyncio.to_thread(ensure_time_to_live, client, name)
+    await asyncio.to_thread(ensure_stream, client, name)
+    return created
+
+
+def _create_unless_exists(client: DynamoDBClient, name: str) -> bool:
+    """Create the table and wait for it unless it exists; True when it was created."""
     try:
         client.describe_table(TableName=name)
         created = False
@@ -83,12 +101,6 @@ def ensure_table(client: DynamoDBClient, name: str, *, before_changes: Callable[
                 raise
         client.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 1, "MaxAttempts": 60})
         created = True
-        with suppress(layout_version.LayoutChanged):  # stamped by whoever created it meanwhile
-            layout_version.stamp(Table(client, name, LayoutScope()), layout_version.CURRENT, over=None)
-    if before_changes is not None:
-        before_changes()
-    ensure_time_to_live(client, name)
-    ensure_stream(client, name)
     return created
 
 

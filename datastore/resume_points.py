@@ -30,21 +30,23 @@ def subscription_hash(subscription: str) -> str:
     return hashlib.sha256(subscription.encode()).hexdigest()
 
 
-def save(table: Table, point: ResumePoint) -> None:
+async def save(table: Table, point: ResumePoint) -> None:
     """Replace the session's point for the subscription (``table``: the organisation's scope)."""
-    table.write([transact.put(layout.RESUME_POINT.item(point))])
+    await table.write([transact.put(layout.RESUME_POINT.item(point))])
 
 
-def find(table: Table, emp_id: str, session_id: str, subscription: str, now: datetime) -> ResumePoint | None:
+async def find(table: Table, emp_id: str, session_id: str, subscription: str, now: datetime) -> ResumePoint | None:
     """The session's point for ``subscription`` (its hash), unless it expired by ``now``."""
     key = layout.RESUME_POINT.key_at(table.tenant.org_id, emp_id, session_id, subscription)
-    item = table.get(key, consistent=True)
+    item = await table.get(key, consistent=True)
     if item is None:
         return None
     point: ResumePoint = layout.RESUME_POINT.read(item)
     return point if point.expires_at > now else None
 
 
-def forget(table: Table, emp_id: str, session_id: str, subscription: str) -> None:
+async def forget(table: Table, emp_id: str, session_id: str, subscription: str) -> None:
     """Delete the session's point for ``subscription`` (its hash), if there is one."""
-    table.write([transact.delete(layout.RESUME_POINT.key_at(table.tenant.org_id, emp_id, session_id, subscription))])
+    await table.write(
+        [transact.delete(layout.RESUME_POINT.key_at(table.tenant.org_id, emp_id, session_id, subscription))]
+    )

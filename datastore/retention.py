@@ -74,14 +74,14 @@ class AuditRetention:
         """The organisation's item as its writer read it: its retention, without a read."""
         self._known[organization.org_id] = days_of(organization, self.default_days)
 
-    def days_for(self, table: Table, org_id: OrgId) -> int:
+    async def days_for(self, table: Table, org_id: OrgId) -> int:
         """The organisation's retention: as known, or read once (one GetItem) through ``table``.
 
         An organisation without an item (one being created) has the default.
         """
         days = self._known.get(org_id)
         if days is None:
-            found = table.get(layout.ORGANIZATION.key_at(org_id))
+            found = await table.get(layout.ORGANIZATION.key_at(org_id))
             organization = None if found is None else layout.ORGANIZATION.read(found)
             days = self._known[org_id] = days_of(organization, self.default_days)
         return days

@@ -157,7 +157,7 @@ def _lookup_op(grant: RefreshGrant, token: str) -> transact.Op:
     return transact.put_new(layout.REFRESH_LOOKUP.item(grant, token_hash=token_hash(token)), taken)
 
 
-def start_session(
+async def start_session(
     table: Table,
     emp_id: EmployeeId,
     lifetimes: Lifetimes,
@@ -201,11 +201,11 @@ def start_session(
     def taken(_old: Item | None) -> RefreshRefused:
         return RefreshRefused("the new session's id is already taken")
 
-    table.write([transact.put_new(layout.SESSION.item(session), taken), _lookup_op(grant, token)])
+    await table.write([transact.put_new(layout.SESSION.item(session), taken), _lookup_op(grant, token)])
     return session, token
 
 
-def find_grant(table: Table, token: str) -> RefreshGrant | None:
+async def find_grant(table: Table, token: str) -> RefreshGrant | None:
     """What a presented refresh token names: one strongly consistent GetItem (``table`` has the
     SignInScope), so the token a rotation just issued is found at once. None for a token that
     is malformed (nothing is sent) or unknown."""
@@ -213,7 +213,7 @@ def find_grant(table: Table, token: str) -> RefreshGrant | None:
         key = layout.REFRESH_LOOKUP.key_at(token_hash(token))
     except InvalidInput:
         return None
-    item = table.get(key, consistent=True)
+    item = await table.get(key, consistent=True)
     return None if item is None else layout.REFRESH_LOOKUP.read(item)
 
 
@@ -222,7 +222,7 @@ def session_started(session_id: SessionId) -> str:
     return timestamp(id_time(session_id))
 
 
-def rotate(
+async def rotate(
     table: Table,
     grant: RefreshGrant,
     token: str,
@@ -293,7 +293,7 @@ def rotate(
         *_account_checks(grant),
     ]
     try:
-        table.write(ops)
+        await table.write(ops)
     except RefreshRefused as refusal:
         raced = refusal.session
         if (
@@ -303,9 +303,9 @@ def rotate(
             and lifetimes.reuse_leeway > timedelta(0)
             and at < raced.refreshed_at + lifetimes.reuse_leeway
         ):
-            return _replay(table, grant, new, raced, at)
+            return await _replay(table, grant, new, raced, at)
         if refusal.ends is not None:
-            end_session(table, emp_id, grant.session_id, refusal.ends, now=at)
+            await end_session(table, emp_id, grant.session_id, refusal.ends, now=at)
         raise
     return Rotated(replace(grant, generation=next_generation), new, at)
 
@@ -362,7 +362,7 @@ def _account_checks(grant: RefreshGrant) -> list[transact.Op]:
     return checks
 
 
-def _replay(
+async def _replay(
     table: Table,
     grant: RefreshGrant,
     new: str,
@@ -377,9 +377,9 @@ def _replay(
     once and never changed, so the read is as good as a check in the transaction. Writes
     nothing."""
     next_generation = grant.generation + 1
-    issued = find_grant(table.with_scope(SignInScope()), new)
+    issued = await find_grant(table.with_scope(SignInScope()), new)
     if issued is None or issued.session_id != grant.session_id or issued.generation != next_generation:
-        end_session(table, grant.emp_id, grant.session_id, REUSED, now=at)
+        await end_session(table, grant.emp_id, grant.session_id, REUSED, now=at)
         raise RefreshRefused(
             f"refresh token generation {grant.generation} was used before, not for its derived successor",
             ends=REUSED,
@@ -413,15 +413,15 @@ def _replay(
         *_account_checks(grant),
     ]
     try:
-        table.write(ops)
+        await table.write(ops)
     except RefreshRefused as refusal:
         if refusal.ends is not None:
-            end_session(table, grant.emp_id, grant.session_id, refusal.ends, now=at)
+            await end_session(table, grant.emp_id, grant.session_id, refusal.ends, now=at)
         raise
     return Rotated(replace(grant, generation=next_generation), new, raced.refreshed_at, replayed=True)
 
 
-def end_session(
+async def end_session(
     table: Table, emp_id: EmployeeId, session_id: SessionId, reason: str, *, now: datetime | None = None
 ) -> bool:
     """End one ACTIVE session of the employee (``table``'s tenant): its refresh tokens stop
@@ -441,50 +441,50 @@ def end_session(
         on_failed=lambda _old: RefreshRefused("the session is not active"),
     )
     try:
-        table.write([op])
+        await table.write([op])
     except RefreshRefused:
         return False
     return True
 
 
-def sign_out_everywhere(table: Table, emp_id: EmployeeId, *, now: datetime | None = None) -> SignedOut:
+async def sign_out_everywhere(table: Table, emp_id: EmployeeId, *, now: datetime | None = None) -> SignedOut:
     """End every session the employee has begun until now: one PutItem of their sign-out mark,
     however many sessions they have (each is refused at its next refresh)."""
     mark = SignedOut(table.tenant.org_id, emp_id, now or items.now())
-    table.write([transact.put(layout.SIGNED_OUT.item(mark))])
+    await table.write([transact.put(layout.SIGNED_OUT.item(mark))])
     return mark
 
 
-def get_session(table: Table, emp_id: EmployeeId, session_id: SessionId) -> Session | None:
-    item = table.get(layout.SESSION.key_at(table.tenant.org_id, emp_id, session_id), consistent=True)
+async def get_session(table: Table, emp_id: EmployeeId, session_id: SessionId) -> Session | None:
+    item = await table.get(layout.SESSION.key_at(table.tenant.org_id, emp_id, session_id), consistent=True)
     return None if item is None else layout.SESSION.read(item)
 
 
-def list_sessions(table: Table, emp_id: EmployeeId, *, limit: int = 100) -> list[Session]:
+async def list_sessions(table: Table, emp_id: EmployeeId, *, limit: int = 100) -> list[Session]:
     """The employee's sessions, oldest first, ended ones included until their TTL removes them
     (tests and operators; one Query)."""
-    result = table.query(
+    result = await table.query(
         layout.SESSION.partition(table.tenant.org_id, emp_id), sk_prefix=layout.SESSION.sort_prefix, limit=limit
     )
     return [layout.SESSION.read(item) for item in result.items]
 
 
-def signed_out(table: Table, emp_id: EmployeeId) -> SignedOut | None:
-    item = table.get(layout.SIGNED_OUT.key_at(table.tenant.org_id, emp_id), consistent=True)
+async def signed_out(table: Table, emp_id: EmployeeId) -> SignedOut | None:
+    item = await table.get(layout.SIGNED_OUT.key_at(table.tenant.org_id, emp_id), consistent=True)
     return None if item is None else layout.SIGNED_OUT.read(item)
 
 
-def signed_in_until(
+async def signed_in_until(
     table: Table, emp_id: EmployeeId, session_id: SessionId, *, now: datetime | None = None
 ) -> datetime | None:
     """Until when the session stays signed in unless it is refreshed (its ``expires_at``); None
     when it is over: ended (signed out, a reused token), expired, or begun before its person
     signed out everywhere (as ``rotate`` decides). Two strongly consistent GetItems."""
     at = now or items.now()
-    session = get_session(table, emp_id, session_id)
+    session = await get_session(table, emp_id, session_id)
     if session is None or session.status is not SessionStatus.ACTIVE or session.expires_at <= at:
         return None
-    mark = signed_out(table, emp_id)
+    mark = await signed_out(table, emp_id)
     if mark is not None and not timestamp(mark.at) < session_started(session_id):
         return None
     return session.expires_at

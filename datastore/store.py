@@ -1,19 +1,19 @@
-"""The datastore as a running service: one client, one table, Tables handed out per scope.
+"""The datastore as a running service: one table, Tables handed out per scope.
 
-With role settings, the client signs each Table's requests with its scope's credentials
-(``datastore/credentials.py``).
+Every Table's calls go through the one client of the data plane (``datastore/async_client.py``,
+on the event loop); with role settings each Table's requests are signed with its scope's
+credentials (``datastore/credentials.py``). The boto3 clients of the control plane (creating
+and describing the table, its TTL) and of the table's stream are made on first use, so a
+process that needs neither does not import boto3.
 """
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from datastore import calls, retention
-from datastore.async_client import AsyncDynamo, ScopeKey
-from datastore.async_table import AsyncTable
-from datastore.client import make_client, make_streams_client, make_sts_client
+from datastore.async_client import AsyncDynamo, Mirror
 from datastore.config import DatastoreSettings
 from datastore.credentials import RoleCredentials
 from datastore.feed.host import FeedSettings
@@ -27,70 +27,71 @@ if TYPE_CHECKING:
 
 @dataclass
 class Datastore:
-    client: DynamoDBClient
-    table_name: str
-    # Issues the chunks of one large BatchGetItem concurrently. Separate from the pool
-    # that runs callers' blocking calls, so a caller waiting on its chunks cannot starve
-    # them of threads.
-    fanout: ThreadPoolExecutor = field(
-        default_factory=lambda: ThreadPoolExecutor(8, thread_name_prefix="dynamodb-fanout")
-    )
-    # Per-scope credentials from STS; None: every request signed with the client's own.
+    # What the process was configured with, its endpoint the one it serves (DynamoDB Local's
+    # when it started one).
+    settings: DatastoreSettings
+    # Per-scope credentials from STS; None: every request signed with the process's own.
     credentials: RoleCredentials | None = None
-    # The table's stream (the change feed, datastore/feed/); None where nothing reads it.
-    streams: Any | None = None
     feed: FeedSettings = field(default_factory=FeedSettings)
-    # The platform's default audit retention, which every Table it hands out stamps with
-    # when the organisation sets none (datastore/retention.py).
-    audit_retention_days: int = retention.DEFAULT_DAYS
 
     def __post_init__(self) -> None:
-        if self.credentials is not None:
-            self.credentials.sign_per_scope(self.client)
-        # The read path's client on the event loop, beside this boto3 client (datastore/async_client.py).
-        self.aio = AsyncDynamo.beside(self.client)
+        # The data plane's client (datastore/async_client.py), shared by every Datastore on these settings.
+        self.aio = AsyncDynamo.of(Mirror.of(self.settings))
 
     @classmethod
     def connect(cls, settings: DatastoreSettings, endpoint_url: str | None = None) -> Datastore:
-        client = calls.instrument(make_client(settings, endpoint_url))
-        # As many fan-out threads as connections: every chunk of a request's batches can
-        # be in flight at once (the loaders no longer cut batches themselves).
-        fanout = ThreadPoolExecutor(settings.pool_size, thread_name_prefix="dynamodb-fanout")
-        streams = make_streams_client(settings, endpoint_url)
+        if endpoint_url is not None:
+            settings = replace(settings, endpoint_url=endpoint_url, embedded=False)
         feed = FeedSettings(lease_seconds=settings.feed_lease_seconds, poll_seconds=settings.feed_poll_seconds)
-        days = settings.audit_retention_days
         if settings.roles is None:
-            return cls(client, settings.table_name, fanout, streams=streams, feed=feed, audit_retention_days=days)
-        credentials = RoleCredentials(make_sts_client(settings), settings.roles)
-        return cls(
-            client,
-            settings.table_name,
-            fanout,
-            credentials=credentials,
-            streams=streams,
-            feed=feed,
-            audit_retention_days=days,
-        )
+            return cls(settings, feed=feed)
+        from datastore.client import make_sts_client
 
-    def table(self, scope: Scope) -> Table:
+        return cls(settings, credentials=RoleCredentials(make_sts_client(settings), settings.roles), feed=feed)
+
+    @property
+    def table_name(self) -> str:
+        return self.settings.table_name
+
+    @property
+    def audit_retention_days(self) -> int:
+        """The platform's default audit retention, which every Table it hands out stamps with
+        when the organisation sets none (datastore/retention.py)."""
+        return self.settings.audit_retention_days
+
+    @functools.cached_property
+    def client(self) -> DynamoDBClient:
+        """The control plane's boto3 client (DescribeTable, CreateTable, UpdateTable, TTL), made on first use."""
+        from datastore.client import make_client
+
+        return make_client(self.settings)
+
+    @functools.cached_property
+    def streams(self) -> Any:
+        """The table's stream's boto3 client (the change feed, datastore/feed/), made on first use."""
+        from datastore.client import make_streams_client
+
+        return make_streams_client(self.settings)
+
+    def table(self, scope: Scope, *, deadline: float | None = None) -> Table:
+        """``scope``'s Table, signed with its credentials; none of its calls retried past
+        ``deadline`` (``time.monotonic()``'s clock: a request's)."""
         return Table(
-            self.client,
+            self.aio,
             self.table_name,
             scope,
-            fanout=self.fanout,
+            credentials=self.credentials,
+            deadline=deadline,
             retention=AuditRetention(self.audit_retention_days),
         )
-
-    def async_table(self, scope: Scope, *, deadline: float | None = None) -> AsyncTable:
-        """``scope``'s reads on the running event loop, signed with its credentials; none retried
-        past ``deadline`` (``time.monotonic()``'s clock: a request's)."""
-        signing = None if self.credentials is None else ScopeKey(self.credentials.for_scope(scope))
-        client = self.aio.client(signing, deadline=deadline)
-        return AsyncTable(client, self.table_name, scope, observers=self.aio.observers, deadline=deadline)
 
     async def aclose(self) -> None:
         """Close the running event loop's connections to DynamoDB (the app's lifespan)."""
         await self.aio.aclose()
 
     def close(self) -> None:
-        self.fanout.shutdown(wait=False)
+        """Close the boto3 clients made (the event loop's connections close with ``aclose``)."""
+        for made in ("client", "streams"):
+            client = self.__dict__.get(made)
+            if client is not None:
+                client.close()

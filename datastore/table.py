@@ -1,35 +1,29 @@
-"""The single table, seen through one scope: every DynamoDB request goes through here.
+"""The single table, seen through one scope: every DynamoDB data-plane request goes through here.
 
 A Table checks the partition key of every request against its scope before sending it and
-every item it receives after, batches and retries BatchGetItem, pages Queries, and turns
-DynamoDB's refusals into the typed errors of ``datastore.errors``. It sends each request
-inside ``signing_for(scope)``, so with role settings the request is signed with the scope's
-own credentials (``datastore/credentials.py``).
+every item it receives after, batches and retries BatchGetItem (its even chunks in flight at
+once on the event loop), pages Queries, and turns DynamoDB's refusals into the typed errors of
+``datastore.errors``. Every call is awaited on the event loop through the one client
+(``datastore.async_client.send``): signed with the scope's own credentials when role settings
+are given (``datastore/credentials.py``), recorded in the request's CallLog, inside the
+client's call observers (tracing), its failure an ``Unavailable``.
 """
 
 from __future__ import annotations
 
-import contextvars
+import asyncio
 import random
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import Executor
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from botocore.exceptions import (
-    BotoCoreError,
-    ClientError,
-    ConnectTimeoutError,
-    EndpointConnectionError,
-    ReadTimeoutError,
-)
+from aiodynamo.client import Client
 
-from datastore import attempts, keys
-from datastore.credentials import signing_for
+from datastore import keys
+from datastore.async_client import AsyncDynamo, Refused, ScopeKey, send
 from datastore.errors import (
     AlreadyWritten,
-    DatastoreError,
     InProgress,
     InvalidInput,
     ScopeViolation,
@@ -43,7 +37,7 @@ from datastore.transact import Op
 from datastore.validation import page_size
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    from datastore.credentials import RoleCredentials
 
 T = TypeVar("T")
 
@@ -89,19 +83,26 @@ class QueryResult:
 class Table:
     def __init__(
         self,
-        client: DynamoDBClient,
+        dynamo: AsyncDynamo,
         name: str,
         scope: Scope,
         *,
-        fanout: Executor | None = None,
+        credentials: RoleCredentials | None = None,
         retry: RetryPolicy = DEFAULT_RETRY,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        deadline: float | None = None,
         retention: AuditRetention | None = None,
     ) -> None:
-        self.client = client
+        self.dynamo = dynamo
         self.name = name
         self.scope = scope
-        self._fanout = fanout
+        self.credentials = credentials
+        # When the calls must have ended (time.monotonic()'s clock); the client's retries keep to it too.
+        self.deadline = deadline
+        self.observers = dynamo.observers
+        self._signing = None if credentials is None else ScopeKey(credentials.for_scope(scope))
+        self.client: Client = dynamo.client(self._signing, deadline=deadline)
+        self._writers: dict[str, Client] = {}
         self._retry = retry
         self._sleep = sleep
         # How long the audit events of writes through this Table are kept (datastore/retention.py).
@@ -111,12 +112,13 @@ class Table:
         """The same table for ``scope``; it learns organisations' retentions anew (a fresh
         AuditRetention with the same default), so what one Table was told stays with it."""
         return Table(
-            self.client,
+            self.dynamo,
             self.name,
             scope,
-            fanout=self._fanout,
+            credentials=self.credentials,
             retry=self._retry,
             sleep=self._sleep,
+            deadline=self.deadline,
             retention=AuditRetention(self.retention.default_days),
         )
 
@@ -142,65 +144,59 @@ class Table:
 
     # --- reads ----------------------------------------------------------------------------
 
-    def get(self, key: keys.Key, *, consistent: bool = False) -> Item | None:
-        self._require_read(key.pk)
-        response = self._call(
-            self.client.get_item,
-            TableName=self.name,
-            Key=key.wire(),
-            ConsistentRead=consistent,
-            ReturnConsumedCapacity="TOTAL",
+    async def get(self, key: keys.Key, *, consistent: bool = False) -> Item | None:
+        require_read(self.scope, key.pk)
+        response = await send(
+            self.client,
+            "GetItem",
+            {
+                "TableName": self.name,
+                "Key": key.wire(),
+                "ConsistentRead": consistent,
+                "ReturnConsumedCapacity": "TOTAL",
+            },
+            self.observers,
         )
-        item = response.get("Item")
+        item: Item | None = response.get("Item")
         return None if item is None else admit(self.scope, item, keys.PK)
 
-    def batch_get(self, wanted: Sequence[keys.Key]) -> list[Item | None]:
+    async def batch_get(self, wanted: Sequence[keys.Key]) -> list[Item | None]:
         """Items for ``wanted`` in the order asked, None for a miss.
 
         Duplicates are read once; calls carry at most 100 keys, in chunks of even size
-        (``even_chunks``). This is the one place that cuts a batch: with a fan-out executor
-        the chunks run concurrently, the first on the caller's own thread and the rest on
-        the executor.
+        (``even_chunks``), all in flight at once. This is the one place that cuts a batch.
         """
         for key in wanted:
-            self._require_read(key.pk)
-        distinct = list(dict.fromkeys(wanted))
-        chunks = even_chunks(distinct, BATCH_GET_LIMIT)
+            require_read(self.scope, key.pk)
+        chunks = even_chunks(list(dict.fromkeys(wanted)), BATCH_GET_LIMIT)
         found: dict[keys.Key, Item] = {}
-        if len(chunks) > 1 and self._fanout is not None:
-            # Each chunk runs in a copy of the caller's context, so its calls are recorded in
-            # the caller's CallLog (a context can be entered by one thread at a time).
-            others = [
-                self._fanout.submit(contextvars.copy_context().run, self._batch_get_chunk, chunk)
-                for chunk in chunks[1:]
-            ]
-            found.update(self._batch_get_chunk(chunks[0]))
-            for other in others:
-                found.update(other.result())
-        else:
-            for chunk in chunks:
-                found.update(self._batch_get_chunk(chunk))
+        if len(chunks) == 1:
+            found = await self._batch_get_chunk(chunks[0])
+        elif chunks:
+            for part in await asyncio.gather(*(self._batch_get_chunk(chunk) for chunk in chunks)):
+                found.update(part)
         return [found.get(key) for key in wanted]
 
-    def _batch_get_chunk(self, chunk: Sequence[keys.Key]) -> dict[keys.Key, Item]:
+    async def _batch_get_chunk(self, chunk: Sequence[keys.Key]) -> dict[keys.Key, Item]:
         found: dict[keys.Key, Item] = {}
         pending: list[dict[str, Any]] = [key.wire() for key in chunk]
         for attempt in range(self._retry.attempts):
-            response = self._call(
-                self.client.batch_get_item,
-                RequestItems={self.name: {"Keys": pending}},
-                ReturnConsumedCapacity="TOTAL",
+            response = await send(
+                self.client,
+                "BatchGetItem",
+                {"RequestItems": {self.name: {"Keys": pending}}, "ReturnConsumedCapacity": "TOTAL"},
+                self.observers,
             )
             for item in admit_all(self.scope, response.get("Responses", {}).get(self.name, []), keys.PK):
                 found[keys.Key(item[keys.PK]["S"], item[keys.SK]["S"])] = item
             pending = response.get("UnprocessedKeys", {}).get(self.name, {}).get("Keys", [])
             if not pending:
                 return found
-            if attempt + 1 < self._retry.attempts:
-                self._sleep(self._retry.delay(attempt))
-        raise Unavailable(f"BatchGetItem left {len(pending)} keys unprocessed after {self._retry.attempts} tries")
+            if attempt + 1 < self._retry.attempts and not await self._backoff(attempt):
+                break  # no time left for another try: what is left unprocessed is the answer
+        raise Unavailable(f"BatchGetItem left {len(pending)} keys unprocessed after {attempt + 1} tries")
 
-    def query(
+    async def query(
         self,
         partition_key: str,
         *,
@@ -212,7 +208,7 @@ class Table:
         consistent: bool = False,
     ) -> QueryResult:
         """Up to ``limit`` items of one partition, following DynamoDB's 1 MB pages."""
-        self._require_read(partition_key)
+        require_read(self.scope, partition_key)
         partition_attribute = keys.GSI1PK if index == keys.GSI1 else keys.PK
         params = query_params(self.name, partition_key, index, sk_prefix, descending, consistent, start_key)
         # One item more than asked tells whether a next page exists without a second call.
@@ -223,14 +219,14 @@ class Table:
             page_params = dict(params, Limit=wanted - len(items))
             if exclusive_start is not None:
                 page_params["ExclusiveStartKey"] = exclusive_start
-            response = self._call(self.client.query, **page_params)
+            response = await send(self.client, "Query", page_params, self.observers)
             items.extend(admit_all(self.scope, response["Items"], partition_attribute))
             exclusive_start = response.get("LastEvaluatedKey")
             if len(items) >= wanted or exclusive_start is None:
                 break
         return QueryResult(items[:limit], has_more=len(items) > limit)
 
-    def query_page(
+    async def query_page(
         self,
         partition_key: str,
         request: PageRequest,
@@ -241,7 +237,7 @@ class Table:
     ) -> Page[T]:
         """One page of a list, each item with the start key that resumes after it."""
         page_size(request.first)
-        result = self.query(
+        result = await self.query(
             partition_key,
             index=index,
             sk_prefix=sk_prefix,
@@ -251,18 +247,18 @@ class Table:
         )
         return Page(
             [convert(item) for item in result.items],
-            [self.start_key_of(item, index) for item in result.items],
+            [start_key_of(item, index) for item in result.items],
             result.has_more,
         )
 
-    def page(self, query: PageQuery[T], request: PageRequest) -> Page[T]:
+    async def page(self, query: PageQuery[T], request: PageRequest) -> Page[T]:
         """One page of the list ``query`` names."""
-        return self.query_page(
+        return await self.query_page(
             query.partition_key, request, query.convert, index=query.index, sk_prefix=query.sk_prefix
         )
 
-    def get_many(self, wanted: Sequence[keys.Key], convert: Callable[[Item], T]) -> list[T | None]:
-        return [None if item is None else convert(item) for item in self.batch_get(wanted)]
+    async def get_many(self, wanted: Sequence[keys.Key], convert: Callable[[Item], T]) -> list[T | None]:
+        return [None if item is None else convert(item) for item in await self.batch_get(wanted)]
 
     @staticmethod
     def start_key_of(item: Item, index: str | None = None) -> StartKey:
@@ -270,7 +266,7 @@ class Table:
 
     # --- writes ---------------------------------------------------------------------------
 
-    def write(self, ops: Sequence[Op], *, token: str | None = None) -> None:
+    async def write(self, ops: Sequence[Op], *, token: str | None = None) -> None:
         """Apply ``ops`` atomically: one conditional write if alone, else one transaction.
 
         ``token`` is the transaction's ClientRequestToken; DynamoDB refusing it because it
@@ -284,11 +280,11 @@ class Table:
             else:
                 self._require_write(op.partition_key)
         if len(ops) == 1 and ops[0].kind != "ConditionCheck":
-            self._write_one(ops[0])
+            await self._write_one(ops[0])
         else:
-            self._transact(ops, token)
+            await self._transact(ops, token)
 
-    def batch_write(self, puts: Sequence[Item] = (), deletes: Sequence[keys.Key] = ()) -> None:
+    async def batch_write(self, puts: Sequence[Item] = (), deletes: Sequence[keys.Key] = ()) -> None:
         """Put and delete items unconditionally, 25 a BatchWriteItem, retrying what is left.
 
         Not atomic, and never conditional: for bulk work on data nobody else writes meanwhile
@@ -306,20 +302,16 @@ class Table:
             pending = requests[start : start + BATCH_WRITE_LIMIT]
             for attempt in range(self._retry.attempts):
                 try:
-                    with signing_for(self.scope):
-                        response = self.client.batch_write_item(
-                            RequestItems={self.name: pending},  # type: ignore[dict-item]
-                            ReturnConsumedCapacity="TOTAL",
-                        )
-                except ClientError as error:
-                    raise _unavailable(error, write=True) from None
-                except BotoCoreError as error:
-                    raise _unavailable(error, write=True) from None
-                pending = cast("list[dict[str, Any]]", response.get("UnprocessedItems", {}).get(self.name, []))
+                    response = await self._send_write(
+                        "BatchWriteItem", {"RequestItems": {self.name: pending}, "ReturnConsumedCapacity": "TOTAL"}
+                    )
+                except Refused as refused:
+                    raise _refused(refused) from None
+                pending = response.get("UnprocessedItems", {}).get(self.name, [])
                 if not pending:
                     break
                 if attempt + 1 < self._retry.attempts:
-                    self._sleep(self._retry.delay(attempt))
+                    await self._sleep(self._retry.delay(attempt))
             else:
                 tries = self._retry.attempts
                 raise Unavailable(f"BatchWriteItem left {len(pending)} items unprocessed after {tries} tries")
@@ -332,24 +324,20 @@ class Table:
         """
         return {"ReturnValuesOnConditionCheckFailure": "ALL_OLD"} if self.scope.may_read(op.partition_key) else {}
 
-    def _write_one(self, op: Op) -> None:
-        methods: dict[str, Callable[..., Any]] = {
-            "Put": self.client.put_item,
-            "Update": self.client.update_item,
-            "Delete": self.client.delete_item,
-        }
-        method = methods[op.kind]
+    async def _write_one(self, op: Op) -> None:
+        operation = _SINGLE_WRITES[op.kind]
         try:
-            with signing_for(self.scope):
-                method(TableName=self.name, ReturnConsumedCapacity="TOTAL", **self._old_on_failure(op), **op.params)
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") == CONDITIONAL_CHECK_FAILED:
-                raise op.on_failed(cast("Item | None", error.response.get("Item"))) from None
-            raise _unavailable(error, write=True) from None
-        except BotoCoreError as error:
-            raise _unavailable(error, write=True) from None
+            await self._send_write(
+                operation,
+                {"TableName": self.name, "ReturnConsumedCapacity": "TOTAL", **self._old_on_failure(op), **op.params},
+            )
+        except Refused as refused:
+            if refused.code == CONDITIONAL_CHECK_FAILED:
+                item = refused.body.get("Item")
+                raise op.on_failed(item if isinstance(item, dict) else None) from None
+            raise _refused(refused) from None
 
-    def _transact(self, ops: Sequence[Op], token: str | None) -> None:
+    async def _transact(self, ops: Sequence[Op], token: str | None) -> None:
         if len(ops) > TRANSACT_LIMIT:
             raise ValueError(f"a transaction holds at most {TRANSACT_LIMIT} items")
         request: dict[str, Any] = {
@@ -362,18 +350,16 @@ class Table:
             request["ClientRequestToken"] = token
         for attempt in range(self._retry.attempts):
             try:
-                with signing_for(self.scope):
-                    self.client.transact_write_items(**request)
+                await self._send_write("TransactWriteItems", request)
                 return
-            except ClientError as error:
-                reasons = error.response.get("CancellationReasons")
-                code = error.response.get("Error", {}).get("Code")
-                if code == IDEMPOTENT_PARAMETER_MISMATCH and token is not None:
+            except Refused as refused:
+                reasons = refused.body.get("CancellationReasons")
+                if refused.code == IDEMPOTENT_PARAMETER_MISMATCH and token is not None:
                     raise AlreadyWritten(None) from None
-                if code == TRANSACTION_IN_PROGRESS and token is not None:
+                if refused.code == TRANSACTION_IN_PROGRESS and token is not None:
                     raise InProgress() from None
-                if code != TRANSACTION_CANCELED or not reasons:
-                    raise _unavailable(error, write=True) from None
+                if refused.code != TRANSACTION_CANCELED or not reasons:
+                    raise _refused(refused) from None
                 for op, reason in zip(ops, reasons, strict=False):
                     if reason.get("Code") == REASON_CONDITION_FAILED:
                         item = reason.get("Item")
@@ -381,25 +367,38 @@ class Table:
                 if not any(
                     reason.get("Code") in (REASON_TRANSACTION_CONFLICT, *REASON_THROTTLED) for reason in reasons
                 ):
-                    raise _unavailable(error, write=True) from None
-            except BotoCoreError as error:
-                raise _unavailable(error, write=True) from None
+                    raise _refused(refused) from None
             # Another transaction held one of the items: nothing was written, so try again.
             if attempt + 1 < self._retry.attempts:
-                self._sleep(self._retry.delay(attempt))
+                await self._sleep(self._retry.delay(attempt))
         raise Unavailable(f"the transaction kept conflicting after {self._retry.attempts} tries")
 
     # --- plumbing -------------------------------------------------------------------------
 
-    def _call(self, method: Callable[..., Any], **params: Any) -> dict[str, Any]:
-        try:
-            with signing_for(self.scope):
-                response: dict[str, Any] = method(**params)
-        except ClientError as error:
-            raise _unavailable(error) from None
-        except BotoCoreError as error:
-            raise _unavailable(error) from None
-        return response
+    async def _backoff(self, attempt: int) -> bool:
+        """Wait before another try of a batch; False when it could not end before the deadline."""
+        delay = self._retry.delay(attempt)
+        if self.deadline is not None and time.monotonic() + delay >= self.deadline:
+            return False
+        await self._sleep(delay)
+        return True
+
+    async def _send_write(self, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
+        client = self._writers.get(operation)
+        if client is None:
+            client = self._writers[operation] = self.dynamo.client(
+                self._signing, deadline=self.deadline, operation=operation
+            )
+        return await send(client, operation, payload, self.observers, write=True)
+
+
+_SINGLE_WRITES: Final = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
+
+
+def _refused(refused: Refused) -> Unavailable:
+    """A write DynamoDB refused for no reason the Table acts on: refused outright, so not
+    written, unless an earlier attempt of the call may have been."""
+    return Unavailable("DynamoDB refused the request", maybe_written=refused.reached, cause=refused.code)
 
 
 def even_chunks(values: Sequence[T], limit: int) -> list[Sequence[T]]:
@@ -495,29 +494,3 @@ def admit_all(scope: Scope, items: list[Item], partition_attribute: str) -> list
 def require_read(scope: Scope, partition_key: str) -> None:
     if not scope.may_read(partition_key):
         raise ScopeViolation(f"{scope.name} may not read partition {partition_key!r}")
-
-
-def _unavailable(error: Exception, *, write: bool = False) -> DatastoreError:
-    """The typed form of a failed call, called right after it; the message names no backend
-    exception.
-
-    A write may have been applied unless DynamoDB refused it outright (a 4xx such as
-    throttling) or the connection was never made, and no earlier attempt of the call may
-    have reached DynamoDB (``attempts.reached``): ``error`` is botocore's last attempt's.
-    """
-    earlier = write and attempts.reached()
-    if isinstance(error, ClientError):
-        code = error.response.get("Error", {}).get("Code", "")
-        status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
-        if "Throttl" in code or "LimitExceeded" in code or "ThroughputExceeded" in code:
-            return Unavailable("DynamoDB is throttling requests", maybe_written=earlier, cause=code)
-        if status >= 500:
-            return Unavailable("DynamoDB failed to answer", maybe_written=write, cause=code)
-        return Unavailable("DynamoDB refused the request", maybe_written=earlier, cause=code)
-    cause = type(error).__name__
-    if isinstance(error, EndpointConnectionError | ConnectTimeoutError):  # this attempt sent nothing
-        return Unavailable("DynamoDB could not be reached", maybe_written=earlier, cause=cause)
-    if isinstance(error, ReadTimeoutError):
-        return Unavailable("DynamoDB did not answer in time", maybe_written=write, cause=cause)
-    # A dropped connection, a garbled answer: what was sent may have been applied.
-    return Unavailable("DynamoDB could not be reached", maybe_written=write, cause=cause)

@@ -18,7 +18,7 @@ from datastore.scope import actor_of
 from datastore.table import Table
 
 
-def commit(
+async def commit(
     table: Table,
     ops: Sequence[transact.Op],
     change: Change,
@@ -30,13 +30,13 @@ def commit(
     kept where a restore cannot replace it, datastore/lifecycle/trail.py)."""
     at = items.now()
     key = None if idempotency is None else idempotency.key
-    days = table.retention.days_for(table, change.org_id)
+    days = await table.retention.days_for(table, change.org_id)
     event = audit.event_for(change, actor_id=actor_of(table.scope), at=at, retention_days=days, idempotency_key=key)
     bookkeeping = [audit.event_op(event)]
     if idempotency is not None:
         bookkeeping.insert(0, record_op(idempotency, change.snapshot, at))
     if with_event is not None:
         bookkeeping += with_event(event)
-    table.write([*bookkeeping, *ops], token=None if idempotency is None else idempotency.token)
+    await table.write([*bookkeeping, *ops], token=None if idempotency is None else idempotency.token)
     if idempotency is not None:
         idempotency.attempt.recorded = True

@@ -39,27 +39,27 @@ def _date(day: str) -> datetime:
     return datetime.fromisoformat(day).replace(tzinfo=UTC)
 
 
-def is_loaded(table: Table) -> bool:
-    return identities.find_identity(table.with_scope(SignInScope()), ACME_ADMIN) is not None
+async def is_loaded(table: Table) -> bool:
+    return await identities.find_identity(table.with_scope(SignInScope()), ACME_ADMIN) is not None
 
 
-def load(table: Table) -> bool:
+async def load(table: Table) -> bool:
     """Load the demo organisations unless they are there already; True when loaded now.
 
     They are written in this release's layout; demo data kept from an earlier release is
     brought to it by ``server.py migrate`` like any other (README "Upgrading").
     """
-    if is_loaded(table):
+    if await is_loaded(table):
         return False
-    _load_acme(table)
-    _load_globex(table)
+    await _load_acme(table)
+    await _load_globex(table)
     return True
 
 
-def _organization(
+async def _organization(
     table: Table, name: str, plan: Plan, domain: str, admin: tuple[str, str, str]
 ) -> tuple[Table, EmployeeId]:
-    org, admin_employee = organizations.create_organization(
+    org, admin_employee = await organizations.create_organization(
         table.with_scope(PlatformScope()),
         name=name,
         plan=plan,
@@ -71,12 +71,12 @@ def _organization(
     return table.with_scope(TenantScope(org.org_id, admin_employee.emp_id)), admin_employee.emp_id
 
 
-def _people(
+async def _people(
     tenant: Table, people: list[tuple[str, str, str, str, Role, str]], dept_ids: dict[str, DepartmentId]
 ) -> dict[str, EmployeeId]:
     ids: dict[str, EmployeeId] = {}
     for email, first, last, dept, role, hired in people:
-        employee = employees.create_employee(
+        employee = await employees.create_employee(
             tenant,
             email=email,
             first_name=first,
@@ -89,61 +89,67 @@ def _people(
     return ids
 
 
-def _load_acme(table: Table) -> None:
-    tenant, alice = _organization(table, "Acme Corp", Plan.PRO, ACME_DOMAIN, (ACME_ADMIN, "Alice", "Anders"))
+async def _load_acme(table: Table) -> None:
+    tenant, alice = await _organization(table, "Acme Corp", Plan.PRO, ACME_DOMAIN, (ACME_ADMIN, "Alice", "Anders"))
     dept_ids = {
-        name: departments.create_department(tenant, name=name).dept_id
+        name: (await departments.create_department(tenant, name=name)).dept_id
         for name in ("Engineering", "Sales", "People Ops", "Finance")
     }
-    employees.move_employee(tenant, alice, dept_ids["People Ops"])
-    people = _people(tenant, ACME_PEOPLE, dept_ids)
+    await employees.move_employee(tenant, alice, dept_ids["People Ops"])
+    people = await _people(tenant, ACME_PEOPLE, dept_ids)
     for dept, manager in (
         ("Engineering", "bob@acme.co"),
         ("Sales", "carol@acme.co"),
         ("Finance", "judy@acme.co"),
     ):
-        departments.update_department(tenant, dept_ids[dept], manager_id=people[manager])
-    departments.update_department(tenant, dept_ids["People Ops"], manager_id=alice)
+        await departments.update_department(tenant, dept_ids[dept], manager_id=people[manager])
+    await departments.update_department(tenant, dept_ids["People Ops"], manager_id=alice)
 
-    def job(dept: str, title: str, description: str) -> JobId:
-        return jobs.create_job(tenant, department_id=dept_ids[dept], title=title, description=description).job_id
+    async def job(dept: str, title: str, description: str) -> JobId:
+        return (
+            await jobs.create_job(tenant, department_id=dept_ids[dept], title=title, description=description)
+        ).job_id
 
-    senior = job("Engineering", "Senior Engineer", "Own the core API and its data model.")
-    platform = job("Engineering", "Platform Engineer", "Run the DynamoDB estate and CI.")
-    account = job("Sales", "Account Executive", "Grow our mid-market accounts.")
-    coordinator = job("People Ops", "HR Coordinator", "Run onboarding for new hires.")
-    job("Finance", "Finance Analyst", "Model headcount and hiring plans.")  # stays a draft
+    senior = await job("Engineering", "Senior Engineer", "Own the core API and its data model.")
+    platform = await job("Engineering", "Platform Engineer", "Run the DynamoDB estate and CI.")
+    account = await job("Sales", "Account Executive", "Grow our mid-market accounts.")
+    coordinator = await job("People Ops", "HR Coordinator", "Run onboarding for new hires.")
+    await job("Finance", "Finance Analyst", "Model headcount and hiring plans.")  # stays a draft
     for job_id in (coordinator, senior, platform, account):
-        jobs.publish_job(tenant, job_id)
+        await jobs.publish_job(tenant, job_id)
 
-    def apply(job_id: JobId, email: str, *moves: ApplicationStatus) -> None:
-        application = applications.apply_to_job(tenant, job_id, people[email])
+    async def apply(job_id: JobId, email: str, *moves: ApplicationStatus) -> None:
+        application = await applications.apply_to_job(tenant, job_id, people[email])
         for status in moves:
             if status is ApplicationStatus.WITHDRAWN:
-                applications.withdraw_application(tenant, job_id, application.app_id)
+                await applications.withdraw_application(tenant, job_id, application.app_id)
             else:
-                applications.set_application_status(tenant, job_id, application.app_id, status)
+                await applications.set_application_status(tenant, job_id, application.app_id, status)
 
-    apply(coordinator, "grace@acme.co", ApplicationStatus.REVIEWING, ApplicationStatus.REJECTED)
-    apply(coordinator, "frank@acme.co")
-    jobs.close_job(tenant, coordinator)
-    apply(senior, "dave@acme.co", ApplicationStatus.REVIEWING)
-    apply(senior, "ivan@acme.co")
-    apply(platform, "erin@acme.co")
-    apply(platform, "dave@acme.co", ApplicationStatus.WITHDRAWN)
-    apply(account, "frank@acme.co", ApplicationStatus.REVIEWING, ApplicationStatus.ACCEPTED)
-    apply(account, "heidi@acme.co")
+    await apply(coordinator, "grace@acme.co", ApplicationStatus.REVIEWING, ApplicationStatus.REJECTED)
+    await apply(coordinator, "frank@acme.co")
+    await jobs.close_job(tenant, coordinator)
+    await apply(senior, "dave@acme.co", ApplicationStatus.REVIEWING)
+    await apply(senior, "ivan@acme.co")
+    await apply(platform, "erin@acme.co")
+    await apply(platform, "dave@acme.co", ApplicationStatus.WITHDRAWN)
+    await apply(account, "frank@acme.co", ApplicationStatus.REVIEWING, ApplicationStatus.ACCEPTED)
+    await apply(account, "heidi@acme.co")
 
 
-def _load_globex(table: Table) -> None:
-    tenant, hank = _organization(table, "Globex Inc", Plan.ENTERPRISE, GLOBEX_DOMAIN, (GLOBEX_ADMIN, "Hank", "Scorpio"))
-    research = departments.create_department(tenant, name="Research").dept_id
-    departments.create_department(tenant, name="Operations")
-    employees.move_employee(tenant, hank, research)
-    people = _people(tenant, GLOBEX_PEOPLE, {"Research": research})
-    departments.update_department(tenant, research, manager_id=people["ian@globex.example"])
-    technician = jobs.create_job(
-        tenant, department_id=research, title="Lab Technician", description="Keep the lab running."
+async def _load_globex(table: Table) -> None:
+    tenant, hank = await _organization(
+        table, "Globex Inc", Plan.ENTERPRISE, GLOBEX_DOMAIN, (GLOBEX_ADMIN, "Hank", "Scorpio")
+    )
+    research = (await departments.create_department(tenant, name="Research")).dept_id
+    await departments.create_department(tenant, name="Operations")
+    await employees.move_employee(tenant, hank, research)
+    people = await _people(tenant, GLOBEX_PEOPLE, {"Research": research})
+    await departments.update_department(tenant, research, manager_id=people["ian@globex.example"])
+    technician = (
+        await jobs.create_job(
+            tenant, department_id=research, title="Lab Technician", description="Keep the lab running."
+        )
     ).job_id
-    jobs.publish_job(tenant, technician)
-    applications.apply_to_job(tenant, technician, people["kate@globex.example"])
+    await jobs.publish_job(tenant, technician)
+    await applications.apply_to_job(tenant, technician, people["kate@globex.example"])

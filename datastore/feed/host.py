@@ -91,12 +91,10 @@ class FeedHost:
         self.settings = settings
         self.lease = Lease(table, group, holder, settings.lease_seconds)
         self.status = FeedStatus()
+        # The stream's own calls (boto3: aiodynamo has no Streams API); lease and checkpoints are awaited.
         self._pool = ThreadPoolExecutor(2, thread_name_prefix="feed-io")
         self._server: FanoutServer | None = None
         self._reading: asyncio.Task[None] | None = None
-
-    async def _blocking(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     async def run(self, on_frame: Callable[[Frame], None], on_connected: Callable[[], None]) -> None:
         """Lead when the lease allows, follow always; until cancelled (then the lease is given up)."""
@@ -109,7 +107,7 @@ class FeedHost:
             following.cancel()
             await self._stop_reading()
             with contextlib.suppress(Exception):
-                await self._blocking(self.lease.release)
+                await self.lease.release()
             with contextlib.suppress(asyncio.CancelledError):
                 await following
             self._pool.shutdown(wait=False)
@@ -119,9 +117,9 @@ class FeedHost:
     async def _lead_or_wait(self) -> None:
         try:
             if self.lease.held:
-                await self._blocking(self.lease.renew)
+                await self.lease.renew()
                 self._restart_if_stopped()
-            elif await self._blocking(self.lease.acquire):
+            elif await self.lease.acquire():
                 log.info("feed %s: this process (%s) reads the stream", self.group, self.lease.holder)
                 self._reading = asyncio.create_task(self._read(self.lease.generation or 0))
         except LeaseLost:
@@ -157,12 +155,14 @@ class FeedHost:
         self.status.reading = False
 
     async def _read(self, generation: int) -> None:
-        reader = StreamReader(self.streams, self.client, self.table.name, Checkpoints(self.table, self.group))
+        reader = StreamReader(
+            self.streams, self.client, self.table.name, Checkpoints(self.table, self.group), pool=self._pool
+        )
         server: FanoutServer | None = None
         try:
             while server is None:
                 try:
-                    await self._blocking(reader.start)  # LATEST iterators now, before anyone follows
+                    await reader.start()  # LATEST iterators now, before anyone follows
                     server = FanoutServer(fanout.address(self.group, generation))
                     await server.start()
                 except NoStream as error:
@@ -178,12 +178,12 @@ class FeedHost:
             # The workers look for the new socket every half second: records read before they
             # are connected would reach none of them (a latecomer catches up on connecting).
             await asyncio.sleep(min(1.0, self.settings.renew_seconds))
-            records = await self._blocking(reader.poll)
+            records = await reader.poll()
             while True:
                 self._hand_on(server, records, reader.take_gaps())
                 try:
-                    if reader.checkpoint_due:  # not after an empty poll: no hop to a thread for nothing
-                        await self._blocking(reader.checkpoint)
+                    if reader.checkpoint_due:  # not after an empty poll: no write for nothing
+                        await reader.checkpoint()
                 except DatastoreError as error:  # kept as progressed: recorded after the next batch
                     self.status.problem = f"a checkpoint could not be written: {error}"
                     log.warning("feed %s: a checkpoint could not be written: %s", self.group, error)
@@ -191,7 +191,7 @@ class FeedHost:
                 if not full:
                     await asyncio.sleep(self.settings.poll_seconds)
                 try:
-                    records = await self._blocking(reader.poll)
+                    records = await reader.poll()
                 except NoStream as error:
                     self.status.problem = str(error)
                     log.error("feed %s: %s", self.group, error)
@@ -208,7 +208,7 @@ class FeedHost:
                 await server.close()
                 # A clean stop records where it got to, so the next reader starts right there.
                 with contextlib.suppress(Exception):
-                    await asyncio.shield(self._blocking(reader.checkpoint))
+                    await asyncio.shield(reader.checkpoint())
 
     def _hand_on(self, server: FanoutServer, records: list[Any], gaps: list[str]) -> None:
         kinds = self.settings.kinds
@@ -230,7 +230,7 @@ class FeedHost:
     async def _follow(self, on_frame: Callable[[Frame], None], on_connected: Callable[[], None]) -> None:
         while True:
             try:
-                current = await self._blocking(self.lease.current)
+                current = await self.lease.current()
             except DatastoreError:
                 current = None
             if current is None or current.lease_until < self.lease.clock():
@@ -281,7 +281,7 @@ class FeedHost:
             if following.done():
                 break
             try:
-                current = await self._blocking(self.lease.current)
+                current = await self.lease.current()
             except DatastoreError:
                 continue
             if current is not None and current.generation != generation:

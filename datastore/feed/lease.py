@@ -69,15 +69,15 @@ class Lease:
     def held(self) -> bool:
         return self.generation is not None
 
-    def current(self) -> FeedLease | None:
+    async def current(self) -> FeedLease | None:
         """The lease item as it is now (one strongly consistent GetItem)."""
-        found = self.table.get(layout.FEED_LEASE.key_at(self.group), consistent=True)
+        found = await self.table.get(layout.FEED_LEASE.key_at(self.group), consistent=True)
         return None if found is None else layout.FEED_LEASE.read(found)
 
-    def acquire(self) -> bool:
+    async def acquire(self) -> bool:
         """Take the lease if it is free, expired or ours (renewing it); True when this holder has it."""
         now = self.clock()
-        found = self.current()
+        found = await self.current()
         if found is not None and found.holder != self.holder and found.lease_until > now:
             self.generation = None
             return False
@@ -106,14 +106,14 @@ class Lease:
 
         try:
             put = transact.put(layout.FEED_LEASE.item(lease), condition=condition, values=values, on_failed=taken)
-            self.table.write([put])
+            await self.table.write([put])
         except LeaseLost:
             self.generation = None
             return False
         self.generation = generation
         return True
 
-    def renew(self) -> None:
+    async def renew(self) -> None:
         """Extend the lease this holder holds; LeaseLost when it no longer does."""
         if self.generation is None:
             raise LeaseLost(f"{self.holder} holds no stream lease of {self.group}")
@@ -124,7 +124,7 @@ class Lease:
             return LeaseLost(f"the stream lease of {self.group} was taken over or expired")
 
         try:
-            self.table.write(
+            await self.table.write(
                 [
                     transact.update(
                         layout.FEED_LEASE.key_at(self.group),
@@ -145,7 +145,7 @@ class Lease:
             self.generation = None
             raise
 
-    def release(self) -> None:
+    async def release(self) -> None:
         """Give the lease up at once (a clean stop): it expires now, so another process need not
         wait, and the next taker's generation is still one higher."""
         if self.generation is None:
@@ -156,7 +156,7 @@ class Lease:
             return LeaseLost("already taken over")
 
         with contextlib.suppress(LeaseLost):
-            self.table.write(
+            await self.table.write(
                 [
                     transact.update(
                         layout.FEED_LEASE.key_at(self.group),
@@ -181,13 +181,13 @@ class Checkpoints:
         self.group = group
         self.clock = clock
 
-    def load(self, stream_arn: str) -> dict[str, str]:
+    async def load(self, stream_arn: str) -> dict[str, str]:
         """Shard id to the last sequence number handed on, for ``stream_arn`` (a Query of the group)."""
         found: dict[str, str] = {}
         start = None
         partition = layout.FEED_CHECKPOINT.partition(self.group)
         while True:
-            result = self.table.query(
+            result = await self.table.query(
                 partition, sk_prefix=layout.FEED_CHECKPOINT.sort_prefix, limit=100, start_key=start, consistent=True
             )
             for item in result.items:
@@ -198,7 +198,7 @@ class Checkpoints:
                 return found
             start = self.table.start_key_of(result.items[-1])
 
-    def save(self, stream_arn: str, shard_id: str, sequence_number: str) -> None:
+    async def save(self, stream_arn: str, shard_id: str, sequence_number: str) -> None:
         now = self.clock()
         checkpoint = FeedCheckpoint(self.group, shard_id, stream_arn, sequence_number, now, now + KEEP_FOR)
-        self.table.write([transact.put(layout.FEED_CHECKPOINT.item(checkpoint))])
+        await self.table.write([transact.put(layout.FEED_CHECKPOINT.item(checkpoint))])

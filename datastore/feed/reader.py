@@ -27,11 +27,13 @@ What the reader survives, on AWS and on DynamoDB Local alike:
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from botocore.exceptions import ClientError
 
@@ -39,6 +41,8 @@ from datastore import layout, provision
 from datastore.feed.lease import Checkpoints
 from datastore.feed.records import StreamRecord
 from datastore.feed.shards import Shard, readable
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -78,6 +82,8 @@ class StreamReader:
     # How often DescribeStream looks for new shards (and the table for a new stream).
     describe_every: float = 10.0
     clock: Callable[[], float] = time.monotonic
+    # Where the stream's blocking calls run (None: the loop's default executor).
+    pool: Executor | None = None
 
     stream_arn: str | None = field(default=None, init=False)
     shards: list[Shard] = field(default_factory=list, init=False)
@@ -95,15 +101,24 @@ class StreamReader:
 
     # --- the stream and its shards -------------------------------------------------------------
 
-    def start(self) -> None:
-        """Find the stream and where each of its shards starts (checkpoints first). NoStream without one."""
-        arn = provision.stream_arn(self.client, self.table_name)
+    async def start(self) -> None:
+        """Find the stream and where each of its shards starts (checkpoints first). NoStream without one.
+
+        The stream's own calls (boto3's, aiodynamo has no Streams API) run on ``pool``; the
+        checkpoints are items of the table, read on the loop."""
+        arn = await self._blocking(provision.stream_arn, self.client, self.table_name)
         if arn is None:
             raise NoStream(
                 f"table {self.table_name} has no stream: run `python server.py migrate` (or `server.py run`, "
                 "which turns it on) so live updates have something to read"
             )
-        saved = {} if self.checkpoints is None else self.checkpoints.load(arn)
+        saved = {} if self.checkpoints is None else await self.checkpoints.load(arn)
+        await self._blocking(self._begin, arn, saved)
+
+    async def _blocking(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
+
+    def _begin(self, arn: str, saved: dict[str, str]) -> None:
         self._switch(arn)
         self.saved = dict(saved)
         for shard in self._describe():
@@ -177,11 +192,14 @@ class StreamReader:
 
     # --- reading ---------------------------------------------------------------------------------
 
-    def poll(self) -> list[StreamRecord]:
+    async def poll(self) -> list[StreamRecord]:
         """One pass over the shards that may be read now: their new records, in lineage order."""
         if self.stream_arn is None:
-            self.start()
-        elif self.clock() - self._described_at >= self.describe_every:
+            await self.start()
+        return await self._blocking(self._poll)
+
+    def _poll(self) -> list[StreamRecord]:
+        if self.clock() - self._described_at >= self.describe_every:
             self.refresh()
         records: list[StreamRecord] = []
         for shard in readable(self.shards, self.finished):
@@ -277,7 +295,7 @@ class StreamReader:
         poll, so the reader's loop skips the hop to a thread (4 a second on an idle server)."""
         return self.checkpoints is not None and self.stream_arn is not None and bool(self._progressed)
 
-    def checkpoint(self) -> int:
+    async def checkpoint(self) -> int:
         """Record the position of each shard that moved past something other than the readers'
         own items since it was last recorded; how many were written."""
         if self.checkpoints is None or self.stream_arn is None:
@@ -286,7 +304,7 @@ class StreamReader:
         for shard_id in sorted(self._progressed):
             position = self.positions.get(shard_id)
             if position is not None and self.saved.get(shard_id) != position:
-                self.checkpoints.save(self.stream_arn, shard_id, position)
+                await self.checkpoints.save(self.stream_arn, shard_id, position)
                 self.saved[shard_id] = position
                 written += 1
         self._progressed.clear()

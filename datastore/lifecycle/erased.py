@@ -48,12 +48,12 @@ def record_op(tombstone: Employee) -> transact.Op:
     return transact.put(layout.ERASURE_RECORD.item(record))
 
 
-def recorded(table: Table, org_id: OrgId) -> dict[str, ErasureRecord]:
+async def recorded(table: Table, org_id: OrgId) -> dict[str, ErasureRecord]:
     """Every erasure record of the organisation, by employee id (strongly consistent)."""
     found: dict[str, ErasureRecord] = {}
     start = None
     while True:
-        result = table.query(partition(org_id), limit=_PAGE, start_key=start, consistent=True)
+        result = await table.query(partition(org_id), limit=_PAGE, start_key=start, consistent=True)
         for item in result.items:
             record = layout.ERASURE_RECORD.read(item)
             found[record.emp_id] = record
@@ -62,7 +62,9 @@ def recorded(table: Table, org_id: OrgId) -> dict[str, ErasureRecord]:
         start = Table.start_key_of(result.items[-1])
 
 
-def record_missing(table: Table, tombstones: Iterable[Item], known: Mapping[str, ErasureRecord]) -> list[ErasureRecord]:
+async def record_missing(
+    table: Table, tombstones: Iterable[Item], known: Mapping[str, ErasureRecord]
+) -> list[ErasureRecord]:
     """A record for each of ``tombstones`` (employee items with ``erasedAt``) that has none
     in ``known``: an erasure made before records existed. The records written."""
     written = []
@@ -71,7 +73,7 @@ def record_missing(table: Table, tombstones: Iterable[Item], known: Mapping[str,
         if employee.erased_at is None or employee.emp_id in known:
             continue
         record = ErasureRecord(employee.org_id, employee.emp_id, employee.erased_at, dict(item))
-        table.write([transact.put(layout.ERASURE_RECORD.item(record))])
+        await table.write([transact.put(layout.ERASURE_RECORD.item(record))])
         written.append(record)
     return written
 

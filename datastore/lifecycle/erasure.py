@@ -34,7 +34,7 @@ from the start. The dry run reads the same and writes nothing: the items it woul
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
@@ -96,24 +96,24 @@ class _Plan:
     documents: list[keys.Key] = field(default_factory=list)
 
 
-def erase_person(table: Table, emp_id: EmployeeId, *, dry_run: bool = False) -> Erasure:
+async def erase_person(table: Table, emp_id: EmployeeId, *, dry_run: bool = False) -> Erasure:
     """Erase a terminated employee of ``table``'s tenant (module docstring).
 
     NotFound when no employee has the id; Conflict while they are ACTIVE (terminate them
     first). With ``dry_run`` nothing is written: the result lists every item it would touch.
     """
     for attempt in range(ATTEMPTS):
-        plan = _plan(table, emp_id)
+        plan = await _plan(table, emp_id)
         if plan is None:
-            employee = _employee(table, emp_id)
+            employee = await _employee(table, emp_id)
             return Erasure(employee, already=True)
         erasure = Erasure(plan.employee, _touches(plan))
         if dry_run:
             return erasure
-        _redact(table, plan.events)
-        _drop(table, [*plan.records, *plan.documents])
+        await _redact(table, plan.events)
+        await _drop(table, [*plan.records, *plan.documents])
         try:
-            erasure.employee = _tombstone(table, plan)
+            erasure.employee = await _tombstone(table, plan)
         except StaleVersion:
             if attempt + 1 == ATTEMPTS:
                 raise
@@ -125,22 +125,22 @@ def erase_person(table: Table, emp_id: EmployeeId, *, dry_run: bool = False) -> 
 # --- reading what is there ----------------------------------------------------------------------
 
 
-def _employee(table: Table, emp_id: EmployeeId) -> Employee:
-    found = table.get(layout.EMPLOYEE.key_at(table.tenant.org_id, emp_id), consistent=True)
+async def _employee(table: Table, emp_id: EmployeeId) -> Employee:
+    found = await table.get(layout.EMPLOYEE.key_at(table.tenant.org_id, emp_id), consistent=True)
     if found is None:
         raise NotFound(Employee, emp_id)
     return layout.EMPLOYEE.read(found)
 
 
-def _plan(table: Table, emp_id: EmployeeId) -> _Plan | None:
+async def _plan(table: Table, emp_id: EmployeeId) -> _Plan | None:
     """What erasing the employee touches; None when they are a tombstone already."""
-    employee = _employee(table, emp_id)
+    employee = await _employee(table, emp_id)
     if employee.erased_at is not None:
         return None
     if employee.status is not EmployeeStatus.INACTIVE:
         raise Conflict("only a terminated employee can be erased: terminate them first")
     org_id = employee.org_id
-    events = list(_events_about(table, employee))
+    events = [event async for event in _events_about(table, employee)]
     record_keys = sorted(
         {layout.IDEMPOTENCY.key_at(org_id, event.idempotency_key) for event in events if event.idempotency_key},
         key=lambda key: key.pk,
@@ -149,7 +149,9 @@ def _plan(table: Table, emp_id: EmployeeId) -> _Plan | None:
     membership = layout.MEMBERSHIP.key_of(employee) if employee.department_id is not None else None
     if membership is not None:
         wanted.append(membership)
-    found = {keys.Key(item[keys.PK]["S"], item[keys.SK]["S"]) for item in table.batch_get(wanted) if item is not None}
+    found = {
+        keys.Key(item[keys.PK]["S"], item[keys.SK]["S"]) for item in await table.batch_get(wanted) if item is not None
+    }
     return _Plan(
         employee,
         [event for event in events if event.erased_at is None and erased.personal_changes(event)],
@@ -157,11 +159,11 @@ def _plan(table: Table, emp_id: EmployeeId) -> _Plan | None:
         [key for key in _entry_keys(employee) if key in found],
         membership is not None and membership in found,
         layout.EMAIL_POINTER.key_at(org_id, employee.email) in found,
-        _documents_naming(table, employee),
+        await _documents_naming(table, employee),
     )
 
 
-def _documents_naming(table: Table, employee: Employee) -> list[keys.Key]:
+async def _documents_naming(table: Table, employee: Employee) -> list[keys.Key]:
     """The organisation's persisted documents whose text holds the person's email, or one of
     their names as a word: an admin may have registered a query with them in it. Found by
     their 4,096 slots (walk.DOCUMENTS: 100 keys a BatchGetItem), as nothing indexes them."""
@@ -169,7 +171,7 @@ def _documents_naming(table: Table, employee: Employee) -> list[keys.Key]:
     reading = walk.Walk(table, employee.org_id, families=(walk.DOCUMENTS,), found=found)
     return [
         keys.Key(item[keys.PK]["S"], item[keys.SK]["S"])
-        for item in reading.of_family(walk.DOCUMENTS)
+        async for item in reading.of_family(walk.DOCUMENTS)
         if _holds_values(item["document"]["S"], employee)
     ]
 
@@ -189,7 +191,7 @@ def _entry_keys(employee: Employee) -> list[keys.Key]:
     ]
 
 
-def _events_about(table: Table, employee: Employee) -> Iterator[AuditEvent]:
+async def _events_about(table: Table, employee: Employee) -> AsyncIterator[AuditEvent]:
     """The audit events of writes to the employee: every month since their id was minted."""
     org_id = employee.org_id
     month, last = keys.audit_bucket(id_time(employee.emp_id)), keys.audit_bucket(items.now())
@@ -197,7 +199,7 @@ def _events_about(table: Table, employee: Employee) -> Iterator[AuditEvent]:
         start = None
         partition_key = layout.AUDIT_EVENT.partition(org_id, month)
         while True:
-            result = table.query(partition_key, limit=_PAGE, start_key=start, consistent=True)
+            result = await table.query(partition_key, limit=_PAGE, start_key=start, consistent=True)
             for item in result.items:
                 if item["entityId"]["S"] == employee.emp_id and item["entityType"]["S"] == layout.EMPLOYEE.tag:
                     yield layout.AUDIT_EVENT.read(item)
@@ -232,12 +234,12 @@ def _touches(plan: _Plan) -> list[Touch]:
 # --- writing ------------------------------------------------------------------------------------
 
 
-def _in_transactions(table: Table, ops: list[transact.Op]) -> None:
+async def _in_transactions(table: Table, ops: list[transact.Op]) -> None:
     for start in range(0, len(ops), TRANSACT_LIMIT):
-        table.write(ops[start : start + TRANSACT_LIMIT])
+        await table.write(ops[start : start + TRANSACT_LIMIT])
 
 
-def _redact(table: Table, events: list[AuditEvent]) -> None:
+async def _redact(table: Table, events: list[AuditEvent]) -> None:
     """Each event's personal values nulled, the rest as it was (what happened stays)."""
     at = items.now()
     ops = []
@@ -252,14 +254,14 @@ def _redact(table: Table, events: list[AuditEvent]) -> None:
                 values={":changes": item["changes"], ":at": item[layout.ERASED_AT]},
             )
         )
-    _in_transactions(table, ops)
+    await _in_transactions(table, ops)
 
 
-def _drop(table: Table, records: list[keys.Key]) -> None:
-    _in_transactions(table, [transact.delete(key) for key in records])
+async def _drop(table: Table, records: list[keys.Key]) -> None:
+    await _in_transactions(table, [transact.delete(key) for key in records])
 
 
-def _tombstone(table: Table, plan: _Plan) -> Employee:
+async def _tombstone(table: Table, plan: _Plan) -> Employee:
     """The last transaction: tombstone, pointer, identity, name entries, membership, event."""
     current = plan.employee
     at = items.now()
@@ -298,7 +300,7 @@ def _tombstone(table: Table, plan: _Plan) -> Employee:
                 values={":minus": items.n(-1), ":one": items.n(1)},
             )
         )
-    trail.commit(table, ops, _change(current, tombstone))
+    await trail.commit(table, ops, _change(current, tombstone))
     return tombstone
 
 

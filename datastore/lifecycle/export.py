@@ -22,7 +22,7 @@ export never holds the event of its own making; a restore keeps the event (trail
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -69,10 +69,10 @@ class Resume:
     exported_at: datetime
 
 
-def organization_to_export(table: Table, org_id: OrgId) -> Organization:
+async def organization_to_export(table: Table, org_id: OrgId) -> Organization:
     """The organisation, if it may be exported now (one GetItem): NotFound, or Conflict while
     it is being restored (its data is being replaced)."""
-    item = table.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
+    item = await table.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
     if item is None:
         raise NotFound(Organization, org_id)
     organization = layout.ORGANIZATION.read(item)
@@ -114,16 +114,16 @@ class Export:
         self.meter = calls.Meter()
         self.position: walk.Position | None = None if resume is None else resume.position
 
-    def lines(self) -> Iterator[bytes]:
+    def lines(self) -> AsyncIterator[bytes]:
         """The export's lines (header first unless resuming, end line last), metered."""
         return calls.metered(self._lines(), self.meter)
 
-    def _lines(self) -> Iterator[bytes]:
+    async def _lines(self) -> AsyncIterator[bytes]:
         if self.resume is None:
             yield Header(self.org_id, layout_version.CURRENT, self.exported_at, self.source).line()
         since_checkpoint = 0
         walking = walk.Walk(self.table, self.org_id, families=FAMILIES)
-        for family, item in walking.items(None if self.resume is None else self.resume.position):
+        async for family, item in walking.items(None if self.resume is None else self.resume.position):
             record = _record(family, item)
             self.position = walk.position_of(family, item)
             if record is None:
@@ -156,8 +156,8 @@ def _record(family: walk.Family, item: items.Item) -> Record | None:
     return Record(family.name, tag, exported_item(tag, item))
 
 
-def record(table: Table, org_id: OrgId, tally: Tally) -> None:
+async def record(table: Table, org_id: OrgId, tally: Tally) -> None:
     """The ``organization.export`` event, in the organisation's audit trail: who exported it
     (``table``'s tenant scope names them; none for an operator) and how many items."""
     change = Change(ACTION, layout.ORGANIZATION.tag, org_id, org_id, None, {"items": items.n(tally.items)})
-    trail.commit(table, [], change)
+    await trail.commit(table, [], change)

@@ -88,14 +88,14 @@ def _scope(table: Table) -> LifecycleScope:
     return scope
 
 
-def receipt_of(table: Table, org_id: OrgId) -> DeletionReceipt | None:
-    item = table.get(layout.DELETION_RECEIPT.key_at(org_id), consistent=True)
+async def receipt_of(table: Table, org_id: OrgId) -> DeletionReceipt | None:
+    item = await table.get(layout.DELETION_RECEIPT.key_at(org_id), consistent=True)
     return None if item is None else layout.DELETION_RECEIPT.read(item)
 
 
-def organization_of(table: Table, org_id: OrgId) -> Organization | None:
+async def organization_of(table: Table, org_id: OrgId) -> Organization | None:
     """The organisation as it is now (strongly consistent), None once deleted."""
-    item = table.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
+    item = await table.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
     return None if item is None else layout.ORGANIZATION.read(item)
 
 
@@ -105,17 +105,17 @@ class Closed:
     receipt: DeletionReceipt
 
 
-def close(table: Table, org_id: OrgId, *, grace: timedelta) -> Closed:
+async def close(table: Table, org_id: OrgId, *, grace: timedelta) -> Closed:
     """Close the organisation (module docstring); closing a CLOSING one changes nothing.
 
     NotFound when there is no such organisation; Conflict while it is being restored.
     """
     scope = _scope(table)
-    found = table.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
+    found = await table.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
     if found is None:
         raise NotFound(Organization, org_id)
     organization = layout.ORGANIZATION.read(found)
-    existing = receipt_of(table, org_id)
+    existing = await receipt_of(table, org_id)
     if organization.status is OrganizationStatus.CLOSING and existing is not None and existing.finished_at is None:
         return Closed(organization, existing)
     # CLOSING with a finished receipt: restored from an export taken while it was closing.
@@ -146,11 +146,11 @@ def close(table: Table, org_id: OrgId, *, grace: timedelta) -> Closed:
         # The organisation was deleted and restored since: that offboarding's receipt is
         # kept, and this one gets its own.
         ops.append(transact.put(layout.FORMER_DELETION.item(existing)))
-    trail.commit(table, ops, Change(CLOSE_ACTION, layout.ORGANIZATION.tag, org_id, org_id, found, closed))
+    await trail.commit(table, ops, Change(CLOSE_ACTION, layout.ORGANIZATION.tag, org_id, org_id, found, closed))
     return Closed(closing, receipt)
 
 
-def delete(
+async def delete(
     table: Table,
     org_id: OrgId,
     *,
@@ -163,7 +163,7 @@ def delete(
     returned as it is.
     """
     _scope(table)
-    receipt = receipt_of(table, org_id)
+    receipt = await receipt_of(table, org_id)
     if receipt is None:
         raise NotYet(f"organisation {org_id} is not closed: close it first (closeOrganization, server.py offboard)")
     if receipt.finished_at is not None:
@@ -173,33 +173,33 @@ def delete(
         raise NotYet(
             f"organisation {org_id} is closed; its data is deleted after {items.timestamp(receipt.delete_after)}"
         )
-    organization = table.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
+    organization = await table.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
     if organization is not None and layout.ORGANIZATION.read(organization).status is not OrganizationStatus.CLOSING:
         raise NotYet(f"organisation {org_id} is not CLOSING any more: close it again to delete it")
     if not receipt.counted:
-        receipt = _count(table, org_id, receipt, now)
+        receipt = await _count(table, org_id, receipt, now)
     progress = Progress(counted=sum(receipt.deleted.values()))
     on_progress(progress)
     # The root names every other family and is deleted last: one survey serves them all.
-    found = walk.survey(table, org_id, consistent=True, now=now)
+    found = await walk.survey(table, org_id, consistent=True, now=now)
     for family in DELETE_ORDER:
-        _empty_family(table, org_id, family, found, progress, on_progress)
+        await _empty_family(table, org_id, family, found, progress, on_progress)
     finished = replace(receipt, finished_at=items.now())
-    table.write([transact.put(layout.DELETION_RECEIPT.item(finished))])
+    await table.write([transact.put(layout.DELETION_RECEIPT.item(finished))])
     return finished
 
 
-def _count(table: Table, org_id: OrgId, receipt: DeletionReceipt, now: datetime) -> DeletionReceipt:
+async def _count(table: Table, org_id: OrgId, receipt: DeletionReceipt, now: datetime) -> DeletionReceipt:
     """Every item, counted by kind once, before anything is deleted: what the receipt says."""
     tally: Counter[str] = Counter()
-    for _family, item in walk.Walk(table, org_id, families=DELETE_ORDER, consistent=True, now=now):
+    async for _family, item in walk.Walk(table, org_id, families=DELETE_ORDER, consistent=True, now=now):
         tally[item.get(ENTITY, {}).get("S", "?")] += 1
     counted = replace(receipt, started_at=items.now(), deleted=dict(sorted(tally.items())))
 
     def raced(_old: Item | None) -> Conflict:
         return Conflict("another deletion of the organisation began meanwhile; run it again")
 
-    table.write(
+    await table.write(
         [
             transact.put(
                 layout.DELETION_RECEIPT.item(counted),
@@ -211,7 +211,7 @@ def _count(table: Table, org_id: OrgId, receipt: DeletionReceipt, now: datetime)
     return counted
 
 
-def _empty_family(
+async def _empty_family(
     table: Table,
     org_id: OrgId,
     family: walk.Family,
@@ -223,10 +223,10 @@ def _empty_family(
     walking = walk.Walk(table, org_id, families=(family,), consistent=True, found=found)
     pending: list[keys.Key] = []
     organization: keys.Key | None = None
-    for item in walking.of_family(family):
+    async for item in walking.of_family(family):
         key = keys.Key(item[keys.PK]["S"], item[keys.SK]["S"])
         if family.by_key is not None and not keys.in_tenant(key.pk, org_id):
-            _release(table, org_id, key)
+            await _release(table, org_id, key)
             progress.deleted += 1
             on_progress(progress)
             continue
@@ -235,28 +235,28 @@ def _empty_family(
             continue
         pending.append(key)
         if len(pending) >= GROUP:
-            _delete_group(table, pending, progress, on_progress)
+            await _delete_group(table, pending, progress, on_progress)
             pending = []
-    _delete_group(table, pending, progress, on_progress)
+    await _delete_group(table, pending, progress, on_progress)
     if organization is not None:
-        _delete_group(table, [organization], progress, on_progress)
+        await _delete_group(table, [organization], progress, on_progress)
 
 
-def _delete_group(
+async def _delete_group(
     table: Table, pending: list[keys.Key], progress: Progress, on_progress: Callable[[Progress], None]
 ) -> None:
     if not pending:
         return
-    table.batch_write(deletes=pending)
+    await table.batch_write(deletes=pending)
     progress.deleted += len(pending)
     on_progress(progress)
 
 
-def _release(table: Table, org_id: OrgId, key: keys.Key) -> None:
+async def _release(table: Table, org_id: OrgId, key: keys.Key) -> None:
     """An identity, domain marker or key lookup, deleted if it still names the organisation."""
     # Another organisation's by now (Conflict): not this one's to release.
     with contextlib.suppress(Conflict):
-        table.write(
+        await table.write(
             [
                 transact.delete(
                     key,

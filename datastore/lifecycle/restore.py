@@ -58,10 +58,9 @@ table and export again give the same item lines, and the restore's event.
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -101,7 +100,7 @@ class Partition:
 
     family: Family
     pk: str
-    items: Iterator[Item]
+    items: list[Item]
 
 
 class Source(Protocol):
@@ -110,19 +109,29 @@ class Source(Protocol):
     @property
     def description(self) -> str: ...
 
-    def check(self, org_id: OrgId) -> None:
+    async def check(self, org_id: OrgId) -> None:
         """Refused unless the source holds ``org_id`` whole, in this release's layout."""
 
-    def partitions(self) -> Iterator[Partition]:
+    def partitions(self) -> AsyncIterator[Partition]:
         """Every partition, in walk order (export.FAMILIES)."""
 
-    def outside(self) -> Iterator[Item]:
+    def outside(self) -> AsyncIterator[Item]:
         """The items outside the tenant's space: identities, domain markers, provider clients."""
 
 
-def _grouped(records: Iterable[tuple[Family, Item]]) -> Iterator[Partition]:
-    for (family, pk), group in itertools.groupby(records, key=lambda pair: (pair[0], pair[1][keys.PK]["S"])):
-        yield Partition(family, pk, (item for _family, item in group))
+async def _grouped(records: AsyncIterator[tuple[Family, Item]]) -> AsyncIterator[Partition]:
+    """The records, in walk order, as partitions: each one's items held together (one
+    partition at a time: an organisation's root, a department's, a month of its trail)."""
+    current: Partition | None = None
+    async for family, item in records:
+        pk = item[keys.PK]["S"]
+        if current is None or current.family is not family or current.pk != pk:
+            if current is not None:
+                yield current
+            current = Partition(family, pk, [])
+        current.items.append(item)
+    if current is not None:
+        yield current
 
 
 class FileSource:
@@ -135,7 +144,7 @@ class FileSource:
     def description(self) -> str:
         return f"file {self.path.name}"
 
-    def check(self, org_id: OrgId) -> None:
+    async def check(self, org_id: OrgId) -> None:
         """The whole file read through before anything is written: complete, of ``org_id``,
         in this layout, and every item one the organisation may hold where its family puts it."""
         try:
@@ -157,17 +166,19 @@ class FileSource:
                 f"{layout_version.CURRENT} (restore it with the release that wrote it)"
             )
 
-    def _records(self) -> Iterator[tuple[Family, Item]]:
+    async def _records(self) -> AsyncIterator[tuple[Family, Item]]:
         with self.path.open("rb") as stream:
             _header, records = export_format.read(stream)
             for record in records:
                 yield walk.family_named(record.family), record.item
 
-    def partitions(self) -> Iterator[Partition]:
+    def partitions(self) -> AsyncIterator[Partition]:
         return _grouped(self._records())
 
-    def outside(self) -> Iterator[Item]:
-        return (item for family, item in self._records() if family.by_key is not None)
+    async def outside(self) -> AsyncIterator[Item]:
+        async for family, item in self._records():
+            if family.by_key is not None:
+                yield item
 
 
 def _verify(org_id: OrgId, record: export_format.Record, number: int) -> None:
@@ -218,23 +229,23 @@ class TableSource:
     def _walk(self, org_id: OrgId, families: tuple[Family, ...]) -> walk.Walk:
         return walk.Walk(self.table.with_scope(LifecycleScope(org_id, "restore")), org_id, families=families)
 
-    def check(self, org_id: OrgId) -> None:
+    async def check(self, org_id: OrgId) -> None:
         # Read under the restore's own scope (and role): the source may be any table.
-        version = layout_version.stored_version(self.table.with_scope(LifecycleScope(org_id, "restore")))
+        version = await layout_version.stored_version(self.table.with_scope(LifecycleScope(org_id, "restore")))
         if version != layout_version.CURRENT:
             raise Refused(
                 f"table {self.table.name} is at layout {version}; this release restores layout {layout_version.CURRENT}"
             )
         reader = self.table.with_scope(LifecycleScope(org_id, "restore"))
-        if reader.get(layout.ORGANIZATION.key_at(org_id), consistent=True) is None:
+        if await reader.get(layout.ORGANIZATION.key_at(org_id), consistent=True) is None:
             raise Refused(f"table {self.table.name} holds no organisation {org_id}")
 
-    def partitions(self) -> Iterator[Partition]:
-        return _grouped(self._walk(self._org_id, export.FAMILIES))
+    def partitions(self) -> AsyncIterator[Partition]:
+        return _grouped(self._walk(self._org_id, export.FAMILIES).items())
 
-    def outside(self) -> Iterator[Item]:
-        walking = self._walk(self._org_id, (walk.IDENTITIES, walk.DOMAINS, walk.ISSUER_CLIENTS))
-        return (item for _family, item in walking)
+    async def outside(self) -> AsyncIterator[Item]:
+        async for _family, item in self._walk(self._org_id, (walk.IDENTITIES, walk.DOMAINS, walk.ISSUER_CLIENTS)):
+            yield item
 
 
 @dataclass
@@ -337,25 +348,25 @@ class Restore:
 
     # --- the whole ---------------------------------------------------------------------------
 
-    def run(self) -> Report:
-        self.source.check(self.org_id)
-        self.erasures = erased.Erasures(erased.recorded(self.table, self.org_id))
-        self.preflight()
-        locked_at, fresh = self._lock()
+    async def run(self) -> Report:
+        await self.source.check(self.org_id)
+        self.erasures = erased.Erasures(await erased.recorded(self.table, self.org_id))
+        await self.preflight()
+        locked_at, fresh = await self._lock()
         self.report.locked_at = locked_at
         # Before any of the organisation's data is written, in every run: a tombstone an
         # earlier release left without a record gets one, so it holds like the others.
-        self._record_tombstones()
+        await self._record_tombstones()
         if fresh:
-            self._drain(locked_at)
+            await self._drain(locked_at)
         for number in range(1, MAX_PASSES + 1):
             self.report.passes = number
             self._straggled = False
             # Read again at every pass: an erasure that landed after the first read (before
             # the lock, or during a pass, whose audit event makes another pass) holds too.
-            self.erasures.learn(erased.recorded(self.table, self.org_id))
-            self._replace(locked_at)
-            if not self._straggled and not self._events_after(locked_at):
+            self.erasures.learn(await erased.recorded(self.table, self.org_id))
+            await self._replace(locked_at)
+            if not self._straggled and not await self._events_after(locked_at):
                 break
         else:
             raise Refused(
@@ -364,39 +375,39 @@ class Restore:
             )
         self.report.erased_again = sorted(self.erasures.kept_erased)
         tenant = self.table.with_scope(TenantScope(self.org_id, actor_of(self.table.scope)))
-        self.report.counters_repaired = len(counts.check_organization(tenant, fix=True).drifts)
-        self.report.events_put_back = trail.put_back(self.table, self.org_id)
+        self.report.counters_repaired = len((await counts.check_organization(tenant, fix=True)).drifts)
+        self.report.events_put_back = await trail.put_back(self.table, self.org_id)
         # The unlock and the restore's own event, in one transaction: a run again never finds
         # the event while the organisation is locked.
-        trail.commit(tenant, [self._unlock_op()], self._change())
+        await trail.commit(tenant, [await self._unlock_op()], self._change())
         self.report.finished_at = items.now()
         record = self.report.record(actor_of(self.table.scope))
-        self.table.write([transact.put(layout.RESTORE_RECORD.item(record))])
+        await self.table.write([transact.put(layout.RESTORE_RECORD.item(record))])
         return self.report
 
-    def _record_tombstones(self) -> None:
+    async def _record_tombstones(self) -> None:
         tombstones = (
             item
-            for item in self._live(keys.org_pk(self.org_id))
+            for item in await self._live(keys.org_pk(self.org_id))
             if _kind(item) == layout.EMPLOYEE.tag and layout.ERASED_AT in item
         )
         records = dict(self.erasures.records)
-        for record in erased.record_missing(self.table, tombstones, records):
+        for record in await erased.record_missing(self.table, tombstones, records):
             records[record.emp_id] = record
         self.erasures = erased.Erasures(records)
 
     # --- before anything is written ------------------------------------------------------------
 
-    def preflight(self) -> None:
+    async def preflight(self) -> None:
         """Refused, with each of them, when another organisation holds an email, a domain or
         a provider's client id the source has: restoring would take it from them (one GetItem
         each, nothing written)."""
         held = []
-        for item in self.source.outside():
+        async for item in self.source.outside():
             if self.erasures.apply(item) is None:
                 continue  # an erased person's identity: never written
             key = _key(item)
-            live = self.table.get(key, consistent=True)
+            live = await self.table.get(key, consistent=True)
             if live is not None and live.get(layout.ORG_ID, {}).get("S") != self.org_id:
                 # An issuer's partition holds many organisations' clients: name the client too.
                 held.append(f"{key.pk} / {key.sk}" if keys.is_issuer_pk(key.pk) else key.pk)
@@ -408,20 +419,20 @@ class Restore:
 
     # --- the lock -------------------------------------------------------------------------------
 
-    def _lock(self) -> tuple[datetime, bool]:
+    async def _lock(self) -> tuple[datetime, bool]:
         """Lock the organisation: (when, and whether just now rather than by an earlier run)."""
         key = layout.ORGANIZATION.key_at(self.org_id)
-        found = self.table.get(key, consistent=True)
+        found = await self.table.get(key, consistent=True)
         now = items.now()
         if found is None:
             # Nobody can be writing an organisation that does not exist: the source's item,
             # locked, marks it as being restored (a run again resumes it).
-            source = self._source_organization()
+            source = await self._source_organization()
             organization = layout.ORGANIZATION.read(source)
             locked = replace(
                 organization, status=OrganizationStatus.RESTORING, locked_at=now, status_before_lock=organization.status
             )
-            self._write_condition(layout.ORGANIZATION.item(locked), "attribute_not_exists(PK)")
+            await self._write_condition(layout.ORGANIZATION.item(locked), "attribute_not_exists(PK)")
             return now, False
         current = layout.ORGANIZATION.read(found)
         if current.status is OrganizationStatus.RESTORING:
@@ -433,7 +444,7 @@ class Restore:
         def moved(_old: Item | None) -> Conflict:
             return Conflict("the organisation's status changed while the restore locked it; try again")
 
-        self.table.write(
+        await self.table.write(
             [
                 transact.update(
                     key,
@@ -451,19 +462,19 @@ class Restore:
         )
         return now, True
 
-    def _drain(self, locked_at: datetime) -> None:
+    async def _drain(self, locked_at: datetime) -> None:
         """Wait for the writes admitted before the lock; unlock and refuse if they keep coming."""
         for _round in range(DRAIN_ROUNDS):
             self.sleep(self.drain_seconds)
-            if not self._events_after(locked_at, since=items.now() - timedelta(seconds=self.drain_seconds)):
+            if not await self._events_after(locked_at, since=items.now() - timedelta(seconds=self.drain_seconds)):
                 return
-        self._unlock_as_before()
+        await self._unlock_as_before()
         raise Refused(
             f"organisation {self.org_id} kept being written after it was locked; it is unlocked again "
             "and nothing was restored: try again when it is quiet"
         )
 
-    def _events_after(self, locked_at: datetime, *, since: datetime | None = None) -> list[Item]:
+    async def _events_after(self, locked_at: datetime, *, since: datetime | None = None) -> list[Item]:
         """The live audit events of writes that landed after the lock (or after ``since``)."""
         floor = _event_floor(max(locked_at, since or locked_at))
         found: list[Item] = []
@@ -471,24 +482,24 @@ class Restore:
         while True:
             partition_key = layout.AUDIT_EVENT.partition(self.org_id, month)
             start = {keys.PK: partition_key, keys.SK: floor}
-            answer = self.table.query(partition_key, limit=10, start_key=start, consistent=True).items
+            answer = (await self.table.query(partition_key, limit=10, start_key=start, consistent=True)).items
             found += [item for item in answer if not trail.is_lifecycle_event(item)]
             if month >= last:
                 return found
             month = _next_month(month)
 
-    def _unlock_as_before(self) -> None:
-        found = self.table.get(layout.ORGANIZATION.key_at(self.org_id), consistent=True)
+    async def _unlock_as_before(self) -> None:
+        found = await self.table.get(layout.ORGANIZATION.key_at(self.org_id), consistent=True)
         if found is None:
             return
         organization = layout.ORGANIZATION.read(found)
         before = organization.status_before_lock or OrganizationStatus.ACTIVE
         unlocked = replace(organization, status=before, locked_at=None, status_before_lock=None)
-        self._write_condition(layout.ORGANIZATION.item(unlocked), "#status = :restoring")
+        await self._write_condition(layout.ORGANIZATION.item(unlocked), "#status = :restoring")
 
-    def _unlock_op(self) -> transact.Op:
+    async def _unlock_op(self) -> transact.Op:
         """The source's organisation item, as it is there: the last write, which unlocks."""
-        return _conditional_put(self._source_organization(), "#status = :restoring")
+        return _conditional_put(await self._source_organization(), "#status = :restoring")
 
     def _change(self) -> Change:
         """The restore's audit event: where from, and how many items it wrote and deleted."""
@@ -499,12 +510,12 @@ class Restore:
         }
         return Change(trail.RESTORE_ACTION, layout.ORGANIZATION.tag, self.org_id, self.org_id, None, after)
 
-    def _write_condition(self, item: Item, condition: str) -> None:
-        self.table.write([_conditional_put(item, condition)])
+    async def _write_condition(self, item: Item, condition: str) -> None:
+        await self.table.write([_conditional_put(item, condition)])
 
-    def _source_organization(self) -> Item:
+    async def _source_organization(self) -> Item:
         if self._source_org is None:
-            for part in self.source.partitions():
+            async for part in self.source.partitions():
                 for item in part.items:
                     if item[keys.SK]["S"] == layout.ORGANIZATION.key_at(self.org_id).sk:
                         self._source_org = item
@@ -516,45 +527,45 @@ class Restore:
 
     # --- replacing ----------------------------------------------------------------------------
 
-    def _replace(self, locked_at: datetime) -> None:
+    async def _replace(self, locked_at: datetime) -> None:
         """One pass: the source's partitions written over the live ones, then the live ones the
         source lacks emptied."""
-        before = walk.survey(self.table, self.org_id, consistent=True)
+        before = await walk.survey(self.table, self.org_id, consistent=True)
         self._api_keys = []
         seen: set[str] = set()
         # Single items outside the tenant's space, by key: an issuer's partition holds the
         # clients of every organisation that registered it.
         seen_outside: set[keys.Key] = set()
-        for part in self.source.partitions():
+        async for part in self.source.partitions():
             if part.family.by_key is not None:
                 for item in part.items:
                     wanted = self.erasures.apply(item)
                     if wanted is not None:
                         seen_outside.add(_key(wanted))
-                        self._replace_outside(wanted)
+                        await self._replace_outside(wanted)
             else:
                 seen.add(part.pk)
-                self._replace_partition(part, locked_at)
+                await self._replace_partition(part, locked_at)
             self.report.partition = part.pk
             self.on_partition(self.report)
         for item in self._lookups():
             seen_outside.add(_key(item))
-            self._replace_outside(item)
+            await self._replace_outside(item)
         for family in (*export.FAMILIES, walk.API_KEY_LOOKUPS):
             if family.by_key is not None:
                 for key in family.by_key(before):
                     if key not in seen_outside:
-                        self._delete_outside(key)
+                        await self._delete_outside(key)
                 continue
             for pk in walk.partition_keys(family, before):
                 if pk not in seen:
-                    self._empty(pk, locked_at)
+                    await self._empty(pk, locked_at)
 
-    def _replace_partition(self, part: Partition, locked_at: datetime) -> None:
-        live = self._live(part.pk)
+    async def _replace_partition(self, part: Partition, locked_at: datetime) -> None:
+        live = await self._live(part.pk)
         puts: list[Item] = []
         deletes: list[keys.Key] = []
-        for source_item, live_item in _merged(part.items, live):
+        for source_item, live_item in _merged(iter(part.items), iter(live)):
             if source_item is not None and source_item[keys.SK]["S"] == layout.ORGANIZATION.key_at(self.org_id).sk:
                 self._source_org = source_item  # written last, as the unlock
                 continue
@@ -572,30 +583,33 @@ class Restore:
                 puts.append(wanted)
                 self.report.written[_kind(wanted)] += 1
             if len(puts) + len(deletes) >= WRITE_GROUP:
-                self.table.batch_write(puts, deletes)
+                await self.table.batch_write(puts, deletes)
                 puts, deletes = [], []
-        self.table.batch_write(puts, deletes)
+        await self.table.batch_write(puts, deletes)
 
-    def _empty(self, pk: str, locked_at: datetime) -> None:
+    async def _empty(self, pk: str, locked_at: datetime) -> None:
         deletes: list[keys.Key] = []
-        for item in self._live(pk):
+        for item in await self._live(pk):
             if trail.is_lifecycle_event(item):
                 continue
             self._note_straggler(item, locked_at)
             deletes.append(_key(item))
             self.report.deleted[_kind(item)] += 1
             if len(deletes) >= WRITE_GROUP:
-                self.table.batch_write(deletes=deletes)
+                await self.table.batch_write(deletes=deletes)
                 deletes = []
-        self.table.batch_write(deletes=deletes)
+        await self.table.batch_write(deletes=deletes)
 
-    def _live(self, pk: str) -> Iterator[Item]:
+    async def _live(self, pk: str) -> list[Item]:
+        """The partition's items as they are now, in sort-key order (one partition: an
+        organisation's root, a department's, a month of its audit trail)."""
+        found: list[Item] = []
         start = None
         while True:
-            result = self.table.query(pk, limit=walk.PAGE, start_key=start, consistent=True)
-            yield from result.items
+            result = await self.table.query(pk, limit=walk.PAGE, start_key=start, consistent=True)
+            found += result.items
             if not result.has_more:
-                return
+                return found
             start = Table.start_key_of(result.items[-1])
 
     def _note_straggler(self, item: Item, locked_at: datetime) -> None:
@@ -631,9 +645,9 @@ class Restore:
             grant = ApiKeyGrant(key.org_id, key.key_id, key.role, key.status)
             yield layout.API_KEY_LOOKUP.item(grant, secret_hash=key.secret_hash)
 
-    def _replace_outside(self, item: Item) -> None:
+    async def _replace_outside(self, item: Item) -> None:
         """An identity, domain marker or key lookup: put unless another organisation holds it."""
-        live = self.table.get(_key(item), consistent=True)
+        live = await self.table.get(_key(item), consistent=True)
         if live == item:
             self.report.unchanged[_kind(item)] += 1
             return
@@ -642,7 +656,7 @@ class Restore:
             return Conflict("held by another organisation")
 
         try:
-            self.table.write(
+            await self.table.write(
                 [
                     transact.put(
                         item,
@@ -658,14 +672,14 @@ class Restore:
             return
         self.report.written[_kind(item)] += 1
 
-    def _delete_outside(self, key: keys.Key) -> None:
+    async def _delete_outside(self, key: keys.Key) -> None:
         """A live item outside the tenant's space the source lacks: deleted on the condition
         that it names the organisation still."""
-        target = self.table.get(key, consistent=True)
+        target = await self.table.get(key, consistent=True)
         if target is None or target.get(layout.ORG_ID, {}).get("S") != self.org_id:
             return
         try:
-            self.table.write(
+            await self.table.write(
                 [
                     transact.delete(
                         _key(target),

@@ -33,10 +33,10 @@ ACTIONS: Final = frozenset({"organization.close", "organization.export", RESTORE
 _PAGE: Final = 1000
 
 
-def commit(table: Table, ops: Sequence[transact.Op], change: Change) -> None:
+async def commit(table: Table, ops: Sequence[transact.Op], change: Change) -> None:
     """``writes.commit`` of a lifecycle change: its event, and the event's kept copy."""
     assert change.action in ACTIONS, change.action
-    writes.commit(table, ops, change, with_event=lambda event: [transact.put(layout.LIFECYCLE_EVENT.item(event))])
+    await writes.commit(table, ops, change, with_event=lambda event: [transact.put(layout.LIFECYCLE_EVENT.item(event))])
 
 
 def is_lifecycle_event(item: Item) -> bool:
@@ -44,28 +44,28 @@ def is_lifecycle_event(item: Item) -> bool:
     return item.get(ENTITY, {}).get("S") == layout.AUDIT_EVENT.tag and item.get("action", {}).get("S") in ACTIONS
 
 
-def kept(table: Table, org_id: OrgId) -> list[AuditEvent]:
+async def kept(table: Table, org_id: OrgId) -> list[AuditEvent]:
     """Every kept copy of the organisation's lifecycle events, oldest first."""
     found: list[AuditEvent] = []
     start = None
     while True:
         partition = layout.LIFECYCLE_EVENT.partition(org_id)
-        result = table.query(partition, limit=_PAGE, start_key=start, consistent=True)
+        result = await table.query(partition, limit=_PAGE, start_key=start, consistent=True)
         found += [layout.LIFECYCLE_EVENT.read(item) for item in result.items]
         if not result.has_more:
             return found
         start = Table.start_key_of(result.items[-1])
 
 
-def put_back(table: Table, org_id: OrgId) -> int:
+async def put_back(table: Table, org_id: OrgId) -> int:
     """Each kept event the trail lacks, put back as it was written: how many."""
     restored = 0
-    for event in kept(table, org_id):
+    for event in await kept(table, org_id):
         key = layout.AUDIT_EVENT.key_of(event)
-        if table.get(key, consistent=True) is not None:
+        if await table.get(key, consistent=True) is not None:
             continue
         try:
-            table.write([transact.put(layout.AUDIT_EVENT.item(event), condition="attribute_not_exists(PK)")])
+            await table.write([transact.put(layout.AUDIT_EVENT.item(event), condition="attribute_not_exists(PK)")])
         except Conflict:
             continue  # put back meanwhile
         restored += 1

@@ -38,12 +38,11 @@ a thread pool, in order.
 
 from __future__ import annotations
 
-import contextvars
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from datastore import idempotency, items, keys, layout, names
 from datastore.ids import OrgId, id_time
@@ -55,6 +54,7 @@ from datastore.table import BATCH_GET_LIMIT, Table
 PAGE: Final = 1000
 # Small partitions (or batches of 100 keys) read at once, in order, on the walk's threads.
 WINDOW: Final = 16
+T = TypeVar("T")
 # How far back audit events are read for idempotency keys: a record lives RECORD_TTL, and the
 # table's TTL deletes an expired one "typically within a few days" (AWS): a week more. A
 # record older than this is expired (no retry can replay it) and TTL removes it.
@@ -306,69 +306,64 @@ class Walk:
         # Told of each item outside the tenant's space that names another organisation.
         self.on_foreign = on_foreign
 
-    def __iter__(self) -> Iterator[tuple[Family, Item]]:
+    def __aiter__(self) -> AsyncIterator[tuple[Family, Item]]:
         return self.items()
 
-    def items(self, after: Position | None = None) -> Iterator[tuple[Family, Item]]:
+    async def items(self, after: Position | None = None) -> AsyncIterator[tuple[Family, Item]]:
         """Every item of the chosen families, in walk order, after ``after`` (all without)."""
-        pool = ThreadPoolExecutor(self.window, thread_name_prefix="lifecycle-walk")
-        try:
-            yield from self._families(pool, after)
-        finally:
-            # Never a join: a walk left unfinished (a download cut short) may be closed by the
-            # garbage collector on any thread, one of this pool's own included.
-            pool.shutdown(wait=False, cancel_futures=True)
-
-    def of_family(self, family: Family) -> Iterator[Item]:
-        """One family's items, from what ``found`` names already (no other family is read)."""
-        index = FAMILIES.index(family)
-        pool = ThreadPoolExecutor(self.window, thread_name_prefix="lifecycle-walk")
-        try:
-            if family is ROOT:
-                yield from self._partition(keys.org_pk(self.found.org_id))
-            elif family is AUDIT:
-                for month in self.found.audit_months():
-                    yield from self._partition(layout.AUDIT_EVENT.partition(self.found.org_id, month))
-            elif family.by_key is not None:
-                yield from self._by_key(pool, family, index, None)
-            else:
-                yield from (item for _family, item in self._fan_out(pool, family, index, None))
-        finally:
-            pool.shutdown(wait=False, cancel_futures=True)
-
-    def _families(self, pool: ThreadPoolExecutor, after: Position | None) -> Iterator[tuple[Family, Item]]:
         for index, family in enumerate(FAMILIES):
             wanted = family in self.families
             if family is ROOT:
                 # The root names every other family: read whole, given from the position on.
-                for item in self._partition(keys.org_pk(self.found.org_id)):
+                async for item in self._partition(keys.org_pk(self.found.org_id)):
                     self.found.note_root(item)
                     if wanted and _after(after, index, item[keys.PK]["S"], item[keys.SK]["S"]):
                         yield family, item
                 continue
             if family is AUDIT:
-                yield from self._audit(index, wanted, after)
+                async for pair in self._audit(index, wanted, after):
+                    yield pair
                 continue
             if not wanted or not _after_family(after, index):
                 continue
             if family.by_key is not None:
-                yield from ((family, item) for item in self._by_key(pool, family, index, after))
+                async for item in self._by_key(family, index, after):
+                    yield family, item
             else:
-                yield from self._fan_out(pool, family, index, after)
+                async for pair in self._fan_out(family, index, after):
+                    yield pair
+
+    async def of_family(self, family: Family) -> AsyncIterator[Item]:
+        """One family's items, from what ``found`` names already (no other family is read)."""
+        index = FAMILIES.index(family)
+        if family is ROOT:
+            async for item in self._partition(keys.org_pk(self.found.org_id)):
+                yield item
+        elif family is AUDIT:
+            for month in self.found.audit_months():
+                async for item in self._partition(layout.AUDIT_EVENT.partition(self.found.org_id, month)):
+                    yield item
+        elif family.by_key is not None:
+            async for item in self._by_key(family, index, None):
+                yield item
+        else:
+            async for _family, item in self._fan_out(family, index, None):
+                yield item
 
     # --- reading -------------------------------------------------------------------------------
 
-    def _partition(self, partition_key: str, after_sk: str | None = None) -> Iterator[Item]:
+    async def _partition(self, partition_key: str, after_sk: str | None = None) -> AsyncIterator[Item]:
         """One partition's items in sort-key order, page by page."""
         start = None if after_sk is None else {keys.PK: partition_key, keys.SK: after_sk}
         while True:
-            result = self.table.query(partition_key, limit=PAGE, start_key=start, consistent=self.consistent)
-            yield from result.items
+            result = await self.table.query(partition_key, limit=PAGE, start_key=start, consistent=self.consistent)
+            for item in result.items:
+                yield item
             if not result.has_more:
                 return
             start = Table.start_key_of(result.items[-1])
 
-    def _audit(self, index: int, wanted: bool, after: Position | None) -> Iterator[tuple[Family, Item]]:
+    async def _audit(self, index: int, wanted: bool, after: Position | None) -> AsyncIterator[tuple[Family, Item]]:
         """The audit trail, month by month; events within reach name idempotency records."""
         need_keys = IDEMPOTENCY in self.families and _after_family(after, FAMILIES.index(IDEMPOTENCY))
         reach = set(self.found.reach_months()) if need_keys else set()
@@ -377,29 +372,28 @@ class Walk:
             emitting = wanted and _after(after, index, partition_key)
             if not emitting and month not in reach:
                 continue
-            for item in self._partition(partition_key):
+            async for item in self._partition(partition_key):
                 if month in reach:
                     self.found.note_audit(item)
                 if emitting and _after(after, index, partition_key, item[keys.SK]["S"]):
                     yield AUDIT, item
 
-    def _fan_out(
-        self, pool: ThreadPoolExecutor, family: Family, index: int, after: Position | None
-    ) -> Iterator[tuple[Family, Item]]:
+    async def _fan_out(self, family: Family, index: int, after: Position | None) -> AsyncIterator[tuple[Family, Item]]:
         partition_keys = [pk for pk in family.partitions(self.found) if _after(after, index, pk)]
 
-        def read(pk: str) -> list[Item]:
+        async def read(pk: str) -> list[Item]:
             resume = after.sk if after is not None and after.family == family.name and after.pk == pk else None
-            return list(self._partition(pk, resume))
+            return [item async for item in self._partition(pk, resume)]
 
-        for found in _in_order(pool, read, partition_keys, self.window):
-            yield from ((family, item) for item in found)
+        async for found in _in_order(read, partition_keys, self.window):
+            for item in found:
+                yield family, item
 
-    def _by_key(self, pool: ThreadPoolExecutor, family: Family, index: int, after: Position | None) -> Iterator[Item]:
+    async def _by_key(self, family: Family, index: int, after: Position | None) -> AsyncIterator[Item]:
         assert family.by_key is not None
         wanted = [key for key in family.by_key(self.found) if _after(after, index, key.pk, key.sk)]
         chunks = [wanted[start : start + BATCH_GET_LIMIT] for start in range(0, len(wanted), BATCH_GET_LIMIT)]
-        for found in _in_order(pool, self.table.batch_get, chunks, self.window):
+        async for found in _in_order(self.table.batch_get, chunks, self.window):
             for item in found:
                 if item is None:
                     continue
@@ -410,15 +404,15 @@ class Walk:
                 yield item
 
 
-def survey(table: Table, org_id: OrgId, *, now: datetime | None = None, consistent: bool = False) -> Found:
+async def survey(table: Table, org_id: OrgId, *, now: datetime | None = None, consistent: bool = False) -> Found:
     """What the root partition and the audit events within reach name: every other family's
     partitions (the root, whole, and at most the last two months of the audit trail)."""
     walking = Walk(table, org_id, families=(), now=now, consistent=consistent)
     found = walking.found
-    for item in walking._partition(keys.org_pk(org_id)):
+    async for item in walking._partition(keys.org_pk(org_id)):
         found.note_root(item)
     for month in found.reach_months():
-        for item in walking._partition(layout.AUDIT_EVENT.partition(org_id, month)):
+        async for item in walking._partition(layout.AUDIT_EVENT.partition(org_id, month)):
             found.note_audit(item)
     return found
 
@@ -436,12 +430,18 @@ def _after_family(after: Position | None, index: int) -> bool:
     return after is None or index >= FAMILY_NAMES.index(after.family)
 
 
-def _in_order(pool: ThreadPoolExecutor, read: Callable[[Any], Any], work: Sequence[Any], window: int) -> Iterator[Any]:
-    """``read`` of each of ``work`` on the pool, at most ``window`` ahead, results in order."""
-    pending: list[Future[Any]] = []
+async def _in_order(read: Callable[[Any], Awaitable[T]], work: Sequence[Any], window: int) -> AsyncIterator[T]:
+    """``read`` of each of ``work`` as tasks on the loop, at most ``window`` ahead, results in order.
+
+    A walk left unfinished (a download cut short) cancels the reads still in flight."""
+    pending: list[asyncio.Task[T]] = []
     position = 0
-    while position < len(work) or pending:
-        while position < len(work) and len(pending) < window:
-            pending.append(pool.submit(contextvars.copy_context().run, read, work[position]))
-            position += 1
-        yield pending.pop(0).result()
+    try:
+        while position < len(work) or pending:
+            while position < len(work) and len(pending) < window:
+                pending.append(asyncio.ensure_future(read(work[position])))
+                position += 1
+            yield await pending.pop(0)
+    finally:
+        for task in pending:
+            task.cancel()

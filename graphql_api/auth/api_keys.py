@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from datastore import api_keys, async_reads, items
+from datastore import api_keys, items
 from datastore.entities import ApiKeyGrant, ApiKeyStatus
 from datastore.errors import InvalidInput
 from datastore.scope import ApiKeyScope, TenantScope
@@ -68,7 +68,7 @@ class ApiKeyAuthenticator:
         """The caller a key names, or UNAUTHENTICATED; a datastore failure propagates."""
         loop = asyncio.get_running_loop()
         try:
-            grant = await async_reads.find_grant(self._lookup, secret)
+            grant = await api_keys.find_grant(self._lookup, secret)
         except InvalidInput:
             raise unauthenticated("invalid API key: not a well-formed key", AuthReason.TOKEN_INVALID) from None
         if grant is None:

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
-from datastore import applications, async_reads, departments, employees, jobs
+from datastore import applications, audit, by_id, departments, employees, jobs
 from datastore.async_table import AsyncTable
 from datastore.by_id import Kind
 from datastore.entities import (
@@ -89,7 +89,7 @@ class Loader(SharedLoader[K, V]):
 class EntityLoader(SharedLoader[tuple[Kind, Any], Any]):
     """Every entity read by id of one loop turn, whatever its kind, in one batch.
 
-    One key is a GetItem, more go whole to ``datastore.async_reads.get_by_id``, which cuts
+    One key is a GetItem, more go whole to ``datastore.by_id.get_by_id``, which cuts
     them into BatchGetItem calls of at most 100 keys, all in flight at once. The caller
     check's organisation and employee thus share a call with the query's own reads.
     """
@@ -101,7 +101,7 @@ class EntityLoader(SharedLoader[tuple[Kind, Any], Any]):
 
     async def fetch(self, keys: list[tuple[Kind, Any]]) -> list[Any]:
         self._admit()
-        return await async_reads.get_by_id(self._table, keys)
+        return await by_id.get_by_id(self._table, keys)
 
 
 class Entities(Generic[K, V]):
@@ -224,7 +224,7 @@ applications_of_employee = _pages(
 
 def audit_events_of_org(table: AsyncTable, _parent: str | None, request: PageRequest) -> Awaitable[Page[AuditEvent]]:
     """Newest first, whatever ``request.descending`` says (the audit trail's walk, not one query)."""
-    return async_reads.list_audit_events(table, request)
+    return audit.list_audit_events(table, request)
 
 
 class Loaders:
@@ -249,7 +249,7 @@ class Loaders:
         self.api_key: Entities[str, ApiKey | None] = Entities(self.entities, Kind.API_KEY)
 
         async def ids_by_email(emails: list[str]) -> list[EmployeeId | None]:
-            found = [async_reads.find_employee_id_by_email(table, email) for email in emails]
+            found = [employees.find_employee_id_by_email(table, email) for email in emails]
             return list(await asyncio.gather(*found))
 
         self.employee_id_by_email: Loader[str, EmployeeId | None] = Loader(admit, ids_by_email, before_first_load=first)
