@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import functools
 import gzip
@@ -14,11 +15,11 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Never, TextIO
+from typing import Any, BinaryIO, Never, TextIO, TypeVar
 
 import graphql
 import uvicorn
@@ -42,13 +43,14 @@ from datastore.config import ConfigError, DatastoreSettings
 from datastore.dev import demo
 from datastore.dev.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.dev.npm import NpmError
-from datastore.entities import Organization, OrganizationStatus
+from datastore.entities import Employee, Organization, OrganizationStatus
 from datastore.errors import Conflict, InvalidInput, NotFound, Unavailable
 from datastore.iam import ROLES, policies
 from datastore.ids import EmployeeId, OrgId
 from datastore.lifecycle import erasure, export, export_format, offboarding, restore
 from datastore.pagination import every
 from datastore.provision import ensure_table
+from datastore.records import DeletionReceipt
 from datastore.scope import LayoutScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
 from datastore.table import Table
@@ -71,6 +73,8 @@ from graphql_api.schema.executable import schema_sdl
 from graphql_api.settings import Settings, hand_down_to_workers
 
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.graphql"
+
+T = TypeVar("T")
 
 log = logging.getLogger("hr.server")
 Say = Callable[[str], None]
@@ -165,10 +169,29 @@ def metrics_endpoint(host: str, port: int | None, workers: int, say: Say = say) 
             shutil.rmtree(directory, ignore_errors=True)
 
 
-def check_layout(datastore: Datastore, *, serve_anyway: bool, say: Say = say, warn: Say | None = None) -> None:
+def on_event_loop(datastore: Datastore, work: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """A command's DynamoDB work, awaited on one event loop of its own (``asyncio.run``).
+
+    The loop's connections to DynamoDB are closed before it ends (they belong to it,
+    datastore/async_http.py), and the boto3 clients made for the control plane after.
+    """
+
+    async def whole() -> T:
+        try:
+            return await work()
+        finally:
+            await datastore.aclose()
+
+    try:
+        return asyncio.run(whole())
+    finally:
+        datastore.close()
+
+
+async def check_layout(datastore: Datastore, *, serve_anyway: bool, say: Say = say, warn: Say | None = None) -> None:
     """Refuse to serve data in another layout than this release's (datastore/layout_version.py)."""
     try:
-        found = layout_version.check_at_start(datastore.table(LayoutScope()), serve_anyway=serve_anyway)
+        found = await layout_version.check_at_start(datastore.table(LayoutScope()), serve_anyway=serve_anyway)
     except layout_version.LayoutMismatch as error:
         raise CommandError(str(error)) from None
     if found.stamped:
@@ -191,6 +214,22 @@ def remove_leftovers(say: Say = say) -> None:
         *remove_orphans(runtime_dir(), worker_pool.PREFIX),
     ]:
         say(f"removed {path}, left by a server that was killed")
+
+
+async def prepare_table(datastore: Datastore, *, serve_anyway: bool, demo_data: bool, say: Say, warn: Say) -> None:
+    """Before serving: the table created unless it exists, its layout checked, the demo data
+    loaded when asked; on a loop of its own, whose connections are closed here (the app
+    serves from uvicorn's loop)."""
+    try:
+        # The layout is checked before the table's TTL or stream is touched: a table this
+        # release refuses to serve is left as it was found.
+        layout_checked = functools.partial(check_layout, datastore, serve_anyway=serve_anyway, say=say, warn=warn)
+        if await ensure_table(datastore.client, datastore.table(LayoutScope()), before_changes=layout_checked):
+            say(f"created table {datastore.table_name}")
+        if demo_data and await demo.load(datastore.table(PlatformScope())):
+            say("loaded demo data (Acme Corp, Globex Inc)")
+    finally:
+        await datastore.aclose()
 
 
 def run(_args: argparse.Namespace) -> int:
@@ -220,15 +259,15 @@ def run(_args: argparse.Namespace) -> int:
                 announce=lambda: announce(f"waiting for DynamoDB at {where}: not reachable yet, retrying"),
             )
             waiting.close()
-            # The layout is checked before the table's TTL or stream is touched: a table this
-            # release refuses to serve is left as it was found.
-            layout_checked = functools.partial(
-                check_layout, datastore, serve_anyway=loaded.server.serve_unmigrated, say=announce, warn=warn
+            asyncio.run(
+                prepare_table(
+                    datastore,
+                    serve_anyway=loaded.server.serve_unmigrated,
+                    demo_data=embedded or loaded.server.demo_data,
+                    say=announce,
+                    warn=warn,
+                )
             )
-            if ensure_table(datastore.client, settings.table_name, before_changes=layout_checked):
-                announce(f"created table {settings.table_name}")
-            if (embedded or loaded.server.demo_data) and demo.load(datastore.table(PlatformScope())):
-                announce("loaded demo data (Acme Corp, Globex Inc)")
             api_settings.warn_if_development(warn)
             if workers > 1 and api_settings.graphiql:
                 # GraphiQL's bundles fetched here, once, rather than by every worker at once.
@@ -306,13 +345,14 @@ def token(args: argparse.Namespace) -> int:
         if settings.embedded:
             where += f", data in {settings.local_data_dir}"
         datastore = Datastore.connect(settings, endpoint)
-        try:
-            identity = identities.find_identity(datastore.table(SignInScope()), args.email)
+
+        async def employee_of(email: str) -> Employee | None:
+            identity = await identities.find_identity(datastore.table(SignInScope()), email)
             if identity is None:
-                raise CommandError(f"no employee has the email {args.email} in table {settings.table_name} at {where}")
-            employee = employees.get_employee(datastore.table(TenantScope(identity.org_id)), identity.emp_id)
-        finally:
-            datastore.close()
+                raise CommandError(f"no employee has the email {email} in table {settings.table_name} at {where}")
+            return await employees.get_employee(datastore.table(TenantScope(identity.org_id)), identity.emp_id)
+
+        employee = on_event_loop(datastore, lambda: employee_of(args.email))
     if employee is None:
         raise CommandError(f"the employee of {args.email} no longer exists in table {settings.table_name} at {where}")
     print(
@@ -335,26 +375,28 @@ def import_employees(args: argparse.Namespace) -> int:
     summary = bulk_csv.Summary()
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
-        try:
-            [org_id] = _chosen_organizations(datastore, org)
+
+        size = path.stat().st_size
+
+        async def importing(binary: BinaryIO) -> None:
+            [org_id] = [found async for found in _chosen_organizations(datastore, org)]
             table = datastore.table(TenantScope(org_id))
+            rows = bulk_csv.records(binary)  # the header is checked before the bar shows
+            with tqdm(total=size, unit="B", unit_scale=True, desc="importing", disable=args.quiet) as bar:
+
+                def progress(done: bulk_csv.Summary) -> None:
+                    bar.set_postfix(created=done.created, unchanged=done.unchanged, failed=done.failed)
+                    bar.update(binary.tell() - bar.n)  # bytes read so far (the csv module reads ahead)
+
+                await bulk_csv.import_records(table, rows, summary, on_batch=progress)
+
+        try:
             with path.open("rb") as binary:
-                rows = bulk_csv.records(binary)  # the header is checked before the bar shows
-                with tqdm(
-                    total=path.stat().st_size, unit="B", unit_scale=True, desc="importing", disable=args.quiet
-                ) as bar:
-
-                    def progress(done: bulk_csv.Summary) -> None:
-                        bar.set_postfix(created=done.created, unchanged=done.unchanged, failed=done.failed)
-                        bar.update(binary.tell() - bar.n)  # bytes read so far (the csv module reads ahead)
-
-                    bulk_csv.import_records(table, rows, summary, on_batch=progress)
+                on_event_loop(datastore, lambda: importing(binary))
         except bulk_csv.CsvError as error:
             if summary.rows:
                 print(f"stopped after {summary.rows} rows; those were imported and a re-run finds them UNCHANGED")
             raise CommandError(str(error)) from None
-        finally:
-            datastore.close()
     print(f"{summary.rows} rows: {summary.created} created, {summary.unchanged} unchanged, {summary.failed} failed")
     for failure in summary.failures:
         print(f"  {failure}")
@@ -411,21 +453,24 @@ def _persisted_operations(settings: DatastoreSettings, days: timedelta) -> list[
     # What the engine prints goes to stderr: stdout is the report (--json).
     with contextlib.redirect_stdout(sys.stderr), dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
-        try:
-            if not probe.table_ready(datastore.client, settings.table_name):
-                print(f"no table {settings.table_name}: no persisted documents to check", file=sys.stderr)
-                return found
-            for org_id in _chosen_organizations(datastore, None):
-                for stored in documents.list_documents(datastore.table(TenantScope(org_id)), org_id):
+        if not probe.table_ready(datastore.client, settings.table_name):
+            datastore.close()
+            print(f"no table {settings.table_name}: no persisted documents to check", file=sys.stderr)
+            return found
+
+        async def reading() -> None:
+            async for org_id in _chosen_organizations(datastore, None):
+                async for stored in documents.list_documents(datastore.table(TenantScope(org_id)), org_id):
                     seen = documents.registered_at(stored)
                     if seen >= since:
                         found.append(
                             evolution.ClientOperation("persisted", stored.sha256, stored.document, org_id, seen)
                         )
+
+        try:
+            on_event_loop(datastore, reading)
         except Unavailable as error:
             raise CommandError(f"cannot read the persisted documents ({error}); --skip-table leaves them out") from None
-        finally:
-            datastore.close()
     return found
 
 
@@ -439,16 +484,18 @@ def _org_option(org: str | None) -> OrgId | None:
     return org_id
 
 
-def _chosen_organizations(datastore: Datastore, org_id: OrgId | None) -> Iterable[OrgId]:
+async def _chosen_organizations(datastore: Datastore, org_id: OrgId | None) -> AsyncIterator[OrgId]:
     """The organisations a platform command runs over: ``--org``'s (``_org_option``), if it
     exists (one GetItem), or, without it, every one on the platform (AP14, page by page, as
     the command goes)."""
     if org_id is None:
         platform = datastore.table(PlatformScope())
-        return (found.org_id for found in every(lambda request: organizations.list_organizations(platform, request)))
-    if organizations.get_organization(datastore.table(TenantScope(org_id))) is None:
+        async for found in every(lambda request: organizations.list_organizations(platform, request)):
+            yield found.org_id
+        return
+    if await organizations.get_organization(datastore.table(TenantScope(org_id))) is None:
         raise CommandError(f"no organisation has the id {org_id}")
-    return [org_id]
+    yield org_id
 
 
 def check_counts(args: argparse.Namespace) -> int:
@@ -461,18 +508,21 @@ def check_counts(args: argparse.Namespace) -> int:
     org = _org_option(args.org)
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
-        try:
+
+        async def checking() -> tuple[int, int, int]:
             found = departments = jobs = 0
-            for org_id in _chosen_organizations(datastore, org):
-                report = counts.check_organization(datastore.table(TenantScope(org_id)), fix=args.fix)
+            async for org_id in _chosen_organizations(datastore, org):
+                report = await counts.check_organization(datastore.table(TenantScope(org_id)), fix=args.fix)
                 departments, jobs = departments + report.departments, jobs + report.jobs
                 for drift in report.drifts:
                     print(drift.describe(), flush=True)
                 found += len(report.drifts)
+            return found, departments, jobs
+
+        try:
+            found, departments, jobs = on_event_loop(datastore, checking)
         except (InvalidInput, Unavailable) as error:
             raise CommandError(str(error)) from None
-        finally:
-            datastore.close()
     outcome = "repaired" if args.fix else "found"
     print(f"checked {departments} departments and {jobs} jobs: {found} difference{'s' * (found != 1)} {outcome}")
     return 1 if found and not args.fix else 0
@@ -498,14 +548,16 @@ def index_names(args: argparse.Namespace) -> int:
     org = _org_option(args.org)
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
-        try:
-            for org_id in _chosen_organizations(datastore, org):
-                count = name_backfill.index_organization(datastore.table(TenantScope(org_id)))
+
+        async def indexing() -> None:
+            async for org_id in _chosen_organizations(datastore, org):
+                count = await name_backfill.index_organization(datastore.table(TenantScope(org_id)))
                 print(f"{org_id}: {count} employee{'s' * (count != 1)} indexed", flush=True)
+
+        try:
+            on_event_loop(datastore, indexing)
         except (InvalidInput, Conflict, Unavailable) as error:  # Conflict: an employee kept changing
             raise CommandError(str(error)) from None
-        finally:
-            datastore.close()
     return 0
 
 
@@ -550,16 +602,18 @@ def migrate(args: argparse.Namespace) -> int:
         table = datastore.table(LayoutScope())
         bar = _MigrationBar(quiet=args.quiet)
         try:
-            summary = migration.migrate(table, on_start=bar.start, on_organization=bar.done)
+            summary = on_event_loop(
+                datastore,
+                lambda: migration.migrate(table, datastore.client, on_start=bar.start, on_organization=bar.done),
+            )
         except migration.Refused as error:
             raise CommandError(str(error)) from None
         except (Unavailable, InvalidInput, Conflict) as error:
             raise CommandError(f"{error}; the migration stopped: run it again to finish what is left") from None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt:  # asyncio.run cancels the migration and raises it again
             raise CommandError("interrupted; the migration stopped: run it again to finish what is left") from None
         finally:
             bar.close()
-            datastore.close()
     for line in summary.lines():
         print(line, flush=True)
     if summary.failures:
@@ -581,13 +635,15 @@ def export_organization(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
-        try:
+
+        async def exporting() -> tuple[export.Export, export_format.EmployeesCsv | None]:
             reader = datastore.table(LifecycleScope(org_id, "export"))
-            export.organization_to_export(reader, org_id)
+            await export.organization_to_export(reader, org_id)
             with contextlib.ExitStack() as files:
                 employees_csv = None
                 if args.csv is not None:
-                    employees_csv = export_format.EmployeesCsv(files.enter_context(Path(args.csv).open("w")))
+                    written = await asyncio.to_thread(Path(args.csv).open, "w")
+                    employees_csv = export_format.EmployeesCsv(files.enter_context(written))
                 job = export.Export(
                     reader,
                     org_id,
@@ -596,22 +652,24 @@ def export_organization(args: argparse.Namespace) -> int:
                 )
                 out = files.enter_context(gzip.open(partial, "wb", compresslevel=export_format.COMPRESSION))
                 with tqdm(unit=" items", desc="exporting", disable=args.quiet) as bar:
-                    for line in job.lines():
+                    async for line in job.lines():
                         out.write(line)
                         bar.update(job.tally.items - bar.n)
                         if job.tally.items % export.CHECKPOINT_EVERY == 0:
                             job.meter.settle()  # the summary's figures, without a log of every call
             partial.replace(path)
             with calls.metering(job.meter):
-                export.record(datastore.table(TenantScope(org_id)), org_id, job.tally)
+                await export.record(datastore.table(TenantScope(org_id)), org_id, job.tally)
             job.meter.settle()
+            return job, employees_csv
+
+        try:
+            job, employees_csv = on_event_loop(datastore, exporting)
         except NotFound:
             raise CommandError(f"no organisation has the id {org_id}") from None
         except (Conflict, Unavailable, export.UnclassifiedKind) as error:
             partial.unlink(missing_ok=True)
             raise CommandError(str(error)) from None
-        finally:
-            datastore.close()
     seconds = time.perf_counter() - started
     print(
         f"exported {job.tally.items} items of {org_id} to {path} ({path.stat().st_size:,} bytes) in {seconds:.1f} s: "
@@ -642,17 +700,17 @@ def restore_organization(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
+        live = datastore.table(LifecycleScope(org_id, "restore", "operator"))
+        source: restore.Source
+        if args.file is not None:
+            source = restore.FileSource(Path(args.file))
+        else:
+            other = Table(
+                datastore.aio, args.from_table, LifecycleScope(org_id, "restore"), credentials=datastore.credentials
+            )
+            source = restore.TableSource(other, org_id)
+        pause_after = _restore_pause(loaded)
         try:
-            live = datastore.table(LifecycleScope(org_id, "restore", "operator"))
-            source: restore.Source
-            if args.file is not None:
-                source = restore.FileSource(Path(args.file))
-            else:
-                other = Table(
-                    datastore.client, args.from_table, LifecycleScope(org_id, "restore"), fanout=datastore.fanout
-                )
-                source = restore.TableSource(other, org_id)
-            pause_after = _restore_pause(loaded)
             with tqdm(unit=" items", desc="restoring", disable=args.quiet) as bar:
 
                 def progress(report: restore.Report) -> None:
@@ -661,13 +719,14 @@ def restore_organization(args: argparse.Namespace) -> int:
                     if pause_after is not None and report.partition == pause_after:
                         _hold(f"restore paused after {report.partition}")
 
-                report = restore.Restore(live, org_id, source, drain_seconds=drain, on_partition=progress).run()
+                report = on_event_loop(
+                    datastore,
+                    restore.Restore(live, org_id, source, drain_seconds=drain, on_partition=progress).run,
+                )
         except restore.Refused as error:
             raise CommandError(str(error)) from None
         except (Conflict, Unavailable) as error:
             raise CommandError(f"{error}; the organisation may be locked (RESTORING): run the restore again") from None
-        finally:
-            datastore.close()
     for line in report.lines(time.perf_counter() - started):
         print(line)
     return 0
@@ -698,13 +757,12 @@ def erase_person(args: argparse.Namespace) -> int:
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
         try:
-            done = erasure.erase_person(datastore.table(TenantScope(org_id)), emp_id, dry_run=args.dry_run)
+            tenant = datastore.table(TenantScope(org_id))
+            done = on_event_loop(datastore, lambda: erasure.erase_person(tenant, emp_id, dry_run=args.dry_run))
         except NotFound:
             raise CommandError(f"organisation {org_id} has no employee {emp_id}") from None
         except (Conflict, Unavailable) as error:
             raise CommandError(str(error)) from None
-        finally:
-            datastore.close()
     if done.already:
         print(f"employee {emp_id} was erased already: nothing to do")
         return 0
@@ -736,24 +794,27 @@ def offboard(args: argparse.Namespace) -> int:
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
         datastore = Datastore.connect(settings, endpoint)
         table = datastore.table(LifecycleScope(org_id, "offboard", "operator"))
-        try:
-            receipt = offboarding.receipt_of(table, org_id)
+
+        async def offboarding_run() -> tuple[DeletionReceipt, float] | None:
+            """The receipt of the deletion this run finished and how long it took; None when
+            there was nothing to delete now (what was found is printed)."""
+            receipt = await offboarding.receipt_of(table, org_id)
             if args.receipt:
                 if receipt is None:
                     raise CommandError(f"organisation {org_id} has no deletion receipt: it was never closed")
                 print("\n".join(offboarding.describe(receipt)))
-                return 0
-            organization = offboarding.organization_of(table, org_id)
+                return None
+            organization = await offboarding.organization_of(table, org_id)
             if organization is None and receipt is not None and receipt.finished_at is not None:
                 print(f"organisation {org_id} was deleted already; nothing to do. Its receipt:")
                 print("\n".join(offboarding.describe(receipt)))
-                return 0
+                return None
             # No offboarding under way: this run starts one (with a receipt of its own).
             starts = receipt is None or receipt.finished_at is not None
             if organization is not None and (organization.status is not OrganizationStatus.CLOSING or starts):
                 if grace_days <= 0:
                     _confirm_deletion(args, organization)
-                receipt = offboarding.close(table, org_id, grace=timedelta(days=grace_days)).receipt
+                receipt = (await offboarding.close(table, org_id, grace=timedelta(days=grace_days))).receipt
             elif receipt is None:
                 raise NotFound(Organization, org_id)
             assert receipt is not None
@@ -762,7 +823,7 @@ def offboard(args: argparse.Namespace) -> int:
                     f"organisation {org_id} is CLOSING: its data is deleted after "
                     f"{items.timestamp(receipt.delete_after)}; run this command again then"
                 )
-                return 0
+                return None
             with tqdm(unit=" items", desc="deleting", disable=args.quiet) as bar:
 
                 def progress(done: offboarding.Progress) -> None:
@@ -770,15 +831,20 @@ def offboard(args: argparse.Namespace) -> int:
                     bar.update(done.deleted - bar.n)
 
                 started = time.perf_counter()
-                receipt = offboarding.delete(table, org_id, on_progress=progress)
+                receipt = await offboarding.delete(table, org_id, on_progress=progress)
+            return receipt, time.perf_counter() - started
+
+        try:
+            deleted = on_event_loop(datastore, offboarding_run)
         except NotFound:
             raise CommandError(f"no organisation has the id {org_id}") from None
         except (offboarding.NotYet, Conflict, Unavailable) as error:
             raise CommandError(str(error)) from None
-        finally:
-            datastore.close()
+    if deleted is None:
+        return 0
+    receipt, seconds = deleted
     print("\n".join(offboarding.describe(receipt)))
-    print(f"deleted in {time.perf_counter() - started:.1f} s")
+    print(f"deleted in {seconds:.1f} s")
     return 0
 
 

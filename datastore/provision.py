@@ -9,7 +9,7 @@ a change to the table, not to its data: no item changes and the data layout stay
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
 
@@ -60,7 +60,7 @@ def table_definition(name: str) -> dict[str, object]:
 
 
 async def ensure_table(
-    client: DynamoDBClient, table: Table, *, before_changes: Callable[[], None] | None = None
+    client: DynamoDBClient, table: Table, *, before_changes: Callable[[], Awaitable[None]] | None = None
 ) -> bool:
     """Create the table unless it exists, with TTL and its stream on; True when it was created.
 
@@ -78,7 +78,7 @@ async def ensure_table(
         with suppress(layout_version.LayoutChanged):  # stamped by whoever created it meanwhile
             await layout_version.stamp(table.with_scope(LayoutScope()), layout_version.CURRENT, over=None)
     if before_changes is not None:
-        before_changes()
+        await before_changes()
     await asyncio.to_thread(ensure_time_to_live, client, name)
     await asyncio.to_thread(ensure_stream, client, name)
     return created
