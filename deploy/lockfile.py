@@ -13,7 +13,7 @@ machine's bare Python before anything is installed):
 
 - ``uv-requirement``: the dev lock's own uv entry, which the Makefile installs with pip's
   ``--require-hashes`` into a throwaway venv, whose uv then builds .venv.
-- ``lambda``: deploy/requirements-lambda.txt, the runtime lock without pycurl, which
+- ``lambda``: deploy/requirements-lambda.txt, the runtime lock's entries, which
   ``make package`` installs for Lambda's platform. tests/deploy/test_lockfile.py fails when any
   of these files drifts from the others or from pyproject.toml.
 """
@@ -32,14 +32,9 @@ DEV_LOCK: Final = ROOT / "requirements-dev.lock"
 RUNTIME_LOCK: Final = ROOT / "requirements.lock"
 LAMBDA_REQUIREMENTS: Final = ROOT / "deploy" / "requirements-lambda.txt"
 
-# pycurl publishes no wheel for Lambda's manylinux2014 platform; without it the DynamoDB client
-# keeps botocore's urllib3 session (datastore/http_session.py).
-LAMBDA_LEFT_OUT: Final = frozenset({"pycurl"})
-
 LAMBDA_HEADER: Final = """\
-# The runtime dependencies of the Lambda package (make package), with hashes: requirements.lock
-# without pycurl, which publishes no wheel for Lambda's manylinux2014 platform (the DynamoDB
-# client then keeps botocore's urllib3 session, datastore/http_session.py).
+# The runtime dependencies of the Lambda package (make package), with hashes: requirements.lock's,
+# every one of which publishes a wheel for Lambda's manylinux2014 platform.
 # Written by `make lock` (python -m deploy.lockfile lambda); do not edit.
 # tests/deploy/test_lockfile.py fails when this file and requirements.lock drift apart.
 """
@@ -114,7 +109,7 @@ def uv_requirement(lock: Path = DEV_LOCK) -> str:
 
 def lambda_requirements(lock: Path = RUNTIME_LOCK) -> str:
     """deploy/requirements-lambda.txt as the runtime lock now gives it."""
-    return LAMBDA_HEADER + "".join(entry.requirement for entry in read(lock) if entry.name not in LAMBDA_LEFT_OUT)
+    return LAMBDA_HEADER + "".join(entry.requirement for entry in read(lock))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """``make package``: the Lambda deployment zip, from pinned wheels for Lambda's platform.
 
-The wheels are deploy/requirements-lambda.txt's: requirements.lock without pycurl, each with
+The wheels are deploy/requirements-lambda.txt's: requirements.lock's, each with
 its hashes (deploy/lockfile.py derives the file; ``make lock`` rewrites it).
 
 Wheels are installed for ``manylinux2014_x86_64`` and CPython 3.11 (the template's runtime)

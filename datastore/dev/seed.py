@@ -8,11 +8,10 @@ already correct.
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
 
 from datastore import employees, layout
 from datastore.entities import (
@@ -29,29 +28,25 @@ from datastore.entities import (
 )
 from datastore.ids import ApplicationId, DepartmentId, EmployeeId, JobId, OrgId, new_id, new_id_at
 from datastore.items import Item
+from datastore.scope import PlatformScope
+from datastore.table import BATCH_WRITE_LIMIT, Table
 
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
-
-BATCH_WRITE_LIMIT = 25
 EPOCH = datetime(2020, 1, 1, tzinfo=UTC)
 
 
-def write_items(client: DynamoDBClient, table_name: str, to_write: list[Item], *, threads: int = 8) -> None:
-    """Put every item, 25 a call on a few threads, retrying what DynamoDB leaves unprocessed."""
+async def write_items(table: Table, to_write: list[Item], *, in_flight: int = 8) -> None:
+    """Put every item through ``table`` (``Table.batch_write``: 25 a BatchWriteItem, retrying
+    what DynamoDB leaves unprocessed), ``in_flight`` calls at once on the event loop."""
     chunks = [to_write[i : i + BATCH_WRITE_LIMIT] for i in range(0, len(to_write), BATCH_WRITE_LIMIT)]
+    slots = asyncio.Semaphore(in_flight)
 
-    def put(chunk: list[Item]) -> None:
-        pending = {table_name: [{"PutRequest": {"Item": item}} for item in chunk]}
-        for _ in range(20):
-            response = client.batch_write_item(RequestItems=pending)  # type: ignore[arg-type]
-            pending = response.get("UnprocessedItems") or {}  # type: ignore[assignment]
-            if not pending:
-                return
-        raise RuntimeError("BatchWriteItem kept leaving items unprocessed")
+    async def put(chunk: list[Item]) -> None:
+        async with slots:
+            await table.batch_write(chunk)
 
-    with ThreadPoolExecutor(threads) as pool:
-        list(pool.map(put, chunks))
+    async with asyncio.TaskGroup() as group:
+        for chunk in chunks:
+            group.create_task(put(chunk))
 
 
 @dataclass
@@ -141,5 +136,7 @@ class Bulk:
             out += [layout.APPLICATION.item(app), layout.APPLICANT.item(app)]
         return out
 
-    def write(self, client: DynamoDBClient, table_name: str) -> None:
-        write_items(client, table_name, self.items())
+    async def write(self, table: Table) -> None:
+        """Write the organisation's items through any Table of the table: as its provisioning
+        platform operator, whose scope covers its partitions and its employees' identity items."""
+        await write_items(table.with_scope(PlatformScope(provisioning=self.org_id)), self.items())

@@ -41,7 +41,7 @@ def _pyproject_requirements(*extras: str) -> list[Requirement]:
     return requirements
 
 
-def test_lambda_requirements__are_the_runtime_lock_without_pycurl() -> None:
+def test_lambda_requirements__are_the_runtime_lock() -> None:
     assert lockfile.LAMBDA_REQUIREMENTS.read_text() == lockfile.lambda_requirements(), (
         "deploy/requirements-lambda.txt and requirements.lock have drifted apart: run `make lock`"
     )
