@@ -21,16 +21,13 @@ from typing import Any
 import httpx
 import orjson
 
-from bench.dataset import build
-from bench.floor import Floor, Stats
+from bench.dataset import seeded
+from bench.floor import Floor, Stats, stock_client
 from bench.queries import Q1, Q2, Q3, Q5, Q7, q4, q6, q6_cursors
 from bench.targets import print_verdicts
 from bench.warmup import cpu_ticks, warm_up
-from datastore import calls
-from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal, free_port
 from datastore.ids import new_id
-from datastore.provision import ensure_table
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids
 from graphql_api.settings import Settings, child_environment
@@ -344,14 +341,12 @@ def main() -> int:
         from dataclasses import replace
 
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
-        client = calls.instrument(make_client(settings))
-        ensure_table(client, table_name)
-        data = build(client, table_name)
+        data = seeded(settings)
         print(f"dataset ready in {time.monotonic() - started:.1f}s", flush=True)
         admin = issue_token(API, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
         profile = issue_token(API, subject=data.profile.emp_id, org_id=data.org_id, role="employee")
         product, naive = Server(env), Server(env, "--naive")
-        floor = Floor(make_client(settings, stock=True), table_name, data)
+        floor = Floor(stock_client(settings), table_name, data)
         print(warm_up(local.pid, [floor.q1, floor.q2, floor.q3, floor.q4]), flush=True)
         results: dict[str, dict[str, Any]] = {}
         try:

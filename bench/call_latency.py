@@ -34,7 +34,6 @@ from aiodynamo.http.types import Request, Response
 from bench.in_process import in_process
 from bench.wake import process_asleep
 from datastore import by_id
-from datastore.async_client import AsyncDynamo
 from datastore.by_id import Kind
 from datastore.config import DatastoreSettings
 from datastore.http_connections import ConnectionPool, Endpoint, request_bytes
@@ -52,7 +51,7 @@ async def _signed(datastore: Datastore, read: Call) -> Request:
         caught.append(request)
         return None  # sent as usual
 
-    hooks = AsyncDynamo.beside(datastore.client).hooks
+    hooks = datastore.aio.hooks
     hooks.add(catch)
     try:
         await read()
@@ -91,7 +90,7 @@ async def _replaying(request: Request) -> tuple[Call, Call]:
 async def measure(
     datastore: Datastore, settings: DatastoreSettings, org_id: str, emp_id: str, n: int, gap_ms: float, rounds: int
 ) -> dict[str, float]:
-    table = datastore.async_table(TenantScope(org_id))
+    table = datastore.table(TenantScope(org_id))
     wanted = [(Kind.EMPLOYEE, emp_id)]
 
     async def product() -> None:

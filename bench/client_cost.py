@@ -7,14 +7,10 @@ from an asyncio event loop as the API does; the figure is the process's CPU
 calls: a 20-item Query (a department's members, the issue's measurement) and a 100-key
 BatchGetItem (100 employees, the size the loaders send).
 
-- ``boto3 on threads``: the product's boto3 client (datastore/client.py: libcurl, orjson both
-  ways, user-agent kept) through ``Table``, each call handed to a 64-thread pool and back:
-  what the read path did before issue 24.
-- ``boto3 stock on threads``: stock boto3 the same way.
-- ``aiodynamo``: the read path now, ``AsyncTable`` over datastore/async_client.py (signing,
+- ``aiodynamo``: the product's data path, ``Table`` over datastore/async_client.py (signing,
   retries, the CRC32 check, the call log, orjson), on the loop.
-- ``aiobotocore`` and ``aiobotocore + orjson`` (orjson in its ``before-parse`` hook, as
-  datastore/fastparse.py does for boto3), on the loop: only where aiobotocore is installed.
+- ``aiobotocore`` and ``aiobotocore + orjson`` (orjson in its ``before-parse`` hook), on the
+  loop: the alternative weighed against it, only where aiobotocore is installed.
   It pins botocore below the version the lock holds, so it has a venv of its own: the lock's
   packages, then ``aiobotocore==3.10.0`` and ``boto3==1.43.117`` (docs/design/speed.md).
 """
@@ -23,28 +19,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextvars
-import functools
 import importlib.util
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
 import orjson
 
-from bench.dataset import build
-from bench.floor import Floor
+from bench.dataset import seeded
+from bench.floor import Floor, stock_client
 from bench.warmup import warm_up
-from datastore import calls, employees, ids, layout
-from datastore.client import make_client
+from datastore import employees, ids, layout
 from datastore.dev.local import DynamoDBLocal
-from datastore.provision import ensure_table
 from datastore.scope import TenantScope
 from datastore.store import Datastore
-from datastore.table import Table
 from graphql_api.settings import Settings
 
 Call = Callable[[], Awaitable[Any]]
@@ -65,16 +55,6 @@ async def measure(call: Call, n: int, concurrency: int) -> tuple[float, float]:
     cpu, wall = time.process_time(), time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     return (time.process_time() - cpu) * 1000 / n, (time.perf_counter() - wall) * 1000 / n
-
-
-def on_threads(pool: ThreadPoolExecutor, fn: Callable[[], Any]) -> Call:
-    """``fn`` handed to the pool with the caller's context, as RequestSession.run hands a call."""
-
-    async def call() -> Any:
-        context = contextvars.copy_context()
-        return await asyncio.get_running_loop().run_in_executor(pool, functools.partial(context.run, fn))
-
-    return call
 
 
 def aiobotocore_variants(
@@ -130,11 +110,8 @@ def main() -> int:
     base = Settings.load({}).datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-bench-{ids.new_id().lower()}")
-        client = calls.instrument(make_client(settings))
-        ensure_table(client, settings.table_name)
-        data = build(client, settings.table_name)
-        stock = make_client(settings, stock=True)
-        floor = Floor(stock, settings.table_name, data)
+        data = seeded(settings)
+        floor = Floor(stock_client(settings), settings.table_name, data)
         print(warm_up(local.pid, [floor.q1, floor.q2, floor.q3, floor.q4]), flush=True)
         scope = TenantScope(data.org_id)
         department = data.departments[0].dept_id
@@ -154,29 +131,17 @@ def main() -> int:
                 "ReturnConsumedCapacity": "TOTAL",
             },
         }
-        pool = ThreadPoolExecutor(64, thread_name_prefix="dynamodb-io")
-        datastore = Datastore(client, settings.table_name)
+        datastore = Datastore(settings)
         opened: list[Any] = []
 
-        def threaded(table: Table) -> Callable[[], Awaitable[dict[str, Call]]]:
-            async def make() -> dict[str, Call]:
-                return {
-                    "Query": on_threads(pool, lambda: table.query(query.partition_key, limit=20)),
-                    "BatchGetItem": on_threads(pool, lambda: table.batch_get(wanted)),
-                }
-
-            return make
-
         async def on_loop() -> dict[str, Call]:
-            table = datastore.async_table(scope)
+            table = datastore.table(scope)
             return {
                 "Query": lambda: table.query(query.partition_key, limit=20),
                 "BatchGetItem": lambda: table.batch_get(wanted),
             }
 
         variants: dict[str, Callable[[], Awaitable[dict[str, Call]]]] = {
-            "boto3 on threads": threaded(Table(client, settings.table_name, scope)),
-            "boto3 stock on threads": threaded(Table(stock, settings.table_name, scope)),
             "aiodynamo": on_loop,
             **aiobotocore_variants(local.endpoint_url, settings.table_name, params, opened),
         }
@@ -202,7 +167,6 @@ def main() -> int:
 
             for operation, cpu1, cpu16, wall1, wall16 in asyncio.run(run()):
                 print(f"{name:24}{operation:>14}{cpu1:>11.3f}{cpu16:>10.3f}{wall1:>12.3f}{wall16:>10.3f}", flush=True)
-        pool.shutdown()
     return 0
 
 

@@ -1,23 +1,27 @@
 """The bench dataset: 1 org / 20 depts / 1,000 employees / 40 jobs (25 open) / 3,000 applications,
-plus a small second tenant. Items come from the datastore's own codec, written with BatchWriteItem."""
+plus a small second tenant. Items come from the datastore's own codec, written with BatchWriteItem.
+
+The datastore is asynchronous: a lane seeds its table under one ``asyncio.run`` at its top
+(``on_loop``), as a ``server.py`` command runs its work."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Any, TypeVar
 
 from datastore import items, organizations
-from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.seed import Bulk
 from datastore.entities import Department, Employee, JobPosting, Plan
 from datastore.ids import new_id
 from datastore.provision import ensure_table
-from datastore.scope import PlatformScope
+from datastore.scope import LayoutScope, PlatformScope
+from datastore.store import Datastore
 from datastore.table import Table
 
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+T = TypeVar("T")
 
 
 @dataclass
@@ -33,21 +37,51 @@ class Dataset:
 @dataclass(frozen=True)
 class BenchTable:
     settings: DatastoreSettings  # the new table's, on the local engine
-    client: DynamoDBClient
     data: Dataset
+
+
+def on_loop(settings: DatastoreSettings, work: Callable[[Datastore], Coroutine[Any, Any, T]]) -> T:
+    """``work`` given a Datastore of ``settings``, under ``asyncio.run``; that loop's
+    connections to DynamoDB are closed before it ends (they belong to it)."""
+    datastore = Datastore(settings)
+
+    async def whole() -> T:
+        try:
+            return await work(datastore)
+        finally:
+            await datastore.aclose()
+
+    try:
+        return asyncio.run(whole())
+    finally:
+        datastore.close()
+
+
+async def provisioned(datastore: Datastore) -> Table:
+    """The datastore's table made unless it exists (``ensure_table``); a platform Table of it."""
+    await ensure_table(datastore.client, datastore.table(LayoutScope()))
+    return datastore.table(PlatformScope())
+
+
+def seeded(settings: DatastoreSettings) -> Dataset:
+    """``settings``' table made and the bench's dataset written into it."""
+
+    async def seed(datastore: Datastore) -> Dataset:
+        return await build(await provisioned(datastore))
+
+    return on_loop(settings, seed)
 
 
 def on_fresh_table(base: DatastoreSettings, endpoint_url: str) -> BenchTable:
     """A new table at ``endpoint_url`` (a DynamoDB Local) with the bench's dataset in it."""
     settings = replace(base, endpoint_url=endpoint_url, table_name=f"hr-bench-{new_id().lower()}")
-    client = make_client(settings)
-    ensure_table(client, settings.table_name)
-    return BenchTable(settings, client, build(client, settings.table_name))
+    return BenchTable(settings, seeded(settings))
 
 
-def build(client: DynamoDBClient, table_name: str) -> Dataset:
-    platform = Table(client, table_name, PlatformScope())
-    org, admin = organizations.create_organization(
+async def build(platform: Table) -> Dataset:
+    """The dataset written through ``platform`` (any Table of the table)."""
+    platform = platform.with_scope(PlatformScope())
+    org, admin = await organizations.create_organization(
         platform,
         name="Bench Corp",
         plan=Plan.ENTERPRISE,
@@ -68,9 +102,9 @@ def build(client: DynamoDBClient, table_name: str) -> Dataset:
         Department(d.org_id, d.dept_id, d.name, employees[i * 50].emp_id, d.headcount)
         for i, d in enumerate(bulk.departments)
     ]
-    bulk.write(client, table_name)
+    await bulk.write(platform)
     # Second, small tenant.
-    _, other_admin = organizations.create_organization(
+    _, other_admin = await organizations.create_organization(
         platform,
         name="Small Co",
         plan=Plan.FREE,
@@ -84,7 +118,7 @@ def build(client: DynamoDBClient, table_name: str) -> Dataset:
     staff = [small.employee(dept, n) for n in range(5)]
     job = small.job(dept, 0)
     small.apply(job, staff[0], 0)
-    small.write(client, table_name)
+    await small.write(platform)
     open_jobs = sorted((j for j in jobs if j.status.value == "open"), key=lambda j: j.job_id, reverse=True)
     # Q3's caller: in department 1, not its manager, with 3 applications.
     return Dataset(org.org_id, admin, employees[75], departments, employees, open_jobs)

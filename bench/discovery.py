@@ -18,20 +18,19 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
 
 from bench.__main__ import Server, server_env
+from bench.dataset import on_loop, provisioned
 from datastore import organizations
-from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
 from datastore.entities import Plan
 from datastore.ids import new_id
-from datastore.provision import ensure_table
-from datastore.scope import PlatformScope
-from datastore.table import Table
+from datastore.store import Datastore
 from graphql_api.settings import Settings
 
 CUSTOMER = "someone@bench.example"  # a customer's organisation, with no provider of its own
@@ -89,17 +88,20 @@ def main() -> None:
     base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local, platform_provider() as issuer:
         table_name = f"hr-bench-{new_id().lower()}"
-        client = make_client(base, local.endpoint_url)
-        ensure_table(client, table_name)
-        organizations.create_organization(
-            Table(client, table_name, PlatformScope()),
-            name="Bench Corp",
-            plan=Plan.FREE,
-            email_domains=["bench.example"],
-            admin_email="admin@bench.example",
-            admin_first_name="Ada",
-            admin_last_name="Admin",
-        )
+        settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
+
+        async def seed(datastore: Datastore) -> None:
+            await organizations.create_organization(
+                await provisioned(datastore),
+                name="Bench Corp",
+                plan=Plan.FREE,
+                email_domains=["bench.example"],
+                admin_email="admin@bench.example",
+                admin_first_name="Ada",
+                admin_last_name="Admin",
+            )
+
+        on_loop(settings, seed)
         oidc = {"OIDC_ISSUER": issuer, "OIDC_AUDIENCE": CLIENT_ID, "OIDC_JWKS": f"{issuer}/jwks"}
         server = Server(server_env(local.endpoint_url, table_name, **oidc), quiet=True)
         try:

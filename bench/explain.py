@@ -31,7 +31,6 @@ import asyncio, json, sys, time
 from dataclasses import replace
 import httpx
 from bench.queries import Q1
-from datastore.client import make_client
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.settings import Settings
@@ -39,7 +38,7 @@ from graphql_api.settings.api import ApiSettings
 
 endpoint, table, token, env, rounds, explain = sys.argv[1:7]
 settings = replace(Settings.load().datastore, endpoint_url=endpoint, table_name=table)
-datastore = Datastore(make_client(settings), table)
+datastore = Datastore.connect(settings)  # the same call before and after the datastore became async
 app = create_app(datastore, ApiSettings.from_env(json.loads(env)))
 body = {"query": Q1, **({"extensions": {"explain": True}} if explain == "1" else {})}
 

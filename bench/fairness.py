@@ -45,15 +45,13 @@ import orjson
 from graphql import parse
 
 from bench.__main__ import API, Server, pct, server_env
-from bench.dataset import build
+from bench.dataset import Dataset, build, on_loop, provisioned
 from bench.queries import Q1
-from datastore import calls, ids, organizations
-from datastore.client import make_client
+from datastore import ids, organizations
 from datastore.dev.local import DynamoDBLocal
 from datastore.dev.seed import Bulk
 from datastore.entities import Plan
-from datastore.provision import ensure_table
-from datastore.scope import PlatformScope
+from datastore.store import Datastore
 from datastore.table import Table
 from graphql_api.auth.tokens import issue_token
 from graphql_api.execution.library_internals import graphql_schema
@@ -93,10 +91,10 @@ class Tally:
         }
 
 
-def quiet_tenant(client: Any, table_name: str) -> str:
+async def quiet_tenant(platform: Table) -> str:
     """A second organisation shaped like the bench's (20 departments of 50); its admin's token."""
-    _, admin = organizations.create_organization(
-        Table(client, table_name, PlatformScope()),
+    _, admin = await organizations.create_organization(
+        platform,
         name="Quiet Co",
         plan=Plan.ENTERPRISE,
         email_domains=["quiet.example"],
@@ -108,7 +106,7 @@ def quiet_tenant(client: Any, table_name: str) -> str:
     departments = [bulk.department(f"Department {d:02}", 50) for d in range(20)]
     for n in range(1000):
         bulk.employee(departments[n // 50], n)
-    bulk.write(client, table_name)
+    await bulk.write(platform)
     return issue_token(API, subject=admin.emp_id, org_id=admin.org_id, role="admin")
 
 
@@ -234,11 +232,13 @@ def main() -> int:
     with DynamoDBLocal(base.local_cache_dir) as local:
         table_name = f"hr-bench-{ids.new_id().lower()}"
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
-        client = calls.instrument(make_client(settings))
-        ensure_table(client, table_name)
-        data = build(client, table_name)
+
+        async def seed(datastore: Datastore) -> tuple[Dataset, str]:
+            platform = await provisioned(datastore)
+            return await build(platform), await quiet_tenant(platform)
+
+        data, quiet = on_loop(settings, seed)
         noisy = issue_token(API, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
-        quiet = quiet_tenant(client, table_name)
         print(f"dataset ready in {time.monotonic() - started:.1f}s", flush=True)
         env = server_env(
             local.endpoint_url,

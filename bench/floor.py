@@ -16,8 +16,23 @@ import orjson
 
 from bench.dataset import Dataset, item_size
 from datastore import keys, layout
+from datastore.client import local_client
+from datastore.config import DatastoreSettings
 
 POOL = ThreadPoolExecutor(64, thread_name_prefix="floor")
+
+
+def stock_client(settings: DatastoreSettings) -> Any:
+    """A stock boto3 client of ``settings``' endpoint, a connection for each of the pool's threads."""
+    from botocore.config import Config
+
+    config = Config(
+        retries={"mode": "standard", "total_max_attempts": settings.max_attempts},
+        max_pool_connections=POOL._max_workers,
+        connect_timeout=settings.connect_timeout,
+        read_timeout=settings.read_timeout,
+    )
+    return local_client("dynamodb", settings.region, settings.endpoint_url, config)
 
 
 @dataclass

@@ -24,7 +24,6 @@ import uvloop
 
 from bench.in_process import in_process
 from bench.queries import Q1, Q3
-from datastore import calls
 from datastore.dev.local import free_port
 from datastore.store import Datastore
 from graphql_api.app import create_app
@@ -99,7 +98,7 @@ def main() -> None:
     parser.add_argument("-n", type=int, default=200)
     args = parser.parse_args()
     with in_process(cost_in_response=False) as bench:
-        app = create_app(Datastore(calls.instrument(bench.client), bench.settings.table_name), bench.api)
+        app = create_app(Datastore(bench.settings), bench.api)
         tokens = {"admin": bench.admin, "profile": bench.profile}
         requests = {
             kind: (request_bytes(tokens[caller], query), errors) for kind, (caller, query, errors) in KINDS.items()

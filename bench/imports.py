@@ -25,14 +25,13 @@ import httpx
 import orjson
 
 from bench.__main__ import API, Server, server_env
-from datastore import calls, departments, organizations
-from datastore.client import make_client
+from bench.dataset import on_loop, provisioned
+from datastore import departments, organizations
 from datastore.dev.local import DynamoDBLocal
-from datastore.entities import Plan
+from datastore.entities import Employee, Organization, Plan
 from datastore.ids import new_id
-from datastore.provision import ensure_table
-from datastore.scope import PlatformScope, TenantScope
-from datastore.table import Table
+from datastore.scope import TenantScope
+from datastore.store import Datastore
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids
 from graphql_api.settings import Settings
@@ -128,22 +127,22 @@ def main() -> int:
     with DynamoDBLocal(base.local_cache_dir) as local:
         table_name = f"hr-bench-{new_id().lower()}"
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
-        client = calls.instrument(make_client(settings))
-        ensure_table(client, table_name)
-        platform = Table(client, table_name, PlatformScope())
-        org, admin = organizations.create_organization(
-            platform,
-            name="Onboarding Bench",
-            plan=Plan.ENTERPRISE,
-            email_domains=[DOMAIN],
-            admin_email=f"admin@{DOMAIN}",
-            admin_first_name="Ada",
-            admin_last_name="Admin",
-        )
-        tenant = platform.with_scope(TenantScope(org.org_id, admin.emp_id))
-        dept_ids = [
-            ids.encode("Department", departments.create_department(tenant, name=f"Dept {d}").dept_id) for d in range(10)
-        ]
+
+        async def seed(datastore: Datastore) -> tuple[Organization, Employee, list[str]]:
+            org, admin = await organizations.create_organization(
+                await provisioned(datastore),
+                name="Onboarding Bench",
+                plan=Plan.ENTERPRISE,
+                email_domains=[DOMAIN],
+                admin_email=f"admin@{DOMAIN}",
+                admin_first_name="Ada",
+                admin_last_name="Admin",
+            )
+            tenant = datastore.table(TenantScope(org.org_id, admin.emp_id))
+            made = [await departments.create_department(tenant, name=f"Dept {d}") for d in range(10)]
+            return org, admin, [ids.encode("Department", dept.dept_id) for dept in made]
+
+        org, admin, dept_ids = on_loop(settings, seed)
         env = server_env(
             local.endpoint_url,
             table_name,

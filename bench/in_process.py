@@ -11,23 +11,18 @@ import asyncio
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from bench.__main__ import SECRET
-from bench.dataset import Dataset, build
+from bench.dataset import Dataset, seeded
 from bench.serve import RAISED_LIMITS
 from datastore import ids
-from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal
-from datastore.provision import ensure_table
 from datastore.store import Datastore
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings import Settings
 from graphql_api.settings.api import ApiSettings
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 T = TypeVar("T")
 
@@ -35,7 +30,6 @@ T = TypeVar("T")
 @dataclass(frozen=True)
 class InProcess:
     settings: DatastoreSettings  # the fresh table's, on the local engine
-    client: DynamoDBClient
     data: Dataset
     api: ApiSettings
     admin: str  # the admin's token (Q1, Q2, Q4, Q7)
@@ -49,9 +43,7 @@ def in_process(*, cost_in_response: bool) -> Iterator[InProcess]:
     with DynamoDBLocal(base.local_cache_dir) as local:
         table_name = f"hr-bench-{ids.new_id().lower()}"
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
-        client = make_client(settings)
-        ensure_table(client, table_name)
-        data = build(client, table_name)
+        data = seeded(settings)
         api = ApiSettings.from_env(
             {
                 "HR_ENV": "bench",
@@ -65,7 +57,7 @@ def in_process(*, cost_in_response: bool) -> Iterator[InProcess]:
         )
         admin = issue_token(api, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
         profile = issue_token(api, subject=data.profile.emp_id, org_id=data.org_id, role="employee")
-        yield InProcess(settings, client, data, api, admin, profile, local.pid)
+        yield InProcess(settings, data, api, admin, profile, local.pid)
 
 
 def run(datastore: Datastore, work: Coroutine[Any, Any, T]) -> T:

@@ -16,6 +16,7 @@ next to a small second organisation. Then, each measured with every DynamoDB cal
    organisation's items by kind before and after.
 
 Figures are printed; nothing is asserted here (the tests in tests/datastore/lifecycle/ do).
+The whole run is awaited under one ``asyncio.run``, as a ``server.py`` command runs.
 """
 
 from __future__ import annotations
@@ -25,15 +26,14 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from bench.dataset import on_loop, provisioned
 from datastore import applications, calls, employees, organizations
-from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
 from datastore.dev.seed import Bulk
 from datastore.entities import Plan, Role
@@ -42,12 +42,10 @@ from datastore.lifecycle import erasure, offboarding, restore, walk
 from datastore.lifecycle.export import Export
 from datastore.model import ENTITY
 from datastore.provision import ensure_table
-from datastore.scope import LifecycleScope, PlatformScope, TenantScope
+from datastore.scope import LayoutScope, LifecycleScope, TenantScope
+from datastore.store import Datastore
 from datastore.table import Table
 from graphql_api.settings import Settings
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 EMPLOYEES, DEPARTMENTS, JOBS, OPEN_JOBS, APPLICATIONS_EACH = 2000, 40, 80, 50, 3
 DOMAIN = "life.example"
@@ -76,7 +74,7 @@ def measured(run: Measured) -> Iterator[Measured]:
     run.wcu += sum(call.write_units for call in done)
 
 
-def export_lines(table: Table, org_id: OrgId) -> Iterator[bytes]:
+def export_lines(table: Table, org_id: OrgId) -> AsyncIterator[bytes]:
     reader = table.with_scope(LifecycleScope(org_id, "export", "bench"))
     return Export(reader, org_id, source=table.name).lines()
 
@@ -89,15 +87,14 @@ def item_lines(lines: list[bytes]) -> list[bytes]:
 RESTORE_EVENT = b'"action":{"S":"organization.restore"}'
 
 
-def counted(table: Table, org_id: OrgId) -> Counter[str]:
+async def counted(table: Table, org_id: OrgId) -> Counter[str]:
     walker = table.with_scope(LifecycleScope(org_id, "offboard", "bench"))
-    return Counter(item[ENTITY]["S"] for _family, item in walk.Walk(walker, org_id, consistent=True))
+    return Counter([item[ENTITY]["S"] async for _family, item in walk.Walk(walker, org_id, consistent=True)])
 
 
-def seed(client: DynamoDBClient, table_name: str) -> tuple[OrgId, OrgId, EmployeeId]:
+async def seed(platform: Table) -> tuple[OrgId, OrgId, EmployeeId]:
     """The two organisations; the id of the person to erase."""
-    platform = Table(client, table_name, PlatformScope())
-    org, admin = organizations.create_organization(
+    org, admin = await organizations.create_organization(
         platform,
         name="Lifecycle Corp",
         plan=Plan.ENTERPRISE,
@@ -114,11 +111,11 @@ def seed(client: DynamoDBClient, table_name: str) -> tuple[OrgId, OrgId, Employe
     for n, employee in enumerate(people):
         for k in range(APPLICATIONS_EACH):
             bulk.apply(jobs[(APPLICATIONS_EACH * n + k) % JOBS], employee, APPLICATIONS_EACH * n + k)
-    bulk.write(client, table_name)
+    await bulk.write(platform)
 
-    tenant = Table(client, table_name, TenantScope(org.org_id, admin.emp_id))
+    tenant = platform.with_scope(TenantScope(org.org_id, admin.emp_id))
     first, last, email = PERSON
-    person = employees.create_employee(
+    person = await employees.create_employee(
         tenant,
         email=email,
         first_name=first,
@@ -127,10 +124,10 @@ def seed(client: DynamoDBClient, table_name: str) -> tuple[OrgId, OrgId, Employe
         role=Role.EMPLOYEE,
         idempotency_key="bench-hire",
     )
-    applications.apply_to_job(tenant, jobs[0].job_id, person.emp_id, idempotency_key="bench-apply")
-    employees.terminate_employee(tenant, person.emp_id, idempotency_key="bench-leave")
+    await applications.apply_to_job(tenant, jobs[0].job_id, person.emp_id, idempotency_key="bench-apply")
+    await employees.terminate_employee(tenant, person.emp_id, idempotency_key="bench-leave")
 
-    _, small_admin = organizations.create_organization(
+    _, small_admin = await organizations.create_organization(
         platform,
         name="Small Co",
         plan=Plan.FREE,
@@ -143,82 +140,85 @@ def seed(client: DynamoDBClient, table_name: str) -> tuple[OrgId, OrgId, Employe
     dept = small.department("Only", 5)
     staff = [small.employee(dept, n) for n in range(5)]
     small.apply(small.job(dept, 0), staff[0], 0)
-    small.write(client, table_name)
+    await small.write(platform)
     return org.org_id, small_admin.org_id, person.emp_id
+
+
+async def lifetime(datastore: Datastore, scratch: Path) -> None:
+    """The seeding and the four steps, each measured."""
+    table = await provisioned(datastore)
+    print(f"seeding {EMPLOYEES} employees, {JOBS} jobs, {EMPLOYEES * APPLICATIONS_EACH} applications ...")
+    org_id, other_id, person = await seed(table)
+
+    # 1. Export.
+    path = scratch / "export.jsonl.gz"
+    exported = Measured()
+    with measured(exported), gzip.open(path, "wb") as out:
+        lines = []
+        async for line in export_lines(table, org_id):
+            out.write(line)
+            lines.append(line)
+    first = item_lines(lines)
+    print(
+        f"export: {len(first)} items, {path.stat().st_size / 1e6:.2f} MB gzip "
+        f"({sum(map(len, lines)) / 1e6:.2f} MB of lines), {exported.seconds:.1f} s, "
+        f"{exported.calls} calls, {exported.rcu:.1f} RCU"
+    )
+
+    # 2. Round trip: restore into an empty table, export again.
+    empty_name = f"hr-life-empty-{new_id().lower()}"
+    target = Table(datastore.aio, empty_name, LifecycleScope(org_id, "restore", "bench"))
+    await ensure_table(datastore.client, target.with_scope(LayoutScope()))
+    restored = Measured()
+    with measured(restored):
+        report = await restore.Restore(target, org_id, restore.FileSource(path), drain_seconds=0).run()
+    again = item_lines([line async for line in export_lines(target, org_id)])
+    written = sum(report.written.values())
+    print(
+        f"restore into an empty table: {written} items written in {restored.seconds:.1f} s, "
+        f"{restored.calls} calls, {restored.wcu:.1f} WCU; round trip: "
+        + ("identical item lines" if again == first else f"DIFFERENT ({len(first)} vs {len(again)} lines)")
+    )
+
+    # 3. Erasure.
+    tenant = table.with_scope(TenantScope(org_id, "bench"))
+    erased = Measured()
+    with measured(erased):
+        done = await erasure.erase_person(tenant, person)
+    after = b"".join([line async for line in export_lines(table, org_id)])
+    found = [value for value in PERSON if value.encode() in after or value.lower().encode() in after.lower()]
+    kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(done.by_kind().items()))
+    print(
+        f"erasure: {len(done.touches)} items touched ({kinds}), "
+        f"{erased.calls} calls, {erased.wcu:.1f} WCU, {erased.seconds:.2f} s; "
+        f"the export after it holds {found or 'none'} of the person's email and names"
+    )
+
+    # 4. Offboarding.
+    other_before = await counted(table, other_id)
+    operator = table.with_scope(LifecycleScope(org_id, "offboard", "bench"))
+    closing = Measured()
+    with measured(closing):
+        await offboarding.close(operator, org_id, grace=timedelta(0))
+    deleting = Measured()
+    with measured(deleting):
+        receipt = await offboarding.delete(operator, org_id)
+    other_after = await counted(table, other_id)
+    left = await counted(table, org_id)
+    print(
+        f"offboarding: closed in {closing.seconds:.2f} s ({closing.wcu:.1f} WCU); "
+        f"{sum(receipt.deleted.values())} items deleted in {deleting.seconds:.1f} s, "
+        f"{deleting.calls} calls, {deleting.wcu:.1f} WCU; {sum(left.values())} left"
+    )
+    print(f"  the other organisation's items before: {dict(sorted(other_before.items()))}")
+    print(f"  the other organisation's items after:  {dict(sorted(other_after.items()))}")
 
 
 def main() -> int:
     base = Settings.load(defaults={"DYNAMODB_READ_TIMEOUT_SECONDS": "10"}).datastore
     with DynamoDBLocal(base.local_cache_dir) as local, tempfile.TemporaryDirectory() as scratch:
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-life-{new_id().lower()}")
-        client = calls.instrument(make_client(settings))
-        ensure_table(client, settings.table_name)
-        table = Table(client, settings.table_name, PlatformScope())
-        print(f"seeding {EMPLOYEES} employees, {JOBS} jobs, {EMPLOYEES * APPLICATIONS_EACH} applications ...")
-        org_id, other_id, person = seed(client, settings.table_name)
-
-        # 1. Export.
-        path = Path(scratch) / "export.jsonl.gz"
-        exported = Measured()
-        with measured(exported), gzip.open(path, "wb") as out:
-            lines = []
-            for line in export_lines(table, org_id):
-                out.write(line)
-                lines.append(line)
-        first = item_lines(lines)
-        print(
-            f"export: {len(first)} items, {path.stat().st_size / 1e6:.2f} MB gzip "
-            f"({sum(map(len, lines)) / 1e6:.2f} MB of lines), {exported.seconds:.1f} s, "
-            f"{exported.calls} calls, {exported.rcu:.1f} RCU"
-        )
-
-        # 2. Round trip: restore into an empty table, export again.
-        empty_name = f"hr-life-empty-{new_id().lower()}"
-        ensure_table(client, empty_name)
-        target = Table(client, empty_name, LifecycleScope(org_id, "restore", "bench"))
-        restored = Measured()
-        with measured(restored):
-            report = restore.Restore(target, org_id, restore.FileSource(path), drain_seconds=0).run()
-        again = item_lines(list(export_lines(target, org_id)))
-        written = sum(report.written.values())
-        print(
-            f"restore into an empty table: {written} items written in {restored.seconds:.1f} s, "
-            f"{restored.calls} calls, {restored.wcu:.1f} WCU; round trip: "
-            + ("identical item lines" if again == first else f"DIFFERENT ({len(first)} vs {len(again)} lines)")
-        )
-
-        # 3. Erasure.
-        tenant = table.with_scope(TenantScope(org_id, "bench"))
-        erased = Measured()
-        with measured(erased):
-            done = erasure.erase_person(tenant, person)
-        after = b"".join(export_lines(table, org_id))
-        found = [value for value in PERSON if value.encode() in after or value.lower().encode() in after.lower()]
-        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(done.by_kind().items()))
-        print(
-            f"erasure: {len(done.touches)} items touched ({kinds}), "
-            f"{erased.calls} calls, {erased.wcu:.1f} WCU, {erased.seconds:.2f} s; "
-            f"the export after it holds {found or 'none'} of the person's email and names"
-        )
-
-        # 4. Offboarding.
-        other_before = counted(table, other_id)
-        operator = table.with_scope(LifecycleScope(org_id, "offboard", "bench"))
-        closing = Measured()
-        with measured(closing):
-            offboarding.close(operator, org_id, grace=timedelta(0))
-        deleting = Measured()
-        with measured(deleting):
-            receipt = offboarding.delete(operator, org_id)
-        other_after = counted(table, other_id)
-        left = counted(table, org_id)
-        print(
-            f"offboarding: closed in {closing.seconds:.2f} s ({closing.wcu:.1f} WCU); "
-            f"{sum(receipt.deleted.values())} items deleted in {deleting.seconds:.1f} s, "
-            f"{deleting.calls} calls, {deleting.wcu:.1f} WCU; {sum(left.values())} left"
-        )
-        print(f"  the other organisation's items before: {dict(sorted(other_before.items()))}")
-        print(f"  the other organisation's items after:  {dict(sorted(other_after.items()))}")
+        on_loop(settings, lambda datastore: lifetime(datastore, Path(scratch)))
     return 0
 
 

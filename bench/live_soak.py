@@ -18,9 +18,7 @@ import asyncio
 import json
 import os
 import socket
-import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,14 +27,14 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
 from bench.__main__ import API, SECRET
+from bench.dataset import on_loop, provisioned
 from datastore import departments, organizations
-from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal, free_port
 from datastore.entities import Plan
 from datastore.feed.lease import Lease, group_name
 from datastore.ids import new_id
-from datastore.provision import ensure_table
-from datastore.scope import PlatformScope, TenantScope
+from datastore.scope import TenantScope
+from datastore.store import Datastore
 from datastore.table import Table
 from graphql_api.auth.tokens import issue_token
 from graphql_api.entrypoints.host_files import owner_tag
@@ -120,33 +118,32 @@ async def subscriber(url: str, token: str, tally: Tally, stop: asyncio.Event) ->
         await ws.close()
 
 
-def write(table: Table, rate: float, stop: threading.Event, written: list[int]) -> None:
+async def write(table: Table, rate: float, stop: asyncio.Event, written: list[int]) -> None:
     n = 0
     while not stop.is_set():
-        started = time.monotonic()
-        departments.create_department(table, name=f"Soak {n}")
+        began = time.monotonic()
+        await departments.create_department(table, name=f"Soak {n}")
         n += 1
         written[0] = n
-        time.sleep(max(0.0, 1 / rate - (time.monotonic() - started)))
+        await asyncio.sleep(max(0.0, 1 / rate - (time.monotonic() - began)))
 
 
 async def soak(
-    args: argparse.Namespace, server: subprocess.Popen[bytes], url: str, token: str, lease: Lease, tenant: Table
+    args: argparse.Namespace, server: asyncio.subprocess.Process, url: str, token: str, lease: Lease, tenant: Table
 ) -> None:
     tally = Tally()
     stop = asyncio.Event()
     clients = [asyncio.create_task(subscriber(url, token, tally, stop)) for _ in range(args.subscribers)]
     await asyncio.sleep(2)
-    stopping = threading.Event()
+    stopping = asyncio.Event()
     written = [0]
-    writer = threading.Thread(target=write, args=(tenant, args.rate, stopping, written), daemon=True)
-    started = time.monotonic()
-    writer.start()
+    began = time.monotonic()
+    writer = asyncio.create_task(write(tenant, args.rate, stopping, written))
     samples: dict[int, list[Sample]] = {}
     print(f"{'s':>5}  " + "  ".join(f"{'worker':>8} {'RSS MB':>7} {'fds':>4}" for _ in range(args.workers)))
     try:
-        while (elapsed := time.monotonic() - started) < args.minutes * 60:
-            current = lease.current()
+        while (elapsed := time.monotonic() - began) < args.minutes * 60:
+            current = await lease.current()
             reader = int(current.holder.split("-")[0]) if current is not None else None
             row = []
             for pid in workers_of(server.pid):
@@ -160,7 +157,7 @@ async def soak(
             await asyncio.sleep(args.every)
     finally:
         stopping.set()
-        writer.join(timeout=30)
+        await asyncio.wait_for(writer, timeout=30)
         stop.set()
         await asyncio.gather(*clients, return_exceptions=True)
     print(
@@ -180,6 +177,65 @@ async def soak(
         )
 
 
+async def started(port: int, server: asyncio.subprocess.Process) -> None:
+    """Once the server answers /healthz (two minutes at most)."""
+    deadline = time.monotonic() + 120
+    async with httpx.AsyncClient(timeout=1) as http:
+        while True:
+            try:
+                if (await http.get(f"http://127.0.0.1:{port}/healthz")).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or server.returncode is not None:
+                raise RuntimeError("the server did not start")
+            await asyncio.sleep(0.3)
+
+
+async def lane(args: argparse.Namespace, datastore: Datastore, endpoint: str) -> None:
+    """The organisation seeded, the server started, the soak run, the server stopped."""
+    platform = await provisioned(datastore)
+    org, admin = await organizations.create_organization(
+        platform,
+        name="Soak Co",
+        plan=Plan.PRO,
+        email_domains=["soak.example"],
+        admin_email="admin@soak.example",
+        admin_first_name="Ada",
+        admin_last_name="Admin",
+    )
+    token = issue_token(API, subject=admin.emp_id, org_id=org.org_id, role="admin")
+    port = free_port()
+    env = child_environment(
+        {
+            "DYNAMODB_ENDPOINT": endpoint,
+            "HR_TABLE_NAME": datastore.table_name,
+            "HR_ENV": "bench",
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "JWT_SECRET": SECRET,
+            "WORKERS": str(args.workers),
+            "PORT": str(port),
+            "METRICS_PORT": "",
+            "LOG_FORMAT": "json",
+            "TENANT_COST_PER_SECOND": "0",
+            "SUBSCRIPTION_CONNECTIONS_PER_TENANT": str(args.subscribers + 10),
+            "PYTHONPATH": str(ROOT),
+        }
+    )
+    server = await asyncio.create_subprocess_exec(
+        sys.executable, "server.py", "run", cwd=ROOT, env=env, stdout=asyncio.subprocess.DEVNULL
+    )
+    try:
+        await started(port, server)
+        tag = owner_tag(server.pid)
+        lease = Lease(platform, group_name(socket.gethostname(), tag or server.pid), "bench", 10.0)
+        tenant = platform.with_scope(TenantScope(org.org_id, admin.emp_id))
+        await soak(args, server, f"ws://127.0.0.1:{port}/graphql", token, lease, tenant)
+    finally:
+        server.terminate()
+        await asyncio.wait_for(server.wait(), 60)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.live_soak")
     parser.add_argument("--minutes", type=float, default=3.0)
@@ -190,56 +246,8 @@ def main() -> None:
     args = parser.parse_args()
     base = Settings.load().datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
-        table_name = f"hr-soak-{new_id().lower()}"
-        client = make_client(replace(base, endpoint_url=local.endpoint_url, table_name=table_name))
-        ensure_table(client, table_name)
-        platform = Table(client, table_name, PlatformScope())
-        org, admin = organizations.create_organization(
-            platform,
-            name="Soak Co",
-            plan=Plan.PRO,
-            email_domains=["soak.example"],
-            admin_email="admin@soak.example",
-            admin_first_name="Ada",
-            admin_last_name="Admin",
-        )
-        token = issue_token(API, subject=admin.emp_id, org_id=org.org_id, role="admin")
-        port = free_port()
-        env = child_environment(
-            {
-                "DYNAMODB_ENDPOINT": local.endpoint_url,
-                "HR_TABLE_NAME": table_name,
-                "HR_ENV": "bench",
-                "ALLOWED_HOSTS": "127.0.0.1",
-                "JWT_SECRET": SECRET,
-                "WORKERS": str(args.workers),
-                "PORT": str(port),
-                "METRICS_PORT": "",
-                "LOG_FORMAT": "json",
-                "TENANT_COST_PER_SECOND": "0",
-                "SUBSCRIPTION_CONNECTIONS_PER_TENANT": str(args.subscribers + 10),
-                "PYTHONPATH": str(ROOT),
-            }
-        )
-        server = subprocess.Popen([sys.executable, "server.py", "run"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL)
-        try:
-            deadline = time.monotonic() + 120
-            while True:
-                try:
-                    if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                        break
-                except httpx.HTTPError:
-                    pass
-                if time.monotonic() > deadline or server.poll() is not None:
-                    raise RuntimeError("the server did not start")
-                time.sleep(0.3)
-            tag = owner_tag(server.pid)
-            lease = Lease(platform, group_name(socket.gethostname(), tag or server.pid), "bench", 10.0)
-            tenant = platform.with_scope(TenantScope(org.org_id, admin.emp_id))
-            asyncio.run(soak(args, server, f"ws://127.0.0.1:{port}/graphql", token, lease, tenant))
-        finally:
-            server.terminate()
-            server.wait(60)
+        settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-soak-{new_id().lower()}")
+        on_loop(settings, lambda datastore: lane(args, datastore, local.endpoint_url))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """The naive baseline: the product's schema, but every resolver calls the datastore per parent.
 
-Loaders with the product's interface whose every ``get``/``page`` is its own blocking call:
+Loaders with the product's interface whose every ``get``/``page`` is its own call:
 no batching, no per-request cache. Installed only in the naive server process (bench.serve).
 """
 
@@ -11,9 +11,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from datastore import by_id, employees
-from datastore.async_table import AsyncTable
 from datastore.by_id import Kind
 from datastore.pagination import Page
+from datastore.table import Table
 from graphql_api.execution.fields import Deferred
 from graphql_api.schema.loaders import Admit, ListKey
 
@@ -42,7 +42,7 @@ class PerCall:
 
 
 class PerCallLists:
-    def __init__(self, admit: Admit, table: AsyncTable, first: Callable[[], None]) -> None:
+    def __init__(self, admit: Admit, table: Table, first: Callable[[], None]) -> None:
         self._admit, self._table, self._first = admit, table, first
 
     async def page(self, key: ListKey) -> Page[Any]:
@@ -60,7 +60,7 @@ class NaiveLoaders:
     """The product's loaders' interface; ``before_first_load`` is called before every read (the
     session acts on the first)."""
 
-    def __init__(self, table: AsyncTable, admit: Admit, *, before_first_load: Callable[[], None] | None = None) -> None:
+    def __init__(self, table: Table, admit: Admit, *, before_first_load: Callable[[], None] | None = None) -> None:
         first = before_first_load or (lambda: None)
         self.table = table
 

@@ -37,7 +37,7 @@ async def cpu_ms(app: Any, token: str, query: str) -> tuple[float, dict[str, Any
 
 def main() -> None:
     with in_process(cost_in_response=False) as world:
-        datastore = Datastore(world.client, world.settings.table_name)
+        datastore = Datastore.connect(world.settings)
         api, admin, profile, data = world.api, world.admin, world.profile, world.data
         general = create_app(datastore, replace(api, compiled_plans=False))
         planned = create_app(datastore, replace(api, compiled_plans=True))

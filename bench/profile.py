@@ -39,14 +39,12 @@ import uvloop
 
 from bench import queries as q
 from bench.__main__ import SECRET, cpu_seconds
-from bench.dataset import Dataset, build
-from bench.floor import Floor
+from bench.dataset import Dataset, seeded
+from bench.floor import Floor, stock_client
 from bench.serve import RAISED_LIMITS
 from bench.warmup import warm_up
-from datastore import calls, ids
-from datastore.client import make_client
+from datastore import ids
 from datastore.dev.local import DynamoDBLocal
-from datastore.provision import ensure_table
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
@@ -361,14 +359,11 @@ def main() -> int:
     base = loaded.datastore
     with DynamoDBLocal(base.local_cache_dir) as local:
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=f"hr-bench-{ids.new_id().lower()}")
-        # Instrumented, as Datastore.connect makes the server's: the call log's hooks are part of a call's cost.
-        client = calls.instrument(make_client(settings))
-        ensure_table(client, settings.table_name)
-        data: Dataset = build(client, settings.table_name)
-        floor = Floor(make_client(settings, stock=True), settings.table_name, data)
+        data: Dataset = seeded(settings)
+        floor = Floor(stock_client(settings), settings.table_name, data)
         print(warm_up(local.pid, [floor.q1, floor.q2, floor.q3, floor.q4]), flush=True)
         api = loaded.api
-        datastore = Datastore(client, settings.table_name)
+        datastore = Datastore(settings)
         app = create_app(datastore, api)
         settle_heap()  # as the server does
         # Thresholds to compare, in turn within one process (the same minute, the same table):

@@ -23,14 +23,12 @@ import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
 from bench.__main__ import API, Server, cpu_seconds, pct, server_env
+from bench.dataset import on_loop, provisioned
 from datastore import organizations
-from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
-from datastore.entities import Employee, Plan
+from datastore.entities import Employee, Organization, Plan
 from datastore.ids import new_id
-from datastore.provision import ensure_table
-from datastore.scope import PlatformScope
-from datastore.table import Table
+from datastore.store import Datastore
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids
 from graphql_api.settings import Settings
@@ -126,17 +124,19 @@ def main() -> None:
     with DynamoDBLocal(base.local_cache_dir) as local:
         table_name = f"hr-bench-{new_id().lower()}"
         settings = replace(base, endpoint_url=local.endpoint_url, table_name=table_name)
-        client = make_client(settings)
-        ensure_table(client, table_name)
-        org, admin = organizations.create_organization(
-            Table(client, table_name, PlatformScope()),
-            name="Live Bench",
-            plan=Plan.PRO,
-            email_domains=["live-bench.example"],
-            admin_email="admin@live-bench.example",
-            admin_first_name="Ada",
-            admin_last_name="Admin",
-        )
+
+        async def seed(datastore: Datastore) -> tuple[Organization, Employee]:
+            return await organizations.create_organization(
+                await provisioned(datastore),
+                name="Live Bench",
+                plan=Plan.PRO,
+                email_domains=["live-bench.example"],
+                admin_email="admin@live-bench.example",
+                admin_first_name="Ada",
+                admin_last_name="Admin",
+            )
+
+        org, admin = on_loop(settings, seed)
         token = issue_token(API, subject=admin.emp_id, org_id=org.org_id, role="admin")
         env = server_env(
             local.endpoint_url,

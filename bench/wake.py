@@ -40,13 +40,11 @@ import orjson
 
 from bench.__main__ import API, Server, cpu_seconds, pct, server_env
 from bench.dataset import on_fresh_table
-from bench.floor import Floor
+from bench.floor import Floor, stock_client
 from bench.in_process import in_process as bench_in_process
 from bench.in_process import run
 from bench.queries import Q1, Q3, q4
 from bench.warmup import warm_up
-from datastore import calls
-from datastore.client import make_client
 from datastore.dev.local import DynamoDBLocal
 from datastore.store import Datastore
 from graphql_api.app import create_app
@@ -107,9 +105,9 @@ def python_calls(work: Callable[[], Awaitable[object]]) -> Awaitable[int]:
 def in_process(n: int, gaps_ms: list[float]) -> None:
     """``--in-process``: CPU and Python calls per request, the process asleep ``gaps_ms`` before each."""
     with bench_in_process(cost_in_response=False) as bench:
-        datastore = Datastore(calls.instrument(bench.client), bench.settings.table_name)
+        datastore = Datastore(bench.settings)
         app = create_app(datastore, bench.api)
-        floor = Floor(make_client(bench.settings, stock=True), bench.settings.table_name, bench.data)
+        floor = Floor(stock_client(bench.settings), bench.settings.table_name, bench.data)
         print(warm_up(bench.engine_pid, [floor.q1, floor.q2, floor.q3, floor.q4]), flush=True)  # as the bench warms it
         settle_heap()  # as the servers do
         cases = [("{ __typename }", "{ __typename }"), ("Q3", Q3)]
@@ -158,7 +156,7 @@ def main() -> None:
     with DynamoDBLocal(base.local_cache_dir) as local:
         bench = on_fresh_table(base, local.endpoint_url)
         table, data = bench.settings.table_name, bench.data
-        floor = Floor(make_client(bench.settings, stock=True), table, data)
+        floor = Floor(stock_client(bench.settings), table, data)
         print(warm_up(local.pid, [floor.q1, floor.q2, floor.q3, floor.q4]), flush=True)
         admin = issue_token(API, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
         profile = issue_token(API, subject=data.profile.emp_id, org_id=data.org_id, role="employee")
