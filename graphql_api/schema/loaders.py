@@ -9,7 +9,7 @@ at most one wave of DynamoDB calls per nesting level, however many parents
 
 Their calls run on the event loop (``datastore.table.Table``): no I/O thread. Before
 a batch's calls go out the session may refuse them (``admit``: past the deadline, over the
-request's call budget), as it refused a run on the I/O pool.
+request's call budget), as it refuses the session's other calls (``RequestSession.run``).
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ class ListLoader(SharedLoader[ListKey, Page[Any]]):
         refusal: Exception | None = None
         for key in keys:
             try:
-                self._admit()  # one list, one call or more: charged as the I/O pool charged a run
+                self._admit()  # one list, one call or more: charged as the session charges a run
             except Exception as error:
                 refusal = error
                 break
