@@ -50,7 +50,7 @@ def live_development(
     streamed_demo: Demo,
     development_settings: ApiSettings,
 ) -> Iterator[tuple[Starlette, httpx.Client]]:
-    app = create_app(live_datastore(client, streamed_table_name, settings), development_settings)
+    app = create_app(live_datastore(settings, streamed_table_name), development_settings)
     with serving(app) as http:
         wait_until_live(app.state.live.feed.status)
         yield app, http
