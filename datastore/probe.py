@@ -1,11 +1,13 @@
 """Is DynamoDB there? Checks for readiness and start-up, on a client of their own.
 
 The probe client has short timeouts, one attempt and a small pool of its own, so a check is
-never queued behind request traffic and never waits out the request client's retries.
+never queued behind request traffic and never waits out the request client's retries: the
+commands' (boto3, blocking) and the API's readiness (``probing``, awaited on the event loop).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -13,7 +15,9 @@ from typing import TYPE_CHECKING
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from datastore.async_client import AsyncDynamo, Mirror, send
 from datastore.client import local_client
+from datastore.errors import DatastoreError
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -40,6 +44,21 @@ def table_ready(client: DynamoDBClient, table_name: str) -> bool:
     try:
         client.describe_table(TableName=table_name)
     except (ClientError, BotoCoreError):
+        return False
+    return True
+
+
+def probing(mirror: Mirror) -> AsyncDynamo:
+    """The event loop's probe client for ``mirror``'s endpoint: as ``PROBE_CONFIG``, one attempt
+    of at most 0.5 s to connect and 0.5 s to read, on a pool of two connections of its own."""
+    return AsyncDynamo.of(dataclasses.replace(mirror, connect_timeout=0.5, read_timeout=0.5, attempts=1, pool_size=2))
+
+
+async def table_answers(probe: AsyncDynamo, table_name: str) -> bool:
+    """Whether DynamoDB answers DescribeTable for the table (readiness), awaited on the loop."""
+    try:
+        await send(probe.client(operation="DescribeTable"), "DescribeTable", {"TableName": table_name})
+    except DatastoreError:  # unanswered, refused, or no credentials to sign with
         return False
     return True
 

@@ -16,7 +16,7 @@ the app starts and stops with itself.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -32,7 +32,7 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.extensions import SchemaExtension
 
-from datastore.probe import probe_client
+from datastore.probe import probing
 from datastore.store import Datastore
 from graphql_api import graphiql
 from graphql_api.auth.active import ActiveCaller
@@ -123,9 +123,18 @@ class LiveParts:
     persisted: PersistedDocuments
 
 
-def create_app(datastore: Datastore, settings: ApiSettings, *, query: type[Query] = Query) -> Starlette:
-    """The API; ``query`` is its root query type (build_schema's, for tests)."""
-    executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="dynamodb-io")
+def create_app(
+    datastore: Datastore,
+    settings: ApiSettings,
+    *,
+    query: type[Query] = Query,
+    before_serving: Callable[[], Awaitable[None]] | None = None,
+) -> Starlette:
+    """The API; ``query`` is its root query type (build_schema's, for tests); ``before_serving``
+    is awaited first in its lifespan (a worker's layout check, graphql_api/entrypoints/asgi.py)."""
+    # Blocking work that is no DynamoDB call: a JWKS or discovery fetch, an ID token's check,
+    # API Gateway's management API (request/blocking.py).
+    executor = ThreadPoolExecutor(settings.io_threads, thread_name_prefix="blocking-io")
     services = Services(
         settings, datastore, executor, CursorCodec(settings.jwt_secret), tenant_buckets=tenant_buckets(settings)
     )
@@ -133,7 +142,7 @@ def create_app(datastore: Datastore, settings: ApiSettings, *, query: type[Query
     # hub serves nothing there, and API Gateway's WebSocket API does (subscriptions/gateway.py).
     live = LiveHub(services, None) if settings.lambda_function else LiveHub.for_services(services)
     services.live = live
-    configure_tracing(settings.otel_endpoint, datastore.client, datastore.aio.observers)
+    configure_tracing(settings.otel_endpoint, datastore.aio.observers)
     trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
     audit = None
     if settings.trusted_documents_mode == "audit":
@@ -177,21 +186,23 @@ def create_app(datastore: Datastore, settings: ApiSettings, *, query: type[Query
         services.run_blocking,
         # Under Lambda a key's use is recorded before the response (nothing runs once the
         # handler has returned).
-        ApiKeyAuthenticator(datastore, services.run_blocking, record_inline=settings.lambda_function is not None),
+        ApiKeyAuthenticator(datastore, record_inline=settings.lambda_function is not None),
     )
 
     readiness = Readiness(
-        probe_client(datastore.client), datastore.table_name, pool=worker_pool.reader(worker_pool.my_pool())
+        probing(datastore.aio.mirror), datastore.table_name, pool=worker_pool.reader(worker_pool.my_pool())
     )
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        if before_serving is not None:
+            await before_serving()
         live.start()
         yield
         await live.stop()
         executor.shutdown(wait=False, cancel_futures=True)
-        readiness.close()
-        # The read path's connections on this loop (datastore/async_client.py).
+        await readiness.aclose()
+        # The data plane's connections on this loop (datastore/async_client.py).
         await datastore.aclose()
 
     lifetime = RequestLifetime(graphql_endpoint(transport, settings), services)

@@ -1,4 +1,4 @@
-"""Bearer API keys: who a key speaks for (one GetItem, on the event loop), and recording its use off the request.
+"""Bearer API keys: who a key speaks for (one GetItem), and recording its use beside the request.
 
 A key's lookup item is read strongly consistent on every request, so a revoked key (or one
 whose lookup item is gone) is refused from the very next request. Whether its organisation is
@@ -7,12 +7,12 @@ still active is the active check's job (graphql_api/auth/active.py), as for a to
 lastUsedAt is written at most once a minute per key: this process remembers when it last
 recorded each key (a bounded LRU), so most requests send nothing, and the conditional
 UpdateItem (``datastore.api_keys.record_use``) keeps it to once a minute across processes.
-The write runs on the I/O pool without the request waiting for it; at most
-``max_pending_uses`` run at once (more are skipped: a later request records the use), and a
-failed one is logged, never seen by the client.
+The write runs as a task of its own on the event loop without the request waiting for it (and
+outside the request's call log); at most ``max_pending_uses`` run at once (more are skipped: a
+later request records the use), and a failed one is logged, never seen by the client.
 
 Under AWS Lambda (``record_inline``) nothing may run after the response: the execution
-environment is frozen once the handler returns, so a write left on the pool would be sent
+environment is frozen once the handler returns, so a write left running would be sent
 minutes later, if ever. There the request waits for its write (at most once a minute per
 key, bounded by the DynamoDB client's timeouts); a failure is still only logged.
 """
@@ -20,6 +20,7 @@ key, bounded by the DynamoDB client's timeouts); a failure is still only logged.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import time
 from collections.abc import Callable
@@ -33,7 +34,6 @@ from datastore.store import Datastore
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import AuthReason, unauthenticated
 from graphql_api.lru import Lru
-from graphql_api.request.blocking import BlockingRunner
 
 log = logging.getLogger("hr.api_keys")
 
@@ -46,18 +46,18 @@ class ApiKeyAuthenticator:
     def __init__(
         self,
         datastore: Datastore,
-        run_blocking: BlockingRunner,
         *,
         max_pending_uses: int = MAX_PENDING_USES,
         record_inline: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._datastore = datastore
-        # The lookup runs on the event loop (datastore/async_table.py) before the request's
-        # session exists (so outside its call log); the use, a write, is recorded on the I/O
-        # pool, beside the request or, with ``record_inline``, awaited by it.
-        self._lookup = datastore.async_table(ApiKeyScope())
-        self._run = run_blocking
+        # The lookup is awaited before the request's session exists (so outside its call log);
+        # the use, a write, is recorded by a task beside the request or, with ``record_inline``,
+        # awaited by it.
+        self._lookup = datastore.table(ApiKeyScope())
+        # The use writes in flight: the loop keeps only weak references to its tasks.
+        self._writes: set[asyncio.Task[bool]] = set()
         self._max_pending = max_pending_uses
         self._inline = record_inline
         self._clock = clock
@@ -96,8 +96,10 @@ class ApiKeyAuthenticator:
         self._recorded.put(grant.key_id, self._clock())
         self._pending += 1
         table = self._datastore.table(TenantScope(grant.org_id))
-        future = loop.run_in_executor(self._run.executor, api_keys.record_use, table, grant.key_id, items.now())
-        future.add_done_callback(self._recorded_use)
+        # In a context of its own: the write is not the request's, nor in its call log.
+        write = loop.create_task(api_keys.record_use(table, grant.key_id, items.now()), context=contextvars.Context())
+        self._writes.add(write)
+        write.add_done_callback(self._recorded_use)
 
     async def _record_use_now(self, grant: ApiKeyGrant) -> None:
         if not self._due(grant):
@@ -105,11 +107,12 @@ class ApiKeyAuthenticator:
         self._recorded.put(grant.key_id, self._clock())
         table = self._datastore.table(TenantScope(grant.org_id))
         try:
-            await self._run(api_keys.record_use, table, grant.key_id, items.now())
-        except Exception as error:  # as on the pool: logged, never the client's failure
+            await api_keys.record_use(table, grant.key_id, items.now())
+        except Exception as error:  # as beside the request: logged, never the client's failure
             _log_failure(error)
 
-    def _recorded_use(self, future: asyncio.Future[bool]) -> None:
+    def _recorded_use(self, future: asyncio.Task[bool]) -> None:
+        self._writes.discard(future)
         self._pending -= 1
         if not future.cancelled() and (error := future.exception()) is not None:
             _log_failure(error)

@@ -69,7 +69,8 @@ class BearerTokenBackend(AuthenticationBackend):
         keys: ApiKeyAuthenticator | None = None,
     ) -> None:
         self.verifier = verifier
-        # The process's I/O pool (blocking.BlockingRunner), for tokens checked against the JWKS.
+        # The process's runner of blocking work (request/blocking.py), for tokens checked
+        # against the JWKS (a file or HTTP fetch, no DynamoDB call).
         self.run_blocking = run_blocking
         self.keys = keys
 

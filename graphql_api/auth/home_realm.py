@@ -54,13 +54,13 @@ class HomeRealmDiscovery:
         oidc = services.settings.oidc
         self.default = default if default is not None else (None if oidc is None else DefaultEndpoints(oidc))
 
-    def _own_provider(self, domain: str) -> IdentityProvider | None:
-        """Blocking: the domain's organisation's provider, if it has one. Two GetItems whoever
+    async def _own_provider(self, domain: str) -> IdentityProvider | None:
+        """The domain's organisation's provider, if it has one. Two GetItems whoever
         owns the domain, nobody included (the module docstring says why)."""
         datastore = self.services.datastore
-        owner = identity_providers.domain_owner(datastore.table(SignInScope()), domain)
+        owner = await identity_providers.domain_owner(datastore.table(SignInScope()), domain)
         org_id = NO_ORGANIZATION if owner is None else owner
-        provider = identity_providers.get_identity_provider(datastore.table(TenantScope(org_id)), org_id)
+        provider = await identity_providers.get_identity_provider(datastore.table(TenantScope(org_id)), org_id)
         return None if owner is None else provider
 
     async def endpoint(self, request: Request) -> JSONResponse:
@@ -72,7 +72,7 @@ class HomeRealmDiscovery:
         except InvalidInput as invalid:
             return _error("invalid_request", f"email {invalid.reason}", 400)
         try:
-            provider = await self.services.run_blocking(self._own_provider, domain)
+            provider = await self._own_provider(domain)
         except Unavailable:
             log.warning("discovery failed: DynamoDB is unavailable")
             return _error("temporarily_unavailable", "discovery is temporarily unavailable; try again", 503)

@@ -18,7 +18,7 @@ fetch here:
 - ends within ``timeout`` seconds overall (the name's resolution, the connection, the
   answer) and reads at most ``max_bytes`` of the answer, which must be one JSON object.
 
-Blocking: callers run it off the event loop (the I/O pool). Failures are ``FetchRefused``
+Blocking: callers run it off the event loop (request/blocking.py). Failures are ``FetchRefused``
 with a sentence for the admin (never a stack trace or an exception's name).
 """
 

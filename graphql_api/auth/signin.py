@@ -29,7 +29,6 @@ server logs the real reason in one line.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import hmac
 import logging
@@ -176,7 +175,7 @@ class TokenExchange:
             return default, None
         if isinstance(issuer, str) and client is not None:
             table = self.services.datastore.table(SignInScope())
-            found = await self.services.run_blocking(identity_providers.find_client, table, issuer, client)
+            found = await identity_providers.find_client(table, issuer, client)
             if found is not None:
                 return self.providers.verifier(issuer, client), found.org_id
         if default is not None:
@@ -199,7 +198,7 @@ class TokenExchange:
             raise Refused(f"the email {id_token.email!r} is not a valid address: it {invalid.reason}") from None
         issuer = verifier.settings.issuer
         datastore = self.services.datastore
-        identity = await self.services.run_blocking(identities.find_identity, datastore.table(SignInScope()), email)
+        identity = await identities.find_identity(datastore.table(SignInScope()), email)
         if identity is None:
             raise Refused(f"no account has the email {email!r}")
         if provider_org is not None and identity.org_id != provider_org:
@@ -208,9 +207,7 @@ class TokenExchange:
                 f"{issuer} issued the ID token"
             )
         tenant = datastore.table(TenantScope(identity.org_id, identity.emp_id))
-        organization, employee, own_provider = await self.services.run_blocking(
-            identities.sign_in_records, tenant, identity.emp_id
-        )
+        organization, employee, own_provider = await identities.sign_in_records(tenant, identity.emp_id)
         active = _require_active(organization, employee, identity.org_id, identity.emp_id, email)
         if provider_org is not None and validation.email_domain(email) not in active.email_domains:
             raise Refused(f"{email!r} is not in a domain of organisation {provider_org}, whose provider issued it")
@@ -224,14 +221,8 @@ class TokenExchange:
         assert employee is not None  # _require_active checked it
         if employee.email != email:
             raise Refused(f"the identity of {email!r} names employee {employee.emp_id}, whose email differs")
-        session, refresh_token = await self.services.run_blocking(
-            functools.partial(
-                sessions.start_session,
-                tenant,
-                employee.emp_id,
-                self.lifetimes,
-                provider=None if provider_org is None else own_provider,
-            )
+        session, refresh_token = await sessions.start_session(
+            tenant, employee.emp_id, self.lifetimes, provider=None if provider_org is None else own_provider
         )
         log.info(
             "signed in: employee %s of organisation %s as %s through %s (session %s)",
@@ -274,22 +265,18 @@ class TokenExchange:
             raise _unavailable() from None
 
     async def _rotate(self, token: str) -> JSONResponse:
-        run, datastore = self.services.run_blocking, self.services.datastore
-        grant = await run(sessions.find_grant, datastore.table(SignInScope()), token)
+        datastore = self.services.datastore
+        grant = await sessions.find_grant(datastore.table(SignInScope()), token)
         if grant is None:
             raise Refused("the refresh token is unknown (or its session expired)")
         tenant = datastore.table(TenantScope(grant.org_id, grant.emp_id))
-        organization, employee = await run(identities.organization_and_employee, tenant, grant.emp_id)
+        organization, employee = await identities.organization_and_employee(tenant, grant.emp_id)
         try:
             _require_active(organization, employee, grant.org_id, grant.emp_id, "")
             assert employee is not None
-            rotated = await run(
-                functools.partial(
-                    sessions.rotate, tenant, grant, token, self.lifetimes, successor_key=self.successor_key
-                )
-            )
+            rotated = await sessions.rotate(tenant, grant, token, self.lifetimes, successor_key=self.successor_key)
         except Refused:
-            await run(sessions.end_session, tenant, grant.emp_id, grant.session_id, sessions.REFUSED)
+            await sessions.end_session(tenant, grant.emp_id, grant.session_id, sessions.REFUSED)
             raise
         except sessions.RefreshRefused as refused:
             if refused.reused:

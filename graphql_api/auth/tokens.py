@@ -115,7 +115,7 @@ class TokenVerifier:
         # and ``nbf`` and ``iat``, once passed, stay passed: so only the expiry is checked
         # again, and a token past it is verified in full (its TOKEN_EXPIRED comes from there).
         # Only HS256 tokens, which are always verified on the event loop's thread (auth/backend.py):
-        # a JWKS token is verified on the I/O pool and may be signed by a key the JWKS drops.
+        # a JWKS token is verified on the blocking pool and may be signed by a key the JWKS drops.
         # The map is the loop's (graphql_api/lru.py takes no lock): a JWKS token's verification
         # on the pool only looks itself up, finds nothing and changes nothing.
         # Whether the caller is still active is the request's own check (auth/active.py).

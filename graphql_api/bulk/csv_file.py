@@ -19,11 +19,9 @@ employee is a failed row, reported with its line number, and the others go on.
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
-from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -182,7 +180,7 @@ def batches(rows: Iterator[CsvRow], size: int = MAX_ROWS) -> Iterator[list[CsvRo
         yield batch
 
 
-def import_records(
+async def import_records(
     table: Table,
     rows: Iterator[CsvRow],
     summary: Summary,
@@ -193,28 +191,24 @@ def import_records(
 
     ``on_batch`` gets the running summary after each batch (the progress bar). A CsvError met
     midway stops the import: the batches before it are written and counted in ``summary``,
-    and a re-run of the fixed file finds them UNCHANGED.
+    and a re-run of the fixed file finds them UNCHANGED. Every call is awaited on the
+    caller's event loop (the command's ``asyncio.run``).
     """
-    with ThreadPoolExecutor(bulk.ROW_CONCURRENCY, thread_name_prefix="import-io") as pool:
+    for batch in batches(rows):
+        inputs = [(row.line, row.row) for row in batch if isinstance(row.row, Row)]
+        imported = await bulk.import_rows(table, [r for _, r in inputs], read=_now, write=_now)
+        results = dict(zip((line for line, _ in inputs), imported, strict=True))
+        for row in batch:  # in line order
+            error = row.row if isinstance(row.row, RowError) else results[row.line].error
+            if error is not None:
+                summary.failures.append(Failure(row.line, error.field, error.code, error.message))
+            elif results[row.line].outcome is Outcome.CREATED:
+                summary.created += 1
+            else:
+                summary.unchanged += 1
+        on_batch(summary)
 
-        async def run(fn: Callable[[], Any]) -> Any:
-            return await asyncio.get_running_loop().run_in_executor(pool, fn)
 
-        for batch in batches(rows):
-            inputs = [(row.line, row.row) for row in batch if isinstance(row.row, Row)]
-            results = dict(
-                zip(
-                    (line for line, _ in inputs),
-                    asyncio.run(bulk.import_rows(table, [r for _, r in inputs], read=run, write=run)),
-                    strict=True,
-                )
-            )
-            for row in batch:  # in line order
-                error = row.row if isinstance(row.row, RowError) else results[row.line].error
-                if error is not None:
-                    summary.failures.append(Failure(row.line, error.field, error.code, error.message))
-                elif results[row.line].outcome is Outcome.CREATED:
-                    summary.created += 1
-                else:
-                    summary.unchanged += 1
-            on_batch(summary)
+async def _now(call: Callable[[], Awaitable[Any]]) -> Any:
+    """A datastore call of the command's, awaited as it is: no request session admits it."""
+    return await call()

@@ -42,11 +42,11 @@ ROW_FIELDS: Final[Mapping[Field, str]] = {
 }
 
 # Rows of one batch in flight at once: enough to hide each transaction's round trip, few
-# enough that one import leaves the shared I/O pool (DYNAMODB_POOL_SIZE) to other requests.
+# enough that one import leaves the shared connection pool (DYNAMODB_POOL_SIZE) to other requests.
 ROW_CONCURRENCY: Final = 16
 
-# Runs a blocking datastore call off the event loop (RequestSession.run, or an executor).
-Runner = Callable[[Callable[[], Any]], Awaitable[Any]]
+# Awaits a datastore call, once admitted (RequestSession.run; the CLI's awaits it as it is).
+Runner = Callable[[Callable[[], Awaitable[Any]]], Awaitable[Any]]
 
 
 # A row as a client sends it: ``department_id`` is the department's global id. Made as a plain
@@ -139,7 +139,7 @@ async def import_rows(
         try:
             if current is not None:
                 # Known already: compared in memory, no call and no write.
-                done: Imported = imports.import_row(table, row, current)
+                done: Imported = await imports.import_row(table, row, current)
             else:
                 async with gate:
                     done = await write(lambda: imports.import_row(table, row, None))

@@ -1,6 +1,6 @@
 """The production ASGI entry point: ``uvicorn graphql_api.entrypoints.asgi:app --workers N``.
 
-Each worker process imports this module and builds its own app (its own boto3 client, pools
+Each worker process imports this module and builds its own app (its own DynamoDB client, pools
 and loaders) from the settings it loads at import (graphql_api/settings/__init__.py). Nothing is shared
 between workers but DynamoDB itself, so anything a request depends on (cursors, idempotency
 records, persisted documents) must live there or be derived from shared settings such as the
@@ -9,7 +9,10 @@ signing secret.
 Before it serves, each worker checks the table's data layout (datastore/layout_version.py):
 data in another layout than this release's stops it with one line naming the command to
 run, unless SERVE_UNMIGRATED_DATA is on; so does a table it cannot read (DynamoDB
-unreachable), where ``server.py run`` waits for DynamoDB instead.
+unreachable), where ``server.py run`` waits for DynamoDB instead. The check is awaited: at
+import on a loop of its own when none runs (Lambda's init, a plain import), which it closes
+with its connections; in the app's lifespan, before anything is served, when the importer's
+loop runs already (a uvicorn worker imports the app inside its loop).
 
 A worker dies with the process that started it (graphql_api/entrypoints/worker_process.py), so a server
 killed outright leaves no worker holding its port.
@@ -17,6 +20,7 @@ killed outright leaves no worker holding its port.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from datastore import layout_version
@@ -45,19 +49,46 @@ if settings.api.metrics_multiprocess_dir is not None:
     # One of `server.py run`'s workers: /metrics (in the parent) shows its CPU and memory by pid.
     start_worker_process_metrics()
 datastore = Datastore.connect(settings.datastore)
-try:
-    # Data in another layout than this release's would answer wrong without an error.
-    layout = layout_version.check_at_start(
-        datastore.table(LayoutScope()), serve_anyway=settings.server.serve_unmigrated
-    )
-except (layout_version.LayoutMismatch, Unavailable) as error:
-    # One line through the configured logging (JSON in production), then exit without a
-    # traceback. Unreadable is refused too: unchecked data may be data that answers wrong, and
-    # the process manager (or Lambda's next init) starts the server again.
-    reason = str(error) if isinstance(error, layout_version.LayoutMismatch) else f"{error}: its data layout is unknown"
-    _log.critical("not serving: %s", reason)
-    raise SystemExit(2) from None
-if layout.warning is not None:
-    _log.warning("%s", layout.warning)
-app = create_app(datastore, settings.api)
+
+
+async def check_layout() -> None:
+    """Serve only data in this release's layout: else one line, and exit 2."""
+    try:
+        # Data in another layout than this release's would answer wrong without an error.
+        layout = await layout_version.check_at_start(
+            datastore.table(LayoutScope()), serve_anyway=settings.server.serve_unmigrated
+        )
+    except (layout_version.LayoutMismatch, Unavailable) as error:
+        # One line through the configured logging (JSON in production), then exit without a
+        # traceback. Unreadable is refused too: unchecked data may be data that answers wrong, and
+        # the process manager (or Lambda's next init) starts the server again.
+        mismatch = isinstance(error, layout_version.LayoutMismatch)
+        reason = str(error) if mismatch else f"{error}: its data layout is unknown"
+        _log.critical("not serving: %s", reason)
+        await datastore.aclose()
+        raise SystemExit(2) from None
+    if layout.warning is not None:
+        _log.warning("%s", layout.warning)
+
+
+async def _check_layout_on_its_own_loop() -> None:
+    try:
+        await check_layout()
+    finally:
+        await datastore.aclose()  # the connections belong to this loop, which ends here
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+if _loop_running():
+    app = create_app(datastore, settings.api, before_serving=check_layout)
+else:
+    asyncio.run(_check_layout_on_its_own_loop())
+    app = create_app(datastore, settings.api)
 settle_heap()

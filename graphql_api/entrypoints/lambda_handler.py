@@ -4,12 +4,11 @@ The app is built once per execution environment (at import, during Lambda's init
 reused by every invocation it serves. Lifespan events are off: the app needs no start-up work
 and Lambda gives no shutdown signal to act on.
 
-Mangum runs every invocation on one event loop, made when the handler is built and kept for
-the process, so the read path's connections to DynamoDB (one pool per loop,
-datastore/async_http.py) are made on the first invocation and reused by every warm one,
-as the boto3 client's are. Nothing in Lambda ends that loop: the process is frozen and
-killed with it. ``close`` is for whoever does end it (the tests, which import this module
-once per test): the connections are closed on their own loop, then the loop.
+Mangum runs every invocation on one event loop, made when the handler is built and kept for the
+process, so the connections to DynamoDB (one pool per loop, datastore/async_http.py) are made
+on the first invocation and reused by every warm one. Nothing in Lambda ends that loop: the
+process is frozen and killed with it. ``close`` is for whoever does end it (the tests, which
+import this module once per test): the connections are closed on their own loop, then the loop.
 """
 
 from __future__ import annotations
@@ -24,13 +23,12 @@ handler = Mangum(app, lifespan="off")
 
 
 def close() -> None:
-    """End this environment's app: its read path's connections on Mangum's loop, that loop, and
-    the boto3 client and fan-out pool."""
+    """End this environment's app: its connections to DynamoDB on Mangum's loop, that loop, and
+    the boto3 clients made, if any."""
     loop = asyncio.get_event_loop_policy().get_event_loop()
     try:
         loop.run_until_complete(datastore.aclose())
     finally:
         loop.close()
         asyncio.set_event_loop(None)
-        datastore.close()
-        datastore.client.close()
+        datastore.close()  # the boto3 clients made (the control plane's, the stream's), if any

@@ -8,7 +8,7 @@
 Both build the same app as the HTTP function (graphql_api/entrypoints/asgi.py: settings from
 the environment, the layout check, the schema with its extensions) once per execution
 environment, and run every invocation on one event loop kept for the process, as the HTTP
-function's Mangum does, so the read path's connections are reused by warm invocations.
+function's Mangum does, so the connections to DynamoDB are reused by warm invocations.
 """
 
 from __future__ import annotations
@@ -42,5 +42,4 @@ def close() -> None:
     finally:
         _loop.close()
         _parts.services.executor.shutdown(wait=False)
-        datastore.close()
-        datastore.client.close()
+        datastore.close()  # the boto3 clients made (the control plane's, the stream's), if any

@@ -36,22 +36,22 @@ class DemoSignIn:
     def __init__(self, services: Services) -> None:
         self.services = services
 
-    def _demo_employees(self) -> list[Employee]:
-        """Blocking: one identity GetItem and one employee GetItem per demo email."""
+    async def _demo_employees(self) -> list[Employee]:
+        """One identity GetItem and one employee GetItem per demo email."""
         datastore = self.services.datastore
         sign_in = datastore.table(SignInScope())
         found: list[Employee] = []
         for email in DEMO_EMAILS:
-            identity = identities.find_identity(sign_in, email)
+            identity = await identities.find_identity(sign_in, email)
             if identity is None:
                 continue  # Demo data not loaded into this table.
-            employee = employees.get_employee(datastore.table(TenantScope(identity.org_id)), identity.emp_id)
+            employee = await employees.get_employee(datastore.table(TenantScope(identity.org_id)), identity.emp_id)
             if employee is not None:
                 found.append(employee)
         return found
 
     async def tokens(self, _request: Request) -> JSONResponse:
-        people = await self.services.run_blocking(self._demo_employees)
+        people = await self._demo_employees()
         settings = self.services.settings
         users: list[dict[str, str | None]] = [
             {

@@ -63,7 +63,7 @@ log = logging.getLogger("hr.export")
 # Read capacity units to query-cost units, as docs/security/fair-tenants.md measured for the
 # directory page (about 50 units an RCU).
 UNITS_PER_RCU: Final = 50
-# Lines produced per trip to the I/O pool (and per flush to the client, at most).
+# Lines produced per flush to the client, at most.
 LINES_PER_TRIP: Final = 200
 CURSOR_CONNECTION: Final = "export"
 STATUS: Final = {"UNAUTHENTICATED": 401, "FORBIDDEN": 403, "BAD_USER_INPUT": 400, "NOT_FOUND": 404, "CONFLICT": 409}
@@ -143,13 +143,13 @@ class ExportDownload:
         assert principal.org_id is not None
         table = self.services.datastore.table(TenantScope(principal.org_id, principal.subject))
         if principal.api_key:  # the key's own status was read when it was authenticated
-            organization = await self.services.run_blocking(get_organization, table)
+            organization = await get_organization(table)
             if organization is None or organization.status is not OrganizationStatus.ACTIVE:
                 raise unauthenticated("the organisation is not active", AuthReason.ACCOUNT_INACTIVE)
             return
         emp_id = principal.employee_id
         assert emp_id is not None
-        organization, employee = await self.services.run_blocking(organization_and_employee, table, emp_id)
+        organization, employee = await organization_and_employee(table, emp_id)
         if organization is None or organization.status is not OrganizationStatus.ACTIVE:
             raise unauthenticated("the organisation is not active", AuthReason.ACCOUNT_INACTIVE)
         if employee is None or employee.status is not EmployeeStatus.ACTIVE:
@@ -175,7 +175,7 @@ class ExportDownload:
         finished = False
         while not finished:
             try:
-                batch, finished = await self.services.run_blocking(_next_lines, lines)
+                batch, finished = await _next_lines(lines)
             except DatastoreError as error:
                 # The response has begun: end it without its end line, which tells the client
                 # the export is incomplete; it resumes after the last checkpoint it received.
@@ -186,9 +186,7 @@ class ExportDownload:
             chunk += compressor.flush(zlib.Z_FINISH if finished else zlib.Z_SYNC_FLUSH)
             await self._pay(org_id, job.meter.settle())
             yield chunk
-        await self.services.run_blocking(
-            export.record, self.services.datastore.table(TenantScope(org_id, principal.subject)), org_id, job.tally
-        )
+        await export.record(self.services.datastore.table(TenantScope(org_id, principal.subject)), org_id, job.tally)
         log.info("exported organisation %s: %s items, %.1f RCU", org_id, job.tally.items, job.meter.read_units)
 
     async def _pay(self, org_id: OrgId, read_units: float) -> None:
@@ -208,10 +206,10 @@ class ExportDownload:
                 await asyncio.sleep(admission.retry_after)
 
 
-def _next_lines(lines: Iterator[bytes]) -> tuple[list[bytes], bool]:
+async def _next_lines(lines: AsyncIterator[bytes]) -> tuple[list[bytes], bool]:
     """Up to LINES_PER_TRIP lines, ending early after a checkpoint; and whether that was all."""
     batch: list[bytes] = []
-    for line in lines:
+    async for line in lines:
         batch.append(line)
         if line.startswith(b'{"checkpoint"') or len(batch) >= LINES_PER_TRIP:
             return batch, False

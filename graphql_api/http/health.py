@@ -1,10 +1,11 @@
 """/healthz (liveness) and /readyz (readiness), answered before any other middleware.
 
 They sit outside authentication, the body limit and any concurrency cap: a load balancer's
-probe never carries a token and must never wait behind request traffic. /healthz does no
-I/O at all. /readyz asks DynamoDB (DescribeTable) on a probe client and thread of its own
-(datastore/probe.py), caches the verdict for ``ttl`` seconds and waits at most ``timeout``
-for an answer, so it reports an outage within ttl + timeout (2 s) and a recovery as fast.
+probe never carries a token and must never wait behind request traffic. /healthz does no I/O at
+all. /readyz asks DynamoDB (DescribeTable) on a probe client of its own, awaited on the event
+loop (datastore/probe.py: its own connections, one attempt), caches the verdict for ``ttl``
+seconds and waits at most ``timeout`` for an answer, so it reports an outage within ttl +
+timeout (2 s) and a recovery as fast.
 
 In a worker of ``server.py run`` with WORKERS=N, /readyz also reads how many of the server's
 workers are serving (a file its supervisor keeps, read through what app.py passes): a pool
@@ -15,20 +16,16 @@ operator see a server serving at part of its capacity.
 from __future__ import annotations
 
 import asyncio
-import functools
 import math
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import Final, Protocol
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from datastore import probe
+from datastore.async_client import AsyncDynamo
 from graphql_api.http.raw import send_json
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 HEALTHZ: Final = "/healthz"
 READYZ: Final = "/readyz"
@@ -50,7 +47,7 @@ class Readiness:
 
     def __init__(
         self,
-        client: DynamoDBClient,
+        client: AsyncDynamo,
         table_name: str,
         *,
         ttl: float = 1.0,
@@ -63,7 +60,6 @@ class Readiness:
         self._table_name = table_name
         self._ttl = ttl
         self._timeout = timeout
-        self._executor = ThreadPoolExecutor(1, thread_name_prefix="readiness-probe")
         self._ready = False
         self._checked_at = -math.inf
         self._probe: asyncio.Future[bool] | None = None
@@ -74,9 +70,8 @@ class Readiness:
         if now - self._checked_at < self._ttl:
             return self._ready
         if self._probe is None or self._probe.done():
-            loop = asyncio.get_running_loop()
-            check = functools.partial(probe.table_ready, self._client, self._table_name)
-            self._probe, self._probe_started = loop.run_in_executor(self._executor, check), now
+            check = probe.table_answers(self._client, self._table_name)
+            self._probe, self._probe_started = asyncio.ensure_future(check), now
         # A probe that hangs counts as "not ready" once it is `timeout` old; it is not
         # restarted until it ends (the probe client's own timeouts end it within ~1 s).
         waited = max(0.0, self._probe_started + self._timeout - now)
@@ -87,8 +82,11 @@ class Readiness:
         self._ready, self._checked_at = ready, time.monotonic()
         return ready
 
-    def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+    async def aclose(self) -> None:
+        """Cancel a probe in flight and close the probe client's connections on this loop."""
+        if self._probe is not None and not self._probe.done():
+            self._probe.cancel()
+        await self._client.aclose()
 
 
 class HealthRoutes:

@@ -1,6 +1,6 @@
 """Maximum DynamoDB calls per request.
 
-Charged by RequestContext.run before each blocking datastore call is dispatched: a run is
+Charged by RequestSession.run before each datastore call is awaited: a run is
 counted as one call when it starts and the request's CallLog counts what it really made,
 so concurrent runs of one loader batch cannot all slip under the budget together. A batch
 already dispatched finishes (it may go over by its own size); nothing is dispatched after.

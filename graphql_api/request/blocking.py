@@ -1,9 +1,11 @@
-"""The one runner for blocking work outside a request's session: boto3 calls, a JWKS fetch.
+"""The one runner for blocking work that is no DynamoDB call: a JWKS fetch, an ID token's check.
 
-The token check (authentication.py), the sign-in exchange (signin.py) and GraphiQL's demo
-tokens run their blocking steps here: on the process's I/O pool (the one the sessions'
-DynamoDB calls use, DYNAMODB_POOL_SIZE threads), never on the event loop nor asyncio's default
-pool, with the caller's context copied so its call log and request id follow the work.
+DynamoDB's calls are awaited on the event loop (datastore/table.py). What still blocks runs
+here: the token check against a JWKS (backend.py), the sign-in exchange's ID token check
+(signin.py), an identity provider's discovery document (setIdentityProvider) and API
+Gateway's management API (subscriptions/gateway.py). On the process's pool of its own
+(``ApiSettings.io_threads``), never on the event loop nor asyncio's default pool, with the
+caller's context copied so its request id follows the work.
 """
 
 from __future__ import annotations

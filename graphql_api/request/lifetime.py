@@ -6,7 +6,7 @@ the handler (GraphiQL's page or the GraphQL-over-HTTP transport: graphql_api/app
 what the handler answers, and ends the session once the request is over. The deadline is
 enforced twice: the session refuses to send a call past it (graphql_api/request/session.py),
 and the whole handling runs under ``asyncio.timeout``, whose cancellation also cancels the
-calls still queued for the I/O pool. Past the deadline the client gets ``extensions.code``
+DynamoDB calls it is awaiting. Past the deadline the client gets ``extensions.code``
 TIMEOUT with ``retryable: true`` (and the idempotency hint if a write was sent). A client
 that disconnects (``http.disconnect`` on the receive channel once the body is read) cancels
 the request the same way; nobody is left to answer.

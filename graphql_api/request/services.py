@@ -20,12 +20,12 @@ if TYPE_CHECKING:
 class Services:
     settings: ApiSettings
     datastore: Datastore
-    # Runs the blocking DynamoDB calls of requests (graphql_api/request/session.py).
+    # Runs blocking work that is no DynamoDB call: a JWKS fetch, an ID token's check (blocking.py).
     executor: Executor
     cursors: CursorCodec
     # Each organisation's share of work (limits/tenant_rate.py); None when the limit is off.
     tenant_buckets: Buckets | None = None
-    # Blocking work outside a session, on the same pool: sign-in, GraphiQL's tokens (blocking.py).
+    # Runs it on that pool (blocking.py).
     run_blocking: BlockingRunner = field(init=False)
     # Live updates: the change feed in, subscriptions out (graphql_api/subscriptions/hub.py).
     live: LiveHub | None = None

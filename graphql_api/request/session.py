@@ -1,10 +1,10 @@
 """One request's session: everything a GraphQL request owns while it runs.
 
-Made by the request's lifetime (request/lifetime.py), which ends it. Its tenant table and
-loaders (whose reads run on the event loop), the I/O runner that issues blocking DynamoDB
-calls (writes, and reads outside the loaders), the call budget, the deadline,
-cancellation, and the moment the request first reaches for tenant data, which starts the
-caller's active check. Limits that
+Made by the request's lifetime (request/lifetime.py), which ends it. Its tenant Table (one
+for the request, under its deadline) and the loaders reading through it, the admission of
+every other datastore call (writes, and reads outside the loaders: ``run``), all awaited on
+the event loop, the call budget, the deadline, cancellation, and the moment the request
+first reaches for tenant data, which starts the caller's active check. Limits that
 act per request (the deadline today; per-tenant rate limits and concurrency caps later)
 hang off this one object, so a resolver never needs to know about them: it asks the session
 for its loaders or runs a call through it, and the session refuses what may not be done.
@@ -13,9 +13,9 @@ for its loaders or runs a call through it, and the session refuses what may not 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import ParamSpec, TypeVar
 
 from datastore.calls import CallLog
 from datastore.entities import Organization
@@ -29,6 +29,7 @@ from graphql_api.limits.tenant_rate import BucketStatus, rate_limited
 from graphql_api.request.services import Services
 from graphql_api.schema.loaders import Loaders
 
+P = ParamSpec("P")
 T = TypeVar("T")
 
 
@@ -65,6 +66,7 @@ class RequestSession:
     _response_budget: ResponseBudget | None = None
     _loaders: Loaders | None = None
     _tenant_table: Table | None = None
+    _platform_table: Table | None = None
     # The caller's tenant scope and the principal it was made for (require_tenant).
     _tenant: tuple[Principal, TenantScope] | None = None
     # The caller's organisation as the active check read it (auth/active.py).
@@ -109,37 +111,31 @@ class RequestSession:
     def timeout_error(self) -> ApiError:
         return timeout(self.deadline.seconds, maybe_written=self.write_dispatched)
 
-    # --- the I/O runner -------------------------------------------------------------------
+    # --- datastore calls ------------------------------------------------------------------
 
     def admit_call(self) -> None:
         """A DynamoDB call is about to be sent: refused past the deadline (TIMEOUT) or over the
-        request's call budget. The loaders call it on the loop before each call they send."""
+        request's call budget. The loaders call it before each call they send."""
         self.check()
         if self._budget is None:
             self._budget = CallBudget(self.services.settings.max_dynamodb_calls)
         self._budget.charge(self.call_log)
 
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run a blocking (boto3) call on the process's I/O pool, never on the event loop.
+    async def run(self, fn: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Await a datastore call made outside the loaders, once the session admits it.
 
-        Refused past the deadline, both when queued and when a thread picks it up (a call
-        that waited in the queue past the deadline is never sent). Cancelling the awaiting
-        task (deadline, disconnect) cancels a call not yet started. The pool's runner
-        (request/blocking.py) copies the context, so the call is recorded in this request's
-        CallLog.
+        Refused past the deadline or over the call budget before anything is sent. It runs
+        in the request's task, so it is recorded in this request's CallLog, and the
+        deadline's cancellation (request/lifetime.py) or a disconnect cancels it.
         """
         self.admit_call()
-        return await self.services.run_blocking(self._send, fn, *args)
+        return await fn(*args, **kwargs)
 
-    async def run_write(self, fn: Callable[..., T], *args: Any) -> T:
+    async def run_write(self, fn: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs) -> T:
         """``run`` for a write: once it is sent, a failure may leave it applied."""
         self.check()
         self.write_dispatched = True
-        return await self.run(fn, *args)
-
-    def _send(self, fn: Callable[..., T], *args: Any) -> T:
-        self.check()  # on the I/O thread: the call may have waited in the queue
-        return fn(*args)
+        return await self.run(fn, *args, **kwargs)
 
     # --- tenant data ----------------------------------------------------------------------
 
@@ -166,14 +162,14 @@ class RequestSession:
         """The tenant's loaders, made on first use (no call is made here); UNAUTHENTICATED without
         a token. Before their first load they call ``tenant_reached``."""
         if self._loaders is None:
-            table = self.services.datastore.async_table(self.require_tenant(), deadline=self.deadline.at)
-            self._loaders = Loaders(table, self.admit_call, before_first_load=self.tenant_reached)
+            self._loaders = Loaders(self._table(), self.admit_call, before_first_load=self.tenant_reached)
         return self._loaders
 
     def _table(self) -> Table:
-        """The tenant's table, made once per request (no call is made here)."""
+        """The tenant's table, made once per request (no call is made here): the loaders' and
+        every other call's, none of them retried past the request's deadline."""
         if self._tenant_table is None:
-            self._tenant_table = self.services.datastore.table(self.require_tenant())
+            self._tenant_table = self.services.datastore.table(self.require_tenant(), deadline=self.deadline.at)
             if self._organization is not None:
                 self._tenant_table.retention.know(self._organization)
         return self._tenant_table
@@ -233,4 +229,6 @@ class RequestSession:
             raise token_missing()
         if not principal.is_platform:
             raise forbidden("only platform operators may do this")
-        return self.services.datastore.table(PlatformScope())
+        if self._platform_table is None:
+            self._platform_table = self.services.datastore.table(PlatformScope(), deadline=self.deadline.at)
+        return self._platform_table

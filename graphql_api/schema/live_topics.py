@@ -16,7 +16,6 @@ the event's own ``action`` and cursor say what happened when.
 
 from __future__ import annotations
 
-import functools
 import time
 from typing import Final
 
@@ -141,11 +140,11 @@ class MyApplications:
         session = context.session
         table = session.tenant_table()
 
-        def listed() -> dict[str, JobId]:
+        async def listed() -> dict[str, JobId]:
             found: dict[str, JobId] = {}
             request = PageRequest(first=MAX_PAGE_SIZE)
             for _page in range(MY_APPLICATION_PAGES):  # one application per job: a bound no one reaches
-                page = applications.list_employee_applications(table, self.emp_id, request)
+                page = await applications.list_employee_applications(table, self.emp_id, request)
                 found.update({application.app_id: application.job_id for application in page.items})
                 if not page.has_next:
                     break
@@ -154,7 +153,7 @@ class MyApplications:
 
         self.jobs.update(await session.run(listed))
         recent, _more = await session.run(
-            functools.partial(audit.events_after, table, ids.id_ceiling(_now_ms() - self.window_ms), limit=1000)
+            audit.events_after, table, ids.id_ceiling(_now_ms() - self.window_ms), limit=1000
         )
         for event in recent:
             self.matches(event)

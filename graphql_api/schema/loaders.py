@@ -7,9 +7,9 @@ its calls are done, so the next level's loads all start together and batch toget
 at most one wave of DynamoDB calls per nesting level, however many parents
 (execution/batch_loader.py; a field read ahead goes out a level early, execution/fields.py).
 
-Their calls run on the event loop (``datastore.async_table.AsyncTable``): no I/O thread. Before
+Their calls run on the event loop (``datastore.table.Table``): no I/O thread. Before
 a batch's calls go out the session may refuse them (``admit``: past the deadline, over the
-request's call budget), as it refused a run on the I/O pool.
+request's call budget), as it refuses the session's other calls (``RequestSession.run``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
 from datastore import applications, audit, by_id, departments, employees, jobs
-from datastore.async_table import AsyncTable
 from datastore.by_id import Kind
 from datastore.entities import (
     ApiKey,
@@ -34,6 +33,7 @@ from datastore.entities import (
 )
 from datastore.ids import DepartmentId, EmployeeId, JobId, OrgId
 from datastore.pagination import Page, PageQuery, PageRequest, StartKey
+from datastore.table import Table
 from graphql_api.execution.batch_loader import SharedLoader
 from graphql_api.execution.fields import Deferred
 
@@ -45,7 +45,7 @@ V = TypeVar("V")
 Admit = Callable[[], None]
 """Called before each call of a batch is sent; raises to refuse it (the request's session)."""
 
-ListFetch = Callable[[AsyncTable, str | None, PageRequest], Awaitable[Page[Any]]]
+ListFetch = Callable[[Table, str | None, PageRequest], Awaitable[Page[Any]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ class EntityLoader(SharedLoader[tuple[Kind, Any], Any]):
     check's organisation and employee thus share a call with the query's own reads.
     """
 
-    def __init__(self, admit: Admit, table: AsyncTable, *, before_first_load: Callable[[], None] | None = None) -> None:
+    def __init__(self, admit: Admit, table: Table, *, before_first_load: Callable[[], None] | None = None) -> None:
         super().__init__(before_first_load=before_first_load)
         self._admit = admit
         self._table = table
@@ -138,7 +138,7 @@ class ListLoader(SharedLoader[ListKey, Page[Any]]):
     rather than reading it again.
     """
 
-    def __init__(self, admit: Admit, table: AsyncTable, *, before_first_load: Callable[[], None] | None = None) -> None:
+    def __init__(self, admit: Admit, table: Table, *, before_first_load: Callable[[], None] | None = None) -> None:
         super().__init__(before_first_load=before_first_load)
         self._admit = admit
         self._table = table
@@ -152,7 +152,7 @@ class ListLoader(SharedLoader[ListKey, Page[Any]]):
         refusal: Exception | None = None
         for key in keys:
             try:
-                self._admit()  # one list, one call or more: charged as the I/O pool charged a run
+                self._admit()  # one list, one call or more: charged as the session charges a run
             except Exception as error:
                 refusal = error
                 break
@@ -194,7 +194,7 @@ def _pages(name: str, query: Callable[[OrgId, str | None], PageQuery[Any]]) -> L
     shows for it (execution/explain.py).
     """
 
-    def fetch(table: AsyncTable, parent: str | None, request: PageRequest) -> Awaitable[Page[Any]]:
+    def fetch(table: Table, parent: str | None, request: PageRequest) -> Awaitable[Page[Any]]:
         return table.page(query(table.tenant.org_id, parent), request)
 
     fetch.__name__ = fetch.__qualname__ = name
@@ -222,7 +222,7 @@ applications_of_employee = _pages(
 )
 
 
-def audit_events_of_org(table: AsyncTable, _parent: str | None, request: PageRequest) -> Awaitable[Page[AuditEvent]]:
+def audit_events_of_org(table: Table, _parent: str | None, request: PageRequest) -> Awaitable[Page[AuditEvent]]:
     """Newest first, whatever ``request.descending`` says (the audit trail's walk, not one query)."""
     return audit.list_audit_events(table, request)
 
@@ -235,7 +235,7 @@ class Loaders:
     each call it sends.
     """
 
-    def __init__(self, table: AsyncTable, admit: Admit, *, before_first_load: Callable[[], None] | None = None) -> None:
+    def __init__(self, table: Table, admit: Admit, *, before_first_load: Callable[[], None] | None = None) -> None:
         self.table = table
         first = before_first_load
         self.entities = EntityLoader(admit, table, before_first_load=first)

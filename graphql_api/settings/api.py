@@ -158,7 +158,8 @@ class ApiSettings:
     jwt_issuer: str | None
     jwt_audience: str | None
     token_ttl_seconds: int
-    # Threads that run blocking DynamoDB calls; matches the HTTP connection pool.
+    # Threads that run blocking work that is no DynamoDB call (request/blocking.py): JWKS and
+    # discovery fetches, ID token checks; DYNAMODB_POOL_SIZE, as when they ran DynamoDB's calls too.
     io_threads: int
     graphiql: bool
     introspection: bool

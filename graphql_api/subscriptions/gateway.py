@@ -269,8 +269,8 @@ class LiveGateway:
         points, one PutItem each: ``_resumable``)."""
         table = self._tenant(org_id)
         limit = gateway.LIVE_ITEMS_MAX
-        connection = await self.services.run_blocking(gateway.get_connection, table, connection_id)
-        subscriptions = await self.services.run_blocking(gateway.subscriptions_of, table, connection_id, limit=limit)
+        connection = await gateway.get_connection(table, connection_id)
+        subscriptions = await gateway.subscriptions_of(table, connection_id, limit=limit)
         if connection is not None and connection.session_id is not None and not connection.api_key:
             window = timedelta(seconds=self.services.settings.subscription_replay_seconds)
             at = now()
@@ -287,10 +287,10 @@ class LiveGateway:
                     at + window,
                 )
                 try:
-                    await self.services.run_blocking(resume_points.save, self._points(connection), point)
+                    await resume_points.save(self._points(connection), point)
                 except DatastoreError as error:  # the reconnect starts from now: said, never raised into the close
                     log.warning("live connection %s: a resume point was not saved: %r", connection_id, error)
-        await self.services.run_blocking(gateway.close_connection, table, connection_id, subscriptions)
+        await gateway.close_connection(table, connection_id, subscriptions)
 
     def _points(self, connection: GatewayConnection) -> Any:
         """Where the session's resume points are (beside its sessions: the person's scope)."""
@@ -306,9 +306,7 @@ class LiveGateway:
             name = resume_points.subscription_hash(topic)
             table = self._points(connection)
             try:
-                point = await self.services.run_blocking(
-                    resume_points.find, table, connection.subject, session_id, name, now()
-                )
+                point = await resume_points.find(table, connection.subject, session_id, name, now())
             except DatastoreError as error:  # start from now, as a reconnect on one host would
                 log.warning("live connection %s: the resume point was not read: %r", connection.connection_id, error)
                 return None
@@ -332,14 +330,14 @@ class LiveGateway:
         if event.route == "$connect":
             return await self._connect(event)
         if event.route == "$disconnect":
-            org_id = await self.services.run_blocking(self._org_of, event.connection_id)
+            org_id = await self._org_of(event.connection_id)
             if org_id is not None:
                 await self._end(org_id, event.connection_id)
             return {"statusCode": 200}
         try:
             await self._message(event)
         except Closed as closed:
-            org_id = await self.services.run_blocking(self._org_of, event.connection_id)
+            org_id = await self._org_of(event.connection_id)
             await self._close(event.endpoint, event.connection_id, closed, org_id)
         except DatastoreError:
             # DynamoDB did not answer: say so and close (the client reconnects); the items, if
@@ -349,8 +347,8 @@ class LiveGateway:
             await self._close(event.endpoint, event.connection_id, unavailable, None)
         return {"statusCode": 200}
 
-    def _org_of(self, connection_id: str) -> OrgId | None:
-        return gateway.org_of(self.services.datastore.table(GatewayScope()), connection_id)
+    async def _org_of(self, connection_id: str) -> OrgId | None:
+        return await gateway.org_of(self.services.datastore.table(GatewayScope()), connection_id)
 
     async def _connect(self, event: SocketEvent) -> dict[str, Any]:
         offered = [p.strip() for p in event.headers.get("sec-websocket-protocol", "").split(",") if p.strip()]
@@ -401,7 +399,7 @@ class LiveGateway:
             expires_at=expires,
             acknowledged=acknowledged,
         )
-        await self.services.run_blocking(gateway.open_connection, self._tenant(org_id), connection)
+        await gateway.open_connection(self._tenant(org_id), connection)
         return connection
 
     async def _message(self, event: SocketEvent) -> None:
@@ -426,7 +424,7 @@ class LiveGateway:
             operation_id = message.get("id")
             if isinstance(operation_id, str):
                 table = self._tenant(connection.org_id)
-                await self.services.run_blocking(gateway.unsubscribe, table, event.connection_id, operation_id)
+                await gateway.unsubscribe(table, event.connection_id, operation_id)
         else:
             raise Closed(Close.BAD_MESSAGE, f"unknown message type {kind!r}")
 
@@ -444,7 +442,7 @@ class LiveGateway:
                 )
             # Authenticated by the handshake's header ($connect): acknowledged now.
             acknowledged = dataclasses.replace(known, acknowledged=True)
-            await self.services.run_blocking(gateway.open_connection, self._tenant(known.org_id), acknowledged)
+            await gateway.open_connection(self._tenant(known.org_id), acknowledged)
         elif not isinstance(authorization, str):
             raise Closed(Close.FORBIDDEN, "Authorization must be a string")
         else:
@@ -452,10 +450,10 @@ class LiveGateway:
         await self._post(event.endpoint, event.connection_id, _message(type="connection_ack"))
 
     async def _recorded(self, connection_id: str) -> GatewayConnection | None:
-        org_id = await self.services.run_blocking(self._org_of, connection_id)
+        org_id = await self._org_of(connection_id)
         if org_id is None:
             return None
-        return await self.services.run_blocking(gateway.get_connection, self._tenant(org_id), connection_id)
+        return await gateway.get_connection(self._tenant(org_id), connection_id)
 
     async def _acknowledged(self, event: SocketEvent) -> GatewayConnection:
         connection = await self._recorded(event.connection_id)
@@ -480,7 +478,7 @@ class LiveGateway:
             return connection, ended
         at = datetime.fromtimestamp(until, UTC)
         table = self._tenant(connection.org_id)
-        if not await self.services.run_blocking(gateway.extend_token, table, connection.connection_id, at):
+        if not await gateway.extend_token(table, connection.connection_id, at):
             return connection, Closed(Close.FORBIDDEN, "the connection was closed")
         extended = dataclasses.replace(connection, token_expires_at=at)
         return extended, _over(extended, now())
@@ -491,9 +489,7 @@ class LiveGateway:
         table = self._tenant(connection.org_id)
         settings = self.services.settings
         limit = settings.subscriptions_per_connection
-        existing = await self.services.run_blocking(
-            gateway.subscriptions_of, table, event.connection_id, limit=limit + 1
-        )
+        existing = await gateway.subscriptions_of(table, event.connection_id, limit=limit + 1)
         if any(known.operation_id == operation_id for known in existing):
             raise Closed(Close.DUPLICATE, f"Subscriber for {operation_id} already exists")
         if len(existing) >= limit:
@@ -528,7 +524,7 @@ class LiveGateway:
                 expires_at=connection.expires_at,
             )
             # Recorded before the check and replay run: what commits meanwhile is fanned out to it.
-            await self.services.run_blocking(gateway.subscribe, table, subscription)
+            await gateway.subscribe(table, subscription)
         errors = await self._run(
             context, event, operation_id, resolved.query, requested.variables, requested.operation_name
         )
@@ -538,12 +534,10 @@ class LiveGateway:
             # A resume its replay refused (too many events since): the next one starts from now.
             name = resume_points.subscription_hash(place.topic)
             assert connection.session_id is not None
-            await self.services.run_blocking(
-                resume_points.forget, self._points(connection), connection.subject, connection.session_id, name
-            )
+            await resume_points.forget(self._points(connection), connection.subject, connection.session_id, name)
         if errors is not None or subscription is None:
             if subscription is not None:
-                await self.services.run_blocking(gateway.unsubscribe, table, event.connection_id, operation_id)
+                await gateway.unsubscribe(table, event.connection_id, operation_id)
             if errors is not None:
                 refusal = _message(id=operation_id, type="error", payload=errors)
                 await self._post(event.endpoint, event.connection_id, refusal)
@@ -556,9 +550,7 @@ class LiveGateway:
             return
         table = self._tenant(connection.org_id)
         connection_id = connection.connection_id
-        await self.services.run_blocking(
-            gateway.note_cursor, table, connection_id, operation_id, place.topic, place.cursor
-        )
+        await gateway.note_cursor(table, connection_id, operation_id, place.topic, place.cursor)
 
     async def _error(self, event: SocketEvent, operation_id: str, text: str, code: str) -> None:
         errors = [{"message": text, "extensions": {"code": code}}]
@@ -621,7 +613,7 @@ class LiveGateway:
 
     async def _fan_out(self, org_id: str, batch: list[StreamRecord]) -> int:
         table = self._tenant(org_id)
-        live = await self.services.run_blocking(gateway.live_items, table)
+        live = await gateway.live_items(table)
         if not live.connections:
             return 0  # nobody listens: nothing is decoded
         changes = [records.decode(record) for record in batch]
@@ -714,7 +706,7 @@ class LiveGateway:
             if not await self._post(endpoint, connection_id, _message(id=operation_id, type="complete")):
                 return "gone"
             table = self._tenant(connection.org_id)
-            await self.services.run_blocking(gateway.unsubscribe, table, connection_id, operation_id)
+            await gateway.unsubscribe(table, connection_id, operation_id)
         return outcome
 
     async def _revoke(self, live: gateway.LiveItems, change: records.ChangeEvent) -> None:

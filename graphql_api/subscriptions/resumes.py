@@ -33,7 +33,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar
@@ -159,9 +159,9 @@ class Resumes:
             log.warning("live updates: the resume point of session %s was not read: %r", key.session_id, error)
             return None
 
-    async def _run(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-        """``fn`` through the blocking runner, as the session module's writes are, bounded in time."""
-        return await asyncio.wait_for(self.services.run_blocking(fn, *args, **kwargs), STORE_SECONDS)
+    async def _run(self, fn: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs) -> T:
+        """``fn`` awaited, bounded in time: cancelled (and what it sends with it) past STORE_SECONDS."""
+        return await asyncio.wait_for(fn(*args, **kwargs), STORE_SECONDS)
 
     def _table(self, key: ResumeKey) -> Table:
         return self.services.datastore.table(TenantScope(OrgId(key.org_id), key.subject))

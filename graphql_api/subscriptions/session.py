@@ -53,10 +53,10 @@ class Round:
 def event_round(services: Services, org_id: str) -> Round:
     """The round of one event, on a session of its own (its deadline, its budget, its log).
 
-    Its loaders' reads run on the event loop through the datastore's async table, on the loop's
-    one client session (the app's lifespan closes it), like a request's loaders."""
+    Its loaders' reads are awaited on the event loop through the datastore's Table, on the
+    loop's one client (the app's lifespan closes its connections), like a request's loaders."""
     session = RequestSession(services, None, Deadline.after(services.settings.request_timeout_seconds))
-    table = services.datastore.async_table(TenantScope(OrgId(org_id)), deadline=session.deadline.at)
+    table = services.datastore.table(TenantScope(OrgId(org_id)), deadline=session.deadline.at)
     return Round(Loaders(table, session.admit_call), session.call_log)
 
 
@@ -97,8 +97,8 @@ class LiveSession(RequestSession):
         round's log; None: by fresh loaders of its own, into a log of its own."""
         self.deadline = Deadline.after(self.services.settings.request_timeout_seconds)
         self.call_log = CallLog() if round_ is None else round_.call_log
-        # The subscription's task: the batches its loads dispatch, and its blocking calls,
-        # copy this context, so their calls are recorded in the delivery's log.
+        # The subscription's task: the batches its loads dispatch copy this context, and its
+        # other calls are awaited in it, so their calls are recorded in the delivery's log.
         calls.current_log.set(self.call_log)
         calls.current_depth.set(0)
         self.started = time.perf_counter()
@@ -106,6 +106,8 @@ class LiveSession(RequestSession):
         self._budget = None
         self._response_budget = None
         self._loaders = None
+        # The next delivery's Table is made under its own deadline (none retried past it).
+        self._tenant_table = None
         self._round = None if round_ is None else round_.loaders
 
     @property

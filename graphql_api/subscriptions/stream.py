@@ -24,7 +24,6 @@ goes back at most SUBSCRIPTION_REPLAY_SECONDS: a cursor further behind is refuse
 from __future__ import annotations
 
 import asyncio
-import functools
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -174,7 +173,7 @@ class LiveStream:
         read = 0
         while after is not None:
             session.begin_event()
-            events, after = await session.run(functools.partial(audit.events_after, table, after, limit=REPLAY_PAGE))
+            events, after = await session.run(audit.events_after, table, after, limit=REPLAY_PAGE)
             read += len(events)
             if read > self.replay_events:
                 if refuse_old:

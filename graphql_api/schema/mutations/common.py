@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Final, ParamSpec, TypeVar
 
 import strawberry
@@ -38,13 +37,13 @@ def require_admin(context: RequestContext) -> None:
         raise forbidden("only admins may do this")
 
 
-async def run_write(context: RequestContext, write: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
-    """Run a blocking datastore write off the loop, its arguments checked against its signature.
+async def run_write(context: RequestContext, write: Callable[P, Awaitable[T]], *args: P.args, **kwargs: P.kwargs) -> T:
+    """Await a datastore write through the request's session, its arguments checked against its signature.
 
     Its errors name datastore fields; errors.ErrorCodes places them in the mutation's input
     (mutations/input_paths.py).
     """
-    return await context.session.run_write(functools.partial(write, *args, **kwargs))
+    return await context.session.run_write(write, *args, **kwargs)
 
 
 async def fresh_department(context: RequestContext, dept_id: DepartmentId | None) -> Department | None:
@@ -56,6 +55,6 @@ async def fresh_department(context: RequestContext, dept_id: DepartmentId | None
     if dept_id is None:
         return None
     found = await context.session.run(
-        functools.partial(departments.get_department, context.session.tenant_table(), dept_id, consistent=True)
+        departments.get_department, context.session.tenant_table(), dept_id, consistent=True
     )
     return None if found is None else Department.of(found)

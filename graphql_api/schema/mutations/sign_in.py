@@ -205,7 +205,7 @@ async def sign_out_everywhere(
     else:
         require_admin(context)
         emp_id = ids.EMPLOYEE.decode(input.employee_id, "input.employeeId")
-        found = await context.session.run(functools.partial(employees.get_employee, table, emp_id, consistent=True))
+        found = await context.session.run(employees.get_employee, table, emp_id, consistent=True)
         if found is None:
             raise NotFound(EmployeeEntity, emp_id)
     mark = await run_write(context, sessions.sign_out_everywhere, table, emp_id)

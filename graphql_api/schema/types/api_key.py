@@ -8,8 +8,8 @@ from datetime import datetime
 import strawberry
 
 from datastore import api_keys, entities
-from datastore.async_table import AsyncTable
 from datastore.pagination import Page, PageRequest
+from datastore.table import Table
 from graphql_api.schema import ids
 from graphql_api.schema.types.scalars import ApiKeyStatus, Role
 
@@ -46,6 +46,6 @@ class ApiKey:
         )
 
 
-def api_keys_of_org(table: AsyncTable, _parent: str | None, request: PageRequest) -> Awaitable[Page[entities.ApiKey]]:
+def api_keys_of_org(table: Table, _parent: str | None, request: PageRequest) -> Awaitable[Page[entities.ApiKey]]:
     """The list fetcher of Organization.apiKeys (types/connection.py)."""
     return table.page(api_keys.api_keys_of(table.tenant.org_id), request)

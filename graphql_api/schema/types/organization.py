@@ -9,6 +9,7 @@ from typing import Annotated
 import strawberry
 
 from datastore import entities, identity_providers, names, retention
+from datastore.ids import OrgId
 from graphql_api.execution.errors import bad_input, not_found
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids, loaders, permissions
@@ -140,7 +141,7 @@ class Organization(Node):
     async def identity_provider(self, info: Info) -> IdentityProvider | None:
         permissions.check_identity_provider(info.context)
         session = info.context.session
-        found = await session.run(identity_providers.get_identity_provider, session.tenant_table(), self.org_id)
+        found = await session.run(identity_providers.get_identity_provider, session.tenant_table(), OrgId(self.org_id))
         return None if found is None else IdentityProvider.of(found)
 
     @strawberry.field(description="Its billing subscription; null when it has none.")
