@@ -189,7 +189,7 @@ def test_check_organization__bulk_seeded_tenant__counts_written_consistent(
     job = seeded.job(dept, 0)
     for n, person in enumerate(staff):
         seeded.apply(job, person, n)
-    seeded.write(client, tenant.table.name)
+    run(seeded.write(tenant.table))
 
     report = run(counts.check_organization(tenant.table))
 

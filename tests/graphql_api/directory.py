@@ -48,5 +48,5 @@ def write_directory(
         department = bulk.department(f"Department {d:02}", employees_each)
         for n in range(employees_each):
             bulk.employee(department, d * employees_each + n)
-    bulk.write(client, table_name)
+    run(bulk.write(Table(dynamo, table_name, PlatformScope())))
     return Directory(admin, departments, employees_each)

@@ -102,7 +102,7 @@ def directory(client: DynamoDBClient, dynamo: AsyncDynamo, table_name: str) -> D
         bulk.employee(department, n, first_name=first, last_name=last, terminated=n % 97 == 0)
     active = sum(1 for e in bulk.employees if e.status is EmployeeStatus.ACTIVE)
     bulk.departments = [replace(department, headcount=active)]
-    bulk.write(client, table_name)
+    run(bulk.write(Table(dynamo, table_name, PlatformScope())))
     return Directory(admin, [admin, *bulk.employees])
 
 

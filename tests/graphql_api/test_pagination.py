@@ -41,7 +41,7 @@ def test_department_employees__every_page__each_employee_once(
     bulk = Bulk(org.org_id)
     department = bulk.department("Big", 120)
     wanted = [ids.encode("Employee", bulk.employee(department, n).emp_id) for n in range(120)]
-    bulk.write(client, table_name)
+    run(bulk.write(Table(dynamo, table_name, PlatformScope())))
     caller = api.as_(admin)
     seen: list[str] = []
     after: str | None = None

@@ -93,7 +93,7 @@ def big(client: DynamoDBClient, dynamo: AsyncDynamo, table_name: str) -> BigTena
                 bulk.apply(jobs[(APPLICATIONS_EACH * n + k) % JOBS], employee, APPLICATIONS_EACH * n + k)
             n += 1
     started = time.monotonic()
-    bulk.write(client, table_name)
+    run(bulk.write(Table(dynamo, table_name, PlatformScope())))
     assert time.monotonic() - started < 30
     return BigTenant(admin, len({a.job_id for a in bulk.applications}), bulk.employees)
 
