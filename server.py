@@ -695,7 +695,7 @@ def restore_organization(args: argparse.Namespace) -> int:
     if args.file is not None and not Path(args.file).is_file():
         raise CommandError(f"no such file: {args.file}")
     drain = args.drain_seconds
-    if drain is None:  # a request runs at most its deadline; botocore's retries a little more
+    if drain is None:  # a request runs at most its deadline; the client's retries a little more
         drain = loaded.api.request_timeout_seconds + restore.DRAIN_MARGIN_SECONDS
     started = time.perf_counter()
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
