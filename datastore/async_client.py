@@ -59,6 +59,7 @@ from datastore.async_http import HttpExchange, SendHooks, decoded, tls_context
 from datastore.client import ca_bundle
 from datastore.errors import DatastoreError, Unavailable
 from datastore.http_connections import Broken, NoAnswer, NotSent
+from datastore.proxy import NO_PROXIES, Proxies
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -221,9 +222,11 @@ class Mirror:
     pool_size: int
     # The CA bundle TLS is verified with (None: botocore's default), as the boto3 client's.
     ca_bundle: str | None = None
+    # The proxies of DatastoreSettings (HTTPS_PROXY, HTTP_PROXY, NO_PROXY).
+    proxies: Proxies = NO_PROXIES
 
     @classmethod
-    def of(cls, client: DynamoDBClient) -> Mirror:
+    def of(cls, client: DynamoDBClient, proxies: Proxies = NO_PROXIES) -> Mirror:
         # Config's options are set from its constructor's arguments (the stubs do not list them).
         config: Any = client.meta.config
         retries: dict[str, Any] = config.retries or {}
@@ -236,6 +239,7 @@ class Mirror:
             attempts=int(attempts),
             pool_size=int(config.max_pool_connections),
             ca_bundle=ca_bundle(),
+            proxies=proxies,
         )
 
 
@@ -256,16 +260,17 @@ class AsyncDynamo:
             connect_timeout=mirror.connect_timeout,
             read_timeout=mirror.read_timeout,
             tls=tls_context(mirror.ca_bundle) if mirror.endpoint.scheme == "https" else None,
+            proxies=mirror.proxies,
         )
 
     @classmethod
-    def beside(cls, client: DynamoDBClient) -> AsyncDynamo:
+    def beside(cls, client: DynamoDBClient, proxies: Proxies = NO_PROXIES) -> AsyncDynamo:
         """The one for ``client``: its hooks are every Datastore's on that client, as botocore's
-        event hooks on the client are."""
+        event hooks on the client are; ``proxies`` are the settings' (taken when it is made)."""
         with _twins_lock:
             twin = _twins.get(client)
             if twin is None:
-                mirror = Mirror.of(client)
+                mirror = Mirror.of(client, proxies)
                 twin = _twins[client] = cls(mirror, boto3.session.Session().get_credentials())
             return twin
 

@@ -17,6 +17,7 @@ from datastore.client import make_client, make_streams_client, make_sts_client
 from datastore.config import DatastoreSettings
 from datastore.credentials import RoleCredentials
 from datastore.feed.host import FeedSettings
+from datastore.proxy import NO_PROXIES, Proxies
 from datastore.retention import AuditRetention
 from datastore.scope import Scope
 from datastore.table import Table
@@ -43,12 +44,14 @@ class Datastore:
     # The platform's default audit retention, which every Table it hands out stamps with
     # when the organisation sets none (datastore/retention.py).
     audit_retention_days: int = retention.DEFAULT_DAYS
+    # The proxies the event loop's connections go through (DatastoreSettings.proxies).
+    proxies: Proxies = NO_PROXIES
 
     def __post_init__(self) -> None:
         if self.credentials is not None:
             self.credentials.sign_per_scope(self.client)
         # The read path's client on the event loop, beside this boto3 client (datastore/async_client.py).
-        self.aio = AsyncDynamo.beside(self.client)
+        self.aio = AsyncDynamo.beside(self.client, self.proxies)
 
     @classmethod
     def connect(cls, settings: DatastoreSettings, endpoint_url: str | None = None) -> Datastore:
@@ -59,9 +62,7 @@ class Datastore:
         streams = make_streams_client(settings, endpoint_url)
         feed = FeedSettings(lease_seconds=settings.feed_lease_seconds, poll_seconds=settings.feed_poll_seconds)
         days = settings.audit_retention_days
-        if settings.roles is None:
-            return cls(client, settings.table_name, fanout, streams=streams, feed=feed, audit_retention_days=days)
-        credentials = RoleCredentials(make_sts_client(settings), settings.roles)
+        credentials = None if settings.roles is None else RoleCredentials(make_sts_client(settings), settings.roles)
         return cls(
             client,
             settings.table_name,
@@ -70,6 +71,7 @@ class Datastore:
             streams=streams,
             feed=feed,
             audit_retention_days=days,
+            proxies=settings.proxies,
         )
 
     def table(self, scope: Scope) -> Table:
