@@ -417,8 +417,7 @@ async def _through(
             inner = await loop.start_tls(transport, connection, tls, server_hostname=endpoint.host)
             if inner is None:
                 raise NotSent(f"TLS could not start inside the tunnel through {proxy.name}")
-            transport = cast(asyncio.Transport, inner)
-            connection.connection_made(transport)
+            connection.connection_made(inner)
         else:
             transport.set_protocol(connection)
             connection.connection_made(transport)

@@ -22,7 +22,9 @@ import base64
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
-from urllib.request import proxy_bypass_environment
+
+# Public (urllib's own proxy_bypass on Linux), though typeshed's stub does not list it.
+from urllib.request import proxy_bypass_environment  # type: ignore[attr-defined]
 
 # What an http:// proxy listens on when its URL names no port (urllib3's and aiohttp's default).
 _DEFAULT_PORT = 80

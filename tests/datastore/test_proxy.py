@@ -211,6 +211,34 @@ def test_proxy_refuses__unavailable_not_sent_its_status_never_the_credentials(
     assert len(proxy.asked) == settings.max_attempts and proxy.tunnels == []
 
 
+def test_https_through_the_proxy__a_certificate_not_trusted__not_sent(
+    loop_factory: Callable[[], asyncio.AbstractEventLoop],
+    settings: DatastoreSettings,
+    dynamodb_endpoint: str,
+    tenant: Tenant,
+    tmp_path: Path,
+) -> None:
+    """TLS inside the tunnel is the endpoint's, checked against the clients' bundle: the
+    proxy's tunnel alone earns no trust."""
+    cert, key = self_signed(tmp_path)  # in no bundle the clients read
+    untrusted = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    untrusted.load_cert_chain(cert, key)
+
+    async def main() -> tuple[Unavailable, ConnectProxy]:
+        async with connect_proxy() as proxy, tls_front(local_port(dynamodb_endpoint), untrusted) as front:
+            env = {"HTTPS_PROXY": f"http://127.0.0.1:{proxy.port}"}
+            with pytest.raises(Unavailable) as raised:
+                await read_twice(datastore_with(settings, env, f"https://127.0.0.1:{front}"), tenant)
+            return raised.value, proxy
+
+    error, proxy = run(loop_factory, main)
+
+    cause = error.cause or ""
+    assert cause.startswith(f"NotSent: through the proxy at 127.0.0.1:{proxy.port}: ")
+    assert "CERTIFICATE_VERIFY_FAILED" in cause
+    assert len(proxy.tunnels) == settings.max_attempts
+
+
 def test_proxy_misbehaves__closes_garbles_or_talks_first__not_sent(
     loop_factory: Callable[[], asyncio.AbstractEventLoop],
 ) -> None:
@@ -219,6 +247,7 @@ def test_proxy_misbehaves__closes_garbles_or_talks_first__not_sent(
         b"": "closed the connection before answering CONNECT",
         b"SSH-2.0-OpenSSH\r\n\r\n": "something other than HTTP/1.x",
         b"HTTP/1.1 200 OK\r\n\r\nHTTP/1.1 200 OK\r\n": "sent bytes after its 200",
+        b"HTTP/1.1 200 OK\r\n": "within the connect timeout (0.5 s)",  # the head never ends
     }
 
     def script(raw: bytes) -> Any:
