@@ -22,7 +22,7 @@ import pytest
 import uvloop
 from yarl import URL
 
-from datastore import layout
+from datastore import ids, layout
 from datastore.async_client import AsyncDynamo, Mirror, send
 from datastore.config import ConfigError, DatastoreSettings
 from datastore.errors import Unavailable
@@ -267,7 +267,7 @@ def test_proxy_misbehaves__closes_garbles_or_talks_first__not_sent(
                 proxies = Proxies(http=Proxy("127.0.0.1", port))
                 mirror = Mirror(URL("http://127.0.0.1:9"), "eu-west-1", 0.5, 0.5, 1, 4, proxies=proxies)
                 dynamo = AsyncDynamo(mirror, None)
-                key = layout.EMPLOYEE.key_at("o", "e").wire()
+                key = layout.EMPLOYEE.key_at(ids.new_id(), ids.new_id()).wire()
                 try:
                     await send(dynamo.client(), "GetItem", {"TableName": "t", "Key": key})
                 except Unavailable as error:
