@@ -57,6 +57,7 @@ from datastore.async_http import HttpExchange, SendHooks, decoded, tls_context
 from datastore.config import DatastoreSettings
 from datastore.errors import DatastoreError, Unavailable
 from datastore.http_connections import Broken, NoAnswer, NotSent
+from datastore.proxy import NO_PROXIES, Proxies
 
 if TYPE_CHECKING:
     from botocore.credentials import Credentials
@@ -221,6 +222,8 @@ class Mirror:
     pool_size: int
     # The CA bundle TLS is verified with (None: botocore's default), as the boto3 client's.
     ca_bundle: str | None = None
+    # The proxies of DatastoreSettings (HTTPS_PROXY, HTTP_PROXY, NO_PROXY).
+    proxies: Proxies = NO_PROXIES
 
     @classmethod
     def of(cls, settings: DatastoreSettings, endpoint_url: str | None = None) -> Mirror:
@@ -234,6 +237,7 @@ class Mirror:
             attempts=settings.max_attempts,
             pool_size=settings.pool_size,
             ca_bundle=ca_bundle() if endpoint.startswith("https:") else None,
+            proxies=settings.proxies,
         )
 
 
@@ -289,6 +293,7 @@ class AsyncDynamo:
             connect_timeout=mirror.connect_timeout,
             read_timeout=mirror.read_timeout,
             tls=tls_context(mirror.ca_bundle) if mirror.endpoint.scheme == "https" else None,
+            proxies=mirror.proxies,
         )
         # Each attempt of a write notes whether it may have reached DynamoDB (datastore/attempts.py).
         self._http = attempts.Noting(self.exchange)
