@@ -51,14 +51,14 @@ if TYPE_CHECKING:
 
 # What happens to one attempt at the client boundary.
 PASS: Final = "pass"  # through the proxy to DynamoDB Local and back
-REFUSED: Final = "connection refused"  # the proxy is not listening: not sent
-MUTED: Final = "no answer"  # forwarded, applied by DynamoDB Local, its answer never returned: read timeout
-CUT: Final = "dropped after sending"  # forwarded, the connection closed as the answer comes
+REFUSED: Final = "refused"  # the proxy is not listening: not sent
+MUTED: Final = "no-answer"  # forwarded, applied by DynamoDB Local, its answer never returned: read timeout
+CUT: Final = "dropped"  # forwarded, the connection closed as the answer comes
 THROTTLED: Final = "throttled"  # answered 400 ProvisionedThroughputExceeded / Throttling
 SERVER_ERROR: Final = "500"  # answered 500 InternalServerError
 CONFLICT: Final = "conflict"  # answered 400 TransactionCanceled, reason TransactionConflict
-IN_PROGRESS: Final = "in progress"  # answered 400 TransactionInProgress
-CHANGED: Final = "item changed, then pass"  # another writer changes the item, then the attempt passes
+IN_PROGRESS: Final = "in-progress"  # answered 400 TransactionInProgress
+CHANGED: Final = "changed"  # another writer changes the item, then the attempt passes
 FORWARDED: Final = frozenset({PASS, MUTED, CUT, CHANGED})
 
 # What the call comes to.
@@ -74,14 +74,15 @@ READ_TIMEOUT: Final = 1.0
 FAST: Final = Policy(Schedule(2, 0.005, 0.05), Schedule(8, 0.005, 0.05))
 
 GET = "GetItem"
-GET_INVALID = "GetItem, a key without its sort key"
+GET_INVALID = "GetItem-invalid-key"
 PUT = "PutItem"
-PUT_NEW = "PutItem attribute_not_exists(PK)"
-PUT_NEW_TAKEN = "PutItem attribute_not_exists(PK), the id taken"
-UPDATE = "UpdateItem ADD"
+PUT_INVALID = "PutItem-invalid-item"
+PUT_NEW = "PutItem-new"
+PUT_NEW_TAKEN = "PutItem-new-id-taken"
+UPDATE = "UpdateItem"
 DELETE = "DeleteItem"
-TRANSACT_TOKEN = "TransactWriteItems with a ClientRequestToken"
-TRANSACT_PLAIN = "TransactWriteItems without a token"
+TRANSACT_TOKEN = "TransactWriteItems-token"
+TRANSACT_PLAIN = "TransactWriteItems"
 
 
 @dataclass(frozen=True)
@@ -95,8 +96,8 @@ class Case:
 
     @property
     def id(self) -> str:
-        faults = "-".join(fault.replace(" ", "_") for fault in self.faults) or "pass"
-        return f"{self.call.split(',')[0].replace(' ', '_')}[{faults}]{'-deadline' if self.deadline else ''}"
+        faults = ",".join(self.faults) or PASS
+        return f"{self.call}[{faults}]{'-deadline' if self.deadline else ''}"
 
 
 CASES: Final = [
@@ -116,7 +117,8 @@ CASES: Final = [
     Case(PUT, (SERVER_ERROR,), MAYBE_WRITTEN, 1, applied=0),  # a 5xx may have been applied
     Case(PUT, (REFUSED, MUTED), MAYBE_WRITTEN, 2, applied=1),
     Case(PUT, (MUTED, REFUSED), MAYBE_WRITTEN, 1, applied=1),
-    Case(PUT, (THROTTLED, THROTTLED), UNAVAILABLE, 2, applied=0),  # refused each time: certainly not written
+    Case(PUT, (THROTTLED, THROTTLED), UNAVAILABLE, 2, applied=0),
+    Case(PUT_INVALID, (), REFUSAL, 1, applied=0),  # refused each time: certainly not written
     Case(UPDATE, (THROTTLED,), OK, 2, applied=1),  # throttled: not applied, so retried
     Case(UPDATE, (MUTED,), MAYBE_WRITTEN, 1, applied=1),
     Case(DELETE, (MUTED,), MAYBE_WRITTEN, 1, applied=1),
@@ -192,6 +194,7 @@ def payload_of(call: str, table: str, key: dict[str, Any]) -> tuple[str, dict[st
         GET: ("GetItem", {"TableName": table, "Key": key, "ConsistentRead": True}),
         GET_INVALID: ("GetItem", {"TableName": table, "Key": {"PK": key["PK"]}}),
         PUT: ("PutItem", {"TableName": table, "Item": item}),
+        PUT_INVALID: ("PutItem", {"TableName": table, "Item": {**item, "SK": {"N": "1"}}}),
         PUT_NEW: ("PutItem", {"TableName": table, "Item": item, **new}),
         PUT_NEW_TAKEN: ("PutItem", {"TableName": table, "Item": item, **new}),
         UPDATE: ("UpdateItem", {"TableName": table, "Key": key, **add_one}),
@@ -261,7 +264,9 @@ def test_call__fault_at_the_client_boundary__the_policys_outcome(
     assert outcome_of(result) == case.outcome, result
     if case.outcome == REFUSAL:
         assert isinstance(result, Refused)
-        assert result.code == ("ValidationException" if case.call == GET_INVALID else "ConditionalCheckFailedException")
+        assert result.code == (
+            "ValidationException" if case.call in (GET_INVALID, PUT_INVALID) else "ConditionalCheckFailedException"
+        )
     if case.call == PUT_NEW_TAKEN:
         assert isinstance(result, Refused) and result.body["Item"]["n"] == {"N": "7"}  # what the condition saw
     assert len(boundary.attempts) == case.attempts
@@ -291,7 +296,7 @@ def applied(client: DynamoDBClient, table_name: str, key: dict[str, Any], call: 
         return int(item is None)
     if call == PUT_NEW_TAKEN:
         return int(item is not None and item["n"] != {"N": "7"})
-    if call in (PUT, PUT_NEW):
+    if call in (PUT, PUT_NEW, PUT_INVALID):
         return int(item is not None)
     return 0 if item is None else int(item["n"]["N"])  # type: ignore[typeddict-item]
 
