@@ -127,9 +127,10 @@ def failure_of(error: BaseException) -> Failure:
     if status is None:
         # NoAnswer, Broken, a timeout, anything else on the way: sent, and nothing known since.
         return Failure(Kind.NO_ANSWER, type(error).__name__)
-    code = _code(body) or f"HTTP {status}"
+    # DynamoDB's code when its answer named one; else aiodynamo's name for it, or the status.
+    code = _code(body) or (f"HTTP {status}" if isinstance(error, dynamo_errors.UnknownError) else type(error).__name__)
     if status >= 500:
-        return Failure(Kind.SERVER_ERROR, code if body else type(error).__name__, body)
+        return Failure(Kind.SERVER_ERROR, code, body)
     if code in THROTTLING_CODES:
         return Failure(Kind.THROTTLED, code, body)
     if code == TRANSACTION_CONFLICT:

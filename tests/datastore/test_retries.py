@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Final
 
 import pytest
+from aiodynamo.errors import exception_from_response
 from aiodynamo.http.types import Request, Response
 from yarl import URL
 
@@ -31,6 +32,7 @@ from datastore.calls import CallLog, listening
 from datastore.config import DatastoreSettings
 from datastore.entities import AuditEvent, Department
 from datastore.errors import InProgress, Refused, Unavailable
+from datastore.http_connections import Broken, NoAnswer, NotSent
 from datastore.pagination import PageRequest
 from datastore.retries import Kind, Policy, Schedule, Verdict
 from tests.conftest import TEST_RETRY, Tenant
@@ -367,6 +369,68 @@ def test_deadline__backoff_and_an_attempt_past_it__no_retry(monkeypatch: pytest.
 )
 def test_idempotent__read_from_the_payload(operation: str, payload: dict[str, Any], expected: bool) -> None:
     assert retries.idempotent(operation, payload) is expected
+
+
+def _answer(kind: str, **extra: Any) -> bytes:
+    return json.dumps({"__type": f"com.amazonaws.dynamodb.v20120810#{kind}", "message": "m", **extra}).encode()
+
+
+def _cancelled(*codes: str) -> bytes:
+    reasons = [{"Code": code, "Message": "m"} if code != "None" else {"Code": "None"} for code in codes]
+    return _answer("TransactionCanceledException", CancellationReasons=reasons)
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "kind", "code"),
+    [
+        (400, _answer("ThrottlingException"), Kind.THROTTLED, "ThrottlingException"),
+        (
+            400,
+            _answer("ProvisionedThroughputExceededException"),
+            Kind.THROTTLED,
+            "ProvisionedThroughputExceededException",
+        ),
+        (400, _answer("RequestLimitExceeded"), Kind.THROTTLED, "RequestLimitExceeded"),
+        (500, _answer("InternalServerError"), Kind.SERVER_ERROR, "InternalDynamoError"),
+        (503, b"", Kind.SERVER_ERROR, "ServiceUnavailable"),
+        (502, b"<html>bad gateway</html>", Kind.SERVER_ERROR, "HTTP 502"),
+        (400, _answer("TransactionConflictException"), Kind.CONFLICT, "TransactionConflictException"),
+        (400, _cancelled("None", "TransactionConflict"), Kind.CONFLICT, "TransactionConflict"),
+        (400, _cancelled("TransactionConflict", "ThrottlingError"), Kind.CONFLICT, "TransactionConflict"),
+        (400, _cancelled("None", "ThrottlingError"), Kind.THROTTLED, "ThrottlingError"),
+        (
+            400,
+            _cancelled("ConditionalCheckFailed", "TransactionConflict"),
+            Kind.REFUSED,
+            "TransactionCanceledException",
+        ),
+        (400, _answer("TransactionInProgressException"), Kind.IN_PROGRESS, "TransactionInProgressException"),
+        (400, _answer("ConditionalCheckFailedException"), Kind.REFUSED, "ConditionalCheckFailedException"),
+        (400, _answer("ValidationException"), Kind.REFUSED, "ValidationException"),
+        (400, _answer("AccessDeniedException"), Kind.REFUSED, "AccessDeniedException"),
+        (400, _answer("SomethingNew"), Kind.REFUSED, "SomethingNew"),
+    ],
+    ids=lambda value: value if isinstance(value, str) else None,
+)
+def test_failure_of__dynamodbs_answer_as_aiodynamo_reads_it__its_kind(
+    status: int, body: bytes, kind: Kind, code: str
+) -> None:
+    failure = retries.failure_of(exception_from_response(status, body))
+
+    assert (failure.kind, failure.code) == (kind, code)
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        (NotSent("refused"), Kind.NOT_SENT),
+        (NoAnswer("read timeout"), Kind.NO_ANSWER),
+        (Broken("closed"), Kind.NO_ANSWER),
+        (TimeoutError(), Kind.NO_ANSWER),
+    ],
+)
+def test_failure_of__the_transports_failure__sent_or_not(error: Exception, kind: Kind) -> None:
+    assert retries.failure_of(error).kind is kind
 
 
 # --- the Table's retries of cancelled transactions (the boto3 path) ------------------------
