@@ -41,12 +41,13 @@ last: a refused connection on the second attempt says nothing of the first, whic
 A conditional put of a new item whose earlier attempt may have been applied can be refused
 on its retry by its own first attempt: the item exists because this call created it. When
 DynamoDB returns the item its condition saw (the caller asked for it,
-``ReturnValuesOnConditionCheckFailure``) and it is the item put, attribute for attribute, the
-put is done (``Verdict.WRITTEN``): a new item's id is a ULID minted for this call
+``ReturnValuesOnConditionCheckFailure``) and it is the item put, attribute for attribute,
+the put is done (``Verdict.WRITTEN``): a new item's id is a ULID minted for this call
 (``datastore/ids.py``), and an item at a fixed key (a stream lease, the layout stamp) holds
-its writer's name or the time it was written, so no other writer puts the very same item. Otherwise the call
-cannot tell its own put from another writer's, or from its own changed since, and fails
-``maybe_written``. Refused on its first attempt, the item was there before: a refusal.
+its writer's name or the time it was written, so no other writer puts the very same item.
+Otherwise the call cannot tell its own put from another writer's, or from its own changed
+since, and fails ``maybe_written``. Refused on its first attempt, the item was there before:
+a refusal.
 """
 
 from __future__ import annotations
