@@ -1,8 +1,9 @@
 """The HTTP exchange under the event loop's DynamoDB client: aiodynamo's ``HttpImplementation``.
 
-aiodynamo signs each request, sends it through this callable and retries what it may; this
-module does what a transport owes the rest of the datastore, over the kept-alive connections
-of ``datastore/http_connections.py``:
+aiodynamo signs each request and sends it through this callable, one attempt at a time (the
+retry policy, ``datastore/retries.py``, decides on another); this module does what a
+transport owes the rest of the datastore, over the kept-alive connections of
+``datastore/http_connections.py``:
 
 - One pool of connections per event loop and endpoint, at most ``pool_size`` connections
   each, with the timeouts botocore's urllib3 session had: a connection made within
@@ -12,7 +13,7 @@ of ``datastore/http_connections.py``:
   DynamoDB), ``NoAnswer`` (sent, and no answer within the read timeout), ``Broken`` (the
   exchange broke once the request may have gone out: a dropped connection, an answer cut
   short or garbled, a CRC32 that does not match). Each goes to aiodynamo inside its
-  ``RequestFailed``, which it retries.
+  ``RequestFailed``, which it raises to ``send`` (``datastore/async_client.py``) as the attempt's failure.
 - Through the proxy the settings name for the endpoint (``datastore/proxy.py``: HTTPS_PROXY,
   HTTP_PROXY, NO_PROXY), chosen once per pool: each of its connections a CONNECT tunnel.
 - DynamoDB's ``x-amz-crc32`` header checked against the body (botocore does the same), so a

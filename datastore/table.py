@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 from aiodynamo.client import Client
 
 from datastore import keys
-from datastore.async_client import AsyncDynamo, Refused, ScopeKey, send
+from datastore.async_client import AsyncDynamo, ScopeKey, send
 from datastore.errors import (
     AlreadyWritten,
     InProgress,
     InvalidInput,
+    Refused,
     ScopeViolation,
     Unavailable,
 )
@@ -102,7 +103,6 @@ class Table:
         self.observers = dynamo.observers
         self._signing = None if credentials is None else ScopeKey(credentials.for_scope(scope))
         self.client: Client = dynamo.client(self._signing, deadline=deadline)
-        self._writers: dict[str, Client] = {}
         self._retry = retry
         self._sleep = sleep
         # How long the audit events of writes through this Table are kept (datastore/retention.py).
@@ -384,12 +384,7 @@ class Table:
         return True
 
     async def _send_write(self, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
-        client = self._writers.get(operation)
-        if client is None:
-            client = self._writers[operation] = self.dynamo.client(
-                self._signing, deadline=self.deadline, operation=operation
-            )
-        return await send(client, operation, payload, self.observers, write=True)
+        return await send(self.client, operation, payload, self.observers)
 
 
 _SINGLE_WRITES: Final = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
@@ -398,7 +393,7 @@ _SINGLE_WRITES: Final = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "De
 def _refused(refused: Refused) -> Unavailable:
     """A write DynamoDB refused for no reason the Table acts on: refused outright, so not
     written, unless an earlier attempt of the call may have been."""
-    return Unavailable("DynamoDB refused the request", maybe_written=refused.reached, cause=refused.code)
+    return Unavailable("DynamoDB refused the request", maybe_written=refused.maybe_written, cause=refused.code)
 
 
 def even_chunks(values: Sequence[T], limit: int) -> list[Sequence[T]]:

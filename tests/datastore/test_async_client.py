@@ -1,5 +1,5 @@
 """The event loop's client (datastore/async_client.py): what it mirrors of the boto3 client, its
-retry schedule, and the credentials it signs with (a refresh never runs on the loop).
+one attempt per aiodynamo request, and the credentials it signs with (a refresh never runs on the loop).
 
 Signing per scope against a real STS is shown end to end by tests/datastore/test_credentials.py
 and tests/graphql_api/test_role_credentials.py, whose signature log reads both clients' requests.
@@ -8,7 +8,6 @@ and tests/graphql_api/test_role_credentials.py, whose signature log reads both c
 from __future__ import annotations
 
 import asyncio
-import random
 import threading
 import time
 from dataclasses import replace
@@ -20,7 +19,7 @@ from aiodynamo.credentials import Key
 from aiodynamo.models import RetryTimeout
 from botocore.credentials import Credentials, RefreshableCredentials
 
-from datastore.async_client import AsyncDynamo, BoundedRetry, Mirror, ScopeKey
+from datastore.async_client import AsyncDynamo, Mirror, OneAttempt, ScopeKey
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 
@@ -45,49 +44,21 @@ def test_beside__one_per_boto3_client(settings: DatastoreSettings) -> None:
     assert AsyncDynamo.beside(make_client(settings)) is not AsyncDynamo.beside(client)
 
 
-@pytest.mark.parametrize("attempts", [1, 2, 5])
-def test_bounded_retry__botocores_schedule__none_after_the_last_try(attempts: int) -> None:
-    waits = list(BoundedRetry(attempts_in_all=attempts).delays())
+def test_client__aiodynamo_makes_one_attempt__the_policy_and_deadline_ride_with_it(settings: DatastoreSettings) -> None:
+    """aiodynamo never retries a call itself: ``send`` makes the attempts (tests/datastore/test_retries.py)."""
+    dynamo = AsyncDynamo.beside(make_client(replace(settings, max_attempts=4)))
 
-    # botocore's standard schedule: the n-th retry waits up to 2 ** (n - 1) s; none after the last try.
-    assert len(waits) == attempts
-    assert all(0 <= wait <= 2 ** (n - 1) for n, wait in enumerate(waits[:-1], start=1))
-    assert waits[-1] == 0
-
-
-def tries(retry: BoundedRetry) -> tuple[int, float]:
-    """How many attempts ``retry`` allows, each failing at once, before its ``RetryTimeout``; and
-    how long that took."""
-
-    async def count() -> int:
+    async def attempts(config: OneAttempt) -> int:
         made = 0
         with pytest.raises(RetryTimeout):
-            async for _ in retry.attempts():
+            async for _ in config.attempts():
                 made += 1
         return made
 
-    started = time.monotonic()
-    made = asyncio.run(count())
-    return made, time.monotonic() - started
-
-
-@pytest.mark.parametrize("attempts", [1, 2, 5])
-def test_bounded_retry__attempts_in_all_then_retry_timeout(attempts: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(random, "random", lambda: 0.0)  # no backoff: the count alone
-
-    assert tries(BoundedRetry(attempts_in_all=attempts))[0] == attempts
-    assert tries(BoundedRetry(attempts_in_all=attempts, deadline=time.monotonic() + 60))[0] == attempts
-
-
-def test_bounded_retry__backoff_past_the_deadline__no_retry_and_no_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A request with 0.2 s left whose retry would first wait 1 s: given up at once, so its
-    caller answers the attempt's error (UNAVAILABLE), not a TIMEOUT after the sleep."""
-    monkeypatch.setattr(random, "random", lambda: 1.0)  # the longest backoff: 1 s before the first retry
-
-    made, took = tries(BoundedRetry(attempts_in_all=5, deadline=time.monotonic() + 0.2))
-
-    assert made == 1
-    assert took < 0.2
+    config = dynamo.client(deadline=123.0).throttle_config
+    assert isinstance(config, OneAttempt)
+    assert (config.policy.standard.attempts, config.deadline) == (4, 123.0)
+    assert asyncio.run(attempts(config)) == 1
 
 
 def test_scope_key__fresh_credentials__read_on_the_loop() -> None:
