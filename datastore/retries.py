@@ -35,6 +35,10 @@ failure rather than sleeping through its deadline. The backoff is exponential wi
 jitter: the n-th retry waits a random time up to ``base * 2 ** (n - 1)``, at most ``cap``;
 botocore's standard mode waits so (base 1 s, cap 20 s).
 
+What a batch call leaves unprocessed (BatchGetItem's ``UnprocessedKeys``, BatchWriteItem's
+``UnprocessedItems``) is no failure of the call: the Table asks for it again in a new call,
+on the policy's ``unprocessed`` schedule and within the same deadline (``datastore/table.py``).
+
 A write fails ``maybe_written`` when any of its attempts may have been applied, not only the
 last: a refused connection on the second attempt says nothing of the first, which timed out.
 
