@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,15 +20,18 @@ import pytest
 os.environ.setdefault("DYNAMODB_READ_TIMEOUT_SECONDS", "10")
 
 from datastore import calls, departments, employees, ids, organizations
+from datastore.async_client import AsyncDynamo, Mirror
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal
 from datastore.dev.local_sts import serving_sts
 from datastore.entities import Department, Employee, Organization, Plan, Role
 from datastore.provision import ensure_table, stream_arn
-from datastore.scope import PlatformScope, TenantScope
+from datastore.scope import LayoutScope, PlatformScope, Scope, TenantScope
+from datastore.store import Datastore
 from datastore.table import RetryPolicy, Table
 from tests import key_guard
+from tests.blocking import run
 
 # The live API server and its clients, registered once for every suite that uses them (the API's
 # and the bench's): fixtures imported into a second conftest would be a second session copy,
@@ -61,7 +64,43 @@ def settings(dynamodb_endpoint: str) -> DatastoreSettings:
 
 @pytest.fixture(scope="session")
 def client(settings: DatastoreSettings) -> DynamoDBClient:
+    """The control plane's boto3 client (tables, TTL, streams), and bulk setup written straight to the table."""
     return calls.instrument(make_client(settings))
+
+
+@pytest.fixture(scope="session")
+def dynamo(settings: DatastoreSettings) -> Iterator[AsyncDynamo]:
+    """The data plane's client for the session's DynamoDB: the one every Datastore on these
+    settings shares (the in-process servers' too), so its send hooks see their calls as well."""
+    shared = AsyncDynamo.of(Mirror.of(settings))
+    yield shared
+    run(shared.aclose())  # the session loop's connections (tests/blocking.py)
+
+
+def table_on(dynamo: AsyncDynamo, name: str, scope: Scope | None = None, **options: Any) -> Table:
+    """A Table of ``name`` in ``scope`` (the platform's by default) with the suite's fast retries."""
+    options.setdefault("retry", TEST_RETRY)
+    return Table(dynamo, name, PlatformScope() if scope is None else scope, **options)
+
+
+def provisioned(client: DynamoDBClient, dynamo: AsyncDynamo, name: str) -> bool:
+    """``ensure_table`` for the table ``name``, from a synchronous test; True when it was created."""
+    return run(ensure_table(client, table_on(dynamo, name, LayoutScope())))
+
+
+DatastoreFactory = Callable[..., Datastore]
+
+
+@pytest.fixture(scope="session")
+def new_datastore(settings: DatastoreSettings) -> DatastoreFactory:
+    """``new_datastore(table_name, **options)``: a Datastore serving ``table_name`` on the
+    session's DynamoDB, as a server process makes one (``options`` as ``Datastore``'s:
+    credentials, feed)."""
+
+    def make(table_name: str, **options: Any) -> Datastore:
+        return Datastore(replace(settings, table_name=table_name), **options)
+
+    return make
 
 
 @pytest.fixture(scope="session")
@@ -72,7 +111,7 @@ def sts_endpoint() -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def table_name(client: DynamoDBClient, settings: DatastoreSettings) -> Iterator[str]:
+def table_name(client: DynamoDBClient, dynamo: AsyncDynamo, settings: DatastoreSettings) -> Iterator[str]:
     """The session's table, most suites' data, with its stream off: DynamoDB Local makes every
     write to a table with a stream dearer (the suites of tests/datastore and
     tests/graphql_api/schema took 411 s with it on, 255 s off), and only the suites of live
@@ -80,7 +119,7 @@ def table_name(client: DynamoDBClient, settings: DatastoreSettings) -> Iterator[
 
     It is still off at the end, or the session fails: ``server.py run`` (and ``migrate``) turn
     their table's stream on, so a server process of a test belongs on ``streamed_table_name``."""
-    ensure_table(client, settings.table_name)
+    provisioned(client, dynamo, settings.table_name)
     client.update_table(TableName=settings.table_name, StreamSpecification={"StreamEnabled": False})
     yield settings.table_name
     assert stream_arn(client, settings.table_name) is None, (
@@ -89,12 +128,12 @@ def table_name(client: DynamoDBClient, settings: DatastoreSettings) -> Iterator[
 
 
 @pytest.fixture(scope="session")
-def streamed_table_name(client: DynamoDBClient, settings: DatastoreSettings) -> str:
+def streamed_table_name(client: DynamoDBClient, dynamo: AsyncDynamo, settings: DatastoreSettings) -> str:
     """A second table of the session, with its stream (as ``ensure_table`` makes every table):
     for the suites whose servers read the change feed (tests/graphql_api/subscriptions/conftest.py)
     and for servers run as an operator runs them, which turn a table's stream on at start."""
     name = f"{settings.table_name}-streamed"
-    ensure_table(client, name)
+    provisioned(client, dynamo, name)
     return name
 
 
@@ -103,8 +142,8 @@ TEST_RETRY = RetryPolicy(attempts=8, base_seconds=0.005, cap_seconds=0.05)
 
 
 @pytest.fixture
-def platform(client: DynamoDBClient, table_name: str) -> Table:
-    return Table(client, table_name, PlatformScope(), retry=TEST_RETRY)
+def platform(dynamo: AsyncDynamo, table_name: str) -> Table:
+    return table_on(dynamo, table_name)
 
 
 @dataclass(frozen=True)
@@ -129,19 +168,21 @@ class Tenant:
         return f"{local}@{self.domain}"
 
     def department(self, name: str = "Engineering") -> Department:
-        return departments.create_department(self.table, name=name)
+        return run(departments.create_department(self.table, name=name))
 
     def employee(
         self, department: Department | None = None, *, role: Role = Role.EMPLOYEE, email: str | None = None
     ) -> Employee:
         unique = ids.new_id().lower()
-        return employees.create_employee(
-            self.table,
-            email=email or self.email(f"e{unique}"),
-            first_name="Test",
-            last_name=f"Person {unique[-6:]}",
-            department_id=None if department is None else department.dept_id,
-            role=role,
+        return run(
+            employees.create_employee(
+                self.table,
+                email=email or self.email(f"e{unique}"),
+                first_name="Test",
+                last_name=f"Person {unique[-6:]}",
+                department_id=None if department is None else department.dept_id,
+                role=role,
+            )
         )
 
 
@@ -157,14 +198,16 @@ def new_tenant(platform: Table, name: str = "Test Org") -> Tenant:
     """An organisation of its own, with its admin, in ``platform``'s table."""
     unique = ids.new_id().lower()
     domain = unique_domain()
-    org, admin = organizations.create_organization(
-        platform,
-        name=f"{name} {unique[-6:]}",
-        plan=Plan.PRO,
-        email_domains=[domain],
-        admin_email=f"admin{unique}@{domain}",
-        admin_first_name="Ada",
-        admin_last_name="Admin",
+    org, admin = run(
+        organizations.create_organization(
+            platform,
+            name=f"{name} {unique[-6:]}",
+            plan=Plan.PRO,
+            email_domains=[domain],
+            admin_email=f"admin{unique}@{domain}",
+            admin_first_name="Ada",
+            admin_last_name="Admin",
+        )
     )
     table = platform.with_scope(TenantScope(org.org_id, admin.emp_id))
     # As a request's session does with its active check's read (datastore/retention.py).
@@ -186,9 +229,9 @@ def tenant(make_tenant: TenantFactory) -> Tenant:
 
 
 @pytest.fixture
-def streamed_tenant(client: DynamoDBClient, streamed_table_name: str) -> Tenant:
+def streamed_tenant(dynamo: AsyncDynamo, streamed_table_name: str) -> Tenant:
     """A tenant in ``streamed_table_name``: for a server process that serves that table."""
-    return new_tenant(Table(client, streamed_table_name, PlatformScope(), retry=TEST_RETRY))
+    return new_tenant(table_on(dynamo, streamed_table_name))
 
 
 @pytest.fixture

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from datastore import ids, organizations
+from datastore.async_client import AsyncDynamo
 from datastore.entities import Organization, Plan
-from datastore.provision import ensure_table
 from datastore.scope import PlatformScope
 from datastore.table import Table
-from tests.conftest import unique_domain
+from tests.blocking import run
+from tests.conftest import provisioned, unique_domain
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -39,22 +40,24 @@ def server_command(
     )
 
 
-def own_platform(client: DynamoDBClient, names: Sequence[str]) -> tuple[Table, list[Organization]]:
+def own_platform(client: DynamoDBClient, dynamo: AsyncDynamo, names: Sequence[str]) -> tuple[Table, list[Organization]]:
     """A table of its own holding one organisation per name, for the commands that run over
     every organisation (AP14): everything they find there is the test's."""
-    table = Table(client, f"hr-platform-{ids.new_id().lower()}", PlatformScope())
-    ensure_table(client, table.name)
+    table = Table(dynamo, f"hr-platform-{ids.new_id().lower()}", PlatformScope())
+    provisioned(client, dynamo, table.name)
     orgs = []
     for name in names:
         domain = unique_domain()
-        org, _admin = organizations.create_organization(
-            table,
-            name=name,
-            plan=Plan.FREE,
-            email_domains=[domain],
-            admin_email=f"a@{domain}",
-            admin_first_name="A",
-            admin_last_name="B",
+        org, _admin = run(
+            organizations.create_organization(
+                table,
+                name=name,
+                plan=Plan.FREE,
+                email_domains=[domain],
+                admin_email=f"a@{domain}",
+                admin_first_name="A",
+                admin_last_name="B",
+            )
         )
         orgs.append(org)
     return table, orgs

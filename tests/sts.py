@@ -4,9 +4,9 @@
   the access key it got back, read with botocore's event hooks on that client.
 - ``SignatureLog``: every DynamoDB request a client sent, with the access key read from its
   SigV4 ``Authorization`` header (``Credential=<AKID>/...``) and its partition keys, read
-  in a ``before-send`` hook: what went over the wire, after signing.
+  in the client's send hook: what went over the wire, after signing.
 - ``role_world``: a Datastore configured with the three roles against that STS (its own
-  DynamoDB client, on the session's DynamoDB Local), both logs, and a clock to move.
+  data plane client, on the session's DynamoDB Local), both logs, and a clock to move.
 """
 
 from __future__ import annotations
@@ -22,17 +22,17 @@ from typing import TYPE_CHECKING, Any
 
 from aiodynamo.http.types import Request
 
-from datastore import calls, keys
-from datastore.async_client import AsyncDynamo
+from datastore import keys
+from datastore.async_client import AsyncDynamo, Mirror, process_credentials
 from datastore.calls import Call
-from datastore.client import make_client, make_sts_client
+from datastore.client import make_sts_client
 from datastore.config import DatastoreSettings, RoleSettings
 from datastore.credentials import RoleCredentials, utc_now
 from datastore.dev.local_sts import TENANT_ROLE, role_env
 from datastore.store import Datastore
+from tests.blocking import run
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sts import STSClient
 
 _CREDENTIAL = re.compile(r"Credential=([^/,]+)/")
@@ -100,16 +100,11 @@ class SignatureLog:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def of(cls, client: DynamoDBClient) -> SignatureLog:
-        """Both sides of ``client``: its boto3 requests (botocore's ``before-send``) and its
-        event loop's (the send hooks of datastore/async_client.py), read after signing."""
+    def of(cls, dynamo: AsyncDynamo) -> SignatureLog:
+        """Every request of ``dynamo`` (a Datastore's ``aio``), read in its send hook, after signing."""
         log = cls()
-        client.meta.events.register("before-send.dynamodb", log._before_send)
-        AsyncDynamo.beside(client).hooks.add(log._before_async_send)
+        dynamo.hooks.add(log._before_async_send)
         return log
-
-    def _before_send(self, request: Any, **_: Any) -> None:
-        self._record(request.headers, request.body)
 
     async def _before_async_send(self, request: Request) -> None:
         self._record(request.headers or {}, request.body)
@@ -127,8 +122,8 @@ class SignatureLog:
         with self._lock:
             self.requests.append(signed)
 
-    def stop(self, client: DynamoDBClient) -> None:
-        AsyncDynamo.beside(client).hooks.remove(self._before_async_send)
+    def stop(self, dynamo: AsyncDynamo) -> None:
+        dynamo.hooks.remove(self._before_async_send)
 
     def snapshot(self) -> list[Signed]:
         with self._lock:
@@ -198,16 +193,18 @@ class RoleWorld:
 def role_world(settings: DatastoreSettings, table_name: str, sts_url: str, **env: str) -> Iterator[RoleWorld]:
     roles = RoleSettings.from_env(role_env(sts_url, **env))
     assert roles is not None
-    configured = replace(settings, roles=roles)
-    client = calls.instrument(make_client(configured))
+    configured = replace(settings, roles=roles, table_name=table_name)
     sts = make_sts_client(configured)
     clock = Clock()
-    datastore = Datastore(client, table_name, credentials=RoleCredentials(sts, roles, clock=clock))
-    signed = SignatureLog.of(client)
+    datastore = Datastore(configured, credentials=RoleCredentials(sts, roles, clock=clock))
+    # A client of the world's own, as a process of its own would have: its log holds only the
+    # world's requests, not those of the session's Tables on the same DynamoDB.
+    datastore.aio = AsyncDynamo(Mirror.of(configured), process_credentials())
+    signed = SignatureLog.of(datastore.aio)
     try:
         yield RoleWorld(datastore, roles, AssumeRoleLog.of(sts), signed, clock)
     finally:
-        signed.stop(client)
+        signed.stop(datastore.aio)
+        run(datastore.aclose())
         datastore.close()
-        client.close()
         sts.close()

@@ -43,10 +43,10 @@ import pytest
 from websockets.exceptions import ConnectionClosed
 
 from datastore import departments, ids, organizations
+from datastore.async_client import AsyncDynamo
 from datastore.dev.local import free_port
 from datastore.entities import Employee, Plan
 from datastore.feed.lease import Lease, group_name
-from datastore.provision import ensure_table
 from datastore.records import FeedLease
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import Table
@@ -54,7 +54,8 @@ from graphql_api.auth.tokens import issue_token
 from graphql_api.entrypoints.host_files import owner_tag
 from graphql_api.settings.api import ApiSettings
 from tests import server_process
-from tests.conftest import TEST_RETRY, unique_domain
+from tests.blocking import run
+from tests.conftest import TEST_RETRY, provisioned, unique_domain
 from tests.datastore.support import drop_table
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.subscriptions.ws import Socket, bearer, open_socket
@@ -226,7 +227,7 @@ class Writer:
     def _write(self) -> None:
         n = 0
         while not self.stop.is_set():
-            department = departments.create_department(self.table, name=f"Takeover {n}")
+            department = run(departments.create_department(self.table, name=f"Takeover {n}"))
             self.written.append((department.dept_id, time.monotonic()))
             n += 1
             time.sleep(WRITE_EVERY)
@@ -256,21 +257,23 @@ class World:
 
 
 @contextlib.contextmanager
-def own_organisation(client: DynamoDBClient, prefix: str, name: str) -> Iterator[World]:
+def own_organisation(client: DynamoDBClient, dynamo: AsyncDynamo, prefix: str, name: str) -> Iterator[World]:
     """A table of the test's own, with its stream (no other suite's writes to read past), and
     one organisation in it; the table is dropped after."""
     table_name = f"{prefix}-{ids.new_id().lower()}"
-    ensure_table(client, table_name)
-    platform = Table(client, table_name, PlatformScope(), retry=TEST_RETRY)
+    provisioned(client, dynamo, table_name)
+    platform = Table(dynamo, table_name, PlatformScope(), retry=TEST_RETRY)
     domain = unique_domain()
-    org, admin = organizations.create_organization(
-        platform,
-        name=name,
-        plan=Plan.PRO,
-        email_domains=[domain],
-        admin_email=f"admin@{domain}",
-        admin_first_name="Ada",
-        admin_last_name="Admin",
+    org, admin = run(
+        organizations.create_organization(
+            platform,
+            name=name,
+            plan=Plan.PRO,
+            email_domains=[domain],
+            admin_email=f"admin@{domain}",
+            admin_first_name="Ada",
+            admin_last_name="Admin",
+        )
     )
     try:
         yield World(platform, platform.with_scope(TenantScope(org.org_id, admin.emp_id)), admin)
@@ -279,8 +282,8 @@ def own_organisation(client: DynamoDBClient, prefix: str, name: str) -> Iterator
 
 
 @pytest.fixture
-def world(client: DynamoDBClient) -> Iterator[World]:
-    with own_organisation(client, "hr-lease", "Lease Co") as made:
+def world(client: DynamoDBClient, dynamo: AsyncDynamo) -> Iterator[World]:
+    with own_organisation(client, dynamo, "hr-lease", "Lease Co") as made:
         yield made
 
 
@@ -317,8 +320,8 @@ def test_run__the_reader_s_worker_killed__the_lease_taken_over__no_event_lost(
     subscribers: list[Subscriber] = []
     with server_process.running(env, free_port()) as server:
         lease = lease_of(world, server.process.pid)
-        wait_for(lambda: holder_pid(lease.current()) in workers_of(server), 60, "a worker taking the lease")
-        before = lease.current()
+        wait_for(lambda: holder_pid(run(lease.current())) in workers_of(server), 60, "a worker taking the lease")
+        before = run(lease.current())
         assert before is not None
         reader = holder_pid(before)
         try:
@@ -329,7 +332,7 @@ def test_run__the_reader_s_worker_killed__the_lease_taken_over__no_event_lost(
             warm_up: list[str] = []
             while not all(each.received for each in subscribers):
                 assert len(warm_up) < 100, "the subscriptions got no event"
-                warm_up.append(departments.create_department(world.tenant, name=f"Warm-up {len(warm_up)}").dept_id)
+                warm_up.append(run(departments.create_department(world.tenant, name=f"Warm-up {len(warm_up)}")).dept_id)
                 time.sleep(0.2)
             wait_for(lambda: all(each.ids()[-1:] == warm_up[-1:] for each in subscribers), 20, "the warm-up delivered")
             first = {id(each): len(each.received) for each in subscribers}
@@ -340,12 +343,12 @@ def test_run__the_reader_s_worker_killed__the_lease_taken_over__no_event_lost(
             assert reader is not None
             os.kill(reader, signal.SIGKILL)
             wait_for(
-                lambda: (found := lease.current()) is not None and found.generation != before.generation,
+                lambda: (found := run(lease.current())) is not None and found.generation != before.generation,
                 30,
                 "a takeover",
             )
             taken_at = time.monotonic()
-            after = lease.current()
+            after = run(lease.current())
             assert after is not None
             new_reader = holder_pid(after)
             wait_for(
@@ -359,7 +362,7 @@ def test_run__the_reader_s_worker_killed__the_lease_taken_over__no_event_lost(
             last = written[-1]
             wait_for(lambda: all(last in each.ids() for each in subscribers), 30, "the last event delivered to all")
             time.sleep(0.5)  # anything delivered twice would come now
-            final = lease.current()
+            final = run(lease.current())
         finally:
             for each in subscribers:
                 each.close()

@@ -39,6 +39,7 @@ from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids
 from graphql_api.settings.api import ApiSettings
+from tests.blocking import run
 from tests.graphql_api.live import serving
 from tests.tcp_proxy import Mode, TcpProxy
 
@@ -92,15 +93,17 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             datastore.streams = None
             # Set up on a patient client: a cold engine's first transactions can be slow.
             patient = Datastore.connect(replace(settings, read_timeout=30.0), engine.endpoint_url)
-            ensure_table(patient.client, settings.table_name)
-            org, admin = organizations.create_organization(
-                patient.table(PlatformScope()),
-                name="Outage Org",
-                plan=Plan.FREE,
-                email_domains=("outage.example",),
-                admin_email="admin@outage.example",
-                admin_first_name="Ada",
-                admin_last_name="Admin",
+            run(ensure_table(patient.client, settings.table_name))
+            org, admin = run(
+                organizations.create_organization(
+                    patient.table(PlatformScope()),
+                    name="Outage Org",
+                    plan=Plan.FREE,
+                    email_domains=("outage.example",),
+                    admin_email="admin@outage.example",
+                    admin_first_name="Ada",
+                    admin_last_name="Admin",
+                )
             )
             api = ApiSettings.from_env(
                 {
@@ -223,7 +226,7 @@ def test_dynamodb_killed_mid_load_and_restarted__coded_errors_readyz_follows_no_
     lost = [
         gid
         for gid in load.acknowledged
-        if departments.get_department(table, department_id(gid), consistent=True) is None
+        if run(departments.get_department(table, department_id(gid), consistent=True)) is None
     ]
     print(
         f"\nkill/restart: {len(load.durations)} requests, {len(load.acknowledged)} acknowledged writes checked, "

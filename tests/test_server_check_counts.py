@@ -6,8 +6,10 @@ import subprocess
 from typing import TYPE_CHECKING
 
 from datastore import departments, ids, layout
+from datastore.async_client import AsyncDynamo
 from datastore.config import DatastoreSettings
 from datastore.scope import TenantScope
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.test_counts import corrupt
 from tests.server_commands import own_platform, server_command
@@ -43,10 +45,12 @@ def test_check_counts__org_with_drift__exit_1_then_fix_exit_0_then_clean(
     assert clean.stdout.splitlines() == ["checked 1 departments and 0 jobs: 0 differences found"]
 
 
-def test_check_counts__no_org__checks_every_organisation(client: DynamoDBClient, settings: DatastoreSettings) -> None:
-    platform, orgs = own_platform(client, ["One", "Two"])
+def test_check_counts__no_org__checks_every_organisation(
+    client: DynamoDBClient, settings: DatastoreSettings, dynamo: AsyncDynamo
+) -> None:
+    platform, orgs = own_platform(client, dynamo, ["One", "Two"])
     table_name = platform.name
-    dept = departments.create_department(platform.with_scope(TenantScope(orgs[1].org_id)), name="Ops")
+    dept = run(departments.create_department(platform.with_scope(TenantScope(orgs[1].org_id)), name="Ops"))
     corrupt(client, table_name, layout.DEPARTMENT.key_at(orgs[1].org_id, dept.dept_id), headcount=-2)
 
     result = check_counts(settings, table_name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datastore import employees, layout
 from datastore.config import DatastoreSettings
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.server_commands import server_command
 
@@ -11,11 +12,11 @@ from tests.server_commands import server_command
 def test_erase__dry_run_lists__then_erases(tenant: Tenant, settings: DatastoreSettings) -> None:
     assert settings.endpoint_url is not None
     person = tenant.employee(tenant.department())
-    employees.terminate_employee(tenant.table, person.emp_id)
+    run(employees.terminate_employee(tenant.table, person.emp_id))
     command = ("erase", "--org", tenant.org_id, "--employee", person.emp_id)
 
     dry = server_command(settings.endpoint_url, tenant.table.name, *command, "--dry-run")
-    untouched = employees.get_employee(tenant.table, person.emp_id, consistent=True)
+    untouched = run(employees.get_employee(tenant.table, person.emp_id, consistent=True))
     done = server_command(settings.endpoint_url, tenant.table.name, *command)
     again = server_command(settings.endpoint_url, tenant.table.name, *command)
 
@@ -27,10 +28,10 @@ def test_erase__dry_run_lists__then_erases(tenant: Tenant, settings: DatastoreSe
     assert untouched is not None and untouched.erased_at is None
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"employee {person.emp_id} erased: touched {len(lines) - 1} items")
-    erased = employees.get_employee(tenant.table, person.emp_id, consistent=True)
+    erased = run(employees.get_employee(tenant.table, person.emp_id, consistent=True))
     assert erased is not None and erased.erased_at is not None and erased.email == ""
     assert again.stdout.strip() == f"employee {person.emp_id} was erased already: nothing to do"
-    assert tenant.table.get(layout.EMAIL_POINTER.key_at(tenant.org_id, person.email), consistent=True) is None
+    assert run(tenant.table.get(layout.EMAIL_POINTER.key_at(tenant.org_id, person.email), consistent=True)) is None
 
 
 def test_erase__an_active_employee__exit_2(tenant: Tenant, settings: DatastoreSettings) -> None:

@@ -10,6 +10,7 @@ from datastore.config import DatastoreSettings
 from datastore.entities import Role
 from datastore.lifecycle import export_format
 from datastore.pagination import PageRequest
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.server_commands import server_command
 
@@ -18,13 +19,15 @@ def test_export__writes_a_complete_file__and_a_neutralised_csv(
     tenant: Tenant, settings: DatastoreSettings, tmp_path: Path
 ) -> None:
     assert settings.endpoint_url is not None
-    employees.create_employee(
-        tenant.table,
-        email=tenant.email("mallory"),
-        first_name='=HYPERLINK("http://evil.example")',
-        last_name="-Mallory",
-        department_id=None,
-        role=Role.EMPLOYEE,
+    run(
+        employees.create_employee(
+            tenant.table,
+            email=tenant.email("mallory"),
+            first_name='=HYPERLINK("http://evil.example")',
+            last_name="-Mallory",
+            department_id=None,
+            role=Role.EMPLOYEE,
+        )
     )
     target, csv = tmp_path / "acme.jsonl.gz", tmp_path / "people.csv"
 
@@ -45,7 +48,7 @@ def test_export__writes_a_complete_file__and_a_neutralised_csv(
     assert not (tmp_path / "acme.jsonl.gz.part").exists()
     rows = csv.read_text().splitlines()
     assert any("'=HYPERLINK" in row and ",'-Mallory," in row for row in rows)
-    [latest] = audit.list_audit_events(tenant.table, PageRequest(first=1)).items
+    [latest] = run(audit.list_audit_events(tenant.table, PageRequest(first=1))).items
     assert (latest.action, latest.actor_id) == ("organization.export", None)
 
 

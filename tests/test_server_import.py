@@ -10,6 +10,7 @@ from datastore import audit, departments, employees, organizations
 from datastore.ids import new_id
 from datastore.pagination import PageRequest
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import Tenant, unique_domain
 from tests.server_commands import server_command
 
@@ -47,14 +48,14 @@ def test_import__csv_file__creates_rows_reports_failures_by_line(
     assert out[4].startswith("  line 131, email: CONFLICT: ")
     assert "firstName, lastName, departmentId" in out[4]
     assert "importing" in first.stderr  # the progress bar
-    found = departments.get_department(tenant.table, dept.dept_id, consistent=True)
+    found = run(departments.get_department(tenant.table, dept.dept_id, consistent=True))
     assert found is not None and found.headcount == 150
 
     again = run_import(tmp_path, dynamodb_endpoint, table_name, tenant.org_id, content)
 
     assert again.returncode == 1
     assert again.stdout.splitlines()[0] == "154 rows: 0 created, 150 unchanged, 4 failed"
-    found = departments.get_department(tenant.table, dept.dept_id, consistent=True)
+    found = run(departments.get_department(tenant.table, dept.dept_id, consistent=True))
     assert found is not None and found.headcount == 150
 
 
@@ -66,16 +67,16 @@ def test_import__all_rows_good__exit_zero(
     result = run_import(tmp_path, dynamodb_endpoint, table_name, tenant.org_id, content)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == ["1 rows: 1 created, 0 unchanged, 0 failed"]
-    emp_id = employees.find_employee_id_by_email(tenant.table, f"ana@{tenant.domain}")
+    emp_id = run(employees.find_employee_id_by_email(tenant.table, f"ana@{tenant.domain}"))
     assert emp_id is not None
-    person = employees.get_employee(tenant.table, emp_id)
+    person = run(employees.get_employee(tenant.table, emp_id))
     assert person is not None and (person.first_name, person.last_name) == ("Åsa", "Åström")
 
 
 def test_import__each_rows_audit_event_expires_after_the_organisations_retention(
     tmp_path: Path, dynamodb_endpoint: str, table_name: str, tenant: Tenant
 ) -> None:
-    organizations.set_audit_retention(tenant.table, 800)
+    run(organizations.set_audit_retention(tenant.table, 800))
     content = "email,firstName,lastName\n" + "".join(f"r{n}@{tenant.domain},Row,Number{n}\n" for n in range(3))
 
     result = run_import(tmp_path, dynamodb_endpoint, table_name, tenant.org_id, content.encode())
@@ -83,7 +84,7 @@ def test_import__each_rows_audit_event_expires_after_the_organisations_retention
     assert result.returncode == 0, result.stderr
     created = [
         event
-        for event in audit.list_audit_events(tenant.table, PageRequest(first=20)).items
+        for event in run(audit.list_audit_events(tenant.table, PageRequest(first=20))).items
         if event.action == "employee.create" and event.actor_id is None
     ]
     assert len(created) == 3
@@ -103,7 +104,7 @@ def test_import__missing_column__one_line_exit_2(
         "error: line 1: missing column(s) lastName (columns: email, firstName, lastName, optionally role, "
         "departmentId, hiredAt)"
     ]
-    assert employees.find_employee_id_by_email(tenant.table, f"m@{tenant.domain}") is None
+    assert run(employees.find_employee_id_by_email(tenant.table, f"m@{tenant.domain}")) is None
 
 
 def test_import__not_utf8__one_line_exit_2(

@@ -6,6 +6,7 @@ import subprocess
 from typing import TYPE_CHECKING
 
 from datastore import employees, ids
+from datastore.async_client import AsyncDynamo
 from datastore.config import DatastoreSettings
 from datastore.scope import TenantScope
 from datastore.table import Table
@@ -37,8 +38,10 @@ def test_index_names__one_org__old_employees_searchable(tenant: Tenant, settings
     assert by_name(tenant.table, "bulk") == [e.emp_id for e in staff]
 
 
-def test_index_names__no_org__every_organisation(client: DynamoDBClient, settings: DatastoreSettings) -> None:
-    platform, orgs = own_platform(client, ["One", "Two"])
+def test_index_names__no_org__every_organisation(
+    client: DynamoDBClient, settings: DatastoreSettings, dynamo: AsyncDynamo
+) -> None:
+    platform, orgs = own_platform(client, dynamo, ["One", "Two"])
     staff = {
         org.org_id: written_before_search(platform.with_scope(TenantScope(org.org_id)), count)
         for org, count in zip(orgs, (2, 0), strict=True)

@@ -20,12 +20,14 @@ import httpx
 import pytest
 
 from datastore import ids, keys, layout, layout_version, migration
+from datastore.async_client import AsyncDynamo
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
 from datastore.scope import LayoutScope
 from datastore.table import Table
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings import Settings
+from tests.blocking import run
 from tests.datastore.support import drop_table, write_items
 from tests.legacy_layout import (
     LegacyOrganization,
@@ -146,11 +148,11 @@ def test_run__previous_releases_data__refused_in_one_line_naming_migrate(
 
 
 def test_layout_1__refused_at_start__migrate_stamps_each_audit_event_with_its_expiry(
-    settings: DatastoreSettings, client: DynamoDBClient, legacy_table: str
+    settings: DatastoreSettings, client: DynamoDBClient, dynamo: AsyncDynamo, legacy_table: str
 ) -> None:
     org_id = "01HZ0000000000000000000001"
     write_items(client, legacy_table, layout_1_organization(org_id, "Acme"))
-    layout_version.stamp(Table(client, legacy_table, LayoutScope()), 1, over=None)
+    run(layout_version.stamp(Table(dynamo, legacy_table, LayoutScope()), 1, over=None))
 
     line = refused_start(settings, legacy_table)
     assert line.startswith(f"error: table {legacy_table} holds data in layout 1 (")
@@ -262,7 +264,7 @@ def test_migrate__previous_releases_data__api_answers_right_afterwards_and_a_run
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
 def test_migrate__stopped_mid_run__run_again_resumes_and_finishes(
-    settings: DatastoreSettings, client: DynamoDBClient, legacy_table: str, sig: signal.Signals
+    settings: DatastoreSettings, client: DynamoDBClient, dynamo: AsyncDynamo, legacy_table: str, sig: signal.Signals
 ) -> None:
     orgs = [
         typical_organization(f"Org {index:02d}", f"org{index}.example").write(client, legacy_table)
@@ -294,7 +296,7 @@ def test_migrate__stopped_mid_run__run_again_resumes_and_finishes(
         )
     done_before = finished_organizations(client, legacy_table)
     assert 0 < done_before < len(orgs)
-    assert layout_version.stored_version(Table(client, legacy_table, LayoutScope())) is None
+    assert run(layout_version.stored_version(Table(dynamo, legacy_table, LayoutScope()))) is None
 
     result = migrate(settings, legacy_table, "--quiet")
 
@@ -304,7 +306,7 @@ def test_migrate__stopped_mid_run__run_again_resumes_and_finishes(
     assert stream == f"table {legacy_table}: turned its stream on (live updates)"
     assert first.startswith(f"16 organisations from layout 0 to 1 ({done_before} done by an earlier run): ")
     assert finished_organizations(client, legacy_table) == len(orgs)
-    assert layout_version.stored_version(Table(client, legacy_table, LayoutScope())) == layout_version.CURRENT
+    assert run(layout_version.stored_version(Table(dynamo, legacy_table, LayoutScope()))) == layout_version.CURRENT
 
 
 def refused_start(settings: DatastoreSettings, table_name: str) -> str:
@@ -360,9 +362,9 @@ def test_migrate__domain_held_by_another_organisation__exit_1_naming_it(
 
 
 def test_migrate__data_of_a_later_release__refused_in_one_line(
-    settings: DatastoreSettings, client: DynamoDBClient, legacy_table: str
+    settings: DatastoreSettings, dynamo: AsyncDynamo, legacy_table: str
 ) -> None:
-    layout_version.stamp(Table(client, legacy_table, LayoutScope()), layout_version.CURRENT + 1, over=None)
+    run(layout_version.stamp(Table(dynamo, legacy_table, LayoutScope()), layout_version.CURRENT + 1, over=None))
 
     result = migrate(settings, legacy_table)
 

@@ -16,6 +16,7 @@ from datastore.config import DatastoreSettings
 from datastore.entities import Employee, EmployeeStatus, OrganizationStatus, Role
 from datastore.lifecycle import erasure, trail
 from datastore.pagination import PageRequest
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore.lifecycle.support import empty_table, exported, fingerprint, item_lines, snapshot
 from tests.graphql_api.fixtures import Api
@@ -49,7 +50,7 @@ def test_export_then_restore__into_an_empty_table__the_same_lines(
 def test_restore__from_table(tenant: Tenant, client: DynamoDBClient, settings: DatastoreSettings) -> None:
     assert settings.endpoint_url is not None
     before = snapshot(client, tenant.table, tenant.org_id)
-    departments.create_department(tenant.table, name="Later")
+    run(departments.create_department(tenant.table, name="Later"))
 
     result = server_command(
         settings.endpoint_url, tenant.table.name, "restore", "--org", tenant.org_id, "--from-table", before.name,
@@ -81,19 +82,21 @@ ME = "query { me { id email } }"
 
 def _person(tenant: Tenant) -> Employee:
     unique = ids.new_id().lower()
-    return employees.create_employee(
-        tenant.table,
-        email=tenant.email(f"zelda.{unique}"),
-        first_name="Zelda",
-        last_name=f"Quixotic{unique[-6:]}",
-        department_id=tenant.department().dept_id,
-        role=Role.EMPLOYEE,
+    return run(
+        employees.create_employee(
+            tenant.table,
+            email=tenant.email(f"zelda.{unique}"),
+            first_name="Zelda",
+            last_name=f"Quixotic{unique[-6:]}",
+            department_id=tenant.department().dept_id,
+            role=Role.EMPLOYEE,
+        )
     )
 
 
 def _erase(tenant: Tenant, person: Employee) -> None:
-    employees.terminate_employee(tenant.table, person.emp_id)
-    erasure.erase_person(tenant.table, person.emp_id)
+    run(employees.terminate_employee(tenant.table, person.emp_id))
+    run(erasure.erase_person(tenant.table, person.emp_id))
 
 
 def _killed_after(settings: DatastoreSettings, tenant: Tenant, path: Path, partition: str) -> None:
@@ -118,12 +121,12 @@ def _killed_after(settings: DatastoreSettings, tenant: Tenant, path: Path, parti
 
 
 def _assert_erased(tenant: Tenant, person: Employee, api: Api, token: str) -> None:
-    found = employees.get_employee(tenant.table, person.emp_id, consistent=True)
+    found = run(employees.get_employee(tenant.table, person.emp_id, consistent=True))
     assert found is not None and found.erased_at is not None
     assert (found.email, found.first_name, found.last_name, found.status) == ("", "", "", EmployeeStatus.INACTIVE)
     text = b"".join(exported(tenant.table, tenant.org_id)).decode().lower()
     assert person.email not in text and person.last_name.lower() not in text
-    assert tenant.table.get(layout.EMAIL_POINTER.key_at(tenant.org_id, person.email), consistent=True) is None
+    assert run(tenant.table.get(layout.EMAIL_POINTER.key_at(tenant.org_id, person.email), consistent=True)) is None
     refused = api.as_(tenant.admin).with_token(token).query(ME)
     assert refused.get("data") is None and refused["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
 
@@ -229,16 +232,16 @@ def test_restore__after_an_offboarding__the_trail_says_exported_closed_and_resto
     assert settings.endpoint_url is not None
     path = tmp_path / "acme.jsonl.gz"
 
-    def run(*args: str) -> None:
+    def command(*args: str) -> None:
         result = server_command(settings.endpoint_url or "", tenant.table.name, *args, "--org", tenant.org_id)
         assert result.returncode == 0, result.stderr
 
-    run("export", str(path))
-    run("offboard", "--grace-days", "0", "--yes")
-    run("restore", str(path), "--drain-seconds", "0")
-    run("restore", str(path), "--drain-seconds", "0")
+    command("export", str(path))
+    command("offboard", "--grace-days", "0", "--yes")
+    command("restore", str(path), "--drain-seconds", "0")
+    command("restore", str(path), "--drain-seconds", "0")
 
-    events = audit.list_audit_events(tenant.table, PageRequest(first=100)).items
+    events = run(audit.list_audit_events(tenant.table, PageRequest(first=100))).items
     lifecycle = [(e.action, e.actor_id) for e in sorted(events, key=lambda e: e.event_id) if e.action in trail.ACTIONS]
     assert lifecycle == [
         ("organization.export", None),

@@ -11,8 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from datastore import documents
+from datastore.async_client import AsyncDynamo
 from datastore.config import DatastoreSettings
 from datastore.scope import TenantScope
+from tests.blocking import run
 from tests.paths import ROOT
 from tests.server_commands import own_platform, server_command
 
@@ -119,14 +121,14 @@ def test_changed_default__dangerous(tmp_path: Path, settings: DatastoreSettings,
 
 
 def test_persisted_documents__per_organisation_those_run_within_days(
-    tmp_path: Path, client: DynamoDBClient, settings: DatastoreSettings
+    tmp_path: Path, client: DynamoDBClient, settings: DatastoreSettings, dynamo: AsyncDynamo
 ) -> None:
-    platform, [one, two] = own_platform(client, ["One", "Two"])
+    platform, [one, two] = own_platform(client, dynamo, ["One", "Two"])
     now = datetime.now(UTC)
     recent, stale = USES_NICKNAME, "query OldNicknames { me { nickname } }"
     for org, text, at in ((one, recent, now - timedelta(days=2)), (two, stale, now - timedelta(days=20))):
         table = platform.with_scope(TenantScope(org.org_id))
-        documents.put_document(table, org.org_id, hashlib.sha256(text.encode()).hexdigest(), text, at)
+        run(documents.put_document(table, org.org_id, hashlib.sha256(text.encode()).hexdigest(), text, at))
     against = written(tmp_path, "old.graphql", WITH_NICKNAME)
 
     last_week = schema_check(settings, platform.name, "--against", against, "--days", "7", "--json")

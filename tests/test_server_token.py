@@ -11,6 +11,7 @@ from pathlib import Path
 import jwt
 
 from datastore import ids, organizations
+from datastore.async_client import AsyncDynamo
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal, free_port
@@ -18,6 +19,7 @@ from datastore.entities import Plan
 from datastore.provision import ensure_table
 from datastore.scope import PlatformScope
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import Tenant, unique_domain
 from tests.server_commands import ROOT, server_command
 
@@ -41,7 +43,7 @@ def test_token__configured_endpoint__only_the_token_on_stdout_and_the_table_on_s
 
 
 def test_token__its_own_engine_on_another_data_folder__diagnostics_on_stderr(
-    tmp_path: Path, settings: DatastoreSettings
+    tmp_path: Path, settings: DatastoreSettings, dynamo: AsyncDynamo
 ) -> None:
     """No server runs on this data folder, so the command starts DynamoDB Local itself: the line
     saying so, and which table the token came from, go to stderr."""
@@ -50,15 +52,17 @@ def test_token__its_own_engine_on_another_data_folder__diagnostics_on_stderr(
     domain = unique_domain()
     with DynamoDBLocal(settings.local_cache_dir, port=free_port(), data_dir=data_dir) as local:
         client = make_client(replace(settings, endpoint_url=local.endpoint_url), local.endpoint_url)
-        ensure_table(client, table_name)
-        _org, admin = organizations.create_organization(
-            Table(client, table_name, PlatformScope()),
-            name="Elsewhere",
-            plan=Plan.FREE,
-            email_domains=[domain],
-            admin_email=f"a@{domain}",
-            admin_first_name="A",
-            admin_last_name="B",
+        run(ensure_table(client, table_name))
+        _org, admin = run(
+            organizations.create_organization(
+                Table(dynamo, table_name, PlatformScope()),
+                name="Elsewhere",
+                plan=Plan.FREE,
+                email_domains=[domain],
+                admin_email=f"a@{domain}",
+                admin_first_name="A",
+                admin_last_name="B",
+            )
         )
     env = {
         **os.environ,

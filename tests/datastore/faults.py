@@ -1,14 +1,14 @@
 """Faults DynamoDB Local never produces, injected at the client boundary.
 
-DynamoDB Local neither reports transaction conflicts nor throttles, so tests plan them here:
-a ``before-call`` hook on TransactWriteItems answers with the error response DynamoDB
-would send, before any request leaves the client. The calls are still recorded by
-``datastore.calls`` (whose hooks run around this one), so tests count the attempts.
+DynamoDB Local neither reports transaction conflicts nor throttles, so tests plan them here,
+in the send hooks of the data plane's client (``AsyncDynamo.hooks``, datastore/async_http.py):
+a hook sees each attempt, signed, before it is sent, and answers with the error response
+DynamoDB would send, or raises the transport failure the connection would meet. aiodynamo
+then retries, times out and parses the answer as it would the real thing. The calls are
+still recorded by ``datastore.calls`` (around every attempt), so tests count them.
 
-A DynamoDB client has two sides: the boto3 client (writes, sign-in, the CLI), whose faults go
-in botocore's hooks, and the event loop's client beside it (the read path,
-datastore/async_client.py), whose faults go in its send hooks (``on_send``). ``failing_calls``
-fails both alike.
+The ``AsyncDynamo`` to pass is the one every Datastore and Table of the session's settings
+shares (the ``dynamo`` fixture): the in-process servers' calls meet the faults too.
 """
 
 from __future__ import annotations
@@ -16,45 +16,33 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import Any, Final
 
 from aiodynamo.http.types import Request, Response
-from botocore.awsrequest import AWSResponse
-from botocore.exceptions import EndpointConnectionError, ReadTimeoutError
 
 from datastore.async_client import AsyncDynamo
 from datastore.async_http import SendHook
 from datastore.http_connections import NoAnswer, NotSent
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 TRANSACTION_CANCELED: Final = "TransactionCanceledException"
 TRANSACTION_CONFLICT: Final = "TransactionConflict"
 THROTTLING_ERROR: Final = "ThrottlingError"
 PROVISIONED_THROUGHPUT_EXCEEDED: Final = "ProvisionedThroughputExceededException"
 
-_EVENT: Final = "before-call.dynamodb.TransactWriteItems"
-_HOOK_ID: Final = "hr-tests-transact-faults"
-
-
-@dataclass(frozen=True)
-class _HttpResponse:
-    status_code: int
-    headers: dict[str, str]
+_TRANSACT: Final = "TransactWriteItems"
+_ERROR_TYPE: Final = "com.amazonaws.dynamodb.v20120810#"
 
 
 class TransactFaults:
-    """Answers the next TransactWriteItems calls with planned refusals (thread-safe).
+    """Answers the next TransactWriteItems attempts with planned refusals (thread-safe).
 
-    ``cancel(reason, times)`` cancels that many calls with ``reason`` on their last item, the
-    way DynamoDB reports a conflict or throttled item; ``times=None`` cancels every call.
-    ``every(n)`` cancels each n-th call instead (for concurrent runs). ``refuse(code)`` fails
-    the next call as a whole request.
+    ``cancel(reason, times)`` cancels that many attempts with ``reason`` on their last item,
+    the way DynamoDB reports a conflict or throttled item; ``times=None`` cancels every one.
+    ``every(n)`` cancels each n-th attempt instead (for concurrent runs). ``refuse(code)``
+    fails every attempt as a whole request with DynamoDB's error ``code`` until ``clear``
+    (aiodynamo retries a throttling answer: refusing one attempt would be refusing none).
     """
 
     def __init__(self) -> None:
@@ -82,12 +70,14 @@ class TransactFaults:
         with self._lock:
             self._reason, self._remaining, self._every, self._request_error = None, 0, None, None
 
-    def __call__(self, params: dict[str, Any], **_: Any) -> tuple[_HttpResponse, dict[str, Any]] | None:
+    async def __call__(self, request: Request) -> Response | None:
+        """The client's send hook: every attempt passes here before it is sent."""
+        if operation_of(request) != _TRANSACT:
+            return None
         with self._lock:
             if self._request_error is not None:
-                code, self._request_error = self._request_error, None
                 self.injected += 1
-                return _error(code, "injected by the test")
+                return error_answer(self._request_error, "injected by the test")
             if self._reason is None:
                 return None
             if self._every is not None:
@@ -100,17 +90,24 @@ class TransactFaults:
                 self._remaining -= 1
             self.injected += 1
             reason = self._reason
-        count = _item_count(params)
-        reasons = [{"Code": "None"}] * (count - 1) + [{"Code": reason, "Message": "injected"}]
-        response = _error(
+        count = _item_count(request)
+        # aiodynamo reads a Message from every reason but the "None" ones, as DynamoDB sends them.
+        reasons: list[dict[str, str]] = [{"Code": "None"}] * (count - 1) + [{"Code": reason, "Message": "injected"}]
+        return error_answer(
             TRANSACTION_CANCELED,
             "Transaction cancelled, please refer cancellation reasons for specific reasons",
+            CancellationReasons=reasons,
         )
-        response[1]["CancellationReasons"] = reasons
-        return response
 
 
-def _error(code: str, message: str) -> tuple[_HttpResponse, dict[str, Any]]:
+def error_answer(code: str, message: str, **body: Any) -> Response:
+    """DynamoDB's 400 answer with error ``code`` (its JSON protocol's ``__type``)."""
+    return Response(400, json.dumps({"__type": _ERROR_TYPE + code, "message": message, **body}).encode())
+
+
+def _error(code: str, message: str) -> tuple[Any, dict[str, Any]]:
+    """A botocore ``before-call`` handler's answer: the boto3 client's error ``code`` (the
+    stream reads' faults, tests/datastore/feed/conftest.py)."""
     parsed: dict[str, Any] = {
         "Error": {"Code": code, "Message": message},
         "ResponseMetadata": {"HTTPStatusCode": 400, "HTTPHeaders": {}, "RetryAttempts": 0},
@@ -118,49 +115,39 @@ def _error(code: str, message: str) -> tuple[_HttpResponse, dict[str, Any]]:
     return _HttpResponse(400, {}), parsed
 
 
-def _item_count(params: dict[str, Any]) -> int:
-    body = params.get("body")
+class _HttpResponse:
+    def __init__(self, status_code: int, headers: dict[str, str]) -> None:
+        self.status_code = status_code
+        self.headers = headers
+
+
+def _item_count(request: Request) -> int:
     try:
-        request = json.loads(body) if isinstance(body, bytes | str) else {}
+        body = json.loads(request.body or b"{}")
     except ValueError:
-        request = {}
-    return max(1, len(request.get("TransactItems", [])))
+        body = {}
+    return max(1, len(body.get("TransactItems", [])) if isinstance(body, dict) else 1)
 
 
 @contextmanager
-def injected(client: DynamoDBClient) -> Iterator[TransactFaults]:
+def injected(dynamo: AsyncDynamo) -> Iterator[TransactFaults]:
     faults = TransactFaults()
-    # The stubs type handlers as returning None; a before-call handler's answer replaces the call.
-    client.meta.events.register(_EVENT, cast(Callable[..., None], faults), unique_id=_HOOK_ID)
-    try:
+    with on_send(dynamo, faults):
         yield faults
-    finally:
-        client.meta.events.unregister(_EVENT, unique_id=_HOOK_ID)
 
 
 # --- faults of any call, at the HTTP boundary ---------------------------------------------
 
-# What a DynamoDB call can meet on the way: each is injected in botocore's ``before-send``
-# hook, so botocore's own retries, timeouts and error parsing handle it as they would the
-# real thing (a refused connection, a read that times out, a 400 throttling answer or a 500
-# on every attempt, and an answer that never comes, which ends as a read timeout).
+# What a DynamoDB call can meet on the way, each raised or answered in the send hook so the
+# client's own retries, timeouts and error parsing handle it as they would the real thing: a
+# refused connection, a read that times out, a 400 throttling answer or a 500 on every
+# attempt, and an answer that never comes, which ends as a read timeout.
 CONNECTION_ERROR: Final = "connection-error"
 READ_TIMEOUT: Final = "read-timeout"
 THROTTLED: Final = "throttled"
 SERVER_ERROR: Final = "http-500"
 NO_ANSWER: Final = "no-answer"
 CALL_FAULTS: Final = (CONNECTION_ERROR, READ_TIMEOUT, THROTTLED, SERVER_ERROR, NO_ANSWER)
-
-_SEND_EVENT: Final = "before-send.dynamodb"
-_SEND_HOOK_ID: Final = "hr-tests-call-faults"
-
-
-class _Raw:
-    def __init__(self, body: bytes) -> None:
-        self._body = body
-
-    def stream(self, **_: Any) -> Iterator[bytes]:
-        yield self._body
 
 
 class CallFaults:
@@ -181,25 +168,8 @@ class CallFaults:
                 self.injected += 1
             return fault
 
-    def __call__(self, request: Any, **_: Any) -> Any:
-        """botocore's ``before-send``: the boto3 client's attempts."""
-        fault = self._take()
-        if fault is None:
-            return None
-        url = str(request.url)
-        if fault == CONNECTION_ERROR:
-            raise EndpointConnectionError(endpoint_url=url)
-        if fault == READ_TIMEOUT:
-            raise ReadTimeoutError(endpoint_url=url)
-        if fault == NO_ANSWER:
-            time.sleep(self.hang_seconds)  # the read timeout botocore would wait out
-            raise ReadTimeoutError(endpoint_url=url)
-        status, body = _fault_answer(fault)
-        headers = {"Content-Type": "application/x-amz-json-1.0"}
-        return AWSResponse(url, status, headers, _Raw(json.dumps(body).encode()))
-
     async def on_send(self, request: Request) -> Response | None:
-        """The event loop's client's attempts: the same faults, in its transport's words."""
+        """The client's send hook: each attempt meets the fault, in its transport's words."""
         fault = self._take()
         if fault is None:
             return None
@@ -216,32 +186,27 @@ class CallFaults:
 
 def _fault_answer(fault: str) -> tuple[int, dict[str, str]]:
     if fault == THROTTLED:
-        return 400, {"__type": "com.amazonaws.dynamodb.v20120810#ThrottlingException", "message": "Rate exceeded"}
-    return 500, {"__type": "com.amazonaws.dynamodb.v20120810#InternalServerError", "message": "Internal error"}
+        return 400, {"__type": _ERROR_TYPE + "ThrottlingException", "message": "Rate exceeded"}
+    return 500, {"__type": _ERROR_TYPE + "InternalServerError", "message": "Internal error"}
 
 
 @contextmanager
-def failing_calls(client: DynamoDBClient, hang_seconds: float = 1.0) -> Iterator[CallFaults]:
-    """Fails the calls of both sides of ``client`` (its boto3 attempts and its event loop's)."""
+def failing_calls(dynamo: AsyncDynamo, hang_seconds: float = 1.0) -> Iterator[CallFaults]:
+    """Fails the calls of ``dynamo`` (every Table and Datastore on its settings) as set."""
     faults = CallFaults(hang_seconds)
-    client.meta.events.register(_SEND_EVENT, cast(Callable[..., None], faults), unique_id=_SEND_HOOK_ID)
-    try:
-        with on_send(client, faults.on_send):
-            yield faults
-    finally:
-        client.meta.events.unregister(_SEND_EVENT, unique_id=_SEND_HOOK_ID)
+    with on_send(dynamo, faults.on_send):
+        yield faults
 
 
 @contextmanager
-def on_send(client: DynamoDBClient, hook: SendHook) -> Iterator[None]:
-    """``hook`` sees each attempt of the event loop's client beside ``client`` before it is sent
-    (it may answer in DynamoDB's place, or raise a transport failure)."""
-    hooks = AsyncDynamo.beside(client).hooks
-    hooks.add(hook)
+def on_send(dynamo: AsyncDynamo, hook: SendHook) -> Iterator[None]:
+    """``hook`` sees each attempt of ``dynamo``'s calls before it is sent (it may answer in
+    DynamoDB's place, or raise a transport failure)."""
+    dynamo.hooks.add(hook)
     try:
         yield
     finally:
-        hooks.remove(hook)
+        dynamo.hooks.remove(hook)
 
 
 def operation_of(request: Request) -> str:

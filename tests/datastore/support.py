@@ -6,7 +6,7 @@ under test goes through the datastore's own functions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -15,6 +15,7 @@ from datastore import departments, employees, ids, items, keys, layout
 from datastore.entities import Department, Employee, EmployeeStatus, Identity, Role
 from datastore.pagination import Page, PageRequest
 from datastore.table import Table
+from tests.blocking import run
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -70,12 +71,13 @@ def gsi_order(emp: Employee) -> str:
     return str(layout.EMPLOYEE.item(emp)[keys.GSI1SK]["S"])
 
 
-def all_pages(fetch: Callable[[PageRequest], Page[T]]) -> list[T]:
-    """Every item of a list, following its cursors 100 at a time."""
+def all_pages(fetch: Callable[[PageRequest], Awaitable[Page[T]]]) -> list[T]:
+    """Every item of a list, following its cursors 100 at a time (each page read on the
+    session's loop, tests/blocking.py)."""
     found: list[T] = []
     request = PageRequest(first=100)
     while True:
-        page = fetch(request)
+        page = run(fetch(request))
         found.extend(page.items)
         if not page.has_next:
             return found
@@ -86,7 +88,7 @@ def assert_headcounts_hold(table: Table, depts: Sequence[Department]) -> None:
     """Each department's counter == its membership items == active employees naming it."""
     everyone = all_pages(partial(employees.list_employees, table))
     for dept in depts:
-        stored = departments.get_department(table, dept.dept_id, consistent=True)
+        stored = run(departments.get_department(table, dept.dept_id, consistent=True))
         assert stored is not None
         members = all_pages(partial(employees.list_department_employees, table, dept.dept_id))
         active_in = [e for e in everyone if e.department_id == dept.dept_id and e.status is EmployeeStatus.ACTIVE]
@@ -100,7 +102,7 @@ def raw_get(client: DynamoDBClient, table_name: str, key: keys.Key) -> items.Ite
     return found
 
 
-def written_before_search(table: Table, count: int) -> list[Employee]:
+def written_before_search(client: DynamoDBClient, table: Table, count: int) -> list[Employee]:
     """``count`` employees of ``table``'s tenant, written with only the items they had before
     name search (no name entries): what ``server.py index-names`` exists for."""
     staff = raw_employees(table.tenant.org_id, count)
@@ -109,7 +111,7 @@ def written_before_search(table: Table, count: int) -> list[Employee]:
         for emp in staff
         for item in (layout.EMPLOYEE.item(emp), layout.IDENTITY.item(Identity(emp.email, emp.org_id, emp.emp_id)))
     ]
-    write_items(table.client, table.name, old_items)
+    write_items(client, table.name, old_items)
     return staff
 
 

@@ -17,6 +17,7 @@ from datastore.calls import CallLog
 from datastore.entities import ApplicationCounts, ApplicationStatus, JobPosting
 from datastore.errors import Conflict, InvalidInput
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.faults import TRANSACTION_CONFLICT, injected
 from tests.datastore.support import all_pages
@@ -29,8 +30,8 @@ APPLICANTS = 20
 
 
 def open_job(tenant: Tenant, title: str = "Welder") -> JobPosting:
-    job = jobs.create_job(tenant.table, department_id=tenant.department().dept_id, title=title)
-    return jobs.publish_job(tenant.table, job.job_id)
+    job = run(jobs.create_job(tenant.table, department_id=tenant.department().dept_id, title=title))
+    return run(jobs.publish_job(tenant.table, job.job_id))
 
 
 def recount(table: Table, job_id: str) -> ApplicationCounts:
@@ -41,7 +42,7 @@ def recount(table: Table, job_id: str) -> ApplicationCounts:
 
 
 def stored(table: Table, job_id: str) -> ApplicationCounts:
-    job = jobs.get_job(table, job_id, consistent=True)
+    job = run(jobs.get_job(table, job_id, consistent=True))
     assert job is not None
     return job.application_counts
 
@@ -66,7 +67,9 @@ def test_apply_to_job__20_concurrent_applicants__counts_equal_recount(tenant: Te
 
 def test_transitions__concurrent_withdrawals_and_decisions__counts_equal_recount(tenant: Tenant) -> None:
     job = open_job(tenant)
-    apps = [applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id) for _ in range(APPLICANTS)]
+    apps = [
+        run(applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id)) for _ in range(APPLICANTS)
+    ]
     chooser = random.Random(13)
     tasks = []
     for app in apps:
@@ -74,11 +77,11 @@ def test_transitions__concurrent_withdrawals_and_decisions__counts_equal_recount
 
         def move(app_id: str = app.app_id, first: ApplicationStatus = first) -> None:
             if first is ApplicationStatus.WITHDRAWN:
-                applications.withdraw_application(tenant.table, job.job_id, app_id)
+                run(applications.withdraw_application(tenant.table, job.job_id, app_id))
                 return
-            applications.set_application_status(tenant.table, job.job_id, app_id, first)
+            run(applications.set_application_status(tenant.table, job.job_id, app_id, first))
             if first is ApplicationStatus.REVIEWING:
-                applications.set_application_status(tenant.table, job.job_id, app_id, ApplicationStatus.ACCEPTED)
+                run(applications.set_application_status(tenant.table, job.job_id, app_id, ApplicationStatus.ACCEPTED))
 
         tasks.append(move)
         # A second, racing decision on the same application: one of the two loses cleanly.
@@ -103,20 +106,20 @@ def _refusal_as_result(task: Callable[[], object]) -> object:
 
 def test_apply_to_job__does_not_change_the_job_version(tenant: Tenant) -> None:
     job = open_job(tenant)
-    applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id)
+    run(applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id))
 
-    after = jobs.get_job(tenant.table, job.job_id, consistent=True)
+    after = run(jobs.get_job(tenant.table, job.job_id, consistent=True))
 
     assert after is not None and after.version == job.version
 
 
 def test_update_job__read_before_applications__keeps_their_counts(tenant: Tenant) -> None:
     job = open_job(tenant)  # the editor's read: no applications yet
-    applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id)
-    applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id)
+    run(applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id))
+    run(applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id))
 
-    edited = jobs.update_job(tenant.table, job.job_id, expected_version=job.version, title="Senior welder")
-    closed = jobs.close_job(tenant.table, job.job_id, expected_version=edited.version)
+    edited = run(jobs.update_job(tenant.table, job.job_id, expected_version=job.version, title="Senior welder"))
+    closed = run(jobs.close_job(tenant.table, job.job_id, expected_version=edited.version))
 
     assert closed.version == job.version + 2
     assert stored(tenant.table, job.job_id) == ApplicationCounts(applied=2)
@@ -127,9 +130,9 @@ def test_update_job__racing_applications__every_count_kept(tenant: Tenant) -> No
     people = [tenant.employee() for _ in range(10)]
 
     def retitle(n: int) -> JobPosting:
-        current = jobs.get_job(tenant.table, job.job_id, consistent=True)
+        current = run(jobs.get_job(tenant.table, job.job_id, consistent=True))
         assert current is not None
-        return jobs.update_job(tenant.table, job.job_id, expected_version=current.version, title=f"Welder {n}")
+        return run(jobs.update_job(tenant.table, job.job_id, expected_version=current.version, title=f"Welder {n}"))
 
     tasks = [partial(applications.apply_to_job, tenant.table, job.job_id, p.emp_id) for p in people]
     tasks += [partial(retitle, n) for n in range(10)]
@@ -142,7 +145,7 @@ def test_update_job__racing_applications__every_count_kept(tenant: Tenant) -> No
 
 def test_job__item_without_counters__reads_zeros(tenant: Tenant) -> None:
     job = open_job(tenant)
-    item = tenant.table.get(layout.JOB_POSTING.key_at(tenant.org_id, job.job_id), consistent=True)
+    item = run(tenant.table.get(layout.JOB_POSTING.key_at(tenant.org_id, job.job_id), consistent=True))
 
     assert item is not None
     assert not set(layout.APPLICATION_COUNTS.values()) & set(item)
@@ -151,10 +154,14 @@ def test_job__item_without_counters__reads_zeros(tenant: Tenant) -> None:
 
 def test_update_job__replayed__returns_the_counts_it_saw(tenant: Tenant) -> None:
     job = open_job(tenant)
-    applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id)
+    run(applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id))
 
-    first = jobs.update_job(tenant.table, job.job_id, expected_version=job.version, title="A", idempotency_key="k1")
-    replay = jobs.update_job(tenant.table, job.job_id, expected_version=job.version, title="A", idempotency_key="k1")
+    first = run(
+        jobs.update_job(tenant.table, job.job_id, expected_version=job.version, title="A", idempotency_key="k1")
+    )
+    replay = run(
+        jobs.update_job(tenant.table, job.job_id, expected_version=job.version, title="A", idempotency_key="k1")
+    )
 
     assert first.application_counts == replay.application_counts == ApplicationCounts(applied=1)
 

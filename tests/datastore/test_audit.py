@@ -16,6 +16,7 @@ from datastore.entities import ApplicationStatus, AuditEvent, FieldChange, Role
 from datastore.errors import InvalidInput
 from datastore.pagination import PageRequest
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore.support import write_items
 
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 
 def trail(table: Table, first: int = 100) -> list[AuditEvent]:
-    return list(audit.list_audit_events(table, PageRequest(first=first)).items)
+    return list(run(audit.list_audit_events(table, PageRequest(first=first))).items)
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ Scenario = Callable[[Tenant], Expected]
 
 
 def create_department(t: Tenant) -> Expected:
-    dept = departments.create_department(t.table, name="Research", manager_id=t.admin.emp_id)
+    dept = run(departments.create_department(t.table, name="Research", manager_id=t.admin.emp_id))
     return Expected(
         "department.create",
         "Department",
@@ -58,19 +59,21 @@ def create_department(t: Tenant) -> Expected:
 
 def update_department(t: Tenant) -> Expected:
     dept = t.department("Old name")
-    departments.update_department(t.table, dept.dept_id, name="New name")
+    run(departments.update_department(t.table, dept.dept_id, name="New name"))
     return Expected("department.update", "Department", dept.dept_id, {"name": ("Old name", "New name")})
 
 
 def create_employee(t: Tenant) -> Expected:
     dept = t.department()
-    emp = employees.create_employee(
-        t.table,
-        email=t.email("new.hire"),
-        first_name="New",
-        last_name="Hire",
-        department_id=dept.dept_id,
-        role=Role.EMPLOYEE,
+    emp = run(
+        employees.create_employee(
+            t.table,
+            email=t.email("new.hire"),
+            first_name="New",
+            last_name="Hire",
+            department_id=dept.dept_id,
+            role=Role.EMPLOYEE,
+        )
     )
     return Expected(
         "employee.create",
@@ -92,7 +95,7 @@ def create_employee(t: Tenant) -> Expected:
 
 def update_employee(t: Tenant) -> Expected:
     emp = t.employee()
-    employees.update_employee(t.table, emp.emp_id, expected_version=1, first_name="Renamed", role=Role.MANAGER)
+    run(employees.update_employee(t.table, emp.emp_id, expected_version=1, first_name="Renamed", role=Role.MANAGER))
     return Expected(
         "employee.update",
         "Employee",
@@ -106,7 +109,7 @@ def update_employee(t: Tenant) -> Expected:
 def move_employee(t: Tenant) -> Expected:
     source, target = t.department("Source"), t.department("Target")
     emp = t.employee(source)
-    employees.move_employee(t.table, emp.emp_id, target.dept_id)
+    run(employees.move_employee(t.table, emp.emp_id, target.dept_id))
     return Expected(
         "employee.move",
         "Employee",
@@ -119,7 +122,7 @@ def move_employee(t: Tenant) -> Expected:
 
 def terminate_employee(t: Tenant) -> Expected:
     emp = t.employee(t.department())
-    done = employees.terminate_employee(t.table, emp.emp_id)
+    done = run(employees.terminate_employee(t.table, emp.emp_id))
     assert done.terminated_at is not None
     return Expected(
         "employee.terminate",
@@ -136,7 +139,7 @@ def terminate_employee(t: Tenant) -> Expected:
 
 def create_job(t: Tenant) -> Expected:
     dept = t.department()
-    job = jobs.create_job(t.table, department_id=dept.dept_id, title="Engineer")
+    job = run(jobs.create_job(t.table, department_id=dept.dept_id, title="Engineer"))
     return Expected(
         "job.create",
         "JobPosting",
@@ -153,14 +156,14 @@ def create_job(t: Tenant) -> Expected:
 
 
 def update_job(t: Tenant) -> Expected:
-    job = jobs.create_job(t.table, department_id=t.department().dept_id, title="Engineer")
-    jobs.update_job(t.table, job.job_id, expected_version=1, description="Builds things")
+    job = run(jobs.create_job(t.table, department_id=t.department().dept_id, title="Engineer"))
+    run(jobs.update_job(t.table, job.job_id, expected_version=1, description="Builds things"))
     return Expected("job.update", "JobPosting", job.job_id, {"description": ("", "Builds things")}, 1, 2)
 
 
 def publish_job(t: Tenant) -> Expected:
-    job = jobs.create_job(t.table, department_id=t.department().dept_id, title="Engineer")
-    published = jobs.publish_job(t.table, job.job_id)
+    job = run(jobs.create_job(t.table, department_id=t.department().dept_id, title="Engineer"))
+    published = run(jobs.publish_job(t.table, job.job_id))
     assert published.posted_at is not None
     return Expected(
         "job.publish",
@@ -173,8 +176,8 @@ def publish_job(t: Tenant) -> Expected:
 
 
 def close_job(t: Tenant) -> Expected:
-    job = jobs.create_job(t.table, department_id=t.department().dept_id, title="Engineer")
-    closed = jobs.close_job(t.table, job.job_id)
+    job = run(jobs.create_job(t.table, department_id=t.department().dept_id, title="Engineer"))
+    closed = run(jobs.close_job(t.table, job.job_id))
     assert closed.closed_at is not None
     return Expected(
         "job.close",
@@ -187,13 +190,13 @@ def close_job(t: Tenant) -> Expected:
 
 
 def _open_job(t: Tenant) -> str:
-    job = jobs.create_job(t.table, department_id=t.department().dept_id, title="Engineer")
-    return jobs.publish_job(t.table, job.job_id).job_id
+    job = run(jobs.create_job(t.table, department_id=t.department().dept_id, title="Engineer"))
+    return run(jobs.publish_job(t.table, job.job_id)).job_id
 
 
 def apply_to_job(t: Tenant) -> Expected:
     job_id, emp = _open_job(t), t.employee()
-    app = applications.apply_to_job(t.table, job_id, emp.emp_id)
+    app = run(applications.apply_to_job(t.table, job_id, emp.emp_id))
     return Expected(
         "application.apply",
         "Application",
@@ -210,15 +213,15 @@ def apply_to_job(t: Tenant) -> Expected:
 
 def withdraw_application(t: Tenant) -> Expected:
     job_id, emp = _open_job(t), t.employee()
-    app = applications.apply_to_job(t.table, job_id, emp.emp_id)
-    applications.withdraw_application(t.table, job_id, app.app_id)
+    app = run(applications.apply_to_job(t.table, job_id, emp.emp_id))
+    run(applications.withdraw_application(t.table, job_id, app.app_id))
     return Expected("application.withdraw", "Application", app.app_id, {"status": ("applied", "withdrawn")})
 
 
 def set_application_status(t: Tenant) -> Expected:
     job_id, emp = _open_job(t), t.employee()
-    app = applications.apply_to_job(t.table, job_id, emp.emp_id)
-    applications.set_application_status(t.table, job_id, app.app_id, ApplicationStatus.REVIEWING)
+    app = run(applications.apply_to_job(t.table, job_id, emp.emp_id))
+    run(applications.set_application_status(t.table, job_id, app.app_id, ApplicationStatus.REVIEWING))
     return Expected("application.setStatus", "Application", app.app_id, {"status": ("applied", "reviewing")})
 
 
@@ -284,8 +287,8 @@ def test_trail__newest_first__one_query_per_page_within_a_month(tenant: Tenant, 
     depts = [tenant.department(f"Dept {i}") for i in range(5)]
     before = len(call_log.snapshot())
 
-    page = audit.list_audit_events(tenant.table, PageRequest(first=3))
-    rest = audit.list_audit_events(tenant.table, PageRequest(first=3, after=page.end_cursor))
+    page = run(audit.list_audit_events(tenant.table, PageRequest(first=3)))
+    rest = run(audit.list_audit_events(tenant.table, PageRequest(first=3, after=page.end_cursor)))
 
     ids = [e.entity_id for e in [*page.items, *rest.items]]
     assert ids == [d.dept_id for d in reversed(depts)] + [tenant.org_id]
@@ -299,7 +302,7 @@ def test_no_operation__no_event(tenant: Tenant) -> None:
     emp = tenant.employee(dept)
     before = trail(tenant.table)
 
-    employees.move_employee(tenant.table, emp.emp_id, dept.dept_id)
+    run(employees.move_employee(tenant.table, emp.emp_id, dept.dept_id))
 
     assert trail(tenant.table) == before
 
@@ -310,14 +313,16 @@ def test_failing_last_item__leaves_no_event_and_no_partial_state(tenant: Tenant,
     start = len(call_log.snapshot())
 
     with pytest.raises(InvalidInput, match="no such department"):
-        employees.create_employee(
-            tenant.table,
-            email=tenant.email("ghost"),
-            first_name="Ghost",
-            last_name="Writer",
-            department_id=missing_dept,
-            role=Role.EMPLOYEE,
-            idempotency_key="ghost-1",
+        run(
+            employees.create_employee(
+                tenant.table,
+                email=tenant.email("ghost"),
+                first_name="Ghost",
+                last_name="Writer",
+                department_id=missing_dept,
+                role=Role.EMPLOYEE,
+                idempotency_key="ghost-1",
+            )
         )
 
     [transaction] = [c for c in call_log.snapshot()[start:] if c.operation == "TransactWriteItems"]
@@ -325,9 +330,9 @@ def test_failing_last_item__leaves_no_event_and_no_partial_state(tenant: Tenant,
     assert last["Update"]["Key"] == layout.DEPARTMENT.key_at(tenant.org_id, missing_dept).wire()
     assert transaction.write_units == 0
     assert trail(tenant.table) == before
-    assert employees.find_employee_id_by_email(tenant.table, tenant.email("ghost")) is None
-    assert tenant.table.get(layout.IDEMPOTENCY.key_at(tenant.org_id, "ghost-1"), consistent=True) is None
-    assert employees.list_employees(tenant.table, PageRequest(first=100)).items == [tenant.admin]
+    assert run(employees.find_employee_id_by_email(tenant.table, tenant.email("ghost"))) is None
+    assert run(tenant.table.get(layout.IDEMPOTENCY.key_at(tenant.org_id, "ghost-1"), consistent=True)) is None
+    assert run(employees.list_employees(tenant.table, PageRequest(first=100))).items == [tenant.admin]
 
 
 def _event_item(org_id: str, at: datetime, action: str) -> items.Item:
@@ -346,8 +351,8 @@ def test_trail__pages_across_month_buckets__never_before_the_organisation(
     write_items(client, table_name, later)
     before = len(call_log.snapshot())
 
-    first = audit.list_audit_events(tenant.table, PageRequest(first=3), now=now)
-    second = audit.list_audit_events(tenant.table, PageRequest(first=3, after=first.end_cursor), now=now)
+    first = run(audit.list_audit_events(tenant.table, PageRequest(first=3), now=now))
+    second = run(audit.list_audit_events(tenant.table, PageRequest(first=3, after=first.end_cursor), now=now))
 
     assert [e.action for e in first.items] == ["later.1", "later.2", "department.create"]
     assert first.has_next
@@ -371,8 +376,8 @@ def test_trail__page_ending_on_a_bucket_edge__has_next_is_exact(
     now = datetime.now(UTC).replace(day=1, hour=12) + timedelta(days=40)
     write_items(client, table_name, [_event_item(tenant.org_id, now, "later")])
 
-    page = audit.list_audit_events(tenant.table, PageRequest(first=1), now=now)
-    rest = audit.list_audit_events(tenant.table, PageRequest(first=1, after=page.end_cursor), now=now)
+    page = run(audit.list_audit_events(tenant.table, PageRequest(first=1), now=now))
+    rest = run(audit.list_audit_events(tenant.table, PageRequest(first=1, after=page.end_cursor), now=now))
 
     assert [e.action for e in page.items] == ["later"] and page.has_next
     assert [e.action for e in rest.items] == ["organization.create"] and not rest.has_next
@@ -380,12 +385,12 @@ def test_trail__page_ending_on_a_bucket_edge__has_next_is_exact(
 
 def test_trail__another_tenants_cursor__refused(make_tenant: TenantFactory) -> None:
     ours, theirs = make_tenant("Ours"), make_tenant("Theirs")
-    their_cursor = audit.list_audit_events(theirs.table, PageRequest(first=1)).cursors[0]
+    their_cursor = run(audit.list_audit_events(theirs.table, PageRequest(first=1))).cursors[0]
     other_list = {keys.PK: keys.org_pk(ours.org_id), keys.SK: "DEPT#" + ids.new_id()}
 
     for cursor in (their_cursor, other_list):
         with pytest.raises(InvalidInput, match="after"):
-            audit.list_audit_events(ours.table, PageRequest(first=1, after=cursor))
+            run(audit.list_audit_events(ours.table, PageRequest(first=1, after=cursor)))
 
 
 # --- oldest first, from an event on: what a live subscription missed ---------------------------
@@ -403,9 +408,9 @@ def test_events_after__oldest_first_from_an_event__strongly_consistent_paged_acr
     write_items(client, table_name, later)
     before = len(call_log.snapshot())
 
-    first, go_on = audit.events_after(tenant.table, created.event_id, limit=2, now=now)
-    second, go_on_2 = audit.events_after(tenant.table, go_on or "", limit=2, now=now)
-    third, done = audit.events_after(tenant.table, go_on_2 or "", limit=2, now=now)
+    first, go_on = run(audit.events_after(tenant.table, created.event_id, limit=2, now=now))
+    second, go_on_2 = run(audit.events_after(tenant.table, go_on or "", limit=2, now=now))
+    third, done = run(audit.events_after(tenant.table, go_on_2 or "", limit=2, now=now))
 
     assert [e.event_id for e in first] == [e.event_id for e in this_month[:2]] and go_on == first[-1].event_id
     assert [e.action for e in [*second, *third]] == ["department.create", "later.2", "later.1"]
@@ -420,7 +425,7 @@ def test_events_after__a_time_bound__every_event_of_a_later_millisecond_and_none
     last = events[-1]
     at = ids.id_milliseconds(last.event_id)
 
-    before_last, _ = audit.events_after(tenant.table, ids.id_ceiling(at - 1), limit=10)
-    after_last, more = audit.events_after(tenant.table, ids.id_ceiling(at), limit=10)
+    before_last, _ = run(audit.events_after(tenant.table, ids.id_ceiling(at - 1), limit=10))
+    after_last, more = run(audit.events_after(tenant.table, ids.id_ceiling(at), limit=10))
 
     assert last in before_last and (after_last, more) == ([], None)

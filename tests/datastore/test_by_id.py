@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from datastore import by_id, calls, ids
 from datastore.by_id import Kind
+from tests.blocking import run
 from tests.conftest import Tenant
 
 
 def test_get_by_id__organization_and_employee__one_batch_get_item(tenant: Tenant) -> None:
     with calls.listening() as log:
-        organization, admin = by_id.get_by_id(
-            tenant.table, [(Kind.ORGANIZATION, tenant.org_id), (Kind.EMPLOYEE, tenant.admin.emp_id)]
+        organization, admin = run(
+            by_id.get_by_id(tenant.table, [(Kind.ORGANIZATION, tenant.org_id), (Kind.EMPLOYEE, tenant.admin.emp_id)])
         )
     assert organization.org_id == tenant.org_id
     assert admin.emp_id == tenant.admin.emp_id
@@ -19,20 +20,22 @@ def test_get_by_id__organization_and_employee__one_batch_get_item(tenant: Tenant
 
 def test_get_by_id__one_distinct_key__one_get_item(tenant: Tenant) -> None:
     with calls.listening() as log:
-        found = by_id.get_by_id(tenant.table, [(Kind.SUBSCRIPTION, tenant.org_id)] * 2)
+        found = run(by_id.get_by_id(tenant.table, [(Kind.SUBSCRIPTION, tenant.org_id)] * 2))
     assert [subscription.org_id for subscription in found] == [tenant.org_id] * 2
     assert log.operations() == ["GetItem"]
 
 
 def test_get_by_id__missing_or_foreign__each_answered_alone(tenant: Tenant) -> None:
     with calls.listening() as log:
-        missing, foreign, admin = by_id.get_by_id(
-            tenant.table,
-            [
-                (Kind.DEPARTMENT, ids.new_id()),
-                (Kind.ORGANIZATION, ids.new_id()),
-                (Kind.EMPLOYEE, tenant.admin.emp_id),
-            ],
+        missing, foreign, admin = run(
+            by_id.get_by_id(
+                tenant.table,
+                [
+                    (Kind.DEPARTMENT, ids.new_id()),
+                    (Kind.ORGANIZATION, ids.new_id()),
+                    (Kind.EMPLOYEE, tenant.admin.emp_id),
+                ],
+            )
         )
     assert missing is None and foreign is None
     assert admin.emp_id == tenant.admin.emp_id

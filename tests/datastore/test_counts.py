@@ -15,6 +15,7 @@ from datastore.calls import CallLog
 from datastore.dev.seed import Bulk
 from datastore.entities import ApplicationCounts
 from datastore.errors import Conflict, InvalidInput, Unavailable
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.support import assert_headcounts_hold
 from tests.datastore.test_application_counts import open_job, recount, stored
@@ -55,10 +56,10 @@ def test_check_organization__clean_tenant__reports_nothing_with_queries_and_gets
 ) -> None:
     dept = tenant.department()
     job = open_job(tenant)
-    applications.apply_to_job(tenant.table, job.job_id, tenant.employee(dept).emp_id)
+    run(applications.apply_to_job(tenant.table, job.job_id, tenant.employee(dept).emp_id))
     start = len(call_log.snapshot())
 
-    report = counts.check_organization(tenant.table, fix=True)
+    report = run(counts.check_organization(tenant.table, fix=True))
 
     assert report.drifts == []
     assert (report.departments, report.jobs) == (2, 1)  # the job's own department and ``dept``
@@ -73,8 +74,8 @@ def test_check_organization__corrupted_counters__reported_then_fixed(
     dept = tenant.department()
     [tenant.employee(dept) for _ in range(3)]
     job = open_job(tenant)
-    apps = [applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id) for _ in range(3)]
-    applications.withdraw_application(tenant.table, job.job_id, apps[0].app_id)
+    apps = [run(applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id)) for _ in range(3)]
+    run(applications.withdraw_application(tenant.table, job.job_id, apps[0].app_id))
     corrupt(client, table_name, layout.DEPARTMENT.key_at(tenant.org_id, dept.dept_id), headcount=42)
     corrupt(
         client,
@@ -86,7 +87,7 @@ def test_check_organization__corrupted_counters__reported_then_fixed(
     )
     start = len(call_log.snapshot())
 
-    found = counts.check_organization(tenant.table)
+    found = run(counts.check_organization(tenant.table))
 
     assert sorted((d.entity, d.entity_id, d.field, d.stored, d.counted, d.fixed) for d in found.drifts) == sorted(
         [
@@ -98,12 +99,12 @@ def test_check_organization__corrupted_counters__reported_then_fixed(
     )
     assert "UpdateItem" not in {c.operation for c in call_log.snapshot()[start:]}  # a check writes nothing
 
-    fixed = counts.check_organization(tenant.table, fix=True)
+    fixed = run(counts.check_organization(tenant.table, fix=True))
 
     assert [(d.field, d.fixed) for d in fixed.drifts] == [(d.field, True) for d in found.drifts]
     assert stored(tenant.table, job.job_id) == recount(tenant.table, job.job_id) == ApplicationCounts(2, 0, 0, 0, 1)
     assert_headcounts_hold(tenant.table, [dept])
-    assert counts.check_organization(tenant.table).drifts == []
+    assert run(counts.check_organization(tenant.table)).drifts == []
     assert "Scan" not in {c.operation for c in call_log.snapshot()[start:]}
 
 
@@ -114,7 +115,7 @@ def test_check_organization__fix_while_moves_applies_and_withdrawals_run__counte
     movers = [tenant.employee(depts[n % DEPARTMENTS]) for n in range(2 * DEPARTMENTS)]
     jobs_ = [open_job(tenant, f"Job {n}") for n in range(JOBS)]
     applicants = [tenant.employee() for _ in range(30)]
-    early = [applications.apply_to_job(tenant.table, j.job_id, a.emp_id) for j in jobs_ for a in applicants[:4]]
+    early = [run(applications.apply_to_job(tenant.table, j.job_id, a.emp_id)) for j in jobs_ for a in applicants[:4]]
     corrupted = {
         (depts[0].dept_id, "headcount"),
         (depts[1].dept_id, "headcount"),
@@ -129,12 +130,12 @@ def test_check_organization__fix_while_moves_applies_and_withdrawals_run__counte
     def one_write(pick: random.Random) -> object:
         kind = pick.randrange(3)
         if kind == 0:
-            return employees.move_employee(tenant.table, pick.choice(movers).emp_id, pick.choice(depts).dept_id)
+            return run(employees.move_employee(tenant.table, pick.choice(movers).emp_id, pick.choice(depts).dept_id))
         if kind == 1:
             who, job = pick.choice(applicants[4:]), pick.choice(jobs_)
-            return applications.apply_to_job(tenant.table, job.job_id, who.emp_id)
+            return run(applications.apply_to_job(tenant.table, job.job_id, who.emp_id))
         app = pick.choice(early)
-        return applications.withdraw_application(tenant.table, app.job_id, app.app_id)
+        return run(applications.withdraw_application(tenant.table, app.job_id, app.app_id))
 
     started = threading.Barrier(WRITERS + 1)
     stop = threading.Event()
@@ -154,9 +155,9 @@ def test_check_organization__fix_while_moves_applies_and_withdrawals_run__counte
         futures = [pool.submit(keep_writing, seed) for seed in range(WRITERS)]
         started.wait()
         try:
-            repair = counts.check_organization(tenant.table, fix=True)
+            repair = run(counts.check_organization(tenant.table, fix=True))
             # A repair beside the writes, after the first: it must not invent a difference.
-            again = counts.check_organization(tenant.table, fix=True)
+            again = run(counts.check_organization(tenant.table, fix=True))
         finally:
             stop.set()
         for future in futures:
@@ -169,7 +170,7 @@ def test_check_organization__fix_while_moves_applies_and_withdrawals_run__counte
     assert_headcounts_hold(tenant.table, depts)
     for job in jobs_:
         assert stored(tenant.table, job.job_id) == recount(tenant.table, job.job_id)
-    assert counts.check_organization(tenant.table).drifts == []
+    assert run(counts.check_organization(tenant.table)).drifts == []
     assert "Scan" not in {c.operation for c in call_log.snapshot()}
 
 
@@ -190,7 +191,7 @@ def test_check_organization__bulk_seeded_tenant__counts_written_consistent(
         seeded.apply(job, person, n)
     seeded.write(client, tenant.table.name)
 
-    report = counts.check_organization(tenant.table)
+    report = run(counts.check_organization(tenant.table))
 
     assert (report.departments, report.jobs, report.drifts) == (1, 1, [])
     assert stored(tenant.table, job.job_id) == ApplicationCounts(applied=3)

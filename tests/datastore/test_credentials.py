@@ -39,6 +39,7 @@ from datastore.lifecycle.export import Export
 from datastore.pagination import PageRequest
 from datastore.scope import ApiKeyScope, LayoutScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
+from tests.blocking import run, run_all
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.datastore.lifecycle.complete import complete
 from tests.sts import RoleWorld, SignatureLog, Signed, role_world
@@ -53,7 +54,7 @@ def world(settings: DatastoreSettings, table_name: str, sts_endpoint: str) -> It
 
 
 def read_admin(world: RoleWorld, tenant: Tenant) -> None:
-    found = employees.get_employee(world.datastore.table(TenantScope(tenant.org_id)), tenant.admin.emp_id)
+    found = run(employees.get_employee(world.datastore.table(TenantScope(tenant.org_id)), tenant.admin.emp_id))
     assert found is not None and found.emp_id == tenant.admin.emp_id
 
 
@@ -94,7 +95,7 @@ def test_two_tenants__each_request__signed_with_its_own_tenants_key(
 
 
 def test_sign_in_scope__request__signed_with_sign_in_role_untagged(world: RoleWorld, tenant: Tenant) -> None:
-    found = identities.find_identity(world.datastore.table(SignInScope()), tenant.admin.email)
+    found = run(identities.find_identity(world.datastore.table(SignInScope()), tenant.admin.email))
     assert found is not None and found.org_id == tenant.org_id
     [assumed] = world.assumed.snapshot()
     assert (assumed.role_arn, assumed.session_name, assumed.tags) == (SIGNIN_ROLE, "sign-in", {})
@@ -104,8 +105,8 @@ def test_sign_in_scope__request__signed_with_sign_in_role_untagged(world: RoleWo
 
 
 def test_api_key_scope__key_lookup__signed_with_sign_in_role_as_api_key(world: RoleWorld, tenant: Tenant) -> None:
-    key, secret = api_keys.create_api_key(tenant.table, name="Sync", role=Role.EMPLOYEE)
-    grant = api_keys.find_grant(world.datastore.table(ApiKeyScope()), secret)
+    key, secret = run(api_keys.create_api_key(tenant.table, name="Sync", role=Role.EMPLOYEE))
+    grant = run(api_keys.find_grant(world.datastore.table(ApiKeyScope()), secret))
     assert grant is not None and grant.key_id == key.key_id
     [assumed] = world.assumed.snapshot()
     assert (assumed.role_arn, assumed.session_name, assumed.tags) == (SIGNIN_ROLE, "api-key", {})
@@ -119,8 +120,8 @@ def test_persisted_document__signed_with_the_tenant_role_tagged_org(world: RoleW
     document = "{ me { email } }"
     sha256 = hashlib.sha256(document.encode()).hexdigest()
     table = world.datastore.table(TenantScope(tenant.org_id))
-    documents.put_document(table, tenant.org_id, sha256, document, datetime.now(UTC))
-    assert documents.get_document(table, tenant.org_id, sha256) == document
+    run(documents.put_document(table, tenant.org_id, sha256, document, datetime.now(UTC)))
+    assert run(documents.get_document(table, tenant.org_id, sha256)) == document
     [assumed] = world.assumed.snapshot()
     assert (assumed.role_arn, assumed.tags) == (TENANT_ROLE, org_tag(tenant))
     signed = world.signed.snapshot()
@@ -134,14 +135,16 @@ def test_persisted_document__signed_with_the_tenant_role_tagged_org(world: RoleW
 
 def test_platform_scope__create_organization__provisioning_writes_tagged_with_new_org(world: RoleWorld) -> None:
     domain = unique_domain()
-    org, _admin = organizations.create_organization(
-        world.datastore.table(PlatformScope(actor_id="operator")),
-        name="Initech",
-        plan=Plan.PRO,
-        email_domains=(domain,),
-        admin_email=f"first@{domain}",
-        admin_first_name="Bill",
-        admin_last_name="Lumbergh",
+    org, _admin = run(
+        organizations.create_organization(
+            world.datastore.table(PlatformScope(actor_id="operator")),
+            name="Initech",
+            plan=Plan.PRO,
+            email_domains=(domain,),
+            admin_email=f"first@{domain}",
+            admin_first_name="Bill",
+            admin_last_name="Lumbergh",
+        )
     )
     [assumed] = world.assumed.snapshot()
     assert (assumed.role_arn, assumed.session_name, assumed.tags) == (
@@ -160,7 +163,7 @@ def test_platform_scope__create_organization__provisioning_writes_tagged_with_ne
 
 
 def test_platform_scope__list_organizations__platform_role_untagged(world: RoleWorld) -> None:
-    organizations.list_organizations(world.datastore.table(PlatformScope()), PageRequest(first=1))
+    run(organizations.list_organizations(world.datastore.table(PlatformScope()), PageRequest(first=1)))
     [assumed] = world.assumed.snapshot()
     assert (assumed.role_arn, assumed.session_name, assumed.tags) == (PLATFORM_ROLE, "platform", {})
     [request] = world.signed.snapshot()
@@ -168,7 +171,7 @@ def test_platform_scope__list_organizations__platform_role_untagged(world: RoleW
 
 
 def test_layout_scope__version_read__platform_role_untagged_as_layout(world: RoleWorld) -> None:
-    layout_version.stored_version(world.datastore.table(LayoutScope()))
+    run(layout_version.stored_version(world.datastore.table(LayoutScope())))
     [assumed] = world.assumed.snapshot()
     assert (assumed.role_arn, assumed.session_name, assumed.tags) == (PLATFORM_ROLE, "layout", {})
     [request] = world.signed.snapshot()
@@ -234,7 +237,7 @@ def test_lifecycle_scopes__export_then_offboarding__each_signed_by_its_role_tagg
     whole = complete(make_tenant("Leaving"))
     org_id = whole.tenant.org_id
     exporter = world.datastore.table(LifecycleScope(org_id, "export"))
-    lines = list(Export(exporter, org_id, source="t").lines())
+    lines = list(run_all(Export(exporter, org_id, source="t").lines()))
     [assumed] = world.assumed.snapshot()
     assert (assumed.role_arn, assumed.session_name, assumed.tags) == (EXPORT_ROLE, f"export-{org_id}", {"org": org_id})
     exported = world.signed.snapshot()
@@ -243,8 +246,8 @@ def test_lifecycle_scopes__export_then_offboarding__each_signed_by_its_role_tagg
 
     world.signed.requests.clear()
     operator = world.datastore.table(LifecycleScope(org_id, "offboard", "operator"))
-    offboarding.close(operator, org_id, grace=timedelta(0))
-    offboarding.delete(operator, org_id)
+    run(offboarding.close(operator, org_id, grace=timedelta(0)))
+    run(offboarding.delete(operator, org_id))
     lifecycle = [call for call in world.assumed.snapshot() if call.role_arn == LIFECYCLE_ROLE]
     assert {(call.session_name, tuple(call.tags.items())) for call in lifecycle} == {
         (f"offboard-{org_id}", (("org", org_id),))
@@ -343,7 +346,7 @@ def test_sts_unreachable__tenant_read__unavailable_and_nothing_sent(
     closed = f"http://127.0.0.1:{free_port()}"
     with role_world(replace(settings, max_attempts=1), table_name, closed) as world:
         with pytest.raises(Unavailable, match=r"STS could not be reached for org-\w+ \(EndpointConnectionError\)"):
-            world.datastore.table(TenantScope(tenant.org_id)).get(layout.ORGANIZATION.key_at(tenant.org_id))
+            run(world.datastore.table(TenantScope(tenant.org_id)).get(layout.ORGANIZATION.key_at(tenant.org_id)))
         assert world.signed.snapshot() == []
 
 
@@ -354,7 +357,7 @@ def test_connect__role_settings__signs_per_scope(
     signed = SignatureLog.of(datastore.client)
     try:
         assert datastore.credentials is not None
-        assert organizations.get_organization(datastore.table(TenantScope(tenant.org_id))) is not None
+        assert run(organizations.get_organization(datastore.table(TenantScope(tenant.org_id)))) is not None
         [request] = signed.snapshot()
         assert datastore.credentials.cached() == [role_session(datastore.credentials.roles, TenantScope(tenant.org_id))]
         assert request.access_key.startswith("ASIA")  # STS's temporary keys
@@ -371,8 +374,8 @@ def test_connect__no_role_settings__every_scope_signed_with_one_credential(
     try:
         assert datastore.credentials is None
         for tenant in (make_tenant(), make_tenant()):
-            assert organizations.get_organization(datastore.table(TenantScope(tenant.org_id))) is not None
-        identities.find_identity(datastore.table(SignInScope()), "nobody@example.com")
+            assert run(organizations.get_organization(datastore.table(TenantScope(tenant.org_id)))) is not None
+        run(identities.find_identity(datastore.table(SignInScope()), "nobody@example.com"))
         assert len(signed.snapshot()) == 3
         assert len({request.access_key for request in signed.snapshot()}) == 1
     finally:

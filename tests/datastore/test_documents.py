@@ -16,6 +16,7 @@ from datastore.errors import InvalidInput, ScopeViolation
 from datastore.layout import EXPIRES_AT
 from datastore.scope import TenantScope
 from datastore.table import Table
+from tests.blocking import run, run_all
 from tests.conftest import Tenant, TenantFactory
 
 if TYPE_CHECKING:
@@ -35,14 +36,14 @@ def store_of(tenant: Tenant) -> Table:
 def test_put_then_get__the_same_text(tenant: Tenant) -> None:
     text = "query Stored { me { email } }"
     store = store_of(tenant)
-    assert documents.get_document(store, tenant.org_id, digest(text)) is None
-    documents.put_document(store, tenant.org_id, digest(text), text, AT)
-    assert documents.get_document(store, tenant.org_id, digest(text)) == text
+    assert run(documents.get_document(store, tenant.org_id, digest(text))) is None
+    run(documents.put_document(store, tenant.org_id, digest(text), text, AT))
+    assert run(documents.get_document(store, tenant.org_id, digest(text))) == text
 
 
 def test_put__in_the_organisations_space_with_the_ttl(tenant: Tenant, client: DynamoDBClient, table_name: str) -> None:
     text = "query Ttl { __typename }"
-    documents.put_document(store_of(tenant), tenant.org_id, digest(text), text, AT)
+    run(documents.put_document(store_of(tenant), tenant.org_id, digest(text), text, AT))
     key = layout.PERSISTED_DOCUMENT.key_at(tenant.org_id, digest(text))
     item = client.get_item(TableName=table_name, Key=key.wire())["Item"]
     assert item["PK"]["S"] == f"ORG#{tenant.org_id}#PQ#{digest(text)[:3]}"
@@ -54,16 +55,16 @@ def test_put__in_the_organisations_space_with_the_ttl(tenant: Tenant, client: Dy
 @pytest.mark.parametrize("bad", ["", "abc", "A" * 64, "g" * 64, "0" * 63])
 def test_key__not_a_sha256__invalid_input(tenant: Tenant, bad: str) -> None:
     with pytest.raises(InvalidInput):
-        documents.get_document(store_of(tenant), tenant.org_id, bad)
+        run(documents.get_document(store_of(tenant), tenant.org_id, bad))
 
 
 def test_other_organisation__neither_reads_it_nor_finds_it(tenant: Tenant, make_tenant: TenantFactory) -> None:
     text = "query Mine { __typename }"
-    documents.put_document(store_of(tenant), tenant.org_id, digest(text), text, AT)
+    run(documents.put_document(store_of(tenant), tenant.org_id, digest(text), text, AT))
     other = make_tenant()
-    assert documents.get_document(store_of(other), other.org_id, digest(text)) is None
+    assert run(documents.get_document(store_of(other), other.org_id, digest(text))) is None
     with pytest.raises(ScopeViolation):
-        documents.get_document(store_of(other), tenant.org_id, digest(text))
+        run(documents.get_document(store_of(other), tenant.org_id, digest(text)))
 
 
 def same_slot_texts() -> tuple[str, str]:
@@ -82,21 +83,21 @@ def test_slot__taken_by_another_document__the_first_is_gone_never_answered_for(t
     """At most 4,096 documents an organisation: a slot holds one, and checks its hash."""
     first, second = same_slot_texts()
     store = store_of(tenant)
-    documents.put_document(store, tenant.org_id, digest(first), first, AT)
-    documents.put_document(store, tenant.org_id, digest(second), second, AT)
-    assert documents.get_document(store, tenant.org_id, digest(first)) is None
-    assert documents.get_document(store, tenant.org_id, digest(second)) == second
+    run(documents.put_document(store, tenant.org_id, digest(first), first, AT))
+    run(documents.put_document(store, tenant.org_id, digest(second), second, AT))
+    assert run(documents.get_document(store, tenant.org_id, digest(first))) is None
+    assert run(documents.get_document(store, tenant.org_id, digest(second))) == second
     assert 16**keys.DOCUMENT_SLOT_DIGITS == 4096
 
 
 def test_size__at_the_bound_stored_one_byte_more_refused(tenant: Tenant) -> None:
     store = store_of(tenant)
     at_bound = "{ __typename }" + " " * (documents.MAX_DOCUMENT_BYTES - len("{ __typename }"))
-    documents.put_document(store, tenant.org_id, digest(at_bound), at_bound, AT)
-    assert documents.get_document(store, tenant.org_id, digest(at_bound)) == at_bound
+    run(documents.put_document(store, tenant.org_id, digest(at_bound), at_bound, AT))
+    assert run(documents.get_document(store, tenant.org_id, digest(at_bound))) == at_bound
     past = at_bound + " "
     with pytest.raises(InvalidInput, match="at most 16384 bytes"):
-        documents.put_document(store, tenant.org_id, digest(past), past, AT)
+        run(documents.put_document(store, tenant.org_id, digest(past), past, AT))
     multibyte = "# " + "é" * (documents.MAX_DOCUMENT_BYTES // 2) + "\n{ __typename }"  # under the bound in characters
     assert not documents.fits(multibyte)
 
@@ -122,7 +123,7 @@ def test_old_layout__pq_item__read_by_nothing_and_gone_within_the_ttl(
         },
     )
     store = store_of(tenant)
-    assert documents.get_document(store, tenant.org_id, digest(text)) is None
+    assert run(documents.get_document(store, tenant.org_id, digest(text))) is None
     with pytest.raises(ScopeViolation):
         store.get(keys.Key(old_key["PK"]["S"], old_key["SK"]["S"]))
     expires = int(old_release.get_item(TableName=table_name, Key=old_key)["Item"][EXPIRES_AT]["N"])
@@ -137,12 +138,21 @@ def test_list_documents__every_live_document_of_the_organisation_and_no_other(ma
     now = datetime.now(UTC)
     texts = [f"query Listed{n} {{ __typename }}" for n in range(3)]
     for n, text in enumerate(texts):
-        documents.put_document(store, tenant.org_id, digest(text), text, now - timedelta(days=n))
+        run(documents.put_document(store, tenant.org_id, digest(text), text, now - timedelta(days=n)))
     expired = "query Expired { __typename }"
-    documents.put_document(store, tenant.org_id, digest(expired), expired, now - documents.DOCUMENT_TTL - timedelta(1))
-    documents.put_document(store_of(other), other.org_id, digest("query Theirs { __typename }"), "query Theirs", now)
+    run(
+        documents.put_document(
+            store, tenant.org_id, digest(expired), expired, now - documents.DOCUMENT_TTL - timedelta(1)
+        )
+    )
+    run(
+        documents.put_document(
+            store_of(other), other.org_id, digest("query Theirs { __typename }"), "query Theirs", now
+        )
+    )
     listed = {
-        found.document: documents.registered_at(found) for found in documents.list_documents(store, tenant.org_id)
+        found.document: documents.registered_at(found)
+        for found in run_all(documents.list_documents(store, tenant.org_id))
     }
     assert sorted(listed) == sorted(texts)
     assert listed[texts[2]].date() == (now - timedelta(days=2)).date()

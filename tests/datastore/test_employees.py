@@ -10,6 +10,7 @@ from datastore.entities import Employee, EmployeeStatus, Role
 from datastore.errors import Conflict, InvalidInput, NotFound, StaleVersion
 from datastore.pagination import PageRequest
 from datastore.scope import SignInScope
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.datastore.support import BulkEmployees, employee_items, gsi_order, raw_employees, write_items
 
@@ -17,13 +18,13 @@ WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWri
 
 
 def headcount(tenant: Tenant, dept_id: str) -> int:
-    dept = departments.get_department(tenant.table, dept_id, consistent=True)
+    dept = run(departments.get_department(tenant.table, dept_id, consistent=True))
     assert dept is not None
     return dept.headcount
 
 
 def members(tenant: Tenant, dept_id: str) -> list[str]:
-    page = employees.list_department_employees(tenant.table, dept_id, PageRequest(first=100))
+    page = run(employees.list_department_employees(tenant.table, dept_id, PageRequest(first=100)))
     return [emp.emp_id for emp in page.items]
 
 
@@ -33,31 +34,33 @@ def members(tenant: Tenant, dept_id: str) -> list[str]:
 def test_get_employee__ap2__one_get_item(tenant: Tenant) -> None:
     emp = tenant.employee(tenant.department())
     with calls.listening() as log:
-        found = employees.get_employee(tenant.table, emp.emp_id)
+        found = run(employees.get_employee(tenant.table, emp.emp_id))
     assert found == emp
     assert log.operations() == ["GetItem"]
 
 
 def test_get_employee__unknown_id__none(tenant: Tenant) -> None:
-    assert employees.get_employee(tenant.table, ids.new_id()) is None
+    assert run(employees.get_employee(tenant.table, ids.new_id())) is None
 
 
 @pytest.mark.parametrize("descending", [False, True], ids=["oldest_first", "newest_first"])
 def test_list_employees__ap3__one_query_on_gsi1_by_hire_date(
     tenant: Tenant, bulk_employees: BulkEmployees, descending: bool
 ) -> None:
-    hired = employees.create_employee(
-        tenant.table,
-        email=tenant.email(f"mid{ids.new_id().lower()}"),
-        first_name="M",
-        last_name="Id",
-        department_id=None,
-        role=Role.EMPLOYEE,
-        hired_at=datetime(2020, 1, 1, 0, 1, 30, tzinfo=UTC),
+    hired = run(
+        employees.create_employee(
+            tenant.table,
+            email=tenant.email(f"mid{ids.new_id().lower()}"),
+            first_name="M",
+            last_name="Id",
+            department_id=None,
+            role=Role.EMPLOYEE,
+            hired_at=datetime(2020, 1, 1, 0, 1, 30, tzinfo=UTC),
+        )
     )
     everyone = sorted([tenant.admin, hired, *bulk_employees(tenant.org_id, 4)], key=gsi_order)
     with calls.listening() as log:
-        page = employees.list_employees(tenant.table, PageRequest(descending=descending))
+        page = run(employees.list_employees(tenant.table, PageRequest(descending=descending)))
     assert list(page.items) == (everyone[::-1] if descending else everyone)
     assert log.operations() == ["Query"]
     assert log.calls[0].params["IndexName"] == "GSI1"
@@ -66,8 +69,8 @@ def test_list_employees__ap3__one_query_on_gsi1_by_hire_date(
 
 def test_list_employees__includes_the_inactive(tenant: Tenant) -> None:
     emp = tenant.employee()
-    employees.terminate_employee(tenant.table, emp.emp_id)
-    listed = {e.emp_id: e for e in employees.list_employees(tenant.table, PageRequest()).items}
+    run(employees.terminate_employee(tenant.table, emp.emp_id))
+    listed = {e.emp_id: e for e in run(employees.list_employees(tenant.table, PageRequest())).items}
     assert listed[emp.emp_id].status is EmployeeStatus.INACTIVE
 
 
@@ -76,9 +79,9 @@ def test_list_department_employees__ap7__one_query_of_active_members(tenant: Ten
     staying = [tenant.employee(dept) for _ in range(3)]
     tenant.employee(other)
     leaver = tenant.employee(dept)
-    employees.terminate_employee(tenant.table, leaver.emp_id)
+    run(employees.terminate_employee(tenant.table, leaver.emp_id))
     with calls.listening() as log:
-        page = employees.list_department_employees(tenant.table, dept.dept_id, PageRequest())
+        page = run(employees.list_department_employees(tenant.table, dept.dept_id, PageRequest()))
     assert list(page.items) == sorted(staying, key=lambda e: e.emp_id)
     assert log.operations() == ["Query"]
     assert "IndexName" not in log.calls[0].params
@@ -87,15 +90,15 @@ def test_list_department_employees__ap7__one_query_of_active_members(tenant: Ten
 def test_find_employee_id_by_email__ap4_in_tenant__one_get_item(tenant: Tenant) -> None:
     emp = tenant.employee()
     with calls.listening() as log:
-        found = employees.find_employee_id_by_email(tenant.table, emp.email.upper())
+        found = run(employees.find_employee_id_by_email(tenant.table, emp.email.upper()))
     assert found == emp.emp_id
     assert log.operations() == ["GetItem"]
-    assert employees.find_employee_id_by_email(tenant.table, tenant.email(f"x{ids.new_id().lower()}")) is None
+    assert run(employees.find_employee_id_by_email(tenant.table, tenant.email(f"x{ids.new_id().lower()}"))) is None
 
 
 def test_find_employee_id_by_email__wrong_shape__invalid_input_and_no_call(tenant: Tenant) -> None:
     with calls.listening() as log, pytest.raises(InvalidInput):
-        employees.find_employee_id_by_email(tenant.table, "nobody@")
+        run(employees.find_employee_id_by_email(tenant.table, "nobody@"))
     assert log.operations() == []
 
 
@@ -105,18 +108,20 @@ def test_find_employee_id_by_email__wrong_shape__invalid_input_and_no_call(tenan
 def test_create_employee__one_transaction_counts_the_department(tenant: Tenant) -> None:
     dept = tenant.department()
     with calls.listening() as log:
-        emp = employees.create_employee(
-            tenant.table,
-            email=f"  New.Person@{tenant.domain.upper()} ".strip(),
-            first_name="New",
-            last_name="Person",
-            department_id=dept.dept_id,
-            role=Role.MANAGER,
+        emp = run(
+            employees.create_employee(
+                tenant.table,
+                email=f"  New.Person@{tenant.domain.upper()} ".strip(),
+                first_name="New",
+                last_name="Person",
+                department_id=dept.dept_id,
+                role=Role.MANAGER,
+            )
         )
     assert log.operations() == ["TransactWriteItems"]
     assert emp.email == tenant.email("new.person")
     assert (emp.status, emp.version, emp.terminated_at) == (EmployeeStatus.ACTIVE, 1, None)
-    assert employees.get_employee(tenant.table, emp.emp_id) == emp
+    assert run(employees.get_employee(tenant.table, emp.emp_id)) == emp
     assert headcount(tenant, dept.dept_id) == 1
     assert members(tenant, dept.dept_id) == [emp.emp_id]
 
@@ -134,17 +139,19 @@ def test_create_employee__email_outside_own_domains__one_message_whoever_holds_i
     }
     for case, email in cases.items():
         with pytest.raises(InvalidInput) as raised:
-            employees.create_employee(
-                tenant.table, email=email, first_name="N", last_name="H", department_id=None, role=Role.EMPLOYEE
+            run(
+                employees.create_employee(
+                    tenant.table, email=email, first_name="N", last_name="H", department_id=None, role=Role.EMPLOYEE
+                )
             )
         assert raised.value.field == "email", case
         reasons[case] = raised.value.reason
-        assert employees.find_employee_id_by_email(tenant.table, email) is None
+        assert run(employees.find_employee_id_by_email(tenant.table, email)) is None
     assert len(set(reasons.values())) == 1, reasons
     assert theirs.email not in next(iter(reasons.values()))
-    identity = identities.find_identity(tenant.table.with_scope(SignInScope()), theirs.email)
+    identity = run(identities.find_identity(tenant.table.with_scope(SignInScope()), theirs.email))
     assert identity is not None and identity.org_id == other.org_id
-    assert [e.emp_id for e in employees.list_employees(tenant.table, PageRequest()).items] == [tenant.admin.emp_id]
+    assert [e.emp_id for e in run(employees.list_employees(tenant.table, PageRequest())).items] == [tenant.admin.emp_id]
 
 
 def test_create_employee__domain_check_is_in_the_transaction(tenant: Tenant) -> None:
@@ -162,17 +169,19 @@ def test_create_employee__taken_email__conflict_and_nothing_written(tenant: Tena
     dept = tenant.department()
     taken = tenant.employee(dept)
     with pytest.raises(Conflict, match="already in use"):
-        employees.create_employee(
-            tenant.table,
-            email=taken.email.upper(),
-            first_name="Dup",
-            last_name="Licate",
-            department_id=dept.dept_id,
-            role=Role.EMPLOYEE,
+        run(
+            employees.create_employee(
+                tenant.table,
+                email=taken.email.upper(),
+                first_name="Dup",
+                last_name="Licate",
+                department_id=dept.dept_id,
+                role=Role.EMPLOYEE,
+            )
         )
     assert headcount(tenant, dept.dept_id) == 1
     assert members(tenant, dept.dept_id) == [taken.emp_id]
-    assert {e.emp_id for e in employees.list_employees(tenant.table, PageRequest()).items} == {
+    assert {e.emp_id for e in run(employees.list_employees(tenant.table, PageRequest())).items} == {
         tenant.admin.emp_id,
         taken.emp_id,
     }
@@ -181,18 +190,20 @@ def test_create_employee__taken_email__conflict_and_nothing_written(tenant: Tena
 def test_create_employee__unknown_department__invalid_input_and_nothing_written(tenant: Tenant) -> None:
     email = tenant.email(f"lost{ids.new_id().lower()}")
     with pytest.raises(InvalidInput) as raised:
-        employees.create_employee(
-            tenant.table,
-            email=email,
-            first_name="Lo",
-            last_name="St",
-            department_id=ids.new_id(),
-            role=Role.EMPLOYEE,
+        run(
+            employees.create_employee(
+                tenant.table,
+                email=email,
+                first_name="Lo",
+                last_name="St",
+                department_id=ids.new_id(),
+                role=Role.EMPLOYEE,
+            )
         )
     assert raised.value.field == "department_id"
-    assert employees.find_employee_id_by_email(tenant.table, email) is None
-    assert identities.find_identity(tenant.table.with_scope(SignInScope()), email) is None
-    assert [e.emp_id for e in employees.list_employees(tenant.table, PageRequest()).items] == [tenant.admin.emp_id]
+    assert run(employees.find_employee_id_by_email(tenant.table, email)) is None
+    assert run(identities.find_identity(tenant.table.with_scope(SignInScope()), email)) is None
+    assert [e.emp_id for e in run(employees.list_employees(tenant.table, PageRequest())).items] == [tenant.admin.emp_id]
 
 
 @pytest.mark.parametrize(
@@ -215,7 +226,7 @@ def test_create_employee__bad_input__invalid_input_and_no_call(
     }
     arguments.update(changes)
     with calls.listening() as log, pytest.raises(InvalidInput) as raised:
-        employees.create_employee(tenant.table, role=Role.EMPLOYEE, **arguments)  # type: ignore[arg-type]
+        run(employees.create_employee(tenant.table, role=Role.EMPLOYEE, **arguments))  # type: ignore[arg-type]
     assert raised.value.field == field
     assert log.operations() == []
 
@@ -226,12 +237,12 @@ def test_create_employee__bad_input__invalid_input_and_no_call(
 def test_update_employee__fields_and_version__membership_copy_follows(tenant: Tenant) -> None:
     dept = tenant.department()
     emp = tenant.employee(dept)
-    updated = employees.update_employee(
-        tenant.table, emp.emp_id, expected_version=1, first_name="Renamed", role=Role.MANAGER
+    updated = run(
+        employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="Renamed", role=Role.MANAGER)
     )
     assert (updated.first_name, updated.role, updated.version) == ("Renamed", Role.MANAGER, 2)
-    assert employees.get_employee(tenant.table, emp.emp_id) == updated
-    listed = employees.list_department_employees(tenant.table, dept.dept_id, PageRequest()).items
+    assert run(employees.get_employee(tenant.table, emp.emp_id)) == updated
+    listed = run(employees.list_department_employees(tenant.table, dept.dept_id, PageRequest())).items
     assert list(listed) == [updated]
 
 
@@ -242,50 +253,50 @@ def test_update_employee__email_outside_own_domains__invalid_input_and_nothing_c
     theirs = make_tenant().employee()
     for email in (theirs.email, f"free.{theirs.email}", f"x@{unique_domain()}"):
         with pytest.raises(InvalidInput, match="your organisation's email domains") as raised:
-            employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email=email)
+            run(employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email=email))
         assert raised.value.field == "email"
-    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == emp
-    assert employees.find_employee_id_by_email(tenant.table, emp.email) == emp.emp_id
+    assert run(employees.get_employee(tenant.table, emp.emp_id, consistent=True)) == emp
+    assert run(employees.find_employee_id_by_email(tenant.table, emp.email)) == emp.emp_id
 
 
 def test_update_employee__new_email__frees_the_old_one(tenant: Tenant) -> None:
     emp = tenant.employee()
     new_email = tenant.email(f"new{ids.new_id().lower()}")
-    employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email=new_email)
-    assert employees.find_employee_id_by_email(tenant.table, new_email) == emp.emp_id
-    assert employees.find_employee_id_by_email(tenant.table, emp.email) is None
+    run(employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email=new_email))
+    assert run(employees.find_employee_id_by_email(tenant.table, new_email)) == emp.emp_id
+    assert run(employees.find_employee_id_by_email(tenant.table, emp.email)) is None
     reuse = tenant.employee(email=emp.email)
-    assert employees.find_employee_id_by_email(tenant.table, emp.email) == reuse.emp_id
+    assert run(employees.find_employee_id_by_email(tenant.table, emp.email)) == reuse.emp_id
 
 
 def test_update_employee__taken_email__conflict_and_nothing_changed(tenant: Tenant) -> None:
     emp, other = tenant.employee(), tenant.employee()
     with pytest.raises(Conflict, match="already in use"):
-        employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email=other.email, first_name="Z")
-    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == emp
-    assert employees.find_employee_id_by_email(tenant.table, emp.email) == emp.emp_id
-    assert employees.find_employee_id_by_email(tenant.table, other.email) == other.emp_id
+        run(employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email=other.email, first_name="Z"))
+    assert run(employees.get_employee(tenant.table, emp.emp_id, consistent=True)) == emp
+    assert run(employees.find_employee_id_by_email(tenant.table, emp.email)) == emp.emp_id
+    assert run(employees.find_employee_id_by_email(tenant.table, other.email)) == other.emp_id
 
 
 def test_update_employee__stale_version__changes_nothing(tenant: Tenant) -> None:
     emp = tenant.employee()
-    current = employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="Second")
+    current = run(employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="Second"))
     with calls.listening() as log, pytest.raises(StaleVersion) as raised:
-        employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="Lost")
+        run(employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="Lost"))
     assert raised.value.current_version == 2
     assert not WRITES & set(log.operations())
-    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == current
+    assert run(employees.get_employee(tenant.table, emp.emp_id, consistent=True)) == current
 
 
 def test_update_employee__unknown_id__not_found(tenant: Tenant) -> None:
     with pytest.raises(NotFound):
-        employees.update_employee(tenant.table, ids.new_id(), expected_version=1, first_name="X")
+        run(employees.update_employee(tenant.table, ids.new_id(), expected_version=1, first_name="X"))
 
 
 def test_update_employee__bad_email__invalid_input_and_no_write(tenant: Tenant) -> None:
     emp = tenant.employee()
     with calls.listening() as log, pytest.raises(InvalidInput):
-        employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email="nope")
+        run(employees.update_employee(tenant.table, emp.emp_id, expected_version=1, email="nope"))
     assert not WRITES & set(log.operations())
 
 
@@ -296,18 +307,18 @@ def test_move_employee__both_counters_and_memberships_in_one_transaction(tenant:
     source, target = tenant.department("From"), tenant.department("To")
     emp = tenant.employee(source)
     with calls.listening() as log:
-        move = employees.move_employee(tenant.table, emp.emp_id, target.dept_id, expected_version=1)
+        move = run(employees.move_employee(tenant.table, emp.emp_id, target.dept_id, expected_version=1))
     moved = move.employee
     assert [op for op in log.operations() if op in WRITES] == ["TransactWriteItems"]
     assert (moved.department_id, moved.version, move.from_department_id) == (target.dept_id, 2, source.dept_id)
     assert (headcount(tenant, source.dept_id), headcount(tenant, target.dept_id)) == (0, 1)
     assert (members(tenant, source.dept_id), members(tenant, target.dept_id)) == ([], [emp.emp_id])
-    assert employees.get_employee(tenant.table, emp.emp_id) == moved
+    assert run(employees.get_employee(tenant.table, emp.emp_id)) == moved
 
 
 def test_move_employee__without_department__joins_the_target(tenant: Tenant) -> None:
     target = tenant.department()
-    move = employees.move_employee(tenant.table, tenant.admin.emp_id, target.dept_id)
+    move = run(employees.move_employee(tenant.table, tenant.admin.emp_id, target.dept_id))
     assert (move.employee.department_id, move.from_department_id) == (target.dept_id, None)
     assert headcount(tenant, target.dept_id) == 1
 
@@ -316,17 +327,17 @@ def test_move_employee__same_department__no_write(tenant: Tenant) -> None:
     dept = tenant.department()
     emp = tenant.employee(dept)
     with calls.listening() as log:
-        assert employees.move_employee(tenant.table, emp.emp_id, dept.dept_id) == employees.Move(emp, None)
+        assert run(employees.move_employee(tenant.table, emp.emp_id, dept.dept_id)) == employees.Move(emp, None)
     assert not WRITES & set(log.operations())
 
 
 def test_move_employee__stale_version__changes_nothing(tenant: Tenant) -> None:
     source, target = tenant.department("From"), tenant.department("To")
     emp = tenant.employee(source)
-    current = employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="V2")
+    current = run(employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="V2"))
     with pytest.raises(StaleVersion):
-        employees.move_employee(tenant.table, emp.emp_id, target.dept_id, expected_version=1)
-    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == current
+        run(employees.move_employee(tenant.table, emp.emp_id, target.dept_id, expected_version=1))
+    assert run(employees.get_employee(tenant.table, emp.emp_id, consistent=True)) == current
     assert (headcount(tenant, source.dept_id), headcount(tenant, target.dept_id)) == (1, 0)
     assert (members(tenant, source.dept_id), members(tenant, target.dept_id)) == ([emp.emp_id], [])
 
@@ -335,34 +346,34 @@ def test_move_employee__unknown_department__invalid_input_and_nothing_changed(te
     source = tenant.department()
     emp = tenant.employee(source)
     with pytest.raises(InvalidInput) as raised:
-        employees.move_employee(tenant.table, emp.emp_id, ids.new_id())
+        run(employees.move_employee(tenant.table, emp.emp_id, ids.new_id()))
     assert raised.value.field == "department_id"
-    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == emp
+    assert run(employees.get_employee(tenant.table, emp.emp_id, consistent=True)) == emp
     assert headcount(tenant, source.dept_id) == 1
     assert members(tenant, source.dept_id) == [emp.emp_id]
 
 
 def test_move_employee__unknown_employee__not_found(tenant: Tenant) -> None:
     with pytest.raises(NotFound):
-        employees.move_employee(tenant.table, ids.new_id(), tenant.department().dept_id)
+        run(employees.move_employee(tenant.table, ids.new_id(), tenant.department().dept_id))
 
 
 def test_move_employee__inactive__conflict(tenant: Tenant) -> None:
     source, target = tenant.department("From"), tenant.department("To")
     emp = tenant.employee(source)
-    employees.terminate_employee(tenant.table, emp.emp_id)
+    run(employees.terminate_employee(tenant.table, emp.emp_id))
     with pytest.raises(Conflict, match="inactive"):
-        employees.move_employee(tenant.table, emp.emp_id, target.dept_id)
+        run(employees.move_employee(tenant.table, emp.emp_id, target.dept_id))
     assert headcount(tenant, target.dept_id) == 0
 
 
 def test_terminate_employee__inactive_and_out_of_the_headcount(tenant: Tenant) -> None:
     dept = tenant.department()
     emp, stays = tenant.employee(dept), tenant.employee(dept)
-    terminated = employees.terminate_employee(tenant.table, emp.emp_id, expected_version=1)
+    terminated = run(employees.terminate_employee(tenant.table, emp.emp_id, expected_version=1))
     assert (terminated.status, terminated.version) == (EmployeeStatus.INACTIVE, 2)
     assert terminated.terminated_at is not None
-    assert employees.get_employee(tenant.table, emp.emp_id) == terminated
+    assert run(employees.get_employee(tenant.table, emp.emp_id)) == terminated
     assert headcount(tenant, dept.dept_id) == 1
     assert members(tenant, dept.dept_id) == [stays.emp_id]
 
@@ -370,34 +381,34 @@ def test_terminate_employee__inactive_and_out_of_the_headcount(tenant: Tenant) -
 def test_terminate_employee__twice__conflict_and_headcount_kept(tenant: Tenant) -> None:
     dept = tenant.department()
     emp = tenant.employee(dept)
-    employees.terminate_employee(tenant.table, emp.emp_id)
+    run(employees.terminate_employee(tenant.table, emp.emp_id))
     with pytest.raises(Conflict, match="already inactive"):
-        employees.terminate_employee(tenant.table, emp.emp_id)
+        run(employees.terminate_employee(tenant.table, emp.emp_id))
     assert headcount(tenant, dept.dept_id) == 0
 
 
 def test_terminate_employee__stale_version__changes_nothing(tenant: Tenant) -> None:
     dept = tenant.department()
     emp = tenant.employee(dept)
-    current = employees.update_employee(tenant.table, emp.emp_id, expected_version=1, last_name="V2")
+    current = run(employees.update_employee(tenant.table, emp.emp_id, expected_version=1, last_name="V2"))
     with pytest.raises(StaleVersion):
-        employees.terminate_employee(tenant.table, emp.emp_id, expected_version=1)
-    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == current
+        run(employees.terminate_employee(tenant.table, emp.emp_id, expected_version=1))
+    assert run(employees.get_employee(tenant.table, emp.emp_id, consistent=True)) == current
     assert headcount(tenant, dept.dept_id) == 1
 
 
 def test_employee_entity__read_back_equals_written(tenant: Tenant) -> None:
     emp = tenant.employee()
     assert isinstance(emp, Employee)
-    assert employees.get_employees(tenant.table, [emp.emp_id]) == [emp]
+    assert run(employees.get_employees(tenant.table, [emp.emp_id])) == [emp]
 
 
 def test_update_employee__stored_values_the_rules_now_refuse__kept_not_revalidated(tenant: Tenant) -> None:
     # An employee an earlier release stored: a soft hyphen in the first name, 70 bytes before the @.
     emp = replace(raw_employees(tenant.org_id, 1)[0], first_name="Ma\u00adria", email=tenant.email("m" * 70), version=1)
     write_items(tenant.table.client, tenant.table.name, employee_items(emp))
-    updated = employees.update_employee(tenant.table, emp.emp_id, expected_version=1, last_name="Renamed")
+    updated = run(employees.update_employee(tenant.table, emp.emp_id, expected_version=1, last_name="Renamed"))
     assert (updated.first_name, updated.last_name, updated.email) == ("Ma\u00adria", "Renamed", emp.email)
     # Looking the address up is an input like any other, so it is refused (and so is signing in).
     with pytest.raises(InvalidInput, match="at most 64 bytes before the @"):
-        employees.find_employee_id_by_email(tenant.table, emp.email)
+        run(employees.find_employee_id_by_email(tenant.table, emp.email))

@@ -22,6 +22,7 @@ from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.scope import PlatformScope
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import TEST_RETRY, Tenant
 
 if TYPE_CHECKING:
@@ -205,8 +206,10 @@ def test_batch_get__unprocessed_keys_on_the_wire__table_retries_them(
     injector = inject(fast, "BatchGetItem", Injector([unprocessed, unprocessed]))
     second = tenant.employee()
     table = Table(fast, table_name, PlatformScope(), retry=TEST_RETRY, sleep=lambda _seconds: None)
-    found = employees.get_employees(
-        table.with_scope(tenant.table.scope), [tenant.admin.emp_id, second.emp_id, tenant.admin.emp_id]
+    found = run(
+        employees.get_employees(
+            table.with_scope(tenant.table.scope), [tenant.admin.emp_id, second.emp_id, tenant.admin.emp_id]
+        )
     )
     assert found == [tenant.admin, second, tenant.admin]
     assert injector.sends == 3

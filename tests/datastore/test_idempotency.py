@@ -16,6 +16,7 @@ from datastore.entities import ApplicationStatus, Role
 from datastore.errors import IdempotencyMismatch, InProgress, InvalidInput
 from datastore.pagination import PageRequest
 from datastore.scope import TenantScope
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 
 if TYPE_CHECKING:
@@ -30,82 +31,86 @@ Scenario = Callable[[Tenant], Write]
 
 
 def create_department(t: Tenant) -> Write:
-    return lambda key: departments.create_department(t.table, name="Ops", idempotency_key=key)
+    return lambda key: run(departments.create_department(t.table, name="Ops", idempotency_key=key))
 
 
 def update_department(t: Tenant) -> Write:
     dept = t.department()
-    return lambda key: departments.update_department(t.table, dept.dept_id, name="Renamed", idempotency_key=key)
+    return lambda key: run(departments.update_department(t.table, dept.dept_id, name="Renamed", idempotency_key=key))
 
 
 def create_employee(t: Tenant) -> Write:
     dept = t.department()
     email = t.email(f"once-{ids.new_id().lower()}")
-    return lambda key: employees.create_employee(
-        t.table,
-        email=email,
-        first_name="Once",
-        last_name="Only",
-        department_id=dept.dept_id,
-        role=Role.EMPLOYEE,
-        idempotency_key=key,
+    return lambda key: run(
+        employees.create_employee(
+            t.table,
+            email=email,
+            first_name="Once",
+            last_name="Only",
+            department_id=dept.dept_id,
+            role=Role.EMPLOYEE,
+            idempotency_key=key,
+        )
     )
 
 
 def update_employee(t: Tenant) -> Write:
     emp = t.employee()
-    return lambda key: employees.update_employee(
-        t.table, emp.emp_id, expected_version=1, last_name="Changed", idempotency_key=key
+    return lambda key: run(
+        employees.update_employee(t.table, emp.emp_id, expected_version=1, last_name="Changed", idempotency_key=key)
     )
 
 
 def move_employee(t: Tenant) -> Write:
     emp, target = t.employee(t.department("A")), t.department("B")
-    return lambda key: employees.move_employee(t.table, emp.emp_id, target.dept_id, idempotency_key=key)
+    return lambda key: run(employees.move_employee(t.table, emp.emp_id, target.dept_id, idempotency_key=key))
 
 
 def terminate_employee(t: Tenant) -> Write:
     emp = t.employee(t.department())
-    return lambda key: employees.terminate_employee(t.table, emp.emp_id, idempotency_key=key)
+    return lambda key: run(employees.terminate_employee(t.table, emp.emp_id, idempotency_key=key))
 
 
 def create_job(t: Tenant) -> Write:
     dept = t.department()
-    return lambda key: jobs.create_job(t.table, department_id=dept.dept_id, title="Welder", idempotency_key=key)
+    return lambda key: run(jobs.create_job(t.table, department_id=dept.dept_id, title="Welder", idempotency_key=key))
 
 
 def publish_job(t: Tenant) -> Write:
-    job = jobs.create_job(t.table, department_id=t.department().dept_id, title="Welder")
-    return lambda key: jobs.publish_job(t.table, job.job_id, idempotency_key=key)
+    job = run(jobs.create_job(t.table, department_id=t.department().dept_id, title="Welder"))
+    return lambda key: run(jobs.publish_job(t.table, job.job_id, idempotency_key=key))
 
 
 def close_job(t: Tenant) -> Write:
-    job = jobs.create_job(t.table, department_id=t.department().dept_id, title="Welder")
-    return lambda key: jobs.close_job(t.table, job.job_id, idempotency_key=key)
+    job = run(jobs.create_job(t.table, department_id=t.department().dept_id, title="Welder"))
+    return lambda key: run(jobs.close_job(t.table, job.job_id, idempotency_key=key))
 
 
 def _open_job(t: Tenant) -> str:
-    job = jobs.create_job(t.table, department_id=t.department().dept_id, title="Welder")
-    return jobs.publish_job(t.table, job.job_id).job_id
+    job = run(jobs.create_job(t.table, department_id=t.department().dept_id, title="Welder"))
+    return run(jobs.publish_job(t.table, job.job_id)).job_id
 
 
 def apply_to_job(t: Tenant) -> Write:
     job_id, emp = _open_job(t), t.employee()
-    return lambda key: applications.apply_to_job(t.table, job_id, emp.emp_id, idempotency_key=key)
+    return lambda key: run(applications.apply_to_job(t.table, job_id, emp.emp_id, idempotency_key=key))
 
 
 def set_application_status(t: Tenant) -> Write:
     job_id, emp = _open_job(t), t.employee()
-    app = applications.apply_to_job(t.table, job_id, emp.emp_id)
-    return lambda key: applications.set_application_status(
-        t.table, job_id, app.app_id, ApplicationStatus.REJECTED, idempotency_key=key
+    app = run(applications.apply_to_job(t.table, job_id, emp.emp_id))
+    return lambda key: run(
+        applications.set_application_status(
+            t.table, job_id, app.app_id, ApplicationStatus.REJECTED, idempotency_key=key
+        )
     )
 
 
 def withdraw_application(t: Tenant) -> Write:
     job_id, emp = _open_job(t), t.employee()
-    app = applications.apply_to_job(t.table, job_id, emp.emp_id)
-    return lambda key: applications.withdraw_application(t.table, job_id, app.app_id, idempotency_key=key)
+    app = run(applications.apply_to_job(t.table, job_id, emp.emp_id))
+    return lambda key: run(applications.withdraw_application(t.table, job_id, app.app_id, idempotency_key=key))
 
 
 SCENARIOS: list[Scenario] = [
@@ -125,7 +130,7 @@ SCENARIOS: list[Scenario] = [
 
 
 def audit_count(t: Tenant) -> int:
-    return len(audit.list_audit_events(t.table, PageRequest(first=100)).items)
+    return len(run(audit.list_audit_events(t.table, PageRequest(first=100))).items)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.__name__)
@@ -165,39 +170,39 @@ def test_write__without_a_key__writes_with_its_event_and_no_record(
 
 
 def test_retry__same_key_other_input__refused_and_nothing_written(tenant: Tenant, call_log: CallLog) -> None:
-    first = departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
+    first = run(departments.create_department(tenant.table, name="Ops", idempotency_key=KEY))
     start = len(call_log.snapshot())
 
     with pytest.raises(IdempotencyMismatch) as refused:
-        departments.create_department(tenant.table, name="Sales", idempotency_key=KEY)
+        run(departments.create_department(tenant.table, name="Sales", idempotency_key=KEY))
 
     assert refused.value.field == "idempotency_key"
     assert isinstance(refused.value, InvalidInput)
     assert [c.operation for c in call_log.snapshot()[start:]] == ["GetItem"]
-    listed = departments.list_departments(tenant.table, PageRequest(first=100)).items
+    listed = run(departments.list_departments(tenant.table, PageRequest(first=100))).items
     assert listed == [first]
 
 
 def test_retry__same_key_other_operation__refused(tenant: Tenant) -> None:
-    dept = departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
+    dept = run(departments.create_department(tenant.table, name="Ops", idempotency_key=KEY))
 
     with pytest.raises(IdempotencyMismatch):
-        departments.update_department(tenant.table, dept.dept_id, name="Ops", idempotency_key=KEY)
+        run(departments.update_department(tenant.table, dept.dept_id, name="Ops", idempotency_key=KEY))
 
 
 def test_retry__same_key_other_caller__refused(tenant: Tenant) -> None:
-    departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
+    run(departments.create_department(tenant.table, name="Ops", idempotency_key=KEY))
     someone_else = tenant.table.with_scope(TenantScope(tenant.org_id, ids.new_id()))
 
     with pytest.raises(IdempotencyMismatch):
-        departments.create_department(someone_else, name="Ops", idempotency_key=KEY)
+        run(departments.create_department(someone_else, name="Ops", idempotency_key=KEY))
 
 
 def test_same_key_in_two_tenants__independent(make_tenant: TenantFactory) -> None:
     one, two = make_tenant("One"), make_tenant("Two")
 
-    a = departments.create_department(one.table, name="Ops", idempotency_key=KEY)
-    b = departments.create_department(two.table, name="Ops", idempotency_key=KEY)
+    a = run(departments.create_department(one.table, name="Ops", idempotency_key=KEY))
+    b = run(departments.create_department(two.table, name="Ops", idempotency_key=KEY))
 
     assert a.org_id == one.org_id and b.org_id == two.org_id and a.dept_id != b.dept_id
 
@@ -206,22 +211,22 @@ def test_same_key_in_two_tenants__independent(make_tenant: TenantFactory) -> Non
 def test_key__invalid__refused_before_any_call(tenant: Tenant, key: str, call_log: CallLog) -> None:
     start = len(call_log.snapshot())
     with pytest.raises(InvalidInput, match="idempotency_key"):
-        departments.create_department(tenant.table, name="Ops", idempotency_key=key)
+        run(departments.create_department(tenant.table, name="Ops", idempotency_key=key))
     assert call_log.snapshot()[start:] == []
 
 
 def test_key__128_printable_characters__accepted(tenant: Tenant) -> None:
     key = ("#Aa0-_:~" * 16)[:128]
-    assert departments.create_department(tenant.table, name="Ops", idempotency_key=key)
+    assert run(departments.create_department(tenant.table, name="Ops", idempotency_key=key))
 
 
 def test_record__tenant_prefixed_with_expiry_result_and_token(
     tenant: Tenant, call_log: CallLog, client: DynamoDBClient, table_name: str
 ) -> None:
     start = len(call_log.snapshot())
-    dept = departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
+    dept = run(departments.create_department(tenant.table, name="Ops", idempotency_key=KEY))
 
-    record = tenant.table.get(layout.IDEMPOTENCY.key_at(tenant.org_id, KEY), consistent=True)
+    record = run(tenant.table.get(layout.IDEMPOTENCY.key_at(tenant.org_id, KEY), consistent=True))
     assert record is not None
     assert record[keys.PK]["S"] == f"ORG#{tenant.org_id}#IDEM#{KEY}"
     assert record[keys.SK]["S"] == "#IDEMPOTENCY"
@@ -239,7 +244,7 @@ def test_record__tenant_prefixed_with_expiry_result_and_token(
 def test_record__expired_but_not_yet_removed__key_can_be_used_again(
     tenant: Tenant, client: DynamoDBClient, table_name: str
 ) -> None:
-    departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
+    run(departments.create_department(tenant.table, name="Ops", idempotency_key=KEY))
     client.update_item(
         TableName=table_name,
         Key=layout.IDEMPOTENCY.key_at(tenant.org_id, KEY).wire(),
@@ -248,7 +253,7 @@ def test_record__expired_but_not_yet_removed__key_can_be_used_again(
         ExpressionAttributeValues={":past": {"N": "1"}},
     )
 
-    sales = departments.create_department(tenant.table, name="Sales", idempotency_key=KEY)
+    sales = run(departments.create_department(tenant.table, name="Sales", idempotency_key=KEY))
 
     assert sales.name == "Sales"
 
@@ -294,7 +299,7 @@ def test_record_appears_between_check_and_write__the_write_replays(
     monkeypatch: pytest.MonkeyPatch,
     same_token: bool,
 ) -> None:
-    first = departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
+    first = run(departments.create_department(tenant.table, name="Ops", idempotency_key=KEY))
     events = audit_count(tenant)
     if not same_token:
         # Past DynamoDB's ten minutes the token no longer deduplicates: the record's
@@ -303,14 +308,14 @@ def test_record_appears_between_check_and_write__the_write_replays(
     hide_next_record()
     start = len(call_log.snapshot())
 
-    again = departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
+    again = run(departments.create_department(tenant.table, name="Ops", idempotency_key=KEY))
 
     assert again == first
     assert [c.operation for c in call_log.snapshot()[start:]] == ["GetItem", TRANSACT, "GetItem"][
         : 3 if same_token else 2
     ]
     assert audit_count(tenant) == events
-    assert departments.list_departments(tenant.table, PageRequest(first=100)).items == [first]
+    assert run(departments.list_departments(tenant.table, PageRequest(first=100))).items == [first]
 
 
 def test_first_attempt_written_but_its_record_not_readable__in_progress_then_replayed(
@@ -318,14 +323,14 @@ def test_first_attempt_written_but_its_record_not_readable__in_progress_then_rep
 ) -> None:
     """DynamoDB refuses the token of a transaction it has (the first attempt's), and the record
     is not there to read: this attempt has no answer to give but "in progress"; a retry reads it."""
-    first = departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
+    first = run(departments.create_department(tenant.table, name="Ops", idempotency_key=KEY))
     events = audit_count(tenant)
     hide_next_record(2)  # the check before the write, and the read after the refusal
 
     with pytest.raises(InProgress):
-        departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)
+        run(departments.create_department(tenant.table, name="Ops", idempotency_key=KEY))
 
-    assert departments.create_department(tenant.table, name="Ops", idempotency_key=KEY) == first
+    assert run(departments.create_department(tenant.table, name="Ops", idempotency_key=KEY)) == first
     assert audit_count(tenant) == events
 
 
@@ -333,21 +338,23 @@ def test_concurrent_retries__one_write__every_caller_gets_the_same_result(tenant
     dept = tenant.department()
 
     def create(_: int) -> object:
-        return employees.create_employee(
-            tenant.table,
-            email=tenant.email("racer"),
-            first_name="Race",
-            last_name="Condition",
-            department_id=dept.dept_id,
-            role=Role.EMPLOYEE,
-            idempotency_key=KEY,
+        return run(
+            employees.create_employee(
+                tenant.table,
+                email=tenant.email("racer"),
+                first_name="Race",
+                last_name="Condition",
+                department_id=dept.dept_id,
+                role=Role.EMPLOYEE,
+                idempotency_key=KEY,
+            )
         )
 
     with ThreadPoolExecutor(8) as pool:
         results = list(pool.map(create, range(8)))
 
     assert all(result == results[0] for result in results)
-    current = departments.get_department(tenant.table, dept.dept_id, consistent=True)
+    current = run(departments.get_department(tenant.table, dept.dept_id, consistent=True))
     assert current is not None and current.headcount == 1
 
 

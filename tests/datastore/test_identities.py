@@ -7,6 +7,7 @@ from datastore.entities import Identity
 from datastore.errors import InvalidInput, ScopeViolation
 from datastore.scope import SignInScope
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import Tenant
 
 
@@ -17,49 +18,49 @@ def sign_in(platform: Table) -> Table:
 
 def test_find_identity__ap4_sign_in__one_get_item_any_case(tenant: Tenant, sign_in: Table) -> None:
     with calls.listening() as log:
-        found = identities.find_identity(sign_in, tenant.admin.email.upper())
+        found = run(identities.find_identity(sign_in, tenant.admin.email.upper()))
     assert found == Identity(tenant.admin.email, tenant.org_id, tenant.admin.emp_id)
     assert log.operations() == ["GetItem"]
     assert log.calls[0].params["Key"]["PK"] == {"S": f"EMAIL#{tenant.admin.email}"}
 
 
 def test_find_identity__unknown_email__none(sign_in: Table) -> None:
-    assert identities.find_identity(sign_in, f"nobody{ids.new_id().lower()}@example.com") is None
+    assert run(identities.find_identity(sign_in, f"nobody{ids.new_id().lower()}@example.com")) is None
 
 
 def test_find_identity__wrong_shape__invalid_input_and_no_call(sign_in: Table) -> None:
     with calls.listening() as log, pytest.raises(InvalidInput):
-        identities.find_identity(sign_in, "alice-at-acme")
+        run(identities.find_identity(sign_in, "alice-at-acme"))
     assert log.operations() == []
 
 
 def test_find_identity__tenant_scope__scope_violation_and_no_call(tenant: Tenant) -> None:
     with calls.listening() as log, pytest.raises(ScopeViolation):
-        identities.find_identity(tenant.table, tenant.admin.email)
+        run(identities.find_identity(tenant.table, tenant.admin.email))
     assert log.operations() == []
 
 
 def test_find_identity__follows_an_email_change(tenant: Tenant, sign_in: Table) -> None:
     emp = tenant.employee()
     new_email = tenant.email(f"renamed{ids.new_id().lower()}")
-    employees.update_employee(tenant.table, emp.emp_id, expected_version=emp.version, email=new_email)
-    assert identities.find_identity(sign_in, emp.email) is None
-    assert identities.find_identity(sign_in, new_email) == Identity(new_email, tenant.org_id, emp.emp_id)
+    run(employees.update_employee(tenant.table, emp.emp_id, expected_version=emp.version, email=new_email))
+    assert run(identities.find_identity(sign_in, emp.email)) is None
+    assert run(identities.find_identity(sign_in, new_email)) == Identity(new_email, tenant.org_id, emp.emp_id)
 
 
 def test_organization_and_employee__read_together__one_batch_get(tenant: Tenant) -> None:
     with calls.listening() as log:
-        organization, employee = identities.organization_and_employee(tenant.table, tenant.admin.emp_id)
+        organization, employee = run(identities.organization_and_employee(tenant.table, tenant.admin.emp_id))
     assert organization == tenant.organization
     assert employee == tenant.admin
     assert log.operations() == ["BatchGetItem"]
 
 
 def test_organization_and_employee__unknown_employee__none(tenant: Tenant) -> None:
-    organization, employee = identities.organization_and_employee(tenant.table, ids.new_id())
+    organization, employee = run(identities.organization_and_employee(tenant.table, ids.new_id()))
     assert (organization, employee) == (tenant.organization, None)
 
 
 def test_organization_and_employee__sign_in_scope__scope_violation(tenant: Tenant, sign_in: Table) -> None:
     with pytest.raises(ScopeViolation):
-        identities.organization_and_employee(sign_in, tenant.admin.emp_id)
+        run(identities.organization_and_employee(sign_in, tenant.admin.emp_id))

@@ -10,6 +10,7 @@ from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
 from datastore.pagination import PageRequest
 from datastore.scope import PlatformScope, SignInScope
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 
 ISSUER = "https://login.acme.example"
@@ -18,14 +19,16 @@ TOKEN = f"{ISSUER}/token"
 
 
 def register(tenant: Tenant, issuer: str = ISSUER, clients: tuple[str, ...] = ("web",), **kwargs: object) -> object:
-    provider, _ = identity_providers.set_identity_provider(
-        tenant.table,
-        tenant.organization.org_id,
-        issuer_url=issuer,
-        client_id_list=clients,
-        authorization_endpoint=AUTHORIZE,
-        token_endpoint=TOKEN,
-        **kwargs,  # type: ignore[arg-type]
+    provider, _ = run(
+        identity_providers.set_identity_provider(
+            tenant.table,
+            tenant.organization.org_id,
+            issuer_url=issuer,
+            client_id_list=clients,
+            authorization_endpoint=AUTHORIZE,
+            token_endpoint=TOKEN,
+            **kwargs,  # type: ignore[arg-type]
+        )
     )
     return provider
 
@@ -40,21 +43,23 @@ def unique_issuer(tenant: Tenant) -> str:
 
 def test_register__record_client_items_and_audit_event(tenant: Tenant) -> None:
     issuer = unique_issuer(tenant)
-    provider, created = identity_providers.set_identity_provider(
-        tenant.table,
-        tenant.organization.org_id,
-        issuer_url=issuer,
-        client_id_list=["web", "mobile"],
-        authorization_endpoint=AUTHORIZE,
-        token_endpoint=TOKEN,
+    provider, created = run(
+        identity_providers.set_identity_provider(
+            tenant.table,
+            tenant.organization.org_id,
+            issuer_url=issuer,
+            client_id_list=["web", "mobile"],
+            authorization_endpoint=AUTHORIZE,
+            token_endpoint=TOKEN,
+        )
     )
     assert created and provider.version == 1 and provider.client_ids == ("web", "mobile")
-    assert identity_providers.get_identity_provider(tenant.table, tenant.organization.org_id) == provider
+    assert run(identity_providers.get_identity_provider(tenant.table, tenant.organization.org_id)) == provider
     for client in ("web", "mobile"):
-        found = identity_providers.find_client(sign_in(tenant), issuer, client)
+        found = run(identity_providers.find_client(sign_in(tenant), issuer, client))
         assert found is not None and found.org_id == tenant.org_id
-    assert identity_providers.find_client(sign_in(tenant), issuer, "other") is None
-    events = audit.list_audit_events(tenant.table, PageRequest(first=5)).items
+    assert run(identity_providers.find_client(sign_in(tenant), issuer, "other")) is None
+    events = run(audit.list_audit_events(tenant.table, PageRequest(first=5))).items
     assert events[0].action == "identityProvider.register"
     assert {change.field for change in events[0].changes} >= {"issuer", "clientIds", "authorizationEndpoint"}
 
@@ -63,19 +68,21 @@ def test_change__dropped_clients_deleted_new_issuer_written_version_bumped(tenan
     issuer = unique_issuer(tenant)
     register(tenant, issuer, ("web", "mobile"))
     moved = f"{issuer}/v2"
-    changed, created = identity_providers.set_identity_provider(
-        tenant.table,
-        tenant.organization.org_id,
-        issuer_url=moved,
-        client_id_list=["web"],
-        authorization_endpoint=AUTHORIZE,
-        token_endpoint=TOKEN,
+    changed, created = run(
+        identity_providers.set_identity_provider(
+            tenant.table,
+            tenant.organization.org_id,
+            issuer_url=moved,
+            client_id_list=["web"],
+            authorization_endpoint=AUTHORIZE,
+            token_endpoint=TOKEN,
+        )
     )
     assert not created and changed.version == 2
-    assert identity_providers.find_client(sign_in(tenant), issuer, "web") is None
-    assert identity_providers.find_client(sign_in(tenant), issuer, "mobile") is None
-    assert identity_providers.find_client(sign_in(tenant), moved, "web") is not None
-    events = audit.list_audit_events(tenant.table, PageRequest(first=5)).items
+    assert run(identity_providers.find_client(sign_in(tenant), issuer, "web")) is None
+    assert run(identity_providers.find_client(sign_in(tenant), issuer, "mobile")) is None
+    assert run(identity_providers.find_client(sign_in(tenant), moved, "web")) is not None
+    events = run(audit.list_audit_events(tenant.table, PageRequest(first=5))).items
     assert events[0].action == "identityProvider.change"
     assert [(c.field, c.before, c.after) for c in events[0].changes if c.field == "issuer"] == [
         ("issuer", issuer, moved)
@@ -86,13 +93,15 @@ def test_set__same_settings_again__no_write(tenant: Tenant, call_log: CallLog) -
     issuer = unique_issuer(tenant)
     register(tenant, issuer)
     before = len(call_log.snapshot())
-    provider, created = identity_providers.set_identity_provider(
-        tenant.table,
-        tenant.organization.org_id,
-        issuer_url=issuer,
-        client_id_list=["web"],
-        authorization_endpoint=AUTHORIZE,
-        token_endpoint=TOKEN,
+    provider, created = run(
+        identity_providers.set_identity_provider(
+            tenant.table,
+            tenant.organization.org_id,
+            issuer_url=issuer,
+            client_id_list=["web"],
+            authorization_endpoint=AUTHORIZE,
+            token_endpoint=TOKEN,
+        )
     )
     assert not created and provider.version == 1
     assert [call.operation for call in call_log.snapshot()[before:]] == ["GetItem"]
@@ -106,11 +115,11 @@ def test_register__client_of_another_organisation__conflict_and_nothing_written(
     other = make_tenant()
     with pytest.raises(Conflict, match="registered by another organisation"):
         register(other, issuer, ("own", "web"))
-    assert identity_providers.get_identity_provider(other.table, other.organization.org_id) is None
-    assert identity_providers.find_client(sign_in(other), issuer, "own") is None
+    assert run(identity_providers.get_identity_provider(other.table, other.organization.org_id)) is None
+    assert run(identity_providers.find_client(sign_in(other), issuer, "own")) is None
     # One issuer, several organisations, each with its own clients (Google's issuer).
     register(other, issuer, ("own",))
-    found = identity_providers.find_client(sign_in(other), issuer, "own")
+    found = run(identity_providers.find_client(sign_in(other), issuer, "own"))
     assert found is not None and found.org_id == other.org_id
 
 
@@ -144,48 +153,52 @@ def test_set__invalid_input__names_its_field(
 def test_remove__record_and_clients_deleted_audited(tenant: Tenant) -> None:
     issuer = unique_issuer(tenant)
     register(tenant, issuer, ("web", "mobile"))
-    removed = identity_providers.remove_identity_provider(tenant.table, tenant.organization.org_id)
+    removed = run(identity_providers.remove_identity_provider(tenant.table, tenant.organization.org_id))
     assert removed.issuer == issuer
-    assert identity_providers.get_identity_provider(tenant.table, tenant.organization.org_id) is None
-    assert identity_providers.find_client(sign_in(tenant), issuer, "web") is None
-    events = audit.list_audit_events(tenant.table, PageRequest(first=5)).items
+    assert run(identity_providers.get_identity_provider(tenant.table, tenant.organization.org_id)) is None
+    assert run(identity_providers.find_client(sign_in(tenant), issuer, "web")) is None
+    events = run(audit.list_audit_events(tenant.table, PageRequest(first=5))).items
     assert events[0].action == "identityProvider.remove"
     with pytest.raises(NotFound):
-        identity_providers.remove_identity_provider(tenant.table, tenant.organization.org_id)
+        run(identity_providers.remove_identity_provider(tenant.table, tenant.organization.org_id))
 
 
 def test_register__operator_at_onboarding_through_the_provisioning_scope(tenant: Tenant, platform: Table) -> None:
     issuer = unique_issuer(tenant)
     provisioning = platform.with_scope(PlatformScope(provisioning=tenant.organization.org_id, actor_id="op"))
-    _, created = identity_providers.set_identity_provider(
-        provisioning,
-        tenant.organization.org_id,
-        issuer_url=issuer,
-        client_id_list=["web"],
-        authorization_endpoint=AUTHORIZE,
-        token_endpoint=TOKEN,
-    )
-    assert created and identity_providers.find_client(sign_in(tenant), issuer, "web") is not None
-    events = audit.list_audit_events(tenant.table, PageRequest(first=5)).items
-    assert (events[0].action, events[0].actor_id) == ("identityProvider.register", "op")
-    with pytest.raises(ScopeViolation):
+    _, created = run(
         identity_providers.set_identity_provider(
-            platform,
+            provisioning,
             tenant.organization.org_id,
             issuer_url=issuer,
             client_id_list=["web"],
             authorization_endpoint=AUTHORIZE,
             token_endpoint=TOKEN,
         )
+    )
+    assert created and run(identity_providers.find_client(sign_in(tenant), issuer, "web")) is not None
+    events = run(audit.list_audit_events(tenant.table, PageRequest(first=5))).items
+    assert (events[0].action, events[0].actor_id) == ("identityProvider.register", "op")
+    with pytest.raises(ScopeViolation):
+        run(
+            identity_providers.set_identity_provider(
+                platform,
+                tenant.organization.org_id,
+                issuer_url=issuer,
+                client_id_list=["web"],
+                authorization_endpoint=AUTHORIZE,
+                token_endpoint=TOKEN,
+            )
+        )
 
 
 def test_domain_owner__marker_read_by_sign_in(tenant: Tenant) -> None:
-    assert identity_providers.domain_owner(sign_in(tenant), tenant.domain) == tenant.org_id
-    assert identity_providers.domain_owner(sign_in(tenant), "nobody.example") is None
+    assert run(identity_providers.domain_owner(sign_in(tenant), tenant.domain)) == tenant.org_id
+    assert run(identity_providers.domain_owner(sign_in(tenant), "nobody.example")) is None
 
 
 def test_client_items__outside_every_tenant_never_read_by_one(tenant: Tenant) -> None:
     issuer = unique_issuer(tenant)
     register(tenant, issuer)
     with pytest.raises(ScopeViolation):
-        tenant.table.get(layout.ISSUER_CLIENT.key_at(issuer, "web"))
+        run(tenant.table.get(layout.ISSUER_CLIENT.key_at(issuer, "web")))

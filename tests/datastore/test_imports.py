@@ -14,6 +14,7 @@ from datastore.calls import CallLog
 from datastore.entities import Role
 from datastore.errors import Conflict, InvalidInput
 from datastore.imports import Outcome, Row
+from tests.blocking import run
 from tests.conftest import Tenant
 
 
@@ -42,48 +43,48 @@ def test_validated__bad_field__invalid_input_naming_it(given: Row, field: str) -
 
 def test_import_row__new_email__created_with_headcount(tenant: Tenant) -> None:
     dept = tenant.department()
-    done = imports.import_row(tenant.table, row(tenant, "new", department_id=dept.dept_id), None)
+    done = run(imports.import_row(tenant.table, row(tenant, "new", department_id=dept.dept_id), None))
     assert done.outcome is Outcome.CREATED
     assert done.employee.department_id == dept.dept_id
-    found = departments.get_department(tenant.table, dept.dept_id, consistent=True)
+    found = run(departments.get_department(tenant.table, dept.dept_id, consistent=True))
     assert found is not None and found.headcount == 1
 
 
 def test_existing__found_and_missing__two_batch_gets(tenant: Tenant, call_log: CallLog) -> None:
     person = tenant.employee()
     before = call_log.count()
-    found = imports.existing(tenant.table, [person.email, tenant.email("nobody")])
+    found = run(imports.existing(tenant.table, [person.email, tenant.email("nobody")]))
     assert found == {person.email: person}
     assert [c.operation for c in call_log.snapshot()[before:]] == ["BatchGetItem", "BatchGetItem"]
 
 
 def test_existing__none_found__one_batch_get(tenant: Tenant, call_log: CallLog) -> None:
     before = call_log.count()
-    assert imports.existing(tenant.table, [tenant.email("x"), tenant.email("y")]) == {}
+    assert run(imports.existing(tenant.table, [tenant.email("x"), tenant.email("y")])) == {}
     assert call_log.count() - before == 1
 
 
 def test_import_row__same_data__unchanged_without_a_call(tenant: Tenant, call_log: CallLog) -> None:
     hired = datetime(2026, 3, 1, 9, tzinfo=UTC)
-    first = imports.import_row(tenant.table, row(tenant, "same", hired_at=hired), None)
+    first = run(imports.import_row(tenant.table, row(tenant, "same", hired_at=hired), None))
     before = call_log.count()
-    again = imports.import_row(tenant.table, row(tenant, "same", hired_at=hired), first.employee)
+    again = run(imports.import_row(tenant.table, row(tenant, "same", hired_at=hired), first.employee))
     assert again.outcome is Outcome.UNCHANGED and again.employee == first.employee
     assert call_log.count() == before
     # An omitted hire date is not compared.
-    assert imports.import_row(tenant.table, row(tenant, "same"), first.employee).outcome is Outcome.UNCHANGED
+    assert run(imports.import_row(tenant.table, row(tenant, "same"), first.employee)).outcome is Outcome.UNCHANGED
 
 
 def test_import_row__other_data__conflict_naming_the_fields(tenant: Tenant) -> None:
-    first = imports.import_row(tenant.table, row(tenant, "other"), None).employee
+    first = run(imports.import_row(tenant.table, row(tenant, "other"), None)).employee
     with pytest.raises(Conflict, match="another lastName, role"):
-        imports.import_row(tenant.table, row(tenant, "other", last_name="Other", role=Role.MANAGER), first)
+        run(imports.import_row(tenant.table, row(tenant, "other", last_name="Other", role=Role.MANAGER), first))
 
 
 def test_import_row__lookup_missed_a_concurrent_create__unchanged(tenant: Tenant) -> None:
     # The batch lookup saw nothing (current=None), but the row is there by the time it writes.
-    first = imports.import_row(tenant.table, row(tenant, "late"), None).employee
-    again = imports.import_row(tenant.table, row(tenant, "late"), None)
+    first = run(imports.import_row(tenant.table, row(tenant, "late"), None)).employee
+    again = run(imports.import_row(tenant.table, row(tenant, "late"), None))
     assert again.outcome is Outcome.UNCHANGED and again.employee == first
 
 
@@ -91,8 +92,8 @@ def test_import_row__same_row_from_eight_threads__created_once(tenant: Tenant) -
     dept = tenant.department()
     given = row(tenant, "race", department_id=dept.dept_id)
     with ThreadPoolExecutor(8) as pool:
-        outcomes = list(pool.map(lambda _: imports.import_row(tenant.table, given, None), range(8)))
+        outcomes = list(pool.map(lambda _: run(imports.import_row(tenant.table, given, None)), range(8)))
     assert sorted(o.outcome for o in outcomes) == [Outcome.CREATED] + [Outcome.UNCHANGED] * 7
     assert len({o.employee.emp_id for o in outcomes}) == 1
-    found = departments.get_department(tenant.table, dept.dept_id, consistent=True)
+    found = run(departments.get_department(tenant.table, dept.dept_id, consistent=True))
     assert found is not None and found.headcount == 1

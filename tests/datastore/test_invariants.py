@@ -21,6 +21,7 @@ from datastore.entities import Role
 from datastore.errors import Conflict, StaleVersion, Unavailable
 from datastore.pagination import PageRequest
 from datastore.scope import SignInScope
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.support import all_pages, assert_headcounts_hold
 
@@ -36,7 +37,7 @@ def race(tasks: list[Callable[[], T]], workers: int = CONTENDERS) -> list[T | Ex
     """Run ``tasks`` on ``workers`` threads released together; each result or its error."""
     barrier = threading.Barrier(min(workers, len(tasks)))
 
-    def run(task: Callable[[], T], first_wave: bool) -> T | Exception:
+    def contend(task: Callable[[], T], first_wave: bool) -> T | Exception:
         if first_wave:
             barrier.wait()
         try:
@@ -45,7 +46,7 @@ def race(tasks: list[Callable[[], T]], workers: int = CONTENDERS) -> list[T | Ex
             return error
 
     with ThreadPoolExecutor(workers) as pool:
-        futures = [pool.submit(run, task, index < workers) for index, task in enumerate(tasks)]
+        futures = [pool.submit(contend, task, index < workers) for index, task in enumerate(tasks)]
         return [future.result() for future in futures]
 
 
@@ -58,21 +59,23 @@ def test_create_employee__20_concurrent_with_one_email__exactly_one_wins(tenant:
     email = tenant.email(f"contested{ids.new_id().lower()}")
 
     def create() -> str:
-        return employees.create_employee(
-            tenant.table,
-            email=email,
-            first_name="Con",
-            last_name="Tested",
-            department_id=dept.dept_id,
-            role=Role.EMPLOYEE,
+        return run(
+            employees.create_employee(
+                tenant.table,
+                email=email,
+                first_name="Con",
+                last_name="Tested",
+                department_id=dept.dept_id,
+                role=Role.EMPLOYEE,
+            )
         ).emp_id
 
     results = race([create] * CONTENDERS)
     assert outcomes(results) == Counter({"ok": 1, "Conflict": CONTENDERS - 1})
     (winner,) = [r for r in results if isinstance(r, str)]
-    identity = identities.find_identity(tenant.table.with_scope(SignInScope()), email)
+    identity = run(identities.find_identity(tenant.table.with_scope(SignInScope()), email))
     assert identity is not None and identity.emp_id == winner
-    assert employees.find_employee_id_by_email(tenant.table, email) == winner
+    assert run(employees.find_employee_id_by_email(tenant.table, email)) == winner
     assert [e.emp_id for e in all_pages(partial(employees.list_employees, tenant.table))] == [
         tenant.admin.emp_id,
         winner,
@@ -88,10 +91,10 @@ def test_move_employee__200_concurrent_random_moves__headcounts_equal_membership
     leavers = {movers[n].emp_id for n in (0, 7)}
 
     def move(emp_id: str, dept_id: str) -> str:
-        return employees.move_employee(tenant.table, emp_id, dept_id).employee.department_id or ""
+        return run(employees.move_employee(tenant.table, emp_id, dept_id)).employee.department_id or ""
 
     def terminate(emp_id: str) -> str:
-        return employees.terminate_employee(tenant.table, emp_id).emp_id
+        return run(employees.terminate_employee(tenant.table, emp_id)).emp_id
 
     tasks: list[Callable[[], str]] = [partial(move, e, d) for e, d in plan]
     # Two terminations land in the middle of the moves.
@@ -108,24 +111,26 @@ def test_move_employee__200_concurrent_random_moves__headcounts_equal_membership
     assert counted["ok"] >= MOVES // 2, counted
     assert_headcounts_hold(tenant.table, depts)
     assert sum(
-        d.headcount for d in by_id.get_many(tenant.table, layout.DEPARTMENT, [d.dept_id for d in depts]) if d
+        d.headcount for d in run(by_id.get_many(tenant.table, layout.DEPARTMENT, [d.dept_id for d in depts])) if d
     ) == MOVERS - len(leavers)
 
 
 def test_apply_to_job__20_concurrent_by_one_employee__exactly_one(tenant: Tenant) -> None:
     dept = tenant.department()
     applicant = tenant.employee(dept)
-    job = jobs.publish_job(tenant.table, jobs.create_job(tenant.table, department_id=dept.dept_id, title="T").job_id)
+    job = run(
+        jobs.publish_job(tenant.table, run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")).job_id)
+    )
 
     def apply() -> str:
-        return applications.apply_to_job(tenant.table, job.job_id, applicant.emp_id).app_id
+        return run(applications.apply_to_job(tenant.table, job.job_id, applicant.emp_id)).app_id
 
     results = race([apply] * CONTENDERS)
     assert outcomes(results) == Counter({"ok": 1, "Conflict": CONTENDERS - 1})
     (winner,) = [r for r in results if isinstance(r, str)]
-    listed = applications.list_job_applications(tenant.table, job.job_id, PageRequest()).items
+    listed = run(applications.list_job_applications(tenant.table, job.job_id, PageRequest())).items
     assert [a.app_id for a in listed] == [winner]
-    mine = applications.list_employee_applications(tenant.table, applicant.emp_id, PageRequest()).items
+    mine = run(applications.list_employee_applications(tenant.table, applicant.emp_id, PageRequest())).items
     assert [a.app_id for a in mine] == [winner]
 
 
@@ -135,44 +140,46 @@ def test_update_employee__20_concurrent_with_one_expected_version__one_wins_rest
     emp = tenant.employee()
 
     def rename(n: int) -> str:
-        return employees.update_employee(
-            tenant.table, emp.emp_id, expected_version=emp.version, first_name=f"Name {n}"
+        return run(
+            employees.update_employee(tenant.table, emp.emp_id, expected_version=emp.version, first_name=f"Name {n}")
         ).first_name
 
     results = race([partial(rename, n) for n in range(CONTENDERS)])
     assert outcomes(results) == Counter({"ok": 1, "StaleVersion": CONTENDERS - 1})
     assert all(isinstance(r, StaleVersion) and r.current_version == 2 for r in results if not isinstance(r, str))
     (winner,) = [r for r in results if isinstance(r, str)]
-    stored = employees.get_employee(tenant.table, emp.emp_id, consistent=True)
+    stored = run(employees.get_employee(tenant.table, emp.emp_id, consistent=True))
     assert stored is not None and (stored.first_name, stored.version) == (winner, 2)
 
 
 def test_update_job__stale_version__changes_nothing(tenant: Tenant) -> None:
     dept = tenant.department()
-    job = jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")
+    job = run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="T"))
 
     def retitle(n: int) -> str:
-        return jobs.update_job(tenant.table, job.job_id, expected_version=1, title=f"Title {n}").title
+        return run(jobs.update_job(tenant.table, job.job_id, expected_version=1, title=f"Title {n}")).title
 
     results = race([partial(retitle, n) for n in range(CONTENDERS)])
     assert outcomes(results) == Counter({"ok": 1, "StaleVersion": CONTENDERS - 1})
     (winner,) = [r for r in results if isinstance(r, str)]
-    stored = jobs.get_job(tenant.table, job.job_id, consistent=True)
+    stored = run(jobs.get_job(tenant.table, job.job_id, consistent=True))
     assert stored is not None and (stored.title, stored.version) == (winner, 2)
 
 
 def test_apply_to_job__racing_close__closed_job_takes_no_application(tenant: Tenant) -> None:
     dept = tenant.department()
     applicants = [tenant.employee(dept) for _ in range(8)]
-    job = jobs.publish_job(tenant.table, jobs.create_job(tenant.table, department_id=dept.dept_id, title="T").job_id)
+    job = run(
+        jobs.publish_job(tenant.table, run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")).job_id)
+    )
 
     def apply(emp_id: str) -> str:
-        return applications.apply_to_job(tenant.table, job.job_id, emp_id).emp_id
+        return run(applications.apply_to_job(tenant.table, job.job_id, emp_id)).emp_id
 
     def close() -> str:
-        jobs.close_job(tenant.table, job.job_id)
+        run(jobs.close_job(tenant.table, job.job_id))
         # Closing takes the job out of AP8 in the same write: visible at once.
-        assert job.job_id not in [j.job_id for j in jobs.list_open_jobs(tenant.table, PageRequest()).items]
+        assert job.job_id not in [j.job_id for j in run(jobs.list_open_jobs(tenant.table, PageRequest())).items]
         return "closed"
 
     tasks: list[Callable[[], str]] = [partial(apply, a.emp_id) for a in applicants]
@@ -182,8 +189,8 @@ def test_apply_to_job__racing_close__closed_job_takes_no_application(tenant: Ten
     applied = {r for r in results if isinstance(r, str) and r != "closed"}
     refused = [r for r in results if isinstance(r, Exception)]
     assert all(isinstance(r, Conflict) and "closed" in str(r) for r in refused)
-    listed = applications.list_job_applications(tenant.table, job.job_id, PageRequest()).items
+    listed = run(applications.list_job_applications(tenant.table, job.job_id, PageRequest())).items
     assert {a.emp_id for a in listed} == applied
     late = tenant.employee(dept)
     with pytest.raises(Conflict, match="the job is closed"):
-        applications.apply_to_job(tenant.table, job.job_id, late.emp_id)
+        run(applications.apply_to_job(tenant.table, job.job_id, late.emp_id))

@@ -6,6 +6,7 @@ from datastore import by_id, calls, ids, jobs, keys, layout
 from datastore.entities import Department, JobPosting, JobStatus
 from datastore.errors import InvalidInput, NotFound, StaleVersion
 from datastore.pagination import PageRequest
+from tests.blocking import run
 from tests.conftest import Tenant
 
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
@@ -22,26 +23,26 @@ def open_order(job: JobPosting) -> str:
 
 
 def test_get_job__ap9__one_get_item(tenant: Tenant, dept: Department) -> None:
-    job = jobs.create_job(tenant.table, department_id=dept.dept_id, title="Engineer", description="Build")
+    job = run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="Engineer", description="Build"))
     with calls.listening() as log:
-        found = jobs.get_job(tenant.table, job.job_id)
+        found = run(jobs.get_job(tenant.table, job.job_id))
     assert found == job
     assert (job.status, job.version, job.posted_at) == (JobStatus.DRAFT, 1, None)
     assert log.operations() == ["GetItem"]
 
 
 def test_get_job__unknown_id__none(tenant: Tenant) -> None:
-    assert jobs.get_job(tenant.table, ids.new_id()) is None
+    assert run(jobs.get_job(tenant.table, ids.new_id())) is None
 
 
 @pytest.mark.parametrize("descending", [True, False], ids=["newest_first", "oldest_first"])
 def test_list_jobs__ap12__one_query_every_status(tenant: Tenant, dept: Department, descending: bool) -> None:
-    created = [jobs.create_job(tenant.table, department_id=dept.dept_id, title=f"Job {n}") for n in range(3)]
-    opened = jobs.publish_job(tenant.table, created[1].job_id)
-    closed = jobs.close_job(tenant.table, created[2].job_id)
+    created = [run(jobs.create_job(tenant.table, department_id=dept.dept_id, title=f"Job {n}")) for n in range(3)]
+    opened = run(jobs.publish_job(tenant.table, created[1].job_id))
+    closed = run(jobs.close_job(tenant.table, created[2].job_id))
     expected = [created[0], opened, closed]
     with calls.listening() as log:
-        page = jobs.list_jobs(tenant.table, PageRequest(descending=descending))
+        page = run(jobs.list_jobs(tenant.table, PageRequest(descending=descending)))
     assert list(page.items) == (expected[::-1] if descending else expected)
     assert log.operations() == ["Query"]
     assert "FilterExpression" not in log.calls[0].params
@@ -49,13 +50,13 @@ def test_list_jobs__ap12__one_query_every_status(tenant: Tenant, dept: Departmen
 
 @pytest.mark.parametrize("descending", [True, False], ids=["newest_first", "oldest_first"])
 def test_list_open_jobs__ap8__one_query_on_the_sparse_index(tenant: Tenant, dept: Department, descending: bool) -> None:
-    created = [jobs.create_job(tenant.table, department_id=dept.dept_id, title=f"Job {n}") for n in range(5)]
+    created = [run(jobs.create_job(tenant.table, department_id=dept.dept_id, title=f"Job {n}")) for n in range(5)]
     # Published out of creation order: the index orders by posting time.
-    published = [jobs.publish_job(tenant.table, created[n].job_id) for n in (3, 0, 4, 1)]
-    jobs.close_job(tenant.table, created[4].job_id)
+    published = [run(jobs.publish_job(tenant.table, created[n].job_id)) for n in (3, 0, 4, 1)]
+    run(jobs.close_job(tenant.table, created[4].job_id))
     still_open = sorted([job for job in published if job.job_id != created[4].job_id], key=open_order)
     with calls.listening() as log:
-        page = jobs.list_open_jobs(tenant.table, PageRequest(descending=descending))
+        page = run(jobs.list_open_jobs(tenant.table, PageRequest(descending=descending)))
     assert list(page.items) == (still_open[::-1] if descending else still_open)
     assert log.operations() == ["Query"]
     assert log.calls[0].params["IndexName"] == "GSI1"
@@ -63,71 +64,75 @@ def test_list_open_jobs__ap8__one_query_on_the_sparse_index(tenant: Tenant, dept
 
 
 def test_jobs_by_id__batch_in_order_with_misses(tenant: Tenant, dept: Department) -> None:
-    a = jobs.create_job(tenant.table, department_id=dept.dept_id, title="A")
+    a = run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="A"))
     with calls.listening() as log:
-        assert by_id.get_many(tenant.table, layout.JOB_POSTING, [ids.new_id(), a.job_id, a.job_id]) == [None, a, a]
+        assert run(by_id.get_many(tenant.table, layout.JOB_POSTING, [ids.new_id(), a.job_id, a.job_id])) == [None, a, a]
     assert log.operations() == ["BatchGetItem"]
 
 
 def test_create_job__unknown_department__invalid_input_and_nothing_written(tenant: Tenant) -> None:
     with pytest.raises(InvalidInput) as raised:
-        jobs.create_job(tenant.table, department_id=ids.new_id(), title="Ghost")
+        run(jobs.create_job(tenant.table, department_id=ids.new_id(), title="Ghost"))
     assert raised.value.field == "department_id"
-    assert list(jobs.list_jobs(tenant.table, PageRequest()).items) == []
+    assert list(run(jobs.list_jobs(tenant.table, PageRequest())).items) == []
 
 
 @pytest.mark.parametrize("title", [" ", "x" * 201])
 def test_create_job__bad_title__invalid_input_and_no_call(tenant: Tenant, dept: Department, title: str) -> None:
     with calls.listening() as log, pytest.raises(InvalidInput) as raised:
-        jobs.create_job(tenant.table, department_id=dept.dept_id, title=title)
+        run(jobs.create_job(tenant.table, department_id=dept.dept_id, title=title))
     assert raised.value.field == "title"
     assert log.operations() == []
 
 
 def test_publish_job__enters_the_open_index(tenant: Tenant, dept: Department) -> None:
-    job = jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")
-    published = jobs.publish_job(tenant.table, job.job_id, expected_version=1)
+    job = run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="T"))
+    published = run(jobs.publish_job(tenant.table, job.job_id, expected_version=1))
     assert (published.status, published.version) == (JobStatus.OPEN, 2)
     assert published.posted_at is not None
-    assert list(jobs.list_open_jobs(tenant.table, PageRequest()).items) == [published]
+    assert list(run(jobs.list_open_jobs(tenant.table, PageRequest())).items) == [published]
 
 
 def test_publish_job__not_a_draft__invalid_input(tenant: Tenant, dept: Department) -> None:
-    job = jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")
-    jobs.publish_job(tenant.table, job.job_id)
+    job = run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="T"))
+    run(jobs.publish_job(tenant.table, job.job_id))
     with pytest.raises(InvalidInput, match="only a draft"):
-        jobs.publish_job(tenant.table, job.job_id)
+        run(jobs.publish_job(tenant.table, job.job_id))
 
 
 def test_publish_job__unknown_id__not_found(tenant: Tenant) -> None:
     with pytest.raises(NotFound):
-        jobs.publish_job(tenant.table, ids.new_id())
+        run(jobs.publish_job(tenant.table, ids.new_id()))
 
 
 def test_close_job__leaves_the_open_index_at_once(tenant: Tenant, dept: Department) -> None:
-    job = jobs.publish_job(tenant.table, jobs.create_job(tenant.table, department_id=dept.dept_id, title="T").job_id)
+    job = run(
+        jobs.publish_job(tenant.table, run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")).job_id)
+    )
     with calls.listening() as log:
-        closed = jobs.close_job(tenant.table, job.job_id, expected_version=2)
+        closed = run(jobs.close_job(tenant.table, job.job_id, expected_version=2))
     assert [op for op in log.operations() if op in WRITES] == ["TransactWriteItems"]
     assert (closed.status, closed.version) == (JobStatus.CLOSED, 3)
     assert closed.closed_at is not None and closed.posted_at == job.posted_at
-    assert list(jobs.list_open_jobs(tenant.table, PageRequest()).items) == []
-    assert jobs.get_job(tenant.table, job.job_id) == closed
+    assert list(run(jobs.list_open_jobs(tenant.table, PageRequest())).items) == []
+    assert run(jobs.get_job(tenant.table, job.job_id)) == closed
 
 
 def test_close_job__draft__closes_without_ever_opening(tenant: Tenant, dept: Department) -> None:
-    job = jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")
-    closed = jobs.close_job(tenant.table, job.job_id)
+    job = run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="T"))
+    closed = run(jobs.close_job(tenant.table, job.job_id))
     assert closed.status is JobStatus.CLOSED
     with pytest.raises(InvalidInput, match="already closed"):
-        jobs.close_job(tenant.table, job.job_id)
+        run(jobs.close_job(tenant.table, job.job_id))
 
 
 def test_update_job__fields_and_version(tenant: Tenant, dept: Department) -> None:
     other = tenant.department("Other")
-    job = jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")
-    updated = jobs.update_job(
-        tenant.table, job.job_id, expected_version=1, title=" New ", description="D", department_id=other.dept_id
+    job = run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="T"))
+    updated = run(
+        jobs.update_job(
+            tenant.table, job.job_id, expected_version=1, title=" New ", description="D", department_id=other.dept_id
+        )
     )
     assert (updated.title, updated.description, updated.department_id, updated.version) == (
         "New",
@@ -135,34 +140,36 @@ def test_update_job__fields_and_version(tenant: Tenant, dept: Department) -> Non
         other.dept_id,
         2,
     )
-    assert jobs.get_job(tenant.table, job.job_id) == updated
+    assert run(jobs.get_job(tenant.table, job.job_id)) == updated
 
 
 def test_update_job__open_job__stays_in_the_open_index(tenant: Tenant, dept: Department) -> None:
-    job = jobs.publish_job(tenant.table, jobs.create_job(tenant.table, department_id=dept.dept_id, title="T").job_id)
-    updated = jobs.update_job(tenant.table, job.job_id, expected_version=2, title="Retitled")
-    assert list(jobs.list_open_jobs(tenant.table, PageRequest()).items) == [updated]
+    job = run(
+        jobs.publish_job(tenant.table, run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")).job_id)
+    )
+    updated = run(jobs.update_job(tenant.table, job.job_id, expected_version=2, title="Retitled"))
+    assert list(run(jobs.list_open_jobs(tenant.table, PageRequest())).items) == [updated]
 
 
 def test_update_job__stale_version__changes_nothing(tenant: Tenant, dept: Department) -> None:
-    job = jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")
-    current = jobs.update_job(tenant.table, job.job_id, expected_version=1, title="V2")
+    job = run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="T"))
+    current = run(jobs.update_job(tenant.table, job.job_id, expected_version=1, title="V2"))
     with calls.listening() as log, pytest.raises(StaleVersion) as raised:
-        jobs.update_job(tenant.table, job.job_id, expected_version=1, title="Lost")
+        run(jobs.update_job(tenant.table, job.job_id, expected_version=1, title="Lost"))
     assert raised.value.current_version == 2
     assert not WRITES & set(log.operations())
-    assert jobs.get_job(tenant.table, job.job_id, consistent=True) == current
+    assert run(jobs.get_job(tenant.table, job.job_id, consistent=True)) == current
 
 
 def test_update_job__unknown_department__invalid_input_and_nothing_changed(tenant: Tenant, dept: Department) -> None:
-    job = jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")
+    job = run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="T"))
     with pytest.raises(InvalidInput, match="department_id"):
-        jobs.update_job(tenant.table, job.job_id, expected_version=1, title="X", department_id=ids.new_id())
-    assert jobs.get_job(tenant.table, job.job_id, consistent=True) == job
+        run(jobs.update_job(tenant.table, job.job_id, expected_version=1, title="X", department_id=ids.new_id()))
+    assert run(jobs.get_job(tenant.table, job.job_id, consistent=True)) == job
 
 
 def test_update_job__closed__invalid_input(tenant: Tenant, dept: Department) -> None:
-    job = jobs.create_job(tenant.table, department_id=dept.dept_id, title="T")
-    jobs.close_job(tenant.table, job.job_id)
+    job = run(jobs.create_job(tenant.table, department_id=dept.dept_id, title="T"))
+    run(jobs.close_job(tenant.table, job.job_id))
     with pytest.raises(InvalidInput, match="closed"):
-        jobs.update_job(tenant.table, job.job_id, expected_version=2, title="X")
+        run(jobs.update_job(tenant.table, job.job_id, expected_version=2, title="X"))

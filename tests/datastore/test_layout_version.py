@@ -12,6 +12,7 @@ from datastore.layout_version import CURRENT, LayoutChanged, LayoutMismatch
 from datastore.provision import ensure_table
 from datastore.scope import LayoutScope, PlatformScope
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import TEST_RETRY
 from tests.datastore.support import drop_table, raw_get
 from tests.legacy_layout import create_legacy_table, typical_organization
@@ -27,8 +28,8 @@ def own_table(client: DynamoDBClient, *, legacy: bool) -> Iterator[Table]:
     if legacy:
         create_legacy_table(client, name)
     else:
-        ensure_table(client, name)
-    yield Table(client, name, LayoutScope(), retry=TEST_RETRY)
+        run(ensure_table(client, name))
+    yield Table(dynamo, name, LayoutScope(), retry=TEST_RETRY)
     drop_table(client, name)
 
 
@@ -44,19 +45,19 @@ def legacy_table(client: DynamoDBClient) -> Iterator[Table]:
 
 
 def test_ensure_table__new_table__stamped_with_the_current_layout(new_table: Table) -> None:
-    assert layout_version.stored_version(new_table) == CURRENT
+    assert run(layout_version.stored_version(new_table)) == CURRENT
     item = raw_get(new_table.client, new_table.name, layout.LAYOUT_VERSION_ITEM.key_at())
     assert item is not None and item["entity"] == {"S": "LayoutVersion"}
 
 
 def test_ensure_table__existing_table__left_unstamped(legacy_table: Table) -> None:
-    assert ensure_table(legacy_table.client, legacy_table.name) is False
-    assert layout_version.stored_version(legacy_table) is None
+    assert run(ensure_table(legacy_table.client, legacy_table.name)) is False
+    assert run(layout_version.stored_version(legacy_table)) is None
 
 
 def test_check_at_start__current_table__one_get_item_and_nothing_written(new_table: Table) -> None:
     with calls.listening() as log:
-        found = layout_version.check_at_start(new_table)
+        found = run(layout_version.check_at_start(new_table))
     assert found == layout_version.StartupCheck(CURRENT)
     assert log.operations() == ["GetItem"]
 
@@ -65,22 +66,22 @@ def test_check_at_start__data_without_version__layout_0_refused_naming_the_comma
     typical_organization("Old Co", "old.example").write(legacy_table.client, legacy_table.name)
 
     with pytest.raises(LayoutMismatch) as refused:
-        layout_version.check_at_start(legacy_table)
+        run(layout_version.check_at_start(legacy_table))
 
     message = str(refused.value)
     assert "\n" not in message
     assert f"table {legacy_table.name} holds organisations but no layout version item" in message
     assert "layout 0" in message and "no name entries" not in message  # what was read, nothing claimed
     assert "`python server.py migrate`" in message and "SERVE_UNMIGRATED_DATA=1" in message
-    assert layout_version.has_organizations(legacy_table)  # data, and no version: layout 0
-    assert layout_version.stored_version(legacy_table) is None  # refusing writes nothing
+    assert run(layout_version.has_organizations(legacy_table))  # data, and no version: layout 0
+    assert run(layout_version.stored_version(legacy_table)) is None  # refusing writes nothing
 
 
 def test_check_at_start__layout_0_and_serve_anyway__warns_and_writes_nothing(legacy_table: Table) -> None:
     typical_organization("Old Co", "old.example").write(legacy_table.client, legacy_table.name)
 
     with calls.listening() as log:
-        found = layout_version.check_at_start(legacy_table, serve_anyway=True)
+        found = run(layout_version.check_at_start(legacy_table, serve_anyway=True))
 
     assert found.version == 0 and not found.stamped
     assert found.warning is not None and found.warning.startswith("WARNING: ")
@@ -89,30 +90,30 @@ def test_check_at_start__layout_0_and_serve_anyway__warns_and_writes_nothing(leg
 
 
 def test_check_at_start__empty_table_without_version__stamped_and_served(legacy_table: Table) -> None:
-    found = layout_version.check_at_start(legacy_table)
+    found = run(layout_version.check_at_start(legacy_table))
 
     assert found == layout_version.StartupCheck(CURRENT, stamped=True)
-    assert layout_version.stored_version(legacy_table) == CURRENT
+    assert run(layout_version.stored_version(legacy_table)) == CURRENT
     with calls.listening() as log:
-        assert layout_version.check_at_start(legacy_table) == layout_version.StartupCheck(CURRENT)
+        assert run(layout_version.check_at_start(legacy_table)) == layout_version.StartupCheck(CURRENT)
     assert log.operations() == ["GetItem"]
 
 
 def test_check_at_start__layout_of_a_later_release__refused(new_table: Table) -> None:
-    layout_version.stamp(new_table, CURRENT + 1, over=CURRENT)
+    run(layout_version.stamp(new_table, CURRENT + 1, over=CURRENT))
 
     with pytest.raises(LayoutMismatch, match=f"layout {CURRENT + 1}, written by a later release"):
-        layout_version.check_at_start(new_table)
-    later = layout_version.check_at_start(new_table, serve_anyway=True)
+        run(layout_version.check_at_start(new_table))
+    later = run(layout_version.check_at_start(new_table, serve_anyway=True))
     assert later.version == CURRENT + 1 and later.warning is not None
 
 
 def test_stamp__version_moved_since_read__refused(new_table: Table) -> None:
     with pytest.raises(LayoutChanged):
-        layout_version.stamp(new_table, CURRENT, over=None)  # there is one already
+        run(layout_version.stamp(new_table, CURRENT, over=None))  # there is one already
     with pytest.raises(LayoutChanged):
-        layout_version.stamp(new_table, CURRENT + 1, over=CURRENT - 1)
-    assert layout_version.stored_version(new_table) == CURRENT
+        run(layout_version.stamp(new_table, CURRENT + 1, over=CURRENT - 1))
+    assert run(layout_version.stored_version(new_table)) == CURRENT
 
 
 def test_layout_items__outside_every_tenant_and_only_the_layout_scope_reads_them() -> None:

@@ -22,12 +22,14 @@ from datastore import (
     organizations,
     provision,
 )
+from datastore.async_client import AsyncDynamo
 from datastore.entities import ApplicationCounts, AuditEvent, Plan, Role
 from datastore.errors import InvalidInput, Unavailable
 from datastore.ids import OrgId
 from datastore.retention import AuditRetention
 from datastore.scope import PlatformScope, TenantScope
 from datastore.table import REASON_CONDITION_FAILED, Table
+from tests.blocking import run
 from tests.conftest import TEST_RETRY
 from tests.datastore.faults import CONNECTION_ERROR, failing_calls, injected
 from tests.datastore.support import all_pages, drop_table, raw_get, write_items
@@ -41,11 +43,11 @@ HIRE = {"first_name": "New", "last_name": "Hire", "department_id": None, "role":
 
 
 @pytest.fixture
-def legacy(client: DynamoDBClient) -> Iterator[Table]:
+def legacy(client: DynamoDBClient, dynamo: AsyncDynamo) -> Iterator[Table]:
     """A table of its own as the previous release created it (every organisation is the test's)."""
     name = f"hr-migrate-{ids.new_id().lower()}"
     create_legacy_table(client, name)
-    yield Table(client, name, PlatformScope(), retry=TEST_RETRY)
+    yield Table(dynamo, name, PlatformScope(), retry=TEST_RETRY)
     drop_table(client, name)
 
 
@@ -60,7 +62,7 @@ def by_name(table: Table, prefix: str) -> list[str]:
 def counts_of(table: Table, org: LegacyOrganization) -> dict[str, ApplicationCounts]:
     found = {}
     for job_id in org.applications:
-        job = jobs.get_job(tenant(table, org), job_id, consistent=True)
+        job = run(jobs.get_job(tenant(table, org), job_id, consistent=True))
         assert job is not None
         found[job_id] = job.application_counts
     return found
@@ -71,7 +73,7 @@ def expected_counts(org: LegacyOrganization) -> dict[str, ApplicationCounts]:
 
 
 def domains_of(table: Table, org: LegacyOrganization) -> tuple[str, ...]:
-    found = organizations.get_organization(tenant(table, org))
+    found = run(organizations.get_organization(tenant(table, org)))
     assert found is not None
     return found.email_domains
 
@@ -83,10 +85,10 @@ def test_migrate__layout_0__names_counts_and_domains_work_afterwards(legacy: Tab
     assert by_name(tenant(legacy, acme), "") == [] and by_name(tenant(legacy, acme), "ng") == []
     assert all(counts.total == 0 for counts in counts_of(legacy, acme).values())
     with pytest.raises(InvalidInput):
-        employees.create_employee(tenant(legacy, acme), email="new@acme.example", **HIRE)  # type: ignore[arg-type]
+        run(employees.create_employee(tenant(legacy, acme), email="new@acme.example", **HIRE))  # type: ignore[arg-type]
 
     with calls.listening() as log:
-        summary = migration.migrate(legacy)
+        summary = run(migration.migrate(legacy))
 
     assert "Scan" not in log.operations()
     assert (summary.found, summary.stamped) == (0, True)
@@ -95,23 +97,23 @@ def test_migrate__layout_0__names_counts_and_domains_work_afterwards(legacy: Tab
     assert outcome.employees_indexed == len(acme.employees)
     assert outcome.counters_repaired == sum(1 for statuses in acme.applications.values() for _ in statuses)
     assert outcome.domains_assigned == ("acme.example",) and outcome.problems() == []
-    assert layout_version.stored_version(legacy) == layout_version.CURRENT
+    assert run(layout_version.stored_version(legacy)) == layout_version.CURRENT
     assert sorted(by_name(tenant(legacy, acme), "")) == people
     assert by_name(tenant(legacy, acme), "ng") == ["p2@acme.example", "p3@acme.example"]  # Ng, then Ng Li
     assert by_name(tenant(legacy, acme), "zoe") == ["p0@acme.example"]  # Zoë, folded
     assert counts_of(legacy, acme) == expected_counts(acme)
     assert domains_of(legacy, acme) == ("acme.example",)
-    hired = employees.create_employee(tenant(legacy, acme), email="new@acme.example", **HIRE)  # type: ignore[arg-type]
+    hired = run(employees.create_employee(tenant(legacy, acme), email="new@acme.example", **HIRE))  # type: ignore[arg-type]
     assert by_name(tenant(legacy, acme), "hire") == [hired.email]
     assert summary.lines()[-1] == f"table {legacy.name} is at layout {layout_version.CURRENT} now"
 
 
 def test_migrate__run_again__reads_the_version_and_writes_nothing(legacy: Table) -> None:
     typical_organization("Acme", "acme.example").write(legacy.client, legacy.name)
-    migration.migrate(legacy)
+    run(migration.migrate(legacy))
 
     with calls.listening() as log:
-        again = migration.migrate(legacy)
+        again = run(migration.migrate(legacy))
 
     # The version item, and the table's description (its stream is on already): no write.
     assert log.operations() == ["GetItem", "DescribeTable"]
@@ -131,13 +133,13 @@ def test_migrate__interrupted_after_one_organisation__run_again_finishes_the_res
         raise KeyboardInterrupt  # Ctrl-C as the first organisation is done
 
     with pytest.raises(KeyboardInterrupt):
-        migration.migrate(legacy, on_organization=interrupt)
+        run(migration.migrate(legacy, on_organization=interrupt))
     assert finished == [orgs[0].org_id]  # AP14 order: by name
-    assert layout_version.stored_version(legacy) is None  # not stamped: layout 0 still
+    assert run(layout_version.stored_version(legacy)) is None  # not stamped: layout 0 still
     assert by_name(tenant(legacy, orgs[1]), "") == []
 
     with calls.listening() as log:
-        summary = migration.migrate(legacy)
+        summary = run(migration.migrate(legacy))
 
     assert (summary.run(1).organizations, summary.run(1).done_earlier, summary.stamped) == (3, 1, True)
     # The finished organisation's progress item was read, and nothing of it written again.
@@ -154,12 +156,12 @@ def test_migrate__interrupted_after_one_organisation__run_again_finishes_the_res
 def test_migrate__interrupted_between_steps__finished_steps_not_run_again(legacy: Table) -> None:
     acme = typical_organization("Acme", "acme.example").write(legacy.client, legacy.name)
     # Where a run stopped after the first step of the organisation: domains given and recorded.
-    done = migration.adopt_domains(legacy, migration.Progress(acme.org_id, "Acme"))
+    done = run(migration.adopt_domains(legacy, migration.Progress(acme.org_id, "Acme")))
     stopped = replace(done, steps_done=frozenset({migration.EMAIL_DOMAINS}))
-    migration.write_progress(legacy, 1, stopped)
+    run(migration.write_progress(legacy, 1, stopped))
 
     with calls.listening() as log:
-        summary = migration.migrate(legacy)
+        summary = run(migration.migrate(legacy))
 
     touched = {pk for call in log.snapshot() if call.operation in WRITES for pk in call.partition_keys()}
     assert not any(keys.is_domain_pk(pk) for pk in touched)  # the domain step did not run again
@@ -177,7 +179,7 @@ def test_migrate__employees_in_several_free_domains__all_given(legacy: Table) ->
     org.employee("c@two.example", "C", "Two")
     org.write(legacy.client, legacy.name)
 
-    summary = migration.migrate(legacy)
+    summary = run(migration.migrate(legacy))
 
     assert summary.run(1).outcomes[0].domains_assigned == ("one.example", "two.example")
     assert domains_of(legacy, org) == ("one.example", "two.example")
@@ -188,14 +190,16 @@ def test_migrate__employees_in_several_free_domains__all_given(legacy: Table) ->
 
 
 def test_migrate__domain_held_by_another_organisation__reported_never_taken(legacy: Table) -> None:
-    holder, _admin = organizations.create_organization(  # a newer organisation owns shared.example
-        legacy,
-        name="Holder",
-        plan=Plan.PRO,
-        email_domains=["shared.example"],
-        admin_email="boss@shared.example",
-        admin_first_name="B",
-        admin_last_name="Oss",
+    holder, _admin = run(
+        organizations.create_organization(  # a newer organisation owns shared.example
+            legacy,
+            name="Holder",
+            plan=Plan.PRO,
+            email_domains=["shared.example"],
+            admin_email="boss@shared.example",
+            admin_first_name="B",
+            admin_last_name="Oss",
+        )
     )
     mixed = LegacyOrganization("Mixed")
     mixed.employee("a@shared.example", "A", "Shared", role="admin")
@@ -205,7 +209,7 @@ def test_migrate__domain_held_by_another_organisation__reported_never_taken(lega
     only_shared.employee("c@shared.example", "C", "Shared", role="admin")
     only_shared.write(legacy.client, legacy.name)
 
-    summary = migration.migrate(legacy)
+    summary = run(migration.migrate(legacy))
 
     by_org = {outcome.org_id: outcome for outcome in summary.run(1).outcomes}
     assert by_org[mixed.org_id].domains_assigned == ("own.example",)
@@ -232,13 +236,13 @@ def test_migrate__two_old_organisations_share_a_domain__the_first_by_name_gets_i
         orgs.append(org.write(legacy.client, legacy.name))
     beta, alpha = orgs
 
-    summary = migration.migrate(legacy)
+    summary = run(migration.migrate(legacy))
 
     assert domains_of(legacy, alpha) == ("common.example",)
     assert domains_of(legacy, beta) == ()
     assert [o.org_id for o in summary.needs_operator] == [beta.org_id]
     with pytest.raises(InvalidInput):
-        employees.create_employee(tenant(legacy, beta), email="x@common.example", **HIRE)  # type: ignore[arg-type]
+        run(employees.create_employee(tenant(legacy, beta), email="x@common.example", **HIRE))  # type: ignore[arg-type]
 
 
 def test_migrate__organisation_that_owns_domains__left_as_it_is(legacy: Table) -> None:
@@ -247,30 +251,30 @@ def test_migrate__organisation_that_owns_domains__left_as_it_is(legacy: Table) -
     org.employee("b@other.example", "B", "Other")
     org.write(legacy.client, legacy.name)
     # An operator gave it a domain with the previous release's successor before migrating.
-    organizations.add_email_domain(legacy, org.org_id, "given.example")
+    run(organizations.add_email_domain(legacy, org.org_id, "given.example"))
 
-    summary = migration.migrate(legacy)
+    summary = run(migration.migrate(legacy))
 
     assert domains_of(legacy, org) == ("given.example",)
     assert summary.run(1).outcomes[0].domains_assigned == () and summary.run(1).outcomes[0].problems() == []
 
 
 def test_migrate__empty_table_without_version__stamped(legacy: Table) -> None:
-    summary = migration.migrate(legacy)
+    summary = run(migration.migrate(legacy))
     assert summary.stamped and summary.runs == []
     assert summary.lines() == [
         f"table {legacy.name}: turned its stream on (live updates)",
         f"table {legacy.name} holds no organisation: stamped layout {layout_version.CURRENT}",
     ]
-    assert layout_version.stored_version(legacy) == layout_version.CURRENT
+    assert run(layout_version.stored_version(legacy)) == layout_version.CURRENT
 
 
 def test_migrate__layout_of_a_later_release__refused_and_nothing_written(legacy: Table) -> None:
-    layout_version.stamp(legacy, layout_version.CURRENT + 1, over=None)
+    run(layout_version.stamp(legacy, layout_version.CURRENT + 1, over=None))
     typical_organization("Later", "later.example").write(legacy.client, legacy.name)
 
     with calls.listening() as log, pytest.raises(migration.Refused, match="written by a later release"):
-        migration.migrate(legacy)
+        run(migration.migrate(legacy))
     assert not WRITES & set(log.operations())
 
 
@@ -285,11 +289,11 @@ def test_migrate__outage_mid_run__ends_it_and_a_run_again_finishes(legacy: Table
             faults.fault = CONNECTION_ERROR  # DynamoDB goes away once the first organisation is done
 
         with pytest.raises(Unavailable):
-            migration.migrate(legacy, on_organization=outage)
-    assert layout_version.stored_version(legacy) is None
+            run(migration.migrate(legacy, on_organization=outage))
+    assert run(layout_version.stored_version(legacy)) is None
     assert by_name(tenant(legacy, orgs[1]), "") == []
 
-    summary = migration.migrate(legacy)
+    summary = run(migration.migrate(legacy))
 
     assert (summary.run(1).done_earlier, summary.stamped) == (1, True)
     assert all(counts_of(legacy, org) == expected_counts(org) for org in orgs)
@@ -298,22 +302,22 @@ def test_migrate__outage_mid_run__ends_it_and_a_run_again_finishes(legacy: Table
 def test_migrate__step_fails_for_one_organisation__others_finish_and_nothing_stamped(legacy: Table) -> None:
     first = typical_organization("Alpha", "alpha.example", people=2).write(legacy.client, legacy.name)
     second = typical_organization("Beta", "beta.example", people=2).write(legacy.client, legacy.name)
-    organizations.add_email_domain(legacy, first.org_id, "alpha.example")  # its first write is then a name entry's
+    run(organizations.add_email_domain(legacy, first.org_id, "alpha.example"))  # its first write is then a name entry's
 
     with injected(legacy.client) as faults:
         faults.cancel(REASON_CONDITION_FAILED, times=1)  # that write refused, as a conflicting write would be
-        summary = migration.migrate(legacy)
+        summary = run(migration.migrate(legacy))
 
     [failure] = summary.failures
     assert (failure.org_id, failure.step) == (first.org_id, migration.NAME_ENTRIES)
     assert [outcome.org_id for outcome in summary.run(1).outcomes] == [second.org_id]
-    assert not summary.stamped and layout_version.stored_version(legacy) is None
+    assert not summary.stamped and run(layout_version.stored_version(legacy)) is None
     assert summary.lines()[-1] == (
         f"table {legacy.name} stays at layout 0: 1 organisation not finished; run the migration again to finish them"
     )
     assert f"  {failure.describe()}" in summary.lines()
 
-    again = migration.migrate(legacy)
+    again = run(migration.migrate(legacy))
 
     assert (again.run(1).done_earlier, again.failures, again.stamped) == (1, [], True)
     assert sorted(by_name(tenant(legacy, first), "")) == sorted(e.email for e in first.employees)
@@ -338,11 +342,11 @@ def test_migrate__table_created_the_old_way__stream_turned_on_and_said_so(legacy
     typical_organization("Streamless", "streamless.example").write(legacy.client, legacy.name)
     assert provision.stream_arn(legacy.client, legacy.name) is None
 
-    summary = migration.migrate(legacy)
+    summary = run(migration.migrate(legacy))
 
     assert summary.stream_enabled and provision.stream_arn(legacy.client, legacy.name) is not None
     assert summary.lines()[0] == f"table {legacy.name}: turned its stream on (live updates)"
-    assert migration.migrate(legacy).stream_enabled is False  # a second run finds it on
+    assert run(migration.migrate(legacy)).stream_enabled is False  # a second run finds it on
 
 
 # --- layout 1 to 2: audit events' expiry ------------------------------------------------------
@@ -358,17 +362,17 @@ def test_migrate__layout_1__audit_events_given_their_organisations_expiry_and_re
     items_2 = layout_1_organization(second, "Beta", retention_days=1000)
     for written in (items_1, items_2):  # one organisation a request, as any writer
         write_items(legacy.client, legacy.name, written)
-    layout_version.stamp(legacy, 1, over=None)
+    run(layout_version.stamp(legacy, 1, over=None))
     table = Table(legacy.client, legacy.name, PlatformScope(), retry=TEST_RETRY, retention=AuditRetention(400))
     before = {org_id: _trail(table, org_id) for org_id in (first, second)}
     assert [len(trail) for trail in before.values()] == [2, 2]
     assert all(event.expires_at is None for trail in before.values() for event in trail)
 
     with calls.listening() as log:
-        summary = migration.migrate(table)
+        summary = run(migration.migrate(table))
 
     assert "Scan" not in log.operations()
-    assert summary.found == 1 and summary.stamped and layout_version.stored_version(legacy) == 2
+    assert summary.found == 1 and summary.stamped and run(layout_version.stored_version(legacy)) == 2
     [run] = summary.runs
     assert (run.version, run.organizations, run.done_earlier) == (2, 2, 0)
     assert [outcome.events_stamped for outcome in run.outcomes] == [2, 2]
@@ -387,7 +391,7 @@ def test_migrate__layout_1__audit_events_given_their_organisations_expiry_and_re
             assert stored is not None and stored[layout.EXPIRES_AT] == {"N": str(expected)}
 
     with calls.listening() as log:
-        again = migration.migrate(table)
+        again = run(migration.migrate(table))
     assert again.lines() == [f"table {legacy.name} is at layout 2 already: nothing to migrate"]
     assert not WRITES & set(log.operations())
 
@@ -396,18 +400,18 @@ def test_migrate__layout_1_interrupted__run_again_stamps_the_rest_and_rewrites_n
     orgs = ["01HZ00000000000000000000C1", "01HZ00000000000000000000C2"]
     for n, org in enumerate(orgs):
         write_items(legacy.client, legacy.name, layout_1_organization(org, f"Org{n}"))
-    layout_version.stamp(legacy, 1, over=None)
+    run(layout_version.stamp(legacy, 1, over=None))
 
     def interrupt(_done: migration.Progress | migration.Failure) -> None:
         raise KeyboardInterrupt  # Ctrl-C as the first organisation is done
 
     with pytest.raises(KeyboardInterrupt):
-        migration.migrate(legacy, on_organization=interrupt)
-    assert layout_version.stored_version(legacy) == 1
+        run(migration.migrate(legacy, on_organization=interrupt))
+    assert run(layout_version.stored_version(legacy)) == 1
     assert [e.expires_at is None for e in _trail(legacy, orgs[1])] == [True, True]
 
     with calls.listening() as log:
-        summary = migration.migrate(legacy)
+        summary = run(migration.migrate(legacy))
 
     written = [pk for call in log.snapshot() if call.operation in WRITES for pk in call.partition_keys()]
     assert not any(keys.in_tenant(pk, orgs[0]) for pk in written)
@@ -418,7 +422,7 @@ def test_migrate__layout_1_interrupted__run_again_stamps_the_rest_and_rewrites_n
 def test_migrate__layout_0__brought_through_1_and_2_and_the_summary_tells_of_each(legacy: Table) -> None:
     typical_organization("Acme", "acme.example").write(legacy.client, legacy.name)
 
-    summary = migration.migrate(legacy)
+    summary = run(migration.migrate(legacy))
 
     lines = summary.lines()
     assert lines[1].startswith("1 organisation from layout 0 to 1 (0 done by an earlier run): ")

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datastore import employees, name_backfill, names
 from datastore.entities import Employee
 from datastore.pagination import PageRequest
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.support import all_pages, written_before_search
 
@@ -16,17 +17,17 @@ def by_name(tenant: Tenant, prefix: str) -> list[Employee]:
 def test_index_organization__old_employees__found_by_name_and_listed_once(tenant: Tenant) -> None:
     staff = written_before_search(tenant.table, 3)
     assert by_name(tenant, "bulk") == []
-    assert name_backfill.index_organization(tenant.table) == 4  # and the admin
+    assert run(name_backfill.index_organization(tenant.table)) == 4  # and the admin
     assert by_name(tenant, "bulk") == staff  # "Bulk" / "Person 000" ... sort by last name
-    assert name_backfill.index_organization(tenant.table) == 4  # again: the same entries
-    directory = employees.list_employees_by_name(tenant.table, "", PageRequest(first=10)).items
+    assert run(name_backfill.index_organization(tenant.table)) == 4  # again: the same entries
+    directory = run(employees.list_employees_by_name(tenant.table, "", PageRequest(first=10))).items
     assert sorted(e.emp_id for e in directory) == sorted([tenant.admin.emp_id, *(e.emp_id for e in staff)])
 
 
 def test_index_employee__renamed_since_read__writes_only_the_current_name(tenant: Tenant) -> None:
     [emp] = written_before_search(tenant.table, 1)
-    renamed = employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="Zed")
-    name_backfill.index_employee(tenant.table, emp)  # emp is version 1: the backfill re-reads
+    renamed = run(employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="Zed"))
+    run(name_backfill.index_employee(tenant.table, emp))  # emp is version 1: the backfill re-reads
     current = set(names.prefixes(renamed.first_name, renamed.last_name))
     for prefix in set(names.prefixes(emp.first_name, emp.last_name)) | current:
         listed = [e for e in by_name(tenant, prefix) if e.emp_id == emp.emp_id]

@@ -10,6 +10,7 @@ from datastore.errors import Conflict, InvalidInput, NotFound, ScopeViolation
 from datastore.pagination import PageRequest
 from datastore.scope import SignInScope, TenantScope
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.datastore.support import raw_get, write_items
 from tests.legacy_layout import LegacyOrganization
@@ -20,20 +21,20 @@ if TYPE_CHECKING:
 
 def test_get_organization__ap1__one_get_item(tenant: Tenant) -> None:
     with calls.listening() as log:
-        org = organizations.get_organization(tenant.table)
+        org = run(organizations.get_organization(tenant.table))
     assert org == tenant.organization
     assert org is not None and org.status is OrganizationStatus.ACTIVE
     assert log.operations() == ["GetItem"]
 
 
 def test_get_organization__unknown_org__none(platform: Table) -> None:
-    assert organizations.get_organization(platform.with_scope(TenantScope(ids.new_id()))) is None
+    assert run(organizations.get_organization(platform.with_scope(TenantScope(ids.new_id())))) is None
 
 
 def test_get_organization_with_subscription__ap13__one_query_on_the_org_partition(tenant: Tenant) -> None:
     tenant.department()  # Other items in the partition must not be read.
     with calls.listening() as log:
-        found = organizations.get_organization_with_subscription(tenant.table)
+        found = run(organizations.get_organization_with_subscription(tenant.table))
     assert found is not None
     assert found.organization == tenant.organization
     assert found.subscription is not None
@@ -51,14 +52,16 @@ def test_get_organization_with_subscription__ap13__one_query_on_the_org_partitio
 
 
 def test_get_organization_with_subscription__unknown_org__none(platform: Table) -> None:
-    assert organizations.get_organization_with_subscription(platform.with_scope(TenantScope(ids.new_id()))) is None
+    assert run(organizations.get_organization_with_subscription(platform.with_scope(TenantScope(ids.new_id())))) is None
 
 
 def walk_organizations(platform: Table, descending: bool) -> list[str]:
     ids: list[str] = []
     after = None
     while True:
-        page = organizations.list_organizations(platform, PageRequest(first=100, after=after, descending=descending))
+        page = run(
+            organizations.list_organizations(platform, PageRequest(first=100, after=after, descending=descending))
+        )
         ids.extend(org.org_id for org in page.items)
         if not page.has_next:
             return ids
@@ -70,7 +73,7 @@ def test_list_organizations__ap14__one_query_on_gsi1_in_name_order(platform: Tab
     made = [make_tenant(f"AP14 {unique} {letter}") for letter in "CAB"]
     by_name = [t.org_id for t in sorted(made, key=lambda t: t.organization.name)]
     with calls.listening() as log:
-        page = organizations.list_organizations(platform, PageRequest(first=5))
+        page = run(organizations.list_organizations(platform, PageRequest(first=5)))
     assert log.operations() == ["Query"]
     assert log.calls[0].params["IndexName"] == "GSI1"
     assert log.calls[0].params["ExpressionAttributeValues"][":pk"] == {"S": "ORGS"}
@@ -83,32 +86,34 @@ def test_list_organizations__ap14__one_query_on_gsi1_in_name_order(platform: Tab
 
 def test_list_organizations__tenant_scope__scope_violation_without_a_call(tenant: Tenant) -> None:
     with calls.listening() as log, pytest.raises(ScopeViolation):
-        organizations.list_organizations(tenant.table, PageRequest())
+        run(organizations.list_organizations(tenant.table, PageRequest()))
     assert log.operations() == []
 
 
 def test_create_organization__writes_org_subscription_and_admin_in_one_transaction(platform: Table) -> None:
     unique = ids.new_id().lower()
     with calls.listening() as log:
-        org, admin = organizations.create_organization(
-            platform,
-            name="  New Org  ",
-            plan=Plan.FREE,
-            email_domains=[f"{unique}.Example.com", f"second.{unique}.example.com"],
-            admin_email=f"Boss{unique}@{unique}.Example.com",
-            admin_first_name="Bo",
-            admin_last_name="Ss",
+        org, admin = run(
+            organizations.create_organization(
+                platform,
+                name="  New Org  ",
+                plan=Plan.FREE,
+                email_domains=[f"{unique}.Example.com", f"second.{unique}.example.com"],
+                admin_email=f"Boss{unique}@{unique}.Example.com",
+                admin_first_name="Bo",
+                admin_last_name="Ss",
+            )
         )
     assert log.operations() == ["TransactWriteItems"]
     assert org.name == "New Org"
     assert admin.role is Role.ADMIN and admin.email == f"boss{unique}@{unique}.example.com"
     assert org.email_domains == (f"{unique}.example.com", f"second.{unique}.example.com")
     tenant = platform.with_scope(TenantScope(org.org_id))
-    found = organizations.get_organization_with_subscription(tenant)
+    found = run(organizations.get_organization_with_subscription(tenant))
     assert found is not None and found.organization == org
     assert found.subscription is not None and found.subscription.seats == organizations.SEATS_BY_PLAN[Plan.FREE]
-    assert employees.get_employee(tenant, admin.emp_id) == admin
-    identity = identities.find_identity(platform.with_scope(SignInScope()), admin.email)
+    assert run(employees.get_employee(tenant, admin.emp_id)) == admin
+    identity = run(identities.find_identity(platform.with_scope(SignInScope()), admin.email))
     assert identity is not None and (identity.org_id, identity.emp_id) == (org.org_id, admin.emp_id)
 
 
@@ -118,18 +123,20 @@ def test_create_organization__domain_of_another_org__conflict_and_nothing_writte
     name = f"Clash {ids.new_id()}"
     fresh = unique_domain()
     with pytest.raises(Conflict, match=f"domain {tenant.domain} belongs to another organisation"):
-        organizations.create_organization(
-            platform,
-            name=name,
-            plan=Plan.PRO,
-            email_domains=[fresh, tenant.domain],
-            admin_email=tenant.email("copycat"),
-            admin_first_name="A",
-            admin_last_name="B",
+        run(
+            organizations.create_organization(
+                platform,
+                name=name,
+                plan=Plan.PRO,
+                email_domains=[fresh, tenant.domain],
+                admin_email=tenant.email("copycat"),
+                admin_first_name="A",
+                admin_last_name="B",
+            )
         )
     assert name not in [org.name for org in _all_organizations(platform)]
     assert raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(fresh)) is None
-    assert identities.find_identity(platform.with_scope(SignInScope()), tenant.email("copycat")) is None
+    assert run(identities.find_identity(platform.with_scope(SignInScope()), tenant.email("copycat"))) is None
 
 
 @pytest.mark.parametrize(
@@ -157,7 +164,7 @@ def test_create_organization__bad_input__invalid_input_and_no_call(
         "admin_last_name": "B",
     } | values
     with calls.listening() as log, pytest.raises(InvalidInput) as raised:
-        organizations.create_organization(platform, plan=Plan.PRO, **arguments)
+        run(organizations.create_organization(platform, plan=Plan.PRO, **arguments))
     assert raised.value.field == field
     assert log.operations() == []
 
@@ -166,7 +173,7 @@ def _all_organizations(platform: Table) -> list[Organization]:
     found: list[Organization] = []
     after = None
     while True:
-        page = organizations.list_organizations(platform, PageRequest(first=100, after=after))
+        page = run(organizations.list_organizations(platform, PageRequest(first=100, after=after)))
         found.extend(page.items)
         if not page.has_next:
             return found
@@ -180,20 +187,22 @@ def test_create_organization__writes_one_marker_per_domain(
     platform: Table, client: DynamoDBClient, table_name: str
 ) -> None:
     first, second = unique_domain(), unique_domain()
-    org, _ = organizations.create_organization(
-        platform,
-        name="Two Domains",
-        plan=Plan.PRO,
-        email_domains=[second, first.upper(), first],
-        admin_email=f"boss@{second}",
-        admin_first_name="A",
-        admin_last_name="B",
+    org, _ = run(
+        organizations.create_organization(
+            platform,
+            name="Two Domains",
+            plan=Plan.PRO,
+            email_domains=[second, first.upper(), first],
+            admin_email=f"boss@{second}",
+            admin_first_name="A",
+            admin_last_name="B",
+        )
     )
     assert org.email_domains == tuple(sorted([first, second]))
     for domain in (first, second):
         marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(domain))
         assert marker is not None and marker["orgId"] == {"S": org.org_id}
-    assert organizations.get_organization(platform.with_scope(TenantScope(org.org_id))) == org
+    assert run(organizations.get_organization(platform.with_scope(TenantScope(org.org_id)))) == org
 
 
 def test_add_email_domain__marker_and_list_in_one_transaction__then_employees_may_use_it(
@@ -201,10 +210,10 @@ def test_add_email_domain__marker_and_list_in_one_transaction__then_employees_ma
 ) -> None:
     extra = unique_domain()
     with calls.listening() as log:
-        updated = organizations.add_email_domain(platform, tenant.org_id, extra.upper())
+        updated = run(organizations.add_email_domain(platform, tenant.org_id, extra.upper()))
     assert log.operations() == ["GetItem", "TransactWriteItems"]
     assert updated.email_domains == tuple(sorted([tenant.domain, extra]))
-    assert organizations.get_organization(tenant.table) == updated
+    assert run(organizations.get_organization(tenant.table)) == updated
     marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(extra))
     assert marker is not None and marker["orgId"] == {"S": tenant.org_id}
     assert tenant.employee(email=f"someone@{extra}").email == f"someone@{extra}"
@@ -212,7 +221,7 @@ def test_add_email_domain__marker_and_list_in_one_transaction__then_employees_ma
 
 def test_add_email_domain__owned_already__changes_nothing(platform: Table, tenant: Tenant) -> None:
     with calls.listening() as log:
-        assert organizations.add_email_domain(platform, tenant.org_id, tenant.domain) == tenant.organization
+        assert run(organizations.add_email_domain(platform, tenant.org_id, tenant.domain)) == tenant.organization
     assert log.operations() == ["GetItem"]
 
 
@@ -221,46 +230,48 @@ def test_add_email_domain__held_by_another__conflict_and_nothing_changes(
 ) -> None:
     other = make_tenant()
     with pytest.raises(Conflict, match="belongs to another organisation"):
-        organizations.add_email_domain(platform, tenant.org_id, other.domain)
-    assert organizations.get_organization(tenant.table) == tenant.organization
+        run(organizations.add_email_domain(platform, tenant.org_id, other.domain))
+    assert run(organizations.get_organization(tenant.table)) == tenant.organization
     marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(other.domain))
     assert marker is not None and marker["orgId"] == {"S": other.org_id}
 
 
 def test_add_email_domain__unknown_org__not_found(platform: Table) -> None:
     with pytest.raises(NotFound):
-        organizations.add_email_domain(platform, ids.new_id(), unique_domain())
+        run(organizations.add_email_domain(platform, ids.new_id(), unique_domain()))
 
 
 @pytest.mark.parametrize("domain", ["not a domain", "a@b.example"])
 def test_add_email_domain__bad_domain__invalid_input_and_no_call(platform: Table, tenant: Tenant, domain: str) -> None:
     with calls.listening() as log, pytest.raises(InvalidInput) as raised:
-        organizations.add_email_domain(platform, tenant.org_id, domain)
+        run(organizations.add_email_domain(platform, tenant.org_id, domain))
     assert raised.value.field == "domain"
     assert log.operations() == []
 
 
 def test_add_email_domain__past_the_limit__invalid_input(platform: Table, tenant: Tenant) -> None:
     for _ in range(validation.EMAIL_DOMAINS_MAX - 1):
-        organizations.add_email_domain(platform, tenant.org_id, unique_domain())
+        run(organizations.add_email_domain(platform, tenant.org_id, unique_domain()))
     with pytest.raises(InvalidInput, match=f"at most {validation.EMAIL_DOMAINS_MAX}"):
-        organizations.add_email_domain(platform, tenant.org_id, unique_domain())
+        run(organizations.add_email_domain(platform, tenant.org_id, unique_domain()))
 
 
 def test_provisioning__tenant_scope__scope_violation_and_no_call(tenant: Tenant) -> None:
     domain = unique_domain()
     with calls.listening() as log:
         with pytest.raises(ScopeViolation):
-            organizations.add_email_domain(tenant.table, tenant.org_id, domain)
+            run(organizations.add_email_domain(tenant.table, tenant.org_id, domain))
         with pytest.raises(ScopeViolation):
-            organizations.create_organization(
-                tenant.table,
-                name="Sneaky",
-                plan=Plan.FREE,
-                email_domains=[domain],
-                admin_email=f"a@{domain}",
-                admin_first_name="A",
-                admin_last_name="B",
+            run(
+                organizations.create_organization(
+                    tenant.table,
+                    name="Sneaky",
+                    plan=Plan.FREE,
+                    email_domains=[domain],
+                    admin_email=f"a@{domain}",
+                    admin_first_name="A",
+                    admin_last_name="B",
+                )
             )
     assert log.operations() == []
 
@@ -283,17 +294,17 @@ def test_adopt_email_domains__free_domains__markers_and_list_in_one_transaction(
     org = domainless(platform, first, second)
 
     with calls.listening() as log:
-        adopted = organizations.adopt_email_domains(platform, org.org_id, [second, first.upper()])
+        adopted = run(organizations.adopt_email_domains(platform, org.org_id, [second, first.upper()]))
 
     assert log.operations() == ["GetItem", "TransactWriteItems"]
     assert adopted == organizations.AdoptedDomains(tuple(sorted([first, second])), (), tuple(sorted([first, second])))
     tenant = platform.with_scope(TenantScope(org.org_id))
-    stored = organizations.get_organization(tenant)
+    stored = run(organizations.get_organization(tenant))
     assert stored is not None and stored.email_domains == adopted.owned
     for domain in (first, second):
         marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(domain))
         assert marker is not None and marker["orgId"] == {"S": org.org_id}
-    [event] = audit.list_audit_events(tenant, PageRequest(first=5)).items
+    [event] = run(audit.list_audit_events(tenant, PageRequest(first=5))).items
     assert event.action == "organization.adoptEmailDomains"
 
 
@@ -303,19 +314,19 @@ def test_adopt_email_domains__one_held_by_another__left_out_and_named(
     free = unique_domain()
     org = domainless(platform, tenant.domain, free)
 
-    adopted = organizations.adopt_email_domains(platform, org.org_id, [tenant.domain, free])
+    adopted = run(organizations.adopt_email_domains(platform, org.org_id, [tenant.domain, free]))
 
     assert (adopted.assigned, adopted.held_elsewhere, adopted.owned) == ((free,), (tenant.domain,), (free,))
     marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(tenant.domain))
     assert marker is not None and marker["orgId"] == {"S": tenant.org_id}
     everything_held = domainless(platform, tenant.domain)
-    held = organizations.adopt_email_domains(platform, everything_held.org_id, [tenant.domain])
+    held = run(organizations.adopt_email_domains(platform, everything_held.org_id, [tenant.domain]))
     assert held == organizations.AdoptedDomains((), (tenant.domain,), ())
 
 
 def test_adopt_email_domains__organisation_owns_domains__nothing_written(platform: Table, tenant: Tenant) -> None:
     with calls.listening() as log:
-        adopted = organizations.adopt_email_domains(platform, tenant.org_id, [unique_domain()])
+        adopted = run(organizations.adopt_email_domains(platform, tenant.org_id, [unique_domain()]))
     assert adopted == organizations.AdoptedDomains((), (), tenant.organization.email_domains)
     assert log.operations() == ["GetItem"]
 
@@ -327,6 +338,6 @@ def test_adopt_email_domains__marker_naming_it_already__taken_as_its_own(
     org = domainless(platform, domain)
     write_items(client, table_name, [layout.EMAIL_DOMAIN.item(EmailDomain(domain, org.org_id))])  # left by hand
 
-    adopted = organizations.adopt_email_domains(platform, org.org_id, [domain])
+    adopted = run(organizations.adopt_email_domains(platform, org.org_id, [domain]))
 
     assert adopted.assigned == (domain,) and adopted.held_elsewhere == ()

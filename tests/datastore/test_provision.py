@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING
 import pytest
 
 from datastore import ids, layout, layout_version, provision
+from datastore.async_client import AsyncDynamo
 from datastore.provision import StreamMisconfigured, ensure_stream, ensure_table, table_definition
 from datastore.scope import LayoutScope
 from datastore.table import Table
+from tests.blocking import run
 from tests.datastore.support import drop_table, raw_get
 from tests.legacy_layout import create_legacy_table, typical_organization
 
@@ -30,7 +32,7 @@ def stream_of(client: DynamoDBClient, name: str) -> dict[str, object]:
 
 
 def test_ensure_table__new__stream_with_both_images_and_ttl(client: DynamoDBClient, name: str) -> None:
-    assert ensure_table(client, name) is True
+    assert run(ensure_table(client, name)) is True
     assert stream_of(client, name) == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     assert provision.stream_arn(client, name) is not None
     ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
@@ -38,7 +40,7 @@ def test_ensure_table__new__stream_with_both_images_and_ttl(client: DynamoDBClie
 
 
 def test_ensure_table__created_the_old_way__stream_turned_on_data_and_layout_kept(
-    client: DynamoDBClient, name: str
+    client: DynamoDBClient, dynamo: AsyncDynamo, name: str
 ) -> None:
     create_legacy_table(client, name)
     old = typical_organization("Old Co", "old.example").write(client, name)
@@ -46,14 +48,14 @@ def test_ensure_table__created_the_old_way__stream_turned_on_data_and_layout_kep
     org_key = layout.ORGANIZATION.key_at(old.org_id)
     before = raw_get(client, name, org_key)
 
-    assert ensure_table(client, name) is False
+    assert run(ensure_table(client, name)) is False
 
     assert stream_of(client, name) == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     assert before is not None and raw_get(client, name, org_key) == before
     # A table change, not a data change: the layout the data is in has not moved.
-    layout_table = Table(client, name, LayoutScope())
-    assert layout_version.stored_version(layout_table) is None  # data, no version item: layout 0
-    assert layout_version.has_organizations(layout_table)
+    layout_table = Table(dynamo, name, LayoutScope())
+    assert run(layout_version.stored_version(layout_table)) is None  # data, no version item: layout 0
+    assert run(layout_version.has_organizations(layout_table))
     assert ensure_stream(client, name) is False  # once on, left alone
 
 

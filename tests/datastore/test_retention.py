@@ -15,13 +15,14 @@ from datastore.pagination import PageRequest
 from datastore.retention import AuditRetention
 from datastore.scope import TenantScope
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.support import raw_get
 
 
 def events(table: Table) -> list[AuditEvent]:
     """The organisation's trail, newest first."""
-    return list(audit.list_audit_events(table, PageRequest(first=100)).items)
+    return list(run(audit.list_audit_events(table, PageRequest(first=100))).items)
 
 
 def expiry_of(event: AuditEvent, days: int) -> datetime:
@@ -42,8 +43,15 @@ def fresh(tenant: Tenant, default_days: int = retention.DEFAULT_DAYS) -> Table:
 
 
 def test_write__organisation_sets_none__event_expires_after_the_default(tenant: Tenant) -> None:
-    employees.create_employee(
-        fresh(tenant), email=tenant.email("a"), first_name="A", last_name="B", department_id=None, role=Role.EMPLOYEE
+    run(
+        employees.create_employee(
+            fresh(tenant),
+            email=tenant.email("a"),
+            first_name="A",
+            last_name="B",
+            department_id=None,
+            role=Role.EMPLOYEE,
+        )
     )
     newest = events(tenant.table)[0]
     assert newest.action == "employee.create"
@@ -55,20 +63,20 @@ def test_write__organisation_sets_none__event_expires_after_the_default(tenant: 
 
 
 def test_write__platform_default_set__event_expires_after_it(tenant: Tenant) -> None:
-    departments.create_department(fresh(tenant, default_days=400), name="Ops")
+    run(departments.create_department(fresh(tenant, default_days=400), name="Ops"))
     newest = events(tenant.table)[0]
     assert newest.expires_at == expiry_of(newest, 400)
 
 
 def test_set_audit_retention__later_events_expire_after_it__earlier_ones_keep_theirs(tenant: Tenant) -> None:
     table = fresh(tenant)
-    departments.create_department(table, name="Before")
+    run(departments.create_department(table, name="Before"))
     before = events(tenant.table)[0]
 
-    updated = organizations.set_audit_retention(table, 400)
+    updated = run(organizations.set_audit_retention(table, 400))
     assert updated.audit_retention_days == 400
-    departments.create_department(table, name="After")  # the same Table: it was told
-    departments.create_department(fresh(tenant), name="Later")  # a new one reads it
+    run(departments.create_department(table, name="After"))  # the same Table: it was told
+    run(departments.create_department(fresh(tenant), name="Later"))  # a new one reads it
 
     later, after, change, *_ = events(tenant.table)
     assert change.action == "organization.setAuditRetention"
@@ -78,18 +86,18 @@ def test_set_audit_retention__later_events_expire_after_it__earlier_ones_keep_th
     assert events(tenant.table)[3].event_id == before.event_id
     assert stored_expires_at(tenant.table, before) == int(expiry_of(before, retention.DEFAULT_DAYS).timestamp())
 
-    back = organizations.set_audit_retention(table, None)
+    back = run(organizations.set_audit_retention(table, None))
     assert back.audit_retention_days is None
     item = raw_get(tenant.table.client, tenant.table.name, layout.ORGANIZATION.key_at(tenant.org_id))
     assert item is not None and layout.AUDIT_RETENTION_DAYS not in item
-    departments.create_department(fresh(tenant), name="Default again")
+    run(departments.create_department(fresh(tenant), name="Default again"))
     assert events(tenant.table)[0].expires_at == expiry_of(events(tenant.table)[0], retention.DEFAULT_DAYS)
 
 
 def test_set_audit_retention__same_value__writes_nothing(tenant: Tenant) -> None:
-    organizations.set_audit_retention(tenant.table, 500)
+    run(organizations.set_audit_retention(tenant.table, 500))
     with calls.listening() as log:
-        organizations.set_audit_retention(tenant.table, 500)
+        run(organizations.set_audit_retention(tenant.table, 500))
     assert log.operations() == ["GetItem"]
 
 
@@ -98,7 +106,7 @@ def test_set_audit_retention__out_of_bounds__invalid_naming_the_field_and_nothin
     tenant: Tenant, days: int
 ) -> None:
     with calls.listening() as log, pytest.raises(InvalidInput) as refused:
-        organizations.set_audit_retention(tenant.table, days)
+        run(organizations.set_audit_retention(tenant.table, days))
     assert refused.value.field == "audit_retention_days"
     assert f"{retention.MIN_DAYS} to {retention.MAX_DAYS}" in refused.value.reason
     assert log.operations() == []
@@ -106,13 +114,13 @@ def test_set_audit_retention__out_of_bounds__invalid_naming_the_field_and_nothin
 
 @pytest.mark.parametrize("days", [retention.MIN_DAYS, retention.MAX_DAYS])
 def test_set_audit_retention__bounds__accepted(tenant: Tenant, days: int) -> None:
-    assert organizations.set_audit_retention(tenant.table, days).audit_retention_days == days
+    assert run(organizations.set_audit_retention(tenant.table, days)).audit_retention_days == days
 
 
 def test_table_told_the_organisation__writes_read_nothing_more(tenant: Tenant) -> None:
-    organizations.set_audit_retention(tenant.table, 300)
+    run(organizations.set_audit_retention(tenant.table, 300))
     table = fresh(tenant)
-    organization = organizations.get_organization(table)
+    organization = run(organizations.get_organization(table))
     assert organization is not None
     table.retention.know(organization)  # what the request session does with its active check's read
 
@@ -123,7 +131,7 @@ def test_table_told_the_organisation__writes_read_nothing_more(tenant: Tenant) -
 
 
 def test_table_told_nothing__reads_the_organisation_once_for_all_its_writes(tenant: Tenant) -> None:
-    organizations.set_audit_retention(tenant.table, 300)
+    run(organizations.set_audit_retention(tenant.table, 300))
     table = fresh(tenant)
     org_key = layout.ORGANIZATION.key_at(tenant.org_id)
 
@@ -136,24 +144,24 @@ def test_table_told_nothing__reads_the_organisation_once_for_all_its_writes(tena
 
 
 def test_bulk_import__each_rows_event_expires_after_the_organisations_retention(tenant: Tenant) -> None:
-    organizations.set_audit_retention(tenant.table, 1000)
+    run(organizations.set_audit_retention(tenant.table, 1000))
     table = fresh(tenant)
     rows = [Row(tenant.email(f"imp{n}"), "Imp", f"Row {n}") for n in range(3)]
-    known = imports.existing(table, [row.email for row in rows])
+    known = run(imports.existing(table, [row.email for row in rows]))
     for row in rows:
-        imports.import_row(table, row, known.get(row.email))
+        run(imports.import_row(table, row, known.get(row.email)))
     created = [e for e in events(tenant.table) if e.action == "employee.create"]
     assert len(created) == 3 and all(e.expires_at == expiry_of(e, 1000) for e in created)
 
 
 def test_erasure__events_keep_their_expiry(tenant: Tenant) -> None:
-    organizations.set_audit_retention(tenant.table, 700)
+    run(organizations.set_audit_retention(tenant.table, 700))
     person = tenant_hire(tenant.table, tenant, "gone")
-    employees.terminate_employee(tenant.table, person.emp_id)
+    run(employees.terminate_employee(tenant.table, person.emp_id))
     about = {e.event_id: e.expires_at for e in events(tenant.table) if e.entity_id == person.emp_id}
     assert len(about) == 2 and all(at is not None for at in about.values())
 
-    erasure.erase_person(tenant.table, person.emp_id)
+    run(erasure.erase_person(tenant.table, person.emp_id))
 
     after = {e.event_id: e for e in events(tenant.table) if e.event_id in about}
     # Its creation named them (email, names): redacted; its termination named nothing personal.
@@ -162,7 +170,7 @@ def test_erasure__events_keep_their_expiry(tenant: Tenant) -> None:
 
 
 def test_organisation_item__retention_round_trips_through_its_layout(tenant: Tenant) -> None:
-    updated = organizations.set_audit_retention(tenant.table, 1234)
+    updated = run(organizations.set_audit_retention(tenant.table, 1234))
     item = layout.ORGANIZATION.item(updated)
     assert item[layout.AUDIT_RETENTION_DAYS] == items.n(1234)
     assert layout.ORGANIZATION.read(item) == updated
@@ -172,12 +180,14 @@ def test_organisation_item__retention_round_trips_through_its_layout(tenant: Ten
 def test_audit_retention__unknown_organisation__the_default(tenant: Tenant) -> None:
     # An organisation being created has no item yet: its creation's event gets the default.
     org_id = ids.OrgId(ids.new_id())
-    assert AuditRetention(321).days_for(tenant.table.with_scope(TenantScope(org_id)), org_id) == 321
+    assert run(AuditRetention(321).days_for(tenant.table.with_scope(TenantScope(org_id)), org_id)) == 321
 
 
 def tenant_hire(table: Table, tenant: Tenant, local: str) -> Employee:
-    hired = employees.create_employee(
-        table, email=tenant.email(local), first_name="Hi", last_name="Red", department_id=None, role=Role.EMPLOYEE
+    hired = run(
+        employees.create_employee(
+            table, email=tenant.email(local), first_name="Hi", last_name="Red", department_id=None, role=Role.EMPLOYEE
+        )
     )
     assert hired.status is EmployeeStatus.ACTIVE
     return hired

@@ -35,6 +35,7 @@ from datastore.errors import InProgress, Refused, Unavailable
 from datastore.http_connections import Broken, NoAnswer, NotSent
 from datastore.pagination import PageRequest
 from datastore.retries import Kind, Policy, Schedule, Verdict
+from tests.blocking import run
 from tests.conftest import TEST_RETRY, Tenant
 from tests.datastore.faults import (
     PROVISIONED_THROUGHPUT_EXCEEDED,
@@ -445,14 +446,14 @@ def faults(client: DynamoDBClient) -> Iterator[TransactFaults]:
 
 
 def audit_trail(tenant: Tenant) -> list[AuditEvent]:
-    return list(audit.list_audit_events(tenant.table, PageRequest(first=100)).items)
+    return list(run(audit.list_audit_events(tenant.table, PageRequest(first=100))).items)
 
 
 def assert_headcounts_match(tenant: Tenant, *depts: Department) -> None:
     for dept in depts:
-        current = departments.get_department(tenant.table, dept.dept_id, consistent=True)
+        current = run(departments.get_department(tenant.table, dept.dept_id, consistent=True))
         assert current is not None
-        members = employees.list_department_employees(tenant.table, dept.dept_id, PageRequest(first=100))
+        members = run(employees.list_department_employees(tenant.table, dept.dept_id, PageRequest(first=100)))
         assert current.headcount == len(members.items), current.name
 
 
@@ -466,7 +467,7 @@ def test_move__cancelled_then_committed__retried_within_the_bound(
     before = call_log.count(TRANSACT)
     faults.cancel(reason, times=TEST_RETRY.attempts - 1)
 
-    moved = employees.move_employee(tenant.table, emp.emp_id, target.dept_id).employee
+    moved = run(employees.move_employee(tenant.table, emp.emp_id, target.dept_id)).employee
 
     assert moved.department_id == target.dept_id
     assert call_log.count(TRANSACT) - before == TEST_RETRY.attempts
@@ -488,13 +489,13 @@ def test_move__cancelled_every_time__unavailable_and_nothing_written(
     faults.cancel(reason, times=None)
 
     with pytest.raises(Unavailable, match=f"after {TEST_RETRY.attempts} tries"):
-        employees.move_employee(tenant.table, emp.emp_id, target.dept_id, expected_version=1)
+        run(employees.move_employee(tenant.table, emp.emp_id, target.dept_id, expected_version=1))
 
     assert call_log.count(TRANSACT) - before == TEST_RETRY.attempts
     faults.clear()
-    assert employees.get_employee(tenant.table, emp.emp_id, consistent=True) == emp
+    assert run(employees.get_employee(tenant.table, emp.emp_id, consistent=True)) == emp
     assert_headcounts_match(tenant, source, target)
-    counts = by_id.get_many(tenant.table, layout.DEPARTMENT, [source.dept_id, target.dept_id])
+    counts = run(by_id.get_many(tenant.table, layout.DEPARTMENT, [source.dept_id, target.dept_id]))
     assert [d.headcount for d in counts if d] == [1, 0]
     assert audit_trail(tenant) == trail
 
@@ -505,18 +506,18 @@ def test_create__exhausted_retries_under_an_idempotency_key__a_later_retry_write
     before = len(call_log.snapshot())
     faults.cancel(TRANSACTION_CONFLICT, times=None)
     with pytest.raises(Unavailable):
-        departments.create_department(tenant.table, name="Ops", idempotency_key="retry-me")
+        run(departments.create_department(tenant.table, name="Ops", idempotency_key="retry-me"))
     faults.clear()
     attempts = [call for call in call_log.snapshot()[before:] if call.operation == TRANSACT]
     assert len(attempts) == TEST_RETRY.attempts
     tokens = {call.params["ClientRequestToken"] for call in attempts}
     assert len(tokens) == 1
 
-    created = departments.create_department(tenant.table, name="Ops", idempotency_key="retry-me")
-    again = departments.create_department(tenant.table, name="Ops", idempotency_key="retry-me")
+    created = run(departments.create_department(tenant.table, name="Ops", idempotency_key="retry-me"))
+    again = run(departments.create_department(tenant.table, name="Ops", idempotency_key="retry-me"))
 
     assert again == created
-    names = [d.name for d in departments.list_departments(tenant.table, PageRequest(first=100)).items]
+    names = [d.name for d in run(departments.list_departments(tenant.table, PageRequest(first=100))).items]
     assert names.count("Ops") == 1
 
 
@@ -548,7 +549,7 @@ def test_concurrent_moves_with_injected_conflicts__headcounts_equal_memberships(
         emp = people[index]
         moves = 0
         for step in range(1, 4):
-            employees.move_employee(tenant.table, emp.emp_id, depts[(index + step) % 3].dept_id)
+            run(employees.move_employee(tenant.table, emp.emp_id, depts[(index + step) % 3].dept_id))
             moves += 1
         return moves
 
@@ -558,7 +559,7 @@ def test_concurrent_moves_with_injected_conflicts__headcounts_equal_memberships(
     assert faults.injected > 0
     assert call_log.count(TRANSACT) - before == moves + faults.injected
     assert_headcounts_match(tenant, *depts)
-    counts = by_id.get_many(tenant.table, layout.DEPARTMENT, [d.dept_id for d in depts])
+    counts = run(by_id.get_many(tenant.table, layout.DEPARTMENT, [d.dept_id for d in depts]))
     assert sum(d.headcount for d in counts if d) == len(people)
     events = audit_trail(tenant)
     assert len(events) == len(trail) + moves

@@ -16,6 +16,7 @@ from datastore.errors import ScopeViolation
 from datastore.scope import SignInScope, TenantScope
 from datastore.sessions import Lifetimes, RefreshRefused
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import Tenant
 
 LIFETIMES = Lifetimes(idle=timedelta(hours=1), absolute=timedelta(days=1))
@@ -31,14 +32,14 @@ def sign_in_table(tenant: Tenant) -> Table:
 def refresh(
     tenant: Tenant, token: str, lifetimes: Lifetimes = LIFETIMES, now: datetime | None = None
 ) -> sessions.Rotated:
-    grant = sessions.find_grant(sign_in_table(tenant), token)
+    grant = run(sessions.find_grant(sign_in_table(tenant), token))
     if grant is None:
         raise RefreshRefused("unknown refresh token")
-    return sessions.rotate(tenant.table, grant, token, lifetimes, successor_key=KEY, now=now)
+    return run(sessions.rotate(tenant.table, grant, token, lifetimes, successor_key=KEY, now=now))
 
 
 def test_start__token_stored_only_as_its_sha256(tenant: Tenant, call_log: CallLog) -> None:
-    session, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
+    session, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES))
     assert token.startswith("hrr_") and len(token) == 47
     (write,) = [call for call in call_log.snapshot() if call.operation == "TransactWriteItems"]
     assert token not in str(write.params)
@@ -50,9 +51,9 @@ def test_start__token_stored_only_as_its_sha256(tenant: Tenant, call_log: CallLo
 
 
 def test_find_grant__one_consistent_get_item(tenant: Tenant, call_log: CallLog) -> None:
-    session, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
+    session, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES))
     before = len(call_log.snapshot())
-    grant = sessions.find_grant(sign_in_table(tenant), token)
+    grant = run(sessions.find_grant(sign_in_table(tenant), token))
     found = call_log.snapshot()[before:]
     assert [call.operation for call in found] == ["GetItem"]
     assert found[0].params["ConsistentRead"] is True
@@ -67,23 +68,23 @@ def test_find_grant__one_consistent_get_item(tenant: Tenant, call_log: CallLog) 
 
 def test_find_grant__malformed_or_unknown__none_and_malformed_sends_nothing(tenant: Tenant, call_log: CallLog) -> None:
     table = sign_in_table(tenant)
-    assert sessions.find_grant(table, "hrk_" + "a" * 43) is None
-    assert sessions.find_grant(table, "not a token") is None
+    assert run(sessions.find_grant(table, "hrk_" + "a" * 43)) is None
+    assert run(sessions.find_grant(table, "not a token")) is None
     assert call_log.snapshot() == []
-    assert sessions.find_grant(table, sessions.new_token()) is None
+    assert run(sessions.find_grant(table, sessions.new_token())) is None
 
 
 def test_rotate__new_token_works_old_token_is_reuse_and_ends_the_family(tenant: Tenant) -> None:
-    session, first = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
+    session, first = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES))
     second = refresh(tenant, first).token
     third = refresh(tenant, second).token
-    current = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
+    current = run(sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id))
     assert current is not None and current.generation == 2
 
     with pytest.raises(RefreshRefused) as reused:
         refresh(tenant, first)
     assert reused.value.reused
-    ended = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
+    ended = run(sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id))
     assert ended is not None and ended.status is SessionStatus.ENDED and ended.end_reason == sessions.REUSED
     # The token its legitimate holder got last dies with the family.
     with pytest.raises(RefreshRefused, match="ended"):
@@ -93,8 +94,8 @@ def test_rotate__new_token_works_old_token_is_reuse_and_ends_the_family(tenant: 
 def test_rotate__two_concurrent_refreshes_with_one_token__one_wins_the_other_ends_the_family(
     tenant: Tenant,
 ) -> None:
-    session, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
-    grant = sessions.find_grant(sign_in_table(tenant), token)
+    session, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES))
+    grant = run(sessions.find_grant(sign_in_table(tenant), token))
     assert grant is not None
     start = threading.Barrier(2)
     outcomes: list[str] = []
@@ -102,7 +103,7 @@ def test_rotate__two_concurrent_refreshes_with_one_token__one_wins_the_other_end
     def attempt() -> None:
         start.wait()
         try:
-            sessions.rotate(tenant.table, grant, token, LIFETIMES, successor_key=KEY)
+            run(sessions.rotate(tenant.table, grant, token, LIFETIMES, successor_key=KEY))
             outcomes.append("won")
         except RefreshRefused as refusal:
             outcomes.append("reused" if refusal.reused else str(refusal))
@@ -113,24 +114,24 @@ def test_rotate__two_concurrent_refreshes_with_one_token__one_wins_the_other_end
     for thread in threads:
         thread.join()
     assert sorted(outcomes) == ["reused", "won"]
-    ended = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
+    ended = run(sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id))
     assert ended is not None and ended.status is SessionStatus.ENDED and ended.generation == 1
 
 
 def test_rotate__idle_past_its_deadline__refused(tenant: Tenant) -> None:
-    session, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
+    session, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES))
     later = session.created_at + LIFETIMES.idle + timedelta(seconds=1)
     with pytest.raises(RefreshRefused, match="idle"):
         refresh(tenant, token, now=later)
 
 
 def test_rotate__each_refresh_moves_the_idle_deadline_never_past_the_absolute(tenant: Tenant) -> None:
-    session, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
+    session, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES))
     at = session.created_at
     for _ in range(3):  # 50 minutes apart: within the idle hour each time, past it in total
         at += timedelta(minutes=50)
         token = refresh(tenant, token, now=at).token
-    current = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
+    current = run(sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id))
     assert current is not None
     assert current.expires_at == (at + LIFETIMES.idle).replace(microsecond=0)
     near_end = session.created_at + LIFETIMES.absolute - timedelta(minutes=10)
@@ -147,13 +148,13 @@ def test_rotate__each_refresh_moves_the_idle_deadline_never_past_the_absolute(te
 
 def test_sign_out_everywhere__sessions_begun_before_refused_later_ones_work(tenant: Tenant) -> None:
     emp_id = tenant.admin.emp_id
-    _, before_a = sessions.start_session(tenant.table, emp_id, LIFETIMES)
-    _, before_b = sessions.start_session(tenant.table, emp_id, LIFETIMES)
-    sessions.sign_out_everywhere(tenant.table, emp_id)
+    _, before_a = run(sessions.start_session(tenant.table, emp_id, LIFETIMES))
+    _, before_b = run(sessions.start_session(tenant.table, emp_id, LIFETIMES))
+    run(sessions.sign_out_everywhere(tenant.table, emp_id))
     # Times are kept to the millisecond and a session begun in the mark's millisecond counts
     # as begun before it (the refusing side); "later" means a later millisecond.
     time.sleep(0.002)
-    _, after = sessions.start_session(tenant.table, emp_id, LIFETIMES)
+    _, after = run(sessions.start_session(tenant.table, emp_id, LIFETIMES))
     for token in (before_a, before_b):
         with pytest.raises(RefreshRefused, match="signed out everywhere"):
             refresh(tenant, token)
@@ -162,10 +163,10 @@ def test_sign_out_everywhere__sessions_begun_before_refused_later_ones_work(tena
 
 def test_end_session__its_tokens_refused_others_untouched(tenant: Tenant) -> None:
     emp_id = tenant.admin.emp_id
-    ended, ended_token = sessions.start_session(tenant.table, emp_id, LIFETIMES)
-    _, other_token = sessions.start_session(tenant.table, emp_id, LIFETIMES)
-    assert sessions.end_session(tenant.table, emp_id, ended.session_id, sessions.SIGNED_OUT)
-    assert not sessions.end_session(tenant.table, emp_id, ended.session_id, sessions.SIGNED_OUT)
+    ended, ended_token = run(sessions.start_session(tenant.table, emp_id, LIFETIMES))
+    _, other_token = run(sessions.start_session(tenant.table, emp_id, LIFETIMES))
+    assert run(sessions.end_session(tenant.table, emp_id, ended.session_id, sessions.SIGNED_OUT))
+    assert not run(sessions.end_session(tenant.table, emp_id, ended.session_id, sessions.SIGNED_OUT))
     with pytest.raises(RefreshRefused, match="ended"):
         refresh(tenant, ended_token)
     refresh(tenant, other_token)
@@ -174,16 +175,16 @@ def test_end_session__its_tokens_refused_others_untouched(tenant: Tenant) -> Non
 def test_rotate__terminated_employee__refused_and_session_ended(tenant: Tenant) -> None:
     person = tenant.employee()
     table = tenant.table.with_scope(TenantScope(tenant.organization.org_id, person.emp_id))
-    session, token = sessions.start_session(table, person.emp_id, LIFETIMES)
-    employees.terminate_employee(tenant.table, person.emp_id)
+    session, token = run(sessions.start_session(table, person.emp_id, LIFETIMES))
+    run(employees.terminate_employee(tenant.table, person.emp_id))
     with pytest.raises(RefreshRefused, match=r"employee .* is not active"):
         refresh(tenant, token)
-    ended = sessions.get_session(tenant.table, person.emp_id, session.session_id)
+    ended = run(sessions.get_session(tenant.table, person.emp_id, session.session_id))
     assert ended is not None and ended.status is SessionStatus.ENDED
 
 
 def test_rotate__suspended_organisation__refused(tenant: Tenant) -> None:
-    _, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
+    _, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES))
     # No mutation suspends an organisation: an operator's change to its item.
     tenant.table.client.update_item(
         TableName=tenant.table.name,
@@ -197,11 +198,11 @@ def test_rotate__suspended_organisation__refused(tenant: Tenant) -> None:
 
 
 def test_rotate__transaction_of_five_items(tenant: Tenant, call_log: CallLog) -> None:
-    _, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
-    grant = sessions.find_grant(sign_in_table(tenant), token)
+    _, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES))
+    grant = run(sessions.find_grant(sign_in_table(tenant), token))
     assert grant is not None
     before = len(call_log.snapshot())
-    sessions.rotate(tenant.table, grant, token, LIFETIMES, successor_key=KEY)
+    run(sessions.rotate(tenant.table, grant, token, LIFETIMES, successor_key=KEY))
     (write,) = call_log.snapshot()[before:]
     assert write.operation == "TransactWriteItems"
     kinds = [next(iter(item)) for item in write.params["TransactItems"]]
@@ -209,9 +210,9 @@ def test_rotate__transaction_of_five_items(tenant: Tenant, call_log: CallLog) ->
 
 
 def test_lookup_items__read_only_by_the_sign_in_scope(tenant: Tenant) -> None:
-    _, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
+    _, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES))
     with pytest.raises(ScopeViolation):
-        sessions.find_grant(tenant.table, token)
+        run(sessions.find_grant(tenant.table, token))
     assert keys.is_refresh_lookup_pk(layout.REFRESH_LOOKUP.key_at(sessions.token_hash(token)).pk)
 
 
@@ -220,7 +221,7 @@ def test_lookup_items__read_only_by_the_sign_in_scope(tenant: Tenant) -> None:
 
 def race(tenant: Tenant, token: str, lifetimes: Lifetimes) -> list[sessions.Rotated | RefreshRefused]:
     """Two rotations with ``token`` started at the same moment, each on its own thread."""
-    grant = sessions.find_grant(sign_in_table(tenant), token)
+    grant = run(sessions.find_grant(sign_in_table(tenant), token))
     assert grant is not None
     start = threading.Barrier(2)
     outcomes: list[sessions.Rotated | RefreshRefused] = []
@@ -228,7 +229,7 @@ def race(tenant: Tenant, token: str, lifetimes: Lifetimes) -> list[sessions.Rota
     def attempt() -> None:
         start.wait()
         try:
-            outcomes.append(sessions.rotate(tenant.table, grant, token, lifetimes, successor_key=KEY))
+            outcomes.append(run(sessions.rotate(tenant.table, grant, token, lifetimes, successor_key=KEY)))
         except RefreshRefused as refusal:
             outcomes.append(refusal)
 
@@ -241,20 +242,20 @@ def race(tenant: Tenant, token: str, lifetimes: Lifetimes) -> list[sessions.Rota
 
 
 def test_rotate__two_concurrent_refreshes_within_the_leeway__both_get_the_same_successor(tenant: Tenant) -> None:
-    session, token = sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY)
+    session, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY))
     outcomes = race(tenant, token, WITH_LEEWAY)
     assert all(isinstance(outcome, sessions.Rotated) for outcome in outcomes), outcomes
     rotated = [outcome for outcome in outcomes if isinstance(outcome, sessions.Rotated)]
     assert rotated[0].token == rotated[1].token and rotated[0].at == rotated[1].at
     assert sorted(outcome.replayed for outcome in rotated) == [False, True]
-    current = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
+    current = run(sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id))
     assert current is not None and current.status is SessionStatus.ACTIVE and current.generation == 1
     # The successor both got keeps working.
     assert refresh(tenant, rotated[0].token, WITH_LEEWAY).grant.generation == 2
 
 
 def test_rotate__replay_past_the_leeway__a_reuse_that_ends_the_family(tenant: Tenant) -> None:
-    session, token = sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY)
+    session, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY))
     at = session.created_at + timedelta(minutes=1)
     second = refresh(tenant, token, WITH_LEEWAY, now=at)
     # Within the leeway: the same successor again, nothing written.
@@ -263,14 +264,14 @@ def test_rotate__replay_past_the_leeway__a_reuse_that_ends_the_family(tenant: Te
     with pytest.raises(RefreshRefused) as reused:
         refresh(tenant, token, WITH_LEEWAY, now=at + LEEWAY + timedelta(seconds=1))
     assert reused.value.reused
-    ended = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
+    ended = run(sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id))
     assert ended is not None and ended.status is SessionStatus.ENDED and ended.end_reason == sessions.REUSED
     with pytest.raises(RefreshRefused, match="ended"):
         refresh(tenant, second.token, WITH_LEEWAY, now=at + LEEWAY + timedelta(seconds=2))
 
 
 def test_rotate__replay_after_its_successor_was_used__a_reuse_even_within_the_leeway(tenant: Tenant) -> None:
-    session, first = sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY)
+    session, first = run(sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY))
     second = refresh(tenant, first, WITH_LEEWAY).token
     third = refresh(tenant, second, WITH_LEEWAY).token
     with pytest.raises(RefreshRefused) as reused:
@@ -278,25 +279,25 @@ def test_rotate__replay_after_its_successor_was_used__a_reuse_even_within_the_le
     assert reused.value.reused
     with pytest.raises(RefreshRefused, match="ended"):
         refresh(tenant, third, WITH_LEEWAY)
-    ended = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
+    ended = run(sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id))
     assert ended is not None and ended.end_reason == sessions.REUSED
 
 
 def test_rotate__replay_with_another_key__not_its_successor__a_reuse(tenant: Tenant) -> None:
     """The server key changed between the rotation and the replay: the derived token is not the
     one issued, so the replay is refused as a reuse rather than answered with a dead token."""
-    session, token = sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY)
+    session, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY))
     refresh(tenant, token, WITH_LEEWAY)
-    grant = sessions.find_grant(sign_in_table(tenant), token)
+    grant = run(sessions.find_grant(sign_in_table(tenant), token))
     assert grant is not None
     with pytest.raises(RefreshRefused, match="derived successor"):
-        sessions.rotate(tenant.table, grant, token, WITH_LEEWAY, successor_key=b"x" * 32)
-    ended = sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id)
+        run(sessions.rotate(tenant.table, grant, token, WITH_LEEWAY, successor_key=b"x" * 32))
+    ended = run(sessions.get_session(tenant.table, tenant.admin.emp_id, session.session_id))
     assert ended is not None and ended.status is SessionStatus.ENDED
 
 
 def test_successor__a_token_only_the_key_derives__stored_hashed(tenant: Tenant, call_log: CallLog) -> None:
-    _, token = sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY)
+    _, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, WITH_LEEWAY))
     before = len(call_log.snapshot())
     rotated = refresh(tenant, token, WITH_LEEWAY)
     assert rotated.token == sessions.successor(token, KEY) != sessions.successor(token, b"x" * 32)
@@ -309,29 +310,31 @@ def test_successor__a_token_only_the_key_derives__stored_hashed(tenant: Tenant, 
 
 
 def own_provider(tenant: Tenant) -> IdentityProvider:
-    provider, _ = identity_providers.set_identity_provider(
-        tenant.table,
-        tenant.organization.org_id,
-        issuer_url=f"https://idp.{tenant.domain}",
-        client_id_list=["web"],
-        authorization_endpoint=f"https://idp.{tenant.domain}/authorize",
-        token_endpoint=f"https://idp.{tenant.domain}/token",
+    provider, _ = run(
+        identity_providers.set_identity_provider(
+            tenant.table,
+            tenant.organization.org_id,
+            issuer_url=f"https://idp.{tenant.domain}",
+            client_id_list=["web"],
+            authorization_endpoint=f"https://idp.{tenant.domain}/authorize",
+            token_endpoint=f"https://idp.{tenant.domain}/token",
+        )
     )
     return provider
 
 
 def test_rotate__provider_removed__refused_and_the_session_ended(tenant: Tenant, call_log: CallLog) -> None:
     provider = own_provider(tenant)
-    through, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES, provider=provider)
-    _, platform_token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
+    through, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES, provider=provider))
+    _, platform_token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES))
     before = len(call_log.snapshot())
     token = refresh(tenant, token).token
     (write,) = [call for call in call_log.snapshot()[before:] if call.operation == "TransactWriteItems"]
     assert len(write.params["TransactItems"]) == 6  # the provider's record checked too
-    identity_providers.remove_identity_provider(tenant.table, tenant.organization.org_id)
+    run(identity_providers.remove_identity_provider(tenant.table, tenant.organization.org_id))
     with pytest.raises(RefreshRefused, match=r"identity provider .* was removed"):
         refresh(tenant, token)
-    ended = sessions.get_session(tenant.table, tenant.admin.emp_id, through.session_id)
+    ended = run(sessions.get_session(tenant.table, tenant.admin.emp_id, through.session_id))
     assert ended is not None and ended.status is SessionStatus.ENDED and ended.end_reason == sessions.PROVIDER_GONE
     refresh(tenant, platform_token)  # a session begun through the platform's provider goes on
 
@@ -340,8 +343,8 @@ def test_rotate__provider_registered_again_with_the_same_issuer__earlier_session
     tenant: Tenant,
 ) -> None:
     provider = own_provider(tenant)
-    _, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES, provider=provider)
-    identity_providers.remove_identity_provider(tenant.table, tenant.organization.org_id)
+    _, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES, provider=provider))
+    run(identity_providers.remove_identity_provider(tenant.table, tenant.organization.org_id))
     time.sleep(0.002)  # a later millisecond: another registration
     own_provider(tenant)
     with pytest.raises(RefreshRefused, match="identity provider"):
@@ -353,9 +356,9 @@ def test_rotate__lookup_item_written_the_old_way__rotates_without_a_provider_che
 ) -> None:
     """A lookup item from before providers were recorded (no providerIssuer/providerSince)."""
     own_provider(tenant)
-    _, token = sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES)
+    _, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES))
     key = layout.REFRESH_LOOKUP.key_at(sessions.token_hash(token))
-    stored = sign_in_table(tenant).get(key, consistent=True)
+    stored = run(sign_in_table(tenant).get(key, consistent=True))
     assert stored is not None and "providerIssuer" not in stored and "providerSince" not in stored
     before = len(call_log.snapshot())
     rotated = refresh(tenant, token)

@@ -15,6 +15,7 @@ from botocore.awsrequest import AWSResponse
 from botocore.compat import HTTPHeaders
 
 from datastore import calls, departments, employees, ids, items, keys, layout, organizations, transact
+from datastore.async_client import AsyncDynamo
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
@@ -23,6 +24,7 @@ from datastore.errors import Conflict, DatastoreError, InvalidInput, NotFound, S
 from datastore.pagination import PageRequest
 from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.table import RetryPolicy, Table, even_chunks
+from tests.blocking import run
 from tests.conftest import TEST_RETRY, Tenant, TenantFactory
 from tests.datastore.support import gsi_order, raw_employees, write_items
 
@@ -44,20 +46,22 @@ class Roster:
 
 
 @pytest.fixture(scope="module")
-def roster(client: DynamoDBClient, table_name: str) -> Roster:
-    platform = Table(client, table_name, PlatformScope(), retry=TEST_RETRY)
+def roster(client: DynamoDBClient, dynamo: AsyncDynamo, table_name: str) -> Roster:
+    platform = Table(dynamo, table_name, PlatformScope(), retry=TEST_RETRY)
     unique = ids.new_id().lower()
-    org, admin = organizations.create_organization(
-        platform,
-        name=f"Roster {unique}",
-        plan=Plan.ENTERPRISE,
-        email_domains=[f"roster{unique}.example"],
-        admin_email=f"roster@roster{unique}.example",
-        admin_first_name="R",
-        admin_last_name="A",
+    org, admin = run(
+        organizations.create_organization(
+            platform,
+            name=f"Roster {unique}",
+            plan=Plan.ENTERPRISE,
+            email_domains=[f"roster{unique}.example"],
+            admin_email=f"roster@roster{unique}.example",
+            admin_first_name="R",
+            admin_last_name="A",
+        )
     )
     table = platform.with_scope(TenantScope(org.org_id, admin.emp_id))
-    dept = departments.create_department(table, name="Everyone")
+    dept = run(departments.create_department(table, name="Everyone"))
     bulk = raw_employees(org.org_id, ROSTER_SIZE - 1, dept)
     write_items(
         client, table_name, [item for emp in bulk for item in (layout.EMPLOYEE.item(emp), layout.MEMBERSHIP.item(emp))]
@@ -93,7 +97,7 @@ def test_batch_get__any_number_of_keys__ceil_distinct_over_100_calls_in_order(
             if not fanout
             else Table(roster.table.client, roster.table.name, roster.table.scope, fanout=pool)
         )
-        result = table.batch_get([layout.EMPLOYEE.key_at(org_id, e) for e in wanted_ids])
+        result = run(table.batch_get([layout.EMPLOYEE.key_at(org_id, e) for e in wanted_ids]))
     assert log.operations() == ["BatchGetItem"] * math.ceil(distinct / 100)
     sizes = [len(call.params["RequestItems"][table.name]["Keys"]) for call in log.calls]
     assert all(size <= 100 for size in sizes)
@@ -109,7 +113,7 @@ def test_get_employees__misses_and_duplicates__one_result_per_key_in_order(roste
     first, second = roster.employees[0], roster.employees[1]
     unknown = ids.new_id()
     with calls.listening() as log:
-        result = employees.get_employees(roster.table, [second.emp_id, unknown, first.emp_id, second.emp_id])
+        result = run(employees.get_employees(roster.table, [second.emp_id, unknown, first.emp_id, second.emp_id]))
     assert result == [second, None, first, second]
     assert log.operations() == ["BatchGetItem"]
 
@@ -162,7 +166,7 @@ def test_batch_get__unprocessed_keys__retried_with_backoff_until_done(
     wanted = roster.employees[:3]
     stub = stub_unprocessed(3)
     with calls.listening() as log:
-        result = employees.get_employees(table, [emp.emp_id for emp in wanted])
+        result = run(employees.get_employees(table, [emp.emp_id for emp in wanted]))
     assert result == wanted
     assert log.operations() == ["BatchGetItem"] * 4
     assert (stub.stubbed, stub.real) == (3, 1)
@@ -181,7 +185,7 @@ def test_batch_get__unprocessed_keys_past_the_bound__raises_unavailable(
     table = Table(roster.table.client, roster.table.name, roster.table.scope, retry=policy, sleep=sleeps.append)
     stub = stub_unprocessed(policy.attempts)
     with calls.listening() as log, pytest.raises(Unavailable, match="unprocessed after 4 tries"):
-        employees.get_employees(table, [roster.employees[0].emp_id])
+        run(employees.get_employees(table, [roster.employees[0].emp_id]))
     assert log.operations() == ["BatchGetItem"] * policy.attempts
     assert stub.real == 0
     # A wait is spent only before another try: the error is not delayed by a useless sleep.
@@ -214,7 +218,7 @@ def walk(fetch: Any, descending: bool) -> tuple[list[Employee], int, list[bool]]
 
 @pytest.mark.parametrize("descending", [False, True], ids=["oldest_first", "newest_first"])
 def test_list_employees__250_items_page_size_7__each_once_in_order(roster: Roster, descending: bool) -> None:
-    seen, queries, has_next = walk(lambda r: employees.list_employees(roster.table, r), descending)
+    seen, queries, has_next = walk(lambda r: run(employees.list_employees(roster.table, r)), descending)
     expected = roster.employees[::-1] if descending else roster.employees
     assert [e.emp_id for e in seen] == [e.emp_id for e in expected]
     pages = math.ceil(ROSTER_SIZE / PAGE_SIZE)
@@ -225,7 +229,7 @@ def test_list_employees__250_items_page_size_7__each_once_in_order(roster: Roste
 @pytest.mark.parametrize("descending", [False, True], ids=["ascending", "descending"])
 def test_list_department_employees__249_items_page_size_7__each_once_in_order(roster: Roster, descending: bool) -> None:
     seen, queries, _ = walk(
-        lambda r: employees.list_department_employees(roster.table, roster.department_id, r), descending
+        lambda r: run(employees.list_department_employees(roster.table, roster.department_id, r)), descending
     )
     members = sorted((e for e in roster.employees if e.department_id), key=lambda e: e.emp_id, reverse=descending)
     assert [e.emp_id for e in seen] == [e.emp_id for e in members]
@@ -237,7 +241,7 @@ def test_query_page__exact_multiple_of_page_size__last_page_says_no_next(roster:
     has_next: list[bool] = []
     after = None
     while not has_next or has_next[-1]:
-        page = employees.list_employees(roster.table, PageRequest(first=50, after=after))
+        page = run(employees.list_employees(roster.table, PageRequest(first=50, after=after)))
         seen.extend(page.items)
         has_next.append(page.has_next)
         after = page.end_cursor
@@ -246,41 +250,43 @@ def test_query_page__exact_multiple_of_page_size__last_page_says_no_next(roster:
 
 
 def test_query_page__cursor_per_item__resumes_after_that_item(roster: Roster) -> None:
-    page = employees.list_employees(roster.table, PageRequest(first=10))
-    resumed = employees.list_employees(roster.table, PageRequest(first=3, after=page.cursors[4]))
+    page = run(employees.list_employees(roster.table, PageRequest(first=10)))
+    resumed = run(employees.list_employees(roster.table, PageRequest(first=3, after=page.cursors[4])))
     assert list(resumed.items) == list(page.items[5:8])
 
 
 @pytest.mark.parametrize("first", [-1, 101])
 def test_query_page__page_size_out_of_bounds__invalid_input_and_no_call(roster: Roster, first: int) -> None:
     with calls.listening() as log, pytest.raises(InvalidInput):
-        employees.list_employees(roster.table, PageRequest(first=first))
+        run(employees.list_employees(roster.table, PageRequest(first=first)))
     assert log.operations() == []
 
 
 def test_query_page__cursor_of_another_list__invalid_input_and_no_call(roster: Roster) -> None:
-    members = employees.list_department_employees(roster.table, roster.department_id, PageRequest(first=2))
-    everyone = employees.list_employees(roster.table, PageRequest(first=2))
+    members = run(employees.list_department_employees(roster.table, roster.department_id, PageRequest(first=2)))
+    everyone = run(employees.list_employees(roster.table, PageRequest(first=2)))
     assert members.end_cursor is not None and everyone.end_cursor is not None
     with calls.listening() as log:
         with pytest.raises(InvalidInput):
-            employees.list_employees(roster.table, PageRequest(after=members.end_cursor))
+            run(employees.list_employees(roster.table, PageRequest(after=members.end_cursor)))
         with pytest.raises(InvalidInput):
-            employees.list_department_employees(
-                roster.table, roster.department_id, PageRequest(after=everyone.end_cursor)
+            run(
+                employees.list_department_employees(
+                    roster.table, roster.department_id, PageRequest(after=everyone.end_cursor)
+                )
             )
         with pytest.raises(InvalidInput):
-            employees.list_employees(roster.table, PageRequest(after={**everyone.end_cursor, "GSI1SK": 3}))  # type: ignore[dict-item]
+            run(employees.list_employees(roster.table, PageRequest(after={**everyone.end_cursor, "GSI1SK": 3})))  # type: ignore[dict-item]
         with pytest.raises(InvalidInput):
-            employees.list_employees(roster.table, PageRequest(after={"PK": everyone.end_cursor["PK"]}))
+            run(employees.list_employees(roster.table, PageRequest(after={"PK": everyone.end_cursor["PK"]})))
     assert log.operations() == []
 
 
 def test_query_page__cursor_of_another_tenant__invalid_input_and_no_call(roster: Roster, tenant: Tenant) -> None:
-    theirs = employees.list_employees(roster.table, PageRequest(first=2)).end_cursor
+    theirs = run(employees.list_employees(roster.table, PageRequest(first=2))).end_cursor
     assert theirs is not None
     with calls.listening() as log, pytest.raises(InvalidInput):
-        employees.list_employees(tenant.table, PageRequest(after=theirs))
+        run(employees.list_employees(tenant.table, PageRequest(after=theirs)))
     assert log.operations() == []
 
 
@@ -292,26 +298,28 @@ def test_guard__key_of_another_org__scope_violation_and_no_call(tenant: Tenant, 
     theirs = layout.EMPLOYEE.key_at(other.org_id, other.admin.emp_id)
     with calls.listening() as log:
         with pytest.raises(ScopeViolation):
-            tenant.table.get(theirs)
+            run(tenant.table.get(theirs))
         with pytest.raises(ScopeViolation):
-            tenant.table.batch_get([layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id), theirs])
+            run(tenant.table.batch_get([layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id), theirs]))
         with pytest.raises(ScopeViolation):
-            tenant.table.query(keys.org_pk(other.org_id), limit=1)
+            run(tenant.table.query(keys.org_pk(other.org_id), limit=1))
         with pytest.raises(ScopeViolation):
-            tenant.table.query(layout.EMPLOYEE.index_partition(other.org_id), index=keys.GSI1, limit=1)
+            run(tenant.table.query(layout.EMPLOYEE.index_partition(other.org_id), index=keys.GSI1, limit=1))
         with pytest.raises(ScopeViolation):
-            tenant.table.write([transact.delete(theirs)])
+            run(tenant.table.write([transact.delete(theirs)]))
         with pytest.raises(ScopeViolation):
-            tenant.table.write(
-                [
-                    transact.delete(layout.EMPLOYEE.key_at(tenant.org_id, ids.new_id())),
-                    transact.check(theirs, "attribute_exists(PK)"),
-                ]
+            run(
+                tenant.table.write(
+                    [
+                        transact.delete(layout.EMPLOYEE.key_at(tenant.org_id, ids.new_id())),
+                        transact.check(theirs, "attribute_exists(PK)"),
+                    ]
+                )
             )
         with pytest.raises(ScopeViolation):
-            tenant.table.get(layout.IDENTITY.key_at(other.admin.email))
+            run(tenant.table.get(layout.IDENTITY.key_at(other.admin.email)))
     assert log.operations() == []
-    assert employees.get_employee(other.table, other.admin.emp_id) == other.admin
+    assert run(employees.get_employee(other.table, other.admin.emp_id)) == other.admin
 
 
 def test_guard__domain_markers__tenants_only_check_them_and_never_write_or_read(tenant: Tenant) -> None:
@@ -320,19 +328,23 @@ def test_guard__domain_markers__tenants_only_check_them_and_never_write_or_read(
     platform = tenant.table.with_scope(PlatformScope())
     with calls.listening() as log:
         with pytest.raises(ScopeViolation):
-            tenant.table.get(marker)
+            run(tenant.table.get(marker))
         with pytest.raises(ScopeViolation):
-            tenant.table.write([transact.put(layout.EMAIL_DOMAIN.item(EmailDomain("stolen.example", tenant.org_id)))])
+            run(
+                tenant.table.write(
+                    [transact.put(layout.EMAIL_DOMAIN.item(EmailDomain("stolen.example", tenant.org_id)))]
+                )
+            )
         with pytest.raises(ScopeViolation):
-            tenant.table.write([transact.delete(marker), transact.check(marker, "orgId = :org", values=mine)])
+            run(tenant.table.write([transact.delete(marker), transact.check(marker, "orgId = :org", values=mine)]))
         with pytest.raises(ScopeViolation):
-            tenant.table.with_scope(SignInScope()).write([transact.check(marker, "orgId = :org", values=mine)])
+            run(tenant.table.with_scope(SignInScope()).write([transact.check(marker, "orgId = :org", values=mine)]))
         with pytest.raises(ScopeViolation):
             # Without an organisation being provisioned, the operator writes no marker either.
-            platform.write([transact.put(layout.EMAIL_DOMAIN.item(EmailDomain("x.example", tenant.org_id)))])
+            run(platform.write([transact.put(layout.EMAIL_DOMAIN.item(EmailDomain("x.example", tenant.org_id)))]))
     assert log.operations() == []
     # A check alone is what employee writes send: it passes for the owner.
-    tenant.table.write([transact.check(marker, "orgId = :org", values=mine)])
+    run(tenant.table.write([transact.check(marker, "orgId = :org", values=mine)]))
 
 
 def test_guard__other_orgs_ids__resolve_as_none_like_unknown_ids(tenant: Tenant, make_tenant: TenantFactory) -> None:
@@ -340,12 +352,12 @@ def test_guard__other_orgs_ids__resolve_as_none_like_unknown_ids(tenant: Tenant,
     dept = other.department()
     emp = other.employee(dept)
 
-    assert employees.get_employee(tenant.table, emp.emp_id) is None
-    assert employees.get_employee(tenant.table, ids.new_id()) is None
-    assert departments.get_department(tenant.table, dept.dept_id) is None
-    assert employees.get_employees(tenant.table, [emp.emp_id, tenant.admin.emp_id]) == [None, tenant.admin]
-    assert employees.find_employee_id_by_email(tenant.table, emp.email) is None
-    assert list(employees.list_department_employees(tenant.table, dept.dept_id, PageRequest()).items) == []
+    assert run(employees.get_employee(tenant.table, emp.emp_id)) is None
+    assert run(employees.get_employee(tenant.table, ids.new_id())) is None
+    assert run(departments.get_department(tenant.table, dept.dept_id)) is None
+    assert run(employees.get_employees(tenant.table, [emp.emp_id, tenant.admin.emp_id])) == [None, tenant.admin]
+    assert run(employees.find_employee_id_by_email(tenant.table, emp.email)) is None
+    assert list(run(employees.list_department_employees(tenant.table, dept.dept_id, PageRequest())).items) == []
 
 
 def test_guard__non_tenant_scopes__refuse_tenant_operations_without_a_call(tenant: Tenant) -> None:
@@ -354,13 +366,13 @@ def test_guard__non_tenant_scopes__refuse_tenant_operations_without_a_call(tenan
     with calls.listening() as log:
         for table in (platform, sign_in):
             with pytest.raises(ScopeViolation):
-                employees.get_employee(table, tenant.admin.emp_id)
+                run(employees.get_employee(table, tenant.admin.emp_id))
             with pytest.raises(ScopeViolation):
-                table.get(layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id))
+                run(table.get(layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id)))
         with pytest.raises(ScopeViolation):
-            sign_in.write([transact.delete(layout.IDENTITY.key_at(tenant.admin.email))])
+            run(sign_in.write([transact.delete(layout.IDENTITY.key_at(tenant.admin.email))]))
         with pytest.raises(ScopeViolation):
-            platform.write([transact.delete(layout.ORGANIZATION.key_at(tenant.org_id))])
+            run(platform.write([transact.delete(layout.ORGANIZATION.key_at(tenant.org_id))]))
     assert log.operations() == []
 
 
@@ -369,14 +381,14 @@ def test_guard__non_tenant_scopes__refuse_tenant_operations_without_a_call(tenan
 
 def test_write__no_ops__makes_no_call(tenant: Tenant) -> None:
     with calls.listening() as log:
-        tenant.table.write([])
+        run(tenant.table.write([]))
     assert log.operations() == []
 
 
 def test_write__one_op__single_conditional_write_mapped_to_its_error(tenant: Tenant) -> None:
     existing = layout.EMPLOYEE.item(tenant.admin)
     with calls.listening() as log, pytest.raises(Conflict, match="mine"):
-        tenant.table.write([transact.put_new(existing, lambda old: Conflict(f"mine {old is not None}"))])
+        run(tenant.table.write([transact.put_new(existing, lambda old: Conflict(f"mine {old is not None}"))]))
     assert log.operations() == ["PutItem"]
 
 
@@ -389,42 +401,48 @@ def test_write__failed_update_condition__handler_sees_the_old_item(tenant: Tenan
 
     key = layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id)
     with pytest.raises(NotFound):
-        tenant.table.write(
-            [
-                transact.update(
-                    key,
-                    "SET firstName = :x",
-                    condition="version = :v",
-                    values={":x": items.s("X"), ":v": items.n(99)},
-                    on_failed=handler,
-                )
-            ]
+        run(
+            tenant.table.write(
+                [
+                    transact.update(
+                        key,
+                        "SET firstName = :x",
+                        condition="version = :v",
+                        values={":x": items.s("X"), ":v": items.n(99)},
+                        on_failed=handler,
+                    )
+                ]
+            )
         )
     assert seen[0] is not None and seen[0]["empId"] == {"S": tenant.admin.emp_id}
-    assert employees.get_employee(tenant.table, tenant.admin.emp_id) == tenant.admin
+    assert run(employees.get_employee(tenant.table, tenant.admin.emp_id)) == tenant.admin
 
 
 def test_write__cancelled_transaction__error_of_the_refusing_op_and_nothing_written(tenant: Tenant) -> None:
     new_dept_key = layout.DEPARTMENT.key_at(tenant.org_id, ids.new_id())
     with calls.listening() as log, pytest.raises(InvalidInput, match="second"):
-        tenant.table.write(
-            [
-                transact.put({**new_dept_key.wire(), "entity": items.s("Probe")}),
-                transact.check(
-                    layout.EMPLOYEE.key_at(tenant.org_id, ids.new_id()),
-                    "attribute_exists(PK)",
-                    on_failed=lambda _old: InvalidInput("second", "refused"),
-                ),
-            ]
+        run(
+            tenant.table.write(
+                [
+                    transact.put({**new_dept_key.wire(), "entity": items.s("Probe")}),
+                    transact.check(
+                        layout.EMPLOYEE.key_at(tenant.org_id, ids.new_id()),
+                        "attribute_exists(PK)",
+                        on_failed=lambda _old: InvalidInput("second", "refused"),
+                    ),
+                ]
+            )
         )
     assert log.operations() == ["TransactWriteItems"]
-    assert tenant.table.get(new_dept_key, consistent=True) is None
+    assert run(tenant.table.get(new_dept_key, consistent=True)) is None
 
 
 def test_write__lone_condition_check__runs_as_a_transaction(tenant: Tenant) -> None:
     with calls.listening() as log:
-        tenant.table.write(
-            [transact.check(layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id), "attribute_exists(PK)")]
+        run(
+            tenant.table.write(
+                [transact.check(layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id), "attribute_exists(PK)")]
+            )
         )
     assert log.operations() == ["TransactWriteItems"]
 
@@ -432,7 +450,7 @@ def test_write__lone_condition_check__runs_as_a_transaction(tenant: Tenant) -> N
 def test_write__more_than_100_ops__refused_without_a_call(tenant: Tenant) -> None:
     ops = [transact.delete(layout.EMPLOYEE.key_at(tenant.org_id, ids.new_id())) for _ in range(101)]
     with calls.listening() as log, pytest.raises(ValueError, match="at most 100"):
-        tenant.table.write(ops)
+        run(tenant.table.write(ops))
     assert log.operations() == []
 
 
@@ -440,7 +458,7 @@ def test_write__request_dynamodb_rejects__typed_unavailable_not_botocore(tenant:
     key = layout.EMPLOYEE.key_at(tenant.org_id, ids.new_id())
     # One transaction may not touch an item twice: DynamoDB refuses it with a ValidationException.
     with pytest.raises(Unavailable, match=r"^DynamoDB refused the request$") as refused:
-        tenant.table.write([transact.delete(key), transact.delete(key)])
+        run(tenant.table.write([transact.delete(key), transact.delete(key)]))
     assert refused.value.cause == "ValidationException"  # for the log, never the message
 
 
@@ -459,12 +477,14 @@ def test_table__unreachable_endpoint__typed_unavailable(settings: DatastoreSetti
     org = ids.new_id()
     table = Table(unreachable, settings.table_name, TenantScope(org))
     with pytest.raises(Unavailable, match="could not be reached"):
-        table.get(layout.ORGANIZATION.key_at(org))
+        run(table.get(layout.ORGANIZATION.key_at(org)))
     with pytest.raises(Unavailable, match="could not be reached"):
-        table.write([transact.delete(layout.ORGANIZATION.key_at(org))])
+        run(table.write([transact.delete(layout.ORGANIZATION.key_at(org))]))
     with pytest.raises(Unavailable, match="could not be reached"):
-        table.write(
-            [transact.delete(layout.ORGANIZATION.key_at(org)), transact.delete(layout.SUBSCRIPTION.key_at(org))]
+        run(
+            table.write(
+                [transact.delete(layout.ORGANIZATION.key_at(org)), transact.delete(layout.SUBSCRIPTION.key_at(org))]
+            )
         )
 
 
@@ -487,8 +507,8 @@ def test_guard__an_item_of_another_tenant_among_a_querys_or_a_batchs_items__refu
     refuses the answer, on the partition the call read."""
     other = make_tenant("Other")
     my_key = layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id)
-    my_item = tenant.table.get(my_key)
-    their_item = other.table.get(layout.EMPLOYEE.key_at(other.org_id, other.admin.emp_id))
+    my_item = run(tenant.table.get(my_key))
+    their_item = run(other.table.get(layout.EMPLOYEE.key_at(other.org_id, other.admin.emp_id)))
     assert my_item is not None and their_item is not None
     answers: dict[str, dict[str, Any]] = {
         "Query": {"Items": [my_item, my_item, their_item], "Count": 3, "ScannedCount": 3},
@@ -504,11 +524,11 @@ def test_guard__an_item_of_another_tenant_among_a_querys_or_a_batchs_items__refu
         client.meta.events.register_first(f"before-call.dynamodb.{operation}", handler, unique_id=STUB_ID + operation)
     try:
         with pytest.raises(ScopeViolation, match=other.org_id):
-            tenant.table.query(my_key.pk, limit=5)
+            run(tenant.table.query(my_key.pk, limit=5))
         with pytest.raises(ScopeViolation, match=other.org_id):
-            tenant.table.batch_get([my_key])
+            run(tenant.table.batch_get([my_key]))
         answers["Query"] = {"Items": [my_item, my_item], "Count": 2, "ScannedCount": 2}
-        assert len(tenant.table.query(my_key.pk, limit=5).items) == 2
+        assert len(run(tenant.table.query(my_key.pk, limit=5)).items) == 2
     finally:
         for operation in answers:
             client.meta.events.unregister(f"before-call.dynamodb.{operation}", unique_id=STUB_ID + operation)

@@ -19,6 +19,7 @@ from datastore import jobs, organizations
 from datastore.calls import Call, CallLog
 from datastore.entities import Plan
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.datastore import test_idempotency
 from tests.datastore.test_idempotency import Scenario, Write
@@ -55,9 +56,9 @@ EXPECTED_ITEMS = {
 
 
 def update_job(t: Tenant) -> Write:
-    job = jobs.create_job(t.table, department_id=t.department().dept_id, title="Welder")
-    return lambda key: jobs.update_job(
-        t.table, job.job_id, expected_version=1, title="Senior welder", idempotency_key=key
+    job = run(jobs.create_job(t.table, department_id=t.department().dept_id, title="Welder"))
+    return lambda key: run(
+        jobs.update_job(t.table, job.job_id, expected_version=1, title="Senior welder", idempotency_key=key)
     )
 
 
@@ -96,14 +97,16 @@ def test_write_costs(make_tenant: TenantFactory, platform: Table, call_log: Call
     domain = unique_domain()
     org = _measure(
         call_log,
-        lambda: organizations.create_organization(
-            platform,
-            name="Costly Inc",
-            plan=Plan.FREE,
-            email_domains=[domain],
-            admin_email=f"cost@{domain}",
-            admin_first_name="Cost",
-            admin_last_name="Ly",
+        lambda: run(
+            organizations.create_organization(
+                platform,
+                name="Costly Inc",
+                plan=Plan.FREE,
+                email_domains=[domain],
+                admin_email=f"cost@{domain}",
+                admin_first_name="Cost",
+                admin_last_name="Ly",
+            )
         ),
     )
     # Organisation, subscription, domain marker, admin employee, identity, email pointer, event,

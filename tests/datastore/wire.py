@@ -55,6 +55,7 @@ from datastore.entities import (
     Subscription,
 )
 from datastore.scope import TenantScope
+from tests.blocking import run
 
 FIXTURE: Final = Path(__file__).with_name("layout_1.json")
 
@@ -171,21 +172,23 @@ def fingerprints() -> dict[str, str]:
 
     table: Any = Capture()
     writes = [
-        lambda: employees.create_employee(
-            table, email="a@acme.example", first_name="A", last_name="B", department_id=DEPT, role=Role.ADMIN
+        lambda: run(
+            employees.create_employee(
+                table, email="a@acme.example", first_name="A", last_name="B", department_id=DEPT, role=Role.ADMIN
+            )
         ),
-        lambda: employees.update_employee(table, EMP, expected_version=3, first_name="C", role=Role.MANAGER),
-        lambda: employees.move_employee(table, EMP, DEPT_2, expected_version=3),
-        lambda: employees.terminate_employee(table, EMP),
-        lambda: departments.create_department(table, name="Ops", manager_id=EMP),
-        lambda: departments.update_department(table, DEPT, manager_id=departments.NO_MANAGER),
-        lambda: jobs.create_job(table, department_id=DEPT, title="T", description="D"),
-        lambda: jobs.update_job(table, JOB, expected_version=2, title="U", department_id=DEPT_2),
-        lambda: jobs.publish_job(table, JOB, expected_version=1),
-        lambda: jobs.close_job(table, JOB),
-        lambda: applications.apply_to_job(table, JOB, EMP),
-        lambda: applications.withdraw_application(table, JOB, APP),
-        lambda: applications.set_application_status(table, JOB, APP, ApplicationStatus.ACCEPTED),
+        lambda: run(employees.update_employee(table, EMP, expected_version=3, first_name="C", role=Role.MANAGER)),
+        lambda: run(employees.move_employee(table, EMP, DEPT_2, expected_version=3)),
+        lambda: run(employees.terminate_employee(table, EMP)),
+        lambda: run(departments.create_department(table, name="Ops", manager_id=EMP)),
+        lambda: run(departments.update_department(table, DEPT, manager_id=departments.NO_MANAGER)),
+        lambda: run(jobs.create_job(table, department_id=DEPT, title="T", description="D")),
+        lambda: run(jobs.update_job(table, JOB, expected_version=2, title="U", department_id=DEPT_2)),
+        lambda: run(jobs.publish_job(table, JOB, expected_version=1)),
+        lambda: run(jobs.close_job(table, JOB)),
+        lambda: run(applications.apply_to_job(table, JOB, EMP)),
+        lambda: run(applications.withdraw_application(table, JOB, APP)),
+        lambda: run(applications.set_application_status(table, JOB, APP, ApplicationStatus.ACCEPTED)),
     ]
     with mock.patch.object(idempotency, "prepare", prepare):
         for write in writes:
@@ -202,12 +205,12 @@ def written() -> dict[str, Any]:
 
 def _written() -> dict[str, Any]:
     capture = Capture()
-    documents.put_document(capture, ORG, SHA256, "{ me { id } }", WHEN)  # type: ignore[arg-type]
+    run(documents.put_document(capture, ORG, SHA256, "{ me { id } }", WHEN))  # type: ignore[arg-type]
     document = capture.sent.pop()["Item"]
-    layout_version.stamp(capture, 1, over=None)  # type: ignore[arg-type]
+    run(layout_version.stamp(capture, 1, over=None))  # type: ignore[arg-type]
     stamp = capture.sent.pop()["Item"]
-    migration.write_progress(capture, 1, PROGRESS)  # type: ignore[arg-type]
-    migration.write_progress(capture, 1, PROGRESS_BARE)  # type: ignore[arg-type]
+    run(migration.write_progress(capture, 1, PROGRESS))  # type: ignore[arg-type]
+    run(migration.write_progress(capture, 1, PROGRESS_BARE))  # type: ignore[arg-type]
     progress_bare, progress = capture.sent.pop()["Item"], capture.sent.pop()["Item"]
     record = idempotency.record_op(
         idempotency.IdempotencyRequest(ORG, "retry-1", "employee.move", "f" * 64),

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from datastore import ids, organizations
+from datastore.async_client import AsyncDynamo
 from datastore.dev.seed import Bulk
 from datastore.entities import Employee, Plan
 from datastore.scope import PlatformScope
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import unique_domain
 
 if TYPE_CHECKING:
@@ -27,17 +29,19 @@ class Directory:
 
 
 def write_directory(
-    client: DynamoDBClient, table_name: str, departments: int = 5, employees_each: int = 40
+    client: DynamoDBClient, dynamo: AsyncDynamo, table_name: str, departments: int = 5, employees_each: int = 40
 ) -> Directory:
     domain = unique_domain()
-    org, admin = organizations.create_organization(
-        Table(client, table_name, PlatformScope()),
-        name=f"Directory {ids.new_id()[-6:]}",
-        plan=Plan.PRO,
-        email_domains=(domain,),
-        admin_email=f"admin@{domain}",
-        admin_first_name="Ada",
-        admin_last_name="Admin",
+    org, admin = run(
+        organizations.create_organization(
+            Table(dynamo, table_name, PlatformScope()),
+            name=f"Directory {ids.new_id()[-6:]}",
+            plan=Plan.PRO,
+            email_domains=(domain,),
+            admin_email=f"admin@{domain}",
+            admin_first_name="Ada",
+            admin_last_name="Admin",
+        )
     )
     bulk = Bulk(org.org_id)
     for d in range(departments):

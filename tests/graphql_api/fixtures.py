@@ -10,21 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import pytest
 
+from datastore.async_client import AsyncDynamo
 from datastore.entities import Employee
-from datastore.store import Datastore
-from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.live import serving
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 TEST_SECRET = "test-secret-0123456789-0123456789-abcdef"
 
@@ -51,8 +48,10 @@ def api_settings() -> ApiSettings:
 
 
 @pytest.fixture(scope="session")
-def server_url(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[str]:
-    with serving(create_app(Datastore(client, table_name), api_settings)) as http:
+def server_url(new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings) -> Iterator[str]:
+    from graphql_api.app import create_app  # imported by the suites that serve, not every suite
+
+    with serving(create_app(new_datastore(table_name), api_settings)) as http:
         yield str(http.base_url).rstrip("/")
 
 
@@ -132,27 +131,27 @@ class Demo:
 
 
 @pytest.fixture(scope="session")
-def demo(client: DynamoDBClient, table_name: str) -> Demo:
-    return load_demo(client, table_name)
+def demo(dynamo: AsyncDynamo, table_name: str) -> Demo:
+    return load_demo(dynamo, table_name)
 
 
-def load_demo(client: DynamoDBClient, table_name: str) -> Demo:
+def load_demo(dynamo: AsyncDynamo, table_name: str) -> Demo:
     """The demo organisations in ``table_name`` (loaded unless they are there), and their people."""
     from datastore import employees, identities
     from datastore.dev import demo as demo_data
     from datastore.scope import PlatformScope, SignInScope, TenantScope
     from datastore.table import Table
 
-    platform = Table(client, table_name, PlatformScope())
-    demo_data.load(platform)
+    platform = Table(dynamo, table_name, PlatformScope())
+    run(demo_data.load(platform))
     sign_in = platform.with_scope(SignInScope())
     people: dict[str, Employee] = {}
     emails = [demo_data.ACME_ADMIN, demo_data.GLOBEX_ADMIN]
     emails += [p[0] for p in demo_data.ACME_PEOPLE + demo_data.GLOBEX_PEOPLE]
     for email in emails:
-        identity = identities.find_identity(sign_in, email)
+        identity = run(identities.find_identity(sign_in, email))
         assert identity is not None, email
-        employee = employees.get_employee(platform.with_scope(TenantScope(identity.org_id)), identity.emp_id)
+        employee = run(employees.get_employee(platform.with_scope(TenantScope(identity.org_id)), identity.emp_id))
         assert employee is not None
         people[email] = employee
     return Demo(people)

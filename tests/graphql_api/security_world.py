@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datastore import applications, departments, jobs
 from datastore.entities import Application, Department, Employee, JobPosting, Role
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import Tenant
 
 
@@ -51,15 +52,15 @@ def build_world(tenant: Tenant) -> World:
     d1 = tenant.department("Engineering")
     d2 = tenant.department("Sales")
     manager = tenant.employee(d1, role=Role.MANAGER)
-    d1 = departments.update_department(table, d1.dept_id, manager_id=manager.emp_id)
+    d1 = run(departments.update_department(table, d1.dept_id, manager_id=manager.emp_id))
     employee = tenant.employee(d1)
     other = tenant.employee(d2)
-    j1 = jobs.create_job(table, department_id=d1.dept_id, title="Engineer")
-    j1 = jobs.publish_job(table, j1.job_id)
-    j2 = jobs.create_job(table, department_id=d2.dept_id, title="Account Executive")
-    j2 = jobs.publish_job(table, j2.job_id)
-    j3 = jobs.create_job(table, department_id=d1.dept_id, title="Draft Role")
-    a_e_j1 = applications.apply_to_job(table, j1.job_id, employee.emp_id)
-    a_f_j1 = applications.apply_to_job(table, j1.job_id, other.emp_id)
-    a_f_j2 = applications.apply_to_job(table, j2.job_id, other.emp_id)
+    j1 = run(jobs.create_job(table, department_id=d1.dept_id, title="Engineer"))
+    j1 = run(jobs.publish_job(table, j1.job_id))
+    j2 = run(jobs.create_job(table, department_id=d2.dept_id, title="Account Executive"))
+    j2 = run(jobs.publish_job(table, j2.job_id))
+    j3 = run(jobs.create_job(table, department_id=d1.dept_id, title="Draft Role"))
+    a_e_j1 = run(applications.apply_to_job(table, j1.job_id, employee.emp_id))
+    a_f_j1 = run(applications.apply_to_job(table, j1.job_id, other.emp_id))
+    a_f_j2 = run(applications.apply_to_job(table, j2.job_id, other.emp_id))
     return World(tenant, d1, d2, manager, employee, other, j1, j2, j3, a_e_j1, a_f_j1, a_f_j2)

@@ -10,6 +10,7 @@ import pytest
 
 from datastore import applications, layout
 from datastore.entities import ApplicationCounts
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.test_application_counts import recount, stored
 from tests.graphql_api.fixtures import Api, GraphQLClient
@@ -33,7 +34,7 @@ def counts_of(client: GraphQLClient, job_id: str) -> dict[str, Any]:
 
 def test_application_counts__admin__reads_them(api: Api, tenant: Tenant) -> None:
     job = open_job(tenant, tenant.department())
-    applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id)
+    run(applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id))
 
     assert counts_of(api.admin_of(tenant), gid(job)) == {**ZEROS, "applied": 1, "total": 1}
 
@@ -60,7 +61,7 @@ def test_application_counts__not_a_reader_of_the_applications__forbidden_field_o
 
 def test_application_counts__job_written_before_counters__reads_zeros(api: Api, tenant: Tenant) -> None:
     job = open_job(tenant, tenant.department())
-    item = tenant.table.get(layout.JOB_POSTING.key_at(tenant.org_id, job.job_id), consistent=True)
+    item = run(tenant.table.get(layout.JOB_POSTING.key_at(tenant.org_id, job.job_id), consistent=True))
     assert item is not None and not {"appliedCount", "withdrawnCount"} & set(item)  # as an old job's item
 
     assert counts_of(api.admin_of(tenant), gid(job)) == ZEROS

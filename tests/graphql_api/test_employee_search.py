@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from datastore import employees, organizations
+from datastore.async_client import AsyncDynamo
 from datastore.calls import CallLog
 from datastore.dev.seed import Bulk
 from datastore.entities import Employee, EmployeeStatus, Plan, Role
 from datastore.scope import PlatformScope
 from datastore.table import Table
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import TenantFactory, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient
 
@@ -79,15 +81,17 @@ class Directory:
 
 
 @pytest.fixture(scope="module")
-def directory(client: DynamoDBClient, table_name: str) -> Directory:
-    org, admin = organizations.create_organization(
-        Table(client, table_name, PlatformScope()),
-        name="Search",
-        plan=Plan.ENTERPRISE,
-        email_domains=[domain := unique_domain()],
-        admin_email=f"admin@{domain}",
-        admin_first_name="Ada",
-        admin_last_name="Admin",
+def directory(client: DynamoDBClient, dynamo: AsyncDynamo, table_name: str) -> Directory:
+    org, admin = run(
+        organizations.create_organization(
+            Table(dynamo, table_name, PlatformScope()),
+            name="Search",
+            plan=Plan.ENTERPRISE,
+            email_domains=[domain := unique_domain()],
+            admin_email=f"admin@{domain}",
+            admin_first_name="Ada",
+            admin_last_name="Admin",
+        )
     )
     rng = random.Random(13)
     bulk = Bulk(org.org_id)
@@ -267,13 +271,15 @@ def test_search__other_organisation_with_the_same_names__never_listed(
     api: Api, directory: Directory, make_tenant: TenantFactory
 ) -> None:
     other = make_tenant()
-    theirs = employees.create_employee(
-        other.table,
-        email=other.email("ali"),
-        first_name="Ali",
-        last_name="Alison",
-        department_id=None,
-        role=Role.EMPLOYEE,
+    theirs = run(
+        employees.create_employee(
+            other.table,
+            email=other.email("ali"),
+            first_name="Ali",
+            last_name="Alison",
+            department_id=None,
+            role=Role.EMPLOYEE,
+        )
     )
     found = walk(api.as_(directory.admin), {"search": "ali", "order": "ASC"}, 100)
     assert ids.encode("Employee", theirs.emp_id) not in {node["id"] for node in found}

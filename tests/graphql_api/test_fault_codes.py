@@ -29,7 +29,6 @@ from graphql import (
     print_ast,
 )
 
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.execution.documents import Documents
 from graphql_api.execution.errors import Code
@@ -37,7 +36,7 @@ from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.schema import ids
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant
+from tests.conftest import DatastoreFactory, Tenant
 from tests.datastore import faults
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import EXECUTORS, serving, with_settings
@@ -141,12 +140,12 @@ class FaultServer:
 
 @pytest.fixture(scope="module", params=EXECUTORS.values(), ids=list(EXECUTORS))
 def short_api(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, request: Any
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, request: Any
 ) -> Iterator[FaultServer]:
     """A server with a short deadline, so an answer that never comes costs half a second, with
     each executor: the compiled plans, and graphql-core alone (COMPILED_PLANS=false)."""
     settings = with_settings(api_settings, request_timeout_seconds=DEADLINE_SECONDS, compiled_plans=request.param)
-    app = create_app(Datastore(client, table_name), settings)
+    app = create_app(new_datastore(table_name), settings)
     with serving(app) as http:
         yield FaultServer(Api(http, settings), app.state.documents, request.param)
 

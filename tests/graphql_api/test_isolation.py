@@ -29,6 +29,7 @@ from datastore import api_keys, calls, keys, layout
 from datastore.entities import Role
 from datastore.ids import new_id
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import TenantFactory
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.security_world import World, build_world
@@ -208,12 +209,12 @@ def test_isolation__other_tenants_ids_and_cursors__resolve_like_nothing(
     ours, theirs = build_world(make_tenant("Ours")), build_world(make_tenant("Theirs"))
     markers = [*victim_raw_ids(theirs), theirs.tenant.organization.name]
     markers += [e.email for e in (theirs.admin, theirs.manager, theirs.employee, theirs.other)]
-    their_key, _their_secret = api_keys.create_api_key(theirs.tenant.table, name="Their sync", role=Role.ADMIN)
+    their_key, _their_secret = run(api_keys.create_api_key(theirs.tenant.table, name="Their sync", role=Role.ADMIN))
     markers += [their_key.key_id, their_key.name]
-    api_keys.create_api_key(ours.tenant.table, name="Our sync", role=Role.ADMIN)
+    run(api_keys.create_api_key(ours.tenant.table, name="Our sync", role=Role.ADMIN))
     if role.endswith(" key"):
         key_role = Role.ADMIN if role == "admin key" else Role.EMPLOYEE
-        _key, secret = api_keys.create_api_key(ours.tenant.table, name=role, role=key_role)
+        _key, secret = run(api_keys.create_api_key(ours.tenant.table, name=role, role=key_role))
         lookup = layout.API_KEY_LOOKUP.partition(_key.secret_hash)
         attacker = Attacker(
             api.as_(ours.admin).with_token(secret),

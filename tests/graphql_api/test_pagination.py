@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from datastore import organizations
+from datastore.async_client import AsyncDynamo
 from datastore.dev.seed import Bulk
 from datastore.entities import Plan
 from datastore.scope import PlatformScope
 from datastore.table import Table
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import unique_domain
 from tests.graphql_api.fixtures import Api
 
@@ -23,16 +25,18 @@ PAGE = (
 
 
 def test_department_employees__every_page__each_employee_once(
-    api: Api, client: DynamoDBClient, table_name: str
+    api: Api, client: DynamoDBClient, dynamo: AsyncDynamo, table_name: str
 ) -> None:
-    org, admin = organizations.create_organization(
-        Table(client, table_name, PlatformScope()),
-        name="Paging",
-        plan=Plan.PRO,
-        email_domains=[domain := unique_domain()],
-        admin_email=f"admin@{domain}",
-        admin_first_name="Ada",
-        admin_last_name="Admin",
+    org, admin = run(
+        organizations.create_organization(
+            Table(dynamo, table_name, PlatformScope()),
+            name="Paging",
+            plan=Plan.PRO,
+            email_domains=[domain := unique_domain()],
+            admin_email=f"admin@{domain}",
+            admin_first_name="Ada",
+            admin_last_name="Admin",
+        )
     )
     bulk = Bulk(org.org_id)
     department = bulk.department("Big", 120)

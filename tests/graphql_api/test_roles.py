@@ -10,6 +10,7 @@ from datastore import employees
 from datastore.entities import Employee
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.security_world import World, build_world
@@ -144,8 +145,8 @@ def test_billing_customer_id__admins_only(api: Api, world: World, caller: str, a
 
 
 def test_platform__lists_organizations_but_sees_no_tenant_data(api: Api, world: World) -> None:
-    assert "errors" not in api.platform.query("{ organizations(first: 1) { edges { node { name } } } }")
-    body = api.platform.query("{ me { email } organization { name } }")
+    assert "errors" not in run(api.platform.query("{ organizations(first: 1) { edges { node { name } } } }"))
+    body = run(api.platform.query("{ me { email } organization { name } }"))
     assert body["data"] == {"me": None, "organization": None}
     assert codes(body) == ["FORBIDDEN", "FORBIDDEN"]
 
@@ -159,7 +160,7 @@ def test_tenant_caller__cannot_list_organizations(api: Api, world: World) -> Non
 def test_inactive_employee__refused_with_a_valid_token(api: Api, world: World) -> None:
     client = api.as_(world.employee)
     assert "errors" not in client.query("{ me { email } }")
-    employees.terminate_employee(world.tenant.table, world.employee.emp_id)
+    run(employees.terminate_employee(world.tenant.table, world.employee.emp_id))
     body = client.query("{ me { email } }")
     assert body.get("data") is None
     assert codes(body) == ["UNAUTHENTICATED"]

@@ -24,17 +24,18 @@ from aiodynamo.http.types import Request, Response
 
 from bench.queries import Q1, Q2, Q3
 from datastore import calls, organizations
+from datastore.async_client import AsyncDynamo
 from datastore.async_http import SendHook
 from datastore.calls import CallLog
 from datastore.dev.seed import Bulk
 from datastore.entities import Employee, Plan
 from datastore.scope import PlatformScope
-from datastore.store import Datastore
 from datastore.table import Table
 from graphql_api.app import create_app
 from graphql_api.schema import ids
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import unique_domain
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, unique_domain
 from tests.datastore import faults
 from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.live import serving, with_settings
@@ -51,13 +52,13 @@ NESTED = (
 
 
 @pytest.fixture(scope="module")
-def api(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[Api]:
+def api(new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings) -> Iterator[Api]:
     """A server whose limits admit the 20 x 50 x 10 nested query (cost ~11k) and Q4 (100 aliases)."""
     # A deadline for a loaded machine: this test counts round trips, not seconds.
     settings = with_settings(
         api_settings, max_cost=100_000, request_timeout_seconds=120.0, max_tokens=100_000, max_aliases=200
     )
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         yield Api(http, settings)
 
 
@@ -69,15 +70,17 @@ class BigTenant:
 
 
 @pytest.fixture(scope="module")
-def big(client: DynamoDBClient, table_name: str) -> BigTenant:
-    org, admin = organizations.create_organization(
-        Table(client, table_name, PlatformScope()),
-        name="Round Trips",
-        plan=Plan.ENTERPRISE,
-        email_domains=[domain := unique_domain()],
-        admin_email=f"admin@{domain}",
-        admin_first_name="Ada",
-        admin_last_name="Admin",
+def big(client: DynamoDBClient, dynamo: AsyncDynamo, table_name: str) -> BigTenant:
+    org, admin = run(
+        organizations.create_organization(
+            Table(dynamo, table_name, PlatformScope()),
+            name="Round Trips",
+            plan=Plan.ENTERPRISE,
+            email_domains=[domain := unique_domain()],
+            admin_email=f"admin@{domain}",
+            admin_first_name="Ada",
+            admin_last_name="Admin",
+        )
     )
     bulk = Bulk(org.org_id)
     departments = [bulk.department(f"Dept {d:02}", EMPLOYEES_EACH) for d in range(DEPARTMENTS)]

@@ -16,6 +16,7 @@ from datastore.config import DatastoreSettings
 from datastore.dev import local
 from datastore.dev.local import DynamoDBLocal, LocalDynamoError
 from datastore.provision import ensure_table
+from tests.blocking import run
 
 Which = Callable[[str], str | None]
 
@@ -125,8 +126,8 @@ def test_start_stop__data_on_disk__survives_a_restart(tmp_path: Path) -> None:
     settings = DatastoreSettings.from_env(os.environ)
     data_dir = tmp_path / "data"
     with DynamoDBLocal(settings.local_cache_dir, data_dir=data_dir) as first:
-        assert ensure_table(make_client(settings, first.endpoint_url), "kept") is True
+        assert run(ensure_table(make_client(settings, first.endpoint_url), "kept")) is True
         process = first._process
     assert process is not None and process.poll() is not None  # stopping stops the JVM
     with DynamoDBLocal(settings.local_cache_dir, data_dir=data_dir) as second:
-        assert ensure_table(make_client(settings, second.endpoint_url), "kept") is False
+        assert run(ensure_table(make_client(settings, second.endpoint_url), "kept")) is False

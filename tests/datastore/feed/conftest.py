@@ -17,15 +17,17 @@ from datastore import ids, organizations
 from datastore.client import make_streams_client
 from datastore.config import DatastoreSettings
 from datastore.entities import Organization, Plan
-from datastore.provision import ensure_table
-from datastore.scope import PlatformScope, TenantScope
+from datastore.scope import TenantScope
 from datastore.table import Table
-from tests.conftest import TEST_RETRY, unique_domain
+from tests.blocking import run
+from tests.conftest import provisioned, table_on, unique_domain
 from tests.datastore.faults import _error
 from tests.datastore.support import drop_table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+    from datastore.async_client import AsyncDynamo
 
 
 @pytest.fixture(scope="session")
@@ -34,24 +36,26 @@ def streams(settings: DatastoreSettings) -> Any:
 
 
 @pytest.fixture
-def own_table(client: DynamoDBClient) -> Iterator[Table]:
+def own_table(client: DynamoDBClient, dynamo: AsyncDynamo) -> Iterator[Table]:
     """A fresh table with its stream, in the platform's scope."""
     name = f"hr-feed-{ids.new_id().lower()}"
-    ensure_table(client, name)
-    yield Table(client, name, PlatformScope(), retry=TEST_RETRY)
+    provisioned(client, dynamo, name)
+    yield table_on(dynamo, name)
     drop_table(client, name)
 
 
 def new_organization(platform: Table, name: str = "Feed Co") -> tuple[Organization, Table]:
     domain = unique_domain()
-    org, admin = organizations.create_organization(
-        platform,
-        name=name,
-        plan=Plan.PRO,
-        email_domains=[domain],
-        admin_email=f"admin@{domain}",
-        admin_first_name="Ada",
-        admin_last_name="Admin",
+    org, admin = run(
+        organizations.create_organization(
+            platform,
+            name=name,
+            plan=Plan.PRO,
+            email_domains=[domain],
+            admin_email=f"admin@{domain}",
+            admin_first_name="Ada",
+            admin_last_name="Admin",
+        )
     )
     return org, platform.with_scope(TenantScope(org.org_id, admin.emp_id))
 

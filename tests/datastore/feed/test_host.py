@@ -23,6 +23,7 @@ from datastore.feed.records import StreamRecord
 from datastore.records import FeedLease
 from datastore.scope import FeedScope, LayoutScope
 from datastore.table import Table
+from tests.blocking import run
 from tests.waiting import until
 
 SETTINGS = FeedSettings(lease_seconds=1.5, poll_seconds=0.05)
@@ -60,8 +61,10 @@ def worker(table: Table, streams: Any, group: str, holder: str) -> Worker:
 
 
 def mark(table: Table, label: str) -> None:
-    table.with_scope(LayoutScope()).write(
-        [transact.put({"PK": {"S": "LAYOUT"}, "SK": {"S": f"MARK#{label}"}, "label": items.s(label)})]
+    run(
+        table.with_scope(LayoutScope()).write(
+            [transact.put({"PK": {"S": "LAYOUT"}, "SK": {"S": f"MARK#{label}"}, "label": items.s(label)})]
+        )
     )
 
 
@@ -97,9 +100,9 @@ def test_reader_stops__another_takes_over_from_its_checkpoint__the_others_get_ev
 
     async def scenario() -> tuple[Worker, Worker]:
         first, second = worker(own_table, streams, group, "1-1"), worker(own_table, streams, group, "2-1")
-        first.start()
+        await first.start()
         await until(lambda: first.host.status.reading and first.host.status.connected)
-        second.start()
+        await second.start()
         await until(lambda: second.host.status.connected)
         await write(own_table, "before")
         await until(lambda: second.labels == ["before"])
@@ -182,7 +185,7 @@ def test_crashed_reader_s_lease__taken_over_once_it_expires(own_table: Table, st
     group = group_name("test", ids.new_id())
     now = items.now()
     crashed = FeedLease(group, "dead-1", now + timedelta(seconds=1), 7, now, now + KEEP_FOR)
-    own_table.with_scope(FeedScope(group)).write([transact.put(layout.FEED_LEASE.item(crashed))])
+    run(own_table.with_scope(FeedScope(group)).write([transact.put(layout.FEED_LEASE.item(crashed))]))
 
     async def scenario() -> Worker:
         survivor = worker(own_table, streams, group, "2-1")
@@ -195,5 +198,5 @@ def test_crashed_reader_s_lease__taken_over_once_it_expires(own_table: Table, st
         return survivor
 
     survivor = asyncio.run(scenario())
-    lease = survivor.host.lease.current()
+    lease = run(survivor.host.lease.current())
     assert lease is not None and lease.generation == 8 and lease.holder == "2-1"

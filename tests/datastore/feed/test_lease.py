@@ -11,6 +11,7 @@ from datastore import ids, items, layout
 from datastore.errors import ScopeViolation
 from datastore.feed.lease import Checkpoints, Lease, LeaseLost, group_name, holder_name
 from datastore.table import Table
+from tests.blocking import run
 
 
 class Clock:
@@ -33,10 +34,10 @@ def test_acquire__free_lease__taken_and_refused_to_another_while_it_lasts(own_ta
     first = Lease(own_table, group, "100-1", 10, clock=clock)
     second = Lease(own_table, group, "200-1", 10, clock=clock)
 
-    assert first.acquire() and first.generation == 1
-    assert not second.acquire() and not second.held
-    assert first.acquire() and first.generation == 1  # its own lease: renewed, same generation
-    current = first.current()
+    assert run(first.acquire()) and first.generation == 1
+    assert not run(second.acquire()) and not second.held
+    assert run(first.acquire()) and first.generation == 1  # its own lease: renewed, same generation
+    current = run(first.current())
     assert (
         current is not None and current.holder == "100-1" and current.lease_until == clock.now + timedelta(seconds=10)
     )
@@ -46,16 +47,16 @@ def test_renew__extends__after_expiry_another_takes_it_and_the_old_holder_learns
     group, clock = a_group(), Clock()
     first = Lease(own_table, group, "100-1", 10, clock=clock)
     second = Lease(own_table, group, "200-1", 10, clock=clock)
-    assert first.acquire()
+    assert run(first.acquire())
     clock.advance(8)
-    first.renew()
+    run(first.renew())
     clock.advance(8)
-    assert not second.acquire()  # renewed at 8 s: good until 18 s
+    assert not run(second.acquire())  # renewed at 8 s: good until 18 s
 
     clock.advance(3)  # 19 s: expired, the holder crashed
-    assert second.acquire() and second.generation == 2
+    assert run(second.acquire()) and second.generation == 2
     with pytest.raises(LeaseLost):
-        first.renew()
+        run(first.renew())
     assert not first.held
 
 
@@ -70,7 +71,7 @@ def test_acquire__several_takers_race_for_an_expired_lease__exactly_one_wins(own
 
         def take(lease: Lease, start: threading.Barrier = start, won: list[bool] = won) -> None:
             start.wait()
-            won.append(lease.acquire())
+            won.append(run(lease.acquire()))
 
         threads = [threading.Thread(target=take, args=(lease,)) for lease in takers]
         for thread in threads:
@@ -85,9 +86,9 @@ def test_release__another_takes_it_at_once(own_table: Table) -> None:
     group, clock = a_group(), Clock()
     first = Lease(own_table, group, "100-1", 60, clock=clock)
     second = Lease(own_table, group, "200-1", 60, clock=clock)
-    assert first.acquire()
-    first.release()
-    assert second.acquire() and second.generation == 2
+    assert run(first.acquire())
+    run(first.release())
+    assert run(second.acquire()) and second.generation == 2
 
 
 def test_lease_item__declared_with_its_ttl(own_table: Table) -> None:
@@ -101,20 +102,23 @@ def test_lease_item__declared_with_its_ttl(own_table: Table) -> None:
 def test_checkpoints__per_shard_and_per_stream(own_table: Table) -> None:
     group = a_group()
     checkpoints = Checkpoints(own_table, group)
-    checkpoints.save("arn:stream/1", "shard-a", "00000000000000000100")
-    checkpoints.save("arn:stream/1", "shard-b", "00000000000000000200")
-    checkpoints.save("arn:stream/1", "shard-a", "00000000000000000150")
-    checkpoints.save("arn:stream/2", "shard-z", "00000000000000000001")
+    run(checkpoints.save("arn:stream/1", "shard-a", "00000000000000000100"))
+    run(checkpoints.save("arn:stream/1", "shard-b", "00000000000000000200"))
+    run(checkpoints.save("arn:stream/1", "shard-a", "00000000000000000150"))
+    run(checkpoints.save("arn:stream/2", "shard-z", "00000000000000000001"))
 
-    assert checkpoints.load("arn:stream/1") == {"shard-a": "00000000000000000150", "shard-b": "00000000000000000200"}
-    assert checkpoints.load("arn:stream/2") == {"shard-z": "00000000000000000001"}
-    assert Checkpoints(own_table, a_group()).load("arn:stream/1") == {}  # another group's are not its own
+    assert run(checkpoints.load("arn:stream/1")) == {
+        "shard-a": "00000000000000000150",
+        "shard-b": "00000000000000000200",
+    }
+    assert run(checkpoints.load("arn:stream/2")) == {"shard-z": "00000000000000000001"}
+    assert run(Checkpoints(own_table, a_group()).load("arn:stream/1")) == {}  # another group's are not its own
 
 
 def test_feed_scope__another_group_s_partition__refused_before_sending(own_table: Table) -> None:
     lease = Lease(own_table, "mine", "1", 10)
     with pytest.raises(ScopeViolation):
-        lease.table.get(layout.FEED_LEASE.key_at("theirs"))
+        run(lease.table.get(layout.FEED_LEASE.key_at("theirs")))
 
 
 def test_group_name__only_characters_safe_in_a_key_and_a_socket_name() -> None:

@@ -18,6 +18,7 @@ from datastore.feed.records import StreamRecord
 from datastore.provision import table_definition
 from datastore.scope import LayoutScope
 from datastore.table import Table
+from tests.blocking import run
 from tests.datastore.feed.conftest import stream_faults
 from tests.datastore.support import drop_table
 
@@ -29,8 +30,10 @@ GROUP = "test-reader"
 
 def mark(table: Table, label: str) -> None:
     """One item in the table's LAYOUT partition (the reader does not care what it writes)."""
-    table.with_scope(LayoutScope()).write(
-        [transact.put({"PK": {"S": "LAYOUT"}, "SK": {"S": f"MARK#{label}"}, "label": items.s(label)})]
+    run(
+        table.with_scope(LayoutScope()).write(
+            [transact.put({"PK": {"S": "LAYOUT"}, "SK": {"S": f"MARK#{label}"}, "label": items.s(label)})]
+        )
     )
 
 
@@ -40,7 +43,7 @@ def labels(found: list[StreamRecord]) -> list[str]:
 
 def read_all(reader: StreamReader) -> list[StreamRecord]:
     found: list[StreamRecord] = []
-    while batch := reader.poll():
+    while batch := run(reader.poll()):
         found += batch
     return found
 
@@ -48,12 +51,12 @@ def read_all(reader: StreamReader) -> list[StreamRecord]:
 def test_start__at_latest__only_what_is_written_after(own_table: Table, streams: Any) -> None:
     mark(own_table, "before")
     reader = StreamReader(streams, own_table.client, own_table.name)
-    reader.start()
+    run(reader.start())
     for label in ("one", "two", "three"):
         mark(own_table, label)
 
     assert labels(read_all(reader)) == ["one", "two", "three"]
-    assert reader.poll() == []
+    assert run(reader.poll()) == []
 
 
 def test_checkpoint__next_reader_goes_on_after_it__a_record_read_but_not_checkpointed_comes_again(
@@ -61,19 +64,19 @@ def test_checkpoint__next_reader_goes_on_after_it__a_record_read_but_not_checkpo
 ) -> None:
     checkpoints = Checkpoints(own_table, GROUP)
     first = StreamReader(streams, own_table.client, own_table.name, checkpoints)
-    first.start()
+    run(first.start())
     mark(own_table, "a")
     assert labels(read_all(first)) == ["a"]
-    assert first.checkpoint() == 1
+    assert run(first.checkpoint()) == 1
     mark(own_table, "b")
     assert labels(read_all(first)) == ["b"]  # handed on, then the reader dies before its checkpoint
 
     mark(own_table, "c")
     second = StreamReader(streams, own_table.client, own_table.name, Checkpoints(own_table, GROUP))
-    second.start()
+    run(second.start())
 
     assert labels(read_all(second)) == ["b", "c"]  # at least once: nothing lost, "a" not again
-    assert second.checkpoint() == 1 and second.checkpoint() == 0
+    assert run(second.checkpoint()) == 1 and run(second.checkpoint()) == 0
 
 
 def test_start__table_without_stream__no_stream_naming_the_command(client: DynamoDBClient, streams: Any) -> None:
@@ -82,7 +85,7 @@ def test_start__table_without_stream__no_stream_naming_the_command(client: Dynam
     client.create_table(**definition)  # type: ignore[arg-type]
     try:
         with pytest.raises(NoStream, match=r"server\.py migrate"):
-            StreamReader(streams, client, name).start()
+            run(StreamReader(streams, client, name).start())
     finally:
         drop_table(client, name)
 
@@ -91,7 +94,7 @@ def test_stream_turned_off_and_on__old_shard_read_to_its_end_then_the_new_stream
     own_table: Table, streams: Any
 ) -> None:
     reader = StreamReader(streams, own_table.client, own_table.name, describe_every=0)
-    reader.start()
+    run(reader.start())
     mark(own_table, "old")
     own_table.client.update_table(TableName=own_table.name, StreamSpecification={"StreamEnabled": False})
     mark(own_table, "unstreamed")
@@ -110,22 +113,22 @@ def test_stream_turned_off_and_on__old_shard_read_to_its_end_then_the_new_stream
 
 def test_stream_turned_off__its_shard_read_to_its_end_then_no_stream(own_table: Table, streams: Any) -> None:
     reader = StreamReader(streams, own_table.client, own_table.name)
-    reader.start()
+    run(reader.start())
     mark(own_table, "last")
     own_table.client.update_table(TableName=own_table.name, StreamSpecification={"StreamEnabled": False})
 
-    assert labels(reader.poll()) == ["last"]
+    assert labels(run(reader.poll())) == ["last"]
     [shard] = reader.shards
     assert reader.finished == {shard.shard_id}  # no next iterator: closed, and read to its end
     with pytest.raises(NoStream, match="turned off"):
-        reader.poll()
+        run(reader.poll())
 
 
 def test_expired_iterator__fresh_one_after_the_position__nothing_lost_or_repeated(
     own_table: Table, streams: Any
 ) -> None:
     reader = StreamReader(streams, own_table.client, own_table.name)
-    reader.start()
+    run(reader.start())
     mark(own_table, "a")
     assert labels(read_all(reader)) == ["a"]
     mark(own_table, "b")
@@ -139,7 +142,7 @@ def test_expired_iterator__fresh_one_after_the_position__nothing_lost_or_repeate
 
 def test_trimmed_position__read_from_the_oldest_record__gap_reported(own_table: Table, streams: Any) -> None:
     reader = StreamReader(streams, own_table.client, own_table.name)
-    reader.start()
+    run(reader.start())
     mark(own_table, "a")
     assert labels(read_all(reader)) == ["a"]
     mark(own_table, "b")
@@ -158,7 +161,7 @@ def test_latest_on_an_empty_stream_trimmed__dynamodb_local_quirk__read_from_its_
     with stream_faults(streams, "GetShardIterator") as faults:
         faults.planned = [TRIMMED]
         reader = StreamReader(streams, own_table.client, own_table.name)
-        reader.start()
+        run(reader.start())
     mark(own_table, "first")
     assert faults.injected == [TRIMMED]
     assert "first" in labels(read_all(reader))
@@ -169,34 +172,34 @@ def test_shard_without_iterators__finished(own_table: Table, streams: Any) -> No
     with stream_faults(streams, "GetShardIterator") as faults:
         faults.planned = [NOT_FOUND]
         reader = StreamReader(streams, own_table.client, own_table.name)
-        reader.start()
+        run(reader.start())
     assert faults.injected == [NOT_FOUND]
     assert reader.finished == {shard.shard_id for shard in reader.shards}
-    assert reader.poll() == []
+    assert run(reader.poll()) == []
 
 
 def test_throttled__that_shard_waits_for_the_next_poll(own_table: Table, streams: Any) -> None:
     reader = StreamReader(streams, own_table.client, own_table.name)
-    reader.start()
+    run(reader.start())
     mark(own_table, "a")
     with stream_faults(streams, "GetRecords") as faults:
         faults.planned = ["LimitExceededException"]
-        assert reader.poll() == []
+        assert run(reader.poll()) == []
     assert labels(read_all(reader)) == ["a"]
 
 
 def test_checkpoint__past_the_readers_own_items_only__nothing_written(own_table: Table, streams: Any) -> None:
     checkpoints = Checkpoints(own_table, GROUP)
     reader = StreamReader(streams, own_table.client, own_table.name, checkpoints)
-    reader.start()
+    run(reader.start())
     assert not reader.checkpoint_due
     mark(own_table, "a")
     read_all(reader)
     assert reader.checkpoint_due
-    assert reader.checkpoint() == 1  # this write is a record of the checkpoint item itself
+    assert run(reader.checkpoint()) == 1  # this write is a record of the checkpoint item itself
     assert not reader.checkpoint_due
 
     assert [record.kind for record in read_all(reader)] == ["FeedCheckpoint"]
     assert not reader.checkpoint_due  # the host's loop skips the call
-    assert reader.checkpoint() == 0  # nothing but its own item: no checkpoint, no record of one
+    assert run(reader.checkpoint()) == 0  # nothing but its own item: no checkpoint, no record of one
     assert read_all(reader) == []

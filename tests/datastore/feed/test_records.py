@@ -12,12 +12,13 @@ from datastore.feed import records
 from datastore.feed.reader import StreamReader
 from datastore.feed.records import ChangeEvent, ChangeName, StreamRecord, Undecodable
 from datastore.table import Table
+from tests.blocking import run
 from tests.datastore.feed.conftest import new_organization
 
 
 def read_all(reader: StreamReader) -> list[StreamRecord]:
     found: list[StreamRecord] = []
-    while batch := reader.poll():
+    while batch := run(reader.poll()):
         found += batch
     return found
 
@@ -30,17 +31,19 @@ def test_decode__employee_created_then_updated__typed_old_and_new_with_the_key_s
     own_table: Table, streams: Any
 ) -> None:
     reader = StreamReader(streams, own_table.client, own_table.name)
-    reader.start()  # at LATEST: what follows is read
+    run(reader.start())  # at LATEST: what follows is read
     org, tenant = new_organization(own_table)
-    hired = employees.create_employee(
-        tenant,
-        email=f"ann@{org.email_domains[0]}",
-        first_name="Ann",
-        last_name="Lee",
-        department_id=None,
-        role=Role.EMPLOYEE,
+    hired = run(
+        employees.create_employee(
+            tenant,
+            email=f"ann@{org.email_domains[0]}",
+            first_name="Ann",
+            last_name="Lee",
+            department_id=None,
+            role=Role.EMPLOYEE,
+        )
     )
-    promoted = employees.update_employee(tenant, hired.emp_id, expected_version=hired.version, role=Role.MANAGER)
+    promoted = run(employees.update_employee(tenant, hired.emp_id, expected_version=hired.version, role=Role.MANAGER))
 
     found = read_all(reader)
 
@@ -63,7 +66,7 @@ def test_decode__employee_created_then_updated__typed_old_and_new_with_the_key_s
 
 def test_decode__kind_keeping_a_field_in_its_key_only__read_back_from_the_key(own_table: Table, streams: Any) -> None:
     reader = StreamReader(streams, own_table.client, own_table.name)
-    reader.start()
+    run(reader.start())
     org, _tenant = new_organization(own_table)
 
     found = read_all(reader)
@@ -79,7 +82,7 @@ def test_decode__kind_keeping_a_field_in_its_key_only__read_back_from_the_key(ow
 
 def test_stream_record__encoded_for_the_fanout__decodes_to_the_same_record(own_table: Table, streams: Any) -> None:
     reader = StreamReader(streams, own_table.client, own_table.name)
-    reader.start()
+    run(reader.start())
     new_organization(own_table)
 
     found = read_all(reader)

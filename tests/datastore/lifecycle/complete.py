@@ -30,6 +30,7 @@ from datastore import (
 from datastore.entities import ApiKey, Application, Department, Employee, JobPosting, Role
 from datastore.records import GatewayConnection, GatewaySubscription, ResumePoint
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import Tenant
 
 KINDS_WRITTEN: Final = frozenset(
@@ -86,56 +87,64 @@ def complete(tenant: Tenant) -> Complete:
     """Every kind an organisation owns, in ``tenant``, through the datastore's writes."""
     table = tenant.table
     department = tenant.department("Operations")
-    employee = employees.create_employee(
-        table,
-        email=tenant.email("erin"),
-        first_name="Erin",
-        last_name="Ng",
-        department_id=department.dept_id,
-        role=Role.MANAGER,
-        idempotency_key="create-erin",
+    employee = run(
+        employees.create_employee(
+            table,
+            email=tenant.email("erin"),
+            first_name="Erin",
+            last_name="Ng",
+            department_id=department.dept_id,
+            role=Role.MANAGER,
+            idempotency_key="create-erin",
+        )
     )
-    leaver = employees.create_employee(
-        table,
-        email=tenant.email("lou.leaver"),
-        first_name="Lou",
-        last_name="Leaverton",
-        department_id=department.dept_id,
-        role=Role.EMPLOYEE,
+    leaver = run(
+        employees.create_employee(
+            table,
+            email=tenant.email("lou.leaver"),
+            first_name="Lou",
+            last_name="Leaverton",
+            department_id=department.dept_id,
+            role=Role.EMPLOYEE,
+        )
     )
-    job = jobs.create_job(table, department_id=department.dept_id, title="Welder", description="Hot work.")
-    job = jobs.publish_job(table, job.job_id)
-    application = applications.apply_to_job(table, job.job_id, leaver.emp_id, idempotency_key="apply-1")
-    leaver = employees.terminate_employee(table, leaver.emp_id, idempotency_key="leave-1")
-    api_key, secret = api_keys.create_api_key(table, name="HRIS sync", role=Role.ADMIN)
+    job = run(jobs.create_job(table, department_id=department.dept_id, title="Welder", description="Hot work."))
+    job = run(jobs.publish_job(table, job.job_id))
+    application = run(applications.apply_to_job(table, job.job_id, leaver.emp_id, idempotency_key="apply-1"))
+    leaver = run(employees.terminate_employee(table, leaver.emp_id, idempotency_key="leave-1"))
+    api_key, secret = run(api_keys.create_api_key(table, name="HRIS sync", role=Role.ADMIN))
     digest = hashlib.sha256(DOCUMENT.encode()).hexdigest()
-    documents.put_document(table, tenant.organization.org_id, digest, DOCUMENT, items.now())
+    run(documents.put_document(table, tenant.organization.org_id, digest, DOCUMENT, items.now()))
     # Each organisation its own issuer: two complete tenants in one table must not collide.
     issuer = f"https://sso.example/{tenant.organization.org_id.lower()}"
-    identity_providers.set_identity_provider(
-        table,
-        tenant.organization.org_id,
-        issuer_url=issuer,
-        client_id_list=("web", "mobile"),
-        authorization_endpoint=f"{issuer}/authorize",
-        token_endpoint=f"{issuer}/token",
+    run(
+        identity_providers.set_identity_provider(
+            table,
+            tenant.organization.org_id,
+            issuer_url=issuer,
+            client_id_list=("web", "mobile"),
+            authorization_endpoint=f"{issuer}/authorize",
+            token_endpoint=f"{issuer}/token",
+        )
     )
-    session, refresh_token = sessions.start_session(table, employee.emp_id, LIFETIMES)
+    session, refresh_token = run(sessions.start_session(table, employee.emp_id, LIFETIMES))
     # Where the session's subscription got to when its connection ended.
     now = items.now()
-    resume_points.save(
-        table,
-        ResumePoint(
-            tenant.organization.org_id,
-            employee.emp_id,
-            session.session_id,
-            resume_points.subscription_hash("Subscription.employeeChanged"),
-            "cursor",
-            now,
-            now + timedelta(minutes=5),
-        ),
+    run(
+        resume_points.save(
+            table,
+            ResumePoint(
+                tenant.organization.org_id,
+                employee.emp_id,
+                session.session_id,
+                resume_points.subscription_hash("Subscription.employeeChanged"),
+                "cursor",
+                now,
+                now + timedelta(minutes=5),
+            ),
+        )
     )
-    sessions.sign_out_everywhere(table, leaver.emp_id)
+    run(sessions.sign_out_everywhere(table, leaver.emp_id))
     _live_connection(table, employee)
     return Complete(tenant, department, employee, leaver, job, application, api_key, secret, refresh_token, issuer)
 
@@ -146,24 +155,28 @@ def _live_connection(table: Table, employee: Employee) -> None:
     ends = at + timedelta(hours=2)
     connection_id = f"conn{employee.emp_id[-10:]}="
     org_id = employee.org_id
-    gateway.open_connection(
-        table,
-        GatewayConnection(
-            org_id=org_id,
-            connection_id=connection_id,
-            subject=employee.emp_id,
-            role=employee.role.value,
-            api_key=False,
-            session_id=None,
-            endpoint="https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/live",
-            connected_at=at,
-            token_expires_at=None,
-            expires_at=ends,
-            acknowledged=True,
-        ),
+    run(
+        gateway.open_connection(
+            table,
+            GatewayConnection(
+                org_id=org_id,
+                connection_id=connection_id,
+                subject=employee.emp_id,
+                role=employee.role.value,
+                api_key=False,
+                session_id=None,
+                endpoint="https://a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com/live",
+                connected_at=at,
+                token_expires_at=None,
+                expires_at=ends,
+                acknowledged=True,
+            ),
+        )
     )
     subscription = "subscription Directory { employeeChanged { action } }"
-    gateway.subscribe(
-        table,
-        GatewaySubscription(org_id, connection_id, "1", "employeeChanged", subscription, "{}", None, at, ends),
+    run(
+        gateway.subscribe(
+            table,
+            GatewaySubscription(org_id, connection_id, "1", "employeeChanged", subscription, "{}", None, at, ends),
+        )
     )

@@ -15,19 +15,22 @@ from datastore.items import Item
 from datastore.lifecycle import walk
 from datastore.lifecycle.export import Export
 from datastore.model import ENTITY
-from datastore.provision import ensure_table
 from datastore.scope import LifecycleScope
-from datastore.table import Table
+from datastore.table import DEFAULT_RETRY, Table
+from tests.blocking import run_all
+from tests.conftest import provisioned, table_on
 from tests.datastore.support import write_items
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from datastore.async_client import AsyncDynamo
+
 
 def exported(table: Table, org_id: str) -> list[bytes]:
     """The export's lines (header first, end line last)."""
     reader = table.with_scope(LifecycleScope(OrgId(org_id), "export"))
-    return list(Export(reader, OrgId(org_id), source=table.name).lines())
+    return run_all(Export(reader, OrgId(org_id), source=table.name).lines())
 
 
 def export_file(table: Table, org_id: str, path: Path) -> Path:
@@ -47,7 +50,7 @@ RESTORE_EVENT = b'"action":{"S":"organization.restore"}'
 def everything(table: Table, org_id: str) -> list[Item]:
     """Every item of the organisation, secrets and documents too (an offboarding's walk)."""
     walker = table.with_scope(LifecycleScope(OrgId(org_id), "offboard"))
-    return [item for _family, item in walk.Walk(walker, OrgId(org_id))]
+    return [item for _family, item in run_all(walk.Walk(walker, OrgId(org_id)))]
 
 
 def counted(table: Table, org_id: str) -> Counter[str]:
@@ -59,15 +62,15 @@ def fingerprint(table: Table, org_id: str) -> list[bytes]:
     return sorted(orjson.dumps(item, option=orjson.OPT_SORT_KEYS) for item in everything(table, org_id))
 
 
-def empty_table(client: DynamoDBClient) -> Table:
+def empty_table(client: DynamoDBClient, dynamo: AsyncDynamo) -> Table:
     name = f"hr-restore-{ids.new_id().lower()}"
-    ensure_table(client, name)
-    return Table(client, name, LifecycleScope(OrgId(ids.new_id()), "restore"))
+    provisioned(client, dynamo, name)
+    return table_on(dynamo, name, LifecycleScope(OrgId(ids.new_id()), "restore"), retry=DEFAULT_RETRY)
 
 
-def snapshot(client: DynamoDBClient, table: Table, org_id: str) -> Table:
+def snapshot(client: DynamoDBClient, dynamo: AsyncDynamo, table: Table, org_id: str) -> Table:
     """A table holding a raw copy of the organisation's every item: what a point-in-time
     recovery of the table would hold of it."""
-    copy = empty_table(client)
+    copy = empty_table(client, dynamo)
     write_items(client, copy.name, everything(table, org_id))
     return copy

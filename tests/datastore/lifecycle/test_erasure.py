@@ -12,6 +12,7 @@ from datastore.errors import Conflict, NotFound
 from datastore.ids import EmployeeId, new_id
 from datastore.lifecycle import erasure
 from datastore.pagination import PageRequest, every
+from tests.blocking import run, run_all
 from tests.conftest import TenantFactory
 from tests.datastore.lifecycle.complete import DOCUMENT, Complete, complete
 from tests.datastore.lifecycle.support import exported, fingerprint
@@ -33,7 +34,7 @@ def test_erase__a_full_export_holds_none_of_the_persons_values(whole: Complete) 
     text = b"".join(exported(whole.tenant.table, whole.tenant.org_id)).decode().lower()
     assert all(value in text for value in personal_values(whole))  # the search finds them before
 
-    erasure.erase_person(whole.tenant.table, whole.leaver.emp_id)
+    run(erasure.erase_person(whole.tenant.table, whole.leaver.emp_id))
 
     text = b"".join(exported(whole.tenant.table, whole.tenant.org_id)).decode().lower()
     assert [value for value in personal_values(whole) if value in text] == []
@@ -41,11 +42,11 @@ def test_erase__a_full_export_holds_none_of_the_persons_values(whole: Complete) 
 
 def test_erase__a_tombstone__references_intact__invariants_kept(whole: Complete) -> None:
     table, leaver = whole.tenant.table, whole.leaver
-    job_before = jobs.get_job(table, whole.job.job_id, consistent=True)
+    job_before = run(jobs.get_job(table, whole.job.job_id, consistent=True))
 
-    result = erasure.erase_person(table, leaver.emp_id)
+    result = run(erasure.erase_person(table, leaver.emp_id))
 
-    tombstone = employees.get_employee(table, leaver.emp_id, consistent=True)
+    tombstone = run(employees.get_employee(table, leaver.emp_id, consistent=True))
     assert tombstone is not None and tombstone == result.employee
     assert (tombstone.email, tombstone.first_name, tombstone.last_name) == ("", "", "")
     assert tombstone.erased_at is not None and tombstone.version == leaver.version + 1
@@ -53,33 +54,35 @@ def test_erase__a_tombstone__references_intact__invariants_kept(whole: Complete)
         EmployeeStatus.INACTIVE, leaver.hired_at, leaver.department_id,
     )  # fmt: skip
     # The application keeps its status, its applicant the erased person; the job's counts hold.
-    application = applications.get_application(table, whole.job.job_id, whole.application.app_id, consistent=True)
+    application = run(applications.get_application(table, whole.job.job_id, whole.application.app_id, consistent=True))
     assert application == whole.application
-    assert jobs.get_job(table, whole.job.job_id, consistent=True) == job_before
-    assert counts.check_organization(table).drifts == []
-    assert employees.find_employee_id_by_email(table, leaver.email) is None
-    assert employees.list_employees_by_name(table, "leaverton", PageRequest()).items == []
+    assert run(jobs.get_job(table, whole.job.job_id, consistent=True)) == job_before
+    assert run(counts.check_organization(table)).drifts == []
+    assert run(employees.find_employee_id_by_email(table, leaver.email)) is None
+    assert run(employees.list_employees_by_name(table, "leaverton", PageRequest())).items == []
 
 
 def test_erase__the_email_is_free_for_a_new_person(whole: Complete) -> None:
-    erasure.erase_person(whole.tenant.table, whole.leaver.emp_id)
+    run(erasure.erase_person(whole.tenant.table, whole.leaver.emp_id))
 
-    again = employees.create_employee(
-        whole.tenant.table,
-        email=whole.leaver.email,
-        first_name="New",
-        last_name="Hire",
-        department_id=None,
-        role=Role.EMPLOYEE,
+    again = run(
+        employees.create_employee(
+            whole.tenant.table,
+            email=whole.leaver.email,
+            first_name="New",
+            last_name="Hire",
+            department_id=None,
+            role=Role.EMPLOYEE,
+        )
     )
 
-    assert employees.find_employee_id_by_email(whole.tenant.table, whole.leaver.email) == again.emp_id
+    assert run(employees.find_employee_id_by_email(whole.tenant.table, whole.leaver.email)) == again.emp_id
 
 
 def test_erase__audit_events_keep_what_happened__lose_the_values(whole: Complete) -> None:
-    erasure.erase_person(whole.tenant.table, whole.leaver.emp_id)
+    run(erasure.erase_person(whole.tenant.table, whole.leaver.emp_id))
 
-    trail = list(every(lambda request: audit.list_audit_events(whole.tenant.table, request)))
+    trail = list(run_all(every(lambda request: audit.list_audit_events(whole.tenant.table, request))))
     about = [event for event in trail if event.entity_id == whole.leaver.emp_id]
     create, terminate, erase = sorted(about, key=lambda event: event.event_id)
     assert create.action == "employee.create" and create.erased_at is not None
@@ -99,19 +102,19 @@ def test_erase__idempotency_records_of_writes_about_them__dropped(whole: Complet
     table = whole.tenant.table
     record = layout.IDEMPOTENCY.key_at(whole.tenant.org_id, "leave-1")
     kept = layout.IDEMPOTENCY.key_at(whole.tenant.org_id, "apply-1")  # an application: no personal value
-    assert table.get(record) is not None
+    assert run(table.get(record)) is not None
 
-    erasure.erase_person(table, whole.leaver.emp_id)
+    run(erasure.erase_person(table, whole.leaver.emp_id))
 
-    assert table.get(record, consistent=True) is None
-    assert table.get(kept, consistent=True) is not None
+    assert run(table.get(record, consistent=True)) is None
+    assert run(table.get(kept, consistent=True)) is not None
 
 
 def test_erase__dry_run__lists_every_item__writes_nothing(whole: Complete) -> None:
     table = whole.tenant.table
     before = fingerprint(table, whole.tenant.org_id)
     with calls.listening() as log:
-        plan = erasure.erase_person(table, whole.leaver.emp_id, dry_run=True)
+        plan = run(erasure.erase_person(table, whole.leaver.emp_id, dry_run=True))
 
     assert not WRITES & set(log.operations())
     assert fingerprint(table, whole.tenant.org_id) == before
@@ -122,15 +125,15 @@ def test_erase__dry_run__lists_every_item__writes_nothing(whole: Complete) -> No
     assert touched[layout.NAME_ENTRY.tag] == len(employees.name_entry_items(whole.leaver))
     assert all(line.startswith(("redact", "delete", "tombstone")) for line in (t.describe() for t in plan.touches))
 
-    done = erasure.erase_person(table, whole.leaver.emp_id)
+    done = run(erasure.erase_person(table, whole.leaver.emp_id))
 
     assert done.touches == plan.touches
 
 
 def test_erase__again__nothing_to_do(whole: Complete) -> None:
-    erasure.erase_person(whole.tenant.table, whole.leaver.emp_id)
+    run(erasure.erase_person(whole.tenant.table, whole.leaver.emp_id))
     with calls.listening() as log:
-        again = erasure.erase_person(whole.tenant.table, whole.leaver.emp_id)
+        again = run(erasure.erase_person(whole.tenant.table, whole.leaver.emp_id))
 
     assert again.already and again.touches == []
     assert not WRITES & set(log.operations())
@@ -145,10 +148,10 @@ def test_erase__interrupted_before_the_last_write__finished_by_a_run_again(
     with monkeypatch.context() as patched:
         patched.setattr(erasure, "_tombstone", crash)
         with pytest.raises(KeyboardInterrupt):
-            erasure.erase_person(whole.tenant.table, whole.leaver.emp_id)
-    assert employees.get_employee(whole.tenant.table, whole.leaver.emp_id, consistent=True) == whole.leaver
+            run(erasure.erase_person(whole.tenant.table, whole.leaver.emp_id))
+    assert run(employees.get_employee(whole.tenant.table, whole.leaver.emp_id, consistent=True)) == whole.leaver
 
-    erasure.erase_person(whole.tenant.table, whole.leaver.emp_id)
+    run(erasure.erase_person(whole.tenant.table, whole.leaver.emp_id))
 
     text = b"".join(exported(whole.tenant.table, whole.tenant.org_id)).decode().lower()
     assert [value for value in personal_values(whole) if value in text] == []
@@ -165,27 +168,31 @@ def test_erase__a_membership_left_by_drift__deleted_with_its_headcount(whole: Co
         ExpressionAttributeValues={":one": {"N": "1"}},
     )
 
-    erasure.erase_person(table, leaver.emp_id)
+    run(erasure.erase_person(table, leaver.emp_id))
 
-    assert table.get(layout.MEMBERSHIP.key_of(leaver), consistent=True) is None
-    assert counts.check_organization(table).drifts == []
+    assert run(table.get(layout.MEMBERSHIP.key_of(leaver), consistent=True)) is None
+    assert run(counts.check_organization(table)).drifts == []
 
 
 def test_erase__an_active_employee__conflict(whole: Complete) -> None:
     with pytest.raises(Conflict, match="terminate them first"):
-        erasure.erase_person(whole.tenant.table, whole.employee.emp_id)
+        run(erasure.erase_person(whole.tenant.table, whole.employee.emp_id))
 
 
 def test_erase__no_such_employee__not_found(whole: Complete) -> None:
     with pytest.raises(NotFound):
-        erasure.erase_person(whole.tenant.table, EmployeeId(new_id()))
+        run(erasure.erase_person(whole.tenant.table, EmployeeId(new_id())))
 
 
 def test_erased__cannot_be_given_personal_data_again(whole: Complete) -> None:
-    erased = erasure.erase_person(whole.tenant.table, whole.leaver.emp_id).employee
+    erased = run(erasure.erase_person(whole.tenant.table, whole.leaver.emp_id)).employee
 
     with pytest.raises(Conflict, match="erased"):
-        employees.update_employee(whole.tenant.table, erased.emp_id, expected_version=erased.version, first_name="Lou")
+        run(
+            employees.update_employee(
+                whole.tenant.table, erased.emp_id, expected_version=erased.version, first_name="Lou"
+            )
+        )
 
 
 def test_erase__persisted_documents_holding_the_email_or_a_name__deleted_others_kept(whole: Complete) -> None:
@@ -198,16 +205,16 @@ def test_erase__persisted_documents_holding_the_email_or_a_name__deleted_others_
     }
     digests = {label: hashlib.sha256(text.encode()).hexdigest() for label, text in texts.items()}
     for label, text in texts.items():
-        documents.put_document(table, org_id, digests[label], text, items.now())
+        run(documents.put_document(table, org_id, digests[label], text, items.now()))
 
-    planned = erasure.erase_person(table, leaver.emp_id, dry_run=True)
-    done = erasure.erase_person(table, leaver.emp_id)
+    planned = run(erasure.erase_person(table, leaver.emp_id, dry_run=True))
+    done = run(erasure.erase_person(table, leaver.emp_id))
 
     removed = {layout.PERSISTED_DOCUMENT.key_at(org_id, digests[label]) for label in ("email", "name")}
     assert {t.key for t in planned.touches if t.kind == layout.PERSISTED_DOCUMENT.tag} == removed
     assert done.by_kind()[layout.PERSISTED_DOCUMENT.tag] == 2
-    assert documents.get_document(table, org_id, digests["email"]) is None
-    assert documents.get_document(table, org_id, digests["name"]) is None
+    assert run(documents.get_document(table, org_id, digests["email"])) is None
+    assert run(documents.get_document(table, org_id, digests["name"])) is None
     # Neither their email nor a name as a word: kept, as is the document complete() registered.
-    assert documents.get_document(table, org_id, digests["other"]) == texts["other"]
-    assert documents.get_document(table, org_id, hashlib.sha256(DOCUMENT.encode()).hexdigest()) == DOCUMENT
+    assert run(documents.get_document(table, org_id, digests["other"])) == texts["other"]
+    assert run(documents.get_document(table, org_id, hashlib.sha256(DOCUMENT.encode()).hexdigest())) == DOCUMENT

@@ -17,6 +17,7 @@ from datastore.model import ENTITY
 from datastore.pagination import PageRequest
 from datastore.scope import LifecycleScope
 from datastore.table import Table
+from tests.blocking import run, run_all
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore.lifecycle.complete import Complete, complete
 
@@ -31,7 +32,7 @@ def reader(tenant: Tenant) -> Table:
 
 
 def lines_of(tenant: Tenant, **options: object) -> list[bytes]:
-    return list(Export(reader(tenant), OrgId(tenant.org_id), source="test", **options).lines())  # type: ignore[arg-type]
+    return list(run_all(Export(reader(tenant), OrgId(tenant.org_id), source="test", **options).lines()))  # type: ignore[arg-type]
 
 
 def items_of(lines: list[bytes]) -> list[dict[str, object]]:
@@ -99,13 +100,13 @@ def test_export__an_organisation_being_restored__refused(whole: Complete) -> Non
         ExpressionAttributeValues={":s": {"S": "restoring"}},
     )
     with pytest.raises(Conflict, match="being restored"):
-        export.organization_to_export(reader(whole.tenant), OrgId(whole.tenant.org_id))
+        run(export.organization_to_export(reader(whole.tenant), OrgId(whole.tenant.org_id)))
 
 
 def test_export__no_such_organisation__not_found(whole: Complete) -> None:
     missing = OrgId(ids.new_id())
     with pytest.raises(NotFound):
-        export.organization_to_export(reader(whole.tenant).with_scope(LifecycleScope(missing, "export")), missing)
+        run(export.organization_to_export(reader(whole.tenant).with_scope(LifecycleScope(missing, "export")), missing))
 
 
 def test_export__a_kind_without_a_row__stops_the_export(whole: Complete) -> None:
@@ -120,9 +121,9 @@ def test_record__an_audit_event_after_the_export__naming_the_items(whole: Comple
     job = Export(reader(whole.tenant), OrgId(whole.tenant.org_id), source="test")
     lines = list(job.lines())
 
-    export.record(whole.tenant.table, OrgId(whole.tenant.org_id), job.tally)
+    run(export.record(whole.tenant.table, OrgId(whole.tenant.org_id), job.tally))
 
-    [latest] = audit.list_audit_events(whole.tenant.table, PageRequest(first=1)).items
+    [latest] = run(audit.list_audit_events(whole.tenant.table, PageRequest(first=1))).items
     assert latest.action == "organization.export"
     assert latest.actor_id == whole.tenant.admin.emp_id
     assert [(c.field, c.after) for c in latest.changes] == [("items", job.tally.items)]

@@ -29,6 +29,7 @@ from datastore.lifecycle.restore import FileSource, Refused, Restore, TableSourc
 from datastore.pagination import PageRequest
 from datastore.scope import ApiKeyScope, LifecycleScope, SignInScope, TenantScope
 from datastore.table import Table
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore.lifecycle.complete import Complete, complete
 from tests.datastore.lifecycle.support import (
@@ -73,17 +74,17 @@ def test_round_trip__export_restore_into_an_empty_table_export__the_same_lines(
     assert report.passes == 1 and report.counters_repaired == 0
     assert status_of(target, org_id) is OrganizationStatus.ACTIVE
     # A key restored from a file has no hash (it never left the table): it cannot sign in.
-    [key] = api_keys.list_api_keys(target.with_scope(TenantScope(OrgId(org_id))), _first(10)).items
+    [key] = run(api_keys.list_api_keys(target.with_scope(TenantScope(OrgId(org_id))), _first(10))).items
     assert key.secret_hash is None
-    assert api_keys.find_grant(target.with_scope(ApiKeyScope()), whole.secret) is None
+    assert run(api_keys.find_grant(target.with_scope(ApiKeyScope()), whole.secret)) is None
 
 
 def test_round_trip__audit_retention_and_every_events_expiry__exported_and_restored_as_they_were(
     whole: Complete, client: DynamoDBClient, tmp_path: Path
 ) -> None:
     org_id, table = whole.tenant.org_id, whole.tenant.table
-    organizations.set_audit_retention(table, 500)
-    departments.create_department(table, name="Kept 500 days")
+    run(organizations.set_audit_retention(table, 500))
+    run(departments.create_department(table, name="Kept 500 days"))
     first = exported(table, org_id)
     records = [json.loads(line) for line in item_lines(first)]
     events = [r["item"] for r in records if r["kind"] == layout.AUDIT_EVENT.tag]
@@ -95,7 +96,7 @@ def test_round_trip__audit_retention_and_every_events_expiry__exported_and_resto
     restoring(target, org_id, FileSource(export_file(table, org_id, tmp_path / "a.gz"))).run()
 
     assert item_lines(exported(target, org_id)) == item_lines(first)
-    restored = organizations.get_organization(target.with_scope(TenantScope(OrgId(org_id))))
+    restored = run(organizations.get_organization(target.with_scope(TenantScope(OrgId(org_id)))))
     assert restored is not None and restored.audit_retention_days == 500
 
 
@@ -108,9 +109,13 @@ def test_restore__over_a_changed_organisation__back_to_the_export__others_untouc
     first = exported(table, org_id)
     source = export_file(table, org_id, tmp_path / "a.gz")
     # An admin breaks things after the export.
-    newcomer = whole.tenant.employee(departments.create_department(table, name="Skunkworks"))
-    employees.update_employee(table, whole.employee.emp_id, expected_version=1, last_name="Changed", first_name="Zed")
-    employees.move_employee(table, newcomer.emp_id, whole.department.dept_id)
+    newcomer = whole.tenant.employee(run(departments.create_department(table, name="Skunkworks")))
+    run(
+        employees.update_employee(
+            table, whole.employee.emp_id, expected_version=1, last_name="Changed", first_name="Zed"
+        )
+    )
+    run(employees.move_employee(table, newcomer.emp_id, whole.department.dept_id))
 
     report = restoring(table, org_id, FileSource(source)).run()
 
@@ -118,7 +123,7 @@ def test_restore__over_a_changed_organisation__back_to_the_export__others_untouc
     assert fingerprint(table, other.tenant.org_id) == others_before
     assert report.deleted[layout.DEPARTMENT.tag] == 1 and report.deleted[layout.IDENTITY.tag] == 1
     assert status_of(table, org_id) is OrganizationStatus.ACTIVE
-    assert counts.check_organization(whole.tenant.table).drifts == []
+    assert run(counts.check_organization(whole.tenant.table)).drifts == []
     # The newcomer's email is free again.
     assert (
         table.client.get_item(TableName=table.name, Key=layout.IDENTITY.key_at(newcomer.email).wire()).get("Item")
@@ -131,23 +136,23 @@ def test_restore__from_a_table__keys_as_they_were__a_revoked_one_stays_revoked(
 ) -> None:
     org_id, table = whole.tenant.org_id, whole.tenant.table
     before = snapshot(client, table, org_id)
-    later, later_secret = api_keys.create_api_key(table, name="made after", role=Role.ADMIN)
-    api_keys.revoke_api_key(table, whole.api_key.key_id)
+    later, later_secret = run(api_keys.create_api_key(table, name="made after", role=Role.ADMIN))
+    run(api_keys.revoke_api_key(table, whole.api_key.key_id))
 
     report = restoring(table, org_id, TableSource(before, OrgId(org_id))).run()
 
     lookup = table.with_scope(ApiKeyScope())
-    assert api_keys.find_grant(lookup, later_secret) is None  # made after the point restored: gone
-    grant = api_keys.find_grant(lookup, whole.secret)
+    assert run(api_keys.find_grant(lookup, later_secret)) is None  # made after the point restored: gone
+    grant = run(api_keys.find_grant(lookup, whole.secret))
     assert grant is not None and grant.status is ApiKeyStatus.REVOKED
     assert report.kept_revoked == [whole.api_key.key_id]
-    assert later.key_id not in {k.key_id for k in api_keys.list_api_keys(table, _first(10)).items}
+    assert later.key_id not in {k.key_id for k in run(api_keys.list_api_keys(table, _first(10))).items}
 
 
 def test_restore__from_a_snapshot_table__exact_including_secrets(whole: Complete, client: DynamoDBClient) -> None:
     org_id, table = whole.tenant.org_id, whole.tenant.table
     before = snapshot(client, table, org_id)
-    departments.create_department(table, name="Later")
+    run(departments.create_department(table, name="Later"))
 
     restoring(table, org_id, TableSource(before, OrgId(org_id))).run()
 
@@ -171,7 +176,7 @@ def test_restore__interrupted__stays_locked__then_resumed_to_the_end(whole: Comp
     org_id, table = whole.tenant.org_id, whole.tenant.table
     first = exported(table, org_id)
     source = FileSource(export_file(table, org_id, tmp_path / "a.gz"))
-    departments.create_department(table, name="Later")
+    run(departments.create_department(table, name="Later"))
 
     def crash(report: restore.Report) -> None:
         if report.deleted or sum(report.unchanged.values()) > 20:
@@ -196,7 +201,7 @@ def test_restore__a_write_landing_during_the_pass__replaced_again(whole: Complet
 
     def straggler(report: restore.Report) -> None:
         if not landed and report.passes == 1 and sum(report.unchanged.values()) > 10:
-            landed.append(departments.create_department(table, name="Straggler").dept_id)
+            landed.append(run(departments.create_department(table, name="Straggler")).dept_id)
 
     report = restoring(table, org_id, source, on_partition=straggler).run()
 
@@ -210,7 +215,7 @@ def test_restore__writes_that_keep_landing__refused_and_unlocked(whole: Complete
     live = table.with_scope(LifecycleScope(OrgId(org_id), "restore"))
 
     def busy(_seconds: float) -> None:
-        departments.create_department(table, name="Busy")
+        run(departments.create_department(table, name="Busy"))
 
     with pytest.raises(Refused, match="kept being written"):
         Restore(live, OrgId(org_id), source, drain_seconds=1, sleep=busy).run()
@@ -230,7 +235,7 @@ def test_restore__a_source_with_a_drifted_headcount__repaired_at_the_end(whole: 
     report = restoring(table, org_id, source).run()
 
     assert report.counters_repaired == 1
-    assert counts.check_organization(whole.tenant.table).drifts == []
+    assert run(counts.check_organization(whole.tenant.table)).drifts == []
 
 
 def test_restore__an_email_another_organisation_holds_now__refused_before_writing(
@@ -239,7 +244,7 @@ def test_restore__an_email_another_organisation_holds_now__refused_before_writin
     org_id, table = whole.tenant.org_id, whole.tenant.table
     other = make_tenant("Other")
     source = FileSource(export_file(table, org_id, tmp_path / "a.gz"))
-    departments.create_department(table, name="Later")
+    run(departments.create_department(table, name="Later"))
     # The employee's email now names another organisation (as if it had been handed over).
     table.client.put_item(
         TableName=table.name,
@@ -292,7 +297,7 @@ def test_restore__the_record__kept_outside_the_organisation(whole: Complete, tmp
     record = layout.RESTORE_RECORD.read(item)
     assert (record.source, record.actor_id, record.passes) == ("file a.gz", "operator", 1)
     assert record.unchanged == dict(report.unchanged)
-    assert organizations.get_organization(whole.tenant.table) is not None
+    assert run(organizations.get_organization(whole.tenant.table)) is not None
 
 
 def _first(count: int) -> PageRequest:
@@ -303,9 +308,9 @@ def test_restore__a_person_erased_since__erased_again(whole: Complete, tmp_path:
     """A source older than an erasure does not bring the person back (nor a source where they are active)."""
     org_id, table = whole.tenant.org_id, whole.tenant.table
     source = FileSource(export_file(table, org_id, tmp_path / "a.gz"))
-    employees.terminate_employee(table, whole.employee.emp_id)
-    erasure.erase_person(table, whole.employee.emp_id)
-    erasure.erase_person(table, whole.leaver.emp_id)
+    run(employees.terminate_employee(table, whole.employee.emp_id))
+    run(erasure.erase_person(table, whole.employee.emp_id))
+    run(erasure.erase_person(table, whole.leaver.emp_id))
 
     report = restoring(table, org_id, source).run()
 
@@ -313,7 +318,7 @@ def test_restore__a_person_erased_since__erased_again(whole: Complete, tmp_path:
     text = b"".join(exported(table, org_id)).decode().lower()
     assert whole.employee.email not in text and whole.leaver.email not in text
     assert "leaverton" not in text
-    assert counts.check_organization(whole.tenant.table).drifts == []
+    assert run(counts.check_organization(whole.tenant.table)).drifts == []
 
 
 def test_restore__a_person_erased_while_it_runs__stays_erased(whole: Complete, tmp_path: Path) -> None:
@@ -325,14 +330,14 @@ def test_restore__a_person_erased_while_it_runs__stays_erased(whole: Complete, t
 
     def erase_once(report: restore.Report) -> None:
         if not erased and report.passes == 1:
-            employees.terminate_employee(table, whole.employee.emp_id)
-            erasure.erase_person(table, whole.employee.emp_id)
+            run(employees.terminate_employee(table, whole.employee.emp_id))
+            run(erasure.erase_person(table, whole.employee.emp_id))
             erased.append(whole.employee.emp_id)
 
     report = restoring(table, org_id, source, on_partition=erase_once).run()
 
     assert erased and report.passes == 2
-    found = employees.get_employee(table, whole.employee.emp_id, consistent=True)
+    found = run(employees.get_employee(table, whole.employee.emp_id, consistent=True))
     assert found is not None and found.erased_at is not None and found.email == ""
     assert whole.employee.email not in b"".join(exported(table, org_id)).decode().lower()
 
@@ -341,14 +346,18 @@ def test_restore__an_organisation_being_closed__refused(whole: Complete, tmp_pat
     """Only an ACTIVE or SUSPENDED organisation is restored (or a RESTORING one, resumed)."""
     org_id, table = whole.tenant.org_id, whole.tenant.table
     source = FileSource(export_file(table, org_id, tmp_path / "a.gz"))
-    offboarding.close(table.with_scope(LifecycleScope(OrgId(org_id), "offboard")), OrgId(org_id), grace=timedelta(1))
+    run(
+        offboarding.close(
+            table.with_scope(LifecycleScope(OrgId(org_id), "offboard")), OrgId(org_id), grace=timedelta(1)
+        )
+    )
 
     with pytest.raises(Refused, match="CLOSING"):
         restoring(table, org_id, source).run()
 
 
 def _provider(table: Table, org_id: str) -> tuple[str, tuple[str, ...]]:
-    found = identity_providers.get_identity_provider(table, OrgId(org_id), consistent=True)
+    found = run(identity_providers.get_identity_provider(table, OrgId(org_id), consistent=True))
     assert found is not None
     return found.issuer, found.client_ids
 
@@ -361,14 +370,16 @@ def test_restore__a_client_id_another_organisation_holds_now__refused_naming_the
     issuer, _clients = _provider(table, org_id)
     source = FileSource(export_file(table, org_id, tmp_path / "a.gz"))
     # The organisation gives its "web" client up and another registers it.
-    identity_providers.remove_identity_provider(table, OrgId(org_id))
-    identity_providers.set_identity_provider(
-        other.table,
-        other.org_id,
-        issuer_url=issuer,
-        client_id_list=("web",),
-        authorization_endpoint=f"{issuer}/authorize",
-        token_endpoint=f"{issuer}/token",
+    run(identity_providers.remove_identity_provider(table, OrgId(org_id)))
+    run(
+        identity_providers.set_identity_provider(
+            other.table,
+            other.org_id,
+            issuer_url=issuer,
+            client_id_list=("web",),
+            authorization_endpoint=f"{issuer}/authorize",
+            token_endpoint=f"{issuer}/token",
+        )
     )
     before = fingerprint(table, org_id)
 
@@ -376,7 +387,7 @@ def test_restore__a_client_id_another_organisation_holds_now__refused_naming_the
         restoring(table, org_id, source).run()
 
     assert fingerprint(table, org_id) == before
-    assert identity_providers.find_client(table.with_scope(SignInScope()), issuer, "web") is not None
+    assert run(identity_providers.find_client(table.with_scope(SignInScope()), issuer, "web")) is not None
     assert status_of(table, org_id) is OrganizationStatus.ACTIVE
 
 
@@ -386,25 +397,27 @@ def test_restore__clients_and_sessions_since__clients_put_back__sessions_left_as
     org_id, table = whole.tenant.org_id, whole.tenant.table
     issuer, clients = _provider(table, org_id)
     source = FileSource(export_file(table, org_id, tmp_path / "a.gz"))
-    identity_providers.set_identity_provider(
-        table,
-        OrgId(org_id),
-        issuer_url=issuer,
-        client_id_list=(*clients, "added-later"),
-        authorization_endpoint=f"{issuer}/authorize",
-        token_endpoint=f"{issuer}/token",
+    run(
+        identity_providers.set_identity_provider(
+            table,
+            OrgId(org_id),
+            issuer_url=issuer,
+            client_id_list=(*clients, "added-later"),
+            authorization_endpoint=f"{issuer}/authorize",
+            token_endpoint=f"{issuer}/token",
+        )
     )
-    started, _token = sessions.start_session(
-        table, whole.employee.emp_id, sessions.Lifetimes(timedelta(hours=1), timedelta(days=1))
+    started, _token = run(
+        sessions.start_session(table, whole.employee.emp_id, sessions.Lifetimes(timedelta(hours=1), timedelta(days=1)))
     )
-    session = sessions.get_session(table, whole.employee.emp_id, started.session_id)
+    session = run(sessions.get_session(table, whole.employee.emp_id, started.session_id))
     assert session is not None
 
     restoring(table, org_id, source).run()
 
     sign_in = table.with_scope(SignInScope())
     assert _provider(table, org_id) == (issuer, clients)
-    assert identity_providers.find_client(sign_in, issuer, "added-later") is None
-    assert all(identity_providers.find_client(sign_in, issuer, client) is not None for client in clients)
+    assert run(identity_providers.find_client(sign_in, issuer, "added-later")) is None
+    assert all(run(identity_providers.find_client(sign_in, issuer, client)) is not None for client in clients)
     # Who is signed in is not the backup's to say.
-    assert sessions.get_session(table, whole.employee.emp_id, session.session_id) == session
+    assert run(sessions.get_session(table, whole.employee.emp_id, session.session_id)) == session

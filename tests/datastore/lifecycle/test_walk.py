@@ -12,6 +12,7 @@ from datastore.lifecycle.walk import Walk
 from datastore.model import ENTITY
 from datastore.scope import LifecycleScope
 from datastore.table import Table
+from tests.blocking import run_all
 from tests.conftest import TenantFactory
 from tests.datastore.lifecycle.complete import Complete, complete
 from tests.datastore.lifecycle.test_kinds import OWNED
@@ -32,7 +33,7 @@ def test_walk__reaches_an_item_of_every_owned_kind__with_queries_and_gets_only(
     """Fails when a kind's partition is not reached: a kind added without a way to it."""
     other = complete(make_tenant("Other"))
     with calls.listening() as log:
-        everything = [item for _family, item in Walk(_walker(whole), whole.tenant.organization.org_id)]
+        everything = [item for _family, item in run_all(Walk(_walker(whole), whole.tenant.organization.org_id))]
 
     assert set(Counter(item[ENTITY]["S"] for item in everything)) == OWNED
     assert all(item.get("orgId", {}).get("S", whole.tenant.org_id) == whole.tenant.org_id for item in everything)
@@ -47,7 +48,7 @@ def test_walk__in_order__and_resumes_after_any_position(whole: Complete) -> None
     org_id = whole.tenant.organization.org_id
     walked = [
         (family.name, item[keys.PK]["S"], item[keys.SK]["S"])
-        for family, item in Walk(_walker(whole), org_id, families=families)
+        for family, item in run_all(Walk(_walker(whole), org_id, families=families))
     ]
 
     order = [(walk.FAMILY_NAMES.index(name), pk, sk) for name, pk, sk in walked]
@@ -56,7 +57,7 @@ def test_walk__in_order__and_resumes_after_any_position(whole: Complete) -> None
         position = walk.Position(*walked[cut])
         rest = [
             (family.name, item[keys.PK]["S"], item[keys.SK]["S"])
-            for family, item in Walk(_walker(whole), org_id, families=families).items(position)
+            for family, item in run_all(Walk(_walker(whole), org_id, families=families)).items(position)
         ]
         assert rest == walked[cut + 1 :], cut
 
@@ -78,7 +79,11 @@ def test_walk__an_identity_another_organisation_holds__is_not_read_back(
     foreign: list[str] = []
 
     walked = list(
-        Walk(_walker(whole), org_id, families=[walk.ROOT, walk.IDENTITIES], on_foreign=lambda i: foreign.append("x"))
+        run_all(
+            Walk(
+                _walker(whole), org_id, families=[walk.ROOT, walk.IDENTITIES], on_foreign=lambda i: foreign.append("x")
+            )
+        )
     )
 
     identities = [item for family, item in walked if family is walk.IDENTITIES]

@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.schema import ids
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant
+from tests.conftest import DatastoreFactory, Tenant
 from tests.datastore import faults
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
@@ -33,10 +32,10 @@ SHARED_READ_AND_FAILING_SIBLING = "{ organization { name departments(first: -1) 
 
 @pytest.fixture(scope="module", params=[False, True], ids=["graphql-core", "compiled-plans"])
 def api(
-    request: pytest.FixtureRequest, client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+    request: pytest.FixtureRequest, new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
 ) -> Iterator[Api]:
     settings = with_settings(api_settings, compiled_plans=request.param)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         yield Api(http, settings)
 
 

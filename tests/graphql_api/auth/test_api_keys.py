@@ -13,6 +13,7 @@ from datastore import api_keys, calls, layout
 from datastore.calls import CallLog
 from datastore.ids import new_id
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore import faults
 from tests.graphql_api.test_fault_codes import backend_names
@@ -62,7 +63,7 @@ def wait_for_last_used(tenant: Tenant, key_id: str) -> None:
     """Wait (bounded) for the use recorded after the response; no timing is asserted."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        found = api_keys.get_api_key(tenant.table, key_id, consistent=True)
+        found = run(api_keys.get_api_key(tenant.table, key_id, consistent=True))
         if found is not None and found.last_used_at is not None:
             return
         time.sleep(0.02)

@@ -13,17 +13,17 @@ import pytest
 
 from datastore import calls, employees, keys, layout
 from datastore.entities import Role
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.signin import ACCESS_TOKEN_TYPE, GRANT_TYPE, ID_TOKEN_TYPE, NO_PROVIDER, REFUSED
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant, TenantFactory
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, Tenant, TenantFactory
 from tests.graphql_api import idp
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 TTL = 600
 
@@ -49,19 +49,19 @@ def jwks_server() -> Iterator[idp.JwksServer]:
 
 
 @pytest.fixture(scope="module")
-def sso(client: DynamoDBClient, table_name: str, jwks_server: idp.JwksServer) -> Iterator[httpx.Client]:
+def sso(new_datastore: DatastoreFactory, table_name: str, jwks_server: idp.JwksServer) -> Iterator[httpx.Client]:
     """A server configured for sign-in by SSO against the JWKS served over HTTP."""
-    with serving(create_app(Datastore(client, table_name), sso_settings(jwks_server.url))) as http:
+    with serving(create_app(new_datastore(table_name), sso_settings(jwks_server.url))) as http:
         yield http
 
 
 @pytest.fixture(scope="module")
 def sso_file(
-    client: DynamoDBClient, table_name: str, tmp_path_factory: pytest.TempPathFactory
+    new_datastore: DatastoreFactory, table_name: str, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[httpx.Client]:
     """A server configured for sign-in by SSO against a JWKS file."""
     path = idp.write_jwks(tmp_path_factory.mktemp("idp") / "jwks.json", idp.RSA, idp.EC)
-    with serving(create_app(Datastore(client, table_name), sso_settings(str(path)))) as http:
+    with serving(create_app(new_datastore(table_name), sso_settings(str(path)))) as http:
         yield http
 
 
@@ -250,7 +250,7 @@ def test_exchange__account_reasons__byte_identical_invalid_grant_and_logged(
         ExpressionAttributeValues={":s": {"S": "suspended"}},
     )
     leaver = active.employee()
-    employees.terminate_employee(active.table, leaver.emp_id)
+    run(employees.terminate_employee(active.table, leaver.emp_id))
     tokens = {
         "no account": idp.id_token(f"nobody-{active.org_id.lower()}@example.com"),
         "not verified": idp.id_token(active.admin.email, email_verified=False),
@@ -298,7 +298,7 @@ def test_exchange__refusal_log__names_the_real_reason(
     sso: httpx.Client, tenant: Tenant, caplog: pytest.LogCaptureFixture
 ) -> None:
     leaver = tenant.employee()
-    employees.terminate_employee(tenant.table, leaver.emp_id)
+    run(employees.terminate_employee(tenant.table, leaver.emp_id))
     with caplog.at_level(logging.INFO, logger="hr.signin"):
         exchange(sso, idp.id_token(leaver.email))
     assert [r.getMessage() for r in caplog.records if r.name == "hr.signin"] == [
@@ -366,10 +366,10 @@ def test_exchange__no_platform_provider_and_issuer_not_registered__invalid_grant
 
 
 def test_exchange__unknown_kids__jwks_refetch_throttled(
-    client: DynamoDBClient, table_name: str, tenant: Tenant, tmp_path: Path
+    new_datastore: DatastoreFactory, table_name: str, tenant: Tenant, tmp_path: Path
 ) -> None:
     with idp.serving_jwks(idp.RSA) as jwks_server:
-        app = create_app(Datastore(client, table_name), sso_settings(jwks_server.url))
+        app = create_app(new_datastore(table_name), sso_settings(jwks_server.url))
         with serving(app) as http:
             assert exchange(http, idp.id_token(tenant.admin.email)).status_code == 200
             assert jwks_server.fetches == 1

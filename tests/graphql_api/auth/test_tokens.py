@@ -16,19 +16,18 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
 from datastore.ids import new_id
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.jwks import JwksKeys, signing_key
 from graphql_api.auth.token_errors import TokenRefused
 from graphql_api.auth.tokens import TokenVerifier
 from graphql_api.execution.errors import ApiError
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant
+from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 ISSUER = "https://idp.example.test"
 AUDIENCE = "hr-api"
@@ -65,8 +64,8 @@ def jwks_settings(jwks_file: Path) -> ApiSettings:
 
 
 @pytest.fixture
-def http(client: DynamoDBClient, table_name: str, jwks_settings: ApiSettings) -> Iterator[httpx.Client]:
-    with serving(create_app(Datastore(client, table_name), jwks_settings)) as session:
+def http(new_datastore: DatastoreFactory, table_name: str, jwks_settings: ApiSettings) -> Iterator[httpx.Client]:
+    with serving(create_app(new_datastore(table_name), jwks_settings)) as session:
         yield session
 
 

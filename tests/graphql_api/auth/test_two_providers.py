@@ -24,10 +24,10 @@ import jwt
 import pytest
 
 from datastore import employees, identity_providers, ids, organizations
+from datastore.async_client import AsyncDynamo
 from datastore.calls import CallLog
 from datastore.entities import Employee, Organization, Plan, Role
 from datastore.scope import PlatformScope, TenantScope
-from datastore.store import Datastore
 from datastore.table import Table
 from graphql_api.app import create_app
 from graphql_api.auth.signin import GRANT_TYPE, ID_TOKEN_TYPE, REFRESH_REFUSED, REFUSED
@@ -35,13 +35,14 @@ from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.schema import ids as global_ids
 from graphql_api.schema.mutations.sign_in import API_KEY_REFUSED
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import unique_domain
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, unique_domain
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving
 from tests.graphql_api.oidc import CodeFlow, Provider, running_provider
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 SET_PROVIDER = """mutation Set($input: SetIdentityProviderInput!) {
   setIdentityProvider(input: $input) { registered identityProvider { issuer clientIds authorizationEndpoint version } }
@@ -59,26 +60,30 @@ class Org:
         return self.organization.email_domains[0]
 
     def person(self, local: str, role: Role = Role.EMPLOYEE) -> Employee:
-        return employees.create_employee(
-            self.table,
-            email=f"{local}@{self.domain}",
-            first_name="Test",
-            last_name=local,
-            department_id=None,
-            role=role,
+        return run(
+            employees.create_employee(
+                self.table,
+                email=f"{local}@{self.domain}",
+                first_name="Test",
+                last_name=local,
+                department_id=None,
+                role=role,
+            )
         )
 
 
 def _org(platform: Table, name: str) -> Org:
     domain = unique_domain()
-    organization, admin = organizations.create_organization(
-        platform,
-        name=f"{name} {domain[:8]}",
-        plan=Plan.PRO,
-        email_domains=[domain],
-        admin_email=f"admin@{domain}",
-        admin_first_name="Ada",
-        admin_last_name=name,
+    organization, admin = run(
+        organizations.create_organization(
+            platform,
+            name=f"{name} {domain[:8]}",
+            plan=Plan.PRO,
+            email_domains=[domain],
+            admin_email=f"admin@{domain}",
+            admin_first_name="Ada",
+            admin_last_name=name,
+        )
     )
     return Org(organization, admin, platform.with_scope(TenantScope(organization.org_id, admin.emp_id)))
 
@@ -129,8 +134,10 @@ class World:
 
 
 @pytest.fixture(scope="module")
-def world(client: DynamoDBClient, table_name: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
-    platform = Table(client, table_name, PlatformScope())
+def world(
+    new_datastore: DatastoreFactory, table_name: str, tmp_path_factory: pytest.TempPathFactory, dynamo: AsyncDynamo
+) -> Iterator[World]:
+    platform = Table(dynamo, table_name, PlatformScope())
     acme, globex, third = _org(platform, "Acme"), _org(platform, "Globex"), _org(platform, "Third")
     bob = acme.person("bob")
     leaver = acme.person("leaver")
@@ -158,7 +165,7 @@ def world(client: DynamoDBClient, table_name: str, tmp_path_factory: pytest.Temp
                 "OIDC_JWKS": f"{platform_idp.issuer}/jwks",
             }
         )
-        with serving(create_app(Datastore(client, table_name), settings)) as http:
+        with serving(create_app(new_datastore(table_name), settings)) as http:
             found = World(http, settings, acme, globex, third, acme_idp, globex_idp, platform_idp, people)
             # Acme's admin registers Acme's provider; the operator registers Globex's at onboarding.
             registered = found.graphql(
@@ -314,10 +321,10 @@ def test_refresh__two_at_once_with_one_token__both_the_same_new_pair_which_keeps
 
 
 def test_refresh__used_token_again_past_the_leeway__the_family_ends(
-    world: World, client: DynamoDBClient, table_name: str
+    world: World, new_datastore: DatastoreFactory, table_name: str
 ) -> None:
     settings = replace(world.settings, refresh_reuse_leeway_seconds=1)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         body = signed_in(world.sign_in(world.people["bob"].email, "bob"))
 
         def refresh(token: str) -> httpx.Response:
@@ -364,7 +371,7 @@ def test_sign_out_everywhere__admin_for_an_employee__employee_cannot_for_another
 
 def test_refresh__terminated_employee__refused(world: World) -> None:
     session = signed_in(world.sign_in(world.people["leaver"].email, "leaver"))
-    employees.terminate_employee(world.acme.table, world.people["leaver"].emp_id)
+    run(employees.terminate_employee(world.acme.table, world.people["leaver"].emp_id))
     refused(world.refresh(session["refresh_token"]), REFRESH_REFUSED)
 
 
@@ -451,9 +458,9 @@ def test_registration__platform_default_client__bad_user_input(world: World) -> 
 
 
 def test_remove__then_signs_in_through_the_platforms_again(
-    world: World, client: DynamoDBClient, table_name: str, tmp_path: Path
+    world: World, dynamo: AsyncDynamo, table_name: str, tmp_path: Path
 ) -> None:
-    org = _org(Table(client, table_name, PlatformScope()), "Removed")
+    org = _org(Table(dynamo, table_name, PlatformScope()), "Removed")
     with running_provider(tmp_path, {"rita": org.admin.email}) as own:
         token = world.token(org.admin)
         set_answer = world.graphql(token, SET_PROVIDER, {"input": {"issuer": own.issuer, "clientIds": ["hr-web"]}})
@@ -501,24 +508,26 @@ def test_registration__admin_api_key__forbidden_and_nothing_written(world: World
 
 
 def test_revoke_api_key__that_registered_the_provider__sessions_begun_through_it_end(
-    world: World, client: DynamoDBClient, table_name: str, tmp_path: Path
+    world: World, dynamo: AsyncDynamo, table_name: str, tmp_path: Path
 ) -> None:
     """A provider an ADMIN key registered before keys were refused that write (written here as
     it was then, by the datastore in the key's name): revoking the key ends the sessions its
     provider began, and only those."""
-    org = _org(Table(client, table_name, PlatformScope()), "Leaky")
+    org = _org(Table(dynamo, table_name, PlatformScope()), "Leaky")
     admin = world.token(org.admin)
     created = world.graphql(admin, CREATE_KEY, {"input": {"name": "HRIS", "role": "ADMIN"}})["data"]["createApiKey"]
     key_id = global_ids.decode(created["apiKey"]["id"]).parts[0]
     with running_provider(tmp_path, {"eve": org.admin.email}) as rogue:
         as_key = org.table.with_scope(TenantScope(org.organization.org_id, key_id))
-        identity_providers.set_identity_provider(
-            as_key,
-            org.organization.org_id,
-            issuer_url=rogue.issuer,
-            client_id_list=[rogue.client_id],
-            authorization_endpoint=f"{rogue.issuer}/auth",
-            token_endpoint=f"{rogue.issuer}/token",
+        run(
+            identity_providers.set_identity_provider(
+                as_key,
+                org.organization.org_id,
+                issuer_url=rogue.issuer,
+                client_id_list=[rogue.client_id],
+                authorization_endpoint=f"{rogue.issuer}/auth",
+                token_endpoint=f"{rogue.issuer}/token",
+            )
         )
         session = signed_in(world.sign_in(org.admin.email, "eve"))
         assert world.me(session["access_token"]).json()["data"] == {"me": {"email": org.admin.email}}

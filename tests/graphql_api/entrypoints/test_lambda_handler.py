@@ -25,6 +25,7 @@ import boto3
 import pytest
 
 from datastore import api_keys, calls
+from datastore.async_client import AsyncDynamo
 from datastore.entities import Employee, Role
 from datastore.scope import TenantScope
 from datastore.table import Table
@@ -32,13 +33,14 @@ from graphql_api.auth.signin import GRANT_TYPE, ID_TOKEN_TYPE
 from graphql_api.auth.tokens import issue_token
 from graphql_api.entrypoints import heap
 from graphql_api.settings.api import ApiSettings
+from tests.blocking import run
 from tests.graphql_api import idp
 from tests.graphql_api.fixtures import TEST_SECRET, Demo
 from tests.graphql_api.observability.logs import captured_lines
 from tests.graphql_api.observability.test_access_log import docs_directory_query
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 ENTRY_MODULES = ("graphql_api.entrypoints.lambda_handler", "graphql_api.entrypoints.asgi")
 
@@ -245,15 +247,15 @@ def test_handler__request__access_line_carries_its_metrics_as_emf(entry: ModuleT
 
 
 def test_handler__api_key__use_recorded_before_the_response(
-    entry: ModuleType, demo: Demo, client: DynamoDBClient, table_name: str
+    entry: ModuleType, demo: Demo, dynamo: AsyncDynamo, table_name: str
 ) -> None:
     """Lambda freezes the environment once the handler returns: the write must be done by then.
 
     The UpdateItem is held 0.5 s, far longer than the rest of the request, so a write left
     running beside the response would still be unfinished when the handler returns.
     """
-    acme = Table(client, table_name, TenantScope(demo.person("alice@acme.co").org_id))
-    key, secret = api_keys.create_api_key(acme, name="lambda", role=Role.EMPLOYEE)
+    acme = Table(dynamo, table_name, TenantScope(demo.person("alice@acme.co").org_id))
+    key, secret = run(api_keys.create_api_key(acme, name="lambda", role=Role.EMPLOYEE))
     lambda_client = sys.modules["graphql_api.entrypoints.asgi"].datastore.client
 
     def slow_write(**_: Any) -> None:
@@ -271,7 +273,7 @@ def test_handler__api_key__use_recorded_before_the_response(
 
     assert body_of(first)["data"] == body_of(again)["data"] == {"organization": {"name": "Acme Corp"}}
     assert ("UpdateItem", True) in at_return
-    recorded = api_keys.get_api_key(acme, key.key_id, consistent=True)
+    recorded = run(api_keys.get_api_key(acme, key.key_id, consistent=True))
     assert recorded is not None and recorded.last_used_at is not None
     assert both.count("UpdateItem") == 1  # the second use, within the minute, writes nothing
 

@@ -15,19 +15,18 @@ import pytest
 from starlette.types import Receive, Scope, Send
 
 from datastore.config import ConfigError
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.entrypoints.serving import uvicorn_options, worker_options
 from graphql_api.entrypoints.websocket_protocol import WEBSOCKET_PROTOCOL, GoingAwayProtocol
 from graphql_api.limits.protocols import GuardedH11Protocol, GuardedHttpToolsProtocol
 from graphql_api.settings import child_environment
 from graphql_api.settings.api import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImplementation
-from tests.conftest import Tenant
+from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 BASE = {"HR_ENV": "test", "JWT_SECRET": "x" * 40}
 
@@ -92,7 +91,7 @@ def test_worker_protocol__imported_by_a_worker__built_from_the_settings_it_loads
 
 @pytest.mark.parametrize(("implementation", "loop_module"), [("httptools", "uvloop"), ("h11", "asyncio")])
 def test_served__each_implementation__answers_on_its_loop(
-    client: DynamoDBClient,
+    new_datastore: DatastoreFactory,
     table_name: str,
     api: Api,
     api_settings: ApiSettings,
@@ -102,7 +101,7 @@ def test_served__each_implementation__answers_on_its_loop(
 ) -> None:
     assert implementation in HTTP_IMPLEMENTATIONS
     settings = with_settings(api_settings, http_implementation=implementation)
-    product = create_app(Datastore(client, table_name), settings)
+    product = create_app(new_datastore(table_name), settings)
 
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["path"] == "/loop":  # which loop runs the server
@@ -124,12 +123,12 @@ def test_served__each_implementation__answers_on_its_loop(
 
 
 def test_served__idle_keep_alive__outlasts_common_clients_reuse(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
 ) -> None:
     """A connection idle for longer than uvicorn's default 5 s (Node's fetch reuses one idle for
     up to 4 s, browsers longer) is still open for the next request: the server does not close
     it under a client that is about to write."""
-    product = create_app(Datastore(client, table_name), api_settings)
+    product = create_app(new_datastore(table_name), api_settings)
     request = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
     with serving(product, **uvicorn_options(api_settings)) as http:
         host, port = http.base_url.host, http.base_url.port

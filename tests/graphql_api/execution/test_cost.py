@@ -6,15 +6,14 @@ from typing import TYPE_CHECKING, Any, Final
 
 import pytest
 
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant
+from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 
 # The query's cost, the limit, the charge and the bucket (tests/graphql_api/limits/test_tenant_rate.py).
@@ -120,10 +119,10 @@ def test_cost__anonymous_typename__no_calls(anonymous: GraphQLClient) -> None:
 
 @pytest.mark.parametrize("enabled", [True, False])
 def test_cost__switched_by_configuration(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, api: Api, tenant: Tenant, enabled: bool
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, api: Api, tenant: Tenant, enabled: bool
 ) -> None:
     settings = with_settings(api_settings, cost_in_response=enabled)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         response = http.post(
             "/graphql",
             json={"query": "{ me { email } }"},

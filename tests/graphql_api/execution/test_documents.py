@@ -11,18 +11,18 @@ from typing import TYPE_CHECKING, Any
 
 from graphql import OperationDefinitionNode, parse
 
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.execution.analysis import analyse
 from graphql_api.execution.documents import Documents
 from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
+from tests.conftest import DatastoreFactory
 from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.live import serving
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 SCHEMA = graphql_schema(build_schema([]))
 DEPARTMENTS = (
@@ -88,9 +88,9 @@ def test_cache__list_for_a_variable__analysed_uncached_without_error() -> None:
 
 
 def test_server__repeated_request__nothing_parsed_validated_or_analysed_again(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, demo: Demo
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, demo: Demo
 ) -> None:
-    app = create_app(Datastore(client, table_name), api_settings)
+    app = create_app(new_datastore(table_name), api_settings)
     documents: Documents = app.state.documents
 
     def counts() -> tuple[int, int, int, int]:

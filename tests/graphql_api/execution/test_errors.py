@@ -20,19 +20,19 @@ from datastore.errors import (
     Unavailable,
 )
 from datastore.ids import new_id
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.execution.errors import Code, translate, without_suggestions
 from graphql_api.schema import ids
 from graphql_api.schema.mutations.input_paths import INPUT_PATHS
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant, unique_domain
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, Tenant, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.schema.mutations.documents import UNKNOWN_ULID, error, gid, open_job
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 # --- translate ----------------------------------------------------------------------------
 
@@ -115,7 +115,7 @@ def _update_department(**values: Any) -> Case:
 
 
 def _inactive_manager(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any]]:
-    gone = employees.terminate_employee(t.table, t.employee().emp_id)
+    gone = run(employees.terminate_employee(t.table, t.employee().emp_id))
     return api.admin_of(t), {"id": gid(t.department()), "managerId": gid(gone)}
 
 
@@ -152,7 +152,7 @@ def _update_job(**values: Any) -> Case:
 
 
 def _update_closed_job(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any]]:
-    closed = jobs.close_job(t.table, open_job(t, t.department()).job_id)
+    closed = run(jobs.close_job(t.table, open_job(t, t.department()).job_id))
     return api.admin_of(t), {"id": gid(closed), "expectedVersion": closed.version, "title": "Again"}
 
 
@@ -161,7 +161,7 @@ def _publish_open_job(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any
 
 
 def _close_closed_job(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any]]:
-    closed = jobs.close_job(t.table, open_job(t, t.department()).job_id)
+    closed = run(jobs.close_job(t.table, open_job(t, t.department()).job_id))
     return api.admin_of(t), {"id": gid(closed)}
 
 
@@ -174,14 +174,14 @@ def _apply(**values: Any) -> Case:
 
 def _withdraw_withdrawn(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any]]:
     person = t.employee()
-    applied = applications.apply_to_job(t.table, open_job(t, t.department()).job_id, person.emp_id)
-    withdrawn = applications.withdraw_application(t.table, applied.job_id, applied.app_id)
+    applied = run(applications.apply_to_job(t.table, open_job(t, t.department()).job_id, person.emp_id))
+    withdrawn = run(applications.withdraw_application(t.table, applied.job_id, applied.app_id))
     return api.as_(person), {"id": gid(withdrawn)}
 
 
 def _set_status(status: str) -> Case:
     def case(api: Api, t: Tenant) -> tuple[GraphQLClient, dict[str, Any]]:
-        applied = applications.apply_to_job(t.table, open_job(t, t.department()).job_id, t.employee().emp_id)
+        applied = run(applications.apply_to_job(t.table, open_job(t, t.department()).job_id, t.employee().emp_id))
         return api.admin_of(t), {"id": gid(applied), "status": status}
 
     return case
@@ -319,8 +319,10 @@ SUGGESTED_IDS: Final = ["field", "argument", "type", "subselection", "enum-liter
 
 
 @pytest.fixture(scope="module")
-def no_introspection(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
-    app = create_app(Datastore(client, table_name), with_settings(api_settings, introspection=False))
+def no_introspection(
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
+) -> Iterator[httpx.Client]:
+    app = create_app(new_datastore(table_name), with_settings(api_settings, introspection=False))
     with serving(app) as http:
         yield http
 

@@ -10,15 +10,15 @@ import pytest
 
 from bench.queries import Q1
 from datastore.calls import Call, CallLog
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.execution.explain import ExplainLog, plan_of
 from graphql_api.settings.api import ApiSettings
+from tests.conftest import DatastoreFactory
 from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 EXPLAIN = {"explain": True}
 
@@ -31,10 +31,10 @@ def explained(client: GraphQLClient, query: str, **extensions: Any) -> dict[str,
 
 @pytest.fixture(scope="module", params=[True, False], ids=["plans", "graphql-core"])
 def served(
-    request: pytest.FixtureRequest, client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+    request: pytest.FixtureRequest, new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
 ) -> Iterator[Api]:
     settings = with_settings(api_settings, compiled_plans=request.param)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         yield Api(http, settings)
 
 

@@ -20,6 +20,7 @@ from starlette.applications import Starlette
 from datastore import applications, departments, jobs
 from datastore.entities import ApplicationStatus, Role
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import TenantFactory
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.frontend.tools import APOLLO_CLIENT, apollo_client_modules
@@ -60,12 +61,14 @@ def test_apollo_http_link__a_review_arrives_over_multipart(
     assert NODE is not None
     tenant = make_tenant("Apollo Multipart")
     manager = tenant.employee(role=Role.MANAGER)
-    sales = departments.create_department(tenant.table, name="Sales", manager_id=manager.emp_id)
+    sales = run(departments.create_department(tenant.table, name="Sales", manager_id=manager.emp_id))
     applicant = tenant.employee()
-    job = jobs.publish_job(
-        tenant.table, jobs.create_job(tenant.table, department_id=sales.dept_id, title="Engineer").job_id
+    job = run(
+        jobs.publish_job(
+            tenant.table, run(jobs.create_job(tenant.table, department_id=sales.dept_id, title="Engineer")).job_id
+        )
     )
-    application = applications.apply_to_job(tenant.table, job.job_id, applicant.emp_id)
+    application = run(applications.apply_to_job(tenant.table, job.job_id, applicant.emp_id))
     variables = {"job": ids.encode("JobPosting", job.job_id)}
     command = [NODE, "subscribe.mjs", f"{live_url}/graphql", api.token(manager), REVIEWS, json.dumps(variables), "1"]
     process = subprocess.Popen(command, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -75,7 +78,11 @@ def test_apollo_http_link__a_review_arrives_over_multipart(
         except AssertionError:
             process.kill()
             raise AssertionError(str(process.communicate())) from None
-        applications.set_application_status(tenant.table, job.job_id, application.app_id, ApplicationStatus.REVIEWING)
+        run(
+            applications.set_application_status(
+                tenant.table, job.job_id, application.app_id, ApplicationStatus.REVIEWING
+            )
+        )
         written = time.monotonic()
         out, err = process.communicate(timeout=60)
     finally:

@@ -19,6 +19,7 @@ import pytest
 
 from datastore import employees
 from graphql_api.auth.tokens import issue_token
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.frontend.tools import apollo_client_modules, urql_modules
@@ -48,7 +49,7 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return folders
 
 
-def run(work: dict[str, Path], frontend: str, url: str, token: str, fresh: str = "") -> dict[str, Any]:
+def run_frontend(work: dict[str, Path], frontend: str, url: str, token: str, fresh: str = "") -> dict[str, Any]:
     assert NODE is not None
     result = subprocess.run(
         [NODE, f"{frontend}.mjs", url, token, fresh],
@@ -78,7 +79,7 @@ def url_of(api: Api) -> str:
 def test_expired_token__refreshed_once__answered(
     work: dict[str, Path], api: Api, tenant: Tenant, frontend: str
 ) -> None:
-    output = run(work, frontend, url_of(api), expired(api, tenant), fresh=api.token(tenant.admin))
+    output = run_frontend(work, frontend, url_of(api), expired(api, tenant), fresh=api.token(tenant.admin))
     assert (
         output["data"] == {"me": {"email": tenant.admin.email}} or output["data"]["me"]["email"] == tenant.admin.email
     )
@@ -89,7 +90,7 @@ def test_expired_token__refreshed_once__answered(
 def test_expired_token__refresh_refused__signed_out(
     work: dict[str, Path], api: Api, tenant: Tenant, frontend: str
 ) -> None:
-    output = run(work, frontend, url_of(api), expired(api, tenant))
+    output = run_frontend(work, frontend, url_of(api), expired(api, tenant))
     assert output["data"] is None and output["error"]
     assert (output["refreshes"], output["signOuts"], output["statuses"]) == (1, 1, [401]), output
 
@@ -98,7 +99,7 @@ def test_expired_token__refresh_refused__signed_out(
 def test_forged_token__no_refresh__signed_out(work: dict[str, Path], api: Api, tenant: Tenant, frontend: str) -> None:
     claims = jwt.decode(api.token(tenant.admin), options={"verify_signature": False})
     forged = jwt.encode(claims, "not-the-secret-" * 4, algorithm="HS256")
-    output = run(work, frontend, url_of(api), forged, fresh=api.token(tenant.admin))
+    output = run_frontend(work, frontend, url_of(api), forged, fresh=api.token(tenant.admin))
     assert output["data"] is None and output["error"]
     assert (output["refreshes"], output["signOuts"], output["statuses"]) == (0, 1, [401]), output
 
@@ -109,8 +110,8 @@ def test_terminated_employee__refused_inside_graphql__signed_out(
 ) -> None:
     leaver = tenant.employee()
     token = api.token(leaver)
-    employees.terminate_employee(tenant.table, leaver.emp_id)
-    output = run(work, frontend, url_of(api), token, fresh=token)
+    run(employees.terminate_employee(tenant.table, leaver.emp_id))
+    output = run_frontend(work, frontend, url_of(api), token, fresh=token)
     assert (output["refreshes"], output["signOuts"], output["statuses"]) == (0, 1, [401]), output
 
 
@@ -122,6 +123,6 @@ def test_terminated_employees_expired_token__refreshed_then_signed_out(
     then meets ACCOUNT_INACTIVE, and no second refresh is tried."""
     leaver = tenant.employee()
     fresh = api.token(leaver)
-    employees.terminate_employee(tenant.table, leaver.emp_id)
-    output = run(work, frontend, url_of(api), expired(api, tenant, leaver), fresh=fresh)
+    run(employees.terminate_employee(tenant.table, leaver.emp_id))
+    output = run_frontend(work, frontend, url_of(api), expired(api, tenant, leaver), fresh=fresh)
     assert (output["refreshes"], output["signOuts"], output["statuses"]) == (1, 1, [401, 401]), output

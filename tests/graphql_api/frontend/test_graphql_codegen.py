@@ -20,16 +20,16 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.settings.api import ApiSettings
+from tests.conftest import DatastoreFactory
 from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.frontend.tools import GRAPHQL_CODEGEN, graphql_codegen_modules
 from tests.graphql_api.live import serving, with_settings
 from tests.paths import ROOT
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 REPO = ROOT
 # The Node.js a fresh machine gets from Debian is enough; it must be there (no skipping).
@@ -73,10 +73,10 @@ def generated(tmp_path_factory: pytest.TempPathFactory) -> Generated:
 
 @pytest.fixture(scope="module")
 def trusted_server(
-    generated: Generated, client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+    generated: Generated, new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
 ) -> Iterator[httpx.Client]:
     settings = with_settings(api_settings, trusted_documents=str(generated.manifest_path))
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         yield http
 
 

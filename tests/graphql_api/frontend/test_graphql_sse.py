@@ -23,6 +23,7 @@ import pytest
 from starlette.applications import Starlette
 
 from datastore import employees
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.frontend.tools import GRAPHQL_SSE, graphql_sse_modules
@@ -101,7 +102,7 @@ def test_graphql_sse__a_hire_arrives__termination_completes_it_forbidden(
         written = time.monotonic()
         transcript.until("message")
         print(f"graphql-sse: the hire arrived {1000 * (time.monotonic() - written):.0f} ms after its write")
-        employees.terminate_employee(tenant.table, subscriber.emp_id)
+        run(employees.terminate_employee(tenant.table, subscriber.emp_id))
         completed = transcript.until("completed")["completed"]
     print("graphql-sse transcript:", json.dumps(transcript.lines))
     first, *_, last = completed

@@ -32,6 +32,7 @@ from datastore import applications, departments, jobs
 from datastore.entities import Role
 from graphql_api.schema import ids
 from graphql_api.settings.api import ApiSettings
+from tests.blocking import run
 from tests.conftest import TenantFactory
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.frontend.graphql_ws_client import LiveClient, node_work
@@ -122,13 +123,15 @@ def test_manager_s_app__a_review_arrives_as_next__another_department_forbidden(
     tenant = make_tenant("Graphql Ws")
     manager = tenant.employee(role=Role.MANAGER)
     other_manager = tenant.employee(role=Role.MANAGER)
-    sales = departments.create_department(tenant.table, name="Sales", manager_id=manager.emp_id)
-    departments.create_department(tenant.table, name="Research", manager_id=other_manager.emp_id)
+    sales = run(departments.create_department(tenant.table, name="Sales", manager_id=manager.emp_id))
+    run(departments.create_department(tenant.table, name="Research", manager_id=other_manager.emp_id))
     applicant = tenant.employee()
-    job = jobs.publish_job(
-        tenant.table, jobs.create_job(tenant.table, department_id=sales.dept_id, title="Engineer").job_id
+    job = run(
+        jobs.publish_job(
+            tenant.table, run(jobs.create_job(tenant.table, department_id=sales.dept_id, title="Engineer")).job_id
+        )
     )
-    application = applications.apply_to_job(tenant.table, job.job_id, applicant.emp_id)
+    application = run(applications.apply_to_job(tenant.table, job.job_id, applicant.emp_id))
     job_id = ids.encode("JobPosting", job.job_id)
 
     token = api.token(manager)
@@ -172,7 +175,7 @@ def test_another_organisation_s_job__not_found_and_nothing_delivered(
 ) -> None:
     ours, theirs = make_tenant("Ws Ours"), make_tenant("Ws Theirs")
     department = theirs.department("Theirs")
-    job = jobs.create_job(theirs.table, department_id=department.dept_id, title="Theirs")
+    job = run(jobs.create_job(theirs.table, department_id=department.dept_id, title="Theirs"))
     client = NodeClient(
         work, live_url, api.token(ours.admin), REVIEWS, {"job": ids.encode("JobPosting", job.job_id)}, 1
     )
@@ -213,7 +216,7 @@ def test_token_of_a_session_expires__the_socket_stays__events_go_on(
     live_clients.append(client)
     subscribed(live_app, tenant.org_id, seconds=30)
     time.sleep(max(0.0, issued + 10 - time.time()))  # the token expired 2 s ago; the session is signed in
-    department = departments.create_department(tenant.table, name="After the token")
+    department = run(departments.create_department(tenant.table, name="After the token"))
     client.until("events", seconds=20)
     assert audited(client.results()) == [department.dept_id]
     client.until_disposed()
@@ -240,7 +243,7 @@ def test_connection_closed_under_the_client__it_reconnects__nothing_missed(
         live_clients.append(client)
         subscribed(live_app, tenant.org_id, seconds=30)
         for number in range(24):
-            written.append(departments.create_department(tenant.table, name=f"Department {number}").dept_id)
+            written.append(run(departments.create_department(tenant.table, name=f"Department {number}")).dept_id)
             time.sleep(0.3)
         client.until("events", seconds=60)
         client.until_disposed()
@@ -274,7 +277,7 @@ def test_connections_over_the_organisation_s_bound__1013__retried_until_there_is
         second.until("connecting", count=2, seconds=20)  # graphql-ws tries again by itself
         first.close()  # room for one
         subscribed(live_app, tenant.org_id, seconds=30)
-        department = departments.create_department(tenant.table, name="Second in")
+        department = run(departments.create_department(tenant.table, name="Second in"))
         second.until("events", seconds=30)
     assert audited(second.results()) == [department.dept_id]
     assert second.seen("error") == []

@@ -73,7 +73,7 @@ def trusted_live(
     api_settings: ApiSettings,
 ) -> Iterator[tuple[Starlette, httpx.Client]]:
     app = create_app(
-        live_datastore(client, table_name, settings),
+        live_datastore(settings, table_name),
         live_settings(api_settings, trusted_documents=str(manifest)),
     )
     with serving(app, ws_max_size=api_settings.max_body_bytes) as http:

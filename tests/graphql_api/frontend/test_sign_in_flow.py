@@ -17,11 +17,10 @@ import httpx
 import jwt
 import pytest
 
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.signin import GRANT_TYPE, ID_TOKEN_TYPE, REFUSED
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant
+from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api import idp
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.graphiql.chromium import Chromium, Page
@@ -30,14 +29,14 @@ from tests.graphql_api.oidc import REDIRECT_URI, CodeFlow, running_provider
 from tests.paths import ARTIFACTS
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 
 SPA_ORIGIN = "https://hr.example.test"
 
 
 @pytest.fixture(scope="module")
-def sso(client: DynamoDBClient, table_name: str) -> Iterator[httpx.Client]:
+def sso(new_datastore: DatastoreFactory, table_name: str) -> Iterator[httpx.Client]:
     with idp.serving_jwks(idp.RSA, idp.EC) as jwks:
         settings = ApiSettings.from_env(
             {
@@ -50,7 +49,7 @@ def sso(client: DynamoDBClient, table_name: str) -> Iterator[httpx.Client]:
                 "CORS_ORIGINS": SPA_ORIGIN,
             }
         )
-        with serving(create_app(Datastore(client, table_name), settings)) as http:
+        with serving(create_app(new_datastore(table_name), settings)) as http:
             yield http
 
 
@@ -143,7 +142,7 @@ def test_cors__spa_origin_in_cors_origins__preflight_allowed(sso: httpx.Client, 
 
 
 def test_browser__chromium_signs_in_at_a_real_provider_then_the_api(
-    client: DynamoDBClient, table_name: str, tenant: Tenant, tmp_path: Path
+    new_datastore: DatastoreFactory, table_name: str, tenant: Tenant, tmp_path: Path
 ) -> None:
     """Chromium runs the provider's login and consent pages (panva's oidc-provider, the
     platform's provider here) with real clicks and comes back to the app's redirect URI with
@@ -159,7 +158,7 @@ def test_browser__chromium_signs_in_at_a_real_provider_then_the_api(
                 "OIDC_JWKS": f"{provider.issuer}/jwks",
             }
         )
-        with serving(create_app(Datastore(client, table_name), settings)) as http:
+        with serving(create_app(new_datastore(table_name), settings)) as http:
             where = http.get("/auth/discovery", params={"email": tenant.admin.email}).json()
             flow = CodeFlow.from_discovery(where)
             request = flow.authorization_request()

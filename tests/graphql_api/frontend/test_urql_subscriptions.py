@@ -24,6 +24,7 @@ from starlette.applications import Starlette
 from datastore import applications, departments, jobs
 from datastore.entities import ApplicationStatus, Role
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import TenantFactory
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.frontend.tools import URQL, urql_modules
@@ -67,12 +68,14 @@ def test_urql_fetch_subscriptions__reviews_arrive_live(
     assert NODE is not None
     tenant = make_tenant("urql Subscriptions")
     manager = tenant.employee(role=Role.MANAGER)
-    sales = departments.create_department(tenant.table, name="Sales", manager_id=manager.emp_id)
+    sales = run(departments.create_department(tenant.table, name="Sales", manager_id=manager.emp_id))
     applicant = tenant.employee()
-    job = jobs.publish_job(
-        tenant.table, jobs.create_job(tenant.table, department_id=sales.dept_id, title="Engineer").job_id
+    job = run(
+        jobs.publish_job(
+            tenant.table, run(jobs.create_job(tenant.table, department_id=sales.dept_id, title="Engineer")).job_id
+        )
     )
-    application = applications.apply_to_job(tenant.table, job.job_id, applicant.emp_id)
+    application = run(applications.apply_to_job(tenant.table, job.job_id, applicant.emp_id))
     variables = json.dumps({"job": ids.encode("JobPosting", job.job_id)})
     command = [NODE, "subscribe.mjs", f"{live_url}/graphql", api.token(manager), REVIEWS, variables, "2"]
     lines: list[dict[str, Any]] = []
@@ -92,7 +95,7 @@ def test_urql_fetch_subscriptions__reviews_arrive_live(
             # Each review once the client has the one before: an event carries the application
             # as it is when delivered, so two writes before either delivery would both read REJECTED.
             for heard, status in enumerate((ApplicationStatus.REVIEWING, ApplicationStatus.REJECTED), start=1):
-                applications.set_application_status(tenant.table, job.job_id, application.app_id, status)
+                run(applications.set_application_status(tenant.table, job.job_id, application.app_id, status))
                 written = time.monotonic()
                 while sum("event" in line for line in lines) < heard:
                     line = process.stdout.readline()

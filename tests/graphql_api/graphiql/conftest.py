@@ -8,14 +8,14 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.settings.api import ApiSettings
+from tests.conftest import DatastoreFactory
 from tests.graphql_api.fixtures import TEST_SECRET, Demo
 from tests.graphql_api.live import serving
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 
 @pytest.fixture(scope="session")
@@ -25,8 +25,8 @@ def development_settings() -> ApiSettings:
 
 @pytest.fixture(scope="session")
 def development(
-    client: DynamoDBClient, table_name: str, demo: Demo, development_settings: ApiSettings
+    new_datastore: DatastoreFactory, table_name: str, demo: Demo, development_settings: ApiSettings
 ) -> Iterator[httpx.Client]:
     """A client of the development server; ``demo`` has loaded Acme and Globex."""
-    with serving(create_app(Datastore(client, table_name), development_settings)) as session:
+    with serving(create_app(new_datastore(table_name), development_settings)) as session:
         yield session

@@ -17,12 +17,14 @@ import pytest
 from starlette.applications import Starlette
 
 from datastore import employees
+from datastore.async_client import AsyncDynamo
 from datastore.config import DatastoreSettings
 from datastore.entities import Role
 from datastore.scope import TenantScope
 from datastore.table import Table
 from graphql_api.app import create_app
 from graphql_api.settings.api import ApiSettings
+from tests.blocking import run
 from tests.graphql_api.fixtures import Demo, load_demo
 from tests.graphql_api.graphiql.chromium import Chromium
 from tests.graphql_api.graphiql.test_browser import HEADER_EDITOR_HAS_TOKEN, RESULT, choose
@@ -50,7 +52,7 @@ def live_development(
     streamed_demo: Demo,
     development_settings: ApiSettings,
 ) -> Iterator[tuple[Starlette, httpx.Client]]:
-    app = create_app(live_datastore(client, streamed_table_name, settings), development_settings)
+    app = create_app(live_datastore(settings, streamed_table_name), development_settings)
     with serving(app) as http:
         wait_until_live(app.state.live.feed.status)
         yield app, http
@@ -59,13 +61,13 @@ def live_development(
 def test_graphiql__alice_subscribes__a_hire_appears_in_the_result_pane(
     live_development: tuple[Starlette, httpx.Client],
     streamed_demo: Demo,
-    client: DynamoDBClient,
+    dynamo: AsyncDynamo,
     streamed_table_name: str,
 ) -> None:
     app, http = live_development
     alice = streamed_demo.person("alice@acme.co")
     origin = str(http.base_url).rstrip("/")
-    table = Table(client, streamed_table_name, TenantScope(alice.org_id))
+    table = Table(dynamo, streamed_table_name, TenantScope(alice.org_id))
     with Chromium() as browser:
         page = browser.page()
         try:
@@ -83,13 +85,15 @@ def test_graphiql__alice_subscribes__a_hire_appears_in_the_result_pane(
             page.wait_for(f"{query_editor}.documentAST?.definitions[0]?.operation === 'subscription'")
             page.click(".graphiql-execute-button")
             subscribed(app, alice.org_id, seconds=30)
-            hired = employees.create_employee(
-                table,
-                email="live.hire@acme.co",
-                first_name="Live",
-                last_name="Hire",
-                department_id=None,
-                role=Role.EMPLOYEE,
+            hired = run(
+                employees.create_employee(
+                    table,
+                    email="live.hire@acme.co",
+                    first_name="Live",
+                    last_name="Hire",
+                    department_id=None,
+                    role=Role.EMPLOYEE,
+                )
             )
             page.wait_for(f"document.querySelector({json.dumps(RESULT)}).innerText.includes({hired.email!r})")
             shown = page.evaluate(f"document.querySelector({json.dumps(RESULT)}).innerText")

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Final
 import httpx
 import pytest
 
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.settings.api import ApiSettings
+from tests.conftest import DatastoreFactory
 from tests.graphql_api.fixtures import Demo
 from tests.graphql_api.graphiql.chromium import Chromium
 from tests.graphql_api.graphiql.test_browser import HEADER_EDITOR_HAS_TOKEN, RESULT, choose
@@ -27,7 +27,7 @@ from tests.graphql_api.live import serving, with_settings
 from tests.paths import ARTIFACTS
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 QUERY: Final = "{ organizations(first: 5) { edges { node { name } } } }"
 DOCS: Final = "document.querySelector('.graphiql-doc-explorer')"
@@ -39,7 +39,7 @@ DOCS_CANNOT_FETCH: Final = (
 
 @pytest.fixture(scope="module")
 def trusted_development(
-    client: DynamoDBClient,
+    new_datastore: DatastoreFactory,
     table_name: str,
     demo: Demo,
     development_settings: ApiSettings,
@@ -48,7 +48,7 @@ def trusted_development(
     manifest = Path(tmp_path_factory.mktemp("graphiql-trusted")) / "persisted-documents.json"
     manifest.write_text(json.dumps({"me": "query Me { me { email } }"}))
     settings = with_settings(development_settings, trusted_documents=str(manifest))
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         yield http
 
 

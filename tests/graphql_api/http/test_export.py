@@ -15,13 +15,13 @@ import pytest
 from datastore import api_keys, audit, layout
 from datastore.entities import Role
 from datastore.pagination import PageRequest
-from datastore.store import Datastore
 from graphql_api.http import export as download
 from graphql_api.limits.tenant_rate import TenantBuckets
 from graphql_api.request.services import Services
 from graphql_api.schema.cursors import CursorCodec
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant, TenantFactory
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, Tenant, TenantFactory
 from tests.datastore.lifecycle.complete import Complete, complete
 from tests.datastore.support import employee_items, raw_employees, write_items
 from tests.graphql_api.fixtures import Api
@@ -82,7 +82,7 @@ def test_export__an_admin__downloads_the_whole_organisation(api: Api, whole: Com
 def test_export__audited_with_the_admin_as_actor(api: Api, whole: Complete) -> None:
     _get(api.http, api.token(whole.tenant.admin)).raise_for_status()
 
-    [latest] = audit.list_audit_events(whole.tenant.table, PageRequest(first=1)).items
+    [latest] = run(audit.list_audit_events(whole.tenant.table, PageRequest(first=1))).items
     assert (latest.action, latest.actor_id) == ("organization.export", whole.tenant.admin.emp_id)
 
 
@@ -99,7 +99,7 @@ def test_export__not_an_admin__forbidden(api: Api, whole: Complete, role: Role) 
 
 
 def test_export__an_employee_api_key__forbidden(api: Api, whole: Complete) -> None:
-    _key, secret = api_keys.create_api_key(whole.tenant.table, name="reader", role=Role.EMPLOYEE)
+    _key, secret = run(api_keys.create_api_key(whole.tenant.table, name="reader", role=Role.EMPLOYEE))
     assert _get(api.http, secret).status_code == 403
 
 
@@ -176,13 +176,13 @@ def test_export__a_checkpoint_edited_or_of_another_organisation__bad_user_input(
 
 
 def test_pay__charges_the_bucket__waiting_while_it_is_empty(
-    client: object, table_name: str, api_settings: ApiSettings
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
 ) -> None:
     """Read units become cost units; an empty bucket is waited for, never overdrawn."""
     clock = [0.0]
     buckets = TenantBuckets(per_second=1000, burst=10_000, clock=lambda: clock[0])
     settings = replace(api_settings, tenant_cost_burst=10_000)
-    services = Services(settings, Datastore(client, table_name), ThreadPoolExecutor(1), CursorCodec("s"), buckets)  # type: ignore[arg-type]
+    services = Services(settings, new_datastore(table_name), ThreadPoolExecutor(1), CursorCodec("s"), buckets)  # type: ignore[arg-type]
     waited: list[float] = []
 
     async def sleep(seconds: float) -> None:

@@ -18,24 +18,23 @@ import pytest
 
 from datastore.config import ConfigError
 from datastore.dev.local import free_port
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.settings.api import DEVELOPMENT_HOSTS, ApiSettings
-from tests.conftest import Tenant
+from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import TEST_SECRET, Api
 from tests.graphql_api.live import serving, with_settings
 from tests.server_process import ROOT
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 ME = {"query": "{ me { email } }"}
 FOREIGN = "rebind.attacker.example"
 
 
 @contextmanager
-def served(client: DynamoDBClient, table_name: str, settings: ApiSettings) -> Iterator[httpx.Client]:
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+def served(new_datastore: DatastoreFactory, table_name: str, settings: ApiSettings) -> Iterator[httpx.Client]:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         yield http
 
 
@@ -48,11 +47,11 @@ def assert_refused(response: httpx.Response) -> None:
 
 
 def test_foreign_host__400_coded__trusted_host__served(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, api: Api, tenant: Tenant
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, api: Api, tenant: Tenant
 ) -> None:
     settings = with_settings(api_settings, allowed_hosts=("api.example.com", "*.hr.example"))
     bearer = {"Authorization": f"Bearer {api.token(tenant.admin)}"}
-    with served(client, table_name, settings) as http:
+    with served(new_datastore, table_name, settings) as http:
         for host in (FOREIGN, "127.0.0.1", "api.example.com.attacker.example", "hr.example"):
             assert_refused(http.post("/graphql", json=ME, headers={**bearer, "Host": host}))
         assert_refused(http.post("/auth/token", headers={"Host": FOREIGN}))
@@ -62,10 +61,10 @@ def test_foreign_host__400_coded__trusted_host__served(
             assert response.json()["data"] == {"me": {"email": tenant.admin.email}}
 
 
-def test_development__default_hosts__loopback_names_only(client: DynamoDBClient, table_name: str) -> None:
+def test_development__default_hosts__loopback_names_only(new_datastore: DatastoreFactory, table_name: str) -> None:
     settings = ApiSettings.from_env({"HR_ENV": "development", "JWT_SECRET": TEST_SECRET, "GRAPHIQL": "false"})
     assert settings.allowed_hosts == DEVELOPMENT_HOSTS == ("localhost", "127.0.0.1", "[::1]")
-    with served(client, table_name, settings) as http:
+    with served(new_datastore, table_name, settings) as http:
         port = http.base_url.port
         for host in ("localhost", "127.0.0.1", "[::1]", "LOCALHOST"):
             # Anonymous `me` is refused by the API (401), not by the host check.
@@ -75,17 +74,17 @@ def test_development__default_hosts__loopback_names_only(client: DynamoDBClient,
 
 
 def test_trailing_slash__never_redirects__foreign_host_refused_first(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
 ) -> None:
     strict = with_settings(api_settings, allowed_hosts=("127.0.0.1",))
-    with served(client, table_name, strict) as http:
+    with served(new_datastore, table_name, strict) as http:
         assert_refused(http.post("/graphql/", json=ME, headers={"Host": FOREIGN}))
         assert_refused(http.get("/graphql/?query={__typename}", headers={"Host": FOREIGN}))
         same = http.post("/graphql/", json=ME)
         assert same.status_code == 404 and "location" not in same.headers
     # Even with every host allowed, /graphql/ is not a redirect that could point elsewhere.
     anyone = with_settings(api_settings, allowed_hosts=("*",))
-    with served(client, table_name, anyone) as http:
+    with served(new_datastore, table_name, anyone) as http:
         for path in ("/graphql/", "/auth/token/", "/healthz/"):
             response = http.get(path, headers={"Host": FOREIGN})
             assert response.status_code in (404, 405) and "location" not in response.headers, path
@@ -93,10 +92,10 @@ def test_trailing_slash__never_redirects__foreign_host_refused_first(
 
 
 def test_health__any_host__answered_for_load_balancers(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
 ) -> None:
     strict = with_settings(api_settings, allowed_hosts=("api.example.com",))
-    with served(client, table_name, strict) as http:
+    with served(new_datastore, table_name, strict) as http:
         # An ALB or Kubernetes probe addresses the target by its IP.
         for host in ("10.0.3.17:8000", FOREIGN):
             assert http.get("/healthz", headers={"Host": host}).json() == {"status": "ok"}
@@ -104,11 +103,11 @@ def test_health__any_host__answered_for_load_balancers(
         assert_refused(http.get("/graphql?query={__typename}", headers={"Host": "10.0.3.17:8000"}))
 
 
-def test_settings__outside_development__required_to_serve(client: DynamoDBClient, table_name: str) -> None:
+def test_settings__outside_development__required_to_serve(new_datastore: DatastoreFactory, table_name: str) -> None:
     production = {"HR_ENV": "production", "JWT_SECRET": TEST_SECRET}
     unset = ApiSettings.from_env(production)  # a tool (server.py token) needs no hosts
     with pytest.raises(ConfigError, match="ALLOWED_HOSTS must be set outside development"):
-        create_app(Datastore(client, table_name), unset)
+        create_app(new_datastore(table_name), unset)
     hosts = ApiSettings.from_env({**production, "ALLOWED_HOSTS": " API.example.com, *.hr.example "}).allowed_hosts
     assert hosts == ("api.example.com", "*.hr.example")
     assert ApiSettings.from_env({**production, "ALLOWED_HOSTS": "*"}).allowed_hosts == ("*",)

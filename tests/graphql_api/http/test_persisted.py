@@ -16,18 +16,18 @@ from starlette.applications import Starlette
 from datastore import calls, documents, employees
 from datastore.calls import CallLog
 from datastore.scope import TenantScope
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.limits.tenant_rate import WRITE_WEIGHT
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant, TenantFactory
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, Tenant, TenantFactory
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.limits.test_limits import fifteen_aliases
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.observability.logs import captured_lines
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 
 def sha256(text: str) -> str:
@@ -49,7 +49,7 @@ def bearer(api: Api, tenant: Tenant) -> dict[str, str]:
 
 def stored(tenant: Tenant, text: str) -> str | None:
     """The document the tenant's organisation holds under ``text``'s hash, read from DynamoDB."""
-    return documents.get_document(tenant.table.with_scope(TenantScope(tenant.org_id)), tenant.org_id, sha256(text))
+    return run(documents.get_document(tenant.table.with_scope(TenantScope(tenant.org_id)), tenant.org_id, sha256(text)))
 
 
 def document_writes(log: CallLog) -> list[str]:
@@ -65,11 +65,11 @@ def document_writes(log: CallLog) -> list[str]:
 
 @pytest.fixture(scope="module")
 def apps(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
 ) -> Iterator[list[tuple[Starlette, httpx.Client]]]:
     """Two server processes' worth of app on one table: each has its own in-memory caches."""
-    first = create_app(Datastore(client, table_name), api_settings)
-    second = create_app(Datastore(client, table_name), api_settings)
+    first = create_app(new_datastore(table_name), api_settings)
+    second = create_app(new_datastore(table_name), api_settings)
     with serving(first) as one, serving(second) as two:
         yield [(first, one), (second, two)]
 
@@ -117,7 +117,7 @@ def test_apq__run_by_hash_on_a_later_day__put_again_once_so_last_use_is_recorded
     text = unique("LastUsed")
     table = tenant.table.with_scope(TenantScope(tenant.org_id))
     days_ago = datetime.now(UTC) - timedelta(days=3)
-    documents.put_document(table, tenant.org_id, sha256(text), text, days_ago)
+    run(documents.put_document(table, tenant.org_id, sha256(text), text, days_ago))
     writes = []
     for client in (one, one, two):  # the second process finds it put today: nothing to do
         with calls.listening() as log:
@@ -125,7 +125,7 @@ def test_apq__run_by_hash_on_a_later_day__put_again_once_so_last_use_is_recorded
         assert response.json()["data"] == {"__typename": "Query"}
         writes.append(len(document_writes(log)))
     assert writes == [1, 0, 0]
-    found = documents.find_document(table, tenant.org_id, sha256(text))
+    found = run(documents.find_document(table, tenant.org_id, sha256(text)))
     assert found is not None and documents.registered_at(found).date() == datetime.now(UTC).date()
 
 
@@ -221,7 +221,7 @@ def test_apq__bad_token__401_nothing_stored(one: httpx.Client) -> None:
 def test_apq__terminated_employee__401_nothing_stored(one: httpx.Client, api: Api, tenant: Tenant) -> None:
     """A valid token of an employee no longer active: checked before running, as for a mutation."""
     employee = tenant.employee()
-    employees.terminate_employee(tenant.table, employee.emp_id)
+    run(employees.terminate_employee(tenant.table, employee.emp_id))
     text = unique("Terminated")
     with calls.listening() as log:
         response = one.post(
@@ -294,10 +294,10 @@ def test_apq__over_the_size_bound__runs_nothing_stored(one: httpx.Client, api: A
 
 
 @pytest.fixture
-def small_bucket(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
+def small_bucket(new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
     """A bucket of 5,000 units (the least a bucket may hold: MAX_QUERY_COST) refilling 1 a second."""
     settings = with_settings(api_settings, tenant_cost_per_second=1, tenant_cost_burst=5000)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         yield http
 
 
@@ -324,7 +324,7 @@ def test_apq__registration__charged_one_write_then_429_stores_nothing(
 
 @pytest.mark.parametrize(("budget", "kept"), [(1, False), (2, True)])
 def test_apq__registration__within_the_call_budget(
-    client: DynamoDBClient,
+    new_datastore: DatastoreFactory,
     table_name: str,
     api_settings: ApiSettings,
     api: Api,
@@ -335,7 +335,7 @@ def test_apq__registration__within_the_call_budget(
     """The active check is one BatchGetItem; the PutItem is the budget's second call."""
     text = unique(f"Budget{budget}")
     settings = with_settings(api_settings, max_dynamodb_calls=budget)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         response = http.post("/graphql", json={"query": text, "extensions": apq(text)}, headers=bearer(api, tenant))
     assert response.json()["data"] == {"__typename": "Query"}  # the query's answer stands either way
     assert response.json()["extensions"]["cost"]["requestCount"] == budget
@@ -381,11 +381,14 @@ TRUSTED_ID = sha256(TRUSTED_QUERY)
 
 @pytest.fixture(scope="module")
 def trusted(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tmp_path_factory: pytest.TempPathFactory
+    new_datastore: DatastoreFactory,
+    table_name: str,
+    api_settings: ApiSettings,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Starlette, httpx.Client]]:
     manifest = Path(tmp_path_factory.mktemp("trusted")) / "persisted-documents.json"
     manifest.write_text(json.dumps({TRUSTED_ID: TRUSTED_QUERY, "relay-id-7": "query Relay { __typename }"}))
-    app = create_app(Datastore(client, table_name), with_settings(api_settings, trusted_documents=str(manifest)))
+    app = create_app(new_datastore(table_name), with_settings(api_settings, trusted_documents=str(manifest)))
     with serving(app) as http:
         yield app, http
 
@@ -434,7 +437,7 @@ def test_trusted__anything_else__400_before_parsing(
 
 
 def test_trusted__manifest_unreadable__refused_at_start(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tmp_path: Path
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, tmp_path: Path
 ) -> None:
     from datastore.config import ConfigError
 
@@ -442,7 +445,7 @@ def test_trusted__manifest_unreadable__refused_at_start(
     bad.write_text('["not", "an", "object"]')
     for path in (bad, tmp_path / "missing.json"):
         with pytest.raises(ConfigError, match="TRUSTED_DOCUMENTS"):
-            create_app(Datastore(client, table_name), with_settings(api_settings, trusted_documents=str(path)))
+            create_app(new_datastore(table_name), with_settings(api_settings, trusted_documents=str(path)))
 
 
 # --- trusted documents with developer tools: the roles that bypass the manifest -------------------
@@ -452,19 +455,22 @@ CREATE_KEY = "mutation($input: CreateApiKeyInput!) { createApiKey(input: $input)
 
 
 def trusted_server(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, manifest: Path, **changes: Any
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, manifest: Path, **changes: Any
 ) -> Starlette:
     manifest.write_text(json.dumps({TRUSTED_ID: TRUSTED_QUERY}))
     settings = with_settings(api_settings, trusted_documents=str(manifest), **changes)
-    return create_app(Datastore(client, table_name), settings)
+    return create_app(new_datastore(table_name), settings)
 
 
 @pytest.fixture(scope="module")
 def admins_bypass(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tmp_path_factory: pytest.TempPathFactory
+    new_datastore: DatastoreFactory,
+    table_name: str,
+    api_settings: ApiSettings,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[httpx.Client]:
     manifest = Path(tmp_path_factory.mktemp("bypass")) / "persisted-documents.json"
-    app = trusted_server(client, table_name, api_settings, manifest, trusted_documents_bypass_roles=("admin",))
+    app = trusted_server(new_datastore, table_name, api_settings, manifest, trusted_documents_bypass_roles=("admin",))
     with serving(app) as http:
         yield http
 

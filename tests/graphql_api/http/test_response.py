@@ -20,7 +20,8 @@ from graphql_api.app import create_app
 from graphql_api.http import response as http_response
 from graphql_api.http.errors import TransportError
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, Tenant
 from tests.datastore import faults
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
@@ -129,7 +130,7 @@ def test_terminated_employee__valid_token__401(http: httpx.Client, api: Api, ten
     employee = tenant.employee()
     headers = {"Authorization": f"Bearer {api.token(employee)}", "Accept": accept}
     assert http.post("/graphql", json={"query": "{ me { email } }"}, headers=headers).status_code == 200
-    employees.terminate_employee(tenant.table, employee.emp_id)
+    run(employees.terminate_employee(tenant.table, employee.emp_id))
     for document in ("{ me { email } }", 'mutation { createDepartment(input: {name: "X"}) { __typename } }'):
         response = http.post("/graphql", json={"query": document}, headers=headers)
         assert response.status_code == 401, response.text
@@ -225,9 +226,11 @@ def test_gzip__small_response__not_compressed(http: httpx.Client) -> None:
 
 
 @pytest.fixture(scope="module")
-def browser_facing(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
+def browser_facing(
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
+) -> Iterator[httpx.Client]:
     settings = with_settings(api_settings, cors_origins=("https://app.example.com",))
-    with serving(create_app(Datastore(client, table_name), settings)) as session:
+    with serving(create_app(new_datastore(table_name), settings)) as session:
         yield session
 
 

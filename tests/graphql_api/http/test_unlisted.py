@@ -18,16 +18,15 @@ import httpx
 import pytest
 from prometheus_client import REGISTRY
 
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.settings.api import ApiSettings, ConfigError
-from tests.conftest import Tenant
+from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import TEST_SECRET, Api
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.observability.logs import captured_lines
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 LISTED = "query Listed { __typename }"
 
@@ -42,14 +41,17 @@ def counted(document: str) -> float:
 
 @pytest.fixture(scope="module")
 def audit(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tmp_path_factory: pytest.TempPathFactory
+    new_datastore: DatastoreFactory,
+    table_name: str,
+    api_settings: ApiSettings,
+    tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[httpx.Client]:
     manifest = Path(tmp_path_factory.mktemp("audit")) / "persisted-documents.json"
     manifest.write_text(json.dumps({sha256(LISTED): LISTED}))
     settings = with_settings(
         api_settings, trusted_documents=str(manifest), trusted_documents_mode="audit", metrics_max_operations=3
     )
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         yield http
 
 

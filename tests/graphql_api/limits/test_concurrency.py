@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from datastore.store import Datastore
+from datastore.async_client import AsyncDynamo
 from graphql_api.app import create_app
 from graphql_api.settings.api import ApiSettings
+from tests.conftest import DatastoreFactory
 from tests.graphql_api.directory import DIRECTORY, Directory, write_directory
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
@@ -35,14 +36,14 @@ BUSY = {
 
 
 @pytest.fixture(scope="module")
-def directory(client: DynamoDBClient, table_name: str) -> Directory:
-    return write_directory(client, table_name)
+def directory(client: DynamoDBClient, table_name: str, dynamo: AsyncDynamo) -> Directory:
+    return write_directory(client, dynamo, table_name)
 
 
 def test_concurrency__past_the_cap__503_with_retry_after_and_the_rest_answered(
-    client: DynamoDBClient, table_name: str, api: Api, api_settings: ApiSettings, directory: Directory
+    new_datastore: DatastoreFactory, table_name: str, api: Api, api_settings: ApiSettings, directory: Directory
 ) -> None:
-    app = create_app(Datastore(client, table_name), with_settings(api_settings, max_concurrent_requests=1))
+    app = create_app(new_datastore(table_name), with_settings(api_settings, max_concurrent_requests=1))
     headers = {"Authorization": f"Bearer {api.token(directory.admin)}"}
     with serving(app) as http:
         base_url = str(http.base_url)

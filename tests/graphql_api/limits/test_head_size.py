@@ -23,18 +23,18 @@ import orjson
 import pytest
 
 from datastore.dev.local import free_port
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.entrypoints.serving import uvicorn_options
 from graphql_api.limits.head_size import DEFAULT_MAX_HEAD_BYTES
 from graphql_api.settings.api import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImplementation
 from tests import server_process
-from tests.conftest import Tenant
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import TEST_SECRET, Api
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 BOUND = 4096
 HEADERS = 20
@@ -74,7 +74,7 @@ def exchange(port: int, request: bytes, *, chunk: int = 1 << 20) -> Answer:
                 received.append(data)
 
         reader = threading.Thread(target=read, name="head-size-reader")
-        reader.start()
+        run(reader.start())
         sent = 0
         try:
             view = memoryview(request)
@@ -115,13 +115,13 @@ def assert_refused(answer: Answer, limit: str, bound: int) -> None:
 
 @contextmanager
 def bounded(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, implementation: HttpImplementation
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, implementation: HttpImplementation
 ) -> Iterator[httpx.Client]:
     settings = with_settings(
         api_settings, max_head_bytes=BOUND, max_headers=HEADERS, http_implementation=implementation
     )
     options: dict[str, Any] = uvicorn_options(settings)
-    with serving(create_app(Datastore(client, table_name), settings), **options) as http:
+    with serving(create_app(new_datastore(table_name), settings), **options) as http:
         yield http
 
 
@@ -133,9 +133,9 @@ def port_of(http: httpx.Client) -> int:
 
 @pytest.mark.parametrize("implementation", HTTP_IMPLEMENTATIONS)
 def test_head__at_the_bound__served__one_byte_more__431(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, implementation: HttpImplementation
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, implementation: HttpImplementation
 ) -> None:
-    with bounded(client, table_name, api_settings, implementation) as http:
+    with bounded(new_datastore, table_name, api_settings, implementation) as http:
         port = port_of(http)
         assert exchange(port, get("/healthz", BOUND)).status == 200
         refused = exchange(port, get("/healthz", BOUND + 1))
@@ -149,9 +149,9 @@ def test_head__at_the_bound__served__one_byte_more__431(
 
 @pytest.mark.parametrize("implementation", HTTP_IMPLEMENTATIONS)
 def test_header_count__at_the_bound__served__one_more__431(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, implementation: HttpImplementation
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, implementation: HttpImplementation
 ) -> None:
-    with bounded(client, table_name, api_settings, implementation) as http:
+    with bounded(new_datastore, table_name, api_settings, implementation) as http:
         port = port_of(http)
         assert exchange(port, get("/healthz", fields=HEADERS)).status == 200
         assert_refused(exchange(port, get("/healthz", fields=HEADERS + 1)), "headerCount", HEADERS)
@@ -159,14 +159,14 @@ def test_header_count__at_the_bound__served__one_more__431(
 
 @pytest.mark.parametrize("implementation", HTTP_IMPLEMENTATIONS)
 def test_body__larger_than_the_head_bound_in_one_write__not_counted(
-    client: DynamoDBClient,
+    new_datastore: DatastoreFactory,
     table_name: str,
     api_settings: ApiSettings,
     api: Api,
     tenant: Tenant,
     implementation: HttpImplementation,
 ) -> None:
-    with bounded(client, table_name, api_settings, implementation) as http:
+    with bounded(new_datastore, table_name, api_settings, implementation) as http:
         body = orjson.dumps({"query": ME + " " * (5 * BOUND)})
         request = (
             b"POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\n"
@@ -180,9 +180,9 @@ def test_body__larger_than_the_head_bound_in_one_write__not_counted(
 
 @pytest.mark.parametrize("implementation", HTTP_IMPLEMENTATIONS)
 def test_head__second_request_on_a_kept_alive_connection__bounded_too(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, implementation: HttpImplementation
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, implementation: HttpImplementation
 ) -> None:
-    with bounded(client, table_name, api_settings, implementation) as http:
+    with bounded(new_datastore, table_name, api_settings, implementation) as http:
         with socket.create_connection(("127.0.0.1", port_of(http)), timeout=10) as sock:
             sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")  # kept alive
             first = b""

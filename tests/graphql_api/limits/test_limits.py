@@ -13,20 +13,20 @@ import pytest
 
 from datastore import calls, departments
 from datastore.calls import CallLog
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.execution.errors import ApiError
 from graphql_api.limits.aliases import MaxAliases
 from graphql_api.limits.call_budget import CallBudget
 from graphql_api.limits.depth import MaxDepth
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.limits.test_introspection_cost import CODEGEN, DEAREST, GRAPHIQL, fifteen_schemas
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 
 def limit_of(body: dict[str, Any]) -> list[str | None]:
@@ -299,7 +299,7 @@ def test_get__never_runs_a_mutation(http: httpx.Client, api: Api, tenant: Tenant
     assert "mutations are not allowed when using get" in error["message"].lower()
     from datastore.pagination import PageRequest
 
-    names = [d.name for d in departments.list_departments(tenant.table, PageRequest(first=100)).items]
+    names = [d.name for d in run(departments.list_departments(tenant.table, PageRequest(first=100))).items]
     assert "Via GET" not in names
 
 
@@ -325,9 +325,9 @@ def test_call_budget__counts_calls_made_not_only_runs() -> None:
 
 
 @pytest.fixture
-def small_budget(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
+def small_budget(new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
     settings = with_settings(api_settings, max_dynamodb_calls=3)
-    with serving(create_app(Datastore(client, table_name), settings)) as session:
+    with serving(create_app(new_datastore(table_name), settings)) as session:
         yield session
 
 
@@ -353,7 +353,7 @@ def test_call_budget__over_http(small_budget: httpx.Client, api: Api, tenant: Te
 
 
 @pytest.fixture
-def production(client: DynamoDBClient, table_name: str) -> Iterator[httpx.Client]:
+def production(new_datastore: DatastoreFactory, table_name: str) -> Iterator[httpx.Client]:
     settings = ApiSettings.from_env(
         {
             "HR_ENV": "production",
@@ -362,7 +362,7 @@ def production(client: DynamoDBClient, table_name: str) -> Iterator[httpx.Client
             "CORS_ORIGINS": "https://app.example.com",
         }
     )
-    with serving(create_app(Datastore(client, table_name), settings)) as session:
+    with serving(create_app(new_datastore(table_name), settings)) as session:
         yield session
 
 
@@ -463,9 +463,9 @@ def test_unexpected_error__masked_with_a_request_id_in_the_log(
 
 
 @pytest.fixture
-def batching(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
+def batching(new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
     settings = with_settings(api_settings, batch_max_operations=2)
-    with serving(create_app(Datastore(client, table_name), settings)) as session:
+    with serving(create_app(new_datastore(table_name), settings)) as session:
         yield session
 
 
@@ -493,7 +493,7 @@ def test_batch__every_operation_checks_the_caller(batching: httpx.Client, api: A
     headers = {"Authorization": f"Bearer {api.token(employee)}"}
     from datastore import employees
 
-    employees.terminate_employee(tenant.table, employee.emp_id)
+    run(employees.terminate_employee(tenant.table, employee.emp_id))
     response = batching.post("/graphql", json=[{"query": "{ me { email } }"}] * 2, headers=headers)
     assert response.status_code == 401
     assert [item.get("data") for item in response.json()] == [None, None]

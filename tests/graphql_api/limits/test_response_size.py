@@ -8,11 +8,12 @@ import orjson
 import pytest
 
 from datastore import calls
-from datastore.store import Datastore
+from datastore.async_client import AsyncDynamo
 from graphql_api.app import create_app
 from graphql_api.execution.errors import ApiError
 from graphql_api.limits.response_size import ResponseBudget
 from graphql_api.settings.api import ApiSettings
+from tests.conftest import DatastoreFactory
 from tests.graphql_api.directory import DIRECTORY, Directory, write_directory
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.limits.test_introspection_cost import GRAPHIQL
@@ -23,8 +24,8 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(scope="module")
-def directory(client: DynamoDBClient, table_name: str) -> Directory:
-    return write_directory(client, table_name)
+def directory(client: DynamoDBClient, table_name: str, dynamo: AsyncDynamo) -> Directory:
+    return write_directory(client, dynamo, table_name)
 
 
 def test_budget__at_the_bound__accepted_and_one_past__refused() -> None:
@@ -45,9 +46,9 @@ def test_budget__once_exceeded__every_later_page_refused() -> None:
 
 
 def run(
-    client: DynamoDBClient, table_name: str, api: Api, directory: Directory, settings: ApiSettings, cap: int
+    new_datastore: DatastoreFactory, table_name: str, api: Api, directory: Directory, settings: ApiSettings, cap: int
 ) -> tuple[dict[str, object], int]:
-    app = create_app(Datastore(client, table_name), with_settings(settings, max_response_bytes=cap))
+    app = create_app(new_datastore(table_name), with_settings(settings, max_response_bytes=cap))
     with serving(app) as http, calls.listening() as log:
         response = http.post(
             "/graphql", json={"query": DIRECTORY}, headers={"Authorization": f"Bearer {api.token(directory.admin)}"}
@@ -57,17 +58,17 @@ def run(
 
 
 def test_response_size__under_the_cap__answered(
-    client: DynamoDBClient, table_name: str, api: Api, api_settings: ApiSettings, directory: Directory
+    new_datastore: DatastoreFactory, table_name: str, api: Api, api_settings: ApiSettings, directory: Directory
 ) -> None:
-    body, _ = run(client, table_name, api, directory, api_settings, 4 * 1024 * 1024)
+    body, _ = run(new_datastore, table_name, api, directory, api_settings, 4 * 1024 * 1024)
     assert "errors" not in body
     assert len(orjson.dumps(body)) > 20_000  # 200 employees: well past the small caps below
 
 
 def test_response_size__past_the_cap__one_coded_error_and_no_data(
-    client: DynamoDBClient, table_name: str, api: Api, api_settings: ApiSettings, directory: Directory
+    new_datastore: DatastoreFactory, table_name: str, api: Api, api_settings: ApiSettings, directory: Directory
 ) -> None:
-    body, _ = run(client, table_name, api, directory, api_settings, 20_000)
+    body, _ = run(new_datastore, table_name, api, directory, api_settings, 20_000)
     assert body.get("data") is None  # refused as a whole: no data entry (GraphQL over HTTP)
     assert body["errors"] == [
         {
@@ -78,21 +79,21 @@ def test_response_size__past_the_cap__one_coded_error_and_no_data(
 
 
 def test_response_size__first_page_past_the_cap__nothing_beneath_it_is_read(
-    client: DynamoDBClient, table_name: str, api: Api, api_settings: ApiSettings, directory: Directory
+    new_datastore: DatastoreFactory, table_name: str, api: Api, api_settings: ApiSettings, directory: Directory
 ) -> None:
     # Checked while the result is built: the departments page alone is over 100 bytes, so
     # none of the five employee lists under it is ever read from DynamoDB.
-    _, uncapped = run(client, table_name, api, directory, api_settings, 4 * 1024 * 1024)
-    body, capped = run(client, table_name, api, directory, api_settings, 100)
+    _, uncapped = run(new_datastore, table_name, api, directory, api_settings, 4 * 1024 * 1024)
+    body, capped = run(new_datastore, table_name, api, directory, api_settings, 100)
     assert body.get("data") is None  # refused as a whole: no data entry (GraphQL over HTTP)
     assert uncapped - capped == directory.departments
 
 
 def test_response_size__introspection__charged_whole_past_the_cap_one_error(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
 ) -> None:
     """Introspection builds no pages: its answer is charged once it is built."""
-    app = create_app(Datastore(client, table_name), with_settings(api_settings, max_response_bytes=50_000))
+    app = create_app(new_datastore(table_name), with_settings(api_settings, max_response_bytes=50_000))
     with serving(app) as http:
         small = http.post("/graphql", json={"query": '{ __type(name: "Query") { name } }'}).json()
         full = http.post("/graphql", json={"query": GRAPHIQL})

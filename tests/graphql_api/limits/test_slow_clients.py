@@ -21,16 +21,15 @@ import httpx
 import orjson
 import pytest
 
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.limits.protocols import configured
 from graphql_api.settings.api import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImplementation
-from tests.conftest import Tenant
+from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 BOUND = 3.0  # seconds, for both the head and the body
 SLACK = 10.0  # a loaded 2-core machine; the property is "closed by the server", not the speed
@@ -94,7 +93,7 @@ def latencies(http: httpx.Client, token: str, count: int) -> list[float]:
 
 @pytest.mark.parametrize("implementation", HTTP_IMPLEMENTATIONS)
 def test_slow_clients__500_dribbling__closed_within_the_bound_and_others_served(
-    client: DynamoDBClient,
+    new_datastore: DatastoreFactory,
     table_name: str,
     api: Api,
     api_settings: ApiSettings,
@@ -104,7 +103,7 @@ def test_slow_clients__500_dribbling__closed_within_the_bound_and_others_served(
     settings = with_settings(
         api_settings, header_timeout_seconds=BOUND, body_timeout_seconds=BOUND, http_implementation=implementation
     )
-    app = create_app(Datastore(client, table_name), settings)
+    app = create_app(new_datastore(table_name), settings)
     token = api.token(tenant.admin)
     protocol = configured(settings)
     with serving(app, http=protocol, timeout_keep_alive=30) as http:

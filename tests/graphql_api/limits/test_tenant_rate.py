@@ -19,7 +19,6 @@ from graphql import parse
 from datastore import departments
 from datastore.calls import CallLog
 from datastore.pagination import PageRequest
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.execution.analysis import root_fields
@@ -28,12 +27,13 @@ from graphql_api.limits.query_cost import query_cost
 from graphql_api.limits.tenant_rate import WRITE_WEIGHT, TenantBuckets
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings, ConfigError
-from tests.conftest import Tenant, TenantFactory
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, Tenant, TenantFactory
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 # Costly to admit (every department's employees could come back), cheap to run on an empty
 # organisation: one Query that finds no department.
@@ -164,18 +164,18 @@ def settings_with(api_settings: ApiSettings, per_second: int, burst: int) -> Api
 
 
 @pytest.fixture(scope="module")
-def slow_refill(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
+def slow_refill(new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
     """Buckets of two DIRECTORY queries, refilling at 1 unit a second."""
     settings = settings_with(api_settings, 1, 2 * DIRECTORY_COST)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         yield http
 
 
 @pytest.fixture(scope="module")
-def fast_refill(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
+def fast_refill(new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
     """Buckets of one SMALL query, refilling at 200 units a second."""
     settings = settings_with(api_settings, 200, SMALL_COST)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         yield http
 
 
@@ -302,12 +302,12 @@ def test_tenant_rate__refused__takes_nothing_from_the_bucket(
 
 
 def test_tenant_rate__mutation__charged_its_cost_plus_the_write_weight(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tenant: Tenant, call_log: CallLog
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, tenant: Tenant, call_log: CallLog
 ) -> None:
     charge = CREATE_COST + WRITE_WEIGHT
     settings = settings_with(api_settings, 1, charge)  # exactly one write
     token = admin_token(api_settings, tenant)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         started = time.monotonic()
         paid = bucket_of(post(http, token, CREATE, {"i": {"name": "Paid for"}}))
         assert (paid["queryCost"], paid["charge"], paid["bucket"]["remaining"]) == (CREATE_COST, charge, 0)
@@ -317,7 +317,7 @@ def test_tenant_rate__mutation__charged_its_cost_plus_the_write_weight(
         elapsed = time.monotonic() - started
     # The wait is the whole charge (cost and write weight) less the refill since the first.
     assert charge - elapsed - 0.01 <= retry_after <= charge
-    names = [d.name for d in departments.list_departments(tenant.table, PageRequest()).items]
+    names = [d.name for d in run(departments.list_departments(tenant.table, PageRequest())).items]
     assert names == ["Paid for"]
 
 
@@ -328,15 +328,15 @@ SKIPPED_WRITE = (
 
 
 def test_tenant_rate__mutation_field_under_skip__not_charged(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tenant: Tenant
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, tenant: Tenant
 ) -> None:
     charge = CREATE_COST + WRITE_WEIGHT
     settings = settings_with(api_settings, 1, charge)  # exactly one write, and the skipped one is free
     token = admin_token(api_settings, tenant)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         assert_admitted(post(http, token, SKIPPED_WRITE, {"i": {"name": "Only one"}, "s": True}))
         rate_limited(post(http, token, CREATE, {"i": {"name": "Not paid for"}}))
-    names = [d.name for d in departments.list_departments(tenant.table, PageRequest()).items]
+    names = [d.name for d in run(departments.list_departments(tenant.table, PageRequest())).items]
     assert names == ["Only one"]
 
 

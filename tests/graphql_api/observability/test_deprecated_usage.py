@@ -11,18 +11,17 @@ from typing import TYPE_CHECKING
 import pytest
 import strawberry
 
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.observability.labels import OTHER
 from graphql_api.schema.query import Query
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant
+from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.observability.test_metrics import ask, metrics_url, scrape, unique, value
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 __all__ = ["metrics_url"]  # the module's /metrics fixture, served once
 
@@ -35,9 +34,9 @@ class QueryWithDeprecated(Query):
 
 
 @pytest.fixture(scope="module")
-def api(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[Api]:
+def api(new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings) -> Iterator[Api]:
     settings = with_settings(api_settings, metrics_operations=("Greeter",))
-    with serving(create_app(Datastore(client, table_name), settings, query=QueryWithDeprecated)) as http:
+    with serving(create_app(new_datastore(table_name), settings, query=QueryWithDeprecated)) as http:
         yield Api(http, settings)
 
 

@@ -15,20 +15,19 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from datastore import ids
 from datastore.dev.local import free_port
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.observability.labels import OTHER
 from graphql_api.observability.metrics import Metrics, serve_metrics
 from graphql_api.observability.record import Outcome
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant, TenantFactory
+from tests.conftest import DatastoreFactory, Tenant, TenantFactory
 from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.observability.logs import captured_lines
 from tests.graphql_api.observability.test_access_log import docs_directory_query, post
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 
 @pytest.fixture(scope="module")
@@ -128,10 +127,10 @@ def test_metrics__operation_name__labelled_once_two_organisations_ran_it(
 
 
 @pytest.fixture(scope="module")
-def few_slots(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[Api]:
+def few_slots(new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings) -> Iterator[Api]:
     """A server that labels at most five learned operation names."""
     settings = with_settings(api_settings, metrics_max_operations=5)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         yield Api(http, settings)
 
 
@@ -155,11 +154,11 @@ def test_metrics__junk_names_from_one_organisation__never_labelled_nor_fill_the_
 
 
 def test_metrics__rate_limited__counted_by_tenant_with_its_429(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tenant: Tenant, metrics_url: str
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, tenant: Tenant, metrics_url: str
 ) -> None:
     settings = with_settings(api_settings, tenant_cost_per_second=1, tenant_cost_burst=api_settings.max_cost)
     query = "{ organization { departments(first: 100) { edges { node { name } } } } }"
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         admin = Api(http, settings).admin_of(tenant)
         before = scrape(metrics_url)
         statuses = [ask(admin, query, unique("rate-")).status_code for _ in range(60)]
@@ -176,14 +175,19 @@ def test_metrics__rate_limited__counted_by_tenant_with_its_429(
 
 
 def test_metrics__trusted_documents__their_names_labelled_at_once_from_one_organisation(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tenant: Tenant, tmp_path: Path, metrics_url: str
+    new_datastore: DatastoreFactory,
+    table_name: str,
+    api_settings: ApiSettings,
+    tenant: Tenant,
+    tmp_path: Path,
+    metrics_url: str,
 ) -> None:
     name = unique("Trusted")
     document = f"query {name} {{ me {{ email }} }}"
     manifest = tmp_path / "manifest.json"
     manifest.write_text(json.dumps({"doc-1": document}))
     settings = with_settings(api_settings, trusted_documents=str(manifest))
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         assert ask(Api(http, settings).admin_of(tenant), document, unique("trusted-")).status_code == 200
 
     assert value(scrape(metrics_url), "hr_requests_total", route="/graphql", operation=name, status="200") == 1

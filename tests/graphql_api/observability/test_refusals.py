@@ -19,11 +19,10 @@ import orjson
 from aiodynamo.http.types import Request
 from prometheus_client import REGISTRY
 
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant
+from tests.conftest import DatastoreFactory, Tenant
 from tests.datastore import faults
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
@@ -89,9 +88,9 @@ def test_refusal__body_over_limit__413_counted_as_bad_user_input(api: Api, api_s
 
 
 def test_refusal__body_never_finished__408_counted_as_bad_user_input(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
 ) -> None:
-    app = create_app(Datastore(client, table_name), with_settings(api_settings, body_timeout_seconds=1.0))
+    app = create_app(new_datastore(table_name), with_settings(api_settings, body_timeout_seconds=1.0))
     before = errors_total("BAD_USER_INPUT")
     with serving(app) as http, captured_lines() as captured:
         port = http.base_url.port
@@ -114,9 +113,9 @@ def test_refusal__body_never_finished__408_counted_as_bad_user_input(
 
 
 def test_refusal__past_the_concurrency_cap__503_counted_as_unavailable(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tenant: Tenant
+    client: DynamoDBClient, new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, tenant: Tenant
 ) -> None:
-    app = create_app(Datastore(client, table_name), with_settings(api_settings, max_concurrent_requests=1))
+    app = create_app(new_datastore(table_name), with_settings(api_settings, max_concurrent_requests=1))
     before = errors_total("UNAVAILABLE")
     with serving(app) as http, captured_lines() as captured, ThreadPoolExecutor(1) as pool:
         admin = Api(http, api_settings).admin_of(tenant)
@@ -135,9 +134,9 @@ def test_refusal__past_the_concurrency_cap__503_counted_as_unavailable(
 
 
 def test_refusal__deadline_passed__504_counted_as_timeout(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tenant: Tenant
+    client: DynamoDBClient, new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, tenant: Tenant
 ) -> None:
-    app = create_app(Datastore(client, table_name), with_settings(api_settings, request_timeout_seconds=0.5))
+    app = create_app(new_datastore(table_name), with_settings(api_settings, request_timeout_seconds=0.5))
     admin = tenant.admin
     token = issue_token(api_settings, subject=admin.emp_id, org_id=admin.org_id, role=admin.role.value)
     before = errors_total("TIMEOUT")

@@ -15,22 +15,22 @@ from starlette.middleware import Middleware
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from datastore.store import Datastore
 from graphql_api.http.request_id import REQUEST_ID, RequestIdMiddleware
 from graphql_api.request.context import RequestContext
 from graphql_api.request.lifetime import Handler, RequestLifetime
 from graphql_api.request.services import Services
 from graphql_api.schema.cursors import CursorCodec
 from graphql_api.settings.api import ApiSettings
+from tests.conftest import DatastoreFactory
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 
-def post(client: DynamoDBClient, table_name: str, settings: ApiSettings, handle: Handler) -> httpx.Response:
+def post(new_datastore: DatastoreFactory, table_name: str, settings: ApiSettings, handle: Handler) -> httpx.Response:
     async def send() -> httpx.Response:
         with ThreadPoolExecutor(1) as pool:
-            services = Services(settings, Datastore(client, table_name), pool, CursorCodec(settings.jwt_secret))
+            services = Services(settings, new_datastore(table_name), pool, CursorCodec(settings.jwt_secret))
             app = Starlette(
                 routes=[Route("/graphql", RequestLifetime(handle, services))],
                 middleware=[Middleware(RequestIdMiddleware)],
@@ -43,7 +43,7 @@ def post(client: DynamoDBClient, table_name: str, settings: ApiSettings, handle:
 
 
 def test_lifetime__handler_given_the_context__session_ended__scope_untouched(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
 ) -> None:
     seen: list[RequestContext] = []
     scope_keys: list[set[str]] = []
@@ -55,7 +55,7 @@ def test_lifetime__handler_given_the_context__session_ended__scope_untouched(
         context.session.when_tenant_reached(lambda: None)
         return JSONResponse({"request": context.request_id})
 
-    response = post(client, table_name, api_settings, handle)
+    response = post(new_datastore, table_name, api_settings, handle)
     assert response.json() == {"request": "r-1"}
     (context,) = seen
     assert not any(key.startswith("hr.") and key != "hr.request_id" for key in scope_keys[0])
@@ -64,7 +64,7 @@ def test_lifetime__handler_given_the_context__session_ended__scope_untouched(
 
 
 def test_lifetime__deadline_passes__504_timeout_and_the_session_cancelled(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
 ) -> None:
     seen: list[RequestContext] = []
 
@@ -73,7 +73,7 @@ def test_lifetime__deadline_passes__504_timeout_and_the_session_cancelled(
         await asyncio.sleep(5)
         raise AssertionError("past the deadline")
 
-    response = post(client, table_name, replace(api_settings, request_timeout_seconds=0.2), handle)
+    response = post(new_datastore, table_name, replace(api_settings, request_timeout_seconds=0.2), handle)
     body: dict[str, Any] = response.json()
     assert response.status_code == 504
     assert body["errors"][0]["extensions"]["code"] == "TIMEOUT"
@@ -82,7 +82,7 @@ def test_lifetime__deadline_passes__504_timeout_and_the_session_cancelled(
 
 
 def test_lifetime__client_hangs_up__the_work_cancelled_nothing_sent_the_server_task_goes_on(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings
 ) -> None:
     """A hang-up once the body is read cancels the work; the server's task for the request is
     not cancelled, and goes on (uvicorn's does)."""
@@ -102,7 +102,7 @@ def test_lifetime__client_hangs_up__the_work_cancelled_nothing_sent_the_server_t
 
     async def serve() -> float:
         with ThreadPoolExecutor(1) as pool:
-            services = Services(api_settings, Datastore(client, table_name), pool, CursorCodec(api_settings.jwt_secret))
+            services = Services(api_settings, new_datastore(table_name), pool, CursorCodec(api_settings.jwt_secret))
             messages = [{"type": "http.request", "body": b"{}", "more_body": False}, {"type": "http.disconnect"}]
 
             async def receive() -> dict[str, Any]:

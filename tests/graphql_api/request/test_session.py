@@ -13,18 +13,17 @@ import pytest
 from datastore import calls
 from datastore.entities import Employee
 from datastore.ids import OrgId
-from datastore.store import Datastore
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
 from graphql_api.schema.cursors import CursorCodec
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant
+from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api, Demo
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 DIRECTORY = "{ organization { departments { edges { node { name employees { edges { node { email } } } } } } } }"
 
@@ -52,12 +51,14 @@ def test_request_over__what_it_loaded_is_freed_without_the_cyclic_collector(api:
     assert after - before <= 1  # the caller, whom the active check may keep
 
 
-def services(client: DynamoDBClient, table_name: str, api_settings: ApiSettings, pool: ThreadPoolExecutor) -> Services:
-    return Services(api_settings, Datastore(client, table_name), pool, CursorCodec(api_settings.jwt_secret))
+def services(
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, pool: ThreadPoolExecutor
+) -> Services:
+    return Services(api_settings, new_datastore(table_name), pool, CursorCodec(api_settings.jwt_secret))
 
 
 def test_loaders__reading_them__calls_nothing_and_starts_nothing(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tenant: Tenant
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, tenant: Tenant
 ) -> None:
     """Reading ``session.loaders`` makes them; the first load, not the read, starts what waits
     for tenant data (the caller's active check queues its reads then), and what it queues goes
@@ -83,7 +84,7 @@ def test_loaders__reading_them__calls_nothing_and_starts_nothing(
 
     principal = Principal(tenant.admin.emp_id, tenant.org_id, tenant.admin.role)
     with ThreadPoolExecutor(2) as pool, calls.listening() as log:
-        session = RequestSession(services(client, table_name, api_settings, pool), principal, Deadline.after(10))
+        session = RequestSession(services(new_datastore, table_name, api_settings, pool), principal, Deadline.after(10))
         before, after, admin, organization = asyncio.run(run(session))
     assert (before, after) == (0, 2)
     assert admin.emp_id == tenant.admin.emp_id and organization.org_id == tenant.org_id
@@ -93,12 +94,12 @@ def test_loaders__reading_them__calls_nothing_and_starts_nothing(
 
 
 def test_tenant_table__a_read_without_a_loader__reaches_tenant_data_too(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tenant: Tenant
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, tenant: Tenant
 ) -> None:
     started: list[str] = []
     principal = Principal(tenant.admin.emp_id, tenant.org_id, tenant.admin.role)
     with ThreadPoolExecutor(1) as pool:
-        session = RequestSession(services(client, table_name, api_settings, pool), principal, Deadline.after(10))
+        session = RequestSession(services(new_datastore, table_name, api_settings, pool), principal, Deadline.after(10))
         session.when_tenant_reached(lambda: started.append("check"))
         table = session.tenant_table()
     assert started == ["check"]
@@ -106,13 +107,13 @@ def test_tenant_table__a_read_without_a_loader__reaches_tenant_data_too(
 
 
 def test_require_tenant__made_once_for_its_principal__refusals_every_time(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, tenant: Tenant
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, tenant: Tenant
 ) -> None:
     """``node`` asks for the scope once per id: the session makes it once, for the caller it
     was made for; a caller without a tenant is refused each time it asks."""
     principal = Principal(tenant.admin.emp_id, tenant.org_id, tenant.admin.role)
     with ThreadPoolExecutor(1) as pool:
-        session = RequestSession(services(client, table_name, api_settings, pool), principal, Deadline.after(10))
+        session = RequestSession(services(new_datastore, table_name, api_settings, pool), principal, Deadline.after(10))
         scope = session.require_tenant()
         assert session.require_tenant() is scope
         assert (scope.org_id, scope.actor_id) == (tenant.org_id, tenant.admin.emp_id)

@@ -15,14 +15,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import pytest
 from starlette.applications import Starlette
 
 from datastore import sessions
-from datastore.client import make_streams_client
 from datastore.config import DatastoreSettings
 from datastore.entities import Employee, Session
 from datastore.feed.host import FeedSettings
@@ -30,17 +29,16 @@ from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings.api import ApiSettings
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.live import serving, with_settings
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 FEED = FeedSettings(lease_seconds=3.0, poll_seconds=0.05)
 
 
-def live_datastore(client: DynamoDBClient, table_name: str, settings: DatastoreSettings) -> Datastore:
-    return Datastore(client, table_name, streams=make_streams_client(settings), feed=FEED)
+def live_datastore(settings: DatastoreSettings, table_name: str) -> Datastore:
+    """A server's Datastore of ``table_name`` on the session's DynamoDB, reading its change feed."""
+    return Datastore(replace(settings, table_name=table_name), feed=FEED)
 
 
 def live_settings(api_settings: ApiSettings, **changes: Any) -> ApiSettings:
@@ -58,10 +56,8 @@ def http(live_http: httpx.Client) -> httpx.Client:
 
 
 @pytest.fixture(scope="module")
-def live_app(
-    client: DynamoDBClient, table_name: str, settings: DatastoreSettings, api_settings: ApiSettings
-) -> Starlette:
-    return create_app(live_datastore(client, table_name, settings), live_settings(api_settings))
+def live_app(table_name: str, settings: DatastoreSettings, api_settings: ApiSettings) -> Starlette:
+    return create_app(live_datastore(settings, table_name), live_settings(api_settings))
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +86,7 @@ def signed_in(
     """An access token of a real sign-in session of ``employee`` (its ``sid``), as POST /auth/token
     gives: the session's item written as sign-in writes it, the token expiring in ``ttl_seconds``."""
     lifetimes = sessions.Lifetimes(idle=timedelta(seconds=idle_seconds), absolute=timedelta(hours=12))
-    session, _refresh_token = sessions.start_session(tenant.table, employee.emp_id, lifetimes)
+    session, _refresh_token = run(sessions.start_session(tenant.table, employee.emp_id, lifetimes))
     token = issue_token(
         api_settings,
         subject=employee.emp_id,

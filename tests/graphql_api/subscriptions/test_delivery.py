@@ -20,6 +20,7 @@ from datastore import api_keys, applications, departments, employees, jobs
 from datastore.entities import ApplicationStatus, Department, Employee, JobPosting, Role
 from datastore.feed.records import ChangeEvent
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.subscriptions.conftest import subscribed
@@ -45,8 +46,8 @@ class Org:
     employee: Employee
 
     def job(self, department: Department, title: str = "Engineer", *, open_: bool = True) -> JobPosting:
-        job = jobs.create_job(self.tenant.table, department_id=department.dept_id, title=title)
-        return jobs.publish_job(self.tenant.table, job.job_id) if open_ else job
+        job = run(jobs.create_job(self.tenant.table, department_id=department.dept_id, title=title))
+        return run(jobs.publish_job(self.tenant.table, job.job_id)) if open_ else job
 
 
 @pytest.fixture
@@ -54,8 +55,8 @@ def org(make_tenant: TenantFactory) -> Org:
     tenant = make_tenant("Live Org")
     sales_manager = tenant.employee(role=Role.MANAGER)
     research_manager = tenant.employee(role=Role.MANAGER)
-    sales = departments.create_department(tenant.table, name="Sales", manager_id=sales_manager.emp_id)
-    research = departments.create_department(tenant.table, name="Research", manager_id=research_manager.emp_id)
+    sales = run(departments.create_department(tenant.table, name="Sales", manager_id=sales_manager.emp_id))
+    research = run(departments.create_department(tenant.table, name="Research", manager_id=research_manager.emp_id))
     return Org(tenant, sales, research, sales_manager, research_manager, tenant.employee(sales))
 
 
@@ -128,10 +129,14 @@ def test_manager__own_department_s_applications_delivered__not_other_jobs_or_dep
     subscribed(live_app, org.tenant.org_id)
 
     applicant = org.tenant.employee(org.research)
-    applications.apply_to_job(org.tenant.table, research_job.job_id, applicant.emp_id)
-    applications.apply_to_job(org.tenant.table, other_sales_job.job_id, applicant.emp_id)
-    mine = applications.apply_to_job(org.tenant.table, sales_job.job_id, applicant.emp_id)
-    applications.set_application_status(org.tenant.table, sales_job.job_id, mine.app_id, ApplicationStatus.REVIEWING)
+    run(applications.apply_to_job(org.tenant.table, research_job.job_id, applicant.emp_id))
+    run(applications.apply_to_job(org.tenant.table, other_sales_job.job_id, applicant.emp_id))
+    mine = run(applications.apply_to_job(org.tenant.table, sales_job.job_id, applicant.emp_id))
+    run(
+        applications.set_application_status(
+            org.tenant.table, sales_job.job_id, mine.app_id, ApplicationStatus.REVIEWING
+        )
+    )
 
     first, second = socket.next_of("s"), socket.next_of("s")
     assert [m["payload"]["data"]["applicationChanged"]["action"] for m in (first, second)] == [
@@ -151,9 +156,9 @@ def test_manager_no_longer_managing__the_next_event_ends_the_subscription_forbid
     socket = connect(live_url, api, org.sales_manager, sockets)
     socket.subscribe("s", APPLICATIONS, {"job": ids.encode("JobPosting", job.job_id)})
     subscribed(live_app, org.tenant.org_id)
-    departments.update_department(org.tenant.table, org.sales.dept_id, manager_id=org.research_manager.emp_id)
+    run(departments.update_department(org.tenant.table, org.sales.dept_id, manager_id=org.research_manager.emp_id))
 
-    applications.apply_to_job(org.tenant.table, job.job_id, org.employee.emp_id)
+    run(applications.apply_to_job(org.tenant.table, job.job_id, org.employee.emp_id))
 
     assert refusal(socket.next_of("s")) == ["FORBIDDEN"]  # the subscription is over
 
@@ -184,15 +189,19 @@ def test_employee_job_board__open_postings_and_one_leaving__never_a_draft_or_a_c
         manager_saw.extend(board(manager, 1))
         return done
 
-    draft = step(lambda: jobs.create_job(table, department_id=org.sales.dept_id, title="Draft"))
-    edited = step(lambda: jobs.update_job(table, draft.job_id, title="Draft, edited", expected_version=draft.version))
-    posted = step(lambda: jobs.publish_job(table, draft.job_id, expected_version=edited.version))
-    step(lambda: jobs.update_job(table, draft.job_id, title="Renamed", expected_version=posted.version))
-    step(lambda: jobs.close_job(table, draft.job_id))
-    never_open = step(lambda: jobs.create_job(table, department_id=org.sales.dept_id, title="Never open"))
-    step(lambda: jobs.close_job(table, never_open.job_id))
-    marker = step(lambda: jobs.create_job(table, department_id=org.sales.dept_id, title="Marker"))
-    step(lambda: jobs.publish_job(table, marker.job_id))  # the last write: once it arrives, nothing else is on its way
+    draft = step(lambda: run(jobs.create_job(table, department_id=org.sales.dept_id, title="Draft")))
+    edited = step(
+        lambda: run(jobs.update_job(table, draft.job_id, title="Draft, edited", expected_version=draft.version))
+    )
+    posted = step(lambda: run(jobs.publish_job(table, draft.job_id, expected_version=edited.version)))
+    step(lambda: run(jobs.update_job(table, draft.job_id, title="Renamed", expected_version=posted.version)))
+    step(lambda: run(jobs.close_job(table, draft.job_id)))
+    never_open = step(lambda: run(jobs.create_job(table, department_id=org.sales.dept_id, title="Never open")))
+    step(lambda: run(jobs.close_job(table, never_open.job_id)))
+    marker = step(lambda: run(jobs.create_job(table, department_id=org.sales.dept_id, title="Marker")))
+    step(
+        lambda: run(jobs.publish_job(table, marker.job_id))
+    )  # the last write: once it arrives, nothing else is on its way
 
     assert board(employee, 4) == [
         ("job.publish", {"title": "Draft, edited", "status": "OPEN"}),
@@ -224,12 +233,12 @@ def test_my_applications__own_only(
     subscribed(live_app, org.tenant.org_id)
     table = org.tenant.table
 
-    theirs = applications.apply_to_job(table, job.job_id, other.emp_id)
-    mine = applications.apply_to_job(table, job.job_id, org.employee.emp_id)
+    theirs = run(applications.apply_to_job(table, job.job_id, other.emp_id))
+    mine = run(applications.apply_to_job(table, job.job_id, org.employee.emp_id))
     # An application is read as it is at delivery: the next write waits for this one's event.
     first = socket.next_of("m")
-    applications.set_application_status(table, job.job_id, theirs.app_id, ApplicationStatus.REVIEWING)
-    applications.withdraw_application(table, job.job_id, mine.app_id)
+    run(applications.set_application_status(table, job.job_id, theirs.app_id, ApplicationStatus.REVIEWING))
+    run(applications.withdraw_application(table, job.job_id, mine.app_id))
 
     mine_id = ids.encode("Application", job.job_id, mine.app_id)
     second = socket.next_of("m")
@@ -246,8 +255,10 @@ def test_role_changed__connection_closed_forbidden(
     socket.subscribe("b", BOARD)
     subscribed(live_app, org.tenant.org_id)
 
-    employees.update_employee(
-        org.tenant.table, org.employee.emp_id, expected_version=org.employee.version, role=Role.MANAGER
+    run(
+        employees.update_employee(
+            org.tenant.table, org.employee.emp_id, expected_version=org.employee.version, role=Role.MANAGER
+        )
     )
 
     code, reason = socket.closed_with()
@@ -261,7 +272,7 @@ def test_terminated__connection_closed_forbidden(
     socket.subscribe("b", BOARD)
     subscribed(live_app, org.tenant.org_id)
 
-    employees.terminate_employee(org.tenant.table, org.employee.emp_id)
+    run(employees.terminate_employee(org.tenant.table, org.employee.emp_id))
 
     code, reason = socket.closed_with()
     assert code == 4403 and "not active" in reason
@@ -303,14 +314,14 @@ def test_api_key_revoked__its_revocation_s_event_not_delivered__closed_forbidden
             revoke(org_id, change)
 
     monkeypatch.setattr(hub, "_revoke", without_keys)
-    key, secret = api_keys.create_api_key(org.tenant.table, name="Dashboard", role=Role.ADMIN)
+    key, secret = run(api_keys.create_api_key(org.tenant.table, name="Dashboard", role=Role.ADMIN))
     socket = open_socket(live_url)
     sockets.append(socket)
     assert socket.init(bearer(secret)) == {"type": "connection_ack"}
     socket.subscribe("audit", AUDIT)
     subscribed(live_app, org.tenant.org_id)
 
-    api_keys.revoke_api_key(org.tenant.table, key.key_id)
+    run(api_keys.revoke_api_key(org.tenant.table, key.key_id))
 
     received: list[dict[str, Any]] = []
     with pytest.raises(ConnectionClosed) as closed:

@@ -15,6 +15,7 @@ from starlette.applications import Starlette
 
 from datastore import sessions
 from graphql_api.settings.api import ApiSettings
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.subscriptions.conftest import signed_in, subscribed
 from tests.graphql_api.subscriptions.ws import Socket, bearer, open_socket
@@ -46,7 +47,7 @@ def test_session_ended__the_connection_closed_4403_at_once(
 ) -> None:
     token, session = signed_in(api_settings, tenant, tenant.admin, ttl_seconds=600)
     socket = subscribed_socket(live_url, live_app, tenant, token)
-    assert sessions.end_session(tenant.table, tenant.admin.emp_id, session.session_id, sessions.SIGNED_OUT)
+    assert run(sessions.end_session(tenant.table, tenant.admin.emp_id, session.session_id, sessions.SIGNED_OUT))
     started = time.monotonic()
     code, reason = socket.closed_with(timeout=15)
     assert (code, reason) == (4403, "the session ended: sign in again")
@@ -59,7 +60,7 @@ def test_signed_out_everywhere__the_connection_closed_4403(
     employee = tenant.employee()
     token, _session = signed_in(api_settings, tenant, employee, ttl_seconds=600)
     socket = subscribed_socket(live_url, live_app, tenant, token)
-    sessions.sign_out_everywhere(tenant.table, employee.emp_id)
+    run(sessions.sign_out_everywhere(tenant.table, employee.emp_id))
     code, reason = socket.closed_with(timeout=15)
     assert (code, reason) == (4403, "signed out everywhere: sign in again")
 

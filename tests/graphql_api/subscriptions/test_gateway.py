@@ -48,13 +48,13 @@ from datastore.feed.reader import StreamReader
 from datastore.feed.records import StreamRecord
 from datastore.items import now
 from datastore.scope import GatewayScope
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids as global_ids
 from graphql_api.settings.api import ApiSettings
 from graphql_api.subscriptions.gateway import Boto3ManagementApi, LiveGateway
-from tests.conftest import Tenant, TenantFactory
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, Tenant, TenantFactory
 from tests.graphql_api.subscriptions.conftest import signed_in
 
 if TYPE_CHECKING:
@@ -193,13 +193,14 @@ class Aws:
 @pytest.fixture(scope="module")
 def aws(
     client: DynamoDBClient,
+    new_datastore: DatastoreFactory,
     table_name: str,
     settings: DatastoreSettings,
     api_settings: ApiSettings,
     moto_url: str,
     gone_url: str,
 ) -> Iterator[Aws]:
-    app = create_app(Datastore(client, table_name), api_settings)
+    app = create_app(new_datastore(table_name), api_settings)
     parts = app.state.live_parts
     management = Recorded({f"https://{DOMAIN}/{STAGE}": moto_url, f"https://{GONE_DOMAIN}/{STAGE}": gone_url})
     loop = asyncio.new_event_loop()
@@ -279,11 +280,11 @@ class Since:
     def __init__(self, streams: Any, client: DynamoDBClient, table_name: str) -> None:
         self._kept: dict[str, dict[str, Any]] = {}  # by sequence number: unique in a stream
         self._reader = StreamReader(_Keeping(streams, self._kept), client, table_name, describe_every=0.0)
-        self._reader.start()
+        run(self._reader.start())
 
     def records(self) -> list[dict[str, Any]]:
         found: list[StreamRecord] = []
-        while batch := self._reader.poll():
+        while batch := run(self._reader.poll()):
             found += batch
         assert self._reader.take_gaps() == []
         arn = self._reader.stream_arn
@@ -331,12 +332,12 @@ class Org:
 def org(make_tenant: TenantFactory) -> Org:
     tenant = make_tenant("Gateway Org")
     manager = tenant.employee(role=Role.MANAGER)
-    sales = departments.create_department(tenant.table, name="Sales", manager_id=manager.emp_id)
+    sales = run(departments.create_department(tenant.table, name="Sales", manager_id=manager.emp_id))
     return Org(tenant, sales, manager, tenant.employee(sales))
 
 
 def live_items(org: Tenant) -> gateway.LiveItems:
-    return gateway.live_items(org.table)
+    return run(gateway.live_items(org.table))
 
 
 # --- the protocol ---------------------------------------------------------------------------------
@@ -361,7 +362,7 @@ def test_connection_init_with_a_bad_token__refused_4403_nothing_recorded(aws: Aw
 
     assert aws.management.posted["bad1"][0]["payload"]["close"]["code"] == 4403
     assert "bad1" in aws.management.deleted
-    assert gateway.org_of(aws.live.services.datastore.table(GatewayScope()), "bad1") is None
+    assert run(gateway.org_of(aws.live.services.datastore.table(GatewayScope()), "bad1")) is None
 
 
 def test_connect_with_a_refused_header__handshake_refused_403(aws: Aws) -> None:
@@ -398,8 +399,11 @@ def test_subscribe_before_connection_ack__4401(aws: Aws) -> None:
 
 
 def test_subscribe__recorded_in_the_tenant_s_partition__complete_and_disconnect_delete(aws: Aws, org: Org) -> None:
-    job = jobs.publish_job(
-        org.tenant.table, jobs.create_job(org.tenant.table, department_id=org.sales.dept_id, title="Rep").job_id
+    job = run(
+        jobs.publish_job(
+            org.tenant.table,
+            run(jobs.create_job(org.tenant.table, department_id=org.sales.dept_id, title="Rep")).job_id,
+        )
     )
     connection_id = aws.connect(org.manager)
     aws.subscribe(connection_id, "a", APPLICATIONS, job=global_ids.encode("JobPosting", job.job_id))
@@ -418,7 +422,7 @@ def test_subscribe__recorded_in_the_tenant_s_partition__complete_and_disconnect_
 
     aws.socket("$disconnect", connection_id)
     assert live_items(org.tenant) == gateway.LiveItems({}, [])
-    assert gateway.org_of(aws.live.services.datastore.table(GatewayScope()), connection_id) is None
+    assert run(gateway.org_of(aws.live.services.datastore.table(GatewayScope()), connection_id)) is None
 
 
 def test_subscribe_refused_by_the_rules_of_queries__error_and_nothing_recorded(aws: Aws, org: Org) -> None:
@@ -441,12 +445,12 @@ def test_fan_out__org_a_s_reviewer_gets_the_status_change__org_b_is_not_even_rea
     watcher = aws.connect(other.admin)
     aws.subscribe(watcher, "all", AUDIT)
     table = org.tenant.table
-    job = jobs.publish_job(table, jobs.create_job(table, department_id=org.sales.dept_id, title="Rep").job_id)
+    job = run(jobs.publish_job(table, run(jobs.create_job(table, department_id=org.sales.dept_id, title="Rep")).job_id))
     reviewer = aws.connect(org.manager)
     aws.subscribe(reviewer, "r", APPLICATIONS, job=global_ids.encode("JobPosting", job.job_id))
-    application = applications.apply_to_job(table, job.job_id, org.employee.emp_id)
+    application = run(applications.apply_to_job(table, job.job_id, org.employee.emp_id))
     since = aws.since()
-    applications.set_application_status(table, job.job_id, application.app_id, ApplicationStatus.REVIEWING)
+    run(applications.set_application_status(table, job.job_id, application.app_id, ApplicationStatus.REVIEWING))
     batch = since.records()
     assert len(of_kind(batch, "INSERT", "AuditEvent")) == 1
 
@@ -469,7 +473,7 @@ def test_fan_out__a_terminated_subscriber_is_closed_4403_and_gets_nothing(aws: A
     watcher = aws.connect(org.employee)
     aws.subscribe(watcher, "d", DIRECTORY)
     since = aws.since()
-    employees.terminate_employee(org.tenant.table, org.employee.emp_id)
+    run(employees.terminate_employee(org.tenant.table, org.employee.emp_id))
     batch = since.records()
     assert of_kind(batch, "MODIFY", "Employee") and of_kind(batch, "INSERT", "AuditEvent")
 
@@ -486,8 +490,10 @@ def test_fan_out__a_role_changed_subscriber_is_refused_at_delivery(aws: Aws, org
     watcher = aws.connect(org.employee)
     aws.subscribe(watcher, "d", DIRECTORY)
     since = aws.since()
-    employees.update_employee(
-        org.tenant.table, org.employee.emp_id, expected_version=org.employee.version, role=Role.MANAGER
+    run(
+        employees.update_employee(
+            org.tenant.table, org.employee.emp_id, expected_version=org.employee.version, role=Role.MANAGER
+        )
     )
     # Only the audit event: the delivery's own check (the token's role is not the employee's) refuses.
     aws.stream(of_kind(since.records(), "INSERT", "AuditEvent"))
@@ -503,8 +509,10 @@ def test_fan_out__a_gone_connection_s_items_are_deleted(aws: Aws, org: Org) -> N
     aws.subscribe(connection_id, "d", DIRECTORY, domain=GONE_DOMAIN)
     assert [s.operation_id for s in live_items(org.tenant).subscriptions] == ["d"]
     since = aws.since()
-    employees.update_employee(
-        org.tenant.table, org.employee.emp_id, expected_version=org.employee.version, first_name="Renamed"
+    run(
+        employees.update_employee(
+            org.tenant.table, org.employee.emp_id, expected_version=org.employee.version, first_name="Renamed"
+        )
     )
 
     aws.stream(since.records())
@@ -514,20 +522,20 @@ def test_fan_out__a_gone_connection_s_items_are_deleted(aws: Aws, org: Org) -> N
 
 def test_subscribe_with_after__replays_what_was_missed__then_recorded_for_the_fan_out(aws: Aws, org: Org) -> None:
     table = org.tenant.table
-    job = jobs.publish_job(table, jobs.create_job(table, department_id=org.sales.dept_id, title="Rep").job_id)
+    job = run(jobs.publish_job(table, run(jobs.create_job(table, department_id=org.sales.dept_id, title="Rep")).job_id))
     job_id = global_ids.encode("JobPosting", job.job_id)
     first = aws.connect(org.manager)
     aws.subscribe(first, "r", APPLICATIONS, job=job_id)
-    application = applications.apply_to_job(table, job.job_id, org.employee.emp_id)
+    application = run(applications.apply_to_job(table, job.job_id, org.employee.emp_id))
     since = aws.since()
-    applications.set_application_status(table, job.job_id, application.app_id, ApplicationStatus.REVIEWING)
+    run(applications.set_application_status(table, job.job_id, application.app_id, ApplicationStatus.REVIEWING))
     aws.stream(since.records())
     (seen,) = [m for m in sent_to(first) if m["type"] == "next"]
     cursor = seen["payload"]["data"]["applicationChanged"]["cursor"]
     aws.socket("$disconnect", first)
     # Missed while disconnected: another application, and the first one accepted.
-    applications.apply_to_job(table, job.job_id, org.tenant.employee(org.sales).emp_id)
-    applications.set_application_status(table, job.job_id, application.app_id, ApplicationStatus.ACCEPTED)
+    run(applications.apply_to_job(table, job.job_id, org.tenant.employee(org.sales).emp_id))
+    run(applications.set_application_status(table, job.job_id, application.app_id, ApplicationStatus.ACCEPTED))
 
     second = aws.connect(org.manager)
     resumed = APPLICATIONS.replace("($job: ID!)", "($job: ID!, $after: String)").replace(
@@ -554,14 +562,14 @@ def test_subscribe_with_a_forged_after__error_bad_user_input_nothing_recorded(aw
 
 
 def test_fan_out__a_revoked_api_key_s_connection_is_closed_4403(aws: Aws, org: Org) -> None:
-    key, secret = api_keys.create_api_key(org.tenant.table, name="Dashboard", role=Role.ADMIN)
+    key, secret = run(api_keys.create_api_key(org.tenant.table, name="Dashboard", role=Role.ADMIN))
     connection_id = f"key{next(_ids)}"
     aws.socket("$connect", connection_id)
     aws.socket("$default", connection_id, {"type": "connection_init", "payload": {"Authorization": f"Bearer {secret}"}})
     aws.subscribe(connection_id, "a", AUDIT)
     assert aws.management.posted[connection_id] == [{"type": "connection_ack"}]
     since = aws.since()
-    api_keys.revoke_api_key(org.tenant.table, key.key_id)
+    run(api_keys.revoke_api_key(org.tenant.table, key.key_id))
     batch = since.records()
     assert of_kind(batch, "MODIFY", "ApiKey") and of_kind(batch, "INSERT", "AuditEvent")
 
@@ -578,13 +586,13 @@ def test_fan_out__a_revocation_s_audit_event_without_the_key_s_record__the_key_i
 ) -> None:
     # On AWS a transaction's records may be on different shards, so in different batches: the
     # delivery's check reads the key itself, not only its organisation.
-    key, secret = api_keys.create_api_key(org.tenant.table, name="Dashboard", role=Role.ADMIN)
+    key, secret = run(api_keys.create_api_key(org.tenant.table, name="Dashboard", role=Role.ADMIN))
     connection_id = f"key{next(_ids)}"
     aws.socket("$connect", connection_id)
     aws.socket("$default", connection_id, {"type": "connection_init", "payload": {"Authorization": f"Bearer {secret}"}})
     aws.subscribe(connection_id, "a", AUDIT)
     since = aws.since()
-    api_keys.revoke_api_key(org.tenant.table, key.key_id)
+    run(api_keys.revoke_api_key(org.tenant.table, key.key_id))
     audit_only = of_kind(since.records(), "INSERT", "AuditEvent")
     assert len(audit_only) == 1
 
@@ -648,7 +656,7 @@ def test_fan_out__token_expired_session_signed_in__the_next_event_is_delivered(a
     assert [m["type"] for m in aws.management.posted[connection_id]] == ["connection_ack", "next"]
     assert connection_id not in aws.management.deleted
     # The session is read again only when it would end: the item says when.
-    recorded = gateway.get_connection(org.tenant.table, connection_id)
+    recorded = run(gateway.get_connection(org.tenant.table, connection_id))
     assert recorded is not None and recorded.token_expires_at == session.expires_at.replace(microsecond=0)
     # And a message after the token's expiry goes on too.
     aws.subscribe(connection_id, "e", DIRECTORY)
@@ -658,7 +666,7 @@ def test_fan_out__token_expired_session_signed_in__the_next_event_is_delivered(a
 
 def test_fan_out__token_expired_session_signed_out__closed_4403_at_its_next_event(aws: Aws, org: Org) -> None:
     connection_id, session = signed_in_connection(aws, org, ttl_seconds=2)
-    assert sessions.end_session(org.tenant.table, org.manager.emp_id, session.session_id, sessions.SIGNED_OUT)
+    assert run(sessions.end_session(org.tenant.table, org.manager.emp_id, session.session_id, sessions.SIGNED_OUT))
     time.sleep(2.1)
     since = aws.since()
     org.tenant.employee(org.sales)
@@ -674,7 +682,7 @@ def test_fan_out__token_expired_session_signed_out__closed_4403_at_its_next_even
 def test_fan_out__signed_out__the_session_s_record_closes_it_4403_at_once(aws: Aws, org: Org) -> None:
     connection_id, session = signed_in_connection(aws, org, ttl_seconds=600)
     since = aws.since()
-    assert sessions.end_session(org.tenant.table, org.manager.emp_id, session.session_id, sessions.SIGNED_OUT)
+    assert run(sessions.end_session(org.tenant.table, org.manager.emp_id, session.session_id, sessions.SIGNED_OUT))
     batch = since.records()
     assert of_kind(batch, "MODIFY", "Session")
 
@@ -691,7 +699,7 @@ def test_fan_out__signed_out_everywhere__the_mark_closes_its_sessions_4403(aws: 
     connection_id, _session = signed_in_connection(aws, org, ttl_seconds=600)
     other = aws.connect(org.employee)  # another person's connection stays
     since = aws.since()
-    sessions.sign_out_everywhere(org.tenant.table, org.manager.emp_id)
+    run(sessions.sign_out_everywhere(org.tenant.table, org.manager.emp_id))
     batch = since.records()
     assert of_kind(batch, "INSERT", "SignedOut")
 
@@ -782,7 +790,7 @@ def test_resume__a_subscription_item_written_before_cursors_were_kept__closes_sa
 
     assert live_items(org.tenant) == gateway.LiveItems({}, [])
     name = resume_points.subscription_hash(recorded.topic)
-    assert resume_points.find(org.tenant.table, org.manager.emp_id, session.session_id, name, now()) is None
+    assert run(resume_points.find(org.tenant.table, org.manager.emp_id, session.session_id, name, now())) is None
 
 
 def test_resume__after_a_close_the_server_made__the_gap_s_events_come(aws: Aws, org: Org) -> None:

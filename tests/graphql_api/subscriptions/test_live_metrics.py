@@ -19,6 +19,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from datastore import departments
+from datastore.async_client import AsyncDynamo
 from datastore.dev.local import free_port
 from datastore.entities import Employee
 from datastore.scope import TenantScope
@@ -26,6 +27,7 @@ from datastore.table import Table
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings.api import ApiSettings
 from tests import server_process
+from tests.blocking import run
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.subscriptions.ws import Socket, bearer, open_socket
 from tests.test_live_workers import own_organisation
@@ -62,8 +64,8 @@ def until(url: str, check: object, seconds: float = 30) -> Figures:
 
 
 @pytest.fixture
-def world(client: DynamoDBClient) -> Iterator[tuple[Table, Employee]]:
-    with own_organisation(client, "hr-watch", "Watch Co") as made:
+def world(client: DynamoDBClient, dynamo: AsyncDynamo) -> Iterator[tuple[Table, Employee]]:
+    with own_organisation(client, dynamo, "hr-watch", "Watch Co") as made:
         yield made.table, made.admin
 
 
@@ -104,7 +106,7 @@ def test_run__live_updates_watched_on_metrics_and_in_the_log(
             until(url, lambda f: value(f, "hr_live_subscriptions") == SUBSCRIBERS)
             # Every subscription is live once it has an event.
             while True:
-                departments.create_department(tenant, name="Warm-up")
+                run(departments.create_department(tenant, name="Warm-up"))
                 try:
                     for n, socket in enumerate(sockets):
                         assert socket.next_of(f"s{n}", timeout=2)["type"] == "next"
@@ -114,7 +116,7 @@ def test_run__live_updates_watched_on_metrics_and_in_the_log(
             time.sleep(1)
             delivered = value(figures(url), "hr_live_events_delivered_total") or 0.0
             for n in range(EVENTS):
-                departments.create_department(tenant, name=f"Watched {n}")
+                run(departments.create_department(tenant, name=f"Watched {n}"))
             for n, socket in enumerate(sockets):
                 for _ in range(EVENTS):
                     assert socket.next_of(f"s{n}")["type"] == "next"

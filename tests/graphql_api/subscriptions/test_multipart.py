@@ -18,6 +18,7 @@ import httpx
 from starlette.applications import Starlette
 
 from datastore import employees
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.subscriptions.conftest import subscribed
@@ -68,7 +69,7 @@ def test_event_part__then_termination__final_error_part_and_closing_delimiter(
         assert change["cursor"]
         print("multipart part:", json.dumps(first))
 
-        employees.terminate_employee(tenant.table, employee.emp_id)  # the subscriber's own standing
+        run(employees.terminate_employee(tenant.table, employee.emp_id))  # the subscriber's own standing
         rest = [part for part in received if part != {}]
     *_, final, closing = rest
     assert final["payload"] is None
@@ -110,7 +111,7 @@ def test_incremental__event_has_next__termination_error_then_has_next_false_and_
         first = next(received)
         assert first["hasNext"] is True
         assert first["data"]["employeeChanged"]["employee"]["email"] == hired.email
-        employees.terminate_employee(tenant.table, employee.emp_id)
+        run(employees.terminate_employee(tenant.table, employee.emp_id))
         *_, ended, last, closing = list(received)
     assert [error["extensions"]["code"] for error in ended["errors"]] == ["FORBIDDEN"]
     assert last == {"hasNext": False} and closing is None

@@ -22,6 +22,7 @@ from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.cursors import Position
 from graphql_api.subscriptions.session import Round
 from graphql_api.subscriptions.stream import LiveStream
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.subscriptions.conftest import subscribed
@@ -41,12 +42,12 @@ def test_after__the_missed_events_replayed_then_live__none_missing_none_twice(
     socket = admin_socket(live_url, api, tenant)
     socket.subscribe("a", AUDIT)
     subscribed(live_app, tenant.org_id)
-    first = departments.create_department(tenant.table, name="Before the break")
+    first = run(departments.create_department(tenant.table, name="Before the break"))
     seen = event_of(socket, "a")
     assert seen["id"] == first.dept_id
     socket.close()  # the client goes away...
 
-    missed = [departments.create_department(tenant.table, name=f"Missed {n}") for n in range(3)]
+    missed = [run(departments.create_department(tenant.table, name=f"Missed {n}")) for n in range(3)]
 
     resumed = admin_socket(live_url, api, tenant)  # ...and comes back with its last cursor
     resumed.send({"id": "a", "type": "subscribe", "payload": {"query": AUDIT, "variables": {"after": seen["cursor"]}}})
@@ -56,7 +57,7 @@ def test_after__the_missed_events_replayed_then_live__none_missing_none_twice(
 
     # At the seam: a write after the resume arrives live, once, and nothing comes before it.
     subscribed(live_app, tenant.org_id)
-    live = departments.create_department(tenant.table, name="Live again")
+    live = run(departments.create_department(tenant.table, name="Live again"))
     after_seam = event_of(resumed, "a")
     assert after_seam["id"] == live.dept_id
     assert resumed.pending == []
@@ -71,7 +72,7 @@ def test_after__a_cursor_of_another_subscription__bad_user_input(
     socket = admin_socket(live_url, api, tenant)
     socket.subscribe("a", AUDIT)
     subscribed(live_app, tenant.org_id)
-    departments.create_department(tenant.table, name="For a cursor")
+    run(departments.create_department(tenant.table, name="For a cursor"))
     cursor = event_of(socket, "a")["cursor"]
     directory = "subscription D($after: String) { employeeChanged(after: $after) { cursor } }"
     socket.send({"id": "d", "type": "subscribe", "payload": {"query": directory, "variables": {"after": cursor}}})

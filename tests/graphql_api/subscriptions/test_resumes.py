@@ -17,6 +17,7 @@ from starlette.applications import Starlette
 from datastore import departments, items, resume_points
 from datastore.entities import Session
 from graphql_api.settings.api import ApiSettings
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.subscriptions.conftest import bounds, signed_in, subscribed
 from tests.graphql_api.subscriptions.ws import AUDIT, Socket, bearer, open_socket
@@ -52,10 +53,10 @@ def test_new_connection_of_the_session__resumes__the_same_connection_does_not(
     first = connected(live_url, token)
     first.subscribe("1", AUDIT)
     subscribed(live_app, tenant.org_id)
-    seen = departments.create_department(tenant.table, name="Seen").dept_id
+    seen = run(departments.create_department(tenant.table, name="Seen")).dept_id
     assert entity_of(first, "1") == seen
     closed(live_app, first, tenant.org_id)
-    missed = [departments.create_department(tenant.table, name=f"Missed {n}").dept_id for n in range(3)]
+    missed = [run(departments.create_department(tenant.table, name=f"Missed {n}")).dept_id for n in range(3)]
 
     second = connected(live_url, token)
     second.subscribe("1", AUDIT)
@@ -63,7 +64,7 @@ def test_new_connection_of_the_session__resumes__the_same_connection_does_not(
     # On the same connection, a second subscription to the same starts from now.
     second.subscribe("2", AUDIT)
     subscribed(live_app, tenant.org_id, count=2)
-    later = departments.create_department(tenant.table, name="Later").dept_id
+    later = run(departments.create_department(tenant.table, name="Later")).dept_id
     assert entity_of(second, "2") == later
     assert entity_of(second, "1") == later
     second.close()
@@ -76,16 +77,16 @@ def test_completed_by_the_client__the_next_starts_from_now(
     first = connected(live_url, token)
     first.subscribe("1", AUDIT)
     subscribed(live_app, tenant.org_id)
-    departments.create_department(tenant.table, name="Seen")
+    run(departments.create_department(tenant.table, name="Seen"))
     entity_of(first, "1")
     first.send({"id": "1", "type": "complete"})
     closed(live_app, first, tenant.org_id)
-    departments.create_department(tenant.table, name="Not asked for")
+    run(departments.create_department(tenant.table, name="Not asked for"))
 
     second = connected(live_url, token)
     second.subscribe("1", AUDIT)
     subscribed(live_app, tenant.org_id)
-    fresh = departments.create_department(tenant.table, name="Fresh").dept_id
+    fresh = run(departments.create_department(tenant.table, name="Fresh")).dept_id
     assert entity_of(second, "1") == fresh
     second.close()
 
@@ -93,7 +94,7 @@ def test_completed_by_the_client__the_next_starts_from_now(
 def saved_point(tenant: Tenant, session: Session) -> bool:
     """Whether the table holds where the session's audit subscription got to (datastore/resume_points.py)."""
     name = resume_points.subscription_hash("Subscription.auditEventAdded")
-    return resume_points.find(tenant.table, tenant.admin.emp_id, session.session_id, name, items.now()) is not None
+    return run(resume_points.find(tenant.table, tenant.admin.emp_id, session.session_id, name, items.now())) is not None
 
 
 def within(seconds: float, condition: Callable[[], bool]) -> bool:
@@ -114,7 +115,7 @@ def test_connection_closed__its_point_saved__completed_on_the_next__deleted(
     first = connected(live_url, token)
     first.subscribe("1", AUDIT)
     subscribed(live_app, tenant.org_id)
-    departments.create_department(tenant.table, name="Seen")
+    run(departments.create_department(tenant.table, name="Seen"))
     entity_of(first, "1")
     closed(live_app, first, tenant.org_id)
     assert within(10, lambda: saved_point(tenant, session))
@@ -134,11 +135,11 @@ def test_too_many_events_since__refused_once__then_from_now(
     first = connected(live_url, token)
     first.subscribe("1", AUDIT)
     subscribed(live_app, tenant.org_id)
-    departments.create_department(tenant.table, name="Seen")
+    run(departments.create_department(tenant.table, name="Seen"))
     entity_of(first, "1")
     closed(live_app, first, tenant.org_id)
     for n in range(4):
-        departments.create_department(tenant.table, name=f"Missed {n}")
+        run(departments.create_department(tenant.table, name=f"Missed {n}"))
     with bounds(live_app, subscription_replay_events=2):
         second = connected(live_url, token)
         second.subscribe("1", AUDIT)
@@ -147,6 +148,6 @@ def test_too_many_events_since__refused_once__then_from_now(
         assert [error["extensions"]["code"] for error in refused["payload"]] == ["BAD_USER_INPUT"]
         second.subscribe("2", AUDIT)
         subscribed(live_app, tenant.org_id)
-        fresh = departments.create_department(tenant.table, name="Fresh").dept_id
+        fresh = run(departments.create_department(tenant.table, name="Fresh")).dept_id
         assert entity_of(second, "2") == fresh
         second.close()

@@ -21,6 +21,7 @@ from datastore.dev.local import free_port
 from datastore.entities import Session
 from graphql_api.settings.api import ApiSettings
 from tests import server_process
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.subscriptions.conftest import signed_in
@@ -65,7 +66,7 @@ def live(socket: Socket, tenant: Tenant) -> None:
     socket.subscribe("1", AUDIT)
     written: list[str] = []
     for attempt in range(40):
-        written.append(departments.create_department(tenant.table, name=f"Warm-up {attempt}").dept_id)
+        written.append(run(departments.create_department(tenant.table, name=f"Warm-up {attempt}")).dept_id)
         try:
             received = entity_of(socket, timeout=1)
         except TimeoutError:
@@ -78,7 +79,7 @@ def live(socket: Socket, tenant: Tenant) -> None:
 
 def saved_point(tenant: Tenant, session: Session) -> bool:
     name = resume_points.subscription_hash(TOPIC)
-    return resume_points.find(tenant.table, tenant.admin.emp_id, session.session_id, name, items.now()) is not None
+    return run(resume_points.find(tenant.table, tenant.admin.emp_id, session.session_id, name, items.now())) is not None
 
 
 def eventually(condition: Callable[[], bool], seconds: float) -> bool:
@@ -106,7 +107,7 @@ def resumed(socket: Socket, tenant: Tenant, missed: list[str]) -> list[Any]:
     """Re-send the first payload (no ``after``); what arrives: the missed events, then a live one."""
     socket.subscribe("1", AUDIT)
     received = [entity_of(socket) for _ in missed]
-    later = departments.create_department(tenant.table, name="Later").dept_id
+    later = run(departments.create_department(tenant.table, name="Later")).dept_id
     return [*received, entity_of(socket) == later]
 
 
@@ -121,7 +122,7 @@ def test_closed_on_one_worker__resent_on_the_other__every_gap_event_once_in_orde
         live(first, tenant)
         first.close()  # the client's own close: the worker saves where it got to when it notices
         saved = eventually(lambda: saved_point(tenant, session), 10)
-        missed = [departments.create_department(tenant.table, name=f"Missed {n}").dept_id for n in range(3)]
+        missed = [run(departments.create_department(tenant.table, name=f"Missed {n}")).dept_id for n in range(3)]
 
         second, second_worker = on_worker(server, token, lambda pid: pid != first_worker)
         try:
@@ -149,7 +150,7 @@ def test_server_stopped__1001__its_point_saved__the_next_server_resumes(
         assert server.stop(timeout=60) == 0
     finally:
         server.stop(signal.SIGKILL)
-    missed = [departments.create_department(tenant.table, name=f"Missed {n}").dept_id for n in range(3)]
+    missed = [run(departments.create_department(tenant.table, name=f"Missed {n}")).dept_id for n in range(3)]
     with server_process.running(env, free_port()) as restarted:
         second = connected(restarted.url, token)
         try:

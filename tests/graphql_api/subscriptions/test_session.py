@@ -14,6 +14,7 @@ from typing import Any
 from starlette.applications import Starlette
 
 from datastore import departments
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.subscriptions.conftest import subscribed
@@ -35,7 +36,7 @@ def test_live_event__its_cost_counts_the_round_s_reads__for_each_subscriber(
         for socket in sockets:
             socket.subscribe("a", AUDIT)
         subscribed(live_app, tenant.org_id, count=2)
-        department = departments.create_department(tenant.table, name="Costed")
+        department = run(departments.create_department(tenant.table, name="Costed"))
         payloads = [delivered(socket, "a") for socket in sockets]
     finally:
         for socket in sockets:
@@ -54,10 +55,10 @@ def test_replayed_event__its_cost_counts_its_own_reads(
     socket = admin_socket(live_url, api, tenant)
     socket.subscribe("a", AUDIT)
     subscribed(live_app, tenant.org_id)
-    first = departments.create_department(tenant.table, name="Before")
+    first = run(departments.create_department(tenant.table, name="Before"))
     cursor = delivered(socket, "a")["data"]["auditEventAdded"]["cursor"]
     socket.close()
-    missed = departments.create_department(tenant.table, name="Missed")
+    missed = run(departments.create_department(tenant.table, name="Missed"))
 
     resumed = admin_socket(live_url, api, tenant)
     try:
@@ -78,7 +79,7 @@ def test_explained_subscription__each_delivery_carries_the_plan_of_its_own_calls
     try:
         socket.send({"id": "a", "type": "subscribe", "payload": {"query": AUDIT, "extensions": {"explain": True}}})
         subscribed(live_app, tenant.org_id)
-        departments.create_department(tenant.table, name="Explained")
+        run(departments.create_department(tenant.table, name="Explained"))
         payload = delivered(socket, "a")
     finally:
         socket.close()

@@ -19,12 +19,12 @@ import pytest
 from starlette.applications import Starlette
 
 from datastore import employees
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.limits.concurrency import MaxConcurrentRequests
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.observability.logs import captured_lines
@@ -33,7 +33,7 @@ from tests.graphql_api.subscriptions.conftest import subscribed
 from tests.graphql_api.subscriptions.test_limits import bounds
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 DIRECTORY = "subscription Directory { employeeChanged { cursor action employee { email } } }"
 HEARTBEAT = ("heartbeat", None)
@@ -94,7 +94,7 @@ def test_event__then_termination__forbidden_next_then_complete(
         assert change["cursor"]
         print("SSE event:", json.dumps(result))
 
-        employees.terminate_employee(tenant.table, employee.emp_id)  # the subscriber's own standing
+        run(employees.terminate_employee(tenant.table, employee.emp_id))  # the subscriber's own standing
         rest = list(received)
     *_, (last, ended), (completed, nothing) = rest
     assert last == "next" and codes(ended) == ["FORBIDDEN"] and "not active" in ended["errors"][0]["message"]
@@ -198,7 +198,7 @@ def test_refused_before_the_stream__json_with_codes(
 
     leaver = tenant.employee()
     leaver_token = api.token(leaver)
-    employees.terminate_employee(tenant.table, leaver.emp_id)
+    run(employees.terminate_employee(tenant.table, leaver.emp_id))
     inactive = live_http.post("/graphql", json={"query": DIRECTORY}, headers=sse(leaver_token))
     assert (inactive.status_code, codes(inactive.json())) == (401, ["UNAUTHENTICATED"])
     assert inactive.json()["errors"][0]["extensions"]["reason"] == "ACCOUNT_INACTIVE"
@@ -287,11 +287,11 @@ def test_subscription_gives_its_in_flight_slot_back__a_query_keeps_its(
 
 
 def test_under_lambda__no_stream_held__503_json(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, api: Api, tenant: Tenant
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, api: Api, tenant: Tenant
 ) -> None:
     """No Lambda invocation outlives its answer to hold a stream: API Gateway's WebSocket API
     serves subscriptions there; a query asked for as a stream is still answered."""
-    app = create_app(Datastore(client, table_name), with_settings(api_settings, lambda_function="hr-api"))
+    app = create_app(new_datastore(table_name), with_settings(api_settings, lambda_function="hr-api"))
     with serving(app) as lambda_http:
         refused = lambda_http.post("/graphql", json={"query": DIRECTORY}, headers=sse(api.token(tenant.admin)))
         answered = lambda_http.post(

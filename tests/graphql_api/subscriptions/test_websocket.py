@@ -13,6 +13,7 @@ from datastore import employees
 from datastore.entities import Role
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.settings.api import ApiSettings
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.subscriptions.conftest import subscribed
@@ -29,13 +30,15 @@ def test_token_in_connection_init__acked__an_employee_created_arrives_with_its_c
     socket.subscribe("1", DIRECTORY)
     subscribed(live_app, tenant.org_id)
 
-    hired = employees.create_employee(
-        tenant.table,
-        email=tenant.email("live"),
-        first_name="Live",
-        last_name="Wire",
-        department_id=None,
-        role=Role.EMPLOYEE,
+    hired = run(
+        employees.create_employee(
+            tenant.table,
+            email=tenant.email("live"),
+            first_name="Live",
+            last_name="Wire",
+            department_id=None,
+            role=Role.EMPLOYEE,
+        )
     )
 
     message = socket.next_of("1")

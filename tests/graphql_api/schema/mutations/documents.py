@@ -8,6 +8,7 @@ from datastore import audit, departments, jobs
 from datastore.entities import Application, Department, Employee, JobPosting, Role
 from datastore.pagination import PageRequest
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import Tenant
 
 CREATE_DEPARTMENT: Final = """
@@ -135,17 +136,17 @@ def raw_id(global_id: str) -> tuple[str, ...]:
 
 
 def open_job(tenant: Tenant, department: Department, title: str = "Engineer") -> JobPosting:
-    draft = jobs.create_job(tenant.table, department_id=department.dept_id, title=title)
-    return jobs.publish_job(tenant.table, draft.job_id)
+    draft = run(jobs.create_job(tenant.table, department_id=department.dept_id, title=title))
+    return run(jobs.publish_job(tenant.table, draft.job_id))
 
 
 def manager_of(tenant: Tenant, department: Department) -> Employee:
     manager = tenant.employee(department, role=Role.MANAGER)
-    departments.update_department(tenant.table, department.dept_id, manager_id=manager.emp_id)
+    run(departments.update_department(tenant.table, department.dept_id, manager_id=manager.emp_id))
     return manager
 
 
 def audit_actions(tenant: Tenant) -> list[str]:
     """The tenant's audit trail, newest first, read straight from the datastore."""
-    page = audit.list_audit_events(tenant.table, PageRequest(first=100))
+    page = run(audit.list_audit_events(tenant.table, PageRequest(first=100)))
     return [event.action for event in page.items]

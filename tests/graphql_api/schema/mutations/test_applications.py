@@ -8,6 +8,7 @@ from datastore import applications, departments, employees, jobs
 from datastore.entities import Application, ApplicationStatus, Employee, Role
 from datastore.pagination import PageRequest
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.schema.mutations.documents import (
@@ -23,21 +24,25 @@ from tests.graphql_api.schema.mutations.documents import (
 
 
 def applications_of(tenant: Tenant, job_id: str) -> list[Application]:
-    return applications.list_job_applications(tenant.table, job_id, PageRequest(first=100)).items
+    return run(applications.list_job_applications(tenant.table, job_id, PageRequest(first=100))).items
 
 
 def applied(tenant: Tenant, status: ApplicationStatus = ApplicationStatus.APPLIED) -> Application:
     job = open_job(tenant, tenant.department())
-    application = applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id)
+    application = run(applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id))
     if status is ApplicationStatus.APPLIED:
         return application
     if status is not ApplicationStatus.REVIEWING:
-        applications.set_application_status(tenant.table, job.job_id, application.app_id, ApplicationStatus.REVIEWING)
-    return applications.set_application_status(tenant.table, job.job_id, application.app_id, status)
+        run(
+            applications.set_application_status(
+                tenant.table, job.job_id, application.app_id, ApplicationStatus.REVIEWING
+            )
+        )
+    return run(applications.set_application_status(tenant.table, job.job_id, application.app_id, status))
 
 
 def applicant(tenant: Tenant, application: Application) -> Employee:
-    found = employees.get_employee(tenant.table, application.emp_id)
+    found = run(employees.get_employee(tenant.table, application.emp_id))
     assert found is not None
     return found
 
@@ -65,9 +70,9 @@ def test_apply_to_job__twice__is_conflict(api: Api, tenant: Tenant) -> None:
 @pytest.mark.parametrize("state", ["closed", "draft"])
 def test_apply_to_job__not_open__is_conflict(api: Api, tenant: Tenant, state: str) -> None:
     if state == "closed":
-        job = jobs.close_job(tenant.table, open_job(tenant, tenant.department()).job_id)
+        job = run(jobs.close_job(tenant.table, open_job(tenant, tenant.department()).job_id))
     else:
-        job = jobs.create_job(tenant.table, department_id=tenant.department().dept_id, title="T")
+        job = run(jobs.create_job(tenant.table, department_id=tenant.department().dept_id, title="T"))
     body = api.as_(tenant.employee()).query(APPLY, {"input": {"jobPostingId": gid(job)}})
     assert error(body)["extensions"]["code"] == "CONFLICT"
     assert applications_of(tenant, job.job_id) == []
@@ -75,7 +80,7 @@ def test_apply_to_job__not_open__is_conflict(api: Api, tenant: Tenant, state: st
 
 def test_apply_to_job__terminated_employee__is_unauthenticated(api: Api, tenant: Tenant) -> None:
     job = open_job(tenant, tenant.department())
-    gone = employees.terminate_employee(tenant.table, tenant.employee().emp_id)
+    gone = run(employees.terminate_employee(tenant.table, tenant.employee().emp_id))
     body = api.as_(gone).query(APPLY, {"input": {"jobPostingId": gid(job)}})
     assert error(body)["extensions"]["code"] == "UNAUTHENTICATED"
     assert applications_of(tenant, job.job_id) == []
@@ -102,7 +107,10 @@ def test_apply_to_job__malformed_id__is_bad_user_input(api: Api, tenant: Tenant)
 
 def test_apply_to_job__platform_operator__not_enough_permissions(api: Api, tenant: Tenant) -> None:
     job = open_job(tenant, tenant.department())
-    assert error(api.platform.query(APPLY, {"input": {"jobPostingId": gid(job)}}))["extensions"]["code"] == "FORBIDDEN"
+    assert (
+        error(run(api.platform.query(APPLY, {"input": {"jobPostingId": gid(job)}})))["extensions"]["code"]
+        == "FORBIDDEN"
+    )
     assert applications_of(tenant, job.job_id) == []
 
 
@@ -126,7 +134,7 @@ def test_withdraw_application__final_status__is_bad_user_input(
 ) -> None:
     application = applied(tenant)
     if status is ApplicationStatus.WITHDRAWN:
-        application = applications.withdraw_application(tenant.table, application.job_id, application.app_id)
+        application = run(applications.withdraw_application(tenant.table, application.job_id, application.app_id))
     else:
         application = applied(tenant, status)
     body = api.as_(applicant(tenant, application)).query(WITHDRAW, {"input": {"id": gid(application)}})
@@ -137,8 +145,8 @@ def test_withdraw_application__final_status__is_bad_user_input(
 @pytest.mark.parametrize("who", ["another employee", "the department's manager"])
 def test_withdraw_application__not_enough_permissions(api: Api, tenant: Tenant, who: str) -> None:
     application = applied(tenant)
-    job = jobs.get_job(tenant.table, application.job_id)
-    dept = None if job is None else departments.get_department(tenant.table, job.department_id)
+    job = run(jobs.get_job(tenant.table, application.job_id))
+    dept = None if job is None else run(departments.get_department(tenant.table, job.department_id))
     assert dept is not None
     caller = tenant.employee() if who == "another employee" else manager_of(tenant, dept)
     body = api.as_(caller).query(WITHDRAW, {"input": {"id": gid(application)}})
@@ -172,8 +180,8 @@ def test_set_application_status__admin_reviews(api: Api, tenant: Tenant) -> None
 def test_set_application_status__the_departments_manager_accepts(api: Api, tenant: Tenant) -> None:
     dept = tenant.department()
     job = open_job(tenant, dept)
-    application = applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id)
-    applications.set_application_status(tenant.table, job.job_id, application.app_id, ApplicationStatus.REVIEWING)
+    application = run(applications.apply_to_job(tenant.table, job.job_id, tenant.employee().emp_id))
+    run(applications.set_application_status(tenant.table, job.job_id, application.app_id, ApplicationStatus.REVIEWING))
     data = api.as_(manager_of(tenant, dept)).data(SET_STATUS, {"input": {"id": gid(application), "status": "ACCEPTED"}})
     assert data["setApplicationStatus"]["application"]["status"] == "ACCEPTED"
     assert [a.status for a in applications_of(tenant, job.job_id)] == [ApplicationStatus.ACCEPTED]

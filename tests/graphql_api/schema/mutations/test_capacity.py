@@ -15,6 +15,7 @@ import pytest
 
 from datastore import applications, calls, employees, jobs
 from datastore.entities import ApplicationStatus
+from tests.blocking import run
 from tests.conftest import Tenant, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.schema.mutations.documents import (
@@ -96,7 +97,7 @@ def _update_job(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[str, Any]
 
 
 def _publish_job(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[str, Any]]:
-    draft = jobs.create_job(t.table, department_id=t.department().dept_id, title="T")
+    draft = run(jobs.create_job(t.table, department_id=t.department().dept_id, title="T"))
     return api.admin_of(t), PUBLISH_JOB, {"id": gid(draft)}
 
 
@@ -110,7 +111,7 @@ def _apply(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[str, Any]]:
 
 def _applied(t: Tenant) -> tuple[employees.Employee, applications.Application]:
     person = t.employee()
-    return person, applications.apply_to_job(t.table, open_job(t, t.department()).job_id, person.emp_id)
+    return person, run(applications.apply_to_job(t.table, open_job(t, t.department()).job_id, person.emp_id))
 
 
 def _withdraw(api: Api, t: Tenant) -> tuple[GraphQLClient, str, dict[str, Any]]:

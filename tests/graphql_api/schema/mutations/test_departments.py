@@ -8,6 +8,7 @@ from datastore import departments
 from datastore.entities import Role
 from datastore.pagination import PageRequest
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.schema.mutations.documents import (
@@ -22,7 +23,7 @@ from tests.graphql_api.schema.mutations.documents import (
 
 
 def department_names(tenant: Tenant) -> list[str]:
-    return [d.name for d in departments.list_departments(tenant.table, PageRequest(first=100)).items]
+    return [d.name for d in run(departments.list_departments(tenant.table, PageRequest(first=100))).items]
 
 
 # --- createDepartment -------------------------------------------------------------------
@@ -36,7 +37,7 @@ def test_create_department__writes_it_with_its_manager(api: Api, tenant: Tenant)
     assert data["name"] == "Research"
     assert data["headcount"] == 0
     assert data["manager"] == {"id": gid(boss)}
-    stored = departments.get_department(tenant.table, raw_id(data["id"])[0])
+    stored = run(departments.get_department(tenant.table, raw_id(data["id"])[0]))
     assert stored is not None and stored.name == "Research" and stored.manager_id == boss.emp_id
     assert audit_actions(tenant)[0] == "department.create"
 
@@ -92,7 +93,7 @@ def test_create_department__not_enough_permissions(api: Api, tenant: Tenant, rol
 
 
 def test_create_department__platform_operator__not_enough_permissions(api: Api) -> None:
-    body = api.platform.query(CREATE_DEPARTMENT, {"input": {"name": "R"}})
+    body = run(api.platform.query(CREATE_DEPARTMENT, {"input": {"name": "R"}}))
     assert error(body)["extensions"]["code"] == "FORBIDDEN"
 
 
@@ -112,17 +113,17 @@ def test_update_department__renames_and_sets_manager(api: Api, tenant: Tenant) -
         UPDATE_DEPARTMENT, {"input": {"id": gid(dept), "name": "Engineering", "managerId": gid(boss)}}
     )["updateDepartment"]["department"]
     assert data == {"id": gid(dept), "name": "Engineering", "headcount": 2, "manager": {"id": gid(boss)}}
-    stored = departments.get_department(tenant.table, dept.dept_id)
+    stored = run(departments.get_department(tenant.table, dept.dept_id))
     assert stored is not None and (stored.name, stored.manager_id, stored.headcount) == ("Engineering", boss.emp_id, 2)
 
 
 def test_update_department__clear_manager(api: Api, tenant: Tenant) -> None:
     dept = tenant.department("Eng")
     boss = tenant.employee(dept, role=Role.MANAGER)
-    departments.update_department(tenant.table, dept.dept_id, manager_id=boss.emp_id)
+    run(departments.update_department(tenant.table, dept.dept_id, manager_id=boss.emp_id))
     data = api.admin_of(tenant).data(UPDATE_DEPARTMENT, {"input": {"id": gid(dept), "clearManager": True}})
     assert data["updateDepartment"]["department"]["manager"] is None
-    stored = departments.get_department(tenant.table, dept.dept_id)
+    stored = run(departments.get_department(tenant.table, dept.dept_id))
     assert stored is not None and stored.manager_id is None
 
 
@@ -143,10 +144,10 @@ def test_update_department__inactive_manager__is_bad_user_input(api: Api, tenant
     from datastore import employees
 
     dept = tenant.department("Eng")
-    gone = employees.terminate_employee(tenant.table, tenant.employee(dept).emp_id)
+    gone = run(employees.terminate_employee(tenant.table, tenant.employee(dept).emp_id))
     body = api.admin_of(tenant).query(UPDATE_DEPARTMENT, {"input": {"id": gid(dept), "managerId": gid(gone)}})
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.managerId"}
-    stored = departments.get_department(tenant.table, dept.dept_id)
+    stored = run(departments.get_department(tenant.table, dept.dept_id))
     assert stored is not None and stored.manager_id is None
 
 
@@ -182,7 +183,7 @@ def test_update_department__not_enough_permissions(api: Api, tenant: Tenant, rol
     dept = tenant.department("Eng")
     caller = tenant.employee(dept, role=role)
     if role is Role.MANAGER:
-        departments.update_department(tenant.table, dept.dept_id, manager_id=caller.emp_id)
+        run(departments.update_department(tenant.table, dept.dept_id, manager_id=caller.emp_id))
     body = api.as_(caller).query(UPDATE_DEPARTMENT, {"input": {"id": gid(dept), "name": "Mine"}})
     assert error(body)["extensions"]["code"] == "FORBIDDEN"
     assert department_names(tenant) == ["Eng"]

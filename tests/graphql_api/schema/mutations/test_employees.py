@@ -10,6 +10,7 @@ from datastore import departments, employees
 from datastore.entities import Department, Role
 from datastore.pagination import PageRequest
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.schema.mutations.documents import (
@@ -53,7 +54,7 @@ def test_move_employee__moves_and_returns_both_headcounts(api: Api, tenant: Tena
     assert data["employee"]["version"] == person.version + 1
     assert data["fromDepartment"] == {"name": "Eng", "headcount": 0}
     assert data["toDepartment"] == {"name": "Ops", "headcount": 1}
-    stored = employees.get_employee(tenant.table, person.emp_id)
+    stored = run(employees.get_employee(tenant.table, person.emp_id))
     assert stored is not None and stored.department_id == ops.dept_id
 
 
@@ -73,7 +74,7 @@ def test_move_employee__stale_version__is_conflict_with_current_version(api: Api
     assert body["data"] == {"moveEmployee": None}
     assert codes(body) == ["CONFLICT"]
     assert body["errors"][0]["extensions"]["currentVersion"] == person.version
-    eng_after = departments.get_department(tenant.table, eng.dept_id)
+    eng_after = run(departments.get_department(tenant.table, eng.dept_id))
     assert eng_after is not None and eng_after.headcount == 1
 
 
@@ -82,7 +83,7 @@ def test_create_employee__as_employee__is_forbidden_and_writes_nothing(api: Api,
     email = tenant.email("new.hire")
     body = api.as_(worker).query(CREATE, {"input": {"email": email, "firstName": "N", "lastName": "H"}})
     assert codes(body) == ["FORBIDDEN"]
-    assert employees.find_employee_id_by_email(tenant.table, email) is None
+    assert run(employees.find_employee_id_by_email(tenant.table, email)) is None
 
 
 def test_create_employee__bad_email__names_the_input_field(api: Api, tenant: Tenant) -> None:
@@ -92,7 +93,7 @@ def test_create_employee__bad_email__names_the_input_field(api: Api, tenant: Ten
 
 
 def headcount(tenant: Tenant, dept: Department) -> int:
-    found = departments.get_department(tenant.table, dept.dept_id, consistent=True)
+    found = run(departments.get_department(tenant.table, dept.dept_id, consistent=True))
     assert found is not None
     return found.headcount
 
@@ -120,8 +121,8 @@ def test_create_employee__writes_employee_membership_and_headcount(api: Api, ten
     assert data["employee"]["version"] == 1
     assert data["department"] == {"id": gid(dept), "headcount": 1}
     emp_id = raw_id(data["employee"]["id"])[0]
-    assert employees.find_employee_id_by_email(tenant.table, tenant.email("grace")) == emp_id
-    members = employees.list_department_employees(tenant.table, dept.dept_id, PageRequest(first=10))
+    assert run(employees.find_employee_id_by_email(tenant.table, tenant.email("grace"))) == emp_id
+    members = run(employees.list_department_employees(tenant.table, dept.dept_id, PageRequest(first=10)))
     assert [m.emp_id for m in members.items] == [emp_id]
     assert headcount(tenant, dept) == 1
 
@@ -135,7 +136,7 @@ def test_create_employee__taken_email__is_conflict_and_writes_nothing(api: Api, 
     )
     assert error(body)["extensions"]["code"] == "CONFLICT"
     assert headcount(tenant, dept) == 1
-    assert employees.find_employee_id_by_email(tenant.table, taken.email) == taken.emp_id
+    assert run(employees.find_employee_id_by_email(tenant.table, taken.email)) == taken.emp_id
 
 
 def test_create_employee__email_held_by_another_tenant__same_bad_input_as_a_free_foreign_domain(
@@ -154,7 +155,7 @@ def test_create_employee__email_held_by_another_tenant__same_bad_input_as_a_free
     # Nothing tells a held address, a free one in their domain and a domain of nobody apart.
     assert error(held)["message"] == error(free)["message"] == error(unowned_in_their_domain)["message"]
     assert theirs.email not in error(held)["message"]
-    assert employees.find_employee_id_by_email(tenant.table, theirs.email) is None
+    assert run(employees.find_employee_id_by_email(tenant.table, theirs.email)) is None
 
 
 def test_update_employee__email_in_another_tenants_domain__bad_input_and_nothing_changes(
@@ -166,8 +167,8 @@ def test_update_employee__email_in_another_tenants_domain__bad_input_and_nothing
         UPDATE_EMPLOYEE, {"input": {"id": gid(person), "expectedVersion": person.version, "email": theirs.email}}
     )
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.email"}
-    assert employees.find_employee_id_by_email(tenant.table, person.email) == person.emp_id
-    assert employees.get_employee(tenant.table, person.emp_id) == person
+    assert run(employees.find_employee_id_by_email(tenant.table, person.email)) == person.emp_id
+    assert run(employees.get_employee(tenant.table, person.emp_id)) == person
 
 
 @pytest.mark.parametrize(
@@ -186,7 +187,7 @@ def test_create_employee__control_characters__bad_input_naming_the_field(
     fields = {"email": tenant.email("clean"), "firstName": "F", "lastName": "L", field: value}
     body = api.admin_of(tenant).query(CREATE_EMPLOYEE, {"input": fields})
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": f"input.{field}"}
-    assert employees.find_employee_id_by_email(tenant.table, tenant.email("clean")) is None
+    assert run(employees.find_employee_id_by_email(tenant.table, tenant.email("clean"))) is None
 
 
 @pytest.mark.parametrize(("field", "value"), [("firstName", " "), ("lastName", "x" * 101), ("email", "a@b@c.com")])
@@ -194,7 +195,7 @@ def test_create_employee__bad_field__names_it(api: Api, tenant: Tenant, field: s
     fields = {"email": tenant.email("fresh.person"), "firstName": "F", "lastName": "L", field: value}
     body = api.admin_of(tenant).query(CREATE_EMPLOYEE, {"input": fields})
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": f"input.{field}"}
-    assert employees.find_employee_id_by_email(tenant.table, tenant.email("fresh.person")) is None
+    assert run(employees.find_employee_id_by_email(tenant.table, tenant.email("fresh.person"))) is None
 
 
 def test_create_employee__unknown_role__is_bad_user_input(api: Api, tenant: Tenant) -> None:
@@ -202,7 +203,7 @@ def test_create_employee__unknown_role__is_bad_user_input(api: Api, tenant: Tena
         CREATE_EMPLOYEE, {"input": {"email": tenant.email("r"), "firstName": "F", "lastName": "L", "role": "CEO"}}
     )
     assert codes(body) == ["BAD_USER_INPUT"]
-    assert employees.find_employee_id_by_email(tenant.table, tenant.email("r")) is None
+    assert run(employees.find_employee_id_by_email(tenant.table, tenant.email("r"))) is None
 
 
 def test_create_employee__department_id_of_another_type__not_found(api: Api, tenant: Tenant) -> None:
@@ -211,7 +212,7 @@ def test_create_employee__department_id_of_another_type__not_found(api: Api, ten
         {"input": {"email": tenant.email("t"), "firstName": "F", "lastName": "L", "departmentId": gid(tenant.admin)}},
     )
     assert error(body)["extensions"]["code"] == "NOT_FOUND"
-    assert employees.find_employee_id_by_email(tenant.table, tenant.email("t")) is None
+    assert run(employees.find_employee_id_by_email(tenant.table, tenant.email("t"))) is None
 
 
 def test_create_employee__as_manager__not_enough_permissions(api: Api, tenant: Tenant) -> None:
@@ -250,22 +251,22 @@ def test_update_employee__changes_fields_and_moves_the_email(api: Api, tenant: T
         "role": "MANAGER",
         "version": person.version + 1,
     }
-    assert employees.find_employee_id_by_email(tenant.table, tenant.email("new.mail")) == person.emp_id
-    assert employees.find_employee_id_by_email(tenant.table, person.email) is None
+    assert run(employees.find_employee_id_by_email(tenant.table, tenant.email("new.mail"))) == person.emp_id
+    assert run(employees.find_employee_id_by_email(tenant.table, person.email)) is None
     # The old address is free again, platform-wide.
     tenant.employee(email=person.email)
-    member = employees.list_department_employees(tenant.table, dept.dept_id, PageRequest(first=10)).items
+    member = run(employees.list_department_employees(tenant.table, dept.dept_id, PageRequest(first=10))).items
     assert [(m.email, m.last_name) for m in member] == [(tenant.email("new.mail"), "Renamed")]
 
 
 def test_update_employee__stale_version__is_conflict_and_changes_nothing(api: Api, tenant: Tenant) -> None:
     person = tenant.employee()
-    employees.update_employee(tenant.table, person.emp_id, expected_version=person.version, first_name="Once")
+    run(employees.update_employee(tenant.table, person.emp_id, expected_version=person.version, first_name="Once"))
     body = api.admin_of(tenant).query(
         UPDATE_EMPLOYEE, {"input": {"id": gid(person), "expectedVersion": person.version, "firstName": "Twice"}}
     )
     assert error(body)["extensions"] == {"code": "CONFLICT", "currentVersion": person.version + 1}
-    stored = employees.get_employee(tenant.table, person.emp_id)
+    stored = run(employees.get_employee(tenant.table, person.emp_id))
     assert stored is not None and (stored.first_name, stored.version) == ("Once", person.version + 1)
 
 
@@ -275,9 +276,9 @@ def test_update_employee__taken_email__is_conflict_and_changes_nothing(api: Api,
         UPDATE_EMPLOYEE, {"input": {"id": gid(person), "expectedVersion": person.version, "email": other.email}}
     )
     assert error(body)["extensions"]["code"] == "CONFLICT"
-    assert employees.get_employee(tenant.table, person.emp_id) == person
-    assert employees.find_employee_id_by_email(tenant.table, person.email) == person.emp_id
-    assert employees.find_employee_id_by_email(tenant.table, other.email) == other.emp_id
+    assert run(employees.get_employee(tenant.table, person.emp_id)) == person
+    assert run(employees.find_employee_id_by_email(tenant.table, person.email)) == person.emp_id
+    assert run(employees.find_employee_id_by_email(tenant.table, other.email)) == other.emp_id
 
 
 def test_update_employee__bad_email__names_the_input_field(api: Api, tenant: Tenant) -> None:
@@ -286,7 +287,7 @@ def test_update_employee__bad_email__names_the_input_field(api: Api, tenant: Ten
         UPDATE_EMPLOYEE, {"input": {"id": gid(person), "expectedVersion": person.version, "email": "no-at-sign"}}
     )
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.email"}
-    assert employees.get_employee(tenant.table, person.emp_id) == person
+    assert run(employees.get_employee(tenant.table, person.emp_id)) == person
 
 
 @pytest.mark.parametrize("kind", ["unknown", "other tenant", "other type"])
@@ -314,7 +315,7 @@ def test_update_employee__not_enough_permissions(api: Api, tenant: Tenant, role:
         UPDATE_EMPLOYEE, {"input": {"id": gid(caller), "expectedVersion": caller.version, "role": "ADMIN"}}
     )
     assert error(body)["extensions"]["code"] == "FORBIDDEN"
-    assert employees.get_employee(tenant.table, caller.emp_id) == caller
+    assert run(employees.get_employee(tenant.table, caller.emp_id)) == caller
 
 
 # --- moveEmployee -----------------------------------------------------------------------
@@ -327,13 +328,13 @@ def test_move_employee__unknown_department__is_bad_user_input_and_moves_nothing(
         MOVE, {"input": {"id": gid(person), "departmentId": ids.encode("Department", UNKNOWN_ULID)}}
     )
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.departmentId"}
-    assert employees.get_employee(tenant.table, person.emp_id) == person
+    assert run(employees.get_employee(tenant.table, person.emp_id)) == person
     assert headcount(tenant, eng) == 1
 
 
 def test_move_employee__terminated__is_conflict(api: Api, tenant: Tenant) -> None:
     eng, ops = tenant.department("Eng"), tenant.department("Ops")
-    gone = employees.terminate_employee(tenant.table, tenant.employee(eng).emp_id)
+    gone = run(employees.terminate_employee(tenant.table, tenant.employee(eng).emp_id))
     body = api.admin_of(tenant).query(MOVE, {"input": {"id": gid(gone), "departmentId": gid(ops)}})
     assert error(body)["extensions"]["code"] == "CONFLICT"
     assert (headcount(tenant, eng), headcount(tenant, ops)) == (0, 0)
@@ -346,7 +347,7 @@ def test_move_employee__other_tenants_employee__not_found(api: Api, tenant: Tena
     ops = tenant.department("Ops")
     body = api.admin_of(tenant).query(MOVE, {"input": {"id": gid(theirs), "departmentId": gid(ops)}})
     assert error(body)["extensions"]["code"] == "NOT_FOUND"
-    assert employees.get_employee(other.table, theirs.emp_id) == theirs
+    assert run(employees.get_employee(other.table, theirs.emp_id)) == theirs
     assert headcount(tenant, ops) == 0
 
 
@@ -355,7 +356,7 @@ def test_move_employee__not_enough_permissions(api: Api, tenant: Tenant) -> None
     person = tenant.employee(eng)
     body = api.as_(manager_of(tenant, eng)).query(MOVE, {"input": {"id": gid(person), "departmentId": gid(ops)}})
     assert error(body)["extensions"]["code"] == "FORBIDDEN"
-    assert employees.get_employee(tenant.table, person.emp_id) == person
+    assert run(employees.get_employee(tenant.table, person.emp_id)) == person
 
 
 # --- terminateEmployee ------------------------------------------------------------------
@@ -371,7 +372,7 @@ def test_terminate_employee__inactive_and_out_of_the_headcount(api: Api, tenant:
     assert data["employee"]["terminatedAt"] is not None
     assert data["employee"]["version"] == person.version + 1
     assert data["department"] == {"id": gid(eng), "headcount": 1}
-    members = employees.list_department_employees(tenant.table, eng.dept_id, PageRequest(first=10)).items
+    members = run(employees.list_department_employees(tenant.table, eng.dept_id, PageRequest(first=10))).items
     assert [m.emp_id for m in members] == [stays.emp_id]
 
 
@@ -392,7 +393,7 @@ def test_terminate_employee__stale_version__is_conflict(api: Api, tenant: Tenant
         TERMINATE_EMPLOYEE, {"input": {"id": gid(person), "expectedVersion": person.version - 1}}
     )
     assert error(body)["extensions"] == {"code": "CONFLICT", "currentVersion": person.version}
-    assert employees.get_employee(tenant.table, person.emp_id) == person
+    assert run(employees.get_employee(tenant.table, person.emp_id)) == person
     assert headcount(tenant, eng) == 1
 
 
@@ -407,5 +408,5 @@ def test_terminate_employee__not_enough_permissions(api: Api, tenant: Tenant, ro
     person = tenant.employee(eng)
     body = api.as_(tenant.employee(role=role)).query(TERMINATE_EMPLOYEE, {"input": {"id": gid(person)}})
     assert error(body)["extensions"]["code"] == "FORBIDDEN"
-    assert employees.get_employee(tenant.table, person.emp_id) == person
+    assert run(employees.get_employee(tenant.table, person.emp_id)) == person
     assert headcount(tenant, eng) == 1

@@ -10,6 +10,7 @@ from datastore import employees
 from datastore.entities import Role
 from datastore.ids import new_id
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import TenantFactory
 from tests.datastore.lifecycle.complete import Complete, complete
 from tests.graphql_api.fixtures import Api
@@ -82,7 +83,7 @@ def test_erase_person__the_audit_log_keeps_what_happened_without_values(api: Api
 def test_erase_person__not_an_admin__forbidden(api: Api, whole: Complete, role: Role) -> None:
     caller = whole.tenant.employee(role=role)
     assert _codes(_erase(api, whole, whole.leaver.emp_id, as_=caller)) == ["FORBIDDEN"]
-    assert employees.get_employee(whole.tenant.table, whole.leaver.emp_id) == whole.leaver
+    assert run(employees.get_employee(whole.tenant.table, whole.leaver.emp_id)) == whole.leaver
 
 
 def test_erase_person__an_active_employee__conflict(api: Api, whole: Complete) -> None:

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from datastore import calls, departments, employees
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, Tenant
 from tests.datastore import faults
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import EXECUTORS, serving, with_settings
@@ -31,15 +31,15 @@ REASONS = [faults.TRANSACTION_CONFLICT, faults.THROTTLING_ERROR]
 
 
 @pytest.fixture(scope="module", params=EXECUTORS.values(), ids=list(EXECUTORS))
-def api(client: DynamoDBClient, table_name: str, api_settings: ApiSettings, request: Any) -> Iterator[Api]:
+def api(new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, request: Any) -> Iterator[Api]:
     """This module's server, with the executor of the test's parameter."""
     settings = with_settings(api_settings, compiled_plans=request.param)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         yield Api(http, settings)
 
 
 def headcounts(tenant: Tenant, *depts: departments.Department) -> list[int]:
-    found = [departments.get_department(tenant.table, d.dept_id, consistent=True) for d in depts]
+    found = [run(departments.get_department(tenant.table, d.dept_id, consistent=True)) for d in depts]
     return [d.headcount if d is not None else -1 for d in found]
 
 
@@ -76,7 +76,7 @@ def test_exhausted_retries__clean_retryable_unavailable_error_and_nothing_writte
     assert "Traceback" not in found["message"] and "botocore" not in found["message"]
     # Bounded: the Table's retry policy, not an endless loop.
     assert 1 < log.count("TransactWriteItems") <= 10
-    assert employees.get_employee(tenant.table, person.emp_id, consistent=True) == person
+    assert run(employees.get_employee(tenant.table, person.emp_id, consistent=True)) == person
     assert headcounts(tenant, eng, ops) == [1, 0]
     assert audit_actions(tenant) == before
 
@@ -98,7 +98,7 @@ def test_concurrent_moves_with_injected_conflicts__headcounts_still_hold(
         )
     assert injected.injected > 0
     assert set(map(outcome, results)) <= {"OK", "CONFLICT"}
-    stored = [employees.get_employee(tenant.table, p.emp_id, consistent=True) for p in people]
+    stored = [run(employees.get_employee(tenant.table, p.emp_id, consistent=True)) for p in people]
     for dept, count in zip(depts, headcounts(tenant, *depts), strict=True):
         assert count == sum(1 for e in stored if e is not None and e.department_id == dept.dept_id)
     assert sum(headcounts(tenant, *depts)) == len(people)

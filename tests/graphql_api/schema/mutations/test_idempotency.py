@@ -13,6 +13,7 @@ import pytest
 from datastore import applications, calls, departments, ids, jobs
 from datastore.entities import Role
 from datastore.pagination import PageRequest
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.schema.mutations.documents import (
@@ -35,7 +36,7 @@ def test_retry_with_same_key__writes_once_and_returns_the_first_result(api: Api,
         again = [admin.data(CREATE_DEPARTMENT, variables) for _ in range(3)]
     assert all(result == first for result in again)
     assert log.count("TransactWriteItems") == 1
-    listed = departments.list_departments(tenant.table, PageRequest(first=10)).items
+    listed = run(departments.list_departments(tenant.table, PageRequest(first=10))).items
     assert [d.name for d in listed] == ["Research"]
     assert audit_actions(tenant).count("department.create") == 1
 
@@ -48,7 +49,7 @@ def test_retry_of_apply_with_same_key__one_application(api: Api, tenant: Tenant)
         first = me.data(APPLY, variables)
         assert me.data(APPLY, variables) == first
     assert log.count("TransactWriteItems") == 1
-    assert len(applications.list_job_applications(tenant.table, job.job_id, PageRequest(first=10)).items) == 1
+    assert len(run(applications.list_job_applications(tenant.table, job.job_id, PageRequest(first=10))).items) == 1
 
 
 def test_same_key_with_different_input__is_refused(api: Api, tenant: Tenant) -> None:
@@ -58,7 +59,9 @@ def test_same_key_with_different_input__is_refused(api: Api, tenant: Tenant) -> 
         body = admin.query(CREATE_DEPARTMENT, {"input": {"name": "Sales", "idempotencyKey": "k-1"}})
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.idempotencyKey"}
     assert log.count("TransactWriteItems") == 0
-    assert [d.name for d in departments.list_departments(tenant.table, PageRequest(first=10)).items] == ["Research"]
+    assert [d.name for d in run(departments.list_departments(tenant.table, PageRequest(first=10))).items] == [
+        "Research"
+    ]
 
 
 def test_same_key_for_another_mutation__is_refused(api: Api, tenant: Tenant) -> None:
@@ -73,7 +76,7 @@ def test_same_key_for_another_mutation__is_refused(api: Api, tenant: Tenant) -> 
 def test_malformed_key__is_bad_user_input(api: Api, tenant: Tenant) -> None:
     body = api.admin_of(tenant).query(CREATE_DEPARTMENT, {"input": {"name": "R", "idempotencyKey": "has space"}})
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.idempotencyKey"}
-    assert departments.list_departments(tenant.table, PageRequest(first=10)).items == []
+    assert run(departments.list_departments(tenant.table, PageRequest(first=10))).items == []
 
 
 # --- every keyed mutation: a retry answers exactly what the first attempt did ------------------
@@ -203,13 +206,13 @@ def _update_job(api: Api, t: Tenant) -> Retry:
 
 
 def _publish_job(api: Api, t: Tenant) -> Retry:
-    draft = jobs.create_job(t.table, department_id=t.department().dept_id, title="Welder")
+    draft = run(jobs.create_job(t.table, department_id=t.department().dept_id, title="Welder"))
     return Retry(api.admin_of(t), {"id": gid(draft)}, {"id": gid(draft), "expectedVersion": draft.version})
 
 
 def _close_job(api: Api, t: Tenant) -> Retry:
     job = open_job(t, t.department())
-    applications.apply_to_job(t.table, job.job_id, t.employee().emp_id)
+    run(applications.apply_to_job(t.table, job.job_id, t.employee().emp_id))
     return Retry(api.admin_of(t), {"id": gid(job)}, {"id": gid(job), "expectedVersion": job.version})
 
 
@@ -223,14 +226,14 @@ def _apply(api: Api, t: Tenant) -> Retry:
 def _withdraw(api: Api, t: Tenant) -> Retry:
     dept = t.department()
     person = manager_of(t, dept)
-    mine = applications.apply_to_job(t.table, open_job(t, dept).job_id, person.emp_id)
-    other = applications.apply_to_job(t.table, open_job(t, dept, "Other").job_id, person.emp_id)
+    mine = run(applications.apply_to_job(t.table, open_job(t, dept).job_id, person.emp_id))
+    other = run(applications.apply_to_job(t.table, open_job(t, dept, "Other").job_id, person.emp_id))
     return Retry(api.as_(person), {"id": gid(mine)}, {"id": gid(other)})
 
 
 def _set_status(api: Api, t: Tenant) -> Retry:
     job = open_job(t, t.department())
-    application = applications.apply_to_job(t.table, job.job_id, t.employee().emp_id)
+    application = run(applications.apply_to_job(t.table, job.job_id, t.employee().emp_id))
     return Retry(
         api.admin_of(t), {"id": gid(application), "status": "REVIEWING"}, {"id": gid(application), "status": "REJECTED"}
     )

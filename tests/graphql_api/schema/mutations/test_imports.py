@@ -18,16 +18,16 @@ import pytest
 from datastore import departments, employees
 from datastore.calls import CallLog
 from datastore.entities import Role
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.schema import ids
 from graphql_api.settings.api import ApiSettings
-from tests.conftest import Tenant, unique_domain
+from tests.blocking import run
+from tests.conftest import DatastoreFactory, Tenant, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 IMPORT = """
 mutation($input: ImportEmployeesInput!) {
@@ -39,9 +39,9 @@ mutation($input: ImportEmployeesInput!) {
 
 
 @pytest.fixture(scope="module")
-def patient_http(client: DynamoDBClient, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
+def patient_http(new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings) -> Iterator[httpx.Client]:
     settings = with_settings(api_settings, request_timeout_seconds=60.0)
-    with serving(create_app(Datastore(client, table_name), settings)) as http:
+    with serving(create_app(new_datastore(table_name), settings)) as http:
         yield http
 
 
@@ -81,7 +81,7 @@ def test_import_employees__100_rows__all_created(api: Api, tenant: Tenant) -> No
     # no second), one transaction per row.
     assert (cost["requests"]["BatchGetItem"], cost["requests"]["TransactWriteItems"]) == (2, 100)
     for i in (0, 50, 99):
-        assert employees.find_employee_id_by_email(tenant.table, tenant.email(f"p{i}")) is not None
+        assert run(employees.find_employee_id_by_email(tenant.table, tenant.email(f"p{i}"))) is not None
 
 
 def test_import_employees__rerun__all_unchanged_without_writes(api: Api, tenant: Tenant) -> None:
@@ -142,8 +142,8 @@ def test_import_employees__mixed_rows__per_row_codes_and_fields(api: Api, tenant
     assert (payload["created"], payload["unchanged"], payload["failed"]) == (2, 0, 5)
     # Bad rows wrote nothing: no employee, and the department counts only the good row.
     for local in ("nodept", "ctrl"):
-        assert employees.find_employee_id_by_email(tenant.table, tenant.email(local)) is None
-    found = departments.get_department(tenant.table, dept.dept_id, consistent=True)
+        assert run(employees.find_employee_id_by_email(tenant.table, tenant.email(local))) is None
+    found = run(departments.get_department(tenant.table, dept.dept_id, consistent=True))
     assert found is not None and found.headcount == 1
 
 
@@ -159,7 +159,7 @@ def test_import_employees__email_with_other_data__conflict_on_email(api: Api, te
 
 def test_import_employees__terminated_employee_same_data__conflict(api: Api, tenant: Tenant) -> None:
     person = tenant.employee()
-    employees.terminate_employee(tenant.table, person.emp_id)
+    run(employees.terminate_employee(tenant.table, person.emp_id))
     given = [{"email": person.email, "firstName": person.first_name, "lastName": person.last_name}]
     payload, _ = run_import(api.admin_of(tenant), given)
     assert payload["results"][0]["error"]["code"] == "CONFLICT"
@@ -172,7 +172,7 @@ def test_import_employees__101_rows__refused_without_calls(api: Api, tenant: Ten
     (error,) = body["errors"]
     assert error["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.rows", "limit": "rows", "maxRows": 100}
     assert call_log.count() == 0
-    assert employees.find_employee_id_by_email(tenant.table, tenant.email("p0")) is None
+    assert run(employees.find_employee_id_by_email(tenant.table, tenant.email("p0"))) is None
 
 
 def test_import_employees__100_rows__at_the_bound_accepted(api: Api, tenant: Tenant) -> None:
@@ -184,7 +184,7 @@ def test_import_employees__employee_and_manager__forbidden(api: Api, tenant: Ten
     for role in (Role.EMPLOYEE, Role.MANAGER):
         body = api.as_(tenant.employee(role=role)).query(IMPORT, {"input": {"rows": rows(tenant, 1)}})
         assert [e["extensions"]["code"] for e in body["errors"]] == ["FORBIDDEN"]
-    assert employees.find_employee_id_by_email(tenant.table, tenant.email("p0")) is None
+    assert run(employees.find_employee_id_by_email(tenant.table, tenant.email("p0"))) is None
 
 
 def test_import_employees__concurrent_reruns__each_row_created_once(api: Api, tenant: Tenant) -> None:
@@ -197,7 +197,7 @@ def test_import_employees__concurrent_reruns__each_row_created_once(api: Api, te
     assert sum(p["created"] for p in payloads) == 40
     for index in range(40):
         assert len({p["results"][index]["employee"]["id"] for p in payloads}) == 1
-    found = departments.get_department(tenant.table, dept.dept_id, consistent=True)
+    found = run(departments.get_department(tenant.table, dept.dept_id, consistent=True))
     assert found is not None and found.headcount == 40
 
 

@@ -13,6 +13,7 @@ from datastore import applications, departments, employees, jobs
 from datastore.entities import Department
 from datastore.pagination import PageRequest
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.schema.mutations.documents import (
@@ -57,8 +58,10 @@ def test_concurrent_create_employee_with_one_email__exactly_one_wins(api: Api, t
     results = in_parallel([lambda: admin.query(CREATE_EMPLOYEE, variables)] * 12)
     assert Counter(map(outcome, results)) == {"OK": 1, "CONFLICT": 11}
     winner = next(r for r in results if outcome(r) == "OK")["data"]["createEmployee"]["employee"]["id"]
-    assert employees.find_employee_id_by_email(tenant.table, tenant.email("only.one")) == ids.decode(winner).parts[0]
-    stored = departments.get_department(tenant.table, dept.dept_id, consistent=True)
+    assert (
+        run(employees.find_employee_id_by_email(tenant.table, tenant.email("only.one"))) == ids.decode(winner).parts[0]
+    )
+    stored = run(departments.get_department(tenant.table, dept.dept_id, consistent=True))
     assert stored is not None and stored.headcount == 1
 
 
@@ -83,7 +86,7 @@ def test_200_concurrent_moves__every_headcount_equals_its_membership(api: Api, t
         members = {edge["node"]["id"] for edge in view["employees"]["edges"]}
         active_here = {
             gid(e)
-            for e in (employees.get_employee(tenant.table, p.emp_id, consistent=True) for p in people)
+            for e in (run(employees.get_employee(tenant.table, p.emp_id, consistent=True)) for p in people)
             if e is not None and e.department_id == dept.dept_id
         }
         assert view["headcount"] == len(members) == len(active_here)
@@ -97,7 +100,7 @@ def test_concurrent_apply_with_one_employee_and_job__exactly_one(api: Api, tenan
     me = api.as_(tenant.employee())
     results = in_parallel([lambda: me.query(APPLY, {"input": {"jobPostingId": gid(job)}})] * 12)
     assert Counter(map(outcome, results)) == {"OK": 1, "CONFLICT": 11}
-    assert len(applications.list_job_applications(tenant.table, job.job_id, PageRequest(first=50)).items) == 1
+    assert len(run(applications.list_job_applications(tenant.table, job.job_id, PageRequest(first=50))).items) == 1
 
 
 def test_apply_racing_close__applications_exist_only_while_open(api: Api, tenant: Tenant) -> None:
@@ -123,9 +126,9 @@ def test_apply_racing_close__applications_exist_only_while_open(api: Api, tenant
     assert {outcome(body) for _, body in applies} <= {"OK", "CONFLICT"}
     # Every apply sent after the close had returned was refused.
     assert all(outcome(body) == "CONFLICT" for sent, body in applies if sent > closed_at[0])
-    closed = jobs.get_job(tenant.table, job.job_id, consistent=True)
+    closed = run(jobs.get_job(tenant.table, job.job_id, consistent=True))
     assert closed is not None and closed.closed_at is not None
-    stored = applications.list_job_applications(tenant.table, job.job_id, PageRequest(first=100)).items
+    stored = run(applications.list_job_applications(tenant.table, job.job_id, PageRequest(first=100))).items
     assert len(stored) == sum(outcome(body) == "OK" for _, body in applies)
     # Each surviving application was written while the job was open: its stamp is no later
     # than the moment the close's response came back. (Both stamps are taken by the server
@@ -148,7 +151,7 @@ def test_concurrent_updates_with_one_expected_version__exactly_one_wins(api: Api
     )
     assert Counter(map(outcome, results)) == {"OK": 1, "CONFLICT": 11}
     winner = next(r for r in results if outcome(r) == "OK")["data"]["updateEmployee"]["employee"]
-    stored = employees.get_employee(tenant.table, person.emp_id, consistent=True)
+    stored = run(employees.get_employee(tenant.table, person.emp_id, consistent=True))
     assert stored is not None and (stored.first_name, stored.version) == (winner["firstName"], person.version + 1)
     assert all(
         r["errors"][0]["extensions"]["currentVersion"] == person.version + 1 for r in results if outcome(r) != "OK"
@@ -165,8 +168,8 @@ def test_transaction_failing_in_its_last_item__leaves_nothing_not_even_an_audit_
         {"input": {"email": tenant.email("ghost"), "firstName": "G", "lastName": "H", "departmentId": ghost}},
     )
     assert codes(body) == ["BAD_USER_INPUT"]
-    assert employees.find_employee_id_by_email(tenant.table, tenant.email("ghost")) is None
-    everyone = employees.list_employees(tenant.table, PageRequest(first=100)).items
+    assert run(employees.find_employee_id_by_email(tenant.table, tenant.email("ghost"))) is None
+    everyone = run(employees.list_employees(tenant.table, PageRequest(first=100))).items
     assert [e.emp_id for e in everyone] == [tenant.admin.emp_id]
     assert audit_actions(tenant) == before
     edges = admin.data(AUDIT_ACTIONS)["organization"]["auditLog"]["edges"]

@@ -8,6 +8,7 @@ from datastore import jobs
 from datastore.entities import JobPosting, Role
 from datastore.pagination import PageRequest
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.schema.mutations.documents import (
@@ -27,11 +28,11 @@ OPEN_JOBS = "{ organization { jobPostings(status: OPEN) { edges { node { id } } 
 
 
 def stored(tenant: Tenant, job: JobPosting) -> JobPosting | None:
-    return jobs.get_job(tenant.table, job.job_id, consistent=True)
+    return run(jobs.get_job(tenant.table, job.job_id, consistent=True))
 
 
 def all_jobs(tenant: Tenant) -> list[JobPosting]:
-    return jobs.list_jobs(tenant.table, PageRequest(first=100)).items
+    return run(jobs.list_jobs(tenant.table, PageRequest(first=100))).items
 
 
 def open_job_ids(api: Api, tenant: Tenant) -> list[str]:
@@ -49,7 +50,7 @@ def test_create_job_posting__is_a_draft(api: Api, tenant: Tenant) -> None:
     )["createJobPosting"]["jobPosting"]
     assert (data["title"], data["description"], data["status"], data["version"]) == ("Engineer", "Build", "DRAFT", 1)
     assert data["department"] == {"id": gid(dept)} and data["postedAt"] is None
-    job = jobs.get_job(tenant.table, raw_id(data["id"])[0])
+    job = run(jobs.get_job(tenant.table, raw_id(data["id"])[0]))
     assert job is not None and job.status.value == "draft"
     assert open_job_ids(api, tenant) == []
 
@@ -130,7 +131,7 @@ def test_update_job_posting__unknown_department__changes_nothing(api: Api, tenan
 
 
 def test_update_job_posting__closed__is_bad_user_input(api: Api, tenant: Tenant) -> None:
-    closed = jobs.close_job(tenant.table, open_job(tenant, tenant.department("Eng")).job_id)
+    closed = run(jobs.close_job(tenant.table, open_job(tenant, tenant.department("Eng")).job_id))
     body = api.admin_of(tenant).query(
         UPDATE_JOB, {"input": {"id": gid(closed), "expectedVersion": closed.version, "title": "X"}}
     )
@@ -168,7 +169,7 @@ def test_update_job_posting__not_enough_permissions(api: Api, tenant: Tenant) ->
 
 
 def test_publish_job_posting__opens_it_into_the_open_index(api: Api, tenant: Tenant) -> None:
-    draft = jobs.create_job(tenant.table, department_id=tenant.department().dept_id, title="T")
+    draft = run(jobs.create_job(tenant.table, department_id=tenant.department().dept_id, title="T"))
     data = api.admin_of(tenant).data(PUBLISH_JOB, {"input": {"id": gid(draft), "expectedVersion": draft.version}})[
         "publishJobPosting"
     ]["jobPosting"]
@@ -181,7 +182,7 @@ def test_publish_job_posting__opens_it_into_the_open_index(api: Api, tenant: Ten
 def test_publish_job_posting__not_a_draft__is_bad_user_input(api: Api, tenant: Tenant, close: bool) -> None:
     job = open_job(tenant, tenant.department())
     if close:
-        job = jobs.close_job(tenant.table, job.job_id)
+        job = run(jobs.close_job(tenant.table, job.job_id))
     found = error(api.admin_of(tenant).query(PUBLISH_JOB, {"input": {"id": gid(job)}}))
     assert found["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.id"}
     assert stored(tenant, job) == job
@@ -189,7 +190,7 @@ def test_publish_job_posting__not_a_draft__is_bad_user_input(api: Api, tenant: T
 
 
 def test_publish_job_posting__stale_version__is_conflict(api: Api, tenant: Tenant) -> None:
-    draft = jobs.create_job(tenant.table, department_id=tenant.department().dept_id, title="T")
+    draft = run(jobs.create_job(tenant.table, department_id=tenant.department().dept_id, title="T"))
     body = api.admin_of(tenant).query(PUBLISH_JOB, {"input": {"id": gid(draft), "expectedVersion": 7}})
     assert error(body)["extensions"] == {"code": "CONFLICT", "currentVersion": 1}
     assert stored(tenant, draft) == draft
@@ -201,7 +202,7 @@ def test_publish_job_posting__unknown__not_found(api: Api, tenant: Tenant) -> No
 
 
 def test_publish_job_posting__not_enough_permissions(api: Api, tenant: Tenant) -> None:
-    draft = jobs.create_job(tenant.table, department_id=tenant.department().dept_id, title="T")
+    draft = run(jobs.create_job(tenant.table, department_id=tenant.department().dept_id, title="T"))
     body = api.as_(tenant.employee()).query(PUBLISH_JOB, {"input": {"id": gid(draft)}})
     assert error(body)["extensions"]["code"] == "FORBIDDEN"
     assert stored(tenant, draft) == draft
@@ -221,7 +222,7 @@ def test_close_job_posting__leaves_the_open_index(api: Api, tenant: Tenant) -> N
 
 
 def test_close_job_posting__twice__is_bad_user_input(api: Api, tenant: Tenant) -> None:
-    closed = jobs.close_job(tenant.table, open_job(tenant, tenant.department()).job_id)
+    closed = run(jobs.close_job(tenant.table, open_job(tenant, tenant.department()).job_id))
     body = api.admin_of(tenant).query(CLOSE_JOB, {"input": {"id": gid(closed)}})
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": "input.id"}
     assert stored(tenant, closed) == closed

@@ -9,6 +9,7 @@ from datastore.entities import Employee, Role
 from datastore.scope import SignInScope, TenantScope
 from datastore.table import Table
 from graphql_api.schema import ids
+from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.schema.mutations.documents import (
@@ -46,13 +47,13 @@ ORG_DOMAINS = "{ organization { emailDomains } }"
 
 
 def employee_of(platform: Table, identity: identities.Identity) -> Employee:
-    found = employees.get_employee(platform.with_scope(TenantScope(identity.org_id)), identity.emp_id)
+    found = run(employees.get_employee(platform.with_scope(TenantScope(identity.org_id)), identity.emp_id))
     assert found is not None
     return found
 
 
 def identity_of(platform: Table, email: str) -> identities.Identity | None:
-    return identities.find_identity(platform.with_scope(SignInScope()), email)
+    return run(identities.find_identity(platform.with_scope(SignInScope()), email))
 
 
 def fresh_email() -> str:
@@ -75,7 +76,7 @@ def test_create_organization__its_admin_can_sign_in_and_read_it(api: Api, platfo
 def test_create_organization__domain_of_another_org__is_conflict_for_the_operator(
     api: Api, tenant: Tenant, platform: Table
 ) -> None:
-    body = api.platform.query(CREATE_ORGANIZATION, new_org(tenant.admin.email, name="Copycat"))
+    body = run(api.platform.query(CREATE_ORGANIZATION, new_org(tenant.admin.email, name="Copycat")))
     assert error(body)["extensions"]["code"] == "CONFLICT"
     identity = identity_of(platform, tenant.admin.email)
     assert identity is not None and identity.org_id == tenant.org_id
@@ -98,7 +99,7 @@ def test_create_organization__domain_of_another_org__is_conflict_for_the_operato
 )
 def test_create_organization__bad_input__names_the_field(api: Api, platform: Table, field: str, value: object) -> None:
     email = fresh_email()
-    body = api.platform.query(CREATE_ORGANIZATION, new_org(email, **{field: value}))
+    body = run(api.platform.query(CREATE_ORGANIZATION, new_org(email, **{field: value})))
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": f"input.{field}"}
     assert identity_of(platform, email) is None
 
@@ -155,8 +156,10 @@ def test_add_email_domain__held_by_another_org__conflict_and_nothing_changes(
     api: Api, tenant: Tenant, make_tenant: TenantFactory
 ) -> None:
     other = make_tenant()
-    body = api.platform.query(
-        ADD_EMAIL_DOMAIN, {"input": {"orgId": ids.encode("Organization", tenant.org_id), "domain": other.domain}}
+    body = run(
+        api.platform.query(
+            ADD_EMAIL_DOMAIN, {"input": {"orgId": ids.encode("Organization", tenant.org_id), "domain": other.domain}}
+        )
     )
     assert error(body)["extensions"]["code"] == "CONFLICT"
     assert api.admin_of(tenant).data(ORG_DOMAINS)["organization"]["emailDomains"] == [tenant.domain]
@@ -176,7 +179,7 @@ def test_add_email_domain__held_by_another_org__conflict_and_nothing_changes(
 )
 def test_add_email_domain__bad_input(api: Api, tenant: Tenant, field: str, value: str, code: str) -> None:
     variables = {"orgId": ids.encode("Organization", tenant.org_id), "domain": unique_domain(), field: value}
-    body = api.platform.query(ADD_EMAIL_DOMAIN, {"input": variables})
+    body = run(api.platform.query(ADD_EMAIL_DOMAIN, {"input": variables}))
     assert error(body)["extensions"]["code"] == code
     if code == "BAD_USER_INPUT":
         assert error(body)["extensions"]["field"] == f"input.{field}"
@@ -243,7 +246,7 @@ def _close(client: GraphQLClient, org_id: str) -> dict[str, object]:
 
 
 def test_close_organization__closing__its_tokens_and_keys_stop_at_once(api: Api, tenant: Tenant) -> None:
-    _key, secret = api_keys.create_api_key(tenant.table, name="sync", role=Role.ADMIN)
+    _key, secret = run(api_keys.create_api_key(tenant.table, name="sync", role=Role.ADMIN))
     admin = api.admin_of(tenant)
     assert "errors" not in admin.query(ME)
 
@@ -254,7 +257,7 @@ def test_close_organization__closing__its_tokens_and_keys_stop_at_once(api: Api,
     assert closed["deleteAfter"] > "2000"
     assert error(admin.query(ME))["extensions"]["code"] == "UNAUTHENTICATED"
     assert error(GraphQLClient(api.http, secret).query(ME))["extensions"]["code"] == "UNAUTHENTICATED"
-    found = organizations.get_organization(tenant.table)
+    found = run(organizations.get_organization(tenant.table))
     assert found is not None and found.status.value == "closing"
 
 

@@ -10,6 +10,7 @@ import pytest
 from datastore import audit, calls, layout, organizations, retention
 from datastore.entities import AuditEvent, Role
 from datastore.pagination import PageRequest
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.support import raw_get
 from tests.graphql_api.fixtures import Api
@@ -22,7 +23,7 @@ CREATE_DEPARTMENT = """mutation($input: CreateDepartmentInput!) {
 
 
 def newest(tenant: Tenant) -> AuditEvent:
-    return audit.list_audit_events(tenant.table, PageRequest(first=1)).items[0]
+    return run(audit.list_audit_events(tenant.table, PageRequest(first=1))).items[0]
 
 
 def stored_expiry(tenant: Tenant, event: AuditEvent) -> int:
@@ -72,7 +73,7 @@ def test_set_audit_retention__admin__later_mutations_expire_after_it_without_rea
     assert admin.data(SET, {"input": {"days": None}})["setAuditRetention"]["organization"] == {
         "auditRetentionDays": retention.DEFAULT_DAYS
     }
-    found = organizations.get_organization(tenant.table)
+    found = run(organizations.get_organization(tenant.table))
     assert found is not None and found.audit_retention_days is None
 
 
@@ -82,7 +83,7 @@ def test_set_audit_retention__not_an_admin__forbidden_and_nothing_written(api: A
     before = newest(tenant)
     body = caller.query(SET, {"input": {"days": 400}})
     assert _codes(body) == ["FORBIDDEN"] and body["data"] == {"setAuditRetention": None}
-    found = organizations.get_organization(tenant.table)
+    found = run(organizations.get_organization(tenant.table))
     assert found is not None and found.audit_retention_days is None
     assert newest(tenant).event_id == before.event_id  # nothing written
 
@@ -99,12 +100,12 @@ def test_set_audit_retention__out_of_bounds__bad_user_input_on_input_days(api: A
 
 
 def test_set_audit_retention__platform_operator__forbidden(api: Api, tenant: Tenant) -> None:
-    body = api.platform.query(SET, {"input": {"days": 400}})
+    body = run(api.platform.query(SET, {"input": {"days": 400}}))
     assert _codes(body) == ["FORBIDDEN"]
 
 
 def test_expiry__whole_epoch_seconds_in_the_tables_ttl_attribute(tenant: Tenant) -> None:
-    organizations.set_audit_retention(tenant.table, 365)
+    run(organizations.set_audit_retention(tenant.table, 365))
     event = newest(tenant)
     assert event.expires_at is not None and event.expires_at.tzinfo is UTC
     assert event.expires_at == datetime.fromtimestamp(expected(event, retention.DEFAULT_DAYS), UTC)

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from datastore import jobs, validation
+from tests.blocking import run
 from tests.conftest import Tenant, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.schema.mutations.documents import (
@@ -73,7 +74,7 @@ def create_job_description(t: Tenant, value: str) -> tuple[str, dict[str, Any]]:
 
 
 def update_job_title(t: Tenant, value: str) -> tuple[str, dict[str, Any]]:
-    job = jobs.create_job(t.table, department_id=t.department().dept_id, title="Welder")
+    job = run(jobs.create_job(t.table, department_id=t.department().dept_id, title="Welder"))
     return UPDATE_JOB, {"id": gid(job), "expectedVersion": 1, "title": value}
 
 

@@ -14,7 +14,6 @@ from graphql import FieldNode, FragmentDefinitionNode, parse, visit
 from graphql.language import Visitor
 
 from datastore import calls
-from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.schema import ids
 from graphql_api.schema.types.application import Application
@@ -22,11 +21,12 @@ from graphql_api.schema.types.department import Department
 from graphql_api.schema.types.employee import Employee
 from graphql_api.schema.types.relations import RelationPlan, Selection
 from graphql_api.settings.api import ApiSettings
+from tests.conftest import DatastoreFactory
 from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 
 def connection_plan(
@@ -165,7 +165,7 @@ def test_root_object__relations__loaded_on_demand(api: Api, demo: Demo, query: s
 
 
 def test_page__relation_load_fails__error_on_each_objects_field(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings, demo: Demo
+    new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, demo: Demo
 ) -> None:
     """Past the call budget, the page-level employee batch fails: each application's
     ``employee`` is null with the error, as per-object loads answered; the pages stand."""
@@ -173,7 +173,7 @@ def test_page__relation_load_fails__error_on_each_objects_field(
     budget = None
     for max_calls in (None, 0):
         settings = api_settings if max_calls is None else with_settings(api_settings, max_dynamodb_calls=budget)
-        with serving(create_app(Datastore(client, table_name), settings)) as http:
+        with serving(create_app(new_datastore(table_name), settings)) as http:
             caller = Api(http, settings).as_(alice)
             if max_calls is None:
                 # Exactly the calls of the query without the relation: the relation's batch is one too many.
