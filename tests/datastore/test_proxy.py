@@ -1,7 +1,7 @@
 """DynamoDB through an HTTP proxy (datastore/proxy.py, the tunnel in datastore/http_connections.py).
 
 The reads go from ``DatastoreSettings`` parsed from the standard variables, through
-``Datastore.connect(...).async_table(scope)``, a real CONNECT proxy on the loopback
+``Datastore.connect(...).table(scope)``, a real CONNECT proxy on the loopback
 (tests/datastore/connect_proxy.py) and, for https, a TLS front, to DynamoDB Local; each test
 on asyncio's loop and on uvloop, which the servers run.
 """
@@ -28,6 +28,7 @@ from datastore.config import ConfigError, DatastoreSettings
 from datastore.errors import Unavailable
 from datastore.proxy import Proxies, Proxy, proxy_variables
 from datastore.store import Datastore
+from tests import blocking
 from tests.certificates import self_signed
 from tests.conftest import Tenant
 from tests.datastore.connect_proxy import ConnectProxy, connect_proxy, tls_front
@@ -69,7 +70,7 @@ def datastore_with(settings: DatastoreSettings, env: dict[str, str], endpoint: s
 async def read_twice(datastore: Datastore, tenant: Tenant) -> list[Any]:
     """The tenant's admin read twice on the event loop: the second on the kept-alive connection."""
     key = layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id)
-    table = datastore.async_table(tenant.table.scope)
+    table = datastore.table(tenant.table.scope)
     try:
         return [await table.get(key), await table.get(key)]
     finally:
@@ -78,7 +79,7 @@ async def read_twice(datastore: Datastore, tenant: Tenant) -> list[Any]:
 
 
 def admin_item(tenant: Tenant) -> Any:
-    return tenant.table.get(layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id))
+    return blocking.run(tenant.table.get(layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id)))
 
 
 def local_port(dynamodb_endpoint: str) -> int:
