@@ -384,6 +384,8 @@ def given_up(error: Exception, failure: retries.Failure, attempts: retries.Attem
         body = dict(failure.body or {})
         decode_binaries(body)  # as a successful answer's items are handed out
         return Refused(failure.code, body, maybe_written=maybe_written)
+    if failure.kind is retries.Kind.THROTTLED:  # a throttled transaction's cancellation too, not only a 400
+        return Unavailable("DynamoDB is throttling requests", maybe_written=maybe_written, cause=failure.code)
     if failure.kind is retries.Kind.CONFLICT:
         return Unavailable(
             f"the transaction kept conflicting after {attempts.made} tries",

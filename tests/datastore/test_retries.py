@@ -1,5 +1,5 @@
 """The one retry policy (datastore/retries.py) of every call through the event loop's client,
-and the Table's own retries of transaction conflicts on the boto3 path.
+and a Table's transactions under it: conflicts and throttled cancellations retried by send.
 
 The policy's table of cases runs each call against DynamoDB Local through a TCP proxy
 (tests/tcp_proxy.py) that refuses connections, mutes or cuts answers of requests it forwarded;
@@ -434,14 +434,21 @@ def test_failure_of__the_transports_failure__sent_or_not(error: Exception, kind:
     assert retries.failure_of(error).kind is kind
 
 
-# --- the Table's retries of cancelled transactions (the boto3 path) ------------------------
+# --- a Table's transactions under the policy: cancelled, retried by send ----------------------
 
 TRANSACT = "TransactWriteItems"
+# Which of the policy's schedules bounds a transaction cancelled for each reason.
+SCHEDULES: Final = {TRANSACTION_CONFLICT: TEST_RETRY.conflicts, THROTTLING_ERROR: TEST_RETRY.standard}
+# What a transaction cancelled every time says, by reason: a conflict names its tries.
+GIVEN_UP: Final = {
+    TRANSACTION_CONFLICT: f"the transaction kept conflicting after {TEST_RETRY.conflicts.attempts} tries",
+    THROTTLING_ERROR: "DynamoDB is throttling requests",
+}
 
 
 @pytest.fixture
-def faults(client: DynamoDBClient) -> Iterator[TransactFaults]:
-    with injected(client) as planned:
+def faults(dynamo: AsyncDynamo) -> Iterator[TransactFaults]:
+    with injected(dynamo) as planned:
         yield planned
 
 
@@ -461,17 +468,19 @@ def assert_headcounts_match(tenant: Tenant, *depts: Department) -> None:
 def test_move__cancelled_then_committed__retried_within_the_bound(
     tenant: Tenant, faults: TransactFaults, call_log: CallLog, reason: str
 ) -> None:
+    tries = SCHEDULES[reason].attempts
     source, target = tenant.department("Source"), tenant.department("Target")
     emp = tenant.employee(source)
     trail = audit_trail(tenant)
-    before = call_log.count(TRANSACT)
-    faults.cancel(reason, times=TEST_RETRY.attempts - 1)
+    calls_before, sent_before = call_log.count(TRANSACT), len(faults.sent)
+    faults.cancel(reason, times=tries - 1)
 
     moved = run(employees.move_employee(tenant.table, emp.emp_id, target.dept_id)).employee
 
     assert moved.department_id == target.dept_id
-    assert call_log.count(TRANSACT) - before == TEST_RETRY.attempts
-    assert faults.injected == TEST_RETRY.attempts - 1
+    assert len(faults.sent) - sent_before == tries  # every attempt the schedule allows, the last committed
+    assert faults.injected == tries - 1
+    assert call_log.count(TRANSACT) - calls_before == 1  # one call, whatever its attempts
     assert_headcounts_match(tenant, source, target)
     after = audit_trail(tenant)
     assert len(after) == len(trail) + 1
@@ -480,18 +489,20 @@ def test_move__cancelled_then_committed__retried_within_the_bound(
 
 @pytest.mark.parametrize("reason", [TRANSACTION_CONFLICT, THROTTLING_ERROR])
 def test_move__cancelled_every_time__unavailable_and_nothing_written(
-    tenant: Tenant, faults: TransactFaults, call_log: CallLog, reason: str
+    tenant: Tenant, faults: TransactFaults, reason: str
 ) -> None:
     source, target = tenant.department("Source"), tenant.department("Target")
     emp = tenant.employee(source)
     trail = audit_trail(tenant)
-    before = call_log.count(TRANSACT)
+    sent_before = len(faults.sent)
     faults.cancel(reason, times=None)
 
-    with pytest.raises(Unavailable, match=f"after {TEST_RETRY.attempts} tries"):
+    with pytest.raises(Unavailable) as given_up:
         run(employees.move_employee(tenant.table, emp.emp_id, target.dept_id, expected_version=1))
 
-    assert call_log.count(TRANSACT) - before == TEST_RETRY.attempts
+    assert str(given_up.value) == GIVEN_UP[reason]
+    assert not given_up.value.maybe_written  # a cancelled transaction wrote nothing
+    assert len(faults.sent) - sent_before == SCHEDULES[reason].attempts
     faults.clear()
     assert run(employees.get_employee(tenant.table, emp.emp_id, consistent=True)) == emp
     assert_headcounts_match(tenant, source, target)
@@ -501,17 +512,17 @@ def test_move__cancelled_every_time__unavailable_and_nothing_written(
 
 
 def test_create__exhausted_retries_under_an_idempotency_key__a_later_retry_writes_once(
-    tenant: Tenant, faults: TransactFaults, call_log: CallLog
+    tenant: Tenant, faults: TransactFaults
 ) -> None:
-    before = len(call_log.snapshot())
+    sent_before = len(faults.sent)
     faults.cancel(TRANSACTION_CONFLICT, times=None)
     with pytest.raises(Unavailable):
         run(departments.create_department(tenant.table, name="Ops", idempotency_key="retry-me"))
     faults.clear()
-    attempts = [call for call in call_log.snapshot()[before:] if call.operation == TRANSACT]
-    assert len(attempts) == TEST_RETRY.attempts
-    tokens = {call.params["ClientRequestToken"] for call in attempts}
-    assert len(tokens) == 1
+    attempts = faults.sent[sent_before:]
+    assert len(attempts) == TEST_RETRY.conflicts.attempts
+    tokens = {json.loads(body)["ClientRequestToken"] for body in attempts}
+    assert len(tokens) == 1  # every attempt under the key's one token
 
     created = run(departments.create_department(tenant.table, name="Ops", idempotency_key="retry-me"))
     again = run(departments.create_department(tenant.table, name="Ops", idempotency_key="retry-me"))
@@ -542,7 +553,7 @@ def test_concurrent_moves_with_injected_conflicts__headcounts_equal_memberships(
     depts = [tenant.department(f"Dept {i}") for i in range(3)]
     people = [tenant.employee(depts[i % 3]) for i in range(12)]
     trail = audit_trail(tenant)
-    before = call_log.count(TRANSACT)
+    calls_before, sent_before = call_log.count(TRANSACT), len(faults.sent)
     faults.every(3, TRANSACTION_CONFLICT)
 
     def move_around(index: int) -> int:
@@ -557,7 +568,8 @@ def test_concurrent_moves_with_injected_conflicts__headcounts_equal_memberships(
         moves = sum(pool.map(move_around, range(len(people))))
 
     assert faults.injected > 0
-    assert call_log.count(TRANSACT) - before == moves + faults.injected
+    assert call_log.count(TRANSACT) - calls_before == moves
+    assert len(faults.sent) - sent_before == moves + faults.injected
     assert_headcounts_match(tenant, *depts)
     counts = run(by_id.get_many(tenant.table, layout.DEPARTMENT, [d.dept_id for d in depts]))
     assert sum(d.headcount for d in counts if d) == len(people)
