@@ -7,11 +7,15 @@ is in docs/design/speed.md). boto3 keeps only the control plane (creating and de
 table, its TTL, its stream's reads) and STS, imported where those are made.
 
 What aiodynamo does: SigV4 signing (its signing key remembered per secret, day and region
-and its time formatted once, ``library_internals.memoise_signing``), the JSON protocol, retries with botocore's backoff
-schedule (``BoundedRetry``: the first retry after up to 1 s, then 2, 4, ... capped at 20 s)
-of throttling, 500 and 503 answers and transport failures, and its typed errors. What this
+and its time formatted once, ``library_internals.memoise_signing``), the JSON protocol and
+its typed errors; it makes one attempt per ``send_request`` (``OneAttempt``). What this
 module adds:
 
+- The attempts of each call (``send``), read or write, as the one retry policy decides
+  (``datastore/retries.py``: throttling, 5xx and transport failures retried with botocore's
+  backoff, DYNAMODB_MAX_ATTEMPTS tries and none past the request's deadline, transaction
+  conflicts on their own quicker schedule; a write only when it cannot have been applied or
+  is idempotent, else it fails ``maybe_written``).
 - Its connection settings come from ``DatastoreSettings`` (``Mirror.of``): the endpoint,
   region, timeouts, total attempts (DYNAMODB_MAX_ATTEMPTS) and pool size.
 - Credentials per scope: each Table's requests are signed with its scope's credentials
@@ -21,12 +25,11 @@ module adds:
 - One pool of kept-alive connections per event loop (``datastore/async_http.py``: a
   connection belongs to the loop it was made in; a process serves from one, tests and the
   bench run several), closed by ``aclose``.
-- Every call recorded (``datastore.calls``: the request's CallLog, its loader batch and
-  depth, the capacity it consumed), and every failure turned into the datastore's
-  ``Unavailable`` (``unavailable``). A write's failure says whether it may have been
-  applied (``maybe_written``): each attempt of a write notes whether it may have reached
-  DynamoDB (``datastore/attempts.py``), since aiodynamo raises only the last attempt's error.
-- How a call is retried is decided in one place (``retry_for``).
+- Every call recorded once, whatever its attempts (``datastore.calls``: the request's
+  CallLog, its loader batch and depth, the capacity it consumed), and every failure turned
+  into the datastore's ``Unavailable`` (``unavailable``), whose ``maybe_written`` says
+  whether any attempt of a write may have been applied. A refusal is ``Refused``
+  (``datastore/errors.py``), with DynamoDB's code and answer for the Table to read.
 - Call observers (``CallObservers``): each wraps every call, retries inside it; the app's
   tracing makes its span per DynamoDB call there (graphql_api/observability/tracing.py).
   Empty: one attribute read.
@@ -36,7 +39,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import random
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -52,18 +54,17 @@ from aiodynamo.http.types import HttpImplementation
 from aiodynamo.models import RetryConfig, RetryTimeout
 from yarl import URL
 
-from datastore import attempts, calls, library_internals
+from datastore import calls, library_internals, retries
 from datastore.async_http import HttpExchange, SendHooks, decoded, tls_context
 from datastore.config import DatastoreSettings
-from datastore.errors import DatastoreError, Unavailable
+from datastore.errors import DatastoreError, InProgress, Refused, Unavailable
+from datastore.fastparse import decode_binaries
 from datastore.http_connections import Broken, NoAnswer, NotSent
+from datastore.proxy import NO_PROXIES, Proxies
 
 if TYPE_CHECKING:
     from botocore.credentials import Credentials
 
-# botocore's standard mode: the n-th retry waits up to 2 ** (n - 1) s, at most 20 s.
-_BACKOFF_BASE: Final = 2.0
-_BACKOFF_CAP: Final = 20.0
 # What signs requests at a local endpoint when the process has no credentials (client.local_client).
 _PLACEHOLDER: Final = Key("local", "local")
 _AWS_DOMAINS: Final = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws")
@@ -74,32 +75,27 @@ library_internals.memoise_signing()
 
 
 @dataclass(frozen=True)
-class BoundedRetry(RetryConfig):
-    """``attempts_in_all`` tries at most (DYNAMODB_MAX_ATTEMPTS), waiting as botocore's standard
-    mode does, and none that could not end before ``deadline`` (a request's, on the monotonic
-    clock; None: no deadline).
+class OneAttempt(RetryConfig):
+    """aiodynamo's retry configuration for our clients: one attempt, never retried by aiodynamo.
 
-    aiodynamo makes an attempt each time ``attempts`` yields; when it ends with ``RetryTimeout``
-    aiodynamo raises the last attempt's error. A retry is given up, and that error raised, when
-    its backoff and an attempt as long as the last one would end past the deadline: a request
-    whose DynamoDB is unreachable then answers that (UNAVAILABLE, retryable), not a TIMEOUT
-    after sleeping through its deadline in a backoff it could not use.
+    ``send`` makes the attempts, each one ``send_request`` under this configuration, as the
+    call's ``policy`` decides (``datastore/retries.py``), none past ``deadline`` (a request's,
+    on the monotonic clock; None: no deadline). aiodynamo raises the attempt's error when its
+    attempts end with ``RetryTimeout``.
     """
 
-    attempts_in_all: int = 2
+    policy: retries.Policy = retries.DEFAULT_POLICY
     deadline: float | None = None
 
     def delays(self) -> Iterator[float]:
-        for retry in range(1, self.attempts_in_all):
-            yield min(_BACKOFF_CAP, random.random() * _BACKOFF_BASE ** (retry - 1))
         yield 0
 
     def attempts(self) -> AsyncIterator[None]:
-        return _Attempts(self.attempts_in_all, self.deadline, self.delays())
+        return _Once()
 
 
-class _Attempts:
-    """``BoundedRetry``'s attempts, as an iterator object rather than an async generator.
+class _Once:
+    """One attempt, as an iterator object rather than an async generator.
 
     aiodynamo returns from inside its ``async for`` when an attempt succeeds, leaving the
     iterator unfinished. An unfinished async generator is closed when collected by the
@@ -109,35 +105,18 @@ class _Attempts:
     with ``__anext__`` has nothing to close.
     """
 
-    __slots__ = ("_attempts_in_all", "_deadline", "_delays", "_last_took", "_retry", "_started")
+    __slots__ = ("_made",)
 
-    def __init__(self, attempts_in_all: int, deadline: float | None, delays: Iterator[float]) -> None:
-        self._attempts_in_all = attempts_in_all
-        self._deadline = deadline
-        self._delays = delays
-        self._retry = -1  # no attempt yet
-        self._started = 0.0
-        self._last_took = 0.0
+    def __init__(self) -> None:
+        self._made = False
 
-    def __aiter__(self) -> _Attempts:
+    def __aiter__(self) -> _Once:
         return self
 
     async def __anext__(self) -> None:
-        retry = self._retry
-        if retry >= 0:  # the attempt made has ended, without success
-            self._last_took = time.monotonic() - self._started
-            if retry + 1 >= self._attempts_in_all:
-                raise RetryTimeout()
-        delay = next(self._delays, None)
-        if delay is None:
+        if self._made:
             raise RetryTimeout()
-        retry = self._retry = retry + 1
-        if retry:
-            deadline = self._deadline
-            if deadline is not None and time.monotonic() + delay + self._last_took >= deadline:
-                raise RetryTimeout()
-            await asyncio.sleep(delay)
-        self._started = time.monotonic()
+        self._made = True
 
 
 class ScopeKey(AiodynamoCredentials):
@@ -221,6 +200,8 @@ class Mirror:
     pool_size: int
     # The CA bundle TLS is verified with (None: botocore's default), as the boto3 client's.
     ca_bundle: str | None = None
+    # The proxies of DatastoreSettings (HTTPS_PROXY, HTTP_PROXY, NO_PROXY).
+    proxies: Proxies = NO_PROXIES
 
     @classmethod
     def of(cls, settings: DatastoreSettings, endpoint_url: str | None = None) -> Mirror:
@@ -234,6 +215,7 @@ class Mirror:
             attempts=settings.max_attempts,
             pool_size=settings.pool_size,
             ca_bundle=ca_bundle() if endpoint.startswith("https:") else None,
+            proxies=settings.proxies,
         )
 
 
@@ -260,38 +242,31 @@ def process_credentials() -> Credentials | None:
     return credentials
 
 
-def retry_for(operation: str, attempts_in_all: int, deadline: float | None) -> RetryConfig:
-    """How aiodynamo retries a call of ``operation`` on its own: the one place that decides.
-
-    Every operation is retried alike today: throttling, 500 and 503 answers and transport
-    failures, ``attempts_in_all`` tries in all, none past ``deadline``, as botocore's
-    standard mode retried the boto3 client's calls. A write whose attempt may have reached
-    DynamoDB still fails as ``maybe_written`` when the last attempt fails (``attempts``).
-    """
-    return BoundedRetry(attempts_in_all=attempts_in_all, deadline=deadline)
-
-
 class AsyncDynamo:
     """The data plane's client for one set of connection settings (``of``): its connection
     pools, its send hooks and call observers, shared by every Datastore on those settings."""
 
-    def __init__(self, mirror: Mirror, process_credentials: Credentials | None) -> None:
+    def __init__(
+        self, mirror: Mirror, process_credentials: Credentials | None, *, policy: retries.Policy | None = None
+    ) -> None:
         self.mirror = mirror
+        # How its calls are retried: DYNAMODB_MAX_ATTEMPTS tries with botocore's backoff by default.
+        self.policy = retries.Policy.of(mirror.attempts) if policy is None else policy
         self.hooks = SendHooks()
         self.observers = CallObservers()
         # Local engines accept any credentials (client.local_client signs with a placeholder too).
         local = not (mirror.endpoint.host or "").endswith(_AWS_DOMAINS)
         self._process = ScopeKey(process_credentials, placeholder=_PLACEHOLDER if local else None)
-        self._clients: dict[str, Client] = {}
+        # The process's clients without a deadline, one per policy (most Tables use the default one).
+        self._clients: dict[retries.Policy, Client] = {}
         self.exchange = HttpExchange(
             self.hooks,
             pool_size=mirror.pool_size,
             connect_timeout=mirror.connect_timeout,
             read_timeout=mirror.read_timeout,
             tls=tls_context(mirror.ca_bundle) if mirror.endpoint.scheme == "https" else None,
+            proxies=mirror.proxies,
         )
-        # Each attempt of a write notes whether it may have reached DynamoDB (datastore/attempts.py).
-        self._http = attempts.Noting(self.exchange)
 
     @classmethod
     def of(cls, mirror: Mirror) -> AsyncDynamo:
@@ -304,24 +279,29 @@ class AsyncDynamo:
             return dynamo
 
     def client(
-        self, credentials: ScopeKey | None = None, *, deadline: float | None = None, operation: str = "GetItem"
+        self,
+        credentials: ScopeKey | None = None,
+        *,
+        deadline: float | None = None,
+        policy: retries.Policy | None = None,
     ) -> Client:
-        """An aiodynamo client for calls of ``operation``, signing with ``credentials`` (the
-        process's by default), retrying as ``retry_for`` says and none past ``deadline``
-        (``time.monotonic()``'s clock; a request's); it sends on whichever event loop awaits it."""
-        if credentials is None and deadline is None:
-            shared = self._clients.get(operation)
-            if shared is not None:
-                return shared
+        """An aiodynamo client signing with ``credentials`` (the process's by default), whose
+        calls through ``send`` are retried by ``policy`` (this client's by default), none that
+        could not end before ``deadline`` (``time.monotonic()``'s clock; a request's); it sends
+        on whichever event loop awaits it."""
+        policy = self.policy if policy is None else policy
+        shareable = credentials is None and deadline is None
+        if shareable and (shared := self._clients.get(policy)) is not None:
+            return shared
         client = Client(
-            self._http,
+            self.exchange,
             credentials or self._process,
             self.mirror.region,
             endpoint=self.mirror.endpoint,
-            throttle_config=retry_for(operation, self.mirror.attempts, deadline),
+            throttle_config=OneAttempt(policy=policy, deadline=deadline),
         )
-        if credentials is None and deadline is None:
-            self._clients[operation] = client
+        if shareable:
+            self._clients[policy] = client
         return client
 
     async def aclose(self) -> None:
@@ -332,79 +312,87 @@ class AsyncDynamo:
 _shared: dict[Mirror, AsyncDynamo] = {}
 _shared_lock = threading.Lock()
 
-# DynamoDB's refusals of a write that are its answer, not a failure: the Table reads their body.
-REFUSALS: Final = frozenset(
-    {
-        "ConditionalCheckFailedException",
-        "TransactionCanceledException",
-        "IdempotentParameterMismatchException",
-        "TransactionInProgressException",
-    }
-)
-
-
-class Refused(Exception):
-    """DynamoDB refused a write with one of ``REFUSALS``; ``body`` is its answer (a failed
-    condition's ``Item``, a transaction's ``CancellationReasons``)."""
-
-    def __init__(self, code: str, body: dict[str, Any], *, reached: bool) -> None:
-        self.code = code
-        self.body = body
-        # Whether an earlier attempt of the call may have reached DynamoDB (a 5xx, a timeout).
-        self.reached = reached
-        super().__init__(code)
-
 
 async def send(
-    client: Client,
-    operation: str,
-    payload: dict[str, Any],
-    observers: CallObservers | None = None,
-    *,
-    write: bool = False,
+    client: Client, operation: str, payload: dict[str, Any], observers: CallObservers | None = None
 ) -> dict[str, Any]:
-    """One call: recorded in the request's CallLog, inside each of ``observers``, retried by
-    aiodynamo, its failure an ``Unavailable`` (a ``write``'s saying whether it may have been
-    applied) or, for a write DynamoDB refused on its merits, ``Refused``."""
+    """One call, read or write: recorded in the request's CallLog, inside each of ``observers``,
+    its attempts made as the retry policy decides (``datastore/retries.py``), its failure an
+    ``Unavailable`` (a write's says whether it may have been applied, ``maybe_written``).
+
+    ``client`` is one of ``AsyncDynamo.client``'s: its configuration carries the policy and
+    the deadline, and keeps aiodynamo to one attempt per ``send_request``.
+    """
     watching = () if observers is None else observers.observers
     if not watching:
-        return await _send(client, operation, payload, write)
+        return await _send(client, operation, payload)
     with ExitStack() as stack:
         for observe in watching:
             stack.enter_context(observe(operation))
-        return await _send(client, operation, payload, write)
+        return await _send(client, operation, payload)
 
 
-async def _send(client: Client, operation: str, payload: dict[str, Any], write: bool) -> dict[str, Any]:
+async def _send(client: Client, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
+    config = client.throttle_config
+    if not isinstance(config, OneAttempt):
+        raise TypeError("send takes a client of AsyncDynamo.client (its attempts are the retry policy's)")
+    attempts = config.policy.attempts(operation, payload, config.deadline)
     call = calls.begin(operation, payload)
-    note = attempts.noting() if write else None
+    error_name = "cancelled"
+    parsed: dict[str, Any]
     try:
-        with decoded() as slot:
-            raw = await client.send_request(action=operation, payload=payload)
-    except asyncio.CancelledError:
+        while True:
+            started = time.monotonic()
+            try:
+                with decoded() as slot:
+                    raw = await client.send_request(action=operation, payload=payload)
+            except DatastoreError as error:  # credentials that could not be had (STS)
+                error_name = type(error).__name__
+                raise
+            except Exception as error:
+                failure = retries.failure_of(error)
+                verdict = attempts.after(failure, time.monotonic() - started)
+                if verdict is retries.Verdict.RETRY:
+                    await attempts.wait()
+                    continue
+                if verdict is retries.Verdict.WRITTEN:
+                    parsed = {}  # its own earlier attempt put the item: done
+                    break
+                error_name = type(error).__name__
+                raise given_up(error, failure, attempts) from None
+            parsed = slot.value if slot.value is not None else raw
+            break
+    except BaseException:
         if call is not None:
-            calls.fail(call, "cancelled")
+            calls.fail(call, error_name)
         raise
-    except DatastoreError as error:  # credentials that could not be had (STS)
-        if call is not None:
-            calls.fail(call, type(error).__name__)
-        raise
-    except Exception as error:
-        if call is not None:
-            calls.fail(call, type(error).__name__)
-        if note is None:
-            raise unavailable(error) from None
-        code = _code(error)
-        if code in REFUSALS:
-            raise Refused(code, _body(error), reached=note.reached) from None
-        raise unavailable(error, write=True, reached=note.reached) from None
-    finally:
-        if note is not None:
-            attempts.done(note)
-    parsed = slot.value if slot.value is not None else raw
     if call is not None:
         calls.finish(call, parsed)
     return parsed
+
+
+def given_up(error: Exception, failure: retries.Failure, attempts: retries.Attempts) -> Unavailable:
+    """The typed failure of a call given up after ``error`` (its last attempt's)."""
+    maybe_written = attempts.maybe_written
+    if failure.kind is retries.Kind.IN_PROGRESS:
+        return InProgress()  # the first transaction under the token may still commit
+    if failure.kind is retries.Kind.REFUSED:
+        if failure.code == retries.CONDITIONAL_CHECK_FAILED and maybe_written:
+            # A put of a new item refused on its retry by an item that is not the one it
+            # put: its own first attempt, changed since, or another writer's; it cannot tell.
+            return Unavailable("DynamoDB did not confirm the write", maybe_written=True, cause=failure.code)
+        body = dict(failure.body or {})
+        decode_binaries(body)  # as a successful answer's items are handed out
+        return Refused(failure.code, body, maybe_written=maybe_written)
+    if failure.kind is retries.Kind.THROTTLED:  # a throttled transaction's cancellation too, not only a 400
+        return Unavailable("DynamoDB is throttling requests", maybe_written=maybe_written, cause=failure.code)
+    if failure.kind is retries.Kind.CONFLICT:
+        return Unavailable(
+            f"the transaction kept conflicting after {attempts.made} tries",
+            maybe_written=maybe_written,
+            cause=failure.code,
+        )
+    return unavailable(error, maybe_written=maybe_written)
 
 
 _THROTTLED: Final = (
@@ -416,28 +404,22 @@ _THROTTLED: Final = (
 _FAILED: Final = (dynamo_errors.InternalDynamoError, dynamo_errors.ServiceUnavailable)
 
 
-def unavailable(error: Exception, *, write: bool = False, reached: bool = False) -> Unavailable:
-    """The typed form of a failed call; ``cause`` (the server log's) is DynamoDB's error code
-    or the transport's failure, and the message names no backend exception.
-
-    A write may have been applied (``maybe_written``) unless DynamoDB refused it outright (a
-    4xx such as throttling) or the connection was never made, and no earlier attempt may
-    have reached DynamoDB (``reached``): ``error`` is the last attempt's.
-    """
+def unavailable(error: Exception, *, maybe_written: bool = False) -> Unavailable:
+    """The typed form of a failed call given up after ``error`` (its last attempt's); ``cause``
+    (the server log's) is DynamoDB's error code or the transport's failure, and the message
+    names no backend exception. ``maybe_written``: any attempt of a write may have been applied."""
     cause = _code(error)
-    earlier = write and reached
     if isinstance(error, _THROTTLED):
-        return Unavailable("DynamoDB is throttling requests", maybe_written=earlier, cause=cause)
+        return Unavailable("DynamoDB is throttling requests", maybe_written=maybe_written, cause=cause)
     if isinstance(error, _FAILED) or (isinstance(error, dynamo_errors.UnknownError) and error.status >= 500):
-        return Unavailable("DynamoDB failed to answer", maybe_written=write, cause=cause)
+        return Unavailable("DynamoDB failed to answer", maybe_written=maybe_written, cause=cause)
     if isinstance(error, NoAnswer | asyncio.TimeoutError):
-        return Unavailable("DynamoDB did not answer in time", maybe_written=write, cause=cause)
-    if isinstance(error, NotSent):  # this attempt sent nothing
-        return Unavailable("DynamoDB could not be reached", maybe_written=earlier, cause=cause)
+        return Unavailable("DynamoDB did not answer in time", maybe_written=maybe_written, cause=cause)
+    if isinstance(error, NotSent | Broken | OSError):
+        return Unavailable("DynamoDB could not be reached", maybe_written=maybe_written, cause=cause)
     if isinstance(error, dynamo_errors.AIODynamoError):
-        return Unavailable("DynamoDB refused the request", maybe_written=earlier, cause=cause)
-    # A dropped connection, a garbled answer: what was sent may have been applied.
-    return Unavailable("DynamoDB could not be reached", maybe_written=write, cause=cause)
+        return Unavailable("DynamoDB refused the request", maybe_written=maybe_written, cause=cause)
+    return Unavailable("DynamoDB could not be reached", maybe_written=maybe_written, cause=cause)
 
 
 def _body(error: Exception) -> dict[str, Any]:

@@ -1,8 +1,9 @@
 """The HTTP exchange under the event loop's DynamoDB client: aiodynamo's ``HttpImplementation``.
 
-aiodynamo signs each request, sends it through this callable and retries what it may; this
-module does what a transport owes the rest of the datastore, over the kept-alive connections
-of ``datastore/http_connections.py``:
+aiodynamo signs each request and sends it through this callable, one attempt at a time (the
+retry policy, ``datastore/retries.py``, decides on another); this module does what a
+transport owes the rest of the datastore, over the kept-alive connections of
+``datastore/http_connections.py``:
 
 - One pool of connections per event loop and endpoint, at most ``pool_size`` connections
   each, with the timeouts botocore's urllib3 session had: a connection made within
@@ -12,7 +13,9 @@ of ``datastore/http_connections.py``:
   DynamoDB), ``NoAnswer`` (sent, and no answer within the read timeout), ``Broken`` (the
   exchange broke once the request may have gone out: a dropped connection, an answer cut
   short or garbled, a CRC32 that does not match). Each goes to aiodynamo inside its
-  ``RequestFailed``, which it retries.
+  ``RequestFailed``, which it raises to ``send`` (``datastore/async_client.py``) as the attempt's failure.
+- Through the proxy the settings name for the endpoint (``datastore/proxy.py``: HTTPS_PROXY,
+  HTTP_PROXY, NO_PROXY), chosen once per pool: each of its connections a CONNECT tunnel.
 - DynamoDB's ``x-amz-crc32`` header checked against the body (botocore does the same), so a
   corrupted answer is retried rather than read.
 - A successful body decoded with orjson (about 2.5x faster than the ``json.loads`` aiodynamo
@@ -52,6 +55,7 @@ from datastore.http_connections import (
     TransportError,
     request_bytes,
 )
+from datastore.proxy import NO_PROXIES, Proxies
 
 # What aiodynamo decodes in place of a body this module decoded already.
 _EMPTY: Final = b"{}"
@@ -118,8 +122,10 @@ class HttpExchange:
         connect_timeout: float,
         read_timeout: float,
         tls: ssl.SSLContext | None = None,
+        proxies: Proxies = NO_PROXIES,
     ) -> None:
         self._hooks = hooks
+        self._proxies = proxies
         self._pool_size = pool_size
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
@@ -147,6 +153,7 @@ class HttpExchange:
                 connect_timeout=self._connect_timeout,
                 read_timeout=self._read_timeout,
                 tls=self._tls_for(endpoint),
+                proxy=self._proxies.for_origin(endpoint.host, endpoint.port, endpoint.tls),
             )
         return pool
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Final
 
 from datastore import retention
+from datastore.proxy import NO_PROXIES, Proxies, Proxy, proxy_variables
 
 # DYNAMODB_ENDPOINT=aws: the AWS regional endpoint, found by botocore from the region.
 AWS_ENDPOINT = "aws"
@@ -151,6 +152,8 @@ class DatastoreSettings:
     # How long an organisation's audit events are kept when it sets no retention of its own
     # (datastore/retention.py).
     audit_retention_days: int = retention.DEFAULT_DAYS
+    # The proxies of HTTPS_PROXY / HTTP_PROXY / NO_PROXY (datastore/proxy.py); none by default.
+    proxies: Proxies = NO_PROXIES
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DatastoreSettings:
@@ -173,6 +176,7 @@ class DatastoreSettings:
             feed_lease_seconds=env_float(env, "FEED_LEASE_SECONDS", 10.0),
             feed_poll_seconds=env_float(env, "FEED_POLL_SECONDS", 0.25),
             audit_retention_days=_retention_days(env),
+            proxies=_proxies(env),
         )
 
 
@@ -181,3 +185,18 @@ def _retention_days(env: Mapping[str, str]) -> int:
     if days > retention.MAX_DAYS:
         raise ConfigError(f"AUDIT_RETENTION_DAYS must be at most {retention.MAX_DAYS}, got {days}")
     return days
+
+
+def _proxies(env: Mapping[str, str]) -> Proxies:
+    named = proxy_variables(env)
+
+    def parse(scheme: str) -> Proxy | None:
+        url = named.get(scheme)
+        if url is None:
+            return None
+        try:
+            return Proxy.parse(url)
+        except ValueError as error:  # its message never repeats the URL: it may hold a password
+            raise ConfigError(f"{scheme.upper()}_PROXY {error}") from None
+
+    return Proxies(https=parse("https"), http=parse("http"), no_proxy=named.get("no"))

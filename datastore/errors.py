@@ -94,6 +94,21 @@ class Unavailable(DatastoreError):
         super().__init__(message)
 
 
+class Refused(Unavailable):
+    """DynamoDB refused the request, and sending it again would not change that: a failed
+    condition, a transaction cancelled by one, an invalid request, access denied.
+
+    ``code`` is DynamoDB's error code and ``body`` its answer (a cancelled transaction's
+    ``CancellationReasons``, the item a failed condition saw, binaries as bytes), for the
+    write path to turn into its own typed error; unread, it is an ``Unavailable``.
+    """
+
+    def __init__(self, code: str, body: dict[str, Any], *, maybe_written: bool = False) -> None:
+        self.code = code
+        self.body = body
+        super().__init__("DynamoDB refused the request", maybe_written=maybe_written, cause=code)
+
+
 class InProgress(Unavailable):
     """Another attempt under this idempotency key is being written and has not committed yet.
 

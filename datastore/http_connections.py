@@ -31,9 +31,16 @@ What it keeps of what a client owes DynamoDB (``datastore/async_http.py`` sorts 
   so the peer seldom closes one under a request; older ones are closed the next time the pool
   takes or returns a connection.
 
+- Through a proxy (``datastore/proxy.py``: HTTPS_PROXY, HTTP_PROXY, NO_PROXY), each
+  connection is a ``CONNECT`` tunnel: TCP to the proxy, ``CONNECT host:port`` (with the
+  proxy's credentials, when its URL has them), its 200, then TLS to DynamoDB inside the tunnel
+  (``loop.start_tls``, the endpoint's certificate and hostname checked as without a proxy)
+  and HTTP/1.1 as on any connection. All of it within ``connect_timeout``; a proxy that
+  refuses (407, 403, 5xx), closes or answers garbage is ``NotSent``, its status in the
+  message and never its credentials: no byte of the request has left.
+
 What DynamoDB never needs is not done: an answer whose end is the connection's (no length,
-not chunked) fails as ``Broken``, an upgrade (101) likewise; no proxy (the aiohttp session
-read none either), no compression.
+not chunked) fails as ``Broken``, an upgrade (101) likewise; no compression.
 """
 
 from __future__ import annotations
@@ -44,8 +51,12 @@ from typing import Final, NamedTuple, cast
 
 import httptools
 
+from datastore.proxy import Proxy
+
 # aiohttp's keepalive_timeout: an idle connection older than this is not reused, and closed.
 KEEP_ALIVE: Final = 15.0
+# The longest head a proxy's answer to CONNECT may have (a 407's headers included).
+_PROXY_HEAD_LIMIT: Final = 16 * 1024
 
 
 class TransportError(Exception):
@@ -259,8 +270,10 @@ class ConnectionPool:
         connect_timeout: float,
         read_timeout: float,
         tls: ssl.SSLContext | None,
+        proxy: Proxy | None = None,
     ) -> None:
         self._endpoint = endpoint
+        self._proxy = proxy
         self._slots = asyncio.Semaphore(limit)
         self._connect_timeout = connect_timeout
         self._read_timeout = read_timeout
@@ -325,8 +338,11 @@ class ConnectionPool:
             raise NotSent("this event loop's connections to DynamoDB are closed (shutting down)")
         loop = asyncio.get_running_loop()
         endpoint = self._endpoint
+        proxy = self._proxy
         try:
             async with asyncio.timeout(self._connect_timeout):
+                if proxy is not None:
+                    return await _through(loop, proxy, endpoint, self._tls)
                 _, connection = await loop.create_connection(
                     lambda: _Connection(loop),
                     endpoint.host,
@@ -335,7 +351,89 @@ class ConnectionPool:
                     server_hostname=endpoint.host if self._tls is not None else None,
                 )
         except TimeoutError:
-            raise NotSent(f"no connection within the connect timeout ({self._connect_timeout:g} s)") from None
+            via = "" if proxy is None else f" through the proxy at {proxy.name}"
+            raise NotSent(f"no connection{via} within the connect timeout ({self._connect_timeout:g} s)") from None
         except OSError as error:  # refused, unresolvable, unreachable, TLS refused (ssl.SSLError)
-            raise NotSent(f"{type(error).__name__}: {error}") from None
+            via = "" if proxy is None else f"through the proxy at {proxy.name}: "
+            raise NotSent(f"{via}{type(error).__name__}: {error}") from None
         return connection
+
+
+class _ProxyAnswer(asyncio.Protocol):
+    """Reads the proxy's answer to CONNECT: its head, and whatever came after it."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.head: asyncio.Future[tuple[bytes, bytes]] = loop.create_future()
+        self._received = bytearray()
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self.head.done():
+            return  # read, and judged, by the tunnel's opener
+        received = self._received
+        received += data
+        end = received.find(b"\r\n\r\n")
+        if end >= 0:
+            # Nothing more until the tunnel's own protocol takes over (or the connection is dropped).
+            assert self.transport is not None
+            self.transport.pause_reading()
+            self.head.set_result((bytes(received[:end]), bytes(received[end + 4 :])))
+        elif len(received) > _PROXY_HEAD_LIMIT:
+            self.head.set_exception(NotSent(f"the proxy's answer to CONNECT has a head over {_PROXY_HEAD_LIMIT} bytes"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self.head.done():
+            self.head.set_exception(NotSent("the proxy closed the connection before answering CONNECT"))
+
+
+async def _through(
+    loop: asyncio.AbstractEventLoop, proxy: Proxy, endpoint: Endpoint, tls: ssl.SSLContext | None
+) -> _Connection:
+    """A connection to ``endpoint`` inside a CONNECT tunnel through ``proxy``: the tunnel's
+    200, then TLS to the endpoint over it when ``tls``; ``NotSent`` when the proxy refuses."""
+    transport, answer = await loop.create_connection(lambda: _ProxyAnswer(loop), proxy.host, proxy.port)
+    try:
+        named = f"[{endpoint.host}]" if ":" in endpoint.host else endpoint.host
+        target = f"{named}:{endpoint.port}"
+        lines = [f"CONNECT {target} HTTP/1.1", f"Host: {target}"]
+        if proxy.authorization is not None:
+            lines.append(f"Proxy-Authorization: {proxy.authorization}")
+        transport.write(("\r\n".join(lines) + "\r\n\r\n").encode("ascii"))
+        head, rest = await answer.head
+        status = _status(head)
+        if status is None:
+            raise NotSent(f"the proxy at {proxy.name} answered CONNECT with something other than HTTP/1.x")
+        if not 200 <= status < 300:
+            # The status only: a proxy's reason phrase and headers are its own words.
+            raise NotSent(f"the proxy at {proxy.name} refused the tunnel to {target}: HTTP {status}")
+        if rest:
+            raise NotSent(f"the proxy at {proxy.name} sent bytes after its {status} before the tunnel was used")
+        connection = _Connection(loop)
+        if tls is not None:
+            # The tunnel's protocol becomes TLS's, ours inside it; connection_made is ours to call.
+            inner = await loop.start_tls(transport, connection, tls, server_hostname=endpoint.host)
+            if inner is None:
+                raise NotSent(f"TLS could not start inside the tunnel through {proxy.name}")
+            connection.connection_made(inner)
+        else:
+            transport.set_protocol(connection)
+            connection.connection_made(transport)
+            transport.resume_reading()
+        return connection
+    except BaseException:
+        answer.head.cancel()  # unawaited now: nothing to report when the connection is lost
+        transport.abort()
+        raise
+
+
+def _status(head: bytes) -> int | None:
+    """The status of an HTTP/1.x answer's head; None for anything else."""
+    line = head.split(b"\r\n", 1)[0]
+    version, _, rest = line.partition(b" ")
+    code = rest[:3]
+    if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit() or rest[3:4] not in (b"", b" "):
+        return None
+    return int(code)

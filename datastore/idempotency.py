@@ -17,10 +17,10 @@ ends without writing the record (an answer without a write, or a refusal) reads 
 again and replays it when it is there now.
 
 The transaction also carries a ClientRequestToken derived from the key and the fingerprint,
-so botocore's and the Table's own resends of one transaction are deduplicated by DynamoDB
-itself; a concurrent attempt under the same token is refused by DynamoDB and replays, or,
-while the first attempt's transaction has not committed, is InProgress: retried with the
-same key, it replays.
+so the client's resends of one transaction (``datastore/retries.py``: after a lost answer
+too, since the token makes it idempotent) are deduplicated by DynamoDB itself; a concurrent
+attempt under the same token is refused by DynamoDB and replays, or, while the first
+attempt's transaction has not committed, is InProgress: retried with the same key, it replays.
 """
 
 from __future__ import annotations

@@ -1,18 +1,19 @@
 """The single table, seen through one scope: every DynamoDB data-plane request goes through here.
 
 A Table checks the partition key of every request against its scope before sending it and
-every item it receives after, batches and retries BatchGetItem (its even chunks in flight at
-once on the event loop), pages Queries, and turns DynamoDB's refusals into the typed errors of
-``datastore.errors``. Every call is awaited on the event loop through the one client
-(``datastore.async_client.send``): signed with the scope's own credentials when role settings
-are given (``datastore/credentials.py``), recorded in the request's CallLog, inside the
-client's call observers (tracing), its failure an ``Unavailable``.
+every item it receives after, batches BatchGetItem (its even chunks in flight at once on the
+event loop) and asks again for what a batch left unprocessed, pages Queries, and turns
+DynamoDB's refusals into the typed errors of ``datastore.errors``. Every call is awaited on
+the event loop through the one client (``datastore.async_client.send``): signed with the
+scope's own credentials when role settings are given (``datastore/credentials.py``), its
+attempts made as the one retry policy decides (``datastore/retries.py``: throttling, 5xx,
+transaction conflicts), recorded in the request's CallLog, inside the client's call
+observers (tracing), its failure an ``Unavailable``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -20,15 +21,9 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from aiodynamo.client import Client
 
-from datastore import keys
-from datastore.async_client import AsyncDynamo, Refused, ScopeKey, send
-from datastore.errors import (
-    AlreadyWritten,
-    InProgress,
-    InvalidInput,
-    ScopeViolation,
-    Unavailable,
-)
+from datastore import keys, retries
+from datastore.async_client import AsyncDynamo, ScopeKey, send
+from datastore.errors import AlreadyWritten, InvalidInput, Refused, ScopeViolation, Unavailable
 from datastore.items import Item
 from datastore.pagination import Page, PageQuery, PageRequest, StartKey
 from datastore.retention import AuditRetention
@@ -45,32 +40,12 @@ BATCH_GET_LIMIT: Final = 100
 BATCH_WRITE_LIMIT: Final = 25
 TRANSACT_LIMIT: Final = 100
 
-# AWS error codes this module acts on.
-CONDITIONAL_CHECK_FAILED: Final = "ConditionalCheckFailedException"
-TRANSACTION_CANCELED: Final = "TransactionCanceledException"
+# DynamoDB's refusals this module turns into typed errors (the rest are retried, or not, by send).
+CONDITIONAL_CHECK_FAILED: Final = retries.CONDITIONAL_CHECK_FAILED
+TRANSACTION_CANCELED: Final = retries.TRANSACTION_CANCELED
 # A ClientRequestToken reused within ten minutes for a different transaction.
 IDEMPOTENT_PARAMETER_MISMATCH: Final = "IdempotentParameterMismatchException"
-# A ClientRequestToken whose first transaction has not finished.
-TRANSACTION_IN_PROGRESS: Final = "TransactionInProgressException"
 REASON_CONDITION_FAILED: Final = "ConditionalCheckFailed"
-REASON_TRANSACTION_CONFLICT: Final = "TransactionConflict"
-REASON_THROTTLED: Final = ("ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded")
-REASON_NONE: Final = "None"
-
-
-@dataclass(frozen=True, slots=True)
-class RetryPolicy:
-    """Bounded exponential backoff with full jitter (AWS Architecture Blog, 2015)."""
-
-    attempts: int = 8
-    base_seconds: float = 0.025
-    cap_seconds: float = 1.0
-
-    def delay(self, attempt: int) -> float:
-        return random.uniform(0, min(self.cap_seconds, self.base_seconds * 2**attempt))
-
-
-DEFAULT_RETRY: Final = RetryPolicy()
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +63,7 @@ class Table:
         scope: Scope,
         *,
         credentials: RoleCredentials | None = None,
-        retry: RetryPolicy = DEFAULT_RETRY,
+        retry: retries.Policy | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         deadline: float | None = None,
         retention: AuditRetention | None = None,
@@ -100,10 +75,10 @@ class Table:
         # When the calls must have ended (time.monotonic()'s clock); the client's retries keep to it too.
         self.deadline = deadline
         self.observers = dynamo.observers
+        # How its calls are retried (the client's policy; the tests pass a quicker one).
+        self.retry = dynamo.policy if retry is None else retry
         self._signing = None if credentials is None else ScopeKey(credentials.for_scope(scope))
-        self.client: Client = dynamo.client(self._signing, deadline=deadline)
-        self._writers: dict[str, Client] = {}
-        self._retry = retry
+        self.client: Client = dynamo.client(self._signing, deadline=deadline, policy=self.retry)
         self._sleep = sleep
         # How long the audit events of writes through this Table are kept (datastore/retention.py).
         self.retention = AuditRetention() if retention is None else retention
@@ -116,7 +91,7 @@ class Table:
             self.name,
             scope,
             credentials=self.credentials,
-            retry=self._retry,
+            retry=self.retry,
             sleep=self._sleep,
             deadline=self.deadline,
             retention=AuditRetention(self.retention.default_days),
@@ -180,7 +155,8 @@ class Table:
     async def _batch_get_chunk(self, chunk: Sequence[keys.Key]) -> dict[keys.Key, Item]:
         found: dict[keys.Key, Item] = {}
         pending: list[dict[str, Any]] = [key.wire() for key in chunk]
-        for attempt in range(self._retry.attempts):
+        schedule = self.retry.unprocessed
+        for attempt in range(1, schedule.attempts + 1):
             response = await send(
                 self.client,
                 "BatchGetItem",
@@ -192,9 +168,9 @@ class Table:
             pending = response.get("UnprocessedKeys", {}).get(self.name, {}).get("Keys", [])
             if not pending:
                 return found
-            if attempt + 1 < self._retry.attempts and not await self._backoff(attempt):
+            if attempt == schedule.attempts or not await self._backoff(schedule, attempt):
                 break  # no time left for another try: what is left unprocessed is the answer
-        raise Unavailable(f"BatchGetItem left {len(pending)} keys unprocessed after {attempt + 1} tries")
+        raise Unavailable(f"BatchGetItem left {len(pending)} keys unprocessed after {attempt} tries")
 
     async def query(
         self,
@@ -298,23 +274,21 @@ class Table:
         for key in deletes:
             self._require_write(key.pk)
             requests.append({"DeleteRequest": {"Key": key.wire()}})
+        schedule = self.retry.unprocessed
         for start in range(0, len(requests), BATCH_WRITE_LIMIT):
             pending = requests[start : start + BATCH_WRITE_LIMIT]
-            for attempt in range(self._retry.attempts):
-                try:
-                    response = await self._send_write(
-                        "BatchWriteItem", {"RequestItems": {self.name: pending}, "ReturnConsumedCapacity": "TOTAL"}
-                    )
-                except Refused as refused:
-                    raise _refused(refused) from None
+            for attempt in range(1, schedule.attempts + 1):
+                response = await send(
+                    self.client,
+                    "BatchWriteItem",
+                    {"RequestItems": {self.name: pending}, "ReturnConsumedCapacity": "TOTAL"},
+                    self.observers,
+                )
                 pending = response.get("UnprocessedItems", {}).get(self.name, [])
-                if not pending:
+                if not pending or attempt == schedule.attempts or not await self._backoff(schedule, attempt):
                     break
-                if attempt + 1 < self._retry.attempts:
-                    await self._sleep(self._retry.delay(attempt))
-            else:
-                tries = self._retry.attempts
-                raise Unavailable(f"BatchWriteItem left {len(pending)} items unprocessed after {tries} tries")
+            if pending:
+                raise Unavailable(f"BatchWriteItem left {len(pending)} items unprocessed after {attempt} tries")
 
     def _old_on_failure(self, op: Op) -> dict[str, str]:
         """Ask for the item a failed condition saw only when the scope may read it.
@@ -327,15 +301,17 @@ class Table:
     async def _write_one(self, op: Op) -> None:
         operation = _SINGLE_WRITES[op.kind]
         try:
-            await self._send_write(
+            await send(
+                self.client,
                 operation,
                 {"TableName": self.name, "ReturnConsumedCapacity": "TOTAL", **self._old_on_failure(op), **op.params},
+                self.observers,
             )
         except Refused as refused:
             if refused.code == CONDITIONAL_CHECK_FAILED:
                 item = refused.body.get("Item")
                 raise op.on_failed(item if isinstance(item, dict) else None) from None
-            raise _refused(refused) from None
+            raise
 
     async def _transact(self, ops: Sequence[Op], token: str | None) -> None:
         if len(ops) > TRANSACT_LIMIT:
@@ -348,57 +324,34 @@ class Table:
         }
         if token is not None:
             request["ClientRequestToken"] = token
-        for attempt in range(self._retry.attempts):
-            try:
-                await self._send_write("TransactWriteItems", request)
-                return
-            except Refused as refused:
-                reasons = refused.body.get("CancellationReasons")
-                if refused.code == IDEMPOTENT_PARAMETER_MISMATCH and token is not None:
-                    raise AlreadyWritten(None) from None
-                if refused.code == TRANSACTION_IN_PROGRESS and token is not None:
-                    raise InProgress() from None
-                if refused.code != TRANSACTION_CANCELED or not reasons:
-                    raise _refused(refused) from None
-                for op, reason in zip(ops, reasons, strict=False):
-                    if reason.get("Code") == REASON_CONDITION_FAILED:
-                        item = reason.get("Item")
-                        raise op.on_failed(None if item is None else dict(item)) from None
-                if not any(
-                    reason.get("Code") in (REASON_TRANSACTION_CONFLICT, *REASON_THROTTLED) for reason in reasons
-                ):
-                    raise _refused(refused) from None
-            # Another transaction held one of the items: nothing was written, so try again.
-            if attempt + 1 < self._retry.attempts:
-                await self._sleep(self._retry.delay(attempt))
-        raise Unavailable(f"the transaction kept conflicting after {self._retry.attempts} tries")
+        # A conflict with another transaction, or a throttled item, is retried by send (it
+        # wrote nothing); so is any failure of a transaction under a token, which DynamoDB
+        # applies once however often it is sent.
+        try:
+            await send(self.client, "TransactWriteItems", request, self.observers)
+        except Refused as refused:
+            if refused.code == IDEMPOTENT_PARAMETER_MISMATCH and token is not None:
+                raise AlreadyWritten(None) from None
+            reasons = refused.body.get("CancellationReasons") if refused.code == TRANSACTION_CANCELED else None
+            for op, reason in zip(ops, reasons or (), strict=False):
+                if reason.get("Code") == REASON_CONDITION_FAILED:
+                    item = reason.get("Item")
+                    raise op.on_failed(None if item is None else dict(item)) from None
+            raise
 
     # --- plumbing -------------------------------------------------------------------------
 
-    async def _backoff(self, attempt: int) -> bool:
-        """Wait before another try of a batch; False when it could not end before the deadline."""
-        delay = self._retry.delay(attempt)
+    async def _backoff(self, schedule: retries.Schedule, retry: int) -> bool:
+        """Wait before the ``retry``-th new call for what a batch left unprocessed; False when
+        it could not end before the deadline."""
+        delay = schedule.delay(retry)
         if self.deadline is not None and time.monotonic() + delay >= self.deadline:
             return False
         await self._sleep(delay)
         return True
 
-    async def _send_write(self, operation: str, payload: dict[str, Any]) -> dict[str, Any]:
-        client = self._writers.get(operation)
-        if client is None:
-            client = self._writers[operation] = self.dynamo.client(
-                self._signing, deadline=self.deadline, operation=operation
-            )
-        return await send(client, operation, payload, self.observers, write=True)
-
 
 _SINGLE_WRITES: Final = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem"}
-
-
-def _refused(refused: Refused) -> Unavailable:
-    """A write DynamoDB refused for no reason the Table acts on: refused outright, so not
-    written, unless an earlier attempt of the call may have been."""
-    return Unavailable("DynamoDB refused the request", maybe_written=refused.reached, cause=refused.code)
 
 
 def even_chunks(values: Sequence[T], limit: int) -> list[Sequence[T]]:

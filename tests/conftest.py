@@ -27,9 +27,10 @@ from datastore.dev.local import DynamoDBLocal
 from datastore.dev.local_sts import serving_sts
 from datastore.entities import Department, Employee, Organization, Plan, Role
 from datastore.provision import ensure_table, stream_arn
+from datastore.retries import Policy, Schedule
 from datastore.scope import LayoutScope, PlatformScope, Scope, TenantScope
 from datastore.store import Datastore
-from datastore.table import RetryPolicy, Table
+from datastore.table import Table
 from tests import key_guard
 from tests.blocking import run
 
@@ -137,8 +138,13 @@ def streamed_table_name(client: DynamoDBClient, dynamo: AsyncDynamo, settings: D
     return name
 
 
-# Fast retries: tests exercise the bound, not the wait.
-TEST_RETRY = RetryPolicy(attempts=8, base_seconds=0.005, cap_seconds=0.05)
+# Fast retries: tests exercise the bound, not the wait. DYNAMODB_MAX_ATTEMPTS's default tries
+# of a failed call; 8 of a transaction conflict and of what a batch left unprocessed, as in production.
+TEST_RETRY = Policy(
+    standard=Schedule(attempts=2, base=0.005, cap=0.05),
+    conflicts=Schedule(attempts=8, base=0.005, cap=0.05),
+    unprocessed=Schedule(attempts=8, base=0.005, cap=0.05),
+)
 
 
 @pytest.fixture

@@ -42,7 +42,9 @@ class TransactFaults:
     the way DynamoDB reports a conflict or throttled item; ``times=None`` cancels every one.
     ``every(n)`` cancels each n-th attempt instead (for concurrent runs). ``refuse(code)``
     fails every attempt as a whole request with DynamoDB's error ``code`` until ``clear``
-    (aiodynamo retries a throttling answer: refusing one attempt would be refusing none).
+    (the client retries a throttling answer: refusing one attempt would be refusing none).
+    ``sent`` holds the body of every TransactWriteItems attempt seen, answered here or not:
+    the attempts at the client boundary, where the call log records each call once.
     """
 
     def __init__(self) -> None:
@@ -53,6 +55,7 @@ class TransactFaults:
         self._seen = 0
         self._request_error: str | None = None
         self.injected = 0
+        self.sent: list[bytes] = []
 
     def cancel(self, reason: str = TRANSACTION_CONFLICT, times: int | None = 1) -> None:
         with self._lock:
@@ -75,6 +78,7 @@ class TransactFaults:
         if operation_of(request) != _TRANSACT:
             return None
         with self._lock:
+            self.sent.append(request.body or b"")
             if self._request_error is not None:
                 self.injected += 1
                 return error_answer(self._request_error, "injected by the test")

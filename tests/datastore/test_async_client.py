@@ -1,5 +1,5 @@
-"""The event loop's client (datastore/async_client.py): what it mirrors of the boto3 client, its
-retry schedule, and the credentials it signs with (a refresh never runs on the loop).
+"""The event loop's client (datastore/async_client.py): what it takes of the settings, its
+one attempt per aiodynamo request, and the credentials it signs with (a refresh never runs on the loop).
 
 Signing per scope against a real STS is shown end to end by tests/datastore/test_credentials.py
 and tests/graphql_api/test_role_credentials.py, whose signature log reads both clients' requests.
@@ -8,7 +8,6 @@ and tests/graphql_api/test_role_credentials.py, whose signature log reads both c
 from __future__ import annotations
 
 import asyncio
-import random
 import threading
 import time
 from dataclasses import replace
@@ -20,74 +19,56 @@ from aiodynamo.credentials import Key
 from aiodynamo.models import RetryTimeout
 from botocore.credentials import Credentials, RefreshableCredentials
 
-from datastore.async_client import AsyncDynamo, BoundedRetry, Mirror, ScopeKey
+from datastore.async_client import AsyncDynamo, Mirror, OneAttempt, ScopeKey, regional_endpoint
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 
 
-def test_mirror__the_boto3_clients_endpoint_region_timeouts_attempts_and_pool(settings: DatastoreSettings) -> None:
+def test_mirror__the_settings_endpoint_region_timeouts_attempts_and_pool(settings: DatastoreSettings) -> None:
     configured = replace(settings, max_attempts=5, connect_timeout=0.7, read_timeout=2.5, pool_size=33)
     client = make_client(configured)
 
-    mirror = Mirror.of(client)
+    mirror = Mirror.of(configured)
 
+    # Where the control plane's boto3 client connects, the data plane does too.
     assert str(mirror.endpoint) == client.meta.endpoint_url
     assert mirror.region == client.meta.region_name
     assert (mirror.connect_timeout, mirror.read_timeout) == (0.7, 2.5)
     assert mirror.attempts == 5
     assert mirror.pool_size == 33
+    assert str(Mirror.of(configured, "http://127.0.0.1:1").endpoint) == "http://127.0.0.1:1"
 
 
-def test_beside__one_per_boto3_client(settings: DatastoreSettings) -> None:
-    client = make_client(settings)
-
-    assert AsyncDynamo.beside(client) is AsyncDynamo.beside(client)
-    assert AsyncDynamo.beside(make_client(settings)) is not AsyncDynamo.beside(client)
-
-
-@pytest.mark.parametrize("attempts", [1, 2, 5])
-def test_bounded_retry__botocores_schedule__none_after_the_last_try(attempts: int) -> None:
-    waits = list(BoundedRetry(attempts_in_all=attempts).delays())
-
-    # botocore's standard schedule: the n-th retry waits up to 2 ** (n - 1) s; none after the last try.
-    assert len(waits) == attempts
-    assert all(0 <= wait <= 2 ** (n - 1) for n, wait in enumerate(waits[:-1], start=1))
-    assert waits[-1] == 0
+def test_mirror__no_endpoint__aws_regional_endpoint(settings: DatastoreSettings) -> None:
+    assert str(Mirror.of(replace(settings, endpoint_url=None, region="eu-west-1")).endpoint) == (
+        "https://dynamodb.eu-west-1.amazonaws.com"
+    )
+    assert regional_endpoint("cn-north-1") == "https://dynamodb.cn-north-1.amazonaws.com.cn"
 
 
-def tries(retry: BoundedRetry) -> tuple[int, float]:
-    """How many attempts ``retry`` allows, each failing at once, before its ``RetryTimeout``; and
-    how long that took."""
+def test_of__one_per_connection_settings(settings: DatastoreSettings) -> None:
+    """Every Datastore on the same settings shares one client (its connections, hooks, observers)."""
+    assert AsyncDynamo.of(Mirror.of(settings)) is AsyncDynamo.of(Mirror.of(replace(settings, table_name="other")))
+    assert AsyncDynamo.of(Mirror.of(replace(settings, pool_size=settings.pool_size + 1))) is not AsyncDynamo.of(
+        Mirror.of(settings)
+    )
 
-    async def count() -> int:
+
+def test_client__aiodynamo_makes_one_attempt__the_policy_and_deadline_ride_with_it(settings: DatastoreSettings) -> None:
+    """aiodynamo never retries a call itself: ``send`` makes the attempts (tests/datastore/test_retries.py)."""
+    dynamo = AsyncDynamo(Mirror.of(replace(settings, max_attempts=4)), None)
+
+    async def attempts(config: OneAttempt) -> int:
         made = 0
         with pytest.raises(RetryTimeout):
-            async for _ in retry.attempts():
+            async for _ in config.attempts():
                 made += 1
         return made
 
-    started = time.monotonic()
-    made = asyncio.run(count())
-    return made, time.monotonic() - started
-
-
-@pytest.mark.parametrize("attempts", [1, 2, 5])
-def test_bounded_retry__attempts_in_all_then_retry_timeout(attempts: int, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(random, "random", lambda: 0.0)  # no backoff: the count alone
-
-    assert tries(BoundedRetry(attempts_in_all=attempts))[0] == attempts
-    assert tries(BoundedRetry(attempts_in_all=attempts, deadline=time.monotonic() + 60))[0] == attempts
-
-
-def test_bounded_retry__backoff_past_the_deadline__no_retry_and_no_sleep(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A request with 0.2 s left whose retry would first wait 1 s: given up at once, so its
-    caller answers the attempt's error (UNAVAILABLE), not a TIMEOUT after the sleep."""
-    monkeypatch.setattr(random, "random", lambda: 1.0)  # the longest backoff: 1 s before the first retry
-
-    made, took = tries(BoundedRetry(attempts_in_all=5, deadline=time.monotonic() + 0.2))
-
-    assert made == 1
-    assert took < 0.2
+    config = dynamo.client(deadline=123.0).throttle_config
+    assert isinstance(config, OneAttempt)
+    assert (config.policy.standard.attempts, config.deadline) == (4, 123.0)
+    assert asyncio.run(attempts(config)) == 1
 
 
 def test_scope_key__fresh_credentials__read_on_the_loop() -> None:

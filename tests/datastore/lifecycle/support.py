@@ -16,7 +16,7 @@ from datastore.lifecycle import walk
 from datastore.lifecycle.export import Export
 from datastore.model import ENTITY
 from datastore.scope import LifecycleScope
-from datastore.table import DEFAULT_RETRY, Table
+from datastore.table import Table
 from tests.blocking import run_all
 from tests.conftest import provisioned, table_on
 from tests.datastore.support import write_items
@@ -65,7 +65,7 @@ def fingerprint(table: Table, org_id: str) -> list[bytes]:
 def empty_table(client: DynamoDBClient, dynamo: AsyncDynamo) -> Table:
     name = f"hr-restore-{ids.new_id().lower()}"
     provisioned(client, dynamo, name)
-    return table_on(dynamo, name, LifecycleScope(OrgId(ids.new_id()), "restore"), retry=DEFAULT_RETRY)
+    return table_on(dynamo, name, LifecycleScope(OrgId(ids.new_id()), "restore"), retry=None)  # the client's own policy
 
 
 def snapshot(client: DynamoDBClient, dynamo: AsyncDynamo, table: Table, org_id: str) -> Table:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from datastore.config import DEFAULT_POOL_SIZE, ConfigError, DatastoreSettings
+from datastore.proxy import Proxies, Proxy
 from graphql_api.settings import ServerSettings, Settings, child_environment, hand_down_to_workers
 from graphql_api.settings.api import ApiSettings
 from tests.paths import ROOT
@@ -107,6 +108,17 @@ def test_load__environment__each_group_read_and_overrides_win(monkeypatch: pytes
     assert (settings.datastore.pool_size, settings.api.io_threads) == (12, 12)
     assert settings.api.max_aliases == 4
     assert settings.api.log_format == "json"
+
+
+def test_load__proxy_variables__the_datastores_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    for lowercase in ("https_proxy", "no_proxy"):  # they would win
+        monkeypatch.delenv(lowercase, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.internal:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost")
+
+    proxies = Settings.load().datastore.proxies
+
+    assert proxies == Proxies(https=Proxy("proxy.internal", 3128), no_proxy="localhost")
 
 
 @pytest.mark.parametrize(
