@@ -57,7 +57,7 @@ def probing(mirror: Mirror) -> AsyncDynamo:
 async def table_answers(probe: AsyncDynamo, table_name: str) -> bool:
     """Whether DynamoDB answers DescribeTable for the table (readiness), awaited on the loop."""
     try:
-        await send(probe.client(operation="DescribeTable"), "DescribeTable", {"TableName": table_name})
+        await send(probe.client(), "DescribeTable", {"TableName": table_name})
     except DatastoreError:  # unanswered, refused, or no credentials to sign with
         return False
     return True
