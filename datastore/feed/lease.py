@@ -75,19 +75,26 @@ class Lease:
         return None if found is None else layout.FEED_LEASE.read(found)
 
     async def acquire(self) -> bool:
-        """Take the lease if it is free, expired or ours (renewing it); True when this holder has it."""
+        """Take the lease if it is free, expired or ours (renewing it); True when this holder has it.
+
+        Ours is the generation this object holds, not merely our holder name: a hub started
+        again in the same process (or a holder that lost its lease and takes it back) gets a
+        new generation, so its reader's socket is a new address and never one a stale reader
+        of the old generation may still have bound.
+        """
         now = self.clock()
         found = await self.current()
-        if found is not None and found.holder != self.holder and found.lease_until > now:
+        ours = found is not None and found.holder == self.holder and found.generation == self.generation
+        if found is not None and not ours and found.lease_until > now:
             self.generation = None
             return False
-        generation = 1 if found is None else found.generation + (found.holder != self.holder)
+        generation = 1 if found is None else found.generation + (not ours)
         lease = FeedLease(
             group=self.group,
             holder=self.holder,
             lease_until=now + timedelta(seconds=self.seconds),
             generation=generation,
-            taken_at=now if found is None or found.holder != self.holder else found.taken_at,
+            taken_at=found.taken_at if found is not None and ours else now,
             expires_at=now + KEEP_FOR,
         )
         if found is None:

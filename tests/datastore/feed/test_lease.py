@@ -123,3 +123,21 @@ def test_feed_scope__another_group_s_partition__refused_before_sending(own_table
 
 def test_group_name__only_characters_safe_in_a_key_and_a_socket_name() -> None:
     assert group_name("ip-10-0-0-1.ec2#internal", 123, "45 6") == "ip-10-0-0-1.ec2_internal-123-45_6"
+
+
+def test_acquire__same_holder_name_in_a_new_lease__waits_for_expiry_then_takes_a_new_generation(
+    own_table: Table,
+) -> None:
+    """Two hubs of one process (or a hub started again) share a holder name: the second is not
+    the first. It neither takes the first's live lease nor reuses its generation, whose reader
+    socket (an abstract address named by the generation) a stale reader may still have bound."""
+    group, clock = a_group(), Clock()
+    first = Lease(own_table, group, "100-1", 10, clock=clock)
+    again = Lease(own_table, group, "100-1", 10, clock=clock)
+    assert run(first.acquire()) and first.generation == 1
+
+    assert not run(again.acquire()) and not again.held
+    run(first.release())
+    assert run(again.acquire()) and again.generation == 2
+    with pytest.raises(LeaseLost):
+        run(first.renew())
