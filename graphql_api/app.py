@@ -15,6 +15,7 @@ the app starts and stops with itself.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -84,6 +85,8 @@ log = logging.getLogger("hr.app")
 # CPU (0.25 ms against 1 ms), and the API process's CPU is what bounds its throughput.
 GZIP_MINIMUM_BYTES = 1024
 GZIP_LEVEL = 1
+# How long after start-up the change feed starts unless a live connection starts it sooner.
+FEED_START_DELAY_SECONDS = 1.0
 
 
 def graphql_endpoint(transport: HttpTransport, settings: ApiSettings) -> Handler:
@@ -181,12 +184,16 @@ def create_app(datastore: Datastore, settings: ApiSettings, *, query: type[Query
     )
 
     readiness = Readiness(
-        probe_client(datastore.client), datastore.table_name, pool=worker_pool.reader(worker_pool.my_pool())
+        functools.partial(probe_client, datastore.client),
+        datastore.table_name,
+        pool=worker_pool.reader(worker_pool.my_pool()),
     )
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
-        live.start()
+        # The feed starts a second after start-up (at once for a live connection): its lease and
+        # stream calls are on no request's path, the first answer's included.
+        live.start_soon(FEED_START_DELAY_SECONDS)
         yield
         await live.stop()
         executor.shutdown(wait=False, cancel_futures=True)

@@ -3,8 +3,10 @@
 They sit outside authentication, the body limit and any concurrency cap: a load balancer's
 probe never carries a token and must never wait behind request traffic. /healthz does no
 I/O at all. /readyz asks DynamoDB (DescribeTable) on a probe client and thread of its own
-(datastore/probe.py), caches the verdict for ``ttl`` seconds and waits at most ``timeout``
-for an answer, so it reports an outage within ttl + timeout (2 s) and a recovery as fast.
+(datastore/probe.py; the client is made in that thread at the first /readyz, which keeps
+building it off a starting process's path to its first answer), caches the verdict for
+``ttl`` seconds and waits at most ``timeout`` for an answer, so it reports an outage within
+ttl + timeout (2 s) and a recovery as fast.
 
 In a worker of ``server.py run`` with WORKERS=N, /readyz also reads how many of the server's
 workers are serving (a file its supervisor keeps, read through what app.py passes): a pool
@@ -15,7 +17,6 @@ operator see a server serving at part of its capacity.
 from __future__ import annotations
 
 import asyncio
-import functools
 import math
 import time
 from collections.abc import Callable
@@ -50,7 +51,7 @@ class Readiness:
 
     def __init__(
         self,
-        client: DynamoDBClient,
+        client: Callable[[], DynamoDBClient],
         table_name: str,
         *,
         ttl: float = 1.0,
@@ -59,7 +60,8 @@ class Readiness:
     ) -> None:
         # What the supervisor last saw of this server's workers (app.py passes the reader).
         self.pool = pool
-        self._client = client
+        self._make_client = client
+        self._client: DynamoDBClient | None = None
         self._table_name = table_name
         self._ttl = ttl
         self._timeout = timeout
@@ -75,8 +77,7 @@ class Readiness:
             return self._ready
         if self._probe is None or self._probe.done():
             loop = asyncio.get_running_loop()
-            check = functools.partial(probe.table_ready, self._client, self._table_name)
-            self._probe, self._probe_started = loop.run_in_executor(self._executor, check), now
+            self._probe, self._probe_started = loop.run_in_executor(self._executor, self._check), now
         # A probe that hangs counts as "not ready" once it is `timeout` old; it is not
         # restarted until it ends (the probe client's own timeouts end it within ~1 s).
         waited = max(0.0, self._probe_started + self._timeout - now)
@@ -86,6 +87,12 @@ class Readiness:
             ready = False
         self._ready, self._checked_at = ready, time.monotonic()
         return ready
+
+    def _check(self) -> bool:
+        """In the probe's own thread, which alone touches the client."""
+        if self._client is None:
+            self._client = self._make_client()
+        return probe.table_ready(self._client, self._table_name)
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
