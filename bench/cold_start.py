@@ -28,6 +28,7 @@ import httpx
 import orjson
 
 from bench.queries import Q3
+from datastore.dev.local import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 # How often a starting process is asked again: a refused connection costs both sides almost nothing.
@@ -107,8 +108,6 @@ def floor_run(env: dict[str, str], port: int) -> FirstAnswer:
 def measure(env: dict[str, str], token: str, runs: int = RUNS) -> dict[str, float]:
     """The lane's figures: ``env`` is a bench server's (bench.__main__.server_env) on a table
     with data that ``token``'s caller can run Q3 on."""
-    from datastore.dev.local import free_port
-
     # Untimed: the first start of a table may stamp its layout or turn its stream on, and the
     # first spawn of each reads its modules from disk.
     product_run(env, token, free_port())
@@ -126,9 +125,17 @@ def measure(env: dict[str, str], token: str, runs: int = RUNS) -> dict[str, floa
     }
 
 
+def row(figures: dict[str, float]) -> dict[str, dict[str, Any]]:
+    """The figures as a row of bench/targets.py's: the product's and the floor's."""
+    return {
+        "product": {"cold_start_ms": figures["cold_start_ms"], "rss_mb": figures["rss_first_answer_mb"]},
+        "floor": {"cold_start_ms": figures["cold_start_floor_ms"], "rss_mb": figures["rss_first_answer_floor_mb"]},
+    }
+
+
 def print_figures(figures: dict[str, float]) -> None:
     product, floor = figures["cold_start_ms"], figures["cold_start_floor_ms"]
-    print("\ncold start: spawn to the first answered Q3, median of the runs (floor: a bare Starlette app on uvicorn)")
+    print(f"\ncold start: spawn to the first answered Q3, median of {RUNS} (floor: a bare Starlette app on uvicorn)")
     print(f"{'':10}{'ms':>10}{'rss_mb':>10}")
     print(f"{'product':10}{product:>10}{figures['rss_first_answer_mb']:>10}")
     print(f"{'floor':10}{figures['cold_start_floor_ms']:>10}{figures['rss_first_answer_floor_mb']:>10}")
