@@ -25,7 +25,7 @@ def test_measure__a_tiny_run__the_three_figures_from_real_first_answers(
     product = cold_start.product_run(env, token, cold_start.free_port())
     # Q3 answered for its caller: the server served the existing table's data.
     assert product.body["data"]["me"]["firstName"] == dave.first_name
-    assert product.seconds > 0 and product.rss_mb > 0
+    assert product.seconds > 0 and product.rss_mb > 0 and product.cpu_ms > 0
 
     figures = cold_start.measure(env, token, runs=1)
     assert set(figures) == {
@@ -33,6 +33,8 @@ def test_measure__a_tiny_run__the_three_figures_from_real_first_answers(
         "cold_start_floor_ms",
         "rss_first_answer_mb",
         "rss_first_answer_floor_mb",
+        "cold_start_cpu_ms",
+        "cold_start_floor_cpu_ms",
     }
     assert all(value > 0 for value in figures.values())
     # The targets' row (bench/targets.py) carries the product's against the floor's.
