@@ -7,6 +7,7 @@ import gzip
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import httpx
 import orjson
@@ -25,6 +26,9 @@ from tests.conftest import DatastoreFactory, Tenant, TenantFactory
 from tests.datastore.lifecycle.complete import Complete, complete
 from tests.datastore.support import employee_items, raw_employees, write_items
 from tests.graphql_api.fixtures import Api
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 CHECKPOINT = b'{"checkpoint"'
 # Each completed download records itself in the audit trail: the next one exports that event.
@@ -47,11 +51,11 @@ def whole(make_tenant: TenantFactory) -> Complete:
 
 
 @pytest.fixture
-def large(make_tenant: TenantFactory) -> Tenant:
+def large(make_tenant: TenantFactory, client: DynamoDBClient) -> Tenant:
     """More than two checkpoints' worth of items (1,000 between two)."""
     tenant = make_tenant()
     people = raw_employees(tenant.org_id, 160)
-    write_items(tenant.table.client, tenant.table.name, [item for emp in people for item in employee_items(emp)])
+    write_items(client, tenant.table.name, [item for emp in people for item in employee_items(emp)])
     return tenant
 
 
@@ -113,8 +117,8 @@ def test_export__a_platform_operator__forbidden(api: Api) -> None:
     assert api.http.get("/export", headers={"Authorization": f"Bearer {api.platform.token}"}).status_code == 403
 
 
-def test_export__a_suspended_organisation__unauthenticated(api: Api, whole: Complete) -> None:
-    whole.tenant.table.client.update_item(
+def test_export__a_suspended_organisation__unauthenticated(api: Api, whole: Complete, client: DynamoDBClient) -> None:
+    client.update_item(
         TableName=whole.tenant.table.name,
         Key=layout.ORGANIZATION.key_at(whole.tenant.org_id).wire(),
         UpdateExpression="SET #s = :s",

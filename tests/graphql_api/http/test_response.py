@@ -5,15 +5,18 @@ from __future__ import annotations
 import gzip
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
+import orjson
 import pytest
 from aiodynamo.http.types import Request
 from graphql import GraphQLError
 from strawberry.types import ExecutionResult
 
-from datastore import employees
+from datastore import employees, keys
+from datastore.async_client import AsyncDynamo
+from datastore.calls import Call
 from datastore.config import DatastoreSettings
 from datastore.store import Datastore
 from graphql_api.app import create_app
@@ -28,9 +31,6 @@ from tests.graphql_api.live import serving, with_settings
 from tests.tcp_proxy import Mode, TcpProxy
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 
 # --- media type and status ---------------------------------------------------------------
@@ -266,7 +266,7 @@ def outage(dynamodb_endpoint: str, settings: DatastoreSettings, api_settings: Ap
     with TcpProxy(upstream) as proxy:
         datastore = Datastore.connect(replace(settings, endpoint_url=proxy.endpoint_url))
         with serving(create_app(datastore, api_settings)) as http:
-            yield Outage(Api(http, api_settings), proxy, datastore.client)
+            yield Outage(Api(http, api_settings), proxy, datastore.aio)
         datastore.close()
 
 
@@ -274,23 +274,26 @@ def outage(dynamodb_endpoint: str, settings: DatastoreSettings, api_settings: Ap
 class Outage:
     api: Api
     proxy: TcpProxy
-    client: DynamoDBClient
+    # The server's data plane client (its own: the proxy's endpoint is its settings' alone).
+    dynamo: AsyncDynamo
 
     def post_then_drop(self, client: GraphQLClient, document: str, accept: str) -> httpx.Response:
         """``document`` sent with DynamoDB reachable for its first call and dropped after it."""
 
         sent = 0
 
-        async def drop_after_first(_request: Request) -> None:
+        async def drop_after_first(request: Request) -> None:
             # The read path's calls run on the event loop: the second one, and any after it,
             # go out while the proxy drops them.
             nonlocal sent
+            if is_the_feeds(request):
+                return  # the server's change feed, beside the request: not one of its calls
             sent += 1
             if sent > 1:
                 self.proxy.mode = Mode.DROP
 
         try:
-            with faults.on_send(self.client, drop_after_first):
+            with faults.on_send(self.dynamo, drop_after_first):
                 headers = {"Accept": accept, "Authorization": f"Bearer {client.token}"}
                 return client.http.post("/graphql", json={"query": document}, headers=headers)
         finally:
@@ -304,6 +307,12 @@ class Outage:
             return client.http.post("/graphql", json={"query": document}, headers=headers)
         finally:
             self.proxy.mode = Mode.PASS
+
+
+def is_the_feeds(request: Request) -> bool:
+    """A request of the server's change feed (its lease and checkpoints, ``FEED#``)."""
+    params = orjson.loads(request.body or b"{}")
+    return any(keys.is_feed_pk(pk) for pk in Call(faults.operation_of(request), params, 0.0).partition_keys())
 
 
 def codes(response: httpx.Response) -> list[str]:
