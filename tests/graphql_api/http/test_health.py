@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import os
-from typing import TYPE_CHECKING
+from dataclasses import replace
 
 import httpx
 
-from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
 from datastore.store import Datastore
@@ -15,9 +13,6 @@ from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.settings.api import ApiSettings
 from tests.graphql_api.live import serving
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 BAD_HEADERS = {"Authorization": "Bearer not-a-token"}
 
@@ -37,10 +32,10 @@ def test_graphql__malformed_authorization__still_401(http: httpx.Client) -> None
 
 
 def test_readyz__dynamodb_unreachable__503_healthz_200_graphql_unavailable(
-    client: DynamoDBClient, table_name: str, api_settings: ApiSettings
+    settings: DatastoreSettings, table_name: str, api_settings: ApiSettings
 ) -> None:
-    nowhere = make_client(DatastoreSettings.from_env(os.environ), f"http://127.0.0.1:{free_port()}")
-    with serving(create_app(Datastore(nowhere, table_name), api_settings)) as http:
+    nowhere = replace(settings, endpoint_url=f"http://127.0.0.1:{free_port()}", table_name=table_name)
+    with serving(create_app(Datastore(nowhere), api_settings)) as http:
         ready = http.get("/readyz")
         assert (ready.status_code, ready.json()["dynamodb"]) == (503, False)
         assert http.get("/healthz").status_code == 200
