@@ -12,7 +12,7 @@ from datastore.proxy import NO_PROXIES, Proxies, Proxy, proxy_variables
 
 # DYNAMODB_ENDPOINT=aws: the AWS regional endpoint, found by botocore from the region.
 AWS_ENDPOINT = "aws"
-# DYNAMODB_POOL_SIZE unset: HTTP connections to DynamoDB, and the API's I/O threads.
+# DYNAMODB_POOL_SIZE unset: HTTP connections to DynamoDB, per event loop.
 DEFAULT_POOL_SIZE: Final = 64
 
 
