@@ -19,45 +19,36 @@ from collections.abc import AsyncIterator, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, BinaryIO, Never, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, Never, TextIO, TypeVar
 
-import graphql
 import uvicorn
-from tqdm import tqdm
 
 from datastore import (
     calls,
-    counts,
     documents,
     employees,
     identities,
     ids,
     items,
     layout_version,
-    migration,
-    name_backfill,
     organizations,
     probe,
 )
 from datastore.config import ConfigError, DatastoreSettings
-from datastore.dev import demo
 from datastore.dev.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.dev.npm import NpmError
 from datastore.entities import Employee, Organization, OrganizationStatus
 from datastore.errors import Conflict, InvalidInput, NotFound, Unavailable
 from datastore.iam import ROLES, policies
 from datastore.ids import EmployeeId, OrgId
-from datastore.lifecycle import erasure, export, export_format, offboarding, restore
 from datastore.pagination import every
 from datastore.provision import ensure_table
 from datastore.records import DeletionReceipt
 from datastore.scope import LayoutScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
 from datastore.store import Datastore
 from datastore.table import Table
-from deploy import cloudformation as deploy_template
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
-from graphql_api.bulk import csv_file as bulk_csv
 from graphql_api.entrypoints import worker_pool
 from graphql_api.entrypoints.heap import settle_heap
 from graphql_api.entrypoints.host_files import remove, remove_orphans, runtime_dir
@@ -68,10 +59,17 @@ from graphql_api.limits import shared_buckets
 from graphql_api.observability import metrics_dir
 from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
-from graphql_api.schema import evolution
 from graphql_api.schema.executable import schema_sdl
 from graphql_api.settings import Settings, hand_down_to_workers
 
+if TYPE_CHECKING:
+    from tqdm import tqdm
+
+    from datastore import migration
+    from graphql_api.schema import evolution
+
+# The tools' own modules (progress bars, the lifecycle commands, the template, the schema's
+# evolution) are imported by the commands that use them: `run` starts without them.
 SCHEMA_FILE = Path(__file__).resolve().parent / "schema.graphql"
 
 T = TypeVar("T")
@@ -226,8 +224,11 @@ async def prepare_table(datastore: Datastore, *, serve_anyway: bool, demo_data: 
         layout_checked = functools.partial(check_layout, datastore, serve_anyway=serve_anyway, say=say, warn=warn)
         if await ensure_table(datastore.client, datastore.table(LayoutScope()), before_changes=layout_checked):
             say(f"created table {datastore.table_name}")
-        if demo_data and await demo.load(datastore.table(PlatformScope())):
-            say("loaded demo data (Acme Corp, Globex Inc)")
+        if demo_data:
+            from datastore.dev import demo
+
+            if await demo.load(datastore.table(PlatformScope())):
+                say("loaded demo data (Acme Corp, Globex Inc)")
     finally:
         await datastore.aclose()
 
@@ -367,6 +368,10 @@ def token(args: argparse.Namespace) -> int:
 
 def import_employees(args: argparse.Namespace) -> int:
     """Import a CSV file of employees into one organisation (README "Bulk onboarding")."""
+    from tqdm import tqdm
+
+    from graphql_api.bulk import csv_file as bulk_csv
+
     settings = Settings.load().datastore
     org = _org_option(args.org)
     path = Path(args.file)
@@ -419,6 +424,10 @@ def schema_check(args: argparse.Namespace) -> int:
     Exit status: 0 when no operation a client sends breaks, 1 when one does (each named with
     graphql-core's reasons), 2 on bad input (docs "Evolving the schema").
     """
+    import graphql
+
+    from graphql_api.schema import evolution
+
     if args.days < 1:
         raise CommandError("--days must be at least 1")
     try:
@@ -448,6 +457,8 @@ def schema_check(args: argparse.Namespace) -> int:
 
 def _persisted_operations(settings: DatastoreSettings, days: timedelta) -> list[evolution.ClientOperation]:
     """Each organisation's persisted documents last run (or registered) within ``days``."""
+    from graphql_api.schema import evolution
+
     since = items.now() - days
     found: list[evolution.ClientOperation] = []
     # What the engine prints goes to stderr: stdout is the report (--json).
@@ -504,6 +515,8 @@ def check_counts(args: argparse.Namespace) -> int:
     Exit status: 0 when nothing differed (or, with --fix, every difference was repaired),
     1 when a difference was found and --fix not given.
     """
+    from datastore import counts
+
     settings = Settings.load().datastore
     org = _org_option(args.org)
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
@@ -544,6 +557,8 @@ def index_names(args: argparse.Namespace) -> int:
     One line per organisation as it is done, so a long run shows its progress and a failed
     one shows how far it got (running it again is safe: it rewrites the same entries).
     """
+    from datastore import name_backfill
+
     settings = Settings.load().datastore
     org = _org_option(args.org)
     with dynamodb_endpoint(settings, reuse=True) as endpoint:
@@ -570,9 +585,13 @@ class _MigrationBar:
         self.failed = 0
 
     def start(self, total: int) -> None:
+        from tqdm import tqdm
+
         self.bar = tqdm(total=total, unit="org", desc="migrating", disable=self.quiet)
 
     def done(self, outcome: migration.Progress | migration.Failure) -> None:
+        from datastore import migration
+
         if self.bar is None:
             return
         if isinstance(outcome, migration.Failure):
@@ -594,6 +613,8 @@ def migrate(args: argparse.Namespace) -> int:
     changing, data of a later release): the version is not stamped, and running the command
     again resumes where this run stopped.
     """
+    from datastore import migration
+
     settings = Settings.load().datastore
     # Never beside a running engine (reuse=False): a server of the earlier release must be
     # stopped first, or it would keep writing the old layout behind the migration.
@@ -627,6 +648,10 @@ def export_organization(args: argparse.Namespace) -> int:
     Written to FILE.part and renamed once whole, so FILE is only ever a complete export; the
     export is recorded in the organisation's audit trail (as the platform's, no actor).
     """
+    from tqdm import tqdm
+
+    from datastore.lifecycle import export, export_format
+
     settings = Settings.load().datastore
     org_id = _org_option(args.org)
     assert org_id is not None  # --org is required
@@ -686,6 +711,10 @@ def restore_organization(args: argparse.Namespace) -> int:
     source, a file incomplete or of another organisation, writes that kept landing): the
     message says whether the organisation stays locked (RESTORING: run the command again).
     """
+    from tqdm import tqdm
+
+    from datastore.lifecycle import restore
+
     loaded = Settings.load()
     settings = loaded.datastore
     org_id = _org_option(args.org)
@@ -748,6 +777,8 @@ def _hold(line: str) -> Never:
 def erase_person(args: argparse.Namespace) -> int:
     """Erase a terminated employee's personal data (docs "Data lifecycle"); --dry-run lists
     every item it would touch and writes nothing."""
+    from datastore.lifecycle import erasure
+
     settings = Settings.load().datastore
     org_id = _org_option(args.org)
     assert org_id is not None
@@ -786,6 +817,10 @@ def offboard(args: argparse.Namespace) -> int:
     its own. --receipt only prints the receipt. Exit status: 0 done (or closed and waiting,
     or deleted already), 2 refused.
     """
+    from tqdm import tqdm
+
+    from datastore.lifecycle import offboarding
+
     loaded = Settings.load()
     settings = loaded.datastore
     org_id = _org_option(args.org)
@@ -866,6 +901,8 @@ def _confirm_deletion(args: argparse.Namespace, organization: Organization) -> N
 
 def cloudformation(_args: argparse.Namespace) -> int:
     """Print the CloudFormation template (README "Deploying to AWS")."""
+    from deploy import cloudformation as deploy_template
+
     sys.stdout.write(deploy_template.render())
     return 0
 

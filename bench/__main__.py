@@ -3,7 +3,9 @@
 Q1-Q4 for product, floor and naive; Q5 (a write) for the product; Q6 (the costliest query the
 default limits admit, on a server with the default limits, with its peak RSS growth) and Q7
 (the whole 20 x 50 x 3 tree with job postings, past the default cost limit) for the product;
-then Q1-Q4's throughput at concurrency 16 with one and with two worker processes.
+then Q1-Q4's throughput at concurrency 16 with one and with two worker processes; last the cold
+start (bench/cold_start.py): ``server.py run`` spawned on the bench's table to its first answered
+Q3, beside a bare Starlette app, and its resident set then.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 import httpx
 import orjson
 
+from bench import cold_start
 from bench.dataset import seeded
 from bench.floor import Floor, Stats, stock_client
 from bench.queries import Q1, Q2, Q3, Q5, Q7, q4, q6, q6_cursors
@@ -409,9 +412,13 @@ def main() -> int:
         print(f"{'':10}{'1 worker':>10}{'2 workers':>10}{'ratio':>10}")
         for name, by in workers.items():
             print(f"{name:10}{by['workers_1']:>10}{by['workers_2']:>10}{ratio(by['workers_2'], by['workers_1']):>10}")
-        verdicts = print_verdicts(results)
+        start = cold_start.measure(server_env(local.endpoint_url, table_name), profile)
+        cold_start.print_figures(start)
+        verdicts = print_verdicts({**results, "start": cold_start.row(start)})
         RESULTS.parent.mkdir(exist_ok=True)
-        RESULTS.write_bytes(orjson.dumps({"queries": results, "targets": verdicts}, option=orjson.OPT_INDENT_2))
+        RESULTS.write_bytes(
+            orjson.dumps({"queries": results, **start, "targets": verdicts}, option=orjson.OPT_INDENT_2)
+        )
         print(
             f"\nwrote {RESULTS.relative_to(Path.cwd()) if RESULTS.is_relative_to(Path.cwd()) else RESULTS}"
             f" in {time.monotonic() - started:.0f}s"

@@ -1,4 +1,5 @@
-"""Issue 24's targets, checked against one ``python -m bench`` run's results.
+"""The speed targets (the read path's and the cold start's), checked against one ``python -m bench``
+run's results.
 
 Printed after the tables so a run says for itself which targets it met. Figures only: a
 bench run on a shared machine is a measurement, never a test (README "Bench").
@@ -89,6 +90,9 @@ def targets() -> Iterator[Target]:
         yield Target(
             query, "DynamoDB requests, naive/product", _ratio("requests", over="product", of="naive"), 20, at_most=False
         )
+    # The cold-start lane's row (bench/cold_start.py): spawn to the first answer, and RSS then.
+    yield Target("start", "spawn to first answer, server.py/bare Starlette", _ratio("cold_start_ms"), 3.0)
+    yield Target("start", "RSS MB at the first answer", _product("rss_mb"), 90)
 
 
 def print_verdicts(rows: dict[str, Row]) -> list[dict[str, Any]]:

@@ -84,6 +84,8 @@ log = logging.getLogger("hr.app")
 # CPU (0.25 ms against 1 ms), and the API process's CPU is what bounds its throughput.
 GZIP_MINIMUM_BYTES = 1024
 GZIP_LEVEL = 1
+# How long after start-up the change feed starts unless a live connection starts it sooner.
+FEED_START_DELAY_SECONDS = 1.0
 
 
 def graphql_endpoint(transport: HttpTransport, settings: ApiSettings) -> Handler:
@@ -197,7 +199,9 @@ def create_app(
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
         if before_serving is not None:
             await before_serving()
-        live.start()
+        # The feed starts a second after start-up (at once for a live connection): its lease and
+        # stream calls are on no request's path, the first answer's included.
+        live.start_soon(FEED_START_DELAY_SECONDS)
         yield
         await live.stop()
         executor.shutdown(wait=False, cancel_futures=True)

@@ -91,6 +91,7 @@ class LiveHub:
         self.resumes = Resumes(services)
         self._task: asyncio.Task[None] | None = None
         self._sampling: asyncio.Task[None] | None = None
+        self._starting: asyncio.TimerHandle | None = None
 
     @classmethod
     def for_services(cls, services: Services) -> LiveHub:
@@ -110,13 +111,30 @@ class LiveHub:
 
     # --- running -----------------------------------------------------------------------------------
 
+    def start_soon(self, delay: float) -> None:
+        """Start the feed ``delay`` seconds from now, or at the first live connection if sooner.
+
+        A starting process answers its first requests without the feed's lease and stream
+        calls competing for its CPU (they are on no request's path), and a subscriber never
+        waits out the delay: the catch-up at the feed's connection (``on_connected``) hands it
+        what was written before.
+        """
+        if self.feed is not None and self._task is None and self._starting is None:
+            self._starting = asyncio.get_running_loop().call_later(delay, self.start)
+
     def start(self) -> None:
+        if self._starting is not None:
+            self._starting.cancel()
+            self._starting = None
         if self.feed is not None and self._task is None:
             self._task = asyncio.create_task(self.feed.run(self.on_frame, self.on_connected))
             sampler = Sampler(self._open_connections, self._subscriptions, self.feed.status)
             self._sampling = asyncio.create_task(sampler.run())
 
     async def stop(self) -> None:
+        if self._starting is not None:
+            self._starting.cancel()
+            self._starting = None
         for connections in list(self.connections.values()):
             for connection in list(connections):
                 connection.close(Closed(Close.GOING_AWAY))
@@ -148,6 +166,7 @@ class LiveHub:
             )
         self.connections[org].add(connection)
         self.total += 1
+        self.start()  # the feed, now rather than at the end of start_soon's delay
 
     def release(self, connection: LiveConnection) -> None:
         org = connection.org_id

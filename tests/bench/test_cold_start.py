@@ -1,0 +1,43 @@
+"""The cold-start lane (bench/cold_start.py): ``server.py run`` on an existing table and the bare
+Starlette floor, each spawned and timed to its first answer; figures only, never timed here."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from bench import cold_start
+from bench.__main__ import API, server_env
+from graphql_api.auth.tokens import issue_token
+from tests.graphql_api.fixtures import load_demo
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+
+def test_measure__a_tiny_run__the_three_figures_from_real_first_answers(
+    client: DynamoDBClient, streamed_table_name: str, dynamodb_endpoint: str
+) -> None:
+    # A served table turns its stream on: the session's streamed table, with the demo's people.
+    dave = load_demo(client, streamed_table_name).person("dave@acme.co")
+    token = issue_token(API, subject=dave.emp_id, org_id=dave.org_id, role=dave.role.value)
+    env = server_env(dynamodb_endpoint, streamed_table_name)
+
+    product = cold_start.product_run(env, token, cold_start.free_port())
+    # Q3 answered for its caller: the server served the existing table's data.
+    assert product.body["data"]["me"]["firstName"] == dave.first_name
+    assert product.seconds > 0 and product.rss_mb > 0 and product.cpu_ms > 0
+
+    figures = cold_start.measure(env, token, runs=1)
+    assert set(figures) == {
+        "cold_start_ms",
+        "cold_start_floor_ms",
+        "rss_first_answer_mb",
+        "rss_first_answer_floor_mb",
+        "cold_start_cpu_ms",
+        "cold_start_floor_cpu_ms",
+    }
+    assert all(value > 0 for value in figures.values())
+    # The targets' row (bench/targets.py) carries the product's against the floor's.
+    row = cold_start.row(figures)
+    assert row["product"]["cold_start_ms"] == figures["cold_start_ms"]
+    assert row["floor"]["cold_start_ms"] == figures["cold_start_floor_ms"]
