@@ -2,11 +2,13 @@
 
 ``python -m bench.client_cost`` gives a whole call on the event loop (the HTTP exchange, aiodynamo,
 the call log, the items' scope check); on a shared machine a few microseconds in 250 are lost
-in its noise. This times the parts this repository changed, each beside what it replaced, in
-one process, best of several repeats (``timeit``):
+in its noise. This times parts of a call in one process, best of several repeats (``timeit``):
+signing, which aiodynamo does as it ships, and the parts this repository changed, each beside
+what it replaced:
 
-- signing a Query (aiodynamo's ``signed_dynamo_request``): aiodynamo's own signer, then with
-  ``library_internals.memoise_signing``'s signing key memo and ``SigningInstant``;
+- signing a Query (aiodynamo's ``signed_dynamo_request``, as every call pays it), and of that
+  the SigV4 signing key's derivation (``derive_signing_key``), which aiodynamo does again for
+  every call: what a cached key would save (docs/design/speed.md);
 - the key a call signs with (``ScopeKey.get_key``): asking botocore every call, for the
   process's refreshable role (its clock reads the local time zone through dateutil) and for
   a role session (``datastore/credentials.py``, plain UTC), then reused as it is now;
@@ -26,7 +28,7 @@ from aiodynamo import sign
 from aiodynamo.credentials import Key
 from botocore.credentials import Credentials, RefreshableCredentials
 
-from datastore import async_client, keys, library_internals
+from datastore import async_client, keys
 from datastore.credentials import _SessionCredentials, utc_now
 from datastore.ids import OrgId
 from datastore.items import Item
@@ -43,8 +45,6 @@ def best_us(run: Callable[[], object], number: int = 20_000, repeat: int = 7) ->
 
 
 def signing() -> list[tuple[str, float]]:
-    memo = library_internals.signing_key_deriver()
-    assert isinstance(memo, library_internals.SigningKeyMemo), "datastore.async_client installs it"
     key = Key("AKIAEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", "session-token")
     payload = {
         "TableName": "hr",
@@ -55,22 +55,21 @@ def signing() -> list[tuple[str, float]]:
         "ReturnConsumedCapacity": "TOTAL",
     }
     endpoint = sign.make_default_endpoint("eu-west-1")
-
-    def sign_once() -> object:
-        return sign.signed_dynamo_request(
-            key=key, payload=payload, action="Query", region="eu-west-1", endpoint=endpoint
-        )
-
-    figures = []
-    for label, derive, instant in (
-        ("signing a Query, aiodynamo's own", memo.derive, library_internals.SigningInstant.__mro__[1]),
-        ("signing a Query, memoised key + SigningInstant", memo, library_internals.SigningInstant),
-    ):
-        setattr(sign, "derive_signing_key", derive)  # noqa: B010
-        setattr(sign, "Instant", instant)  # noqa: B010
-        figures.append((label, best_us(sign_once)))
-    library_internals.memoise_signing()
-    return figures
+    instant = sign.Instant.now()
+    return [
+        (
+            "signing a Query (aiodynamo's own)",
+            best_us(
+                lambda: sign.signed_dynamo_request(
+                    key=key, payload=payload, action="Query", region="eu-west-1", endpoint=endpoint
+                )
+            ),
+        ),
+        (
+            "  of which deriving the signing key",
+            best_us(lambda: sign.derive_signing_key(key, instant, "eu-west-1")),
+        ),
+    ]
 
 
 def key_for_a_call() -> list[tuple[str, float]]:

@@ -6,9 +6,9 @@ fighting the loop for the GIL (``python -m bench.client_cost``; the choice again
 is in docs/design/speed.md). boto3 keeps only the control plane (creating and describing the
 table, its TTL, its stream's reads) and STS, imported where those are made.
 
-What aiodynamo does: SigV4 signing (its signing key remembered per secret, day and region
-and its time formatted once, ``library_internals.memoise_signing``), the JSON protocol and
-its typed errors; it makes one attempt per ``send_request`` (``OneAttempt``). What this
+What aiodynamo does, as it ships: SigV4 signing (no patch of its signer: what signing costs
+and the public seam that would make it cheaper are in docs/design/speed.md), the JSON protocol
+and its typed errors; it makes one attempt per ``send_request`` (``OneAttempt``). What this
 module adds:
 
 - The attempts of each call (``send``), read or write, as the one retry policy decides
@@ -54,7 +54,7 @@ from aiodynamo.http.types import HttpImplementation
 from aiodynamo.models import RetryConfig, RetryTimeout
 from yarl import URL
 
-from datastore import calls, library_internals, retries
+from datastore import calls, retries
 from datastore.async_http import HttpExchange, SendHooks, decoded, tls_context
 from datastore.config import DatastoreSettings
 from datastore.errors import DatastoreError, InProgress, Refused, Unavailable
@@ -68,10 +68,6 @@ if TYPE_CHECKING:
 # What signs requests at a local endpoint when the process has no credentials (client.local_client).
 _PLACEHOLDER: Final = Key("local", "local")
 _AWS_DOMAINS: Final = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws")
-
-# aiodynamo derives the same SigV4 signing key again for every call and formats its time five
-# times: remember the last few keys, format once (datastore/library_internals.py).
-library_internals.memoise_signing()
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from datastore.proxy import NO_PROXIES, Proxies, Proxy, proxy_variables
 
 # DYNAMODB_ENDPOINT=aws: the AWS regional endpoint, found by botocore from the region.
 AWS_ENDPOINT = "aws"
-# DYNAMODB_POOL_SIZE unset: HTTP connections to DynamoDB, and the API's I/O threads.
+# DYNAMODB_POOL_SIZE unset: HTTP connections to DynamoDB, per event loop.
 DEFAULT_POOL_SIZE: Final = 64
 
 
@@ -132,17 +132,17 @@ class DatastoreSettings:
     region: str
     # botocore's "standard" retry mode; total attempts including the first.
     max_attempts: int
-    # HTTP connections to DynamoDB; also the size of the thread pool that issues calls.
+    # HTTP connections to DynamoDB, at most, per event loop (datastore/async_http.py).
     pool_size: int
     local_port: int | None
     local_data_dir: Path
     local_cache_dir: Path
     # Per-scope credentials from STS; None signs every request with the process's own.
     roles: RoleSettings | None = None
-    # Seconds one attempt waits to connect, and for its answer: its whole exchange ends
-    # within connect + read (datastore/http_session.py). With two attempts one call holds a
-    # thread for at most 1.5 + backoff (<= 1 s) + 1.5, about 4 s, inside a request's deadline;
-    # DynamoDB answers in milliseconds when it is healthy.
+    # Seconds one attempt waits to connect, and between two reads of its answer
+    # (datastore/http_connections.py). A silent DynamoDB holds one attempt of a call for about
+    # 1.5 s, and no attempt starts that would end past a request's deadline; DynamoDB answers
+    # in milliseconds when it is healthy.
     connect_timeout: float = 0.5
     read_timeout: float = 1.0
     # The change feed (datastore/feed/): how long a stream reader's lease lasts unless renewed

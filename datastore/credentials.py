@@ -1,9 +1,8 @@
 """Which AWS credentials sign a DynamoDB request: an STS role session per scope, cached.
 
 With the role settings (TENANT_ROLE_ARN, SIGNIN_ROLE_ARN, PLATFORM_ROLE_ARN, EXPORT_ROLE_ARN,
-LIFECYCLE_ROLE_ARN) every request
-a Table sends is signed with credentials of the role for the Table's scope, from STS
-AssumeRole:
+LIFECYCLE_ROLE_ARN) every request a Table sends is signed with credentials of the role for the
+Table's scope, from STS AssumeRole:
 
 - ``TenantScope(org)``: the tenant role, with the session tag ``org=<orgId>``;
 - ``SignInScope``: the sign-in role; ``ApiKeyScope`` too (session ``api-key``), and
@@ -21,16 +20,9 @@ the partitions its tags name. That is a second wall behind the Table's own scope
 for readiness, creating the table) keep the process's own credentials. Without the settings
 every request does, as before (local use).
 
-Design: one DynamoDB client for every scope, credentials chosen per request at signing time.
-A ``before-sign`` handler puts the scope's credentials into the request's signing context
-(``request_credentials``, which botocore's signer prefers over the client's own). The scope
-comes from the Table, which sends each request inside ``signing_for(scope)``. A client per
-tenant was measured (``python -m bench.signing``) and refused: by ``make_client`` one costs
-about 130 ms of CPU and 9 MiB (each loads its own boto3 session); even from a shared session
-about 4 ms and 210 KiB, so 1,000 tenants hold 200 MiB, each with a connection pool of its
-own that no other tenant's requests can use. One client keeps one pool, sized by
-DYNAMODB_POOL_SIZE like the I/O threads, and one instrumentation. Choosing the credentials
-costs about 12 us per request, beside about 150 us for the SigV4 signature itself.
+Design: one client for every scope, credentials chosen per Table. A Table signs its calls with
+``ScopeKey(credentials.for_scope(scope))`` (``datastore/async_client.py``), which hands
+aiodynamo the role session's current key; the connection pool stays one for every tenant.
 
 Caching and refresh: one botocore ``DeferredRefreshableCredentials`` per role session (role
 and tags), kept in a bounded LRU (ROLE_CACHE_SIZE; the least recently used session is
@@ -47,13 +39,11 @@ from __future__ import annotations
 import functools
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from contextvars import ContextVar
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from botocore.credentials import Credentials, DeferredRefreshableCredentials
 from botocore.exceptions import BotoCoreError, ClientError
@@ -74,24 +64,9 @@ from datastore.scope import (
 )
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sts import STSClient
 
 Clock = Callable[[], datetime]
-
-_HANDLER_ID: Final = "hr-scope-credentials"
-
-_signing_scope: ContextVar[Scope | None] = ContextVar("dynamodb_signing_scope", default=None)
-
-
-@contextmanager
-def signing_for(scope: Scope) -> Iterator[None]:
-    """Requests sent meanwhile, in this context, are signed for ``scope``."""
-    token = _signing_scope.set(scope)
-    try:
-        yield
-    finally:
-        _signing_scope.reset(token)
 
 
 def utc_now() -> datetime:
@@ -181,17 +156,6 @@ class RoleCredentials:
         """The role sessions held, least recently used first."""
         with self._lock:
             return list(self._sessions)
-
-    def sign_per_scope(self, client: DynamoDBClient) -> None:
-        """Make ``client`` sign each request sent inside ``signing_for(scope)`` for that scope."""
-        client.meta.events.register("before-sign.dynamodb", self.before_sign, unique_id=_HANDLER_ID)
-
-    def before_sign(self, request: Any, **_: Any) -> None:
-        """botocore's ``before-sign`` hook: a request sent inside ``signing_for(scope)`` is
-        signed with that scope's credentials (the bench times it, bench/signing.py)."""
-        scope = _signing_scope.get()
-        if scope is not None:
-            request.context.setdefault("signing", {})["request_credentials"] = self.for_scope(scope)
 
     def _assume(self, session: RoleSession) -> dict[str, str]:
         """botocore's refresh function: one AssumeRole, as the metadata botocore expects."""

@@ -26,8 +26,7 @@ class PageRequest:
 @dataclass(frozen=True, slots=True)
 class PageQuery(Generic[T]):
     """Which list a page is read from: one partition (of the table or GSI1), the sort-key
-    prefix its items share, and how an item becomes an entity. Either Table reads it
-    (``Table.page``, ``AsyncTable.page``), so a list is declared once for both."""
+    prefix its items share, and how an item becomes an entity: ``Table.page`` reads it."""
 
     partition_key: str
     convert: Callable[[dict[str, Any]], T]

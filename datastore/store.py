@@ -10,7 +10,7 @@ process that needs neither does not import boto3.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from datastore.async_client import AsyncDynamo, Mirror
@@ -32,7 +32,10 @@ class Datastore:
     settings: DatastoreSettings
     # Per-scope credentials from STS; None: every request signed with the process's own.
     credentials: RoleCredentials | None = None
-    feed: FeedSettings = field(default_factory=FeedSettings)
+    # The change feed this process reads from the table's stream (datastore/feed/): a server's
+    # (``connect``). None: it reads none, and serves no live update (a Datastore made for a
+    # command, a bench, a test, or a table with no stream).
+    feed: FeedSettings | None = None
 
     def __post_init__(self) -> None:
         # The data plane's client (datastore/async_client.py), shared by every Datastore on these settings.

@@ -4,7 +4,7 @@
 given its part (``settings.datastore``, ``settings.api``, ``settings.server``) and never looks
 at the environment itself (tests/graphql_api/settings/test_settings.py greps the source to keep it so). Each part's
 ``from_env(env)`` parses an explicit mapping and knows nothing of ``os.environ``, so tests build
-settings from dicts. A value two parts need (``DYNAMODB_POOL_SIZE``) is parsed once, here.
+settings from dicts.
 
 Worker processes (``server.py run`` with ``WORKERS=N``, ``uvicorn graphql_api.entrypoints.asgi:app``) are
 fresh interpreters that call ``Settings.load()`` again on the environment they inherit; what
@@ -74,11 +74,9 @@ class Settings:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
         """Parse ``env``; a value that does not parse raises ConfigError naming its variable."""
-        datastore = DatastoreSettings.from_env(env)
         return cls(
-            datastore=datastore,
-            # One connection pool, one thread per connection: both sized by DYNAMODB_POOL_SIZE.
-            api=ApiSettings.from_env(env, io_threads=datastore.pool_size),
+            datastore=DatastoreSettings.from_env(env),
+            api=ApiSettings.from_env(env),
             server=ServerSettings.from_env(env),
         )
 

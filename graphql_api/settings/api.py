@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Final, Literal
 from urllib.parse import urlsplit
 
-from datastore.config import DEFAULT_POOL_SIZE, ConfigError, env_float, env_int
+from datastore.config import ConfigError, env_float, env_int
 from graphql_api.observability.logging import LOG_FORMATS, LogFormat
 
 # Printed at start-up in development; refused anywhere else.
@@ -17,6 +17,10 @@ DEVELOPMENT_SECRET: Final = "dev-only-secret-change-me-0123456789abcdef"
 # The repository's git-ignored download cache, shared with DynamoDB Local's (datastore/config.py):
 # npm packages fetched once at setup (GraphiQL's browser bundles) live here.
 DEFAULT_CACHE_DIR: Final = Path(__file__).resolve().parents[2] / ".cache"
+# Threads for blocking work that is no DynamoDB call (request/blocking.py). They were sized by
+# DynamoDB's connections (DYNAMODB_POOL_SIZE) while they ran its calls; their jobs now are few
+# and short, and a thread each would be idle memory.
+DEFAULT_IO_THREADS: Final = 16
 
 
 def env_bool(env: Mapping[str, str], name: str, default: bool) -> bool:
@@ -159,7 +163,7 @@ class ApiSettings:
     jwt_audience: str | None
     token_ttl_seconds: int
     # Threads that run blocking work that is no DynamoDB call (request/blocking.py): JWKS and
-    # discovery fetches, ID token checks; DYNAMODB_POOL_SIZE, as when they ran DynamoDB's calls too.
+    # discovery fetches, ID token checks, API Gateway's management API (IO_THREADS).
     io_threads: int
     graphiql: bool
     introspection: bool
@@ -258,8 +262,7 @@ class ApiSettings:
         return self.environment == "development"
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str], *, io_threads: int = DEFAULT_POOL_SIZE) -> ApiSettings:
-        """``io_threads`` is DatastoreSettings.pool_size: DYNAMODB_POOL_SIZE, parsed there (settings.py)."""
+    def from_env(cls, env: Mapping[str, str]) -> ApiSettings:
         environment = env.get("HR_ENV", "development")
         secret = env.get("JWT_SECRET") or DEVELOPMENT_SECRET
         if environment != "development" and secret == DEVELOPMENT_SECRET:
@@ -273,7 +276,7 @@ class ApiSettings:
             jwt_issuer=env.get("JWT_ISSUER") or None,
             jwt_audience=env.get("JWT_AUDIENCE") or None,
             token_ttl_seconds=env_int(env, "TOKEN_TTL_SECONDS", 12 * 3600),
-            io_threads=io_threads,
+            io_threads=env_int(env, "IO_THREADS", DEFAULT_IO_THREADS),
             graphiql=env_bool(env, "GRAPHIQL", development),
             introspection=env_bool(env, "INTROSPECTION", development),
             cost_in_response=env_bool(env, "COST_IN_RESPONSE", True),

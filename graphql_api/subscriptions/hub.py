@@ -95,10 +95,10 @@ class LiveHub:
 
     @classmethod
     def for_services(cls, services: Services) -> LiveHub:
-        """The hub of a process whose datastore has a stream client; without one, a hub that
-        serves no subscription (it says so)."""
+        """The hub of a process whose datastore reads the change feed (``Datastore.feed``); without
+        one, a hub that starts no reader and serves no subscription (it says so)."""
         datastore = services.datastore
-        if datastore.streams is None:
+        if datastore.feed is None:
             return cls(services, None)
         group = instance_group()
         settings = dataclasses.replace(datastore.feed, kinds=FEED_KINDS)

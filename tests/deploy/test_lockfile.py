@@ -17,10 +17,9 @@ from packaging.utils import canonicalize_name
 
 from deploy import lockfile
 
-# The compiled executor relies on internals of the first three (graphql_api/execution/), the
-# read path's signer on two module attributes of aiodynamo (datastore/library_internals.py), so
-# their upgrade is a decision taken with `make lock LOCK_ARGS='--upgrade-package ...'`, never a drift.
-RELIED_ON = ("strawberry-graphql", "graphql-core", "aiodataloader", "aiodynamo")
+# The compiled executor relies on internals of these (graphql_api/execution/), so their upgrade
+# is a decision taken with `make lock LOCK_ARGS='--upgrade-package ...'`, never a drift.
+RELIED_ON = ("strawberry-graphql", "graphql-core", "aiodataloader")
 
 UV = Path(sys.executable).with_name("uv")
 OURS = "hr-graphql (pyproject.toml)"  # how a lock annotates what pyproject.toml asks for itself

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 from datetime import timedelta
@@ -214,12 +215,45 @@ def test_restore__writes_that_keep_landing__refused_and_unlocked(whole: Complete
     source = FileSource(export_file(table, org_id, tmp_path / "a.gz"))
     live = table.with_scope(LifecycleScope(OrgId(org_id), "restore"))
 
-    def busy(_seconds: float) -> None:
-        run(departments.create_department(table, name="Busy"))
+    async def busy(_seconds: float) -> None:
+        await departments.create_department(table, name="Busy")
 
     with pytest.raises(Refused, match="kept being written"):
-        Restore(live, OrgId(org_id), source, drain_seconds=1, sleep=busy).run()
+        run(Restore(live, OrgId(org_id), source, drain_seconds=1, sleep=busy).run())
     assert status_of(table, org_id) is OrganizationStatus.ACTIVE
+
+
+def test_restore__its_drain__waits_on_the_event_loop_without_blocking_it(whole: Complete, tmp_path: Path) -> None:
+    """The drain (a second here) is an ``asyncio.sleep``: the loop's other work goes on meanwhile."""
+    org_id, table = whole.tenant.org_id, whole.tenant.table
+    source = FileSource(export_file(table, org_id, tmp_path / "a.gz"))
+    live = table.with_scope(LifecycleScope(OrgId(org_id), "restore", "operator"))
+    ticks_by_first_partition: list[int] = []
+
+    async def beside_a_ticker() -> None:
+        ticks = 0
+
+        async def tick() -> None:
+            nonlocal ticks
+            while True:
+                await asyncio.sleep(0.05)
+                ticks += 1
+
+        ticker = asyncio.create_task(tick())
+
+        def first_partition(_report: restore.Report) -> None:
+            if not ticks_by_first_partition:
+                ticks_by_first_partition.append(ticks)
+
+        try:
+            await Restore(live, OrgId(org_id), source, drain_seconds=1, on_partition=first_partition).run()
+        finally:
+            ticker.cancel()
+
+    run(beside_a_ticker())
+
+    # About 20 ticks of 50 ms in the drain's second; none if it blocked the loop.
+    assert ticks_by_first_partition and ticks_by_first_partition[0] >= 10
 
 
 def test_restore__a_source_with_a_drifted_headcount__repaired_at_the_end(whole: Complete, tmp_path: Path) -> None:

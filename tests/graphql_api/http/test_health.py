@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import httpx
 
 from datastore.config import DatastoreSettings
@@ -30,10 +32,10 @@ def test_graphql__malformed_authorization__still_401(http: httpx.Client) -> None
 
 
 def test_readyz__dynamodb_unreachable__503_healthz_200_graphql_unavailable(
-    settings: DatastoreSettings, api_settings: ApiSettings
+    settings: DatastoreSettings, table_name: str, api_settings: ApiSettings
 ) -> None:
-    nowhere = Datastore.connect(settings, f"http://127.0.0.1:{free_port()}")
-    with serving(create_app(nowhere, api_settings)) as http:
+    nowhere = replace(settings, endpoint_url=f"http://127.0.0.1:{free_port()}", table_name=table_name)
+    with serving(create_app(Datastore(nowhere), api_settings)) as http:
         ready = http.get("/readyz")
         assert (ready.status_code, ready.json()["dynamodb"]) == (503, False)
         assert http.get("/healthz").status_code == 200

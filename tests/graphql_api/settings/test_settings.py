@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from datastore.config import DEFAULT_POOL_SIZE, ConfigError, DatastoreSettings
+from datastore.config import ConfigError, DatastoreSettings
 from datastore.proxy import Proxies, Proxy
 from graphql_api.settings import ServerSettings, Settings, child_environment, hand_down_to_workers
-from graphql_api.settings.api import ApiSettings
+from graphql_api.settings.api import DEFAULT_IO_THREADS, ApiSettings
 from tests.paths import ROOT
 
 SETTINGS_MODULE = ROOT / "graphql_api" / "settings" / "__init__.py"
@@ -62,16 +62,13 @@ class RecordingEnv(Mapping[str, str]):
         return len(self.values)
 
 
-def test_from_env__pool_size__parsed_once_for_connections_and_io_threads() -> None:
-    env = RecordingEnv({"DYNAMODB_POOL_SIZE": "7"})
-
-    settings = Settings.from_env(env)
+def test_from_env__io_threads__their_own_setting_not_the_dynamodb_pool() -> None:
+    # The threads run no DynamoDB call any more: the connection pool's size leaves them be.
+    settings = Settings.from_env({"DYNAMODB_POOL_SIZE": "7"})
 
     assert settings.datastore.pool_size == 7
-    assert settings.api.io_threads == 7
-    assert env.lookups["DYNAMODB_POOL_SIZE"] == 1
-    # The API's own parser does not read it: its threads are given the datastore's value.
-    assert ApiSettings.from_env({"DYNAMODB_POOL_SIZE": "7"}).io_threads == DEFAULT_POOL_SIZE
+    assert settings.api.io_threads == DEFAULT_IO_THREADS == 16
+    assert Settings.from_env({"IO_THREADS": "4", "DYNAMODB_POOL_SIZE": "7"}).api.io_threads == 4
 
 
 def test_from_env__empty__every_group_at_its_defaults() -> None:
@@ -105,7 +102,7 @@ def test_load__environment__each_group_read_and_overrides_win(monkeypatch: pytes
     )
     assert settings.datastore.table_name == "hr-settings-test"
     assert settings.datastore.endpoint_url == "http://127.0.0.1:1"
-    assert (settings.datastore.pool_size, settings.api.io_threads) == (12, 12)
+    assert (settings.datastore.pool_size, settings.api.io_threads) == (12, DEFAULT_IO_THREADS)
     assert settings.api.max_aliases == 4
     assert settings.api.log_format == "json"
 
@@ -130,6 +127,7 @@ def test_load__proxy_variables__the_datastores_proxies(monkeypatch: pytest.Monke
         ({"HR_DEMO_DATA": "2"}, "HR_DEMO_DATA must be true or false, got '2'"),
         ({"SERVE_UNMIGRATED_DATA": "anyway"}, "SERVE_UNMIGRATED_DATA must be true or false, got 'anyway'"),
         ({"DYNAMODB_POOL_SIZE": "many"}, "DYNAMODB_POOL_SIZE must be an integer, got 'many'"),
+        ({"IO_THREADS": "0"}, "IO_THREADS must be at least 1, got 0"),
         ({"MAX_TOKENS": "0"}, "MAX_TOKENS must be at least 1, got 0"),
     ],
 )
