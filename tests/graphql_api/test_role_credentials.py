@@ -29,24 +29,10 @@ from tests.graphql_api import idp
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving
 from tests.graphql_api.schema.mutations.documents import CREATE_ORGANIZATION, raw_id
-from tests.sts import Assumed, AssumeRoleLog, RoleWorld, SignatureLog, Signed, role_world
+from tests.sts import AssumeRoleLog, RoleWorld, SignatureLog, role_world
 
 CONCURRENT = 50
 ME = "{ me { email } }"
-# The change feed's role session: the server starts its reader a second after start-up, beside
-# whatever the test's callers cause (graphql_api/app.py).
-FEED_SESSION = "feed"
-
-
-def callers_requests(requests: list[Signed]) -> list[Signed]:
-    """``requests`` less the change feed's: its lease and checkpoints (``FEED#``, under the
-    platform role's feed session) and its DescribeTable (no item, the process's own credentials)."""
-    return [r for r in requests if r.partition_keys and not any(keys.is_feed_pk(pk) for pk in r.partition_keys)]
-
-
-def callers_sessions(assumed: list[Assumed]) -> list[Assumed]:
-    """``assumed`` less the change feed's session."""
-    return [a for a in assumed if not (a.role_arn == PLATFORM_ROLE_ARN and a.session_name == FEED_SESSION)]
 
 
 @dataclass
@@ -108,7 +94,7 @@ def test_two_tenants_x_50_concurrent__one_assume_role_each__every_request_signed
     world = served.world
     assert len(world.assumed.of_tags(TENANT_ROLE, {"org": first.org_id})) == 1
     assert len(world.assumed.of_tags(TENANT_ROLE, {"org": second.org_id})) == 1
-    checked = world.tenant_requests(callers_requests(world.signed.snapshot()))
+    checked = world.tenant_requests(world.signed.snapshot())
     assert set(checked) == {first.org_id, second.org_id}
     # At least one DynamoDB request per HTTP request, every one checked.
     assert min(checked.values()) >= CONCURRENT
@@ -125,7 +111,7 @@ def test_expired_credentials__50_concurrent__one_refresh_and_all_signed_with_the
     mark = len(world.signed.snapshot())
     served.concurrently([tenant] * CONCURRENT)
     _, refreshed = world.assumed.of_tags(TENANT_ROLE, {"org": tenant.org_id})
-    after = callers_requests(world.signed.since(mark))
+    after = world.signed.since(mark)
     assert {request.access_key for request in after} == {refreshed.access_key}
     assert world.tenant_requests(after)[tenant.org_id] >= CONCURRENT
     # The other tenant's expired session is not refreshed until it is used.
@@ -145,12 +131,11 @@ def test_sign_in__token_exchange__identity_read_by_sign_in_role_then_tenant_role
     world = served.world
     [sign_in] = world.assumed.of_tags(SIGNIN_ROLE, {})
     assert sign_in.session_name == "sign-in"
-    requests = callers_requests(world.signed.snapshot())
-    identity_reads = [r for r in requests if r.access_key == sign_in.access_key]
+    identity_reads = [r for r in world.signed.snapshot() if r.access_key == sign_in.access_key]
     assert identity_reads and all(
         pk == layout.IDENTITY.partition(tenant.admin.email) for r in identity_reads for pk in r.partition_keys
     )
-    tenant_requests = [r for r in requests if r.access_key != sign_in.access_key]
+    tenant_requests = [r for r in world.signed.snapshot() if r.access_key != sign_in.access_key]
     assert world.tenant_requests(tenant_requests) == {tenant.org_id: len(tenant_requests)}
     assert tenant_requests
 
@@ -179,9 +164,9 @@ def test_platform__create_and_list_organizations__platform_role_with_provisionin
 
     world = served.world
     [provisioning] = world.assumed.of_tags(PLATFORM_ROLE_ARN, {"provisioning": org_id})
-    [platform] = callers_sessions(world.assumed.of_tags(PLATFORM_ROLE_ARN, {}))
+    [platform] = world.assumed.of_tags(PLATFORM_ROLE_ARN, {})
     assert (provisioning.session_name, platform.session_name) == (f"provisioning-{org_id}", "platform")
-    signed = callers_requests(world.signed.snapshot())
+    signed = world.signed.snapshot()
     assert signed and {r.access_key for r in signed} == {provisioning.access_key, platform.access_key}
     for request in signed:
         for pk in request.partition_keys:
@@ -220,9 +205,15 @@ def test_asgi_entry__role_settings_in_environment__tenant_request_signed_as_its_
         [session] = [assumed_session for assumed_session in sessions if assumed_session.role_arn == TENANT_ROLE]
         assert session.tags == {"org": tenant.org_id}
         assert {(other.role_arn, other.session_name) for other in sessions if other is not session} <= {
-            (PLATFORM_ROLE_ARN, FEED_SESSION)
+            (PLATFORM_ROLE_ARN, "feed")
         }
-        tenant_requests = callers_requests(signed.snapshot())
+        # Item requests only: the reader's DescribeTable (no item) goes with the process's own
+        # credentials, as its stream reads do.
+        tenant_requests = [
+            request
+            for request in signed.snapshot()
+            if request.partition_keys and not any(keys.is_feed_pk(pk) for pk in request.partition_keys)
+        ]
         assert tenant_requests and {request.access_key for request in tenant_requests} == {session.access_key}
     finally:
         signed.stop(asgi.datastore.aio)
