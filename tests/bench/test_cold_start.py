@@ -11,14 +11,14 @@ from graphql_api.auth.tokens import issue_token
 from tests.graphql_api.fixtures import load_demo
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    from datastore.async_client import AsyncDynamo
 
 
 def test_measure__a_tiny_run__the_three_figures_from_real_first_answers(
-    client: DynamoDBClient, streamed_table_name: str, dynamodb_endpoint: str
+    dynamo: AsyncDynamo, streamed_table_name: str, dynamodb_endpoint: str
 ) -> None:
     # A served table turns its stream on: the session's streamed table, with the demo's people.
-    dave = load_demo(client, streamed_table_name).person("dave@acme.co")
+    dave = load_demo(dynamo, streamed_table_name).person("dave@acme.co")
     token = issue_token(API, subject=dave.emp_id, org_id=dave.org_id, role=dave.role.value)
     env = server_env(dynamodb_endpoint, streamed_table_name)
 

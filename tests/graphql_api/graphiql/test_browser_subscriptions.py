@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -32,21 +31,17 @@ from tests.graphql_api.live import serving
 from tests.graphql_api.subscriptions.conftest import live_datastore, subscribed, wait_until_live
 from tests.paths import ARTIFACTS
 
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
-
 SUBSCRIPTION = "subscription { employeeChanged { action employee { email } } }"
 
 
 @pytest.fixture(scope="module")
-def streamed_demo(client: DynamoDBClient, streamed_table_name: str) -> Demo:
+def streamed_demo(dynamo: AsyncDynamo, streamed_table_name: str) -> Demo:
     """The demo organisations in the session's streamed table (the session's table has no stream)."""
-    return load_demo(client, streamed_table_name)
+    return load_demo(dynamo, streamed_table_name)
 
 
 @pytest.fixture(scope="module")
 def live_development(
-    client: DynamoDBClient,
     streamed_table_name: str,
     settings: DatastoreSettings,
     streamed_demo: Demo,

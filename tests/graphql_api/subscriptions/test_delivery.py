@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from starlette.applications import Starlette
@@ -25,6 +25,9 @@ from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.subscriptions.conftest import subscribed
 from tests.graphql_api.subscriptions.ws import Socket, bearer, open_socket
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 AUDIT = "subscription Audit { auditEventAdded { cursor action event { entityType entityId } } }"
 BOARD = "subscription Board { jobPostingChanged { action jobPostingId jobPosting { title status } } }"
@@ -279,7 +282,7 @@ def test_terminated__connection_closed_forbidden(
 
 
 def test_organisation_suspended__every_connection_closed_forbidden(
-    live_url: str, live_app: Starlette, api: Api, org: Org, sockets: list[Socket]
+    live_url: str, live_app: Starlette, api: Api, org: Org, sockets: list[Socket], client: DynamoDBClient
 ) -> None:
     first = connect(live_url, api, org.employee, sockets)
     second = connect(live_url, api, org.tenant.admin, sockets)
@@ -287,7 +290,7 @@ def test_organisation_suspended__every_connection_closed_forbidden(
     subscribed(live_app, org.tenant.org_id)
     table = org.tenant.table
 
-    table.client.update_item(
+    client.update_item(
         TableName=table.name,
         Key={"PK": {"S": f"ORG#{org.tenant.org_id}"}, "SK": {"S": "#METADATA"}},
         UpdateExpression="SET #s = :s",
