@@ -4,14 +4,19 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from datastore import keys, layout
 from datastore.config import DatastoreSettings
 from datastore.entities import OrganizationStatus
 from datastore.lifecycle import offboarding
+from tests import blocking
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore.lifecycle.support import counted, everything
 from tests.server_commands import server_command
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 
 def test_offboard__no_grace__closed_deleted_and_the_receipt_printed(
@@ -70,7 +75,7 @@ def test_offboard__no_grace_without_yes__refused_exit_2_nothing_done(
 
 
 def test_offboard__a_deleted_organisation_restored__offboarded_anew_with_its_own_receipt(
-    tenant: Tenant, settings: DatastoreSettings, tmp_path: Path
+    tenant: Tenant, client: DynamoDBClient, settings: DatastoreSettings, tmp_path: Path
 ) -> None:
     assert settings.endpoint_url is not None
     tenant.employee(tenant.department())
@@ -96,7 +101,7 @@ def test_offboard__a_deleted_organisation_restored__offboarded_anew_with_its_own
         f"{count} {kind}" for kind, count in sorted((restored + Counter({"AuditEvent": 1})).items())
     )
     assert gone[-1].startswith("deleted in ")
-    records = tenant.table.client.query(
+    records = client.query(
         TableName=tenant.table.name,
         KeyConditionExpression="PK = :pk",
         ExpressionAttributeValues={":pk": {"S": keys.lifecycle_pk(tenant.org_id)}},
@@ -117,7 +122,6 @@ def test_offboard__a_deleted_organisation_restored__offboarded_anew_with_its_own
 
 
 def _status(tenant: Tenant) -> OrganizationStatus:
-    item = tenant.table.client.get_item(
-        TableName=tenant.table.name, Key=layout.ORGANIZATION.key_at(tenant.org_id).wire(), ConsistentRead=True
-    )["Item"]
+    item = blocking.run(tenant.table.get(layout.ORGANIZATION.key_at(tenant.org_id), consistent=True))
+    assert item is not None
     return layout.ORGANIZATION.read(item).status

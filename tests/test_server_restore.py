@@ -25,9 +25,11 @@ from tests.server_commands import ROOT, server_command
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
+    from datastore.async_client import AsyncDynamo
+
 
 def test_export_then_restore__into_an_empty_table__the_same_lines(
-    tenant: Tenant, client: DynamoDBClient, settings: DatastoreSettings, tmp_path: Path
+    tenant: Tenant, client: DynamoDBClient, dynamo: AsyncDynamo, settings: DatastoreSettings, tmp_path: Path
 ) -> None:
     assert settings.endpoint_url is not None
     tenant.employee(tenant.department())
@@ -36,7 +38,7 @@ def test_export_then_restore__into_an_empty_table__the_same_lines(
         server_command(settings.endpoint_url, tenant.table.name, "export", "--org", tenant.org_id, str(path)).returncode
         == 0
     )
-    target = empty_table(client)
+    target = empty_table(client, dynamo)
 
     result = server_command(settings.endpoint_url, target.name, "restore", "--org", tenant.org_id, str(path))
 
@@ -47,9 +49,11 @@ def test_export_then_restore__into_an_empty_table__the_same_lines(
     assert item_lines(exported(target, tenant.org_id)) == item_lines([line for line in _lines(path)])
 
 
-def test_restore__from_table(tenant: Tenant, client: DynamoDBClient, settings: DatastoreSettings) -> None:
+def test_restore__from_table(
+    tenant: Tenant, client: DynamoDBClient, dynamo: AsyncDynamo, settings: DatastoreSettings
+) -> None:
     assert settings.endpoint_url is not None
-    before = snapshot(client, tenant.table, tenant.org_id)
+    before = snapshot(client, dynamo, tenant.table, tenant.org_id)
     run(departments.create_department(tenant.table, name="Later"))
 
     result = server_command(
@@ -160,7 +164,7 @@ def test_restore__killed_after_rewriting_an_erased_persons_item__run_again__the_
 
 
 def test_restore__an_erasure_of_an_earlier_release__killed_and_run_again__the_person_stays_erased(
-    tenant: Tenant, settings: DatastoreSettings, tmp_path: Path, api: Api
+    tenant: Tenant, client: DynamoDBClient, settings: DatastoreSettings, tmp_path: Path, api: Api
 ) -> None:
     """A tombstone written before erasure records existed: the restore records it first."""
     assert settings.endpoint_url is not None
@@ -173,7 +177,7 @@ def test_restore__an_erasure_of_an_earlier_release__killed_and_run_again__the_pe
     )
     _erase(tenant, person)
     # As an earlier release erased: the tombstone, and no record of it.
-    tenant.table.client.delete_item(
+    client.delete_item(
         TableName=tenant.table.name, Key=layout.ERASURE_RECORD.key_at(tenant.org_id, person.emp_id).wire()
     )
 
@@ -220,9 +224,8 @@ def test_restore__a_file_with_an_item_in_another_organisations_partition__exit_2
 
 
 def _status(tenant: Tenant) -> OrganizationStatus:
-    item = tenant.table.client.get_item(
-        TableName=tenant.table.name, Key=layout.ORGANIZATION.key_at(tenant.org_id).wire(), ConsistentRead=True
-    )["Item"]
+    item = run(tenant.table.get(layout.ORGANIZATION.key_at(tenant.org_id), consistent=True))
+    assert item is not None
     return layout.ORGANIZATION.read(item).status
 
 
