@@ -116,7 +116,7 @@ async def adopt_domains(table: Table, progress: Progress) -> Progress:
     """Give an organisation without email domains those of its employees that are free."""
     org_id = progress.org_id
     provisioning = table.with_scope(PlatformScope(provisioning=org_id))
-    found = provisioning.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
+    found = await provisioning.get(layout.ORGANIZATION.key_at(org_id), consistent=True)
     if found is None or layout.ORGANIZATION.read(found).email_domains:
         return progress  # gone, or owns domains (created by this release, or given by an operator)
     valid, not_valid = [], []

@@ -33,7 +33,7 @@ from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal
 from datastore.entities import Plan
 from datastore.provision import ensure_table
-from datastore.scope import PlatformScope, TenantScope
+from datastore.scope import LayoutScope, PlatformScope, TenantScope
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
@@ -93,7 +93,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             datastore.streams = None
             # Set up on a patient client: a cold engine's first transactions can be slow.
             patient = Datastore.connect(replace(settings, read_timeout=30.0), engine.endpoint_url)
-            run(ensure_table(patient.client, settings.table_name))
+            run(ensure_table(patient.client, patient.table(LayoutScope())))
             org, admin = run(
                 organizations.create_organization(
                     patient.table(PlatformScope()),

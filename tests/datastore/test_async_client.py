@@ -20,29 +20,39 @@ from aiodynamo.credentials import Key
 from aiodynamo.models import RetryTimeout
 from botocore.credentials import Credentials, RefreshableCredentials
 
-from datastore.async_client import AsyncDynamo, BoundedRetry, Mirror, ScopeKey
+from datastore.async_client import AsyncDynamo, BoundedRetry, Mirror, ScopeKey, regional_endpoint
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 
 
-def test_mirror__the_boto3_clients_endpoint_region_timeouts_attempts_and_pool(settings: DatastoreSettings) -> None:
+def test_mirror__the_settings_endpoint_region_timeouts_attempts_and_pool(settings: DatastoreSettings) -> None:
     configured = replace(settings, max_attempts=5, connect_timeout=0.7, read_timeout=2.5, pool_size=33)
     client = make_client(configured)
 
-    mirror = Mirror.of(client)
+    mirror = Mirror.of(configured)
 
+    # Where the control plane's boto3 client connects, the data plane does too.
     assert str(mirror.endpoint) == client.meta.endpoint_url
     assert mirror.region == client.meta.region_name
     assert (mirror.connect_timeout, mirror.read_timeout) == (0.7, 2.5)
     assert mirror.attempts == 5
     assert mirror.pool_size == 33
+    assert str(Mirror.of(configured, "http://127.0.0.1:1").endpoint) == "http://127.0.0.1:1"
 
 
-def test_beside__one_per_boto3_client(settings: DatastoreSettings) -> None:
-    client = make_client(settings)
+def test_mirror__no_endpoint__aws_regional_endpoint(settings: DatastoreSettings) -> None:
+    assert str(Mirror.of(replace(settings, endpoint_url=None, region="eu-west-1")).endpoint) == (
+        "https://dynamodb.eu-west-1.amazonaws.com"
+    )
+    assert regional_endpoint("cn-north-1") == "https://dynamodb.cn-north-1.amazonaws.com.cn"
 
-    assert AsyncDynamo.beside(client) is AsyncDynamo.beside(client)
-    assert AsyncDynamo.beside(make_client(settings)) is not AsyncDynamo.beside(client)
+
+def test_of__one_per_connection_settings(settings: DatastoreSettings) -> None:
+    """Every Datastore on the same settings shares one client (its connections, hooks, observers)."""
+    assert AsyncDynamo.of(Mirror.of(settings)) is AsyncDynamo.of(Mirror.of(replace(settings, table_name="other")))
+    assert AsyncDynamo.of(Mirror.of(replace(settings, pool_size=settings.pool_size + 1))) is not AsyncDynamo.of(
+        Mirror.of(settings)
+    )
 
 
 @pytest.mark.parametrize("attempts", [1, 2, 5])

@@ -18,7 +18,6 @@ from datastore import calls, ids, layout
 from datastore.async_client import AsyncDynamo, Mirror, send
 from datastore.dev.local import free_port
 from datastore.errors import Unavailable
-from tests.blocking import run
 from tests.datastore.loopback import Server, serving
 
 ATTEMPTS = 2
@@ -57,7 +56,7 @@ KEY = layout.EMPLOYEE.key_at(ids.new_id(), ids.new_id()).wire()
 
 
 def get_item(dynamo: AsyncDynamo) -> Awaitable[dict[str, Any]]:
-    return run(send(dynamo.client(), "GetItem", {"TableName": "t", "Key": KEY}))
+    return send(dynamo.client(), "GetItem", {"TableName": "t", "Key": KEY})
 
 
 def outcome(answer: Answer, *, read_timeout: float = 0.3) -> tuple[dict[str, Any] | Unavailable, int, calls.CallLog]:

@@ -6,11 +6,13 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 import pytest
+from aiodynamo.http.types import Request, Response
 
 from datastore import applications, audit, departments, employees, idempotency, ids, items, jobs, keys, layout
+from datastore.async_client import AsyncDynamo
 from datastore.calls import CallLog
 from datastore.entities import ApplicationStatus, Role
 from datastore.errors import IdempotencyMismatch, InProgress, InvalidInput
@@ -18,6 +20,7 @@ from datastore.pagination import PageRequest
 from datastore.scope import TenantScope
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
+from tests.datastore.faults import on_send, operation_of
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -259,7 +262,7 @@ def test_record__expired_but_not_yet_removed__key_can_be_used_again(
 
 
 @pytest.fixture
-def hide_next_record(client: DynamoDBClient) -> Iterator[Callable[..., None]]:
+def hide_next_record(dynamo: AsyncDynamo) -> Iterator[Callable[..., None]]:
     """Once armed, answers the next GetItem of an idempotency record (the next ``times``) with "no item".
 
     It stands for a check that ran just before a concurrent first attempt committed.
@@ -267,28 +270,21 @@ def hide_next_record(client: DynamoDBClient) -> Iterator[Callable[..., None]]:
     armed: list[int] = [0]
     lock = threading.Lock()
 
-    class Found:
-        status_code = 200
-        headers: dict[str, str] = {}  # noqa: RUF012 - a stand-in HTTP response
-
-    def hook(params: dict[str, Any], **_: Any) -> tuple[Found, dict[str, Any]] | None:
+    async def hook(request: Request) -> Response | None:
+        if operation_of(request) != "GetItem":
+            return None
         with lock:
-            if not armed[0] or layout.IDEMPOTENCY.key_at("", "").sk.encode() not in params.get("body", b""):
+            if not armed[0] or layout.IDEMPOTENCY.key_at("", "").sk.encode() not in (request.body or b""):
                 return None
             armed[0] -= 1
-        return Found(), {"ResponseMetadata": {"HTTPStatusCode": 200}}
+        return Response(200, b"{}")  # no Item: the record is not there (yet)
 
     def arm(times: int = 1) -> None:
         with lock:
             armed[0] = times
 
-    # The stubs type handlers as returning None; a before-call handler's answer replaces the call.
-    handler = cast(Callable[..., None], hook)
-    client.meta.events.register("before-call.dynamodb.GetItem", handler, unique_id="hide-record")
-    try:
+    with on_send(dynamo, hook):
         yield arm
-    finally:
-        client.meta.events.unregister("before-call.dynamodb.GetItem", unique_id="hide-record")
 
 
 @pytest.mark.parametrize("same_token", [True, False], ids=["token-reused", "token-expired"])

@@ -1,14 +1,10 @@
-"""What the boto3 client's tuning takes from botocore beyond its documented API.
+"""What the datastore's client takes from aiodynamo beyond its documented API.
 
 One test per reliance, named for it, so an upgrade that moves it fails here, loudly and by
-name, rather than as a slower client or a wrong header somewhere else. Written against
-botocore 1.44.8 and aiodynamo 26.4 (the versions the lock file pins).
+name, rather than as a slower client or a wrong signature somewhere else. Written against
+aiodynamo 26.4 (the version the lock file pins).
 
-Three private names remain, each behind datastore/library_internals.py: ``BaseClient._endpoint``
-(whose ``http_session`` sends each request: libcurl's, datastore/http_session.py),
-``BaseClient._serializer`` (orjson's, datastore/fastserialize.py) and
-``BaseClient._user_agent_creator`` (memoised, datastore/user_agent.py). The read path uses none
-of them: it runs on aiodynamo's public API (datastore/async_client.py) but for one module
+The data plane runs on aiodynamo's public API (datastore/async_client.py) but for two module
 attributes of its signer, ``aiodynamo.sign.derive_signing_key`` and ``aiodynamo.sign.Instant``,
 which it replaces (``library_internals.memoise_signing``): the signatures it then makes are held
 here to botocore's own signer's, byte for byte.
@@ -18,9 +14,7 @@ from __future__ import annotations
 
 import importlib.metadata
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-import botocore
 import botocore.auth
 import pytest
 from aiodynamo import sign
@@ -28,92 +22,8 @@ from aiodynamo.credentials import Key
 from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
-from botocore.endpoint import Endpoint
-from botocore.httpsession import URLLib3Session
-from botocore.useragent import UserAgentString
 
-from datastore import async_client, keys, library_internals
-from datastore.client import make_client
-from datastore.config import DatastoreSettings
-from datastore.http_session import CurlSession
-
-
-def test_botocore__the_pinned_version() -> None:
-    """The version these reliances were checked against; an upgrade re-reads this file first."""
-    assert botocore.__version__ == "1.44.8"
-
-
-def test_botocore_client__private__endpoint__sends_through_its_http_session(
-    settings: DatastoreSettings, table_name: str
-) -> None:
-    stock = make_client(settings, stock=True)
-    found = library_internals.endpoint(stock)
-    assert isinstance(found, Endpoint)
-    assert isinstance(library_internals.http_session(stock), URLLib3Session)
-
-    sent: list[Any] = []
-    original = library_internals.http_session(stock)
-
-    class Recording:
-        def send(self, request: Any) -> Any:
-            sent.append(request)
-            return original.send(request)
-
-    assert library_internals.set_http_session(stock, Recording())
-    stock.get_item(TableName=table_name, Key=keys.Key("ORG#X", "META").wire())
-
-    assert [request.headers["X-Amz-Target"] for request in sent] == [b"DynamoDB_20120810.GetItem"]
-
-
-def test_botocore_client__private__endpoint__the_product_client_sends_through_libcurl(
-    settings: DatastoreSettings,
-) -> None:
-    assert isinstance(library_internals.http_session(make_client(settings)), CurlSession)
-
-
-def test_botocore_client__private__serializer__turns_parameters_into_the_request(
-    settings: DatastoreSettings, table_name: str
-) -> None:
-    stock = make_client(settings, stock=True)
-    current = library_internals.serializer(stock)
-    model = stock.meta.service_model.operation_model("GetItem")
-    params = {"TableName": "t", "Key": {"PK": {"S": "p"}, "SK": {"S": "s"}}}
-
-    request = current.serialize_to_request(params, model)
-
-    assert request["headers"]["X-Amz-Target"] == "DynamoDB_20120810.GetItem"
-    seen: list[Any] = []
-
-    class Wrapping:
-        def serialize_to_request(self, parameters: Any, operation: Any) -> Any:
-            seen.append(operation.name)
-            return current.serialize_to_request(parameters, operation)
-
-    assert library_internals.set_serializer(stock, Wrapping())
-    stock.get_item(TableName=table_name, Key=keys.Key("ORG#X", "META").wire())
-
-    assert seen == ["GetItem"]  # what the client sends is what its serialiser made
-
-
-def test_botocore_client__private__user_agent_creator__builds_the_header_botocore_sends(
-    settings: DatastoreSettings, table_name: str
-) -> None:
-    stock = make_client(settings, stock=True)
-    creator = library_internals.user_agent_creator(stock)
-    assert isinstance(creator, UserAgentString)
-    sent: dict[str, str] = {}
-
-    def capture(request: Any, **_: Any) -> None:
-        sent["User-Agent"] = request.headers["User-Agent"].decode()
-        sent["built"] = creator.to_string()  # this call's feature ids are registered by now
-
-    stock.meta.events.register("before-send.dynamodb.GetItem", capture)
-    stock.get_item(TableName=table_name, Key=keys.Key("ORG#X", "META").wire())
-
-    assert sent["User-Agent"] == sent["built"]
-
-
-# --- aiodynamo: its signing key, derived once per secret, day and region ----------------
+from datastore import async_client, library_internals
 
 
 def test_aiodynamo__the_pinned_version() -> None:

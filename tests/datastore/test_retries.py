@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from datastore import audit, by_id, departments, employees, layout
+from datastore.async_client import AsyncDynamo
 from datastore.calls import CallLog
 from datastore.entities import AuditEvent, Department
 from datastore.errors import Unavailable
@@ -24,14 +25,14 @@ from tests.datastore.faults import (
 )
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 TRANSACT = "TransactWriteItems"
 
 
 @pytest.fixture
-def faults(client: DynamoDBClient) -> Iterator[TransactFaults]:
-    with injected(client) as planned:
+def faults(dynamo: AsyncDynamo) -> Iterator[TransactFaults]:
+    with injected(dynamo) as planned:
         yield planned
 
 

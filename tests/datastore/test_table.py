@@ -6,17 +6,14 @@ import json
 import math
 import random
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from botocore.awsrequest import AWSResponse
-from botocore.compat import HTTPHeaders
+from aiodynamo.http.types import Request, Response
 
 from datastore import calls, departments, employees, ids, items, keys, layout, organizations, transact
-from datastore.async_client import AsyncDynamo
-from datastore.client import make_client
+from datastore.async_client import AsyncDynamo, Mirror
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
 from datastore.entities import EmailDomain, Employee, Plan
@@ -26,6 +23,7 @@ from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.table import RetryPolicy, Table, even_chunks
 from tests.blocking import run
 from tests.conftest import TEST_RETRY, Tenant, TenantFactory
+from tests.datastore.faults import on_send, operation_of
 from tests.datastore.support import gsi_order, raw_employees, write_items
 
 if TYPE_CHECKING:
@@ -33,7 +31,6 @@ if TYPE_CHECKING:
 
 ROSTER_SIZE = 250
 PAGE_SIZE = 7
-STUB_ID = "unprocessed-keys-stub"
 
 
 @dataclass(frozen=True)
@@ -76,9 +73,8 @@ def roster(client: DynamoDBClient, dynamo: AsyncDynamo, table_name: str) -> Rost
     ("hits", "misses", "duplicates"),
     [(0, 0, 0), (1, 0, 0), (0, 1, 0), (100, 0, 0), (99, 1, 0), (100, 1, 0), (90, 5, 5), (200, 10, 40), (240, 10, 0)],
 )
-@pytest.mark.parametrize("fanout", [False, True], ids=["sequential", "fanout"])
 def test_batch_get__any_number_of_keys__ceil_distinct_over_100_calls_in_order(
-    roster: Roster, hits: int, misses: int, duplicates: int, fanout: bool
+    roster: Roster, hits: int, misses: int, duplicates: int
 ) -> None:
     org_id = roster.table.tenant.org_id
     found = roster.employees[:hits]
@@ -91,12 +87,8 @@ def test_batch_get__any_number_of_keys__ceil_distinct_over_100_calls_in_order(
     assert total in (0, 1, 100, 101, 250)
     distinct = len(set(wanted_ids))
     by_id = {emp.emp_id: emp for emp in found}
-    with ThreadPoolExecutor(4) as pool, calls.listening() as log:
-        table = (
-            roster.table
-            if not fanout
-            else Table(roster.table.client, roster.table.name, roster.table.scope, fanout=pool)
-        )
+    table = roster.table
+    with calls.listening() as log:
         result = run(table.batch_get([layout.EMPLOYEE.key_at(org_id, e) for e in wanted_ids]))
     assert log.operations() == ["BatchGetItem"] * math.ceil(distinct / 100)
     sizes = [len(call.params["RequestItems"][table.name]["Keys"]) for call in log.calls]
@@ -119,42 +111,51 @@ def test_get_employees__misses_and_duplicates__one_result_per_key_in_order(roste
 
 
 class UnprocessedStub:
-    """A test double at the client boundary: the first ``times`` BatchGetItem calls come back
-    with every key unprocessed and nothing read, as DynamoDB does under throttling."""
+    """A test double at the client boundary (its send hook): the first ``times`` BatchGetItem
+    calls come back with every key unprocessed and nothing read, as DynamoDB does under throttling."""
 
     def __init__(self, times: int) -> None:
         self.times = times
         self.stubbed = 0
         self.real = 0
 
-    def __call__(self, params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
+    async def __call__(self, request: Request) -> Response | None:
+        if operation_of(request) != "BatchGetItem":
+            return None
         if self.stubbed >= self.times:
             self.real += 1
             return None
         self.stubbed += 1
-        body = json.loads(params["body"])
-        unprocessed = {name: {"Keys": request["Keys"]} for name, request in body["RequestItems"].items()}
-        response = {
-            "Responses": {name: [] for name in unprocessed},
-            "UnprocessedKeys": unprocessed,
-            "ResponseMetadata": {"HTTPStatusCode": 200},
-        }
-        return AWSResponse("http://stub", 200, HTTPHeaders(), None), response
+        body = json.loads(request.body or b"{}")
+        unprocessed = {name: {"Keys": asked["Keys"]} for name, asked in body["RequestItems"].items()}
+        return Response(
+            200, json.dumps({"Responses": {name: [] for name in unprocessed}, "UnprocessedKeys": unprocessed}).encode()
+        )
 
 
 @pytest.fixture
-def stub_unprocessed(client: DynamoDBClient) -> Iterator[Callable[[int], UnprocessedStub]]:
+def stub_unprocessed(dynamo: AsyncDynamo) -> Iterator[Callable[[int], UnprocessedStub]]:
     """Installs an UnprocessedStub on the session's client for this test only."""
+    installed: list[UnprocessedStub] = []
 
     def install(times: int) -> UnprocessedStub:
         stub = UnprocessedStub(times)
-        # botocore's stubs type handlers as returning None; before-call handlers may answer.
-        handler = cast("Callable[..., None]", stub)
-        client.meta.events.register_first("before-call.dynamodb.BatchGetItem", handler, unique_id=STUB_ID)
+        dynamo.hooks.add(stub)
+        installed.append(stub)
         return stub
 
     yield install
-    client.meta.events.unregister("before-call.dynamodb.BatchGetItem", unique_id=STUB_ID)
+    for stub in installed:
+        dynamo.hooks.remove(stub)
+
+
+def recording(sleeps: list[float]) -> Callable[[float], Any]:
+    """A Table's sleep that records its delays and does not wait."""
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    return sleep
 
 
 def test_batch_get__unprocessed_keys__retried_with_backoff_until_done(
@@ -162,7 +163,7 @@ def test_batch_get__unprocessed_keys__retried_with_backoff_until_done(
 ) -> None:
     sleeps: list[float] = []
     policy = RetryPolicy(attempts=5, base_seconds=0.01, cap_seconds=0.04)
-    table = Table(roster.table.client, roster.table.name, roster.table.scope, retry=policy, sleep=sleeps.append)
+    table = Table(roster.table.dynamo, roster.table.name, roster.table.scope, retry=policy, sleep=recording(sleeps))
     wanted = roster.employees[:3]
     stub = stub_unprocessed(3)
     with calls.listening() as log:
@@ -182,7 +183,7 @@ def test_batch_get__unprocessed_keys_past_the_bound__raises_unavailable(
 ) -> None:
     sleeps: list[float] = []
     policy = RetryPolicy(attempts=4, base_seconds=0.01, cap_seconds=0.04)
-    table = Table(roster.table.client, roster.table.name, roster.table.scope, retry=policy, sleep=sleeps.append)
+    table = Table(roster.table.dynamo, roster.table.name, roster.table.scope, retry=policy, sleep=recording(sleeps))
     stub = stub_unprocessed(policy.attempts)
     with calls.listening() as log, pytest.raises(Unavailable, match="unprocessed after 4 tries"):
         run(employees.get_employees(table, [roster.employees[0].emp_id]))
@@ -201,13 +202,13 @@ def test_retry_policy__delay_is_full_jitter_under_the_cap() -> None:
 # --- pagination -------------------------------------------------------------------------
 
 
-def walk(fetch: Any, descending: bool) -> tuple[list[Employee], int, list[bool]]:
+def walk(fetch: Callable[[PageRequest], Any], descending: bool) -> tuple[list[Employee], int, list[bool]]:
     seen: list[Employee] = []
     has_next: list[bool] = []
     after = None
     with calls.listening() as log:
         while True:
-            page = fetch(PageRequest(first=PAGE_SIZE, after=after, descending=descending))
+            page = run(fetch(PageRequest(first=PAGE_SIZE, after=after, descending=descending)))
             seen.extend(page.items)
             has_next.append(page.has_next)
             if not page.has_next:
@@ -218,7 +219,7 @@ def walk(fetch: Any, descending: bool) -> tuple[list[Employee], int, list[bool]]
 
 @pytest.mark.parametrize("descending", [False, True], ids=["oldest_first", "newest_first"])
 def test_list_employees__250_items_page_size_7__each_once_in_order(roster: Roster, descending: bool) -> None:
-    seen, queries, has_next = walk(lambda r: run(employees.list_employees(roster.table, r)), descending)
+    seen, queries, has_next = walk(lambda r: employees.list_employees(roster.table, r), descending)
     expected = roster.employees[::-1] if descending else roster.employees
     assert [e.emp_id for e in seen] == [e.emp_id for e in expected]
     pages = math.ceil(ROSTER_SIZE / PAGE_SIZE)
@@ -229,7 +230,7 @@ def test_list_employees__250_items_page_size_7__each_once_in_order(roster: Roste
 @pytest.mark.parametrize("descending", [False, True], ids=["ascending", "descending"])
 def test_list_department_employees__249_items_page_size_7__each_once_in_order(roster: Roster, descending: bool) -> None:
     seen, queries, _ = walk(
-        lambda r: run(employees.list_department_employees(roster.table, roster.department_id, r)), descending
+        lambda r: employees.list_department_employees(roster.table, roster.department_id, r), descending
     )
     members = sorted((e for e in roster.employees if e.department_id), key=lambda e: e.emp_id, reverse=descending)
     assert [e.emp_id for e in seen] == [e.emp_id for e in members]
@@ -463,29 +464,33 @@ def test_write__request_dynamodb_rejects__typed_unavailable_not_botocore(tenant:
 
 
 def test_table__missing_table__typed_unavailable(tenant: Tenant) -> None:
-    missing = Table(tenant.table.client, f"no-such-table-{ids.new_id().lower()}", tenant.table.scope)
+    missing = Table(tenant.table.dynamo, f"no-such-table-{ids.new_id().lower()}", tenant.table.scope)
     with pytest.raises(Unavailable, match=r"^DynamoDB refused the request$") as refused:
-        missing.get(layout.ORGANIZATION.key_at(tenant.org_id))
+        run(missing.get(layout.ORGANIZATION.key_at(tenant.org_id)))
     assert refused.value.cause == "ResourceNotFoundException"
-    with pytest.raises(Unavailable):
-        missing.write([transact.delete(layout.ORGANIZATION.key_at(tenant.org_id))])
+    with pytest.raises(Unavailable) as unwritten:
+        run(missing.write([transact.delete(layout.ORGANIZATION.key_at(tenant.org_id))]))
+    assert not unwritten.value.maybe_written  # refused outright: nothing was applied
 
 
 def test_table__unreachable_endpoint__typed_unavailable(settings: DatastoreSettings) -> None:
     port = free_port()
-    unreachable = make_client(replace(settings, max_attempts=1), f"http://127.0.0.1:{port}")
+    unreachable = AsyncDynamo(Mirror.of(replace(settings, max_attempts=1), f"http://127.0.0.1:{port}"), None)
     org = ids.new_id()
     table = Table(unreachable, settings.table_name, TenantScope(org))
     with pytest.raises(Unavailable, match="could not be reached"):
         run(table.get(layout.ORGANIZATION.key_at(org)))
-    with pytest.raises(Unavailable, match="could not be reached"):
+    with pytest.raises(Unavailable, match="could not be reached") as single:
         run(table.write([transact.delete(layout.ORGANIZATION.key_at(org))]))
-    with pytest.raises(Unavailable, match="could not be reached"):
+    with pytest.raises(Unavailable, match="could not be reached") as transaction:
         run(
             table.write(
                 [transact.delete(layout.ORGANIZATION.key_at(org)), transact.delete(layout.SUBSCRIPTION.key_at(org))]
             )
         )
+    # No connection was ever made: nothing was sent, so nothing may have been written.
+    assert not single.value.maybe_written and not transaction.value.maybe_written
+    run(unreachable.aclose())
 
 
 @pytest.mark.parametrize(
@@ -499,36 +504,71 @@ def test_even_chunks__fewest_calls_of_at_most_100__sizes_within_one(count: int, 
     assert [value for chunk in chunks for value in chunk] == values
 
 
-def test_guard__an_item_of_another_tenant_among_a_querys_or_a_batchs_items__refused(
-    client: DynamoDBClient, tenant: Tenant, make_tenant: TenantFactory
+def test_get__the_item_and_its_call_recorded_with_its_capacity(tenant: Tenant) -> None:
+    key = layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id)
+    with calls.listening() as log:
+        found = run(tenant.table.get(key))
+        missing = run(tenant.table.get(layout.EMPLOYEE.key_at(tenant.org_id, ids.new_id())))
+    assert found is not None and layout.EMPLOYEE.read(found) == tenant.admin
+    assert missing is None
+    assert log.operations() == ["GetItem", "GetItem"]
+    assert [call.read_units for call in log.snapshot()] == [0.5, 0.5]
+    assert all(call.finished is not None and call.error is None for call in log.snapshot())
+
+
+def test_page__one_page_then_the_next_from_its_cursor(tenant: Tenant, bulk_employees: Any) -> None:
+    bulk_employees(tenant.org_id, 9)
+    query = employees.employees_of(tenant.organization.org_id)
+    first = run(tenant.table.page(query, PageRequest(first=4)))
+    second = run(tenant.table.page(query, PageRequest(first=100, after=first.cursors[-1])))
+    assert first.has_next and not second.has_next
+    assert len(first.items) + len(second.items) == 10  # the admin and nine more
+    assert {emp.emp_id for emp in first.items}.isdisjoint(emp.emp_id for emp in second.items)
+
+
+def test_guard__an_item_of_another_partition_in_a_gets_answer__refused(
+    dynamo: AsyncDynamo, tenant: Tenant, make_tenant: TenantFactory
 ) -> None:
-    """What arrives is checked too, every item of a page (the boto3 Table's twin of
-    tests/datastore/test_async_table.py's): one of another tenant among the tenant's own
-    refuses the answer, on the partition the call read."""
+    """What arrives is checked too, not only what is asked (a wrong answer never reaches a tenant)."""
+    other = make_tenant("Other")
+    their_item = run(other.table.get(layout.EMPLOYEE.key_at(other.org_id, other.admin.emp_id)))
+
+    async def answer_theirs(request: Request) -> Response | None:
+        if operation_of(request) != "GetItem":
+            return None
+        return Response(200, json.dumps({"Item": their_item}).encode())
+
+    with on_send(dynamo, answer_theirs), pytest.raises(ScopeViolation, match=other.org_id):
+        run(tenant.table.get(layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id)))
+
+
+def test_guard__an_item_of_another_tenant_among_a_querys_or_a_batchs_items__refused(
+    dynamo: AsyncDynamo, tenant: Tenant, make_tenant: TenantFactory
+) -> None:
+    """What arrives is checked too, every item of a page, on the partition the call read (the
+    table's or the index's): one of another tenant among the tenant's own refuses the answer."""
     other = make_tenant("Other")
     my_key = layout.EMPLOYEE.key_at(tenant.org_id, tenant.admin.emp_id)
     my_item = run(tenant.table.get(my_key))
     their_item = run(other.table.get(layout.EMPLOYEE.key_at(other.org_id, other.admin.emp_id)))
     assert my_item is not None and their_item is not None
+    # Their index partition under my table partition: a Query of the index reads GSI1PK.
+    theirs_on_index = {**my_item, keys.GSI1PK: their_item[keys.GSI1PK]}
     answers: dict[str, dict[str, Any]] = {
         "Query": {"Items": [my_item, my_item, their_item], "Count": 3, "ScannedCount": 3},
         "BatchGetItem": {"Responses": {tenant.table.name: [my_item, their_item]}, "UnprocessedKeys": {}},
     }
 
-    def answer(model: Any, **_: Any) -> tuple[AWSResponse, dict[str, Any]]:
-        response = {**answers[model.name], "ResponseMetadata": {"HTTPStatusCode": 200}}
-        return AWSResponse("http://stub", 200, HTTPHeaders(), None), response
+    async def answer(request: Request) -> Response | None:
+        found = answers.get(operation_of(request))
+        return None if found is None else Response(200, json.dumps(found).encode())
 
-    handler = cast("Callable[..., None]", answer)
-    for operation in answers:
-        client.meta.events.register_first(f"before-call.dynamodb.{operation}", handler, unique_id=STUB_ID + operation)
-    try:
+    with on_send(dynamo, answer):
         with pytest.raises(ScopeViolation, match=other.org_id):
             run(tenant.table.query(my_key.pk, limit=5))
         with pytest.raises(ScopeViolation, match=other.org_id):
             run(tenant.table.batch_get([my_key]))
-        answers["Query"] = {"Items": [my_item, my_item], "Count": 2, "ScannedCount": 2}
-        assert len(run(tenant.table.query(my_key.pk, limit=5)).items) == 2
-    finally:
-        for operation in answers:
-            client.meta.events.unregister(f"before-call.dynamodb.{operation}", unique_id=STUB_ID + operation)
+        answers["Query"] = {"Items": [my_item, theirs_on_index], "Count": 2, "ScannedCount": 2}
+        with pytest.raises(ScopeViolation, match=other.org_id):
+            run(tenant.table.page(employees.employees_of(tenant.organization.org_id), PageRequest(first=3)))
+        assert len(run(tenant.table.query(my_key.pk, limit=5)).items) == 2  # the table's partition is mine
