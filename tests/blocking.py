@@ -35,10 +35,22 @@ def loop() -> asyncio.AbstractEventLoop:
     with _lock:
         if _loop is None:
             made = asyncio.new_event_loop()
-            _thread = threading.Thread(target=made.run_forever, name="tests-blocking-loop", daemon=True)
+            _thread = threading.Thread(target=_serve, args=(made,), name="tests-blocking-loop", daemon=True)
             _thread.start()
             _loop = made
         return _loop
+
+
+def _serve(target: asyncio.AbstractEventLoop) -> None:
+    """Run the loop for the rest of the session. A coroutine that raises KeyboardInterrupt or
+    SystemExit (a test's Ctrl-C, say) has asyncio raise it out of the loop as well as into its
+    task: the loop goes on, and the task hands it to the test that waits for it."""
+    while True:
+        try:
+            target.run_forever()
+            return
+        except (KeyboardInterrupt, SystemExit):
+            continue
 
 
 def on_loop_thread() -> bool:

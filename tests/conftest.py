@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 # The suite tests behaviour, not the production read timeout (1 s): a cold DynamoDB Local on
-# a busy machine can take longer for its first calls. Servers started by tests inherit it;
-# tests/test_outages.py sets the production timeouts explicitly.
+# a busy machine can take longer for its first calls. Nor the connect timeout (0.5 s): a test
+# that sends a hundred calls at once from one event loop opens that many connections at once,
+# and on a busy machine some take longer to be accepted, each then an attempt more. Servers
+# started by tests inherit both; tests/test_outages.py sets the production timeouts explicitly.
 os.environ.setdefault("DYNAMODB_READ_TIMEOUT_SECONDS", "10")
+os.environ.setdefault("DYNAMODB_CONNECT_TIMEOUT_SECONDS", "5")
 
 from datastore import calls, departments, employees, ids, organizations
 from datastore.async_client import AsyncDynamo, Mirror

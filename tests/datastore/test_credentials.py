@@ -369,11 +369,12 @@ def test_connect__role_settings__signs_per_scope(
 def test_connect__no_role_settings__every_scope_signed_with_one_credential(
     settings: DatastoreSettings, make_tenant: TenantFactory
 ) -> None:
+    tenants = (make_tenant(), make_tenant())  # made first: their writes share the datastore's client
     datastore = Datastore.connect(settings)
     signed = SignatureLog.of(datastore.aio)
     try:
         assert datastore.credentials is None
-        for tenant in (make_tenant(), make_tenant()):
+        for tenant in tenants:
             assert run(organizations.get_organization(datastore.table(TenantScope(tenant.org_id)))) is not None
         run(identities.find_identity(datastore.table(SignInScope()), "nobody@example.com"))
         assert len(signed.snapshot()) == 3
