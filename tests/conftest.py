@@ -34,7 +34,7 @@ from datastore.scope import LayoutScope, PlatformScope, Scope, TenantScope
 from datastore.store import Datastore
 from datastore.table import RetryPolicy, Table
 from tests import key_guard
-from tests.blocking import run
+from tests.blocking import on_every_loop, run
 
 # The live API server and its clients, registered once for every suite that uses them (the API's
 # and the bench's): fixtures imported into a second conftest would be a second session copy,
@@ -77,7 +77,7 @@ def dynamo(settings: DatastoreSettings) -> Iterator[AsyncDynamo]:
     settings shares (the in-process servers' too), so its send hooks see their calls as well."""
     shared = AsyncDynamo.of(Mirror.of(settings))
     yield shared
-    run(shared.aclose())  # the session loop's connections (tests/blocking.py)
+    on_every_loop(shared.aclose)  # the session loops' connections (tests/blocking.py)
 
 
 def table_on(dynamo: AsyncDynamo, name: str, scope: Scope | None = None, **options: Any) -> Table:

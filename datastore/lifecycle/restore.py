@@ -58,9 +58,9 @@ table and export again give the same item lines, and the restore's event.
 
 from __future__ import annotations
 
-import time
+import asyncio
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -330,7 +330,7 @@ class Restore:
         source: Source,
         *,
         drain_seconds: float,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         on_partition: Callable[[Report], None] = lambda _report: None,
     ) -> None:
         self.table = table
@@ -465,7 +465,7 @@ class Restore:
     async def _drain(self, locked_at: datetime) -> None:
         """Wait for the writes admitted before the lock; unlock and refuse if they keep coming."""
         for _round in range(DRAIN_ROUNDS):
-            self.sleep(self.drain_seconds)
+            await self.sleep(self.drain_seconds)
             if not await self._events_after(locked_at, since=items.now() - timedelta(seconds=self.drain_seconds)):
                 return
         await self._unlock_as_before()

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from datastore import calls, ids
-from datastore.async_client import AsyncDynamo
-from datastore.async_table import AsyncTable
+from datastore.table import Table
 from graphql_api.schema.loaders import Loaders
+from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.support import employee_items, raw_employees, write_items
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
 
 T = TypeVar("T")
 EMPLOYEES = 250
@@ -21,30 +24,21 @@ def admit_all() -> None:
     """The session's ``admit_call`` when nothing refuses a call."""
 
 
-def run(tenant: Tenant, load: Callable[[AsyncTable], Awaitable[T]]) -> T:
-    """``load`` of the tenant's reads on the event loop (a loop of its own, its connections
-    closed after it, as the app's lifespan closes them)."""
-    dynamo = AsyncDynamo.beside(tenant.table.client)
-
-    async def main() -> T:
-        try:
-            return await load(AsyncTable(dynamo.client(), tenant.table.name, tenant.table.scope))
-        finally:
-            await dynamo.aclose()
-
-    return asyncio.run(main())
+def load_with(tenant: Tenant, load: Callable[[Table], Awaitable[T]]) -> T:
+    """``load`` of the tenant's reads, on the session's event loop (tests/blocking.py)."""
+    return run(load(tenant.table))
 
 
-def test_employee_loader__250_ids__three_batch_gets_in_one_loader_batch(tenant: Tenant) -> None:
+def test_employee_loader__250_ids__three_batch_gets_in_one_loader_batch(tenant: Tenant, client: DynamoDBClient) -> None:
     staff = raw_employees(tenant.org_id, EMPLOYEES - 1)
-    write_items(tenant.table.client, tenant.table.name, [item for emp in staff for item in employee_items(emp)])
+    write_items(client, tenant.table.name, [item for emp in staff for item in employee_items(emp)])
     ids = [tenant.admin.emp_id] + [emp.emp_id for emp in staff]
 
-    async def load(table: AsyncTable) -> list[Any]:
+    async def load(table: Table) -> list[Any]:
         return list((await Loaders(table, admit_all).employee.get_many(ids)).values())
 
     with calls.listening() as log:
-        loaded = run(tenant, load)
+        loaded = load_with(tenant, load)
     assert [emp.emp_id for emp in loaded] == ids
     assert log.operations() == ["BatchGetItem"] * 3
     assert len({call.batch for call in log.calls}) == 1
@@ -55,7 +49,7 @@ def test_entity_loader__kinds_of_one_turn__one_batch_get_item(tenant: Tenant) ->
     """The caller check's organisation and employee share the call with the query's reads."""
     department = tenant.department("Shared")
 
-    async def load(table: AsyncTable) -> list[Any]:
+    async def load(table: Table) -> list[Any]:
         loaders = Loaders(table, admit_all)
         return list(
             await asyncio.gather(
@@ -67,7 +61,7 @@ def test_entity_loader__kinds_of_one_turn__one_batch_get_item(tenant: Tenant) ->
         )
 
     with calls.listening() as log:
-        organization, admin, found, subscription = run(tenant, load)
+        organization, admin, found, subscription = load_with(tenant, load)
     assert organization.org_id == tenant.org_id
     assert admin.emp_id == tenant.admin.emp_id
     assert found.name == "Shared"
@@ -76,7 +70,7 @@ def test_entity_loader__kinds_of_one_turn__one_batch_get_item(tenant: Tenant) ->
 
 
 def test_entity_loader__unknown_or_foreign_id__answered_alone(tenant: Tenant) -> None:
-    async def load(table: AsyncTable) -> list[Any]:
+    async def load(table: Table) -> list[Any]:
         loaders = Loaders(table, admit_all)
         return list(
             await asyncio.gather(
@@ -88,7 +82,7 @@ def test_entity_loader__unknown_or_foreign_id__answered_alone(tenant: Tenant) ->
         )
 
     with calls.listening() as log:
-        unknown, admin, other = run(tenant, load)
+        unknown, admin, other = load_with(tenant, load)
     assert unknown is None and other is None
     assert admin.emp_id == tenant.admin.emp_id
     assert log.operations() == ["BatchGetItem"]
