@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from mypy_boto3_dynamodb import DynamoDBClient
+
 from datastore import keys, layout
 from datastore.config import DatastoreSettings
 from datastore.entities import OrganizationStatus
@@ -54,7 +56,7 @@ def test_offboard__receipt_of_an_organisation_never_closed__exit_2(tenant: Tenan
 
 
 def test_offboard__no_grace_without_yes__refused_exit_2_nothing_done(
-    tenant: Tenant, settings: DatastoreSettings
+    tenant: Tenant, settings: DatastoreSettings, client: DynamoDBClient
 ) -> None:
     assert settings.endpoint_url is not None
     before = counted(tenant.table, tenant.org_id)
@@ -66,11 +68,11 @@ def test_offboard__no_grace_without_yes__refused_exit_2_nothing_done(
     assert result.returncode == 2
     assert "add --yes to confirm; nothing was done" in result.stderr
     assert counted(tenant.table, tenant.org_id) == before
-    assert _status(tenant) is OrganizationStatus.ACTIVE
+    assert _status(client, tenant) is OrganizationStatus.ACTIVE
 
 
 def test_offboard__a_deleted_organisation_restored__offboarded_anew_with_its_own_receipt(
-    tenant: Tenant, settings: DatastoreSettings, tmp_path: Path
+    tenant: Tenant, settings: DatastoreSettings, tmp_path: Path, client: DynamoDBClient
 ) -> None:
     assert settings.endpoint_url is not None
     tenant.employee(tenant.department())
@@ -85,7 +87,7 @@ def test_offboard__a_deleted_organisation_restored__offboarded_anew_with_its_own
     first = run("offboard", "--org", tenant.org_id, "--grace-days", "0", "--yes").splitlines()
     run("restore", "--org", tenant.org_id, str(path), "--drain-seconds", "0")
     restored = counted(tenant.table, tenant.org_id)
-    assert _status(tenant) is OrganizationStatus.ACTIVE
+    assert _status(client, tenant) is OrganizationStatus.ACTIVE
 
     gone = run("offboard", "--org", tenant.org_id, "--grace-days", "0", "--yes").splitlines()
 
@@ -96,7 +98,7 @@ def test_offboard__a_deleted_organisation_restored__offboarded_anew_with_its_own
         f"{count} {kind}" for kind, count in sorted((restored + Counter({"AuditEvent": 1})).items())
     )
     assert gone[-1].startswith("deleted in ")
-    records = tenant.table.client.query(
+    records = client.query(
         TableName=tenant.table.name,
         KeyConditionExpression="PK = :pk",
         ExpressionAttributeValues={":pk": {"S": keys.lifecycle_pk(tenant.org_id)}},
@@ -111,13 +113,13 @@ def test_offboard__a_deleted_organisation_restored__offboarded_anew_with_its_own
     run("restore", "--org", tenant.org_id, str(path), "--drain-seconds", "0")
     closing = run("offboard", "--org", tenant.org_id)
     assert "is CLOSING: its data is deleted after" in closing
-    assert _status(tenant) is OrganizationStatus.CLOSING
+    assert _status(client, tenant) is OrganizationStatus.CLOSING
     receipt = run("offboard", "--org", tenant.org_id, "--receipt").splitlines()
     assert receipt[0] != gone[0] and receipt[1] == "  deletion began -, finished -"
 
 
-def _status(tenant: Tenant) -> OrganizationStatus:
-    item = tenant.table.client.get_item(
+def _status(client: DynamoDBClient, tenant: Tenant) -> OrganizationStatus:
+    item = client.get_item(
         TableName=tenant.table.name, Key=layout.ORGANIZATION.key_at(tenant.org_id).wire(), ConsistentRead=True
     )["Item"]
     return layout.ORGANIZATION.read(item).status

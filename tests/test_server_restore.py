@@ -132,7 +132,7 @@ def _assert_erased(tenant: Tenant, person: Employee, api: Api, token: str) -> No
 
 
 def test_restore__killed_after_rewriting_an_erased_persons_item__run_again__the_person_stays_erased(
-    tenant: Tenant, settings: DatastoreSettings, tmp_path: Path, api: Api
+    tenant: Tenant, settings: DatastoreSettings, tmp_path: Path, api: Api, client: DynamoDBClient
 ) -> None:
     assert settings.endpoint_url is not None
     person = _person(tenant)
@@ -145,7 +145,7 @@ def test_restore__killed_after_rewriting_an_erased_persons_item__run_again__the_
 
     # Killed once the root partition (the person's item among it) was rewritten from the file.
     _killed_after(settings, tenant, path, keys.org_pk(tenant.org_id))
-    assert _status(tenant) is OrganizationStatus.RESTORING
+    assert _status(client, tenant) is OrganizationStatus.RESTORING
     again = server_command(
         settings.endpoint_url, tenant.table.name, "restore", *command, str(path), "--drain-seconds", "0"
     )
@@ -155,12 +155,12 @@ def test_restore__killed_after_rewriting_an_erased_persons_item__run_again__the_
 
     assert again.returncode == 0, again.stderr
     assert twice.returncode == 0, twice.stderr
-    assert _status(tenant) is OrganizationStatus.ACTIVE
+    assert _status(client, tenant) is OrganizationStatus.ACTIVE
     _assert_erased(tenant, person, api, token)
 
 
 def test_restore__an_erasure_of_an_earlier_release__killed_and_run_again__the_person_stays_erased(
-    tenant: Tenant, settings: DatastoreSettings, tmp_path: Path, api: Api
+    tenant: Tenant, settings: DatastoreSettings, tmp_path: Path, api: Api, client: DynamoDBClient
 ) -> None:
     """A tombstone written before erasure records existed: the restore records it first."""
     assert settings.endpoint_url is not None
@@ -173,7 +173,7 @@ def test_restore__an_erasure_of_an_earlier_release__killed_and_run_again__the_pe
     )
     _erase(tenant, person)
     # As an earlier release erased: the tombstone, and no record of it.
-    tenant.table.client.delete_item(
+    client.delete_item(
         TableName=tenant.table.name, Key=layout.ERASURE_RECORD.key_at(tenant.org_id, person.emp_id).wire()
     )
 
@@ -187,7 +187,7 @@ def test_restore__an_erasure_of_an_earlier_release__killed_and_run_again__the_pe
 
 
 def test_restore__a_file_with_an_item_in_another_organisations_partition__exit_2_nothing_written(
-    tenant: Tenant, make_tenant: TenantFactory, settings: DatastoreSettings, tmp_path: Path
+    tenant: Tenant, make_tenant: TenantFactory, settings: DatastoreSettings, tmp_path: Path, client: DynamoDBClient
 ) -> None:
     assert settings.endpoint_url is not None
     person = _person(tenant)
@@ -216,11 +216,11 @@ def test_restore__a_file_with_an_item_in_another_organisations_partition__exit_2
     assert "Traceback" not in result.stderr and "ScopeViolation" not in result.stderr
     assert fingerprint(tenant.table, tenant.org_id) == ours
     assert fingerprint(tenant.table, other.org_id) == theirs
-    assert _status(tenant) is OrganizationStatus.ACTIVE
+    assert _status(client, tenant) is OrganizationStatus.ACTIVE
 
 
-def _status(tenant: Tenant) -> OrganizationStatus:
-    item = tenant.table.client.get_item(
+def _status(client: DynamoDBClient, tenant: Tenant) -> OrganizationStatus:
+    item = client.get_item(
         TableName=tenant.table.name, Key=layout.ORGANIZATION.key_at(tenant.org_id).wire(), ConsistentRead=True
     )["Item"]
     return layout.ORGANIZATION.read(item).status

@@ -62,7 +62,7 @@ def test_package__unpacked_zip__imports_and_answers_graphql(
     assert "graphql_api/subscriptions/gateway.py" in names
     assert "mangum/__init__.py" in names
     assert not any("__pycache__" in name for name in names)
-    # No wheel for Lambda's platform: the client keeps botocore's urllib3 session (datastore/http_session.py).
+    # libcurl's binding left the data plane with the boto3 one: nothing of it is packaged.
     assert not any(name.startswith("pycurl") for name in names)
     event = {
         "version": "2.0",

@@ -28,7 +28,6 @@ from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 import httpx
 
 from datastore.dev.local import free_port
-from tests.blocking import run
 from tests.graphql_api.frontend.tools import OIDC_PROVIDER, oidc_provider_modules
 
 NODE: Final = shutil.which("node")
@@ -90,7 +89,7 @@ def running_provider(
                 ready.set()
 
     reader = threading.Thread(target=read, name="oidc-provider-output", daemon=True)
-    run(reader.start())
+    reader.start()
     try:
         if not ready.wait(START_SECONDS):
             raise RuntimeError(f"oidc-provider did not start: {output[-10:]}")

@@ -191,7 +191,7 @@ def test_asgi_entry__role_settings_in_environment__tenant_request_signed_as_its_
     try:
         credentials = asgi.datastore.credentials
         assert credentials is not None and credentials.roles.tenant_role_arn == TENANT_ROLE
-        assumed, signed = AssumeRoleLog.of(credentials.sts), SignatureLog.of(asgi.datastore.client)
+        assumed, signed = AssumeRoleLog.of(credentials.sts), SignatureLog.of(asgi.datastore.aio, asgi.datastore.client)
         settings = ApiSettings.from_env({"HR_ENV": "production", "JWT_SECRET": TEST_SECRET})
         token = issue_token(settings, subject=tenant.admin.emp_id, org_id=tenant.org_id, role="admin")
         with serving(asgi.app) as http:
@@ -214,6 +214,6 @@ def test_asgi_entry__role_settings_in_environment__tenant_request_signed_as_its_
         ]
         assert tenant_requests and {request.access_key for request in tenant_requests} == {session.access_key}
     finally:
+        signed.stop(asgi.datastore.aio, asgi.datastore.client)
         asgi.datastore.close()
-        asgi.datastore.client.close()
         sys.modules.pop("graphql_api.entrypoints.asgi", None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import employees
 from datastore.entities import Employee
@@ -145,8 +146,8 @@ def test_billing_customer_id__admins_only(api: Api, world: World, caller: str, a
 
 
 def test_platform__lists_organizations_but_sees_no_tenant_data(api: Api, world: World) -> None:
-    assert "errors" not in run(api.platform.query("{ organizations(first: 1) { edges { node { name } } } }"))
-    body = run(api.platform.query("{ me { email } organization { name } }"))
+    assert "errors" not in api.platform.query("{ organizations(first: 1) { edges { node { name } } } }")
+    body = api.platform.query("{ me { email } organization { name } }")
     assert body["data"] == {"me": None, "organization": None}
     assert codes(body) == ["FORBIDDEN", "FORBIDDEN"]
 
@@ -167,9 +168,9 @@ def test_inactive_employee__refused_with_a_valid_token(api: Api, world: World) -
     assert body["errors"][0]["extensions"]["reason"] == "ACCOUNT_INACTIVE"
 
 
-def test_suspended_organization__refused_with_a_valid_token(api: Api, world: World) -> None:
+def test_suspended_organization__refused_with_a_valid_token(api: Api, world: World, client: DynamoDBClient) -> None:
     table = world.tenant.table
-    table.client.update_item(
+    client.update_item(
         TableName=table.name,
         Key={"PK": {"S": f"ORG#{world.tenant.org_id}"}, "SK": {"S": "#METADATA"}},
         UpdateExpression="SET #s = :s",

@@ -20,6 +20,8 @@ from tests.datastore import faults
 from tests.graphql_api.test_fault_codes import backend_names
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
     pass
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.key_guard import org_id_of
@@ -183,10 +185,10 @@ def test_admin_key__mutates_and_is_audited__but_cannot_apply_as_a_person(api: Ap
     assert actions[0][0] == "department.create"
 
 
-def test_api_key__suspended_organization__refused(api: Api, tenant: Tenant) -> None:
+def test_api_key__suspended_organization__refused(api: Api, tenant: Tenant, client: DynamoDBClient) -> None:
     _id, secret = create_key(api.admin_of(tenant))
     table = tenant.table
-    table.client.update_item(
+    client.update_item(
         TableName=table.name,
         Key=layout.ORGANIZATION.key_at(tenant.org_id).wire(),
         UpdateExpression="SET #s = :s",

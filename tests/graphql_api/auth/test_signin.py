@@ -23,6 +23,8 @@ from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
     pass
 
 TTL = 600
@@ -239,10 +241,10 @@ def test_exchange__no_email_claim__says_so(sso: httpx.Client, tenant: Tenant) ->
 
 
 def test_exchange__account_reasons__byte_identical_invalid_grant_and_logged(
-    sso: httpx.Client, make_tenant: TenantFactory, caplog: pytest.LogCaptureFixture
+    sso: httpx.Client, make_tenant: TenantFactory, caplog: pytest.LogCaptureFixture, client: DynamoDBClient
 ) -> None:
     active, suspended = make_tenant(), make_tenant()
-    suspended.table.client.update_item(
+    client.update_item(
         TableName=suspended.table.name,
         Key=layout.ORGANIZATION.key_at(suspended.org_id).wire(),
         UpdateExpression="SET #s = :s",

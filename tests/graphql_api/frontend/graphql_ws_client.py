@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.blocking import run
 from tests.graphql_api.frontend.tools import GRAPHQL_WS, graphql_ws_modules
 
 NODE = shutil.which("node")
@@ -42,7 +41,7 @@ class LiveClient:
         self.lines: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._reader = threading.Thread(target=self._read, daemon=True)
-        run(self._reader.start())
+        self._reader.start()
 
     def _read(self) -> None:
         assert self.process.stdout is not None

@@ -11,6 +11,7 @@ from dataclasses import replace
 import httpx
 import orjson
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import api_keys, audit, layout
 from datastore.entities import Role
@@ -47,11 +48,11 @@ def whole(make_tenant: TenantFactory) -> Complete:
 
 
 @pytest.fixture
-def large(make_tenant: TenantFactory) -> Tenant:
+def large(make_tenant: TenantFactory, client: DynamoDBClient) -> Tenant:
     """More than two checkpoints' worth of items (1,000 between two)."""
     tenant = make_tenant()
     people = raw_employees(tenant.org_id, 160)
-    write_items(tenant.table.client, tenant.table.name, [item for emp in people for item in employee_items(emp)])
+    write_items(client, tenant.table.name, [item for emp in people for item in employee_items(emp)])
     return tenant
 
 
@@ -113,8 +114,8 @@ def test_export__a_platform_operator__forbidden(api: Api) -> None:
     assert api.http.get("/export", headers={"Authorization": f"Bearer {api.platform.token}"}).status_code == 403
 
 
-def test_export__a_suspended_organisation__unauthenticated(api: Api, whole: Complete) -> None:
-    whole.tenant.table.client.update_item(
+def test_export__a_suspended_organisation__unauthenticated(api: Api, whole: Complete, client: DynamoDBClient) -> None:
+    client.update_item(
         TableName=whole.tenant.table.name,
         Key=layout.ORGANIZATION.key_at(whole.tenant.org_id).wire(),
         UpdateExpression="SET #s = :s",

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import httpx
 
-from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
 from datastore.store import Datastore
@@ -39,8 +39,13 @@ def test_graphql__malformed_authorization__still_401(http: httpx.Client) -> None
 def test_readyz__dynamodb_unreachable__503_healthz_200_graphql_unavailable(
     client: DynamoDBClient, table_name: str, api_settings: ApiSettings
 ) -> None:
-    nowhere = make_client(DatastoreSettings.from_env(os.environ), f"http://127.0.0.1:{free_port()}")
-    with serving(create_app(Datastore(nowhere, table_name), api_settings)) as http:
+    nowhere = replace(
+        DatastoreSettings.from_env(os.environ),
+        endpoint_url=f"http://127.0.0.1:{free_port()}",
+        embedded=False,
+        table_name=table_name,
+    )
+    with serving(create_app(Datastore(nowhere), api_settings)) as http:
         ready = http.get("/readyz")
         assert (ready.status_code, ready.json()["dynamodb"]) == (503, False)
         assert http.get("/healthz").status_code == 200

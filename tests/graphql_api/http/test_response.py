@@ -14,6 +14,7 @@ from graphql import GraphQLError
 from strawberry.types import ExecutionResult
 
 from datastore import employees
+from datastore.async_client import AsyncDynamo
 from datastore.config import DatastoreSettings
 from datastore.store import Datastore
 from graphql_api.app import create_app
@@ -30,7 +31,7 @@ from tests.tcp_proxy import Mode, TcpProxy
 GRAPHQL_RESPONSE = "application/graphql-response+json"
 
 if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
+    pass
 
 
 # --- media type and status ---------------------------------------------------------------
@@ -266,7 +267,7 @@ def outage(dynamodb_endpoint: str, settings: DatastoreSettings, api_settings: Ap
     with TcpProxy(upstream) as proxy:
         datastore = Datastore.connect(replace(settings, endpoint_url=proxy.endpoint_url))
         with serving(create_app(datastore, api_settings)) as http:
-            yield Outage(Api(http, api_settings), proxy, datastore.client)
+            yield Outage(Api(http, api_settings), proxy, datastore.aio)
         datastore.close()
 
 
@@ -274,7 +275,7 @@ def outage(dynamodb_endpoint: str, settings: DatastoreSettings, api_settings: Ap
 class Outage:
     api: Api
     proxy: TcpProxy
-    client: DynamoDBClient
+    dynamo: AsyncDynamo
 
     def post_then_drop(self, client: GraphQLClient, document: str, accept: str) -> httpx.Response:
         """``document`` sent with DynamoDB reachable for its first call and dropped after it."""
@@ -290,7 +291,7 @@ class Outage:
                 self.proxy.mode = Mode.DROP
 
         try:
-            with faults.on_send(self.client, drop_after_first):
+            with faults.on_send(self.dynamo, drop_after_first):
                 headers = {"Accept": accept, "Authorization": f"Bearer {client.token}"}
                 return client.http.post("/graphql", json={"query": document}, headers=headers)
         finally:

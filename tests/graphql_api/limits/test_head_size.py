@@ -28,7 +28,6 @@ from graphql_api.entrypoints.serving import uvicorn_options
 from graphql_api.limits.head_size import DEFAULT_MAX_HEAD_BYTES
 from graphql_api.settings.api import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImplementation
 from tests import server_process
-from tests.blocking import run
 from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import TEST_SECRET, Api
 from tests.graphql_api.live import serving, with_settings
@@ -74,7 +73,7 @@ def exchange(port: int, request: bytes, *, chunk: int = 1 << 20) -> Answer:
                 received.append(data)
 
         reader = threading.Thread(target=read, name="head-size-reader")
-        run(reader.start())
+        reader.start()
         sent = 0
         try:
             view = memoryview(request)

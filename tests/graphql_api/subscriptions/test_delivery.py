@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 from starlette.applications import Starlette
 from websockets.exceptions import ConnectionClosed
 
@@ -279,7 +280,7 @@ def test_terminated__connection_closed_forbidden(
 
 
 def test_organisation_suspended__every_connection_closed_forbidden(
-    live_url: str, live_app: Starlette, api: Api, org: Org, sockets: list[Socket]
+    live_url: str, live_app: Starlette, api: Api, org: Org, sockets: list[Socket], client: DynamoDBClient
 ) -> None:
     first = connect(live_url, api, org.employee, sockets)
     second = connect(live_url, api, org.tenant.admin, sockets)
@@ -287,7 +288,7 @@ def test_organisation_suspended__every_connection_closed_forbidden(
     subscribed(live_app, org.tenant.org_id)
     table = org.tenant.table
 
-    table.client.update_item(
+    client.update_item(
         TableName=table.name,
         Key={"PK": {"S": f"ORG#{org.tenant.org_id}"}, "SK": {"S": "#METADATA"}},
         UpdateExpression="SET #s = :s",

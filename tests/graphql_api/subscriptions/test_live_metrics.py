@@ -70,7 +70,7 @@ def world(client: DynamoDBClient, dynamo: AsyncDynamo) -> Iterator[tuple[Table, 
 
 
 def test_run__live_updates_watched_on_metrics_and_in_the_log(
-    dynamodb_endpoint: str, world: tuple[Table, Employee], api_settings: ApiSettings
+    dynamodb_endpoint: str, world: tuple[Table, Employee], api_settings: ApiSettings, client: DynamoDBClient
 ) -> None:
     platform, admin = world
     metrics_port = free_port()
@@ -128,7 +128,7 @@ def test_run__live_updates_watched_on_metrics_and_in_the_log(
                 ),  # sampled every 2 s
             )
             # The organisation suspended: the server closes every connection FORBIDDEN (4403).
-            platform.client.update_item(
+            client.update_item(
                 TableName=platform.name,
                 Key={"PK": {"S": f"ORG#{admin.org_id}"}, "SK": {"S": "#METADATA"}},
                 UpdateExpression="SET #s = :s",

@@ -107,10 +107,7 @@ def test_apply_to_job__malformed_id__is_bad_user_input(api: Api, tenant: Tenant)
 
 def test_apply_to_job__platform_operator__not_enough_permissions(api: Api, tenant: Tenant) -> None:
     job = open_job(tenant, tenant.department())
-    assert (
-        error(run(api.platform.query(APPLY, {"input": {"jobPostingId": gid(job)}})))["extensions"]["code"]
-        == "FORBIDDEN"
-    )
+    assert error(api.platform.query(APPLY, {"input": {"jobPostingId": gid(job)}}))["extensions"]["code"] == "FORBIDDEN"
     assert applications_of(tenant, job.job_id) == []
 
 

@@ -93,7 +93,7 @@ def test_create_department__not_enough_permissions(api: Api, tenant: Tenant, rol
 
 
 def test_create_department__platform_operator__not_enough_permissions(api: Api) -> None:
-    body = run(api.platform.query(CREATE_DEPARTMENT, {"input": {"name": "R"}}))
+    body = api.platform.query(CREATE_DEPARTMENT, {"input": {"name": "R"}})
     assert error(body)["extensions"]["code"] == "FORBIDDEN"
 
 

@@ -76,7 +76,7 @@ def test_create_organization__its_admin_can_sign_in_and_read_it(api: Api, platfo
 def test_create_organization__domain_of_another_org__is_conflict_for_the_operator(
     api: Api, tenant: Tenant, platform: Table
 ) -> None:
-    body = run(api.platform.query(CREATE_ORGANIZATION, new_org(tenant.admin.email, name="Copycat")))
+    body = api.platform.query(CREATE_ORGANIZATION, new_org(tenant.admin.email, name="Copycat"))
     assert error(body)["extensions"]["code"] == "CONFLICT"
     identity = identity_of(platform, tenant.admin.email)
     assert identity is not None and identity.org_id == tenant.org_id
@@ -99,7 +99,7 @@ def test_create_organization__domain_of_another_org__is_conflict_for_the_operato
 )
 def test_create_organization__bad_input__names_the_field(api: Api, platform: Table, field: str, value: object) -> None:
     email = fresh_email()
-    body = run(api.platform.query(CREATE_ORGANIZATION, new_org(email, **{field: value})))
+    body = api.platform.query(CREATE_ORGANIZATION, new_org(email, **{field: value}))
     assert error(body)["extensions"] == {"code": "BAD_USER_INPUT", "field": f"input.{field}"}
     assert identity_of(platform, email) is None
 
@@ -156,10 +156,8 @@ def test_add_email_domain__held_by_another_org__conflict_and_nothing_changes(
     api: Api, tenant: Tenant, make_tenant: TenantFactory
 ) -> None:
     other = make_tenant()
-    body = run(
-        api.platform.query(
-            ADD_EMAIL_DOMAIN, {"input": {"orgId": ids.encode("Organization", tenant.org_id), "domain": other.domain}}
-        )
+    body = api.platform.query(
+        ADD_EMAIL_DOMAIN, {"input": {"orgId": ids.encode("Organization", tenant.org_id), "domain": other.domain}}
     )
     assert error(body)["extensions"]["code"] == "CONFLICT"
     assert api.admin_of(tenant).data(ORG_DOMAINS)["organization"]["emailDomains"] == [tenant.domain]
@@ -179,7 +177,7 @@ def test_add_email_domain__held_by_another_org__conflict_and_nothing_changes(
 )
 def test_add_email_domain__bad_input(api: Api, tenant: Tenant, field: str, value: str, code: str) -> None:
     variables = {"orgId": ids.encode("Organization", tenant.org_id), "domain": unique_domain(), field: value}
-    body = run(api.platform.query(ADD_EMAIL_DOMAIN, {"input": variables}))
+    body = api.platform.query(ADD_EMAIL_DOMAIN, {"input": variables})
     assert error(body)["extensions"]["code"] == code
     if code == "BAD_USER_INPUT":
         assert error(body)["extensions"]["field"] == f"input.{field}"

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import audit, calls, layout, organizations, retention
 from datastore.entities import AuditEvent, Role
@@ -26,8 +27,8 @@ def newest(tenant: Tenant) -> AuditEvent:
     return run(audit.list_audit_events(tenant.table, PageRequest(first=1))).items[0]
 
 
-def stored_expiry(tenant: Tenant, event: AuditEvent) -> int:
-    item = raw_get(tenant.table.client, tenant.table.name, layout.AUDIT_EVENT.key_of(event))
+def stored_expiry(client: DynamoDBClient, tenant: Tenant, event: AuditEvent) -> int:
+    item = raw_get(client, tenant.table.name, layout.AUDIT_EVENT.key_of(event))
     assert item is not None
     return int(item[layout.EXPIRES_AT]["N"])
 
@@ -40,17 +41,19 @@ def _codes(body: dict[str, Any]) -> list[str]:
     return [error["extensions"]["code"] for error in body.get("errors", [])]
 
 
-def test_mutation__organisation_sets_none__its_event_expires_after_the_default(api: Api, tenant: Tenant) -> None:
+def test_mutation__organisation_sets_none__its_event_expires_after_the_default(
+    api: Api, tenant: Tenant, client: DynamoDBClient
+) -> None:
     api.admin_of(tenant).data(CREATE_DEPARTMENT, {"input": {"name": "Ops"}})
 
     event = newest(tenant)
     assert event.action == "department.create"
-    assert stored_expiry(tenant, event) == expected(event, retention.DEFAULT_DAYS)
+    assert stored_expiry(client, tenant, event) == expected(event, retention.DEFAULT_DAYS)
     assert api.admin_of(tenant).data(SHOWN) == {"organization": {"auditRetentionDays": retention.DEFAULT_DAYS}}
 
 
 def test_set_audit_retention__admin__later_mutations_expire_after_it_without_reading_the_organisation_again(
-    api: Api, tenant: Tenant
+    api: Api, tenant: Tenant, client: DynamoDBClient
 ) -> None:
     admin = api.admin_of(tenant)
     assert admin.data(SET, {"input": {"days": 400}}) == {
@@ -58,7 +61,9 @@ def test_set_audit_retention__admin__later_mutations_expire_after_it_without_rea
     }
     change = newest(tenant)
     assert change.action == "organization.setAuditRetention"
-    assert stored_expiry(tenant, change) == expected(change, retention.DEFAULT_DAYS)  # the retention it replaced
+    assert stored_expiry(client, tenant, change) == expected(
+        change, retention.DEFAULT_DAYS
+    )  # the retention it replaced
 
     org_key = layout.ORGANIZATION.key_at(tenant.org_id).wire()
     with calls.listening() as log:
@@ -67,7 +72,7 @@ def test_set_audit_retention__admin__later_mutations_expire_after_it_without_rea
     assert not [c for c in log.snapshot() if c.operation == "GetItem" and c.params.get("Key") == org_key]
     assert log.count("TransactWriteItems") == 1
     event = newest(tenant)
-    assert event.action == "department.create" and stored_expiry(tenant, event) == expected(event, 400)
+    assert event.action == "department.create" and stored_expiry(client, tenant, event) == expected(event, 400)
     assert admin.data(SHOWN) == {"organization": {"auditRetentionDays": 400}}
 
     assert admin.data(SET, {"input": {"days": None}})["setAuditRetention"]["organization"] == {
@@ -100,7 +105,7 @@ def test_set_audit_retention__out_of_bounds__bad_user_input_on_input_days(api: A
 
 
 def test_set_audit_retention__platform_operator__forbidden(api: Api, tenant: Tenant) -> None:
-    body = run(api.platform.query(SET, {"input": {"days": 400}}))
+    body = api.platform.query(SET, {"input": {"days": 400}})
     assert _codes(body) == ["FORBIDDEN"]
 
 
