@@ -11,7 +11,6 @@ import random
 from collections import Counter
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
 
 from datastore import applications, jobs, layout
 from datastore.async_client import AsyncDynamo
@@ -24,9 +23,6 @@ from tests.conftest import Tenant
 from tests.datastore.faults import TRANSACTION_CONFLICT, injected
 from tests.datastore.support import all_pages
 from tests.datastore.test_invariants import outcomes, race
-
-if TYPE_CHECKING:
-    pass
 
 APPLICANTS = 20
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
 
 import pytest
 
@@ -23,9 +22,6 @@ from tests.datastore.faults import (
     TransactFaults,
     injected,
 )
-
-if TYPE_CHECKING:
-    pass
 
 TRANSACT = "TransactWriteItems"
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import botocore.exceptions
 import pytest
@@ -42,9 +42,6 @@ from tests.datastore import faults
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import EXECUTORS, serving, with_settings
 from tests.paths import ERROR_CODES
-
-if TYPE_CHECKING:
-    pass
 
 SCHEMA = graphql_schema(build_schema([]))
 # Only platform operators may call these; every other field is called as a tenant's admin.

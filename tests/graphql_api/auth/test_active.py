@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import pytest
 
@@ -21,9 +20,6 @@ from tests.conftest import DatastoreFactory, Tenant
 from tests.datastore import faults
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
-
-if TYPE_CHECKING:
-    pass
 
 # `name` awaits the organisation's item, the very read the check awaits; `departments`
 # (non-null) fails at once on its argument, so graphql-core cancels its siblings' awaitables

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import boto3
 import pytest
@@ -40,9 +40,6 @@ from tests.graphql_api import idp
 from tests.graphql_api.fixtures import TEST_SECRET, Demo
 from tests.graphql_api.observability.logs import captured_lines
 from tests.graphql_api.observability.test_access_log import docs_directory_query
-
-if TYPE_CHECKING:
-    pass
 
 ENTRY_MODULES = ("graphql_api.entrypoints.lambda_handler", "graphql_api.entrypoints.asgi")
 

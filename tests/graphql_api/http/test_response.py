@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import pytest
@@ -29,9 +29,6 @@ from tests.graphql_api.live import serving, with_settings
 from tests.tcp_proxy import Mode, TcpProxy
 
 GRAPHQL_RESPONSE = "application/graphql-response+json"
-
-if TYPE_CHECKING:
-    pass
 
 
 # --- media type and status ---------------------------------------------------------------

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import orjson
@@ -28,9 +28,6 @@ from tests.datastore import faults
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.observability.logs import CapturedLines, captured_lines
-
-if TYPE_CHECKING:
-    pass
 
 ME = "{ me { email } }"
 HELD_SECONDS = 30.0  # the longest a held DynamoDB call waits for its release

@@ -9,7 +9,7 @@ answer the same.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
@@ -24,9 +24,6 @@ from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import EXECUTORS, serving, with_settings
 from tests.graphql_api.schema.mutations.documents import MOVE_EMPLOYEE, audit_actions, error, gid
 from tests.graphql_api.schema.mutations.test_invariants import in_parallel, outcome
-
-if TYPE_CHECKING:
-    pass
 
 REASONS = [faults.TRANSACTION_CONFLICT, faults.THROTTLING_ERROR]
 
