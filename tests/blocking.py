@@ -10,7 +10,9 @@ once and reused, as a server process reuses its own.
 
 The coroutine runs in a copy of the caller's context, as a function called directly would:
 a CallLog the test set (``calls.metering``) records its calls. What the coroutine sets in its
-context stays there.
+context stays there. A ``run`` from a synchronous callback the datastore calls on the
+session's loop (a restore's ``on_partition``) goes to a second loop of the session, in a
+thread of its own, while the first waits for the callback, as it would for any that blocks.
 """
 
 from __future__ import annotations
@@ -19,37 +21,60 @@ import asyncio
 import concurrent.futures
 import contextvars
 import threading
-from collections.abc import AsyncIterable, Awaitable, Iterator
+from collections.abc import AsyncIterable, Awaitable, Callable, Iterator
 from typing import TypeVar
 
 T = TypeVar("T")
 
 _lock = threading.Lock()
-_loop: asyncio.AbstractEventLoop | None = None
-_thread: threading.Thread | None = None
+# The session's loops, each in its own daemon thread: the first serves the tests; the next
+# serves a ``run`` called from a synchronous callback running on the one before (a restore's
+# progress callback that writes, say), which that loop waits for, as it would wait for a
+# callback that blocked.
+_loops: list[tuple[asyncio.AbstractEventLoop, threading.Thread]] = []
 
 
-def loop() -> asyncio.AbstractEventLoop:
-    """The session's event loop, running in its daemon thread (started on first use)."""
-    global _loop, _thread
+def loop(depth: int = 0) -> asyncio.AbstractEventLoop:
+    """The session's event loop (``depth`` 0), running in its daemon thread (started on first use)."""
     with _lock:
-        if _loop is None:
+        while len(_loops) <= depth:
             made = asyncio.new_event_loop()
-            _thread = threading.Thread(target=made.run_forever, name="tests-blocking-loop", daemon=True)
-            _thread.start()
-            _loop = made
-        return _loop
+            thread = threading.Thread(
+                target=_serve, args=(made,), name=f"tests-blocking-loop-{len(_loops)}", daemon=True
+            )
+            thread.start()
+            _loops.append((made, thread))
+        return _loops[depth][0]
 
 
-def on_loop_thread() -> bool:
-    return _thread is not None and threading.current_thread() is _thread
+def _serve(target: asyncio.AbstractEventLoop) -> None:
+    """Run the loop for the rest of the session. A coroutine that raises KeyboardInterrupt or
+    SystemExit (a test's Ctrl-C, say) has asyncio raise it out of the loop as well as into its
+    task: the loop goes on, and the task hands it to the test that waits for it."""
+    while True:
+        try:
+            target.run_forever()
+            return
+        except (KeyboardInterrupt, SystemExit):
+            continue
+
+
+def _depth() -> int:
+    """The loop a ``run`` from this thread goes to: the next after the one this thread runs."""
+    current = threading.current_thread()
+    for depth, (_made, thread) in enumerate(_loops):
+        if thread is current:
+            return depth + 1
+    return 0
 
 
 def run(awaitable: Awaitable[T], timeout: float | None = None) -> T:
     """``awaitable``'s result (or its exception), run to completion on the session's loop."""
-    if on_loop_thread():
-        raise RuntimeError("run() called from the session loop's own thread: await it instead")
-    target = loop()
+    return _run_at(_depth(), awaitable, timeout)
+
+
+def _run_at(depth: int, awaitable: Awaitable[T], timeout: float | None = None) -> T:
+    target = loop(depth)
     context = contextvars.copy_context()
     result: concurrent.futures.Future[T] = concurrent.futures.Future()
 
@@ -72,6 +97,12 @@ def run(awaitable: Awaitable[T], timeout: float | None = None) -> T:
 
     target.call_soon_threadsafe(start)
     return result.result(timeout)
+
+
+def on_every_loop(make: Callable[[], Awaitable[object]]) -> None:
+    """``make()`` run on each loop the session started, the deepest first (closing connections)."""
+    for depth in reversed(range(len(_loops))):
+        _run_at(depth, make())
 
 
 async def _awaited(awaitable: Awaitable[T]) -> T:

@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 # The suite tests behaviour, not the production read timeout (1 s): a cold DynamoDB Local on
-# a busy machine can take longer for its first calls. Servers started by tests inherit it;
-# tests/test_outages.py sets the production timeouts explicitly.
+# a busy machine can take longer for its first calls. Nor the connect timeout (0.5 s): a test
+# that sends a hundred calls at once from one event loop opens that many connections at once,
+# and on a busy machine some take longer to be accepted, each then an attempt more. Servers
+# started by tests inherit both; tests/test_outages.py sets the production timeouts explicitly.
 os.environ.setdefault("DYNAMODB_READ_TIMEOUT_SECONDS", "10")
+os.environ.setdefault("DYNAMODB_CONNECT_TIMEOUT_SECONDS", "5")
 
 from datastore import calls, departments, employees, ids, organizations
 from datastore.async_client import AsyncDynamo, Mirror
@@ -32,7 +35,7 @@ from datastore.scope import LayoutScope, PlatformScope, Scope, TenantScope
 from datastore.store import Datastore
 from datastore.table import Table
 from tests import key_guard
-from tests.blocking import run
+from tests.blocking import on_every_loop, run
 
 # The live API server and its clients, registered once for every suite that uses them (the API's
 # and the bench's): fixtures imported into a second conftest would be a second session copy,
@@ -75,7 +78,7 @@ def dynamo(settings: DatastoreSettings) -> Iterator[AsyncDynamo]:
     settings shares (the in-process servers' too), so its send hooks see their calls as well."""
     shared = AsyncDynamo.of(Mirror.of(settings))
     yield shared
-    run(shared.aclose())  # the session loop's connections (tests/blocking.py)
+    on_every_loop(shared.aclose)  # the session loops' connections (tests/blocking.py)
 
 
 def table_on(dynamo: AsyncDynamo, name: str, scope: Scope | None = None, **options: Any) -> Table:
@@ -96,9 +99,12 @@ DatastoreFactory = Callable[..., Datastore]
 def new_datastore(settings: DatastoreSettings) -> DatastoreFactory:
     """``new_datastore(table_name, **options)``: a Datastore serving ``table_name`` on the
     session's DynamoDB, as a server process makes one (``options`` as ``Datastore``'s:
-    credentials, feed)."""
+    credentials, feed), without a change feed."""
 
     def make(table_name: str, **options: Any) -> Datastore:
+        # No change feed (live updates) unless ``feed`` is given: its lease renewals and polls
+        # would be calls of every test's server, counted with the requests' own, on tables most
+        # of which have no stream. The live suites give theirs one (subscriptions/conftest.py).
         return Datastore(replace(settings, table_name=table_name), **options)
 
     return make

@@ -33,6 +33,7 @@ from datastore.store import Datastore
 from tests.blocking import run
 
 if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_sts import STSClient
 
 _CREDENTIAL = re.compile(r"Credential=([^/,]+)/")
@@ -100,11 +101,17 @@ class SignatureLog:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
-    def of(cls, dynamo: AsyncDynamo) -> SignatureLog:
-        """Every request of ``dynamo`` (a Datastore's ``aio``), read in its send hook, after signing."""
+    def of(cls, dynamo: AsyncDynamo, control: DynamoDBClient | None = None) -> SignatureLog:
+        """Every request of ``dynamo`` (a Datastore's ``aio``), read in its send hook, and of the
+        control plane's boto3 client ``control`` (botocore's ``before-send``), after signing."""
         log = cls()
         dynamo.hooks.add(log._before_async_send)
+        if control is not None:
+            control.meta.events.register("before-send.dynamodb", log._before_send, unique_id=f"hr-signed-{id(log)}")
         return log
+
+    def _before_send(self, request: Any, **_: Any) -> None:
+        self._record(request.headers, request.body)
 
     async def _before_async_send(self, request: Request) -> None:
         self._record(request.headers or {}, request.body)
@@ -122,8 +129,10 @@ class SignatureLog:
         with self._lock:
             self.requests.append(signed)
 
-    def stop(self, dynamo: AsyncDynamo) -> None:
+    def stop(self, dynamo: AsyncDynamo, control: DynamoDBClient | None = None) -> None:
         dynamo.hooks.remove(self._before_async_send)
+        if control is not None:
+            control.meta.events.unregister("before-send.dynamodb", unique_id=f"hr-signed-{id(self)}")
 
     def snapshot(self) -> list[Signed]:
         with self._lock:
@@ -200,11 +209,11 @@ def role_world(settings: DatastoreSettings, table_name: str, sts_url: str, **env
     # A client of the world's own, as a process of its own would have: its log holds only the
     # world's requests, not those of the session's Tables on the same DynamoDB.
     datastore.aio = AsyncDynamo(Mirror.of(configured), process_credentials())
-    signed = SignatureLog.of(datastore.aio)
+    signed = SignatureLog.of(datastore.aio, datastore.client)
     try:
         yield RoleWorld(datastore, roles, AssumeRoleLog.of(sts), signed, clock)
     finally:
-        signed.stop(datastore.aio)
+        signed.stop(datastore.aio, datastore.client)
         run(datastore.aclose())
         datastore.close()
         sts.close()

@@ -10,6 +10,8 @@ The figures are printed (run with ``-s``); ``make soak`` runs the long variants
 
 from __future__ import annotations
 
+import dataclasses
+
 import contextlib
 import os
 import signal
@@ -33,7 +35,7 @@ from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal
 from datastore.entities import Plan
 from datastore.provision import ensure_table
-from datastore.scope import PlatformScope, TenantScope
+from datastore.scope import LayoutScope, PlatformScope, TenantScope
 from datastore.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
@@ -87,13 +89,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             settings = replace(
                 DatastoreSettings.from_env({}), endpoint_url=proxy.endpoint_url, embedded=False, table_name="outages"
             )
-            datastore = Datastore.connect(settings)
-            # No stream reader (live updates): its lease renewals and polls would go through the
-            # proxy too, counted with the requests' calls the tests here bound.
-            datastore.streams = None
+            # No stream reader (live updates, which Datastore.connect turns on): its lease renewals
+            # and polls would go through the proxy too, counted with the requests' calls bound here.
+            datastore = dataclasses.replace(Datastore.connect(settings), feed=None)
             # Set up on a patient client: a cold engine's first transactions can be slow.
             patient = Datastore.connect(replace(settings, read_timeout=30.0), engine.endpoint_url)
-            run(ensure_table(patient.client, settings.table_name))
+            run(ensure_table(patient.client, patient.table(LayoutScope())))
             org, admin = run(
                 organizations.create_organization(
                     patient.table(PlatformScope()),

@@ -27,8 +27,10 @@ def by_name(table: Table, prefix: str) -> list[str]:
     return [e.emp_id for e in all_pages(lambda request: employees.list_employees_by_name(table, prefix, request))]
 
 
-def test_index_names__one_org__old_employees_searchable(tenant: Tenant, settings: DatastoreSettings) -> None:
-    staff = written_before_search(tenant.table, 3)
+def test_index_names__one_org__old_employees_searchable(
+    tenant: Tenant, settings: DatastoreSettings, client: DynamoDBClient
+) -> None:
+    staff = written_before_search(client, tenant.table, 3)
     assert by_name(tenant.table, "bulk") == []
 
     result = index_names(settings, tenant.table.name, "--org", tenant.org_id)
@@ -43,7 +45,7 @@ def test_index_names__no_org__every_organisation(
 ) -> None:
     platform, orgs = own_platform(client, dynamo, ["One", "Two"])
     staff = {
-        org.org_id: written_before_search(platform.with_scope(TenantScope(org.org_id)), count)
+        org.org_id: written_before_search(client, platform.with_scope(TenantScope(org.org_id)), count)
         for org, count in zip(orgs, (2, 0), strict=True)
     }
 
@@ -59,9 +61,9 @@ def test_index_names__no_org__every_organisation(
 
 
 def test_index_names__unknown_or_malformed_org__exit_2_in_one_line_nothing_written(
-    tenant: Tenant, settings: DatastoreSettings
+    tenant: Tenant, settings: DatastoreSettings, client: DynamoDBClient
 ) -> None:
-    written_before_search(tenant.table, 1)
+    written_before_search(client, tenant.table, 1)
 
     unknown = index_names(settings, tenant.table.name, "--org", ids.new_id())
     malformed = index_names(settings, tenant.table.name, "--org", tenant.org_id.lower() + " ")

@@ -16,11 +16,10 @@ from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal, free_port
 from datastore.entities import Plan
-from datastore.provision import ensure_table
 from datastore.scope import PlatformScope
 from datastore.table import Table
 from tests.blocking import run
-from tests.conftest import Tenant, unique_domain
+from tests.conftest import Tenant, provisioned, unique_domain
 from tests.server_commands import ROOT, server_command
 
 
@@ -52,7 +51,7 @@ def test_token__its_own_engine_on_another_data_folder__diagnostics_on_stderr(
     domain = unique_domain()
     with DynamoDBLocal(settings.local_cache_dir, port=free_port(), data_dir=data_dir) as local:
         client = make_client(replace(settings, endpoint_url=local.endpoint_url), local.endpoint_url)
-        run(ensure_table(client, table_name))
+        provisioned(client, dynamo, table_name)
         _org, admin = run(
             organizations.create_organization(
                 Table(dynamo, table_name, PlatformScope()),

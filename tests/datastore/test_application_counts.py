@@ -6,13 +6,14 @@ application items (AP10) after the writes.
 
 from __future__ import annotations
 
+import inspect
 import random
 from collections import Counter
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING
 
 from datastore import applications, jobs, layout
+from datastore.async_client import AsyncDynamo
 from datastore.calls import CallLog
 from datastore.entities import ApplicationCounts, ApplicationStatus, JobPosting
 from datastore.errors import Conflict, InvalidInput
@@ -22,9 +23,6 @@ from tests.conftest import Tenant
 from tests.datastore.faults import TRANSACTION_CONFLICT, injected
 from tests.datastore.support import all_pages
 from tests.datastore.test_invariants import outcomes, race
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 APPLICANTS = 20
 
@@ -99,7 +97,8 @@ def test_transitions__concurrent_withdrawals_and_decisions__counts_equal_recount
 def _refusal_as_result(task: Callable[[], object]) -> object:
     """A decision on an application already decided is refused (InvalidInput), like a lost race."""
     try:
-        return task()
+        result = task()
+        return run(result) if inspect.isawaitable(result) else result
     except InvalidInput as error:
         return error
 
@@ -174,7 +173,7 @@ def test_application_counts__total__sums_every_status() -> None:
 
 
 def test_apply_to_job__20_concurrent_with_transaction_conflicts__retried_and_counted_once(
-    tenant: Tenant, client: DynamoDBClient, call_log: CallLog
+    tenant: Tenant, dynamo: AsyncDynamo, call_log: CallLog
 ) -> None:
     # DynamoDB Local serialises transactions instead of cancelling them: AWS's
     # TransactionConflict on the hot job item is injected at the client boundary (faults.py).
@@ -182,7 +181,7 @@ def test_apply_to_job__20_concurrent_with_transaction_conflicts__retried_and_cou
     people = [tenant.employee() for _ in range(APPLICANTS)]
     before = call_log.count("TransactWriteItems")
 
-    with injected(client) as faults:
+    with injected(dynamo) as faults:
         faults.every(3, TRANSACTION_CONFLICT)
         results = race([partial(applications.apply_to_job, tenant.table, job.job_id, p.emp_id) for p in people])
 

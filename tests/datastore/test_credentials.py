@@ -354,7 +354,7 @@ def test_connect__role_settings__signs_per_scope(
     settings: DatastoreSettings, sts_endpoint: str, table_name: str, tenant: Tenant
 ) -> None:
     datastore = Datastore.connect(replace(settings, roles=RoleSettings.from_env(role_env(sts_endpoint))))
-    signed = SignatureLog.of(datastore.client)
+    signed = SignatureLog.of(datastore.aio)
     try:
         assert datastore.credentials is not None
         assert run(organizations.get_organization(datastore.table(TenantScope(tenant.org_id)))) is not None
@@ -362,25 +362,26 @@ def test_connect__role_settings__signs_per_scope(
         assert datastore.credentials.cached() == [role_session(datastore.credentials.roles, TenantScope(tenant.org_id))]
         assert request.access_key.startswith("ASIA")  # STS's temporary keys
     finally:
+        signed.stop(datastore.aio)
         datastore.close()
-        datastore.client.close()
 
 
 def test_connect__no_role_settings__every_scope_signed_with_one_credential(
     settings: DatastoreSettings, make_tenant: TenantFactory
 ) -> None:
+    tenants = (make_tenant(), make_tenant())  # made first: their writes share the datastore's client
     datastore = Datastore.connect(settings)
-    signed = SignatureLog.of(datastore.client)
+    signed = SignatureLog.of(datastore.aio)
     try:
         assert datastore.credentials is None
-        for tenant in (make_tenant(), make_tenant()):
+        for tenant in tenants:
             assert run(organizations.get_organization(datastore.table(TenantScope(tenant.org_id)))) is not None
         run(identities.find_identity(datastore.table(SignInScope()), "nobody@example.com"))
         assert len(signed.snapshot()) == 3
         assert len({request.access_key for request in signed.snapshot()}) == 1
     finally:
+        signed.stop(datastore.aio)
         datastore.close()
-        datastore.client.close()
 
 
 def test_instrumented__role_signed_requests__recorded_like_any_other(world: RoleWorld, tenant: Tenant) -> None:

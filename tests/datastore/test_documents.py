@@ -125,7 +125,7 @@ def test_old_layout__pq_item__read_by_nothing_and_gone_within_the_ttl(
     store = store_of(tenant)
     assert run(documents.get_document(store, tenant.org_id, digest(text))) is None
     with pytest.raises(ScopeViolation):
-        store.get(keys.Key(old_key["PK"]["S"], old_key["SK"]["S"]))
+        run(store.get(keys.Key(old_key["PK"]["S"], old_key["SK"]["S"])))
     expires = int(old_release.get_item(TableName=table_name, Key=old_key)["Item"][EXPIRES_AT]["N"])
     assert expires <= (written + documents.DOCUMENT_TTL).timestamp()
     description = client.describe_time_to_live(TableName=table_name)["TimeToLiveDescription"]

@@ -4,6 +4,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import calls, departments, employees, identities, ids, layout
 from datastore.entities import Employee, EmployeeStatus, Role
@@ -403,10 +404,12 @@ def test_employee_entity__read_back_equals_written(tenant: Tenant) -> None:
     assert run(employees.get_employees(tenant.table, [emp.emp_id])) == [emp]
 
 
-def test_update_employee__stored_values_the_rules_now_refuse__kept_not_revalidated(tenant: Tenant) -> None:
+def test_update_employee__stored_values_the_rules_now_refuse__kept_not_revalidated(
+    tenant: Tenant, client: DynamoDBClient
+) -> None:
     # An employee an earlier release stored: a soft hyphen in the first name, 70 bytes before the @.
     emp = replace(raw_employees(tenant.org_id, 1)[0], first_name="Ma\u00adria", email=tenant.email("m" * 70), version=1)
-    write_items(tenant.table.client, tenant.table.name, employee_items(emp))
+    write_items(client, tenant.table.name, employee_items(emp))
     updated = run(employees.update_employee(tenant.table, emp.emp_id, expected_version=1, last_name="Renamed"))
     assert (updated.first_name, updated.last_name, updated.email) == ("Ma\u00adria", "Renamed", emp.email)
     # Looking the address up is an input like any other, so it is refused (and so is signing in).

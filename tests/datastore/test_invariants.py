@@ -6,10 +6,11 @@ a success or a typed conflict, and the table is read back afterwards to prove th
 
 from __future__ import annotations
 
+import inspect
 import random
 import threading
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from typing import TypeVar
@@ -33,15 +34,18 @@ DEPARTMENTS = 5
 MOVERS = 20
 
 
-def race(tasks: list[Callable[[], T]], workers: int = CONTENDERS) -> list[T | Exception]:
-    """Run ``tasks`` on ``workers`` threads released together; each result or its error."""
+def race(tasks: list[Callable[[], T | Awaitable[T]]], workers: int = CONTENDERS) -> list[T | Exception]:
+    """Run ``tasks`` on ``workers`` threads released together; each result or its error. A
+    task may return a coroutine (a datastore write): it runs on the session's loop
+    (tests/blocking.py), where the writes of all threads are in flight together."""
     barrier = threading.Barrier(min(workers, len(tasks)))
 
-    def contend(task: Callable[[], T], first_wave: bool) -> T | Exception:
+    def contend(task: Callable[[], T | Awaitable[T]], first_wave: bool) -> T | Exception:
         if first_wave:
             barrier.wait()
         try:
-            return task()
+            result = task()
+            return run(result) if inspect.isawaitable(result) else result
         except (Conflict, Unavailable) as error:
             return error
 

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING
 import pytest
 
 from datastore import calls, ids, keys, layout, layout_version
+from datastore.async_client import AsyncDynamo
 from datastore.layout_version import CURRENT, LayoutChanged, LayoutMismatch
 from datastore.provision import ensure_table
 from datastore.scope import LayoutScope, PlatformScope
 from datastore.table import Table
 from tests.blocking import run
-from tests.conftest import TEST_RETRY
+from tests.conftest import TEST_RETRY, provisioned
 from tests.datastore.support import drop_table, raw_get
 from tests.legacy_layout import create_legacy_table, typical_organization
 
@@ -23,35 +24,35 @@ if TYPE_CHECKING:
 WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem"}
 
 
-def own_table(client: DynamoDBClient, *, legacy: bool) -> Iterator[Table]:
+def own_table(client: DynamoDBClient, dynamo: AsyncDynamo, *, legacy: bool) -> Iterator[Table]:
     name = f"hr-layout-{ids.new_id().lower()}"
     if legacy:
         create_legacy_table(client, name)
     else:
-        run(ensure_table(client, name))
+        provisioned(client, dynamo, name)
     yield Table(dynamo, name, LayoutScope(), retry=TEST_RETRY)
     drop_table(client, name)
 
 
 @pytest.fixture
-def new_table(client: DynamoDBClient) -> Iterator[Table]:
-    yield from own_table(client, legacy=False)
+def new_table(client: DynamoDBClient, dynamo: AsyncDynamo) -> Iterator[Table]:
+    yield from own_table(client, dynamo, legacy=False)
 
 
 @pytest.fixture
-def legacy_table(client: DynamoDBClient) -> Iterator[Table]:
+def legacy_table(client: DynamoDBClient, dynamo: AsyncDynamo) -> Iterator[Table]:
     """A table as the previous release created it: no version item."""
-    yield from own_table(client, legacy=True)
+    yield from own_table(client, dynamo, legacy=True)
 
 
-def test_ensure_table__new_table__stamped_with_the_current_layout(new_table: Table) -> None:
+def test_ensure_table__new_table__stamped_with_the_current_layout(new_table: Table, client: DynamoDBClient) -> None:
     assert run(layout_version.stored_version(new_table)) == CURRENT
-    item = raw_get(new_table.client, new_table.name, layout.LAYOUT_VERSION_ITEM.key_at())
+    item = raw_get(client, new_table.name, layout.LAYOUT_VERSION_ITEM.key_at())
     assert item is not None and item["entity"] == {"S": "LayoutVersion"}
 
 
-def test_ensure_table__existing_table__left_unstamped(legacy_table: Table) -> None:
-    assert run(ensure_table(legacy_table.client, legacy_table.name)) is False
+def test_ensure_table__existing_table__left_unstamped(legacy_table: Table, client: DynamoDBClient) -> None:
+    assert run(ensure_table(client, legacy_table)) is False
     assert run(layout_version.stored_version(legacy_table)) is None
 
 
@@ -62,8 +63,10 @@ def test_check_at_start__current_table__one_get_item_and_nothing_written(new_tab
     assert log.operations() == ["GetItem"]
 
 
-def test_check_at_start__data_without_version__layout_0_refused_naming_the_command(legacy_table: Table) -> None:
-    typical_organization("Old Co", "old.example").write(legacy_table.client, legacy_table.name)
+def test_check_at_start__data_without_version__layout_0_refused_naming_the_command(
+    legacy_table: Table, client: DynamoDBClient
+) -> None:
+    typical_organization("Old Co", "old.example").write(client, legacy_table.name)
 
     with pytest.raises(LayoutMismatch) as refused:
         run(layout_version.check_at_start(legacy_table))
@@ -77,8 +80,10 @@ def test_check_at_start__data_without_version__layout_0_refused_naming_the_comma
     assert run(layout_version.stored_version(legacy_table)) is None  # refusing writes nothing
 
 
-def test_check_at_start__layout_0_and_serve_anyway__warns_and_writes_nothing(legacy_table: Table) -> None:
-    typical_organization("Old Co", "old.example").write(legacy_table.client, legacy_table.name)
+def test_check_at_start__layout_0_and_serve_anyway__warns_and_writes_nothing(
+    legacy_table: Table, client: DynamoDBClient
+) -> None:
+    typical_organization("Old Co", "old.example").write(client, legacy_table.name)
 
     with calls.listening() as log:
         found = run(layout_version.check_at_start(legacy_table, serve_anyway=True))

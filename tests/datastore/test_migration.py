@@ -78,8 +78,8 @@ def domains_of(table: Table, org: LegacyOrganization) -> tuple[str, ...]:
     return found.email_domains
 
 
-def test_migrate__layout_0__names_counts_and_domains_work_afterwards(legacy: Table) -> None:
-    acme = typical_organization("Acme", "acme.example").write(legacy.client, legacy.name)
+def test_migrate__layout_0__names_counts_and_domains_work_afterwards(legacy: Table, client: DynamoDBClient) -> None:
+    acme = typical_organization("Acme", "acme.example").write(client, legacy.name)
     people = sorted(e.email for e in acme.employees)
     # What the previous release's data answers today: nothing by name, zero counts, no hiring.
     assert by_name(tenant(legacy, acme), "") == [] and by_name(tenant(legacy, acme), "ng") == []
@@ -88,7 +88,7 @@ def test_migrate__layout_0__names_counts_and_domains_work_afterwards(legacy: Tab
         run(employees.create_employee(tenant(legacy, acme), email="new@acme.example", **HIRE))  # type: ignore[arg-type]
 
     with calls.listening() as log:
-        summary = run(migration.migrate(legacy))
+        summary = run(migration.migrate(legacy, client))
 
     assert "Scan" not in log.operations()
     assert (summary.found, summary.stamped) == (0, True)
@@ -108,12 +108,12 @@ def test_migrate__layout_0__names_counts_and_domains_work_afterwards(legacy: Tab
     assert summary.lines()[-1] == f"table {legacy.name} is at layout {layout_version.CURRENT} now"
 
 
-def test_migrate__run_again__reads_the_version_and_writes_nothing(legacy: Table) -> None:
-    typical_organization("Acme", "acme.example").write(legacy.client, legacy.name)
-    run(migration.migrate(legacy))
+def test_migrate__run_again__reads_the_version_and_writes_nothing(legacy: Table, client: DynamoDBClient) -> None:
+    typical_organization("Acme", "acme.example").write(client, legacy.name)
+    run(migration.migrate(legacy, client))
 
     with calls.listening() as log:
-        again = run(migration.migrate(legacy))
+        again = run(migration.migrate(legacy, client))
 
     # The version item, and the table's description (its stream is on already): no write.
     assert log.operations() == ["GetItem", "DescribeTable"]
@@ -121,9 +121,11 @@ def test_migrate__run_again__reads_the_version_and_writes_nothing(legacy: Table)
     assert again.lines() == [f"table {legacy.name} is at layout {layout_version.CURRENT} already: nothing to migrate"]
 
 
-def test_migrate__interrupted_after_one_organisation__run_again_finishes_the_rest(legacy: Table) -> None:
+def test_migrate__interrupted_after_one_organisation__run_again_finishes_the_rest(
+    legacy: Table, client: DynamoDBClient
+) -> None:
     orgs = [
-        typical_organization(name, f"{name.lower()}.example", people=3).write(legacy.client, legacy.name)
+        typical_organization(name, f"{name.lower()}.example", people=3).write(client, legacy.name)
         for name in ("Alpha", "Beta", "Gamma")
     ]
     finished: list[str] = []
@@ -133,13 +135,13 @@ def test_migrate__interrupted_after_one_organisation__run_again_finishes_the_res
         raise KeyboardInterrupt  # Ctrl-C as the first organisation is done
 
     with pytest.raises(KeyboardInterrupt):
-        run(migration.migrate(legacy, on_organization=interrupt))
+        run(migration.migrate(legacy, client, on_organization=interrupt))
     assert finished == [orgs[0].org_id]  # AP14 order: by name
     assert run(layout_version.stored_version(legacy)) is None  # not stamped: layout 0 still
     assert by_name(tenant(legacy, orgs[1]), "") == []
 
     with calls.listening() as log:
-        summary = run(migration.migrate(legacy))
+        summary = run(migration.migrate(legacy, client))
 
     assert (summary.run(1).organizations, summary.run(1).done_earlier, summary.stamped) == (3, 1, True)
     # The finished organisation's progress item was read, and nothing of it written again.
@@ -153,15 +155,17 @@ def test_migrate__interrupted_after_one_organisation__run_again_finishes_the_res
     assert given == [("alpha.example",), ("beta.example",), ("gamma.example",)]
 
 
-def test_migrate__interrupted_between_steps__finished_steps_not_run_again(legacy: Table) -> None:
-    acme = typical_organization("Acme", "acme.example").write(legacy.client, legacy.name)
+def test_migrate__interrupted_between_steps__finished_steps_not_run_again(
+    legacy: Table, client: DynamoDBClient
+) -> None:
+    acme = typical_organization("Acme", "acme.example").write(client, legacy.name)
     # Where a run stopped after the first step of the organisation: domains given and recorded.
     done = run(migration.adopt_domains(legacy, migration.Progress(acme.org_id, "Acme")))
     stopped = replace(done, steps_done=frozenset({migration.EMAIL_DOMAINS}))
     run(migration.write_progress(legacy, 1, stopped))
 
     with calls.listening() as log:
-        summary = run(migration.migrate(legacy))
+        summary = run(migration.migrate(legacy, client))
 
     touched = {pk for call in log.snapshot() if call.operation in WRITES for pk in call.partition_keys()}
     assert not any(keys.is_domain_pk(pk) for pk in touched)  # the domain step did not run again
@@ -172,24 +176,26 @@ def test_migrate__interrupted_between_steps__finished_steps_not_run_again(legacy
     assert counts_of(legacy, acme) == expected_counts(acme)
 
 
-def test_migrate__employees_in_several_free_domains__all_given(legacy: Table) -> None:
+def test_migrate__employees_in_several_free_domains__all_given(legacy: Table, client: DynamoDBClient) -> None:
     org = LegacyOrganization("Merged")
     org.employee("a@one.example", "A", "One", role="admin")
     org.employee("b@two.example", "B", "Two")
     org.employee("c@two.example", "C", "Two")
-    org.write(legacy.client, legacy.name)
+    org.write(client, legacy.name)
 
-    summary = run(migration.migrate(legacy))
+    summary = run(migration.migrate(legacy, client))
 
     assert summary.run(1).outcomes[0].domains_assigned == ("one.example", "two.example")
     assert domains_of(legacy, org) == ("one.example", "two.example")
     for domain in ("one.example", "two.example"):
-        marker = raw_get(legacy.client, legacy.name, layout.EMAIL_DOMAIN.key_at(domain))
+        marker = raw_get(client, legacy.name, layout.EMAIL_DOMAIN.key_at(domain))
         assert marker is not None and marker["orgId"] == {"S": org.org_id}
     assert summary.needs_operator == []
 
 
-def test_migrate__domain_held_by_another_organisation__reported_never_taken(legacy: Table) -> None:
+def test_migrate__domain_held_by_another_organisation__reported_never_taken(
+    legacy: Table, client: DynamoDBClient
+) -> None:
     holder, _admin = run(
         organizations.create_organization(  # a newer organisation owns shared.example
             legacy,
@@ -204,12 +210,12 @@ def test_migrate__domain_held_by_another_organisation__reported_never_taken(lega
     mixed = LegacyOrganization("Mixed")
     mixed.employee("a@shared.example", "A", "Shared", role="admin")
     mixed.employee("b@own.example", "B", "Own")
-    mixed.write(legacy.client, legacy.name)
+    mixed.write(client, legacy.name)
     only_shared = LegacyOrganization("Only Shared")
     only_shared.employee("c@shared.example", "C", "Shared", role="admin")
-    only_shared.write(legacy.client, legacy.name)
+    only_shared.write(client, legacy.name)
 
-    summary = run(migration.migrate(legacy))
+    summary = run(migration.migrate(legacy, client))
 
     by_org = {outcome.org_id: outcome for outcome in summary.run(1).outcomes}
     assert by_org[mixed.org_id].domains_assigned == ("own.example",)
@@ -218,7 +224,7 @@ def test_migrate__domain_held_by_another_organisation__reported_never_taken(lega
     assert by_org[only_shared.org_id].domains_held_elsewhere == ("shared.example",)
     assert by_org[only_shared.org_id].without_domains
     assert by_org[holder.org_id].domains_assigned == () and by_org[holder.org_id].problems() == []
-    marker = raw_get(legacy.client, legacy.name, layout.EMAIL_DOMAIN.key_at("shared.example"))
+    marker = raw_get(client, legacy.name, layout.EMAIL_DOMAIN.key_at("shared.example"))
     assert marker is not None and marker["orgId"] == {"S": holder.org_id}
     assert domains_of(legacy, only_shared) == ()
     assert summary.stamped  # the layout is current: an organisation without domains is an operator's task
@@ -228,15 +234,17 @@ def test_migrate__domain_held_by_another_organisation__reported_never_taken(lega
     assert any(line.startswith(f"  {only_shared.org_id} Only Shared: it owns no email domain now") for line in lines)
 
 
-def test_migrate__two_old_organisations_share_a_domain__the_first_by_name_gets_it(legacy: Table) -> None:
+def test_migrate__two_old_organisations_share_a_domain__the_first_by_name_gets_it(
+    legacy: Table, client: DynamoDBClient
+) -> None:
     orgs = []
     for name, person in (("Beta", "b"), ("Alpha", "a")):
         org = LegacyOrganization(name)
         org.employee(f"{person}@common.example", person.upper(), "Person", role="admin")
-        orgs.append(org.write(legacy.client, legacy.name))
+        orgs.append(org.write(client, legacy.name))
     beta, alpha = orgs
 
-    summary = run(migration.migrate(legacy))
+    summary = run(migration.migrate(legacy, client))
 
     assert domains_of(legacy, alpha) == ("common.example",)
     assert domains_of(legacy, beta) == ()
@@ -245,22 +253,22 @@ def test_migrate__two_old_organisations_share_a_domain__the_first_by_name_gets_i
         run(employees.create_employee(tenant(legacy, beta), email="x@common.example", **HIRE))  # type: ignore[arg-type]
 
 
-def test_migrate__organisation_that_owns_domains__left_as_it_is(legacy: Table) -> None:
+def test_migrate__organisation_that_owns_domains__left_as_it_is(legacy: Table, client: DynamoDBClient) -> None:
     org = LegacyOrganization("Given")
     org.employee("a@given.example", "A", "Given", role="admin")
     org.employee("b@other.example", "B", "Other")
-    org.write(legacy.client, legacy.name)
+    org.write(client, legacy.name)
     # An operator gave it a domain with the previous release's successor before migrating.
     run(organizations.add_email_domain(legacy, org.org_id, "given.example"))
 
-    summary = run(migration.migrate(legacy))
+    summary = run(migration.migrate(legacy, client))
 
     assert domains_of(legacy, org) == ("given.example",)
     assert summary.run(1).outcomes[0].domains_assigned == () and summary.run(1).outcomes[0].problems() == []
 
 
-def test_migrate__empty_table_without_version__stamped(legacy: Table) -> None:
-    summary = run(migration.migrate(legacy))
+def test_migrate__empty_table_without_version__stamped(legacy: Table, client: DynamoDBClient) -> None:
+    summary = run(migration.migrate(legacy, client))
     assert summary.stamped and summary.runs == []
     assert summary.lines() == [
         f"table {legacy.name}: turned its stream on (live updates)",
@@ -269,44 +277,48 @@ def test_migrate__empty_table_without_version__stamped(legacy: Table) -> None:
     assert run(layout_version.stored_version(legacy)) == layout_version.CURRENT
 
 
-def test_migrate__layout_of_a_later_release__refused_and_nothing_written(legacy: Table) -> None:
+def test_migrate__layout_of_a_later_release__refused_and_nothing_written(legacy: Table, client: DynamoDBClient) -> None:
     run(layout_version.stamp(legacy, layout_version.CURRENT + 1, over=None))
-    typical_organization("Later", "later.example").write(legacy.client, legacy.name)
+    typical_organization("Later", "later.example").write(client, legacy.name)
 
     with calls.listening() as log, pytest.raises(migration.Refused, match="written by a later release"):
-        run(migration.migrate(legacy))
+        run(migration.migrate(legacy, client))
     assert not WRITES & set(log.operations())
 
 
-def test_migrate__outage_mid_run__ends_it_and_a_run_again_finishes(legacy: Table) -> None:
+def test_migrate__outage_mid_run__ends_it_and_a_run_again_finishes(
+    legacy: Table, client: DynamoDBClient, dynamo: AsyncDynamo
+) -> None:
     orgs = [
-        typical_organization(name, f"{name.lower()}.example", people=2).write(legacy.client, legacy.name)
+        typical_organization(name, f"{name.lower()}.example", people=2).write(client, legacy.name)
         for name in ("Alpha", "Beta")
     ]
-    with failing_calls(legacy.client) as faults:
+    with failing_calls(dynamo) as faults:
 
         def outage(_done: migration.Progress | migration.Failure) -> None:
             faults.fault = CONNECTION_ERROR  # DynamoDB goes away once the first organisation is done
 
         with pytest.raises(Unavailable):
-            run(migration.migrate(legacy, on_organization=outage))
+            run(migration.migrate(legacy, client, on_organization=outage))
     assert run(layout_version.stored_version(legacy)) is None
     assert by_name(tenant(legacy, orgs[1]), "") == []
 
-    summary = run(migration.migrate(legacy))
+    summary = run(migration.migrate(legacy, client))
 
     assert (summary.run(1).done_earlier, summary.stamped) == (1, True)
     assert all(counts_of(legacy, org) == expected_counts(org) for org in orgs)
 
 
-def test_migrate__step_fails_for_one_organisation__others_finish_and_nothing_stamped(legacy: Table) -> None:
-    first = typical_organization("Alpha", "alpha.example", people=2).write(legacy.client, legacy.name)
-    second = typical_organization("Beta", "beta.example", people=2).write(legacy.client, legacy.name)
+def test_migrate__step_fails_for_one_organisation__others_finish_and_nothing_stamped(
+    legacy: Table, client: DynamoDBClient, dynamo: AsyncDynamo
+) -> None:
+    first = typical_organization("Alpha", "alpha.example", people=2).write(client, legacy.name)
+    second = typical_organization("Beta", "beta.example", people=2).write(client, legacy.name)
     run(organizations.add_email_domain(legacy, first.org_id, "alpha.example"))  # its first write is then a name entry's
 
-    with injected(legacy.client) as faults:
+    with injected(dynamo) as faults:
         faults.cancel(REASON_CONDITION_FAILED, times=1)  # that write refused, as a conflicting write would be
-        summary = run(migration.migrate(legacy))
+        summary = run(migration.migrate(legacy, client))
 
     [failure] = summary.failures
     assert (failure.org_id, failure.step) == (first.org_id, migration.NAME_ENTRIES)
@@ -317,7 +329,7 @@ def test_migrate__step_fails_for_one_organisation__others_finish_and_nothing_sta
     )
     assert f"  {failure.describe()}" in summary.lines()
 
-    again = run(migration.migrate(legacy))
+    again = run(migration.migrate(legacy, client))
 
     assert (again.run(1).done_earlier, again.failures, again.stamped) == (1, [], True)
     assert sorted(by_name(tenant(legacy, first), "")) == sorted(e.email for e in first.employees)
@@ -338,15 +350,17 @@ def test_progress__problems__one_phrase_each() -> None:
     ]
 
 
-def test_migrate__table_created_the_old_way__stream_turned_on_and_said_so(legacy: Table) -> None:
-    typical_organization("Streamless", "streamless.example").write(legacy.client, legacy.name)
-    assert provision.stream_arn(legacy.client, legacy.name) is None
+def test_migrate__table_created_the_old_way__stream_turned_on_and_said_so(
+    legacy: Table, client: DynamoDBClient
+) -> None:
+    typical_organization("Streamless", "streamless.example").write(client, legacy.name)
+    assert provision.stream_arn(client, legacy.name) is None
 
-    summary = run(migration.migrate(legacy))
+    summary = run(migration.migrate(legacy, client))
 
-    assert summary.stream_enabled and provision.stream_arn(legacy.client, legacy.name) is not None
+    assert summary.stream_enabled and provision.stream_arn(client, legacy.name) is not None
     assert summary.lines()[0] == f"table {legacy.name}: turned its stream on (live updates)"
-    assert run(migration.migrate(legacy)).stream_enabled is False  # a second run finds it on
+    assert run(migration.migrate(legacy, client)).stream_enabled is False  # a second run finds it on
 
 
 # --- layout 1 to 2: audit events' expiry ------------------------------------------------------
@@ -356,26 +370,28 @@ def _trail(table: Table, org_id: str) -> list[AuditEvent]:
     return all_pages(lambda request: audit.list_audit_events(table.with_scope(TenantScope(OrgId(org_id))), request))
 
 
-def test_migrate__layout_1__audit_events_given_their_organisations_expiry_and_reads_unchanged(legacy: Table) -> None:
+def test_migrate__layout_1__audit_events_given_their_organisations_expiry_and_reads_unchanged(
+    legacy: Table, client: DynamoDBClient
+) -> None:
     first, second = "01HZ0000000000000000000001", "01HZ00000000000000000000B1"
     items_1 = layout_1_organization(first, "Acme")
     items_2 = layout_1_organization(second, "Beta", retention_days=1000)
     for written in (items_1, items_2):  # one organisation a request, as any writer
-        write_items(legacy.client, legacy.name, written)
+        write_items(client, legacy.name, written)
     run(layout_version.stamp(legacy, 1, over=None))
-    table = Table(legacy.client, legacy.name, PlatformScope(), retry=TEST_RETRY, retention=AuditRetention(400))
+    table = Table(legacy.dynamo, legacy.name, PlatformScope(), retry=TEST_RETRY, retention=AuditRetention(400))
     before = {org_id: _trail(table, org_id) for org_id in (first, second)}
     assert [len(trail) for trail in before.values()] == [2, 2]
     assert all(event.expires_at is None for trail in before.values() for event in trail)
 
     with calls.listening() as log:
-        summary = run(migration.migrate(table))
+        summary = run(migration.migrate(table, client))
 
     assert "Scan" not in log.operations()
     assert summary.found == 1 and summary.stamped and run(layout_version.stored_version(legacy)) == 2
-    [run] = summary.runs
-    assert (run.version, run.organizations, run.done_earlier) == (2, 2, 0)
-    assert [outcome.events_stamped for outcome in run.outcomes] == [2, 2]
+    [layout_run] = summary.runs
+    assert (layout_run.version, layout_run.organizations, layout_run.done_earlier) == (2, 2, 0)
+    assert [outcome.events_stamped for outcome in layout_run.outcomes] == [2, 2]
     assert summary.lines() == [
         f"table {legacy.name}: turned its stream on (live updates)",
         "2 organisations from layout 1 to 2 (0 done by an earlier run): 4 audit events given an expiry",
@@ -387,31 +403,33 @@ def test_migrate__layout_1__audit_events_given_their_organisations_expiry_and_re
         assert [replace(event, expires_at=None) for event in after] == before[org_id]
         for event in after:
             expected = int((event.occurred_at + timedelta(days=days)).timestamp())
-            stored = raw_get(legacy.client, legacy.name, layout.AUDIT_EVENT.key_of(event))
+            stored = raw_get(client, legacy.name, layout.AUDIT_EVENT.key_of(event))
             assert stored is not None and stored[layout.EXPIRES_AT] == {"N": str(expected)}
 
     with calls.listening() as log:
-        again = run(migration.migrate(table))
+        again = run(migration.migrate(table, client))
     assert again.lines() == [f"table {legacy.name} is at layout 2 already: nothing to migrate"]
     assert not WRITES & set(log.operations())
 
 
-def test_migrate__layout_1_interrupted__run_again_stamps_the_rest_and_rewrites_nothing(legacy: Table) -> None:
+def test_migrate__layout_1_interrupted__run_again_stamps_the_rest_and_rewrites_nothing(
+    legacy: Table, client: DynamoDBClient
+) -> None:
     orgs = ["01HZ00000000000000000000C1", "01HZ00000000000000000000C2"]
     for n, org in enumerate(orgs):
-        write_items(legacy.client, legacy.name, layout_1_organization(org, f"Org{n}"))
+        write_items(client, legacy.name, layout_1_organization(org, f"Org{n}"))
     run(layout_version.stamp(legacy, 1, over=None))
 
     def interrupt(_done: migration.Progress | migration.Failure) -> None:
         raise KeyboardInterrupt  # Ctrl-C as the first organisation is done
 
     with pytest.raises(KeyboardInterrupt):
-        run(migration.migrate(legacy, on_organization=interrupt))
+        run(migration.migrate(legacy, client, on_organization=interrupt))
     assert run(layout_version.stored_version(legacy)) == 1
     assert [e.expires_at is None for e in _trail(legacy, orgs[1])] == [True, True]
 
     with calls.listening() as log:
-        summary = run(migration.migrate(legacy))
+        summary = run(migration.migrate(legacy, client))
 
     written = [pk for call in log.snapshot() if call.operation in WRITES for pk in call.partition_keys()]
     assert not any(keys.in_tenant(pk, orgs[0]) for pk in written)
@@ -419,10 +437,12 @@ def test_migrate__layout_1_interrupted__run_again_stamps_the_rest_and_rewrites_n
     assert all(e.expires_at is not None for org in orgs for e in _trail(legacy, org))
 
 
-def test_migrate__layout_0__brought_through_1_and_2_and_the_summary_tells_of_each(legacy: Table) -> None:
-    typical_organization("Acme", "acme.example").write(legacy.client, legacy.name)
+def test_migrate__layout_0__brought_through_1_and_2_and_the_summary_tells_of_each(
+    legacy: Table, client: DynamoDBClient
+) -> None:
+    typical_organization("Acme", "acme.example").write(client, legacy.name)
 
-    summary = run(migration.migrate(legacy))
+    summary = run(migration.migrate(legacy, client))
 
     lines = summary.lines()
     assert lines[1].startswith("1 organisation from layout 0 to 1 (0 done by an earlier run): ")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mypy_boto3_dynamodb import DynamoDBClient
+
 from datastore import employees, name_backfill, names
 from datastore.entities import Employee
 from datastore.pagination import PageRequest
@@ -14,8 +16,10 @@ def by_name(tenant: Tenant, prefix: str) -> list[Employee]:
     return all_pages(lambda request: employees.list_employees_by_name(tenant.table, prefix, request))
 
 
-def test_index_organization__old_employees__found_by_name_and_listed_once(tenant: Tenant) -> None:
-    staff = written_before_search(tenant.table, 3)
+def test_index_organization__old_employees__found_by_name_and_listed_once(
+    tenant: Tenant, client: DynamoDBClient
+) -> None:
+    staff = written_before_search(client, tenant.table, 3)
     assert by_name(tenant, "bulk") == []
     assert run(name_backfill.index_organization(tenant.table)) == 4  # and the admin
     assert by_name(tenant, "bulk") == staff  # "Bulk" / "Person 000" ... sort by last name
@@ -24,8 +28,10 @@ def test_index_organization__old_employees__found_by_name_and_listed_once(tenant
     assert sorted(e.emp_id for e in directory) == sorted([tenant.admin.emp_id, *(e.emp_id for e in staff)])
 
 
-def test_index_employee__renamed_since_read__writes_only_the_current_name(tenant: Tenant) -> None:
-    [emp] = written_before_search(tenant.table, 1)
+def test_index_employee__renamed_since_read__writes_only_the_current_name(
+    tenant: Tenant, client: DynamoDBClient
+) -> None:
+    [emp] = written_before_search(client, tenant.table, 1)
     renamed = run(employees.update_employee(tenant.table, emp.emp_id, expected_version=1, first_name="Zed"))
     run(name_backfill.index_employee(tenant.table, emp))  # emp is version 1: the backfill re-reads
     current = set(names.prefixes(renamed.first_name, renamed.last_name))

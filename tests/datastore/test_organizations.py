@@ -279,19 +279,19 @@ def test_provisioning__tenant_scope__scope_violation_and_no_call(tenant: Tenant)
 # --- adopt_email_domains: organisations written before they owned domains (server.py migrate) ---
 
 
-def domainless(platform: Table, *domains: str) -> LegacyOrganization:
+def domainless(client: DynamoDBClient, platform: Table, *domains: str) -> LegacyOrganization:
     """An organisation as the previous release wrote it (no domains), with one employee per domain."""
     org = LegacyOrganization(f"Old {ids.new_id()[-6:]}")
     for index, domain in enumerate(domains):
         org.employee(f"e{index}@{domain}", "E", f"Person {index}", role="admin" if index == 0 else "employee")
-    return org.write(platform.client, platform.name)
+    return org.write(client, platform.name)
 
 
 def test_adopt_email_domains__free_domains__markers_and_list_in_one_transaction(
     platform: Table, client: DynamoDBClient, table_name: str
 ) -> None:
     first, second = unique_domain(), unique_domain()
-    org = domainless(platform, first, second)
+    org = domainless(client, platform, first, second)
 
     with calls.listening() as log:
         adopted = run(organizations.adopt_email_domains(platform, org.org_id, [second, first.upper()]))
@@ -312,14 +312,14 @@ def test_adopt_email_domains__one_held_by_another__left_out_and_named(
     platform: Table, tenant: Tenant, client: DynamoDBClient, table_name: str
 ) -> None:
     free = unique_domain()
-    org = domainless(platform, tenant.domain, free)
+    org = domainless(client, platform, tenant.domain, free)
 
     adopted = run(organizations.adopt_email_domains(platform, org.org_id, [tenant.domain, free]))
 
     assert (adopted.assigned, adopted.held_elsewhere, adopted.owned) == ((free,), (tenant.domain,), (free,))
     marker = raw_get(client, table_name, layout.EMAIL_DOMAIN.key_at(tenant.domain))
     assert marker is not None and marker["orgId"] == {"S": tenant.org_id}
-    everything_held = domainless(platform, tenant.domain)
+    everything_held = domainless(client, platform, tenant.domain)
     held = run(organizations.adopt_email_domains(platform, everything_held.org_id, [tenant.domain]))
     assert held == organizations.AdoptedDomains((), (tenant.domain,), ())
 
@@ -335,7 +335,7 @@ def test_adopt_email_domains__marker_naming_it_already__taken_as_its_own(
     platform: Table, client: DynamoDBClient, table_name: str
 ) -> None:
     domain = unique_domain()
-    org = domainless(platform, domain)
+    org = domainless(client, platform, domain)
     write_items(client, table_name, [layout.EMAIL_DOMAIN.item(EmailDomain(domain, org.org_id))])  # left by hand
 
     adopted = run(organizations.adopt_email_domains(platform, org.org_id, [domain]))

@@ -9,10 +9,11 @@ import pytest
 
 from datastore import ids, layout, layout_version, provision
 from datastore.async_client import AsyncDynamo
-from datastore.provision import StreamMisconfigured, ensure_stream, ensure_table, table_definition
+from datastore.provision import StreamMisconfigured, ensure_stream, table_definition
 from datastore.scope import LayoutScope
 from datastore.table import Table
 from tests.blocking import run
+from tests.conftest import provisioned
 from tests.datastore.support import drop_table, raw_get
 from tests.legacy_layout import create_legacy_table, typical_organization
 
@@ -31,8 +32,10 @@ def stream_of(client: DynamoDBClient, name: str) -> dict[str, object]:
     return dict(client.describe_table(TableName=name)["Table"].get("StreamSpecification") or {})
 
 
-def test_ensure_table__new__stream_with_both_images_and_ttl(client: DynamoDBClient, name: str) -> None:
-    assert run(ensure_table(client, name)) is True
+def test_ensure_table__new__stream_with_both_images_and_ttl(
+    client: DynamoDBClient, name: str, dynamo: AsyncDynamo
+) -> None:
+    assert provisioned(client, dynamo, name) is True
     assert stream_of(client, name) == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     assert provision.stream_arn(client, name) is not None
     ttl = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
@@ -48,7 +51,7 @@ def test_ensure_table__created_the_old_way__stream_turned_on_data_and_layout_kep
     org_key = layout.ORGANIZATION.key_at(old.org_id)
     before = raw_get(client, name, org_key)
 
-    assert run(ensure_table(client, name)) is False
+    assert provisioned(client, dynamo, name) is False
 
     assert stream_of(client, name) == {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     assert before is not None and raw_get(client, name, org_key) == before

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import audit, calls, departments, employees, ids, imports, items, keys, layout, organizations, retention
 from datastore.entities import AuditEvent, Employee, EmployeeStatus, Role
@@ -30,8 +31,8 @@ def expiry_of(event: AuditEvent, days: int) -> datetime:
     return datetime.fromtimestamp(int((event.occurred_at + timedelta(days=days)).timestamp()), UTC)
 
 
-def stored_expires_at(table: Table, event: AuditEvent) -> int:
-    item = raw_get(table.client, table.name, layout.AUDIT_EVENT.key_of(event))
+def stored_expires_at(client: DynamoDBClient, table: Table, event: AuditEvent) -> int:
+    item = raw_get(client, table.name, layout.AUDIT_EVENT.key_of(event))
     assert item is not None
     return int(item[layout.EXPIRES_AT]["N"])
 
@@ -39,10 +40,10 @@ def stored_expires_at(table: Table, event: AuditEvent) -> int:
 def fresh(tenant: Tenant, default_days: int = retention.DEFAULT_DAYS) -> Table:
     """The tenant's table as a new command or request gets it: it knows no retention yet."""
     table = tenant.table
-    return Table(table.client, table.name, table.scope, retention=AuditRetention(default_days))
+    return Table(table.dynamo, table.name, table.scope, retention=AuditRetention(default_days))
 
 
-def test_write__organisation_sets_none__event_expires_after_the_default(tenant: Tenant) -> None:
+def test_write__organisation_sets_none__event_expires_after_the_default(tenant: Tenant, client: DynamoDBClient) -> None:
     run(
         employees.create_employee(
             fresh(tenant),
@@ -56,7 +57,7 @@ def test_write__organisation_sets_none__event_expires_after_the_default(tenant: 
     newest = events(tenant.table)[0]
     assert newest.action == "employee.create"
     assert newest.expires_at == expiry_of(newest, retention.DEFAULT_DAYS)
-    assert stored_expires_at(tenant.table, newest) == int(newest.expires_at.timestamp())
+    assert stored_expires_at(client, tenant.table, newest) == int(newest.expires_at.timestamp())
     # The organisation's creation too, written through the operator's (provisioning) table.
     oldest = events(tenant.table)[-1]
     assert oldest.action == "organization.create" and oldest.expires_at == expiry_of(oldest, retention.DEFAULT_DAYS)
@@ -68,7 +69,9 @@ def test_write__platform_default_set__event_expires_after_it(tenant: Tenant) -> 
     assert newest.expires_at == expiry_of(newest, 400)
 
 
-def test_set_audit_retention__later_events_expire_after_it__earlier_ones_keep_theirs(tenant: Tenant) -> None:
+def test_set_audit_retention__later_events_expire_after_it__earlier_ones_keep_theirs(
+    tenant: Tenant, client: DynamoDBClient
+) -> None:
     table = fresh(tenant)
     run(departments.create_department(table, name="Before"))
     before = events(tenant.table)[0]
@@ -84,11 +87,11 @@ def test_set_audit_retention__later_events_expire_after_it__earlier_ones_keep_th
     assert change.expires_at == expiry_of(change, retention.DEFAULT_DAYS)  # kept under the one it replaced
     assert after.expires_at == expiry_of(after, 400) and later.expires_at == expiry_of(later, 400)
     assert events(tenant.table)[3].event_id == before.event_id
-    assert stored_expires_at(tenant.table, before) == int(expiry_of(before, retention.DEFAULT_DAYS).timestamp())
+    assert stored_expires_at(client, tenant.table, before) == int(expiry_of(before, retention.DEFAULT_DAYS).timestamp())
 
     back = run(organizations.set_audit_retention(table, None))
     assert back.audit_retention_days is None
-    item = raw_get(tenant.table.client, tenant.table.name, layout.ORGANIZATION.key_at(tenant.org_id))
+    item = raw_get(client, tenant.table.name, layout.ORGANIZATION.key_at(tenant.org_id))
     assert item is not None and layout.AUDIT_RETENTION_DAYS not in item
     run(departments.create_department(fresh(tenant), name="Default again"))
     assert events(tenant.table)[0].expires_at == expiry_of(events(tenant.table)[0], retention.DEFAULT_DAYS)

@@ -8,6 +8,7 @@ import time
 from datetime import datetime, timedelta
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import employees, identity_providers, items, keys, layout, sessions
 from datastore.calls import CallLog
@@ -183,10 +184,10 @@ def test_rotate__terminated_employee__refused_and_session_ended(tenant: Tenant) 
     assert ended is not None and ended.status is SessionStatus.ENDED
 
 
-def test_rotate__suspended_organisation__refused(tenant: Tenant) -> None:
+def test_rotate__suspended_organisation__refused(tenant: Tenant, client: DynamoDBClient) -> None:
     _, token = run(sessions.start_session(tenant.table, tenant.admin.emp_id, LIFETIMES))
     # No mutation suspends an organisation: an operator's change to its item.
-    tenant.table.client.update_item(
+    client.update_item(
         TableName=tenant.table.name,
         Key=layout.ORGANIZATION.key_at(tenant.org_id).wire(),
         UpdateExpression="SET #status = :suspended",

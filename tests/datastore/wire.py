@@ -147,7 +147,7 @@ class Capture:
     def with_scope(self, _scope: object) -> Capture:
         return self
 
-    def write(self, ops: Any, *, token: str | None = None) -> None:
+    async def write(self, ops: Any, *, token: str | None = None) -> None:
         self.sent.extend(op.params for op in ops)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import botocore.exceptions
 import pytest
@@ -29,6 +29,7 @@ from graphql import (
     print_ast,
 )
 
+from datastore.async_client import AsyncDynamo
 from graphql_api.app import create_app
 from graphql_api.execution.documents import Documents
 from graphql_api.execution.errors import Code
@@ -41,9 +42,6 @@ from tests.datastore import faults
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import EXECUTORS, serving, with_settings
 from tests.paths import ERROR_CODES
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 SCHEMA = graphql_schema(build_schema([]))
 # Only platform operators may call these; every other field is called as a tenant's admin.
@@ -164,13 +162,13 @@ def test_fields__enumerated_from_the_schema__queries_and_mutations() -> None:
 
 @pytest.mark.parametrize("fault", faults.CALL_FAULTS)
 def test_every_root_field__dynamodb_fault__every_error_coded_and_no_backend_name(
-    short_api: FaultServer, tenant: Tenant, client: DynamoDBClient, fault: str
+    short_api: FaultServer, tenant: Tenant, dynamo: AsyncDynamo, fault: str
 ) -> None:
     backend = backend_names()
     documented = {code.value for code in Code}
     seen_codes: set[str] = set()
     failed: set[str] = set()
-    with faults.failing_calls(client, hang_seconds=DEADLINE_SECONDS * 2) as injected:
+    with faults.failing_calls(dynamo, hang_seconds=DEADLINE_SECONDS * 2) as injected:
         injected.fault = fault
         admin, platform = short_api.api.admin_of(tenant), short_api.api.platform
         # Concurrently: an answer that never comes costs each request its whole deadline.

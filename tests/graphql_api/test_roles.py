@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import employees
 from datastore.entities import Employee

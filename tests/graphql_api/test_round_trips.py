@@ -99,13 +99,13 @@ def big(client: DynamoDBClient, dynamo: AsyncDynamo, table_name: str) -> BigTena
 
 
 @pytest.fixture
-def jitter(client: DynamoDBClient) -> Iterator[None]:
+def jitter(dynamo: AsyncDynamo) -> Iterator[None]:
     """Every DynamoDB call (the read path's, on the event loop) waits a random 0-20 ms before it is sent."""
 
     async def delay(_request: Request) -> None:
         await asyncio.sleep(random.uniform(0, 0.020))
 
-    with faults.on_send(client, delay):
+    with faults.on_send(dynamo, delay):
         yield
 
 
@@ -248,14 +248,14 @@ def hold_queries(seconds: float) -> SendHook:
 
 
 def test_caller_check__q3_profile__applications_read_beside_the_caller(
-    api: Api, big: BigTenant, client: DynamoDBClient
+    api: Api, big: BigTenant, dynamo: AsyncDynamo
 ) -> None:
     """``me``'s id is the caller's, known before its read, so its applications' Query (AP11)
     goes out with it (fields.prefetch): two waves where the floor takes three. Held 0.2 s,
     the Query answers after the department is asked for, so the department's GetItem and the
     job postings' BatchGetItem are two calls of the second wave; unheld they may be one."""
     employee = big.employees[0]
-    with faults.on_send(client, hold_queries(0.2)), calls.listening() as log:
+    with faults.on_send(dynamo, hold_queries(0.2)), calls.listening() as log:
         cost = cost_as(api, employee, Q3)
     assert len(cost["data"]["me"]["applications"]["edges"]) == APPLICATIONS_EACH
     assert cost["data"]["me"]["department"]["manager"] is None  # bulk departments have none
@@ -276,14 +276,14 @@ def test_caller_check__q3_profile__applications_read_beside_the_caller(
 
 
 def test_q3_profile_with_a_manager__three_waves_however_its_two_chains_interleave(
-    api: Api, demo: Demo, client: DynamoDBClient
+    api: Api, demo: Demo, dynamo: AsyncDynamo
 ) -> None:
     """Q3 has two chains: the caller's read, then the department, then its manager; and the
     applications (read beside the caller), then their job postings. Held 1 s, the
     applications' Query ends after the manager is read, so the job postings start after the
     manager's GetItem ended: timings alone would count four rounds. The loads' depths count
     three, as the floor's."""
-    with faults.on_send(client, hold_queries(1.0)), calls.listening() as log:
+    with faults.on_send(dynamo, hold_queries(1.0)), calls.listening() as log:
         cost = cost_as(api, demo.person("dave@acme.co"), Q3)
 
     assert cost["data"]["me"]["department"]["manager"] == {"email": "bob@acme.co"}
@@ -315,7 +315,7 @@ def test_me_applications_after_a_cursor__read_after_the_caller(api: Api, demo: D
     assert [sorted(call.operation for call in wave) for wave in log.waves()] == [["BatchGetItem"], ["Query"]]
 
 
-def test_read_ahead_that_fails__fails_its_own_field_only(api: Api, demo: Demo, client: DynamoDBClient) -> None:
+def test_read_ahead_that_fails__fails_its_own_field_only(api: Api, demo: Demo, dynamo: AsyncDynamo) -> None:
     """``me``'s applications, read ahead, share the first wave's list batch with the
     organisation's departments. Their Query refused (a non-retryable 400), only
     ``me.applications`` fails, as it would read a wave later: the departments keep their page,
@@ -331,7 +331,7 @@ def test_read_ahead_that_fails__fails_its_own_field_only(api: Api, demo: Demo, c
         "{ me { email applications(first: 2) { edges { node { status } } } } "
         "organization { departments(first: 1) { edges { node { name } } } } }"
     )
-    with faults.on_send(client, refuse_applications), calls.listening() as log:
+    with faults.on_send(dynamo, refuse_applications), calls.listening() as log:
         body = api.as_(demo.person("dave@acme.co")).query(query)
 
     assert [error["path"] for error in body["errors"]] == [["me", "applications"]]
@@ -349,7 +349,7 @@ def test_read_ahead_with_a_first_out_of_range__reads_nothing(api: Api, demo: Dem
 
 
 def test_read_ahead_for_a_field_that_never_runs__finished_inside_the_request(
-    api: Api, demo: Demo, client: DynamoDBClient
+    api: Api, demo: Demo, dynamo: AsyncDynamo
 ) -> None:
     """The caller's read fails (and the caller check that shares it refuses the request), so
     ``me``'s applications never resolve; the Query started beside it (held 0.3 s) still ends
@@ -363,7 +363,7 @@ def test_read_ahead_for_a_field_that_never_runs__finished_inside_the_request(
         await hold(request)
         return None
 
-    with faults.on_send(client, fail_batches), calls.listening() as log:
+    with faults.on_send(dynamo, fail_batches), calls.listening() as log:
         body = api.as_(demo.person("dave@acme.co")).query(
             "{ me { applications(first: 2) { edges { node { status } } } } }"
         )

@@ -14,11 +14,10 @@ from datastore.dev import demo
 from datastore.entities import JobStatus, Role
 from datastore.errors import InvalidInput
 from datastore.pagination import PageRequest
-from datastore.provision import ensure_table
 from datastore.scope import PlatformScope, SignInScope, TenantScope
 from datastore.table import Table
 from tests.blocking import run
-from tests.conftest import TEST_RETRY
+from tests.conftest import TEST_RETRY, provisioned
 from tests.datastore.support import all_pages, assert_headcounts_hold, drop_table
 
 if TYPE_CHECKING:
@@ -30,7 +29,7 @@ WRITES = {"PutItem", "UpdateItem", "DeleteItem", "TransactWriteItems", "BatchWri
 @pytest.fixture(scope="module")
 def demo_table(client: DynamoDBClient, dynamo: AsyncDynamo) -> Iterator[Table]:
     name = f"hr-demo-{ids.new_id().lower()}"
-    run(ensure_table(client, name))
+    provisioned(client, dynamo, name)
     table = Table(dynamo, name, PlatformScope(), retry=TEST_RETRY)
     assert run(demo.load(table)) is True
     yield table

@@ -11,7 +11,6 @@ import pytest
 from datastore.config import DatastoreSettings
 from datastore.dev import engines
 from datastore.dev.local import DynamoDBLocal, LocalDynamoError
-from tests.blocking import run
 from tests.legacy_layout import unlocked_engine
 
 CACHE_DIR = DatastoreSettings.from_env({}).local_cache_dir
@@ -55,7 +54,7 @@ def test_start__previous_releases_engine_on_the_data__refused_naming_its_pid(tmp
     with unlocked_engine(CACHE_DIR, data_dir) as engine:
         second = DynamoDBLocal(CACHE_DIR, data_dir=data_dir)
         with pytest.raises(LocalDynamoError) as refused:
-            run(second.start())
+            second.start()
         message = str(refused.value)
         assert f"a DynamoDB Local (pid {engine.pid}) is already running on {data_dir}" in message
         assert "\n" not in message

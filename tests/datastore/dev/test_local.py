@@ -11,11 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from datastore.async_client import AsyncDynamo, Mirror
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev import local
 from datastore.dev.local import DynamoDBLocal, LocalDynamoError
 from datastore.provision import ensure_table
+from datastore.scope import LayoutScope
+from datastore.table import Table
 from tests.blocking import run
 
 Which = Callable[[str], str | None]
@@ -122,12 +125,21 @@ def test_start__java_exits_at_start__one_line_error_with_its_last_words(
     gc.collect()
 
 
+def kept(settings: DatastoreSettings, endpoint_url: str) -> Table:
+    """The table "kept" at ``endpoint_url``, through a client of that engine's own."""
+    return Table(AsyncDynamo(Mirror.of(settings, endpoint_url), None), "kept", LayoutScope())
+
+
 def test_start_stop__data_on_disk__survives_a_restart(tmp_path: Path) -> None:
     settings = DatastoreSettings.from_env(os.environ)
     data_dir = tmp_path / "data"
     with DynamoDBLocal(settings.local_cache_dir, data_dir=data_dir) as first:
-        assert run(ensure_table(make_client(settings, first.endpoint_url), "kept")) is True
+        table = kept(settings, first.endpoint_url)
+        assert run(ensure_table(make_client(settings, first.endpoint_url), table)) is True
+        run(table.dynamo.aclose())
         process = first._process
     assert process is not None and process.poll() is not None  # stopping stops the JVM
     with DynamoDBLocal(settings.local_cache_dir, data_dir=data_dir) as second:
-        assert run(ensure_table(make_client(settings, second.endpoint_url), "kept")) is False
+        table = kept(settings, second.endpoint_url)
+        assert run(ensure_table(make_client(settings, second.endpoint_url), table)) is False
+        run(table.dynamo.aclose())

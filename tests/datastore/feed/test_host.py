@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import ids, items, layout, provision, transact
 from datastore.errors import Unavailable
@@ -56,8 +57,8 @@ class Worker:
             await self.task
 
 
-def worker(table: Table, streams: Any, group: str, holder: str) -> Worker:
-    return Worker(FeedHost(table, streams, table.client, group, holder, SETTINGS))
+def worker(table: Table, streams: Any, client: DynamoDBClient, group: str, holder: str) -> Worker:
+    return Worker(FeedHost(table, streams, client, group, holder, SETTINGS))
 
 
 def mark(table: Table, label: str) -> None:
@@ -72,11 +73,13 @@ async def write(table: Table, label: str) -> None:
     await asyncio.to_thread(mark, table, label)
 
 
-def test_workers__one_reads__every_worker_gets_every_record(own_table: Table, streams: Any) -> None:
+def test_workers__one_reads__every_worker_gets_every_record(
+    own_table: Table, streams: Any, client: DynamoDBClient
+) -> None:
     group = group_name("test", ids.new_id())
 
     async def scenario() -> list[Worker]:
-        workers = [worker(own_table, streams, group, f"{n}-1") for n in range(3)]
+        workers = [worker(own_table, streams, client, group, f"{n}-1") for n in range(3)]
         for each in workers:
             each.start()
         await until(lambda: all(each.host.status.connected for each in workers))
@@ -94,15 +97,18 @@ def test_workers__one_reads__every_worker_gets_every_record(own_table: Table, st
 
 
 def test_reader_stops__another_takes_over_from_its_checkpoint__the_others_get_everything(
-    own_table: Table, streams: Any
+    own_table: Table, streams: Any, client: DynamoDBClient
 ) -> None:
     group = group_name("test", ids.new_id())
 
     async def scenario() -> tuple[Worker, Worker]:
-        first, second = worker(own_table, streams, group, "1-1"), worker(own_table, streams, group, "2-1")
-        await first.start()
+        first, second = (
+            worker(own_table, streams, client, group, "1-1"),
+            worker(own_table, streams, client, group, "2-1"),
+        )
+        first.start()
         await until(lambda: first.host.status.reading and first.host.status.connected)
-        await second.start()
+        second.start()
         await until(lambda: second.host.status.connected)
         await write(own_table, "before")
         await until(lambda: second.labels == ["before"])
@@ -121,7 +127,7 @@ def test_reader_stops__another_takes_over_from_its_checkpoint__the_others_get_ev
 
 
 def test_checkpoint_write_fails__the_reader_reads_on__recorded_after_the_next_batch(
-    own_table: Table, streams: Any, monkeypatch: pytest.MonkeyPatch
+    own_table: Table, streams: Any, monkeypatch: pytest.MonkeyPatch, client: DynamoDBClient
 ) -> None:
     # DynamoDB not answering one checkpoint write (a timeout on a loaded host): before, the
     # reading task ended on it while its worker kept renewing the lease, so nobody read again.
@@ -129,24 +135,28 @@ def test_checkpoint_write_fails__the_reader_reads_on__recorded_after_the_next_ba
     save = Checkpoints.save
     failures: list[str] = []
 
-    def save_or_fail_once(self: Checkpoints, stream_arn: str, shard_id: str, sequence_number: str) -> None:
+    async def save_or_fail_once(self: Checkpoints, stream_arn: str, shard_id: str, sequence_number: str) -> None:
         if not failures:
             failures.append(shard_id)
             raise Unavailable("DynamoDB did not answer in time")
-        save(self, stream_arn, shard_id, sequence_number)
+        await save(self, stream_arn, shard_id, sequence_number)
 
     monkeypatch.setattr(Checkpoints, "save", save_or_fail_once)
 
     async def scenario() -> Worker:
-        only = worker(own_table, streams, group, "1-1")
+        only = worker(own_table, streams, client, group, "1-1")
         only.start()
         await until(lambda: only.host.status.reading and only.host.status.connected)
         await write(own_table, "first")  # its checkpoint fails
         await until(lambda: only.labels == ["first"])
         await write(own_table, "second")
         await until(lambda: only.labels == ["first", "second"])
-        arn = provision.stream_arn(own_table.client, own_table.name)
-        await until(lambda: len(Checkpoints(own_table, group).load(arn)) == 1, 10, "the checkpoint")
+        arn = provision.stream_arn(client, own_table.name)
+
+        async def checkpointed() -> bool:
+            return len(await Checkpoints(own_table, group).load(arn)) == 1
+
+        await until(checkpointed, 10, "the checkpoint")
         await only.stop()
         return only
 
@@ -155,12 +165,12 @@ def test_checkpoint_write_fails__the_reader_reads_on__recorded_after_the_next_ba
 
 
 def test_reading_task_ends_by_itself__started_again_under_the_same_lease__nothing_lost(
-    own_table: Table, streams: Any, caplog: pytest.LogCaptureFixture
+    own_table: Table, streams: Any, caplog: pytest.LogCaptureFixture, client: DynamoDBClient
 ) -> None:
     group = group_name("test", ids.new_id())
 
     async def scenario() -> Worker:
-        only = worker(own_table, streams, group, "1-1")
+        only = worker(own_table, streams, client, group, "1-1")
         only.start()
         await until(lambda: only.host.status.reading and only.host.status.connected)
         await write(own_table, "before")
@@ -181,14 +191,16 @@ def test_reading_task_ends_by_itself__started_again_under_the_same_lease__nothin
     assert any("the stream reader stopped" in record.getMessage() for record in caplog.records)
 
 
-def test_crashed_reader_s_lease__taken_over_once_it_expires(own_table: Table, streams: Any) -> None:
+def test_crashed_reader_s_lease__taken_over_once_it_expires(
+    own_table: Table, streams: Any, client: DynamoDBClient
+) -> None:
     group = group_name("test", ids.new_id())
     now = items.now()
     crashed = FeedLease(group, "dead-1", now + timedelta(seconds=1), 7, now, now + KEEP_FOR)
     run(own_table.with_scope(FeedScope(group)).write([transact.put(layout.FEED_LEASE.item(crashed))]))
 
     async def scenario() -> Worker:
-        survivor = worker(own_table, streams, group, "2-1")
+        survivor = worker(own_table, streams, client, group, "2-1")
         survivor.start()
         await until(lambda: survivor.host.status.reading)
         await until(lambda: survivor.host.status.connected)

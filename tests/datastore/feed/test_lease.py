@@ -6,6 +6,7 @@ import threading
 from datetime import datetime, timedelta
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import ids, items, layout
 from datastore.errors import ScopeViolation
@@ -62,7 +63,7 @@ def test_renew__extends__after_expiry_another_takes_it_and_the_old_holder_learns
 
 def test_acquire__several_takers_race_for_an_expired_lease__exactly_one_wins(own_table: Table) -> None:
     group, clock = a_group(), Clock()
-    assert Lease(own_table, group, "dead-1", 1, clock=clock).acquire()
+    assert run(Lease(own_table, group, "dead-1", 1, clock=clock).acquire())
     clock.advance(5)
     for race in range(5):
         takers = [Lease(own_table, group, f"{n}-{race}", 1, clock=clock) for n in range(4)]
@@ -91,10 +92,10 @@ def test_release__another_takes_it_at_once(own_table: Table) -> None:
     assert run(second.acquire()) and second.generation == 2
 
 
-def test_lease_item__declared_with_its_ttl(own_table: Table) -> None:
+def test_lease_item__declared_with_its_ttl(own_table: Table, client: DynamoDBClient) -> None:
     group, clock = a_group(), Clock()
-    assert Lease(own_table, group, holder_name(42, 7), 10, clock=clock).acquire()
-    item = own_table.client.get_item(TableName=own_table.name, Key=layout.FEED_LEASE.key_at(group).wire())["Item"]
+    assert run(Lease(own_table, group, holder_name(42, 7), 10, clock=clock).acquire())
+    item = client.get_item(TableName=own_table.name, Key=layout.FEED_LEASE.key_at(group).wire())["Item"]
     assert item["entity"] == {"S": "FeedLease"} and item["holder"] == {"S": "42-7"}
     assert int(item[layout.EXPIRES_AT]["N"]) > int(clock.now.timestamp()) + 86_400
 

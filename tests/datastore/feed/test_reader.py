@@ -48,9 +48,9 @@ def read_all(reader: StreamReader) -> list[StreamRecord]:
     return found
 
 
-def test_start__at_latest__only_what_is_written_after(own_table: Table, streams: Any) -> None:
+def test_start__at_latest__only_what_is_written_after(own_table: Table, streams: Any, client: DynamoDBClient) -> None:
     mark(own_table, "before")
-    reader = StreamReader(streams, own_table.client, own_table.name)
+    reader = StreamReader(streams, client, own_table.name)
     run(reader.start())
     for label in ("one", "two", "three"):
         mark(own_table, label)
@@ -60,10 +60,10 @@ def test_start__at_latest__only_what_is_written_after(own_table: Table, streams:
 
 
 def test_checkpoint__next_reader_goes_on_after_it__a_record_read_but_not_checkpointed_comes_again(
-    own_table: Table, streams: Any
+    own_table: Table, streams: Any, client: DynamoDBClient
 ) -> None:
     checkpoints = Checkpoints(own_table, GROUP)
-    first = StreamReader(streams, own_table.client, own_table.name, checkpoints)
+    first = StreamReader(streams, client, own_table.name, checkpoints)
     run(first.start())
     mark(own_table, "a")
     assert labels(read_all(first)) == ["a"]
@@ -72,7 +72,7 @@ def test_checkpoint__next_reader_goes_on_after_it__a_record_read_but_not_checkpo
     assert labels(read_all(first)) == ["b"]  # handed on, then the reader dies before its checkpoint
 
     mark(own_table, "c")
-    second = StreamReader(streams, own_table.client, own_table.name, Checkpoints(own_table, GROUP))
+    second = StreamReader(streams, client, own_table.name, Checkpoints(own_table, GROUP))
     run(second.start())
 
     assert labels(read_all(second)) == ["b", "c"]  # at least once: nothing lost, "a" not again
@@ -91,14 +91,14 @@ def test_start__table_without_stream__no_stream_naming_the_command(client: Dynam
 
 
 def test_stream_turned_off_and_on__old_shard_read_to_its_end_then_the_new_stream_with_a_gap(
-    own_table: Table, streams: Any
+    own_table: Table, streams: Any, client: DynamoDBClient
 ) -> None:
-    reader = StreamReader(streams, own_table.client, own_table.name, describe_every=0)
+    reader = StreamReader(streams, client, own_table.name, describe_every=0)
     run(reader.start())
     mark(own_table, "old")
-    own_table.client.update_table(TableName=own_table.name, StreamSpecification={"StreamEnabled": False})
+    client.update_table(TableName=own_table.name, StreamSpecification={"StreamEnabled": False})
     mark(own_table, "unstreamed")
-    own_table.client.update_table(
+    client.update_table(
         TableName=own_table.name, StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}
     )
     mark(own_table, "new")
@@ -111,11 +111,13 @@ def test_stream_turned_off_and_on__old_shard_read_to_its_end_then_the_new_stream
     assert "stream changed" in gap
 
 
-def test_stream_turned_off__its_shard_read_to_its_end_then_no_stream(own_table: Table, streams: Any) -> None:
-    reader = StreamReader(streams, own_table.client, own_table.name)
+def test_stream_turned_off__its_shard_read_to_its_end_then_no_stream(
+    own_table: Table, streams: Any, client: DynamoDBClient
+) -> None:
+    reader = StreamReader(streams, client, own_table.name)
     run(reader.start())
     mark(own_table, "last")
-    own_table.client.update_table(TableName=own_table.name, StreamSpecification={"StreamEnabled": False})
+    client.update_table(TableName=own_table.name, StreamSpecification={"StreamEnabled": False})
 
     assert labels(run(reader.poll())) == ["last"]
     [shard] = reader.shards
@@ -125,9 +127,9 @@ def test_stream_turned_off__its_shard_read_to_its_end_then_no_stream(own_table: 
 
 
 def test_expired_iterator__fresh_one_after_the_position__nothing_lost_or_repeated(
-    own_table: Table, streams: Any
+    own_table: Table, streams: Any, client: DynamoDBClient
 ) -> None:
-    reader = StreamReader(streams, own_table.client, own_table.name)
+    reader = StreamReader(streams, client, own_table.name)
     run(reader.start())
     mark(own_table, "a")
     assert labels(read_all(reader)) == ["a"]
@@ -140,8 +142,10 @@ def test_expired_iterator__fresh_one_after_the_position__nothing_lost_or_repeate
     assert reader.take_gaps() == []
 
 
-def test_trimmed_position__read_from_the_oldest_record__gap_reported(own_table: Table, streams: Any) -> None:
-    reader = StreamReader(streams, own_table.client, own_table.name)
+def test_trimmed_position__read_from_the_oldest_record__gap_reported(
+    own_table: Table, streams: Any, client: DynamoDBClient
+) -> None:
+    reader = StreamReader(streams, client, own_table.name)
     run(reader.start())
     mark(own_table, "a")
     assert labels(read_all(reader)) == ["a"]
@@ -156,11 +160,11 @@ def test_trimmed_position__read_from_the_oldest_record__gap_reported(own_table: 
 
 
 def test_latest_on_an_empty_stream_trimmed__dynamodb_local_quirk__read_from_its_start_without_a_gap(
-    own_table: Table, streams: Any
+    own_table: Table, streams: Any, client: DynamoDBClient
 ) -> None:
     with stream_faults(streams, "GetShardIterator") as faults:
         faults.planned = [TRIMMED]
-        reader = StreamReader(streams, own_table.client, own_table.name)
+        reader = StreamReader(streams, client, own_table.name)
         run(reader.start())
     mark(own_table, "first")
     assert faults.injected == [TRIMMED]
@@ -168,18 +172,18 @@ def test_latest_on_an_empty_stream_trimmed__dynamodb_local_quirk__read_from_its_
     assert reader.take_gaps() == []
 
 
-def test_shard_without_iterators__finished(own_table: Table, streams: Any) -> None:
+def test_shard_without_iterators__finished(own_table: Table, streams: Any, client: DynamoDBClient) -> None:
     with stream_faults(streams, "GetShardIterator") as faults:
         faults.planned = [NOT_FOUND]
-        reader = StreamReader(streams, own_table.client, own_table.name)
+        reader = StreamReader(streams, client, own_table.name)
         run(reader.start())
     assert faults.injected == [NOT_FOUND]
     assert reader.finished == {shard.shard_id for shard in reader.shards}
     assert run(reader.poll()) == []
 
 
-def test_throttled__that_shard_waits_for_the_next_poll(own_table: Table, streams: Any) -> None:
-    reader = StreamReader(streams, own_table.client, own_table.name)
+def test_throttled__that_shard_waits_for_the_next_poll(own_table: Table, streams: Any, client: DynamoDBClient) -> None:
+    reader = StreamReader(streams, client, own_table.name)
     run(reader.start())
     mark(own_table, "a")
     with stream_faults(streams, "GetRecords") as faults:
@@ -188,9 +192,11 @@ def test_throttled__that_shard_waits_for_the_next_poll(own_table: Table, streams
     assert labels(read_all(reader)) == ["a"]
 
 
-def test_checkpoint__past_the_readers_own_items_only__nothing_written(own_table: Table, streams: Any) -> None:
+def test_checkpoint__past_the_readers_own_items_only__nothing_written(
+    own_table: Table, streams: Any, client: DynamoDBClient
+) -> None:
     checkpoints = Checkpoints(own_table, GROUP)
-    reader = StreamReader(streams, own_table.client, own_table.name, checkpoints)
+    reader = StreamReader(streams, client, own_table.name, checkpoints)
     run(reader.start())
     assert not reader.checkpoint_due
     mark(own_table, "a")

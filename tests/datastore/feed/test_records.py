@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import employees, keys, layout
 from datastore.entities import AuditEvent, Employee, Identity, Organization, Role
@@ -28,9 +29,9 @@ def events_of(found: list[StreamRecord], kind: str) -> list[ChangeEvent]:
 
 
 def test_decode__employee_created_then_updated__typed_old_and_new_with_the_key_s_organisation(
-    own_table: Table, streams: Any
+    own_table: Table, streams: Any, client: DynamoDBClient
 ) -> None:
-    reader = StreamReader(streams, own_table.client, own_table.name)
+    reader = StreamReader(streams, client, own_table.name)
     run(reader.start())  # at LATEST: what follows is read
     org, tenant = new_organization(own_table)
     hired = run(
@@ -64,8 +65,10 @@ def test_decode__employee_created_then_updated__typed_old_and_new_with_the_key_s
     assert isinstance(organization.new, Organization) and organization.new.org_id == org.org_id
 
 
-def test_decode__kind_keeping_a_field_in_its_key_only__read_back_from_the_key(own_table: Table, streams: Any) -> None:
-    reader = StreamReader(streams, own_table.client, own_table.name)
+def test_decode__kind_keeping_a_field_in_its_key_only__read_back_from_the_key(
+    own_table: Table, streams: Any, client: DynamoDBClient
+) -> None:
+    reader = StreamReader(streams, client, own_table.name)
     run(reader.start())
     org, _tenant = new_organization(own_table)
 
@@ -80,8 +83,10 @@ def test_decode__kind_keeping_a_field_in_its_key_only__read_back_from_the_key(ow
     assert identity.new == pointer.new and identity.org_id is None
 
 
-def test_stream_record__encoded_for_the_fanout__decodes_to_the_same_record(own_table: Table, streams: Any) -> None:
-    reader = StreamReader(streams, own_table.client, own_table.name)
+def test_stream_record__encoded_for_the_fanout__decodes_to_the_same_record(
+    own_table: Table, streams: Any, client: DynamoDBClient
+) -> None:
+    reader = StreamReader(streams, client, own_table.name)
     run(reader.start())
     new_organization(own_table)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import applications, audit, calls, counts, documents, employees, items, jobs, layout
 from datastore.entities import EmployeeStatus, Role
@@ -157,11 +158,11 @@ def test_erase__interrupted_before_the_last_write__finished_by_a_run_again(
     assert [value for value in personal_values(whole) if value in text] == []
 
 
-def test_erase__a_membership_left_by_drift__deleted_with_its_headcount(whole: Complete) -> None:
+def test_erase__a_membership_left_by_drift__deleted_with_its_headcount(whole: Complete, client: DynamoDBClient) -> None:
     table = whole.tenant.table
     leaver = whole.leaver
-    table.client.put_item(TableName=table.name, Item=layout.MEMBERSHIP.item(leaver))
-    table.client.update_item(
+    client.put_item(TableName=table.name, Item=layout.MEMBERSHIP.item(leaver))
+    client.update_item(
         TableName=table.name,
         Key=layout.DEPARTMENT.key_at(whole.tenant.org_id, whole.department.dept_id).wire(),
         UpdateExpression="ADD headcount :one",

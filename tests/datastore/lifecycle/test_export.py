@@ -6,6 +6,7 @@ from collections import Counter
 
 import orjson
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import audit, calls, ids, keys, layout
 from datastore.errors import Conflict, NotFound
@@ -67,7 +68,7 @@ def test_export__twice__the_same_item_lines(whole: Complete) -> None:
 def test_export__meter_counts_calls_and_read_units(whole: Complete) -> None:
     job = Export(reader(whole.tenant), OrgId(whole.tenant.org_id), source="test")
     with calls.listening() as log:
-        list(job.lines())
+        run_all(job.lines())
     job.meter.settle()
 
     assert job.meter.calls == len(log.snapshot())
@@ -91,8 +92,8 @@ def test_export__resumed_after_any_checkpoint__the_rest_of_the_same_export(whole
         assert [line for line in rest] == [line for line in full[n + 1 :] if not line.startswith(b'{"checkpoint"')]
 
 
-def test_export__an_organisation_being_restored__refused(whole: Complete) -> None:
-    whole.tenant.table.client.update_item(
+def test_export__an_organisation_being_restored__refused(whole: Complete, client: DynamoDBClient) -> None:
+    client.update_item(
         TableName=whole.tenant.table.name,
         Key=layout.ORGANIZATION.key_at(whole.tenant.org_id).wire(),
         UpdateExpression="SET #s = :s",
@@ -109,9 +110,9 @@ def test_export__no_such_organisation__not_found(whole: Complete) -> None:
         run(export.organization_to_export(reader(whole.tenant).with_scope(LifecycleScope(missing, "export")), missing))
 
 
-def test_export__a_kind_without_a_row__stops_the_export(whole: Complete) -> None:
+def test_export__a_kind_without_a_row__stops_the_export(whole: Complete, client: DynamoDBClient) -> None:
     bogus = {keys.PK: {"S": keys.org_pk(whole.tenant.org_id)}, keys.SK: {"S": "BOGUS#1"}, ENTITY: {"S": "Bogus"}}
-    whole.tenant.table.client.put_item(TableName=whole.tenant.table.name, Item=bogus)
+    client.put_item(TableName=whole.tenant.table.name, Item=bogus)
 
     with pytest.raises(export.UnclassifiedKind, match="'Bogus'"):
         lines_of(whole.tenant)
@@ -119,7 +120,7 @@ def test_export__a_kind_without_a_row__stops_the_export(whole: Complete) -> None
 
 def test_record__an_audit_event_after_the_export__naming_the_items(whole: Complete) -> None:
     job = Export(reader(whole.tenant), OrgId(whole.tenant.org_id), source="test")
-    lines = list(job.lines())
+    lines = run_all(job.lines())
 
     run(export.record(whole.tenant.table, OrgId(whole.tenant.org_id), job.tally))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import api_keys, identities, identity_providers, items, layout, organizations, sessions
 from datastore.entities import Identity, Organization, OrganizationStatus, Plan
@@ -111,8 +112,8 @@ def test_delete__never_closed__not_yet(whole: Complete) -> None:
         run(offboarding.delete(closer(whole), OrgId(whole.tenant.org_id)))
 
 
-def test_close__an_organisation_being_restored__conflict(whole: Complete) -> None:
-    whole.tenant.table.client.update_item(
+def test_close__an_organisation_being_restored__conflict(whole: Complete, client: DynamoDBClient) -> None:
+    client.update_item(
         TableName=whole.tenant.table.name,
         Key=layout.ORGANIZATION.key_at(whole.tenant.org_id).wire(),
         UpdateExpression="SET #s = :s",
@@ -148,20 +149,21 @@ def test_delete__interrupted__resumed__the_receipt_counts_everything_once(
     assert dict(receipt.deleted) == dict(sorted(before.items()))
 
 
-def test_delete__an_identity_another_organisation_took__left_alone(whole: Complete, make_tenant: TenantFactory) -> None:
+def test_delete__an_identity_another_organisation_took__left_alone(
+    whole: Complete, make_tenant: TenantFactory, client: DynamoDBClient
+) -> None:
     """Released only if it still names the organisation."""
     org_id = OrgId(whole.tenant.org_id)
     other = make_tenant("Other")
     run(offboarding.close(closer(whole), org_id, grace=timedelta(0)))
     table = whole.tenant.table
     taken = layout.IDENTITY.item(Identity(whole.employee.email, other.org_id, other.admin.emp_id))
-    table.client.put_item(TableName=table.name, Item=taken)
+    client.put_item(TableName=table.name, Item=taken)
 
     run(offboarding.delete(closer(whole), org_id))
 
     assert (
-        table.client.get_item(TableName=table.name, Key=layout.IDENTITY.key_at(whole.employee.email).wire())["Item"]
-        == taken
+        client.get_item(TableName=table.name, Key=layout.IDENTITY.key_at(whole.employee.email).wire())["Item"] == taken
     )
 
 

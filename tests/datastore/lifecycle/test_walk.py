@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import calls, keys
 from datastore.lifecycle import walk
@@ -57,13 +58,13 @@ def test_walk__in_order__and_resumes_after_any_position(whole: Complete) -> None
         position = walk.Position(*walked[cut])
         rest = [
             (family.name, item[keys.PK]["S"], item[keys.SK]["S"])
-            for family, item in run_all(Walk(_walker(whole), org_id, families=families)).items(position)
+            for family, item in run_all(Walk(_walker(whole), org_id, families=families).items(position))
         ]
         assert rest == walked[cut + 1 :], cut
 
 
 def test_walk__an_identity_another_organisation_holds__is_not_read_back(
-    whole: Complete, make_tenant: TenantFactory
+    whole: Complete, make_tenant: TenantFactory, client: DynamoDBClient
 ) -> None:
     """A pointer naming an email whose identity is another organisation's (inconsistent data)."""
     other = make_tenant("Other")
@@ -75,7 +76,7 @@ def test_walk__an_identity_another_organisation_holds__is_not_read_back(
         "orgId": {"S": org_id},
         "empId": {"S": whole.employee.emp_id},
     }
-    whole.tenant.table.client.put_item(TableName=whole.tenant.table.name, Item=pointer)
+    client.put_item(TableName=whole.tenant.table.name, Item=pointer)
     foreign: list[str] = []
 
     walked = list(

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import pytest
 
+from datastore.async_client import AsyncDynamo
 from graphql_api.app import create_app
 from graphql_api.schema import ids
 from graphql_api.settings.api import ApiSettings
@@ -20,9 +20,6 @@ from tests.conftest import DatastoreFactory, Tenant
 from tests.datastore import faults
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 # `name` awaits the organisation's item, the very read the check awaits; `departments`
 # (non-null) fails at once on its argument, so graphql-core cancels its siblings' awaitables
@@ -68,9 +65,9 @@ def department_id(dept_id: str) -> str:
     "document", ["{ me { email } }", 'mutation { createDepartment(input: { name: "X" }) { department { id } } }']
 )
 def test_caller_check__outage__unavailable_with_request_id_and_logged(
-    api: Api, tenant: Tenant, client: DynamoDBClient, caplog: pytest.LogCaptureFixture, document: str
+    api: Api, tenant: Tenant, dynamo: AsyncDynamo, caplog: pytest.LogCaptureFixture, document: str
 ) -> None:
-    with caplog.at_level(logging.WARNING, logger="hr.errors"), faults.failing_calls(client) as injected:
+    with caplog.at_level(logging.WARNING, logger="hr.errors"), faults.failing_calls(dynamo) as injected:
         injected.fault = faults.THROTTLED
         response = api.admin_of(tenant).post(document)
     assert injected.injected > 0

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from datastore import api_keys, calls, layout
+from datastore.async_client import AsyncDynamo
 from datastore.calls import CallLog
 from datastore.ids import new_id
 from graphql_api.schema import ids
@@ -20,6 +21,8 @@ from tests.graphql_api.test_fault_codes import backend_names
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+    pass
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.key_guard import org_id_of
 
@@ -182,10 +185,10 @@ def test_admin_key__mutates_and_is_audited__but_cannot_apply_as_a_person(api: Ap
     assert actions[0][0] == "department.create"
 
 
-def test_api_key__suspended_organization__refused(api: Api, tenant: Tenant) -> None:
+def test_api_key__suspended_organization__refused(api: Api, tenant: Tenant, client: DynamoDBClient) -> None:
     _id, secret = create_key(api.admin_of(tenant))
     table = tenant.table
-    table.client.update_item(
+    client.update_item(
         TableName=table.name,
         Key=layout.ORGANIZATION.key_at(tenant.org_id).wire(),
         UpdateExpression="SET #s = :s",
@@ -288,10 +291,10 @@ def test_revoke_api_key__forged_ids__not_found_or_bad_input(api: Api, tenant: Te
 
 @pytest.mark.parametrize("fault", faults.CALL_FAULTS)
 def test_api_key__lookup_fails__503_unavailable_never_401_or_a_backend_name(
-    api: Api, tenant: Tenant, client: DynamoDBClient, fault: str
+    api: Api, tenant: Tenant, dynamo: AsyncDynamo, fault: str
 ) -> None:
     _id, secret = create_key(api.admin_of(tenant))
-    with faults.failing_calls(client, hang_seconds=0.2) as injected:
+    with faults.failing_calls(dynamo, hang_seconds=0.2) as injected:
         injected.fault = fault
         response = api.admin_of(tenant).with_token(secret).post("{ organization { id } }")
     assert injected.injected > 0

@@ -7,7 +7,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import jwt
@@ -25,9 +25,6 @@ from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving
-
-if TYPE_CHECKING:
-    pass
 
 ISSUER = "https://idp.example.test"
 AUDIENCE = "hr-api"

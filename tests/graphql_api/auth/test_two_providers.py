@@ -17,7 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import jwt
@@ -40,9 +40,6 @@ from tests.conftest import DatastoreFactory, unique_domain
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving
 from tests.graphql_api.oidc import CodeFlow, Provider, running_provider
-
-if TYPE_CHECKING:
-    pass
 
 SET_PROVIDER = """mutation Set($input: SetIdentityProviderInput!) {
   setIdentityProvider(input: $input) { registered identityProvider { issuer clientIds authorizationEndpoint version } }

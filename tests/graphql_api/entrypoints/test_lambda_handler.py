@@ -6,6 +6,7 @@ session's DynamoDB Local.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import gc
 import gzip
@@ -13,16 +14,16 @@ import importlib
 import json
 import logging
 import sys
-import time
 import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import boto3
 import pytest
+from aiodynamo.http.types import Request
 
 from datastore import api_keys, calls
 from datastore.async_client import AsyncDynamo
@@ -34,13 +35,11 @@ from graphql_api.auth.tokens import issue_token
 from graphql_api.entrypoints import heap
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
+from tests.datastore import faults
 from tests.graphql_api import idp
 from tests.graphql_api.fixtures import TEST_SECRET, Demo
 from tests.graphql_api.observability.logs import captured_lines
 from tests.graphql_api.observability.test_access_log import docs_directory_query
-
-if TYPE_CHECKING:
-    pass
 
 ENTRY_MODULES = ("graphql_api.entrypoints.lambda_handler", "graphql_api.entrypoints.asgi")
 
@@ -256,20 +255,17 @@ def test_handler__api_key__use_recorded_before_the_response(
     """
     acme = Table(dynamo, table_name, TenantScope(demo.person("alice@acme.co").org_id))
     key, secret = run(api_keys.create_api_key(acme, name="lambda", role=Role.EMPLOYEE))
-    lambda_client = sys.modules["graphql_api.entrypoints.asgi"].datastore.client
+    lambda_dynamo = sys.modules["graphql_api.entrypoints.asgi"].datastore.aio
 
-    def slow_write(**_: Any) -> None:
-        time.sleep(0.5)
+    async def slow_write(request: Request) -> None:
+        if faults.operation_of(request) == "UpdateItem":
+            await asyncio.sleep(0.5)
 
-    lambda_client.meta.events.register("before-call.dynamodb.UpdateItem", slow_write, unique_id="test-slow-write")
-    try:
-        with calls.listening() as log:
-            first = entry.handler(graphql_event("{ organization { name } }", secret), None)
-            at_return = [(c.operation, c.finished is not None) for c in log.snapshot()]
-            again = entry.handler(graphql_event("{ organization { name } }", secret), None)
-            both = log.operations()
-    finally:
-        lambda_client.meta.events.unregister("before-call.dynamodb.UpdateItem", unique_id="test-slow-write")
+    with faults.on_send(lambda_dynamo, slow_write), calls.listening() as log:
+        first = entry.handler(graphql_event("{ organization { name } }", secret), None)
+        at_return = [(c.operation, c.finished is not None) for c in log.snapshot()]
+        again = entry.handler(graphql_event("{ organization { name } }", secret), None)
+        both = log.operations()
 
     assert body_of(first)["data"] == body_of(again)["data"] == {"organization": {"name": "Acme Corp"}}
     assert ("UpdateItem", True) in at_return

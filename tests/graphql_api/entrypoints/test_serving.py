@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from starlette.types import Receive, Scope, Send
@@ -24,9 +24,6 @@ from graphql_api.settings.api import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImpl
 from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
-
-if TYPE_CHECKING:
-    pass
 
 BASE = {"HR_ENV": "test", "JWT_SECRET": "x" * 40}
 

@@ -2,7 +2,7 @@
 
 Through ``Loader`` (schema/loaders.py), admitting every batch; its batch here runs a plain
 function on a thread (``on_thread``), so a test can hold a batch open or fail it from outside
-the loop. The product's batches are coroutines on the loop (datastore/async_table.py).
+the loop. The product's batches are coroutines on the loop (datastore/table.py).
 """
 
 from __future__ import annotations

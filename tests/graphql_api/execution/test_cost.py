@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import pytest
 
@@ -11,10 +11,6 @@ from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
-
-if TYPE_CHECKING:
-    pass
-
 
 # The query's cost, the limit, the charge and the bucket (tests/graphql_api/limits/test_tenant_rate.py).
 SCORE: Final = ("queryCost", "maxQueryCost", "charge", "bucket")

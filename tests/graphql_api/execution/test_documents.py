@@ -7,7 +7,7 @@ them, and a variable they read (``first``, a ``@skip`` condition) gets its own f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from graphql import OperationDefinitionNode, parse
 
@@ -20,9 +20,6 @@ from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory
 from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.live import serving
-
-if TYPE_CHECKING:
-    pass
 
 SCHEMA = graphql_schema(build_schema([]))
 DEPARTMENTS = (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import httpx
 import pytest
@@ -30,9 +30,6 @@ from tests.conftest import DatastoreFactory, Tenant, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.schema.mutations.documents import UNKNOWN_ULID, error, gid, open_job
-
-if TYPE_CHECKING:
-    pass
 
 # --- translate ----------------------------------------------------------------------------
 

@@ -4,7 +4,7 @@ agreeing with ``extensions.cost``; only for those who may ask; another tenant's 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
@@ -16,9 +16,6 @@ from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory
 from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
-
-if TYPE_CHECKING:
-    pass
 
 EXPLAIN = {"explain": True}
 

@@ -15,7 +15,7 @@ import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import pytest
@@ -27,9 +27,6 @@ from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.frontend.tools import GRAPHQL_CODEGEN, graphql_codegen_modules
 from tests.graphql_api.live import serving, with_settings
 from tests.paths import ROOT
-
-if TYPE_CHECKING:
-    pass
 
 REPO = ROOT
 # The Node.js a fresh machine gets from Debian is enough; it must be there (no skipping).

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import jwt
@@ -27,10 +27,6 @@ from tests.graphql_api.graphiql.chromium import Chromium, Page
 from tests.graphql_api.live import serving
 from tests.graphql_api.oidc import REDIRECT_URI, CodeFlow, running_provider
 from tests.paths import ARTIFACTS
-
-if TYPE_CHECKING:
-    pass
-
 
 SPA_ORIGIN = "https://hr.example.test"
 

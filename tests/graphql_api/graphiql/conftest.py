@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -13,9 +12,6 @@ from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory
 from tests.graphql_api.fixtures import TEST_SECRET, Demo
 from tests.graphql_api.live import serving
-
-if TYPE_CHECKING:
-    pass
 
 
 @pytest.fixture(scope="session")

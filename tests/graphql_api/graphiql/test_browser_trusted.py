@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 import httpx
 import pytest
@@ -25,9 +25,6 @@ from tests.graphql_api.graphiql.chromium import Chromium
 from tests.graphql_api.graphiql.test_browser import HEADER_EDITOR_HAS_TOKEN, RESULT, choose
 from tests.graphql_api.live import serving, with_settings
 from tests.paths import ARTIFACTS
-
-if TYPE_CHECKING:
-    pass
 
 QUERY: Final = "{ organizations(first: 5) { edges { node { name } } } }"
 DOCS: Final = "document.querySelector('.graphiql-doc-explorer')"

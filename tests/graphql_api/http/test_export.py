@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 import httpx
 import orjson
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import api_keys, audit, layout
 from datastore.entities import Role

@@ -11,7 +11,6 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -24,9 +23,6 @@ from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import TEST_SECRET, Api
 from tests.graphql_api.live import serving, with_settings
 from tests.server_process import ROOT
-
-if TYPE_CHECKING:
-    pass
 
 ME = {"query": "{ me { email } }"}
 FOREIGN = "rebind.attacker.example"

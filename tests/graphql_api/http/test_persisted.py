@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import pytest
@@ -25,9 +25,6 @@ from tests.graphql_api.fixtures import Api
 from tests.graphql_api.limits.test_limits import fifteen_aliases
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.observability.logs import captured_lines
-
-if TYPE_CHECKING:
-    pass
 
 
 def sha256(text: str) -> str:

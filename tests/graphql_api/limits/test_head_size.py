@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import orjson
@@ -31,9 +31,6 @@ from tests import server_process
 from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import TEST_SECRET, Api
 from tests.graphql_api.live import serving, with_settings
-
-if TYPE_CHECKING:
-    pass
 
 BOUND = 4096
 HEADERS = 20

@@ -6,7 +6,7 @@ import json
 import logging
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import pytest
@@ -24,9 +24,6 @@ from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.limits.test_introspection_cost import CODEGEN, DEAREST, GRAPHIQL, fifteen_schemas
 from tests.graphql_api.live import serving, with_settings
-
-if TYPE_CHECKING:
-    pass
 
 
 def limit_of(body: dict[str, Any]) -> list[str | None]:

@@ -15,7 +15,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import httpx
 import orjson
@@ -27,9 +26,6 @@ from graphql_api.settings.api import HTTP_IMPLEMENTATIONS, ApiSettings, HttpImpl
 from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
-
-if TYPE_CHECKING:
-    pass
 
 BOUND = 3.0  # seconds, for both the head and the body
 SLACK = 10.0  # a loaded 2-core machine; the property is "closed by the server", not the speed

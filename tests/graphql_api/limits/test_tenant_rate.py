@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import pytest
@@ -31,9 +31,6 @@ from tests.blocking import run
 from tests.conftest import DatastoreFactory, Tenant, TenantFactory
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.live import serving, with_settings
-
-if TYPE_CHECKING:
-    pass
 
 # Costly to admit (every department's employees could come back), cheap to run on an empty
 # organisation: one Query that finds no department.

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import pytest
 import strawberry
@@ -19,9 +18,6 @@ from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.observability.test_metrics import ask, metrics_url, scrape, unique, value
-
-if TYPE_CHECKING:
-    pass
 
 __all__ = ["metrics_url"]  # the module's /metrics fixture, served once
 

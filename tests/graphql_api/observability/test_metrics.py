@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import httpx
 import pytest
@@ -25,9 +24,6 @@ from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.observability.logs import captured_lines
 from tests.graphql_api.observability.test_access_log import docs_directory_query, post
-
-if TYPE_CHECKING:
-    pass
 
 
 @pytest.fixture(scope="module")

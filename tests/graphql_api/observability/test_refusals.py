@@ -9,16 +9,17 @@ from __future__ import annotations
 import asyncio
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any
 
 import httpx
 import orjson
 from aiodynamo.http.types import Request
 from prometheus_client import REGISTRY
 
+from datastore.async_client import AsyncDynamo
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings.api import ApiSettings
@@ -27,9 +28,6 @@ from tests.datastore import faults
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
 from tests.graphql_api.observability.logs import CapturedLines, captured_lines
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 ME = "{ me { email } }"
 HELD_SECONDS = 30.0  # the longest a held DynamoDB call waits for its release
@@ -53,26 +51,19 @@ def refused(api: Api | GraphQLClient | httpx.Client, request_id: str, body: byte
 
 
 @contextmanager
-def held_calls(client: DynamoDBClient) -> Iterator[tuple[threading.Event, threading.Event]]:
+def held_calls(dynamo: AsyncDynamo) -> Iterator[tuple[threading.Event, threading.Event]]:
     """Every DynamoDB call waits for ``release``; ``entered`` is set once one is waiting."""
     entered, release = threading.Event(), threading.Event()
 
-    def hold(**_: Any) -> None:
-        entered.set()
-        release.wait(HELD_SECONDS)
-
-    async def hold_read(_request: Request) -> None:
+    async def hold(_request: Request) -> None:
         entered.set()
         await asyncio.get_running_loop().run_in_executor(None, release.wait, HELD_SECONDS)
 
-    hook = cast(Callable[..., None], hold)
-    client.meta.events.register("before-send.dynamodb", hook, unique_id="hr-tests-held-calls")
     try:
-        with faults.on_send(client, hold_read):
+        with faults.on_send(dynamo, hold):
             yield entered, release
     finally:
         release.set()
-        client.meta.events.unregister("before-send.dynamodb", unique_id="hr-tests-held-calls")
 
 
 def test_refusal__body_over_limit__413_counted_as_bad_user_input(api: Api, api_settings: ApiSettings) -> None:
@@ -113,13 +104,13 @@ def test_refusal__body_never_finished__408_counted_as_bad_user_input(
 
 
 def test_refusal__past_the_concurrency_cap__503_counted_as_unavailable(
-    client: DynamoDBClient, new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, tenant: Tenant
+    dynamo: AsyncDynamo, new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, tenant: Tenant
 ) -> None:
     app = create_app(new_datastore(table_name), with_settings(api_settings, max_concurrent_requests=1))
     before = errors_total("UNAVAILABLE")
     with serving(app) as http, captured_lines() as captured, ThreadPoolExecutor(1) as pool:
         admin = Api(http, api_settings).admin_of(tenant)
-        with held_calls(client) as (entered, release):
+        with held_calls(dynamo) as (entered, release):
             first = pool.submit(admin.post, ME)
             assert entered.wait(HELD_SECONDS), "the first request never reached DynamoDB"
             response = refused(http, "refused-503", orjson.dumps({"query": ME}))
@@ -134,13 +125,13 @@ def test_refusal__past_the_concurrency_cap__503_counted_as_unavailable(
 
 
 def test_refusal__deadline_passed__504_counted_as_timeout(
-    client: DynamoDBClient, new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, tenant: Tenant
+    dynamo: AsyncDynamo, new_datastore: DatastoreFactory, table_name: str, api_settings: ApiSettings, tenant: Tenant
 ) -> None:
     app = create_app(new_datastore(table_name), with_settings(api_settings, request_timeout_seconds=0.5))
     admin = tenant.admin
     token = issue_token(api_settings, subject=admin.emp_id, org_id=admin.org_id, role=admin.role.value)
     before = errors_total("TIMEOUT")
-    with serving(app) as http, captured_lines() as captured, held_calls(client):
+    with serving(app) as http, captured_lines() as captured, held_calls(dynamo):
         response = http.post(
             "/graphql", json={"query": ME}, headers={"X-Request-Id": "refused-504", "Authorization": f"Bearer {token}"}
         )

@@ -7,7 +7,7 @@ import asyncio
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 from starlette.applications import Starlette
@@ -22,9 +22,6 @@ from graphql_api.request.services import Services
 from graphql_api.schema.cursors import CursorCodec
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory
-
-if TYPE_CHECKING:
-    pass
 
 
 def post(new_datastore: DatastoreFactory, table_name: str, settings: ApiSettings, handle: Handler) -> httpx.Response:

@@ -6,7 +6,7 @@ import asyncio
 import gc
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
@@ -21,9 +21,6 @@ from graphql_api.schema.cursors import CursorCodec
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api, Demo
-
-if TYPE_CHECKING:
-    pass
 
 DIRECTORY = "{ organization { departments { edges { node { name employees { edges { node { email } } } } } } } }"
 

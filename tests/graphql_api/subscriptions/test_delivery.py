@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 from starlette.applications import Starlette
 from websockets.exceptions import ConnectionClosed
 

@@ -767,7 +767,7 @@ def test_resume__another_session_or_a_token_without_one_starts_from_now(aws: Aws
 
 
 def test_resume__a_subscription_item_written_before_cursors_were_kept__closes_saving_nothing(
-    aws: Aws, org: Org
+    aws: Aws, org: Org, client: DynamoDBClient
 ) -> None:
     token, session = signed_in(aws.settings, org.tenant, org.manager, ttl_seconds=600)
     connection_id = f"res{next(_ids)}"
@@ -778,7 +778,7 @@ def test_resume__a_subscription_item_written_before_cursors_were_kept__closes_sa
     assert recorded.topic is not None and recorded.cursor is not None
     # The item as the earlier layout wrote it: no topic, no cursor.
     key = layout.GATEWAY_SUBSCRIPTION.key_at(org.tenant.org_id, connection_id, "d")
-    aws.client.update_item(
+    client.update_item(
         TableName=aws.table_name,
         Key={"PK": {"S": key.pk}, "SK": {"S": key.sk}},
         UpdateExpression="REMOVE topic, #c",

@@ -12,7 +12,7 @@ import json
 import logging
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import pytest
@@ -31,9 +31,6 @@ from tests.graphql_api.observability.logs import captured_lines
 from tests.graphql_api.observability.test_refusals import access_line
 from tests.graphql_api.subscriptions.conftest import subscribed
 from tests.graphql_api.subscriptions.test_limits import bounds
-
-if TYPE_CHECKING:
-    pass
 
 DIRECTORY = "subscription Directory { employeeChanged { cursor action employee { email } } }"
 HEARTBEAT = ("heartbeat", None)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 import pytest
 
@@ -11,9 +10,6 @@ from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory
 from tests.graphql_api.execution.plan.differential import Differential, differential
 from tests.graphql_api.fixtures import Demo
-
-if TYPE_CHECKING:
-    pass
 
 
 @pytest.fixture(scope="session")

@@ -9,11 +9,12 @@ answer the same.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from datastore import calls, departments, employees
+from datastore.async_client import AsyncDynamo
 from graphql_api.app import create_app
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
@@ -23,9 +24,6 @@ from tests.graphql_api.fixtures import Api
 from tests.graphql_api.live import EXECUTORS, serving, with_settings
 from tests.graphql_api.schema.mutations.documents import MOVE_EMPLOYEE, audit_actions, error, gid
 from tests.graphql_api.schema.mutations.test_invariants import in_parallel, outcome
-
-if TYPE_CHECKING:
-    from mypy_boto3_dynamodb import DynamoDBClient
 
 REASONS = [faults.TRANSACTION_CONFLICT, faults.THROTTLING_ERROR]
 
@@ -45,11 +43,11 @@ def headcounts(tenant: Tenant, *depts: departments.Department) -> list[int]:
 
 @pytest.mark.parametrize("reason", REASONS)
 def test_refused_transactions__are_retried_and_the_write_lands_once(
-    api: Api, tenant: Tenant, client: DynamoDBClient, reason: str
+    api: Api, tenant: Tenant, dynamo: AsyncDynamo, reason: str
 ) -> None:
     eng, ops = tenant.department("Eng"), tenant.department("Ops")
     person = tenant.employee(eng)
-    with faults.injected(client) as injected, calls.listening() as log:
+    with faults.injected(dynamo) as injected, calls.listening() as log:
         injected.cancel(reason, times=3)
         data = api.admin_of(tenant).data(MOVE_EMPLOYEE, {"input": {"id": gid(person), "departmentId": gid(ops)}})
     assert data["moveEmployee"]["toDepartment"] == {"id": gid(ops), "headcount": 1}
@@ -61,12 +59,12 @@ def test_refused_transactions__are_retried_and_the_write_lands_once(
 
 @pytest.mark.parametrize("reason", REASONS)
 def test_exhausted_retries__clean_retryable_unavailable_error_and_nothing_written(
-    api: Api, tenant: Tenant, client: DynamoDBClient, reason: str
+    api: Api, tenant: Tenant, dynamo: AsyncDynamo, reason: str
 ) -> None:
     eng, ops = tenant.department("Eng"), tenant.department("Ops")
     person = tenant.employee(eng)
     before = audit_actions(tenant)
-    with faults.injected(client) as injected, calls.listening() as log:
+    with faults.injected(dynamo) as injected, calls.listening() as log:
         injected.cancel(reason, times=None)
         body = api.admin_of(tenant).query(MOVE_EMPLOYEE, {"input": {"id": gid(person), "departmentId": gid(ops)}})
     found = error(body)
@@ -82,12 +80,12 @@ def test_exhausted_retries__clean_retryable_unavailable_error_and_nothing_writte
 
 
 def test_concurrent_moves_with_injected_conflicts__headcounts_still_hold(
-    api: Api, tenant: Tenant, client: DynamoDBClient
+    api: Api, tenant: Tenant, dynamo: AsyncDynamo
 ) -> None:
     admin = api.admin_of(tenant)
     depts = [tenant.department(f"D{i}") for i in range(3)]
     people = [tenant.employee(depts[i % 3]) for i in range(9)]
-    with faults.injected(client) as injected:
+    with faults.injected(dynamo) as injected:
         injected.every(3)
         results = in_parallel(
             [

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import httpx
 import pytest
@@ -25,9 +25,6 @@ from tests.blocking import run
 from tests.conftest import DatastoreFactory, Tenant, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.live import serving, with_settings
-
-if TYPE_CHECKING:
-    pass
 
 IMPORT = """
 mutation($input: ImportEmployeesInput!) {

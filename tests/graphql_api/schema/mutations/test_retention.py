@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore import audit, calls, layout, organizations, retention
 from datastore.entities import AuditEvent, Role

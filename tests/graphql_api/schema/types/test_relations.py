@@ -7,7 +7,7 @@ answers and calls as per-object loads, and nothing loaded that the query does no
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 from graphql import FieldNode, FragmentDefinitionNode, parse, visit
@@ -24,9 +24,6 @@ from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory
 from tests.graphql_api.fixtures import Api, Demo
 from tests.graphql_api.live import serving, with_settings
-
-if TYPE_CHECKING:
-    pass
 
 
 def connection_plan(
