@@ -10,8 +10,6 @@ The figures are printed (run with ``-s``); ``make soak`` runs the long variants
 
 from __future__ import annotations
 
-import dataclasses
-
 import contextlib
 import os
 import signal
@@ -91,7 +89,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             )
             # No stream reader (live updates, which Datastore.connect turns on): its lease renewals
             # and polls would go through the proxy too, counted with the requests' calls bound here.
-            datastore = dataclasses.replace(Datastore.connect(settings), feed=None)
+            datastore = replace(Datastore.connect(settings), feed=None)
             # Set up on a patient client: a cold engine's first transactions can be slow.
             patient = Datastore.connect(replace(settings, read_timeout=30.0), engine.endpoint_url)
             run(ensure_table(patient.client, patient.table(LayoutScope())))
