@@ -73,10 +73,12 @@ def matches(endpoint: WebhookEndpoint, action: str) -> bool:
 
 
 def _audited(endpoint: WebhookEndpoint) -> Item:
-    """The endpoint as the audit trail records it: never its secrets."""
+    """The endpoint as the audit trail records it: never its secrets; ``enabled`` as text (the
+    trail records text and numbers)."""
     item = layout.WEBHOOK_ENDPOINT.item(endpoint)
     for name in (layout.SECRET, layout.PREVIOUS_SECRET):
         item.pop(name, None)
+    item["enabled"] = items.s("true" if endpoint.enabled else "false")
     return item
 
 
@@ -226,6 +228,6 @@ def delete_endpoint(table: Table, endpoint_id: str) -> WebhookEndpoint:
         values={":version": items.n(found.version)},
         on_failed=lambda _old: Conflict("the endpoint changed meanwhile: read it again"),
     )
-    tombstone = {**_audited(found), "deleted": {"BOOL": True}}
+    tombstone = {**_audited(found), "deleted": items.s("true")}
     writes.commit(table, [op], Change("webhookEndpoint.delete", layout.WEBHOOK_ENDPOINT.tag, found.endpoint_id, found.org_id, _audited(found), tombstone))
     return found
