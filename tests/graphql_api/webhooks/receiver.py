@@ -64,6 +64,12 @@ class Receiver:
                     )
                 if receiver.stall_seconds:
                     time.sleep(receiver.stall_seconds)
+                try:
+                    self._answer()
+                except OSError:
+                    return  # the sender gave up (its timeout) before the answer
+
+            def _answer(self) -> None:
                 self.send_response(receiver.status)
                 for name, value in receiver.headers.items():
                     self.send_header(name, value)
