@@ -44,7 +44,9 @@ mutation Create($input: CreateWebhookEndpointInput!) {
 DELIVERIES = """
 query Deliveries { organization { webhookEndpoints { id deliveries(first: 50) { edges { node {
   id eventId eventType status attempts lastStatusCode nextAttemptAt lastError } } } } } }"""
-CREATE_DEPARTMENT = "mutation D($input: CreateDepartmentInput!) { createDepartment(input: $input) { department { id } } }"
+CREATE_DEPARTMENT = (
+    "mutation D($input: CreateDepartmentInput!) { createDepartment(input: $input) { department { id } } }"
+)
 
 
 @pytest.fixture
@@ -71,7 +73,9 @@ def env_for(dynamodb_endpoint: str, table: Table, **extra: str) -> dict[str, str
     }
 
 
-def graphql(server: server_process.ServerProcess, token: str, query: str, variables: dict[str, Any] | None = None) -> Any:
+def graphql(
+    server: server_process.ServerProcess, token: str, query: str, variables: dict[str, Any] | None = None
+) -> Any:
     response = httpx.post(
         f"{server.url}/graphql",
         json={"query": query, "variables": variables or {}},
@@ -131,8 +135,7 @@ def test_run__two_organisations__each_receiver_gets_its_own_events_signed_and_th
             register(server, token, mine)
             register(server, other_token, theirs)
             made = [
-                graphql(server, token, CREATE_DEPARTMENT, {"input": {"name": f"Secret Name {n}"}})
-                for n in range(3)
+                graphql(server, token, CREATE_DEPARTMENT, {"input": {"name": f"Secret Name {n}"}}) for n in range(3)
             ]
             for n in range(2):
                 graphql(server, other_token, CREATE_DEPARTMENT, {"input": {"name": f"Their Dept {n}"}})

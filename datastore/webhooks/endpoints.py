@@ -14,6 +14,7 @@ misspelt type is refused rather than silently never matched.
 from __future__ import annotations
 
 import base64
+import contextlib
 import re
 import secrets
 from dataclasses import replace
@@ -49,7 +50,9 @@ def event_types(values: list[str] | tuple[str, ...]) -> tuple[str, ...]:
     """The subscribed types, each an action or ``<entity>.*``, deduplicated in the order given."""
     found = tuple(dict.fromkeys(value.strip() for value in values))
     if not found:
-        raise InvalidInput("event_types", "name at least one event type (an action such as employee.create, or employee.*)")
+        raise InvalidInput(
+            "event_types", "name at least one event type (an action such as employee.create, or employee.*)"
+        )
     if len(found) > MAX_EVENT_TYPES:
         raise InvalidInput("event_types", f"must hold at most {MAX_EVENT_TYPES} types")
     for value in found:
@@ -101,9 +104,7 @@ def get_endpoint(table: Table, endpoint_id: str, *, consistent: bool = True) -> 
     return layout.WEBHOOK_ENDPOINT.read(found)
 
 
-def create_endpoint(
-    table: Table, *, url_text: str, types: list[str], description: str = ""
-) -> WebhookEndpoint:
+def create_endpoint(table: Table, *, url_text: str, types: list[str], description: str = "") -> WebhookEndpoint:
     """A new enabled endpoint with a new secret (``endpoint.secret``: the caller shows it once).
 
     InvalidInput past MAX_ENDPOINTS (counted strongly consistently just before the write).
@@ -124,7 +125,9 @@ def create_endpoint(
         raise InvalidInput("request", f"an organisation has at most {MAX_ENDPOINTS} webhook endpoints")
     record = layout.WEBHOOK_ENDPOINT.item(endpoint)
     op = transact.put_new(record, lambda _old: Conflict("the endpoint id is already taken"))
-    change = Change("webhookEndpoint.create", layout.WEBHOOK_ENDPOINT.tag, endpoint.endpoint_id, org_id, None, _audited(endpoint))
+    change = Change(
+        "webhookEndpoint.create", layout.WEBHOOK_ENDPOINT.tag, endpoint.endpoint_id, org_id, None, _audited(endpoint)
+    )
     writes.commit(table, [op], change)
     return endpoint
 
@@ -139,7 +142,9 @@ def _replace(table: Table, found: WebhookEndpoint, changed: WebhookEndpoint, act
         values={":version": items.n(found.version)},
         on_failed=lambda _old: Conflict("the endpoint changed meanwhile: read it again", current_version=None),
     )
-    change = Change(action, layout.WEBHOOK_ENDPOINT.tag, found.endpoint_id, found.org_id, _audited(found), _audited(changed))
+    change = Change(
+        action, layout.WEBHOOK_ENDPOINT.tag, found.endpoint_id, found.org_id, _audited(found), _audited(changed)
+    )
     writes.commit(table, [op], change)
     return changed
 
@@ -212,10 +217,8 @@ def record_health(table: Table, endpoint: WebhookEndpoint, *, failing_since: dat
             condition="attribute_exists(PK) AND attribute_not_exists(failingSince)",
             values={":at": items.s(items.timestamp(failing_since))},
         )
-    try:
+    with contextlib.suppress(Conflict):
         table.write([op])
-    except Conflict:
-        pass
 
 
 def delete_endpoint(table: Table, endpoint_id: str) -> WebhookEndpoint:
@@ -229,5 +232,16 @@ def delete_endpoint(table: Table, endpoint_id: str) -> WebhookEndpoint:
         on_failed=lambda _old: Conflict("the endpoint changed meanwhile: read it again"),
     )
     tombstone = {**_audited(found), "deleted": items.s("true")}
-    writes.commit(table, [op], Change("webhookEndpoint.delete", layout.WEBHOOK_ENDPOINT.tag, found.endpoint_id, found.org_id, _audited(found), tombstone))
+    writes.commit(
+        table,
+        [op],
+        Change(
+            "webhookEndpoint.delete",
+            layout.WEBHOOK_ENDPOINT.tag,
+            found.endpoint_id,
+            found.org_id,
+            _audited(found),
+            tombstone,
+        ),
+    )
     return found

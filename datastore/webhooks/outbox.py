@@ -20,6 +20,7 @@ dispatchers (one taking over from a hung one) never record one attempt twice.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final
@@ -92,10 +93,8 @@ def save_cursor(table: Table, event_id: str) -> None:
         condition="attribute_not_exists(PK) OR eventId < :event",
         values={":event": items.s(event_id)},
     )
-    try:
+    with contextlib.suppress(Conflict):
         table.write([op])
-    except Conflict:
-        pass
 
 
 def start_after(endpoints: list[WebhookEndpoint], saved: str | None, *, back: timedelta) -> str | None:

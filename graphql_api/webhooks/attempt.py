@@ -39,7 +39,12 @@ class Outcome:
 
 
 def send(
-    delivery: WebhookDelivery, endpoint: WebhookEndpoint, settings: WebhookSettings, *, allow_private: bool, now: datetime
+    delivery: WebhookDelivery,
+    endpoint: WebhookEndpoint,
+    settings: WebhookSettings,
+    *,
+    allow_private: bool,
+    now: datetime,
 ) -> Outcome:
     """POST the delivery to the endpoint's URL, signed (blocking: run it off the event loop)."""
     payload = message.body(delivery)

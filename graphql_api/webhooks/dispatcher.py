@@ -92,9 +92,7 @@ class Dispatcher:
         self._tasks: set[asyncio.Task[None]] = set()
         self._all = asyncio.Semaphore(settings.in_all)
         self._per_org: dict[str, asyncio.Semaphore] = defaultdict(lambda: asyncio.Semaphore(settings.per_organisation))
-        self._per_endpoint: dict[str, asyncio.Semaphore] = defaultdict(
-            lambda: asyncio.Semaphore(settings.per_endpoint)
-        )
+        self._per_endpoint: dict[str, asyncio.Semaphore] = defaultdict(lambda: asyncio.Semaphore(settings.per_endpoint))
         self._next_sweep = 0.0
         self.attempts = 0
         self.rounds = 0
@@ -285,7 +283,14 @@ class Dispatcher:
             return
         failing_for = (at - since).total_seconds()
         if failing_for >= self.settings.disable_after_seconds:
-            reason = f"disabled: every attempt failed since {items.timestamp(since)}; the last: HTTP or connection failure"
+            reason = (
+                f"disabled: every attempt failed since {items.timestamp(since)}; the last: HTTP or connection failure"
+            )
             if endpoint_store.disable_failing(table, endpoint.endpoint_id, reason) is not None:
                 metrics.DISABLED.labels(self._tenant(endpoint.org_id)).inc()
-                log.warning("webhooks: endpoint %s of %s disabled after failing since %s", endpoint.endpoint_id, endpoint.org_id, since)
+                log.warning(
+                    "webhooks: endpoint %s of %s disabled after failing since %s",
+                    endpoint.endpoint_id,
+                    endpoint.org_id,
+                    since,
+                )

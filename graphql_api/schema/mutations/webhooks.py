@@ -38,7 +38,9 @@ class CreateWebhookEndpointInput:
     description: str = strawberry.field(default="", description="What the endpoint is for; up to 2,000 characters.")
 
 
-@strawberry.type(description="The result of createWebhookEndpoint: the endpoint, and its signing secret, shown this once.")
+@strawberry.type(
+    description="The result of createWebhookEndpoint: the endpoint, and its signing secret, shown this once."
+)
 class CreateWebhookEndpointPayload:
     webhook_endpoint: WebhookEndpoint = strawberry.field(description="The new endpoint, enabled.")
     secret: str = strawberry.field(
@@ -70,7 +72,9 @@ class WebhookEndpointIdInput:
 
 @strawberry.type(description="The result of deleteWebhookEndpoint.")
 class DeleteWebhookEndpointPayload:
-    webhook_endpoint: WebhookEndpoint = strawberry.field(description="The endpoint as it was; nothing more is sent to it.")
+    webhook_endpoint: WebhookEndpoint = strawberry.field(
+        description="The endpoint as it was; nothing more is sent to it."
+    )
 
 
 @strawberry.type(description="The result of rotateWebhookSecret: the new secret, shown this once.")

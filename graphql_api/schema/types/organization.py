@@ -23,8 +23,8 @@ from graphql_api.schema.types.employee import Employee
 from graphql_api.schema.types.identity_provider import IdentityProvider
 from graphql_api.schema.types.job_posting import JobPosting
 from graphql_api.schema.types.node import Node
-from graphql_api.schema.types.webhook import WebhookEndpoint
 from graphql_api.schema.types.scalars import EmployeeOrder, JobPostingStatus, OrganizationStatus, Plan, SortOrder
+from graphql_api.schema.types.webhook import WebhookEndpoint
 
 Info = strawberry.Info[RequestContext, None]
 

@@ -37,7 +37,9 @@ class WebhookDelivery:
         description="Why the last attempt failed, with at most 1 KiB of the answer's body; null after a success."
     )
     next_attempt_at: datetime | None = strawberry.field(description="When it is attempted next; null unless PENDING.")
-    last_attempt_at: datetime | None = strawberry.field(description="When it was last attempted; null before the first.")
+    last_attempt_at: datetime | None = strawberry.field(
+        description="When it was last attempted; null before the first."
+    )
     created_at: datetime = strawberry.field(description="When it was recorded (before its first attempt).")
 
     @classmethod

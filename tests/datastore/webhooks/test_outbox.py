@@ -54,7 +54,9 @@ def test_enqueue__twice_over_the_same_events__each_delivery_written_once_and_onl
     assert {each.status for each in pending} == {DeliveryStatus.PENDING}
 
 
-def test_organisations_with_endpoints__lists_only_organisations_that_have_one(make_tenant: object, tenant: Tenant) -> None:
+def test_organisations_with_endpoints__lists_only_organisations_that_have_one(
+    make_tenant: object, tenant: Tenant
+) -> None:
     endpoints.create_endpoint(tenant.table, url_text="https://hooks.example/a", types=["employee.*"])
     index = tenant.table.with_scope(outbox.WebhooksScope())
     assert tenant.org_id in outbox.organisations_with_endpoints(index)

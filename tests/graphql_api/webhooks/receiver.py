@@ -47,7 +47,7 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802  (http.server's name)
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 payload = self.rfile.read(length)
                 headers = {name.lower(): value for name, value in self.headers.items()}

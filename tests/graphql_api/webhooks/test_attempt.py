@@ -87,7 +87,9 @@ def test_send__during_a_rotation__both_secrets_sign(receiver: Receiver) -> None:
     assert receiver.received[-1].signatures == 1 and not receiver.received[-1].verified
 
 
-@pytest.mark.parametrize("url", ["https://127.0.0.1/hook", "https://10.0.0.1/hook", "https://169.254.169.254/", "http://8.8.8.8/"])
+@pytest.mark.parametrize(
+    "url", ["https://127.0.0.1/hook", "https://10.0.0.1/hook", "https://169.254.169.254/", "http://8.8.8.8/"]
+)
 def test_destination__outside_development__refused(url: str) -> None:
     with pytest.raises(FetchRefused):
         check_destination(url, allow_private=False)
