@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import socket
@@ -33,24 +34,21 @@ import time
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta
 from typing import Any, Final, TypeVar
 
 from datastore import items
 from datastore.errors import DatastoreError
 from datastore.feed.fanout import RECORD, Frame
 from datastore.feed.lease import Lease, LeaseLost, holder_name
-from datastore.ids import OrgId, id_time
+from datastore.ids import OrgId
 from datastore.scope import FeedScope, TenantScope
 from datastore.store import Datastore
 from datastore.table import Table
-from datastore.webhooks import endpoints as endpoint_store
 from datastore.webhooks import outbox
-from datastore.webhooks.model import DeliveryStatus, WebhookDelivery, WebhookEndpoint
+from datastore.webhooks.model import WebhookDelivery
 from graphql_api.entrypoints.host_files import start_time
 from graphql_api.observability.labels import BoundedLabel
-from graphql_api.webhooks import metrics
-from graphql_api.webhooks.attempt import after_attempt, send
+from graphql_api.webhooks import metrics, rounds
 from graphql_api.webhooks.settings import WebhookSettings
 
 log = logging.getLogger("hr.webhooks")
@@ -175,122 +173,55 @@ class Dispatcher:
 
     async def _round(self, org: OrgId, *, sweep: bool) -> None:
         table = self._table(org)
-        found = await self._blocking(self._enqueue, table, org, sweep)
-        if found is None:
-            return
-        endpoints, written = found
-        self._launch(table, org, endpoints, written)
-
-    def _enqueue(
-        self, table: Table, org: OrgId, sweep: bool
-    ) -> tuple[list[WebhookEndpoint], dict[str, list[WebhookDelivery]]] | None:
-        endpoints = endpoint_store.list_endpoints(table, consistent=True)
-        if not endpoints:
-            self._cursors.pop(org, None)
-            return None
         after = None if sweep else self._cursors.get(org)
-        if after is None:
-            after = outbox.start_after(
-                endpoints, outbox.cursor(table), back=timedelta(seconds=self.settings.reorder_seconds)
-            )
-        if after is not None:
-            enqueued = outbox.enqueue(table, endpoints, after)
-            if enqueued.written:
-                metrics.ENQUEUED.labels(self._tenant(org)).inc(len(enqueued.written))
-            if enqueued.last_event_id is not None:
-                outbox.save_cursor(table, enqueued.last_event_id)
-                self._cursors[org] = max(enqueued.last_event_id, self._cursors.get(org, ""))
-            elif org not in self._cursors:
-                self._cursors[org] = after
-        pending: dict[str, list[WebhookDelivery]] = {}
-        for endpoint in endpoints:
-            if endpoint.enabled and not endpoint.needs_rotation:
-                pending[endpoint.endpoint_id] = outbox.pending(
-                    table, endpoint.endpoint_id, limit=self.settings.pending_window
-                )
-        if after is not None:
-            # Just written: the index may not list them yet (it is eventually consistent).
-            for delivery in enqueued.written:
-                listed = pending.get(delivery.endpoint_id)
-                if listed is not None and all(each.event_id != delivery.event_id for each in listed):
-                    listed.append(delivery)
-        return endpoints, pending
+        owed = await self._blocking(
+            functools.partial(rounds.collect, table, self.settings, after=after, tenant=self._tenant(org))
+        )
+        if owed is None:
+            self._cursors.pop(org, None)
+            return
+        if owed.last_event_id is not None:
+            self._cursors[org] = max(owed.last_event_id, self._cursors.get(org, ""))
+        elif org not in self._cursors and owed.after is not None:
+            self._cursors[org] = owed.after
+        self._launch(table, org, owed.pending)
 
-    def _launch(
-        self, table: Table, org: OrgId, endpoints: list[WebhookEndpoint], pending: dict[str, list[WebhookDelivery]]
-    ) -> None:
+    def _launch(self, table: Table, org: OrgId, pending: dict[str, list[WebhookDelivery]]) -> None:
         now = items.now()
-        by_id = {endpoint.endpoint_id: endpoint for endpoint in endpoints}
         for endpoint_id, deliveries in pending.items():
-            seen: set[str] = set()
-            for delivery in sorted(deliveries, key=lambda each: each.event_id):
-                if delivery.entity_id in seen:
-                    continue  # not this object's oldest: it waits its turn
-                seen.add(delivery.entity_id)
+            # Only each object's oldest: the others wait their turn.
+            for delivery in rounds.heads(deliveries):
                 slot = (org, endpoint_id, delivery.entity_id)
-                if slot in self._in_flight:
-                    continue
-                due = delivery.next_attempt_at
-                if due is not None and due > now:
+                if slot in self._in_flight or not rounds.due(delivery, now):
                     continue
                 self._in_flight.add(slot)
-                task = asyncio.create_task(self._attempt(table, org, by_id[endpoint_id], delivery, slot))
+                task = asyncio.create_task(self._attempt(table, org, endpoint_id, delivery, slot))
                 self._tasks.add(task)
                 task.add_done_callback(self._tasks.discard)
 
     async def _attempt(
-        self, table: Table, org: OrgId, endpoint: WebhookEndpoint, listed: WebhookDelivery, slot: tuple[str, str, str]
+        self, table: Table, org: OrgId, endpoint_id: str, listed: WebhookDelivery, slot: tuple[str, str, str]
     ) -> None:
         try:
-            async with self._all, self._per_org[org], self._per_endpoint[endpoint.endpoint_id]:
+            async with self._all, self._per_org[org], self._per_endpoint[endpoint_id]:
                 if not self.lease.held:
                     return
-                await self._blocking(self._attempt_now, table, org, endpoint, listed)
+                attempted = await self._blocking(
+                    functools.partial(
+                        rounds.attempt,
+                        table,
+                        endpoint_id,
+                        listed.event_id,
+                        self.settings,
+                        allow_private=self.allow_private,
+                        tenant=self._tenant(org),
+                    )
+                )
+                if attempted.sent:
+                    self.attempts += 1
         except DatastoreError as error:
             metrics.ERRORS.inc()
             log.warning("webhooks: an attempt for %s could not be recorded: %s", org, error)
         finally:
             self._in_flight.discard(slot)
             self.wake(org)  # the object's next delivery, if any, is due now
-
-    def _attempt_now(self, table: Table, org: OrgId, endpoint: WebhookEndpoint, listed: WebhookDelivery) -> None:
-        fresh = outbox.get_delivery(table, listed.endpoint_id, listed.event_id)
-        now = items.now()
-        if not fresh.pending or (fresh.next_attempt_at is not None and fresh.next_attempt_at > now):
-            return
-        current = endpoint_store.get_endpoint(table, endpoint.endpoint_id)
-        if not current.enabled or current.needs_rotation:
-            return
-        tenant = self._tenant(org)
-        if fresh.attempts == 0:
-            metrics.LAG.labels(tenant).observe(max(0.0, (now - id_time(fresh.event_id)).total_seconds()))
-        outcome = send(fresh, current, self.settings, allow_private=self.allow_private, now=now)
-        done = after_attempt(fresh, outcome, self.settings, now=items.now())
-        self.attempts += 1
-        if not outbox.record(table, fresh, done):
-            return
-        label = "delivered" if done.status is DeliveryStatus.DELIVERED else done.status.value.lower()
-        metrics.ATTEMPTS.labels(tenant, "retry" if done.status is DeliveryStatus.PENDING else label).inc()
-        self._health(table, current, outcome.delivered, done.last_attempt_at or now)
-
-    def _health(self, table: Table, endpoint: WebhookEndpoint, delivered: bool, at: datetime) -> None:
-        if delivered:
-            endpoint_store.record_health(table, endpoint, failing_since=None)
-            return
-        since = endpoint.failing_since
-        if since is None:
-            endpoint_store.record_health(table, endpoint, failing_since=at)
-            return
-        failing_for = (at - since).total_seconds()
-        if failing_for >= self.settings.disable_after_seconds:
-            reason = (
-                f"disabled: every attempt failed since {items.timestamp(since)}; the last: HTTP or connection failure"
-            )
-            if endpoint_store.disable_failing(table, endpoint.endpoint_id, reason) is not None:
-                metrics.DISABLED.labels(self._tenant(endpoint.org_id)).inc()
-                log.warning(
-                    "webhooks: endpoint %s of %s disabled after failing since %s",
-                    endpoint.endpoint_id,
-                    endpoint.org_id,
-                    since,
-                )

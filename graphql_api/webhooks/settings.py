@@ -52,8 +52,16 @@ class WebhookSettings:
     # The dispatcher's lease: one process per table delivers; a holder that stops renewing
     # is replaced once it expires.
     lease_seconds: float = 10.0
-    # Off: no process of this server delivers (another deployment does, e.g. AWS's functions).
+    # The in-process dispatcher. Off (WEBHOOKS=off, or =queue) no process of this server
+    # delivers; with WEBHOOKS=queue AWS's functions do, from the queue (graphql_api/webhooks/queue.py).
     enabled: bool = True
+    from_queue: bool = False
+    # The SQS queue AWS's functions deliver from (WEBHOOK_QUEUE_URL, set by the template).
+    queue_url: str | None = None
+    # On AWS, how long a due delivery may go unattempted before the sweep sends its message
+    # again: longer than a message may still be in the queue (visibility timeout times
+    # maxReceiveCount, which the template sets this from).
+    queue_lost_after_seconds: float = 900.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> WebhookSettings:
@@ -67,5 +75,18 @@ class WebhookSettings:
             sweep_seconds=env_float(env, "WEBHOOK_SWEEP_SECONDS", 10.0),
             reorder_seconds=env_float(env, "WEBHOOK_REORDER_SECONDS", 10.0),
             lease_seconds=env_float(env, "WEBHOOK_LEASE_SECONDS", 10.0),
-            enabled=env.get("WEBHOOKS", "on").strip().lower() not in ("off", "false", "0"),
+            enabled=mode(env) == "on",
+            from_queue=mode(env) == "queue",
+            queue_url=env.get("WEBHOOK_QUEUE_URL", "").strip() or None,
+            queue_lost_after_seconds=env_float(env, "WEBHOOK_QUEUE_LOST_AFTER_SECONDS", 900.0),
         )
+
+
+def mode(env: Mapping[str, str]) -> str:
+    """WEBHOOKS: ``on`` (this server's dispatcher delivers), ``off`` (nothing here does) or
+    ``queue`` (AWS's functions deliver from the SQS queue; this server's dispatcher is off)."""
+    raw = env.get("WEBHOOKS", "on").strip().lower()
+    found = {"on": "on", "true": "on", "1": "on", "off": "off", "false": "off", "0": "off", "queue": "queue"}.get(raw)
+    if found is None:
+        raise ConfigError("WEBHOOKS must be on, off or queue")
+    return found
