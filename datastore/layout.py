@@ -775,7 +775,7 @@ partition no walk family names, as the erasure records; it expires with the even
 
 # --- webhooks -------------------------------------------------------------------------------------
 
-WEBHOOKS_PK: Final = "WEBHOOKS"
+WEBHOOKS_PK: Final = keys.WEBHOOKS_PK
 SECRET: Final = "secret"
 PREVIOUS_SECRET: Final = "previousSecret"
 

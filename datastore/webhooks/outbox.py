@@ -31,6 +31,7 @@ from datastore.errors import Conflict, NotFound
 from datastore.ids import OrgId, id_ceiling, id_milliseconds, id_time
 from datastore.items import Item
 from datastore.pagination import Page, PageQuery, PageRequest
+from datastore.scope import WebhooksScope as WebhooksScope  # the scope organisations_with_endpoints reads in
 from datastore.table import Table
 from datastore.webhooks.endpoints import matches
 from datastore.webhooks.model import DeliveryStatus, WebhookCursor, WebhookDelivery, WebhookEndpoint
@@ -52,26 +53,6 @@ class Enqueued:
     last_event_id: str | None
     # Events read (whether or not any endpoint wanted them).
     read: int
-
-
-@dataclass(frozen=True, slots=True)
-class WebhooksScope:
-    """The dispatcher's view across tenants: the index partition listing every organisation's
-    endpoints (``WEBHOOKS``), read only. Each organisation's own items it reads and writes
-    through that organisation's TenantScope."""
-
-    @property
-    def name(self) -> str:
-        return "webhook dispatch"
-
-    def may_read(self, partition_key: str) -> bool:
-        return partition_key == layout.WEBHOOKS_PK
-
-    def may_write(self, partition_key: str) -> bool:
-        return False
-
-    def may_check(self, partition_key: str) -> bool:
-        return False
 
 
 def organisations_with_endpoints(table: Table, *, limit: int = 10_000) -> list[OrgId]:
