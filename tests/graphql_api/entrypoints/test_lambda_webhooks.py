@@ -200,7 +200,7 @@ def test_queue__503_retried_by_the_schedule__same_event_id(
 
 
 def test_queue__dynamodb_unreachable__the_message_reported_for_another_receive(
-    world: World, two: tuple[Tenant, Tenant], receivers: tuple[Receiver, Receiver]
+    world: World, two: tuple[Tenant, Tenant], receivers: tuple[Receiver, Receiver], capsys: pytest.CaptureFixture[str]
 ) -> None:
     (a, _), (mine, _) = two, receivers
     subscribed(a, mine)
@@ -208,8 +208,15 @@ def test_queue__dynamodb_unreachable__the_message_reported_for_another_receive(
     assert world.stream()["sent"] == 1
     batch = world.received(1)
     world.proxy.mode = Mode.DROP
+    capsys.readouterr()
     assert world.consume(batch) == [batch[0]["messageId"]]
     assert mine.received == []
+    # The EMF line the template's delivery-errors alarm reads (deploy/cloudformation.py).
+    (emf,) = [orjson.loads(line) for line in capsys.readouterr().out.splitlines() if '"_aws"' in line]
+    (directive,) = emf["_aws"]["CloudWatchMetrics"]
+    assert (directive["Namespace"], directive["Dimensions"]) == ("HrApi", [[]])
+    assert {"Name": "WebhookDeliveryErrors", "Unit": "Count"} in directive["Metrics"]
+    assert emf["WebhookDeliveryErrors"] == 1
     world.proxy.mode = Mode.PASS
     assert world.consume(batch) == []  # as SQS hands it on again
     assert len(mine.received) == 1
