@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from datastore.config import ConfigError
 from datastore.ids import OrgId, new_id
 from datastore.webhooks.endpoints import new_secret
 from datastore.webhooks.model import DeliveryStatus, WebhookDelivery, WebhookEndpoint
@@ -160,3 +161,14 @@ def test_after_attempt__status_codes__408_429_5xx_retried_other_4xx_final() -> N
 def test_schedule__the_default_is_published_and_a_setting_replaces_it() -> None:
     assert schedule(None) == DEFAULT_SCHEDULE == (5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 36000.0)
     assert schedule("0.5,1") == (0.5, 1.0)
+
+
+def test_settings__webhooks_queue__the_dispatcher_off_and_the_queue_named() -> None:
+    queued = WebhookSettings.from_env({"WEBHOOKS": "queue", "WEBHOOK_QUEUE_URL": "https://sqs.example/q"})
+    assert (queued.enabled, queued.from_queue, queued.queue_url) == (False, True, "https://sqs.example/q")
+    assert (WebhookSettings.from_env({}).enabled, WebhookSettings.from_env({"WEBHOOKS": "off"}).enabled) == (
+        True,
+        False,
+    )
+    with pytest.raises(ConfigError, match="WEBHOOKS must be on, off or queue"):
+        WebhookSettings.from_env({"WEBHOOKS": "sqs"})
