@@ -34,14 +34,13 @@ import httpx
 import orjson
 
 from bench.__main__ import API, RESULTS, Server, pct, server_env
-from datastore.client import make_client
+from bench.dataset import on_loop, provisioned
 from datastore.dev.local import DynamoDBLocal
-from datastore.entities import Plan
+from datastore.entities import Employee, Plan
 from datastore.ids import new_id
 from datastore.organizations import create_organization
-from datastore.provision import ensure_table
-from datastore.scope import PlatformScope, TenantScope
-from datastore.table import Table
+from datastore.scope import TenantScope
+from datastore.store import Datastore
 from datastore.webhooks import endpoints
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids
@@ -103,24 +102,30 @@ def create(http: httpx.Client, name: str) -> str:
 
 def measure(endpoint_url: str, table_name: str, n: int, burst: int) -> dict[str, float]:
     settings = replace(Settings.load().datastore, endpoint_url=endpoint_url, table_name=table_name)
-    client = make_client(settings)
-    ensure_table(client, table_name)  # with its stream: the change feed wakes the dispatcher
-    domain = f"b{new_id().lower()}.example"
-    org, admin = create_organization(
-        Table(client, table_name, PlatformScope()),
-        name="Webhook Bench",
-        plan=Plan.ENTERPRISE,
-        email_domains=[domain],
-        admin_email=f"admin@{domain}",
-        admin_first_name="Ada",
-        admin_last_name="Admin",
-    )
     receiver = FastReceiver()
-    tenant = Table(client, table_name, TenantScope(org.org_id, admin.emp_id))
-    endpoints.create_endpoint(tenant, url_text=receiver.url, types=["department.*"])
+
+    async def set_up(datastore: Datastore) -> Employee:
+        # The table with its stream (the change feed wakes the dispatcher), one organisation and
+        # its endpoint at the receiver.
+        platform = await provisioned(datastore)
+        domain = f"b{new_id().lower()}.example"
+        org, admin = await create_organization(
+            platform,
+            name="Webhook Bench",
+            plan=Plan.ENTERPRISE,
+            email_domains=[domain],
+            admin_email=f"admin@{domain}",
+            admin_first_name="Ada",
+            admin_last_name="Admin",
+        )
+        tenant = datastore.table(TenantScope(org.org_id, admin.emp_id))
+        await endpoints.create_endpoint(tenant, url_text=receiver.url, types=["department.*"])
+        return admin
+
+    admin = on_loop(settings, set_up)
     # Development: the dispatcher may POST to the loopback (bench's HR_ENV refuses private addresses).
     server = Server(server_env(endpoint_url, table_name, HR_ENV="development"), quiet=True)
-    token = issue_token(API, subject=admin.emp_id, org_id=org.org_id, role=admin.role.value)
+    token = issue_token(API, subject=admin.emp_id, org_id=admin.org_id, role=admin.role.value)
     headers = {"Authorization": f"Bearer {token}"}
     try:
         with httpx.Client(base_url=server.url, headers=headers, timeout=60) as http:

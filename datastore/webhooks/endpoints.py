@@ -85,10 +85,10 @@ def _audited(endpoint: WebhookEndpoint) -> Item:
     return item
 
 
-def list_endpoints(table: Table, *, consistent: bool = False) -> list[WebhookEndpoint]:
+async def list_endpoints(table: Table, *, consistent: bool = False) -> list[WebhookEndpoint]:
     """The organisation's endpoints in the order they were created (at most MAX_ENDPOINTS: one Query)."""
     org_id = table.tenant.org_id
-    result = table.query(
+    result = await table.query(
         layout.WEBHOOK_ENDPOINT.partition(org_id),
         sk_prefix=layout.WEBHOOK_ENDPOINT.sort_prefix,
         limit=MAX_ENDPOINTS + 1,
@@ -97,14 +97,14 @@ def list_endpoints(table: Table, *, consistent: bool = False) -> list[WebhookEnd
     return [layout.WEBHOOK_ENDPOINT.read(item) for item in result.items]
 
 
-def get_endpoint(table: Table, endpoint_id: str, *, consistent: bool = True) -> WebhookEndpoint:
-    found = table.get(layout.WEBHOOK_ENDPOINT.key_at(table.tenant.org_id, endpoint_id), consistent=consistent)
+async def get_endpoint(table: Table, endpoint_id: str, *, consistent: bool = True) -> WebhookEndpoint:
+    found = await table.get(layout.WEBHOOK_ENDPOINT.key_at(table.tenant.org_id, endpoint_id), consistent=consistent)
     if found is None:
         raise NotFound(WebhookEndpoint, endpoint_id)
     return layout.WEBHOOK_ENDPOINT.read(found)
 
 
-def create_endpoint(table: Table, *, url_text: str, types: list[str], description: str = "") -> WebhookEndpoint:
+async def create_endpoint(table: Table, *, url_text: str, types: list[str], description: str = "") -> WebhookEndpoint:
     """A new enabled endpoint with a new secret (``endpoint.secret``: the caller shows it once).
 
     InvalidInput past MAX_ENDPOINTS (counted strongly consistently just before the write).
@@ -121,18 +121,18 @@ def create_endpoint(table: Table, *, url_text: str, types: list[str], descriptio
         version=1,
         secret=new_secret(),
     )
-    if len(list_endpoints(table, consistent=True)) >= MAX_ENDPOINTS:
+    if len(await list_endpoints(table, consistent=True)) >= MAX_ENDPOINTS:
         raise InvalidInput("request", f"an organisation has at most {MAX_ENDPOINTS} webhook endpoints")
     record = layout.WEBHOOK_ENDPOINT.item(endpoint)
     op = transact.put_new(record, lambda _old: Conflict("the endpoint id is already taken"))
     change = Change(
         "webhookEndpoint.create", layout.WEBHOOK_ENDPOINT.tag, endpoint.endpoint_id, org_id, None, _audited(endpoint)
     )
-    writes.commit(table, [op], change)
+    await writes.commit(table, [op], change)
     return endpoint
 
 
-def _replace(table: Table, found: WebhookEndpoint, changed: WebhookEndpoint, action: str) -> WebhookEndpoint:
+async def _replace(table: Table, found: WebhookEndpoint, changed: WebhookEndpoint, action: str) -> WebhookEndpoint:
     """Write ``changed`` over ``found`` if nobody wrote it since (its version), with the audit event."""
     changed = replace(changed, version=found.version + 1)
     op = transact.put(
@@ -145,11 +145,11 @@ def _replace(table: Table, found: WebhookEndpoint, changed: WebhookEndpoint, act
     change = Change(
         action, layout.WEBHOOK_ENDPOINT.tag, found.endpoint_id, found.org_id, _audited(found), _audited(changed)
     )
-    writes.commit(table, [op], change)
+    await writes.commit(table, [op], change)
     return changed
 
 
-def update_endpoint(
+async def update_endpoint(
     table: Table,
     endpoint_id: str,
     *,
@@ -159,7 +159,7 @@ def update_endpoint(
     enabled: bool | None = None,
 ) -> WebhookEndpoint:
     """Change what is given; enabling an endpoint clears why it was disabled and its failing time."""
-    found = get_endpoint(table, endpoint_id)
+    found = await get_endpoint(table, endpoint_id)
     changed = replace(
         found,
         url=found.url if url_text is None else url(url_text),
@@ -173,12 +173,12 @@ def update_endpoint(
         changed = replace(changed, disabled_reason="disabled by an admin")
     if changed == found:
         raise InvalidInput("request", "changes nothing: name at least one new value")
-    return _replace(table, found, changed, "webhookEndpoint.update")
+    return await _replace(table, found, changed, "webhookEndpoint.update")
 
 
-def rotate_secret(table: Table, endpoint_id: str, *, now: datetime | None = None) -> WebhookEndpoint:
+async def rotate_secret(table: Table, endpoint_id: str, *, now: datetime | None = None) -> WebhookEndpoint:
     """A new secret; the one it replaces signs beside it for ROTATION_OVERLAP (none after a restore)."""
-    found = get_endpoint(table, endpoint_id)
+    found = await get_endpoint(table, endpoint_id)
     at = now or items.now()
     changed = replace(
         found,
@@ -186,22 +186,24 @@ def rotate_secret(table: Table, endpoint_id: str, *, now: datetime | None = None
         previous_secret=found.secret,
         previous_secret_until=None if found.secret is None else at + ROTATION_OVERLAP,
     )
-    return _replace(table, found, changed, "webhookEndpoint.rotateSecret")
+    return await _replace(table, found, changed, "webhookEndpoint.rotateSecret")
 
 
-def disable_failing(table: Table, endpoint_id: str, reason: str) -> WebhookEndpoint | None:
+async def disable_failing(table: Table, endpoint_id: str, reason: str) -> WebhookEndpoint | None:
     """The dispatcher's disabling of an endpoint that kept failing (its audit event names no
     actor but the dispatcher's); None when it was changed or disabled meanwhile."""
-    found = get_endpoint(table, endpoint_id)
+    found = await get_endpoint(table, endpoint_id)
     if not found.enabled:
         return None
     try:
-        return _replace(table, found, replace(found, enabled=False, disabled_reason=reason), "webhookEndpoint.disable")
+        return await _replace(
+            table, found, replace(found, enabled=False, disabled_reason=reason), "webhookEndpoint.disable"
+        )
     except Conflict:
         return None
 
 
-def record_health(table: Table, endpoint: WebhookEndpoint, *, failing_since: datetime | None) -> None:
+async def record_health(table: Table, endpoint: WebhookEndpoint, *, failing_since: datetime | None) -> None:
     """Set or clear when the endpoint started failing, unless it already says so. Not an audit
     event (the deliveries are the record) and not a new version: an admin's concurrent update
     is not made to conflict with the dispatcher's bookkeeping."""
@@ -218,12 +220,12 @@ def record_health(table: Table, endpoint: WebhookEndpoint, *, failing_since: dat
             values={":at": items.s(items.timestamp(failing_since))},
         )
     with contextlib.suppress(Conflict):
-        table.write([op])
+        await table.write([op])
 
 
-def delete_endpoint(table: Table, endpoint_id: str) -> WebhookEndpoint:
+async def delete_endpoint(table: Table, endpoint_id: str) -> WebhookEndpoint:
     """Delete the endpoint; its deliveries stay (with their TTL) and are never attempted again."""
-    found = get_endpoint(table, endpoint_id)
+    found = await get_endpoint(table, endpoint_id)
     op = transact.delete(
         layout.WEBHOOK_ENDPOINT.key_of(found),
         condition="#version = :version",
@@ -232,7 +234,7 @@ def delete_endpoint(table: Table, endpoint_id: str) -> WebhookEndpoint:
         on_failed=lambda _old: Conflict("the endpoint changed meanwhile: read it again"),
     )
     tombstone = {**_audited(found), "deleted": items.s("true")}
-    writes.commit(
+    await writes.commit(
         table,
         [op],
         Change(

@@ -55,18 +55,18 @@ class Enqueued:
     read: int
 
 
-def organisations_with_endpoints(table: Table, *, limit: int = 10_000) -> list[OrgId]:
+async def organisations_with_endpoints(table: Table, *, limit: int = 10_000) -> list[OrgId]:
     """Every organisation that has an endpoint (``table`` has the WebhooksScope): one Query of the index."""
-    result = table.query(layout.WEBHOOKS_PK, index=keys.GSI1, limit=limit)
+    result = await table.query(layout.WEBHOOKS_PK, index=keys.GSI1, limit=limit)
     return list(dict.fromkeys(OrgId(item[layout.ORG_ID]["S"]) for item in result.items))
 
 
-def cursor(table: Table) -> str | None:
-    found = table.get(layout.WEBHOOK_CURSOR.key_at(table.tenant.org_id), consistent=True)
+async def cursor(table: Table) -> str | None:
+    found = await table.get(layout.WEBHOOK_CURSOR.key_at(table.tenant.org_id), consistent=True)
     return None if found is None else layout.WEBHOOK_CURSOR.read(found).event_id
 
 
-def save_cursor(table: Table, event_id: str) -> None:
+async def save_cursor(table: Table, event_id: str) -> None:
     """Move the cursor forward to ``event_id`` (never back: a slower writer's older id loses)."""
     item = layout.WEBHOOK_CURSOR.item(WebhookCursor(table.tenant.org_id, event_id))
     op = transact.put(
@@ -75,7 +75,7 @@ def save_cursor(table: Table, event_id: str) -> None:
         values={":event": items.s(event_id)},
     )
     with contextlib.suppress(Conflict):
-        table.write([op])
+        await table.write([op])
 
 
 def start_after(endpoints: list[WebhookEndpoint], saved: str | None, *, back: timedelta) -> str | None:
@@ -107,7 +107,7 @@ def delivery_for(endpoint: WebhookEndpoint, event: AuditEvent, *, now: datetime)
     )
 
 
-def enqueue(
+async def enqueue(
     table: Table, endpoints: list[WebhookEndpoint], after: str, *, limit: int = 1000, now: datetime | None = None
 ) -> Enqueued:
     """Deliveries for the events after ``after`` (up to ``limit`` events), each written once."""
@@ -118,7 +118,7 @@ def enqueue(
     read = 0
     position: str | None = after
     while position is not None and read < limit:
-        events, position = audit.events_after(table, position, limit=min(READ_BATCH, limit - read), now=at)
+        events, position = await audit.events_after(table, position, limit=min(READ_BATCH, limit - read), now=at)
         read += len(events)
         wanted = [
             delivery_for(endpoint, event, now=at)
@@ -129,12 +129,12 @@ def enqueue(
         if events:
             last = events[-1].event_id
         if wanted:
-            found = table.batch_get([layout.WEBHOOK_DELIVERY.key_of(delivery) for delivery in wanted])
+            found = await table.batch_get([layout.WEBHOOK_DELIVERY.key_of(delivery) for delivery in wanted])
             for delivery, existing in zip(wanted, found, strict=True):
                 if existing is not None:
                     continue
                 try:
-                    table.write([transact.put_new(layout.WEBHOOK_DELIVERY.item(delivery), _taken)])
+                    await table.write([transact.put_new(layout.WEBHOOK_DELIVERY.item(delivery), _taken)])
                 except Conflict:
                     continue
                 written.append(delivery)
@@ -147,17 +147,17 @@ def _taken(_old: Item | None) -> Conflict:
     return Conflict("the delivery is already recorded")
 
 
-def pending(table: Table, endpoint_id: str, *, limit: int) -> list[WebhookDelivery]:
+async def pending(table: Table, endpoint_id: str, *, limit: int) -> list[WebhookDelivery]:
     """The endpoint's pending deliveries, oldest event first (its sparse index; eventually consistent)."""
     org_id = table.tenant.org_id
-    result = table.query(
+    result = await table.query(
         layout.WEBHOOK_DELIVERY.index_partition(org_id=org_id, endpoint_id=endpoint_id), index=keys.GSI1, limit=limit
     )
     return [layout.WEBHOOK_DELIVERY.read(item) for item in result.items]
 
 
-def get_delivery(table: Table, endpoint_id: str, event_id: str) -> WebhookDelivery:
-    found = table.get(layout.WEBHOOK_DELIVERY.key_at(table.tenant.org_id, endpoint_id, event_id), consistent=True)
+async def get_delivery(table: Table, endpoint_id: str, event_id: str) -> WebhookDelivery:
+    found = await table.get(layout.WEBHOOK_DELIVERY.key_at(table.tenant.org_id, endpoint_id, event_id), consistent=True)
     if found is None:
         raise NotFound(WebhookDelivery, f"{endpoint_id}.{event_id}")
     return layout.WEBHOOK_DELIVERY.read(found)
@@ -172,11 +172,11 @@ def deliveries_of(org_id: OrgId, endpoint_id: str) -> PageQuery[WebhookDelivery]
     )
 
 
-def list_deliveries(table: Table, endpoint_id: str, request: PageRequest) -> Page[WebhookDelivery]:
-    return table.page(deliveries_of(table.tenant.org_id, endpoint_id), request)
+async def list_deliveries(table: Table, endpoint_id: str, request: PageRequest) -> Page[WebhookDelivery]:
+    return await table.page(deliveries_of(table.tenant.org_id, endpoint_id), request)
 
 
-def record(table: Table, before: WebhookDelivery, after: WebhookDelivery) -> bool:
+async def record(table: Table, before: WebhookDelivery, after: WebhookDelivery) -> bool:
     """Write an attempt's outcome ``after`` over ``before``, unless another attempt was recorded
     meanwhile (the attempt count moved) or the delivery is gone; True when written."""
     error = None if after.last_error is None else after.last_error[:ERROR_MAX]
@@ -187,22 +187,22 @@ def record(table: Table, before: WebhookDelivery, after: WebhookDelivery) -> boo
         values={":attempts": items.n(before.attempts), ":status": items.s(before.status.value)},
     )
     try:
-        table.write([op])
+        await table.write([op])
     except Conflict:
         return False
     return True
 
 
-def redeliver(table: Table, endpoint_id: str, event_id: str, *, now: datetime | None = None) -> WebhookDelivery:
+async def redeliver(table: Table, endpoint_id: str, event_id: str, *, now: datetime | None = None) -> WebhookDelivery:
     """Make a delivery pending again, due now, with the same event id (receivers deduplicate by it).
 
     Its attempts go on counting; its expiry starts again. Conflict when it is pending already."""
-    found = get_delivery(table, endpoint_id, event_id)
+    found = await get_delivery(table, endpoint_id, event_id)
     if found.pending:
         raise Conflict("the delivery is pending already: it will be attempted")
     at = now or items.now()
     again = replace(found, status=DeliveryStatus.PENDING, next_attempt_at=at, expires_at=at + KEEP_FOR)
-    if not record(table, found, again):
+    if not await record(table, found, again):
         raise Conflict("the delivery changed meanwhile: read it again")
     return again
 

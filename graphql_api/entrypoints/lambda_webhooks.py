@@ -10,12 +10,18 @@
 environment: the datastore's settings (the data roles), the webhooks' (WEBHOOK_*, the queue's
 URL in WEBHOOK_QUEUE_URL) and HR_ENV, and nothing else: no token secret, no schema. The data
 layout is checked as the API's functions check it: data in another layout stops the init.
+
+Every invocation runs on one event loop, made at init and kept for the process (as Mangum's
+is for the API's functions, lambda_handler.py), so the connections to DynamoDB made by the
+first invocation serve every warm one. ``close`` is for whoever ends it (the tests).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 import boto3
 
@@ -35,8 +41,17 @@ configure_logging(log_format(_env, _development))
 _settings = WebhookSettings.from_env(_env)
 if _settings.queue_url is None:
     raise ConfigError("set WEBHOOK_QUEUE_URL: the SQS queue webhooks are delivered from")
+T = TypeVar("T")
+
+_loop = asyncio.new_event_loop()
+
+
+def _run(work: Coroutine[Any, Any, T]) -> T:
+    return _loop.run_until_complete(work)
+
+
 datastore = Datastore.connect(DatastoreSettings.from_env(_env))
-layout_version.check_at_start(datastore.table(LayoutScope()), serve_anyway=False)
+_run(layout_version.check_at_start(datastore.table(LayoutScope()), serve_anyway=False))
 delivery = QueueDelivery(
     datastore,
     _settings,
@@ -48,19 +63,24 @@ delivery = QueueDelivery(
 
 def stream_handler(event: dict[str, Any], _context: Any) -> dict[str, Any]:
     """One batch of stream records. An exception fails the batch, which Lambda retries."""
-    return delivery.from_stream(event)
+    return _run(delivery.from_stream(event))
 
 
 def queue_handler(event: dict[str, Any], _context: Any) -> dict[str, Any]:
     """One batch of queue messages: ``batchItemFailures`` names those to receive again."""
-    return delivery.consume(event)
+    return _run(delivery.consume(event))
 
 
 def sweep_handler(event: dict[str, Any], _context: Any) -> dict[str, Any]:
-    return delivery.sweep(event)
+    return _run(delivery.sweep(event))
 
 
 def close() -> None:
-    """End this environment's datastore (the tests import this module once per test)."""
-    datastore.close()
-    datastore.client.close()
+    """End this environment: its connections to DynamoDB on its loop, that loop, its threads
+    and the boto3 clients made, if any (the tests import this module once per test)."""
+    try:
+        _run(datastore.aclose())
+    finally:
+        _loop.close()
+        delivery.close()
+        datastore.close()

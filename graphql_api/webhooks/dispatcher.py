@@ -17,6 +17,9 @@ one organisation at a time:
    run on threads, at most ``per_endpoint`` per endpoint, ``per_organisation`` per
    organisation and ``in_all`` at once, so a slow endpoint holds up nothing but itself.
 
+Every DynamoDB call (the lease, the outbox, the endpoints) is awaited on the event loop; only
+the POSTs, blocking (graphql_api/auth/outbound.py), run on the dispatcher's threads.
+
 Each attempt re-reads its delivery (strongly consistent) and is recorded on the condition
 that nobody recorded one since, then the endpoint's health: failing since when, disabled
 (an audit event, ``webhookEndpoint.disable``) once it has failed for ``disable_after_seconds``.
@@ -26,15 +29,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import os
 import socket
 import time
 from collections import defaultdict
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Final, TypeVar
+from typing import Final
 
 from datastore import items
 from datastore.errors import DatastoreError
@@ -52,7 +53,6 @@ from graphql_api.webhooks import metrics, rounds
 from graphql_api.webhooks.settings import WebhookSettings
 
 log = logging.getLogger("hr.webhooks")
-T = TypeVar("T")
 
 GROUP: Final = "webhooks"
 # Who the audit trail names for the dispatcher's own writes (an endpoint it disabled).
@@ -80,7 +80,7 @@ class Dispatcher:
         self.allow_private = allow_private
         self.lease = Lease(datastore.table(FeedScope(GROUP)), GROUP, holder or this_holder(), settings.lease_seconds)
         self._index = datastore.table(outbox.WebhooksScope())
-        self._pool = ThreadPoolExecutor(settings.in_all + 4, thread_name_prefix="webhooks")
+        self._pool = ThreadPoolExecutor(settings.in_all, thread_name_prefix="webhooks")
         self._tenant = BoundedLabel(max_tenants)
         self._wake = asyncio.Event()
         self._dirty: set[OrgId] = set()
@@ -94,9 +94,6 @@ class Dispatcher:
         self._next_sweep = 0.0
         self.attempts = 0
         self.rounds = 0
-
-    async def _blocking(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._pool, fn, *args)
 
     # --- the change feed ------------------------------------------------------------------------
 
@@ -126,7 +123,7 @@ class Dispatcher:
             for task in list(self._tasks):
                 task.cancel()
             with contextlib.suppress(Exception):
-                await asyncio.shield(self._blocking(self.lease.release))
+                await asyncio.shield(self.lease.release())
             self._pool.shutdown(wait=False, cancel_futures=True)
             log.info("webhooks: the dispatcher stopped (%d attempts, %d rounds)", self.attempts, self.rounds)
 
@@ -134,8 +131,8 @@ class Dispatcher:
         was = self.lease.held
         try:
             if was:
-                await self._blocking(self.lease.renew)
-            elif await self._blocking(self.lease.acquire):
+                await self.lease.renew()
+            elif await self.lease.acquire():
                 log.info("webhooks: this process (%s) delivers webhooks", self.lease.holder)
                 self._cursors.clear()
                 self._next_sweep = 0.0  # a sweep first: whatever the last holder left
@@ -155,7 +152,7 @@ class Dispatcher:
         if sweep:
             self._next_sweep = now + self.settings.sweep_seconds
             try:
-                orgs |= set(await self._blocking(outbox.organisations_with_endpoints, self._index))
+                orgs |= set(await outbox.organisations_with_endpoints(self._index))
             except DatastoreError as error:
                 metrics.ERRORS.inc()
                 log.warning("webhooks: the organisations with endpoints could not be listed: %s", error)
@@ -174,9 +171,7 @@ class Dispatcher:
     async def _round(self, org: OrgId, *, sweep: bool) -> None:
         table = self._table(org)
         after = None if sweep else self._cursors.get(org)
-        owed = await self._blocking(
-            functools.partial(rounds.collect, table, self.settings, after=after, tenant=self._tenant(org))
-        )
+        owed = await rounds.collect(table, self.settings, after=after, tenant=self._tenant(org))
         if owed is None:
             self._cursors.pop(org, None)
             return
@@ -206,16 +201,14 @@ class Dispatcher:
             async with self._all, self._per_org[org], self._per_endpoint[endpoint_id]:
                 if not self.lease.held:
                     return
-                attempted = await self._blocking(
-                    functools.partial(
-                        rounds.attempt,
-                        table,
-                        endpoint_id,
-                        listed.event_id,
-                        self.settings,
-                        allow_private=self.allow_private,
-                        tenant=self._tenant(org),
-                    )
+                attempted = await rounds.attempt(
+                    table,
+                    endpoint_id,
+                    listed.event_id,
+                    self.settings,
+                    allow_private=self.allow_private,
+                    tenant=self._tenant(org),
+                    executor=self._pool,
                 )
                 if attempted.sent:
                     self.attempts += 1

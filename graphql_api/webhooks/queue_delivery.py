@@ -24,14 +24,19 @@ through the same round and attempt code as this server's dispatcher (rounds.py):
   (``queue_lost_after_seconds``: the visibility timeout times maxReceiveCount). So the outbox
   stays the source of truth: a lost message, one in the dead-letter queue, an endpoint
   enabled again or a redelivery is sent again from it.
+
+Each job is a coroutine: its DynamoDB calls awaited on the invocation's event loop, a batch's
+messages attempted at once; the blocking parts (the POSTs, graphql_api/auth/outbound.py, and
+SQS's calls through boto3) on this object's threads.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -92,13 +97,17 @@ class QueueDelivery:
         self.allow_private = allow_private
         self._tenant = BoundedLabel(max_tenants)
         self._index = datastore.table(outbox.WebhooksScope())
+        self._pool = ThreadPoolExecutor(settings.in_all, thread_name_prefix="webhooks")
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _table(self, org: OrgId) -> Table:
         return self.datastore.table(TenantScope(org, ACTOR))
 
     # --- the table's stream ------------------------------------------------------------------------
 
-    def from_stream(self, event: Mapping[str, Any]) -> dict[str, Any]:
+    async def from_stream(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """One batch of stream records (Lambda's DynamoDB Streams event). Raises to fail the batch."""
         oldest: dict[OrgId, str] = {}
         for entry in event.get("Records") or ():
@@ -113,11 +122,11 @@ class QueueDelivery:
         counts = Counts()
         for org, event_id in sorted(oldest.items()):
             after = id_ceiling(id_milliseconds(event_id) - 1)  # that event's millisecond on
-            owed = rounds.collect(self._table(org), self.settings, after=after, tenant=self._tenant(org))
+            owed = await rounds.collect(self._table(org), self.settings, after=after, tenant=self._tenant(org))
             if owed is None:
                 continue
             written = {(each.endpoint_id, each.event_id) for each in owed.written}
-            self._send(counts, (d for d in self._due_heads(owed) if (d.endpoint_id, d.event_id) in written))
+            await self._send(counts, [d for d in self._due_heads(owed) if (d.endpoint_id, d.event_id) in written])
         log.info("webhooks: stream batch: %d organisations, %d messages sent", len(oldest), counts.sent)
         return {"organisations": len(oldest), "sent": counts.sent}
 
@@ -128,16 +137,16 @@ class QueueDelivery:
                 if rounds.due(delivery, now):
                     yield delivery
 
-    def _send(self, counts: Counts, deliveries: Iterable[WebhookDelivery]) -> None:
+    async def _send(self, counts: Counts, deliveries: Sequence[WebhookDelivery]) -> None:
         now = items.now()
         messages = [message_for(delivery, now) for delivery in deliveries]
         if messages:
-            self.queue.send(messages)
+            await asyncio.get_running_loop().run_in_executor(self._pool, self.queue.send, messages)
             counts.sent += len(messages)
 
     # --- the queue -----------------------------------------------------------------------------------
 
-    def consume(self, event: Mapping[str, Any]) -> dict[str, Any]:
+    async def consume(self, event: Mapping[str, Any]) -> dict[str, Any]:
         """One batch of queue messages (Lambda's SQS event): ``batchItemFailures`` names the
         messages to receive again (their DynamoDB or SQS calls failed)."""
         started = time.monotonic()
@@ -153,8 +162,7 @@ class QueueDelivery:
             work.setdefault(message, []).append(message_id)  # one attempt for a message sent twice
         failed: list[str] = []
         if work:
-            with ThreadPoolExecutor(len(work), thread_name_prefix="webhooks") as pool:
-                done = list(pool.map(lambda message: self._one(message, counts), work))
+            done = await asyncio.gather(*(self._one(message, counts) for message in work))
             for message, ok in zip(work, done, strict=True):
                 if not ok:
                     failed += work[message]
@@ -169,29 +177,30 @@ class QueueDelivery:
         )
         return {"batchItemFailures": [{"itemIdentifier": message_id} for message_id in failed]}
 
-    def _one(self, message: QueueMessage, counts: Counts) -> bool:
+    async def _one(self, message: QueueMessage, counts: Counts) -> bool:
         """Attempt what ``message`` names if it is the outbox's turn; False when a call failed."""
         table = self._table(message.org_id)
         try:
             try:
-                delivery = outbox.get_delivery(table, message.endpoint_id, message.event_id)
+                delivery = await outbox.get_delivery(table, message.endpoint_id, message.event_id)
             except NotFound:
                 return True  # gone, or never this organisation's
             now = items.now()
             if not delivery.pending:
                 return True
             if not rounds.due(delivery, now):
-                self._send(counts, [delivery])  # one more hop of a wait longer than SQS delays
+                await self._send(counts, [delivery])  # one more hop of a wait longer than SQS delays
                 return True
-            if rounds.earlier_pending(table, delivery, self.settings):
+            if await rounds.earlier_pending(table, delivery, self.settings):
                 return True  # the older one's attempt sends this one's message when it is done
-            attempted = rounds.attempt(
+            attempted = await rounds.attempt(
                 table,
                 message.endpoint_id,
                 message.event_id,
                 self.settings,
                 allow_private=self.allow_private,
                 tenant=self._tenant(message.org_id),
+                executor=self._pool,
             )
             counts.attempts += attempted.sent
             recorded = attempted.recorded
@@ -199,11 +208,11 @@ class QueueDelivery:
                 return True
             counts.outcomes[recorded.status.value] = counts.outcomes.get(recorded.status.value, 0) + 1
             if recorded.pending:
-                self._send(counts, [recorded])  # the retry, by the schedule
+                await self._send(counts, [recorded])  # the retry, by the schedule
             else:
-                following = rounds.next_of_object(table, recorded, self.settings)
+                following = await rounds.next_of_object(table, recorded, self.settings)
                 if following is not None:
-                    self._send(counts, [following])
+                    await self._send(counts, [following])
             return True
         except (DatastoreError, QueueError) as error:
             metrics.ERRORS.inc()
@@ -213,28 +222,28 @@ class QueueDelivery:
 
     # --- the sweep -----------------------------------------------------------------------------------
 
-    def sweep(self, _event: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    async def sweep(self, _event: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """Every organisation with endpoints: its trail read back from its cursor, and a message
         for each delivery the queue has lost. Raises (the function's error) only when the
         organisations cannot be listed; an organisation that fails is logged and counted."""
         counts = Counts()
-        orgs = outbox.organisations_with_endpoints(self._index)
+        orgs = await outbox.organisations_with_endpoints(self._index)
         lost_after = timedelta(seconds=self.settings.queue_lost_after_seconds)
         for org in orgs:
             try:
-                owed = rounds.collect(self._table(org), self.settings, after=None, tenant=self._tenant(org))
+                owed = await rounds.collect(self._table(org), self.settings, after=None, tenant=self._tenant(org))
                 if owed is None:
                     continue
                 written = {(each.endpoint_id, each.event_id) for each in owed.written}
                 now = items.now()
-                self._send(
+                await self._send(
                     counts,
-                    (
+                    [
                         delivery
                         for delivery in self._due_heads(owed)
                         if (delivery.endpoint_id, delivery.event_id) in written
                         or (delivery.next_attempt_at or now) <= now - lost_after
-                    ),
+                    ],
                 )
             except (DatastoreError, QueueError) as error:
                 metrics.ERRORS.inc()

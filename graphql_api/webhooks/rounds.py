@@ -10,12 +10,18 @@
 - ``earlier_pending`` and ``next_of_object``: what a queue consumer, which holds no view of the
   organisation, asks before and after an attempt (graphql_api/webhooks/queue_delivery.py).
 
-Blocking (DynamoDB through boto3): the dispatcher runs these on its threads.
+DynamoDB's calls are awaited on the caller's event loop; the POST itself, blocking
+(graphql_api/auth/outbound.py), runs on the ``executor`` the caller gives ``attempt``, so a slow
+receiver holds up no other delivery and nothing else on the loop.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextvars
+import functools
 import logging
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -45,28 +51,32 @@ class Owed:
     last_event_id: str | None
 
 
-def collect(table: Table, settings: WebhookSettings, *, after: str | None, tenant: str) -> Owed | None:
+async def collect(table: Table, settings: WebhookSettings, *, after: str | None, tenant: str) -> Owed | None:
     """Enqueue the events after ``after`` (None: from ``reorder_seconds`` before the stored
     cursor) and list what is pending; None when the organisation has no endpoint."""
-    endpoints = endpoint_store.list_endpoints(table, consistent=True)
+    endpoints = await endpoint_store.list_endpoints(table, consistent=True)
     if not endpoints:
         return None
     if after is None:
-        after = outbox.start_after(endpoints, outbox.cursor(table), back=timedelta(seconds=settings.reorder_seconds))
+        after = outbox.start_after(
+            endpoints, await outbox.cursor(table), back=timedelta(seconds=settings.reorder_seconds)
+        )
     written: list[WebhookDelivery] = []
     last: str | None = None
     if after is not None:
-        enqueued = outbox.enqueue(table, endpoints, after)
+        enqueued = await outbox.enqueue(table, endpoints, after)
         written = enqueued.written
         if written:
             metrics.ENQUEUED.labels(tenant).inc(len(written))
         last = enqueued.last_event_id
         if last is not None:
-            outbox.save_cursor(table, last)
+            await outbox.save_cursor(table, last)
     pending: dict[str, list[WebhookDelivery]] = {}
     for endpoint in endpoints:
         if endpoint.enabled and not endpoint.needs_rotation:
-            pending[endpoint.endpoint_id] = outbox.pending(table, endpoint.endpoint_id, limit=settings.pending_window)
+            pending[endpoint.endpoint_id] = await outbox.pending(
+                table, endpoint.endpoint_id, limit=settings.pending_window
+            )
     # Just written: the index may not list them yet (it is eventually consistent).
     for delivery in written:
         listed = pending.get(delivery.endpoint_id)
@@ -102,13 +112,21 @@ class Attempted:
 NOTHING = Attempted(False, None)
 
 
-def attempt(
-    table: Table, endpoint_id: str, event_id: str, settings: WebhookSettings, *, allow_private: bool, tenant: str
+async def attempt(
+    table: Table,
+    endpoint_id: str,
+    event_id: str,
+    settings: WebhookSettings,
+    *,
+    allow_private: bool,
+    tenant: str,
+    executor: Executor,
 ) -> Attempted:
-    """Attempt the delivery now if it is still pending and due and its endpoint may be sent to."""
+    """Attempt the delivery now if it is still pending and due and its endpoint may be sent to
+    (the POST on ``executor``'s threads)."""
     try:
-        fresh = outbox.get_delivery(table, endpoint_id, event_id)
-        current = endpoint_store.get_endpoint(table, endpoint_id)
+        fresh = await outbox.get_delivery(table, endpoint_id, event_id)
+        current = await endpoint_store.get_endpoint(table, endpoint_id)
     except NotFound:
         return NOTHING  # gone (its TTL, the endpoint deleted, or never this organisation's)
     now = items.now()
@@ -116,29 +134,30 @@ def attempt(
         return NOTHING
     if fresh.attempts == 0:
         metrics.LAG.labels(tenant).observe(max(0.0, (now - id_time(fresh.event_id)).total_seconds()))
-    outcome = send(fresh, current, settings, allow_private=allow_private, now=now)
+    post = functools.partial(send, fresh, current, settings, allow_private=allow_private, now=now)
+    outcome = await asyncio.get_running_loop().run_in_executor(executor, contextvars.copy_context().run, post)
     done = after_attempt(fresh, outcome, settings, now=items.now())
-    if not outbox.record(table, fresh, done):
+    if not await outbox.record(table, fresh, done):
         return Attempted(True, None)
     label = "delivered" if done.status is DeliveryStatus.DELIVERED else done.status.value.lower()
     metrics.ATTEMPTS.labels(tenant, "retry" if done.status is DeliveryStatus.PENDING else label).inc()
-    _health(table, current, outcome.delivered, done.last_attempt_at or now, settings, tenant)
+    await _health(table, current, outcome.delivered, done.last_attempt_at or now, settings, tenant)
     return Attempted(True, done)
 
 
-def _health(
+async def _health(
     table: Table, endpoint: WebhookEndpoint, delivered: bool, at: datetime, settings: WebhookSettings, tenant: str
 ) -> None:
     if delivered:
-        endpoint_store.record_health(table, endpoint, failing_since=None)
+        await endpoint_store.record_health(table, endpoint, failing_since=None)
         return
     since = endpoint.failing_since
     if since is None:
-        endpoint_store.record_health(table, endpoint, failing_since=at)
+        await endpoint_store.record_health(table, endpoint, failing_since=at)
         return
     if (at - since).total_seconds() >= settings.disable_after_seconds:
         reason = f"disabled: every attempt failed since {items.timestamp(since)}; the last: HTTP or connection failure"
-        if endpoint_store.disable_failing(table, endpoint.endpoint_id, reason) is not None:
+        if await endpoint_store.disable_failing(table, endpoint.endpoint_id, reason) is not None:
             metrics.DISABLED.labels(tenant).inc()
             log.warning(
                 "webhooks: endpoint %s of %s disabled after failing since %s",
@@ -148,30 +167,30 @@ def _health(
             )
 
 
-def _same_object(table: Table, delivery: WebhookDelivery, settings: WebhookSettings) -> list[WebhookDelivery]:
-    listed = outbox.pending(table, delivery.endpoint_id, limit=settings.pending_window)
+async def _same_object(table: Table, delivery: WebhookDelivery, settings: WebhookSettings) -> list[WebhookDelivery]:
+    listed = await outbox.pending(table, delivery.endpoint_id, limit=settings.pending_window)
     return [each for each in listed if each.entity_id == delivery.entity_id and each.event_id != delivery.event_id]
 
 
-def earlier_pending(table: Table, delivery: WebhookDelivery, settings: WebhookSettings) -> bool:
+async def earlier_pending(table: Table, delivery: WebhookDelivery, settings: WebhookSettings) -> bool:
     """Whether an older delivery of the same object to the same endpoint is still pending (its
     index lists it; a strongly consistent read confirms it): this one waits its turn."""
-    for each in _same_object(table, delivery, settings):
+    for each in await _same_object(table, delivery, settings):
         if each.event_id < delivery.event_id:
             try:
-                if outbox.get_delivery(table, each.endpoint_id, each.event_id).pending:
+                if (await outbox.get_delivery(table, each.endpoint_id, each.event_id)).pending:
                     return True
             except NotFound:
                 continue
     return False
 
 
-def next_of_object(table: Table, done: WebhookDelivery, settings: WebhookSettings) -> WebhookDelivery | None:
+async def next_of_object(table: Table, done: WebhookDelivery, settings: WebhookSettings) -> WebhookDelivery | None:
     """The same object's next pending delivery to the same endpoint after ``done``, re-read."""
-    for each in sorted(_same_object(table, done, settings), key=lambda found: found.event_id):
+    for each in sorted(await _same_object(table, done, settings), key=lambda found: found.event_id):
         if each.event_id > done.event_id:
             try:
-                fresh = outbox.get_delivery(table, each.endpoint_id, each.event_id)
+                fresh = await outbox.get_delivery(table, each.endpoint_id, each.event_id)
             except NotFound:
                 continue
             if fresh.pending:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated
@@ -253,7 +252,7 @@ class Organization(Node):
     async def webhook_endpoints(self, info: Info) -> list[WebhookEndpoint] | None:
         permissions.check_webhooks(info.context)
         session = info.context.session
-        found = await session.run(functools.partial(webhook_store.list_endpoints, session.tenant_table()))
+        found = await session.run(webhook_store.list_endpoints, session.tenant_table())
         return [WebhookEndpoint.of(endpoint) for endpoint in found]
 
     @strawberry.field(

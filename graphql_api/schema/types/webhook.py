@@ -7,8 +7,8 @@ from datetime import datetime
 
 import strawberry
 
-from datastore.async_table import AsyncTable
 from datastore.pagination import Page, PageRequest
+from datastore.table import Table
 from datastore.webhooks import model, outbox
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids
@@ -61,7 +61,7 @@ class WebhookDelivery:
 
 
 def deliveries_of_endpoint(
-    table: AsyncTable, parent: str | None, request: PageRequest
+    table: Table, parent: str | None, request: PageRequest
 ) -> Awaitable[Page[model.WebhookDelivery]]:
     """The list fetcher of WebhookEndpoint.deliveries (types/connection.py); ``parent`` is the endpoint id."""
     return table.page(outbox.deliveries_of(table.tenant.org_id, parent or ""), request)
