@@ -22,6 +22,7 @@ import httpx
 import pytest
 
 from datastore import departments, organizations
+from datastore.async_client import AsyncDynamo
 from datastore.dev.local import free_port
 from datastore.entities import Employee, Plan
 from datastore.scope import TenantScope
@@ -29,6 +30,7 @@ from datastore.table import Table
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings.api import ApiSettings
 from tests import server_process
+from tests.blocking import run
 from tests.conftest import unique_domain
 from tests.graphql_api.fixtures import TEST_SECRET
 from tests.graphql_api.webhooks.receiver import Receiver
@@ -50,8 +52,8 @@ CREATE_DEPARTMENT = (
 
 
 @pytest.fixture
-def world(client: DynamoDBClient) -> Iterator[World]:
-    with own_organisation(client, "hr-webhooks", "Hooks Co") as made:
+def world(client: DynamoDBClient, dynamo: AsyncDynamo) -> Iterator[World]:
+    with own_organisation(client, dynamo, "hr-webhooks", "Hooks Co") as made:
         yield made
 
 
@@ -108,14 +110,16 @@ def wait_for(condition: Callable[[], bool], seconds: float, what: str) -> None:
 
 def second_organisation(world: World) -> tuple[Table, Employee]:
     domain = unique_domain()
-    org, admin = organizations.create_organization(
-        world.table,
-        name="Other Co",
-        plan=Plan.PRO,
-        email_domains=[domain],
-        admin_email=f"admin@{domain}",
-        admin_first_name="Bo",
-        admin_last_name="Admin",
+    org, admin = run(
+        organizations.create_organization(
+            world.table,
+            name="Other Co",
+            plan=Plan.PRO,
+            email_domains=[domain],
+            admin_email=f"admin@{domain}",
+            admin_first_name="Bo",
+            admin_last_name="Admin",
+        )
     )
     return world.table.with_scope(TenantScope(org.org_id, admin.emp_id)), admin
 
@@ -209,7 +213,7 @@ def test_run__killed_mid_delivery_and_writes_while_down__a_new_server_delivers_e
             server.stop(signal.SIGKILL)  # mid-delivery: the receiver holds the request, unanswered
         receiver.stall_seconds = 0.0
         for n in range(2):  # written while no server runs: only the audit trail knows of them
-            departments.create_department(world.tenant, name=f"While down {n}")
+            run(departments.create_department(world.tenant, name=f"While down {n}"))
         with server_process.running(env, free_port()):
             wait_for(lambda: len(set(receiver.ids())) == 5, 60, "every event delivered by the new server")
     finally:

@@ -158,14 +158,14 @@ def complete(tenant: Tenant) -> Complete:
 
 def _webhooks(table: Table) -> None:
     """An endpoint subscribed to department events, with a delivery and the dispatcher's cursor."""
-    hook = webhook_endpoints.create_endpoint(table, url_text="https://hooks.example/hr", types=["department.*"])
-    listed = webhook_endpoints.list_endpoints(table, consistent=True)
-    departments.create_department(table, name="Hooked")
+    hook = run(webhook_endpoints.create_endpoint(table, url_text="https://hooks.example/hr", types=["department.*"]))
+    listed = run(webhook_endpoints.list_endpoints(table, consistent=True))
+    run(departments.create_department(table, name="Hooked"))
     start = outbox.start_after(listed, None, back=timedelta(0))
     assert start is not None
-    enqueued = outbox.enqueue(table, listed, start)
+    enqueued = run(outbox.enqueue(table, listed, start))
     assert enqueued.written and enqueued.last_event_id is not None and hook.secret is not None
-    outbox.save_cursor(table, enqueued.last_event_id)
+    run(outbox.save_cursor(table, enqueued.last_event_id))
 
 
 def _live_connection(table: Table, employee: Employee) -> None:

@@ -54,7 +54,7 @@ def test_export__every_exported_kind__no_secret__nothing_else(whole: Complete, m
     text = b"".join(lines)
     assert whole.api_key.secret_hash.encode() not in text  # neither the record's hash nor the lookup item
     assert whole.secret.encode() not in text
-    [hook] = webhook_endpoints.list_endpoints(whole.tenant.table, consistent=True)
+    [hook] = run(webhook_endpoints.list_endpoints(whole.tenant.table, consistent=True))
     assert hook.secret is not None and hook.secret.encode() not in text  # a webhook's signing secret neither
     assert b"PersistedDocument" not in text
     assert other.tenant.org_id.encode() not in text and other.employee.email.encode() not in text

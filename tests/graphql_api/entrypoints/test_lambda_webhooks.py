@@ -22,14 +22,14 @@ import httpx
 import orjson
 import pytest
 
+from datastore.async_client import AsyncDynamo
 from datastore.client import make_streams_client
 from datastore.config import DatastoreSettings
 from datastore.pagination import PageRequest
-from datastore.scope import PlatformScope
-from datastore.table import Table
 from datastore.webhooks import endpoints, outbox
 from datastore.webhooks.model import DeliveryStatus, WebhookEndpoint
-from tests.conftest import TEST_RETRY, Tenant, new_tenant
+from tests.blocking import run
+from tests.conftest import Tenant, new_tenant, table_on
 from tests.graphql_api.subscriptions.test_gateway import Since
 from tests.graphql_api.webhooks.receiver import Receiver
 from tests.tcp_proxy import Mode, TcpProxy
@@ -134,13 +134,13 @@ def world(
 
 
 @pytest.fixture
-def two(client: DynamoDBClient, streamed_table_name: str) -> tuple[Tenant, Tenant]:
-    platform = Table(client, streamed_table_name, PlatformScope(), retry=TEST_RETRY)
+def two(dynamo: AsyncDynamo, streamed_table_name: str) -> tuple[Tenant, Tenant]:
+    platform = table_on(dynamo, streamed_table_name)
     return new_tenant(platform, "Mine"), new_tenant(platform, "Theirs")
 
 
 def subscribed(tenant: Tenant, receiver: Receiver) -> WebhookEndpoint:
-    endpoint = endpoints.create_endpoint(tenant.table, url_text=receiver.url, types=["department.*"])
+    endpoint = run(endpoints.create_endpoint(tenant.table, url_text=receiver.url, types=["department.*"]))
     assert endpoint.secret is not None
     receiver.secrets.append(endpoint.secret)
     return endpoint
@@ -172,7 +172,7 @@ def test_stream_then_queue__each_organisation_s_events_to_its_own_receiver_verif
 
     # A message naming another organisation's endpoint and event reaches nothing: the consumer
     # reads in the message's organisation's partition only.
-    (their_delivery,) = outbox.list_deliveries(b.table, theirs_endpoint.endpoint_id, _first(10)).items
+    (their_delivery,) = run(outbox.list_deliveries(b.table, theirs_endpoint.endpoint_id, _first(10))).items
     forged = {"org": a.org_id, "endpoint": theirs_endpoint.endpoint_id, "event": their_delivery.event_id}
     world.sqs.send_message(QueueUrl=world.queue_url, MessageBody=orjson.dumps(forged).decode())
     assert world.consume(world.received(1)) == []
@@ -188,13 +188,13 @@ def test_queue__503_retried_by_the_schedule__same_event_id(
     a.department("Flaky")
     assert world.stream()["sent"] == 1
     assert world.consume(world.received(1)) == []
-    (first,) = outbox.list_deliveries(a.table, endpoint.endpoint_id, _first(10)).items
+    (first,) = run(outbox.list_deliveries(a.table, endpoint.endpoint_id, _first(10))).items
     assert (first.status, first.attempts, first.last_status_code) == (DeliveryStatus.PENDING, 1, 503)
 
     mine.status = 200
     retry = world.received(1)  # the consumer sent it, delayed by the schedule's 1 s
     assert world.consume(retry) == []
-    (done,) = outbox.list_deliveries(a.table, endpoint.endpoint_id, _first(10)).items
+    (done,) = run(outbox.list_deliveries(a.table, endpoint.endpoint_id, _first(10))).items
     assert (done.status, done.attempts) == (DeliveryStatus.DELIVERED, 2)
     assert [r.webhook_id for r in mine.received] == [first.event_id, first.event_id]
 
