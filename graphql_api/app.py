@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import strawberry
 from starlette.applications import Starlette
@@ -77,7 +78,9 @@ from graphql_api.settings.api import ApiSettings
 from graphql_api.subscriptions.hub import LiveHub
 from graphql_api.subscriptions.over_http import HttpSubscriptions, wants_stream
 from graphql_api.subscriptions.view import LiveSocketView
-from graphql_api.webhooks.dispatcher import Dispatcher
+
+if TYPE_CHECKING:
+    from graphql_api.webhooks.dispatcher import Dispatcher
 
 log = logging.getLogger("hr.app")
 
@@ -149,8 +152,11 @@ def create_app(
     services.live = live
     # Webhooks (graphql_api/webhooks/): every process races for the dispatcher's lease; the
     # change feed's audit events wake the holder. Under Lambda AWS's functions deliver instead.
-    dispatcher = None
+    # Imported here: a Lambda function (which never makes one) does not load it at its cold start.
+    dispatcher: Dispatcher | None = None
     if settings.webhooks.enabled and not settings.lambda_function:
+        from graphql_api.webhooks.dispatcher import Dispatcher
+
         dispatcher = Dispatcher(
             datastore, settings.webhooks, allow_private=settings.development, max_tenants=settings.metrics_max_tenants
         )
