@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
 
-.PHONY: run test check docs docs-serve bench bench-fairness bench-import bench-lifecycle bench-live-soak schema schema-check package clean soak upgrade-test lock
+.PHONY: run test check docs docs-serve bench bench-webhooks bench-fairness bench-import bench-lifecycle bench-live-soak schema schema-check package clean soak upgrade-test lock
 
 ## Installs come from the locks (requirements-dev.lock, and requirements.lock for the runtime
 ## alone): every package at one version with the hash of each file, resolved from pyproject.toml's
@@ -73,6 +73,11 @@ docs-serve: $(STAMP)
 ## Benchmarks (not part of `make test`): prints tables, writes bench/results/latest.json.
 bench: $(STAMP)
 	$(BIN)/python -m bench
+	$(BIN)/python -m bench.webhooks
+
+## Webhook delivery lag p50/p95 and deliveries per second (part of `make bench`).
+bench-webhooks: $(STAMP)
+	$(BIN)/python -m bench.webhooks
 
 ## Fair tenants: a quiet tenant's p95 alone and beside one sending 10x more (about 2 minutes idle).
 bench-fairness: $(STAMP)

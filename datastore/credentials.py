@@ -61,6 +61,7 @@ from datastore.scope import (
     Scope,
     SignInScope,
     TenantScope,
+    WebhooksScope,
 )
 
 if TYPE_CHECKING:
@@ -109,6 +110,9 @@ def role_session(roles: RoleSettings, scope: Scope) -> RoleSession:
     if isinstance(scope, FeedScope):
         # The platform's own bookkeeping too: the platform role's StreamReader statement.
         return RoleSession(roles.platform_role_arn, "feed")
+    if isinstance(scope, WebhooksScope):
+        # Which organisations have webhook endpoints: the platform role's WebhookOrganizations.
+        return RoleSession(roles.platform_role_arn, "webhooks")
     if isinstance(scope, LifecycleScope):
         # An export only reads (TenantExport); a restore or an offboarding writes too.
         role = roles.export_role_arn if scope.purpose == "export" else roles.lifecycle_role_arn

@@ -33,6 +33,10 @@ Field = Literal[
     "issuer",
     "client_ids",
     "audit_retention_days",
+    "url",
+    "event_types",
+    "endpoint_id",
+    "delivery_id",
     # what a request carries besides them
     "idempotency_key",
     "first",

@@ -144,6 +144,7 @@ def policies(
             "Version": "2012-10-17",
             "Statement": [
                 _statement("ListOrganizations", ["dynamodb:Query"], [index], [ORGS_PARTITION]),
+                _statement("WebhookOrganizations", ["dynamodb:Query"], [index], [keys.WEBHOOKS_PK]),
                 _statement(
                     "ProvisionOneOrganization",
                     ["dynamodb:GetItem", "dynamodb:Query", *WRITES],

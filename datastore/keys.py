@@ -79,6 +79,8 @@ ORGS_PK: Final = "ORGS"
 # The table's data-layout version and the progress of migrations to it: one partition,
 # outside every tenant's, read at start-up and written by ``server.py migrate``.
 LAYOUT_PK: Final = "LAYOUT"
+# The index partition listing every organisation's webhook endpoints (whoever delivers reads it).
+WEBHOOKS_PK: Final = "WEBHOOKS"
 
 PK: Final = "PK"
 SK: Final = "SK"

@@ -47,6 +47,11 @@ constants below, spelt here once.
     FormerDeletion    LIFECYCLE#<org>            DELETION#<closedAt>
     ErasureRecord     ORG#<org>#ERASED           EMP#<emp>
     LifecycleEvent    ORG#<org>#LIFECYCLE        EVT#<event>
+    WebhookEndpoint   ORG#<org>                  WEBHOOK#<endpoint>
+                      (WEBHOOKS / <org>#<endpoint>)
+    WebhookDelivery   ORG#<org>                  WHDLV#<endpoint>#<event>
+                      (pending only: ORG#<org>#WHDUE#<endpoint> / <event>)
+    WebhookCursor     ORG#<org>                  #WEBHOOK_CURSOR
 
 Why the keys are shaped so (tenant partitions, the name entries' sort order, audit buckets,
 document slots) is told in datastore/keys.py, which holds the key vocabulary the scopes and
@@ -123,6 +128,7 @@ from datastore.records import (
     RestoreRecord,
     ResumePoint,
 )
+from datastore.webhooks.model import DeliveryStatus, WebhookCursor, WebhookDelivery, WebhookEndpoint
 
 __all__ = ["ENTITY", "Item"]
 
@@ -766,6 +772,75 @@ LIFECYCLE_EVENT: Final = Layout(
 """A copy of an audit event of the organisation's lifecycle (closed, exported, restored, a
 person erased): a restore puts it back in the trail, which it replaces from its source. In a
 partition no walk family names, as the erasure records; it expires with the event (TTL)."""
+
+# --- webhooks -------------------------------------------------------------------------------------
+
+WEBHOOKS_PK: Final = keys.WEBHOOKS_PK
+SECRET: Final = "secret"
+PREVIOUS_SECRET: Final = "previousSecret"
+
+WEBHOOK_ENDPOINT: Final = Layout(
+    WebhookEndpoint,
+    tag="WebhookEndpoint",
+    key=("ORG#{org_id}", "WEBHOOK#{endpoint_id}"),
+    # Every organisation's endpoints in one index partition: the dispatcher's list of the
+    # organisations it delivers for (one Query), never their data (it reads that per tenant).
+    index=(WEBHOOKS_PK, "{org_id}#{endpoint_id}"),
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s("endpointId", "endpoint_id"),
+        s("url", "url"),
+        words("eventTypes", "event_types"),
+        s("description", "description"),
+        boolean("enabled", "enabled"),
+        ts(CREATED_AT, "created_at"),
+        n(VERSION, "version"),
+        s(SECRET, "secret", optional=True),
+        s(PREVIOUS_SECRET, "previous_secret", optional=True),
+        ts("previousSecretUntil", "previous_secret_until", optional=True),
+        ts("failingSince", "failing_since", optional=True),
+        s("disabledReason", "disabled_reason", optional=True),
+    ),
+    version=VERSION,
+)
+"""An organisation's webhook endpoint, with its signing secret (never exported)."""
+
+WEBHOOK_DELIVERY: Final = Layout(
+    WebhookDelivery,
+    tag="WebhookDelivery",
+    key=("ORG#{org_id}", "WHDLV#{endpoint_id}#{event_id}"),
+    # The sparse index of an endpoint's pending deliveries, oldest event first: what the
+    # dispatcher reads, and the order it keeps per object.
+    index=("ORG#{org_id}#WHDUE#{endpoint_id}", "{event_id}"),
+    index_when=lambda delivery: delivery.status is DeliveryStatus.PENDING,
+    attributes=(
+        s(ORG_ID, "org_id"),
+        s("endpointId", "endpoint_id"),
+        s("eventId", "event_id"),
+        s("eventType", "event_type"),
+        s("entityType", "entity_type"),
+        s("entityId", "entity_id"),
+        n("entityVersion", "entity_version", optional=True),
+        ts("occurredAt", "occurred_at"),
+        enum(STATUS, "status", DeliveryStatus),
+        n("attempts", "attempts"),
+        ts(CREATED_AT, "created_at"),
+        epoch(EXPIRES_AT, "expires_at"),
+        ts("nextAttemptAt", "next_attempt_at", optional=True),
+        ts("lastAttemptAt", "last_attempt_at", optional=True),
+        n("lastStatusCode", "last_status_code", optional=True),
+        s("lastError", "last_error", optional=True),
+    ),
+)
+"""One audit event owed to one endpoint (the outbox item), kept until ``expiresAt`` (TTL)."""
+
+WEBHOOK_CURSOR: Final = Layout(
+    WebhookCursor,
+    tag="WebhookCursor",
+    key=("ORG#{org_id}", "#WEBHOOK_CURSOR"),
+    attributes=(s(ORG_ID, "org_id"), s("eventId", "event_id")),
+)
+"""How far through the organisation's audit trail the dispatcher has made deliveries."""
 
 # --- the registry --------------------------------------------------------------------------------
 

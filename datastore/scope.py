@@ -171,6 +171,26 @@ class FeedScope:
 
 
 @dataclass(frozen=True, slots=True)
+class WebhooksScope:
+    """The dispatcher's view across tenants: the index partition listing every organisation's
+    endpoints (``WEBHOOKS``), read only. Each organisation's own items it reads and writes
+    through that organisation's TenantScope."""
+
+    @property
+    def name(self) -> str:
+        return "webhook dispatch"
+
+    def may_read(self, partition_key: str) -> bool:
+        return partition_key == keys.WEBHOOKS_PK
+
+    def may_write(self, partition_key: str) -> bool:
+        return False
+
+    def may_check(self, partition_key: str) -> bool:
+        return False
+
+
+@dataclass(frozen=True, slots=True)
 class PlatformScope:
     """The platform operator: the list of organisations, creating one, adding its domains,
     registering its identity provider at onboarding.

@@ -20,6 +20,13 @@ What it creates:
   of its own: both may assume the data roles and post to (and close) the WebSocket API's
   connections only (``execute-api:ManageConnections`` on that API), and only the fan-out's
   reads the stream, whose records carry every tenant's items;
+- webhooks (docs/api/webhooks.md): a function on the table's stream (audit events only) writes
+  the outbox and sends a message per due delivery to a standard SQS queue with a dead-letter
+  queue (maxReceiveCount WEBHOOK_MAX_RECEIVE_COUNT); a function on the queue (batches of
+  WEBHOOK_BATCH_SIZE, ReportBatchItemFailures, a visibility timeout six times its own) attempts
+  them and sends each retry, delayed, or the object's next; an EventBridge schedule runs a sweep
+  resending from the outbox what the queue lost. Each has a role of its own: sqs:SendMessage on
+  that queue only, the stream read by the stream's function only, the queue read by its own;
 - the API as one Lambda function (``graphql_api.entrypoints.lambda_handler.handler``, Mangum) behind an
   HTTP API, with reserved concurrency as a parameter; the token secret generated in Secrets
   Manager, which the function reads at start-up by its ARN (graphql_api/settings/secrets.py), so the
@@ -30,7 +37,9 @@ What it creates:
   ALARM_DATAPOINTS of ALARM_EVALUATION_PERIODS minutes rather than on one event: function
   errors and throttles, API 5xx, requests with UNAVAILABLE and with TIMEOUT, p95 latency (the
   last three from the EMF metrics of observability/emf.py, by the names it emits), DynamoDB's
-  system errors and read and write throttling (table and index).
+  system errors and read and write throttling (table and index); and the webhooks': messages in
+  the dead-letter queue, their functions' errors, the stream's lag, and the deliveries' errors
+  (an EMF metric of graphql_api/webhooks/queue_delivery.py).
 """
 
 from __future__ import annotations
@@ -42,6 +51,7 @@ from datastore import iam, keys, layout, provision
 from datastore.config import DEFAULT_TABLE_NAME
 from graphql_api.execution.errors import Code
 from graphql_api.observability import emf
+from graphql_api.webhooks import queue_delivery
 
 # Lambda's Python runtime; `make package` builds wheels for the same version and platform.
 RUNTIME: Final = "python3.11"
@@ -70,8 +80,39 @@ FAN_OUT_FILTERS: Final = (
 # The fan-out's oldest record, in milliseconds, past which live updates are late enough to alarm:
 # a minute behind the table's stream (Lambda's IteratorAge, its Maximum over each minute).
 FAN_OUT_MAX_AGE_MILLISECONDS: Final = 60_000
-# The Lambda roles the data roles trust: the API's, and the two live functions'.
-FUNCTION_ROLES: Final = ("ServiceRole", "LiveRole", "FanOutRole")
+# Webhooks on AWS (graphql_api/entrypoints/lambda_webhooks.py, graphql_api/webhooks/queue_delivery.py):
+# a function on the table's stream writes the outbox and sends a message per due delivery to a
+# standard SQS queue; a function on the queue attempts them; a scheduled sweep resends what the
+# queue lost. A standard queue, not FIFO: only it delays single messages (the retry schedule);
+# the order per object is the outbox's (only an object's oldest pending delivery is attempted).
+WEBHOOK_STREAM_HANDLER: Final = "graphql_api.entrypoints.lambda_webhooks.stream_handler"
+WEBHOOK_QUEUE_HANDLER: Final = "graphql_api.entrypoints.lambda_webhooks.queue_handler"
+WEBHOOK_SWEEP_HANDLER: Final = "graphql_api.entrypoints.lambda_webhooks.sweep_handler"
+WEBHOOK_STREAM_FILTERS: Final = (
+    {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"entity": {"S": ["AuditEvent"]}}}},
+)
+# A batch's attempts run at once, each 15 s at most, then its record and the next message.
+WEBHOOK_QUEUE_TIMEOUT_SECONDS: Final = 45
+WEBHOOK_BATCH_SIZE: Final = 5
+# AWS's advice for a queue feeding a function: a visibility timeout of six times its timeout.
+WEBHOOK_VISIBILITY_TIMEOUT_SECONDS: Final = 6 * WEBHOOK_QUEUE_TIMEOUT_SECONDS
+# Receives of a message whose calls kept failing before it goes to the dead-letter queue.
+WEBHOOK_MAX_RECEIVE_COUNT: Final = 5
+# The longest a message may legitimately still be in the queue: past it the sweep resends.
+WEBHOOK_LOST_AFTER_SECONDS: Final = WEBHOOK_VISIBILITY_TIMEOUT_SECONDS * WEBHOOK_MAX_RECEIVE_COUNT
+WEBHOOK_SWEEP_SCHEDULE: Final = "rate(5 minutes)"
+WEBHOOK_SWEEP_TIMEOUT_SECONDS: Final = 300
+# Consumers at once (the queue's event source's bound): what a burst may cost the endpoints.
+WEBHOOK_MAX_CONCURRENCY: Final = 10
+# The Lambda roles the data roles trust: the API's, the two live functions' and the three webhooks'.
+FUNCTION_ROLES: Final = (
+    "ServiceRole",
+    "LiveRole",
+    "FanOutRole",
+    "WebhookStreamRole",
+    "WebhookQueueRole",
+    "WebhookSweepRole",
+)
 
 ROLE_RESOURCES: Final = {
     "TenantData": "TenantDataRole",
@@ -230,6 +271,9 @@ def _environment() -> dict[str, Any]:
         "OIDC_JWKS": _ref("OidcJwks"),
         "CORS_ORIGINS": _ref("CorsOrigins"),
         "LOG_FORMAT": "json",
+        # The queue's functions deliver webhooks: no dispatcher in the API's processes.
+        "WEBHOOKS": "queue",
+        "WEBHOOK_QUEUE_URL": _ref("WebhookQueue"),
         **{setting: {"Fn::GetAtt": [ROLE_RESOURCES[role], "Arn"]} for role, setting in ROLE_SETTINGS.items()},
     }
 
@@ -465,6 +509,148 @@ def _live() -> dict[str, Any]:
     }
 
 
+def _webhook_environment() -> dict[str, Any]:
+    """The webhooks functions': the table, the data roles and the queue; no token secret."""
+    environment = {
+        name: value
+        for name, value in _environment().items()
+        if name not in ("JWT_SECRET_ARN", "OIDC_ISSUER", "OIDC_AUDIENCE", "OIDC_JWKS", "CORS_ORIGINS", "ALLOWED_HOSTS")
+    }
+    return {**environment, "WEBHOOK_QUEUE_LOST_AFTER_SECONDS": str(WEBHOOK_LOST_AFTER_SECONDS)}
+
+
+def _statement(sid: str, actions: list[str], resources: list[Any]) -> dict[str, Any]:
+    return {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources}
+
+
+def _webhooks() -> dict[str, Any]:
+    """The queue and its dead-letter queue, the three functions, their roles, the stream's and
+    the queue's event sources and the sweep's schedule."""
+    queue_arn = {"Fn::GetAtt": ["WebhookQueue", "Arn"]}
+    send = _statement("SendToTheWebhookQueue", ["sqs:SendMessage"], [queue_arn])
+    assume = _service_policy()["Properties"]["PolicyDocument"]["Statement"][0]
+    roles = {
+        "WebhookStreamRole": "HR API webhooks from the table's stream: the stream, the outbox, sending to the queue",
+        "WebhookQueueRole": "HR API webhook deliveries: the queue's messages, the outbox, sending to the queue",
+        "WebhookSweepRole": "HR API webhooks sweep: the outbox, sending to the queue",
+    }
+    own: dict[str, list[dict[str, Any]]] = {
+        "WebhookStreamRole": [
+            _statement(
+                "ReadTheTablesStream",
+                ["dynamodb:DescribeStream", "dynamodb:GetRecords", "dynamodb:GetShardIterator", "dynamodb:ListStreams"],
+                [{"Fn::GetAtt": ["Table", "StreamArn"]}],
+            ),
+            send,
+        ],
+        "WebhookQueueRole": [
+            _statement(
+                "ReceiveFromTheWebhookQueue",
+                ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ChangeMessageVisibility"],
+                [queue_arn],
+            ),
+            send,
+        ],
+        "WebhookSweepRole": [send],
+    }
+    resources: dict[str, Any] = {
+        "WebhookDeadLetterQueue": {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {"MessageRetentionPeriod": 14 * 24 * 3600, "SqsManagedSseEnabled": True},
+        },
+        "WebhookQueue": {
+            "Type": "AWS::SQS::Queue",
+            "Properties": {
+                "VisibilityTimeout": WEBHOOK_VISIBILITY_TIMEOUT_SECONDS,
+                "SqsManagedSseEnabled": True,
+                "RedrivePolicy": {
+                    "deadLetterTargetArn": {"Fn::GetAtt": ["WebhookDeadLetterQueue", "Arn"]},
+                    "maxReceiveCount": WEBHOOK_MAX_RECEIVE_COUNT,
+                },
+            },
+        },
+    }
+    for role, description in roles.items():
+        resources[role] = _service_role(description)
+        resources[f"{role[: -len('Role')]}Policy"] = {
+            "Type": "AWS::IAM::Policy",
+            "Properties": {
+                "PolicyName": role[: -len("Role")],
+                "Roles": [_ref(role)],
+                "PolicyDocument": {"Version": "2012-10-17", "Statement": [assume, *own[role]]},
+            },
+        }
+    for name, handler, timeout in (
+        ("WebhookStream", WEBHOOK_STREAM_HANDLER, FAN_OUT_TIMEOUT_SECONDS),
+        ("WebhookQueue", WEBHOOK_QUEUE_HANDLER, WEBHOOK_QUEUE_TIMEOUT_SECONDS),
+        ("WebhookSweep", WEBHOOK_SWEEP_HANDLER, WEBHOOK_SWEEP_TIMEOUT_SECONDS),
+    ):
+        resources[f"{name}Function"] = {
+            "Type": "AWS::Lambda::Function",
+            "DependsOn": [f"{name}Policy"],
+            "Properties": {
+                "Description": f"HR GraphQL API: webhooks ({handler.rsplit('.', 1)[1]})",
+                "Runtime": RUNTIME,
+                "Architectures": ["x86_64"],
+                "Handler": handler,
+                "Code": {"S3Bucket": _ref("CodeBucket"), "S3Key": _ref("CodeKey")},
+                "MemorySize": 512,
+                "Timeout": timeout,
+                "Role": {"Fn::GetAtt": [f"{name}Role", "Arn"]},
+                "LoggingConfig": {"LogGroup": _ref(f"{name}LogGroup"), "LogFormat": "Text"},
+                "Environment": {"Variables": _webhook_environment()},
+            },
+        }
+    resources["WebhookStreamEventSource"] = {
+        "Type": "AWS::Lambda::EventSourceMapping",
+        "DependsOn": ["WebhookStreamPolicy"],
+        "Properties": {
+            "EventSourceArn": {"Fn::GetAtt": ["Table", "StreamArn"]},
+            "FunctionName": _ref("WebhookStreamFunction"),
+            "StartingPosition": "LATEST",
+            "BatchSize": 100,
+            "MaximumBatchingWindowInSeconds": 0,
+            # A failing batch is split to find the record, retried, and given up after an hour:
+            # the sweep reads the audit trail back from the cursor and finds what it left.
+            "BisectBatchOnFunctionError": True,
+            "MaximumRetryAttempts": 10,
+            "MaximumRecordAgeInSeconds": 3600,
+            "FilterCriteria": {"Filters": [{"Pattern": json.dumps(pattern)} for pattern in WEBHOOK_STREAM_FILTERS]},
+        },
+    }
+    resources["WebhookQueueEventSource"] = {
+        "Type": "AWS::Lambda::EventSourceMapping",
+        "DependsOn": ["WebhookQueuePolicy"],
+        "Properties": {
+            "EventSourceArn": queue_arn,
+            "FunctionName": _ref("WebhookQueueFunction"),
+            "BatchSize": WEBHOOK_BATCH_SIZE,
+            "MaximumBatchingWindowInSeconds": 0,
+            "FunctionResponseTypes": ["ReportBatchItemFailures"],
+            "ScalingConfig": {"MaximumConcurrency": WEBHOOK_MAX_CONCURRENCY},
+        },
+    }
+    resources["WebhookSweepSchedule"] = {
+        "Type": "AWS::Events::Rule",
+        "Properties": {
+            "Description": "HR API webhooks: resend what the queue lost, from the outbox",
+            "ScheduleExpression": WEBHOOK_SWEEP_SCHEDULE,
+            "State": "ENABLED",
+            "Targets": [{"Id": "WebhookSweep", "Arn": {"Fn::GetAtt": ["WebhookSweepFunction", "Arn"]}}],
+        },
+    }
+    resources["WebhookSweepInvokePermission"] = {
+        "Type": "AWS::Lambda::Permission",
+        "Properties": {
+            "Action": "lambda:InvokeFunction",
+            "FunctionName": _ref("WebhookSweepFunction"),
+            "Principal": "events.amazonaws.com",
+            "SourceArn": {"Fn::GetAtt": ["WebhookSweepSchedule", "Arn"]},
+        },
+    }
+    return resources
+
+
 def _window(description: str, threshold: Any, comparison: str = "GreaterThanOrEqualToThreshold") -> dict[str, Any]:
     """An alarm's properties but its metric: the window, the threshold and where it goes."""
     return {
@@ -577,6 +763,57 @@ def _alarms() -> dict[str, Any]:
             [(dynamodb, "WriteThrottleEvents", table), (dynamodb, "WriteThrottleEvents", index)],
         ),
         **_live_alarms(),
+        **_webhook_alarms(),
+    }
+
+
+def _webhook_alarms() -> dict[str, Any]:
+    """Webhooks on AWS: messages in the dead-letter queue, any of the three functions failing,
+    the stream's function behind, and the deliveries' own errors (DynamoDB or SQS failing)."""
+
+    def function(name: str) -> list[dict[str, Any]]:
+        return [{"Name": "FunctionName", "Value": _ref(name)}]
+
+    lambda_ = "AWS/Lambda"
+    return {
+        "WebhookDeadLetterAlarm": _alarm(
+            "Webhook messages are in the dead-letter queue (their calls kept failing; the sweep resends "
+            "from the outbox, so look at the queue function's logs, then purge it)",
+            "AWS/SQS",
+            "ApproximateNumberOfMessagesVisible",
+            [{"Name": "QueueName", "Value": {"Fn::GetAtt": ["WebhookDeadLetterQueue", "QueueName"]}}],
+            threshold=0,
+            statistic="Maximum",
+            comparison="GreaterThanThreshold",
+        ),
+        "WebhookQueueFunctionErrorsAlarm": _alarm(
+            "The webhook deliveries' function failed (uncaught errors: the whole batch is received again)",
+            lambda_,
+            "Errors",
+            function("WebhookQueueFunction"),
+        ),
+        "WebhookFeedFunctionsErrorsAlarm": _sum_alarm(
+            "A webhook function on the stream or the sweep's schedule failed",
+            [
+                (lambda_, "Errors", function("WebhookStreamFunction")),
+                (lambda_, "Errors", function("WebhookSweepFunction")),
+            ],
+        ),
+        "WebhookStreamIteratorAgeAlarm": _alarm(
+            "Webhooks are more than a minute behind the table's stream (IteratorAge)",
+            lambda_,
+            "IteratorAge",
+            function("WebhookStreamFunction"),
+            threshold=FAN_OUT_MAX_AGE_MILLISECONDS,
+            statistic="Maximum",
+            comparison="GreaterThanThreshold",
+        ),
+        "WebhookDeliveryErrorsAlarm": _alarm(
+            "Webhook deliveries failed on our side (DynamoDB or SQS calls; the messages are received again)",
+            emf.NAMESPACE,
+            queue_delivery.ERRORS,
+            [],
+        ),
     }
 
 
@@ -682,6 +919,9 @@ LOG_GROUPS: Final = {
     "AccessLogGroup": "/aws/apigateway/${AWS::StackName}-api-access",
     "LiveLogGroup": "/aws/lambda/${AWS::StackName}-live",
     "FanOutLogGroup": "/aws/lambda/${AWS::StackName}-fan-out",
+    "WebhookStreamLogGroup": "/aws/lambda/${AWS::StackName}-webhook-stream",
+    "WebhookQueueLogGroup": "/aws/lambda/${AWS::StackName}-webhook-queue",
+    "WebhookSweepLogGroup": "/aws/lambda/${AWS::StackName}-webhook-sweep",
 }
 RETAIN: Final = {"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"}
 
@@ -762,6 +1002,7 @@ def template() -> dict[str, Any]:
         "Function": _function(),
         **_http_api(),
         **_live(),
+        **_webhooks(),
         **_alarms(),
     }
     return {
@@ -780,6 +1021,11 @@ def template() -> dict[str, Any]:
             "FunctionName": {"Value": _ref("Function")},
             "JwtSecretArn": {"Value": _ref("JwtSecret"), "Description": "The token secret (Secrets Manager)"},
             "AlarmTopicArn": {"Value": _ref("AlarmTopic"), "Description": "Where the alarms go"},
+            "WebhookQueueUrl": {"Value": _ref("WebhookQueue"), "Description": "Webhook deliveries' queue"},
+            "WebhookDeadLetterQueueUrl": {
+                "Value": _ref("WebhookDeadLetterQueue"),
+                "Description": "Webhook messages whose calls kept failing",
+            },
             "LogGroupName": {"Value": _ref("LogGroup")},
             "AccessLogGroupName": {"Value": _ref("AccessLogGroup")},
             **{f"{role}RoleArn": {"Value": {"Fn::GetAtt": [ROLE_RESOURCES[role], "Arn"]}} for role in iam.ROLES},

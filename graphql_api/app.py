@@ -15,11 +15,14 @@ the app starts and stops with itself.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import strawberry
 from starlette.applications import Starlette
@@ -75,6 +78,9 @@ from graphql_api.settings.api import ApiSettings
 from graphql_api.subscriptions.hub import LiveHub
 from graphql_api.subscriptions.over_http import HttpSubscriptions, wants_stream
 from graphql_api.subscriptions.view import LiveSocketView
+
+if TYPE_CHECKING:
+    from graphql_api.webhooks.dispatcher import Dispatcher
 
 log = logging.getLogger("hr.app")
 
@@ -144,6 +150,17 @@ def create_app(
     # hub serves nothing there, and API Gateway's WebSocket API does (subscriptions/gateway.py).
     live = LiveHub(services, None) if settings.lambda_function else LiveHub.for_services(services)
     services.live = live
+    # Webhooks (graphql_api/webhooks/): every process races for the dispatcher's lease; the
+    # change feed's audit events wake the holder. Under Lambda AWS's functions deliver instead.
+    # Imported here: a Lambda function (which never makes one) does not load it at its cold start.
+    dispatcher: Dispatcher | None = None
+    if settings.webhooks.enabled and not settings.lambda_function:
+        from graphql_api.webhooks.dispatcher import Dispatcher
+
+        dispatcher = Dispatcher(
+            datastore, settings.webhooks, allow_private=settings.development, max_tenants=settings.metrics_max_tenants
+        )
+        live.listeners.append(dispatcher.on_frame)
     configure_tracing(settings.otel_endpoint, datastore.aio.observers)
     trusted = None if settings.trusted_documents is None else load_manifest(settings.trusted_documents)
     audit = None
@@ -202,7 +219,12 @@ def create_app(
         # The feed starts a second after start-up (at once for a live connection): its lease and
         # stream calls are on no request's path, the first answer's included.
         live.start_soon(FEED_START_DELAY_SECONDS)
+        delivering = None if dispatcher is None else asyncio.create_task(dispatcher.run())
         yield
+        if delivering is not None:
+            delivering.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await delivering
         await live.stop()
         executor.shutdown(wait=False, cancel_futures=True)
         await readiness.aclose()

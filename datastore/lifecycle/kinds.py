@@ -145,6 +145,16 @@ POLICIES: Final[Mapping[str, Policy]] = {
     # connection within two hours (TTL).
     layout.GATEWAY_SUBSCRIPTION.tag: Policy(Export.SIGN_IN, Erasure.NONE, Offboarding.DELETE),
     layout.GATEWAY_LOOKUP.tag: Policy(Export.SIGN_IN, Erasure.NONE, Offboarding.EXPIRE),
+    # Webhooks (datastore/webhooks/): an endpoint is the organisation's data, its signing
+    # secrets are credentials (a restored endpoint has none and asks for a rotation); a
+    # delivery holds ids, an action and times, no personal value; the dispatcher's cursor is an
+    # event id (a restore putting an older one back makes the dispatcher read more, and find
+    # the deliveries it has already recorded).
+    layout.WEBHOOK_ENDPOINT.tag: Policy(
+        Export.INCLUDED, Erasure.NONE, Offboarding.DELETE, secret=(layout.SECRET, layout.PREVIOUS_SECRET)
+    ),
+    layout.WEBHOOK_DELIVERY.tag: _TENANT_DATA,
+    layout.WEBHOOK_CURSOR.tag: _TENANT_DATA,
 }
 
 

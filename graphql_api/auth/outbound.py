@@ -18,6 +18,10 @@ fetch here:
 - ends within ``timeout`` seconds overall (the name's resolution, the connection, the
   answer) and reads at most ``max_bytes`` of the answer, which must be one JSON object.
 
+``post`` sends a webhook under the same rules (graphql_api/webhooks/): any answer is returned
+rather than refused, since the receiver's status decides a retry, and its body is read to
+``max_bytes`` at most and kept to ``keep``.
+
 Blocking: callers run it off the event loop (request/blocking.py). Failures are ``FetchRefused``
 with a sentence for the admin (never a stack trace or an exception's name).
 """
@@ -25,11 +29,13 @@ with a sentence for the admin (never a stack trace or an exception's name).
 from __future__ import annotations
 
 import concurrent.futures
+import email.utils
 import http.client
 import json
 import socket
 import ssl
 import time
+from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -101,6 +107,103 @@ class _PinnedHTTPConnection(http.client.HTTPConnection):
         self.sock = socket.create_connection((self.pinned_address, self.port), self.timeout)
 
 
+def _connection(url: str, *, allow_private: bool, deadline: float) -> tuple[http.client.HTTPConnection, str]:
+    """An unopened connection to the checked address of ``url``'s host, and the path to ask for.
+
+    FetchRefused when the URL, its scheme or any of its host's addresses is refused."""
+    scheme, host, port, path = check_url(url, allow_http=allow_private)
+    addresses = _resolve(host, port, deadline)
+    if not addresses:
+        raise FetchRefused(f"{host} has no address")
+    if not allow_private:
+        refused = [address for address in addresses if not is_public(address)]
+        if refused:
+            raise FetchRefused(f"{host} resolves to an address that is not public ({refused[0]})")
+    remaining = max(0.001, deadline - time.monotonic())
+    connection: http.client.HTTPConnection = (
+        _PinnedHTTPSConnection(host, port, addresses[0], remaining, ssl.create_default_context())
+        if scheme == "https"
+        else _PinnedHTTPConnection(host, port, addresses[0], remaining)
+    )
+    return connection, path
+
+
+def check_destination(url: str, *, allow_private: bool, timeout: float = TIMEOUT_SECONDS) -> None:
+    """Refuse ``url`` (FetchRefused) as a request to it would be, without sending one: its
+    scheme, and every address its host resolves to now."""
+    connection, _path = _connection(url, allow_private=allow_private, deadline=time.monotonic() + timeout)
+    connection.close()
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """What a POST got back: the status, a ``Retry-After`` in seconds if one was given, and
+    the start of the body (at most ``keep`` bytes of the at most ``max_bytes`` read)."""
+
+    status: int
+    retry_after: float | None
+    body: bytes
+
+
+def _retry_after(value: str | None) -> float | None:
+    """``Retry-After`` as seconds: a number of seconds, or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def post(
+    url: str,
+    body: bytes,
+    headers: dict[str, str],
+    *,
+    allow_private: bool,
+    timeout: float,
+    max_bytes: int = MAX_BYTES,
+    keep: int = 1024,
+) -> Answer:
+    """POST ``body`` to ``url`` under the same rules as ``fetch_json`` (checked address, no
+    redirect followed: a 3xx is just its status, ``timeout`` overall), reading at most
+    ``max_bytes`` of the answer and keeping ``keep``. Any status is an Answer; FetchRefused
+    for a refused URL, a timeout or a connection that failed. Blocking."""
+    deadline = time.monotonic() + timeout
+    connection, path = _connection(url, allow_private=allow_private, deadline=deadline)
+    try:
+        connection.request("POST", path, body=body, headers={**headers, "User-Agent": "hr-graphql-webhooks"})
+        response = connection.getresponse()
+        received = bytearray()
+        while len(received) < max_bytes:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise FetchRefused(f"{url} took longer than {timeout:g} s")
+            if connection.sock is not None:
+                connection.sock.settimeout(left)
+            chunk = response.read1(min(_CHUNK, max_bytes - len(received)))
+            if not chunk:
+                break
+            received += chunk
+        return Answer(response.status, _retry_after(response.getheader("Retry-After")), bytes(received[:keep]))
+    except FetchRefused:
+        raise
+    except TimeoutError:
+        raise FetchRefused(f"{url} took longer than {timeout:g} s") from None
+    except ssl.SSLError:
+        raise FetchRefused(f"{url}: the TLS connection failed (certificate or protocol)") from None
+    except (OSError, http.client.HTTPException):
+        raise FetchRefused(f"{url} could not be reached") from None
+    finally:
+        connection.close()
+
+
 def fetch_json(
     url: str,
     *,
@@ -110,20 +213,7 @@ def fetch_json(
 ) -> dict[str, Any]:
     """The JSON object at ``url`` (see the module docstring for every bound). Blocking."""
     deadline = time.monotonic() + timeout
-    scheme, host, port, path = check_url(url, allow_http=allow_private)
-    addresses = _resolve(host, port, deadline)
-    if not addresses:
-        raise FetchRefused(f"{host} has no address")
-    if not allow_private:
-        refused = [address for address in addresses if not is_public(address)]
-        if refused:
-            raise FetchRefused(f"{host} resolves to an address that is not public ({refused[0]})")
-    remaining = deadline - time.monotonic()
-    connection: http.client.HTTPConnection = (
-        _PinnedHTTPSConnection(host, port, addresses[0], remaining, ssl.create_default_context())
-        if scheme == "https"
-        else _PinnedHTTPConnection(host, port, addresses[0], remaining)
-    )
+    connection, path = _connection(url, allow_private=allow_private, deadline=deadline)
     try:
         connection.request("GET", path, headers={"Accept": "application/json", "User-Agent": "hr-graphql"})
         response = connection.getresponse()

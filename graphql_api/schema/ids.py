@@ -117,3 +117,6 @@ EMPLOYEE: Final = NodeIds("Employee", 1, lambda parts: EmployeeId(parts[0]))
 JOB_POSTING: Final = NodeIds("JobPosting", 1, lambda parts: JobId(parts[0]))
 APPLICATION: Final = NodeIds("Application", 2, lambda parts: (JobId(parts[0]), ApplicationId(parts[1])))
 API_KEY: Final = NodeIds("ApiKey", 1, lambda parts: ApiKeyId(parts[0]))
+WEBHOOK_ENDPOINT: Final = NodeIds("WebhookEndpoint", 1, lambda parts: parts[0])
+# A delivery is its endpoint's and its audit event's.
+WEBHOOK_DELIVERY: Final = NodeIds("WebhookDelivery", 2, lambda parts: (parts[0], parts[1]))

@@ -17,6 +17,7 @@ from graphql_api.schema.mutations import (
     organizations,
     retention,
     sign_in,
+    webhooks,
 )
 
 # Said once, appended to every mutation that writes tenant data.
@@ -184,6 +185,33 @@ class Mutation:
         "write: their refresh tokens stop working. Errors (`extensions.code`): FORBIDDEN for an API key, a platform "
         "operator, or someone else's sessions without being an admin; NOT_FOUND for an employee id that names "
         "nobody in your organisation.",
+    )
+    create_webhook_endpoint = strawberry.mutation(
+        resolver=webhooks.create_webhook_endpoint,
+        description="Registers a webhook endpoint: the organisation's audit events of the types named are POSTed "
+        "to it, signed (Standard Webhooks), retried on failure, in order per object. Returns its secret, this once. "
+        "A URL that is not https (outside development) or whose host resolves to an address that is not public is "
+        "BAD_USER_INPUT (`input.url`), as is a 21st endpoint. An audit event records it." + _ADMINS + _ERRORS,
+    )
+    update_webhook_endpoint = strawberry.mutation(
+        resolver=webhooks.update_webhook_endpoint,
+        description="Changes an endpoint's URL, event types or description, or disables or enables it. An audit "
+        "event records it." + _ADMINS + _ERRORS,
+    )
+    delete_webhook_endpoint = strawberry.mutation(
+        resolver=webhooks.delete_webhook_endpoint,
+        description="Deletes an endpoint: nothing more is sent to it. An audit event records it." + _ADMINS + _ERRORS,
+    )
+    rotate_webhook_secret = strawberry.mutation(
+        resolver=webhooks.rotate_webhook_secret,
+        description="Gives an endpoint a new signing secret, returned this once; the previous one keeps signing "
+        "beside it for 24 hours. An endpoint restored from an export needs this before anything is delivered to it. "
+        "An audit event records it." + _ADMINS + _ERRORS,
+    )
+    redeliver_webhook = strawberry.mutation(
+        resolver=webhooks.redeliver_webhook,
+        description="Sends a DELIVERED or FAILED delivery again, now, with the same `webhook-id`; a PENDING one is "
+        "a CONFLICT (it is on its way)." + _ADMINS + _ERRORS,
     )
     revoke_api_key = strawberry.mutation(
         resolver=api_keys.revoke_api_key,

@@ -132,6 +132,11 @@ def check_api_keys(context: RequestContext) -> None:
         raise forbidden("only admins manage API keys")
 
 
+def check_webhooks(context: RequestContext) -> None:
+    if not is_admin(context):
+        raise forbidden("only admins manage webhooks")
+
+
 def check_identity_provider(context: RequestContext) -> None:
     if not is_admin(context):
         raise forbidden("only admins see the organisation's identity provider")

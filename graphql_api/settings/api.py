@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from datastore.config import ConfigError, env_float, env_int
 from graphql_api.observability.logging import LOG_FORMATS, LogFormat
+from graphql_api.webhooks.settings import WebhookSettings
 
 # Printed at start-up in development; refused anywhere else.
 DEVELOPMENT_SECRET: Final = "dev-only-secret-change-me-0123456789abcdef"
@@ -256,6 +257,8 @@ class ApiSettings:
     subscription_replay_seconds: float = 86_400.0
     # Days between closing an organisation and deleting its data (datastore/lifecycle/offboarding.py).
     offboarding_grace_days: int = 30
+    # Webhooks: the retry schedule and every bound (graphql_api/webhooks/settings.py, WEBHOOK_*).
+    webhooks: WebhookSettings = field(default_factory=WebhookSettings)
 
     @property
     def development(self) -> bool:
@@ -333,6 +336,7 @@ class ApiSettings:
             subscription_replay_events=env_int(env, "SUBSCRIPTION_REPLAY_EVENTS", 1_000),
             subscription_replay_seconds=env_float(env, "SUBSCRIPTION_REPLAY_SECONDS", 86_400.0),
             offboarding_grace_days=env_int(env, "OFFBOARDING_GRACE_DAYS", 30, minimum=0),
+            webhooks=WebhookSettings.from_env(env),
         )
 
     def hosts_to_serve(self) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ import logging
 import os
 import socket
 from collections import defaultdict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from datastore.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, SessionStatus
@@ -90,6 +91,8 @@ class LiveHub:
         self.events_decoded = 0
         self.resumes = Resumes(services)
         self._task: asyncio.Task[None] | None = None
+        # Others fed every frame first, before the routing below (the webhook dispatcher's wake-ups).
+        self.listeners: list[Callable[[Frame], None]] = []
         self._sampling: asyncio.Task[None] | None = None
         self._starting: asyncio.TimerHandle | None = None
 
@@ -194,6 +197,8 @@ class LiveHub:
                 stream.catch_up()
 
     def on_frame(self, frame: Frame) -> None:
+        for listener in self.listeners:
+            listener(frame)
         if frame.type == GAP:
             log.warning("live updates: the stream reader reports a gap (%s): catching up", frame.body.decode())
             self.on_connected()

@@ -37,7 +37,15 @@ from datastore.errors import ScopeViolation, Unavailable
 from datastore.lifecycle import offboarding
 from datastore.lifecycle.export import Export
 from datastore.pagination import PageRequest
-from datastore.scope import ApiKeyScope, LayoutScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
+from datastore.scope import (
+    ApiKeyScope,
+    LayoutScope,
+    LifecycleScope,
+    PlatformScope,
+    SignInScope,
+    TenantScope,
+    WebhooksScope,
+)
 from datastore.store import Datastore
 from tests.blocking import run, run_all
 from tests.conftest import Tenant, TenantFactory, unique_domain
@@ -388,3 +396,12 @@ def test_instrumented__role_signed_requests__recorded_like_any_other(world: Role
     with calls.listening() as log:
         read_admin(world, tenant)
     assert log.operations() == ["GetItem"]
+
+
+def test_role_session__webhooks_scope__the_platform_role_listing_organisations_with_endpoints() -> None:
+    roles = RoleSettings(TENANT_ROLE, SIGNIN_ROLE, PLATFORM_ROLE, EXPORT_ROLE, LIFECYCLE_ROLE)
+    assert role_session(roles, WebhooksScope()) == RoleSession(PLATFORM_ROLE, "webhooks")
+    (statement,) = [s for s in iam.policies("arn:t")["Platform"]["Statement"] if s["Sid"] == "WebhookOrganizations"]
+    assert statement["Action"] == ["dynamodb:Query"]
+    assert statement["Resource"] == ["arn:t/index/GSI1"]  # the index only: the list, never an item
+    assert statement["Condition"]["ForAllValues:StringLike"]["dynamodb:LeadingKeys"] == ["WEBHOOKS"]

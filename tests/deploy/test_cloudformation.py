@@ -106,7 +106,17 @@ def test_template__role_policies__equal_iam_policy_command(template: dict[str, A
 
 
 def test_template__data_roles__assumable_only_by_the_functions_roles_with_tags(template: dict[str, Any]) -> None:
-    functions_roles = [{"Fn::GetAtt": [role, "Arn"]} for role in ("ServiceRole", "LiveRole", "FanOutRole")]
+    functions_roles = [
+        {"Fn::GetAtt": [role, "Arn"]}
+        for role in (
+            "ServiceRole",
+            "LiveRole",
+            "FanOutRole",
+            "WebhookStreamRole",
+            "WebhookQueueRole",
+            "WebhookSweepRole",
+        )
+    ]
     for resource in cloudformation.ROLE_RESOURCES.values():
         (statement,) = template["Resources"][resource]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
         assert statement["Principal"] == {"AWS": functions_roles}
@@ -215,7 +225,7 @@ def metrics_of(alarm: dict[str, Any]) -> list[tuple[str, str, frozenset[str]]]:
 
 def test_template__alarms__each_over_a_window_to_the_topic(template: dict[str, Any]) -> None:
     found = alarms(template)
-    assert len(found) == 14
+    assert len(found) == 19
     for name, alarm in found.items():
         # A sustained problem: several one-minute datapoints out of a longer window, never one event.
         assert alarm["EvaluationPeriods"] == cloudformation.ALARM_EVALUATION_PERIODS == 5, name
@@ -244,6 +254,8 @@ def test_template__alarms__outages_latency_and_dynamodb(template: dict[str, Any]
         ("AWS/Lambda", "IteratorAge", frozenset({"FunctionName"})),
         ("AWS/ApiGateway", "IntegrationError", frozenset({"ApiId", "Stage"})),
         ("AWS/ApiGateway", "ExecutionError", frozenset({"ApiId", "Stage"})),
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", frozenset({"QueueName"})),
+        ("HrApi", "WebhookDeliveryErrors", frozenset()),
     } == read
     latency = alarms(template)["LatencyP95Alarm"]
     assert (latency["ExtendedStatistic"], latency["Threshold"]) == ("p95", {"Ref": "LatencyP95Milliseconds"})
@@ -355,7 +367,15 @@ def test_template__hrapi_alarms__read_the_metrics_the_function_emits(
         for dimensions in directive["Dimensions"]
         for metric in directive["Metrics"]
     }
-    read = {metric for alarm in alarms(template).values() for metric in metrics_of(alarm) if metric[0] == emf.NAMESPACE}
+    read = {
+        metric
+        for name, alarm in alarms(template).items()
+        if not name.startswith(
+            "Webhook"
+        )  # the webhooks functions' (tests/graphql_api/entrypoints/test_lambda_webhooks.py)
+        for metric in metrics_of(alarm)
+        if metric[0] == emf.NAMESPACE
+    }
     assert read == {
         (emf.NAMESPACE, "Errors.UNAVAILABLE", frozenset()),
         (emf.NAMESPACE, "Errors.TIMEOUT", frozenset()),
@@ -433,3 +453,134 @@ def test_template__live_roles__manage_this_api_s_connections__only_the_fan_out_r
             for s in p["Properties"]["PolicyDocument"]["Statement"]
             if "dynamodb:GetRecords" in s["Action"]
         ]
+
+
+# --- webhooks on AWS ---------------------------------------------------------------------------
+
+
+def test_template__webhook_queue__standard_with_a_dead_letter_queue_and_a_visibility_above_the_attempt(
+    template: dict[str, Any],
+) -> None:
+    resources = template["Resources"]
+    queue = resources["WebhookQueue"]["Properties"]
+    assert "FifoQueue" not in queue  # SQS delays single messages (the retry schedule) on standard queues only
+    assert queue["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": ["WebhookDeadLetterQueue", "Arn"]},
+        "maxReceiveCount": 5,
+    }
+    consumer = resources["WebhookQueueFunction"]["Properties"]
+    # Above the function's timeout (which is above the 15 s attempt and its bookkeeping), six times it.
+    assert consumer["Timeout"] > 15 + 15
+    assert queue["VisibilityTimeout"] == 6 * consumer["Timeout"]
+    assert resources["WebhookDeadLetterQueue"]["Properties"]["MessageRetentionPeriod"] == 14 * 24 * 3600
+    # The sweep resends only what has been overdue longer than a message may still be in the queue.
+    variables = consumer["Environment"]["Variables"]
+    assert float(variables["WEBHOOK_QUEUE_LOST_AFTER_SECONDS"]) == queue["VisibilityTimeout"] * 5
+    assert variables["WEBHOOK_QUEUE_URL"] == {"Ref": "WebhookQueue"}
+
+
+def test_template__webhook_functions__the_stream_the_queue_and_the_sweep_s_schedule_wired(
+    template: dict[str, Any],
+) -> None:
+    resources = template["Resources"]
+    handlers = {
+        name: resources[f"{name}Function"]["Properties"]["Handler"]
+        for name in ("WebhookStream", "WebhookQueue", "WebhookSweep")
+    }
+    assert handlers == {
+        "WebhookStream": "graphql_api.entrypoints.lambda_webhooks.stream_handler",
+        "WebhookQueue": "graphql_api.entrypoints.lambda_webhooks.queue_handler",
+        "WebhookSweep": "graphql_api.entrypoints.lambda_webhooks.sweep_handler",
+    }
+    stream = resources["WebhookStreamEventSource"]["Properties"]
+    assert stream["EventSourceArn"] == {"Fn::GetAtt": ["Table", "StreamArn"]}
+    assert stream["FunctionName"] == {"Ref": "WebhookStreamFunction"}
+    (pattern,) = [json.loads(f["Pattern"]) for f in stream["FilterCriteria"]["Filters"]]
+    assert pattern == {"eventName": ["INSERT"], "dynamodb": {"NewImage": {"entity": {"S": ["AuditEvent"]}}}}
+    queue = resources["WebhookQueueEventSource"]["Properties"]
+    assert queue["EventSourceArn"] == {"Fn::GetAtt": ["WebhookQueue", "Arn"]}
+    assert queue["FunctionName"] == {"Ref": "WebhookQueueFunction"}
+    assert queue["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert 1 <= queue["BatchSize"] <= 10
+    rule = resources["WebhookSweepSchedule"]["Properties"]
+    assert rule["ScheduleExpression"].startswith("rate(")
+    (target,) = rule["Targets"]
+    assert target["Arn"] == {"Fn::GetAtt": ["WebhookSweepFunction", "Arn"]}
+    permission = resources["WebhookSweepInvokePermission"]["Properties"]
+    assert (permission["Principal"], permission["SourceArn"]) == (
+        "events.amazonaws.com",
+        {"Fn::GetAtt": ["WebhookSweepSchedule", "Arn"]},
+    )
+    # With the queue delivering, the API's processes run no dispatcher.
+    for function in ("Function", "WebhookQueueFunction"):
+        assert resources[function]["Properties"]["Environment"]["Variables"]["WEBHOOKS"] == "queue"
+    assert "JWT_SECRET_ARN" not in resources["WebhookQueueFunction"]["Properties"]["Environment"]["Variables"]
+
+
+def test_template__webhook_roles__least_privilege(template: dict[str, Any]) -> None:
+    resources = template["Resources"]
+    queue = {"Fn::GetAtt": ["WebhookQueue", "Arn"]}
+
+    def statements(role: str) -> list[dict[str, Any]]:
+        return [
+            statement
+            for resource in resources.values()
+            if resource["Type"] == "AWS::IAM::Policy" and {"Ref": role} in resource["Properties"]["Roles"]
+            for statement in resource["Properties"]["PolicyDocument"]["Statement"]
+        ]
+
+    expected = {
+        "WebhookStreamRole": {
+            "dynamodb:DescribeStream",
+            "dynamodb:GetRecords",
+            "dynamodb:GetShardIterator",
+            "dynamodb:ListStreams",
+            "sqs:SendMessage",
+        },
+        "WebhookQueueRole": {
+            "sqs:ReceiveMessage",
+            "sqs:DeleteMessage",
+            "sqs:GetQueueAttributes",
+            "sqs:ChangeMessageVisibility",
+            "sqs:SendMessage",
+        },
+        "WebhookSweepRole": {"sqs:SendMessage"},
+    }
+    for role, actions in expected.items():
+        found = statements(role)
+        # Items only through the data roles (LeadingKeys), as every other function.
+        assert {a for s in found for a in s["Action"]} == actions | {"sts:AssumeRole", "sts:TagSession"}, role
+        for statement in found:
+            if any(action.startswith("sqs:") for action in statement["Action"]):
+                assert statement["Resource"] == [queue], role  # that queue only
+    for role in ("ServiceRole", "LiveRole", "FanOutRole"):
+        assert not [s for s in statements(role) if any(a.startswith("sqs:") for a in s["Action"])], role
+
+
+def test_template__webhook_alarms__dead_letters_functions_lag_and_delivery_errors(template: dict[str, Any]) -> None:
+    found = alarms(template)
+    dead = found["WebhookDeadLetterAlarm"]
+    assert (dead["Namespace"], dead["MetricName"], dead["Statistic"]) == (
+        "AWS/SQS",
+        "ApproximateNumberOfMessagesVisible",
+        "Maximum",
+    )
+    assert dead["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": ["WebhookDeadLetterQueue", "QueueName"]}}
+    ]
+    assert (dead["Threshold"], dead["ComparisonOperator"]) == (0, "GreaterThanThreshold")
+    consumer = found["WebhookQueueFunctionErrorsAlarm"]
+    assert (consumer["MetricName"], consumer["Dimensions"]) == (
+        "Errors",
+        [{"Name": "FunctionName", "Value": {"Ref": "WebhookQueueFunction"}}],
+    )
+    errors = found["WebhookDeliveryErrorsAlarm"]
+    assert (errors["Namespace"], errors["MetricName"]) == ("HrApi", "WebhookDeliveryErrors")
+    lag = found["WebhookStreamIteratorAgeAlarm"]
+    assert lag["Dimensions"] == [{"Name": "FunctionName", "Value": {"Ref": "WebhookStreamFunction"}}]
+    both = {
+        q["MetricStat"]["Metric"]["Dimensions"][0]["Value"]["Ref"]
+        for q in found["WebhookFeedFunctionsErrorsAlarm"]["Metrics"]
+        if "MetricStat" in q
+    }
+    assert both == {"WebhookStreamFunction", "WebhookSweepFunction"}

@@ -10,6 +10,7 @@ import strawberry
 
 from datastore import entities, identity_providers, names, retention
 from datastore.ids import OrgId
+from datastore.webhooks import endpoints as webhook_store
 from graphql_api.execution.errors import bad_input, not_found
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids, loaders, permissions
@@ -23,6 +24,7 @@ from graphql_api.schema.types.identity_provider import IdentityProvider
 from graphql_api.schema.types.job_posting import JobPosting
 from graphql_api.schema.types.node import Node
 from graphql_api.schema.types.scalars import EmployeeOrder, JobPostingStatus, OrganizationStatus, Plan, SortOrder
+from graphql_api.schema.types.webhook import WebhookEndpoint
 
 Info = strawberry.Info[RequestContext, None]
 
@@ -242,6 +244,16 @@ class Organization(Node):
         return await paginate(
             info, loaders.audit_events_of_org, "Organization.auditLog", AuditEvent.of, first, after, descending=True
         )
+
+    @strawberry.field(
+        description="The organisation's webhook endpoints (at most 20), in the order they were created; never their "
+        "secrets. Admins only: anyone else gets FORBIDDEN (this field null, the rest of the answer intact)."
+    )
+    async def webhook_endpoints(self, info: Info) -> list[WebhookEndpoint] | None:
+        permissions.check_webhooks(info.context)
+        session = info.context.session
+        found = await session.run(webhook_store.list_endpoints, session.tenant_table())
+        return [WebhookEndpoint.of(endpoint) for endpoint in found]
 
     @strawberry.field(
         description="The organisation's API keys, ACTIVE and REVOKED, in the order they were created; never their "

@@ -14,6 +14,7 @@ from graphql import GraphQLEnumType, GraphQLSchema
 from strawberry.schema.types.base_scalars import DateTimeDefinition
 
 from datastore import entities
+from datastore.webhooks.model import DeliveryStatus
 
 E = TypeVar("E", bound=Enum)
 
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
     JobPostingStatus = entities.JobStatus
     ApplicationStatus = entities.ApplicationStatus
     ApiKeyStatus = entities.ApiKeyStatus
+    WebhookDeliveryStatus = DeliveryStatus
 else:
     Plan = described(
         entities.Plan,
@@ -158,6 +160,17 @@ else:
         {
             "ACTIVE": "It authenticates its bearer with its role.",
             "REVOKED": "Refused as UNAUTHENTICATED from the request after revokeApiKey; kept for the record.",
+        },
+    )
+    WebhookDeliveryStatus = described(
+        DeliveryStatus,
+        "WebhookDeliveryStatus",
+        "Where one event's delivery to one webhook endpoint stands.",
+        {
+            "PENDING": "Not yet answered with a 2xx: attempted at `nextAttemptAt` (the retry schedule).",
+            "DELIVERED": "The endpoint answered 2xx. redeliverWebhook sends it again.",
+            "FAILED": "The endpoint answered a final 4xx (not 408 or 429), or the retry schedule ran out. "
+            "redeliverWebhook tries again.",
         },
     )
 

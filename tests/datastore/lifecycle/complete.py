@@ -17,6 +17,7 @@ from typing import Final
 from datastore import (
     api_keys,
     applications,
+    departments,
     documents,
     employees,
     gateway,
@@ -30,6 +31,8 @@ from datastore import (
 from datastore.entities import ApiKey, Application, Department, Employee, JobPosting, Role
 from datastore.records import GatewayConnection, GatewaySubscription, ResumePoint
 from datastore.table import Table
+from datastore.webhooks import endpoints as webhook_endpoints
+from datastore.webhooks import outbox
 from tests.blocking import run
 from tests.conftest import Tenant
 
@@ -59,6 +62,9 @@ KINDS_WRITTEN: Final = frozenset(
         layout.IDEMPOTENCY.tag,
         layout.PERSISTED_DOCUMENT.tag,
         layout.GATEWAY_CONNECTION.tag,
+        layout.WEBHOOK_ENDPOINT.tag,
+        layout.WEBHOOK_DELIVERY.tag,
+        layout.WEBHOOK_CURSOR.tag,
         layout.GATEWAY_SUBSCRIPTION.tag,
         layout.GATEWAY_LOOKUP.tag,
     }
@@ -146,7 +152,20 @@ def complete(tenant: Tenant) -> Complete:
     )
     run(sessions.sign_out_everywhere(table, leaver.emp_id))
     _live_connection(table, employee)
+    _webhooks(table)
     return Complete(tenant, department, employee, leaver, job, application, api_key, secret, refresh_token, issuer)
+
+
+def _webhooks(table: Table) -> None:
+    """An endpoint subscribed to department events, with a delivery and the dispatcher's cursor."""
+    hook = run(webhook_endpoints.create_endpoint(table, url_text="https://hooks.example/hr", types=["department.*"]))
+    listed = run(webhook_endpoints.list_endpoints(table, consistent=True))
+    run(departments.create_department(table, name="Hooked"))
+    start = outbox.start_after(listed, None, back=timedelta(0))
+    assert start is not None
+    enqueued = run(outbox.enqueue(table, listed, start))
+    assert enqueued.written and enqueued.last_event_id is not None and hook.secret is not None
+    run(outbox.save_cursor(table, enqueued.last_event_id))
 
 
 def _live_connection(table: Table, employee: Employee) -> None:

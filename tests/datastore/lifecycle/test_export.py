@@ -18,6 +18,7 @@ from datastore.model import ENTITY
 from datastore.pagination import PageRequest
 from datastore.scope import LifecycleScope
 from datastore.table import Table
+from datastore.webhooks import endpoints as webhook_endpoints
 from tests.blocking import run, run_all
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore.lifecycle.complete import Complete, complete
@@ -54,6 +55,8 @@ def test_export__every_exported_kind__no_secret__nothing_else(whole: Complete, m
     text = b"".join(lines)
     assert whole.api_key.secret_hash.encode() not in text  # neither the record's hash nor the lookup item
     assert whole.secret.encode() not in text
+    [hook] = run(webhook_endpoints.list_endpoints(whole.tenant.table, consistent=True))
+    assert hook.secret is not None and hook.secret.encode() not in text  # a webhook's signing secret neither
     assert b"PersistedDocument" not in text
     assert other.tenant.org_id.encode() not in text and other.employee.email.encode() not in text
     assert set(log.operations()) <= {"Query", "BatchGetItem", "GetItem"}

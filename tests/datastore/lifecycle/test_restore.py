@@ -30,6 +30,7 @@ from datastore.lifecycle.restore import FileSource, Refused, Restore, TableSourc
 from datastore.pagination import PageRequest
 from datastore.scope import ApiKeyScope, LifecycleScope, SignInScope, TenantScope
 from datastore.table import Table
+from datastore.webhooks import endpoints as webhook_endpoints
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore.lifecycle.complete import Complete, complete
@@ -78,6 +79,9 @@ def test_round_trip__export_restore_into_an_empty_table_export__the_same_lines(
     [key] = run(api_keys.list_api_keys(target.with_scope(TenantScope(OrgId(org_id))), _first(10))).items
     assert key.secret_hash is None
     assert run(api_keys.find_grant(target.with_scope(ApiKeyScope()), whole.secret)) is None
+    # A webhook endpoint restored from a file has no secret: nothing is sent until it is rotated.
+    [hook] = run(webhook_endpoints.list_endpoints(target.with_scope(TenantScope(OrgId(org_id))), consistent=True))
+    assert hook.needs_rotation and hook.secret is None
 
 
 def test_round_trip__audit_retention_and_every_events_expiry__exported_and_restored_as_they_were(
