@@ -11,7 +11,7 @@ from pathlib import Path
 import jwt
 
 from datastore import ids, organizations
-from datastore.async_client import AsyncDynamo
+from datastore.async_client import AsyncDynamo, Mirror
 from datastore.client import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal, free_port
@@ -42,7 +42,7 @@ def test_token__configured_endpoint__only_the_token_on_stdout_and_the_table_on_s
 
 
 def test_token__its_own_engine_on_another_data_folder__diagnostics_on_stderr(
-    tmp_path: Path, settings: DatastoreSettings, dynamo: AsyncDynamo
+    tmp_path: Path, settings: DatastoreSettings
 ) -> None:
     """No server runs on this data folder, so the command starts DynamoDB Local itself: the line
     saying so, and which table the token came from, go to stderr."""
@@ -50,7 +50,8 @@ def test_token__its_own_engine_on_another_data_folder__diagnostics_on_stderr(
     table_name = f"hr-token-{ids.new_id().lower()}"
     domain = unique_domain()
     with DynamoDBLocal(settings.local_cache_dir, port=free_port(), data_dir=data_dir) as local:
-        client = make_client(replace(settings, endpoint_url=local.endpoint_url), local.endpoint_url)
+        engine = replace(settings, endpoint_url=local.endpoint_url)
+        client, dynamo = make_client(engine, local.endpoint_url), AsyncDynamo.of(Mirror.of(engine))
         provisioned(client, dynamo, table_name)
         _org, admin = run(
             organizations.create_organization(
