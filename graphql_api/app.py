@@ -151,10 +151,11 @@ def create_app(
     live = LiveHub(services, None) if settings.lambda_function else LiveHub.for_services(services)
     services.live = live
     # Webhooks (graphql_api/webhooks/): every process races for the dispatcher's lease; the
-    # change feed's audit events wake the holder. Under Lambda AWS's functions deliver instead.
-    # Imported here: a Lambda function (which never makes one) does not load it at its cold start.
+    # change feed's audit events wake the holder. Under Lambda AWS's functions deliver instead,
+    # and a process whose datastore reads no change feed (the tools, an app embedded without
+    # one) delivers nothing. Imported here: a Lambda function does not load it at its cold start.
     dispatcher: Dispatcher | None = None
-    if settings.webhooks.enabled and not settings.lambda_function:
+    if settings.webhooks.enabled and not settings.lambda_function and datastore.feed is not None:
         from graphql_api.webhooks.dispatcher import Dispatcher
 
         dispatcher = Dispatcher(

@@ -19,7 +19,6 @@ first invocation serve every warm one. ``close`` is for whoever ends it (the tes
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -30,12 +29,13 @@ from datastore.config import ConfigError, DatastoreSettings
 from datastore.scope import LayoutScope
 from datastore.store import Datastore
 from graphql_api.observability.logging import configure_logging
+from graphql_api.settings import process_environment
 from graphql_api.settings.api import log_format
 from graphql_api.webhooks.queue import SqsQueue
 from graphql_api.webhooks.queue_delivery import QueueDelivery
 from graphql_api.webhooks.settings import WebhookSettings
 
-_env = dict(os.environ)
+_env = process_environment()
 _development = _env.get("HR_ENV", "development") == "development"
 configure_logging(log_format(_env, _development))
 _settings = WebhookSettings.from_env(_env)

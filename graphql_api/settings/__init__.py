@@ -117,6 +117,12 @@ def hand_down_to_workers(
         os.environ.setdefault(name, value)  # defaults only: what the environment says wins
 
 
+def process_environment() -> dict[str, str]:
+    """This process's environment, for an entry point that parses only its own part of the
+    settings (the webhooks' Lambda functions serve no API, so they have no JWT secret to load)."""
+    return dict(os.environ)
+
+
 def child_environment(overrides: Mapping[str, str]) -> dict[str, str]:
     """The environment for a child process that loads its own settings: ours, with overrides."""
     return {**os.environ, **overrides}

@@ -264,11 +264,31 @@ CASES: Final[list[tuple[str, Case, str]]] = [
     ("erasePerson", lambda api, t: (api.admin_of(t), {"id": "not an id"}), "input.id"),
     ("setAuditRetention", lambda api, t: (api.admin_of(t), {"days": 1}), "input.days"),
     ("closeOrganization", lambda api, t: (api.platform, {"orgId": "not an id"}), "input.orgId"),
+    (
+        "createWebhookEndpoint",
+        lambda api, t: (api.admin_of(t), {"url": "ftp://hooks.example/hr", "eventTypes": ["employee.*"]}),
+        "input.url",
+    ),
+    (
+        "createWebhookEndpoint",
+        lambda api, t: (api.admin_of(t), {"url": "https://1.1.1.1/hr", "eventTypes": ["employee.fly"]}),
+        "input.eventTypes",
+    ),
+    ("updateWebhookEndpoint", lambda api, t: (api.admin_of(t), {"id": "not an id"}), "input.id"),
+    ("deleteWebhookEndpoint", lambda api, t: (api.admin_of(t), {"id": "not an id"}), "input.id"),
+    ("rotateWebhookSecret", lambda api, t: (api.admin_of(t), {"id": "not an id"}), "input.id"),
+    ("redeliverWebhook", lambda api, t: (api.admin_of(t), {"deliveryId": "not an id"}), "input.deliveryId"),
 ]
+
+# Mutations whose input type is shared rather than named after them.
+INPUT_TYPES: Final = {
+    "deleteWebhookEndpoint": "WebhookEndpointIdInput",
+    "rotateWebhookSecret": "WebhookEndpointIdInput",
+}
 
 
 def _document(mutation: str) -> str:
-    input_type = mutation[0].upper() + mutation[1:] + "Input"
+    input_type = INPUT_TYPES.get(mutation, mutation[0].upper() + mutation[1:] + "Input")
     return f"mutation($input: {input_type}!) {{ {mutation}(input: $input) {{ __typename }} }}"
 
 
