@@ -2,7 +2,8 @@
 
 Each request's partition keys (table or index) lie in one organisation's ``ORG#<orgId>``
 space, or on a named path: identity ``EMAIL#`` items, email domain ``DOMAIN#`` markers, the
-platform's ``ORGS`` list (read on GSI1 only), API key lookup items (``APIKEY#<sha256>``),
+platform's ``ORGS`` list (read on GSI1 only), the organisations with webhook endpoints
+(``WEBHOOKS``, on GSI1 too), API key lookup items (``APIKEY#<sha256>``),
 identity provider clients (``ISSUER#<issuer>``), refresh token lookup items
 (``REFRESH#<sha256>``), the table's data-layout items (``LAYOUT``), a stream reader's lease
 and checkpoints (``FEED#``), a WebSocket connection's lookup on AWS (``WSCONN#``),
@@ -60,6 +61,7 @@ def named_space(partition_key: str) -> bool:
         or keys.is_identity_pk(partition_key)
         or keys.is_domain_pk(partition_key)
         or partition_key == keys.ORGS_PK
+        or partition_key == keys.WEBHOOKS_PK
         or keys.is_api_key_lookup_pk(partition_key)
         or keys.is_issuer_pk(partition_key)
         or keys.is_refresh_lookup_pk(partition_key)

@@ -200,19 +200,21 @@ def test_asgi_entry__role_settings_in_environment__tenant_request_signed_as_its_
             response = http.post("/graphql", json={"query": ME}, headers={"Authorization": f"Bearer {token}"})
         assert response.json()["data"] == {"me": {"email": tenant.admin.email}}
         # The tenant's request, signed by its tenant session; beside it, only the server's stream
-        # reader (its lease and checkpoints, under the platform role's "feed" session).
+        # reader (its lease and checkpoints, under the platform role's "feed" session) and its
+        # webhook dispatcher (its lease, and the organisations with endpoints: "webhooks").
         sessions = assumed.snapshot()
         [session] = [assumed_session for assumed_session in sessions if assumed_session.role_arn == TENANT_ROLE]
         assert session.tags == {"org": tenant.org_id}
         assert {(other.role_arn, other.session_name) for other in sessions if other is not session} <= {
-            (PLATFORM_ROLE_ARN, "feed")
+            (PLATFORM_ROLE_ARN, "feed"),
+            (PLATFORM_ROLE_ARN, "webhooks"),
         }
-        # Item requests only: the reader's DescribeTable (no item) goes with the process's own
-        # credentials, as its stream reads do.
+        # The item requests in the tenant's space: the reader's DescribeTable (no item) goes with
+        # the process's own credentials, as its stream reads do.
         tenant_requests = [
             request
             for request in signed.snapshot()
-            if request.partition_keys and not any(keys.is_feed_pk(pk) for pk in request.partition_keys)
+            if request.partition_keys and all(keys.org_id_of(pk) == tenant.org_id for pk in request.partition_keys)
         ]
         assert tenant_requests and {request.access_key for request in tenant_requests} == {session.access_key}
     finally:
