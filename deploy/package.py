@@ -25,6 +25,11 @@ PACKAGES: Final = ("datastore", "graphql_api")
 PLATFORM: Final = "manylinux2014_x86_64"
 PYTHON_VERSION: Final = "3.11"
 DEFAULT_OUTPUT: Final = ROOT / "build" / "lambda.zip"
+# botocore ships the model of every AWS service, half the zip; the functions make clients of
+# these alone (tests/deploy/test_package.py holds this list to the clients the code makes).
+BOTOCORE_SERVICES: Final = frozenset(
+    {"apigatewaymanagementapi", "dynamodb", "dynamodbstreams", "secretsmanager", "sqs", "sts"}
+)
 
 
 class PackageError(Exception):
@@ -63,6 +68,14 @@ def install_dependencies(target: Path) -> None:
         raise PackageError(f"pip could not install the Lambda dependencies:\n{tail}")
 
 
+def prune_botocore(site: Path) -> None:
+    """Drop the models of the services no function makes a client of (botocore reads a model
+    only when a client of its service is made)."""
+    for entry in (site / "botocore" / "data").iterdir():
+        if entry.is_dir() and entry.name not in BOTOCORE_SERVICES:
+            shutil.rmtree(entry)
+
+
 def _zip_tree(archive: zipfile.ZipFile, root: Path, tree: Path) -> None:
     for path in sorted(tree.rglob("*")):
         if path.is_dir() or "__pycache__" in path.parts or path.suffix == ".pyc":
@@ -75,6 +88,7 @@ def build(output: Path = DEFAULT_OUTPUT) -> Path:
     with tempfile.TemporaryDirectory() as scratch:
         staging = Path(scratch)
         install_dependencies(staging)
+        prune_botocore(staging)
         for package in PACKAGES:
             shutil.copytree(ROOT / package, staging / package, ignore=shutil.ignore_patterns("__pycache__"))
         partial = output.with_suffix(".zip.partial")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import zipfile
@@ -111,3 +112,15 @@ def test_package__unpacked_zip__imports_and_answers_graphql(
     answered = json.loads(live.stdout.strip().splitlines()[-1])
     assert answered["connect"] == {"statusCode": 200, "headers": {"Sec-WebSocket-Protocol": "graphql-transport-ws"}}
     assert answered["stream"] == {"organisations": 0, "delivered": 0}
+
+
+def test_botocore_services__every_client_the_code_makes__its_model_kept_in_the_zip() -> None:
+    """The zip keeps botocore's models of ``BOTOCORE_SERVICES`` alone: every service the product
+    makes a client of (``boto3.client("sqs")``, ``local_client("dynamodb", ...)``, spelt as a
+    string literal where the client is made) must be among them, or that client fails on AWS."""
+    made: set[str] = set()
+    for source in sorted((package.ROOT / "datastore").rglob("*.py")) + sorted(
+        (package.ROOT / "graphql_api").rglob("*.py")
+    ):
+        made.update(re.findall(r'(?:boto3|session|local_client)\.?\w*\(\s*"([a-z0-9-]+)"', source.read_text()))
+    assert made and made <= package.BOTOCORE_SERVICES, sorted(made - package.BOTOCORE_SERVICES)
