@@ -25,9 +25,18 @@ def make_client(settings: DatastoreSettings, endpoint_url: str | None = None) ->
     the whole client when one caller is throttled. Short timeouts bound one call, as the
     data plane's (datastore/config.py).
     """
+    config = _table_service_config(settings)
+    client: DynamoDBClient = local_client("dynamodb", settings.region, endpoint_url or settings.endpoint_url, config)
+    return client
+
+
+def _table_service_config(settings: DatastoreSettings) -> Config:
+    """The control plane's and the stream's clients' bounds: DynamoDB's attempts and connect
+    timeout, a read timeout of at least 5 s (a CreateTable or a GetRecords may take that), few
+    connections (one caller at a time each)."""
     from botocore.config import Config
 
-    config = Config(
+    return Config(
         # "total_max_attempts" counts the first try; botocore's "max_attempts" counts retries only.
         retries={"mode": "standard", "total_max_attempts": settings.max_attempts},
         max_pool_connections=4,
@@ -35,8 +44,6 @@ def make_client(settings: DatastoreSettings, endpoint_url: str | None = None) ->
         read_timeout=max(settings.read_timeout, 5.0),
         tcp_keepalive=True,
     )
-    client: DynamoDBClient = local_client("dynamodb", settings.region, endpoint_url or settings.endpoint_url, config)
-    return client
 
 
 def make_sts_client(settings: DatastoreSettings) -> STSClient:
@@ -63,15 +70,7 @@ def make_streams_client(settings: DatastoreSettings, endpoint_url: str | None = 
     them). One reader per server instance polls it, so it needs few connections; its timeouts
     are DynamoDB's.
     """
-    from botocore.config import Config
-
-    config = Config(
-        retries={"mode": "standard", "total_max_attempts": settings.max_attempts},
-        max_pool_connections=4,
-        connect_timeout=settings.connect_timeout,
-        read_timeout=max(settings.read_timeout, 5.0),
-        tcp_keepalive=True,
-    )
+    config = _table_service_config(settings)
     return local_client("dynamodbstreams", settings.region, endpoint_url or settings.endpoint_url, config)
 
 
