@@ -35,6 +35,8 @@ import json
 import socket
 import ssl
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
@@ -161,6 +163,24 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
+@contextmanager
+def _exchange(url: str, timeout: float, connection: http.client.HTTPConnection) -> Iterator[None]:
+    """One exchange on ``connection``: its transport's failures as FetchRefused, in the same words
+    for a fetch and a POST, and the connection closed after, however it ended."""
+    try:
+        yield
+    except FetchRefused:
+        raise
+    except TimeoutError:
+        raise FetchRefused(f"{url} took longer than {timeout:g} s") from None
+    except ssl.SSLError:
+        raise FetchRefused(f"{url}: the TLS connection failed (certificate or protocol)") from None
+    except (OSError, http.client.HTTPException):
+        raise FetchRefused(f"{url} could not be reached") from None
+    finally:
+        connection.close()
+
+
 def post(
     url: str,
     body: bytes,
@@ -177,7 +197,7 @@ def post(
     for a refused URL, a timeout or a connection that failed. Blocking."""
     deadline = time.monotonic() + timeout
     connection, path = _connection(url, allow_private=allow_private, deadline=deadline)
-    try:
+    with _exchange(url, timeout, connection):
         connection.request("POST", path, body=body, headers={**headers, "User-Agent": "hr-graphql-webhooks"})
         response = connection.getresponse()
         received = bytearray()
@@ -192,16 +212,6 @@ def post(
                 break
             received += chunk
         return Answer(response.status, _retry_after(response.getheader("Retry-After")), bytes(received[:keep]))
-    except FetchRefused:
-        raise
-    except TimeoutError:
-        raise FetchRefused(f"{url} took longer than {timeout:g} s") from None
-    except ssl.SSLError:
-        raise FetchRefused(f"{url}: the TLS connection failed (certificate or protocol)") from None
-    except (OSError, http.client.HTTPException):
-        raise FetchRefused(f"{url} could not be reached") from None
-    finally:
-        connection.close()
 
 
 def fetch_json(
@@ -214,7 +224,7 @@ def fetch_json(
     """The JSON object at ``url`` (see the module docstring for every bound). Blocking."""
     deadline = time.monotonic() + timeout
     connection, path = _connection(url, allow_private=allow_private, deadline=deadline)
-    try:
+    with _exchange(url, timeout, connection):
         connection.request("GET", path, headers={"Accept": "application/json", "User-Agent": "hr-graphql"})
         response = connection.getresponse()
         if response.status != 200:
@@ -232,16 +242,6 @@ def fetch_json(
             body += chunk
             if len(body) > max_bytes:
                 raise FetchRefused(f"{url} answered more than {max_bytes} bytes")
-    except FetchRefused:
-        raise
-    except TimeoutError:
-        raise FetchRefused(f"{url} took longer than {timeout:g} s") from None
-    except ssl.SSLError:
-        raise FetchRefused(f"{url}: the TLS connection failed (certificate or protocol)") from None
-    except (OSError, http.client.HTTPException):
-        raise FetchRefused(f"{url} could not be reached") from None
-    finally:
-        connection.close()
     try:
         document = json.loads(body)
     except (UnicodeDecodeError, ValueError):
