@@ -275,8 +275,14 @@ def test_connections_over_the_organisation_s_bound__1013__retried_until_there_is
         [closed] = second.until("closed", seconds=20)[:1]
         assert closed["closed"] == 1013 and "your organisation" in closed["reason"]
         second.until("connecting", count=2, seconds=20)  # graphql-ws tries again by itself
+        firsts = set(live_app.state.live.streams.get(tenant.org_id, ()))
         first.close()  # room for one
-        subscribed(live_app, tenant.org_id, seconds=30)
+        # The second's own subscription, not the first's on its way out: it takes what is
+        # written from then on, so the write waits for it.
+        deadline = time.monotonic() + 30
+        while not set(live_app.state.live.streams.get(tenant.org_id, ())) - firsts:
+            assert time.monotonic() < deadline, "the second client's subscription did not start"
+            time.sleep(0.02)
         department = run(departments.create_department(tenant.table, name="Second in"))
         second.until("events", seconds=30)
     assert audited(second.results()) == [department.dept_id]
