@@ -41,9 +41,9 @@ class Served:
     http: httpx.Client
     settings: ApiSettings
 
-    def me(self, tenant: Tenant) -> str:
+    def me(self, tenant: Tenant, http: httpx.Client | None = None) -> str:
         token = issue_token(self.settings, subject=tenant.admin.emp_id, org_id=tenant.org_id, role="admin")
-        response = self.http.post("/graphql", json={"query": ME}, headers={"Authorization": f"Bearer {token}"})
+        response = (http or self.http).post("/graphql", json={"query": ME}, headers={"Authorization": f"Bearer {token}"})
         assert response.status_code == 200, response.text
         body = response.json()
         assert "errors" not in body, body
@@ -51,9 +51,19 @@ class Served:
         return email
 
     def concurrently(self, tenants: list[Tenant]) -> None:
-        """One request per entry of ``tenants``, all at once; each must see its own admin."""
-        with ThreadPoolExecutor(len(tenants)) as pool:
-            seen = list(pool.map(self.me, tenants))
+        """One request per entry of ``tenants``, all at once; each must see its own admin.
+
+        Each request has a client of its own: httpx's pool, shared by this many threads, can
+        close a connection it has just handed to one of them (encode/httpcore#1110), and that
+        request then reads a closed socket (``[Errno 9] Bad file descriptor``).
+        """
+        clients = [httpx.Client(base_url=self.http.base_url, timeout=self.http.timeout) for _ in tenants]
+        try:
+            with ThreadPoolExecutor(len(tenants)) as pool:
+                seen = list(pool.map(self.me, tenants, clients))
+        finally:
+            for client in clients:
+                client.close()
         assert seen == [tenant.admin.email for tenant in tenants]
 
 
