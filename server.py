@@ -23,30 +23,24 @@ from typing import TYPE_CHECKING, Any, BinaryIO, Never, TextIO, TypeVar
 
 import uvicorn
 
-from datastore import (
-    calls,
-    documents,
-    employees,
-    identities,
-    ids,
-    items,
-    layout_version,
-    organizations,
-    probe,
-)
+from datastore.aws import calls, probe
+from datastore.aws.iam import ROLES, policies
 from datastore.config import ConfigError, DatastoreSettings
 from datastore.dev.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.dev.npm import NpmError
-from datastore.entities import Employee, Organization, OrganizationStatus
 from datastore.errors import Conflict, InvalidInput, NotFound, Unavailable
-from datastore.iam import ROLES, policies
-from datastore.ids import EmployeeId, OrgId
-from datastore.pagination import every
-from datastore.provision import ensure_table
-from datastore.records import DeletionReceipt
-from datastore.scope import LayoutScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
-from datastore.store import Datastore
-from datastore.table import Table
+from datastore.kinds.entities import Employee, Organization, OrganizationStatus
+from datastore.kinds.records import DeletionReceipt
+from datastore.signin import identities
+from datastore.table.pagination import every
+from datastore.table.scoped import Table
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import LayoutScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
+from datastore.tenants import employees, organizations, persisted_documents
+from datastore.upkeep import layout_version
+from datastore.upkeep.provision import ensure_table
+from datastore.values import ids, items
+from datastore.values.ids import EmployeeId, OrgId
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.entrypoints import worker_pool
@@ -65,7 +59,7 @@ from graphql_api.settings import Settings, hand_down_to_workers
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-    from datastore import migration
+    from datastore.upkeep import migration
     from graphql_api.schema import evolution
 
 # The tools' own modules (progress bars, the lifecycle commands, the template, the schema's
@@ -171,7 +165,7 @@ def on_event_loop(datastore: Datastore, work: Callable[[], Coroutine[Any, Any, T
     """A command's DynamoDB work, awaited on one event loop of its own (``asyncio.run``).
 
     The loop's connections to DynamoDB are closed before it ends (they belong to it,
-    datastore/async_http.py), and the boto3 clients made for the control plane after.
+    datastore/aws/exchange.py), and the boto3 clients made for the control plane after.
     """
 
     async def whole() -> T:
@@ -187,7 +181,7 @@ def on_event_loop(datastore: Datastore, work: Callable[[], Coroutine[Any, Any, T
 
 
 async def check_layout(datastore: Datastore, *, serve_anyway: bool, say: Say = say, warn: Say | None = None) -> None:
-    """Refuse to serve data in another layout than this release's (datastore/layout_version.py)."""
+    """Refuse to serve data in another layout than this release's (datastore/upkeep/layout_version.py)."""
     try:
         found = await layout_version.check_at_start(datastore.table(LayoutScope()), serve_anyway=serve_anyway)
     except layout_version.LayoutMismatch as error:
@@ -471,8 +465,8 @@ def _persisted_operations(settings: DatastoreSettings, days: timedelta) -> list[
 
         async def reading() -> None:
             async for org_id in _chosen_organizations(datastore, None):
-                async for stored in documents.list_documents(datastore.table(TenantScope(org_id)), org_id):
-                    seen = documents.registered_at(stored)
+                async for stored in persisted_documents.list_documents(datastore.table(TenantScope(org_id)), org_id):
+                    seen = persisted_documents.registered_at(stored)
                     if seen >= since:
                         found.append(
                             evolution.ClientOperation("persisted", stored.sha256, stored.document, org_id, seen)
@@ -515,7 +509,7 @@ def check_counts(args: argparse.Namespace) -> int:
     Exit status: 0 when nothing differed (or, with --fix, every difference was repaired),
     1 when a difference was found and --fix not given.
     """
-    from datastore import counts
+    from datastore.upkeep import counts
 
     settings = Settings.load().datastore
     org = _org_option(args.org)
@@ -557,7 +551,7 @@ def index_names(args: argparse.Namespace) -> int:
     One line per organisation as it is done, so a long run shows its progress and a failed
     one shows how far it got (running it again is safe: it rewrites the same entries).
     """
-    from datastore import name_backfill
+    from datastore.upkeep import name_backfill
 
     settings = Settings.load().datastore
     org = _org_option(args.org)
@@ -590,7 +584,7 @@ class _MigrationBar:
         self.bar = tqdm(total=total, unit="org", desc="migrating", disable=self.quiet)
 
     def done(self, outcome: migration.Progress | migration.Failure) -> None:
-        from datastore import migration
+        from datastore.upkeep import migration
 
         if self.bar is None:
             return
@@ -613,7 +607,7 @@ def migrate(args: argparse.Namespace) -> int:
     changing, data of a later release): the version is not stamped, and running the command
     again resumes where this run stopped.
     """
-    from datastore import migration
+    from datastore.upkeep import migration
 
     settings = Settings.load().datastore
     # Never beside a running engine (reuse=False): a server of the earlier release must be

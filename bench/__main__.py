@@ -30,7 +30,7 @@ from bench.queries import Q1, Q2, Q3, Q5, Q7, q4, q6, q6_cursors
 from bench.targets import print_verdicts
 from bench.warmup import cpu_ticks, warm_up
 from datastore.dev.local import DynamoDBLocal, free_port
-from datastore.ids import new_id
+from datastore.values.ids import new_id
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids
 from graphql_api.settings import Settings, child_environment

@@ -8,7 +8,7 @@ as the server runs, N times each in turn, R rounds, back to back or ``MS`` apart
 - ``socket``: the very request the product signs, its bytes replayed on one kept-alive
   connection (asyncio streams): DynamoDB Local's own time plus loopback.
 - ``connection``: the same signed request through the product's kept-alive connections
-  (datastore/http_connections.py: asyncio's transport, httptools' parser), the HTTP client's part.
+  (datastore/aws/connections.py: asyncio's transport, httptools' parser), the HTTP client's part.
 - ``aiohttp``: the same through an aiohttp session set up as the product's was before it
   moved to those connections, kept for comparison.
 - ``product``: ``by_id.get_by_id``, the entity loader's call (aiodynamo's signing and
@@ -33,12 +33,12 @@ from aiodynamo.http.types import Request, Response
 
 from bench.in_process import in_process
 from bench.wake import process_asleep
-from datastore import by_id
-from datastore.by_id import Kind
+from datastore.aws.connections import ConnectionPool, Endpoint, request_bytes
 from datastore.config import DatastoreSettings
-from datastore.http_connections import ConnectionPool, Endpoint, request_bytes
-from datastore.scope import TenantScope
-from datastore.store import Datastore
+from datastore.table import by_id
+from datastore.table.by_id import Kind
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import TenantScope
 
 Call = Callable[[], Awaitable[None]]
 

@@ -7,7 +7,7 @@ from an asyncio event loop as the API does; the figure is the process's CPU
 calls: a 20-item Query (a department's members, the issue's measurement) and a 100-key
 BatchGetItem (100 employees, the size the loaders send).
 
-- ``aiodynamo``: the product's data path, ``Table`` over datastore/async_client.py (signing,
+- ``aiodynamo``: the product's data path, ``Table`` over datastore/aws/client.py (signing,
   retries, the CRC32 check, the call log, orjson), on the loop.
 - ``aiobotocore`` and ``aiobotocore + orjson`` (orjson in its ``before-parse`` hook), on the
   loop: the alternative weighed against it, only where aiobotocore is installed.
@@ -31,10 +31,12 @@ import orjson
 from bench.dataset import seeded
 from bench.floor import Floor, stock_client
 from bench.warmup import warm_up
-from datastore import employees, ids, layout
 from datastore.dev.local import DynamoDBLocal
-from datastore.scope import TenantScope
-from datastore.store import Datastore
+from datastore.kinds import layout
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants import employees
+from datastore.values import ids
 from graphql_api.settings import Settings
 
 Call = Callable[[], Awaitable[Any]]

@@ -11,15 +11,16 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from datastore import items, organizations
 from datastore.config import DatastoreSettings
 from datastore.dev.seed import Bulk
-from datastore.entities import Department, Employee, JobPosting, Plan
-from datastore.ids import new_id
-from datastore.provision import ensure_table
-from datastore.scope import LayoutScope, PlatformScope
-from datastore.store import Datastore
-from datastore.table import Table
+from datastore.kinds.entities import Department, Employee, JobPosting, Plan
+from datastore.table.scoped import Table
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import LayoutScope, PlatformScope
+from datastore.tenants import organizations
+from datastore.upkeep.provision import ensure_table
+from datastore.values import items
+from datastore.values.ids import new_id
 
 T = TypeVar("T")
 

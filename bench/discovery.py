@@ -26,11 +26,11 @@ import httpx
 
 from bench.__main__ import Server, server_env
 from bench.dataset import on_loop, provisioned
-from datastore import organizations
 from datastore.dev.local import DynamoDBLocal
-from datastore.entities import Plan
-from datastore.ids import new_id
-from datastore.store import Datastore
+from datastore.kinds.entities import Plan
+from datastore.table.store import Datastore
+from datastore.tenants import organizations
+from datastore.values.ids import new_id
 from graphql_api.settings import Settings
 
 CUSTOMER = "someone@bench.example"  # a customer's organisation, with no provider of its own

@@ -31,7 +31,7 @@ import asyncio, json, sys, time
 from dataclasses import replace
 import httpx
 from bench.queries import Q1
-from datastore.store import Datastore
+from datastore.table.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.settings import Settings
 from graphql_api.settings.api import ApiSettings

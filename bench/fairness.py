@@ -47,12 +47,13 @@ from graphql import parse
 from bench.__main__ import API, Server, pct, server_env
 from bench.dataset import Dataset, build, on_loop, provisioned
 from bench.queries import Q1
-from datastore import ids, organizations
 from datastore.dev.local import DynamoDBLocal
 from datastore.dev.seed import Bulk
-from datastore.entities import Plan
-from datastore.store import Datastore
-from datastore.table import Table
+from datastore.kinds.entities import Plan
+from datastore.table.scoped import Table
+from datastore.table.store import Datastore
+from datastore.tenants import organizations
+from datastore.values import ids
 from graphql_api.auth.tokens import issue_token
 from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.limits.query_cost import query_cost

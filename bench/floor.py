@@ -15,9 +15,10 @@ from typing import Any
 import orjson
 
 from bench.dataset import Dataset, item_size
-from datastore import keys, layout
-from datastore.client import local_client
+from datastore.aws.control_plane import local_client
 from datastore.config import DatastoreSettings
+from datastore.kinds import layout
+from datastore.tenancy import keys
 
 POOL = ThreadPoolExecutor(64, thread_name_prefix="floor")
 

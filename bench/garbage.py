@@ -25,7 +25,7 @@ import uvloop
 from bench.in_process import in_process
 from bench.queries import Q1, Q3
 from datastore.dev.local import free_port
-from datastore.store import Datastore
+from datastore.table.store import Datastore
 from graphql_api.app import create_app
 
 # Each kind: the caller, the document, and whether its answer carries errors (checked: otherwise

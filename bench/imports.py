@@ -26,12 +26,12 @@ import orjson
 
 from bench.__main__ import API, Server, server_env
 from bench.dataset import on_loop, provisioned
-from datastore import departments, organizations
 from datastore.dev.local import DynamoDBLocal
-from datastore.entities import Employee, Organization, Plan
-from datastore.ids import new_id
-from datastore.scope import TenantScope
-from datastore.store import Datastore
+from datastore.kinds.entities import Employee, Organization, Plan
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants import departments, organizations
+from datastore.values.ids import new_id
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids
 from graphql_api.settings import Settings

@@ -16,10 +16,10 @@ from typing import Any, TypeVar
 from bench.__main__ import SECRET
 from bench.dataset import Dataset, seeded
 from bench.serve import RAISED_LIMITS
-from datastore import ids
 from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal
-from datastore.store import Datastore
+from datastore.table.store import Datastore
+from datastore.values import ids
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings import Settings
 from graphql_api.settings.api import ApiSettings

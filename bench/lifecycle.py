@@ -33,18 +33,19 @@ from datetime import timedelta
 from pathlib import Path
 
 from bench.dataset import on_loop, provisioned
-from datastore import applications, calls, employees, organizations
+from datastore.aws import calls
 from datastore.dev.local import DynamoDBLocal
 from datastore.dev.seed import Bulk
-from datastore.entities import Plan, Role
-from datastore.ids import EmployeeId, OrgId, new_id
+from datastore.kinds.entities import Plan, Role
+from datastore.kinds.model import ENTITY
 from datastore.lifecycle import erasure, offboarding, restore, walk
 from datastore.lifecycle.export import Export
-from datastore.model import ENTITY
-from datastore.provision import ensure_table
-from datastore.scope import LayoutScope, LifecycleScope, TenantScope
-from datastore.store import Datastore
-from datastore.table import Table
+from datastore.table.scoped import Table
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import LayoutScope, LifecycleScope, TenantScope
+from datastore.tenants import applications, employees, organizations
+from datastore.upkeep.provision import ensure_table
+from datastore.values.ids import EmployeeId, OrgId, new_id
 from graphql_api.settings import Settings
 
 EMPLOYEES, DEPARTMENTS, JOBS, OPEN_JOBS, APPLICATIONS_EACH = 2000, 40, 80, 50, 3

@@ -28,14 +28,14 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from bench.__main__ import API, SECRET
 from bench.dataset import on_loop, provisioned
-from datastore import departments, organizations
 from datastore.dev.local import DynamoDBLocal, free_port
-from datastore.entities import Plan
 from datastore.feed.lease import Lease, group_name
-from datastore.ids import new_id
-from datastore.scope import TenantScope
-from datastore.store import Datastore
-from datastore.table import Table
+from datastore.kinds.entities import Plan
+from datastore.table.scoped import Table
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants import departments, organizations
+from datastore.values.ids import new_id
 from graphql_api.auth.tokens import issue_token
 from graphql_api.entrypoints.host_files import owner_tag
 from graphql_api.settings import Settings, child_environment

@@ -11,7 +11,7 @@ what it replaced:
   every call: what a cached key would save (docs/design/speed.md);
 - the key a call signs with (``ScopeKey.get_key``): asking botocore every call, for the
   process's refreshable role (its clock reads the local time zone through dateutil) and for
-  a role session (``datastore/credentials.py``, plain UTC), then reused as it is now;
+  a role session (``datastore/aws/credentials.py``, plain UTC), then reused as it is now;
 - admitting a 20-item page: ``admit`` per item with the tenant's prefix rebuilt per item (as
   before), then ``admit_all`` with the prefix a ``TenantScope`` built once.
 """
@@ -28,12 +28,13 @@ from aiodynamo import sign
 from aiodynamo.credentials import Key
 from botocore.credentials import Credentials, RefreshableCredentials
 
-from datastore import async_client, keys
-from datastore.credentials import _SessionCredentials, utc_now
-from datastore.ids import OrgId
-from datastore.items import Item
-from datastore.scope import TenantScope
-from datastore.table import admit, admit_all
+from datastore.aws import client
+from datastore.aws.credentials import _SessionCredentials, utc_now
+from datastore.table.scoped import admit, admit_all
+from datastore.tenancy import keys
+from datastore.tenancy.scope import TenantScope
+from datastore.values.ids import OrgId
+from datastore.values.items import Item
 
 ORG = OrgId("01HZX3V7Q4M2N8P5R6S7T8V9W0")
 PAGE = 20
@@ -84,7 +85,7 @@ def key_for_a_call() -> list[tuple[str, float]]:
     role_session = _SessionCredentials(issue, 900, utc_now)
     role_session.get_frozen_credentials()
 
-    def get(scope_key: async_client.ScopeKey) -> Callable[[], object]:
+    def get(scope_key: client.ScopeKey) -> Callable[[], object]:
         def once() -> object:
             step = scope_key.get_key(None)  # type: ignore[arg-type]  # no HTTP needed
             try:
@@ -97,15 +98,13 @@ def key_for_a_call() -> list[tuple[str, float]]:
 
     figures = []
     for label, credentials in (("the process's refreshable role", process), ("a role session", role_session)):
-        asking = async_client.ScopeKey(credentials)
+        asking = client.ScopeKey(credentials)
         asking.REUSE_SECONDS = 0.0  # type: ignore[misc]  # ask botocore every call, as before
         figures.append((f"the key for a call, asking botocore: {label}", best_us(get(asking), number=5_000)))
     figures.append(
-        ("the key for a call, reused (now, either)", best_us(get(async_client.ScopeKey(role_session)), number=5_000))
+        ("the key for a call, reused (now, either)", best_us(get(client.ScopeKey(role_session)), number=5_000))
     )
-    figures.append(
-        ("the key for a call, static credentials", best_us(get(async_client.ScopeKey(Credentials("A", "S")))))
-    )
+    figures.append(("the key for a call, static credentials", best_us(get(client.ScopeKey(Credentials("A", "S"))))))
     return figures
 
 

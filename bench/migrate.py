@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from datastore.client import make_client
+from datastore.aws.control_plane import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal
 from graphql_api.settings import Settings, child_environment

@@ -10,10 +10,11 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from datastore import by_id, employees
-from datastore.by_id import Kind
-from datastore.pagination import Page
-from datastore.table import Table
+from datastore.table import by_id
+from datastore.table.by_id import Kind
+from datastore.table.pagination import Page
+from datastore.table.scoped import Table
+from datastore.tenants import employees
 from graphql_api.execution.fields import Deferred
 from graphql_api.schema.loaders import Admit, ListKey
 

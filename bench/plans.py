@@ -16,7 +16,7 @@ import httpx
 
 from bench.in_process import in_process, run
 from bench.queries import Q1, Q2, Q3, q4
-from datastore.store import Datastore
+from datastore.table.store import Datastore
 from graphql_api.app import create_app
 
 # Requests timed per query and executor.

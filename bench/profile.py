@@ -43,9 +43,9 @@ from bench.dataset import Dataset, seeded
 from bench.floor import Floor, stock_client
 from bench.serve import RAISED_LIMITS
 from bench.warmup import warm_up
-from datastore import ids
 from datastore.dev.local import DynamoDBLocal
-from datastore.store import Datastore
+from datastore.table.store import Datastore
+from datastore.values import ids
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.entrypoints.heap import settle_heap
@@ -261,7 +261,7 @@ CATEGORIES = [
     ("/graphql_api/schema/loaders.py", "DataLoader"),
     ("/graphql_api/execution/batch_loader.py", "DataLoader"),
     ("/graphql_api/", "our request handling (context, loaders, auth, cursors)"),
-    ("/datastore/http_connections.py", "DynamoDB client on the loop: HTTP (our connections, httptools)"),
+    ("/datastore/aws/connections.py", "DynamoDB client on the loop: HTTP (our connections, httptools)"),
     ("/datastore/", "datastore (on the loop)"),
     ("/aiodynamo/", "DynamoDB client on the loop: aiodynamo (sign, retry)"),
     ("/yarl/", "DynamoDB client on the loop: aiodynamo (sign, retry)"),

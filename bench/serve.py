@@ -16,7 +16,7 @@ import argparse
 
 import uvicorn
 
-from datastore.store import Datastore
+from datastore.table.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.entrypoints.heap import settle_heap
 from graphql_api.entrypoints.serving import uvicorn_options, worker_options

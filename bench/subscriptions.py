@@ -24,11 +24,11 @@ from websockets.asyncio.client import ClientConnection, connect
 
 from bench.__main__ import API, Server, cpu_seconds, pct, server_env
 from bench.dataset import on_loop, provisioned
-from datastore import organizations
 from datastore.dev.local import DynamoDBLocal
-from datastore.entities import Employee, Organization, Plan
-from datastore.ids import new_id
-from datastore.store import Datastore
+from datastore.kinds.entities import Employee, Organization, Plan
+from datastore.table.store import Datastore
+from datastore.tenants import organizations
+from datastore.values.ids import new_id
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids
 from graphql_api.settings import Settings

@@ -46,7 +46,7 @@ from bench.in_process import run
 from bench.queries import Q1, Q3, q4
 from bench.warmup import warm_up
 from datastore.dev.local import DynamoDBLocal
-from datastore.store import Datastore
+from datastore.table.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.entrypoints.heap import settle_heap

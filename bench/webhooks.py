@@ -36,11 +36,11 @@ import orjson
 from bench.__main__ import API, RESULTS, Server, pct, server_env
 from bench.dataset import on_loop, provisioned
 from datastore.dev.local import DynamoDBLocal
-from datastore.entities import Employee, Plan
-from datastore.ids import new_id
-from datastore.organizations import create_organization
-from datastore.scope import TenantScope
-from datastore.store import Datastore
+from datastore.kinds.entities import Employee, Plan
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants.organizations import create_organization
+from datastore.values.ids import new_id
 from datastore.webhooks import endpoints
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids

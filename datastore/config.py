@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from datastore import retention
-from datastore.proxy import NO_PROXIES, Proxies, Proxy, proxy_variables
+from datastore.aws.proxy import NO_PROXIES, Proxies, Proxy, proxy_variables
+from datastore.writes import retention
 
 # DYNAMODB_ENDPOINT=aws: the AWS regional endpoint, found by botocore from the region.
 AWS_ENDPOINT = "aws"
@@ -34,7 +34,7 @@ def env_int(env: Mapping[str, str], name: str, default: int, *, minimum: int = 1
 
 
 DEFAULT_TABLE_NAME: Final = "hr-api"
-# The setting that serves a table in another data layout anyway (datastore/layout_version.py).
+# The setting that serves a table in another data layout anyway (datastore/upkeep/layout_version.py).
 SERVE_UNMIGRATED_DATA: Final = "SERVE_UNMIGRATED_DATA"
 # DOCUMENTS_ROLE_ARN (a role of persisted documents, before they moved into each
 # organisation's partitions) is no longer read.
@@ -54,8 +54,8 @@ MAX_SESSION_SECONDS: Final = 12 * 3600
 class RoleSettings:
     """The IAM roles the server signs DynamoDB requests with, one session per scope.
 
-    Read by ``datastore/credentials.py``; the roles themselves are defined in
-    ``deploy/cloudformation.py`` with the policies of ``datastore/iam.py``.
+    Read by ``datastore/aws/credentials.py``; the roles themselves are defined in
+    ``deploy/cloudformation.py`` with the policies of ``datastore/aws/iam.py``.
     """
 
     tenant_role_arn: str
@@ -66,7 +66,7 @@ class RoleSettings:
     lifecycle_role_arn: str
     # AssumeRole's DurationSeconds.
     session_seconds: int = 3600
-    # Credentials are refreshed this long before they expire (datastore/credentials.py).
+    # Credentials are refreshed this long before they expire (datastore/aws/credentials.py).
     refresh_seconds: int = 300
     # Role sessions kept: one per tenant in use, plus sign-in and platform; least recent evicted.
     cache_size: int = 1000
@@ -132,7 +132,7 @@ class DatastoreSettings:
     region: str
     # botocore's "standard" retry mode; total attempts including the first.
     max_attempts: int
-    # HTTP connections to DynamoDB, at most, per event loop (datastore/async_http.py).
+    # HTTP connections to DynamoDB, at most, per event loop (datastore/aws/exchange.py).
     pool_size: int
     local_port: int | None
     local_data_dir: Path
@@ -140,7 +140,7 @@ class DatastoreSettings:
     # Per-scope credentials from STS; None signs every request with the process's own.
     roles: RoleSettings | None = None
     # Seconds one attempt waits to connect, and between two reads of its answer
-    # (datastore/http_connections.py). A silent DynamoDB holds one attempt of a call for about
+    # (datastore/aws/connections.py). A silent DynamoDB holds one attempt of a call for about
     # 1.5 s, and no attempt starts that would end past a request's deadline; DynamoDB answers
     # in milliseconds when it is healthy.
     connect_timeout: float = 0.5
@@ -150,9 +150,9 @@ class DatastoreSettings:
     feed_lease_seconds: float = 10.0
     feed_poll_seconds: float = 0.25
     # How long an organisation's audit events are kept when it sets no retention of its own
-    # (datastore/retention.py).
+    # (datastore/writes/retention.py).
     audit_retention_days: int = retention.DEFAULT_DAYS
-    # The proxies of HTTPS_PROXY / HTTP_PROXY / NO_PROXY (datastore/proxy.py); none by default.
+    # The proxies of HTTPS_PROXY / HTTP_PROXY / NO_PROXY (datastore/aws/proxy.py); none by default.
     proxies: Proxies = NO_PROXIES
 
     @classmethod

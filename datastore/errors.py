@@ -55,7 +55,7 @@ class DatastoreError(Exception):
 
 
 class NotFound(DatastoreError):
-    """No ``entity`` (an entity class of datastore/entities.py) has the id."""
+    """No ``entity`` (an entity class of datastore/kinds/entities.py) has the id."""
 
     def __init__(self, entity: type[Any], entity_id: str | None = None) -> None:
         self.entity = entity

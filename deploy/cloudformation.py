@@ -1,7 +1,7 @@
 """The CloudFormation template of the whole service, built from the code's own definitions.
 
-The table comes from ``datastore.provision`` (the definition the server creates locally), the
-role policies from ``datastore.iam`` (what ``server.py iam-policy`` prints), so the deployed
+The table comes from ``datastore.upkeep.provision`` (the definition the server creates locally), the
+role policies from ``datastore.aws.iam`` (what ``server.py iam-policy`` prints), so the deployed
 table and its IAM boundary cannot drift from what the code and its tests assume.
 
 What it creates:
@@ -47,8 +47,11 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
-from datastore import iam, keys, layout, provision
+from datastore.aws import iam
 from datastore.config import DEFAULT_TABLE_NAME
+from datastore.kinds import layout
+from datastore.tenancy import keys
+from datastore.upkeep import provision
 from graphql_api.execution.errors import Code
 from graphql_api.observability import emf
 from graphql_api.webhooks import queue_delivery
@@ -121,7 +124,7 @@ ROLE_RESOURCES: Final = {
     "TenantExport": "TenantExportRole",
     "TenantLifecycle": "TenantLifecycleRole",
 }
-# The environment variable that names each role to the server (datastore/credentials.py).
+# The environment variable that names each role to the server (datastore/aws/credentials.py).
 ROLE_SETTINGS: Final = {
     "TenantData": "TENANT_ROLE_ARN",
     "SignIn": "SIGNIN_ROLE_ARN",
@@ -130,7 +133,7 @@ ROLE_SETTINGS: Final = {
     "TenantLifecycle": "LIFECYCLE_ROLE_ARN",
 }
 
-# The data-plane operations the server sends (datastore/table.py): DynamoDB reports
+# The data-plane operations the server sends (datastore/table/scoped.py): DynamoDB reports
 # SystemErrors per operation, so the alarm sums these (tests/deploy checks the list).
 DATA_OPERATIONS: Final = (
     "GetItem",

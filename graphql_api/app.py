@@ -35,8 +35,8 @@ from starlette.routing import Route, WebSocketRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.extensions import SchemaExtension
 
-from datastore.probe import probing
-from datastore.store import Datastore
+from datastore.aws.probe import probing
+from datastore.table.store import Datastore
 from graphql_api import graphiql
 from graphql_api.auth.active import ActiveCaller
 from graphql_api.auth.api_keys import ApiKeyAuthenticator
@@ -229,7 +229,7 @@ def create_app(
         await live.stop()
         executor.shutdown(wait=False, cancel_futures=True)
         await readiness.aclose()
-        # The data plane's connections on this loop (datastore/async_client.py).
+        # The data plane's connections on this loop (datastore/aws/client.py).
         await datastore.aclose()
 
     lifetime = RequestLifetime(graphql_endpoint(transport, settings), services)

@@ -5,7 +5,7 @@ one to a single event loop running in a daemon thread (started on first use, sha
 whole session) and waits for its result, so a test's own calls keep their order, and the live
 servers a test starts (uvicorn, each in its own thread with its own loop) keep running while
 it waits. One loop for the session, not ``asyncio.run`` per call: the client's kept-alive
-connections belong to the loop that made them (datastore/async_http.py), so they are made
+connections belong to the loop that made them (datastore/aws/exchange.py), so they are made
 once and reused, as a server process reuses its own.
 
 The coroutine runs in a copy of the caller's context, as a function called directly would:

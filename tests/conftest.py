@@ -22,18 +22,20 @@ import pytest
 os.environ.setdefault("DYNAMODB_READ_TIMEOUT_SECONDS", "10")
 os.environ.setdefault("DYNAMODB_CONNECT_TIMEOUT_SECONDS", "5")
 
-from datastore import calls, departments, employees, ids, organizations
-from datastore.async_client import AsyncDynamo, Mirror
-from datastore.client import make_client
+from datastore.aws import calls
+from datastore.aws.client import AsyncDynamo, Mirror
+from datastore.aws.control_plane import make_client
+from datastore.aws.retries import Policy, Schedule
 from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal
 from datastore.dev.local_sts import serving_sts
-from datastore.entities import Department, Employee, Organization, Plan, Role
-from datastore.provision import ensure_table, stream_arn
-from datastore.retries import Policy, Schedule
-from datastore.scope import LayoutScope, PlatformScope, Scope, TenantScope
-from datastore.store import Datastore
-from datastore.table import Table
+from datastore.kinds.entities import Department, Employee, Organization, Plan, Role
+from datastore.table.scoped import Table
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import LayoutScope, PlatformScope, Scope, TenantScope
+from datastore.tenants import departments, employees, organizations
+from datastore.upkeep.provision import ensure_table, stream_arn
+from datastore.values import ids
 from tests import key_guard
 from tests.blocking import on_every_loop, run
 
@@ -222,7 +224,7 @@ def new_tenant(platform: Table, name: str = "Test Org") -> Tenant:
         )
     )
     table = platform.with_scope(TenantScope(org.org_id, admin.emp_id))
-    # As a request's session does with its active check's read (datastore/retention.py).
+    # As a request's session does with its active check's read (datastore/writes/retention.py).
     table.retention.know(org)
     return Tenant(org, admin, table)
 

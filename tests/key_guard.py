@@ -19,9 +19,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Final
 
-from datastore import keys
-from datastore.calls import Call, CallLog
-from datastore.keys import org_id_of
+from datastore.aws.calls import Call, CallLog
+from datastore.tenancy import keys
+from datastore.tenancy.keys import org_id_of
 
 MODULE: Final = "test_key_guard.py"
 

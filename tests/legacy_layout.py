@@ -1,7 +1,7 @@
 """Data in layout 0, written the way the previous release (d3877fb) wrote it, through boto3
 (and, at the end, layout 1's audit events, from that layout's captured fixture).
 
-Every item is spelt out here as that release's ``datastore/items.py`` built it, with literal
+Every item is spelt out here as that release's ``datastore/values/items.py`` built it, with literal
 attribute names and values rather than today's writers, so the tests of the migration start
 from what an earlier release really left in a table: organisations without email domains,
 employees without name entries, jobs with applications but no counters, and no layout
@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from datastore import ids, layout
-from datastore.client import make_client
+from datastore.aws.control_plane import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev import local
-from datastore.provision import ensure_time_to_live, table_definition
+from datastore.kinds import layout
+from datastore.upkeep.provision import ensure_time_to_live, table_definition
+from datastore.values import ids
 from tests.datastore import wire
 from tests.datastore.support import write_items
 

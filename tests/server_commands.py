@@ -9,11 +9,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from datastore import ids, organizations
-from datastore.async_client import AsyncDynamo
-from datastore.entities import Organization, Plan
-from datastore.scope import PlatformScope
-from datastore.table import Table
+from datastore.aws.client import AsyncDynamo
+from datastore.kinds.entities import Organization, Plan
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import PlatformScope
+from datastore.tenants import organizations
+from datastore.values import ids
 from tests.blocking import run
 from tests.conftest import provisioned, unique_domain
 

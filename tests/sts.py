@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from aiodynamo.http.types import Request
 
-from datastore import keys
-from datastore.async_client import AsyncDynamo, Mirror, process_credentials
-from datastore.calls import Call
-from datastore.client import make_sts_client
+from datastore.aws.calls import Call
+from datastore.aws.client import AsyncDynamo, Mirror, process_credentials
+from datastore.aws.control_plane import make_sts_client
+from datastore.aws.credentials import RoleCredentials, utc_now
 from datastore.config import DatastoreSettings, RoleSettings
-from datastore.credentials import RoleCredentials, utc_now
 from datastore.dev.local_sts import TENANT_ROLE, role_env
-from datastore.store import Datastore
+from datastore.table.store import Datastore
+from datastore.tenancy import keys
 from tests.blocking import run
 
 if TYPE_CHECKING:
@@ -183,7 +183,7 @@ class RoleWorld:
             assert owner.session_name == f"org-{org}"
             for pk in request.partition_keys:
                 # The lookup items a tenant's session writes outside its partitions
-                # (datastore/iam.py's tenant statements): identities, API key and refresh
+                # (datastore/aws/iam.py's tenant statements): identities, API key and refresh
                 # token lookups, identity provider clients, and the domain markers it checks.
                 written_outside = (
                     keys.is_identity_pk(pk)

@@ -42,14 +42,15 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from websockets.exceptions import ConnectionClosed
 
-from datastore import departments, ids, organizations
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from datastore.dev.local import free_port
-from datastore.entities import Employee, Plan
 from datastore.feed.lease import Lease, group_name
-from datastore.records import FeedLease
-from datastore.scope import PlatformScope, TenantScope
-from datastore.table import Table
+from datastore.kinds.entities import Employee, Plan
+from datastore.kinds.records import FeedLease
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import PlatformScope, TenantScope
+from datastore.tenants import departments, organizations
+from datastore.values import ids
 from graphql_api.auth.tokens import issue_token
 from graphql_api.entrypoints.host_files import owner_tag
 from graphql_api.settings.api import ApiSettings

@@ -27,14 +27,15 @@ import httpx
 import orjson
 import pytest
 
-from datastore import calls, departments, organizations, probe
-from datastore.client import make_client
+from datastore.aws import calls, probe
+from datastore.aws.control_plane import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal
-from datastore.entities import Plan
-from datastore.provision import ensure_table
-from datastore.scope import LayoutScope, PlatformScope, TenantScope
-from datastore.store import Datastore
+from datastore.kinds.entities import Plan
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import LayoutScope, PlatformScope, TenantScope
+from datastore.tenants import departments, organizations
+from datastore.upkeep.provision import ensure_table
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids

@@ -5,13 +5,15 @@ from __future__ import annotations
 import subprocess
 from typing import TYPE_CHECKING
 
-from datastore import departments, ids, layout
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from datastore.config import DatastoreSettings
-from datastore.scope import TenantScope
+from datastore.kinds import layout
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants import departments
+from datastore.values import ids
 from tests.blocking import run
 from tests.conftest import Tenant
-from tests.datastore.test_counts import corrupt
+from tests.datastore.upkeep.test_counts import corrupt
 from tests.server_commands import own_platform, server_command
 
 if TYPE_CHECKING:

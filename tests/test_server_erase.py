@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from datastore import employees, layout
 from datastore.config import DatastoreSettings
+from datastore.kinds import layout
+from datastore.tenants import employees
 from tests.blocking import run
 from tests.conftest import Tenant
 from tests.server_commands import server_command

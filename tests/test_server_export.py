@@ -5,11 +5,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from datastore import audit, employees, ids
 from datastore.config import DatastoreSettings
-from datastore.entities import Role
+from datastore.kinds.entities import Role
 from datastore.lifecycle import export_format
-from datastore.pagination import PageRequest
+from datastore.table.pagination import PageRequest
+from datastore.tenants import employees
+from datastore.values import ids
+from datastore.writes import audit
 from tests.blocking import run
 from tests.conftest import Tenant
 from tests.server_commands import server_command

@@ -6,9 +6,10 @@ import subprocess
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from datastore import audit, departments, employees, organizations
-from datastore.ids import new_id
-from datastore.pagination import PageRequest
+from datastore.table.pagination import PageRequest
+from datastore.tenants import departments, employees, organizations
+from datastore.values.ids import new_id
+from datastore.writes import audit
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import Tenant, unique_domain

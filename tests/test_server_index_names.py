@@ -5,11 +5,12 @@ from __future__ import annotations
 import subprocess
 from typing import TYPE_CHECKING
 
-from datastore import employees, ids
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from datastore.config import DatastoreSettings
-from datastore.scope import TenantScope
-from datastore.table import Table
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants import employees
+from datastore.values import ids
 from tests.conftest import Tenant
 from tests.datastore.support import all_pages, written_before_search
 from tests.server_commands import own_platform, server_command

@@ -19,12 +19,15 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from datastore import ids, keys, layout, layout_version, migration
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
-from datastore.scope import LayoutScope
-from datastore.table import Table
+from datastore.kinds import layout
+from datastore.table.scoped import Table
+from datastore.tenancy import keys
+from datastore.tenancy.scope import LayoutScope
+from datastore.upkeep import layout_version, migration
+from datastore.values import ids
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings import Settings
 from tests.blocking import run

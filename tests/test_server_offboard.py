@@ -6,10 +6,11 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from datastore import keys, layout
 from datastore.config import DatastoreSettings
-from datastore.entities import OrganizationStatus
+from datastore.kinds import layout
+from datastore.kinds.entities import OrganizationStatus
 from datastore.lifecycle import offboarding
+from datastore.tenancy import keys
 from tests import blocking
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore.lifecycle.support import counted, everything

@@ -11,11 +11,15 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from datastore import audit, departments, employees, ids, keys, layout
 from datastore.config import DatastoreSettings
-from datastore.entities import Employee, EmployeeStatus, OrganizationStatus, Role
+from datastore.kinds import layout
+from datastore.kinds.entities import Employee, EmployeeStatus, OrganizationStatus, Role
 from datastore.lifecycle import erasure, trail
-from datastore.pagination import PageRequest
+from datastore.table.pagination import PageRequest
+from datastore.tenancy import keys
+from datastore.tenants import departments, employees
+from datastore.values import ids
+from datastore.writes import audit
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore.lifecycle.support import empty_table, exported, fingerprint, item_lines, snapshot
@@ -25,7 +29,7 @@ from tests.server_commands import ROOT, server_command
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from datastore.async_client import AsyncDynamo
+    from datastore.aws.client import AsyncDynamo
 
 
 def test_export_then_restore__into_an_empty_table__the_same_lines(

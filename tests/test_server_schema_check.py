@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from datastore import documents
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from datastore.config import DatastoreSettings
-from datastore.scope import TenantScope
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants import persisted_documents
 from tests.blocking import run
 from tests.paths import ROOT
 from tests.server_commands import own_platform, server_command
@@ -128,7 +128,7 @@ def test_persisted_documents__per_organisation_those_run_within_days(
     recent, stale = USES_NICKNAME, "query OldNicknames { me { nickname } }"
     for org, text, at in ((one, recent, now - timedelta(days=2)), (two, stale, now - timedelta(days=20))):
         table = platform.with_scope(TenantScope(org.org_id))
-        run(documents.put_document(table, org.org_id, hashlib.sha256(text.encode()).hexdigest(), text, at))
+        run(persisted_documents.put_document(table, org.org_id, hashlib.sha256(text.encode()).hexdigest(), text, at))
     against = written(tmp_path, "old.graphql", WITH_NICKNAME)
 
     last_week = schema_check(settings, platform.name, "--against", against, "--days", "7", "--json")

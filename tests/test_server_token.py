@@ -10,14 +10,15 @@ from pathlib import Path
 
 import jwt
 
-from datastore import ids, organizations
-from datastore.async_client import AsyncDynamo, Mirror
-from datastore.client import make_client
+from datastore.aws.client import AsyncDynamo, Mirror
+from datastore.aws.control_plane import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal, free_port
-from datastore.entities import Plan
-from datastore.scope import PlatformScope
-from datastore.table import Table
+from datastore.kinds.entities import Plan
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import PlatformScope
+from datastore.tenants import organizations
+from datastore.values import ids
 from tests.blocking import run
 from tests.conftest import Tenant, provisioned, unique_domain
 from tests.server_commands import ROOT, server_command

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from datastore import departments, organizations
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from datastore.dev.local import free_port
-from datastore.entities import Employee, Plan
-from datastore.scope import TenantScope
-from datastore.table import Table
+from datastore.kinds.entities import Employee, Plan
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants import departments, organizations
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings.api import ApiSettings
 from tests import server_process

@@ -43,10 +43,10 @@ from typing import Any
 
 import httpx
 
-from datastore import layout_version
 from datastore.config import DatastoreSettings
 from datastore.dev import engines
 from datastore.dev.local import free_port
+from datastore.upkeep import layout_version
 
 ROOT = Path(__file__).resolve().parent.parent
 # The release operators run now (layout 2), the default.
@@ -88,7 +88,7 @@ class Release:
     root: Path
     python: str
     env: dict[str, str]
-    # The data layout it writes (datastore/layout_version.py's CURRENT; 0 before there was one).
+    # The data layout it writes (datastore/upkeep/layout_version.py's CURRENT; 0 before there was one).
     layout: int = layout_version.CURRENT
     # Whether its API has createApiKey.
     api_keys: bool = True
@@ -413,7 +413,7 @@ def git_show(commit: str, path: str) -> str:
 
 def layout_of(commit: str) -> int:
     """The data layout ``commit`` writes: its layout_version.CURRENT, 0 before layout versions."""
-    found = re.search(r"^CURRENT: Final = (\d+)$", git_show(commit, "datastore/layout_version.py"), re.MULTILINE)
+    found = re.search(r"^CURRENT: Final = (\d+)$", git_show(commit, "datastore/upkeep/layout_version.py"), re.MULTILINE)
     return 0 if found is None else int(found[1])
 
 
@@ -520,7 +520,7 @@ def migrate_first(old: Release, new: Release) -> None:
         )
     else:
         check(migrated.returncode == 0, f"exit status {migrated.returncode}")
-    if "StreamSpecification" not in git_show(old.commit, "datastore/provision.py"):
+    if "StreamSpecification" not in git_show(old.commit, "datastore/upkeep/provision.py"):
         # The refused `run` left the table as it was: the stream is still for migrate to turn on.
         check(any(line.endswith("turned its stream on (live updates)") for line in lines), "stream turned on here")
     check(lines[-1].endswith(f"is at layout {layout_version.CURRENT} now"), "stamped")

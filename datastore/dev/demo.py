@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from datastore import applications, departments, employees, identities, jobs, organizations
-from datastore.entities import ApplicationStatus, Plan, Role
-from datastore.ids import DepartmentId, EmployeeId, JobId
-from datastore.scope import PlatformScope, SignInScope, TenantScope
-from datastore.table import Table
+from datastore.kinds.entities import ApplicationStatus, Plan, Role
+from datastore.signin import identities
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import PlatformScope, SignInScope, TenantScope
+from datastore.tenants import applications, departments, employees, jobs, organizations
+from datastore.values.ids import DepartmentId, EmployeeId, JobId
 
 ACME_ADMIN = "alice@acme.co"
 ACME_MANAGER = "bob@acme.co"

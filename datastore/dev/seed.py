@@ -1,7 +1,7 @@
 """Large tenants written fast: items from the datastore's own codec, sent with BatchWriteItem.
 
 For test and benchmark setup only. The items are exactly what the datastore's writes produce (the same
-``datastore.layout`` declarations), but without the transactions, so a thousand employees take
+``datastore.kinds.layout`` declarations), but without the transactions, so a thousand employees take
 a second instead of a minute. Counters (headcount, a job's application counts) are written
 already correct.
 """
@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
-from datastore import employees, layout
-from datastore.entities import (
+from datastore.kinds import layout
+from datastore.kinds.entities import (
     Application,
     ApplicationCounts,
     ApplicationStatus,
@@ -26,10 +26,11 @@ from datastore.entities import (
     JobStatus,
     Role,
 )
-from datastore.ids import ApplicationId, DepartmentId, EmployeeId, JobId, OrgId, new_id, new_id_at
-from datastore.items import Item
-from datastore.scope import PlatformScope
-from datastore.table import BATCH_WRITE_LIMIT, Table
+from datastore.table.scoped import BATCH_WRITE_LIMIT, Table
+from datastore.tenancy.scope import PlatformScope
+from datastore.tenants import employees
+from datastore.values.ids import ApplicationId, DepartmentId, EmployeeId, JobId, OrgId, new_id, new_id_at
+from datastore.values.items import Item
 
 EPOCH = datetime(2020, 1, 1, tzinfo=UTC)
 

@@ -1,12 +1,12 @@
 """The change feed: the table's stream read once per server instance and handed to every worker.
 
 The table has a DynamoDB stream with both images of every changed item (NEW_AND_OLD_IMAGES,
-datastore/provision.py). Here it becomes typed change events, and nothing here knows what
+datastore/upkeep/provision.py). Here it becomes typed change events, and nothing here knows what
 reads them (the API's live updates, graphql_api/subscriptions/):
 
 - ``records``: a stream record as the reader hands it on (``StreamRecord``: its keys, both
   images, its shard and sequence number) and, decoded through the item layouts
-  (datastore/layout.py), a ``ChangeEvent``: the kind of item, the organisation its key
+  (datastore/kinds/layout.py), a ``ChangeEvent``: the kind of item, the organisation its key
   belongs to, what changed, and the entity before and after.
 - ``shards``: the order shards are read in: a parent to its end before its children.
 - ``reader``: ``StreamReader`` follows the stream's shards, checkpoints each shard as it

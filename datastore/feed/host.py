@@ -35,7 +35,7 @@ from datastore.feed import fanout
 from datastore.feed.fanout import FanoutServer, Frame
 from datastore.feed.lease import Checkpoints, Lease, LeaseLost
 from datastore.feed.reader import NoStream, StreamReader
-from datastore.table import Table
+from datastore.table.scoped import Table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient

@@ -1,7 +1,7 @@
 """One stream reader per server instance: a lease item, and the reader's checkpoints beside it.
 
 The workers of one instance (``server.py run`` with WORKERS=N) share a group name and race
-for its lease item (``FEED#<group>`` / ``#LEASE``, datastore/layout.py). Taking it is a
+for its lease item (``FEED#<group>`` / ``#LEASE``, datastore/kinds/layout.py). Taking it is a
 conditional write on exactly the state read: the item absent, or expired (``leaseUntil``
 passed), or already this holder's. Two takers that read the same expired lease cannot both
 win: the loser's condition fails. The holder renews well before expiry; a holder that stops
@@ -25,13 +25,15 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Final
 
-from datastore import items, layout, transact
 from datastore.errors import Conflict
-from datastore.items import Item
-from datastore.model import timestamp
-from datastore.records import FeedCheckpoint, FeedLease
-from datastore.scope import FeedScope
-from datastore.table import Table
+from datastore.kinds import layout
+from datastore.kinds.model import timestamp
+from datastore.kinds.records import FeedCheckpoint, FeedLease
+from datastore.table import transact
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import FeedScope
+from datastore.values import items
+from datastore.values.items import Item
 
 # How long an abandoned group's items outlive their last write (the stream keeps 24 hours).
 KEEP_FOR: Final = timedelta(days=2)

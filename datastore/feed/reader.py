@@ -37,10 +37,11 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from botocore.exceptions import ClientError
 
-from datastore import layout, provision
 from datastore.feed.lease import Checkpoints
 from datastore.feed.records import StreamRecord
 from datastore.feed.shards import Shard, readable
+from datastore.kinds import layout
+from datastore.upkeep import provision
 
 T = TypeVar("T")
 
@@ -73,7 +74,7 @@ class Start:
 
 @dataclass
 class StreamReader:
-    # The low-level "dynamodbstreams" client (datastore/client.py), and the table's own client.
+    # The low-level "dynamodbstreams" client (datastore/aws/control_plane.py), and the table's own client.
     streams: Any
     client: DynamoDBClient
     table_name: str

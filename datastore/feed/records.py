@@ -6,7 +6,7 @@ encodes to bytes and back for the fan-out to workers (datastore/feed/fanout.py).
 ``entity`` tag every item carries) and its organisation (from its partition key, never from
 its attributes) are read without decoding the images, so a worker routes it first.
 
-``decode`` turns it into a ``ChangeEvent`` through the item layouts (datastore/layout.py):
+``decode`` turns it into a ``ChangeEvent`` through the item layouts (datastore/kinds/layout.py):
 the kind, INSERT/MODIFY/REMOVE, the organisation, the item's key, the entity before and after
 (``old``, ``new``; an insert has no ``old``, a removal no ``new``), and the names of the
 attributes whose value changed. Fields a kind keeps only in its key (an email pointer's email,
@@ -25,10 +25,11 @@ from typing import Any, Final
 
 import orjson
 
-from datastore import keys, layout
-from datastore.ids import OrgId
-from datastore.keys import Key
-from datastore.model import ENTITY, Item, Layout
+from datastore.kinds import layout
+from datastore.kinds.model import ENTITY, Item, Layout
+from datastore.tenancy import keys
+from datastore.tenancy.keys import Key
+from datastore.values.ids import OrgId
 
 # Attributes that are the item's place, not its data: never reported as changed.
 _PLACE: Final = frozenset({keys.PK, keys.SK, keys.GSI1PK, keys.GSI1SK})

@@ -22,14 +22,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from datastore import keys, layout, transact
-from datastore.entities import AuditEvent, Employee, FieldChange
-from datastore.ids import OrgId
-from datastore.items import Item
+from datastore.kinds import layout
+from datastore.kinds.entities import AuditEvent, Employee, FieldChange
+from datastore.kinds.model import ENTITY
+from datastore.kinds.records import ErasureRecord
 from datastore.lifecycle import kinds
-from datastore.model import ENTITY
-from datastore.records import ErasureRecord
-from datastore.table import Table
+from datastore.table import transact
+from datastore.table.scoped import Table
+from datastore.tenancy import keys
+from datastore.values.ids import OrgId
+from datastore.values.items import Item
 
 # Items a Query of the erasures partition asks for at once.
 _PAGE = 1000

@@ -38,14 +38,17 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field, replace
 from typing import Final, Literal
 
-from datastore import items, keys, layout, names, transact
-from datastore.changes import Change
-from datastore.entities import AuditEvent, Employee, EmployeeStatus
 from datastore.errors import Conflict, NotFound, StaleVersion
-from datastore.ids import EmployeeId, id_time
-from datastore.items import Item
+from datastore.kinds import layout
+from datastore.kinds.entities import AuditEvent, Employee, EmployeeStatus
 from datastore.lifecycle import erased, kinds, trail, walk
-from datastore.table import TRANSACT_LIMIT, Table
+from datastore.table import transact
+from datastore.table.scoped import TRANSACT_LIMIT, Table
+from datastore.tenancy import keys
+from datastore.values import items, names
+from datastore.values.ids import EmployeeId, id_time
+from datastore.values.items import Item
+from datastore.writes.changes import Change
 
 ACTION: Final = "employee.erase"
 # Tries of the whole erasure when the employee is written meanwhile.

@@ -27,15 +27,18 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from datastore import calls, items, layout, layout_version
-from datastore.changes import Change
-from datastore.entities import Organization, OrganizationStatus
+from datastore.aws import calls
 from datastore.errors import Conflict, NotFound
-from datastore.ids import OrgId
+from datastore.kinds import layout
+from datastore.kinds.entities import Organization, OrganizationStatus
+from datastore.kinds.model import ENTITY
 from datastore.lifecycle import kinds, trail, walk
 from datastore.lifecycle.export_format import Header, Record, Tally, checkpoint_line, exported_item, item_line
-from datastore.model import ENTITY
-from datastore.table import Table
+from datastore.table.scoped import Table
+from datastore.upkeep import layout_version
+from datastore.values import items
+from datastore.values.ids import OrgId
+from datastore.writes.changes import Change
 
 # The families an export reads: every one holding an exported kind (tests/datastore/lifecycle
 # check this against kinds.py). Persisted documents (a cache), sessions (sign-in state) and

@@ -5,7 +5,7 @@ is one of four records:
 
     {"format":"hr-export","version":1,"orgId":...,"layout":...,"exportedAt":...,"source":...}
         the header, first: the format and its version, the organisation, the table's data
-        layout the items are in (datastore/layout_version.py), when and from which table
+        layout the items are in (datastore/upkeep/layout_version.py), when and from which table
     {"family":"root","item":{...},"kind":"Employee"}
         one item: its family (datastore/lifecycle/walk.py), its kind (layout.py's tag) and the
         item exactly as DynamoDB stores it, in DynamoDB's JSON (``{"S": ...}``, ``{"N": "3"}``),
@@ -38,10 +38,11 @@ from typing import IO, Any, Final
 
 import orjson
 
-from datastore import items, layout
-from datastore.ids import OrgId
-from datastore.items import Item
+from datastore.kinds import layout
 from datastore.lifecycle import kinds
+from datastore.values import items
+from datastore.values.ids import OrgId
+from datastore.values.items import Item
 
 FORMAT: Final = "hr-export"
 VERSION: Final = 1

@@ -1,7 +1,7 @@
 """What export, erasure and offboarding do with each kind of item: one row per declared kind.
 
 The kinds come from the one registry (``layout.KINDS``), never a hand list: a kind declared
-in datastore/layout.py without a row here fails tests/datastore/lifecycle/test_kinds.py, so
+in datastore/kinds/layout.py without a row here fails tests/datastore/lifecycle/test_kinds.py, so
 no kind can be added that an export silently leaves out, an erasure leaves a person's data
 in, or an offboarding leaves behind.
 
@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Final
 
-from datastore import layout
-from datastore.model import Layout
+from datastore.kinds import layout
+from datastore.kinds.model import Layout
 
 
 class Export(Enum):
@@ -113,7 +113,7 @@ POLICIES: Final[Mapping[str, Policy]] = {
     layout.ISSUER_CLIENT.tag: Policy(Export.INCLUDED, Erasure.NONE, Offboarding.RELEASE),
     layout.SESSION.tag: Policy(Export.SIGN_IN, Erasure.KEEP, Offboarding.DELETE),
     layout.SIGNED_OUT.tag: Policy(Export.SIGN_IN, Erasure.KEEP, Offboarding.DELETE),
-    # Where a session's live subscriptions got to (datastore/resume_points.py): ids and a cursor.
+    # Where a session's live subscriptions got to (datastore/signin/resume_points.py): ids and a cursor.
     layout.RESUME_POINT.tag: Policy(Export.SIGN_IN, Erasure.KEEP, Offboarding.DELETE),
     layout.REFRESH_LOOKUP.tag: Policy(Export.SECRET, Erasure.NONE, Offboarding.EXPIRE),
     layout.AUDIT_EVENT.tag: Policy(Export.INCLUDED, Erasure.REDACT, Offboarding.DELETE, ("changes",)),
@@ -135,7 +135,7 @@ POLICIES: Final[Mapping[str, Policy]] = {
     # A server instance's stream reader's lease and checkpoints (datastore/feed/): no tenant's.
     layout.FEED_LEASE.tag: _PLATFORM,
     layout.FEED_CHECKPOINT.tag: _PLATFORM,
-    # Who is connected now over API Gateway's WebSocket API, and to what (datastore/gateway.py):
+    # Who is connected now over API Gateway's WebSocket API, and to what (datastore/tenants/live_connections.py):
     # the state of a connection, never exported or restored, as sign-in's. The connection holds
     # the employee's id and role, no personal value; its lookup is named by nothing but the
     # connection item and expires with it (TTL, two hours at most).

@@ -36,17 +36,20 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final
 
-from datastore import items, keys, layout, transact
-from datastore.changes import Change
-from datastore.entities import Organization, OrganizationStatus
 from datastore.errors import Conflict, NotFound
-from datastore.ids import OrgId
-from datastore.items import Item
+from datastore.kinds import layout
+from datastore.kinds.entities import Organization, OrganizationStatus
+from datastore.kinds.model import ENTITY
+from datastore.kinds.records import DeletionReceipt
 from datastore.lifecycle import trail, walk
-from datastore.model import ENTITY
-from datastore.records import DeletionReceipt
-from datastore.scope import LifecycleScope
-from datastore.table import Table
+from datastore.table import transact
+from datastore.table.scoped import Table
+from datastore.tenancy import keys
+from datastore.tenancy.scope import LifecycleScope
+from datastore.values import items
+from datastore.values.ids import OrgId
+from datastore.values.items import Item
+from datastore.writes.changes import Change
 
 CLOSE_ACTION: Final = "organization.close"
 # Deleted first to last: each family before the ones it is reached from, the root at the end.

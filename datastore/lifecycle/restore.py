@@ -66,18 +66,22 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Final, Protocol
 
-from datastore import counts, items, keys, layout, layout_version, transact
-from datastore.changes import Change
-from datastore.entities import ApiKeyGrant, ApiKeyStatus, OrganizationStatus
 from datastore.errors import Conflict
-from datastore.ids import OrgId, new_id_at
-from datastore.items import Item
+from datastore.kinds import layout
+from datastore.kinds.entities import ApiKeyGrant, ApiKeyStatus, OrganizationStatus
+from datastore.kinds.model import ENTITY
+from datastore.kinds.records import RestoreRecord
 from datastore.lifecycle import erased, export, export_format, kinds, trail, walk
 from datastore.lifecycle.walk import Family
-from datastore.model import ENTITY
-from datastore.records import RestoreRecord
-from datastore.scope import LifecycleScope, TenantScope, actor_of
-from datastore.table import Table
+from datastore.table import transact
+from datastore.table.scoped import Table
+from datastore.tenancy import keys
+from datastore.tenancy.scope import LifecycleScope, TenantScope, actor_of
+from datastore.upkeep import counts, layout_version
+from datastore.values import items
+from datastore.values.ids import OrgId, new_id_at
+from datastore.values.items import Item
+from datastore.writes.changes import Change
 
 # Replacing passes before the restore gives up (writes kept landing after the lock).
 MAX_PASSES: Final = 3

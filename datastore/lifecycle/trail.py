@@ -18,14 +18,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from datastore import layout, transact, writes
-from datastore.changes import Change
-from datastore.entities import AuditEvent
 from datastore.errors import Conflict
-from datastore.ids import OrgId
-from datastore.items import Item
-from datastore.model import ENTITY
-from datastore.table import Table
+from datastore.kinds import layout
+from datastore.kinds.entities import AuditEvent
+from datastore.kinds.model import ENTITY
+from datastore.table import transact
+from datastore.table.scoped import Table
+from datastore.values.ids import OrgId
+from datastore.values.items import Item
+from datastore.writes import envelope
+from datastore.writes.changes import Change
 
 RESTORE_ACTION: Final = "organization.restore"
 # The actions whose events a restore keeps and puts back.
@@ -34,9 +36,11 @@ _PAGE: Final = 1000
 
 
 async def commit(table: Table, ops: Sequence[transact.Op], change: Change) -> None:
-    """``writes.commit`` of a lifecycle change: its event, and the event's kept copy."""
+    """``envelope.commit`` of a lifecycle change: its event, and the event's kept copy."""
     assert change.action in ACTIONS, change.action
-    await writes.commit(table, ops, change, with_event=lambda event: [transact.put(layout.LIFECYCLE_EVENT.item(event))])
+    await envelope.commit(
+        table, ops, change, with_event=lambda event: [transact.put(layout.LIFECYCLE_EVENT.item(event))]
+    )
 
 
 def is_lifecycle_event(item: Item) -> bool:

@@ -44,11 +44,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Final, TypeVar
 
-from datastore import idempotency, items, keys, layout, names
-from datastore.ids import OrgId, id_time
-from datastore.items import Item
-from datastore.model import ENTITY, Layout
-from datastore.table import BATCH_GET_LIMIT, Table
+from datastore.kinds import layout
+from datastore.kinds.model import ENTITY, Layout
+from datastore.table.scoped import BATCH_GET_LIMIT, Table
+from datastore.tenancy import keys
+from datastore.values import items, names
+from datastore.values.ids import OrgId, id_time
+from datastore.values.items import Item
+from datastore.writes import idempotency
 
 # Items per Query call of a large partition (DynamoDB cuts pages at 1 MB anyway).
 PAGE: Final = 1000
@@ -59,7 +62,7 @@ T = TypeVar("T")
 # table's TTL deletes an expired one "typically within a few days" (AWS): a week more. A
 # record older than this is expired (no retry can replay it) and TTL removes it.
 IDEMPOTENCY_REACH: Final = idempotency.RECORD_TTL + timedelta(days=7)
-# Persisted documents live in 16**3 slots per organisation (datastore/documents.py).
+# Persisted documents live in 16**3 slots per organisation (datastore/tenants/persisted_documents.py).
 DOCUMENT_SLOTS: Final = 16**keys.DOCUMENT_SLOT_DIGITS
 
 
@@ -197,7 +200,7 @@ SESSIONS: Final = Family(
     _template(layout.SESSION),
     lambda found: [layout.SESSION.partition(found.org_id, emp) for emp in sorted(found.employees)],
 )
-# Who is connected over API Gateway's WebSocket API (datastore/gateway.py): one partition.
+# Who is connected over API Gateway's WebSocket API (datastore/tenants/live_connections.py): one partition.
 LIVE: Final = Family(
     "live connections",
     _template(layout.GATEWAY_CONNECTION),

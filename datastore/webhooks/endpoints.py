@@ -7,7 +7,7 @@ without it, an export leaves it out (datastore/lifecycle/kinds.py), and only
 ``create_endpoint`` and ``rotate_secret`` return it, once.
 
 Event types are audit actions (``employee.create``), or ``<entity>.*`` for every action on
-one kind of entity; the entity must be a kind the table declares (datastore/layout.py), so a
+one kind of entity; the entity must be a kind the table declares (datastore/kinds/layout.py), so a
 misspelt type is refused rather than silently never matched.
 """
 
@@ -21,13 +21,16 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Final
 
-from datastore import items, layout, transact, validation, writes
-from datastore.changes import Change
 from datastore.errors import Conflict, InvalidInput, NotFound
-from datastore.ids import new_id
-from datastore.items import Item
-from datastore.table import Table
+from datastore.kinds import layout
+from datastore.table import transact
+from datastore.table.scoped import Table
+from datastore.values import items, validation
+from datastore.values.ids import new_id
+from datastore.values.items import Item
 from datastore.webhooks.model import WebhookEndpoint
+from datastore.writes import envelope
+from datastore.writes.changes import Change
 
 MAX_ENDPOINTS: Final = 20
 MAX_EVENT_TYPES: Final = 50
@@ -128,7 +131,7 @@ async def create_endpoint(table: Table, *, url_text: str, types: list[str], desc
     change = Change(
         "webhookEndpoint.create", layout.WEBHOOK_ENDPOINT.tag, endpoint.endpoint_id, org_id, None, _audited(endpoint)
     )
-    await writes.commit(table, [op], change)
+    await envelope.commit(table, [op], change)
     return endpoint
 
 
@@ -145,7 +148,7 @@ async def _replace(table: Table, found: WebhookEndpoint, changed: WebhookEndpoin
     change = Change(
         action, layout.WEBHOOK_ENDPOINT.tag, found.endpoint_id, found.org_id, _audited(found), _audited(changed)
     )
-    await writes.commit(table, [op], change)
+    await envelope.commit(table, [op], change)
     return changed
 
 
@@ -234,7 +237,7 @@ async def delete_endpoint(table: Table, endpoint_id: str) -> WebhookEndpoint:
         on_failed=lambda _old: Conflict("the endpoint changed meanwhile: read it again"),
     )
     tombstone = {**_audited(found), "deleted": items.s("true")}
-    await writes.commit(
+    await envelope.commit(
         table,
         [op],
         Change(

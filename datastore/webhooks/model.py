@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 
-from datastore.ids import OrgId
+from datastore.values.ids import OrgId
 
 
 class DeliveryStatus(StrEnum):

@@ -25,16 +25,20 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Final
 
-from datastore import audit, items, keys, layout, transact
-from datastore.entities import AuditEvent
 from datastore.errors import Conflict, NotFound
-from datastore.ids import OrgId, id_ceiling, id_milliseconds, id_time
-from datastore.items import Item
-from datastore.pagination import Page, PageQuery, PageRequest
-from datastore.scope import WebhooksScope as WebhooksScope  # the scope organisations_with_endpoints reads in
-from datastore.table import Table
+from datastore.kinds import layout
+from datastore.kinds.entities import AuditEvent
+from datastore.table import transact
+from datastore.table.pagination import Page, PageQuery, PageRequest
+from datastore.table.scoped import Table
+from datastore.tenancy import keys
+from datastore.tenancy.scope import WebhooksScope as WebhooksScope  # the scope organisations_with_endpoints reads in
+from datastore.values import items
+from datastore.values.ids import OrgId, id_ceiling, id_milliseconds, id_time
+from datastore.values.items import Item
 from datastore.webhooks.endpoints import matches
 from datastore.webhooks.model import DeliveryStatus, WebhookCursor, WebhookDelivery, WebhookEndpoint
+from datastore.writes import audit
 
 # How long a delivery item is kept after it was made (TTL): its record for the admins'
 # ``deliveries`` list and for ``redeliverWebhook``.

@@ -6,7 +6,7 @@ still active is the active check's job (graphql_api/auth/active.py), as for a to
 
 lastUsedAt is written at most once a minute per key: this process remembers when it last
 recorded each key (a bounded LRU), so most requests send nothing, and the conditional
-UpdateItem (``datastore.api_keys.record_use``) keeps it to once a minute across processes.
+UpdateItem (``datastore.signin.api_keys.record_use``) keeps it to once a minute across processes.
 The write runs as a task of its own on the event loop without the request waiting for it (and
 outside the request's call log); at most ``max_pending_uses`` run at once (more are skipped: a
 later request records the use), and a failed one is logged, never seen by the client.
@@ -26,11 +26,12 @@ import time
 from collections.abc import Callable
 from typing import Final
 
-from datastore import api_keys, items
-from datastore.entities import ApiKeyGrant, ApiKeyStatus
 from datastore.errors import InvalidInput
-from datastore.scope import ApiKeyScope, TenantScope
-from datastore.store import Datastore
+from datastore.kinds.entities import ApiKeyGrant, ApiKeyStatus
+from datastore.signin import api_keys
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import ApiKeyScope, TenantScope
+from datastore.values import items
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import AuthReason, unauthenticated
 from graphql_api.lru import Lru

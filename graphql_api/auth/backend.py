@@ -18,8 +18,8 @@ from starlette.authentication import AuthCredentials, AuthenticationBackend, Aut
 from starlette.requests import HTTPConnection
 from starlette.responses import Response
 
-from datastore import api_keys
 from datastore.errors import DatastoreError
+from datastore.signin import api_keys
 from graphql_api.auth.api_keys import ApiKeyAuthenticator
 from graphql_api.auth.tokens import ALGORITHM, Principal, TokenVerifier, bearer_token
 from graphql_api.execution.errors import ApiError, AuthReason, translate, unauthenticated

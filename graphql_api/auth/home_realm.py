@@ -24,11 +24,12 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from datastore import identity_providers, validation
-from datastore.entities import IdentityProvider
 from datastore.errors import InvalidInput, Unavailable
-from datastore.ids import OrgId
-from datastore.scope import SignInScope, TenantScope
+from datastore.kinds.entities import IdentityProvider
+from datastore.signin import identity_providers
+from datastore.tenancy.scope import SignInScope, TenantScope
+from datastore.values import validation
+from datastore.values.ids import OrgId
 from graphql_api.auth.discovery import DefaultEndpoints, ProviderDocument
 from graphql_api.auth.outbound import FetchRefused
 from graphql_api.request.context import Services

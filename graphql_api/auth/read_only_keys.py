@@ -14,7 +14,7 @@ from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
-from datastore.entities import Role
+from datastore.kinds.entities import Role
 from graphql_api.execution.errors import forbidden
 
 

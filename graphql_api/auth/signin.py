@@ -3,17 +3,17 @@
 Signing in: a browser app sends the ID token its identity provider gave it. The provider is
 picked by the token's ``iss`` (and its ``azp``, or its one ``aud``): the platform's own
 (``OIDC_ISSUER``), or an organisation's, found with one GetItem on the provider's client item
-(datastore/identity_providers.py) and verified against the keys its discovery document names
+(datastore/signin/identity_providers.py) and verified against the keys its discovery document names
 (graphql_api/auth/discovery.py). We find the person by email (AP4: one GetItem on the identity
 item), read their organisation, their employee record and the organisation's own provider
-together (one BatchGetItem), start a session (datastore/sessions.py: one transaction) and
+together (one BatchGetItem), start a session (datastore/signin/sessions.py: one transaction) and
 answer with the API's own short-lived access token and the session's first refresh token. The
 role is the employee record's, never the provider's.
 
 An organisation's provider signs in only that organisation's people, with emails in its own
 domains; an organisation with a provider of its own is no longer signed in by the platform's.
 
-Refreshing: ``grant_type=refresh_token`` rotates the session (datastore/sessions.py): a new
+Refreshing: ``grant_type=refresh_token`` rotates the session (datastore/signin/sessions.py): a new
 access token and a new refresh token, the old one dead; a used one presented again ends the
 whole session, unless it comes within the reuse leeway (``REFRESH_REUSE_LEEWAY_SECONDS``) of
 its own rotation, as a second tab refreshing at the same moment does: then it gets the same
@@ -40,11 +40,12 @@ import jwt
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from datastore import identities, identity_providers, sessions, validation
-from datastore.entities import Employee, EmployeeStatus, Organization, OrganizationStatus
 from datastore.errors import InvalidInput, Unavailable
-from datastore.ids import OrgId, SessionId
-from datastore.scope import SignInScope, TenantScope
+from datastore.kinds.entities import Employee, EmployeeStatus, Organization, OrganizationStatus
+from datastore.signin import identities, identity_providers, sessions
+from datastore.tenancy.scope import SignInScope, TenantScope
+from datastore.values import validation
+from datastore.values.ids import OrgId, SessionId
 from graphql_api.auth.discovery import Providers
 from graphql_api.auth.oidc import IdTokenRejected, IdTokenVerifier
 from graphql_api.auth.tokens import issue_token
@@ -307,7 +308,7 @@ class TokenExchange:
 
 
 def successor_key(jwt_secret: str) -> bytes:
-    """The key a rotation derives the next refresh token under (datastore/sessions.py
+    """The key a rotation derives the next refresh token under (datastore/signin/sessions.py
     ``successor``): the server's secret, every process's alike, never used as is for another
     purpose than its own."""
     return hmac.new(jwt_secret.encode("utf-8"), b"hr refresh-token successor", hashlib.sha256).digest()

@@ -8,9 +8,9 @@ from typing import Any
 
 import jwt
 
-from datastore import ids
-from datastore.entities import Role
-from datastore.ids import EmployeeId, OrgId, SessionId
+from datastore.kinds.entities import Role
+from datastore.values import ids
+from datastore.values.ids import EmployeeId, OrgId, SessionId
 from graphql_api.auth.jwks import JwksKeys, require_numeric_times, signing_key
 from graphql_api.auth.token_errors import TokenRefused, reason_of
 from graphql_api.execution.errors import ApiError, AuthReason, unauthenticated

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, BinaryIO, Final
 
-from datastore.entities import Role
-from datastore.imports import MAX_ROWS, Outcome
-from datastore.table import Table
+from datastore.kinds.entities import Role
+from datastore.table.scoped import Table
+from datastore.tenants.onboarding import MAX_ROWS, Outcome
 from graphql_api.bulk import rows as bulk
 from graphql_api.bulk.rows import Row, RowError, RowInput
 from graphql_api.execution.errors import Code

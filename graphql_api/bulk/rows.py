@@ -1,7 +1,7 @@
 """One batch of bulk-onboarding rows, run with bounded concurrency: importEmployees and ``server.py import``.
 
 Both callers hand their rows here, so a row means the same thing over the API and from a
-CSV file (the row semantics themselves live in datastore/imports.py). A batch:
+CSV file (the row semantics themselves live in datastore/tenants/onboarding.py). A batch:
 
 1. checks every row's fields and refuses a repeated email (no call for either);
 2. looks up the employees the remaining emails already name (two BatchGetItem calls);
@@ -20,12 +20,12 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from datastore import imports
-from datastore.entities import Employee
 from datastore.errors import Conflict, DatastoreError, Field, InvalidInput
-from datastore.ids import DepartmentId
-from datastore.imports import MAX_ROWS, Imported, Outcome, Row
-from datastore.table import Table
+from datastore.kinds.entities import Employee
+from datastore.table.scoped import Table
+from datastore.tenants import onboarding
+from datastore.tenants.onboarding import MAX_ROWS, Imported, Outcome, Row
+from datastore.values.ids import DepartmentId
 from graphql_api.execution.errors import INPUT, ApiError, Code, translate
 from graphql_api.schema import ids
 
@@ -91,7 +91,7 @@ def _datastore_row(row: RowInput) -> Row[DepartmentId]:
         department_id = ids.DEPARTMENT.parse(row.department_id, ROW_FIELDS["department_id"])
         if department_id is None:
             raise InvalidInput("department_id", "no such department")
-    return imports.validated(
+    return onboarding.validated(
         Row(row.email, row.first_name, row.last_name, row.role, department_id, row.hired_at),
     )
 
@@ -115,7 +115,7 @@ async def import_rows(
             ready[index] = _datastore_row(given)
         except (ApiError, DatastoreError) as error:
             results[index] = _failed(error)
-    first = imports.first_rows(list(ready.values()))
+    first = onboarding.first_rows(list(ready.values()))
     order = list(ready)
     for position, index in enumerate(order):
         if position != first[ready[index].email]:
@@ -126,7 +126,7 @@ async def import_rows(
     known: dict[str, Employee] = {}
     try:
         if ready:  # a batch of invalid rows only makes no call at all
-            known = await read(lambda: imports.existing(table, [row.email for row in ready.values()]))
+            known = await read(lambda: onboarding.existing(table, [row.email for row in ready.values()]))
     except (ApiError, DatastoreError) as error:
         for index in ready:
             results[index] = _failed(error)
@@ -139,10 +139,10 @@ async def import_rows(
         try:
             if current is not None:
                 # Known already: compared in memory, no call and no write.
-                done: Imported = await imports.import_row(table, row, current)
+                done: Imported = await onboarding.import_row(table, row, current)
             else:
                 async with gate:
-                    done = await write(lambda: imports.import_row(table, row, None))
+                    done = await write(lambda: onboarding.import_row(table, row, None))
         except (ApiError, DatastoreError) as error:
             results[index] = _failed(error)
         else:

@@ -6,7 +6,7 @@ between workers but DynamoDB itself, so anything a request depends on (cursors, 
 records, persisted documents) must live there or be derived from shared settings such as the
 signing secret.
 
-Before it serves, each worker checks the table's data layout (datastore/layout_version.py):
+Before it serves, each worker checks the table's data layout (datastore/upkeep/layout_version.py):
 data in another layout than this release's stops it with one line naming the command to
 run, unless SERVE_UNMIGRATED_DATA is on; so does a table it cannot read (DynamoDB
 unreachable), where ``server.py run`` waits for DynamoDB instead. The check is awaited: at
@@ -23,11 +23,11 @@ from __future__ import annotations
 import asyncio
 import logging
 
-from datastore import layout_version
 from datastore.config import ConfigError
 from datastore.errors import Unavailable
-from datastore.scope import LayoutScope
-from datastore.store import Datastore
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import LayoutScope
+from datastore.upkeep import layout_version
 from graphql_api.app import create_app
 from graphql_api.entrypoints.heap import settle_heap
 from graphql_api.entrypoints.worker_process import die_with_parent

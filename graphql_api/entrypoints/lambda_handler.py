@@ -5,7 +5,7 @@ reused by every invocation it serves. Lifespan events are off: the app needs no 
 and Lambda gives no shutdown signal to act on.
 
 Mangum runs every invocation on one event loop, made when the handler is built and kept for the
-process, so the connections to DynamoDB (one pool per loop, datastore/async_http.py) are made
+process, so the connections to DynamoDB (one pool per loop, datastore/aws/exchange.py) are made
 on the first invocation and reused by every warm one. Nothing in Lambda ends that loop: the
 process is frozen and killed with it. ``close`` is for whoever does end it (the tests, which
 import this module once per test): the connections are closed on their own loop, then the loop.

@@ -24,10 +24,10 @@ from typing import Any, TypeVar
 
 import boto3
 
-from datastore import layout_version
 from datastore.config import ConfigError, DatastoreSettings
-from datastore.scope import LayoutScope
-from datastore.store import Datastore
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import LayoutScope
+from datastore.upkeep import layout_version
 from graphql_api.observability.logging import configure_logging
 from graphql_api.settings import process_environment
 from graphql_api.settings.api import log_format

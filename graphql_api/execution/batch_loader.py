@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from aiodataloader import DataLoader
 
-from datastore import calls
+from datastore.aws import calls
 from graphql_api.execution.explain import EXPLAINING, outside_fields
 from graphql_api.execution.fields import Deferred
 from graphql_api.execution.library_internals import dataloader_queue
@@ -66,7 +66,7 @@ class SharedLoader(DataLoader[K, V], Generic[K, V]):
         # The batch of each key not yet settled, and the batch being collected.
         self._batch_of: dict[K, _Batch[K, V]] = {}
         self._collecting: _Batch[K, V] | None = None
-        # The round trips behind each key (datastore.calls.current_depth): at the load, until
+        # The round trips behind each key (datastore.aws.calls.current_depth): at the load, until
         # its batch is fetched; then its batch's depth, which the key's consumers take on.
         self._asked_at: dict[K, int] = {}
         self._depths: dict[K, int] = {}

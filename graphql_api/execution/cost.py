@@ -25,7 +25,7 @@ from typing import Any
 
 from strawberry.extensions import SchemaExtension
 
-from datastore.calls import CallLog
+from datastore.aws.calls import CallLog
 from graphql_api.execution.operation import operation_of
 
 

@@ -24,8 +24,8 @@ from graphql import FieldNode, GraphQLError
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
-from datastore.entities import ApiKey, Application, Department, Employee, JobPosting, Organization
 from datastore.errors import Conflict, Field, InProgress, InvalidInput, NotFound, ScopeViolation, Unavailable
+from datastore.kinds.entities import ApiKey, Application, Department, Employee, JobPosting, Organization
 from graphql_api.observability.logging import FIELDS
 
 FieldPaths = Mapping[Field, str]

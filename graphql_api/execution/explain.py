@@ -46,9 +46,9 @@ from strawberry.execution.is_awaitable import optimized_is_awaitable
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
-from datastore import keys
-from datastore.calls import Call, CallLog
-from datastore.entities import Role
+from datastore.aws.calls import Call, CallLog
+from datastore.kinds.entities import Role
+from datastore.tenancy import keys
 from graphql_api.execution.library_internals import graphql_schema
 
 # Where a load was asked for outside any field: the caller's active check (auth/active.py).

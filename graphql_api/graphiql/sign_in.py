@@ -12,10 +12,11 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from datastore import employees, identities
 from datastore.dev import demo
-from datastore.entities import Employee
-from datastore.scope import SignInScope, TenantScope
+from datastore.kinds.entities import Employee
+from datastore.signin import identities
+from datastore.tenancy.scope import SignInScope, TenantScope
+from datastore.tenants import employees
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.request.context import Services
 

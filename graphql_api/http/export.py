@@ -35,15 +35,15 @@ from typing import Final
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from datastore import items
-from datastore.entities import EmployeeStatus, OrganizationStatus, Role
 from datastore.errors import DatastoreError
-from datastore.identities import organization_and_employee
-from datastore.ids import OrgId
+from datastore.kinds.entities import EmployeeStatus, OrganizationStatus, Role
 from datastore.lifecycle import export, walk
 from datastore.lifecycle.export_format import COMPRESSION, Tally
-from datastore.organizations import get_organization
-from datastore.scope import LifecycleScope, TenantScope
+from datastore.signin.identities import organization_and_employee
+from datastore.tenancy.scope import LifecycleScope, TenantScope
+from datastore.tenants.organizations import get_organization
+from datastore.values import items
+from datastore.values.ids import OrgId
 from graphql_api.auth.backend import principal_of
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import (

@@ -3,7 +3,7 @@
 They sit outside authentication, the body limit and any concurrency cap: a load balancer's
 probe never carries a token and must never wait behind request traffic. /healthz does no I/O at
 all. /readyz asks DynamoDB (DescribeTable) on a probe client of its own, awaited on the event
-loop (datastore/probe.py: its own connections, one attempt), caches the verdict for ``ttl``
+loop (datastore/aws/probe.py: its own connections, one attempt), caches the verdict for ``ttl``
 seconds and waits at most ``timeout`` for an answer, so it reports an outage within ttl +
 timeout (2 s) and a recovery as fast.
 
@@ -23,8 +23,8 @@ from typing import Final, Protocol
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from datastore import probe
-from datastore.async_client import AsyncDynamo
+from datastore.aws import probe
+from datastore.aws.client import AsyncDynamo
 from graphql_api.http.raw import send_json
 
 HEALTHZ: Final = "/healthz"

@@ -1,7 +1,7 @@
 """Persisted documents: Apollo's automatic persisted queries, and trusted documents.
 
 APQ (``extensions.persistedQuery``, version 1) is kept per organisation
-(datastore/documents.py): a hash alone runs the document the caller's organisation
+(datastore/tenants/persisted_documents.py): a hash alone runs the document the caller's organisation
 registered under it, or answers PERSISTED_QUERY_NOT_FOUND (HTTP 200, message
 "PersistedQueryNotFound", which Apollo Client takes as the cue to send the text); a hash with
 the text checks the hash and runs the text. Registering is a write into the organisation's
@@ -14,14 +14,14 @@ the PutItem. A request refused before execution (by a limit, the tenant bucket, 
 check, validation) stores nothing. An anonymous caller or a platform operator has no
 organisation: the text runs, nothing is stored, and a hash alone is never found (no
 DynamoDB call), so Apollo Client's link keeps working for them, sending the text each time.
-Nor is a document over documents.MAX_DOCUMENT_BYTES stored; it runs as text the same way.
+Nor is a document over persisted_documents.MAX_DOCUMENT_BYTES stored; it runs as text the same way.
 A bounded LRU keyed by organisation and hash saves the GetItem for documents this process
 has seen that organisation run, and never answers one organisation with another's.
 
 A document run by its hash alone on a later day (UTC) than it was last put is put again, the
 same way (a DocumentRegistration, one write): at most once a day per document and process, it
 pushes the document's expiry ahead, so a document in use is never removed, and records when a
-client last ran it (datastore/documents.py ``registered_at``, which ``schema-check`` reads).
+client last ran it (datastore/tenants/persisted_documents.py ``registered_at``, which ``schema-check`` reads).
 
 Trusted documents (TRUSTED_DOCUMENTS, a ``{id: document}`` manifest as graphql-codegen's
 client preset and Relay emit): only the manifest's documents run, sent by id
@@ -56,11 +56,11 @@ from typing import Any, Final
 import orjson
 from strawberry.extensions import SchemaExtension
 
-from datastore import documents
 from datastore.config import ConfigError
 from datastore.errors import DatastoreError
-from datastore.scope import TenantScope
-from datastore.store import Datastore
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants import persisted_documents
 from graphql_api.execution.errors import ApiError
 from graphql_api.http.errors import TransportCode, TransportError, bad_request
 from graphql_api.http.request import Operation
@@ -147,7 +147,7 @@ class PersistedDocuments:
         table = self.datastore.table(scope)
         at = datetime.now(UTC)
         await context.session.run(
-            documents.put_document, table, scope.org_id, registration.sha256, registration.text, at
+            persisted_documents.put_document, table, scope.org_id, registration.sha256, registration.text, at
         )
         self._known.put((scope.org_id, registration.sha256), (registration.text, at.date()))
 
@@ -163,7 +163,7 @@ class PersistedDocuments:
         """What to store once the operation has run; None for a caller with no organisation, a
         document over the size bound, or one this process has seen the organisation store."""
         scope = _tenant_of(context)
-        if scope is None or not documents.fits(text):
+        if scope is None or not persisted_documents.fits(text):
             return None
         known = self._known.get((scope.org_id, sha256))
         if known is not None and known[1] >= _today():
@@ -207,11 +207,11 @@ class PersistedDocuments:
         known = self._known.get((scope.org_id, sha256))
         if known is None:
             stored = await context.session.run(
-                documents.find_document, self.datastore.table(scope), scope.org_id, sha256
+                persisted_documents.find_document, self.datastore.table(scope), scope.org_id, sha256
             )
             if stored is None:
                 raise _not_found()
-            known = (stored.document, documents.registered_at(stored).date())
+            known = (stored.document, persisted_documents.registered_at(stored).date())
             self._known.put((scope.org_id, sha256), known)
         text, put_on = known
         return Resolved(text, DocumentRegistration(sha256, text) if put_on < _today() else None)

@@ -22,7 +22,7 @@ from graphql import (
 from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 
-from datastore.imports import MAX_ROWS
+from datastore.tenants.onboarding import MAX_ROWS
 
 ROWS_FIELD = "input.rows"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from datastore.calls import CallLog
+from datastore.aws.calls import CallLog
 from graphql_api.execution.errors import ApiError, Code
 
 

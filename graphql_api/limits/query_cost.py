@@ -53,7 +53,7 @@ from graphql import (
     is_leaf_type,
 )
 
-from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from datastore.table.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
 from graphql_api.execution.selection import Selections, fragments_of, operations_of, variable_values
 from graphql_api.limits.bulk_rows import input_rows
 from graphql_api.limits.introspection_cost import ROOT_FIELDS, IntrospectionCost

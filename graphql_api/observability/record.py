@@ -14,7 +14,7 @@ from typing import Final
 from starlette.routing import BaseRoute, Match
 from starlette.types import Scope
 
-from datastore.calls import Call, CallLog
+from datastore.aws.calls import Call, CallLog
 from graphql_api.http.request_id import request_id_of
 
 RECORD: Final = "hr.record"

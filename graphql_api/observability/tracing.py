@@ -2,7 +2,7 @@
 
 Spans: one per HTTP request (server), one per GraphQL operation inside it, and one per DynamoDB
 call inside that (client, so retries stay inside one call's span), from the call observers of
-the one data-plane client on the event loop (datastore/async_client.py): its parent is the
+the one data-plane client on the event loop (datastore/aws/client.py): its parent is the
 span current in the task that awaits the call.
 None per field: a query resolves thousands of fields, and their cost is the DynamoDB calls.
 Spans go to ``OTEL_EXPORTER_OTLP_ENDPOINT`` over OTLP/HTTP in batches; the batch left at exit
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
 
-    from datastore.async_client import CallObservers
+    from datastore.aws.client import CallObservers
 
 SpanKindName = Literal["server", "internal", "client"]
 

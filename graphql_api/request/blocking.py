@@ -1,6 +1,6 @@
 """The one runner for blocking work that is no DynamoDB call: a JWKS fetch, an ID token's check.
 
-DynamoDB's calls are awaited on the event loop (datastore/table.py). What still blocks runs
+DynamoDB's calls are awaited on the event loop (datastore/table/scoped.py). What still blocks runs
 here: the token check against a JWKS (backend.py), the sign-in exchange's ID token check
 (signin.py), an identity provider's discovery document (setIdentityProvider) and API
 Gateway's management API (subscriptions/gateway.py). On the process's pool of its own

@@ -23,7 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
-from datastore import calls
+from datastore.aws import calls
 from graphql_api.auth.backend import principal_of
 from graphql_api.execution.errors import timeout
 from graphql_api.http.raw import error_body, send_error

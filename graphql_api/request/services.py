@@ -6,7 +6,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from datastore.store import Datastore
+from datastore.table.store import Datastore
 from graphql_api.limits.tenant_rate import Buckets
 from graphql_api.request.blocking import BlockingRunner
 from graphql_api.schema.cursors import CursorCodec

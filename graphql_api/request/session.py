@@ -17,10 +17,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import ParamSpec, TypeVar
 
-from datastore.calls import CallLog
-from datastore.entities import Organization
-from datastore.scope import PlatformScope, TenantScope
-from datastore.table import Table
+from datastore.aws.calls import CallLog
+from datastore.kinds.entities import Organization
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import PlatformScope, TenantScope
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError, forbidden, timeout, token_missing
 from graphql_api.limits.call_budget import CallBudget
@@ -176,7 +176,7 @@ class RequestSession:
 
     def organization_checked(self, organization: Organization) -> None:
         """The active check read the caller's organisation: the request's writes stamp their
-        audit events with its retention without reading it again (datastore/retention.py)."""
+        audit events with its retention without reading it again (datastore/writes/retention.py)."""
         self._organization = organization
         if self._tenant_table is not None:
             self._tenant_table.retention.know(organization)

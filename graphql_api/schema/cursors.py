@@ -16,7 +16,7 @@ from typing import Final
 
 import orjson
 
-from datastore.pagination import StartKey
+from datastore.table.pagination import StartKey
 from graphql_api.execution.errors import bad_input
 
 SIGNATURE_BYTES: Final = 16

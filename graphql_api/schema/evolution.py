@@ -6,7 +6,7 @@ is validated against the code's schema with graphql-core's rules: an operation t
 validates is one the server would refuse once deployed. A breaking change no client's
 operation uses is reported but does not fail the check: what fails it is an operation that
 breaks. Each deprecated member is listed with the operations still selecting it and when
-each was last seen (a persisted document's last put: datastore/documents.py).
+each was last seen (a persisted document's last put: datastore/tenants/persisted_documents.py).
 
 Where the operations come from is the caller's business (server.py gathers them: the trusted
 documents manifest, a manifest or directory given, the persisted documents of the table);

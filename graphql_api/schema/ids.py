@@ -8,7 +8,7 @@ re-cased or otherwise respelt id (base64 decoders skip whitespace and padding, U
 fold case) is BAD_USER_INPUT, never a second name for the same object.
 
 A global id is where an id enters: ``NodeIds`` decodes one into the datastore's typed id
-(``datastore/ids.py``), which the datastore then takes as it is.
+(``datastore/values/ids.py``), which the datastore then takes as it is.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final, Generic, TypeVar
 
-from datastore.ids import ApiKeyId, ApplicationId, DepartmentId, EmployeeId, JobId, OrgId, parse
+from datastore.values.ids import ApiKeyId, ApplicationId, DepartmentId, EmployeeId, JobId, OrgId, parse
 from graphql_api.execution.errors import bad_input, not_found
 
 I = TypeVar("I")  # noqa: E741  (a typed id, or a tuple of them)

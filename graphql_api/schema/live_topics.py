@@ -21,10 +21,12 @@ from typing import Final
 
 import strawberry
 
-from datastore import applications, audit, ids
-from datastore.entities import AuditEvent, JobStatus
-from datastore.ids import ApplicationId, EmployeeId, JobId
-from datastore.pagination import MAX_PAGE_SIZE, PageRequest
+from datastore.kinds.entities import AuditEvent, JobStatus
+from datastore.table.pagination import MAX_PAGE_SIZE, PageRequest
+from datastore.tenants import applications
+from datastore.values import ids
+from datastore.values.ids import ApplicationId, EmployeeId, JobId
+from datastore.writes import audit
 from graphql_api.execution.errors import ApiError, Code, not_found
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids as global_ids
@@ -44,7 +46,7 @@ from graphql_api.schema.types.live import (
 JOB: Final = "JobPosting"
 APPLICATION: Final = "Application"
 EMPLOYEE: Final = "Employee"
-# The fields an application's creation records: its job and its applicant (datastore/applications.py).
+# The fields an application's creation records: its job and its applicant (datastore/tenants/applications.py).
 _JOB_ID: Final = "jobId"
 _EMP_ID: Final = "empId"
 _STATUS: Final = "status"

@@ -7,7 +7,7 @@ its calls are done, so the next level's loads all start together and batch toget
 at most one wave of DynamoDB calls per nesting level, however many parents
 (execution/batch_loader.py; a field read ahead goes out a level early, execution/fields.py).
 
-Their calls run on the event loop (``datastore.table.Table``): no I/O thread. Before
+Their calls run on the event loop (``datastore.table.scoped.Table``): no I/O thread. Before
 a batch's calls go out the session may refuse them (``admit``: past the deadline, over the
 request's call budget), as it refuses the session's other calls (``RequestSession.run``).
 """
@@ -19,9 +19,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Generic, ParamSpec, TypeVar, cast
 
-from datastore import applications, audit, by_id, departments, employees, jobs
-from datastore.by_id import Kind
-from datastore.entities import (
+from datastore.kinds.entities import (
     ApiKey,
     Application,
     AuditEvent,
@@ -31,9 +29,13 @@ from datastore.entities import (
     Organization,
     Subscription,
 )
-from datastore.ids import DepartmentId, EmployeeId, JobId, OrgId
-from datastore.pagination import Page, PageQuery, PageRequest, StartKey
-from datastore.table import Table
+from datastore.table import by_id
+from datastore.table.by_id import Kind
+from datastore.table.pagination import Page, PageQuery, PageRequest, StartKey
+from datastore.table.scoped import Table
+from datastore.tenants import applications, departments, employees, jobs
+from datastore.values.ids import DepartmentId, EmployeeId, JobId, OrgId
+from datastore.writes import audit
 from graphql_api.execution.batch_loader import SharedLoader
 from graphql_api.execution.fields import Deferred
 
@@ -89,7 +91,7 @@ class Loader(SharedLoader[K, V]):
 class EntityLoader(SharedLoader[tuple[Kind, Any], Any]):
     """Every entity read by id of one loop turn, whatever its kind, in one batch.
 
-    One key is a GetItem, more go whole to ``datastore.by_id.get_by_id``, which cuts
+    One key is a GetItem, more go whole to ``datastore.table.by_id.get_by_id``, which cuts
     them into BatchGetItem calls of at most 100 keys, all in flight at once. The caller
     check's organisation and employee thus share a call with the query's own reads.
     """

@@ -36,8 +36,8 @@ A refusal is FORBIDDEN on that field alone (null plus an error), never a failed 
 
 from __future__ import annotations
 
-from datastore.entities import JobStatus, Role
-from datastore.ids import EmployeeId
+from datastore.kinds.entities import JobStatus, Role
+from datastore.values.ids import EmployeeId
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import forbidden, token_missing
 from graphql_api.request.context import RequestContext

@@ -8,8 +8,9 @@ from typing import Annotated, Any
 
 import strawberry
 
-from datastore import entities, organizations
-from datastore.pagination import PageRequest
+from datastore.kinds import entities
+from datastore.table.pagination import PageRequest
+from datastore.tenants import organizations
 from graphql_api.execution.fields import Deferred, loaded
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids, permissions

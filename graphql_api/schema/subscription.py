@@ -21,7 +21,7 @@ from typing import Annotated, Any
 
 import strawberry
 
-from datastore import ids
+from datastore.values import ids
 from graphql_api.auth.active import check_active
 from graphql_api.execution.errors import ApiError, Code
 from graphql_api.request.context import RequestContext

@@ -44,7 +44,7 @@ class ServerSettings:
     # Load the demo data into an empty table on a configured endpoint (always when embedded).
     demo_data: bool = False
     # Serve a table whose data is in another layout than this release's, with a warning,
-    # instead of refusing to start (datastore/layout_version.py).
+    # instead of refusing to start (datastore/upkeep/layout_version.py).
     serve_unmigrated: bool = False
     # Tests only: the partition after which ``server.py restore`` stops and waits to be killed,
     # so a test interrupts it at a known point (ignored in production).

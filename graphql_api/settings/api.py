@@ -187,12 +187,12 @@ class ApiSettings:
     oidc: OidcSettings | None = None
     # Lifetime of the access tokens /auth/token issues.
     access_token_ttl_seconds: int = 900
-    # Sessions (refresh tokens, datastore/sessions.py): over after this long without a
+    # Sessions (refresh tokens, datastore/signin/sessions.py): over after this long without a
     # refresh, and after this long whatever happens.
     session_idle_seconds: int = 24 * 3600
     session_max_seconds: int = 7 * 24 * 3600
     # How long after a rotation the replaced refresh token still answers its successor
-    # (datastore/sessions.py, "Reuse leeway"); 0: never, a second use ends the session.
+    # (datastore/signin/sessions.py, "Reuse leeway"); 0: never, a second use ends the session.
     refresh_reuse_leeway_seconds: int = 30
     # Work one request may cause, and slow clients (README "Abuse limits").
     max_response_bytes: int = 4 * 1024 * 1024

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from datastore.errors import DatastoreError
-from datastore.ids import OrgId
+from datastore.values.ids import OrgId
 from graphql_api.auth.active import check_active
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError

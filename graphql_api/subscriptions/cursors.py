@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Final
 
-from datastore import ids
+from datastore.values import ids
 from graphql_api.execution.errors import bad_input
 from graphql_api.schema.cursors import CursorCodec
 

@@ -16,10 +16,10 @@ import asyncio
 import time
 from datetime import datetime
 
-from datastore import sessions
 from datastore.errors import DatastoreError
-from datastore.items import timestamp
-from datastore.scope import TenantScope
+from datastore.signin import sessions
+from datastore.tenancy.scope import TenantScope
+from datastore.values.items import timestamp
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError
 from graphql_api.request.services import Services
@@ -68,7 +68,7 @@ async def signed_in_until(services: Services, principal: Principal, again: str) 
 
 def signed_out_by(principal: Principal, emp_id: object, at: object) -> bool:
     """Whether ``principal`` is of a session of ``emp_id`` begun by ``at``: a sign-out everywhere
-    at ``at`` ends those, as a refresh decides (datastore/sessions.py)."""
+    at ``at`` ends those, as a refresh decides (datastore/signin/sessions.py)."""
     if principal.api_key or principal.session_id is None or principal.subject != emp_id:
         return False
     return isinstance(at, datetime) and not timestamp(at) < sessions.session_started(principal.session_id)

@@ -3,7 +3,7 @@
 API Gateway holds the sockets and calls a Lambda function for each of a connection's events:
 ``$connect`` (the handshake), ``$default`` (every message the client sends) and
 ``$disconnect``. Nothing survives between invocations, so a connection and its subscriptions
-are items (datastore/gateway.py), and the server speaks to a client only through API
+are items (datastore/tenants/live_connections.py), and the server speaks to a client only through API
 Gateway's management API (``PostToConnection``, ``DeleteConnection``). A second function,
 triggered by the table's stream, fans each organisation's events out to its subscribers.
 
@@ -70,15 +70,16 @@ from strawberry.types.execution import PreExecutionError
 from strawberry.types.graphql import OperationType
 from strawberry.utils.aio import aclosing
 
-from datastore import gateway, resume_points
-from datastore.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, Role, SessionStatus
 from datastore.errors import DatastoreError
 from datastore.feed import records
 from datastore.feed.records import ChangeName, StreamRecord
-from datastore.ids import OrgId
-from datastore.items import now
-from datastore.records import GatewayConnection, GatewaySubscription, ResumePoint
-from datastore.scope import GatewayScope, TenantScope
+from datastore.kinds.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, Role, SessionStatus
+from datastore.kinds.records import GatewayConnection, GatewaySubscription, ResumePoint
+from datastore.signin import resume_points
+from datastore.tenancy.scope import GatewayScope, TenantScope
+from datastore.tenants import live_connections
+from datastore.values.ids import OrgId
+from datastore.values.items import now
 from graphql_api.auth.active import check_active
 from graphql_api.auth.backend import BearerTokenBackend, CredentialUnavailable
 from graphql_api.auth.tokens import Principal
@@ -268,9 +269,9 @@ class LiveGateway:
         subscriptions got to, for the session's next connection to resume from (resumes.py's
         points, one PutItem each: ``_resumable``)."""
         table = self._tenant(org_id)
-        limit = gateway.LIVE_ITEMS_MAX
-        connection = await gateway.get_connection(table, connection_id)
-        subscriptions = await gateway.subscriptions_of(table, connection_id, limit=limit)
+        limit = live_connections.LIVE_ITEMS_MAX
+        connection = await live_connections.get_connection(table, connection_id)
+        subscriptions = await live_connections.subscriptions_of(table, connection_id, limit=limit)
         if connection is not None and connection.session_id is not None and not connection.api_key:
             window = timedelta(seconds=self.services.settings.subscription_replay_seconds)
             at = now()
@@ -290,7 +291,7 @@ class LiveGateway:
                     await resume_points.save(self._points(connection), point)
                 except DatastoreError as error:  # the reconnect starts from now: said, never raised into the close
                     log.warning("live connection %s: a resume point was not saved: %r", connection_id, error)
-        await gateway.close_connection(table, connection_id, subscriptions)
+        await live_connections.close_connection(table, connection_id, subscriptions)
 
     def _points(self, connection: GatewayConnection) -> Any:
         """Where the session's resume points are (beside its sessions: the person's scope)."""
@@ -348,7 +349,7 @@ class LiveGateway:
         return {"statusCode": 200}
 
     async def _org_of(self, connection_id: str) -> OrgId | None:
-        return await gateway.org_of(self.services.datastore.table(GatewayScope()), connection_id)
+        return await live_connections.org_of(self.services.datastore.table(GatewayScope()), connection_id)
 
     async def _connect(self, event: SocketEvent) -> dict[str, Any]:
         offered = [p.strip() for p in event.headers.get("sec-websocket-protocol", "").split(",") if p.strip()]
@@ -399,7 +400,7 @@ class LiveGateway:
             expires_at=expires,
             acknowledged=acknowledged,
         )
-        await gateway.open_connection(self._tenant(org_id), connection)
+        await live_connections.open_connection(self._tenant(org_id), connection)
         return connection
 
     async def _message(self, event: SocketEvent) -> None:
@@ -424,7 +425,7 @@ class LiveGateway:
             operation_id = message.get("id")
             if isinstance(operation_id, str):
                 table = self._tenant(connection.org_id)
-                await gateway.unsubscribe(table, event.connection_id, operation_id)
+                await live_connections.unsubscribe(table, event.connection_id, operation_id)
         else:
             raise Closed(Close.BAD_MESSAGE, f"unknown message type {kind!r}")
 
@@ -442,7 +443,7 @@ class LiveGateway:
                 )
             # Authenticated by the handshake's header ($connect): acknowledged now.
             acknowledged = dataclasses.replace(known, acknowledged=True)
-            await gateway.open_connection(self._tenant(known.org_id), acknowledged)
+            await live_connections.open_connection(self._tenant(known.org_id), acknowledged)
         elif not isinstance(authorization, str):
             raise Closed(Close.FORBIDDEN, "Authorization must be a string")
         else:
@@ -453,7 +454,7 @@ class LiveGateway:
         org_id = await self._org_of(connection_id)
         if org_id is None:
             return None
-        return await gateway.get_connection(self._tenant(org_id), connection_id)
+        return await live_connections.get_connection(self._tenant(org_id), connection_id)
 
     async def _acknowledged(self, event: SocketEvent) -> GatewayConnection:
         connection = await self._recorded(event.connection_id)
@@ -478,7 +479,7 @@ class LiveGateway:
             return connection, ended
         at = datetime.fromtimestamp(until, UTC)
         table = self._tenant(connection.org_id)
-        if not await gateway.extend_token(table, connection.connection_id, at):
+        if not await live_connections.extend_token(table, connection.connection_id, at):
             return connection, Closed(Close.FORBIDDEN, "the connection was closed")
         extended = dataclasses.replace(connection, token_expires_at=at)
         return extended, _over(extended, now())
@@ -489,7 +490,7 @@ class LiveGateway:
         table = self._tenant(connection.org_id)
         settings = self.services.settings
         limit = settings.subscriptions_per_connection
-        existing = await gateway.subscriptions_of(table, event.connection_id, limit=limit + 1)
+        existing = await live_connections.subscriptions_of(table, event.connection_id, limit=limit + 1)
         if any(known.operation_id == operation_id for known in existing):
             raise Closed(Close.DUPLICATE, f"Subscriber for {operation_id} already exists")
         if len(existing) >= limit:
@@ -524,7 +525,7 @@ class LiveGateway:
                 expires_at=connection.expires_at,
             )
             # Recorded before the check and replay run: what commits meanwhile is fanned out to it.
-            await gateway.subscribe(table, subscription)
+            await live_connections.subscribe(table, subscription)
         errors = await self._run(
             context, event, operation_id, resolved.query, requested.variables, requested.operation_name
         )
@@ -537,7 +538,7 @@ class LiveGateway:
             await resume_points.forget(self._points(connection), connection.subject, connection.session_id, name)
         if errors is not None or subscription is None:
             if subscription is not None:
-                await gateway.unsubscribe(table, event.connection_id, operation_id)
+                await live_connections.unsubscribe(table, event.connection_id, operation_id)
             if errors is not None:
                 refusal = _message(id=operation_id, type="error", payload=errors)
                 await self._post(event.endpoint, event.connection_id, refusal)
@@ -550,7 +551,7 @@ class LiveGateway:
             return
         table = self._tenant(connection.org_id)
         connection_id = connection.connection_id
-        await gateway.note_cursor(table, connection_id, operation_id, place.topic, place.cursor)
+        await live_connections.note_cursor(table, connection_id, operation_id, place.topic, place.cursor)
 
     async def _error(self, event: SocketEvent, operation_id: str, text: str, code: str) -> None:
         errors = [{"message": text, "extensions": {"code": code}}]
@@ -613,7 +614,7 @@ class LiveGateway:
 
     async def _fan_out(self, org_id: str, batch: list[StreamRecord]) -> int:
         table = self._tenant(org_id)
-        live = await gateway.live_items(table)
+        live = await live_connections.live_items(table)
         if not live.connections:
             return 0  # nobody listens: nothing is decoded
         changes = [records.decode(record) for record in batch]
@@ -631,7 +632,7 @@ class LiveGateway:
                 delivered += await self._deliver(org_id, live, change.new)
         return delivered
 
-    async def _deliver(self, org_id: str, live: gateway.LiveItems, event: AuditEvent) -> int:
+    async def _deliver(self, org_id: str, live: live_connections.LiveItems, event: AuditEvent) -> int:
         wanted: dict[str, list[GatewaySubscription]] = defaultdict(list)
         for subscription in live.subscriptions:
             kinds = FIELD_KINDS.get(subscription.field, frozenset())
@@ -706,10 +707,10 @@ class LiveGateway:
             if not await self._post(endpoint, connection_id, _message(id=operation_id, type="complete")):
                 return "gone"
             table = self._tenant(connection.org_id)
-            await gateway.unsubscribe(table, connection_id, operation_id)
+            await live_connections.unsubscribe(table, connection_id, operation_id)
         return outcome
 
-    async def _revoke(self, live: gateway.LiveItems, change: records.ChangeEvent) -> None:
+    async def _revoke(self, live: live_connections.LiveItems, change: records.ChangeEvent) -> None:
         """A change to a caller's standing closes their connections at once (every delivery checks too)."""
         new, why = change.new, None
         affected = list(live.connections.values())

@@ -39,13 +39,13 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
-from datastore.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, SessionStatus
 from datastore.feed import records
 from datastore.feed.fanout import GAP, Frame
 from datastore.feed.host import FeedHost
 from datastore.feed.lease import group_name, holder_name
 from datastore.feed.records import ChangeName, StreamRecord, Undecodable
-from datastore.scope import FeedScope
+from datastore.kinds.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, SessionStatus
+from datastore.tenancy.scope import FeedScope
 from graphql_api.entrypoints.host_files import owner_tag, start_time
 from graphql_api.entrypoints.worker_process import supervisor_pid
 from graphql_api.subscriptions.closing import Close, Closed

@@ -14,7 +14,7 @@ is within SUBSCRIPTION_REPLAY_SECONDS, resumes from it as if sent with it
   go first), the fast path: a reconnect to the same process while the old socket is still
   open here needs no read;
 - when a connection ends, for any reason, each of its subscriptions' cursors is saved in the
-  table (datastore/resume_points.py, one PutItem each, for the replay window): where the
+  table (datastore/signin/resume_points.py, one PutItem each, for the replay window): where the
   server closes it (its lifetime, a slow consumer, a refused caller, the process stopping),
   before the close frame goes out, so the client's reconnect finds it; where the client
   closes it or the network drops, as soon as the server knows. A reconnect that finds no
@@ -38,11 +38,12 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar
 
-from datastore import items, resume_points
-from datastore.ids import OrgId
-from datastore.records import ResumePoint
-from datastore.scope import TenantScope
-from datastore.table import Table
+from datastore.kinds.records import ResumePoint
+from datastore.signin import resume_points
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import TenantScope
+from datastore.values import items
+from datastore.values.ids import OrgId
 from graphql_api.auth.tokens import Principal
 from graphql_api.lru import Lru
 from graphql_api.subscriptions.connection import LiveConnection

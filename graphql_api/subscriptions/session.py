@@ -29,11 +29,11 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from datastore import calls
-from datastore.calls import CallLog
-from datastore.entities import AuditEvent
-from datastore.ids import OrgId
-from datastore.scope import TenantScope
+from datastore.aws import calls
+from datastore.aws.calls import CallLog
+from datastore.kinds.entities import AuditEvent
+from datastore.tenancy.scope import TenantScope
+from datastore.values.ids import OrgId
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
 from graphql_api.schema.loaders import Loaders

@@ -30,9 +30,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Final, Protocol
 
-from datastore import audit
-from datastore.entities import AuditEvent
-from datastore.scope import TenantScope
+from datastore.kinds.entities import AuditEvent
+from datastore.tenancy.scope import TenantScope
+from datastore.writes import audit
 from graphql_api.execution.errors import bad_input
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection

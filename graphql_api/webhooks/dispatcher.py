@@ -37,14 +37,14 @@ from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
-from datastore import items
 from datastore.errors import DatastoreError
 from datastore.feed.fanout import RECORD, Frame
 from datastore.feed.lease import Lease, LeaseLost, holder_name
-from datastore.ids import OrgId
-from datastore.scope import FeedScope, TenantScope
-from datastore.store import Datastore
-from datastore.table import Table
+from datastore.table.scoped import Table
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import FeedScope, TenantScope
+from datastore.values import items
+from datastore.values.ids import OrgId
 from datastore.webhooks import outbox
 from datastore.webhooks.model import WebhookDelivery
 from graphql_api.entrypoints.host_files import start_time

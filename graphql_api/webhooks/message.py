@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 import orjson
 from standardwebhooks import Webhook
 
-from datastore.model import timestamp
+from datastore.kinds.model import timestamp
 from datastore.webhooks.model import WebhookDelivery, WebhookEndpoint
 
 

@@ -21,8 +21,8 @@ from typing import Any, Final, Protocol
 
 import orjson
 
-from datastore import ids
-from datastore.ids import OrgId
+from datastore.values import ids
+from datastore.values.ids import OrgId
 from datastore.webhooks.model import WebhookDelivery
 
 MAX_DELAY_SECONDS: Final = 900

@@ -44,15 +44,15 @@ from typing import Any, Final
 
 import orjson
 
-from datastore import items
-from datastore.entities import AuditEvent
 from datastore.errors import DatastoreError, NotFound
 from datastore.feed import records
 from datastore.feed.records import ChangeName, StreamRecord
-from datastore.ids import OrgId, id_ceiling, id_milliseconds
-from datastore.scope import TenantScope
-from datastore.store import Datastore
-from datastore.table import Table
+from datastore.kinds.entities import AuditEvent
+from datastore.table.scoped import Table
+from datastore.table.store import Datastore
+from datastore.tenancy.scope import TenantScope
+from datastore.values import items
+from datastore.values.ids import OrgId, id_ceiling, id_milliseconds
 from datastore.webhooks import outbox
 from datastore.webhooks.model import WebhookDelivery
 from graphql_api.observability.labels import BoundedLabel

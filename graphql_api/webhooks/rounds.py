@@ -25,10 +25,10 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from datastore import items
 from datastore.errors import NotFound
-from datastore.ids import id_time
-from datastore.table import Table
+from datastore.table.scoped import Table
+from datastore.values import items
+from datastore.values.ids import id_time
 from datastore.webhooks import endpoints as endpoint_store
 from datastore.webhooks import outbox
 from datastore.webhooks.model import DeliveryStatus, WebhookDelivery, WebhookEndpoint

@@ -11,7 +11,7 @@ from graphql_api.auth.tokens import issue_token
 from tests.graphql_api.fixtures import load_demo
 
 if TYPE_CHECKING:
-    from datastore.async_client import AsyncDynamo
+    from datastore.aws.client import AsyncDynamo
 
 
 def test_measure__a_tiny_run__the_three_figures_from_real_first_answers(

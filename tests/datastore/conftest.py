@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import items
-from datastore.entities import Department, Employee
+from datastore.kinds.entities import Department, Employee
+from datastore.values import items
 from tests.datastore.support import BulkEmployees, BulkWriter, employee_items, raw_employees, write_items
 
 if TYPE_CHECKING:

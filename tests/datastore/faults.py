@@ -1,11 +1,11 @@
 """Faults DynamoDB Local never produces, injected at the client boundary.
 
 DynamoDB Local neither reports transaction conflicts nor throttles, so tests plan them here,
-in the send hooks of the data plane's client (``AsyncDynamo.hooks``, datastore/async_http.py):
+in the send hooks of the data plane's client (``AsyncDynamo.hooks``, datastore/aws/exchange.py):
 a hook sees each attempt, signed, before it is sent, and answers with the error response
 DynamoDB would send, or raises the transport failure the connection would meet. aiodynamo
 then retries, times out and parses the answer as it would the real thing. The calls are
-still recorded by ``datastore.calls`` (around every attempt), so tests count them.
+still recorded by ``datastore.aws.calls`` (around every attempt), so tests count them.
 
 The ``AsyncDynamo`` to pass is the one every Datastore and Table of the session's settings
 shares (the ``dynamo`` fixture): the in-process servers' calls meet the faults too.
@@ -22,9 +22,9 @@ from typing import Any, Final
 
 from aiodynamo.http.types import Request, Response
 
-from datastore.async_client import AsyncDynamo
-from datastore.async_http import SendHook
-from datastore.http_connections import NoAnswer, NotSent
+from datastore.aws.client import AsyncDynamo
+from datastore.aws.connections import NoAnswer, NotSent
+from datastore.aws.exchange import SendHook
 
 TRANSACTION_CANCELED: Final = "TransactionCanceledException"
 TRANSACTION_CONFLICT: Final = "TransactionConflict"

@@ -11,10 +11,13 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from datastore import departments, employees, ids, items, keys, layout
-from datastore.entities import Department, Employee, EmployeeStatus, Identity, Role
-from datastore.pagination import Page, PageRequest
-from datastore.table import Table
+from datastore.kinds import layout
+from datastore.kinds.entities import Department, Employee, EmployeeStatus, Identity, Role
+from datastore.table.pagination import Page, PageRequest
+from datastore.table.scoped import Table
+from datastore.tenancy import keys
+from datastore.tenants import departments, employees
+from datastore.values import ids, items
 from tests.blocking import run
 
 if TYPE_CHECKING:

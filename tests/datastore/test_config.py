@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from datastore import retention
 from datastore.config import ROLE_SETTINGS, ConfigError, DatastoreSettings, RoleSettings
 from datastore.dev.local_sts import EXPORT_ROLE, LIFECYCLE_ROLE, PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
+from datastore.writes import retention
 from deploy import cloudformation
 
 STS = "http://127.0.0.1:5000"

@@ -17,11 +17,15 @@ from typing import TypeVar
 
 import pytest
 
-from datastore import applications, by_id, employees, identities, ids, jobs, layout
-from datastore.entities import Role
 from datastore.errors import Conflict, StaleVersion, Unavailable
-from datastore.pagination import PageRequest
-from datastore.scope import SignInScope
+from datastore.kinds import layout
+from datastore.kinds.entities import Role
+from datastore.signin import identities
+from datastore.table import by_id
+from datastore.table.pagination import PageRequest
+from datastore.tenancy.scope import SignInScope
+from datastore.tenants import applications, employees, jobs
+from datastore.values import ids
 from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.support import all_pages, assert_headcounts_hold

@@ -1,10 +1,10 @@
 """Every kind of item the table holds, written from fixed values: the wire-format fixture's cases.
 
 ``written()`` writes one or more items of each kind (and the keys the queries use) through the
-datastore's own writers, the kinds' declarations (``datastore/layout.py``). ``layout_1.json``
+datastore's own writers, the kinds' declarations (``datastore/kinds/layout.py``). ``layout_1.json``
 holds what the release at commit eea1f7e wrote for the same values, captured through its
-hand-written writers (``datastore/items.py`` then) before the kinds were declared;
-tests/datastore/test_layout.py holds today's writers to it, byte for byte, so no stored
+hand-written writers (``datastore/values/items.py`` then) before the kinds were declared;
+tests/datastore/kinds/test_layout.py holds today's writers to it, byte for byte, so no stored
 item changes shape and no migration is needed.
 """
 
@@ -18,20 +18,8 @@ from pathlib import Path
 from typing import Any, Final
 from unittest import mock
 
-from datastore import (
-    applications,
-    departments,
-    documents,
-    employees,
-    idempotency,
-    items,
-    jobs,
-    keys,
-    layout,
-    layout_version,
-    migration,
-)
-from datastore.entities import (
+from datastore.kinds import layout
+from datastore.kinds.entities import (
     ApiKey,
     ApiKeyGrant,
     ApiKeyStatus,
@@ -54,7 +42,12 @@ from datastore.entities import (
     Role,
     Subscription,
 )
-from datastore.scope import TenantScope
+from datastore.tenancy import keys
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants import applications, departments, employees, jobs, persisted_documents
+from datastore.upkeep import layout_version, migration
+from datastore.values import items
+from datastore.writes import idempotency
 from tests.blocking import run
 
 FIXTURE: Final = Path(__file__).with_name("layout_1.json")
@@ -205,7 +198,7 @@ def written() -> dict[str, Any]:
 
 def _written() -> dict[str, Any]:
     capture = Capture()
-    run(documents.put_document(capture, ORG, SHA256, "{ me { id } }", WHEN))  # type: ignore[arg-type]
+    run(persisted_documents.put_document(capture, ORG, SHA256, "{ me { id } }", WHEN))  # type: ignore[arg-type]
     document = capture.sent.pop()["Item"]
     run(layout_version.stamp(capture, 1, over=None))  # type: ignore[arg-type]
     stamp = capture.sent.pop()["Item"]

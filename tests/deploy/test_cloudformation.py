@@ -16,7 +16,8 @@ import boto3
 import httpx
 import pytest
 
-from datastore import iam, provision
+from datastore.aws import iam
+from datastore.upkeep import provision
 from deploy import cloudformation
 from graphql_api.observability import emf
 from tests.graphql_api.entrypoints.test_lambda_handler import graphql_event, imported_entry, token_for
@@ -309,7 +310,7 @@ def test_template__system_errors__summed_over_every_operation_the_server_sends(t
     assert [query for query in alarm["Metrics"] if query["ReturnData"]] == [
         {"Id": "total", "Expression": "SUM(METRICS())", "Label": alarm["AlarmDescription"], "ReturnData": True}
     ]
-    # The DynamoDB operations datastore/table.py sends (``send(self.client, "GetItem", ...)``, and
+    # The DynamoDB operations datastore/table/scoped.py sends (``send(self.client, "GetItem", ...)``, and
     # the single writes by name in its table of them), by their names in its source.
     operation_names = set(boto3.client("dynamodb", region_name="eu-west-1").meta.method_to_api_mapping.values())
     source = (ROOT / "datastore" / "table.py").read_text()

@@ -63,7 +63,7 @@ def test_package__unpacked_zip__imports_and_answers_graphql(
     assert "graphql_api/subscriptions/gateway.py" in names
     assert "mangum/__init__.py" in names
     assert not any("__pycache__" in name for name in names)
-    # The data plane's client sends through its own connections (datastore/async_http.py), no libcurl.
+    # The data plane's client sends through its own connections (datastore/aws/exchange.py), no libcurl.
     assert not any(name.startswith("pycurl") for name in names)
     event = {
         "version": "2.0",

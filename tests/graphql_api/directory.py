@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from datastore import ids, organizations
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from datastore.dev.seed import Bulk
-from datastore.entities import Employee, Plan
-from datastore.scope import PlatformScope
-from datastore.table import Table
+from datastore.kinds.entities import Employee, Plan
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import PlatformScope
+from datastore.tenants import organizations
+from datastore.values import ids
 from tests.blocking import run
 from tests.conftest import unique_domain
 

@@ -15,8 +15,8 @@ from typing import Any
 import httpx
 import pytest
 
-from datastore.async_client import AsyncDynamo
-from datastore.entities import Employee
+from datastore.aws.client import AsyncDynamo
+from datastore.kinds.entities import Employee
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
@@ -137,10 +137,11 @@ def demo(dynamo: AsyncDynamo, table_name: str) -> Demo:
 
 def load_demo(dynamo: AsyncDynamo, table_name: str) -> Demo:
     """The demo organisations in ``table_name`` (loaded unless they are there), and their people."""
-    from datastore import employees, identities
     from datastore.dev import demo as demo_data
-    from datastore.scope import PlatformScope, SignInScope, TenantScope
-    from datastore.table import Table
+    from datastore.signin import identities
+    from datastore.table.scoped import Table
+    from datastore.tenancy.scope import PlatformScope, SignInScope, TenantScope
+    from datastore.tenants import employees
 
     platform = Table(dynamo, table_name, PlatformScope())
     run(demo_data.load(platform))

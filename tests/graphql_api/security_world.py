@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from datastore import applications, departments, jobs
-from datastore.entities import Application, Department, Employee, JobPosting, Role
+from datastore.kinds.entities import Application, Department, Employee, JobPosting, Role
+from datastore.tenants import applications, departments, jobs
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import Tenant

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from datastore import applications, layout
-from datastore.entities import ApplicationCounts
+from datastore.kinds import layout
+from datastore.kinds.entities import ApplicationCounts
+from datastore.tenants import applications
 from tests.blocking import run
 from tests.conftest import Tenant
-from tests.datastore.test_application_counts import recount, stored
+from tests.datastore.tenants.test_application_counts import recount, stored
 from tests.graphql_api.fixtures import Api, GraphQLClient
 from tests.graphql_api.schema.mutations.documents import APPLY, SET_STATUS, WITHDRAW, codes, gid, manager_of, open_job
 

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from datastore import employees, organizations
-from datastore.async_client import AsyncDynamo
-from datastore.calls import CallLog
+from datastore.aws.calls import CallLog
+from datastore.aws.client import AsyncDynamo
 from datastore.dev.seed import Bulk
-from datastore.entities import Employee, EmployeeStatus, Plan, Role
-from datastore.scope import PlatformScope
-from datastore.table import Table
+from datastore.kinds.entities import Employee, EmployeeStatus, Plan, Role
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import PlatformScope
+from datastore.tenants import employees, organizations
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import TenantFactory, unique_domain
@@ -60,7 +60,7 @@ query($search: String, $orderBy: EmployeeOrder, $order: SortOrder!, $first: Int!
 
 
 def fold(text: str) -> str:
-    """The comparison the issue asks for, written out here independently of datastore/names.py."""
+    """The comparison the issue asks for, written out here independently of datastore/values/names.py."""
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).casefold()
 
 

@@ -29,7 +29,7 @@ from graphql import (
     print_ast,
 )
 
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from graphql_api.app import create_app
 from graphql_api.execution.documents import Documents
 from graphql_api.execution.errors import Code

@@ -25,9 +25,12 @@ from typing import Any
 
 import pytest
 
-from datastore import api_keys, calls, keys, layout
-from datastore.entities import Role
-from datastore.ids import new_id
+from datastore.aws import calls
+from datastore.kinds import layout
+from datastore.kinds.entities import Role
+from datastore.signin import api_keys
+from datastore.tenancy import keys
+from datastore.values.ids import new_id
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import TenantFactory

@@ -10,8 +10,11 @@ own organisation.
 
 from __future__ import annotations
 
-from datastore import calls, ids, keys, layout
-from datastore.calls import Call
+from datastore.aws import calls
+from datastore.aws.calls import Call
+from datastore.kinds import layout
+from datastore.tenancy import keys
+from datastore.values import ids
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.key_guard import Findings, violations

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from datastore import organizations
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from datastore.dev.seed import Bulk
-from datastore.entities import Plan
-from datastore.scope import PlatformScope
-from datastore.table import Table
+from datastore.kinds.entities import Plan
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import PlatformScope
+from datastore.tenants import organizations
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import unique_domain

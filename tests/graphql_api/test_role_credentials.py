@@ -16,10 +16,11 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from datastore import keys, layout
 from datastore.config import DatastoreSettings
 from datastore.dev.local_sts import PLATFORM_ROLE as PLATFORM_ROLE_ARN
 from datastore.dev.local_sts import SIGNIN_ROLE, TENANT_ROLE, role_env
+from datastore.kinds import layout
+from datastore.tenancy import keys
 from graphql_api.app import create_app
 from graphql_api.auth.signin import GRANT_TYPE, ID_TOKEN_TYPE
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
@@ -43,7 +44,9 @@ class Served:
 
     def me(self, tenant: Tenant, http: httpx.Client | None = None) -> str:
         token = issue_token(self.settings, subject=tenant.admin.emp_id, org_id=tenant.org_id, role="admin")
-        response = (http or self.http).post("/graphql", json={"query": ME}, headers={"Authorization": f"Bearer {token}"})
+        response = (http or self.http).post(
+            "/graphql", json={"query": ME}, headers={"Authorization": f"Bearer {token}"}
+        )
         assert response.status_code == 200, response.text
         body = response.json()
         assert "errors" not in body, body

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
-from datastore import employees
-from datastore.entities import Employee
+from datastore.kinds.entities import Employee
+from datastore.tenants import employees
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids
 from tests.blocking import run

@@ -4,7 +4,7 @@ A field read ahead (``me``'s applications) goes out a level early: its tests are
 
 The tenant is 20 departments x 50 employees x 3 applications over 150 jobs. Counts are read
 twice: from the response's ``extensions.cost`` and from every call any client made meanwhile
-(``datastore.calls.listening``), whose waves are also checked level by level.
+(``datastore.aws.calls.listening``), whose waves are also checked level by level.
 """
 
 from __future__ import annotations
@@ -23,14 +23,15 @@ import pytest
 from aiodynamo.http.types import Request, Response
 
 from bench.queries import Q1, Q2, Q3
-from datastore import calls, organizations
-from datastore.async_client import AsyncDynamo
-from datastore.async_http import SendHook
-from datastore.calls import CallLog
+from datastore.aws import calls
+from datastore.aws.calls import CallLog
+from datastore.aws.client import AsyncDynamo
+from datastore.aws.exchange import SendHook
 from datastore.dev.seed import Bulk
-from datastore.entities import Employee, Plan
-from datastore.scope import PlatformScope
-from datastore.table import Table
+from datastore.kinds.entities import Employee, Plan
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import PlatformScope
+from datastore.tenants import organizations
 from graphql_api.app import create_app
 from graphql_api.schema import ids
 from graphql_api.settings.api import ApiSettings

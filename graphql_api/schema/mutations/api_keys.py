@@ -6,7 +6,7 @@ from typing import Annotated
 
 import strawberry
 
-from datastore import api_keys
+from datastore.signin import api_keys
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import INPUT_ARGUMENT, require_admin, run_write

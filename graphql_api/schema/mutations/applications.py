@@ -6,8 +6,8 @@ from typing import Annotated
 
 import strawberry
 
-from datastore import applications
-from datastore.entities import Role
+from datastore.kinds.entities import Role
+from datastore.tenants import applications
 from graphql_api.execution.errors import forbidden, not_found
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids, permissions

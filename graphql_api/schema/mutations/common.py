@@ -7,9 +7,9 @@ from typing import Final, ParamSpec, TypeVar
 
 import strawberry
 
-from datastore import departments
-from datastore.entities import Role
-from datastore.ids import DepartmentId
+from datastore.kinds.entities import Role
+from datastore.tenants import departments
+from datastore.values.ids import DepartmentId
 from graphql_api.execution.errors import forbidden
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import permissions

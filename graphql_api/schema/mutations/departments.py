@@ -6,8 +6,8 @@ from typing import Annotated
 
 import strawberry
 
-from datastore import departments
-from datastore.ids import EmployeeId
+from datastore.tenants import departments
+from datastore.values.ids import EmployeeId
 from graphql_api.execution.errors import bad_input
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids

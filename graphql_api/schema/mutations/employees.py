@@ -8,7 +8,7 @@ from typing import Annotated
 
 import strawberry
 
-from datastore import employees
+from datastore.tenants import employees
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import (

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import strawberry
 
-from datastore.imports import MAX_ROWS
+from datastore.tenants.onboarding import MAX_ROWS
 from graphql_api.bulk import rows as bulk
 from graphql_api.limits import bulk_rows
 from graphql_api.request.context import RequestContext

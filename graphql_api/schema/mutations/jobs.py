@@ -6,7 +6,7 @@ from typing import Annotated
 
 import strawberry
 
-from datastore import jobs
+from datastore.tenants import jobs
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import (

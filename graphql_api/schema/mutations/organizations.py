@@ -7,9 +7,9 @@ from typing import Annotated
 
 import strawberry
 
-from datastore import organizations
 from datastore.lifecycle import offboarding
-from datastore.scope import LifecycleScope
+from datastore.tenancy.scope import LifecycleScope
+from datastore.tenants import organizations
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import INPUT_ARGUMENT, run_write

@@ -6,7 +6,8 @@ from typing import Annotated
 
 import strawberry
 
-from datastore import organizations, retention
+from datastore.tenants import organizations
+from datastore.writes import retention
 from graphql_api.request.context import RequestContext
 from graphql_api.schema.mutations.common import INPUT_ARGUMENT, require_admin, run_write
 from graphql_api.schema.types.organization import Organization

@@ -5,7 +5,7 @@ Registering or changing a provider decides who signs in as whom: an ID token fro
 any of the organisation's people, admins included. So it takes a person, an admin or an
 operator: an API key, even an ADMIN one, is refused (FORBIDDEN), so a leaked key cannot bring
 in a provider of its own. Removing one needs no such care (it signs nobody in) and ends the
-sessions begun through it (datastore/sessions.py checks the provider at each refresh)."""
+sessions begun through it (datastore/signin/sessions.py checks the provider at each refresh)."""
 
 from __future__ import annotations
 
@@ -15,12 +15,13 @@ from typing import Annotated
 
 import strawberry
 
-from datastore import employees, identity_providers, sessions
-from datastore.entities import Employee as EmployeeEntity
 from datastore.errors import InvalidInput, NotFound
-from datastore.ids import OrgId
-from datastore.scope import PlatformScope, SignInScope
-from datastore.table import Table
+from datastore.kinds.entities import Employee as EmployeeEntity
+from datastore.signin import identity_providers, sessions
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import PlatformScope, SignInScope
+from datastore.tenants import employees
+from datastore.values.ids import OrgId
 from graphql_api.auth.discovery import check_issuer, read_document
 from graphql_api.auth.outbound import FetchRefused, fetch_json
 from graphql_api.execution.errors import bad_input, forbidden, token_missing

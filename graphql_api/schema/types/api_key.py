@@ -7,9 +7,10 @@ from datetime import datetime
 
 import strawberry
 
-from datastore import api_keys, entities
-from datastore.pagination import Page, PageRequest
-from datastore.table import Table
+from datastore.kinds import entities
+from datastore.signin import api_keys
+from datastore.table.pagination import Page, PageRequest
+from datastore.table.scoped import Table
 from graphql_api.schema import ids
 from graphql_api.schema.types.scalars import ApiKeyStatus, Role
 

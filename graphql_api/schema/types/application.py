@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
-from datastore import entities
+from datastore.kinds import entities
 from graphql_api.request.context import RequestContext
 from graphql_api.schema.types import relations
 from graphql_api.schema.types.node import Node, encoded_id

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
-from datastore import entities
+from datastore.kinds import entities
 from graphql_api.request.context import RequestContext
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Generic, TypeVar
 
 import strawberry
 
-from datastore.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, StartKey
+from datastore.table.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, StartKey
 from graphql_api.execution import fields
 from graphql_api.execution.errors import bad_input
 from graphql_api.execution.library_internals import resolve_info

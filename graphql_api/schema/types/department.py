@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
-from datastore import entities
+from datastore.kinds import entities
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import loaders
 from graphql_api.schema.types import relations

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
-from datastore import entities
-from datastore.pagination import Page
+from datastore.kinds import entities
+from datastore.table.pagination import Page
 from graphql_api.execution import fields
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import loaders, permissions

@@ -6,7 +6,7 @@ from datetime import datetime
 
 import strawberry
 
-from datastore import entities
+from datastore.kinds import entities
 
 
 @strawberry.type(

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from graphql import FieldNode, FragmentDefinitionNode
 
-from datastore import calls
+from datastore.aws import calls
 from graphql_api.execution import fields
 from graphql_api.execution.fields import USE_RESOLVER
 from graphql_api.execution.selection import Selections
@@ -186,7 +186,7 @@ async def load(loaders: Loaders, objects: Sequence[Related], plan: RelationPlan)
             return_exceptions=True,
         )
     # gather runs each get_many in a task of its own: carry the round trips they waited on
-    # back here, so the next level's loads are counted one deeper (datastore.calls.current_depth).
+    # back here, so the next level's loads are counted one deeper (datastore.aws.calls.current_depth).
     calls.waited(max((result[1] for result in found if not isinstance(result, BaseException)), default=0))
     deeper: list[Awaitable[None]] = []
     for (relation, inner), result in zip(plan, found, strict=True):

@@ -13,7 +13,7 @@ import strawberry
 from graphql import GraphQLEnumType, GraphQLSchema
 from strawberry.schema.types.base_scalars import DateTimeDefinition
 
-from datastore import entities
+from datastore.kinds import entities
 from datastore.webhooks.model import DeliveryStatus
 
 E = TypeVar("E", bound=Enum)

@@ -7,8 +7,8 @@ from datetime import datetime
 
 import strawberry
 
-from datastore.pagination import Page, PageRequest
-from datastore.table import Table
+from datastore.table.pagination import Page, PageRequest
+from datastore.table.scoped import Table
 from datastore.webhooks import model, outbox
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids

@@ -8,14 +8,18 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import applications, calls, counts, departments, employees, identities, ids, jobs, organizations
-from datastore.async_client import AsyncDynamo
+from datastore.aws import calls
+from datastore.aws.client import AsyncDynamo
 from datastore.dev import demo
-from datastore.entities import JobStatus, Role
 from datastore.errors import InvalidInput
-from datastore.pagination import PageRequest
-from datastore.scope import PlatformScope, SignInScope, TenantScope
-from datastore.table import Table
+from datastore.kinds.entities import JobStatus, Role
+from datastore.signin import identities
+from datastore.table.pagination import PageRequest
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import PlatformScope, SignInScope, TenantScope
+from datastore.tenants import applications, departments, employees, jobs, organizations
+from datastore.upkeep import counts
+from datastore.values import ids
 from tests.blocking import run
 from tests.conftest import TEST_RETRY, provisioned
 from tests.datastore.support import all_pages, assert_headcounts_hold, drop_table

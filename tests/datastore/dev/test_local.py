@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from datastore.async_client import AsyncDynamo, Mirror
-from datastore.client import make_client
+from datastore.aws.client import AsyncDynamo, Mirror
+from datastore.aws.control_plane import make_client
 from datastore.config import DatastoreSettings
 from datastore.dev import local
 from datastore.dev.local import DynamoDBLocal, LocalDynamoError
-from datastore.provision import ensure_table
-from datastore.scope import LayoutScope
-from datastore.table import Table
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import LayoutScope
+from datastore.upkeep.provision import ensure_table
 from tests.blocking import run
 
 Which = Callable[[str], str | None]

@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from datastore import ids, organizations
-from datastore.client import make_streams_client
+from datastore.aws.control_plane import make_streams_client
 from datastore.config import DatastoreSettings
-from datastore.entities import Organization, Plan
-from datastore.scope import TenantScope
-from datastore.table import Table
+from datastore.kinds.entities import Organization, Plan
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants import organizations
+from datastore.values import ids
 from tests.blocking import run
 from tests.conftest import provisioned, table_on, unique_domain
 from tests.datastore.faults import _error
@@ -27,7 +28,7 @@ from tests.datastore.support import drop_table
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from datastore.async_client import AsyncDynamo
+    from datastore.aws.client import AsyncDynamo
 
 
 @pytest.fixture(scope="session")

@@ -9,9 +9,9 @@ import socket
 import pytest
 import uvloop
 
-from datastore import ids
 from datastore.feed import fanout
 from datastore.feed.fanout import GAP, RECORD, FanoutServer, Frame
+from datastore.values import ids
 from tests.waiting import until
 
 

@@ -15,15 +15,18 @@ from typing import Any
 import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
-from datastore import ids, items, layout, provision, transact
 from datastore.errors import Unavailable
 from datastore.feed.fanout import RECORD, Frame
 from datastore.feed.host import FeedHost, FeedSettings
 from datastore.feed.lease import KEEP_FOR, Checkpoints, group_name
 from datastore.feed.records import StreamRecord
-from datastore.records import FeedLease
-from datastore.scope import FeedScope, LayoutScope
-from datastore.table import Table
+from datastore.kinds import layout
+from datastore.kinds.records import FeedLease
+from datastore.table import transact
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import FeedScope, LayoutScope
+from datastore.upkeep import provision
+from datastore.values import ids, items
 from tests.blocking import run
 from tests.waiting import until
 

@@ -8,10 +8,11 @@ from datetime import datetime, timedelta
 import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
-from datastore import ids, items, layout
 from datastore.errors import ScopeViolation
 from datastore.feed.lease import Checkpoints, Lease, LeaseLost, group_name, holder_name
-from datastore.table import Table
+from datastore.kinds import layout
+from datastore.table.scoped import Table
+from datastore.values import ids, items
 from tests.blocking import run
 
 

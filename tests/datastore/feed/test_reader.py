@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from datastore import ids, items, transact
 from datastore.feed.lease import Checkpoints
 from datastore.feed.reader import EXPIRED, NOT_FOUND, TRIMMED, NoStream, StreamReader
 from datastore.feed.records import StreamRecord
-from datastore.provision import table_definition
-from datastore.scope import LayoutScope
-from datastore.table import Table
+from datastore.table import transact
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import LayoutScope
+from datastore.upkeep.provision import table_definition
+from datastore.values import ids, items
 from tests.blocking import run
 from tests.datastore.feed.conftest import stream_faults
 from tests.datastore.support import drop_table

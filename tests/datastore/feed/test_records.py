@@ -7,12 +7,14 @@ from typing import Any
 import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
-from datastore import employees, keys, layout
-from datastore.entities import AuditEvent, Employee, Identity, Organization, Role
 from datastore.feed import records
 from datastore.feed.reader import StreamReader
 from datastore.feed.records import ChangeEvent, ChangeName, StreamRecord, Undecodable
-from datastore.table import Table
+from datastore.kinds import layout
+from datastore.kinds.entities import AuditEvent, Employee, Identity, Organization, Role
+from datastore.table.scoped import Table
+from datastore.tenancy import keys
+from datastore.tenants import employees
 from tests.blocking import run
 from tests.datastore.feed.conftest import new_organization
 

@@ -2,7 +2,7 @@
 datastore's own writes: what the lifecycle tests walk, export, restore and delete.
 
 ``KINDS_WRITTEN`` names the kinds it holds. tests/datastore/lifecycle/test_kinds.py fails when a
-kind declared in datastore/layout.py belongs to organisations (exported, or deleted or
+kind declared in datastore/kinds/layout.py belongs to organisations (exported, or deleted or
 released by offboarding) but no write here makes one: a new kind needs a line here, so every
 lifecycle test covers it.
 """
@@ -14,23 +14,13 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Final
 
-from datastore import (
-    api_keys,
-    applications,
-    departments,
-    documents,
-    employees,
-    gateway,
-    identity_providers,
-    items,
-    jobs,
-    layout,
-    resume_points,
-    sessions,
-)
-from datastore.entities import ApiKey, Application, Department, Employee, JobPosting, Role
-from datastore.records import GatewayConnection, GatewaySubscription, ResumePoint
-from datastore.table import Table
+from datastore.kinds import layout
+from datastore.kinds.entities import ApiKey, Application, Department, Employee, JobPosting, Role
+from datastore.kinds.records import GatewayConnection, GatewaySubscription, ResumePoint
+from datastore.signin import api_keys, identity_providers, resume_points, sessions
+from datastore.table.scoped import Table
+from datastore.tenants import applications, departments, employees, jobs, live_connections, persisted_documents
+from datastore.values import items
 from datastore.webhooks import endpoints as webhook_endpoints
 from datastore.webhooks import outbox
 from tests.blocking import run
@@ -120,7 +110,7 @@ def complete(tenant: Tenant) -> Complete:
     leaver = run(employees.terminate_employee(table, leaver.emp_id, idempotency_key="leave-1"))
     api_key, secret = run(api_keys.create_api_key(table, name="HRIS sync", role=Role.ADMIN))
     digest = hashlib.sha256(DOCUMENT.encode()).hexdigest()
-    run(documents.put_document(table, tenant.organization.org_id, digest, DOCUMENT, items.now()))
+    run(persisted_documents.put_document(table, tenant.organization.org_id, digest, DOCUMENT, items.now()))
     # Each organisation its own issuer: two complete tenants in one table must not collide.
     issuer = f"https://sso.example/{tenant.organization.org_id.lower()}"
     run(
@@ -175,7 +165,7 @@ def _live_connection(table: Table, employee: Employee) -> None:
     connection_id = f"conn{employee.emp_id[-10:]}="
     org_id = employee.org_id
     run(
-        gateway.open_connection(
+        live_connections.open_connection(
             table,
             GatewayConnection(
                 org_id=org_id,
@@ -194,7 +184,7 @@ def _live_connection(table: Table, employee: Employee) -> None:
     )
     subscription = "subscription Directory { employeeChanged { action } }"
     run(
-        gateway.subscribe(
+        live_connections.subscribe(
             table,
             GatewaySubscription(org_id, connection_id, "1", "employeeChanged", subscription, "{}", None, at, ends),
         )

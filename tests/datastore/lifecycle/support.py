@@ -9,14 +9,14 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from datastore import ids
-from datastore.ids import OrgId
-from datastore.items import Item
+from datastore.kinds.model import ENTITY
 from datastore.lifecycle import walk
 from datastore.lifecycle.export import Export
-from datastore.model import ENTITY
-from datastore.scope import LifecycleScope
-from datastore.table import Table
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import LifecycleScope
+from datastore.values import ids
+from datastore.values.ids import OrgId
+from datastore.values.items import Item
 from tests.blocking import run_all
 from tests.conftest import provisioned, table_on
 from tests.datastore.support import write_items
@@ -24,7 +24,7 @@ from tests.datastore.support import write_items
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
 
-    from datastore.async_client import AsyncDynamo
+    from datastore.aws.client import AsyncDynamo
 
 
 def exported(table: Table, org_id: str) -> list[bytes]:

@@ -7,12 +7,17 @@ import hashlib
 import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
-from datastore import applications, audit, calls, counts, documents, employees, items, jobs, layout
-from datastore.entities import EmployeeStatus, Role
+from datastore.aws import calls
 from datastore.errors import Conflict, NotFound
-from datastore.ids import EmployeeId, new_id
+from datastore.kinds import layout
+from datastore.kinds.entities import EmployeeStatus, Role
 from datastore.lifecycle import erasure
-from datastore.pagination import PageRequest, every
+from datastore.table.pagination import PageRequest, every
+from datastore.tenants import applications, employees, jobs, persisted_documents
+from datastore.upkeep import counts
+from datastore.values import items
+from datastore.values.ids import EmployeeId, new_id
+from datastore.writes import audit
 from tests.blocking import run, run_all
 from tests.conftest import TenantFactory
 from tests.datastore.lifecycle.complete import DOCUMENT, Complete, complete
@@ -206,7 +211,7 @@ def test_erase__persisted_documents_holding_the_email_or_a_name__deleted_others_
     }
     digests = {label: hashlib.sha256(text.encode()).hexdigest() for label, text in texts.items()}
     for label, text in texts.items():
-        run(documents.put_document(table, org_id, digests[label], text, items.now()))
+        run(persisted_documents.put_document(table, org_id, digests[label], text, items.now()))
 
     planned = run(erasure.erase_person(table, leaver.emp_id, dry_run=True))
     done = run(erasure.erase_person(table, leaver.emp_id))
@@ -214,8 +219,10 @@ def test_erase__persisted_documents_holding_the_email_or_a_name__deleted_others_
     removed = {layout.PERSISTED_DOCUMENT.key_at(org_id, digests[label]) for label in ("email", "name")}
     assert {t.key for t in planned.touches if t.kind == layout.PERSISTED_DOCUMENT.tag} == removed
     assert done.by_kind()[layout.PERSISTED_DOCUMENT.tag] == 2
-    assert run(documents.get_document(table, org_id, digests["email"])) is None
-    assert run(documents.get_document(table, org_id, digests["name"])) is None
+    assert run(persisted_documents.get_document(table, org_id, digests["email"])) is None
+    assert run(persisted_documents.get_document(table, org_id, digests["name"])) is None
     # Neither their email nor a name as a word: kept, as is the document complete() registered.
-    assert run(documents.get_document(table, org_id, digests["other"])) == texts["other"]
-    assert run(documents.get_document(table, org_id, hashlib.sha256(DOCUMENT.encode()).hexdigest())) == DOCUMENT
+    assert run(persisted_documents.get_document(table, org_id, digests["other"])) == texts["other"]
+    assert (
+        run(persisted_documents.get_document(table, org_id, hashlib.sha256(DOCUMENT.encode()).hexdigest())) == DOCUMENT
+    )

@@ -8,17 +8,21 @@ import orjson
 import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
-from datastore import audit, calls, ids, keys, layout
+from datastore.aws import calls
 from datastore.errors import Conflict, NotFound
-from datastore.ids import OrgId
+from datastore.kinds import layout
+from datastore.kinds.model import ENTITY
 from datastore.lifecycle import export, kinds
 from datastore.lifecycle.export import Export, Resume
 from datastore.lifecycle.kinds import Export as Exported
-from datastore.model import ENTITY
-from datastore.pagination import PageRequest
-from datastore.scope import LifecycleScope
-from datastore.table import Table
+from datastore.table.pagination import PageRequest
+from datastore.table.scoped import Table
+from datastore.tenancy import keys
+from datastore.tenancy.scope import LifecycleScope
+from datastore.values import ids
+from datastore.values.ids import OrgId
 from datastore.webhooks import endpoints as webhook_endpoints
+from datastore.writes import audit
 from tests.blocking import run, run_all
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore.lifecycle.complete import Complete, complete

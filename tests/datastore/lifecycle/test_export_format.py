@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from datastore import layout
-from datastore.entities import Employee, EmployeeStatus, Role
+from datastore.kinds import layout
+from datastore.kinds.entities import Employee, EmployeeStatus, Role
 from datastore.lifecycle import export_format
 from datastore.lifecycle.export_format import ExportFileError, Header, Record, Tally
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datastore import layout
+from datastore.kinds import layout
 from datastore.lifecycle import export, kinds, walk
 from datastore.lifecycle.kinds import Erasure, Export, Offboarding
 from tests.datastore.lifecycle.complete import KINDS_WRITTEN

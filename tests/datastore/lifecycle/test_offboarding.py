@@ -7,15 +7,18 @@ from datetime import timedelta
 import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
-from datastore import api_keys, identities, identity_providers, items, layout, organizations, sessions
-from datastore.entities import Identity, Organization, OrganizationStatus, Plan
 from datastore.errors import Conflict
-from datastore.ids import OrgId
+from datastore.kinds import layout
+from datastore.kinds.entities import Identity, Organization, OrganizationStatus, Plan
 from datastore.lifecycle import offboarding
 from datastore.lifecycle.offboarding import NotYet
-from datastore.pagination import every
-from datastore.scope import ApiKeyScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
-from datastore.table import Table
+from datastore.signin import api_keys, identities, identity_providers, sessions
+from datastore.table.pagination import every
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import ApiKeyScope, LifecycleScope, PlatformScope, SignInScope, TenantScope
+from datastore.tenants import organizations
+from datastore.values import items
+from datastore.values.ids import OrgId
 from tests.blocking import run, run_all
 from tests.conftest import TenantFactory
 from tests.datastore.lifecycle.complete import LIFETIMES, Complete, complete

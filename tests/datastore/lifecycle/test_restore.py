@@ -11,26 +11,19 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import (
-    api_keys,
-    counts,
-    departments,
-    employees,
-    identity_providers,
-    keys,
-    layout,
-    layout_version,
-    organizations,
-    sessions,
-)
-from datastore.async_client import AsyncDynamo
-from datastore.entities import ApiKeyStatus, OrganizationStatus, Role
-from datastore.ids import OrgId
+from datastore.aws.client import AsyncDynamo
+from datastore.kinds import layout
+from datastore.kinds.entities import ApiKeyStatus, OrganizationStatus, Role
 from datastore.lifecycle import erasure, offboarding, restore
 from datastore.lifecycle.restore import FileSource, Refused, Restore, TableSource
-from datastore.pagination import PageRequest
-from datastore.scope import ApiKeyScope, LifecycleScope, SignInScope, TenantScope
-from datastore.table import Table
+from datastore.signin import api_keys, identity_providers, sessions
+from datastore.table.pagination import PageRequest
+from datastore.table.scoped import Table
+from datastore.tenancy import keys
+from datastore.tenancy.scope import ApiKeyScope, LifecycleScope, SignInScope, TenantScope
+from datastore.tenants import departments, employees, organizations
+from datastore.upkeep import counts, layout_version
+from datastore.values.ids import OrgId
 from datastore.webhooks import endpoints as webhook_endpoints
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory

@@ -7,12 +7,13 @@ from collections import Counter
 import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
-from datastore import calls, keys
+from datastore.aws import calls
+from datastore.kinds.model import ENTITY
 from datastore.lifecycle import walk
 from datastore.lifecycle.walk import Walk
-from datastore.model import ENTITY
-from datastore.scope import LifecycleScope
-from datastore.table import Table
+from datastore.table.scoped import Table
+from datastore.tenancy import keys
+from datastore.tenancy.scope import LifecycleScope
 from tests.blocking import run_all
 from tests.conftest import TenantFactory
 from tests.datastore.lifecycle.complete import Complete, complete

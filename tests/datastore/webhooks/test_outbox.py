@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from datastore import audit, departments
 from datastore.errors import InvalidInput
-from datastore.pagination import PageRequest
+from datastore.table.pagination import PageRequest
+from datastore.tenants import departments
 from datastore.webhooks import endpoints, outbox
 from datastore.webhooks.model import DeliveryStatus
+from datastore.writes import audit
 from tests.blocking import run
 from tests.conftest import Tenant
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from graphql_api.app import create_app
 from graphql_api.schema import ids
 from graphql_api.settings.api import ApiSettings

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, Any
 import httpx
 import pytest
 
-from datastore import api_keys, calls, layout
-from datastore.async_client import AsyncDynamo
-from datastore.calls import CallLog
-from datastore.ids import new_id
+from datastore.aws import calls
+from datastore.aws.calls import CallLog
+from datastore.aws.client import AsyncDynamo
+from datastore.kinds import layout
+from datastore.signin import api_keys
+from datastore.values.ids import new_id
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory

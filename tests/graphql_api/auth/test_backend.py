@@ -15,7 +15,7 @@ import pytest
 from starlette.authentication import AuthenticationError
 from starlette.requests import HTTPConnection
 
-from datastore.entities import Role
+from datastore.kinds.entities import Role
 from graphql_api.auth.backend import BearerTokenBackend, PrincipalUser, principal_of
 from graphql_api.auth.jwks import JwksKeys
 from graphql_api.auth.tokens import TokenVerifier, issue_token

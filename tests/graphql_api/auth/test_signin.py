@@ -11,8 +11,11 @@ import httpx
 import jwt
 import pytest
 
-from datastore import calls, employees, keys, layout
-from datastore.entities import Role
+from datastore.aws import calls
+from datastore.kinds import layout
+from datastore.kinds.entities import Role
+from datastore.tenancy import keys
+from datastore.tenants import employees
 from graphql_api.app import create_app
 from graphql_api.auth.signin import ACCESS_TOKEN_TYPE, GRANT_TYPE, ID_TOKEN_TYPE, NO_PROVIDER, REFUSED
 from graphql_api.settings.api import ApiSettings

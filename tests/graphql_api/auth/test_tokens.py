@@ -15,7 +15,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jwt.algorithms import ECAlgorithm, RSAAlgorithm
 
-from datastore.ids import new_id
+from datastore.values.ids import new_id
 from graphql_api.app import create_app
 from graphql_api.auth.jwks import JwksKeys, signing_key
 from graphql_api.auth.token_errors import TokenRefused

@@ -23,12 +23,14 @@ import httpx
 import jwt
 import pytest
 
-from datastore import employees, identity_providers, ids, organizations
-from datastore.async_client import AsyncDynamo
-from datastore.calls import CallLog
-from datastore.entities import Employee, Organization, Plan, Role
-from datastore.scope import PlatformScope, TenantScope
-from datastore.table import Table
+from datastore.aws.calls import CallLog
+from datastore.aws.client import AsyncDynamo
+from datastore.kinds.entities import Employee, Organization, Plan, Role
+from datastore.signin import identity_providers
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import PlatformScope, TenantScope
+from datastore.tenants import employees, organizations
+from datastore.values import ids
 from graphql_api.app import create_app
 from graphql_api.auth.signin import GRANT_TYPE, ID_TOKEN_TYPE, REFRESH_REFUSED, REFUSED
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token

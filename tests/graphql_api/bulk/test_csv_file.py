@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from datastore.entities import Role
+from datastore.kinds.entities import Role
 from graphql_api.bulk import csv_file as bulk_csv
 from graphql_api.bulk.csv_file import CsvError, CsvRow
 from graphql_api.bulk.rows import Row, RowError

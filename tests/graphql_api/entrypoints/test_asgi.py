@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore import ids
 from datastore.dev.local import free_port
+from datastore.values import ids
 from tests.datastore.support import drop_table
 from tests.legacy_layout import create_legacy_table, typical_organization
 from tests.server_commands import ROOT

@@ -25,11 +25,12 @@ import boto3
 import pytest
 from aiodynamo.http.types import Request
 
-from datastore import api_keys, calls
-from datastore.async_client import AsyncDynamo
-from datastore.entities import Employee, Role
-from datastore.scope import TenantScope
-from datastore.table import Table
+from datastore.aws import calls
+from datastore.aws.client import AsyncDynamo
+from datastore.kinds.entities import Employee, Role
+from datastore.signin import api_keys
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import TenantScope
 from graphql_api.auth.signin import GRANT_TYPE, ID_TOKEN_TYPE
 from graphql_api.auth.tokens import issue_token
 from graphql_api.entrypoints import heap

@@ -22,10 +22,10 @@ import httpx
 import orjson
 import pytest
 
-from datastore.async_client import AsyncDynamo
-from datastore.client import make_streams_client
+from datastore.aws.client import AsyncDynamo
+from datastore.aws.control_plane import make_streams_client
 from datastore.config import DatastoreSettings
-from datastore.pagination import PageRequest
+from datastore.table.pagination import PageRequest
 from datastore.webhooks import endpoints, outbox
 from datastore.webhooks.model import DeliveryStatus, WebhookEndpoint
 from tests.blocking import run

@@ -2,7 +2,7 @@
 
 Through ``Loader`` (schema/loaders.py), admitting every batch; its batch here runs a plain
 function on a thread (``on_thread``), so a test can hold a batch open or fail it from outside
-the loop. The product's batches are coroutines on the loop (datastore/table.py).
+the loop. The product's batches are coroutines on the loop (datastore/table/scoped.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
-from datastore import calls
+from datastore.aws import calls
 from datastore.errors import InvalidInput
 from graphql_api.schema.loaders import Loader
 

@@ -8,8 +8,6 @@ from typing import Any, Final
 import httpx
 import pytest
 
-from datastore import applications, employees, jobs
-from datastore.entities import Employee
 from datastore.errors import (
     Conflict,
     IdempotencyMismatch,
@@ -19,7 +17,9 @@ from datastore.errors import (
     StaleVersion,
     Unavailable,
 )
-from datastore.ids import new_id
+from datastore.kinds.entities import Employee
+from datastore.tenants import applications, employees, jobs
+from datastore.values.ids import new_id
 from graphql_api.app import create_app
 from graphql_api.execution.errors import Code, translate, without_suggestions
 from graphql_api.schema import ids

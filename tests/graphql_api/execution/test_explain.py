@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bench.queries import Q1
-from datastore.calls import Call, CallLog
+from datastore.aws.calls import Call, CallLog
 from graphql_api.app import create_app
 from graphql_api.execution.explain import ExplainLog, plan_of
 from graphql_api.settings.api import ApiSettings

@@ -17,7 +17,7 @@ from typing import Any, Final
 import jwt
 import pytest
 
-from datastore import employees
+from datastore.tenants import employees
 from graphql_api.auth.tokens import issue_token
 from tests.blocking import run
 from tests.conftest import Tenant

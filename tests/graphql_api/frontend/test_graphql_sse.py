@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 
-from datastore import employees
+from datastore.tenants import employees
 from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api

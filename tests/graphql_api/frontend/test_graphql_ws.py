@@ -28,8 +28,8 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 
-from datastore import applications, departments, jobs
-from datastore.entities import Role
+from datastore.kinds.entities import Role
+from datastore.tenants import applications, departments, jobs
 from graphql_api.schema import ids
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run

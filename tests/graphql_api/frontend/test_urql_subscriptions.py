@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 from starlette.applications import Starlette
 
-from datastore import applications, departments, jobs
-from datastore.entities import ApplicationStatus, Role
+from datastore.kinds.entities import ApplicationStatus, Role
+from datastore.tenants import applications, departments, jobs
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import TenantFactory

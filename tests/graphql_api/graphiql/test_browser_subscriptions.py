@@ -15,12 +15,12 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from datastore import employees
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from datastore.config import DatastoreSettings
-from datastore.entities import Role
-from datastore.scope import TenantScope
-from datastore.table import Table
+from datastore.kinds.entities import Role
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants import employees
 from graphql_api.app import create_app
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run

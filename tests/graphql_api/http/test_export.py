@@ -14,9 +14,11 @@ import orjson
 import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
-from datastore import api_keys, audit, layout
-from datastore.entities import Role
-from datastore.pagination import PageRequest
+from datastore.kinds import layout
+from datastore.kinds.entities import Role
+from datastore.signin import api_keys
+from datastore.table.pagination import PageRequest
+from datastore.writes import audit
 from graphql_api.http import export as download
 from graphql_api.limits.tenant_rate import TenantBuckets
 from graphql_api.request.services import Services

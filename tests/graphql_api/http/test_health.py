@@ -8,7 +8,7 @@ import httpx
 
 from datastore.config import DatastoreSettings
 from datastore.dev.local import free_port
-from datastore.store import Datastore
+from datastore.table.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.settings.api import ApiSettings

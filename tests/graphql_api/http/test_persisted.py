@@ -13,9 +13,10 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from datastore import calls, documents, employees
-from datastore.calls import CallLog
-from datastore.scope import TenantScope
+from datastore.aws import calls
+from datastore.aws.calls import CallLog
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants import employees, persisted_documents
 from graphql_api.app import create_app
 from graphql_api.limits.tenant_rate import WRITE_WEIGHT
 from graphql_api.settings.api import ApiSettings
@@ -46,7 +47,11 @@ def bearer(api: Api, tenant: Tenant) -> dict[str, str]:
 
 def stored(tenant: Tenant, text: str) -> str | None:
     """The document the tenant's organisation holds under ``text``'s hash, read from DynamoDB."""
-    return run(documents.get_document(tenant.table.with_scope(TenantScope(tenant.org_id)), tenant.org_id, sha256(text)))
+    return run(
+        persisted_documents.get_document(
+            tenant.table.with_scope(TenantScope(tenant.org_id)), tenant.org_id, sha256(text)
+        )
+    )
 
 
 def document_writes(log: CallLog) -> list[str]:
@@ -114,7 +119,7 @@ def test_apq__run_by_hash_on_a_later_day__put_again_once_so_last_use_is_recorded
     text = unique("LastUsed")
     table = tenant.table.with_scope(TenantScope(tenant.org_id))
     days_ago = datetime.now(UTC) - timedelta(days=3)
-    run(documents.put_document(table, tenant.org_id, sha256(text), text, days_ago))
+    run(persisted_documents.put_document(table, tenant.org_id, sha256(text), text, days_ago))
     writes = []
     for client in (one, one, two):  # the second process finds it put today: nothing to do
         with calls.listening() as log:
@@ -122,8 +127,8 @@ def test_apq__run_by_hash_on_a_later_day__put_again_once_so_last_use_is_recorded
         assert response.json()["data"] == {"__typename": "Query"}
         writes.append(len(document_writes(log)))
     assert writes == [1, 0, 0]
-    found = run(documents.find_document(table, tenant.org_id, sha256(text)))
-    assert found is not None and documents.registered_at(found).date() == datetime.now(UTC).date()
+    found = run(persisted_documents.find_document(table, tenant.org_id, sha256(text)))
+    assert found is not None and persisted_documents.registered_at(found).date() == datetime.now(UTC).date()
 
 
 def test_apq__hash_only_get__as_apollo_sends_it(one: httpx.Client, api: Api, tenant: Tenant) -> None:
@@ -278,7 +283,7 @@ def test_apq__registration__cost_extension_shows_the_write_as_the_access_line_do
 
 
 def test_apq__over_the_size_bound__runs_nothing_stored(one: httpx.Client, api: Api, tenant: Tenant) -> None:
-    padding = " " * documents.MAX_DOCUMENT_BYTES  # whitespace: no tokens, within the 32 kB body
+    padding = " " * persisted_documents.MAX_DOCUMENT_BYTES  # whitespace: no tokens, within the 32 kB body
     text = unique("Large").replace("{ __typename }", "{" + padding + "__typename }")
     with calls.listening() as log:
         response = one.post("/graphql", json={"query": text, "extensions": apq(text)}, headers=bearer(api, tenant))
@@ -383,7 +388,7 @@ def trusted(
     api_settings: ApiSettings,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[tuple[Starlette, httpx.Client]]:
-    manifest = Path(tmp_path_factory.mktemp("trusted")) / "persisted-documents.json"
+    manifest = Path(tmp_path_factory.mktemp("trusted")) / "persisted-persisted_documents.json"
     manifest.write_text(json.dumps({TRUSTED_ID: TRUSTED_QUERY, "relay-id-7": "query Relay { __typename }"}))
     app = create_app(new_datastore(table_name), with_settings(api_settings, trusted_documents=str(manifest)))
     with serving(app) as http:
@@ -466,7 +471,7 @@ def admins_bypass(
     api_settings: ApiSettings,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> Iterator[httpx.Client]:
-    manifest = Path(tmp_path_factory.mktemp("bypass")) / "persisted-documents.json"
+    manifest = Path(tmp_path_factory.mktemp("bypass")) / "persisted-persisted_documents.json"
     app = trusted_server(new_datastore, table_name, api_settings, manifest, trusted_documents_bypass_roles=("admin",))
     with serving(app) as http:
         yield http

@@ -13,10 +13,10 @@ from aiodynamo.http.types import Request
 from graphql import GraphQLError
 from strawberry.types import ExecutionResult
 
-from datastore import employees
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from datastore.config import DatastoreSettings
-from datastore.store import Datastore
+from datastore.table.store import Datastore
+from datastore.tenants import employees
 from graphql_api.app import create_app
 from graphql_api.http import response as http_response
 from graphql_api.http.errors import TransportError

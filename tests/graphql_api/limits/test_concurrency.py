@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import httpx
 import pytest
 
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from graphql_api.app import create_app
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory

@@ -11,8 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-from datastore import calls, departments
-from datastore.calls import CallLog
+from datastore.aws import calls
+from datastore.aws.calls import CallLog
+from datastore.tenants import departments
 from graphql_api.app import create_app
 from graphql_api.execution.errors import ApiError
 from graphql_api.limits.aliases import MaxAliases
@@ -294,7 +295,7 @@ def test_get__never_runs_a_mutation(http: httpx.Client, api: Api, tenant: Tenant
     error = response.json()["errors"][0]
     assert error["extensions"]["code"] == "METHOD_NOT_ALLOWED"
     assert "mutations are not allowed when using get" in error["message"].lower()
-    from datastore.pagination import PageRequest
+    from datastore.table.pagination import PageRequest
 
     names = [d.name for d in run(departments.list_departments(tenant.table, PageRequest(first=100))).items]
     assert "Via GET" not in names
@@ -488,7 +489,7 @@ def test_batch__an_item_not_an_object__says_which(batching: httpx.Client) -> Non
 def test_batch__every_operation_checks_the_caller(batching: httpx.Client, api: Api, tenant: Tenant) -> None:
     employee = tenant.employee()
     headers = {"Authorization": f"Bearer {api.token(employee)}"}
-    from datastore import employees
+    from datastore.tenants import employees
 
     run(employees.terminate_employee(tenant.table, employee.emp_id))
     response = batching.post("/graphql", json=[{"query": "{ me { email } }"}] * 2, headers=headers)

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import orjson
 import pytest
 
-from datastore import calls
-from datastore.async_client import AsyncDynamo
+from datastore.aws import calls
+from datastore.aws.client import AsyncDynamo
 from graphql_api.app import create_app
 from graphql_api.execution.errors import ApiError
 from graphql_api.limits.response_size import ResponseBudget

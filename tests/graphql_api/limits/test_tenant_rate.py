@@ -16,9 +16,9 @@ import httpx
 import pytest
 from graphql import parse
 
-from datastore import departments
-from datastore.calls import CallLog
-from datastore.pagination import PageRequest
+from datastore.aws.calls import CallLog
+from datastore.table.pagination import PageRequest
+from datastore.tenants import departments
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.execution.analysis import root_fields

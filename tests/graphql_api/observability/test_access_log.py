@@ -9,7 +9,8 @@ from typing import Any
 import httpx
 from mypy_boto3_dynamodb import DynamoDBClient
 
-from datastore import keys, layout
+from datastore.kinds import layout
+from datastore.tenancy import keys
 from graphql_api.schema import ids
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api, Demo, GraphQLClient

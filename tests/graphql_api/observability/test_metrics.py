@@ -12,8 +12,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from datastore import ids
 from datastore.dev.local import free_port
+from datastore.values import ids
 from graphql_api.app import create_app
 from graphql_api.observability.labels import OTHER
 from graphql_api.observability.metrics import Metrics, serve_metrics

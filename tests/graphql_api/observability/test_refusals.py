@@ -19,7 +19,7 @@ import orjson
 from aiodynamo.http.types import Request
 from prometheus_client import REGISTRY
 
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings.api import ApiSettings

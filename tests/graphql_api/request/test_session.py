@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from datastore import calls
-from datastore.entities import Employee
-from datastore.ids import OrgId
+from datastore.aws import calls
+from datastore.kinds.entities import Employee
+from datastore.values.ids import OrgId
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError
 from graphql_api.request.services import Services

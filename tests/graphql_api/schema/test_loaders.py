@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from datastore import calls, ids
-from datastore.table import Table
+from datastore.aws import calls
+from datastore.table.scoped import Table
+from datastore.values import ids
 from graphql_api.schema.loaders import Loaders
 from tests.blocking import run
 from tests.conftest import Tenant

@@ -7,8 +7,8 @@ from typing import cast
 
 import pytest
 
-from datastore.entities import Role
-from datastore.ids import OrgId, new_id
+from datastore.kinds.entities import Role
+from datastore.values.ids import OrgId, new_id
 from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError
 from graphql_api.request.context import RequestContext

@@ -21,11 +21,11 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from datastore import sessions
 from datastore.config import DatastoreSettings
-from datastore.entities import Employee, Session
 from datastore.feed.host import FeedSettings
-from datastore.store import Datastore
+from datastore.kinds.entities import Employee, Session
+from datastore.signin import sessions
+from datastore.table.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings.api import ApiSettings

@@ -17,9 +17,10 @@ from mypy_boto3_dynamodb import DynamoDBClient
 from starlette.applications import Starlette
 from websockets.exceptions import ConnectionClosed
 
-from datastore import api_keys, applications, departments, employees, jobs
-from datastore.entities import ApplicationStatus, Department, Employee, JobPosting, Role
 from datastore.feed.records import ChangeEvent
+from datastore.kinds.entities import ApplicationStatus, Department, Employee, JobPosting, Role
+from datastore.signin import api_keys
+from datastore.tenants import applications, departments, employees, jobs
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory

@@ -13,7 +13,7 @@ import time
 
 from starlette.applications import Starlette
 
-from datastore import sessions
+from datastore.signin import sessions
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
 from tests.conftest import Tenant

@@ -26,28 +26,20 @@ from typing import TYPE_CHECKING, Any
 import orjson
 import pytest
 
-from datastore import (
-    api_keys,
-    applications,
-    calls,
-    departments,
-    employees,
-    gateway,
-    ids,
-    jobs,
-    keys,
-    layout,
-    resume_points,
-    sessions,
-)
-from datastore.client import make_streams_client
+from datastore.aws import calls
+from datastore.aws.control_plane import make_streams_client
 from datastore.config import DatastoreSettings
 from datastore.dev.local_sts import serving_sts
-from datastore.entities import ApplicationStatus, Department, Employee, Role, Session
 from datastore.feed.reader import StreamReader
 from datastore.feed.records import StreamRecord
-from datastore.items import now
-from datastore.scope import GatewayScope
+from datastore.kinds import layout
+from datastore.kinds.entities import ApplicationStatus, Department, Employee, Role, Session
+from datastore.signin import api_keys, resume_points, sessions
+from datastore.tenancy import keys
+from datastore.tenancy.scope import GatewayScope
+from datastore.tenants import applications, departments, employees, jobs, live_connections
+from datastore.values import ids
+from datastore.values.items import now
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.schema import ids as global_ids
@@ -336,8 +328,8 @@ def org(make_tenant: TenantFactory) -> Org:
     return Org(tenant, sales, manager, tenant.employee(sales))
 
 
-def live_items(org: Tenant) -> gateway.LiveItems:
-    return run(gateway.live_items(org.table))
+def live_items(org: Tenant) -> live_connections.LiveItems:
+    return run(live_connections.live_items(org.table))
 
 
 # --- the protocol ---------------------------------------------------------------------------------
@@ -362,7 +354,7 @@ def test_connection_init_with_a_bad_token__refused_4403_nothing_recorded(aws: Aw
 
     assert aws.management.posted["bad1"][0]["payload"]["close"]["code"] == 4403
     assert "bad1" in aws.management.deleted
-    assert run(gateway.org_of(aws.live.services.datastore.table(GatewayScope()), "bad1")) is None
+    assert run(live_connections.org_of(aws.live.services.datastore.table(GatewayScope()), "bad1")) is None
 
 
 def test_connect_with_a_refused_header__handshake_refused_403(aws: Aws) -> None:
@@ -421,8 +413,8 @@ def test_subscribe__recorded_in_the_tenant_s_partition__complete_and_disconnect_
     assert [s.operation_id for s in live_items(org.tenant).subscriptions] == ["b"]
 
     aws.socket("$disconnect", connection_id)
-    assert live_items(org.tenant) == gateway.LiveItems({}, [])
-    assert run(gateway.org_of(aws.live.services.datastore.table(GatewayScope()), connection_id)) is None
+    assert live_items(org.tenant) == live_connections.LiveItems({}, [])
+    assert run(live_connections.org_of(aws.live.services.datastore.table(GatewayScope()), connection_id)) is None
 
 
 def test_subscribe_refused_by_the_rules_of_queries__error_and_nothing_recorded(aws: Aws, org: Org) -> None:
@@ -483,7 +475,7 @@ def test_fan_out__a_terminated_subscriber_is_closed_4403_and_gets_nothing(aws: A
     assert [m["type"] for m in told] == ["connection_ack", "ping"]
     assert told[-1]["payload"]["close"]["code"] == 4403
     assert watcher in aws.management.deleted
-    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    assert live_items(org.tenant) == live_connections.LiveItems({}, [])
 
 
 def test_fan_out__a_role_changed_subscriber_is_refused_at_delivery(aws: Aws, org: Org) -> None:
@@ -501,7 +493,7 @@ def test_fan_out__a_role_changed_subscriber_is_refused_at_delivery(aws: Aws, org
     told = aws.management.posted[watcher]
     assert [m["type"] for m in told] == ["connection_ack", "ping"]
     assert told[-1]["payload"]["close"]["code"] == 4403 and "role" in told[-1]["payload"]["close"]["reason"]
-    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    assert live_items(org.tenant) == live_connections.LiveItems({}, [])
 
 
 def test_fan_out__a_gone_connection_s_items_are_deleted(aws: Aws, org: Org) -> None:
@@ -517,7 +509,7 @@ def test_fan_out__a_gone_connection_s_items_are_deleted(aws: Aws, org: Org) -> N
 
     aws.stream(since.records())
 
-    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    assert live_items(org.tenant) == live_connections.LiveItems({}, [])
 
 
 def test_subscribe_with_after__replays_what_was_missed__then_recorded_for_the_fan_out(aws: Aws, org: Org) -> None:
@@ -578,7 +570,7 @@ def test_fan_out__a_revoked_api_key_s_connection_is_closed_4403(aws: Aws, org: O
     told = aws.management.posted[connection_id]
     assert [m["type"] for m in told] == ["connection_ack", "ping"]  # closed before the revocation's own event
     assert told[-1]["payload"]["close"] == {"code": 4403, "reason": "the API key was revoked"}
-    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    assert live_items(org.tenant) == live_connections.LiveItems({}, [])
 
 
 def test_fan_out__a_revocation_s_audit_event_without_the_key_s_record__the_key_is_refused_4403(
@@ -601,7 +593,7 @@ def test_fan_out__a_revocation_s_audit_event_without_the_key_s_record__the_key_i
     told = aws.management.posted[connection_id]
     assert [m["type"] for m in told] == ["connection_ack", "ping"]  # no `next`: its revocation is not sent to it
     assert told[-1]["payload"]["close"] == {"code": 4403, "reason": "the API key was revoked"}
-    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    assert live_items(org.tenant) == live_connections.LiveItems({}, [])
 
 
 def test_fan_out__a_connection_whose_token_expired_is_closed_4403_at_its_next_event(aws: Aws, org: Org) -> None:
@@ -628,7 +620,7 @@ def test_fan_out__a_connection_whose_token_expired_is_closed_4403_at_its_next_ev
         told = aws.management.posted[closed]
         assert [m["type"] for m in told] == ["connection_ack", "ping"]
         assert told[-1]["payload"]["close"]["code"] == 4403 and "expired" in told[-1]["payload"]["close"]["reason"]
-    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    assert live_items(org.tenant) == live_connections.LiveItems({}, [])
 
 
 # --- a token from sign-in: its session's standing, not the token's expiry -------------------------
@@ -656,7 +648,7 @@ def test_fan_out__token_expired_session_signed_in__the_next_event_is_delivered(a
     assert [m["type"] for m in aws.management.posted[connection_id]] == ["connection_ack", "next"]
     assert connection_id not in aws.management.deleted
     # The session is read again only when it would end: the item says when.
-    recorded = run(gateway.get_connection(org.tenant.table, connection_id))
+    recorded = run(live_connections.get_connection(org.tenant.table, connection_id))
     assert recorded is not None and recorded.token_expires_at == session.expires_at.replace(microsecond=0)
     # And a message after the token's expiry goes on too.
     aws.subscribe(connection_id, "e", DIRECTORY)
@@ -676,7 +668,7 @@ def test_fan_out__token_expired_session_signed_out__closed_4403_at_its_next_even
     told = aws.management.posted[connection_id]
     assert [m["type"] for m in told] == ["connection_ack", "ping"]
     assert told[-1]["payload"]["close"] == {"code": 4403, "reason": "the session ended: sign in again"}
-    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    assert live_items(org.tenant) == live_connections.LiveItems({}, [])
 
 
 def test_fan_out__signed_out__the_session_s_record_closes_it_4403_at_once(aws: Aws, org: Org) -> None:
@@ -692,7 +684,7 @@ def test_fan_out__signed_out__the_session_s_record_closes_it_4403_at_once(aws: A
     assert [m["type"] for m in told] == ["connection_ack", "ping"]
     assert told[-1]["payload"]["close"] == {"code": 4403, "reason": "the session ended: sign in again"}
     assert connection_id in aws.management.deleted
-    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    assert live_items(org.tenant) == live_connections.LiveItems({}, [])
 
 
 def test_fan_out__signed_out_everywhere__the_mark_closes_its_sessions_4403(aws: Aws, org: Org) -> None:
@@ -788,7 +780,7 @@ def test_resume__a_subscription_item_written_before_cursors_were_kept__closes_sa
 
     aws.socket("$disconnect", connection_id)
 
-    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    assert live_items(org.tenant) == live_connections.LiveItems({}, [])
     name = resume_points.subscription_hash(recorded.topic)
     assert run(resume_points.find(org.tenant.table, org.manager.emp_id, session.session_id, name, now())) is None
 
@@ -802,7 +794,7 @@ def test_resume__after_a_close_the_server_made__the_gap_s_events_come(aws: Aws, 
     aws.subscribe(first, "d", DIRECTORY)
     aws.socket("$default", first, {"type": "bogus"})  # closed 4400 by the server, its items deleted
     assert aws.management.posted[first][-1]["payload"]["close"]["code"] == 4400
-    assert live_items(org.tenant) == gateway.LiveItems({}, [])
+    assert live_items(org.tenant) == live_connections.LiveItems({}, [])
     missed = org.tenant.employee(org.sales)
 
     second = f"res{next(_ids)}"

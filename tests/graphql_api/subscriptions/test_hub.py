@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from datastore.config import DatastoreSettings
-from datastore.store import Datastore
+from datastore.table.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory, Tenant, provisioned

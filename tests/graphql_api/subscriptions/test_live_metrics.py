@@ -18,12 +18,12 @@ import orjson
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from datastore import departments
-from datastore.async_client import AsyncDynamo
+from datastore.aws.client import AsyncDynamo
 from datastore.dev.local import free_port
-from datastore.entities import Employee
-from datastore.scope import TenantScope
-from datastore.table import Table
+from datastore.kinds.entities import Employee
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import TenantScope
+from datastore.tenants import departments
 from graphql_api.auth.tokens import issue_token
 from graphql_api.settings.api import ApiSettings
 from tests import server_process

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
-from datastore import employees
+from datastore.tenants import employees
 from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api

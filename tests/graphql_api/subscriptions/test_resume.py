@@ -13,9 +13,9 @@ from typing import Any, cast
 
 from starlette.applications import Starlette
 
-from datastore import departments
-from datastore.entities import AuditEvent, Role
-from datastore.ids import EmployeeId, OrgId, new_id
+from datastore.kinds.entities import AuditEvent, Role
+from datastore.tenants import departments
+from datastore.values.ids import EmployeeId, OrgId, new_id
 from graphql_api.auth.tokens import Principal
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection

@@ -14,8 +14,10 @@ from collections.abc import Callable
 
 from starlette.applications import Starlette
 
-from datastore import departments, items, resume_points
-from datastore.entities import Session
+from datastore.kinds.entities import Session
+from datastore.signin import resume_points
+from datastore.tenants import departments
+from datastore.values import items
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
 from tests.conftest import Tenant
@@ -92,7 +94,7 @@ def test_completed_by_the_client__the_next_starts_from_now(
 
 
 def saved_point(tenant: Tenant, session: Session) -> bool:
-    """Whether the table holds where the session's audit subscription got to (datastore/resume_points.py)."""
+    """Whether the table holds where the session's audit subscription got to (datastore/signin/resume_points.py)."""
     name = resume_points.subscription_hash("Subscription.auditEventAdded")
     return run(resume_points.find(tenant.table, tenant.admin.emp_id, session.session_id, name, items.now())) is not None
 

@@ -5,7 +5,7 @@ WORKERS=2, a socket closed by its client on one worker and the same subscribe pa
 on a new connection that the kernel gave the other worker; and a server stopped by SIGTERM
 (1001) and the payload sent to the server started after it. What was written in the gap
 arrives on the new connection, every event once, in order, then the live ones
-(graphql_api/subscriptions/resumes.py, datastore/resume_points.py). One process's memory
+(graphql_api/subscriptions/resumes.py, datastore/signin/resume_points.py). One process's memory
 alone: tests/graphql_api/subscriptions/test_resumes.py.
 """
 
@@ -16,9 +16,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from datastore import departments, items, resume_points
 from datastore.dev.local import free_port
-from datastore.entities import Session
+from datastore.kinds.entities import Session
+from datastore.signin import resume_points
+from datastore.tenants import departments
+from datastore.values import items
 from graphql_api.settings.api import ApiSettings
 from tests import server_process
 from tests.blocking import run

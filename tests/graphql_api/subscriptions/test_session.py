@@ -13,7 +13,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 
-from datastore import departments
+from datastore.tenants import departments
 from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api

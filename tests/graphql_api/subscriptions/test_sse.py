@@ -18,7 +18,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from datastore import employees
+from datastore.tenants import employees
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.limits.concurrency import MaxConcurrentRequests

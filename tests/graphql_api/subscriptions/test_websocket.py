@@ -9,8 +9,8 @@ from __future__ import annotations
 import httpx
 from starlette.applications import Starlette
 
-from datastore import employees
-from datastore.entities import Role
+from datastore.kinds.entities import Role
+from datastore.tenants import employees
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run

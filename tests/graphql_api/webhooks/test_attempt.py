@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from datastore.config import ConfigError
-from datastore.ids import OrgId, new_id
+from datastore.values.ids import OrgId, new_id
 from datastore.webhooks.endpoints import new_secret
 from datastore.webhooks.model import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from graphql_api.auth.outbound import FetchRefused, check_destination

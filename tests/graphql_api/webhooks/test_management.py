@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from datastore.entities import Role
+from datastore.kinds.entities import Role
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 

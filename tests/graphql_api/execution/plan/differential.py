@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 from starlette.applications import Starlette
 
-from datastore.entities import Employee
-from datastore.store import Datastore
+from datastore.kinds.entities import Employee
+from datastore.table.store import Datastore
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.execution.documents import Documents

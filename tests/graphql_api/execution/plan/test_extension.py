@@ -9,7 +9,7 @@ from starlette.requests import Request
 from strawberry.extensions import SchemaExtension
 
 from datastore.dev.demo import ACME_ADMIN
-from datastore.entities import Application, Department, Employee
+from datastore.kinds.entities import Application, Department, Employee
 from graphql_api.request.context import RequestContext
 from graphql_api.request.session import RequestSession
 from graphql_api.settings.api import ApiSettings

@@ -13,7 +13,7 @@ from graphql.execution import Executor, execute
 from graphql.execution.values import get_variable_values
 from graphql.pyutils import Path
 
-from datastore.entities import Role
+from datastore.kinds.entities import Role
 from graphql_api.execution.fields import Deferred, loaded
 from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.execution.plan import runner

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from datastore import audit, departments, jobs
-from datastore.entities import Application, Department, Employee, JobPosting, Role
-from datastore.pagination import PageRequest
+from datastore.kinds.entities import Application, Department, Employee, JobPosting, Role
+from datastore.table.pagination import PageRequest
+from datastore.tenants import departments, jobs
+from datastore.writes import audit
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import Tenant

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from datastore import applications, departments, employees, jobs
-from datastore.entities import Application, ApplicationStatus, Employee, Role
-from datastore.pagination import PageRequest
+from datastore.kinds.entities import Application, ApplicationStatus, Employee, Role
+from datastore.table.pagination import PageRequest
+from datastore.tenants import applications, departments, employees, jobs
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory

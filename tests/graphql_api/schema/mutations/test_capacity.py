@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from datastore import applications, calls, employees, jobs
-from datastore.entities import ApplicationStatus
+from datastore.aws import calls
+from datastore.kinds.entities import ApplicationStatus
+from datastore.tenants import applications, employees, jobs
 from tests.blocking import run
 from tests.conftest import Tenant, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient

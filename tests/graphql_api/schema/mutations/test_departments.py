@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from datastore import departments
-from datastore.entities import Role
-from datastore.pagination import PageRequest
+from datastore.kinds.entities import Role
+from datastore.table.pagination import PageRequest
+from datastore.tenants import departments
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
@@ -141,7 +141,7 @@ def test_update_department__blank_name__is_bad_user_input(api: Api, tenant: Tena
 
 
 def test_update_department__inactive_manager__is_bad_user_input(api: Api, tenant: Tenant) -> None:
-    from datastore import employees
+    from datastore.tenants import employees
 
     dept = tenant.department("Eng")
     gone = run(employees.terminate_employee(tenant.table, tenant.employee(dept).emp_id))

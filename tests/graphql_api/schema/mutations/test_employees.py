@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from datastore import departments, employees
-from datastore.entities import Department, Role
-from datastore.pagination import PageRequest
+from datastore.kinds.entities import Department, Role
+from datastore.table.pagination import PageRequest
+from datastore.tenants import departments, employees
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory, unique_domain

@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from datastore import employees
-from datastore.entities import Role
-from datastore.ids import new_id
+from datastore.kinds.entities import Role
+from datastore.tenants import employees
+from datastore.values.ids import new_id
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import TenantFactory

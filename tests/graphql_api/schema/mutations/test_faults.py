@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from datastore import calls, departments, employees
-from datastore.async_client import AsyncDynamo
+from datastore.aws import calls
+from datastore.aws.client import AsyncDynamo
+from datastore.tenants import departments, employees
 from graphql_api.app import create_app
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
@@ -48,7 +49,7 @@ def test_refused_transactions__are_retried_and_the_write_lands_once(
     eng, ops = tenant.department("Eng"), tenant.department("Ops")
     person = tenant.employee(eng)
     # A conflict is retried up to 8 tries, throttling within DYNAMODB_MAX_ATTEMPTS (2) like every
-    # call's (datastore/retries.py): each refused as often as its bound still lets it land.
+    # call's (datastore/aws/retries.py): each refused as often as its bound still lets it land.
     times = 3 if reason == faults.TRANSACTION_CONFLICT else 1
     with faults.injected(dynamo) as injected, calls.listening() as log:
         injected.cancel(reason, times=times)
@@ -76,7 +77,7 @@ def test_exhausted_retries__clean_retryable_unavailable_error_and_nothing_writte
     assert found["extensions"]["retryable"] is True
     assert found["extensions"]["requestId"]
     assert "Traceback" not in found["message"] and "botocore" not in found["message"]
-    # Bounded: the retry policy's attempts (datastore/retries.py), not an endless loop.
+    # Bounded: the retry policy's attempts (datastore/aws/retries.py), not an endless loop.
     assert log.count("TransactWriteItems") == 1 and 1 < len(injected.sent) <= 10
     assert run(employees.get_employee(tenant.table, person.emp_id, consistent=True)) == person
     assert headcounts(tenant, eng, ops) == [1, 0]

@@ -10,9 +10,11 @@ from typing import Any, Final
 import httpx
 import pytest
 
-from datastore import applications, calls, departments, ids, jobs
-from datastore.entities import Role
-from datastore.pagination import PageRequest
+from datastore.aws import calls
+from datastore.kinds.entities import Role
+from datastore.table.pagination import PageRequest
+from datastore.tenants import applications, departments, jobs
+from datastore.values import ids
 from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api, GraphQLClient

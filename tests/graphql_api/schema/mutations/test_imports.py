@@ -15,9 +15,9 @@ from typing import Any
 import httpx
 import pytest
 
-from datastore import departments, employees
-from datastore.calls import CallLog
-from datastore.entities import Role
+from datastore.aws.calls import CallLog
+from datastore.kinds.entities import Role
+from datastore.tenants import departments, employees
 from graphql_api.app import create_app
 from graphql_api.schema import ids
 from graphql_api.settings.api import ApiSettings

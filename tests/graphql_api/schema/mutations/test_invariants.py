@@ -9,9 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 from typing import Any, TypeVar
 
-from datastore import applications, departments, employees, jobs
-from datastore.entities import Department
-from datastore.pagination import PageRequest
+from datastore.kinds.entities import Department
+from datastore.table.pagination import PageRequest
+from datastore.tenants import applications, departments, employees, jobs
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import Tenant

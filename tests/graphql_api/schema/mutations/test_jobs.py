@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from datastore import jobs
-from datastore.entities import JobPosting, Role
-from datastore.pagination import PageRequest
+from datastore.kinds.entities import JobPosting, Role
+from datastore.table.pagination import PageRequest
+from datastore.tenants import jobs
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from datastore import api_keys, employees, identities, organizations
-from datastore.entities import Employee, Role
-from datastore.scope import SignInScope, TenantScope
-from datastore.table import Table
+from datastore.kinds.entities import Employee, Role
+from datastore.signin import api_keys, identities
+from datastore.table.scoped import Table
+from datastore.tenancy.scope import SignInScope, TenantScope
+from datastore.tenants import employees, organizations
 from graphql_api.schema import ids
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory, unique_domain

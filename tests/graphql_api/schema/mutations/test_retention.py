@@ -8,9 +8,12 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
-from datastore import audit, calls, layout, organizations, retention
-from datastore.entities import AuditEvent, Role
-from datastore.pagination import PageRequest
+from datastore.aws import calls
+from datastore.kinds import layout
+from datastore.kinds.entities import AuditEvent, Role
+from datastore.table.pagination import PageRequest
+from datastore.tenants import organizations
+from datastore.writes import audit, retention
 from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.support import raw_get

@@ -1,6 +1,6 @@
 """Every text input refuses control, formatting and invisible characters and text past its limit, over HTTP.
 
-The rules live in ``datastore/validation.py`` and ``datastore/invisible.py`` (tested there
+The rules live in ``datastore/values/validation.py`` and ``datastore/values/invisible.py`` (tested there
 character by character); these tests prove each mutation's text inputs, and every email
 input, go through them and that a refusal names the field and writes nothing.
 """
@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from datastore import jobs, validation
+from datastore.tenants import jobs
+from datastore.values import validation
 from tests.blocking import run
 from tests.conftest import Tenant, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient

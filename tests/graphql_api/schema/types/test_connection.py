@@ -7,7 +7,7 @@ from typing import Any
 
 from graphql import GraphQLObjectType
 
-from datastore.pagination import Page, StartKey
+from datastore.table.pagination import Page, StartKey
 from graphql_api.execution.fields import read_of
 from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.schema.cursors import CursorCodec

@@ -13,7 +13,7 @@ import pytest
 from graphql import FieldNode, FragmentDefinitionNode, parse, visit
 from graphql.language import Visitor
 
-from datastore import calls
+from datastore.aws import calls
 from graphql_api.app import create_app
 from graphql_api.schema import ids
 from graphql_api.schema.types.application import Application

@@ -7,7 +7,7 @@ from enum import Enum
 import pytest
 from graphql import GraphQLEnumType, GraphQLError
 
-from datastore import entities
+from datastore.kinds import entities
 from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.schema.executable import build_schema
 from graphql_api.schema.types.scalars import SortOrder

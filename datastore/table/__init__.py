@@ -1,0 +1,1 @@
+"""The single table through one scope: reads, pages, reads by id, transactions; the Datastore that hands Tables out."""

@@ -1,0 +1,1 @@
+"""One organisation's data: departments, employees, jobs, applications, onboarding, documents, live items."""

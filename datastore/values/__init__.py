@@ -1,0 +1,1 @@
+"""Values a caller hands in: ids, checked text, folded names, DynamoDB's wire format."""
