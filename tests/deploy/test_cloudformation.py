@@ -313,7 +313,7 @@ def test_template__system_errors__summed_over_every_operation_the_server_sends(t
     # The DynamoDB operations datastore/table/scoped.py sends (``send(self.client, "GetItem", ...)``, and
     # the single writes by name in its table of them), by their names in its source.
     operation_names = set(boto3.client("dynamodb", region_name="eu-west-1").meta.method_to_api_mapping.values())
-    source = (ROOT / "datastore" / "table.py").read_text()
+    source = (ROOT / "datastore" / "table" / "scoped.py").read_text()
     called = {name for name in re.findall(r'"(\w+)"', source) if name in operation_names}
     assert operations == set(cloudformation.DATA_OPERATIONS) == called
 
