@@ -4,6 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 PORT ?= 8000
+# Test processes for `make test`: one per core, each with its own DynamoDB Local and table
+# (tests/conftest.py); a test module stays on one process (its module fixtures are shared).
+TEST_WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: run test check docs docs-serve bench bench-webhooks bench-fairness bench-import bench-lifecycle bench-live-soak schema schema-check package clean soak upgrade-test lock
 
@@ -52,7 +55,7 @@ $(CHROMIUM):
 
 ## The whole test suite against a throwaway in-memory DynamoDB Local.
 test: $(STAMP) $(CHROMIUM)
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 ## Lint, type checks, and the documentation's strict build (a broken link or anchor, or a page
 ## missing from mkdocs.yml's nav, fails it).
