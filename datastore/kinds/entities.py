@@ -76,7 +76,7 @@ class Organization:
     locked_at: datetime | None = None
     status_before_lock: OrganizationStatus | None = None
     # How long its audit events are kept, in days; None: the platform's default
-    # (datastore/writes/retention.py).
+    # (datastore/table/retention.py).
     audit_retention_days: int | None = None
 
 

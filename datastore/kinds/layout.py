@@ -157,7 +157,7 @@ GENERATION: Final = "generation"
 SIGNED_OUT_AT: Final = "signedOutAt"
 SESSIONS_ENDED_AT: Final = "sessionsEndedAt"
 # The table's TTL attribute (epoch seconds): idempotency records, persisted documents, the
-# stream readers' items and audit events (datastore/writes/retention.py).
+# stream readers' items and audit events (datastore/table/retention.py).
 EXPIRES_AT: Final = "expiresAt"
 LAYOUT_VERSION: Final = "layoutVersion"
 LOCKED_AT: Final = "lockedAt"

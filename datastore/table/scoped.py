@@ -25,12 +25,12 @@ from datastore.aws import retries
 from datastore.aws.client import AsyncDynamo, ScopeKey, send
 from datastore.errors import AlreadyWritten, InvalidInput, Refused, ScopeViolation, Unavailable
 from datastore.table.pagination import Page, PageQuery, PageRequest, StartKey
+from datastore.table.retention import AuditRetention
 from datastore.table.transact import Op
 from datastore.tenancy import keys
 from datastore.tenancy.scope import Scope, TenantScope
 from datastore.values.items import Item
 from datastore.values.validation import page_size
-from datastore.writes.retention import AuditRetention
 
 if TYPE_CHECKING:
     from datastore.aws.credentials import RoleCredentials
@@ -81,7 +81,7 @@ class Table:
         self._signing = None if credentials is None else ScopeKey(credentials.for_scope(scope))
         self.client: Client = dynamo.client(self._signing, deadline=deadline, policy=self.retry)
         self._sleep = sleep
-        # How long the audit events of writes through this Table are kept (datastore/writes/retention.py).
+        # How long the audit events of writes through this Table are kept (datastore/table/retention.py).
         self.retention = AuditRetention() if retention is None else retention
 
     def with_scope(self, scope: Scope) -> Table:
