@@ -132,6 +132,22 @@ def env_float(env: Mapping[str, str], name: str, default: float) -> float:
 
 
 @dataclass(frozen=True, slots=True)
+class FeedSettings:
+    """How a server's workers follow the change feed (datastore/feed/host.py)."""
+
+    # Seconds a lease lasts unless renewed; it is renewed (and taken) every third of that.
+    lease_seconds: float = 10.0
+    # Seconds between two reads of a shard that came back with less than a full batch.
+    poll_seconds: float = 0.25
+    # Kinds of item whose records are handed to workers (None: every kind).
+    kinds: frozenset[str] | None = None
+
+    @property
+    def renew_seconds(self) -> float:
+        return self.lease_seconds / 3
+
+
+@dataclass(frozen=True, slots=True)
 class DatastoreSettings:
     table_name: str
     # None with ``embedded``: start DynamoDB Local; None otherwise: AWS's regional endpoint.

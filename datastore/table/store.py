@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from datastore.aws.client import AsyncDynamo, Mirror
 from datastore.aws.credentials import RoleCredentials
-from datastore.config import DatastoreSettings
-from datastore.feed.host import FeedSettings
+from datastore.config import DatastoreSettings, FeedSettings
 from datastore.table.retention import AuditRetention
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import Scope

@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
+from datastore.config import FeedSettings
 from datastore.errors import Unavailable
 from datastore.feed.fanout import RECORD, Frame
-from datastore.feed.host import FeedHost, FeedSettings
+from datastore.feed.host import FeedHost
 from datastore.feed.lease import KEEP_FOR, Checkpoints, group_name
 from datastore.feed.records import StreamRecord
 from datastore.kinds import layout
