@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from datastore.aws.proxy import NO_PROXIES, Proxies, Proxy, proxy_variables
+from datastore.proxy import NO_PROXIES, Proxies, Proxy, proxy_variables
 
 # DYNAMODB_ENDPOINT=aws: the AWS regional endpoint, found by botocore from the region.
 AWS_ENDPOINT = "aws"
@@ -176,7 +176,7 @@ class DatastoreSettings:
     # How long an organisation's audit events are kept when it sets no retention of its own
     # (datastore/table/retention.py).
     audit_retention_days: int = DEFAULT_RETENTION_DAYS
-    # The proxies of HTTPS_PROXY / HTTP_PROXY / NO_PROXY (datastore/aws/proxy.py); none by default.
+    # The proxies of HTTPS_PROXY / HTTP_PROXY / NO_PROXY (datastore/proxy.py); none by default.
     proxies: Proxies = NO_PROXIES
 
     @classmethod
