@@ -126,9 +126,9 @@ from datastore.kinds.records import (
     RestoreRecord,
     ResumePoint,
 )
+from datastore.kinds.webhook_entities import DeliveryStatus, WebhookCursor, WebhookDelivery, WebhookEndpoint
 from datastore.tenancy import keys
 from datastore.values.items import audit_attribute, audit_value
-from datastore.webhooks.model import DeliveryStatus, WebhookCursor, WebhookDelivery, WebhookEndpoint
 
 __all__ = ["ENTITY", "Item"]
 

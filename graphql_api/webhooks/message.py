@@ -19,7 +19,7 @@ import orjson
 from standardwebhooks import Webhook
 
 from datastore.kinds.model import timestamp
-from datastore.webhooks.model import WebhookDelivery, WebhookEndpoint
+from datastore.kinds.webhook_entities import WebhookDelivery, WebhookEndpoint
 
 
 def body(delivery: WebhookDelivery) -> bytes:
