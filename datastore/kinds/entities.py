@@ -7,6 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from datastore.values.ids import ApiKeyId, ApplicationId, DepartmentId, EmployeeId, JobId, OrgId, SessionId
+from datastore.values.items import AuditValue
 
 
 class Plan(StrEnum):
@@ -311,10 +312,6 @@ class RefreshGrant:
     # recorded. Each token of the session carries it on.
     provider_issuer: str | None = None
     provider_since: datetime | None = None
-
-
-AuditValue = str | int | None
-"""A field's value in the audit trail: text, a number, or absent."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,13 +24,12 @@ from aiodynamo.client import Client
 from datastore.aws import retries
 from datastore.aws.client import AsyncDynamo, ScopeKey, send
 from datastore.errors import AlreadyWritten, InvalidInput, Refused, ScopeViolation, Unavailable
-from datastore.table.pagination import Page, PageQuery, PageRequest, StartKey
+from datastore.table.pagination import Page, PageQuery, PageRequest, StartKey, checked_page_size
 from datastore.table.retention import AuditRetention
 from datastore.table.transact import Op
 from datastore.tenancy import keys
 from datastore.tenancy.scope import Scope, TenantScope
 from datastore.values.items import Item
-from datastore.values.validation import page_size
 
 if TYPE_CHECKING:
     from datastore.aws.credentials import RoleCredentials
@@ -213,7 +212,7 @@ class Table:
         sk_prefix: str | None = None,
     ) -> Page[T]:
         """One page of a list, each item with the start key that resumes after it."""
-        page_size(request.first)
+        checked_page_size(request.first)
         result = await self.query(
             partition_key,
             index=index,

@@ -24,13 +24,12 @@ from datastore.errors import Conflict, InvalidInput
 from datastore.kinds import layout
 from datastore.kinds.entities import AuditEvent
 from datastore.table import retention, transact
-from datastore.table.pagination import Page, PageRequest, StartKey
+from datastore.table.pagination import Page, PageRequest, StartKey, checked_page_size
 from datastore.table.scoped import QueryResult, Table, start_key_of
 from datastore.tenancy import keys
 from datastore.values import items
 from datastore.values.ids import OrgId, id_time, new_id_at
 from datastore.values.items import Item
-from datastore.values.validation import page_size
 from datastore.writes.changes import Change
 
 
@@ -91,7 +90,7 @@ def audit_walk(org_id: OrgId, request: PageRequest, *, now: datetime | None = No
     ``now`` fixes the current month (tests); each cursor is the key of its event, whose
     partition names the bucket to resume in.
     """
-    page_size(request.first)
+    checked_page_size(request.first)
     first_bucket = keys.audit_bucket(id_time(org_id))
     bucket = keys.audit_bucket(now or items.now())
     start: StartKey | None = None
