@@ -27,7 +27,7 @@ from typing import Final
 
 from datastore.errors import Conflict
 from datastore.kinds import layout
-from datastore.kinds.records import FeedCheckpoint, FeedLease
+from datastore.kinds.bookkeeping import FeedCheckpoint, FeedLease
 from datastore.table import transact
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import FeedScope

@@ -64,6 +64,21 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from datastore.kinds.bookkeeping import (
+    DeletionReceipt,
+    ErasureRecord,
+    FeedCheckpoint,
+    FeedLease,
+    GatewayConnection,
+    GatewayLookup,
+    GatewaySubscription,
+    IdempotencyRecord,
+    LayoutStamp,
+    MigrationProgress,
+    PersistedDocument,
+    RestoreRecord,
+    ResumePoint,
+)
 from datastore.kinds.entities import (
     NO_APPLICATIONS,
     ApiKey,
@@ -110,21 +125,6 @@ from datastore.kinds.model import (
     strings,
     ts,
     words,
-)
-from datastore.kinds.records import (
-    DeletionReceipt,
-    ErasureRecord,
-    FeedCheckpoint,
-    FeedLease,
-    GatewayConnection,
-    GatewayLookup,
-    GatewaySubscription,
-    IdempotencyRecord,
-    LayoutStamp,
-    MigrationProgress,
-    PersistedDocument,
-    RestoreRecord,
-    ResumePoint,
 )
 from datastore.kinds.webhook_entities import DeliveryStatus, WebhookCursor, WebhookDelivery, WebhookEndpoint
 from datastore.tenancy import keys

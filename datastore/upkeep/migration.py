@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Final
 
 from datastore.errors import Conflict, DatastoreError, InvalidInput
 from datastore.kinds import layout
-from datastore.kinds.records import MigrationProgress
+from datastore.kinds.bookkeeping import MigrationProgress
 from datastore.table import retention, transact
 from datastore.table.pagination import every
 from datastore.table.scoped import Table

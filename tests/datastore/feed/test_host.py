@@ -22,7 +22,7 @@ from datastore.feed.host import FeedHost
 from datastore.feed.lease import KEEP_FOR, Checkpoints, group_name
 from datastore.feed.records import StreamRecord
 from datastore.kinds import layout
-from datastore.kinds.records import FeedLease
+from datastore.kinds.bookkeeping import FeedLease
 from datastore.table import transact
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import FeedScope, LayoutScope
