@@ -112,7 +112,6 @@ from datastore.kinds.entities import (
 from datastore.kinds.model import (
     ENTITY,
     Attribute,
-    Item,
     Layout,
     boolean,
     counted,
@@ -128,7 +127,7 @@ from datastore.kinds.model import (
 )
 from datastore.kinds.webhook_entities import DeliveryStatus, WebhookCursor, WebhookDelivery, WebhookEndpoint
 from datastore.tenancy import keys
-from datastore.values.items import audit_attribute, audit_value
+from datastore.values.items import Item, audit_attribute, audit_value
 
 __all__ = ["ENTITY", "Item"]
 
