@@ -29,8 +29,8 @@ from datastore.config import ConfigError, DatastoreSettings
 from datastore.dev.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.dev.npm import NpmError
 from datastore.errors import Conflict, InvalidInput, NotFound, Unavailable
+from datastore.kinds.bookkeeping import DeletionReceipt
 from datastore.kinds.entities import Employee, Organization, OrganizationStatus
-from datastore.kinds.records import DeletionReceipt
 from datastore.signin import identities
 from datastore.table.pagination import every
 from datastore.table.scoped import Table

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from datastore.aws.proxy import NO_PROXIES, Proxies, Proxy, proxy_variables
-from datastore.writes import retention
+from datastore.proxy import NO_PROXIES, Proxies, Proxy, proxy_variables
 
 # DYNAMODB_ENDPOINT=aws: the AWS regional endpoint, found by botocore from the region.
 AWS_ENDPOINT = "aws"
@@ -45,6 +44,15 @@ ROLE_SETTINGS: Final = (
     "EXPORT_ROLE_ARN",
     "LIFECYCLE_ROLE_ARN",
 )
+# AUDIT_RETENTION_DAYS: how long an organisation's audit events are kept when it sets no
+# retention of its own, and the bounds of any retention (datastore/table/retention.py).
+DEFAULT_RETENTION_DAYS: Final = 2557
+"""Seven years (with their leap days): HR audit trails are commonly kept six to seven years, the
+limitation period for employment claims and tax records in many jurisdictions, plus margin."""
+MIN_RETENTION_DAYS: Final = 90
+"""An admin cannot make the trail vanish within days (evidence of what they did included)."""
+MAX_RETENTION_DAYS: Final = 3653
+"""Ten years: past any common HR requirement; longer is kept by exporting."""
 # STS: DurationSeconds lies between 15 minutes and the role's MaxSessionDuration (at most 12 hours).
 MIN_SESSION_SECONDS: Final = 900
 MAX_SESSION_SECONDS: Final = 12 * 3600
@@ -124,6 +132,22 @@ def env_float(env: Mapping[str, str], name: str, default: float) -> float:
 
 
 @dataclass(frozen=True, slots=True)
+class FeedSettings:
+    """How a server's workers follow the change feed (datastore/feed/host.py)."""
+
+    # Seconds a lease lasts unless renewed; it is renewed (and taken) every third of that.
+    lease_seconds: float = 10.0
+    # Seconds between two reads of a shard that came back with less than a full batch.
+    poll_seconds: float = 0.25
+    # Kinds of item whose records are handed to workers (None: every kind).
+    kinds: frozenset[str] | None = None
+
+    @property
+    def renew_seconds(self) -> float:
+        return self.lease_seconds / 3
+
+
+@dataclass(frozen=True, slots=True)
 class DatastoreSettings:
     table_name: str
     # None with ``embedded``: start DynamoDB Local; None otherwise: AWS's regional endpoint.
@@ -150,9 +174,9 @@ class DatastoreSettings:
     feed_lease_seconds: float = 10.0
     feed_poll_seconds: float = 0.25
     # How long an organisation's audit events are kept when it sets no retention of its own
-    # (datastore/writes/retention.py).
-    audit_retention_days: int = retention.DEFAULT_DAYS
-    # The proxies of HTTPS_PROXY / HTTP_PROXY / NO_PROXY (datastore/aws/proxy.py); none by default.
+    # (datastore/table/retention.py).
+    audit_retention_days: int = DEFAULT_RETENTION_DAYS
+    # The proxies of HTTPS_PROXY / HTTP_PROXY / NO_PROXY (datastore/proxy.py); none by default.
     proxies: Proxies = NO_PROXIES
 
     @classmethod
@@ -181,9 +205,9 @@ class DatastoreSettings:
 
 
 def _retention_days(env: Mapping[str, str]) -> int:
-    days = env_int(env, "AUDIT_RETENTION_DAYS", retention.DEFAULT_DAYS, minimum=retention.MIN_DAYS)
-    if days > retention.MAX_DAYS:
-        raise ConfigError(f"AUDIT_RETENTION_DAYS must be at most {retention.MAX_DAYS}, got {days}")
+    days = env_int(env, "AUDIT_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, minimum=MIN_RETENTION_DAYS)
+    if days > MAX_RETENTION_DAYS:
+        raise ConfigError(f"AUDIT_RETENTION_DAYS must be at most {MAX_RETENTION_DAYS}, got {days}")
     return days
 
 

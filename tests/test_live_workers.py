@@ -45,8 +45,8 @@ from websockets.exceptions import ConnectionClosed
 from datastore.aws.client import AsyncDynamo
 from datastore.dev.local import free_port
 from datastore.feed.lease import Lease, group_name
+from datastore.kinds.bookkeeping import FeedLease
 from datastore.kinds.entities import Employee, Plan
-from datastore.kinds.records import FeedLease
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import PlatformScope, TenantScope
 from datastore.tenants import departments, organizations

@@ -58,9 +58,9 @@ from datastore.aws import calls, retries
 from datastore.aws.connections import Broken, NoAnswer, NotSent
 from datastore.aws.exchange import HttpExchange, SendHooks, decoded, tls_context
 from datastore.aws.fastparse import decode_binaries
-from datastore.aws.proxy import NO_PROXIES, Proxies
 from datastore.config import DatastoreSettings
 from datastore.errors import DatastoreError, InProgress, Refused, Unavailable
+from datastore.proxy import NO_PROXIES, Proxies
 
 if TYPE_CHECKING:
     from botocore.credentials import Credentials

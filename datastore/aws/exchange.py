@@ -14,7 +14,7 @@ transport owes the rest of the datastore, over the kept-alive connections of
   exchange broke once the request may have gone out: a dropped connection, an answer cut
   short or garbled, a CRC32 that does not match). Each goes to aiodynamo inside its
   ``RequestFailed``, which it raises to ``send`` (``datastore/aws/client.py``) as the attempt's failure.
-- Through the proxy the settings name for the endpoint (``datastore/aws/proxy.py``: HTTPS_PROXY,
+- Through the proxy the settings name for the endpoint (``datastore/proxy.py``: HTTPS_PROXY,
   HTTP_PROXY, NO_PROXY), chosen once per pool: each of its connections a CONNECT tunnel.
 - DynamoDB's ``x-amz-crc32`` header checked against the body (botocore does the same), so a
   corrupted answer is retried rather than read.
@@ -55,7 +55,7 @@ from datastore.aws.connections import (
     request_bytes,
 )
 from datastore.aws.fastparse import BINARY_MARKERS, decode_binaries
-from datastore.aws.proxy import NO_PROXIES, Proxies
+from datastore.proxy import NO_PROXIES, Proxies
 
 # What aiodynamo decodes in place of a body this module decoded already.
 _EMPTY: Final = b"{}"

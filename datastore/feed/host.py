@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from datastore.config import FeedSettings
 from datastore.errors import DatastoreError
 from datastore.feed import fanout
 from datastore.feed.fanout import FanoutServer, Frame
@@ -42,20 +43,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hr.feed")
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class FeedSettings:
-    # Seconds a lease lasts unless renewed; it is renewed (and taken) every third of that.
-    lease_seconds: float = 10.0
-    # Seconds between two reads of a shard that came back with less than a full batch.
-    poll_seconds: float = 0.25
-    # Kinds of item whose records are handed to workers (None: every kind).
-    kinds: frozenset[str] | None = None
-
-    @property
-    def renew_seconds(self) -> float:
-        return self.lease_seconds / 3
 
 
 @dataclass

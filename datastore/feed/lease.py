@@ -27,13 +27,12 @@ from typing import Final
 
 from datastore.errors import Conflict
 from datastore.kinds import layout
-from datastore.kinds.model import timestamp
-from datastore.kinds.records import FeedCheckpoint, FeedLease
+from datastore.kinds.bookkeeping import FeedCheckpoint, FeedLease
 from datastore.table import transact
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import FeedScope
 from datastore.values import items
-from datastore.values.items import Item
+from datastore.values.items import Item, timestamp
 
 # How long an abandoned group's items outlive their last write (the stream keeps 24 hours).
 KEEP_FOR: Final = timedelta(days=2)

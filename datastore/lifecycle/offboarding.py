@@ -38,9 +38,9 @@ from typing import Final
 
 from datastore.errors import Conflict, NotFound
 from datastore.kinds import layout
+from datastore.kinds.bookkeeping import DeletionReceipt
 from datastore.kinds.entities import Organization, OrganizationStatus
 from datastore.kinds.model import ENTITY
-from datastore.kinds.records import DeletionReceipt
 from datastore.lifecycle import trail, walk
 from datastore.table import transact
 from datastore.table.scoped import Table

@@ -68,9 +68,9 @@ from typing import Final, Protocol
 
 from datastore.errors import Conflict
 from datastore.kinds import layout
+from datastore.kinds.bookkeeping import RestoreRecord
 from datastore.kinds.entities import ApiKeyGrant, ApiKeyStatus, OrganizationStatus
 from datastore.kinds.model import ENTITY
-from datastore.kinds.records import RestoreRecord
 from datastore.lifecycle import erased, export, export_format, kinds, trail, walk
 from datastore.lifecycle.walk import Family
 from datastore.table import transact

@@ -71,13 +71,12 @@ from datastore.kinds.entities import (
     SessionStatus,
     SignedOut,
 )
-from datastore.kinds.model import timestamp
 from datastore.table import transact
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import SignInScope
 from datastore.values import items
 from datastore.values.ids import EmployeeId, SessionId, id_time, new_id_at
-from datastore.values.items import Item
+from datastore.values.items import Item, timestamp
 
 # A refresh token starts with this: told apart from an API key (hrk_) and a JWT at a glance,
 # and findable by secret scanners.

@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from datastore.aws.client import AsyncDynamo, Mirror
 from datastore.aws.credentials import RoleCredentials
-from datastore.config import DatastoreSettings
-from datastore.feed.host import FeedSettings
+from datastore.config import DatastoreSettings, FeedSettings
+from datastore.table.retention import AuditRetention
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import Scope
-from datastore.writes.retention import AuditRetention
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -59,7 +58,7 @@ class Datastore:
     @property
     def audit_retention_days(self) -> int:
         """The platform's default audit retention, which every Table it hands out stamps with
-        when the organisation sets none (datastore/writes/retention.py)."""
+        when the organisation sets none (datastore/table/retention.py)."""
         return self.settings.audit_retention_days
 
     @functools.cached_property

@@ -27,7 +27,7 @@ from typing import Final
 
 from datastore.errors import DatastoreError
 from datastore.kinds import layout
-from datastore.kinds.records import GatewayConnection, GatewayLookup, GatewaySubscription
+from datastore.kinds.bookkeeping import GatewayConnection, GatewayLookup, GatewaySubscription
 from datastore.table import transact
 from datastore.table.scoped import Table
 from datastore.tenancy.keys import Key

@@ -24,7 +24,7 @@ from datastore.kinds.entities import (
     Role,
     Subscription,
 )
-from datastore.table import by_id, transact
+from datastore.table import by_id, retention, transact
 from datastore.table.pagination import Page, PageRequest
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
@@ -32,7 +32,7 @@ from datastore.tenancy.scope import PlatformScope, actor_of
 from datastore.tenants.employees import admin_ops, new_employee
 from datastore.values import items, validation
 from datastore.values.ids import OrgId, new_id
-from datastore.writes import envelope, retention
+from datastore.writes import envelope
 from datastore.writes.changes import Change
 
 SEATS_BY_PLAN: Final = {Plan.FREE: 10, Plan.PRO: 250, Plan.ENTERPRISE: 2_000}
@@ -296,9 +296,10 @@ async def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str
 
 async def set_audit_retention(table: Table, days: int | None) -> Organization:
     """How long the organisation's audit events are kept from now on (its admins): ``days``
-    within retention.MIN_DAYS..MAX_DAYS, or None for the platform's default.
+    within MIN_RETENTION_DAYS..MAX_RETENTION_DAYS (datastore/config.py), or None for the
+    platform's default.
 
-    Events written before keep their expiry (datastore/writes/retention.py); this write's own event is
+    Events written before keep their expiry (datastore/table/retention.py); this write's own event is
     kept under the retention it replaces. Setting what is set already writes nothing.
     """
     if days is not None:

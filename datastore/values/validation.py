@@ -22,7 +22,6 @@ from typing import Final, TypeVar
 from email_validator import EmailNotValidError, validate_email
 
 from datastore.errors import Field, InvalidInput
-from datastore.table.pagination import MAX_PAGE_SIZE
 from datastore.values import invisible
 
 E = TypeVar("E", bound=StrEnum)
@@ -183,9 +182,3 @@ def choice(kind: type[E], value: str, field: Field) -> E:
     except ValueError:
         allowed = ", ".join(member.value for member in kind)
         raise InvalidInput(field, f"must be one of {allowed}") from None
-
-
-def page_size(first: int, field: Field = "first") -> int:
-    if not 0 <= first <= MAX_PAGE_SIZE:
-        raise InvalidInput(field, f"must be between 0 and {MAX_PAGE_SIZE}")
-    return first

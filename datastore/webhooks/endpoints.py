@@ -23,12 +23,12 @@ from typing import Final
 
 from datastore.errors import Conflict, InvalidInput, NotFound
 from datastore.kinds import layout
+from datastore.kinds.webhook_entities import WebhookEndpoint
 from datastore.table import transact
 from datastore.table.scoped import Table
 from datastore.values import items, validation
 from datastore.values.ids import new_id
 from datastore.values.items import Item
-from datastore.webhooks.model import WebhookEndpoint
 from datastore.writes import envelope
 from datastore.writes.changes import Change
 

@@ -2,7 +2,7 @@
 
 ``commit`` is the one place a Change becomes an audit event, so no write can skip the trail:
 the event (stamped with its expiry, the organisation's retention as the Table knows it,
-datastore/writes/retention.py) and the record go first in the transaction and the entity's own operations after,
+datastore/table/retention.py) and the record go first in the transaction and the entity's own operations after,
 which keeps the failure of any of them (the last included) a failure of the whole.
 """
 

@@ -35,7 +35,7 @@ from typing import Final, TypeVar
 
 from datastore.errors import AlreadyWritten, Conflict, IdempotencyMismatch, InProgress, InvalidInput, NotFound
 from datastore.kinds import layout
-from datastore.kinds.records import IdempotencyRecord
+from datastore.kinds.bookkeeping import IdempotencyRecord
 from datastore.table import transact
 from datastore.table.scoped import Table
 from datastore.tenancy import keys

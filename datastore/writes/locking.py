@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any, Protocol, TypeVar
 
 from datastore.errors import DatastoreError, NotFound, StaleVersion
-from datastore.kinds.model import Item, Layout
+from datastore.kinds.model import Layout
 from datastore.table import transact
 from datastore.tenancy import keys
+from datastore.values.items import Item
 
 
 class Versioned(Protocol):

@@ -176,7 +176,7 @@ class RequestSession:
 
     def organization_checked(self, organization: Organization) -> None:
         """The active check read the caller's organisation: the request's writes stamp their
-        audit events with its retention without reading it again (datastore/writes/retention.py)."""
+        audit events with its retention without reading it again (datastore/table/retention.py)."""
         self._organization = organization
         if self._tenant_table is not None:
             self._tenant_table.retention.know(organization)

@@ -73,8 +73,8 @@ from strawberry.utils.aio import aclosing
 from datastore.errors import DatastoreError
 from datastore.feed import records
 from datastore.feed.records import ChangeName, StreamRecord
+from datastore.kinds.bookkeeping import GatewayConnection, GatewaySubscription, ResumePoint
 from datastore.kinds.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, Role, SessionStatus
-from datastore.kinds.records import GatewayConnection, GatewaySubscription, ResumePoint
 from datastore.signin import resume_points
 from datastore.tenancy.scope import GatewayScope, TenantScope
 from datastore.tenants import live_connections

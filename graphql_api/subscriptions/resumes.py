@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar
 
-from datastore.kinds.records import ResumePoint
+from datastore.kinds.bookkeeping import ResumePoint
 from datastore.signin import resume_points
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import TenantScope

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 from datastore.kinds import entities
+from datastore.values.items import AuditValue
 from graphql_api.request.context import RequestContext
 
 if TYPE_CHECKING:
@@ -86,5 +87,5 @@ class AuditEvent:
         )
 
 
-def _text(value: entities.AuditValue) -> str | None:
+def _text(value: AuditValue) -> str | None:
     return None if value is None else str(value)

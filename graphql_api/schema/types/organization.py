@@ -10,10 +10,10 @@ import strawberry
 
 from datastore.kinds import entities
 from datastore.signin import identity_providers
+from datastore.table import retention
 from datastore.values import names
 from datastore.values.ids import OrgId
 from datastore.webhooks import endpoints as webhook_store
-from datastore.writes import retention
 from graphql_api.execution.errors import bad_input, not_found
 from graphql_api.request.context import RequestContext
 from graphql_api.schema import ids, loaders, permissions
