@@ -25,7 +25,7 @@ from datastore.kinds.entities import (
     JobPosting,
     JobStatus,
 )
-from datastore.table import by_id, transact
+from datastore.table import by_id, transact, updates
 from datastore.table.pagination import Page, PageQuery, PageRequest
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
@@ -74,16 +74,11 @@ def _counters(
     on_failed: transact.FailureHandler,
 ) -> transact.Op:
     """``ADD`` ``deltas`` to the job's counters and raise their revision (layout.COUNTS_REVISION)."""
-    names = {**names, "#revision": layout.COUNTS_REVISION}
-    values = {**values, ":one": items.n(1)}
-    adds = ["#revision :one"]
-    for number, (status, delta) in enumerate(deltas.items()):
-        names[f"#count{number}"] = layout.APPLICATION_COUNTS[status]
-        values[f":delta{number}"] = items.n(delta)
-        adds.append(f"#count{number} :delta{number}")
+    adds = [updates.Add(layout.COUNTS_REVISION, items.n(1))]
+    adds += [updates.Add(layout.APPLICATION_COUNTS[status], items.n(delta)) for status, delta in deltas.items()]
     return transact.update(
         layout.JOB_POSTING.key_at(org_id, job_id),
-        "ADD " + ", ".join(adds),
+        adds,
         condition=condition,
         names=names,
         values=values,
@@ -194,10 +189,10 @@ async def _transition(
         ops = [
             transact.update(
                 layout.APPLICATION.key_of(current),
-                "SET #status = :to",
+                [updates.Set(layout.STATUS, items.s(target.value))],
                 condition="#status = :from",
                 names={"#status": layout.STATUS},
-                values={":to": items.s(target.value), ":from": items.s(current.status.value)},
+                values={":from": items.s(current.status.value)},
                 on_failed=changed,
             ),
             _counters(

@@ -7,7 +7,7 @@ from dataclasses import replace
 from datastore.errors import Conflict, InvalidInput, NotFound
 from datastore.kinds import layout
 from datastore.kinds.entities import Department, EmployeeStatus
-from datastore.table import by_id, transact
+from datastore.table import by_id, transact, updates
 from datastore.table.pagination import Page, PageQuery, PageRequest
 from datastore.table.scoped import Table
 from datastore.values import items, validation
@@ -103,27 +103,19 @@ async def update_department(
     )
 
     async def perform() -> Department:
-        sets: list[str] = []
-        removes: list[str] = []
-        names: dict[str, str] = {}
-        values: dict[str, dict[str, str]] = {}
+        actions: list[updates.Action] = []
         new_name = None if name is None else validation.name(name)
         if new_name is not None:
-            names["#name"] = layout.NAME
-            sets.append("#name = :name")
-            values[":name"] = items.s(new_name)
+            actions.append(updates.Set(layout.NAME, items.s(new_name)))
         ops: list[transact.Op] = []
         new_manager = manager_id
-        if manager_id is not None:
-            names["#manager"] = layout.MANAGER_ID
         if manager_id == NO_MANAGER:
-            removes.append("#manager")
+            actions.append(updates.Remove(layout.MANAGER_ID))
         elif manager_id is not None:
             new_manager = manager_id
-            sets.append("#manager = :manager")
-            values[":manager"] = items.s(new_manager)
+            actions.append(updates.Set(layout.MANAGER_ID, items.s(new_manager)))
             ops.append(_manager_is_active(org_id, new_manager))
-        if not sets and not removes:
+        if not actions:
             # No one field is at fault: the request as a whole.
             raise InvalidInput("request", "names nothing to change (name or manager_id)")
         current = await get_department(table, dept_id, consistent=True)
@@ -136,14 +128,6 @@ async def update_department(
                 current.manager_id if new_manager is None else None if new_manager == NO_MANAGER else new_manager
             ),
         )
-        expression = " ".join(
-            part
-            for part in (
-                "SET " + ", ".join(sets) if sets else "",
-                "REMOVE " + ", ".join(removes) if removes else "",
-            )
-            if part
-        )
 
         def missing(_old: Item | None) -> NotFound:
             return NotFound(Department, dept_id)
@@ -152,10 +136,8 @@ async def update_department(
             0,
             transact.update(
                 layout.DEPARTMENT.key_at(org_id, dept_id),
-                expression,
+                actions,
                 condition="attribute_exists(PK)",
-                names=names or None,
-                values=values or None,
                 on_failed=missing,
             ),
         )

@@ -17,7 +17,7 @@ from typing import TypeVar
 from datastore.errors import Conflict, InvalidInput, StaleVersion
 from datastore.kinds import layout
 from datastore.kinds.entities import Employee, EmployeeStatus, Identity, Move, Role
-from datastore.table import by_id, transact
+from datastore.table import by_id, transact, updates
 from datastore.table.pagination import Page, PageQuery, PageRequest
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
@@ -208,10 +208,8 @@ def _headcount(org_id: OrgId, dept_id: DepartmentId, delta: int) -> transact.Op:
     return transact.update(
         layout.DEPARTMENT.key_at(org_id, dept_id),
         # The revision lets the drift repair (datastore/upkeep/counts.py) see that the counter moved.
-        "ADD #headcount :delta, #revision :one",
+        [updates.Add(layout.HEADCOUNT, items.n(delta)), updates.Add(layout.COUNTS_REVISION, items.n(1))],
         condition="attribute_exists(PK)",
-        names={"#headcount": layout.HEADCOUNT, "#revision": layout.COUNTS_REVISION},
-        values={":delta": items.n(delta), ":one": items.n(1)},
         on_failed=_department_missing(),
     )
 
