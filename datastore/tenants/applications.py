@@ -32,7 +32,7 @@ from datastore.tenancy import keys
 from datastore.values import items
 from datastore.values.ids import ApplicationId, EmployeeId, JobId, OrgId, new_id
 from datastore.values.items import Item
-from datastore.writes import envelope, idempotency
+from datastore.writes import envelope
 from datastore.writes.changes import Change
 
 
@@ -102,11 +102,8 @@ async def apply_to_job(
 ) -> Application:
     """One application per (job, employee), written only while the job is open."""
     org_id = table.tenant.org_id
-    request = idempotency.prepare(
-        table, org_id, "application.apply", idempotency_key, {"jobId": job_id, "employeeId": emp_id}
-    )
 
-    async def perform() -> Application:
+    async def perform(write: envelope.Write) -> Application:
         application = Application(
             org_id=org_id,
             app_id=ApplicationId(new_id()),
@@ -151,10 +148,17 @@ async def apply_to_job(
                 on_failed=applicant_inactive,
             ),
         ]
-        await envelope.commit(table, ops, _change("application.apply", None, application), request)
+        await write.commit(ops, _change("application.apply", None, application))
         return application
 
-    return await idempotency.run(table, request, layout.APPLICATION.read, perform)
+    return await envelope.run(
+        table,
+        "application.apply",
+        idempotency_key,
+        {"jobId": job_id, "employeeId": emp_id},
+        layout.APPLICATION.read,
+        perform,
+    )
 
 
 async def _transition(
@@ -165,16 +169,8 @@ async def _transition(
     action: str,
     idempotency_key: str | None,
 ) -> Application:
-    request = idempotency.prepare(
-        table,
-        table.tenant.org_id,
-        action,
-        idempotency_key,
-        {"jobId": job_id, "applicationId": app_id, "status": target},
-    )
-
-    async def perform() -> Application:
-        current = await get_application(table, job_id, app_id, consistent=True)
+    async def perform(write: envelope.Write) -> Application:
+        current = await get_application(write.table, job_id, app_id, consistent=True)
         if current is None:
             raise NotFound(Application, app_id)
         if target not in APPLICATION_TRANSITIONS.get(current.status, frozenset()):
@@ -206,10 +202,17 @@ async def _transition(
             ),
         ]
         updated = replace(current, status=target)
-        await envelope.commit(table, ops, _change(action, current, updated), request)
+        await write.commit(ops, _change(action, current, updated))
         return updated
 
-    return await idempotency.run(table, request, layout.APPLICATION.read, perform)
+    return await envelope.run(
+        table,
+        action,
+        idempotency_key,
+        {"jobId": job_id, "applicationId": app_id, "status": target},
+        layout.APPLICATION.read,
+        perform,
+    )
 
 
 async def withdraw_application(

@@ -13,7 +13,7 @@ from datastore.table.scoped import Table
 from datastore.values import items, validation
 from datastore.values.ids import DepartmentId, EmployeeId, OrgId, new_id
 from datastore.values.items import Item
-from datastore.writes import envelope, idempotency
+from datastore.writes import envelope
 from datastore.writes.changes import Change
 
 # Passed as ``manager_id`` to leave a department without a manager: no employee's id.
@@ -57,11 +57,8 @@ async def create_department(
     idempotency_key: str | None = None,
 ) -> Department:
     org_id = table.tenant.org_id
-    request = idempotency.prepare(
-        table, org_id, "department.create", idempotency_key, {"name": name, "managerId": manager_id}
-    )
 
-    async def perform() -> Department:
+    async def perform(write: envelope.Write) -> Department:
         dept = Department(
             org_id=org_id,
             dept_id=DepartmentId(new_id()),
@@ -74,10 +71,17 @@ async def create_department(
         if dept.manager_id is not None:
             ops.append(_manager_is_active(org_id, dept.manager_id))
         change = Change("department.create", layout.DEPARTMENT.tag, dept.dept_id, org_id, None, item)
-        await envelope.commit(table, ops, change, request)
+        await write.commit(ops, change)
         return dept
 
-    return await idempotency.run(table, request, layout.DEPARTMENT.read, perform)
+    return await envelope.run(
+        table,
+        "department.create",
+        idempotency_key,
+        {"name": name, "managerId": manager_id},
+        layout.DEPARTMENT.read,
+        perform,
+    )
 
 
 async def update_department(
@@ -94,15 +98,8 @@ async def update_department(
     department returned (and replayed) carries the headcount read just before the write.
     """
     org_id = table.tenant.org_id
-    request = idempotency.prepare(
-        table,
-        org_id,
-        "department.update",
-        idempotency_key,
-        {"departmentId": dept_id, "name": name, "managerId": manager_id},
-    )
 
-    async def perform() -> Department:
+    async def perform(write: envelope.Write) -> Department:
         actions: list[updates.Action] = []
         new_name = None if name is None else validation.name(name)
         if new_name is not None:
@@ -118,7 +115,7 @@ async def update_department(
         if not actions:
             # No one field is at fault: the request as a whole.
             raise InvalidInput("request", "names nothing to change (name or manager_id)")
-        current = await get_department(table, dept_id, consistent=True)
+        current = await get_department(write.table, dept_id, consistent=True)
         if current is None:
             raise NotFound(Department, dept_id)
         updated = replace(
@@ -149,7 +146,14 @@ async def update_department(
             layout.DEPARTMENT.item(current),
             layout.DEPARTMENT.item(updated),
         )
-        await envelope.commit(table, ops, change, request)
+        await write.commit(ops, change)
         return updated
 
-    return await idempotency.run(table, request, layout.DEPARTMENT.read, perform)
+    return await envelope.run(
+        table,
+        "department.update",
+        idempotency_key,
+        {"departmentId": dept_id, "name": name, "managerId": manager_id},
+        layout.DEPARTMENT.read,
+        perform,
+    )

@@ -9,12 +9,11 @@ deletes those a name change leaves behind, so search never sees a write half-don
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
-from typing import TypeVar
 
-from datastore.errors import Conflict, InvalidInput, StaleVersion
+from datastore.errors import Conflict, InvalidInput
 from datastore.kinds import layout
 from datastore.kinds.entities import Employee, EmployeeStatus, Identity, Move, Role
 from datastore.table import by_id, transact, updates
@@ -24,14 +23,12 @@ from datastore.tenancy import keys
 from datastore.values import items, names, validation
 from datastore.values.ids import DepartmentId, EmployeeId, OrgId, new_id
 from datastore.values.items import Item
-from datastore.writes import envelope, idempotency, locking
+from datastore.writes import envelope, locking
 from datastore.writes.changes import Change
 
 # Moves and terminations without an expectedVersion re-read and retry this often when
 # another write to the same employee lands between their read and their write.
 UNVERSIONED_ATTEMPTS = 5
-
-R = TypeVar("R")
 
 
 def _email_taken(email: str) -> transact.FailureHandler:
@@ -239,22 +236,8 @@ async def create_employee(
 ) -> Employee:
     """Employee, identity, email pointer, membership and headcount: one transaction."""
     org_id = table.tenant.org_id
-    request = idempotency.prepare(
-        table,
-        org_id,
-        "employee.create",
-        idempotency_key,
-        {
-            "email": email,
-            "firstName": first_name,
-            "lastName": last_name,
-            "departmentId": department_id,
-            "role": role,
-            "hiredAt": hired_at,
-        },
-    )
 
-    async def perform() -> Employee:
+    async def perform(write: envelope.Write) -> Employee:
         emp = new_employee(
             org_id,
             email=email,
@@ -270,20 +253,28 @@ async def create_employee(
         if emp.department_id is not None:
             ops.append(transact.put(layout.MEMBERSHIP.item(emp)))
             ops.append(_headcount(emp.org_id, emp.department_id, +1))
-        await envelope.commit(table, ops, _change("employee.create", None, emp), request)
+        await write.commit(ops, _change("employee.create", None, emp))
         return emp
 
-    return await idempotency.run(table, request, layout.EMPLOYEE.read, perform)
+    return await envelope.run(
+        table,
+        "employee.create",
+        idempotency_key,
+        {
+            "email": email,
+            "firstName": first_name,
+            "lastName": last_name,
+            "departmentId": department_id,
+            "role": role,
+            "hiredAt": hired_at,
+        },
+        layout.EMPLOYEE.read,
+        perform,
+    )
 
 
 def _put_versioned(emp: Employee, expected: int) -> transact.Op:
     return locking.put_versioned(layout.EMPLOYEE, layout.EMPLOYEE.item(emp), expected)
-
-
-async def _current(table: Table, emp_id: EmployeeId, expected_version: int | None) -> Employee:
-    return locking.checked(
-        layout.EMPLOYEE, await get_employee(table, emp_id, consistent=True), emp_id, expected_version
-    )
 
 
 async def update_employee(
@@ -298,23 +289,9 @@ async def update_employee(
     idempotency_key: str | None = None,
 ) -> Employee:
     """Change an employee's own fields; a stale ``expected_version`` changes nothing."""
-    request = idempotency.prepare(
-        table,
-        table.tenant.org_id,
-        "employee.update",
-        idempotency_key,
-        {
-            "employeeId": emp_id,
-            "expectedVersion": expected_version,
-            "email": email,
-            "firstName": first_name,
-            "lastName": last_name,
-            "role": role,
-        },
-    )
 
-    async def perform() -> Employee:
-        current = await _current(table, emp_id, expected_version)
+    async def perform(write: envelope.Write) -> Employee:
+        current = await write.current(layout.EMPLOYEE, emp_id, expected_version)
         if current.erased_at is not None:
             raise Conflict("the person was erased: their record cannot be given personal data again")
         updated = replace(
@@ -341,10 +318,24 @@ async def update_employee(
                 transact.delete(layout.EMAIL_POINTER.key_at(current.org_id, current.email)),
                 *_identity_ops(updated),
             ]
-        await envelope.commit(table, ops, _change("employee.update", current, updated), request)
+        await write.commit(ops, _change("employee.update", current, updated))
         return updated
 
-    return await idempotency.run(table, request, layout.EMPLOYEE.read, perform)
+    return await envelope.run(
+        table,
+        "employee.update",
+        idempotency_key,
+        {
+            "employeeId": emp_id,
+            "expectedVersion": expected_version,
+            "email": email,
+            "firstName": first_name,
+            "lastName": last_name,
+            "role": role,
+        },
+        layout.EMPLOYEE.read,
+        perform,
+    )
 
 
 async def move_employee(
@@ -356,15 +347,8 @@ async def move_employee(
     idempotency_key: str | None = None,
 ) -> Move:
     """Move an active employee: employee, both memberships and both counters at once."""
-    request = idempotency.prepare(
-        table,
-        table.tenant.org_id,
-        "employee.move",
-        idempotency_key,
-        {"employeeId": emp_id, "departmentId": department_id, "expectedVersion": expected_version},
-    )
 
-    async def move(current: Employee) -> Move:
+    async def move(write: envelope.Write, current: Employee) -> Move:
         if current.status is not EmployeeStatus.ACTIVE:
             raise Conflict("an inactive employee cannot be moved")
         if current.department_id == department_id:
@@ -377,13 +361,19 @@ async def move_employee(
         ops.append(transact.put(layout.MEMBERSHIP.item(moved)))
         ops.append(_headcount(moved.org_id, department_id, +1))
         result = layout.MOVE_RESULT.item(Move(moved, current.department_id))
-        await envelope.commit(table, ops, _change("employee.move", current, moved, result), request)
+        await write.commit(ops, _change("employee.move", current, moved, result))
         return Move(moved, current.department_id)
 
-    async def perform() -> Move:
-        return await _on_current(table, emp_id, expected_version, move)
-
-    return await idempotency.run(table, request, layout.MOVE_RESULT.read, perform)
+    return await envelope.run(
+        table,
+        "employee.move",
+        idempotency_key,
+        {"employeeId": emp_id, "departmentId": department_id, "expectedVersion": expected_version},
+        layout.MOVE_RESULT.read,
+        lambda write: write.on_current(
+            layout.EMPLOYEE, emp_id, expected_version, move, unversioned_attempts=UNVERSIONED_ATTEMPTS
+        ),
+    )
 
 
 async def terminate_employee(
@@ -394,15 +384,8 @@ async def terminate_employee(
     idempotency_key: str | None = None,
 ) -> Employee:
     """Mark an employee inactive and take them out of their department's headcount."""
-    request = idempotency.prepare(
-        table,
-        table.tenant.org_id,
-        "employee.terminate",
-        idempotency_key,
-        {"employeeId": emp_id, "expectedVersion": expected_version},
-    )
 
-    async def terminate(current: Employee) -> Employee:
+    async def terminate(write: envelope.Write, current: Employee) -> Employee:
         if current.status is not EmployeeStatus.ACTIVE:
             raise Conflict("the employee is already inactive")
         terminated = replace(
@@ -415,29 +398,16 @@ async def terminate_employee(
         if current.department_id is not None:
             ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
             ops.append(_headcount(current.org_id, current.department_id, -1))
-        await envelope.commit(table, ops, _change("employee.terminate", current, terminated), request)
+        await write.commit(ops, _change("employee.terminate", current, terminated))
         return terminated
 
-    async def perform() -> Employee:
-        return await _on_current(table, emp_id, expected_version, terminate)
-
-    return await idempotency.run(table, request, layout.EMPLOYEE.read, perform)
-
-
-async def _on_current(
-    table: Table, emp_id: EmployeeId, expected_version: int | None, write: Callable[[Employee], Awaitable[R]]
-) -> R:
-    """``write`` applied to the employee as it is now.
-
-    With ``expected_version`` the caller asked for that version: a stale one is StaleVersion
-    at once. Without, a write another request landed between the read and ours is no
-    conflict of the caller's: read again and retry, at most UNVERSIONED_ATTEMPTS times.
-    """
-    attempts = 1 if expected_version is not None else UNVERSIONED_ATTEMPTS
-    for attempt in range(attempts):
-        try:
-            return await write(await _current(table, emp_id, expected_version))
-        except StaleVersion:
-            if attempt + 1 == attempts:
-                raise
-    raise AssertionError("unreachable")
+    return await envelope.run(
+        table,
+        "employee.terminate",
+        idempotency_key,
+        {"employeeId": emp_id, "expectedVersion": expected_version},
+        layout.EMPLOYEE.read,
+        lambda write: write.on_current(
+            layout.EMPLOYEE, emp_id, expected_version, terminate, unversioned_attempts=UNVERSIONED_ATTEMPTS
+        ),
+    )
