@@ -151,14 +151,8 @@ async def apply_to_job(
         await write.commit(ops, _change("application.apply", None, application))
         return application
 
-    return await envelope.run(
-        table,
-        "application.apply",
-        idempotency_key,
-        {"jobId": job_id, "employeeId": emp_id},
-        layout.APPLICATION.read,
-        perform,
-    )
+    inputs = {"jobId": job_id, "employeeId": emp_id}
+    return await envelope.run(table, "application.apply", idempotency_key, inputs, layout.APPLICATION.read, perform)
 
 
 async def _transition(
@@ -205,14 +199,8 @@ async def _transition(
         await write.commit(ops, _change(action, current, updated))
         return updated
 
-    return await envelope.run(
-        table,
-        action,
-        idempotency_key,
-        {"jobId": job_id, "applicationId": app_id, "status": target},
-        layout.APPLICATION.read,
-        perform,
-    )
+    inputs = {"jobId": job_id, "applicationId": app_id, "status": target}
+    return await envelope.run(table, action, idempotency_key, inputs, layout.APPLICATION.read, perform)
 
 
 async def withdraw_application(

@@ -74,14 +74,8 @@ async def create_department(
         await write.commit(ops, change)
         return dept
 
-    return await envelope.run(
-        table,
-        "department.create",
-        idempotency_key,
-        {"name": name, "managerId": manager_id},
-        layout.DEPARTMENT.read,
-        perform,
-    )
+    inputs = {"name": name, "managerId": manager_id}
+    return await envelope.run(table, "department.create", idempotency_key, inputs, layout.DEPARTMENT.read, perform)
 
 
 async def update_department(
@@ -149,11 +143,5 @@ async def update_department(
         await write.commit(ops, change)
         return updated
 
-    return await envelope.run(
-        table,
-        "department.update",
-        idempotency_key,
-        {"departmentId": dept_id, "name": name, "managerId": manager_id},
-        layout.DEPARTMENT.read,
-        perform,
-    )
+    inputs = {"departmentId": dept_id, "name": name, "managerId": manager_id}
+    return await envelope.run(table, "department.update", idempotency_key, inputs, layout.DEPARTMENT.read, perform)

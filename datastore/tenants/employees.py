@@ -9,9 +9,10 @@ deletes those a name change leaves behind, so search never sees a write half-don
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
+from typing import TypeVar
 
 from datastore.errors import Conflict, InvalidInput
 from datastore.kinds import layout
@@ -29,6 +30,8 @@ from datastore.writes.changes import Change
 # Moves and terminations without an expectedVersion re-read and retry this often when
 # another write to the same employee lands between their read and their write.
 UNVERSIONED_ATTEMPTS = 5
+
+R = TypeVar("R")
 
 
 def _email_taken(email: str) -> transact.FailureHandler:
@@ -223,6 +226,27 @@ def _change(action: str, before: Employee | None, after: Employee, result: Item 
     )
 
 
+def _leave_department(emp: Employee) -> list[transact.Op]:
+    """An active employee out of its department: its membership copy, and one off the headcount."""
+    if emp.department_id is None:
+        return []
+    return [transact.delete(layout.MEMBERSHIP.key_of(emp)), _headcount(emp.org_id, emp.department_id, -1)]
+
+
+def _on_current(
+    emp_id: EmployeeId, expected_version: int | None, step: Callable[[envelope.Write, Employee], Awaitable[R]]
+) -> Callable[[envelope.Write], Awaitable[R]]:
+    """``step`` on the employee as it is now; without an expectedVersion, read again and retried
+    when another write to them lands between the read and the write (UNVERSIONED_ATTEMPTS)."""
+
+    def perform(write: envelope.Write) -> Awaitable[R]:
+        return write.on_current(
+            layout.EMPLOYEE, emp_id, expected_version, step, unversioned_attempts=UNVERSIONED_ATTEMPTS
+        )
+
+    return perform
+
+
 async def create_employee(
     table: Table,
     *,
@@ -256,21 +280,15 @@ async def create_employee(
         await write.commit(ops, _change("employee.create", None, emp))
         return emp
 
-    return await envelope.run(
-        table,
-        "employee.create",
-        idempotency_key,
-        {
-            "email": email,
-            "firstName": first_name,
-            "lastName": last_name,
-            "departmentId": department_id,
-            "role": role,
-            "hiredAt": hired_at,
-        },
-        layout.EMPLOYEE.read,
-        perform,
-    )
+    inputs = {
+        "email": email,
+        "firstName": first_name,
+        "lastName": last_name,
+        "departmentId": department_id,
+        "role": role,
+        "hiredAt": hired_at,
+    }
+    return await envelope.run(table, "employee.create", idempotency_key, inputs, layout.EMPLOYEE.read, perform)
 
 
 def _put_versioned(emp: Employee, expected: int) -> transact.Op:
@@ -321,21 +339,15 @@ async def update_employee(
         await write.commit(ops, _change("employee.update", current, updated))
         return updated
 
-    return await envelope.run(
-        table,
-        "employee.update",
-        idempotency_key,
-        {
-            "employeeId": emp_id,
-            "expectedVersion": expected_version,
-            "email": email,
-            "firstName": first_name,
-            "lastName": last_name,
-            "role": role,
-        },
-        layout.EMPLOYEE.read,
-        perform,
-    )
+    inputs = {
+        "employeeId": emp_id,
+        "expectedVersion": expected_version,
+        "email": email,
+        "firstName": first_name,
+        "lastName": last_name,
+        "role": role,
+    }
+    return await envelope.run(table, "employee.update", idempotency_key, inputs, layout.EMPLOYEE.read, perform)
 
 
 async def move_employee(
@@ -355,25 +367,16 @@ async def move_employee(
             return Move(current, None)
         moved = replace(current, department_id=department_id, version=current.version + 1)
         ops = [_put_versioned(moved, current.version), *name_entry_ops(current, moved)]
-        if current.department_id is not None:
-            ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
-            ops.append(_headcount(current.org_id, current.department_id, -1))
+        ops += _leave_department(current)
         ops.append(transact.put(layout.MEMBERSHIP.item(moved)))
         ops.append(_headcount(moved.org_id, department_id, +1))
         result = layout.MOVE_RESULT.item(Move(moved, current.department_id))
         await write.commit(ops, _change("employee.move", current, moved, result))
         return Move(moved, current.department_id)
 
-    return await envelope.run(
-        table,
-        "employee.move",
-        idempotency_key,
-        {"employeeId": emp_id, "departmentId": department_id, "expectedVersion": expected_version},
-        layout.MOVE_RESULT.read,
-        lambda write: write.on_current(
-            layout.EMPLOYEE, emp_id, expected_version, move, unversioned_attempts=UNVERSIONED_ATTEMPTS
-        ),
-    )
+    inputs = {"employeeId": emp_id, "departmentId": department_id, "expectedVersion": expected_version}
+    perform = _on_current(emp_id, expected_version, move)
+    return await envelope.run(table, "employee.move", idempotency_key, inputs, layout.MOVE_RESULT.read, perform)
 
 
 async def terminate_employee(
@@ -395,19 +398,10 @@ async def terminate_employee(
             version=current.version + 1,
         )
         ops = [_put_versioned(terminated, current.version), *name_entry_ops(current, terminated)]
-        if current.department_id is not None:
-            ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
-            ops.append(_headcount(current.org_id, current.department_id, -1))
+        ops += _leave_department(current)
         await write.commit(ops, _change("employee.terminate", current, terminated))
         return terminated
 
-    return await envelope.run(
-        table,
-        "employee.terminate",
-        idempotency_key,
-        {"employeeId": emp_id, "expectedVersion": expected_version},
-        layout.EMPLOYEE.read,
-        lambda write: write.on_current(
-            layout.EMPLOYEE, emp_id, expected_version, terminate, unversioned_attempts=UNVERSIONED_ATTEMPTS
-        ),
-    )
+    inputs = {"employeeId": emp_id, "expectedVersion": expected_version}
+    perform = _on_current(emp_id, expected_version, terminate)
+    return await envelope.run(table, "employee.terminate", idempotency_key, inputs, layout.EMPLOYEE.read, perform)

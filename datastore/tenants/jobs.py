@@ -105,14 +105,8 @@ async def create_job(
         await write.commit(ops, _change("job.create", None, job))
         return job
 
-    return await envelope.run(
-        table,
-        "job.create",
-        idempotency_key,
-        {"departmentId": department_id, "title": title, "description": description},
-        layout.JOB_POSTING.read,
-        perform,
-    )
+    inputs = {"departmentId": department_id, "title": title, "description": description}
+    return await envelope.run(table, "job.create", idempotency_key, inputs, layout.JOB_POSTING.read, perform)
 
 
 async def update_job(
@@ -142,20 +136,14 @@ async def update_job(
         await write.commit(ops, _change("job.update", current, updated))
         return updated
 
-    return await envelope.run(
-        table,
-        "job.update",
-        idempotency_key,
-        {
-            "jobId": job_id,
-            "expectedVersion": expected_version,
-            "title": title,
-            "description": description,
-            "departmentId": department_id,
-        },
-        layout.JOB_POSTING.read,
-        perform,
-    )
+    inputs = {
+        "jobId": job_id,
+        "expectedVersion": expected_version,
+        "title": title,
+        "description": description,
+        "departmentId": department_id,
+    }
+    return await envelope.run(table, "job.update", idempotency_key, inputs, layout.JOB_POSTING.read, perform)
 
 
 async def _change_status(
@@ -174,14 +162,8 @@ async def _change_status(
         await write.commit([_write_versioned(changed, current.version)], _change(action, current, changed))
         return changed
 
-    return await envelope.run(
-        table,
-        action,
-        idempotency_key,
-        {"jobId": job_id, "expectedVersion": expected_version},
-        layout.JOB_POSTING.read,
-        perform,
-    )
+    inputs = {"jobId": job_id, "expectedVersion": expected_version}
+    return await envelope.run(table, action, idempotency_key, inputs, layout.JOB_POSTING.read, perform)
 
 
 async def publish_job(

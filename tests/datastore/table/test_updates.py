@@ -24,9 +24,9 @@ def test_build__mixed_actions__one_clause_each_in_set_remove_add_order() -> None
             updates.Set("name", items.s("Ada")),
         ]
     )
-    assert built.expression == "SET #u1 = :u1, #u3 = :u2 REMOVE #u2 ADD #u0 :u0"
-    assert built.names == {"#u0": "count", "#u1": "status", "#u2": "closedAt", "#u3": "name"}
-    assert built.values == {":u0": items.n(2), ":u1": items.s("open"), ":u2": items.s("Ada")}
+    assert built.expression == "SET #u0 = :u0, #u1 = :u1 REMOVE #u2 ADD #u3 :u2"
+    assert built.names == {"#u0": "status", "#u1": "name", "#u2": "closedAt", "#u3": "count"}
+    assert built.values == {":u0": items.s("open"), ":u1": items.s("Ada"), ":u2": items.n(2)}
 
 
 def test_build__attribute_and_if_not_exists__one_placeholder_per_attribute_name() -> None:
