@@ -1,7 +1,8 @@
 """Write operations as values, so one write can run alone or inside a transaction.
 
 Each operation carries what its failed condition means (``on_failed``), so a cancelled
-transaction becomes the typed error of the item that refused it, never a botocore error.
+transaction becomes the typed error of the item that refused it, never a botocore error. An
+update is given as typed actions (``datastore.table.updates``), which spell its expression.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """Optimistic locking: a write conditioned on the version its entity was read at.
 
 Every entity whose layout declares a version (``datastore.kinds.layout``) is written this way:
-read consistently, check the version the caller expected, write under
-``version = <the version read>``. A write that loses the race changes nothing and becomes
-StaleVersion, or NotFound when the item is gone.
+read consistently and check the version the caller expected (``checked``; the write envelope's
+``Write.current`` does both), write under ``version = <the version read>``. A write that loses
+the race changes nothing and becomes StaleVersion, or NotFound when the item is gone.
 """
 
 from __future__ import annotations
