@@ -27,7 +27,6 @@ from datastore.table import by_id, transact
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import actor_of
 from datastore.values import items
-from datastore.values.ids import OrgId
 from datastore.values.items import Item
 from datastore.writes import audit, idempotency, locking
 from datastore.writes.changes import Change
@@ -93,18 +92,14 @@ async def run(
     inputs: Mapping[str, Any],
     decode: Callable[[Item], T],
     perform: Callable[[Write], Awaitable[T]],
-    *,
-    org_id: OrgId | None = None,
 ) -> T:
-    """``perform`` once per idempotency key (every time when there is none); a retry gets the
-    first attempt's result, decoded.
+    """``perform``, a write of ``table``'s tenant, once per idempotency key (every time when
+    there is none); a retry gets the first attempt's result, decoded.
 
-    ``inputs`` are the request as its fingerprint hashes it (``idempotency.prepare``);
-    ``org_id`` is the tenant's unless given.
+    ``inputs`` are the request as its fingerprint hashes it (``idempotency.prepare``).
     """
-    org = table.tenant.org_id if org_id is None else org_id
-    actor = actor_of(table.scope)
-    request = idempotency.prepare(org, actor, operation, idempotency_key, inputs)
+    tenant = table.tenant
+    request = idempotency.prepare(tenant.org_id, tenant.actor_id, operation, idempotency_key, inputs)
     write = Write(table, request)
     return await idempotency.run(table, request, decode, lambda: perform(write))
 
