@@ -75,14 +75,9 @@ class Write:
                     raise
         raise AssertionError("unreachable")
 
-    async def commit(
-        self,
-        ops: Sequence[transact.Op],
-        change: Change,
-        *,
-        with_event: Callable[[AuditEvent], Sequence[transact.Op]] | None = None,
-    ) -> None:
-        await commit(self.table, ops, change, self.idempotency, with_event=with_event)
+    async def commit(self, ops: Sequence[transact.Op], change: Change) -> None:
+        """``ops`` and what they change: ``commit``, with this write's idempotency record."""
+        await commit(self.table, ops, change, self.idempotency)
 
 
 async def run(
