@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Final
 from datastore.errors import Conflict, DatastoreError, InvalidInput
 from datastore.kinds import layout
 from datastore.kinds.bookkeeping import MigrationProgress
-from datastore.table import retention, transact
+from datastore.table import retention, transact, updates
 from datastore.table.pagination import every
 from datastore.table.scoped import Table
 from datastore.table.transact import put
@@ -166,9 +166,8 @@ async def stamp_audit_expiries(table: Table, progress: Progress) -> Progress:
                 expires = retention.expiry(event.occurred_at, days)
                 update = transact.update(
                     layout.AUDIT_EVENT.key_of(event),
-                    f"SET {layout.EXPIRES_AT} = :expires",
+                    [updates.Set(layout.EXPIRES_AT, {"N": str(int(expires.timestamp()))})],
                     condition=f"attribute_exists(PK) AND attribute_not_exists({layout.EXPIRES_AT})",
-                    values={":expires": {"N": str(int(expires.timestamp()))}},
                     on_failed=_already,
                 )
                 try:
