@@ -43,7 +43,6 @@ from typing import Any, Final
 
 import orjson
 from aiodynamo.http.types import Request, RequestFailed, Response
-from botocore.httpsession import get_cert_path
 
 from datastore.aws.connections import (
     Broken,
@@ -199,6 +198,9 @@ class HttpExchange:
 def tls_context(ca_bundle: str | None) -> ssl.SSLContext:
     """Certificates checked against ``ca_bundle``, else botocore's default bundle (what the
     boto3 client verifies with), and hostnames checked."""
+    # Imported here: a process serving a plain-HTTP endpoint (DynamoDB Local) makes no context.
+    from botocore.httpsession import get_cert_path
+
     # get_cert_path(True): botocore's default bundle (certifi's where it is installed).
     return ssl.create_default_context(cafile=ca_bundle or str(get_cert_path(True)))
 

@@ -4,7 +4,8 @@ Every Table's calls go through the one client of the data plane (``datastore/aws
 on the event loop); with role settings each Table's requests are signed with its scope's
 credentials (``datastore/aws/credentials.py``). The boto3 clients of the control plane (creating
 and describing the table, its TTL) and of the table's stream are made on first use, so a
-process that needs neither does not import boto3.
+process that needs neither does not import boto3; the role sessions' credentials are made
+only with role settings.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from datastore.aws.client import AsyncDynamo, Mirror
-from datastore.aws.credentials import RoleCredentials
 from datastore.config import DatastoreSettings, FeedSettings
 from datastore.table.retention import AuditRetention
 from datastore.table.scoped import Table
@@ -22,6 +22,8 @@ from datastore.tenancy.scope import Scope
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+    from datastore.aws.credentials import RoleCredentials
 
 
 @dataclass
@@ -47,7 +49,9 @@ class Datastore:
         feed = FeedSettings(lease_seconds=settings.feed_lease_seconds, poll_seconds=settings.feed_poll_seconds)
         if settings.roles is None:
             return cls(settings, feed=feed)
+        # Imported here with botocore's credentials, which only role sessions need.
         from datastore.aws.control_plane import make_sts_client
+        from datastore.aws.credentials import RoleCredentials
 
         return cls(settings, credentials=RoleCredentials(make_sts_client(settings), settings.roles), feed=feed)
 

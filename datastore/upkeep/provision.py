@@ -13,8 +13,6 @@ from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
 
-from botocore.exceptions import ClientError
-
 from datastore.kinds import layout
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
@@ -88,6 +86,9 @@ async def ensure_table(
 
 def _create_unless_exists(client: DynamoDBClient, name: str) -> bool:
     """Create the table and wait for it unless it exists; True when it was created."""
+    # Imported here: a serving process imports this module (the change feed's) and never creates a table.
+    from botocore.exceptions import ClientError
+
     try:
         client.describe_table(TableName=name)
         created = False

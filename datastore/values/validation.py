@@ -19,8 +19,6 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Final, TypeVar
 
-from email_validator import EmailNotValidError, validate_email
-
 from datastore.errors import Field, InvalidInput
 from datastore.values import invisible
 
@@ -103,6 +101,10 @@ def email(value: str, field: Field = "email") -> str:
         raise InvalidInput(field, f"must be at most {EMAIL_MAX} bytes (RFC 5321)")
     refuse_controls(value, field)
     refuse_invisible(value, field, identifier=True)
+    # Imported on first use (as in ``domain``): most requests check no address, and a serving
+    # process answers its first without it.
+    from email_validator import EmailNotValidError, validate_email
+
     try:
         checked = validate_email(value, check_deliverability=False)
     except EmailNotValidError as error:
@@ -133,6 +135,8 @@ def domain(value: str, field: Field = "domain") -> str:
     refuse_invisible(value, field, identifier=True)
     if "@" in value:
         raise InvalidInput(field, "must be a domain such as example.com, without an @")
+    from email_validator import EmailNotValidError, validate_email
+
     try:
         # The shortest address in the domain: only the domain's own rules and RFC 5321's total apply.
         checked = validate_email(f"a@{value}", check_deliverability=False)

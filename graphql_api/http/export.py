@@ -30,15 +30,13 @@ import logging
 import zlib
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from datastore.errors import DatastoreError
 from datastore.kinds.entities import EmployeeStatus, OrganizationStatus, Role
-from datastore.lifecycle import export, walk
-from datastore.lifecycle.export_format import COMPRESSION, Tally
 from datastore.signin.identities import organization_and_employee
 from datastore.tenancy.scope import LifecycleScope, TenantScope
 from datastore.tenants.organizations import get_organization
@@ -57,6 +55,9 @@ from graphql_api.execution.errors import (
 )
 from graphql_api.http.raw import ErrorResponse
 from graphql_api.request.services import Services
+
+if TYPE_CHECKING:
+    from datastore.lifecycle import export
 
 log = logging.getLogger("hr.export")
 
@@ -116,6 +117,11 @@ class ExportDownload:
         after = request.query_params.get("after")
         if after is None:
             return None
+        # The export's modules are imported by the requests that export: the rest of the
+        # process, its start included, runs without them.
+        from datastore.lifecycle import export, walk
+        from datastore.lifecycle.export_format import Tally
+
         fields = self.services.cursors.decode(after, org_id, CURSOR_CONNECTION)
         try:
             family = fields["family"]
@@ -162,6 +168,9 @@ class ExportDownload:
     # --- the stream --------------------------------------------------------------------------
 
     async def _body(self, principal: Principal, org_id: OrgId, resume: export.Resume | None) -> AsyncIterator[bytes]:
+        from datastore.lifecycle import export
+        from datastore.lifecycle.export_format import COMPRESSION
+
         reader = self.services.datastore.table(LifecycleScope(org_id, "export", principal.subject))
         job = export.Export(
             reader,

@@ -58,7 +58,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Protocol
 
-import boto3
 import orjson
 import strawberry
 from graphql import GraphQLError, OperationDefinitionNode, parse
@@ -142,6 +141,9 @@ class Boto3ManagementApi:
     def _client(self, endpoint: str) -> Any:
         client = self._clients.get(endpoint)
         if client is None:
+            # Imported with the first client, when a first message goes out: not at the function's start.
+            import boto3
+
             url = self.endpoint_of.get(endpoint, endpoint)
             host = urllib.parse.urlsplit(endpoint).hostname or ""
             region = _REGION.fullmatch(host)

@@ -106,7 +106,9 @@ class LiveHub:
         group = instance_group()
         settings = dataclasses.replace(datastore.feed, kinds=FEED_KINDS)
         table = datastore.table(FeedScope(group))
-        return cls(services, FeedHost(table, datastore.streams, datastore.client, group, this_holder(), settings))
+        # The clients are made when the feed first reads (Datastore's, each made once).
+        feed = FeedHost(table, lambda: datastore.streams, lambda: datastore.client, group, this_holder(), settings)
+        return cls(services, feed)
 
     @property
     def available(self) -> bool:

@@ -62,7 +62,7 @@ class Worker:
 
 
 def worker(table: Table, streams: Any, client: DynamoDBClient, group: str, holder: str) -> Worker:
-    return Worker(FeedHost(table, streams, client, group, holder, SETTINGS))
+    return Worker(FeedHost(table, lambda: streams, lambda: client, group, holder, SETTINGS))
 
 
 def mark(table: Table, label: str) -> None:
