@@ -16,6 +16,7 @@ from graphql_api.auth.tokens import Principal
 from graphql_api.execution.operation import OperationRun
 from graphql_api.request.services import Services
 from graphql_api.request.session import RequestSession
+from graphql_api.schema.loaders import Loaders
 
 __all__ = ["DocumentRegistration", "OperationRun", "RequestContext", "Services"]
 
@@ -44,6 +45,13 @@ class RequestContext:
     # One operation's own (a batch's operations share the rest).
     operation: OperationRun = field(default_factory=OperationRun)
     registration: DocumentRegistration | None = None
+
+    @property
+    def loaders(self) -> Loaders:
+        """The request's loaders, one hop from a resolver's ``info.context``: made by the session on
+        first use (UNAUTHENTICATED without a token), a subscription's renewed for each event
+        (graphql_api/subscriptions/session.py)."""
+        return self.session.loaders
 
     @property
     def http(self) -> Request:

@@ -69,7 +69,7 @@ class AuditEvent:
 
         if self.actor_id is None:
             return None
-        found = await info.context.session.loaders.employee.get(self.actor_id)
+        found = await info.context.loaders.employee.get(self.actor_id)
         return None if found is None else Employee.of(found)
 
     @classmethod

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import strawberry
 
@@ -20,6 +20,12 @@ if TYPE_CHECKING:
     from graphql_api.schema.types.department import Department
 
 Info = strawberry.Info[RequestContext, None]
+
+
+def _department() -> type[Department]:
+    from graphql_api.schema.types.department import Department
+
+    return Department
 
 
 @strawberry.type(
@@ -69,7 +75,11 @@ class JobPosting(Node):
     department_id: strawberry.Private[str]
     counts: strawberry.Private[entities.ApplicationCounts]
     # The relations a page load gave it (types/relations.py); None: load them on demand.
-    related: strawberry.Private[dict[str, Any] | None] = None
+    related: strawberry.Private[relations.Preloaded | None] = None
+
+    DEPARTMENT: ClassVar[relations.Relation[JobPosting, Department]] = relations.Relation(
+        "department", lambda job: job.department_id, lambda loaders: loaders.department, _department
+    )
 
     @classmethod
     def of(cls, job: entities.JobPosting) -> JobPosting:
@@ -88,10 +98,10 @@ class JobPosting(Node):
     @strawberry.field(
         description="The department that is hiring; null if it can no longer be read.",
         graphql_type=Annotated["Department", strawberry.lazy("graphql_api.schema.types.department")] | None,
-        metadata=relations.plan_read("department"),
+        metadata=DEPARTMENT.plan_read(),
     )
     def department(self, info: Info) -> Any:
-        return relations.resolve(self, "department", info.context.session.loaders)
+        return JobPosting.DEPARTMENT.resolve(self, info.context.loaders)
 
     @strawberry.field(
         description="How many applications the job has in each status, as of this read. Readable by whoever "

@@ -104,7 +104,7 @@ class Organization(Node):
 
     async def _loaded(self, info: Info) -> entities.Organization:
         if self.known is None:
-            found = await info.context.session.loaders.organization.get(self.org_id)
+            found = await info.context.loaders.organization.get(self.org_id)
             if found is None:
                 raise not_found("Organization")
             self.known = found
@@ -152,7 +152,7 @@ class Organization(Node):
     @strawberry.field(description="Its billing subscription; null when it has none.")
     async def subscription(self, info: Info) -> BillingSubscription | None:
         if self.known_subscription is None:
-            self.known_subscription = Subscribed(await info.context.session.loaders.subscription.get(self.org_id))
+            self.known_subscription = Subscribed(await info.context.loaders.subscription.get(self.org_id))
         found = self.known_subscription.subscription
         return None if found is None else BillingSubscription.of(found)
 
