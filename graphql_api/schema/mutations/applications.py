@@ -78,7 +78,7 @@ async def withdraw_application(
     context = info.context
     caller = permissions.caller(context)
     job_id, app_id = ids.APPLICATION.decode(input.id, "input.id")
-    current = await context.session.loaders.application.get((job_id, app_id))
+    current = await context.loaders.application.get((job_id, app_id))
     if current is None:
         raise not_found("Application")
     if caller.role is not Role.ADMIN and current.emp_id != caller.subject:
@@ -101,8 +101,8 @@ async def set_application_status(
     context = info.context
     permissions.caller(context)
     job_id, app_id = ids.APPLICATION.decode(input.id, "input.id")
-    job = await context.session.loaders.job.get(job_id)
-    if job is None or await context.session.loaders.application.get((job_id, app_id)) is None:
+    job = await context.loaders.job.get(job_id)
+    if job is None or await context.loaders.application.get((job_id, app_id)) is None:
         raise not_found("Application")
     if not permissions.is_admin(context) and not await permissions.manages(context, job.department_id):
         raise forbidden("only admins and the department's manager may review applications")
