@@ -1,4 +1,4 @@
-"""The entities of SPEC section 2 as typed, immutable values."""
+"""The entities (organisations, departments, employees, job postings, applications) as typed, immutable values."""
 
 from __future__ import annotations
 

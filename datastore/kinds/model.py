@@ -14,7 +14,7 @@ take the slots in the order they first appear, for the reads that start from ids
 
 The writer, the reader and the key builders are compiled from the declaration into one
 plain function each, as ``dataclasses`` compiles ``__init__``: reading a hundred items is
-on the hot path of every list (PERFORMANCE.md), and straight-line code with no
+on the hot path of every list, and straight-line code with no
 per-attribute calls turns a wire item into an entity in a few microseconds, with no
 intermediate copy. Items are built in DynamoDB's wire format directly; going through
 boto3's TypeSerializer (and its Decimals) costs several milliseconds per hundred items and

@@ -1,4 +1,4 @@
-"""Who may see what inside their organisation: the field-level rules of SPEC section 7.
+"""Who may see what inside their organisation: the field-level rules.
 
 Tenant isolation is not decided here (the datastore scope does that); these rules split one
 tenant's data between its roles. Resolvers call them directly, so no per-field hook runs on

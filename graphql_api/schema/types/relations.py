@@ -1,4 +1,4 @@
-"""To-one relations loaded for a whole page at once, not once per object (issue 12 lever 3).
+"""To-one relations loaded for a whole page at once, not once per object.
 
 A field such as ``Application.employee`` read per object costs a DataLoader ``load`` each: a
 coroutine, a future and a task for every node of a page (13-17 us an object). Instead, when a

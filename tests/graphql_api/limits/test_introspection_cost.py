@@ -86,7 +86,7 @@ def test_cost__graphiql_introspection__within_the_default(schema: GraphQLSchema)
     cost = query_cost(schema, parse(GRAPHIQL))
     print(f"GraphiQL's introspection query costs {cost}; MAX_QUERY_COST is {DEFAULT}")
     # Room for the schema to grow: at most 60% of the default (half, until the Subscription
-    # root of issue 26 and issue 27's mutations took it to 2563 of 5000).
+    # root and the webhook and sign-in mutations took it to 2563 of 5000).
     assert cost <= DEFAULT * 3 // 5
 
 

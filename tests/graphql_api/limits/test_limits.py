@@ -180,7 +180,7 @@ COST_PLUS_ONE = COST.replace("{ organization {", "{ organization { id name plan 
 
 
 def fifteen_aliases(first: int = 100) -> str:
-    """The directory read fifteen times over, one alias each (issue 10, item 5)."""
+    """The directory read fifteen times over, one alias each."""
     one = (
         f"d{{i}}: departments(first: {first}) {{ edges {{ node {{ id name headcount employees(first: {first}) "
         "{ edges { node { id email firstName lastName role status hiredAt } } } } } }"

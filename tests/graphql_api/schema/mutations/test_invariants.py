@@ -1,4 +1,4 @@
-"""SPEC section 5 through the API, with real concurrency against DynamoDB Local."""
+"""The data invariants through the API, with real concurrency against DynamoDB Local."""
 
 from __future__ import annotations
 
