@@ -46,13 +46,13 @@ from graphql_api.auth.home_realm import HomeRealmDiscovery
 from graphql_api.auth.read_only_keys import ReadOnlyKeys
 from graphql_api.auth.signin import TokenExchange
 from graphql_api.auth.tokens import TokenVerifier
-from graphql_api.entrypoints import worker_pool
 from graphql_api.execution.cost import Cost
 from graphql_api.execution.documents import Documents
 from graphql_api.execution.explain import Explain
 from graphql_api.execution.operation import CachedDocuments
 from graphql_api.execution.operation_name import OperationNameRequired
 from graphql_api.execution.plan.extension import CompiledPlans
+from graphql_api.host import worker_pool
 from graphql_api.http import request_id
 from graphql_api.http.export import ExportDownload
 from graphql_api.http.health import HealthRoutes, Readiness
