@@ -149,7 +149,6 @@ def create_app(
     # Under Lambda no process outlives its invocation to hold a reader's lease or a socket: the
     # hub serves nothing there, and API Gateway's WebSocket API does (subscriptions/gateway.py).
     live = LiveHub(services, None) if settings.lambda_function else LiveHub.for_services(services)
-    services.live = live
     # Webhooks (graphql_api/webhooks/): every process races for the dispatcher's lease; the
     # change feed's audit events wake the holder. Under Lambda AWS's functions deliver instead,
     # and a process whose datastore reads no change feed (the tools, an app embedded without
@@ -237,9 +236,10 @@ def create_app(
         routes=[
             # Every method reaches the view, so a PUT gets the transport's JSON 405 with Allow.
             Route(
-                "/graphql", SubscriptionOrRequest(HttpSubscriptions(schema, services, persisted, lifetime), lifetime)
+                "/graphql",
+                SubscriptionOrRequest(HttpSubscriptions(schema, services, live, persisted, lifetime), lifetime),
             ),
-            WebSocketRoute("/graphql", LiveSocketView(schema, services, backend, persisted)),
+            WebSocketRoute("/graphql", LiveSocketView(schema, services, live, backend, persisted)),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
             Route(DISCOVERY_PATH, HomeRealmDiscovery(services).endpoint, methods=["GET"]),
             # The organisation's whole data, for its admins (graphql_api/http/export.py).

@@ -39,7 +39,7 @@ import contextlib
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol, cast
 
 import orjson
 from starlette.authentication import AuthenticationError
@@ -73,13 +73,12 @@ from graphql_api.subscriptions import live_metrics
 from graphql_api.subscriptions.admission import admit
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
+from graphql_api.subscriptions.context import LiveContext
 from graphql_api.subscriptions.expiry import until_over
+from graphql_api.subscriptions.hub import LiveHub
 from graphql_api.subscriptions.messages import check_size, operation_id_of
 from graphql_api.subscriptions.resumes import ResumeKey
 from graphql_api.subscriptions.session import LiveSession
-
-if TYPE_CHECKING:
-    from graphql_api.subscriptions.hub import LiveHub
 
 log = logging.getLogger("hr.live")
 
@@ -99,6 +98,7 @@ class LiveView(Protocol):
     """What the handler needs of the view that accepted the socket (graphql_api/app.py)."""
 
     services: Services
+    hub: LiveHub
     backend: BearerTokenBackend
     persisted: PersistedDocuments
 
@@ -127,7 +127,7 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
 
     @property
     def hub(self) -> LiveHub | None:
-        return self.services.live
+        return self.live.hub
 
     # --- the connection ----------------------------------------------------------------------------
 
@@ -283,7 +283,7 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
     def _context(self, principal: Principal, connection: LiveConnection | None) -> RequestContext:
         timeout = self.services.settings.request_timeout_seconds
         session = LiveSession(self.services, principal, Deadline.after(timeout), connection=connection)
-        return RequestContext(self.context.websocket, Response(), str(uuid.uuid4()), principal, session)
+        return LiveContext(self.context.websocket, Response(), str(uuid.uuid4()), principal, session, hub=self.live.hub)
 
     async def handle_subscribe(self, message: SubscribeMessage) -> None:
         if not self.connection_acknowledged or self.connection is None:
