@@ -49,8 +49,8 @@ from datastore.webhooks import outbox
 from datastore.webhooks.model import WebhookDelivery
 from graphql_api.host.files import start_time
 from graphql_api.observability.labels import BoundedLabel
+from graphql_api.settings.webhooks import WebhookSettings
 from graphql_api.webhooks import metrics, rounds
-from graphql_api.webhooks.settings import WebhookSettings
 
 log = logging.getLogger("hr.webhooks")
 
