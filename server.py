@@ -50,8 +50,8 @@ from graphql_api.graphiql.assets import ensure_installed
 from graphql_api.host import worker_pool
 from graphql_api.host.files import remove, remove_orphans, runtime_dir
 from graphql_api.limits import shared_buckets
+from graphql_api.log_output import configure_logging
 from graphql_api.observability import metrics_dir
-from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
 from graphql_api.schema.executable import schema_sdl
 from graphql_api.settings import Settings, hand_down_to_workers

@@ -15,8 +15,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from graphql_api.log_output import FIELDS
 from graphql_api.observability.emf import emf_fields
-from graphql_api.observability.logging import FIELDS
 from graphql_api.observability.metrics import IN_FLIGHT, Metrics
 from graphql_api.observability.record import Outcome, start
 from graphql_api.observability.tracing import span
