@@ -50,21 +50,20 @@ from graphql_api.execution.cost import Cost
 from graphql_api.execution.documents import Documents
 from graphql_api.execution.explain import Explain
 from graphql_api.execution.operation import CachedDocuments
-from graphql_api.execution.operation_name import OperationNameRequired
 from graphql_api.execution.plan.extension import CompiledPlans
 from graphql_api.host import worker_pool
-from graphql_api.http import request_id
 from graphql_api.http.export import ExportDownload
 from graphql_api.http.health import HealthRoutes, Readiness
 from graphql_api.http.hosts import AllowedHosts
+from graphql_api.http.operation_name import OperationNameRequired
 from graphql_api.http.persisted import PersistedDocuments, StoreRegistered, load_manifest
-from graphql_api.http.subscriptions import RefuseRefusedSubscriptions, SubscriptionsNotServed
 from graphql_api.http.transport import HttpTransport
 from graphql_api.http.unlisted import UnlistedDocuments
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
 from graphql_api.limits.concurrency import MaxConcurrentRequests
 from graphql_api.limits.configured import limit_extensions, tenant_buckets
+from graphql_api.observability import request_id
 from graphql_api.observability.access_log import AccessLog
 from graphql_api.observability.labels import operation_names
 from graphql_api.observability.metrics import Metrics
@@ -75,6 +74,7 @@ from graphql_api.schema.cursors import CursorCodec
 from graphql_api.schema.executable import build_schema
 from graphql_api.schema.query import Query
 from graphql_api.settings.api import ApiSettings
+from graphql_api.subscriptions.edge import RefuseRefusedSubscriptions, SubscriptionsNotServed
 from graphql_api.subscriptions.hub import LiveHub
 from graphql_api.subscriptions.over_http import HttpSubscriptions, wants_stream
 from graphql_api.subscriptions.view import LiveSocketView

@@ -23,7 +23,7 @@ from datastore.signin import api_keys
 from graphql_api.auth.api_keys import ApiKeyAuthenticator
 from graphql_api.auth.tokens import ALGORITHM, Principal, TokenVerifier, bearer_token
 from graphql_api.execution.errors import ApiError, AuthReason, translate, unauthenticated
-from graphql_api.http.raw import ErrorResponse
+from graphql_api.observability.refusals import ErrorResponse
 
 
 class PrincipalUser(BaseUser):

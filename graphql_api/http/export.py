@@ -55,7 +55,7 @@ from graphql_api.execution.errors import (
     translate,
     unauthenticated,
 )
-from graphql_api.http.raw import ErrorResponse
+from graphql_api.observability.refusals import ErrorResponse
 from graphql_api.request.services import Services
 
 log = logging.getLogger("hr.export")

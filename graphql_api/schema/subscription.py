@@ -8,7 +8,7 @@ terminated employee or a changed role end the connection with FORBIDDEN), then t
 own rules, then the selection is executed with the types' field rules, exactly as a query's.
 Served over WebSocket (graphql-transport-ws) and HTTP streams (Server-Sent Events, multipart:
 graphql_api/subscriptions/over_http.py); a plain JSON request gets
-SUBSCRIPTIONS_NOT_SUPPORTED (graphql_api/http/subscriptions.py). On AWS (API Gateway's
+SUBSCRIPTIONS_NOT_SUPPORTED (graphql_api/subscriptions/edge.py). On AWS (API Gateway's
 WebSocket API, graphql_api/subscriptions/gateway.py) each event is one execution of the
 stored subscription through the same field (the session's ``one_shot``), so the same checks run.
 """

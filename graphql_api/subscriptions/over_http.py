@@ -58,11 +58,11 @@ from graphql_api.execution.errors import ApiError, Code
 from graphql_api.http import response
 from graphql_api.http.errors import TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
-from graphql_api.http.raw import error_body
 from graphql_api.http.request import Operation, read_operations
 from graphql_api.http.streams import FRAMINGS, Framing
 from graphql_api.limits.concurrency import release_slot
 from graphql_api.observability.record import record_error
+from graphql_api.observability.refusals import error_body
 from graphql_api.request.context import RequestContext
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
