@@ -44,8 +44,6 @@ from datastore.tenancy.scope import LifecycleScope, TenantScope
 from datastore.tenants.organizations import get_organization
 from datastore.values import items
 from datastore.values.ids import OrgId
-from graphql_api.auth.backend import principal_of
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import (
     ApiError,
     AuthReason,
@@ -56,6 +54,7 @@ from graphql_api.execution.errors import (
     unauthenticated,
 )
 from graphql_api.observability.refusals import ErrorResponse
+from graphql_api.request.principal import Principal, principal_of
 from graphql_api.request.services import Services
 
 log = logging.getLogger("hr.export")

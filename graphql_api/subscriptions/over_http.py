@@ -52,8 +52,6 @@ from strawberry.utils.aio import aclosing
 
 from datastore.errors import DatastoreError
 from graphql_api.auth.active import check_active
-from graphql_api.auth.backend import principal_of
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError, Code
 from graphql_api.http import response
 from graphql_api.http.errors import TransportError, bad_request
@@ -64,6 +62,7 @@ from graphql_api.limits.concurrency import release_slot
 from graphql_api.observability.record import record_error
 from graphql_api.observability.refusals import error_body
 from graphql_api.request.context import RequestContext
+from graphql_api.request.principal import Principal, principal_of
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
 from graphql_api.subscriptions import live_metrics

@@ -18,8 +18,9 @@ from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
-from graphql_api.auth.backend import BearerTokenBackend, principal_of
+from graphql_api.auth.backend import BearerTokenBackend
 from graphql_api.http.persisted import PersistedDocuments
+from graphql_api.request.principal import principal_of
 from graphql_api.request.services import Services
 from graphql_api.subscriptions.hub import LiveHub
 from graphql_api.subscriptions.websocket import LiveWebSocketHandler, SocketContext

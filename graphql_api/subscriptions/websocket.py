@@ -62,11 +62,11 @@ from strawberry.types.graphql import OperationType
 from strawberry.utils.aio import aclosing
 
 from graphql_api.auth.backend import BearerTokenBackend, CredentialUnavailable
-from graphql_api.auth.tokens import Principal
 from graphql_api.http.errors import TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
 from graphql_api.http.request import operation_of
 from graphql_api.request.context import RequestContext
+from graphql_api.request.principal import Principal
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline
 from graphql_api.subscriptions import live_metrics
