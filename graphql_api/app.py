@@ -69,8 +69,8 @@ from graphql_api.observability.labels import operation_names
 from graphql_api.observability.metrics import Metrics
 from graphql_api.observability.tracing import configure_tracing
 from graphql_api.request.context import RequestContext, Services
+from graphql_api.request.cursors import CursorCodec
 from graphql_api.request.lifetime import Handler, RequestLifetime
-from graphql_api.schema.cursors import CursorCodec
 from graphql_api.schema.executable import build_schema
 from graphql_api.schema.query import Query
 from graphql_api.settings.api import ApiSettings

@@ -11,7 +11,7 @@ CHECKPOINT_EVERY items, and each ends a gzip flush point, so every line up to a 
 reaches the client whole. A client whose connection dropped keeps the lines up to the last
 checkpoint it received and asks ``GET /export?after=<that checkpoint>``: the answer is a new
 gzip stream holding the lines after it (no header), whose end line counts the whole export.
-A checkpoint is signed and bound to the organisation (schema/cursors.py): one edited, or
+A checkpoint is signed and bound to the organisation (request/cursors.py): one edited, or
 carried to another organisation, is BAD_USER_INPUT.
 
 Who: a bearer token of an ACTIVE admin of an ACTIVE organisation whose role is still admin,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datastore.table.store import Datastore
 from graphql_api.limits.tenant_rate import Buckets
 from graphql_api.request.blocking import BlockingRunner
-from graphql_api.schema.cursors import CursorCodec
+from graphql_api.request.cursors import CursorCodec
 from graphql_api.settings.api import ApiSettings
 
 

@@ -23,12 +23,12 @@ from datastore.table.scoped import Table
 from datastore.tenancy.scope import PlatformScope, TenantScope
 from graphql_api.execution.charge import BucketStatus
 from graphql_api.execution.errors import ApiError, forbidden, timeout, token_missing
+from graphql_api.execution.loaders import Loaders
 from graphql_api.limits.call_budget import CallBudget
 from graphql_api.limits.response_size import ResponseBudget
 from graphql_api.limits.tenant_rate import bucket_after, rate_limited
 from graphql_api.request.principal import Principal
 from graphql_api.request.services import Services
-from graphql_api.schema.loaders import Loaders
 
 P = ParamSpec("P")
 T = TypeVar("T")
