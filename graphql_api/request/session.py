@@ -85,7 +85,7 @@ class RequestSession:
     # --- admission ------------------------------------------------------------------------
 
     def admit(self, cost: float) -> BucketStatus | None:
-        """Admit a request of ``cost`` (limits/query_cost.py units) before anything runs: the
+        """Admit a request of ``cost`` (execution/query_cost.py units) before anything runs: the
         bucket after it, or None for a caller who draws on none.
 
         TIMEOUT once the deadline has passed; RATE_LIMITED when the caller's organisation

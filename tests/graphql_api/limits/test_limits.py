@@ -22,8 +22,8 @@ from graphql_api.limits.depth import MaxDepth
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
 from tests.conftest import DatastoreFactory, Tenant
+from tests.graphql_api.execution.test_introspection_cost import CODEGEN, DEAREST, GRAPHIQL, fifteen_schemas
 from tests.graphql_api.fixtures import Api, GraphQLClient
-from tests.graphql_api.limits.test_introspection_cost import CODEGEN, DEAREST, GRAPHIQL, fifteen_schemas
 from tests.graphql_api.live import serving, with_settings
 
 
