@@ -15,7 +15,7 @@ from graphql.language import Visitor
 
 from datastore.aws import calls
 from graphql_api.app import create_app
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.schema.types.application import Application
 from graphql_api.schema.types.department import Department
 from graphql_api.schema.types.employee import Employee
