@@ -43,15 +43,15 @@ from datastore.values import ids, items
 from datastore.values.ids import EmployeeId, OrgId
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
-from graphql_api.entrypoints import worker_pool
 from graphql_api.entrypoints.heap import settle_heap
-from graphql_api.entrypoints.host_files import remove, remove_orphans, runtime_dir
 from graphql_api.entrypoints.serving import uvicorn_options, worker_options
 from graphql_api.entrypoints.supervisor import supervise
 from graphql_api.graphiql.assets import ensure_installed
+from graphql_api.host import worker_pool
+from graphql_api.host.files import remove, remove_orphans, runtime_dir
 from graphql_api.limits import shared_buckets
+from graphql_api.log_output import configure_logging
 from graphql_api.observability import metrics_dir
-from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
 from graphql_api.schema.executable import schema_sdl
 from graphql_api.settings import Settings, hand_down_to_workers
@@ -198,7 +198,7 @@ async def check_layout(datastore: Datastore, *, serve_anyway: bool, say: Say = s
 def remove_leftovers(say: Say = say) -> None:
     """What servers killed outright left on this host: metrics directories, shared tenant buckets.
 
-    Only those whose owner is gone (graphql_api/entrypoints/host_files.py); a running server's are kept.
+    Only those whose owner is gone (graphql_api/host/files.py); a running server's are kept.
     """
     for path in [
         *metrics_dir.remove_leftovers(),

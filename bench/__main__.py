@@ -32,7 +32,7 @@ from bench.warmup import cpu_ticks, warm_up
 from datastore.dev.local import DynamoDBLocal, free_port
 from datastore.values.ids import new_id
 from graphql_api.auth.tokens import issue_token
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.settings import Settings, child_environment
 from graphql_api.settings.api import ApiSettings
 

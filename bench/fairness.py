@@ -56,7 +56,7 @@ from datastore.tenants import organizations
 from datastore.values import ids
 from graphql_api.auth.tokens import issue_token
 from graphql_api.execution.library_internals import graphql_schema
-from graphql_api.limits.query_cost import query_cost
+from graphql_api.execution.query_cost import query_cost
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings import Settings
 

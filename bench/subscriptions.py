@@ -30,7 +30,7 @@ from datastore.table.store import Datastore
 from datastore.tenants import organizations
 from datastore.values.ids import new_id
 from graphql_api.auth.tokens import issue_token
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.settings import Settings
 
 SUBSCRIPTION = "subscription { employeeChanged { cursor employee { id lastName } } }"

@@ -43,7 +43,7 @@ from datastore.tenants.organizations import create_organization
 from datastore.values.ids import new_id
 from datastore.webhooks import endpoints
 from graphql_api.auth.tokens import issue_token
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.settings import Settings
 
 CREATE = "mutation Create($input: CreateDepartmentInput!) { createDepartment(input: $input) { department { id } } }"

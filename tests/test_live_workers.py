@@ -52,7 +52,7 @@ from datastore.tenancy.scope import PlatformScope, TenantScope
 from datastore.tenants import departments, organizations
 from datastore.values import ids
 from graphql_api.auth.tokens import issue_token
-from graphql_api.entrypoints.host_files import owner_tag
+from graphql_api.host.files import owner_tag
 from graphql_api.settings.api import ApiSettings
 from tests import server_process
 from tests.blocking import run

@@ -39,9 +39,9 @@ from datastore.kinds.entities import (
     Organization,
     OrganizationStatus,
 )
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import AuthReason, unauthenticated
 from graphql_api.request.context import RequestContext
+from graphql_api.request.principal import Principal
 from graphql_api.request.session import RequestSession
 
 

@@ -11,7 +11,7 @@ CHECKPOINT_EVERY items, and each ends a gzip flush point, so every line up to a 
 reaches the client whole. A client whose connection dropped keeps the lines up to the last
 checkpoint it received and asks ``GET /export?after=<that checkpoint>``: the answer is a new
 gzip stream holding the lines after it (no header), whose end line counts the whole export.
-A checkpoint is signed and bound to the organisation (schema/cursors.py): one edited, or
+A checkpoint is signed and bound to the organisation (request/cursors.py): one edited, or
 carried to another organisation, is BAD_USER_INPUT.
 
 Who: a bearer token of an ACTIVE admin of an ACTIVE organisation whose role is still admin,
@@ -42,8 +42,6 @@ from datastore.tenancy.scope import LifecycleScope, TenantScope
 from datastore.tenants.organizations import get_organization
 from datastore.values import items
 from datastore.values.ids import OrgId
-from graphql_api.auth.backend import principal_of
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import (
     ApiError,
     AuthReason,
@@ -53,7 +51,8 @@ from graphql_api.execution.errors import (
     translate,
     unauthenticated,
 )
-from graphql_api.http.raw import ErrorResponse
+from graphql_api.observability.refusals import ErrorResponse
+from graphql_api.request.principal import Principal, principal_of
 from graphql_api.request.services import Services
 
 if TYPE_CHECKING:

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 
-from graphql_api.auth.tokens import Principal
+from graphql_api.execution.loaders import Loaders
 from graphql_api.execution.operation import OperationRun
+from graphql_api.request.principal import Principal
 from graphql_api.request.services import Services
 from graphql_api.request.session import RequestSession
-from graphql_api.schema.loaders import Loaders
 
 __all__ = ["DocumentRegistration", "OperationRun", "RequestContext", "Services"]
 

@@ -27,9 +27,9 @@ from datastore.tenants import applications
 from datastore.values import ids
 from datastore.values.ids import ApplicationId, EmployeeId, JobId
 from datastore.writes import audit
+from graphql_api.execution import ids as global_ids
 from graphql_api.execution.errors import ApiError, Code, not_found
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids as global_ids
 from graphql_api.schema import permissions
 from graphql_api.schema.types.application import Application
 from graphql_api.schema.types.audit_event import AuditEvent as AuditEventType

@@ -38,9 +38,9 @@ from __future__ import annotations
 
 from datastore.kinds.entities import JobStatus, Role
 from datastore.values.ids import EmployeeId
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import forbidden, token_missing
 from graphql_api.request.context import RequestContext
+from graphql_api.request.principal import Principal
 
 
 def caller(context: RequestContext) -> Principal:

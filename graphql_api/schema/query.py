@@ -11,10 +11,11 @@ import strawberry
 from datastore.kinds import entities
 from datastore.table.pagination import PageRequest
 from datastore.tenants import organizations
+from graphql_api.execution import ids
 from graphql_api.execution.fields import Deferred, loaded
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, permissions
-from graphql_api.schema.cursors import CursorCodec
+from graphql_api.request.cursors import CursorCodec
+from graphql_api.schema import permissions
 from graphql_api.schema.types.application import Application
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, check_first, to_connection
 from graphql_api.schema.types.department import Department

@@ -81,13 +81,13 @@ from datastore.values.ids import OrgId
 from datastore.values.items import now
 from graphql_api.auth.active import check_active
 from graphql_api.auth.backend import BearerTokenBackend, CredentialUnavailable
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError
 from graphql_api.http.errors import TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
 from graphql_api.http.request import operation_of
 from graphql_api.http.response import payload
 from graphql_api.request.context import RequestContext
+from graphql_api.request.principal import Principal
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline
 from graphql_api.subscriptions.admission import admit

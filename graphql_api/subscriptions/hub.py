@@ -46,8 +46,7 @@ from datastore.feed.lease import group_name, holder_name
 from datastore.feed.records import ChangeName, StreamRecord, Undecodable
 from datastore.kinds.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, SessionStatus
 from datastore.tenancy.scope import FeedScope
-from graphql_api.entrypoints.host_files import owner_tag, start_time
-from graphql_api.entrypoints.worker_process import supervisor_pid
+from graphql_api.host.files import owner_tag, start_time, supervisor_pid
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.expiry import signed_out_by

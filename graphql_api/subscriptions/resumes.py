@@ -44,8 +44,8 @@ from datastore.table.scoped import Table
 from datastore.tenancy.scope import TenantScope
 from datastore.values import items
 from datastore.values.ids import OrgId
-from graphql_api.auth.tokens import Principal
 from graphql_api.lru import Lru
+from graphql_api.request.principal import Principal
 from graphql_api.subscriptions.connection import LiveConnection
 
 if TYPE_CHECKING:

@@ -47,10 +47,10 @@ from datastore.tenancy.scope import FeedScope, TenantScope
 from datastore.values import items
 from datastore.values.ids import OrgId
 from datastore.webhooks import outbox
-from graphql_api.entrypoints.host_files import start_time
+from graphql_api.host.files import start_time
 from graphql_api.observability.labels import BoundedLabel
+from graphql_api.settings.webhooks import WebhookSettings
 from graphql_api.webhooks import metrics, rounds
-from graphql_api.webhooks.settings import WebhookSettings
 
 log = logging.getLogger("hr.webhooks")
 

@@ -56,9 +56,9 @@ from datastore.values import items
 from datastore.values.ids import OrgId, id_ceiling, id_milliseconds
 from datastore.webhooks import outbox
 from graphql_api.observability.labels import BoundedLabel
+from graphql_api.settings.webhooks import WebhookSettings
 from graphql_api.webhooks import metrics, rounds
 from graphql_api.webhooks.queue import Queue, QueueError, QueueMessage, message_for
-from graphql_api.webhooks.settings import WebhookSettings
 
 log = logging.getLogger("hr.webhooks")
 

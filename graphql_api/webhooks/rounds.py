@@ -32,9 +32,9 @@ from datastore.values import items
 from datastore.values.ids import id_time
 from datastore.webhooks import endpoints as endpoint_store
 from datastore.webhooks import outbox
+from graphql_api.settings.webhooks import WebhookSettings
 from graphql_api.webhooks import metrics
 from graphql_api.webhooks.attempt import after_attempt, send
-from graphql_api.webhooks.settings import WebhookSettings
 
 log = logging.getLogger("hr.webhooks")
 

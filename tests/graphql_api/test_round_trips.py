@@ -33,7 +33,7 @@ from datastore.table.scoped import Table
 from datastore.tenancy.scope import PlatformScope
 from datastore.tenants import organizations
 from graphql_api.app import create_app
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
 from tests.conftest import DatastoreFactory, unique_domain

@@ -8,9 +8,10 @@ import strawberry
 
 from datastore.kinds.entities import Role
 from datastore.tenants import applications
+from graphql_api.execution import ids
 from graphql_api.execution.errors import forbidden, not_found
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, permissions
+from graphql_api.schema import permissions
 from graphql_api.schema.mutations.common import IDEMPOTENCY_KEY_HELP, INPUT_ARGUMENT, run_write
 from graphql_api.schema.types.application import Application
 from graphql_api.schema.types.scalars import ApplicationStatus

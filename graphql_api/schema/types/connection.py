@@ -13,9 +13,9 @@ from datastore.table.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, S
 from graphql_api.execution import fields
 from graphql_api.execution.errors import bad_input
 from graphql_api.execution.library_internals import resolve_info
+from graphql_api.execution.loaders import ListFetch, list_key
 from graphql_api.request.context import RequestContext
-from graphql_api.schema.cursors import CursorCodec
-from graphql_api.schema.loaders import ListFetch, list_key
+from graphql_api.request.cursors import CursorCodec
 from graphql_api.schema.types import relations
 
 N = TypeVar("N")

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 import strawberry
 
 from datastore.kinds import entities
+from graphql_api.execution import loaders
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import loaders
 from graphql_api.schema.types import relations
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.schema.types.node import Node, encoded_id

@@ -11,9 +11,9 @@ import strawberry
 
 from datastore.kinds import entities
 from datastore.table.pagination import Page
-from graphql_api.execution import fields
+from graphql_api.execution import fields, loaders
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import loaders, permissions
+from graphql_api.schema import permissions
 from graphql_api.schema.types import relations
 from graphql_api.schema.types.connection import (
     DEFAULT_PAGE_SIZE,

@@ -14,10 +14,11 @@ from datastore.table import retention
 from datastore.values import names
 from datastore.values.ids import OrgId
 from datastore.webhooks import endpoints as webhook_store
+from graphql_api.execution import ids, loaders
 from graphql_api.execution.errors import bad_input, not_found
+from graphql_api.execution.loaders import ListFetch
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, loaders, permissions
-from graphql_api.schema.loaders import ListFetch
+from graphql_api.schema import permissions
 from graphql_api.schema.types.api_key import ApiKey, api_keys_of_org
 from graphql_api.schema.types.audit_event import AuditEvent
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate

@@ -35,7 +35,7 @@ from graphql_api.execution.fields import USE_RESOLVER
 from graphql_api.execution.selection import Selections
 
 if TYPE_CHECKING:
-    from graphql_api.schema.loaders import Entities, Loaders
+    from graphql_api.execution.loaders import Entities, Loaders
 
 T = TypeVar("T")
 

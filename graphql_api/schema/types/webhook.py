@@ -11,8 +11,8 @@ from datastore.kinds import webhook_entities
 from datastore.table.pagination import Page, PageRequest
 from datastore.table.scoped import Table
 from datastore.webhooks import outbox
+from graphql_api.execution import ids
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.schema.types.scalars import WebhookDeliveryStatus
 

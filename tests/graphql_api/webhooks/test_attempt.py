@@ -14,8 +14,8 @@ from datastore.kinds.webhook_entities import DeliveryStatus, WebhookDelivery, We
 from datastore.values.ids import OrgId, new_id
 from datastore.webhooks.endpoints import new_secret
 from graphql_api.auth.outbound import FetchRefused, check_destination
+from graphql_api.settings.webhooks import DEFAULT_SCHEDULE, WebhookSettings, schedule
 from graphql_api.webhooks.attempt import Outcome, after_attempt, send
-from graphql_api.webhooks.settings import DEFAULT_SCHEDULE, WebhookSettings, schedule
 from tests.graphql_api.webhooks.receiver import Receiver
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)

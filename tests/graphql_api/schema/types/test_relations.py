@@ -16,9 +16,8 @@ from graphql.language import Visitor
 
 from datastore.aws import calls
 from graphql_api.app import create_app
-from graphql_api.execution import fields
+from graphql_api.execution import fields, ids
 from graphql_api.execution.library_internals import graphql_schema
-from graphql_api.schema import ids
 from graphql_api.schema.executable import build_schema
 from graphql_api.schema.types.application import Application
 from graphql_api.schema.types.department import Department

@@ -1,4 +1,4 @@
-"""What introspection costs (graphql_api/limits/introspection_cost.py): exactly what it answers."""
+"""What introspection costs (graphql_api/execution/introspection_cost.py): exactly what it answers."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any, Final
 import pytest
 from graphql import GraphQLSchema, get_introspection_query, graphql_sync, parse
 
+from graphql_api.execution.introspection_cost import PastCeiling
 from graphql_api.execution.library_internals import graphql_schema
-from graphql_api.limits.introspection_cost import PastCeiling
-from graphql_api.limits.query_cost import LEAF_WEIGHT, query_cost
+from graphql_api.execution.query_cost import LEAF_WEIGHT, query_cost
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
 
