@@ -44,9 +44,10 @@ import httpx
 import orjson
 from graphql import parse
 
-from bench.__main__ import API, Server, pct, server_env
 from bench.dataset import Dataset, build, on_loop, provisioned
+from bench.figures import pct
 from bench.queries import Q1
+from bench.serving import API, Server, server_env
 from datastore.dev.local import DynamoDBLocal
 from datastore.dev.seed import Bulk
 from datastore.kinds.entities import Plan

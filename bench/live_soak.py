@@ -26,8 +26,8 @@ from pathlib import Path
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-from bench.__main__ import API, SECRET
 from bench.dataset import on_loop, provisioned
+from bench.serving import API, SECRET
 from datastore.dev.local import DynamoDBLocal, free_port
 from datastore.feed.lease import Lease, group_name
 from datastore.kinds.entities import Plan

@@ -38,10 +38,10 @@ import orjson
 import uvloop
 
 from bench import queries as q
-from bench.__main__ import SECRET, cpu_seconds
 from bench.dataset import Dataset, seeded
 from bench.floor import Floor, stock_client
 from bench.serve import RAISED_LIMITS
+from bench.serving import SECRET, cpu_seconds
 from bench.warmup import warm_up
 from datastore.dev.local import DynamoDBLocal
 from datastore.table.store import Datastore

@@ -22,8 +22,9 @@ from dataclasses import replace
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-from bench.__main__ import API, Server, cpu_seconds, pct, server_env
 from bench.dataset import on_loop, provisioned
+from bench.figures import pct
+from bench.serving import API, Server, cpu_seconds, server_env
 from datastore.dev.local import DynamoDBLocal
 from datastore.kinds.entities import Employee, Organization, Plan
 from datastore.table.store import Datastore

@@ -33,8 +33,9 @@ from typing import Any
 import httpx
 import orjson
 
-from bench.__main__ import API, RESULTS, Server, pct, server_env
 from bench.dataset import on_loop, provisioned
+from bench.figures import RESULTS, pct
+from bench.serving import API, Server, server_env
 from datastore.dev.local import DynamoDBLocal
 from datastore.kinds.entities import Employee, Plan
 from datastore.table.store import Datastore
