@@ -227,6 +227,19 @@ async def prepare_table(datastore: Datastore, *, serve_anyway: bool, demo_data: 
         await datastore.aclose()
 
 
+def ready_to_serve(
+    datastore: Datastore, where: str, *, serve_anyway: bool, demo_data: bool, say: Say, warn: Say
+) -> None:
+    """What ``server.py run`` does before it serves: wait until DynamoDB at ``where`` answers,
+    then the table prepared (``prepare_table``)."""
+    waiting = probe.probe_client(datastore.client)
+    probe.wait_until_answering(
+        waiting, announce=lambda: say(f"waiting for DynamoDB at {where}: not reachable yet, retrying")
+    )
+    waiting.close()
+    asyncio.run(prepare_table(datastore, serve_anyway=serve_anyway, demo_data=demo_data, say=say, warn=warn))
+
+
 def run(_args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
     loaded = Settings.load()
@@ -248,20 +261,13 @@ def run(_args: argparse.Namespace) -> int:
         ):
             datastore = Datastore.connect(settings, endpoint)
             where = endpoint or f"AWS ({settings.region})"
-            waiting = probe.probe_client(datastore.client)
-            probe.wait_until_answering(
-                waiting,
-                announce=lambda: announce(f"waiting for DynamoDB at {where}: not reachable yet, retrying"),
-            )
-            waiting.close()
-            asyncio.run(
-                prepare_table(
-                    datastore,
-                    serve_anyway=loaded.server.serve_unmigrated,
-                    demo_data=embedded or loaded.server.demo_data,
-                    say=announce,
-                    warn=warn,
-                )
+            ready_to_serve(
+                datastore,
+                where,
+                serve_anyway=loaded.server.serve_unmigrated,
+                demo_data=embedded or loaded.server.demo_data,
+                say=announce,
+                warn=warn,
             )
             api_settings.warn_if_development(warn)
             if workers > 1 and api_settings.graphiql:
