@@ -216,7 +216,8 @@ async def prepare_table(datastore: Datastore, *, serve_anyway: bool, demo_data: 
         # The layout is checked before the table's TTL or stream is touched: a table this
         # release refuses to serve is left as it was found.
         layout_checked = functools.partial(check_layout, datastore, serve_anyway=serve_anyway, say=say, warn=warn)
-        if await ensure_table(datastore.client, datastore.table(LayoutScope()), before_changes=layout_checked):
+        # The control plane's boto3 client is made only if the table must be created or changed.
+        if await ensure_table(lambda: datastore.client, datastore.table(LayoutScope()), before_changes=layout_checked):
             say(f"created table {datastore.table_name}")
         if demo_data:
             from datastore.dev import demo
@@ -232,12 +233,18 @@ def ready_to_serve(
 ) -> None:
     """What ``server.py run`` does before it serves: wait until DynamoDB at ``where`` answers,
     then the table prepared (``prepare_table``)."""
-    waiting = probe.probe_client(datastore.client)
-    probe.wait_until_answering(
-        waiting, announce=lambda: say(f"waiting for DynamoDB at {where}: not reachable yet, retrying")
-    )
-    waiting.close()
-    asyncio.run(prepare_table(datastore, serve_anyway=serve_anyway, demo_data=demo_data, say=say, warn=warn))
+
+    async def ready() -> None:
+        waiting = probe.probing(datastore.aio.mirror)
+        try:
+            await probe.wait_until_answering(
+                waiting, announce=lambda: say(f"waiting for DynamoDB at {where}: not reachable yet, retrying")
+            )
+        finally:
+            await waiting.aclose()
+        await prepare_table(datastore, serve_anyway=serve_anyway, demo_data=demo_data, say=say, warn=warn)
+
+    asyncio.run(ready())
 
 
 def run(_args: argparse.Namespace) -> int:
