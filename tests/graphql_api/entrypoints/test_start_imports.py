@@ -176,3 +176,15 @@ def test_server_run__existing_table__first_answer_without_boto3(
     started = run_to_first_answer(dynamodb_endpoint, streamed_table_name, streamed_tenant.admin, {})
 
     assert loaded_too_soon(started["modules"]) == []
+
+
+def test_server_run__key_in_the_environment__first_answer_without_botocores_session(
+    dynamodb_endpoint: str, streamed_table_name: str, streamed_tenant: Tenant
+) -> None:
+    """With the key in the environment (as Lambda gives it), the process signs with it as
+    botocore's chain would, without importing botocore's session to find it."""
+    key = {"AWS_ACCESS_KEY_ID": "AKIALOCAL", "AWS_SECRET_ACCESS_KEY": "local", "AWS_SESSION_TOKEN": "token"}
+    started = run_to_first_answer(dynamodb_endpoint, streamed_table_name, streamed_tenant.admin, key)
+
+    assert loaded_too_soon(started["modules"]) == []
+    assert "botocore.session" not in started["modules"]
