@@ -216,7 +216,8 @@ async def prepare_table(datastore: Datastore, *, serve_anyway: bool, demo_data: 
         # The layout is checked before the table's TTL or stream is touched: a table this
         # release refuses to serve is left as it was found.
         layout_checked = functools.partial(check_layout, datastore, serve_anyway=serve_anyway, say=say, warn=warn)
-        if await ensure_table(datastore.client, datastore.table(LayoutScope()), before_changes=layout_checked):
+        # The control plane's boto3 client is made only if the table must be created or changed.
+        if await ensure_table(lambda: datastore.client, datastore.table(LayoutScope()), before_changes=layout_checked):
             say(f"created table {datastore.table_name}")
         if demo_data:
             from datastore.dev import demo
@@ -225,6 +226,25 @@ async def prepare_table(datastore: Datastore, *, serve_anyway: bool, demo_data: 
                 say("loaded demo data (Acme Corp, Globex Inc)")
     finally:
         await datastore.aclose()
+
+
+def ready_to_serve(
+    datastore: Datastore, where: str, *, serve_anyway: bool, demo_data: bool, say: Say, warn: Say
+) -> None:
+    """What ``server.py run`` does before it serves: wait until DynamoDB at ``where`` answers,
+    then the table prepared (``prepare_table``)."""
+
+    async def ready() -> None:
+        waiting = probe.probing(datastore.aio.mirror)
+        try:
+            await probe.wait_until_answering(
+                waiting, announce=lambda: say(f"waiting for DynamoDB at {where}: not reachable yet, retrying")
+            )
+        finally:
+            await waiting.aclose()
+        await prepare_table(datastore, serve_anyway=serve_anyway, demo_data=demo_data, say=say, warn=warn)
+
+    asyncio.run(ready())
 
 
 def run(_args: argparse.Namespace) -> int:
@@ -248,20 +268,13 @@ def run(_args: argparse.Namespace) -> int:
         ):
             datastore = Datastore.connect(settings, endpoint)
             where = endpoint or f"AWS ({settings.region})"
-            waiting = probe.probe_client(datastore.client)
-            probe.wait_until_answering(
-                waiting,
-                announce=lambda: announce(f"waiting for DynamoDB at {where}: not reachable yet, retrying"),
-            )
-            waiting.close()
-            asyncio.run(
-                prepare_table(
-                    datastore,
-                    serve_anyway=loaded.server.serve_unmigrated,
-                    demo_data=embedded or loaded.server.demo_data,
-                    say=announce,
-                    warn=warn,
-                )
+            ready_to_serve(
+                datastore,
+                where,
+                serve_anyway=loaded.server.serve_unmigrated,
+                demo_data=embedded or loaded.server.demo_data,
+                say=announce,
+                warn=warn,
             )
             api_settings.warn_if_development(warn)
             if workers > 1 and api_settings.graphiql:
