@@ -29,8 +29,8 @@ from datastore.config import ConfigError, DatastoreSettings
 from datastore.dev.local import DynamoDBLocal, LocalDynamoError, running_endpoint
 from datastore.dev.npm import NpmError
 from datastore.errors import Conflict, InvalidInput, NotFound, Unavailable
+from datastore.kinds.bookkeeping import DeletionReceipt
 from datastore.kinds.entities import Employee, Organization, OrganizationStatus
-from datastore.kinds.records import DeletionReceipt
 from datastore.signin import identities
 from datastore.table.pagination import every
 from datastore.table.scoped import Table
@@ -43,15 +43,15 @@ from datastore.values import ids, items
 from datastore.values.ids import EmployeeId, OrgId
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
-from graphql_api.entrypoints import worker_pool
 from graphql_api.entrypoints.heap import settle_heap
-from graphql_api.entrypoints.host_files import remove, remove_orphans, runtime_dir
 from graphql_api.entrypoints.serving import uvicorn_options, worker_options
 from graphql_api.entrypoints.supervisor import supervise
 from graphql_api.graphiql.assets import ensure_installed
+from graphql_api.host import worker_pool
+from graphql_api.host.files import remove, remove_orphans, runtime_dir
 from graphql_api.limits import shared_buckets
+from graphql_api.log_output import configure_logging
 from graphql_api.observability import metrics_dir
-from graphql_api.observability.logging import configure_logging
 from graphql_api.observability.metrics import serve_metrics
 from graphql_api.schema.executable import schema_sdl
 from graphql_api.settings import Settings, hand_down_to_workers
@@ -198,7 +198,7 @@ async def check_layout(datastore: Datastore, *, serve_anyway: bool, say: Say = s
 def remove_leftovers(say: Say = say) -> None:
     """What servers killed outright left on this host: metrics directories, shared tenant buckets.
 
-    Only those whose owner is gone (graphql_api/entrypoints/host_files.py); a running server's are kept.
+    Only those whose owner is gone (graphql_api/host/files.py); a running server's are kept.
     """
     for path in [
         *metrics_dir.remove_leftovers(),
@@ -216,7 +216,8 @@ async def prepare_table(datastore: Datastore, *, serve_anyway: bool, demo_data: 
         # The layout is checked before the table's TTL or stream is touched: a table this
         # release refuses to serve is left as it was found.
         layout_checked = functools.partial(check_layout, datastore, serve_anyway=serve_anyway, say=say, warn=warn)
-        if await ensure_table(datastore.client, datastore.table(LayoutScope()), before_changes=layout_checked):
+        # The control plane's boto3 client is made only if the table must be created or changed.
+        if await ensure_table(lambda: datastore.client, datastore.table(LayoutScope()), before_changes=layout_checked):
             say(f"created table {datastore.table_name}")
         if demo_data:
             from datastore.dev import demo
@@ -225,6 +226,25 @@ async def prepare_table(datastore: Datastore, *, serve_anyway: bool, demo_data: 
                 say("loaded demo data (Acme Corp, Globex Inc)")
     finally:
         await datastore.aclose()
+
+
+def ready_to_serve(
+    datastore: Datastore, where: str, *, serve_anyway: bool, demo_data: bool, say: Say, warn: Say
+) -> None:
+    """What ``server.py run`` does before it serves: wait until DynamoDB at ``where`` answers,
+    then the table prepared (``prepare_table``)."""
+
+    async def ready() -> None:
+        waiting = probe.probing(datastore.aio.mirror)
+        try:
+            await probe.wait_until_answering(
+                waiting, announce=lambda: say(f"waiting for DynamoDB at {where}: not reachable yet, retrying")
+            )
+        finally:
+            await waiting.aclose()
+        await prepare_table(datastore, serve_anyway=serve_anyway, demo_data=demo_data, say=say, warn=warn)
+
+    asyncio.run(ready())
 
 
 def run(_args: argparse.Namespace) -> int:
@@ -248,20 +268,13 @@ def run(_args: argparse.Namespace) -> int:
         ):
             datastore = Datastore.connect(settings, endpoint)
             where = endpoint or f"AWS ({settings.region})"
-            waiting = probe.probe_client(datastore.client)
-            probe.wait_until_answering(
-                waiting,
-                announce=lambda: announce(f"waiting for DynamoDB at {where}: not reachable yet, retrying"),
-            )
-            waiting.close()
-            asyncio.run(
-                prepare_table(
-                    datastore,
-                    serve_anyway=loaded.server.serve_unmigrated,
-                    demo_data=embedded or loaded.server.demo_data,
-                    say=announce,
-                    warn=warn,
-                )
+            ready_to_serve(
+                datastore,
+                where,
+                serve_anyway=loaded.server.serve_unmigrated,
+                demo_data=embedded or loaded.server.demo_data,
+                say=announce,
+                warn=warn,
             )
             api_settings.warn_if_development(warn)
             if workers > 1 and api_settings.graphiql:

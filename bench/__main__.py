@@ -11,8 +11,6 @@ Q3, beside a bare Starlette app, and its resident set then.
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -25,77 +23,21 @@ import orjson
 
 from bench import cold_start
 from bench.dataset import seeded
+from bench.figures import RESULTS, pct
 from bench.floor import Floor, Stats, stock_client
 from bench.queries import Q1, Q2, Q3, Q5, Q7, q4, q6, q6_cursors
+from bench.serving import API, Server, cpu_seconds, peak_rss_mb, server_env
 from bench.targets import print_verdicts
-from bench.warmup import cpu_ticks, warm_up
-from datastore.dev.local import DynamoDBLocal, free_port
+from bench.warmup import warm_up
+from datastore.dev.local import DynamoDBLocal
 from datastore.values.ids import new_id
 from graphql_api.auth.tokens import issue_token
-from graphql_api.schema import ids
-from graphql_api.settings import Settings, child_environment
-from graphql_api.settings.api import ApiSettings
+from graphql_api.execution import ids
+from graphql_api.settings import Settings
 
-RESULTS = Path(__file__).parent / "results" / "latest.json"
 # Concurrency 1: up to MAX_C1 requests within SECONDS_C1 (at least 3). 200 lets the small
 # queries' p99 be a percentile rather than their slowest request, as it was at 40.
 SECONDS_C1, SECONDS_C16, MAX_C1 = 3.0, 4.0, 200
-SECRET = "bench-secret-0123456789-0123456789-abcdef"
-# What the bench servers sign and check tokens with: issue_token(API, ...) for the clients.
-API = ApiSettings.from_env({"HR_ENV": "bench", "JWT_SECRET": SECRET})
-
-
-def peak_rss_mb(pid: int) -> float:
-    """The process's peak resident set so far (VmHWM), in MiB."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM in /proc/<pid>/status")
-
-
-def cpu_seconds(pid: int) -> float:
-    return cpu_ticks(Path(f"/proc/{pid}/stat")) / os.sysconf("SC_CLK_TCK")
-
-
-def pct(values: list[float], p: float) -> float:
-    ordered = sorted(values)
-    return round(ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000, 1)
-
-
-def server_env(endpoint_url: str, table_name: str, **settings: str) -> dict[str, str]:
-    """The environment of a bench server (bench.serve) on ``table_name``, plus ``settings``."""
-    return child_environment(
-        {
-            "DYNAMODB_ENDPOINT": endpoint_url,
-            "HR_TABLE_NAME": table_name,
-            "HR_ENV": "bench",
-            "ALLOWED_HOSTS": "127.0.0.1",
-            "JWT_SECRET": SECRET,
-            "PYTHONPATH": os.getcwd(),
-            **settings,
-        }
-    )
-
-
-class Server:
-    def __init__(self, env: dict[str, str], *flags: str, quiet: bool = False) -> None:
-        """``quiet``: its standard output (the workers' access log, a line per request) dropped."""
-        self.port = free_port()
-        args = [sys.executable, "-m", "bench.serve", str(self.port), *flags]
-        self.process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL if quiet else None)
-        self.url = f"http://127.0.0.1:{self.port}"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        raise RuntimeError("bench server did not start")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(10)
 
 
 def payloads(body: Any) -> Any:

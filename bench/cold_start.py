@@ -28,7 +28,10 @@ from typing import Any
 import httpx
 import orjson
 
+from bench.dataset import on_fresh_table
+from bench.figures import RESULTS
 from bench.queries import Q3
+from bench.serving import API, server_env
 from bench.warmup import cpu_ticks
 from datastore.dev.local import free_port
 
@@ -110,7 +113,7 @@ def floor_run(env: dict[str, str], port: int) -> FirstAnswer:
 
 
 def measure(env: dict[str, str], token: str, runs: int = RUNS) -> dict[str, float]:
-    """The lane's figures: ``env`` is a bench server's (bench.__main__.server_env) on a table
+    """The lane's figures: ``env`` is a bench server's (bench.serving.server_env) on a table
     with data that ``token``'s caller can run Q3 on."""
     # Untimed: the first start of a table may stamp its layout or turn its stream on, and the
     # first spawn of each reads its modules from disk.
@@ -150,8 +153,6 @@ def print_figures(figures: dict[str, float]) -> None:
 
 
 def main() -> int:
-    from bench.__main__ import API, RESULTS, server_env
-    from bench.dataset import on_fresh_table
     from datastore.dev.local import DynamoDBLocal
     from graphql_api.auth.tokens import issue_token
     from graphql_api.settings import Settings

@@ -24,8 +24,8 @@ from typing import Any
 
 import httpx
 
-from bench.__main__ import Server, server_env
 from bench.dataset import on_loop, provisioned
+from bench.serving import Server, server_env
 from datastore.dev.local import DynamoDBLocal
 from datastore.kinds.entities import Plan
 from datastore.table.store import Datastore

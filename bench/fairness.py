@@ -44,9 +44,10 @@ import httpx
 import orjson
 from graphql import parse
 
-from bench.__main__ import API, Server, pct, server_env
 from bench.dataset import Dataset, build, on_loop, provisioned
+from bench.figures import pct
 from bench.queries import Q1
+from bench.serving import API, Server, server_env
 from datastore.dev.local import DynamoDBLocal
 from datastore.dev.seed import Bulk
 from datastore.kinds.entities import Plan
@@ -56,7 +57,7 @@ from datastore.tenants import organizations
 from datastore.values import ids
 from graphql_api.auth.tokens import issue_token
 from graphql_api.execution.library_internals import graphql_schema
-from graphql_api.limits.query_cost import query_cost
+from graphql_api.execution.query_cost import query_cost
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings import Settings
 

@@ -16,8 +16,8 @@ import os
 import time
 from pathlib import Path
 
-from bench.__main__ import Server, server_env
 from bench.dataset import on_fresh_table
+from bench.serving import Server, server_env
 from datastore.dev.local import DynamoDBLocal
 from graphql_api.settings import Settings
 

@@ -24,8 +24,8 @@ from typing import Any
 import httpx
 import orjson
 
-from bench.__main__ import API, Server, server_env
 from bench.dataset import on_loop, provisioned
+from bench.serving import API, Server, server_env
 from datastore.dev.local import DynamoDBLocal
 from datastore.kinds.entities import Employee, Organization, Plan
 from datastore.table.store import Datastore
@@ -33,7 +33,7 @@ from datastore.tenancy.scope import TenantScope
 from datastore.tenants import departments, organizations
 from datastore.values.ids import new_id
 from graphql_api.auth.tokens import issue_token
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.settings import Settings
 
 # A loaded machine's DynamoDB Local can take longer than the production read timeout (1 s)

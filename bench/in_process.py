@@ -13,9 +13,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
-from bench.__main__ import SECRET
 from bench.dataset import Dataset, seeded
 from bench.serve import RAISED_LIMITS
+from bench.serving import SECRET
 from datastore.config import DatastoreSettings
 from datastore.dev.local import DynamoDBLocal
 from datastore.table.store import Datastore

@@ -26,8 +26,8 @@ from pathlib import Path
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-from bench.__main__ import API, SECRET
 from bench.dataset import on_loop, provisioned
+from bench.serving import API, SECRET
 from datastore.dev.local import DynamoDBLocal, free_port
 from datastore.feed.lease import Lease, group_name
 from datastore.kinds.entities import Plan
@@ -37,7 +37,7 @@ from datastore.tenancy.scope import TenantScope
 from datastore.tenants import departments, organizations
 from datastore.values.ids import new_id
 from graphql_api.auth.tokens import issue_token
-from graphql_api.entrypoints.host_files import owner_tag
+from graphql_api.host.files import owner_tag
 from graphql_api.settings import Settings, child_environment
 
 SUBSCRIPTION = "subscription { auditEventAdded { cursor action event { entityId } } }"

@@ -16,7 +16,7 @@ from datastore.table.pagination import Page
 from datastore.table.scoped import Table
 from datastore.tenants import employees
 from graphql_api.execution.fields import Deferred
-from graphql_api.schema.loaders import Admit, ListKey
+from graphql_api.execution.loaders import Admit, ListKey
 
 
 class PerCall:

@@ -38,10 +38,10 @@ import orjson
 import uvloop
 
 from bench import queries as q
-from bench.__main__ import SECRET, cpu_seconds
 from bench.dataset import Dataset, seeded
 from bench.floor import Floor, stock_client
 from bench.serve import RAISED_LIMITS
+from bench.serving import SECRET, cpu_seconds
 from bench.warmup import warm_up
 from datastore.dev.local import DynamoDBLocal
 from datastore.table.store import Datastore
@@ -258,7 +258,7 @@ CATEGORIES = [
     ("/graphql_api/limits/", "limits (cost, response size, ...)"),
     ("/graphql_api/schema/types/", "our types: building objects, relations, connections"),
     ("/graphql_api/execution/plan/", "compiled plan: completing the response's fields"),
-    ("/graphql_api/schema/loaders.py", "DataLoader"),
+    ("/graphql_api/execution/loaders.py", "DataLoader"),
     ("/graphql_api/execution/batch_loader.py", "DataLoader"),
     ("/graphql_api/", "our request handling (context, loaders, auth, cursors)"),
     ("/datastore/aws/connections.py", "DynamoDB client on the loop: HTTP (our connections, httptools)"),

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from bench.dataset import Dataset
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 
 Q1 = (
     "{ organization { departments(first: 20) { edges { node { name employees(first: 50) { edges { node { "

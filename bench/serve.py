@@ -7,7 +7,7 @@ are admitted, except with ``--default-limits`` (Q6: the most the defaults admit)
 (graphql_api/entrypoints/asgi.py), as ``WORKERS=N server.py`` does.
 The tenant rate limit is off unless the environment sets it (bench.fairness does). The server runs
 httptools on uvloop, as `server.py run` does; HTTP_IMPLEMENTATION=h11 gives the pure-Python parser
-on asyncio's loop, for an A/B of issue 12 lever 5.
+on asyncio's loop, to compare the two.
 """
 
 from __future__ import annotations

@@ -22,15 +22,16 @@ from dataclasses import replace
 import httpx
 from websockets.asyncio.client import ClientConnection, connect
 
-from bench.__main__ import API, Server, cpu_seconds, pct, server_env
 from bench.dataset import on_loop, provisioned
+from bench.figures import pct
+from bench.serving import API, Server, cpu_seconds, server_env
 from datastore.dev.local import DynamoDBLocal
 from datastore.kinds.entities import Employee, Organization, Plan
 from datastore.table.store import Datastore
 from datastore.tenants import organizations
 from datastore.values.ids import new_id
 from graphql_api.auth.tokens import issue_token
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.settings import Settings
 
 SUBSCRIPTION = "subscription { employeeChanged { cursor employee { id lastName } } }"

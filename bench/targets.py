@@ -64,7 +64,7 @@ def _product(metric: str) -> Callable[[Row], float | None]:
     return measure
 
 
-# Q7's p50 before issue 24 (ms, this machine), of which the target is half.
+# Q7's p50 before the work on it (ms, this machine), of which the target is half.
 Q7_P50_BEFORE = 706.0
 
 
@@ -97,7 +97,7 @@ def targets() -> Iterator[Target]:
 
 def print_verdicts(rows: dict[str, Row]) -> list[dict[str, Any]]:
     """Print each target with its figure and whether this run met it; return them as records."""
-    print("\ntargets (issue 24)")
+    print("\ntargets")
     records: list[dict[str, Any]] = []
     for target in targets():
         value, met = target.verdict(rows)

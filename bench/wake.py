@@ -38,12 +38,13 @@ from typing import Any
 import httpx
 import orjson
 
-from bench.__main__ import API, Server, cpu_seconds, pct, server_env
 from bench.dataset import on_fresh_table
+from bench.figures import pct
 from bench.floor import Floor, stock_client
 from bench.in_process import in_process as bench_in_process
 from bench.in_process import run
 from bench.queries import Q1, Q3, q4
+from bench.serving import API, Server, cpu_seconds, server_env
 from bench.warmup import warm_up
 from datastore.dev.local import DynamoDBLocal
 from datastore.table.store import Datastore

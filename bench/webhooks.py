@@ -33,8 +33,9 @@ from typing import Any
 import httpx
 import orjson
 
-from bench.__main__ import API, RESULTS, Server, pct, server_env
 from bench.dataset import on_loop, provisioned
+from bench.figures import RESULTS, pct
+from bench.serving import API, Server, server_env
 from datastore.dev.local import DynamoDBLocal
 from datastore.kinds.entities import Employee, Plan
 from datastore.table.store import Datastore
@@ -43,7 +44,7 @@ from datastore.tenants.organizations import create_organization
 from datastore.values.ids import new_id
 from datastore.webhooks import endpoints
 from graphql_api.auth.tokens import issue_token
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.settings import Settings
 
 CREATE = "mutation Create($input: CreateDepartmentInput!) { createDepartment(input: $input) { department { id } } }"

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from datastore.aws.proxy import NO_PROXIES, Proxies, Proxy, proxy_variables
-from datastore.writes import retention
+from datastore.proxy import NO_PROXIES, Proxies, Proxy, proxy_variables
 
 # DYNAMODB_ENDPOINT=aws: the AWS regional endpoint, found by botocore from the region.
 AWS_ENDPOINT = "aws"
@@ -45,6 +44,15 @@ ROLE_SETTINGS: Final = (
     "EXPORT_ROLE_ARN",
     "LIFECYCLE_ROLE_ARN",
 )
+# AUDIT_RETENTION_DAYS: how long an organisation's audit events are kept when it sets no
+# retention of its own, and the bounds of any retention (datastore/table/retention.py).
+DEFAULT_RETENTION_DAYS: Final = 2557
+"""Seven years (with their leap days): HR audit trails are commonly kept six to seven years, the
+limitation period for employment claims and tax records in many jurisdictions, plus margin."""
+MIN_RETENTION_DAYS: Final = 90
+"""An admin cannot make the trail vanish within days (evidence of what they did included)."""
+MAX_RETENTION_DAYS: Final = 3653
+"""Ten years: past any common HR requirement; longer is kept by exporting."""
 # STS: DurationSeconds lies between 15 minutes and the role's MaxSessionDuration (at most 12 hours).
 MIN_SESSION_SECONDS: Final = 900
 MAX_SESSION_SECONDS: Final = 12 * 3600
@@ -124,6 +132,62 @@ def env_float(env: Mapping[str, str], name: str, default: float) -> float:
 
 
 @dataclass(frozen=True, slots=True)
+class FeedSettings:
+    """How a server's workers follow the change feed (datastore/feed/host.py)."""
+
+    # Seconds a lease lasts unless renewed; it is renewed (and taken) every third of that.
+    lease_seconds: float = 10.0
+    # Seconds between two reads of a shard that came back with less than a full batch.
+    poll_seconds: float = 0.25
+    # Kinds of item whose records are handed to workers (None: every kind).
+    kinds: frozenset[str] | None = None
+
+    @property
+    def renew_seconds(self) -> float:
+        return self.lease_seconds / 3
+
+
+@dataclass(frozen=True, slots=True)
+class EnvironmentKey:
+    """The process's AWS key as its environment gives it (``environment_key``): read without
+    botocore, which costs a start about 0.3 s of CPU to import. Never shown: its repr says only
+    that it is there."""
+
+    access_key: str
+    secret_key: str
+    token: str | None = None
+
+    def __repr__(self) -> str:
+        return "EnvironmentKey(<hidden>)"
+
+
+# botocore's environment provider's variables, in its order: the first token set wins.
+ACCESS_KEY_VARIABLE: Final = "AWS_ACCESS_KEY_ID"
+SECRET_KEY_VARIABLE: Final = "AWS_SECRET_ACCESS_KEY"
+TOKEN_VARIABLES: Final = ("AWS_SECURITY_TOKEN", "AWS_SESSION_TOKEN")
+EXPIRATION_VARIABLE: Final = "AWS_CREDENTIAL_EXPIRATION"
+# A profile named in the environment makes botocore read it first (and fail when it is missing).
+PROFILE_VARIABLES: Final = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE")
+
+
+def environment_key(env: Mapping[str, str]) -> EnvironmentKey | None:
+    """The key botocore's credential chain would find first, when the environment alone gives
+    it: its first provider reads these variables, and a key and secret set there win over any
+    profile, container or instance role (Lambda sets them). None leaves the process's
+    credentials to botocore's chain: none set (its other providers), a key without its
+    secret (botocore's error), AWS_CREDENTIAL_EXPIRATION set (botocore refreshes those), or a
+    profile named (AWS_PROFILE: botocore reads it, and refuses one that is not there)."""
+    access_key = env.get(ACCESS_KEY_VARIABLE, "")
+    secret_key = env.get(SECRET_KEY_VARIABLE, "")
+    if not access_key or not secret_key or env.get(EXPIRATION_VARIABLE, ""):
+        return None
+    if any(env.get(name, "") for name in PROFILE_VARIABLES):
+        return None
+    token = next((env[name] for name in TOKEN_VARIABLES if env.get(name, "")), None)
+    return EnvironmentKey(access_key, secret_key, token)
+
+
+@dataclass(frozen=True, slots=True)
 class DatastoreSettings:
     table_name: str
     # None with ``embedded``: start DynamoDB Local; None otherwise: AWS's regional endpoint.
@@ -150,10 +214,13 @@ class DatastoreSettings:
     feed_lease_seconds: float = 10.0
     feed_poll_seconds: float = 0.25
     # How long an organisation's audit events are kept when it sets no retention of its own
-    # (datastore/writes/retention.py).
-    audit_retention_days: int = retention.DEFAULT_DAYS
-    # The proxies of HTTPS_PROXY / HTTP_PROXY / NO_PROXY (datastore/aws/proxy.py); none by default.
+    # (datastore/table/retention.py).
+    audit_retention_days: int = DEFAULT_RETENTION_DAYS
+    # The proxies of HTTPS_PROXY / HTTP_PROXY / NO_PROXY (datastore/proxy.py); none by default.
     proxies: Proxies = NO_PROXIES
+    # The process's key from AWS_ACCESS_KEY_ID and the rest (``environment_key``); None: the
+    # process's credentials are botocore's chain's. Out of the repr: it holds a secret.
+    environment_key: EnvironmentKey | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> DatastoreSettings:
@@ -177,13 +244,14 @@ class DatastoreSettings:
             feed_poll_seconds=env_float(env, "FEED_POLL_SECONDS", 0.25),
             audit_retention_days=_retention_days(env),
             proxies=_proxies(env),
+            environment_key=environment_key(env),
         )
 
 
 def _retention_days(env: Mapping[str, str]) -> int:
-    days = env_int(env, "AUDIT_RETENTION_DAYS", retention.DEFAULT_DAYS, minimum=retention.MIN_DAYS)
-    if days > retention.MAX_DAYS:
-        raise ConfigError(f"AUDIT_RETENTION_DAYS must be at most {retention.MAX_DAYS}, got {days}")
+    days = env_int(env, "AUDIT_RETENTION_DAYS", DEFAULT_RETENTION_DAYS, minimum=MIN_RETENTION_DAYS)
+    if days > MAX_RETENTION_DAYS:
+        raise ConfigError(f"AUDIT_RETENTION_DAYS must be at most {MAX_RETENTION_DAYS}, got {days}")
     return days
 
 

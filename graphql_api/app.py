@@ -46,35 +46,35 @@ from graphql_api.auth.home_realm import HomeRealmDiscovery
 from graphql_api.auth.read_only_keys import ReadOnlyKeys
 from graphql_api.auth.signin import TokenExchange
 from graphql_api.auth.tokens import TokenVerifier
-from graphql_api.entrypoints import worker_pool
 from graphql_api.execution.cost import Cost
 from graphql_api.execution.documents import Documents
 from graphql_api.execution.explain import Explain
 from graphql_api.execution.operation import CachedDocuments
-from graphql_api.execution.operation_name import OperationNameRequired
 from graphql_api.execution.plan.extension import CompiledPlans
-from graphql_api.http import request_id
+from graphql_api.host import worker_pool
 from graphql_api.http.export import ExportDownload
 from graphql_api.http.health import HealthRoutes, Readiness
 from graphql_api.http.hosts import AllowedHosts
+from graphql_api.http.operation_name import OperationNameRequired
 from graphql_api.http.persisted import PersistedDocuments, StoreRegistered, load_manifest
-from graphql_api.http.subscriptions import RefuseRefusedSubscriptions, SubscriptionsNotServed
 from graphql_api.http.transport import HttpTransport
 from graphql_api.http.unlisted import UnlistedDocuments
 from graphql_api.limits.body_size import MaxBodySize
 from graphql_api.limits.body_timeout import MaxBodyTime
 from graphql_api.limits.concurrency import MaxConcurrentRequests
 from graphql_api.limits.configured import limit_extensions, tenant_buckets
+from graphql_api.observability import request_id
 from graphql_api.observability.access_log import AccessLog
 from graphql_api.observability.labels import operation_names
 from graphql_api.observability.metrics import Metrics
 from graphql_api.observability.tracing import configure_tracing
 from graphql_api.request.context import RequestContext, Services
+from graphql_api.request.cursors import CursorCodec
 from graphql_api.request.lifetime import Handler, RequestLifetime
-from graphql_api.schema.cursors import CursorCodec
 from graphql_api.schema.executable import build_schema
 from graphql_api.schema.query import Query
 from graphql_api.settings.api import ApiSettings
+from graphql_api.subscriptions.edge import RefuseRefusedSubscriptions, SubscriptionsNotServed
 from graphql_api.subscriptions.hub import LiveHub
 from graphql_api.subscriptions.over_http import HttpSubscriptions, wants_stream
 from graphql_api.subscriptions.view import LiveSocketView
@@ -149,7 +149,6 @@ def create_app(
     # Under Lambda no process outlives its invocation to hold a reader's lease or a socket: the
     # hub serves nothing there, and API Gateway's WebSocket API does (subscriptions/gateway.py).
     live = LiveHub(services, None) if settings.lambda_function else LiveHub.for_services(services)
-    services.live = live
     # Webhooks (graphql_api/webhooks/): every process races for the dispatcher's lease; the
     # change feed's audit events wake the holder. Under Lambda AWS's functions deliver instead,
     # and a process whose datastore reads no change feed (the tools, an app embedded without
@@ -237,9 +236,10 @@ def create_app(
         routes=[
             # Every method reaches the view, so a PUT gets the transport's JSON 405 with Allow.
             Route(
-                "/graphql", SubscriptionOrRequest(HttpSubscriptions(schema, services, persisted, lifetime), lifetime)
+                "/graphql",
+                SubscriptionOrRequest(HttpSubscriptions(schema, services, live, persisted, lifetime), lifetime),
             ),
-            WebSocketRoute("/graphql", LiveSocketView(schema, services, backend, persisted)),
+            WebSocketRoute("/graphql", LiveSocketView(schema, services, live, backend, persisted)),
             Route("/auth/token", TokenExchange(services).endpoint, methods=["POST"]),
             Route(DISCOVERY_PATH, HomeRealmDiscovery(services).endpoint, methods=["GET"]),
             # The organisation's whole data, for its admins (graphql_api/http/export.py).

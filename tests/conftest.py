@@ -224,7 +224,7 @@ def new_tenant(platform: Table, name: str = "Test Org") -> Tenant:
         )
     )
     table = platform.with_scope(TenantScope(org.org_id, admin.emp_id))
-    # As a request's session does with its active check's read (datastore/writes/retention.py).
+    # As a request's session does with its active check's read (datastore/table/retention.py).
     table.retention.know(org)
     return Tenant(org, admin, table)
 

@@ -45,14 +45,14 @@ from websockets.exceptions import ConnectionClosed
 from datastore.aws.client import AsyncDynamo
 from datastore.dev.local import free_port
 from datastore.feed.lease import Lease, group_name
+from datastore.kinds.bookkeeping import FeedLease
 from datastore.kinds.entities import Employee, Plan
-from datastore.kinds.records import FeedLease
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import PlatformScope, TenantScope
 from datastore.tenants import departments, organizations
 from datastore.values import ids
 from graphql_api.auth.tokens import issue_token
-from graphql_api.entrypoints.host_files import owner_tag
+from graphql_api.host.files import owner_tag
 from graphql_api.settings.api import ApiSettings
 from tests import server_process
 from tests.blocking import run

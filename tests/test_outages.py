@@ -38,7 +38,7 @@ from datastore.tenants import departments, organizations
 from datastore.upkeep.provision import ensure_table
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
 from tests.graphql_api.live import serving

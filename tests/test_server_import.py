@@ -10,7 +10,7 @@ from datastore.table.pagination import PageRequest
 from datastore.tenants import departments, employees, organizations
 from datastore.values.ids import new_id
 from datastore.writes import audit
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import Tenant, unique_domain
 from tests.server_commands import server_command

@@ -27,7 +27,7 @@ import httpx
 import pytest
 
 from datastore.dev.local import free_port
-from graphql_api.entrypoints.host_files import remove_orphans, runtime_dir
+from graphql_api.host.files import remove_orphans, runtime_dir
 from graphql_api.limits import shared_buckets
 from tests import server_process
 from tests.conftest import Tenant

@@ -19,7 +19,9 @@ module adds:
 - Its connection settings come from ``DatastoreSettings`` (``Mirror.of``): the endpoint,
   region, timeouts, total attempts (DYNAMODB_MAX_ATTEMPTS) and pool size.
 - Credentials per scope: each Table's requests are signed with its scope's credentials
-  (``datastore/aws/credentials.py``: role sessions from STS), or the process's own. A refresh
+  (``datastore/aws/credentials.py``: role sessions from STS), or the process's own: the
+  environment's key when it gives one outright (``Mirror.key``, what botocore's chain would
+  find first), else botocore's chain, imported only then. A refresh
   (an STS AssumeRole through boto3) runs on a thread, never on the loop; credentials that
   need none are read on the loop (``ScopeKey``).
 - One pool of kept-alive connections per event loop (``datastore/aws/exchange.py``: a
@@ -43,7 +45,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AbstractContextManager, ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from aiodynamo import errors as dynamo_errors
@@ -58,9 +60,9 @@ from datastore.aws import calls, retries
 from datastore.aws.connections import Broken, NoAnswer, NotSent
 from datastore.aws.exchange import HttpExchange, SendHooks, decoded, tls_context
 from datastore.aws.fastparse import decode_binaries
-from datastore.aws.proxy import NO_PROXIES, Proxies
-from datastore.config import DatastoreSettings
+from datastore.config import DatastoreSettings, EnvironmentKey
 from datastore.errors import DatastoreError, InProgress, Refused, Unavailable
+from datastore.proxy import NO_PROXIES, Proxies
 
 if TYPE_CHECKING:
     from botocore.credentials import Credentials
@@ -128,6 +130,9 @@ class ScopeKey(AiodynamoCredentials):
     container's role) read the local time zone through dateutil, about 15 us per call (a
     role session's clock is plain UTC: about 3; reused, 0.3; ``python -m bench.loop_call``).
     botocore refreshes minutes ahead of expiry, so a key a second old is still valid.
+
+    Without botocore credentials it signs with ``placeholder``: the environment's key
+    (``Mirror.key``), a local engine's stand-in, or nothing (the call then fails).
     """
 
     REUSE_SECONDS: ClassVar[float] = 1.0
@@ -198,6 +203,9 @@ class Mirror:
     ca_bundle: str | None = None
     # The proxies of DatastoreSettings (HTTPS_PROXY, HTTP_PROXY, NO_PROXY).
     proxies: Proxies = NO_PROXIES
+    # The process's key as the environment gives it (DatastoreSettings.environment_key); None:
+    # botocore's credential chain finds the process's credentials. Out of the repr: a secret.
+    key: EnvironmentKey | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, settings: DatastoreSettings, endpoint_url: str | None = None) -> Mirror:
@@ -212,6 +220,7 @@ class Mirror:
             pool_size=settings.pool_size,
             ca_bundle=ca_bundle() if endpoint.startswith("https:") else None,
             proxies=settings.proxies,
+            key=settings.environment_key,
         )
 
 
@@ -231,7 +240,8 @@ def ca_bundle() -> str | None:
 
 
 def process_credentials() -> Credentials | None:
-    """The process's own AWS credentials (environment, profile, container or instance role)."""
+    """The process's own AWS credentials as botocore's chain finds them (environment, profile,
+    container or instance role); ``AsyncDynamo.of`` asks only when ``Mirror.key`` is None."""
     import botocore.session
 
     credentials: Credentials | None = botocore.session.get_session().get_credentials()
@@ -252,7 +262,12 @@ class AsyncDynamo:
         self.observers = CallObservers()
         # Local engines accept any credentials (client.local_client signs with a placeholder too).
         local = not (mirror.endpoint.host or "").endswith(_AWS_DOMAINS)
-        self._process = ScopeKey(process_credentials, placeholder=_PLACEHOLDER if local else None)
+        key = mirror.key
+        if process_credentials is None and key is not None:
+            # The environment's key, which botocore's chain would find first: it signs as is.
+            self._process = ScopeKey(None, placeholder=Key(key.access_key, key.secret_key, key.token))
+        else:
+            self._process = ScopeKey(process_credentials, placeholder=_PLACEHOLDER if local else None)
         # The process's clients without a deadline, one per policy (most Tables use the default one).
         self._clients: dict[retries.Policy, Client] = {}
         self.exchange = HttpExchange(
@@ -271,7 +286,9 @@ class AsyncDynamo:
         with _shared_lock:
             dynamo = _shared.get(mirror)
             if dynamo is None:
-                dynamo = _shared[mirror] = cls(mirror, process_credentials())
+                # botocore's chain only when the environment does not give the key outright.
+                credentials = process_credentials() if mirror.key is None else None
+                dynamo = _shared[mirror] = cls(mirror, credentials)
             return dynamo
 
     def client(

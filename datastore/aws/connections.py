@@ -31,7 +31,7 @@ What it keeps of what a client owes DynamoDB (``datastore/aws/exchange.py`` sort
   so the peer seldom closes one under a request; older ones are closed the next time the pool
   takes or returns a connection.
 
-- Through a proxy (``datastore/aws/proxy.py``: HTTPS_PROXY, HTTP_PROXY, NO_PROXY), each
+- Through a proxy (``datastore/proxy.py``: HTTPS_PROXY, HTTP_PROXY, NO_PROXY), each
   connection is a ``CONNECT`` tunnel: TCP to the proxy, ``CONNECT host:port`` (with the
   proxy's credentials, when its URL has them), its 200, then TLS to DynamoDB inside the tunnel
   (``loop.start_tls``, the endpoint's certificate and hostname checked as without a proxy)
@@ -51,7 +51,7 @@ from typing import Final, NamedTuple, cast
 
 import httptools
 
-from datastore.aws.proxy import Proxy
+from datastore.proxy import Proxy
 
 # aiohttp's keepalive_timeout: an idle connection older than this is not reused, and closed.
 KEEP_ALIVE: Final = 15.0

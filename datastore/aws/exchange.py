@@ -14,7 +14,7 @@ transport owes the rest of the datastore, over the kept-alive connections of
   exchange broke once the request may have gone out: a dropped connection, an answer cut
   short or garbled, a CRC32 that does not match). Each goes to aiodynamo inside its
   ``RequestFailed``, which it raises to ``send`` (``datastore/aws/client.py``) as the attempt's failure.
-- Through the proxy the settings name for the endpoint (``datastore/aws/proxy.py``: HTTPS_PROXY,
+- Through the proxy the settings name for the endpoint (``datastore/proxy.py``: HTTPS_PROXY,
   HTTP_PROXY, NO_PROXY), chosen once per pool: each of its connections a CONNECT tunnel.
 - DynamoDB's ``x-amz-crc32`` header checked against the body (botocore does the same), so a
   corrupted answer is retried rather than read.
@@ -43,7 +43,6 @@ from typing import Any, Final
 
 import orjson
 from aiodynamo.http.types import Request, RequestFailed, Response
-from botocore.httpsession import get_cert_path
 
 from datastore.aws.connections import (
     Broken,
@@ -55,7 +54,7 @@ from datastore.aws.connections import (
     request_bytes,
 )
 from datastore.aws.fastparse import BINARY_MARKERS, decode_binaries
-from datastore.aws.proxy import NO_PROXIES, Proxies
+from datastore.proxy import NO_PROXIES, Proxies
 
 # What aiodynamo decodes in place of a body this module decoded already.
 _EMPTY: Final = b"{}"
@@ -199,6 +198,9 @@ class HttpExchange:
 def tls_context(ca_bundle: str | None) -> ssl.SSLContext:
     """Certificates checked against ``ca_bundle``, else botocore's default bundle (what the
     boto3 client verifies with), and hostnames checked."""
+    # Imported here: a process serving a plain-HTTP endpoint (DynamoDB Local) makes no context.
+    from botocore.httpsession import get_cert_path
+
     # get_cert_path(True): botocore's default bundle (certifi's where it is installed).
     return ssl.create_default_context(cafile=ca_bundle or str(get_cert_path(True)))
 

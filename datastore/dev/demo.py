@@ -1,4 +1,4 @@
-"""Demo data: Acme Corp and Globex Inc (SPEC section 9), loaded once into an empty table."""
+"""Demo data: Acme Corp and Globex Inc, loaded once into an empty table."""
 
 from __future__ import annotations
 

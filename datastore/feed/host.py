@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from datastore.config import FeedSettings
 from datastore.errors import DatastoreError
 from datastore.feed import fanout
 from datastore.feed.fanout import FanoutServer, Frame
@@ -42,20 +43,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("hr.feed")
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class FeedSettings:
-    # Seconds a lease lasts unless renewed; it is renewed (and taken) every third of that.
-    lease_seconds: float = 10.0
-    # Seconds between two reads of a shard that came back with less than a full batch.
-    poll_seconds: float = 0.25
-    # Kinds of item whose records are handed to workers (None: every kind).
-    kinds: frozenset[str] | None = None
-
-    @property
-    def renew_seconds(self) -> float:
-        return self.lease_seconds / 3
 
 
 @dataclass
@@ -78,13 +65,15 @@ class FeedHost:
     def __init__(
         self,
         table: Table,
-        streams: Any,
-        client: DynamoDBClient,
+        streams: Callable[[], Any],
+        client: Callable[[], DynamoDBClient],
         group: str,
         holder: str,
         settings: FeedSettings,
     ) -> None:
         self.table = table
+        # The stream's and the control plane's boto3 clients, asked for when this process first
+        # reads: a server answers its first requests before it imports boto3.
         self.streams = streams
         self.client = client
         self.group = group
@@ -146,6 +135,9 @@ class FeedHost:
         log.error("feed %s: the stream reader stopped (%r): starting it again from its checkpoints", self.group, error)
         self._reading = asyncio.create_task(self._read(self.lease.generation or 0))
 
+    def _clients(self) -> tuple[Any, DynamoDBClient]:
+        return self.streams(), self.client()
+
     async def _stop_reading(self) -> None:
         reading, self._reading = self._reading, None
         if reading is not None:
@@ -155,9 +147,10 @@ class FeedHost:
         self.status.reading = False
 
     async def _read(self, generation: int) -> None:
-        reader = StreamReader(
-            self.streams, self.client, self.table.name, Checkpoints(self.table, self.group), pool=self._pool
-        )
+        # Made on the feed's pool: making a boto3 client (importing boto3, the first time) is
+        # no work for the event loop.
+        streams, client = await asyncio.get_running_loop().run_in_executor(self._pool, self._clients)
+        reader = StreamReader(streams, client, self.table.name, Checkpoints(self.table, self.group), pool=self._pool)
         server: FanoutServer | None = None
         try:
             while server is None:

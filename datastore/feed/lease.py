@@ -27,13 +27,12 @@ from typing import Final
 
 from datastore.errors import Conflict
 from datastore.kinds import layout
-from datastore.kinds.model import timestamp
-from datastore.kinds.records import FeedCheckpoint, FeedLease
-from datastore.table import transact
+from datastore.kinds.bookkeeping import FeedCheckpoint, FeedLease
+from datastore.table import transact, updates
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import FeedScope
 from datastore.values import items
-from datastore.values.items import Item
+from datastore.values.items import Item, timestamp
 
 # How long an abandoned group's items outlive their last write (the stream keeps 24 hours).
 KEEP_FOR: Final = timedelta(days=2)
@@ -137,11 +136,12 @@ class Lease:
                 [
                     transact.update(
                         layout.FEED_LEASE.key_at(self.group),
-                        "SET leaseUntil = :until, expiresAt = :expires",
+                        [
+                            updates.Set("leaseUntil", {"S": timestamp(now + timedelta(seconds=self.seconds))}),
+                            updates.Set("expiresAt", items.n(int((now + KEEP_FOR).timestamp()))),
+                        ],
                         condition="holder = :holder AND generation = :generation AND leaseUntil > :now",
                         values={
-                            ":until": {"S": timestamp(now + timedelta(seconds=self.seconds))},
-                            ":expires": items.n(int((now + KEEP_FOR).timestamp())),
                             ":holder": {"S": self.holder},
                             ":generation": items.n(generation),
                             ":now": {"S": timestamp(now)},
@@ -169,10 +169,9 @@ class Lease:
                 [
                     transact.update(
                         layout.FEED_LEASE.key_at(self.group),
-                        "SET leaseUntil = :now",
+                        [updates.Set("leaseUntil", {"S": timestamp(self.clock() - timedelta(milliseconds=1))})],
                         condition="holder = :holder AND generation = :generation",
                         values={
-                            ":now": {"S": timestamp(self.clock() - timedelta(milliseconds=1))},
                             ":holder": {"S": self.holder},
                             ":generation": items.n(generation),
                         },

@@ -35,8 +35,6 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from botocore.exceptions import ClientError
-
 from datastore.feed.lease import Checkpoints
 from datastore.feed.records import StreamRecord
 from datastore.feed.shards import Shard, readable
@@ -46,6 +44,7 @@ from datastore.upkeep import provision
 T = TypeVar("T")
 
 if TYPE_CHECKING:
+    from botocore.exceptions import ClientError
     from mypy_boto3_dynamodb import DynamoDBClient
 
 log = logging.getLogger("hr.feed")
@@ -208,6 +207,10 @@ class StreamReader:
         return records
 
     def _read(self, shard: Shard) -> list[StreamRecord]:
+        # botocore's errors are imported where the stream is read: a serving process imports this
+        # module at start, and reads the stream, if at all, only once it serves.
+        from botocore.exceptions import ClientError
+
         shard_id = shard.shard_id
         for _attempt in range(2):
             iterator = self._iterators.get(shard_id) or self._iterator(shard)
@@ -244,6 +247,8 @@ class StreamReader:
         return []
 
     def _iterator(self, shard: Shard) -> str | None:
+        from botocore.exceptions import ClientError
+
         shard_id = shard.shard_id
         position = self.positions.get(shard_id)
         start = Start("AFTER_SEQUENCE_NUMBER", position) if position is not None else self._starts[shard_id]

@@ -26,10 +26,11 @@ from typing import Any, Final
 import orjson
 
 from datastore.kinds import layout
-from datastore.kinds.model import ENTITY, Item, Layout
+from datastore.kinds.model import ENTITY, Layout
 from datastore.tenancy import keys
 from datastore.tenancy.keys import Key
 from datastore.values.ids import OrgId
+from datastore.values.items import Item
 
 # Attributes that are the item's place, not its data: never reported as changed.
 _PLACE: Final = frozenset({keys.PK, keys.SK, keys.GSI1PK, keys.GSI1SK})

@@ -1,1 +1,3 @@
-"""Every kind of item the table holds, declared once, and the typed values read from them."""
+"""Every kind of item the table holds, declared once, and the typed values read from them:
+the entities, the values webhooks store, and the datastore's own bookkeeping.
+"""

@@ -1,4 +1,4 @@
-"""The entities of SPEC section 2 as typed, immutable values."""
+"""The entities (organisations, departments, employees, job postings, applications) as typed, immutable values."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 
 from datastore.values.ids import ApiKeyId, ApplicationId, DepartmentId, EmployeeId, JobId, OrgId, SessionId
+from datastore.values.items import AuditValue
 
 
 class Plan(StrEnum):
@@ -76,7 +77,7 @@ class Organization:
     locked_at: datetime | None = None
     status_before_lock: OrganizationStatus | None = None
     # How long its audit events are kept, in days; None: the platform's default
-    # (datastore/writes/retention.py).
+    # (datastore/table/retention.py).
     audit_retention_days: int | None = None
 
 
@@ -311,10 +312,6 @@ class RefreshGrant:
     # recorded. Each token of the session carries it on.
     provider_issuer: str | None = None
     provider_since: datetime | None = None
-
-
-AuditValue = str | int | None
-"""A field's value in the audit trail: text, a number, or absent."""
 
 
 @dataclass(frozen=True, slots=True)

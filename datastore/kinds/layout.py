@@ -64,6 +64,21 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from datastore.kinds.bookkeeping import (
+    DeletionReceipt,
+    ErasureRecord,
+    FeedCheckpoint,
+    FeedLease,
+    GatewayConnection,
+    GatewayLookup,
+    GatewaySubscription,
+    IdempotencyRecord,
+    LayoutStamp,
+    MigrationProgress,
+    PersistedDocument,
+    RestoreRecord,
+    ResumePoint,
+)
 from datastore.kinds.entities import (
     NO_APPLICATIONS,
     ApiKey,
@@ -97,7 +112,6 @@ from datastore.kinds.entities import (
 from datastore.kinds.model import (
     ENTITY,
     Attribute,
-    Item,
     Layout,
     boolean,
     counted,
@@ -111,24 +125,9 @@ from datastore.kinds.model import (
     ts,
     words,
 )
-from datastore.kinds.records import (
-    DeletionReceipt,
-    ErasureRecord,
-    FeedCheckpoint,
-    FeedLease,
-    GatewayConnection,
-    GatewayLookup,
-    GatewaySubscription,
-    IdempotencyRecord,
-    LayoutStamp,
-    MigrationProgress,
-    PersistedDocument,
-    RestoreRecord,
-    ResumePoint,
-)
+from datastore.kinds.webhook_entities import DeliveryStatus, WebhookCursor, WebhookDelivery, WebhookEndpoint
 from datastore.tenancy import keys
-from datastore.values.items import audit_attribute, audit_value
-from datastore.webhooks.model import DeliveryStatus, WebhookCursor, WebhookDelivery, WebhookEndpoint
+from datastore.values.items import Item, audit_attribute, audit_value
 
 __all__ = ["ENTITY", "Item"]
 
@@ -157,7 +156,7 @@ GENERATION: Final = "generation"
 SIGNED_OUT_AT: Final = "signedOutAt"
 SESSIONS_ENDED_AT: Final = "sessionsEndedAt"
 # The table's TTL attribute (epoch seconds): idempotency records, persisted documents, the
-# stream readers' items and audit events (datastore/writes/retention.py).
+# stream readers' items and audit events (datastore/table/retention.py).
 EXPIRES_AT: Final = "expiresAt"
 LAYOUT_VERSION: Final = "layoutVersion"
 LOCKED_AT: Final = "lockedAt"

@@ -14,7 +14,7 @@ take the slots in the order they first appear, for the reads that start from ids
 
 The writer, the reader and the key builders are compiled from the declaration into one
 plain function each, as ``dataclasses`` compiles ``__init__``: reading a hundred items is
-on the hot path of every list (PERFORMANCE.md), and straight-line code with no
+on the hot path of every list, and straight-line code with no
 per-attribute calls turns a wire item into an entity in a few microseconds, with no
 intermediate copy. Items are built in DynamoDB's wire format directly; going through
 boto3's TypeSerializer (and its Decimals) costs several milliseconds per hundred items and
@@ -36,24 +36,13 @@ from typing import Any, Final, Generic, Literal, TypeVar
 from datastore.tenancy import keys
 from datastore.tenancy.keys import Key
 from datastore.values import names
+from datastore.values.items import Item, parse_timestamp, timestamp
 
 E = TypeVar("E")
-Item = dict[str, Any]
-"""An item in DynamoDB's wire format: ``{"name": {"S": "Acme"}}``."""
-
 # The attribute every item names its kind in (the layout's tag).
 ENTITY: Final = "entity"
 
 Encoding = Literal["S", "N", "timestamp", "enum", "words", "strings", "bool", "epoch", "map", "custom", "counted"]
-
-
-def timestamp(value: datetime) -> str:
-    """ISO-8601 in UTC with milliseconds: sorts as text in time order."""
-    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def parse_timestamp(value: str) -> datetime:
-    return datetime.fromisoformat(value)
 
 
 def _epoch(value: datetime) -> str:

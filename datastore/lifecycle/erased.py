@@ -23,9 +23,9 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from datastore.kinds import layout
+from datastore.kinds.bookkeeping import ErasureRecord
 from datastore.kinds.entities import AuditEvent, Employee, FieldChange
 from datastore.kinds.model import ENTITY
-from datastore.kinds.records import ErasureRecord
 from datastore.lifecycle import kinds
 from datastore.table import transact
 from datastore.table.scoped import Table

@@ -42,7 +42,7 @@ from datastore.errors import Conflict, NotFound, StaleVersion
 from datastore.kinds import layout
 from datastore.kinds.entities import AuditEvent, Employee, EmployeeStatus
 from datastore.lifecycle import erased, kinds, trail, walk
-from datastore.table import transact
+from datastore.table import transact, updates
 from datastore.table.scoped import TRANSACT_LIMIT, Table
 from datastore.tenancy import keys
 from datastore.values import items, names
@@ -251,10 +251,8 @@ async def _redact(table: Table, events: list[AuditEvent]) -> None:
         ops.append(
             transact.update(
                 layout.AUDIT_EVENT.key_of(event),
-                "SET #changes = :changes, #erased = :at",
+                [updates.Set("changes", item["changes"]), updates.Set(layout.ERASED_AT, item[layout.ERASED_AT])],
                 condition="attribute_exists(PK)",
-                names={"#changes": "changes", "#erased": layout.ERASED_AT},
-                values={":changes": item["changes"], ":at": item[layout.ERASED_AT]},
             )
         )
     await _in_transactions(table, ops)
@@ -297,10 +295,8 @@ async def _tombstone(table: Table, plan: _Plan) -> Employee:
         ops.append(
             transact.update(
                 layout.DEPARTMENT.key_at(current.org_id, current.department_id),
-                "ADD #headcount :minus, #revision :one",
+                [updates.Add(layout.HEADCOUNT, items.n(-1)), updates.Add(layout.COUNTS_REVISION, items.n(1))],
                 condition="attribute_exists(PK)",
-                names={"#headcount": layout.HEADCOUNT, "#revision": layout.COUNTS_REVISION},
-                values={":minus": items.n(-1), ":one": items.n(1)},
             )
         )
     await trail.commit(table, ops, _change(current, tombstone))

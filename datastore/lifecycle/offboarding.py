@@ -38,11 +38,11 @@ from typing import Final
 
 from datastore.errors import Conflict, NotFound
 from datastore.kinds import layout
+from datastore.kinds.bookkeeping import DeletionReceipt
 from datastore.kinds.entities import Organization, OrganizationStatus
 from datastore.kinds.model import ENTITY
-from datastore.kinds.records import DeletionReceipt
 from datastore.lifecycle import trail, walk
-from datastore.table import transact
+from datastore.table import transact, updates
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
 from datastore.tenancy.scope import LifecycleScope
@@ -136,10 +136,10 @@ async def close(table: Table, org_id: OrgId, *, grace: timedelta) -> Closed:
     ops = [
         transact.update(
             layout.ORGANIZATION.key_at(org_id),
-            "SET #status = :closing",
+            [updates.Set(layout.STATUS, items.s(OrganizationStatus.CLOSING.value))],
             condition="#status = :status",
             names={"#status": layout.STATUS},
-            values={":closing": items.s(OrganizationStatus.CLOSING.value), ":status": items.s(organization.status)},
+            values={":status": items.s(organization.status)},
             on_failed=moved,
         ),
         # A receipt left by an offboarding that never finished deleting is replaced.

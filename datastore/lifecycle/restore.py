@@ -68,12 +68,12 @@ from typing import Final, Protocol
 
 from datastore.errors import Conflict
 from datastore.kinds import layout
+from datastore.kinds.bookkeeping import RestoreRecord
 from datastore.kinds.entities import ApiKeyGrant, ApiKeyStatus, OrganizationStatus
 from datastore.kinds.model import ENTITY
-from datastore.kinds.records import RestoreRecord
 from datastore.lifecycle import erased, export, export_format, kinds, trail, walk
 from datastore.lifecycle.walk import Family
-from datastore.table import transact
+from datastore.table import transact, updates
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
 from datastore.tenancy.scope import LifecycleScope, TenantScope, actor_of
@@ -452,14 +452,14 @@ class Restore:
             [
                 transact.update(
                     key,
-                    "SET #status = :restoring, #lockedAt = :now, #before = #status",
+                    [
+                        updates.Set(layout.STATUS, items.s(OrganizationStatus.RESTORING.value)),
+                        updates.Set(layout.LOCKED_AT, items.s(items.timestamp(now))),
+                        updates.Set("statusBeforeLock", updates.attribute(layout.STATUS)),
+                    ],
                     condition="#status = :status",
-                    names={"#status": layout.STATUS, "#lockedAt": layout.LOCKED_AT, "#before": "statusBeforeLock"},
-                    values={
-                        ":restoring": items.s(OrganizationStatus.RESTORING.value),
-                        ":now": items.s(items.timestamp(now)),
-                        ":status": items.s(current.status.value),
-                    },
+                    names={"#status": layout.STATUS},
+                    values={":status": items.s(current.status.value)},
                     on_failed=moved,
                 )
             ]

@@ -27,7 +27,7 @@ from datastore.errors import Conflict, InvalidInput, NotFound
 from datastore.kinds import layout
 from datastore.kinds.entities import ApiKey, ApiKeyGrant, ApiKeyStatus, Role
 from datastore.signin import identity_providers
-from datastore.table import by_id, transact
+from datastore.table import by_id, transact, updates
 from datastore.table.pagination import Page, PageQuery, PageRequest
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
@@ -135,7 +135,7 @@ async def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
     at = items.now()
     revoked = replace(found, status=ApiKeyStatus.REVOKED, revoked_at=at)
     status = {"#status": layout.STATUS}
-    active = {":active": items.s(ApiKeyStatus.ACTIVE.value), ":revoked": items.s(ApiKeyStatus.REVOKED.value)}
+    active = {":active": items.s(ApiKeyStatus.ACTIVE.value)}
 
     def lost_race(_old: Item | None) -> Conflict:
         return Conflict("the API key is already revoked")
@@ -143,10 +143,13 @@ async def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
     ops = [
         transact.update(
             layout.API_KEY.key_of(found),
-            "SET #status = :revoked, #revokedAt = :at",
+            [
+                updates.Set(layout.STATUS, items.s(ApiKeyStatus.REVOKED.value)),
+                updates.Set(layout.REVOKED_AT, items.s(items.timestamp(at))),
+            ],
             condition="#status = :active",
-            names={**status, "#revokedAt": layout.REVOKED_AT},
-            values={**active, ":at": items.s(items.timestamp(at))},
+            names=status,
+            values=active,
             on_failed=lost_race,
         ),
     ]
@@ -156,7 +159,7 @@ async def revoke_api_key(table: Table, key_id: ApiKeyId) -> ApiKey:
         ops.append(
             transact.update(
                 layout.API_KEY_LOOKUP.key_at(found.secret_hash),
-                "SET #status = :revoked",
+                [updates.Set(layout.STATUS, items.s(ApiKeyStatus.REVOKED.value))],
                 condition="#orgId = :org AND #keyId = :key AND #status = :active",
                 names={**status, "#orgId": layout.ORG_ID, "#keyId": layout.KEY_ID},
                 values={**active, ":org": items.s(org_id), ":key": items.s(found.key_id)},
@@ -202,13 +205,10 @@ async def record_use(table: Table, key_id: ApiKeyId, at: datetime) -> bool:
     last_used = {"#lastUsedAt": layout.LAST_USED_AT}
     op = transact.update(
         layout.API_KEY.key_at(org_id, key_id),
-        "SET #lastUsedAt = :at",
+        [updates.Set(layout.LAST_USED_AT, items.s(items.timestamp(at)))],
         condition="attribute_exists(PK) AND (attribute_not_exists(#lastUsedAt) OR #lastUsedAt < :cutoff)",
         names=last_used,
-        values={
-            ":at": items.s(items.timestamp(at)),
-            ":cutoff": items.s(items.timestamp(at - LAST_USED_RESOLUTION)),
-        },
+        values={":cutoff": items.s(items.timestamp(at - LAST_USED_RESOLUTION))},
         on_failed=lambda _old: Conflict("used within the minute"),
     )
     try:

@@ -32,7 +32,7 @@ from typing import Final
 from datastore.errors import Conflict, InvalidInput, NotFound
 from datastore.kinds import layout
 from datastore.kinds.entities import IdentityProvider, IssuerClient, Organization
-from datastore.table import transact
+from datastore.table import transact, updates
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
 from datastore.values import items
@@ -281,8 +281,8 @@ async def end_sessions_op(table: Table, org_id: OrgId, actor_id: str, at: dateti
 
     return transact.update(
         layout.IDENTITY_PROVIDER.key_of(current),
-        f"SET {layout.SESSIONS_ENDED_AT} = :at",
+        [updates.Set(layout.SESSIONS_ENDED_AT, items.s(items.timestamp(at)))],
         condition=f"{layout.VERSION} = :version",
-        values={":at": items.s(items.timestamp(at)), ":version": items.n(current.version)},
+        values={":version": items.n(current.version)},
         on_failed=changed,
     )

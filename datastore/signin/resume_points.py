@@ -21,7 +21,7 @@ import hashlib
 from datetime import datetime
 
 from datastore.kinds import layout
-from datastore.kinds.records import ResumePoint
+from datastore.kinds.bookkeeping import ResumePoint
 from datastore.table import transact
 from datastore.table.scoped import Table
 

@@ -71,13 +71,12 @@ from datastore.kinds.entities import (
     SessionStatus,
     SignedOut,
 )
-from datastore.kinds.model import timestamp
-from datastore.table import transact
+from datastore.table import transact, updates
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import SignInScope
 from datastore.values import items
 from datastore.values.ids import EmployeeId, SessionId, id_time, new_id_at
-from datastore.values.items import Item
+from datastore.values.items import Item, timestamp
 
 # A refresh token starts with this: told apart from an API key (hrk_) and a JWT at a glance,
 # and findable by secret scanners.
@@ -273,18 +272,14 @@ async def rotate(
     ops = [
         transact.update(
             key,
-            "SET #generation = :next, #refreshedAt = :at, #expiresAt = :expires",
+            [
+                updates.Set(layout.GENERATION, items.n(next_generation)),
+                updates.Set("refreshedAt", items.s(items.timestamp(at))),
+                updates.Set(layout.EXPIRES_AT, items.n(int(expires_at.timestamp()))),
+            ],
             condition="#status = :active AND #generation = :generation AND #expiresAt > :now",
-            names={
-                "#generation": layout.GENERATION,
-                "#refreshedAt": "refreshedAt",
-                "#expiresAt": layout.EXPIRES_AT,
-                "#status": layout.STATUS,
-            },
+            names={"#generation": layout.GENERATION, "#expiresAt": layout.EXPIRES_AT, "#status": layout.STATUS},
             values={
-                ":next": items.n(next_generation),
-                ":at": items.s(items.timestamp(at)),
-                ":expires": items.n(int(expires_at.timestamp())),
                 ":active": active,
                 ":generation": items.n(grant.generation),
                 ":now": now_epoch,
@@ -431,15 +426,14 @@ async def end_session(
     at = now or items.now()
     op = transact.update(
         layout.SESSION.key_at(table.tenant.org_id, emp_id, session_id),
-        "SET #status = :ended, #endedAt = :at, #endReason = :reason",
+        [
+            updates.Set(layout.STATUS, items.s(SessionStatus.ENDED.value)),
+            updates.Set("endedAt", items.s(items.timestamp(at))),
+            updates.Set("endReason", items.s(reason)),
+        ],
         condition="#status = :active",
-        names={"#status": layout.STATUS, "#endedAt": "endedAt", "#endReason": "endReason"},
-        values={
-            ":ended": items.s(SessionStatus.ENDED.value),
-            ":active": items.s(SessionStatus.ACTIVE.value),
-            ":at": items.s(items.timestamp(at)),
-            ":reason": items.s(reason),
-        },
+        names={"#status": layout.STATUS},
+        values={":active": items.s(SessionStatus.ACTIVE.value)},
         on_failed=lambda _old: RefreshRefused("the session is not active"),
     )
     try:

@@ -2,9 +2,9 @@
 
 ``get`` and ``get_many`` read one kind by its key's ids (the tenant's organisation first),
 which every ``get_<entity>`` of the datastore is. The request's entity loader
-(graphql_api/schema/loaders.py) hands over every id asked for in one loop turn, whatever its
+(graphql_api/execution/loaders.py) hands over every id asked for in one loop turn, whatever its
 kind, so ``get_by_id`` reads them together: the caller check's organisation and employee
-share one BatchGetItem with the query's own first reads (issue 12 lever 4). Ids arrive typed
+share one BatchGetItem with the query's own first reads. Ids arrive typed
 (parsed where they entered, ``datastore/values/ids.py``); an organisation other than the tenant's is
 none of its business (None).
 """

@@ -6,6 +6,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Generic, TypeVar
 
+from datastore.errors import Field, InvalidInput
+
 T = TypeVar("T")
 U = TypeVar("U")
 
@@ -14,6 +16,13 @@ StartKey = dict[str, str]
 
 DEFAULT_PAGE_SIZE: Final = 20
 MAX_PAGE_SIZE: Final = 100
+
+
+def checked_page_size(first: int, field: Field = "first") -> int:
+    """``first`` when a page may hold that many items (0 to MAX_PAGE_SIZE); InvalidInput otherwise."""
+    if not 0 <= first <= MAX_PAGE_SIZE:
+        raise InvalidInput(field, f"must be between 0 and {MAX_PAGE_SIZE}")
+    return first
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,13 +24,12 @@ from aiodynamo.client import Client
 from datastore.aws import retries
 from datastore.aws.client import AsyncDynamo, ScopeKey, send
 from datastore.errors import AlreadyWritten, InvalidInput, Refused, ScopeViolation, Unavailable
-from datastore.table.pagination import Page, PageQuery, PageRequest, StartKey
+from datastore.table.pagination import Page, PageQuery, PageRequest, StartKey, checked_page_size
+from datastore.table.retention import AuditRetention
 from datastore.table.transact import Op
 from datastore.tenancy import keys
 from datastore.tenancy.scope import Scope, TenantScope
 from datastore.values.items import Item
-from datastore.values.validation import page_size
-from datastore.writes.retention import AuditRetention
 
 if TYPE_CHECKING:
     from datastore.aws.credentials import RoleCredentials
@@ -81,7 +80,7 @@ class Table:
         self._signing = None if credentials is None else ScopeKey(credentials.for_scope(scope))
         self.client: Client = dynamo.client(self._signing, deadline=deadline, policy=self.retry)
         self._sleep = sleep
-        # How long the audit events of writes through this Table are kept (datastore/writes/retention.py).
+        # How long the audit events of writes through this Table are kept (datastore/table/retention.py).
         self.retention = AuditRetention() if retention is None else retention
 
     def with_scope(self, scope: Scope) -> Table:
@@ -213,7 +212,7 @@ class Table:
         sk_prefix: str | None = None,
     ) -> Page[T]:
         """One page of a list, each item with the start key that resumes after it."""
-        page_size(request.first)
+        checked_page_size(request.first)
         result = await self.query(
             partition_key,
             index=index,

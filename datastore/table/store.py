@@ -4,7 +4,8 @@ Every Table's calls go through the one client of the data plane (``datastore/aws
 on the event loop); with role settings each Table's requests are signed with its scope's
 credentials (``datastore/aws/credentials.py``). The boto3 clients of the control plane (creating
 and describing the table, its TTL) and of the table's stream are made on first use, so a
-process that needs neither does not import boto3.
+process that needs neither does not import boto3; the role sessions' credentials are made
+only with role settings.
 """
 
 from __future__ import annotations
@@ -14,15 +15,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from datastore.aws.client import AsyncDynamo, Mirror
-from datastore.aws.credentials import RoleCredentials
-from datastore.config import DatastoreSettings
-from datastore.feed.host import FeedSettings
+from datastore.config import DatastoreSettings, FeedSettings
+from datastore.table.retention import AuditRetention
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import Scope
-from datastore.writes.retention import AuditRetention
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
+
+    from datastore.aws.credentials import RoleCredentials
 
 
 @dataclass
@@ -48,7 +49,9 @@ class Datastore:
         feed = FeedSettings(lease_seconds=settings.feed_lease_seconds, poll_seconds=settings.feed_poll_seconds)
         if settings.roles is None:
             return cls(settings, feed=feed)
+        # Imported here with botocore's credentials, which only role sessions need.
         from datastore.aws.control_plane import make_sts_client
+        from datastore.aws.credentials import RoleCredentials
 
         return cls(settings, credentials=RoleCredentials(make_sts_client(settings), settings.roles), feed=feed)
 
@@ -59,7 +62,7 @@ class Datastore:
     @property
     def audit_retention_days(self) -> int:
         """The platform's default audit retention, which every Table it hands out stamps with
-        when the organisation sets none (datastore/writes/retention.py)."""
+        when the organisation sets none (datastore/table/retention.py)."""
         return self.settings.audit_retention_days
 
     @functools.cached_property

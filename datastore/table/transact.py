@@ -1,16 +1,18 @@
 """Write operations as values, so one write can run alone or inside a transaction.
 
 Each operation carries what its failed condition means (``on_failed``), so a cancelled
-transaction becomes the typed error of the item that refused it, never a botocore error.
+transaction becomes the typed error of the item that refused it, never a botocore error. An
+update is given as typed actions (``datastore.table.updates``), which spell its expression.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from datastore.errors import Conflict, DatastoreError
+from datastore.table import updates
 from datastore.tenancy import keys
 from datastore.values.items import Item
 
@@ -69,20 +71,26 @@ def put_new(item: Item, on_failed: FailureHandler) -> Op:
 
 def update(
     key: keys.Key,
-    expression: str,
+    actions: Sequence[updates.Action],
     *,
     condition: str | None = None,
     names: Mapping[str, str] | None = None,
     values: Mapping[str, Any] | None = None,
     on_failed: FailureHandler = _conflict,
 ) -> Op:
+    """Apply ``actions`` (``datastore.table.updates``) to the item at ``key``; ``names`` and
+    ``values`` are the condition's placeholders, kept apart from the update's own."""
+    built = updates.build(actions)
+    for placeholder in (*(names or {}), *(values or {})):
+        if placeholder in built.names or placeholder in built.values:
+            raise ValueError(f"the condition's placeholder {placeholder} is one of the update's")
     return Op(
         "Update",
         key.pk,
         {
             "Key": key.wire(),
-            "UpdateExpression": expression,
-            **_expression_params(condition, names, values),
+            "UpdateExpression": built.expression,
+            **_expression_params(condition, {**built.names, **(names or {})}, {**built.values, **(values or {})}),
         },
         on_failed,
     )

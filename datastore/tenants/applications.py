@@ -25,14 +25,14 @@ from datastore.kinds.entities import (
     JobPosting,
     JobStatus,
 )
-from datastore.table import by_id, transact
+from datastore.table import by_id, transact, updates
 from datastore.table.pagination import Page, PageQuery, PageRequest
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
 from datastore.values import items
 from datastore.values.ids import ApplicationId, EmployeeId, JobId, OrgId, new_id
 from datastore.values.items import Item
-from datastore.writes import envelope, idempotency
+from datastore.writes import envelope
 from datastore.writes.changes import Change
 
 
@@ -74,16 +74,11 @@ def _counters(
     on_failed: transact.FailureHandler,
 ) -> transact.Op:
     """``ADD`` ``deltas`` to the job's counters and raise their revision (layout.COUNTS_REVISION)."""
-    names = {**names, "#revision": layout.COUNTS_REVISION}
-    values = {**values, ":one": items.n(1)}
-    adds = ["#revision :one"]
-    for number, (status, delta) in enumerate(deltas.items()):
-        names[f"#count{number}"] = layout.APPLICATION_COUNTS[status]
-        values[f":delta{number}"] = items.n(delta)
-        adds.append(f"#count{number} :delta{number}")
+    adds = [updates.Add(layout.COUNTS_REVISION, items.n(1))]
+    adds += [updates.Add(layout.APPLICATION_COUNTS[status], items.n(delta)) for status, delta in deltas.items()]
     return transact.update(
         layout.JOB_POSTING.key_at(org_id, job_id),
-        "ADD " + ", ".join(adds),
+        adds,
         condition=condition,
         names=names,
         values=values,
@@ -107,11 +102,8 @@ async def apply_to_job(
 ) -> Application:
     """One application per (job, employee), written only while the job is open."""
     org_id = table.tenant.org_id
-    request = idempotency.prepare(
-        table, org_id, "application.apply", idempotency_key, {"jobId": job_id, "employeeId": emp_id}
-    )
 
-    async def perform() -> Application:
+    async def perform(write: envelope.Write) -> Application:
         application = Application(
             org_id=org_id,
             app_id=ApplicationId(new_id()),
@@ -156,10 +148,11 @@ async def apply_to_job(
                 on_failed=applicant_inactive,
             ),
         ]
-        await envelope.commit(table, ops, _change("application.apply", None, application), request)
+        await write.commit(ops, _change("application.apply", None, application))
         return application
 
-    return await idempotency.run(table, request, layout.APPLICATION.read, perform)
+    inputs = {"jobId": job_id, "employeeId": emp_id}
+    return await envelope.run(table, "application.apply", idempotency_key, inputs, layout.APPLICATION.read, perform)
 
 
 async def _transition(
@@ -170,16 +163,8 @@ async def _transition(
     action: str,
     idempotency_key: str | None,
 ) -> Application:
-    request = idempotency.prepare(
-        table,
-        table.tenant.org_id,
-        action,
-        idempotency_key,
-        {"jobId": job_id, "applicationId": app_id, "status": target},
-    )
-
-    async def perform() -> Application:
-        current = await get_application(table, job_id, app_id, consistent=True)
+    async def perform(write: envelope.Write) -> Application:
+        current = await get_application(write.table, job_id, app_id, consistent=True)
         if current is None:
             raise NotFound(Application, app_id)
         if target not in APPLICATION_TRANSITIONS.get(current.status, frozenset()):
@@ -194,10 +179,10 @@ async def _transition(
         ops = [
             transact.update(
                 layout.APPLICATION.key_of(current),
-                "SET #status = :to",
+                [updates.Set(layout.STATUS, items.s(target.value))],
                 condition="#status = :from",
                 names={"#status": layout.STATUS},
-                values={":to": items.s(target.value), ":from": items.s(current.status.value)},
+                values={":from": items.s(current.status.value)},
                 on_failed=changed,
             ),
             _counters(
@@ -211,10 +196,11 @@ async def _transition(
             ),
         ]
         updated = replace(current, status=target)
-        await envelope.commit(table, ops, _change(action, current, updated), request)
+        await write.commit(ops, _change(action, current, updated))
         return updated
 
-    return await idempotency.run(table, request, layout.APPLICATION.read, perform)
+    inputs = {"jobId": job_id, "applicationId": app_id, "status": target}
+    return await envelope.run(table, action, idempotency_key, inputs, layout.APPLICATION.read, perform)
 
 
 async def withdraw_application(

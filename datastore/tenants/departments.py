@@ -7,13 +7,13 @@ from dataclasses import replace
 from datastore.errors import Conflict, InvalidInput, NotFound
 from datastore.kinds import layout
 from datastore.kinds.entities import Department, EmployeeStatus
-from datastore.table import by_id, transact
+from datastore.table import by_id, transact, updates
 from datastore.table.pagination import Page, PageQuery, PageRequest
 from datastore.table.scoped import Table
 from datastore.values import items, validation
 from datastore.values.ids import DepartmentId, EmployeeId, OrgId, new_id
 from datastore.values.items import Item
-from datastore.writes import envelope, idempotency
+from datastore.writes import envelope
 from datastore.writes.changes import Change
 
 # Passed as ``manager_id`` to leave a department without a manager: no employee's id.
@@ -57,11 +57,8 @@ async def create_department(
     idempotency_key: str | None = None,
 ) -> Department:
     org_id = table.tenant.org_id
-    request = idempotency.prepare(
-        table, org_id, "department.create", idempotency_key, {"name": name, "managerId": manager_id}
-    )
 
-    async def perform() -> Department:
+    async def perform(write: envelope.Write) -> Department:
         dept = Department(
             org_id=org_id,
             dept_id=DepartmentId(new_id()),
@@ -74,10 +71,11 @@ async def create_department(
         if dept.manager_id is not None:
             ops.append(_manager_is_active(org_id, dept.manager_id))
         change = Change("department.create", layout.DEPARTMENT.tag, dept.dept_id, org_id, None, item)
-        await envelope.commit(table, ops, change, request)
+        await write.commit(ops, change)
         return dept
 
-    return await idempotency.run(table, request, layout.DEPARTMENT.read, perform)
+    inputs = {"name": name, "managerId": manager_id}
+    return await envelope.run(table, "department.create", idempotency_key, inputs, layout.DEPARTMENT.read, perform)
 
 
 async def update_department(
@@ -94,39 +92,24 @@ async def update_department(
     department returned (and replayed) carries the headcount read just before the write.
     """
     org_id = table.tenant.org_id
-    request = idempotency.prepare(
-        table,
-        org_id,
-        "department.update",
-        idempotency_key,
-        {"departmentId": dept_id, "name": name, "managerId": manager_id},
-    )
 
-    async def perform() -> Department:
-        sets: list[str] = []
-        removes: list[str] = []
-        names: dict[str, str] = {}
-        values: dict[str, dict[str, str]] = {}
+    async def perform(write: envelope.Write) -> Department:
+        actions: list[updates.Action] = []
         new_name = None if name is None else validation.name(name)
         if new_name is not None:
-            names["#name"] = layout.NAME
-            sets.append("#name = :name")
-            values[":name"] = items.s(new_name)
+            actions.append(updates.Set(layout.NAME, items.s(new_name)))
         ops: list[transact.Op] = []
         new_manager = manager_id
-        if manager_id is not None:
-            names["#manager"] = layout.MANAGER_ID
         if manager_id == NO_MANAGER:
-            removes.append("#manager")
+            actions.append(updates.Remove(layout.MANAGER_ID))
         elif manager_id is not None:
             new_manager = manager_id
-            sets.append("#manager = :manager")
-            values[":manager"] = items.s(new_manager)
+            actions.append(updates.Set(layout.MANAGER_ID, items.s(new_manager)))
             ops.append(_manager_is_active(org_id, new_manager))
-        if not sets and not removes:
+        if not actions:
             # No one field is at fault: the request as a whole.
             raise InvalidInput("request", "names nothing to change (name or manager_id)")
-        current = await get_department(table, dept_id, consistent=True)
+        current = await get_department(write.table, dept_id, consistent=True)
         if current is None:
             raise NotFound(Department, dept_id)
         updated = replace(
@@ -136,14 +119,6 @@ async def update_department(
                 current.manager_id if new_manager is None else None if new_manager == NO_MANAGER else new_manager
             ),
         )
-        expression = " ".join(
-            part
-            for part in (
-                "SET " + ", ".join(sets) if sets else "",
-                "REMOVE " + ", ".join(removes) if removes else "",
-            )
-            if part
-        )
 
         def missing(_old: Item | None) -> NotFound:
             return NotFound(Department, dept_id)
@@ -152,10 +127,8 @@ async def update_department(
             0,
             transact.update(
                 layout.DEPARTMENT.key_at(org_id, dept_id),
-                expression,
+                actions,
                 condition="attribute_exists(PK)",
-                names=names or None,
-                values=values or None,
                 on_failed=missing,
             ),
         )
@@ -167,7 +140,8 @@ async def update_department(
             layout.DEPARTMENT.item(current),
             layout.DEPARTMENT.item(updated),
         )
-        await envelope.commit(table, ops, change, request)
+        await write.commit(ops, change)
         return updated
 
-    return await idempotency.run(table, request, layout.DEPARTMENT.read, perform)
+    inputs = {"departmentId": dept_id, "name": name, "managerId": manager_id}
+    return await envelope.run(table, "department.update", idempotency_key, inputs, layout.DEPARTMENT.read, perform)

@@ -14,17 +14,17 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TypeVar
 
-from datastore.errors import Conflict, InvalidInput, StaleVersion
+from datastore.errors import Conflict, InvalidInput
 from datastore.kinds import layout
 from datastore.kinds.entities import Employee, EmployeeStatus, Identity, Move, Role
-from datastore.table import by_id, transact
+from datastore.table import by_id, transact, updates
 from datastore.table.pagination import Page, PageQuery, PageRequest
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
 from datastore.values import items, names, validation
 from datastore.values.ids import DepartmentId, EmployeeId, OrgId, new_id
 from datastore.values.items import Item
-from datastore.writes import envelope, idempotency, locking
+from datastore.writes import envelope, locking
 from datastore.writes.changes import Change
 
 # Moves and terminations without an expectedVersion re-read and retry this often when
@@ -208,10 +208,8 @@ def _headcount(org_id: OrgId, dept_id: DepartmentId, delta: int) -> transact.Op:
     return transact.update(
         layout.DEPARTMENT.key_at(org_id, dept_id),
         # The revision lets the drift repair (datastore/upkeep/counts.py) see that the counter moved.
-        "ADD #headcount :delta, #revision :one",
+        [updates.Add(layout.HEADCOUNT, items.n(delta)), updates.Add(layout.COUNTS_REVISION, items.n(1))],
         condition="attribute_exists(PK)",
-        names={"#headcount": layout.HEADCOUNT, "#revision": layout.COUNTS_REVISION},
-        values={":delta": items.n(delta), ":one": items.n(1)},
         on_failed=_department_missing(),
     )
 
@@ -228,6 +226,27 @@ def _change(action: str, before: Employee | None, after: Employee, result: Item 
     )
 
 
+def _leave_department(emp: Employee) -> list[transact.Op]:
+    """An active employee out of its department: its membership copy, and one off the headcount."""
+    if emp.department_id is None:
+        return []
+    return [transact.delete(layout.MEMBERSHIP.key_of(emp)), _headcount(emp.org_id, emp.department_id, -1)]
+
+
+def _on_current(
+    emp_id: EmployeeId, expected_version: int | None, step: Callable[[envelope.Write, Employee], Awaitable[R]]
+) -> Callable[[envelope.Write], Awaitable[R]]:
+    """``step`` on the employee as it is now; without an expectedVersion, read again and retried
+    when another write to them lands between the read and the write (UNVERSIONED_ATTEMPTS)."""
+
+    def perform(write: envelope.Write) -> Awaitable[R]:
+        return write.on_current(
+            layout.EMPLOYEE, emp_id, expected_version, step, unversioned_attempts=UNVERSIONED_ATTEMPTS
+        )
+
+    return perform
+
+
 async def create_employee(
     table: Table,
     *,
@@ -241,22 +260,8 @@ async def create_employee(
 ) -> Employee:
     """Employee, identity, email pointer, membership and headcount: one transaction."""
     org_id = table.tenant.org_id
-    request = idempotency.prepare(
-        table,
-        org_id,
-        "employee.create",
-        idempotency_key,
-        {
-            "email": email,
-            "firstName": first_name,
-            "lastName": last_name,
-            "departmentId": department_id,
-            "role": role,
-            "hiredAt": hired_at,
-        },
-    )
 
-    async def perform() -> Employee:
+    async def perform(write: envelope.Write) -> Employee:
         emp = new_employee(
             org_id,
             email=email,
@@ -272,20 +277,22 @@ async def create_employee(
         if emp.department_id is not None:
             ops.append(transact.put(layout.MEMBERSHIP.item(emp)))
             ops.append(_headcount(emp.org_id, emp.department_id, +1))
-        await envelope.commit(table, ops, _change("employee.create", None, emp), request)
+        await write.commit(ops, _change("employee.create", None, emp))
         return emp
 
-    return await idempotency.run(table, request, layout.EMPLOYEE.read, perform)
+    inputs = {
+        "email": email,
+        "firstName": first_name,
+        "lastName": last_name,
+        "departmentId": department_id,
+        "role": role,
+        "hiredAt": hired_at,
+    }
+    return await envelope.run(table, "employee.create", idempotency_key, inputs, layout.EMPLOYEE.read, perform)
 
 
 def _put_versioned(emp: Employee, expected: int) -> transact.Op:
     return locking.put_versioned(layout.EMPLOYEE, layout.EMPLOYEE.item(emp), expected)
-
-
-async def _current(table: Table, emp_id: EmployeeId, expected_version: int | None) -> Employee:
-    return locking.checked(
-        layout.EMPLOYEE, await get_employee(table, emp_id, consistent=True), emp_id, expected_version
-    )
 
 
 async def update_employee(
@@ -300,23 +307,9 @@ async def update_employee(
     idempotency_key: str | None = None,
 ) -> Employee:
     """Change an employee's own fields; a stale ``expected_version`` changes nothing."""
-    request = idempotency.prepare(
-        table,
-        table.tenant.org_id,
-        "employee.update",
-        idempotency_key,
-        {
-            "employeeId": emp_id,
-            "expectedVersion": expected_version,
-            "email": email,
-            "firstName": first_name,
-            "lastName": last_name,
-            "role": role,
-        },
-    )
 
-    async def perform() -> Employee:
-        current = await _current(table, emp_id, expected_version)
+    async def perform(write: envelope.Write) -> Employee:
+        current = await write.current(layout.EMPLOYEE, emp_id, expected_version)
         if current.erased_at is not None:
             raise Conflict("the person was erased: their record cannot be given personal data again")
         updated = replace(
@@ -343,10 +336,18 @@ async def update_employee(
                 transact.delete(layout.EMAIL_POINTER.key_at(current.org_id, current.email)),
                 *_identity_ops(updated),
             ]
-        await envelope.commit(table, ops, _change("employee.update", current, updated), request)
+        await write.commit(ops, _change("employee.update", current, updated))
         return updated
 
-    return await idempotency.run(table, request, layout.EMPLOYEE.read, perform)
+    inputs = {
+        "employeeId": emp_id,
+        "expectedVersion": expected_version,
+        "email": email,
+        "firstName": first_name,
+        "lastName": last_name,
+        "role": role,
+    }
+    return await envelope.run(table, "employee.update", idempotency_key, inputs, layout.EMPLOYEE.read, perform)
 
 
 async def move_employee(
@@ -358,34 +359,24 @@ async def move_employee(
     idempotency_key: str | None = None,
 ) -> Move:
     """Move an active employee: employee, both memberships and both counters at once."""
-    request = idempotency.prepare(
-        table,
-        table.tenant.org_id,
-        "employee.move",
-        idempotency_key,
-        {"employeeId": emp_id, "departmentId": department_id, "expectedVersion": expected_version},
-    )
 
-    async def move(current: Employee) -> Move:
+    async def move(write: envelope.Write, current: Employee) -> Move:
         if current.status is not EmployeeStatus.ACTIVE:
             raise Conflict("an inactive employee cannot be moved")
         if current.department_id == department_id:
             return Move(current, None)
         moved = replace(current, department_id=department_id, version=current.version + 1)
         ops = [_put_versioned(moved, current.version), *name_entry_ops(current, moved)]
-        if current.department_id is not None:
-            ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
-            ops.append(_headcount(current.org_id, current.department_id, -1))
+        ops += _leave_department(current)
         ops.append(transact.put(layout.MEMBERSHIP.item(moved)))
         ops.append(_headcount(moved.org_id, department_id, +1))
         result = layout.MOVE_RESULT.item(Move(moved, current.department_id))
-        await envelope.commit(table, ops, _change("employee.move", current, moved, result), request)
+        await write.commit(ops, _change("employee.move", current, moved, result))
         return Move(moved, current.department_id)
 
-    async def perform() -> Move:
-        return await _on_current(table, emp_id, expected_version, move)
-
-    return await idempotency.run(table, request, layout.MOVE_RESULT.read, perform)
+    inputs = {"employeeId": emp_id, "departmentId": department_id, "expectedVersion": expected_version}
+    perform = _on_current(emp_id, expected_version, move)
+    return await envelope.run(table, "employee.move", idempotency_key, inputs, layout.MOVE_RESULT.read, perform)
 
 
 async def terminate_employee(
@@ -396,15 +387,8 @@ async def terminate_employee(
     idempotency_key: str | None = None,
 ) -> Employee:
     """Mark an employee inactive and take them out of their department's headcount."""
-    request = idempotency.prepare(
-        table,
-        table.tenant.org_id,
-        "employee.terminate",
-        idempotency_key,
-        {"employeeId": emp_id, "expectedVersion": expected_version},
-    )
 
-    async def terminate(current: Employee) -> Employee:
+    async def terminate(write: envelope.Write, current: Employee) -> Employee:
         if current.status is not EmployeeStatus.ACTIVE:
             raise Conflict("the employee is already inactive")
         terminated = replace(
@@ -414,32 +398,10 @@ async def terminate_employee(
             version=current.version + 1,
         )
         ops = [_put_versioned(terminated, current.version), *name_entry_ops(current, terminated)]
-        if current.department_id is not None:
-            ops.append(transact.delete(layout.MEMBERSHIP.key_of(current)))
-            ops.append(_headcount(current.org_id, current.department_id, -1))
-        await envelope.commit(table, ops, _change("employee.terminate", current, terminated), request)
+        ops += _leave_department(current)
+        await write.commit(ops, _change("employee.terminate", current, terminated))
         return terminated
 
-    async def perform() -> Employee:
-        return await _on_current(table, emp_id, expected_version, terminate)
-
-    return await idempotency.run(table, request, layout.EMPLOYEE.read, perform)
-
-
-async def _on_current(
-    table: Table, emp_id: EmployeeId, expected_version: int | None, write: Callable[[Employee], Awaitable[R]]
-) -> R:
-    """``write`` applied to the employee as it is now.
-
-    With ``expected_version`` the caller asked for that version: a stale one is StaleVersion
-    at once. Without, a write another request landed between the read and ours is no
-    conflict of the caller's: read again and retry, at most UNVERSIONED_ATTEMPTS times.
-    """
-    attempts = 1 if expected_version is not None else UNVERSIONED_ATTEMPTS
-    for attempt in range(attempts):
-        try:
-            return await write(await _current(table, emp_id, expected_version))
-        except StaleVersion:
-            if attempt + 1 == attempts:
-                raise
-    raise AssertionError("unreachable")
+    inputs = {"employeeId": emp_id, "expectedVersion": expected_version}
+    perform = _on_current(emp_id, expected_version, terminate)
+    return await envelope.run(table, "employee.terminate", idempotency_key, inputs, layout.EMPLOYEE.read, perform)

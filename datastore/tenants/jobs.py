@@ -22,7 +22,7 @@ from datastore.tenancy import keys
 from datastore.values import items, validation
 from datastore.values.ids import DepartmentId, JobId, OrgId, new_id
 from datastore.values.items import Item
-from datastore.writes import envelope, idempotency, locking
+from datastore.writes import envelope, locking
 from datastore.writes.changes import Change
 
 
@@ -62,10 +62,6 @@ def _write_versioned(job: JobPosting, expected: int) -> transact.Op:
     return locking.update_versioned(layout.JOB_POSTING, layout.JOB_POSTING.item(job), expected)
 
 
-async def _current(table: Table, job_id: JobId, expected_version: int | None) -> JobPosting:
-    return locking.checked(layout.JOB_POSTING, await get_job(table, job_id, consistent=True), job_id, expected_version)
-
-
 def _change(action: str, before: JobPosting | None, after: JobPosting) -> Change:
     return Change(
         action,
@@ -89,15 +85,8 @@ async def create_job(
 ) -> JobPosting:
     """A draft job in an existing department."""
     org_id = table.tenant.org_id
-    request = idempotency.prepare(
-        table,
-        org_id,
-        "job.create",
-        idempotency_key,
-        {"departmentId": department_id, "title": title, "description": description},
-    )
 
-    async def perform() -> JobPosting:
+    async def perform(write: envelope.Write) -> JobPosting:
         job = JobPosting(
             org_id=org_id,
             job_id=JobId(new_id()),
@@ -113,10 +102,11 @@ async def create_job(
             transact.put_new(layout.JOB_POSTING.item(job), lambda _old: Conflict("job id taken")),
             _department_exists(org_id, job.department_id),
         ]
-        await envelope.commit(table, ops, _change("job.create", None, job), request)
+        await write.commit(ops, _change("job.create", None, job))
         return job
 
-    return await idempotency.run(table, request, layout.JOB_POSTING.read, perform)
+    inputs = {"departmentId": department_id, "title": title, "description": description}
+    return await envelope.run(table, "job.create", idempotency_key, inputs, layout.JOB_POSTING.read, perform)
 
 
 async def update_job(
@@ -129,22 +119,8 @@ async def update_job(
     department_id: DepartmentId | None = None,
     idempotency_key: str | None = None,
 ) -> JobPosting:
-    request = idempotency.prepare(
-        table,
-        table.tenant.org_id,
-        "job.update",
-        idempotency_key,
-        {
-            "jobId": job_id,
-            "expectedVersion": expected_version,
-            "title": title,
-            "description": description,
-            "departmentId": department_id,
-        },
-    )
-
-    async def perform() -> JobPosting:
-        current = await _current(table, job_id, expected_version)
+    async def perform(write: envelope.Write) -> JobPosting:
+        current = await write.current(layout.JOB_POSTING, job_id, expected_version)
         if current.status is JobStatus.CLOSED:
             raise InvalidInput("job_id", "a closed job cannot be edited")
         updated = replace(
@@ -157,10 +133,17 @@ async def update_job(
         ops = [_write_versioned(updated, current.version)]
         if updated.department_id != current.department_id:
             ops.append(_department_exists(updated.org_id, updated.department_id))
-        await envelope.commit(table, ops, _change("job.update", current, updated), request)
+        await write.commit(ops, _change("job.update", current, updated))
         return updated
 
-    return await idempotency.run(table, request, layout.JOB_POSTING.read, perform)
+    inputs = {
+        "jobId": job_id,
+        "expectedVersion": expected_version,
+        "title": title,
+        "description": description,
+        "departmentId": department_id,
+    }
+    return await envelope.run(table, "job.update", idempotency_key, inputs, layout.JOB_POSTING.read, perform)
 
 
 async def _change_status(
@@ -172,23 +155,15 @@ async def _change_status(
     change: Callable[[JobPosting], JobPosting],
 ) -> JobPosting:
     """Read the job, let ``change`` refuse or make the next state, write it under the version."""
-    request = idempotency.prepare(
-        table,
-        table.tenant.org_id,
-        action,
-        idempotency_key,
-        {"jobId": job_id, "expectedVersion": expected_version},
-    )
 
-    async def perform() -> JobPosting:
-        current = await _current(table, job_id, expected_version)
+    async def perform(write: envelope.Write) -> JobPosting:
+        current = await write.current(layout.JOB_POSTING, job_id, expected_version)
         changed = change(current)
-        await envelope.commit(
-            table, [_write_versioned(changed, current.version)], _change(action, current, changed), request
-        )
+        await write.commit([_write_versioned(changed, current.version)], _change(action, current, changed))
         return changed
 
-    return await idempotency.run(table, request, layout.JOB_POSTING.read, perform)
+    inputs = {"jobId": job_id, "expectedVersion": expected_version}
+    return await envelope.run(table, action, idempotency_key, inputs, layout.JOB_POSTING.read, perform)
 
 
 async def publish_job(

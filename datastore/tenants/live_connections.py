@@ -27,8 +27,8 @@ from typing import Final
 
 from datastore.errors import DatastoreError
 from datastore.kinds import layout
-from datastore.kinds.records import GatewayConnection, GatewayLookup, GatewaySubscription
-from datastore.table import transact
+from datastore.kinds.bookkeeping import GatewayConnection, GatewayLookup, GatewaySubscription
+from datastore.table import transact, updates
 from datastore.table.scoped import Table
 from datastore.tenancy.keys import Key
 from datastore.values import items
@@ -136,10 +136,8 @@ async def extend_token(table: Table, connection_id: str, until: datetime) -> boo
 
     op = transact.update(
         key,
-        "SET #tokenExpiresAt = :until",
+        [updates.Set("tokenExpiresAt", items.s(items.timestamp(until)))],
         condition="attribute_exists(PK)",
-        names={"#tokenExpiresAt": "tokenExpiresAt"},
-        values={":until": items.s(items.timestamp(until))},
         on_failed=gone,
     )
     try:
@@ -160,10 +158,8 @@ async def note_cursor(table: Table, connection_id: str, operation_id: str, topic
 
     op = transact.update(
         key,
-        "SET #topic = :topic, #cursor = :cursor",
+        [updates.Set("topic", items.s(topic)), updates.Set("cursor", items.s(cursor))],
         condition="attribute_exists(PK)",
-        names={"#topic": "topic", "#cursor": "cursor"},
-        values={":topic": items.s(topic), ":cursor": items.s(cursor)},
         on_failed=gone,
     )
     try:

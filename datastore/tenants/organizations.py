@@ -24,7 +24,7 @@ from datastore.kinds.entities import (
     Role,
     Subscription,
 )
-from datastore.table import by_id, transact
+from datastore.table import by_id, retention, transact, updates
 from datastore.table.pagination import Page, PageRequest
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
@@ -32,7 +32,7 @@ from datastore.tenancy.scope import PlatformScope, actor_of
 from datastore.tenants.employees import admin_ops, new_employee
 from datastore.values import items, validation
 from datastore.values.ids import OrgId, new_id
-from datastore.writes import envelope, retention
+from datastore.writes import envelope
 from datastore.writes.changes import Change
 
 SEATS_BY_PLAN: Final = {Plan.FREE: 10, Plan.PRO: 250, Plan.ENTERPRISE: 2_000}
@@ -180,12 +180,10 @@ async def add_email_domain(table: Table, org_id: OrgId, domain: str) -> Organiza
     before, after = layout.ORGANIZATION.item(current), layout.ORGANIZATION.item(updated)
     # The domains as read, or none yet (an empty list is stored as no attribute).
     old_domains = before.get(layout.EMAIL_DOMAINS)
-    values = {":after": after[layout.EMAIL_DOMAINS]}
     if old_domains is None:
-        unchanged = f"attribute_not_exists({layout.EMAIL_DOMAINS})"
+        unchanged, values = f"attribute_not_exists({layout.EMAIL_DOMAINS})", {}
     else:
-        unchanged = f"{layout.EMAIL_DOMAINS} = :before"
-        values[":before"] = old_domains
+        unchanged, values = f"{layout.EMAIL_DOMAINS} = :before", {":before": old_domains}
 
     def changed(_old: items.Item | None) -> Conflict:
         return Conflict("the organisation's domains changed meanwhile; try again")
@@ -197,9 +195,9 @@ async def add_email_domain(table: Table, org_id: OrgId, domain: str) -> Organiza
             _domain_op(domain, org_id),
             transact.update(
                 layout.ORGANIZATION.key_at(org_id),
-                f"SET {layout.EMAIL_DOMAINS} = :after",
+                [updates.Set(layout.EMAIL_DOMAINS, after[layout.EMAIL_DOMAINS])],
                 condition=f"attribute_exists(PK) AND {unchanged}",
-                values=values,
+                values=values or None,
                 on_failed=changed,
             ),
         ],
@@ -276,9 +274,8 @@ async def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str
                     *markers,
                     transact.update(
                         layout.ORGANIZATION.key_at(org_id),
-                        f"SET {layout.EMAIL_DOMAINS} = :after",
+                        [updates.Set(layout.EMAIL_DOMAINS, after[layout.EMAIL_DOMAINS])],
                         condition=f"attribute_exists(PK) AND attribute_not_exists({layout.EMAIL_DOMAINS})",
-                        values={":after": after[layout.EMAIL_DOMAINS]},
                         on_failed=owns,
                     ),
                 ],
@@ -296,9 +293,10 @@ async def adopt_email_domains(table: Table, org_id: OrgId, domains: Sequence[str
 
 async def set_audit_retention(table: Table, days: int | None) -> Organization:
     """How long the organisation's audit events are kept from now on (its admins): ``days``
-    within retention.MIN_DAYS..MAX_DAYS, or None for the platform's default.
+    within MIN_RETENTION_DAYS..MAX_RETENTION_DAYS (datastore/config.py), or None for the
+    platform's default.
 
-    Events written before keep their expiry (datastore/writes/retention.py); this write's own event is
+    Events written before keep their expiry (datastore/table/retention.py); this write's own event is
     kept under the retention it replaces. Setting what is set already writes nothing.
     """
     if days is not None:
@@ -317,10 +315,7 @@ async def set_audit_retention(table: Table, days: int | None) -> Organization:
         unchanged, values = f"attribute_not_exists({name})", {}
     else:
         unchanged, values = f"{name} = :before", {":before": items.n(current.audit_retention_days)}
-    if days is None:
-        expression = f"REMOVE {name}"
-    else:
-        expression, values = f"SET {name} = :after", {**values, ":after": items.n(days)}
+    action: updates.Action = updates.Remove(name) if days is None else updates.Set(name, items.n(days))
 
     def changed(_old: items.Item | None) -> Conflict:
         return Conflict("the organisation's audit retention changed meanwhile; try again")
@@ -330,7 +325,7 @@ async def set_audit_retention(table: Table, days: int | None) -> Organization:
         [
             transact.update(
                 layout.ORGANIZATION.key_at(org_id),
-                expression,
+                [action],
                 condition=f"attribute_exists(PK) AND {unchanged}",
                 values=values or None,
                 on_failed=changed,

@@ -29,7 +29,7 @@ from typing import Final
 
 from datastore.errors import InvalidInput
 from datastore.kinds import layout
-from datastore.kinds.records import PersistedDocument
+from datastore.kinds.bookkeeping import PersistedDocument
 from datastore.table import transact
 from datastore.table.scoped import Table
 from datastore.tenancy import keys

@@ -32,7 +32,7 @@ from typing import Final
 from datastore.errors import DatastoreError, Unavailable
 from datastore.kinds import layout
 from datastore.kinds.entities import ApplicationStatus
-from datastore.table import transact
+from datastore.table import transact, updates
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
 from datastore.values import items
@@ -129,12 +129,9 @@ async def _application_counts_of(table: Table, org_id: str, job_id: str) -> Coun
 
 def _repair_op(key: keys.Key, deltas: Counts, revision: int | None) -> transact.Op:
     names = {"#revision": layout.COUNTS_REVISION}
-    values = {":one": items.n(1)}
-    adds = ["#revision :one"]
-    for number, (name, delta) in enumerate(deltas.items()):
-        names[f"#c{number}"] = name
-        values[f":d{number}"] = items.n(delta)
-        adds.append(f"#c{number} :d{number}")
+    values: dict[str, updates.AttributeValue] = {}
+    adds = [updates.Add(layout.COUNTS_REVISION, items.n(1))]
+    adds += [updates.Add(name, items.n(delta)) for name, delta in deltas.items()]
     if revision is None:
         # Never counted since revisions exist: still none when the write lands.
         condition = "attribute_exists(PK) AND attribute_not_exists(#revision)"
@@ -145,9 +142,7 @@ def _repair_op(key: keys.Key, deltas: Counts, revision: int | None) -> transact.
     def moved(_old: Item | None) -> _Moved:
         return _Moved("the counters moved since they were read")
 
-    return transact.update(
-        key, "ADD " + ", ".join(adds), condition=condition, names=names, values=values, on_failed=moved
-    )
+    return transact.update(key, adds, condition=condition, names=names, values=values, on_failed=moved)
 
 
 async def _check_item(

@@ -20,7 +20,7 @@ from typing import Final
 from datastore.config import SERVE_UNMIGRATED_DATA
 from datastore.errors import Conflict
 from datastore.kinds import layout
-from datastore.kinds.records import LayoutStamp
+from datastore.kinds.bookkeeping import LayoutStamp
 from datastore.table.pagination import PageRequest
 from datastore.table.scoped import Table
 from datastore.table.transact import put

@@ -13,7 +13,7 @@ Layout 0 (every release before layout versions) lacks three things layout 1 adde
 
 Layout 1 lacks one thing layout 2 added:
 
-- audit events' expiry (``expiresAt``, the table's TTL attribute; datastore/writes/retention.py): each
+- audit events' expiry (``expiresAt``, the table's TTL attribute; datastore/table/retention.py): each
   event without one is given the time it happened plus its organisation's retention
   (``stamp_audit_expiries``), one conditional UpdateItem each, month bucket by month bucket
   (one Query per page of each), so DynamoDB's TTL deletes it when its retention is over. An
@@ -50,8 +50,8 @@ from typing import TYPE_CHECKING, Final
 
 from datastore.errors import Conflict, DatastoreError, InvalidInput
 from datastore.kinds import layout
-from datastore.kinds.records import MigrationProgress
-from datastore.table import transact
+from datastore.kinds.bookkeeping import MigrationProgress
+from datastore.table import retention, transact, updates
 from datastore.table.pagination import every
 from datastore.table.scoped import Table
 from datastore.table.transact import put
@@ -61,7 +61,6 @@ from datastore.tenants import employees, organizations
 from datastore.upkeep import counts, layout_version, name_backfill, provision
 from datastore.values import items, validation
 from datastore.values.ids import OrgId, id_time
-from datastore.writes import retention
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -167,9 +166,8 @@ async def stamp_audit_expiries(table: Table, progress: Progress) -> Progress:
                 expires = retention.expiry(event.occurred_at, days)
                 update = transact.update(
                     layout.AUDIT_EVENT.key_of(event),
-                    f"SET {layout.EXPIRES_AT} = :expires",
+                    [updates.Set(layout.EXPIRES_AT, {"N": str(int(expires.timestamp()))})],
                     condition=f"attribute_exists(PK) AND attribute_not_exists({layout.EXPIRES_AT})",
-                    values={":expires": {"N": str(int(expires.timestamp()))}},
                     on_failed=_already,
                 )
                 try:

@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any, Final
 
-from botocore.exceptions import ClientError
-
+from datastore.aws.client import send
+from datastore.errors import DatastoreError
 from datastore.kinds import layout
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 # Both images of every changed item: a change event tells what an item was and what it became.
 STREAM_VIEW_TYPE: Final = "NEW_AND_OLD_IMAGES"
 STREAM_SPECIFICATION: Final = {"StreamEnabled": True, "StreamViewType": STREAM_VIEW_TYPE}
+# TTL statuses under which expired items are (or are about to be) deleted: nothing to turn on.
+TIME_TO_LIVE_ON: Final = ("ENABLED", "ENABLING")
 
 
 class StreamMisconfigured(Exception):
@@ -62,7 +64,10 @@ def table_definition(name: str) -> dict[str, object]:
 
 
 async def ensure_table(
-    client: DynamoDBClient, table: Table, *, before_changes: Callable[[], Awaitable[None]] | None = None
+    client: DynamoDBClient | Callable[[], DynamoDBClient],
+    table: Table,
+    *,
+    before_changes: Callable[[], Awaitable[None]] | None = None,
 ) -> bool:
     """Create the table unless it exists, with TTL and its stream on; True when it was created.
 
@@ -72,22 +77,53 @@ async def ensure_table(
     ``before_changes`` runs once the table exists, before its TTL or stream is touched: a
     caller refusing the table there (``server.py run`` refusing another release's layout)
     leaves it exactly as it found it. ``client`` is the control plane's (boto3, its calls on a
-    thread); ``table`` any Table of the table, whose stamp goes through the data plane.
+    thread), or what makes it: it is made only when something is to be created or changed, since
+    whether the table is as it should be is asked first on the event loop (``as_it_should_be``),
+    so a start on such a table imports no boto3. ``table`` is any Table of the table, whose
+    stamp goes through the data plane.
     """
     name = table.name
-    created = await asyncio.to_thread(_create_unless_exists, client, name)
+    if await as_it_should_be(table):
+        if before_changes is not None:
+            await before_changes()
+        return False
+    control = client() if callable(client) else client
+    created = await asyncio.to_thread(_create_unless_exists, control, name)
     if created:
         with suppress(layout_version.LayoutChanged):  # stamped by whoever created it meanwhile
             await layout_version.stamp(table.with_scope(LayoutScope()), layout_version.CURRENT, over=None)
     if before_changes is not None:
         await before_changes()
-    await asyncio.to_thread(ensure_time_to_live, client, name)
-    await asyncio.to_thread(ensure_stream, client, name)
+    await asyncio.to_thread(ensure_time_to_live, control, name)
+    await asyncio.to_thread(ensure_stream, control, name)
     return created
+
+
+async def as_it_should_be(table: Table) -> bool:
+    """Whether the table exists with its stream (``STREAM_VIEW_TYPE``) and its TTL on: what
+    ``ensure_table`` would leave unchanged. Asked on the event loop with the process's own
+    credentials (DescribeTable, DescribeTimeToLive: what the control plane asks); False when
+    anything is missing or DynamoDB does not answer, for the control plane to decide and say why."""
+    client = table.dynamo.client()
+    try:
+        described = await send(client, "DescribeTable", {"TableName": table.name})
+        time_to_live = await send(client, "DescribeTimeToLive", {"TableName": table.name})
+    except DatastoreError:
+        return False
+    specification: dict[str, Any] = dict((described.get("Table") or {}).get("StreamSpecification") or {})
+    status = (time_to_live.get("TimeToLiveDescription") or {}).get("TimeToLiveStatus")
+    return bool(
+        specification.get("StreamEnabled")
+        and specification.get("StreamViewType") == STREAM_VIEW_TYPE
+        and status in TIME_TO_LIVE_ON
+    )
 
 
 def _create_unless_exists(client: DynamoDBClient, name: str) -> bool:
     """Create the table and wait for it unless it exists; True when it was created."""
+    # Imported here: a serving process imports this module (the change feed's) and never creates a table.
+    from botocore.exceptions import ClientError
+
     try:
         client.describe_table(TableName=name)
         created = False
@@ -140,7 +176,7 @@ def ensure_time_to_live(client: DynamoDBClient, name: str) -> None:
     """Let DynamoDB delete expired items (``expiresAt``, epoch seconds): idempotency records, audit events past
     their retention, persisted documents."""
     description = client.describe_time_to_live(TableName=name)["TimeToLiveDescription"]
-    if description.get("TimeToLiveStatus") in ("ENABLED", "ENABLING"):
+    if description.get("TimeToLiveStatus") in TIME_TO_LIVE_ON:
         return
     client.update_time_to_live(
         TableName=name,

@@ -1,9 +1,9 @@
 """Values in DynamoDB's wire format, for expressions and the audit trail.
 
 Whole items are written and read by their kinds' layouts (``datastore/kinds/layout.py``); what is
-left here are the single values the write functions put in condition and update
-expressions (``s``, ``n``), the stored form of the time (``now``, ``timestamp``), and a
-field's value as the audit trail records it.
+left here is what an item is (``Item``), the single values the write functions put in
+condition and update expressions (``s``, ``n``), the stored form of the time (``now``,
+``timestamp``), and a field's value as the audit trail records it (``AuditValue``).
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from datastore.kinds.entities import AuditValue
-from datastore.kinds.model import Item, parse_timestamp, timestamp
+Item = dict[str, Any]
+"""An item in DynamoDB's wire format: ``{"name": {"S": "Acme"}}``."""
 
-__all__ = ["Item", "audit_attribute", "audit_value", "n", "now", "parse_timestamp", "s", "timestamp"]
+AuditValue = str | int | None
+"""A field's value in the audit trail: text, a number, or absent."""
 
 
 def s(value: str) -> dict[str, str]:
@@ -23,6 +24,15 @@ def s(value: str) -> dict[str, str]:
 
 def n(value: int) -> dict[str, str]:
     return {"N": str(value)}
+
+
+def timestamp(value: datetime) -> str:
+    """ISO-8601 in UTC with milliseconds: sorts as text in time order."""
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_timestamp(value: str) -> datetime:
+    return datetime.fromisoformat(value)
 
 
 def now() -> datetime:

@@ -19,10 +19,7 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Final, TypeVar
 
-from email_validator import EmailNotValidError, validate_email
-
 from datastore.errors import Field, InvalidInput
-from datastore.table.pagination import MAX_PAGE_SIZE
 from datastore.values import invisible
 
 E = TypeVar("E", bound=StrEnum)
@@ -104,6 +101,10 @@ def email(value: str, field: Field = "email") -> str:
         raise InvalidInput(field, f"must be at most {EMAIL_MAX} bytes (RFC 5321)")
     refuse_controls(value, field)
     refuse_invisible(value, field, identifier=True)
+    # Imported on first use (as in ``domain``): most requests check no address, and a serving
+    # process answers its first without it.
+    from email_validator import EmailNotValidError, validate_email
+
     try:
         checked = validate_email(value, check_deliverability=False)
     except EmailNotValidError as error:
@@ -134,6 +135,8 @@ def domain(value: str, field: Field = "domain") -> str:
     refuse_invisible(value, field, identifier=True)
     if "@" in value:
         raise InvalidInput(field, "must be a domain such as example.com, without an @")
+    from email_validator import EmailNotValidError, validate_email
+
     try:
         # The shortest address in the domain: only the domain's own rules and RFC 5321's total apply.
         checked = validate_email(f"a@{value}", check_deliverability=False)
@@ -183,9 +186,3 @@ def choice(kind: type[E], value: str, field: Field) -> E:
     except ValueError:
         allowed = ", ".join(member.value for member in kind)
         raise InvalidInput(field, f"must be one of {allowed}") from None
-
-
-def page_size(first: int, field: Field = "first") -> int:
-    if not 0 <= first <= MAX_PAGE_SIZE:
-        raise InvalidInput(field, f"must be between 0 and {MAX_PAGE_SIZE}")
-    return first

@@ -1,7 +1,9 @@
 """Webhooks: an organisation's endpoints, and the outbox of deliveries to them.
 
-- ``model``: the values stored (an endpoint, a delivery, the dispatcher's cursor), declared
-  with every other kind in datastore/kinds/layout.py.
+The values stored (an endpoint, a delivery, the dispatcher's cursor) are in
+datastore/kinds/webhook_entities.py, their kinds declared with every other in
+datastore/kinds/layout.py.
+
 - ``endpoints``: what an organisation's admins do with its endpoints (create, update,
   delete, rotate the secret), each write with its audit event, at most ``MAX_ENDPOINTS``.
 - ``outbox``: deliveries. Each audit event an endpoint subscribes to becomes one delivery

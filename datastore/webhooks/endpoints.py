@@ -23,12 +23,12 @@ from typing import Final
 
 from datastore.errors import Conflict, InvalidInput, NotFound
 from datastore.kinds import layout
-from datastore.table import transact
+from datastore.kinds.webhook_entities import WebhookEndpoint
+from datastore.table import transact, updates
 from datastore.table.scoped import Table
 from datastore.values import items, validation
 from datastore.values.ids import new_id
 from datastore.values.items import Item
-from datastore.webhooks.model import WebhookEndpoint
 from datastore.writes import envelope
 from datastore.writes.changes import Change
 
@@ -214,13 +214,12 @@ async def record_health(table: Table, endpoint: WebhookEndpoint, *, failing_sinc
         return
     key = layout.WEBHOOK_ENDPOINT.key_of(endpoint)
     if failing_since is None:
-        op = transact.update(key, "REMOVE failingSince", condition="attribute_exists(PK)")
+        op = transact.update(key, [updates.Remove("failingSince")], condition="attribute_exists(PK)")
     else:
         op = transact.update(
             key,
-            "SET failingSince = :at",
+            [updates.Set("failingSince", items.s(items.timestamp(failing_since)))],
             condition="attribute_exists(PK) AND attribute_not_exists(failingSince)",
-            values={":at": items.s(items.timestamp(failing_since))},
         )
     with contextlib.suppress(Conflict):
         await table.write([op])

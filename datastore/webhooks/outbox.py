@@ -28,6 +28,7 @@ from typing import Final
 from datastore.errors import Conflict, NotFound
 from datastore.kinds import layout
 from datastore.kinds.entities import AuditEvent
+from datastore.kinds.webhook_entities import DeliveryStatus, WebhookCursor, WebhookDelivery, WebhookEndpoint
 from datastore.table import transact
 from datastore.table.pagination import Page, PageQuery, PageRequest
 from datastore.table.scoped import Table
@@ -37,7 +38,6 @@ from datastore.values import items
 from datastore.values.ids import OrgId, id_ceiling, id_milliseconds, id_time
 from datastore.values.items import Item
 from datastore.webhooks.endpoints import matches
-from datastore.webhooks.model import DeliveryStatus, WebhookCursor, WebhookDelivery, WebhookEndpoint
 from datastore.writes import audit
 
 # How long a delivery item is kept after it was made (TTL): its record for the admins'

@@ -1,1 +1,1 @@
-"""The envelope every write goes through: idempotency, optimistic locking, audit, change records, retention."""
+"""The envelope every write goes through: idempotency, optimistic locking, audit, change records."""

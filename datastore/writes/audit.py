@@ -1,7 +1,7 @@
 """The audit trail: one event per successful write, in the tenant's month buckets.
 
 Each event carries its expiry (``expiresAt``, the table's TTL attribute): when it happened
-plus its organisation's retention (datastore/writes/retention.py).
+plus its organisation's retention (datastore/table/retention.py).
 
 Events are written by ``datastore.writes.envelope`` in the transaction of the write they record, and
 read here newest first: a page is filled from the current month's bucket backwards, one
@@ -23,15 +23,13 @@ from typing import Any
 from datastore.errors import Conflict, InvalidInput
 from datastore.kinds import layout
 from datastore.kinds.entities import AuditEvent
-from datastore.table import transact
-from datastore.table.pagination import Page, PageRequest, StartKey
+from datastore.table import retention, transact
+from datastore.table.pagination import Page, PageRequest, StartKey, checked_page_size
 from datastore.table.scoped import QueryResult, Table, start_key_of
 from datastore.tenancy import keys
 from datastore.values import items
 from datastore.values.ids import OrgId, id_time, new_id_at
 from datastore.values.items import Item
-from datastore.values.validation import page_size
-from datastore.writes import retention
 from datastore.writes.changes import Change
 
 
@@ -92,7 +90,7 @@ def audit_walk(org_id: OrgId, request: PageRequest, *, now: datetime | None = No
     ``now`` fixes the current month (tests); each cursor is the key of its event, whose
     partition names the bucket to resume in.
     """
-    page_size(request.first)
+    checked_page_size(request.first)
     first_bucket = keys.audit_bucket(id_time(org_id))
     bucket = keys.audit_bucket(now or items.now())
     start: StartKey | None = None

@@ -35,11 +35,10 @@ from typing import Final, TypeVar
 
 from datastore.errors import AlreadyWritten, Conflict, IdempotencyMismatch, InProgress, InvalidInput, NotFound
 from datastore.kinds import layout
-from datastore.kinds.records import IdempotencyRecord
+from datastore.kinds.bookkeeping import IdempotencyRecord
 from datastore.table import transact
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
-from datastore.tenancy.scope import actor_of
 from datastore.values import items
 from datastore.values.ids import OrgId
 from datastore.values.items import Item
@@ -97,13 +96,13 @@ def _canonical(value: object) -> object:
 
 
 def prepare(
-    table: Table,
     org_id: OrgId,
+    actor_id: str | None,
     operation: str,
     key: str | None,
     inputs: Mapping[str, object],
 ) -> IdempotencyRequest | None:
-    """The request a keyed write runs under; None when the caller sent no key.
+    """The request a keyed write of ``actor_id`` runs under; None when the caller sent no key.
 
     ``inputs`` names each value as the first release of the write did (``employeeId``,
     ``firstName``): the names are hashed into every stored record, so a retry sent across an
@@ -113,7 +112,7 @@ def prepare(
     if key is None:
         return None
     key = keys.parse_idempotency_key(key)
-    digest = fingerprint(operation, actor_of(table.scope), inputs)
+    digest = fingerprint(operation, actor_id, inputs)
     return IdempotencyRequest(org_id, key, operation, digest)
 
 

@@ -1,9 +1,9 @@
 """Optimistic locking: a write conditioned on the version its entity was read at.
 
 Every entity whose layout declares a version (``datastore.kinds.layout``) is written this way:
-read consistently, check the version the caller expected, write under
-``version = <the version read>``. A write that loses the race changes nothing and becomes
-StaleVersion, or NotFound when the item is gone.
+read consistently and check the version the caller expected (``checked``; the write envelope's
+``Write.current`` does both), write under ``version = <the version read>``. A write that loses
+the race changes nothing and becomes StaleVersion, or NotFound when the item is gone.
 """
 
 from __future__ import annotations
@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any, Protocol, TypeVar
 
 from datastore.errors import DatastoreError, NotFound, StaleVersion
-from datastore.kinds.model import Item, Layout
-from datastore.table import transact
+from datastore.kinds.model import Layout
+from datastore.table import transact, updates
 from datastore.tenancy import keys
+from datastore.values.items import Item
 
 
 class Versioned(Protocol):
@@ -79,29 +80,15 @@ def update_versioned(layout: Layout[Any], item: Item, expected: int) -> transact
     The kind's optional attributes and index keys (a sparse index's) that ``item`` lacks
     are removed, exactly as replacing the item would drop them.
     """
-    names: dict[str, str] = {}
-    values: dict[str, Any] = {}
-    sets: list[str] = []
-    for number, (name, value) in enumerate(item.items()):
-        if name in (keys.PK, keys.SK):
-            continue
-        names[f"#a{number}"] = name
-        values[f":a{number}"] = value
-        sets.append(f"#a{number} = :a{number}")
-    removes = [name for name in (*layout.optional_names, *layout.index_names) if name not in item]
-    for number, name in enumerate(removes):
-        names[f"#r{number}"] = name
-    version = _version_of(layout)
-    names["#version"] = version
-    values[":expected"] = {"N": str(expected)}
-    expression = "SET " + ", ".join(sets)
-    if removes:
-        expression += " REMOVE " + ", ".join(f"#r{number}" for number in range(len(removes)))
+    actions: list[updates.Action] = [
+        updates.Set(name, value) for name, value in item.items() if name not in (keys.PK, keys.SK)
+    ]
+    actions += [updates.Remove(name) for name in (*layout.optional_names, *layout.index_names) if name not in item]
     return transact.update(
         keys.Key(item[keys.PK]["S"], item[keys.SK]["S"]),
-        expression,
+        actions,
         condition="#version = :expected",
-        names=names,
-        values=values,
+        names={"#version": _version_of(layout)},
+        values={":expected": {"N": str(expected)}},
         on_failed=stale(layout),
     )

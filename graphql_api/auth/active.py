@@ -11,7 +11,7 @@ call), so nothing is written, and so does a query that will store an Apollo pers
 for the organisation (a write too: http/persisted.py). Both results stay in the loader's
 cache, so ``me`` and ``organization`` cost nothing more; the subscription is read only by a
 field that shows it. The organisation's item goes on to the request's session, whose writes
-stamp their audit events with its retention without reading it again (datastore/writes/retention.py).
+stamp their audit events with its retention without reading it again (datastore/table/retention.py).
 A token whose role differs from the employee's current role is refused too (it was issued
 before a change). An API key has no employee: for a request only its organisation is checked
 (the key's own status was checked, strongly consistent, when it was authenticated,
@@ -39,9 +39,9 @@ from datastore.kinds.entities import (
     Organization,
     OrganizationStatus,
 )
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import AuthReason, unauthenticated
 from graphql_api.request.context import RequestContext
+from graphql_api.request.principal import Principal
 from graphql_api.request.session import RequestSession
 
 
@@ -83,7 +83,7 @@ async def _key_verdict(
 def _require_active(session: RequestSession, organization: Organization | None) -> None:
     if organization is None or organization.status is not OrganizationStatus.ACTIVE:
         raise unauthenticated("the organisation is not active", AuthReason.ACCOUNT_INACTIVE)
-    # The request's writes stamp their audit events with its retention (datastore/writes/retention.py).
+    # The request's writes stamp their audit events with its retention (datastore/table/retention.py).
     session.organization_checked(organization)
 
 

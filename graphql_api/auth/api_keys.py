@@ -32,9 +32,9 @@ from datastore.signin import api_keys
 from datastore.table.store import Datastore
 from datastore.tenancy.scope import ApiKeyScope, TenantScope
 from datastore.values import items
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import AuthReason, unauthenticated
 from graphql_api.lru import Lru
+from graphql_api.request.principal import Principal
 
 log = logging.getLogger("hr.api_keys")
 

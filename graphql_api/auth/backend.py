@@ -21,28 +21,10 @@ from starlette.responses import Response
 from datastore.errors import DatastoreError
 from datastore.signin import api_keys
 from graphql_api.auth.api_keys import ApiKeyAuthenticator
-from graphql_api.auth.tokens import ALGORITHM, Principal, TokenVerifier, bearer_token
+from graphql_api.auth.tokens import ALGORITHM, TokenVerifier, bearer_token
 from graphql_api.execution.errors import ApiError, AuthReason, translate, unauthenticated
-from graphql_api.http.raw import ErrorResponse
-
-
-class PrincipalUser(BaseUser):
-    """The verified caller, as Starlette's ``request.user``."""
-
-    def __init__(self, principal: Principal) -> None:
-        self.principal = principal
-
-    @property
-    def is_authenticated(self) -> bool:
-        return True
-
-    @property
-    def display_name(self) -> str:
-        return self.principal.subject
-
-    @property
-    def identity(self) -> str:
-        return self.principal.subject
+from graphql_api.observability.refusals import ErrorResponse
+from graphql_api.request.principal import Principal, PrincipalUser
 
 
 class CredentialRefused(AuthenticationError):
@@ -134,9 +116,3 @@ def on_auth_error(conn: HTTPConnection, error: AuthenticationError) -> Response:
     else:
         refused = unauthenticated(str(error), AuthReason.TOKEN_INVALID)
     return ErrorResponse(401, refused, [(b"www-authenticate", b"Bearer")])
-
-
-def principal_of(conn: HTTPConnection) -> Principal | None:
-    """The caller the backend verified; None for an anonymous request."""
-    user = conn.scope.get("user")
-    return user.principal if isinstance(user, PrincipalUser) else None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import jwt
@@ -15,6 +14,7 @@ from graphql_api.auth.jwks import JwksKeys, require_numeric_times, signing_key
 from graphql_api.auth.token_errors import TokenRefused, reason_of
 from graphql_api.execution.errors import ApiError, AuthReason, unauthenticated
 from graphql_api.lru import Lru
+from graphql_api.request.principal import Principal
 from graphql_api.settings.api import ApiSettings
 
 ALGORITHM = "HS256"
@@ -23,35 +23,6 @@ VERIFIED_TOKENS = 1024
 
 
 PLATFORM_ROLE = "platform"
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """A verified caller: an employee of one organisation, an API key of one, or a platform operator.
-
-    For an API key (``api_key``) the subject is the key's id: no employee stands behind it.
-    ``session_id`` is the session a token from ``POST /auth/token`` was issued in (its
-    ``sid`` claim), which ``signOut`` ends; None for other tokens.
-    """
-
-    subject: str
-    org_id: OrgId | None
-    role: Role | None
-    api_key: bool = False
-    session_id: SessionId | None = None
-    # When the credential stops being valid (its ``exp``, epoch seconds); None for an API key.
-    # A live subscription's connection ends then (graphql_api/subscriptions/connection.py).
-    expires_at: float | None = field(default=None, compare=False)
-
-    @property
-    def is_platform(self) -> bool:
-        return self.org_id is None
-
-    @property
-    def employee_id(self) -> EmployeeId | None:
-        """The employee the caller is (its subject, a ULID since the token was read); None for
-        an API key or a platform operator."""
-        return None if self.api_key or self.org_id is None else EmployeeId(self.subject)
 
 
 def issue_token(

@@ -26,8 +26,8 @@ from datastore.table.scoped import Table
 from datastore.tenants import onboarding
 from datastore.tenants.onboarding import MAX_ROWS, Imported, Outcome, Row
 from datastore.values.ids import DepartmentId
+from graphql_api.execution import ids
 from graphql_api.execution.errors import INPUT, ApiError, Code, translate
-from graphql_api.schema import ids
 
 __all__ = ["MAX_ROWS", "ROW_FIELDS", "Outcome", "Row", "RowError", "RowInput", "RowResult", "import_rows"]
 

@@ -31,7 +31,7 @@ from datastore.upkeep import layout_version
 from graphql_api.app import create_app
 from graphql_api.entrypoints.heap import settle_heap
 from graphql_api.entrypoints.worker_process import die_with_parent
-from graphql_api.observability.logging import configure_logging
+from graphql_api.log_output import configure_logging
 from graphql_api.observability.process import start_worker_process_metrics
 from graphql_api.settings import Settings
 

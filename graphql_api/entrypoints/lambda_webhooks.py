@@ -28,12 +28,12 @@ from datastore.config import ConfigError, DatastoreSettings
 from datastore.table.store import Datastore
 from datastore.tenancy.scope import LayoutScope
 from datastore.upkeep import layout_version
-from graphql_api.observability.logging import configure_logging
+from graphql_api.log_output import configure_logging
 from graphql_api.settings import process_environment
 from graphql_api.settings.api import log_format
+from graphql_api.settings.webhooks import WebhookSettings
 from graphql_api.webhooks.queue import SqsQueue
 from graphql_api.webhooks.queue_delivery import QueueDelivery
-from graphql_api.webhooks.settings import WebhookSettings
 
 _env = process_environment()
 _development = _env.get("HR_ENV", "development") == "development"

@@ -1,6 +1,6 @@
 """How uvicorn serves the app: its HTTP parser, its event loop and the guards on request heads.
 
-httptools (a C parser) on uvloop by default, issue 12 lever 5; HTTP_IMPLEMENTATION=h11 keeps
+httptools (a C parser) on uvloop by default; HTTP_IMPLEMENTATION=h11 keeps
 the pure-Python parser on asyncio's own loop. Either way the protocol is our subclass that
 bounds a request head's time and size (limits/protocols.py); WebSockets on uvicorn's
 sans-I/O protocol with our close at shutdown, each message bounded like a body. One place for ``server.py run``

@@ -9,7 +9,7 @@ turn of its loop (every 0.5 s) it reaps and replaces a worker that has exited, r
 answer of a ping if one came, sends the next once it has, and kills a worker whose answer
 is ``timeout_worker_healthcheck`` late (hung) to replace it. What it sees (workers serving,
 of those wanted) goes to the pool file each worker's /readyz reads
-(graphql_api/entrypoints/worker_pool.py).
+(graphql_api/host/worker_pool.py).
 
 A worker that fails while starting with uvicorn's STARTUP_FAILURE status (its socket, TLS or
 lifespan refused) stops the server, as uvicorn's supervisor does: every replacement would
@@ -29,7 +29,7 @@ from typing import Final
 from uvicorn.config import STARTUP_FAILURE, Config
 from uvicorn.supervisors.multiprocess import Multiprocess, Process
 
-from graphql_api.entrypoints.worker_pool import PoolState, publish
+from graphql_api.host.worker_pool import PoolState, publish
 
 log = logging.getLogger("hr.workers")
 

@@ -19,20 +19,15 @@ another parent and exits at once.
 from __future__ import annotations
 
 import ctypes
-import multiprocessing
 import os
 import signal
 import sys
 from typing import Final
 
+from graphql_api.host.files import supervisor_pid
+
 # prctl(2) option: the signal this process gets when its parent dies.
 _PR_SET_PDEATHSIG: Final = 1
-
-
-def supervisor_pid() -> int | None:
-    """The pid of the process that spawned this worker; None when this is not a spawned worker."""
-    parent = multiprocessing.parent_process()
-    return None if parent is None else parent.pid
 
 
 def die_with_parent() -> bool:

@@ -1,6 +1,6 @@
 """What an operation costs and how many root fields it runs.
 
-The query cost (limits/query_cost.py) and the tenant charge's count of writes
+The query cost (execution/query_cost.py) and the tenant charge's count of writes
 (limits/tenant_rate.py) depend only on the document, the operation and the few variables
 they read: those of ``@skip``/``@include`` and of the arguments in ``COST_ARGUMENTS``. The
 process keeps one figure per document, operation and values of those variables (``cost_key``)
@@ -17,16 +17,16 @@ from typing import Any, Final
 
 from graphql import DocumentNode, GraphQLSchema
 
+from graphql_api.execution.query_cost import query_cost
+from graphql_api.execution.rows import rows_of
 from graphql_api.execution.selection import Selections, fragments_of, operations_of, variable_values
-from graphql_api.limits.bulk_rows import rows_of
-from graphql_api.limits.query_cost import query_cost
 
 # The field arguments whose variables the cost reads: a connection's ``first``
-# (query_cost.CostCounter.first), a bulk mutation's ``input`` (its rows, bulk_rows.input_rows)
+# (query_cost.CostCounter.first), a bulk mutation's ``input`` (its rows, rows.input_rows)
 # and ``__type``'s ``name`` (introspection_cost.IntrospectionCost.root; no other field has one).
 COST_ARGUMENTS: Final = frozenset({"first", "input", "name"})
 # Variable values that can key an entry as they are: JSON's scalars. An ``input`` object keys
-# by the one thing the cost reads of it, its row count (bulk_rows.rows_of); any other list or
+# by the one thing the cost reads of it, its row count (rows.rows_of); any other list or
 # object (never valid for a Boolean or an Int) is analysed without the cache.
 _KEYABLE: Final = (bool, int, float, str, type(None))
 _ABSENT: Final = ("absent", None)

@@ -7,7 +7,7 @@ Read once, when the result is built, from what the limits left on the operation'
 request's CallLog: no per-field hooks, so the extension adds nothing to resolver time. Switched off
 with COST_IN_RESPONSE=false.
 
-    queryCost        the document's cost (limits/query_cost.py); absent if it was never
+    queryCost        the document's cost (execution/query_cost.py); absent if it was never
                      counted (it did not validate) or was shown past the limit
     maxQueryCost     MAX_QUERY_COST: a document costing more is refused
     charge           units taken from the organisation's bucket: queryCost, plus 1,000 per

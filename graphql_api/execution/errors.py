@@ -26,7 +26,7 @@ from strawberry.types.graphql import OperationType
 
 from datastore.errors import Conflict, Field, InProgress, InvalidInput, NotFound, ScopeViolation, Unavailable
 from datastore.kinds.entities import ApiKey, Application, Department, Employee, JobPosting, Organization
-from graphql_api.observability.logging import FIELDS
+from graphql_api.log_output import FIELDS
 
 FieldPaths = Mapping[Field, str]
 """Where each datastore field sits in one request (``input.firstName``); see ``translate``."""

@@ -7,7 +7,7 @@ A field may declare, once, a cheaper way to its value that the plans take direct
   ``load(context, arguments)`` (the root fields by id, schema/query.py). The field, and the
   resolver graphql-core calls, are made from the load, which a plan calls without Strawberry's
   wrapper. A load gives the value, None, a coroutine as a resolver would, or a ``Deferred``: an
-  entity loader's key (schema/loaders.py), which a plan waits on a batch at a time, so a
+  entity loader's key (execution/loaders.py), which a plan waits on a batch at a time, so a
   hundred aliased ``node`` fields cost a hundred loader keys and one wait.
 - ``read(fn)``: a field with a resolver of its own whose value ``fn(source)`` can often read
   from its source (a relation its page loaded, schema/types/relations.py), or ``USE_RESOLVER``

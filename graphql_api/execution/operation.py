@@ -13,16 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 
 from graphql_api.execution.analysis import Analysis
+from graphql_api.execution.charge import Charge
 from graphql_api.execution.documents import Document, Documents, OperationAnalyses
-
-if TYPE_CHECKING:
-    from graphql_api.limits.tenant_rate import Charge
 
 
 @dataclass(slots=True)

@@ -1,7 +1,7 @@
 """What a selection set selects: the one walk over fields, fragments and ``@skip``/``@include``.
 
 Execution (graphql-core's ``collect_fields``) decides which fields run. Four readers of a
-document must agree with it, and all walk here: the query cost (limits/query_cost.py), the
+document must agree with it, and all walk here: the query cost (execution/query_cost.py), the
 tenant charge's count of mutation fields (limits/tenant_rate.py), the relations a page
 loads (types/relations.py) and the compiled plans (plan/compiler.py). As in execution,
 fragments and inline fragments are expanded, a named fragment once per collection, and a

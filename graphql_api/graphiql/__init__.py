@@ -9,8 +9,7 @@ from __future__ import annotations
 from starlette.routing import BaseRoute, Route
 
 from graphql_api.graphiql.assets import ASSETS_PATH, GraphiQLAssets
-from graphql_api.graphiql.page import page_response, wants_page
-from graphql_api.graphiql.sign_in import SIGN_IN_PATH, DemoSignIn
+from graphql_api.graphiql.page import SIGN_IN_PATH, page_response, wants_page
 from graphql_api.request.context import Services
 
 __all__ = ["page_response", "routes", "wants_page"]
@@ -24,5 +23,8 @@ def routes(services: Services) -> list[BaseRoute]:
     assets = GraphiQLAssets.load(settings.graphiql_cache_dir)
     found: list[BaseRoute] = [Route(ASSETS_PATH + "/{name}", assets, methods=["GET"])]
     if settings.development:
+        # Imported here: only development serves it (and it pulls in the demo data's module).
+        from graphql_api.graphiql.sign_in import DemoSignIn
+
         found.append(Route(SIGN_IN_PATH, DemoSignIn(services).tokens, methods=["GET"]))
     return found

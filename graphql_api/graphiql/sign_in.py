@@ -20,7 +20,6 @@ from datastore.tenants import employees
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.request.context import Services
 
-SIGN_IN_PATH: Final = "/dev/tokens"
 OPERATOR_SUBJECT: Final = "demo-operator"
 
 DEMO_EMAILS: Final = (

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any, Final
-
-from strawberry.exceptions import MissingQueryError
-from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
-
-# What Strawberry raises when a request names no runnable operation: the transport answers
-# each as a TransportError (transport.py), so nobody else counts them (observability/operation.py).
-OPERATION_REFUSALS: Final = (InvalidOperationTypeError, CannotGetOperationTypeError, MissingQueryError)
+from typing import Any
 
 
 class TransportCode(StrEnum):
@@ -25,7 +18,7 @@ class TransportCode(StrEnum):
     PERSISTED_QUERY_NOT_SUPPORTED = "PERSISTED_QUERY_NOT_SUPPORTED"
     PERSISTED_QUERY_HASH_MISMATCH = "PERSISTED_QUERY_HASH_MISMATCH"
     PERSISTED_QUERY_REQUIRED = "PERSISTED_QUERY_REQUIRED"
-    # A subscription operation: not served over HTTP (graphql_api/http/subscriptions.py).
+    # A subscription operation: not served over HTTP (graphql_api/subscriptions/edge.py).
     SUBSCRIPTIONS_NOT_SUPPORTED = "SUBSCRIPTIONS_NOT_SUPPORTED"
 
 

@@ -11,7 +11,7 @@ CHECKPOINT_EVERY items, and each ends a gzip flush point, so every line up to a 
 reaches the client whole. A client whose connection dropped keeps the lines up to the last
 checkpoint it received and asks ``GET /export?after=<that checkpoint>``: the answer is a new
 gzip stream holding the lines after it (no header), whose end line counts the whole export.
-A checkpoint is signed and bound to the organisation (schema/cursors.py): one edited, or
+A checkpoint is signed and bound to the organisation (request/cursors.py): one edited, or
 carried to another organisation, is BAD_USER_INPUT.
 
 Who: a bearer token of an ACTIVE admin of an ACTIVE organisation whose role is still admin,
@@ -30,22 +30,18 @@ import logging
 import zlib
 from collections import Counter
 from collections.abc import AsyncIterator, Iterator
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from datastore.errors import DatastoreError
 from datastore.kinds.entities import EmployeeStatus, OrganizationStatus, Role
-from datastore.lifecycle import export, walk
-from datastore.lifecycle.export_format import COMPRESSION, Tally
 from datastore.signin.identities import organization_and_employee
 from datastore.tenancy.scope import LifecycleScope, TenantScope
 from datastore.tenants.organizations import get_organization
 from datastore.values import items
 from datastore.values.ids import OrgId
-from graphql_api.auth.backend import principal_of
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import (
     ApiError,
     AuthReason,
@@ -55,8 +51,12 @@ from graphql_api.execution.errors import (
     translate,
     unauthenticated,
 )
-from graphql_api.http.raw import ErrorResponse
+from graphql_api.observability.refusals import ErrorResponse
+from graphql_api.request.principal import Principal, principal_of
 from graphql_api.request.services import Services
+
+if TYPE_CHECKING:
+    from datastore.lifecycle import export
 
 log = logging.getLogger("hr.export")
 
@@ -116,6 +116,11 @@ class ExportDownload:
         after = request.query_params.get("after")
         if after is None:
             return None
+        # The export's modules are imported by the requests that export: the rest of the
+        # process, its start included, runs without them.
+        from datastore.lifecycle import export, walk
+        from datastore.lifecycle.export_format import Tally
+
         fields = self.services.cursors.decode(after, org_id, CURSOR_CONNECTION)
         try:
             family = fields["family"]
@@ -162,6 +167,9 @@ class ExportDownload:
     # --- the stream --------------------------------------------------------------------------
 
     async def _body(self, principal: Principal, org_id: OrgId, resume: export.Resume | None) -> AsyncIterator[bytes]:
+        from datastore.lifecycle import export
+        from datastore.lifecycle.export_format import COMPRESSION
+
         reader = self.services.datastore.table(LifecycleScope(org_id, "export", principal.subject))
         job = export.Export(
             reader,

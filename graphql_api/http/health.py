@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from datastore.aws import probe
 from datastore.aws.client import AsyncDynamo
-from graphql_api.http.raw import send_json
+from graphql_api.observability.refusals import send_json
 
 HEALTHZ: Final = "/healthz"
 READYZ: Final = "/readyz"

@@ -17,8 +17,8 @@ from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphql_api.http.errors import TransportError, bad_request
-from graphql_api.http.raw import send_json
 from graphql_api.observability.record import record_error
+from graphql_api.observability.refusals import send_json
 
 # Set on the scope by the inner app Starlette's middleware calls only for an allowed host.
 _ADMITTED: Final = "hr.host_admitted"

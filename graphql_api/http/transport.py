@@ -7,7 +7,7 @@ Every failure before GraphQL runs is a TransportError, answered as a JSON GraphQ
 multipart) is answered as its one result in that stream (graphql_api/http/streams.py); a
 subscription asked for so never reaches here (graphql_api/subscriptions/over_http.py). A
 subscription passes the method check, whatever the method, so that the schema refuses it
-with its own code (graphql_api/http/subscriptions.py).
+with its own code (graphql_api/subscriptions/edge.py).
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ from typing import Final
 
 from graphql import GraphQLError, OperationDefinitionNode, parse
 
+from graphql_api.log_output import FIELDS
 from graphql_api.lru import Lru
 from graphql_api.observability.labels import BoundedLabel
-from graphql_api.observability.logging import FIELDS
 from graphql_api.observability.metrics import UNLISTED_DOCUMENTS
 
 log = logging.getLogger("hr.persisted")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from graphql_api.execution.errors import ApiError, Code
-from graphql_api.http.raw import send_error
+from graphql_api.observability.refusals import send_error
 
 
 class MaxBodySize:

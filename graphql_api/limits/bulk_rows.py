@@ -3,60 +3,22 @@
 A bulk field is one whose ``input`` argument has a ``rows`` list. Its rows are counted in the
 document (literal or variables) after validation and before execution, like the query cost,
 so a refused import makes no DynamoDB call at all (not even the caller's active check) and
-writes nothing. ``input_rows`` is also what the query cost multiplies a bulk field by.
+writes nothing. The rows are counted by graphql_api/execution/rows.py, which the query cost
+multiplies a bulk field by too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator
 
-from graphql import (
-    FieldNode,
-    GraphQLError,
-    ListValueNode,
-    ObjectValueNode,
-    OperationDefinitionNode,
-    VariableNode,
-)
+from graphql import FieldNode, GraphQLError, OperationDefinitionNode
 from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 
 from datastore.tenants.onboarding import MAX_ROWS
+from graphql_api.execution.rows import input_rows
 
 ROWS_FIELD = "input.rows"
-
-
-def rows_of(value: Any) -> int | None:
-    """How many rows an ``input`` variable holds; None for an input without ``rows``."""
-    return _count(value.get("rows") if isinstance(value, Mapping) else None)
-
-
-def _count(rows: Any) -> int | None:
-    if rows is None:
-        return None
-    # A single row may be sent without the list (GraphQL's input coercion makes it one).
-    return len(rows) if isinstance(rows, list | tuple) else 1
-
-
-def input_rows(node: FieldNode, variables: Mapping[str, Any]) -> int | None:
-    """The length of the field's ``input.rows`` (literal or variables); None for a field without it."""
-    for argument in node.arguments or ():
-        if argument.name.value != "input":
-            continue
-        value: Any = argument.value
-        if isinstance(value, VariableNode):
-            return rows_of(variables.get(value.name.value))
-        rows: Any = None
-        if isinstance(value, ObjectValueNode):
-            field = next((f for f in value.fields if f.name.value == "rows"), None)
-            rows = None if field is None else field.value
-            if isinstance(rows, VariableNode):
-                rows = variables.get(rows.name.value)
-            elif isinstance(rows, ListValueNode):
-                rows = rows.values
-        return _count(rows)
-    return None
 
 
 def _root_fields(operation: OperationDefinitionNode) -> Iterator[FieldNode]:

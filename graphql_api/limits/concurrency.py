@@ -21,7 +21,7 @@ import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from graphql_api.execution.errors import ApiError, Code
-from graphql_api.http.raw import error_body, send_error
+from graphql_api.observability.refusals import error_body, send_error
 
 EXEMPT_PATHS: Final = frozenset({"/healthz", "/readyz"})
 # Seconds a refused client should wait; requests here last tens of milliseconds.

@@ -30,7 +30,7 @@ import orjson
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from graphql_api.execution.errors import ApiError, Code
-from graphql_api.http.raw import error_body, send_json
+from graphql_api.observability.refusals import error_body, send_json
 
 log = logging.getLogger("hr.limits")
 

@@ -1,4 +1,4 @@
-"""MAX_QUERY_COST: a query that costs more (limits/query_cost.py) is refused before it runs.
+"""MAX_QUERY_COST: a query that costs more (execution/query_cost.py) is refused before it runs.
 
 The cost is the operation's document analysis (execution/documents.py), worked out once per
 document, operation and the values of the variables it reads; it is left on the operation's
@@ -15,9 +15,9 @@ from graphql.execution import ExecutionResult as GraphQLExecutionResult
 from strawberry.extensions import SchemaExtension
 
 from graphql_api.execution.analysis import Analysis, analyse
+from graphql_api.execution.introspection_cost import PastCeiling
 from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.execution.operation import operation_of
-from graphql_api.limits.introspection_cost import PastCeiling
 
 
 class MaxCost(SchemaExtension):

@@ -39,8 +39,8 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType
 
 from graphql_api.execution.errors import ApiError, Code
+from graphql_api.execution.introspection_cost import ROOT_FIELDS
 from graphql_api.execution.selection import fragments_of, operations_of
-from graphql_api.limits.introspection_cost import ROOT_FIELDS
 
 
 @dataclass

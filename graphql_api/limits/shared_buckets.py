@@ -6,7 +6,7 @@ whatever its connections happened to land on: one bucket's worth on one worker, 
 Here every worker of a server charges the same bucket, so an organisation gets
 TENANT_COST_PER_SECOND (and one burst) from the server, whichever worker serves it.
 
-The buckets are a table in a file of shared memory (/dev/shm, graphql_api/entrypoints/host_files.py),
+The buckets are a table in a file of shared memory (/dev/shm, graphql_api/host/files.py),
 mapped by each worker: the workers of one supervisor meet at the file named after it (its
 pid and start time), so it works for ``server.py run`` and for ``uvicorn graphql_api.entrypoints.asgi:app
 --workers N`` alike, with nothing handed down. The file is created by the first worker,
@@ -36,8 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Final
 
-from graphql_api.entrypoints.host_files import owner_tag, remove_orphans, runtime_dir
-from graphql_api.entrypoints.worker_process import supervisor_pid
+from graphql_api.host.files import owner_tag, remove_orphans, runtime_dir, supervisor_pid
 from graphql_api.limits.tenant_rate import Admission, take
 
 log = logging.getLogger("hr.limits")

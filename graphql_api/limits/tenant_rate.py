@@ -40,6 +40,7 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionContext
 from strawberry.types.graphql import OperationType
 
+from graphql_api.execution.charge import BucketStatus, Charge, plain_number
 from graphql_api.execution.errors import ApiError, Code
 from graphql_api.execution.operation import operation_of
 
@@ -77,37 +78,9 @@ class Buckets(Protocol):
     def charge(self, tenant: str, units: float) -> Admission: ...
 
 
-@dataclass(frozen=True, slots=True)
-class BucketStatus:
-    """An organisation's bucket as a response shows it (``bucket`` in extensions)."""
-
-    remaining: float
-    capacity: float
-    refill_per_second: float
-
-    @classmethod
-    def after(cls, buckets: Buckets, admission: Admission) -> BucketStatus:
-        return cls(admission.remaining, buckets.burst, buckets.per_second)
-
-    def extension(self) -> dict[str, int | float]:
-        """Whole units left (rounded down: never more than the bucket holds); the settings as set."""
-        return {
-            "remaining": math.floor(self.remaining),
-            "capacity": _number(self.capacity),
-            "refillPerSecond": _number(self.refill_per_second),
-        }
-
-
-def _number(value: float) -> int | float:
-    return int(value) if value == int(value) else value
-
-
-@dataclass(frozen=True, slots=True)
-class Charge:
-    """What one operation was charged, and its bucket after it (None: it draws on none)."""
-
-    units: float
-    bucket: BucketStatus | None
+def bucket_after(buckets: Buckets, admission: Admission) -> BucketStatus:
+    """The bucket as a response shows it after ``admission``."""
+    return BucketStatus(admission.remaining, buckets.burst, buckets.per_second)
 
 
 def take(tokens: float, elapsed: float, units: float, per_second: float, burst: float) -> tuple[float, Admission]:
@@ -189,7 +162,7 @@ def rate_limited(retry_after: float, charge: float, bucket: BucketStatus) -> Api
         f"your organisation is sending more than its share of work; retry after {seconds} s",
         retryable=True,
         retryAfter=seconds,
-        charge=_number(charge),
+        charge=plain_number(charge),
         bucket=bucket.extension(),
     )
 

@@ -1,7 +1,7 @@
 """One log line per HTTP request, with what it did and cost, and the metrics of it.
 
 A pure ASGI middleware, outermost, so it sees every request, including those a middleware
-refuses (401, 408, 413, 503, 504; http/raw.py counts their codes). It starts the request's
+refuses (401, 408, 413, 503, 504; observability/refusals.py counts their codes). It starts the request's
 record (observability/record.py), lets the app fill it in, and when the response is sent
 (or the request fails) writes the line on the ``hr.access`` logger and records the metrics;
 under AWS Lambda the line also carries them as CloudWatch EMF (observability/emf.py).
@@ -15,8 +15,8 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from graphql_api.log_output import FIELDS
 from graphql_api.observability.emf import emf_fields
-from graphql_api.observability.logging import FIELDS
 from graphql_api.observability.metrics import IN_FLIGHT, Metrics
 from graphql_api.observability.record import Outcome, start
 from graphql_api.observability.tracing import span

@@ -3,7 +3,7 @@
 prometheus-client's multiprocess mode keeps each worker's figures in files (``counter_PID.db``,
 ...) in one directory that ``/metrics`` sums; ``server.py run`` makes a fresh one per run and
 removes it at exit. A server killed outright leaves it behind, so each start first removes
-those whose owner is gone (graphql_api/entrypoints/host_files.py): directories named after their owner,
+those whose owner is gone (graphql_api/host/files.py): directories named after their owner,
 and those of earlier releases, named ``hr-metrics-XXXXXXXX`` after nobody, once no process a
 file in them names is running and they have not changed for a minute (a running server's
 workers are running, and a new directory changes as they start).
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Final
 
-from graphql_api.entrypoints.host_files import owner_tag, remove, remove_orphans, start_time
+from graphql_api.host.files import owner_tag, remove, remove_orphans, start_time
 
 PREFIX: Final = "hr-metrics-"
 # mkdtemp's eight characters after the prefix: a directory of a release before owner tags.

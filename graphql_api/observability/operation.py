@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Final
 
+from strawberry.exceptions import MissingQueryError
 from strawberry.extensions import SchemaExtension
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 
 from graphql_api.execution.errors import Code, translate
 from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.execution.operation import operation_of
-from graphql_api.http.errors import OPERATION_REFUSALS
 from graphql_api.observability.record import record_of
 from graphql_api.observability.tracing import span
+
+# What Strawberry raises when a request names no runnable operation: the transport answers
+# each as a TransportError (graphql_api/http/transport.py), so they are not counted here.
+OPERATION_REFUSALS: Final = (InvalidOperationTypeError, CannotGetOperationTypeError, MissingQueryError)
 
 
 class RecordOperation(SchemaExtension):

@@ -15,7 +15,7 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import Scope
 
 from datastore.aws.calls import Call, CallLog
-from graphql_api.http.request_id import request_id_of
+from graphql_api.observability.request_id import request_id_of
 
 RECORD: Final = "hr.record"
 

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from starlette.requests import HTTPConnection, Request
 from starlette.responses import Response
 
-from graphql_api.auth.tokens import Principal
+from graphql_api.execution.loaders import Loaders
 from graphql_api.execution.operation import OperationRun
+from graphql_api.request.principal import Principal
 from graphql_api.request.services import Services
 from graphql_api.request.session import RequestSession
 
@@ -44,6 +45,13 @@ class RequestContext:
     # One operation's own (a batch's operations share the rest).
     operation: OperationRun = field(default_factory=OperationRun)
     registration: DocumentRegistration | None = None
+
+    @property
+    def loaders(self) -> Loaders:
+        """The request's loaders, one hop from a resolver's ``info.context``: made by the session on
+        first use (UNAUTHENTICATED without a token), a subscription's renewed for each event
+        (graphql_api/subscriptions/session.py)."""
+        return self.session.loaders
 
     @property
     def http(self) -> Request:

@@ -24,11 +24,11 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from datastore.aws import calls
-from graphql_api.auth.backend import principal_of
 from graphql_api.execution.errors import timeout
-from graphql_api.http.raw import error_body, send_error
-from graphql_api.http.request_id import REQUEST_ID, request_id_of
+from graphql_api.observability.refusals import error_body, send_error
+from graphql_api.observability.request_id import REQUEST_ID, request_id_of
 from graphql_api.request.context import RequestContext
+from graphql_api.request.principal import principal_of
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
 

@@ -4,16 +4,12 @@ from __future__ import annotations
 
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from datastore.table.store import Datastore
 from graphql_api.limits.tenant_rate import Buckets
 from graphql_api.request.blocking import BlockingRunner
-from graphql_api.schema.cursors import CursorCodec
+from graphql_api.request.cursors import CursorCodec
 from graphql_api.settings.api import ApiSettings
-
-if TYPE_CHECKING:
-    from graphql_api.subscriptions.hub import LiveHub
 
 
 @dataclass
@@ -27,8 +23,6 @@ class Services:
     tenant_buckets: Buckets | None = None
     # Runs it on that pool (blocking.py).
     run_blocking: BlockingRunner = field(init=False)
-    # Live updates: the change feed in, subscriptions out (graphql_api/subscriptions/hub.py).
-    live: LiveHub | None = None
 
     def __post_init__(self) -> None:
         self.run_blocking = BlockingRunner(self.executor)

@@ -21,13 +21,14 @@ from datastore.aws.calls import CallLog
 from datastore.kinds.entities import Organization
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import PlatformScope, TenantScope
-from graphql_api.auth.tokens import Principal
+from graphql_api.execution.charge import BucketStatus
 from graphql_api.execution.errors import ApiError, forbidden, timeout, token_missing
+from graphql_api.execution.loaders import Loaders
 from graphql_api.limits.call_budget import CallBudget
 from graphql_api.limits.response_size import ResponseBudget
-from graphql_api.limits.tenant_rate import BucketStatus, rate_limited
+from graphql_api.limits.tenant_rate import bucket_after, rate_limited
+from graphql_api.request.principal import Principal
 from graphql_api.request.services import Services
-from graphql_api.schema.loaders import Loaders
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -84,7 +85,7 @@ class RequestSession:
     # --- admission ------------------------------------------------------------------------
 
     def admit(self, cost: float) -> BucketStatus | None:
-        """Admit a request of ``cost`` (limits/query_cost.py units) before anything runs: the
+        """Admit a request of ``cost`` (execution/query_cost.py units) before anything runs: the
         bucket after it, or None for a caller who draws on none.
 
         TIMEOUT once the deadline has passed; RATE_LIMITED when the caller's organisation
@@ -97,7 +98,7 @@ class RequestSession:
         if buckets is None or principal is None or principal.org_id is None:
             return None
         admission = buckets.charge(principal.org_id, cost)
-        bucket = BucketStatus.after(buckets, admission)
+        bucket = bucket_after(buckets, admission)
         if not admission.admitted:
             raise rate_limited(admission.retry_after, cost, bucket)
         return bucket
@@ -176,7 +177,7 @@ class RequestSession:
 
     def organization_checked(self, organization: Organization) -> None:
         """The active check read the caller's organisation: the request's writes stamp their
-        audit events with its retention without reading it again (datastore/writes/retention.py)."""
+        audit events with its retention without reading it again (datastore/table/retention.py)."""
         self._organization = organization
         if self._tenant_table is not None:
             self._tenant_table.retention.know(organization)

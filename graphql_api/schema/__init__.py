@@ -1,3 +1,3 @@
-"""The GraphQL schema: root types, object types, mutations, ids, cursors,
-loaders and the field-level permissions; ``executable`` builds it.
+"""The GraphQL schema: root types, object types, mutations and the field-level permissions;
+``executable`` builds it.
 """

@@ -29,7 +29,6 @@ from graphql_api.execution.errors import ErrorCodes, escaped_error
 from graphql_api.execution.hooks import HookRunner
 from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.http.errors import TransportCode
-from graphql_api.http.subscriptions import RefusedBeforeRunning
 from graphql_api.observability.operation import RecordOperation
 from graphql_api.schema.event_executor import PerEventMemo
 from graphql_api.schema.mutation import Mutation
@@ -38,6 +37,7 @@ from graphql_api.schema.query import Query
 from graphql_api.schema.subscription import Subscription
 from graphql_api.schema.types.organization import BillingSubscription
 from graphql_api.schema.types.scalars import SCALAR_OVERRIDES, fast_enum_output
+from graphql_api.subscriptions.edge import RefusedBeforeRunning
 
 
 class ApiSchema(strawberry.Schema):

@@ -27,9 +27,9 @@ from datastore.tenants import applications
 from datastore.values import ids
 from datastore.values.ids import ApplicationId, EmployeeId, JobId
 from datastore.writes import audit
+from graphql_api.execution import ids as global_ids
 from graphql_api.execution.errors import ApiError, Code, not_found
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids as global_ids
 from graphql_api.schema import permissions
 from graphql_api.schema.types.application import Application
 from graphql_api.schema.types.audit_event import AuditEvent as AuditEventType
@@ -74,7 +74,7 @@ class JobBoard:
         return event.entity_type == JOB
 
     async def payload(self, context: RequestContext, event: AuditEvent) -> LiveEvent | None:
-        job = await context.session.loaders.job.get(event.entity_id)
+        job = await context.loaders.job.get(event.entity_id)
         if job is None:
             return None
         shown: JobPosting | None = JobPosting.of(job)
@@ -103,7 +103,7 @@ class ApplicationsOfJob:
         self.name = f"Subscription.applicationChanged:{job_id}"
 
     async def _check(self, context: RequestContext) -> None:
-        job = await context.session.loaders.job.get(self.job_id)
+        job = await context.loaders.job.get(self.job_id)
         if job is None:
             raise not_found(JOB)
         await permissions.check_job_applications(context, job.department_id)
@@ -115,7 +115,7 @@ class ApplicationsOfJob:
         return event.entity_type == APPLICATION
 
     async def payload(self, context: RequestContext, event: AuditEvent) -> LiveEvent | None:
-        loaders = context.session.loaders
+        loaders = context.loaders
         found = await loaders.application.get((self.job_id, event.entity_id))
         if found is None:
             return None  # an application to another job
@@ -175,7 +175,7 @@ class MyApplications:
         job_id = self.jobs.get(event.entity_id)
         if job_id is None:
             return None
-        found = await context.session.loaders.application.get((job_id, ApplicationId(event.entity_id)))
+        found = await context.loaders.application.get((job_id, ApplicationId(event.entity_id)))
         if found is None:
             return None
         await permissions.check_application(context, found.emp_id, found.job_id)
@@ -194,7 +194,7 @@ class Directory:
         return event.entity_type == EMPLOYEE
 
     async def payload(self, context: RequestContext, event: AuditEvent) -> LiveEvent | None:
-        found = await context.session.loaders.employee.get(event.entity_id)
+        found = await context.loaders.employee.get(event.entity_id)
         if found is None:
             return None
         employee = Employee.of(found)

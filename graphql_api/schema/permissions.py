@@ -1,4 +1,4 @@
-"""Who may see what inside their organisation: the field-level rules of SPEC section 7.
+"""Who may see what inside their organisation: the field-level rules.
 
 Tenant isolation is not decided here (the datastore scope does that); these rules split one
 tenant's data between its roles. Resolvers call them directly, so no per-field hook runs on
@@ -38,9 +38,9 @@ from __future__ import annotations
 
 from datastore.kinds.entities import JobStatus, Role
 from datastore.values.ids import EmployeeId
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import forbidden, token_missing
 from graphql_api.request.context import RequestContext
+from graphql_api.request.principal import Principal
 
 
 def caller(context: RequestContext) -> Principal:
@@ -69,7 +69,7 @@ async def manages(context: RequestContext, dept_id: str | None) -> bool:
     principal = caller(context)
     if principal.role is not Role.MANAGER or dept_id is None:
         return False
-    department = await context.session.loaders.department.get(dept_id)
+    department = await context.loaders.department.get(dept_id)
     return department is not None and department.manager_id == principal.subject
 
 
@@ -101,7 +101,7 @@ async def check_application(context: RequestContext, emp_id: str, job_id: str) -
     if principal.role is Role.ADMIN or principal.subject == emp_id:
         return
     if principal.role is Role.MANAGER:
-        job = await context.session.loaders.job.get(job_id)
+        job = await context.loaders.job.get(job_id)
         if job is not None and await manages(context, job.department_id):
             return
     raise forbidden("only the applicant, the department's manager and admins see an application")

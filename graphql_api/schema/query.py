@@ -11,10 +11,11 @@ import strawberry
 from datastore.kinds import entities
 from datastore.table.pagination import PageRequest
 from datastore.tenants import organizations
+from graphql_api.execution import ids
 from graphql_api.execution.fields import Deferred, loaded
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, permissions
-from graphql_api.schema.cursors import CursorCodec
+from graphql_api.request.cursors import CursorCodec
+from graphql_api.schema import permissions
 from graphql_api.schema.types.application import Application
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, check_first, to_connection
 from graphql_api.schema.types.department import Department
@@ -64,19 +65,19 @@ def _visible_job(context: RequestContext, found: entities.JobPosting | None) -> 
 
 
 def _employee(context: RequestContext, emp_id: str) -> Deferred[Employee | None]:
-    return context.session.loaders.employee.deferred(emp_id, _employee_of)
+    return context.loaders.employee.deferred(emp_id, _employee_of)
 
 
 def _department(context: RequestContext, dept_id: str) -> Deferred[Department | None]:
-    return context.session.loaders.department.deferred(dept_id, _department_of)
+    return context.loaders.department.deferred(dept_id, _department_of)
 
 
 def _job(context: RequestContext, job_id: str) -> Deferred[JobPosting | None]:
-    return context.session.loaders.job.deferred(job_id, functools.partial(_visible_job, context))
+    return context.loaders.job.deferred(job_id, functools.partial(_visible_job, context))
 
 
 async def _application(context: RequestContext, job_id: str, app_id: str) -> Application | None:
-    found = await context.session.loaders.application.get((job_id, app_id))
+    found = await context.loaders.application.get((job_id, app_id))
     if found is None:
         return None
     await permissions.check_application(context, found.emp_id, found.job_id)
@@ -128,7 +129,7 @@ def _load_node(context: RequestContext, arguments: Mapping[str, Any]) -> Loaded:
             return None
         if decoded.type_name == "Organization":
             return _organization(context)
-        return context.session.loaders.subscription.deferred(decoded.parts[0], _subscription_of)
+        return context.loaders.subscription.deferred(decoded.parts[0], _subscription_of)
     handler = _NODE_HANDLERS.get((decoded.type_name, len(decoded.parts)))
     if handler is None:
         return None
@@ -202,7 +203,7 @@ class Query:
             ),
         ],
     ) -> Employee | None:
-        emp_id = await info.context.session.loaders.employee_id_by_email.get(email)
+        emp_id = await info.context.loaders.employee_id_by_email.get(email)
         return None if emp_id is None else await _employee(info.context, emp_id).result()
 
     department = loaded(

@@ -8,7 +8,7 @@ terminated employee or a changed role end the connection with FORBIDDEN), then t
 own rules, then the selection is executed with the types' field rules, exactly as a query's.
 Served over WebSocket (graphql-transport-ws) and HTTP streams (Server-Sent Events, multipart:
 graphql_api/subscriptions/over_http.py); a plain JSON request gets
-SUBSCRIPTIONS_NOT_SUPPORTED (graphql_api/http/subscriptions.py). On AWS (API Gateway's
+SUBSCRIPTIONS_NOT_SUPPORTED (graphql_api/subscriptions/edge.py). On AWS (API Gateway's
 WebSocket API, graphql_api/subscriptions/gateway.py) each event is one execution of the
 stored subscription through the same field (the session's ``one_shot``), so the same checks run.
 """
@@ -30,6 +30,7 @@ from graphql_api.schema.types.live import ApplicationChange, AuditEventAdded, Em
 from graphql_api.subscriptions import live_metrics
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
+from graphql_api.subscriptions.context import LiveContext
 from graphql_api.subscriptions.cursors import Cursors, Position
 from graphql_api.subscriptions.session import LiveSession
 from graphql_api.subscriptions.stream import LiveStream
@@ -51,7 +52,8 @@ async def _deliver(info: Info, topic: live_topics.LiveTopic, after: str | None) 
     context = info.context
     session = context.session
     services = session.services
-    hub = services.live
+    # The hub of a subscription held open on this process; on AWS none (the event is given).
+    hub = context.hub if isinstance(context, LiveContext) else None
     shot = session.one_shot if isinstance(session, LiveSession) else None
     held = isinstance(session, LiveSession) and session.connection is not None and hub is not None and hub.available
     if shot is None and not held:

@@ -10,8 +10,8 @@ from typing import Final, Literal
 from urllib.parse import urlsplit
 
 from datastore.config import ConfigError, env_float, env_int
-from graphql_api.observability.logging import LOG_FORMATS, LogFormat
-from graphql_api.webhooks.settings import WebhookSettings
+from graphql_api.log_output import LOG_FORMATS, LogFormat
+from graphql_api.settings.webhooks import WebhookSettings
 
 # Printed at start-up in development; refused anywhere else.
 DEVELOPMENT_SECRET: Final = "dev-only-secret-change-me-0123456789abcdef"
@@ -257,7 +257,7 @@ class ApiSettings:
     subscription_replay_seconds: float = 86_400.0
     # Days between closing an organisation and deleting its data (datastore/lifecycle/offboarding.py).
     offboarding_grace_days: int = 30
-    # Webhooks: the retry schedule and every bound (graphql_api/webhooks/settings.py, WEBHOOK_*).
+    # Webhooks: the retry schedule and every bound (graphql_api/settings/webhooks.py, WEBHOOK_*).
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
 
     @property

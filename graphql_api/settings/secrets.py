@@ -7,20 +7,14 @@ JWT_SECRET_ARN is set, before the settings are parsed: in Lambda's init phase, o
 execution environment. The region is the ARN's; credentials come from the standard chain (the
 function's role); ``AWS_ENDPOINT_URL_SECRETS_MANAGER`` (read by botocore) points it elsewhere,
 as the tests point it at moto's server.
+
+boto3 is imported by ``fetch_secret``: a process without JWT_SECRET_ARN (every one but
+Lambda's) does not load it to start.
 """
 
 from __future__ import annotations
 
-from typing import Final
-
-import boto3
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
-
 from datastore.config import ConfigError
-
-# Start-up waits at most about this long for Secrets Manager before failing with one line.
-_CLIENT_CONFIG: Final = Config(connect_timeout=2, read_timeout=5, retries={"mode": "standard", "max_attempts": 3})
 
 
 def region_of(arn: str) -> str:
@@ -33,7 +27,13 @@ def region_of(arn: str) -> str:
 
 def fetch_secret(arn: str) -> str:
     """The secret's string value; ConfigError naming the ARN when it cannot be read."""
-    client = boto3.client("secretsmanager", region_name=region_of(arn), config=_CLIENT_CONFIG)
+    import boto3
+    from botocore.config import Config
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    # Start-up waits at most about this long for Secrets Manager before failing with one line.
+    config = Config(connect_timeout=2, read_timeout=5, retries={"mode": "standard", "max_attempts": 3})
+    client = boto3.client("secretsmanager", region_name=region_of(arn), config=config)
     try:
         value = client.get_secret_value(SecretId=arn).get("SecretString")
     except ClientError as error:

@@ -12,9 +12,9 @@ from collections.abc import Callable
 from datastore.errors import DatastoreError
 from datastore.values.ids import OrgId
 from graphql_api.auth.active import check_active
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError
 from graphql_api.request.context import RequestContext
+from graphql_api.request.principal import Principal
 from graphql_api.subscriptions.closing import Close, Closed
 
 

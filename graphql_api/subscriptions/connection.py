@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from graphql_api.auth.tokens import Principal
+from graphql_api.request.principal import Principal
 from graphql_api.subscriptions import live_metrics
 from graphql_api.subscriptions.closing import Close, Closed
 

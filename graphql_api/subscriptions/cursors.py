@@ -13,7 +13,7 @@ replay from a position returns the events after the floor that are not in ``rece
 exactly the missed ones, late commits included, none twice.
 
 The cursor is the position signed, and bound to the organisation and to the subscription
-it came from (field and argument), like list cursors (graphql_api/schema/cursors.py). It
+it came from (field and argument), like list cursors (graphql_api/request/cursors.py). It
 names at most CURSOR_IDS recent ids, the newest: past that (more than CURSOR_IDS events
 within one window) its floor stays where it is and a resume may repeat the oldest of them,
 never miss one.
@@ -26,7 +26,7 @@ from typing import Final
 
 from datastore.values import ids
 from graphql_api.execution.errors import bad_input
-from graphql_api.schema.cursors import CursorCodec
+from graphql_api.request.cursors import CursorCodec
 
 CURSOR_IDS: Final = 64
 

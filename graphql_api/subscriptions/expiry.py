@@ -20,8 +20,8 @@ from datastore.errors import DatastoreError
 from datastore.signin import sessions
 from datastore.tenancy.scope import TenantScope
 from datastore.values.items import timestamp
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError
+from graphql_api.request.principal import Principal
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
 from graphql_api.subscriptions.closing import Close, Closed

@@ -58,7 +58,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Protocol
 
-import boto3
 import orjson
 import strawberry
 from graphql import GraphQLError, OperationDefinitionNode, parse
@@ -73,8 +72,8 @@ from strawberry.utils.aio import aclosing
 from datastore.errors import DatastoreError
 from datastore.feed import records
 from datastore.feed.records import ChangeName, StreamRecord
+from datastore.kinds.bookkeeping import GatewayConnection, GatewaySubscription, ResumePoint
 from datastore.kinds.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, Role, SessionStatus
-from datastore.kinds.records import GatewayConnection, GatewaySubscription, ResumePoint
 from datastore.signin import resume_points
 from datastore.tenancy.scope import GatewayScope, TenantScope
 from datastore.tenants import live_connections
@@ -82,13 +81,13 @@ from datastore.values.ids import OrgId
 from datastore.values.items import now
 from graphql_api.auth.active import check_active
 from graphql_api.auth.backend import BearerTokenBackend, CredentialUnavailable
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError
 from graphql_api.http.errors import TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
 from graphql_api.http.request import operation_of
 from graphql_api.http.response import payload
 from graphql_api.request.context import RequestContext
+from graphql_api.request.principal import Principal
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline
 from graphql_api.subscriptions.admission import admit
@@ -142,6 +141,9 @@ class Boto3ManagementApi:
     def _client(self, endpoint: str) -> Any:
         client = self._clients.get(endpoint)
         if client is None:
+            # Imported with the first client, when a first message goes out: not at the function's start.
+            import boto3
+
             url = self.endpoint_of.get(endpoint, endpoint)
             host = urllib.parse.urlsplit(endpoint).hostname or ""
             region = _REGION.fullmatch(host)

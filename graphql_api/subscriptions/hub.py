@@ -46,8 +46,7 @@ from datastore.feed.lease import group_name, holder_name
 from datastore.feed.records import ChangeName, StreamRecord, Undecodable
 from datastore.kinds.entities import ApiKeyStatus, AuditEvent, EmployeeStatus, OrganizationStatus, SessionStatus
 from datastore.tenancy.scope import FeedScope
-from graphql_api.entrypoints.host_files import owner_tag, start_time
-from graphql_api.entrypoints.worker_process import supervisor_pid
+from graphql_api.host.files import owner_tag, start_time, supervisor_pid
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.expiry import signed_out_by
@@ -106,7 +105,9 @@ class LiveHub:
         group = instance_group()
         settings = dataclasses.replace(datastore.feed, kinds=FEED_KINDS)
         table = datastore.table(FeedScope(group))
-        return cls(services, FeedHost(table, datastore.streams, datastore.client, group, this_holder(), settings))
+        # The clients are made when the feed first reads (Datastore's, each made once).
+        feed = FeedHost(table, lambda: datastore.streams, lambda: datastore.client, group, this_holder(), settings)
+        return cls(services, feed)
 
     @property
     def available(self) -> bool:

@@ -27,15 +27,14 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 from prometheus_client import Counter, Gauge
 
-from graphql_api.subscriptions.closing import Close
+from graphql_api.subscriptions.closing import Close, Closed
 
 if TYPE_CHECKING:
     from datastore.feed.host import FeedStatus
-    from graphql_api.subscriptions.connection import LiveConnection
 
 log = logging.getLogger("hr.live")
 
@@ -61,6 +60,18 @@ for _code in sorted({close.code for close in Close}):
     CLOSES.labels(str(_code))
 
 
+class Watched(Protocol):
+    """What the figures read of a live connection (connection.py's LiveConnection, which counts
+    its closes here)."""
+
+    @property
+    def org_id(self) -> str: ...
+
+    opened: float
+    queued: int
+    closed: Closed | None
+
+
 def closed(close: Close) -> None:
     CLOSES.labels(str(close.code)).inc()
 
@@ -69,7 +80,7 @@ def delivered() -> None:
     DELIVERED.inc()
 
 
-def connection_ended(connection: LiveConnection, transport: str) -> None:
+def connection_ended(connection: Watched, transport: str) -> None:
     """The one log line of a live connection's end."""
     why = connection.closed
     fields = {
@@ -88,7 +99,7 @@ class Sampler:
 
     def __init__(
         self,
-        connections: Callable[[], Iterable[LiveConnection]],
+        connections: Callable[[], Iterable[Watched]],
         subscriptions: Callable[[], int],
         feed: FeedStatus | None,
     ) -> None:

@@ -52,24 +52,25 @@ from strawberry.utils.aio import aclosing
 
 from datastore.errors import DatastoreError
 from graphql_api.auth.active import check_active
-from graphql_api.auth.backend import principal_of
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError, Code
 from graphql_api.http import response
 from graphql_api.http.errors import TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
-from graphql_api.http.raw import error_body
 from graphql_api.http.request import Operation, read_operations
 from graphql_api.http.streams import FRAMINGS, Framing
 from graphql_api.limits.concurrency import release_slot
 from graphql_api.observability.record import record_error
+from graphql_api.observability.refusals import error_body
 from graphql_api.request.context import RequestContext
+from graphql_api.request.principal import Principal, principal_of
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
 from graphql_api.subscriptions import live_metrics
 from graphql_api.subscriptions.closing import Closed
 from graphql_api.subscriptions.connection import LiveConnection
+from graphql_api.subscriptions.context import LiveContext
 from graphql_api.subscriptions.expiry import until_over
+from graphql_api.subscriptions.hub import LiveHub
 from graphql_api.subscriptions.session import LiveSession
 
 log = logging.getLogger("hr.live")
@@ -124,10 +125,16 @@ class HttpSubscriptions:
     """The ASGI app of a request to /graphql that asks for a stream (graphql_api/app.py routes it here)."""
 
     def __init__(
-        self, schema: strawberry.Schema, services: Services, persisted: PersistedDocuments, request: ASGIApp
+        self,
+        schema: strawberry.Schema,
+        services: Services,
+        hub: LiveHub,
+        persisted: PersistedDocuments,
+        request: ASGIApp,
     ) -> None:
         self.schema = schema
         self.services = services
+        self.hub = hub
         self.persisted = persisted
         self.request = request  # the ordinary request, for what is not a subscription
 
@@ -185,8 +192,8 @@ class HttpSubscriptions:
             return _refusal(request.scope, 401, "UNAUTHENTICATED", "no credential: send Authorization: Bearer <token>")
         if principal.org_id is None:
             return _refusal(request.scope, 403, "FORBIDDEN", "a platform operator's token sees no tenant data")
-        hub = self.services.live
-        if hub is None or not hub.available:
+        hub = self.hub
+        if not hub.available:
             return _refusal(request.scope, 503, "UNAVAILABLE", "live updates are not served by this process")
         settings = self.services.settings
         queue: asyncio.Queue[_Item] = asyncio.Queue()
@@ -228,7 +235,7 @@ class HttpSubscriptions:
     def _context(self, request: Request, principal: Principal, connection: LiveConnection) -> RequestContext:
         timeout = self.services.settings.request_timeout_seconds
         session = LiveSession(self.services, principal, Deadline.after(timeout), connection=connection)
-        return RequestContext(request, Response(), str(uuid.uuid4()), principal, session)
+        return LiveContext(request, Response(), str(uuid.uuid4()), principal, session, hub=self.hub)
 
     async def _stream(
         self,
@@ -291,8 +298,6 @@ class HttpSubscriptions:
             for task in tasks:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
-            hub = self.services.live
-            if hub is not None:
-                hub.release(connection)
+            self.hub.release(connection)
             live_metrics.connection_ended(connection, framing.name)
             context.session.end()

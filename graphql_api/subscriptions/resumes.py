@@ -38,14 +38,14 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Final, ParamSpec, TypeVar
 
-from datastore.kinds.records import ResumePoint
+from datastore.kinds.bookkeeping import ResumePoint
 from datastore.signin import resume_points
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import TenantScope
 from datastore.values import items
 from datastore.values.ids import OrgId
-from graphql_api.auth.tokens import Principal
 from graphql_api.lru import Lru
+from graphql_api.request.principal import Principal
 from graphql_api.subscriptions.connection import LiveConnection
 
 if TYPE_CHECKING:

@@ -34,9 +34,9 @@ from datastore.aws.calls import CallLog
 from datastore.kinds.entities import AuditEvent
 from datastore.tenancy.scope import TenantScope
 from datastore.values.ids import OrgId
+from graphql_api.execution.loaders import Loaders
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
-from graphql_api.schema.loaders import Loaders
 from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.resumes import ResumeKey
 

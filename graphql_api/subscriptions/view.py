@@ -18,9 +18,11 @@ from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 
-from graphql_api.auth.backend import BearerTokenBackend, principal_of
+from graphql_api.auth.backend import BearerTokenBackend
 from graphql_api.http.persisted import PersistedDocuments
+from graphql_api.request.principal import principal_of
 from graphql_api.request.services import Services
+from graphql_api.subscriptions.hub import LiveHub
 from graphql_api.subscriptions.websocket import LiveWebSocketHandler, SocketContext
 
 
@@ -31,6 +33,7 @@ class LiveSocketView(GraphQL[SocketContext, None]):
         self,
         schema: strawberry.Schema,
         services: Services,
+        hub: LiveHub,
         backend: BearerTokenBackend,
         persisted: PersistedDocuments,
     ) -> None:
@@ -43,6 +46,7 @@ class LiveSocketView(GraphQL[SocketContext, None]):
             allowed_origins=list(settings.cors_origins),
         )
         self.services = services
+        self.hub = hub
         self.backend = backend
         self.persisted = persisted
 

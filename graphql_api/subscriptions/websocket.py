@@ -39,7 +39,7 @@ import contextlib
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import Any, Protocol, cast
 
 import orjson
 from starlette.authentication import AuthenticationError
@@ -62,24 +62,23 @@ from strawberry.types.graphql import OperationType
 from strawberry.utils.aio import aclosing
 
 from graphql_api.auth.backend import BearerTokenBackend, CredentialUnavailable
-from graphql_api.auth.tokens import Principal
 from graphql_api.http.errors import TransportError, bad_request
 from graphql_api.http.persisted import PersistedDocuments
 from graphql_api.http.request import operation_of
 from graphql_api.request.context import RequestContext
+from graphql_api.request.principal import Principal
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline
 from graphql_api.subscriptions import live_metrics
 from graphql_api.subscriptions.admission import admit
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
+from graphql_api.subscriptions.context import LiveContext
 from graphql_api.subscriptions.expiry import until_over
+from graphql_api.subscriptions.hub import LiveHub
 from graphql_api.subscriptions.messages import check_size, operation_id_of
 from graphql_api.subscriptions.resumes import ResumeKey
 from graphql_api.subscriptions.session import LiveSession
-
-if TYPE_CHECKING:
-    from graphql_api.subscriptions.hub import LiveHub
 
 log = logging.getLogger("hr.live")
 
@@ -99,6 +98,7 @@ class LiveView(Protocol):
     """What the handler needs of the view that accepted the socket (graphql_api/app.py)."""
 
     services: Services
+    hub: LiveHub
     backend: BearerTokenBackend
     persisted: PersistedDocuments
 
@@ -126,8 +126,8 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         return self.live.services
 
     @property
-    def hub(self) -> LiveHub | None:
-        return self.services.live
+    def hub(self) -> LiveHub:
+        return self.live.hub
 
     # --- the connection ----------------------------------------------------------------------------
 
@@ -145,7 +145,7 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
             await self._save_resumes(subscribed)
             for timer in self._timers:
                 timer.cancel()
-            if self.connection is not None and self.hub is not None:
+            if self.connection is not None:
                 self.hub.release(self.connection)
             if self.connection is not None:
                 live_metrics.connection_ended(self.connection, "websocket")
@@ -236,7 +236,7 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         principal = await self._caller(payload)
         await admit(principal, lambda caller: self._context(caller, None))
         hub = self.hub
-        if hub is None or not hub.available:
+        if not hub.available:
             raise Closed(Close.UNAVAILABLE, "live updates are not served by this process")
         connection = LiveConnection(principal, self.services.settings.subscription_queue_events, self.close_with)
         hub.admit(connection)  # Closed(TOO_MANY) past a bound
@@ -283,7 +283,7 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
     def _context(self, principal: Principal, connection: LiveConnection | None) -> RequestContext:
         timeout = self.services.settings.request_timeout_seconds
         session = LiveSession(self.services, principal, Deadline.after(timeout), connection=connection)
-        return RequestContext(self.context.websocket, Response(), str(uuid.uuid4()), principal, session)
+        return LiveContext(self.context.websocket, Response(), str(uuid.uuid4()), principal, session, hub=self.hub)
 
     async def handle_subscribe(self, message: SubscribeMessage) -> None:
         if not self.connection_acknowledged or self.connection is None:
@@ -323,7 +323,7 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         context = self.contexts.get(message["id"])
         key = context.session.resume_key if context is not None and isinstance(context.session, LiveSession) else None
         await super().handle_complete(message)  # stopped first: it remembers nothing more
-        if key is not None and self.hub is not None:
+        if key is not None:
             await self.hub.resumes.forget(key)
 
     def _resume_keys(self) -> list[ResumeKey]:
@@ -335,7 +335,7 @@ class LiveWebSocketHandler(BaseGraphQLTransportWSHandler[SocketContext, None]):
         ]
 
     async def _save_resumes(self, keys: list[ResumeKey]) -> None:
-        if keys and self.connection is not None and self.hub is not None:
+        if keys and self.connection is not None:
             await self.hub.resumes.save(keys, self.connection)
 
     async def _refuse(self, operation_id: str, message: str, code: str) -> None:

@@ -1,6 +1,7 @@
 """Webhooks out: the organisation's audit events POSTed to its endpoints, signed, retried.
 
-- ``settings``: the retry schedule and every bound, from the environment (WEBHOOK_*).
+- the retry schedule and every bound come from the environment (WEBHOOK_*) with the rest
+  of the configuration: graphql_api/settings/webhooks.py.
 - ``message``: the thin event a receiver gets and its Standard Webhooks headers, signed
   with the ``standardwebhooks`` library (both secrets during a rotation's overlap).
 - ``attempt``: one attempt of one delivery through the outbound rules identity providers'

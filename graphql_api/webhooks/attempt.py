@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
-from datastore.webhooks.model import DeliveryStatus, WebhookDelivery, WebhookEndpoint
+from datastore.kinds.webhook_entities import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from graphql_api.auth.outbound import Answer, FetchRefused, post
+from graphql_api.settings.webhooks import WebhookSettings
 from graphql_api.webhooks import message
-from graphql_api.webhooks.settings import WebhookSettings
 
 RETRIED_STATUSES = frozenset({408, 429})
 

@@ -40,17 +40,17 @@ from typing import Final
 from datastore.errors import DatastoreError
 from datastore.feed.fanout import RECORD, Frame
 from datastore.feed.lease import Lease, LeaseLost, holder_name
+from datastore.kinds.webhook_entities import WebhookDelivery
 from datastore.table.scoped import Table
 from datastore.table.store import Datastore
 from datastore.tenancy.scope import FeedScope, TenantScope
 from datastore.values import items
 from datastore.values.ids import OrgId
 from datastore.webhooks import outbox
-from datastore.webhooks.model import WebhookDelivery
-from graphql_api.entrypoints.host_files import start_time
+from graphql_api.host.files import start_time
 from graphql_api.observability.labels import BoundedLabel
+from graphql_api.settings.webhooks import WebhookSettings
 from graphql_api.webhooks import metrics, rounds
-from graphql_api.webhooks.settings import WebhookSettings
 
 log = logging.getLogger("hr.webhooks")
 

@@ -18,8 +18,8 @@ from datetime import UTC, datetime
 import orjson
 from standardwebhooks import Webhook
 
-from datastore.kinds.model import timestamp
-from datastore.webhooks.model import WebhookDelivery, WebhookEndpoint
+from datastore.kinds.webhook_entities import WebhookDelivery, WebhookEndpoint
+from datastore.values.items import timestamp
 
 
 def body(delivery: WebhookDelivery) -> bytes:

@@ -21,9 +21,9 @@ from typing import Any, Final, Protocol
 
 import orjson
 
+from datastore.kinds.webhook_entities import WebhookDelivery
 from datastore.values import ids
 from datastore.values.ids import OrgId
-from datastore.webhooks.model import WebhookDelivery
 
 MAX_DELAY_SECONDS: Final = 900
 # SendMessageBatch's bound.

@@ -48,17 +48,17 @@ from datastore.errors import DatastoreError, NotFound
 from datastore.feed import records
 from datastore.feed.records import ChangeName, StreamRecord
 from datastore.kinds.entities import AuditEvent
+from datastore.kinds.webhook_entities import WebhookDelivery
 from datastore.table.scoped import Table
 from datastore.table.store import Datastore
 from datastore.tenancy.scope import TenantScope
 from datastore.values import items
 from datastore.values.ids import OrgId, id_ceiling, id_milliseconds
 from datastore.webhooks import outbox
-from datastore.webhooks.model import WebhookDelivery
 from graphql_api.observability.labels import BoundedLabel
+from graphql_api.settings.webhooks import WebhookSettings
 from graphql_api.webhooks import metrics, rounds
 from graphql_api.webhooks.queue import Queue, QueueError, QueueMessage, message_for
-from graphql_api.webhooks.settings import WebhookSettings
 
 log = logging.getLogger("hr.webhooks")
 

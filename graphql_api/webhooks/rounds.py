@@ -26,15 +26,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from datastore.errors import NotFound
+from datastore.kinds.webhook_entities import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from datastore.table.scoped import Table
 from datastore.values import items
 from datastore.values.ids import id_time
 from datastore.webhooks import endpoints as endpoint_store
 from datastore.webhooks import outbox
-from datastore.webhooks.model import DeliveryStatus, WebhookDelivery, WebhookEndpoint
+from graphql_api.settings.webhooks import WebhookSettings
 from graphql_api.webhooks import metrics
 from graphql_api.webhooks.attempt import after_attempt, send
-from graphql_api.webhooks.settings import WebhookSettings
 
 log = logging.getLogger("hr.webhooks")
 

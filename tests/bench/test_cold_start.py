@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bench import cold_start
-from bench.__main__ import API, server_env
+from bench.serving import API, server_env
 from graphql_api.auth.tokens import issue_token
 from tests.graphql_api.fixtures import load_demo
 

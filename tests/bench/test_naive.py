@@ -12,7 +12,7 @@ import graphql_api.request.session
 from bench.naive import NaiveLoaders
 from bench.queries import Q1, Q2, Q3
 from datastore.dev import demo as demo_data
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.graphql_api.fixtures import Api, Demo
 
 

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from datastore.config import ROLE_SETTINGS, ConfigError, DatastoreSettings, RoleSettings
+from datastore.config import (
+    DEFAULT_RETENTION_DAYS,
+    MAX_RETENTION_DAYS,
+    MIN_RETENTION_DAYS,
+    ROLE_SETTINGS,
+    ConfigError,
+    DatastoreSettings,
+    RoleSettings,
+)
 from datastore.dev.local_sts import EXPORT_ROLE, LIFECYCLE_ROLE, PLATFORM_ROLE, SIGNIN_ROLE, TENANT_ROLE, role_env
-from datastore.writes import retention
 from deploy import cloudformation
 
 STS = "http://127.0.0.1:5000"
@@ -72,10 +79,10 @@ def test_role_settings__template__passes_exactly_the_settings_read() -> None:
 
 
 def test_audit_retention__unset__seven_years() -> None:
-    assert DatastoreSettings.from_env({}).audit_retention_days == retention.DEFAULT_DAYS == 2557
+    assert DatastoreSettings.from_env({}).audit_retention_days == DEFAULT_RETENTION_DAYS == 2557
 
 
-@pytest.mark.parametrize("days", [str(retention.MIN_DAYS), "400", str(retention.MAX_DAYS)])
+@pytest.mark.parametrize("days", [str(MIN_RETENTION_DAYS), "400", str(MAX_RETENTION_DAYS)])
 def test_audit_retention__within_bounds__read(days: str) -> None:
     assert DatastoreSettings.from_env({"AUDIT_RETENTION_DAYS": days}).audit_retention_days == int(days)
 
@@ -83,8 +90,8 @@ def test_audit_retention__within_bounds__read(days: str) -> None:
 @pytest.mark.parametrize(
     ("days", "message"),
     [
-        (str(retention.MIN_DAYS - 1), f"AUDIT_RETENTION_DAYS must be at least {retention.MIN_DAYS}"),
-        (str(retention.MAX_DAYS + 1), f"AUDIT_RETENTION_DAYS must be at most {retention.MAX_DAYS}"),
+        (str(MIN_RETENTION_DAYS - 1), f"AUDIT_RETENTION_DAYS must be at least {MIN_RETENTION_DAYS}"),
+        (str(MAX_RETENTION_DAYS + 1), f"AUDIT_RETENTION_DAYS must be at most {MAX_RETENTION_DAYS}"),
         ("seven years", "AUDIT_RETENTION_DAYS must be an integer"),
     ],
 )

@@ -1,4 +1,5 @@
-"""SPEC section 5 under concurrency: real threads against DynamoDB Local.
+"""The data invariants (counters equal what they count, one application per person and job)
+under concurrency: real threads against DynamoDB Local.
 
 Threads start together at a barrier (synchronisation, not sleeps); each outcome is either
 a success or a typed conflict, and the table is read back afterwards to prove the invariant.

@@ -122,7 +122,7 @@ def api(http: httpx.Client, api_settings: ApiSettings) -> Api:
 
 @dataclass(frozen=True)
 class Demo:
-    """The demo organisations of SPEC section 9, loaded once into the session's table."""
+    """The demo organisations (datastore/dev/demo.py), loaded once into the session's table."""
 
     people: dict[str, Employee]
 

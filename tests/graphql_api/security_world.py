@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from datastore.kinds.entities import Application, Department, Employee, JobPosting, Role
 from datastore.tenants import applications, departments, jobs
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import Tenant
 

@@ -24,7 +24,7 @@ from datastore.kinds.entities import Employee, EmployeeStatus, Plan, Role
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import PlatformScope
 from datastore.tenants import employees, organizations
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import TenantFactory, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient

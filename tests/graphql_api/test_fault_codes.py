@@ -31,10 +31,10 @@ from graphql import (
 
 from datastore.aws.client import AsyncDynamo
 from graphql_api.app import create_app
+from graphql_api.execution import ids
 from graphql_api.execution.documents import Documents
 from graphql_api.execution.errors import Code
 from graphql_api.execution.library_internals import graphql_schema
-from graphql_api.schema import ids
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory, Tenant

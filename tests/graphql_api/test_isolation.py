@@ -31,7 +31,7 @@ from datastore.kinds.entities import Role
 from datastore.signin import api_keys
 from datastore.tenancy import keys
 from datastore.values.ids import new_id
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import TenantFactory
 from tests.graphql_api.fixtures import Api, GraphQLClient

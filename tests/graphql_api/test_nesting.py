@@ -1,4 +1,4 @@
-"""The nestings of SPEC section 6, on the demo organisations."""
+"""Organization -> Departments -> Employees -> Applications (and job postings), nested, on the demo organisations."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from datastore.kinds.entities import Plan
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import PlatformScope
 from datastore.tenants import organizations
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import unique_domain
 from tests.graphql_api.fixtures import Api

@@ -10,7 +10,7 @@ from mypy_boto3_dynamodb import DynamoDBClient
 from datastore.kinds.entities import Employee
 from datastore.tenants import employees
 from graphql_api.auth.tokens import issue_token
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api

@@ -33,7 +33,7 @@ from datastore.table.scoped import Table
 from datastore.tenancy.scope import PlatformScope
 from datastore.tenants import organizations
 from graphql_api.app import create_app
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
 from tests.conftest import DatastoreFactory, unique_domain
@@ -198,7 +198,7 @@ def test_same_entity_at_two_depths__read_once_per_level(api: Api, big: BigTenant
     assert body["extensions"]["cost"]["waves"] == 3
 
 
-# --- the caller check's price on the bench's queries (issue 12 lever 4) ---------------------
+# --- the caller check's price on the bench's queries ---------------------------------------
 #
 # The check reads the organisation's and the caller's items as two keys of the request's first
 # entity batch: one BatchGetItem beside the query's own first wave, or none extra when the query

@@ -1,4 +1,4 @@
-"""Compiled execution plans (issue 12 lever 6).
+"""Compiled execution plans.
 
 A validated query is compiled once per (document, operation, @skip/@include values), kept
 with the document's other analyses (execution/documents.py), into a plan (compiler.py): for

@@ -8,9 +8,10 @@ import strawberry
 
 from datastore.kinds.entities import Role
 from datastore.tenants import applications
+from graphql_api.execution import ids
 from graphql_api.execution.errors import forbidden, not_found
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, permissions
+from graphql_api.schema import permissions
 from graphql_api.schema.mutations.common import IDEMPOTENCY_KEY_HELP, INPUT_ARGUMENT, run_write
 from graphql_api.schema.types.application import Application
 from graphql_api.schema.types.scalars import ApplicationStatus
@@ -78,7 +79,7 @@ async def withdraw_application(
     context = info.context
     caller = permissions.caller(context)
     job_id, app_id = ids.APPLICATION.decode(input.id, "input.id")
-    current = await context.session.loaders.application.get((job_id, app_id))
+    current = await context.loaders.application.get((job_id, app_id))
     if current is None:
         raise not_found("Application")
     if caller.role is not Role.ADMIN and current.emp_id != caller.subject:
@@ -101,8 +102,8 @@ async def set_application_status(
     context = info.context
     permissions.caller(context)
     job_id, app_id = ids.APPLICATION.decode(input.id, "input.id")
-    job = await context.session.loaders.job.get(job_id)
-    if job is None or await context.session.loaders.application.get((job_id, app_id)) is None:
+    job = await context.loaders.job.get(job_id)
+    if job is None or await context.loaders.application.get((job_id, app_id)) is None:
         raise not_found("Application")
     if not permissions.is_admin(context) and not await permissions.manages(context, job.department_id):
         raise forbidden("only admins and the department's manager may review applications")

@@ -8,9 +8,9 @@ import strawberry
 
 from datastore.tenants import departments
 from datastore.values.ids import EmployeeId
+from graphql_api.execution import ids
 from graphql_api.execution.errors import bad_input
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import (
     IDEMPOTENCY_KEY_HELP,
     INPUT_ARGUMENT,

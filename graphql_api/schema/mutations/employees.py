@@ -9,8 +9,8 @@ from typing import Annotated
 import strawberry
 
 from datastore.tenants import employees
+from graphql_api.execution import ids
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import (
     IDEMPOTENCY_KEY_HELP,
     INPUT_ARGUMENT,

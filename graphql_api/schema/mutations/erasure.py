@@ -7,8 +7,8 @@ from typing import Annotated
 import strawberry
 
 from datastore.lifecycle import erasure
+from graphql_api.execution import ids
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import INPUT_ARGUMENT, require_admin, run_write
 from graphql_api.schema.types.employee import Employee
 

@@ -10,8 +10,8 @@ import strawberry
 from datastore.lifecycle import offboarding
 from datastore.tenancy.scope import LifecycleScope
 from datastore.tenants import organizations
+from graphql_api.execution import ids
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import INPUT_ARGUMENT, run_write
 from graphql_api.schema.types.organization import Organization
 from graphql_api.schema.types.scalars import Plan

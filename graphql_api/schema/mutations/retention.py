@@ -6,8 +6,8 @@ from typing import Annotated
 
 import strawberry
 
+from datastore.config import DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
 from datastore.tenants import organizations
-from datastore.writes import retention
 from graphql_api.request.context import RequestContext
 from graphql_api.schema.mutations.common import INPUT_ARGUMENT, require_admin, run_write
 from graphql_api.schema.types.organization import Organization
@@ -18,9 +18,9 @@ Info = strawberry.Info[RequestContext, None]
 @strawberry.input(description="The organisation's audit retention.")
 class SetAuditRetentionInput:
     days: int | None = strawberry.field(
-        description=f"How many days each audit event is kept after it happened, {retention.MIN_DAYS} to "
-        f"{retention.MAX_DAYS}; null returns to the platform's default (AUDIT_RETENTION_DAYS, "
-        f"{retention.DEFAULT_DAYS} unless the operator set another). Outside the bounds: BAD_USER_INPUT."
+        description=f"How many days each audit event is kept after it happened, {MIN_RETENTION_DAYS} to "
+        f"{MAX_RETENTION_DAYS}; null returns to the platform's default (AUDIT_RETENTION_DAYS, "
+        f"{DEFAULT_RETENTION_DAYS} unless the operator set another). Outside the bounds: BAD_USER_INPUT."
     )
 
 

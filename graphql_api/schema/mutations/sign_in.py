@@ -24,9 +24,10 @@ from datastore.tenants import employees
 from datastore.values.ids import OrgId
 from graphql_api.auth.discovery import check_issuer, read_document
 from graphql_api.auth.outbound import FetchRefused, fetch_json
+from graphql_api.execution import ids
 from graphql_api.execution.errors import bad_input, forbidden, token_missing
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, permissions
+from graphql_api.schema import permissions
 from graphql_api.schema.mutations.common import INPUT_ARGUMENT, require_admin, run_write
 from graphql_api.schema.types.identity_provider import IdentityProvider
 

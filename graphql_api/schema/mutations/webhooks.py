@@ -15,8 +15,8 @@ import strawberry
 from datastore.errors import InvalidInput
 from datastore.webhooks import endpoints, outbox
 from graphql_api.auth.outbound import FetchRefused, check_destination
+from graphql_api.execution import ids
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids
 from graphql_api.schema.mutations.common import INPUT_ARGUMENT, require_admin, run_write
 from graphql_api.schema.types.webhook import WebhookDelivery, WebhookEndpoint
 

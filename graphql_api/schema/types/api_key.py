@@ -11,7 +11,7 @@ from datastore.kinds import entities
 from datastore.signin import api_keys
 from datastore.table.pagination import Page, PageRequest
 from datastore.table.scoped import Table
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.schema.types.scalars import ApiKeyStatus, Role
 
 

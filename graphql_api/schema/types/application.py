@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import strawberry
 
@@ -20,6 +20,18 @@ if TYPE_CHECKING:
 Info = strawberry.Info[RequestContext, None]
 
 
+def _employee() -> type[Employee]:
+    from graphql_api.schema.types.employee import Employee
+
+    return Employee
+
+
+def _job_posting() -> type[JobPosting]:
+    from graphql_api.schema.types.job_posting import JobPosting
+
+    return JobPosting
+
+
 @strawberry.type(
     description="An employee's application to an internal job posting. Visible to the applicant, admins, "
     "and the manager of the job's department."
@@ -32,7 +44,14 @@ class Application(Node):
     job_id: strawberry.Private[str]
     emp_id: strawberry.Private[str]
     # The relations a page load gave it (types/relations.py); None: load them on demand.
-    related: strawberry.Private[dict[str, Any] | None] = None
+    related: strawberry.Private[relations.Preloaded | None] = None
+
+    EMPLOYEE: ClassVar[relations.Relation[Application, Employee]] = relations.Relation(
+        "employee", lambda application: application.emp_id, lambda loaders: loaders.employee, _employee
+    )
+    JOB_POSTING: ClassVar[relations.Relation[Application, JobPosting]] = relations.Relation(
+        "jobPosting", lambda application: application.job_id, lambda loaders: loaders.job, _job_posting
+    )
 
     @classmethod
     def of(cls, application: entities.Application) -> Application:
@@ -48,15 +67,15 @@ class Application(Node):
     @strawberry.field(
         description="The applicant; null if their record can no longer be read.",
         graphql_type=Annotated["Employee", strawberry.lazy("graphql_api.schema.types.employee")] | None,
-        metadata=relations.plan_read("employee"),
+        metadata=EMPLOYEE.plan_read(),
     )
     def employee(self, info: Info) -> Any:
-        return relations.resolve(self, "employee", info.context.session.loaders)
+        return Application.EMPLOYEE.resolve(self, info.context.loaders)
 
     @strawberry.field(
         description="The job applied to; null if it can no longer be read.",
         graphql_type=Annotated["JobPosting", strawberry.lazy("graphql_api.schema.types.job_posting")] | None,
-        metadata=relations.plan_read("jobPosting"),
+        metadata=JOB_POSTING.plan_read(),
     )
     def job_posting(self, info: Info) -> Any:
-        return relations.resolve(self, "jobPosting", info.context.session.loaders)
+        return Application.JOB_POSTING.resolve(self, info.context.loaders)

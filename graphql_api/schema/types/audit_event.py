@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 from datastore.kinds import entities
+from datastore.values.items import AuditValue
 from graphql_api.request.context import RequestContext
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ class AuditEvent:
 
         if self.actor_id is None:
             return None
-        found = await info.context.session.loaders.employee.get(self.actor_id)
+        found = await info.context.loaders.employee.get(self.actor_id)
         return None if found is None else Employee.of(found)
 
     @classmethod
@@ -86,5 +87,5 @@ class AuditEvent:
         )
 
 
-def _text(value: entities.AuditValue) -> str | None:
+def _text(value: AuditValue) -> str | None:
     return None if value is None else str(value)

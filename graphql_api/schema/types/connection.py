@@ -13,9 +13,9 @@ from datastore.table.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, Page, S
 from graphql_api.execution import fields
 from graphql_api.execution.errors import bad_input
 from graphql_api.execution.library_internals import resolve_info
+from graphql_api.execution.loaders import ListFetch, list_key
 from graphql_api.request.context import RequestContext
-from graphql_api.schema.cursors import CursorCodec
-from graphql_api.schema.loaders import ListFetch, list_key
+from graphql_api.request.cursors import CursorCodec
 from graphql_api.schema.types import relations
 
 N = TypeVar("N")
@@ -144,7 +144,7 @@ async def paginate(
     tenant = context.session.require_tenant().org_id
     codec = context.session.services.cursors
     start = None if after is None else codec.decode(after, tenant, name)
-    page = await context.session.loaders.lists.page(list_key(fetch, parent, first, start, descending))
+    page = await context.loaders.lists.page(list_key(fetch, parent, first, start, descending))
     context.session.response_budget.charge(page.items)
     connection = to_connection(page, convert, codec, tenant, name, start)
     if connection.edges:
@@ -166,7 +166,7 @@ def prefetch_page(
     first = arguments.get("first", DEFAULT_PAGE_SIZE)
     if arguments.get("after") is not None or not first_in_range(first):
         return None
-    return context.session.loaders.lists.read_ahead(list_key(fetch, parent, first, None, descending))
+    return context.loaders.lists.read_ahead(list_key(fetch, parent, first, None, descending))
 
 
 async def _load_relations(info: strawberry.Info[RequestContext, None], nodes: list[Any]) -> None:
@@ -184,7 +184,7 @@ async def _load_relations(info: strawberry.Info[RequestContext, None], nodes: li
         if analyses is None
         else analyses.relation_plan(raw.field_nodes[0], raw.operation, target, variables, build)
     )
-    await relations.load(context.session.loaders, nodes, plan)
+    await relations.load(context.loaders, nodes, plan)
 
 
 def to_connection(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import strawberry
 
 from datastore.kinds import entities
+from graphql_api.execution import loaders
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import loaders
 from graphql_api.schema.types import relations
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.schema.types.node import Node, encoded_id
@@ -17,6 +17,12 @@ if TYPE_CHECKING:
     from graphql_api.schema.types.employee import Employee
 
 Info = strawberry.Info[RequestContext, None]
+
+
+def _employee() -> type[Employee]:
+    from graphql_api.schema.types.employee import Employee
+
+    return Employee
 
 
 @strawberry.type(description="A team inside an organisation, with an optional manager. Every member can read it.")
@@ -29,7 +35,11 @@ class Department(Node):
     dept_id: strawberry.Private[str]
     manager_id: strawberry.Private[str | None]
     # The relations a page load gave it (types/relations.py); None: load them on demand.
-    related: strawberry.Private[dict[str, Any] | None] = None
+    related: strawberry.Private[relations.Preloaded | None] = None
+
+    MANAGER: ClassVar[relations.Relation[Department, Employee]] = relations.Relation(
+        "manager", lambda department: department.manager_id, lambda loaders: loaders.employee, _employee
+    )
 
     @classmethod
     def of(cls, department: entities.Department) -> Department:
@@ -43,10 +53,10 @@ class Department(Node):
     @strawberry.field(
         description="The employee who manages it and reviews applications to its jobs; null when it has none.",
         graphql_type=Annotated["Employee", strawberry.lazy("graphql_api.schema.types.employee")] | None,
-        metadata=relations.plan_read("manager"),
+        metadata=MANAGER.plan_read(),
     )
     def manager(self, info: Info) -> Any:
-        return relations.resolve(self, "manager", info.context.session.loaders)
+        return Department.MANAGER.resolve(self, info.context.loaders)
 
     @strawberry.field(
         description="The department's ACTIVE employees, in employee-id order (the order their records were created)."

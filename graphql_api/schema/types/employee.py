@@ -5,15 +5,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import strawberry
 
 from datastore.kinds import entities
 from datastore.table.pagination import Page
-from graphql_api.execution import fields
+from graphql_api.execution import fields, loaders
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import loaders, permissions
+from graphql_api.schema import permissions
 from graphql_api.schema.types import relations
 from graphql_api.schema.types.connection import (
     DEFAULT_PAGE_SIZE,
@@ -31,6 +31,12 @@ if TYPE_CHECKING:
     from graphql_api.schema.types.department import Department
 
 Info = strawberry.Info[RequestContext, None]
+
+
+def _department() -> type[Department]:
+    from graphql_api.schema.types.department import Department
+
+    return Department
 
 
 def _prefetch_applications(
@@ -78,7 +84,11 @@ class Employee(Node):
     emp_id: strawberry.Private[str]
     department_id: strawberry.Private[str | None]
     # The relations a page load gave it (types/relations.py); None: load them on demand.
-    related: strawberry.Private[dict[str, Any] | None] = None
+    related: strawberry.Private[relations.Preloaded | None] = None
+
+    DEPARTMENT: ClassVar[relations.Relation[Employee, Department]] = relations.Relation(
+        "department", lambda employee: employee.department_id, lambda loaders: loaders.department, _department
+    )
 
     @classmethod
     def of(cls, employee: entities.Employee) -> Employee:
@@ -99,10 +109,10 @@ class Employee(Node):
     @strawberry.field(
         description="The department they belong to; null when they belong to none.",
         graphql_type=Annotated["Department", strawberry.lazy("graphql_api.schema.types.department")] | None,
-        metadata=relations.plan_read("department"),
+        metadata=DEPARTMENT.plan_read(),
     )
     def department(self, info: Info) -> Any:
-        return relations.resolve(self, "department", info.context.session.loaders)
+        return Employee.DEPARTMENT.resolve(self, info.context.loaders)
 
     @strawberry.field(
         description="The employee's job applications, newest first. FORBIDDEN (this field null, the rest "

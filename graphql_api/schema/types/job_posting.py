@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 import strawberry
 
 from datastore.kinds import entities
+from graphql_api.execution import loaders
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import loaders, permissions
+from graphql_api.schema import permissions
 from graphql_api.schema.types import relations
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.schema.types.node import Node, encoded_id
@@ -20,6 +21,12 @@ if TYPE_CHECKING:
     from graphql_api.schema.types.department import Department
 
 Info = strawberry.Info[RequestContext, None]
+
+
+def _department() -> type[Department]:
+    from graphql_api.schema.types.department import Department
+
+    return Department
 
 
 @strawberry.type(
@@ -69,7 +76,11 @@ class JobPosting(Node):
     department_id: strawberry.Private[str]
     counts: strawberry.Private[entities.ApplicationCounts]
     # The relations a page load gave it (types/relations.py); None: load them on demand.
-    related: strawberry.Private[dict[str, Any] | None] = None
+    related: strawberry.Private[relations.Preloaded | None] = None
+
+    DEPARTMENT: ClassVar[relations.Relation[JobPosting, Department]] = relations.Relation(
+        "department", lambda job: job.department_id, lambda loaders: loaders.department, _department
+    )
 
     @classmethod
     def of(cls, job: entities.JobPosting) -> JobPosting:
@@ -88,10 +99,10 @@ class JobPosting(Node):
     @strawberry.field(
         description="The department that is hiring; null if it can no longer be read.",
         graphql_type=Annotated["Department", strawberry.lazy("graphql_api.schema.types.department")] | None,
-        metadata=relations.plan_read("department"),
+        metadata=DEPARTMENT.plan_read(),
     )
     def department(self, info: Info) -> Any:
-        return relations.resolve(self, "department", info.context.session.loaders)
+        return JobPosting.DEPARTMENT.resolve(self, info.context.loaders)
 
     @strawberry.field(
         description="How many applications the job has in each status, as of this read. Readable by whoever "

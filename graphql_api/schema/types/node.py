@@ -8,8 +8,7 @@ from typing import Any, Final
 
 import strawberry
 
-from graphql_api.execution import fields
-from graphql_api.schema import ids
+from graphql_api.execution import fields, ids
 
 ID_DESCRIPTION: Final = (
     "Opaque global id (base64url text). Pass it to `node(id)` or the type's own root field, "

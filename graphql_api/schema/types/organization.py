@@ -10,14 +10,15 @@ import strawberry
 
 from datastore.kinds import entities
 from datastore.signin import identity_providers
+from datastore.table import retention
 from datastore.values import names
 from datastore.values.ids import OrgId
 from datastore.webhooks import endpoints as webhook_store
-from datastore.writes import retention
+from graphql_api.execution import ids, loaders
 from graphql_api.execution.errors import bad_input, not_found
+from graphql_api.execution.loaders import ListFetch
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids, loaders, permissions
-from graphql_api.schema.loaders import ListFetch
+from graphql_api.schema import permissions
 from graphql_api.schema.types.api_key import ApiKey, api_keys_of_org
 from graphql_api.schema.types.audit_event import AuditEvent
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
@@ -104,7 +105,7 @@ class Organization(Node):
 
     async def _loaded(self, info: Info) -> entities.Organization:
         if self.known is None:
-            found = await info.context.session.loaders.organization.get(self.org_id)
+            found = await info.context.loaders.organization.get(self.org_id)
             if found is None:
                 raise not_found("Organization")
             self.known = found
@@ -152,7 +153,7 @@ class Organization(Node):
     @strawberry.field(description="Its billing subscription; null when it has none.")
     async def subscription(self, info: Info) -> BillingSubscription | None:
         if self.known_subscription is None:
-            self.known_subscription = Subscribed(await info.context.session.loaders.subscription.get(self.org_id))
+            self.known_subscription = Subscribed(await info.context.loaders.subscription.get(self.org_id))
         found = self.known_subscription.subscription
         return None if found is None else BillingSubscription.of(found)
 

@@ -1,4 +1,4 @@
-"""To-one relations loaded for a whole page at once, not once per object (issue 12 lever 3).
+"""To-one relations loaded for a whole page at once, not once per object.
 
 A field such as ``Application.employee`` read per object costs a DataLoader ``load`` each: a
 coroutine, a future and a task for every node of a page (13-17 us an object). Instead, when a
@@ -13,15 +13,19 @@ An object built anywhere else (a root field, a mutation's payload) was given not
 relation loads through the request's loader on demand, exactly as it always did. A relation
 whose load fails (the call budget, DynamoDB) fails on each object's field, as a per-object
 load did, not on the whole page.
+
+Each relation is one ``Relation`` object, declared as a class attribute of the type it
+belongs to (``Employee.DEPARTMENT``), which is how the page loads find it: its field, its
+key, its loader and its target are typed there, not looked up by name.
 """
 
 from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Protocol, Self, TypeVar
 
 from graphql import FieldNode, FragmentDefinitionNode
 
@@ -31,7 +35,7 @@ from graphql_api.execution.fields import USE_RESOLVER
 from graphql_api.execution.selection import Selections
 
 if TYPE_CHECKING:
-    from graphql_api.schema.loaders import Loaders
+    from graphql_api.execution.loaders import Entities, Loaders
 
 T = TypeVar("T")
 
@@ -39,7 +43,18 @@ T = TypeVar("T")
 class Related(Protocol):
     """A GraphQL object type with to-one relations: it holds what a page load gave it."""
 
-    related: dict[str, Any] | None
+    related: Preloaded | None
+
+
+class Target(Related, Protocol):
+    """A GraphQL object type a relation leads to, made from the entity its loader reads."""
+
+    @classmethod
+    def of(cls, entity: Any) -> Self: ...
+
+
+P = TypeVar("P", bound=Related)
+C = TypeVar("C", bound=Target)
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,79 +64,73 @@ class Failed:
     error: Exception
 
 
-@dataclass(frozen=True, slots=True)
-class Relation:
-    """``field`` of an object is the entity ``loader`` reads by the object's ``key`` attribute."""
-
-    field: str
-    key: str
-    loader: str
-    target: type[Any]  # a GraphQL type with ``of(entity)``
+# The relations declared on each type, in the order of its class body (``Relation.__set_name__``).
+_declared: dict[type[Any], tuple[Relation[Any, Any], ...]] = {}
 
 
-@functools.cache
-def relations() -> Mapping[type[Any], Mapping[str, Relation]]:
-    """Every to-one relation of the hot types, by type and GraphQL field name (built on first use,
-    once every type module is importable)."""
-    from graphql_api.schema.types.application import Application
-    from graphql_api.schema.types.department import Department
-    from graphql_api.schema.types.employee import Employee
-    from graphql_api.schema.types.job_posting import JobPosting
+@dataclass(frozen=True, slots=True, eq=False)
+class Relation(Generic[P, C]):
+    """A to-one relation of ``P`` objects: their GraphQL ``field`` is the ``C`` that ``loader``
+    reads by each object's ``key`` (None: the object has none).
 
-    declared = {
-        Application: [
-            Relation("employee", "emp_id", "employee", Employee),
-            Relation("jobPosting", "job_id", "job", JobPosting),
-        ],
-        Department: [Relation("manager", "manager_id", "employee", Employee)],
-        Employee: [Relation("department", "department_id", "department", Department)],
-        JobPosting: [Relation("department", "department_id", "department", Department)],
-    }
-    return {type_: {relation.field: relation for relation in of_type} for type_, of_type in declared.items()}
+    Declared once, as a class attribute of ``P``, which registers it for the page loads.
+    ``target`` is a function because the types name each other (an employee's department,
+    a department's manager). Compared by identity: it keys each object's ``related``.
+    """
+
+    field: str  # the GraphQL field's name: what a document selects
+    key: Callable[[P], str | None]
+    loader: Callable[[Loaders], Entities[str, Any]]
+    target: Callable[[], type[C]]
+
+    def __set_name__(self, owner: type[P], _name: str) -> None:
+        _declared[owner] = (*_declared.get(owner, ()), self)
+
+    def plan_read(self) -> dict[str, Any]:
+        """The field's metadata: compiled plans read a preloaded relation without calling the
+        resolver (execution/fields.py), which saves Strawberry's wrapper and a resolve-info a node."""
+        return fields.read(functools.partial(preloaded, relation=self))
+
+    def resolve(self, obj: P, loaders: Loaders) -> C | Awaitable[C | None] | None:
+        """The relation's object if its page loaded it, else an awaitable that loads it."""
+        value = preloaded(obj, self)
+        if value is not USE_RESOLVER:
+            return value  # type: ignore[no-any-return]
+        key = self.key(obj)
+        if key is None:
+            return None
+        return self._load_one(self.loader(loaders).get(key))
+
+    async def _load_one(self, load: Awaitable[Any]) -> C | None:
+        found = await load
+        return None if found is None else self.target().of(found)
 
 
-def preloaded(obj: Related, field: str) -> Any:
+Preloaded = dict[Relation[Any, Any], Any]
+"""What a page load gave an object: each relation's object, None, or ``Failed``. (A real
+alias, not a string: Strawberry evaluates the ``strawberry.Private`` fields that hold it.)"""
+
+
+def declared_on(type_: type[Any]) -> tuple[Relation[Any, Any], ...]:
+    """The relations declared on ``type_`` (none for a type without)."""
+    return _declared.get(type_, ())
+
+
+def preloaded(obj: Related, relation: Relation[Any, Any]) -> Any:
     """The relation's object (or None) if its page loaded it, raising what the load raised;
     USE_RESOLVER if it was not loaded with a page."""
     related = obj.related
-    if related is None or field not in related:
+    if related is None or relation not in related:
         return USE_RESOLVER
-    value = related[field]
+    value = related[relation]
     if isinstance(value, Failed):
         raise value.error
     return value
 
 
-def plan_read(field: str) -> dict[str, Any]:
-    """A relation field's metadata: compiled plans read a preloaded relation without calling
-    the resolver (execution/fields.py), which saves Strawberry's wrapper and a resolve-info a node."""
-    return fields.read(functools.partial(_plan_read, field))
-
-
-def _plan_read(field: str, obj: Related) -> Any:
-    return preloaded(obj, field)
-
-
-def resolve(obj: Related, field: str, loaders: Loaders) -> Any:
-    """The relation's object if its page loaded it, else an awaitable that loads it."""
-    value = preloaded(obj, field)
-    if value is not USE_RESOLVER:
-        return value
-    relation = relations()[type(obj)][field]
-    key = getattr(obj, relation.key)
-    if key is None:
-        return None
-    return _load_one(getattr(loaders, relation.loader).get(key), relation.target)
-
-
-async def _load_one(load: Awaitable[Any], target: type[Any]) -> Any:
-    found = await load
-    return None if found is None else target.of(found)
-
-
 # --- which relations a query selects on a page's nodes ------------------------------------------
 
-RelationPlan = tuple[tuple[Relation, "RelationPlan"], ...]
+RelationPlan = tuple[tuple[Relation[Any, Any], "RelationPlan"], ...]
 """The relations to load on one level of objects, each with the plan for the objects it loads."""
 
 
@@ -144,14 +153,14 @@ class Selection:
 
     def plan(self, target: type[Any], nodes: Sequence[FieldNode]) -> RelationPlan:
         """The relations selected on objects of ``target`` under ``nodes``, recursively."""
-        declared = relations().get(target, {})
+        declared = declared_on(target)
         if not declared:
             return ()
         selected = self.subfields(nodes)
         return tuple(
-            (relation, self.plan(relation.target, selected[name]))
-            for name, relation in declared.items()
-            if name in selected
+            (relation, self.plan(relation.target(), selected[relation.field]))
+            for relation in declared
+            if relation.field in selected
         )
 
     def connection_plan(self, target: type[Any], connection: Sequence[FieldNode]) -> RelationPlan:
@@ -174,15 +183,12 @@ async def load(loaders: Loaders, objects: Sequence[Related], plan: RelationPlan)
         # tasks a request this way): what it raises is its result, as gather's would be.
         relation, _ = plan[0]
         try:
-            found = [await _with_depth(getattr(loaders, relation.loader).get_many(_keys(objects, relation.key)))]
+            found = [await _with_depth(relation.loader(loaders).get_many(_keys(objects, relation)))]
         except Exception as error:
             found = [error]
     else:
         found = await asyncio.gather(
-            *(
-                _with_depth(getattr(loaders, relation.loader).get_many(_keys(objects, relation.key)))
-                for relation, _ in plan
-            ),
+            *(_with_depth(relation.loader(loaders).get_many(_keys(objects, relation))) for relation, _ in plan),
             return_exceptions=True,
         )
     # gather runs each get_many in a task of its own: carry the round trips they waited on
@@ -190,6 +196,7 @@ async def load(loaders: Loaders, objects: Sequence[Related], plan: RelationPlan)
     calls.waited(max((result[1] for result in found if not isinstance(result, BaseException)), default=0))
     deeper: list[Awaitable[None]] = []
     for (relation, inner), result in zip(plan, found, strict=True):
+        key_of = relation.key
         if isinstance(result, BaseException):
             if not isinstance(result, Exception):
                 raise result  # cancelled: nothing to answer
@@ -197,15 +204,16 @@ async def load(loaders: Loaders, objects: Sequence[Related], plan: RelationPlan)
             for obj in objects:
                 if obj.related is None:
                     obj.related = {}
-                obj.related[relation.field] = None if getattr(obj, relation.key) is None else failed
+                obj.related[relation] = None if key_of(obj) is None else failed
             continue
         entities, _depth = result
-        built = {key: None if entity is None else relation.target.of(entity) for key, entity in entities.items()}
+        of = relation.target().of
+        built = {key: None if entity is None else of(entity) for key, entity in entities.items()}
         for obj in objects:
-            key = getattr(obj, relation.key)
+            key = key_of(obj)
             if obj.related is None:
                 obj.related = {}
-            obj.related[relation.field] = None if key is None else built[key]
+            obj.related[relation] = None if key is None else built[key]
         if inner:
             deeper.append(load(loaders, [value for value in built.values() if value is not None], inner))
     if len(deeper) == 1:
@@ -221,5 +229,6 @@ async def _with_depth(awaitable: Awaitable[T]) -> tuple[T, int]:
     return result, calls.current_depth.get()
 
 
-def _keys(objects: Sequence[Related], attribute: str) -> list[Any]:
-    return [key for obj in objects if (key := getattr(obj, attribute)) is not None]
+def _keys(objects: Sequence[Related], relation: Relation[Any, Any]) -> list[Any]:
+    key_of = relation.key
+    return [key for obj in objects if (key := key_of(obj)) is not None]

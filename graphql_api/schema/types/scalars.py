@@ -14,7 +14,7 @@ from graphql import GraphQLEnumType, GraphQLSchema
 from strawberry.schema.types.base_scalars import DateTimeDefinition
 
 from datastore.kinds import entities
-from datastore.webhooks.model import DeliveryStatus
+from datastore.kinds.webhook_entities import DeliveryStatus
 
 E = TypeVar("E", bound=Enum)
 

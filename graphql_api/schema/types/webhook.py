@@ -7,11 +7,12 @@ from datetime import datetime
 
 import strawberry
 
+from datastore.kinds import webhook_entities
 from datastore.table.pagination import Page, PageRequest
 from datastore.table.scoped import Table
-from datastore.webhooks import model, outbox
+from datastore.webhooks import outbox
+from graphql_api.execution import ids
 from graphql_api.request.context import RequestContext
-from graphql_api.schema import ids
 from graphql_api.schema.types.connection import DEFAULT_PAGE_SIZE, After, Connection, First, paginate
 from graphql_api.schema.types.scalars import WebhookDeliveryStatus
 
@@ -43,7 +44,7 @@ class WebhookDelivery:
     created_at: datetime = strawberry.field(description="When it was recorded (before its first attempt).")
 
     @classmethod
-    def of(cls, delivery: model.WebhookDelivery) -> WebhookDelivery:
+    def of(cls, delivery: webhook_entities.WebhookDelivery) -> WebhookDelivery:
         return cls(
             id=strawberry.ID(ids.encode("WebhookDelivery", delivery.endpoint_id, delivery.event_id)),
             event_id=delivery.event_id,
@@ -62,7 +63,7 @@ class WebhookDelivery:
 
 def deliveries_of_endpoint(
     table: Table, parent: str | None, request: PageRequest
-) -> Awaitable[Page[model.WebhookDelivery]]:
+) -> Awaitable[Page[webhook_entities.WebhookDelivery]]:
     """The list fetcher of WebhookEndpoint.deliveries (types/connection.py); ``parent`` is the endpoint id."""
     return table.page(outbox.deliveries_of(table.tenant.org_id, parent or ""), request)
 
@@ -109,7 +110,7 @@ class WebhookEndpoint:
         )
 
     @classmethod
-    def of(cls, endpoint: model.WebhookEndpoint) -> WebhookEndpoint:
+    def of(cls, endpoint: webhook_entities.WebhookEndpoint) -> WebhookEndpoint:
         return cls(
             id=strawberry.ID(ids.encode("WebhookEndpoint", endpoint.endpoint_id)),
             url=endpoint.url,

@@ -8,10 +8,15 @@ and tests/graphql_api/test_role_credentials.py, whose signature log reads both c
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 import threading
 import time
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +27,7 @@ from botocore.credentials import Credentials, RefreshableCredentials
 from datastore.aws.client import AsyncDynamo, Mirror, OneAttempt, ScopeKey, regional_endpoint
 from datastore.aws.control_plane import make_client
 from datastore.config import DatastoreSettings
+from tests.server_commands import ROOT
 
 
 def test_mirror__the_settings_endpoint_region_timeouts_attempts_and_pool(settings: DatastoreSettings) -> None:
@@ -147,3 +153,123 @@ def test_scope_key__no_credentials__the_placeholder_only_where_one_is_given() ->
         return await ScopeKey(None).get_key(none), await ScopeKey(None, placeholder=placeholder).get_key(none)
 
     assert asyncio.run(keys()) == (None, placeholder)
+
+
+# In a fresh interpreter with the environment given: the key the process's requests are signed
+# with, whether botocore's session was imported for it, then what botocore's own chain finds.
+PROCESS_KEY_CHILD = """
+import asyncio, json, sys
+from datastore.aws.client import AsyncDynamo, Mirror
+from datastore.config import DatastoreSettings
+from graphql_api.settings import process_environment
+
+dynamo = AsyncDynamo.of(Mirror.of(DatastoreSettings.from_env(process_environment())))
+ours = asyncio.run(dynamo.client().credentials.get_key(None))
+imported = "botocore.session" in sys.modules
+import botocore.session
+theirs = botocore.session.get_session().get_credentials()
+frozen = theirs.get_frozen_credentials()
+print(json.dumps({
+    "ours": [ours.id, ours.secret, ours.token],
+    "botocore": [frozen.access_key, frozen.secret_key, frozen.token],
+    "refreshable": hasattr(theirs, "refresh_needed"),
+    "botocore_imported": imported,
+}))
+"""
+
+
+def process_key(credentials: dict[str, str]) -> dict[str, Any]:
+    """``PROCESS_KEY_CHILD``'s answer with these AWS variables and no other (no profile either)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
+    env.update({"AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"})
+    # A plain HTTP endpoint: an HTTPS one's CA bundle is botocore's to find.
+    env.update({"AWS_EC2_METADATA_DISABLED": "true", "DYNAMODB_ENDPOINT": "http://127.0.0.1:9", **credentials})
+    result = subprocess.run(
+        [sys.executable, "-c", PROCESS_KEY_CHILD], cwd=ROOT, env=env, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    answer: dict[str, Any] = json.loads(result.stdout)
+    return answer
+
+
+@pytest.mark.parametrize(
+    ("credentials", "token"),
+    [
+        ({"AWS_ACCESS_KEY_ID": "AKIAENV", "AWS_SECRET_ACCESS_KEY": "secret"}, None),
+        (
+            {"AWS_ACCESS_KEY_ID": "AKIAENV", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_SESSION_TOKEN": "session"},
+            "session",
+        ),
+        # botocore reads AWS_SECURITY_TOKEN first; an empty one is not set.
+        (
+            {
+                "AWS_ACCESS_KEY_ID": "AKIAENV",
+                "AWS_SECRET_ACCESS_KEY": "secret",
+                "AWS_SECURITY_TOKEN": "security",
+                "AWS_SESSION_TOKEN": "session",
+            },
+            "security",
+        ),
+        (
+            {
+                "AWS_ACCESS_KEY_ID": "AKIAENV",
+                "AWS_SECRET_ACCESS_KEY": "secret",
+                "AWS_SECURITY_TOKEN": "",
+                "AWS_SESSION_TOKEN": "session",
+            },
+            "session",
+        ),
+    ],
+)
+def test_process_key__in_the_environment__botocores_key_without_botocore(
+    credentials: dict[str, str], token: str | None
+) -> None:
+    found = process_key(credentials)
+
+    assert found["ours"] == ["AKIAENV", "secret", token]
+    assert found["ours"] == found["botocore"]
+    assert found["botocore_imported"] is False
+
+
+def test_process_key__with_an_expiration__botocores_refreshable_credentials() -> None:
+    """AWS_CREDENTIAL_EXPIRATION makes botocore's environment credentials refreshable: botocore's, then."""
+    found = process_key(
+        {
+            "AWS_ACCESS_KEY_ID": "AKIAENV",
+            "AWS_SECRET_ACCESS_KEY": "secret",
+            "AWS_SESSION_TOKEN": "session",
+            "AWS_CREDENTIAL_EXPIRATION": "2099-01-01T00:00:00Z",
+        }
+    )
+
+    assert found["ours"] == ["AKIAENV", "secret", "session"] == found["botocore"]
+    assert found["refreshable"] is True
+    assert found["botocore_imported"] is True
+
+
+def test_process_key__a_profile_named__botocore_reads_it(tmp_path: Path) -> None:
+    """With AWS_PROFILE botocore reads the profile first (and refuses a missing one): botocore's, then."""
+    config = tmp_path / "config"
+    config.write_text("[profile other]\nregion = eu-west-1\n")
+    found = process_key(
+        {
+            "AWS_ACCESS_KEY_ID": "AKIAENV",
+            "AWS_SECRET_ACCESS_KEY": "secret",
+            "AWS_PROFILE": "other",
+            "AWS_CONFIG_FILE": str(config),
+        }
+    )
+
+    assert found["ours"] == ["AKIAENV", "secret", None] == found["botocore"]
+    assert found["botocore_imported"] is True
+
+
+def test_mirror__environment_key__never_in_a_repr() -> None:
+    settings = DatastoreSettings.from_env(
+        {"AWS_ACCESS_KEY_ID": "AKIAENV", "AWS_SECRET_ACCESS_KEY": "s3cr3t-value", "AWS_SESSION_TOKEN": "t0ken-value"}
+    )
+    mirror = Mirror.of(settings, "http://127.0.0.1:1")
+
+    assert mirror.key is not None and mirror.key.secret_key == "s3cr3t-value"
+    for shown in (repr(settings), repr(mirror), repr(mirror.key), str(mirror.key)):
+        assert "s3cr3t" not in shown and "t0ken" not in shown and "AKIAENV" not in shown

@@ -1,4 +1,4 @@
-"""Demo data (SPEC section 9), loaded into a table of its own so its fixed emails stay apart."""
+"""Demo data (datastore/dev/demo.py), loaded into a table of its own so its fixed emails stay apart."""
 
 from __future__ import annotations
 

@@ -15,13 +15,14 @@ from typing import Any
 import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
+from datastore.config import FeedSettings
 from datastore.errors import Unavailable
 from datastore.feed.fanout import RECORD, Frame
-from datastore.feed.host import FeedHost, FeedSettings
+from datastore.feed.host import FeedHost
 from datastore.feed.lease import KEEP_FOR, Checkpoints, group_name
 from datastore.feed.records import StreamRecord
 from datastore.kinds import layout
-from datastore.kinds.records import FeedLease
+from datastore.kinds.bookkeeping import FeedLease
 from datastore.table import transact
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import FeedScope, LayoutScope
@@ -61,7 +62,7 @@ class Worker:
 
 
 def worker(table: Table, streams: Any, client: DynamoDBClient, group: str, holder: str) -> Worker:
-    return Worker(FeedHost(table, streams, client, group, holder, SETTINGS))
+    return Worker(FeedHost(table, lambda: streams, lambda: client, group, holder, SETTINGS))
 
 
 def mark(table: Table, label: str) -> None:

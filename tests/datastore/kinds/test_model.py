@@ -204,11 +204,6 @@ def test_template__unknown_form__refused() -> None:
         Template("P#{name:shouting}")
 
 
-def test_timestamp__utc_milliseconds_text_in_time_order() -> None:
-    assert model.timestamp(WHEN) == "2024-05-06T07:08:09.123Z"
-    assert model.parse_timestamp(model.timestamp(WHEN)) == WHEN
-
-
 @dataclass(frozen=True, slots=True)
 class Slotted:
     owner: str

@@ -15,8 +15,8 @@ from datetime import timedelta
 from typing import Final
 
 from datastore.kinds import layout
+from datastore.kinds.bookkeeping import GatewayConnection, GatewaySubscription, ResumePoint
 from datastore.kinds.entities import ApiKey, Application, Department, Employee, JobPosting, Role
-from datastore.kinds.records import GatewayConnection, GatewaySubscription, ResumePoint
 from datastore.signin import api_keys, identity_providers, resume_points, sessions
 from datastore.table.scoped import Table
 from datastore.tenants import applications, departments, employees, jobs, live_connections, persisted_documents

@@ -20,7 +20,7 @@ from datastore.dev.local import free_port
 from datastore.errors import Conflict, DatastoreError, InvalidInput, NotFound, ScopeViolation, Unavailable
 from datastore.kinds import layout
 from datastore.kinds.entities import EmailDomain, Employee, Plan
-from datastore.table import transact
+from datastore.table import transact, updates
 from datastore.table.pagination import PageRequest
 from datastore.table.scoped import Table, even_chunks
 from datastore.tenancy import keys
@@ -416,9 +416,9 @@ def test_write__failed_update_condition__handler_sees_the_old_item(tenant: Tenan
                 [
                     transact.update(
                         key,
-                        "SET firstName = :x",
+                        [updates.Set("firstName", items.s("X"))],
                         condition="version = :v",
-                        values={":x": items.s("X"), ":v": items.n(99)},
+                        values={":v": items.n(99)},
                         on_failed=handler,
                     )
                 ]

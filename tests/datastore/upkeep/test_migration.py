@@ -14,6 +14,7 @@ from datastore.aws.client import AsyncDynamo
 from datastore.errors import InvalidInput, Unavailable
 from datastore.kinds import layout
 from datastore.kinds.entities import ApplicationCounts, AuditEvent, Plan, Role
+from datastore.table.retention import AuditRetention
 from datastore.table.scoped import REASON_CONDITION_FAILED, Table
 from datastore.tenancy import keys
 from datastore.tenancy.scope import PlatformScope, TenantScope
@@ -22,7 +23,6 @@ from datastore.upkeep import layout_version, migration, provision
 from datastore.values import ids
 from datastore.values.ids import OrgId
 from datastore.writes import audit
-from datastore.writes.retention import AuditRetention
 from tests.blocking import run
 from tests.conftest import TEST_RETRY
 from tests.datastore.faults import CONNECTION_ERROR, failing_calls, injected

@@ -6,7 +6,6 @@ import pytest
 
 from datastore.errors import InvalidInput
 from datastore.kinds.entities import ApplicationStatus, Role
-from datastore.table.pagination import MAX_PAGE_SIZE
 from datastore.values import validation
 
 
@@ -119,17 +118,6 @@ def test_name__strips_and_bounds() -> None:
 
 def test_text__minimum_zero__allows_empty() -> None:
     assert validation.text("", "description", maximum=10, minimum=0) == ""
-
-
-@pytest.mark.parametrize("first", [0, 1, MAX_PAGE_SIZE])
-def test_page_size__within_bounds__is_accepted(first: int) -> None:
-    assert validation.page_size(first) == first
-
-
-@pytest.mark.parametrize("first", [-1, MAX_PAGE_SIZE + 1])
-def test_page_size__out_of_bounds__raises_invalid_input(first: int) -> None:
-    with pytest.raises(InvalidInput):
-        validation.page_size(first)
 
 
 # --- control and formatting characters -------------------------------------------------------

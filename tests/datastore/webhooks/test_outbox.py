@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from datastore.errors import InvalidInput
+from datastore.kinds.webhook_entities import DeliveryStatus
 from datastore.table.pagination import PageRequest
 from datastore.tenants import departments
 from datastore.webhooks import endpoints, outbox
-from datastore.webhooks.model import DeliveryStatus
 from datastore.writes import audit
 from tests.blocking import run
 from tests.conftest import Tenant

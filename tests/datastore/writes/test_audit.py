@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from datastore.aws.calls import CallLog
+from datastore.config import DEFAULT_RETENTION_DAYS
 from datastore.errors import InvalidInput
 from datastore.kinds import layout
 from datastore.kinds.entities import ApplicationStatus, AuditEvent, FieldChange, Role
@@ -18,7 +19,7 @@ from datastore.table.scoped import Table
 from datastore.tenancy import keys
 from datastore.tenants import applications, departments, employees, jobs
 from datastore.values import ids, items
-from datastore.writes import audit, retention
+from datastore.writes import audit
 from datastore.writes.changes import Change
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
@@ -341,7 +342,7 @@ def test_failing_last_item__leaves_no_event_and_no_partial_state(tenant: Tenant,
 
 def _event_item(org_id: str, at: datetime, action: str) -> items.Item:
     change = Change(action, "Department", ids.new_id(), org_id, None, {"name": items.s(action)})
-    return layout.AUDIT_EVENT.item(audit.event_for(change, actor_id=None, at=at, retention_days=retention.DEFAULT_DAYS))
+    return layout.AUDIT_EVENT.item(audit.event_for(change, actor_id=None, at=at, retention_days=DEFAULT_RETENTION_DAYS))
 
 
 def test_trail__pages_across_month_buckets__never_before_the_organisation(

@@ -14,7 +14,7 @@ import pytest
 
 from datastore.aws.client import AsyncDynamo
 from graphql_api.app import create_app
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory, Tenant
 from tests.datastore import faults

@@ -15,7 +15,7 @@ from datastore.aws.client import AsyncDynamo
 from datastore.kinds import layout
 from datastore.signin import api_keys
 from datastore.values.ids import new_id
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.datastore import faults

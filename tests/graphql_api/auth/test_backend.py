@@ -16,10 +16,11 @@ from starlette.authentication import AuthenticationError
 from starlette.requests import HTTPConnection
 
 from datastore.kinds.entities import Role
-from graphql_api.auth.backend import BearerTokenBackend, PrincipalUser, principal_of
+from graphql_api.auth.backend import BearerTokenBackend
 from graphql_api.auth.jwks import JwksKeys
 from graphql_api.auth.tokens import TokenVerifier, issue_token
 from graphql_api.request.blocking import BlockingRunner
+from graphql_api.request.principal import PrincipalUser, principal_of
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import Tenant
 from tests.graphql_api.auth.test_tokens import AUDIENCE, ISSUER, RSA_KEY, claims_of, jwk

@@ -34,7 +34,7 @@ from datastore.values import ids
 from graphql_api.app import create_app
 from graphql_api.auth.signin import GRANT_TYPE, ID_TOKEN_TYPE, REFRESH_REFUSED, REFUSED
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
-from graphql_api.schema import ids as global_ids
+from graphql_api.execution import ids as global_ids
 from graphql_api.schema.mutations.sign_in import API_KEY_REFUSED
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
@@ -190,7 +190,7 @@ def world(
 
 
 def ids_of(organization: Organization) -> str:
-    from graphql_api.schema import ids as global_ids
+    from graphql_api.execution import ids as global_ids
 
     return global_ids.encode("Organization", organization.org_id)
 
@@ -375,7 +375,7 @@ def test_refresh__terminated_employee__refused(world: World) -> None:
 
 
 def ids_of_employee(employee: Employee) -> str:
-    from graphql_api.schema import ids as global_ids
+    from graphql_api.execution import ids as global_ids
 
     return global_ids.encode("Employee", employee.emp_id)
 

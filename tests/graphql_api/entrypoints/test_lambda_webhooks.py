@@ -25,9 +25,9 @@ import pytest
 from datastore.aws.client import AsyncDynamo
 from datastore.aws.control_plane import make_streams_client
 from datastore.config import DatastoreSettings
+from datastore.kinds.webhook_entities import DeliveryStatus, WebhookEndpoint
 from datastore.table.pagination import PageRequest
 from datastore.webhooks import endpoints, outbox
-from datastore.webhooks.model import DeliveryStatus, WebhookEndpoint
 from tests.blocking import run
 from tests.conftest import Tenant, new_tenant, table_on
 from tests.graphql_api.subscriptions.test_gateway import Since

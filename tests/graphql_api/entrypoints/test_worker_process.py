@@ -14,7 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from graphql_api.entrypoints.worker_process import die_with_parent, supervisor_pid
+from graphql_api.entrypoints.worker_process import die_with_parent
+from graphql_api.host.files import supervisor_pid
 from tests.server_process import ROOT
 
 

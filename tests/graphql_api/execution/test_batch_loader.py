@@ -1,6 +1,6 @@
 """The request's DataLoader (graphql_api/execution/batch_loader.py): batches, their schedule, failures.
 
-Through ``Loader`` (schema/loaders.py), admitting every batch; its batch here runs a plain
+Through ``Loader`` (execution/loaders.py), admitting every batch; its batch here runs a plain
 function on a thread (``on_thread``), so a test can hold a batch open or fail it from outside
 the loop. The product's batches are coroutines on the loop (datastore/table/scoped.py).
 """
@@ -19,7 +19,7 @@ from typing import TypeVar
 
 from datastore.aws import calls
 from datastore.errors import InvalidInput
-from graphql_api.schema.loaders import Loader
+from graphql_api.execution.loaders import Loader
 
 T = TypeVar("T")
 KEYS = 250

@@ -21,8 +21,8 @@ from datastore.kinds.entities import Employee
 from datastore.tenants import applications, employees, jobs
 from datastore.values.ids import new_id
 from graphql_api.app import create_app
+from graphql_api.execution import ids
 from graphql_api.execution.errors import Code, translate, without_suggestions
-from graphql_api.schema import ids
 from graphql_api.schema.mutations.input_paths import INPUT_PATHS
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run

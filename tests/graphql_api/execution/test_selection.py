@@ -18,8 +18,8 @@ from graphql.language import Visitor
 from graphql_api.execution.analysis import root_fields
 from graphql_api.execution.library_internals import graphql_schema
 from graphql_api.execution.plan.compiler import Completion, CompletionKind, ObjectPlan, compile_operation
+from graphql_api.execution.query_cost import query_cost
 from graphql_api.execution.selection import Selections, fragments_of, operations_of, variable_values
-from graphql_api.limits.query_cost import query_cost
 from graphql_api.schema.executable import build_schema
 from graphql_api.schema.types.department import Department
 from graphql_api.schema.types.relations import RelationPlan, Selection

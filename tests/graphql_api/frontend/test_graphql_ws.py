@@ -30,7 +30,7 @@ from starlette.applications import Starlette
 
 from datastore.kinds.entities import Role
 from datastore.tenants import applications, departments, jobs
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
 from tests.conftest import TenantFactory

@@ -20,10 +20,10 @@ import pytest
 
 from bench.queries import Q1, Q2, Q3
 from tests.conftest import Tenant
+from tests.graphql_api.execution.test_query_cost import documented_operations
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.frontend.tools import apollo_client_modules
 from tests.graphql_api.limits.test_limits import fifteen_aliases
-from tests.graphql_api.limits.test_query_cost import documented_operations
 from tests.paths import QUERY_COST, ROOT, code_blocks
 
 NODE = shutil.which("node")

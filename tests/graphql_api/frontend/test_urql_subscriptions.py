@@ -23,7 +23,7 @@ from starlette.applications import Starlette
 
 from datastore.kinds.entities import ApplicationStatus, Role
 from datastore.tenants import applications, departments, jobs
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import TenantFactory
 from tests.graphql_api.fixtures import Api

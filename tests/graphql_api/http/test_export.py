@@ -21,8 +21,8 @@ from datastore.table.pagination import PageRequest
 from datastore.writes import audit
 from graphql_api.http import export as download
 from graphql_api.limits.tenant_rate import TenantBuckets
+from graphql_api.request.cursors import CursorCodec
 from graphql_api.request.services import Services
-from graphql_api.schema.cursors import CursorCodec
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
 from tests.conftest import DatastoreFactory, Tenant, TenantFactory

@@ -22,8 +22,8 @@ from graphql_api.limits.depth import MaxDepth
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
 from tests.conftest import DatastoreFactory, Tenant
+from tests.graphql_api.execution.test_introspection_cost import CODEGEN, DEAREST, GRAPHIQL, fifteen_schemas
 from tests.graphql_api.fixtures import Api, GraphQLClient
-from tests.graphql_api.limits.test_introspection_cost import CODEGEN, DEAREST, GRAPHIQL, fifteen_schemas
 from tests.graphql_api.live import serving, with_settings
 
 
@@ -180,7 +180,7 @@ COST_PLUS_ONE = COST.replace("{ organization {", "{ organization { id name plan 
 
 
 def fifteen_aliases(first: int = 100) -> str:
-    """The directory read fifteen times over, one alias each (issue 10, item 5)."""
+    """The directory read fifteen times over, one alias each."""
     one = (
         f"d{{i}}: departments(first: {first}) {{ edges {{ node {{ id name headcount employees(first: {first}) "
         "{ edges { node { id email firstName lastName role status hiredAt } } } } } }"
@@ -449,7 +449,7 @@ def test_unexpected_error__masked_with_a_request_id_in_the_log(
     def broken(*_args: object, **_kwargs: object) -> object:
         raise RuntimeError("secret detail of a bug")
 
-    # The organisation's department list as the loaders read it (schema/loaders.py departments_of_org).
+    # The organisation's department list as the loaders read it (execution/loaders.py departments_of_org).
     monkeypatch.setattr(departments, "departments_of", broken)
     with caplog.at_level(logging.ERROR, logger="hr.errors"):
         body = admin.query("{ organization { departments { edges { node { name } } } } }")

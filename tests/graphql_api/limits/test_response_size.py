@@ -15,8 +15,8 @@ from graphql_api.limits.response_size import ResponseBudget
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory
 from tests.graphql_api.directory import DIRECTORY, Directory, write_directory
+from tests.graphql_api.execution.test_introspection_cost import GRAPHIQL
 from tests.graphql_api.fixtures import Api
-from tests.graphql_api.limits.test_introspection_cost import GRAPHIQL
 from tests.graphql_api.live import serving, with_settings
 
 if TYPE_CHECKING:

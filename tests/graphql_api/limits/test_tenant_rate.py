@@ -23,7 +23,7 @@ from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
 from graphql_api.execution.analysis import root_fields
 from graphql_api.execution.library_internals import graphql_schema
-from graphql_api.limits.query_cost import query_cost
+from graphql_api.execution.query_cost import query_cost
 from graphql_api.limits.tenant_rate import WRITE_WEIGHT, TenantBuckets
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings, ConfigError

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from graphql_api.observability.logging import JsonFormatter
+from graphql_api.log_output import JsonFormatter
 
 WAIT_SECONDS = 30.0
 # The test's own HTTP client logs in this process too; the server never uses it.

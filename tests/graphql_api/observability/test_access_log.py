@@ -11,7 +11,7 @@ from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore.kinds import layout
 from datastore.tenancy import keys
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
 from tests.graphql_api.observability.logs import WAIT_SECONDS, captured_lines

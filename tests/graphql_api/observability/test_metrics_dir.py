@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from graphql_api.entrypoints.host_files import owner_tag
+from graphql_api.host.files import owner_tag
 from graphql_api.observability import metrics_dir
 
 

@@ -1,7 +1,7 @@
 """Requests a middleware refuses (401, 408, 413, 503, 504) are counted like GraphQL errors.
 
 Each refusal's ``extensions.code`` appears in its access line's ``errors`` and in
-``hr_requests_with_error``, whichever middleware refused it (counted once, in http/raw.py).
+``hr_requests_with_error``, whichever middleware refused it (counted once, in observability/refusals.py).
 """
 
 from __future__ import annotations

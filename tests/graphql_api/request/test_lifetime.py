@@ -15,11 +15,11 @@ from starlette.middleware import Middleware
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from graphql_api.http.request_id import REQUEST_ID, RequestIdMiddleware
+from graphql_api.observability.request_id import REQUEST_ID, RequestIdMiddleware
 from graphql_api.request.context import RequestContext
+from graphql_api.request.cursors import CursorCodec
 from graphql_api.request.lifetime import Handler, RequestLifetime
 from graphql_api.request.services import Services
-from graphql_api.schema.cursors import CursorCodec
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory
 

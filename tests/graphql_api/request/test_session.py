@@ -13,11 +13,11 @@ import pytest
 from datastore.aws import calls
 from datastore.kinds.entities import Employee
 from datastore.values.ids import OrgId
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError
+from graphql_api.request.cursors import CursorCodec
+from graphql_api.request.principal import Principal
 from graphql_api.request.services import Services
 from graphql_api.request.session import Deadline, RequestSession
-from graphql_api.schema.cursors import CursorCodec
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory, Tenant
 from tests.graphql_api.fixtures import Api, Demo

@@ -9,9 +9,9 @@ import pytest
 
 from datastore.kinds.entities import Role
 from datastore.values.ids import OrgId, new_id
-from graphql_api.auth.tokens import Principal
 from graphql_api.execution.errors import ApiError
 from graphql_api.request.context import RequestContext
+from graphql_api.request.principal import Principal
 from graphql_api.schema import permissions
 
 ORG, OWN, OTHER = OrgId(new_id()), new_id(), new_id()

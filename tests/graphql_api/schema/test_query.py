@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api, Demo, GraphQLClient
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from datastore.aws.proxy import Proxies, Proxy
 from datastore.config import ConfigError, DatastoreSettings
+from datastore.proxy import Proxies, Proxy
 from graphql_api.settings import ServerSettings, Settings, child_environment, hand_down_to_workers
 from graphql_api.settings.api import DEFAULT_IO_THREADS, ApiSettings
 from tests.paths import ROOT

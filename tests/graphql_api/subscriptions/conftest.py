@@ -21,8 +21,7 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 
-from datastore.config import DatastoreSettings
-from datastore.feed.host import FeedSettings
+from datastore.config import DatastoreSettings, FeedSettings
 from datastore.kinds.entities import Employee, Session
 from datastore.signin import sessions
 from datastore.table.store import Datastore

@@ -21,7 +21,7 @@ from datastore.feed.records import ChangeEvent
 from datastore.kinds.entities import ApplicationStatus, Department, Employee, JobPosting, Role
 from datastore.signin import api_keys
 from datastore.tenants import applications, departments, employees, jobs
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.fixtures import Api

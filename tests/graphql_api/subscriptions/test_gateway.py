@@ -42,7 +42,7 @@ from datastore.values import ids
 from datastore.values.items import now
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
-from graphql_api.schema import ids as global_ids
+from graphql_api.execution import ids as global_ids
 from graphql_api.settings.api import ApiSettings
 from graphql_api.subscriptions.gateway import Boto3ManagementApi, LiveGateway
 from tests.blocking import run

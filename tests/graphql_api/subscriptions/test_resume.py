@@ -16,7 +16,7 @@ from starlette.applications import Starlette
 from datastore.kinds.entities import AuditEvent, Role
 from datastore.tenants import departments
 from datastore.values.ids import EmployeeId, OrgId, new_id
-from graphql_api.auth.tokens import Principal
+from graphql_api.request.principal import Principal
 from graphql_api.subscriptions.closing import Close, Closed
 from graphql_api.subscriptions.connection import LiveConnection
 from graphql_api.subscriptions.cursors import Position

@@ -10,12 +10,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from datastore.config import ConfigError
+from datastore.kinds.webhook_entities import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from datastore.values.ids import OrgId, new_id
 from datastore.webhooks.endpoints import new_secret
-from datastore.webhooks.model import DeliveryStatus, WebhookDelivery, WebhookEndpoint
 from graphql_api.auth.outbound import FetchRefused, check_destination
+from graphql_api.settings.webhooks import DEFAULT_SCHEDULE, WebhookSettings, schedule
 from graphql_api.webhooks.attempt import Outcome, after_attempt, send
-from graphql_api.webhooks.settings import DEFAULT_SCHEDULE, WebhookSettings, schedule
 from tests.graphql_api.webhooks.receiver import Receiver
 
 NOW = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)

@@ -12,7 +12,7 @@ import pytest
 from bench.queries import Q1, Q2, Q3
 from datastore.dev import demo as demo_data
 from datastore.kinds.entities import Employee
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.graphql_api.execution.plan.differential import Differential
 from tests.graphql_api.fixtures import Demo
 from tests.paths import EXAMPLE_QUERIES, graphql_blocks

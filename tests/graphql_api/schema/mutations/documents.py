@@ -8,7 +8,7 @@ from datastore.kinds.entities import Application, Department, Employee, JobPosti
 from datastore.table.pagination import PageRequest
 from datastore.tenants import departments, jobs
 from datastore.writes import audit
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import Tenant
 

@@ -7,7 +7,7 @@ import pytest
 from datastore.kinds.entities import Application, ApplicationStatus, Employee, Role
 from datastore.table.pagination import PageRequest
 from datastore.tenants import applications, departments, employees, jobs
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory
 from tests.graphql_api.fixtures import Api

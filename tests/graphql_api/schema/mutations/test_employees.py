@@ -9,7 +9,7 @@ import pytest
 from datastore.kinds.entities import Department, Role
 from datastore.table.pagination import PageRequest
 from datastore.tenants import departments, employees
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.graphql_api.fixtures import Api

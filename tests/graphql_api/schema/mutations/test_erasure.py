@@ -9,7 +9,7 @@ import pytest
 from datastore.kinds.entities import Role
 from datastore.tenants import employees
 from datastore.values.ids import new_id
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import TenantFactory
 from tests.datastore.lifecycle.complete import Complete, complete

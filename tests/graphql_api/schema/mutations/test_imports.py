@@ -19,7 +19,7 @@ from datastore.aws.calls import CallLog
 from datastore.kinds.entities import Role
 from datastore.tenants import departments, employees
 from graphql_api.app import create_app
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from graphql_api.settings.api import ApiSettings
 from tests.blocking import run
 from tests.conftest import DatastoreFactory, Tenant, unique_domain

@@ -1,4 +1,4 @@
-"""SPEC section 5 through the API, with real concurrency against DynamoDB Local."""
+"""The data invariants through the API, with real concurrency against DynamoDB Local."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from datastore.kinds.entities import Department
 from datastore.table.pagination import PageRequest
 from datastore.tenants import applications, departments, employees, jobs
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api

@@ -9,7 +9,7 @@ from datastore.signin import api_keys, identities
 from datastore.table.scoped import Table
 from datastore.tenancy.scope import SignInScope, TenantScope
 from datastore.tenants import employees, organizations
-from graphql_api.schema import ids
+from graphql_api.execution import ids
 from tests.blocking import run
 from tests.conftest import Tenant, TenantFactory, unique_domain
 from tests.graphql_api.fixtures import Api, GraphQLClient

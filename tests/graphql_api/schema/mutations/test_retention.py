@@ -9,11 +9,12 @@ import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore.aws import calls
+from datastore.config import DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
 from datastore.kinds import layout
 from datastore.kinds.entities import AuditEvent, Role
 from datastore.table.pagination import PageRequest
 from datastore.tenants import organizations
-from datastore.writes import audit, retention
+from datastore.writes import audit
 from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.support import raw_get
@@ -54,8 +55,8 @@ def test_mutation__organisation_sets_none__its_event_expires_after_the_default(
 
     event = newest(tenant)
     assert event.action == "department.create"
-    assert stored_expiry(client, tenant, event) == expected(event, retention.DEFAULT_DAYS)
-    assert api.admin_of(tenant).data(SHOWN) == {"organization": {"auditRetentionDays": retention.DEFAULT_DAYS}}
+    assert stored_expiry(client, tenant, event) == expected(event, DEFAULT_RETENTION_DAYS)
+    assert api.admin_of(tenant).data(SHOWN) == {"organization": {"auditRetentionDays": DEFAULT_RETENTION_DAYS}}
 
 
 def test_set_audit_retention__admin__later_mutations_expire_after_it_without_reading_the_organisation_again(
@@ -68,7 +69,7 @@ def test_set_audit_retention__admin__later_mutations_expire_after_it_without_rea
     change = newest(tenant)
     assert change.action == "organization.setAuditRetention"
     assert stored_expiry(client, tenant, change) == expected(
-        change, retention.DEFAULT_DAYS
+        change, DEFAULT_RETENTION_DAYS
     )  # the retention it replaced
 
     org_key = layout.ORGANIZATION.key_at(tenant.org_id).wire()
@@ -82,7 +83,7 @@ def test_set_audit_retention__admin__later_mutations_expire_after_it_without_rea
     assert admin.data(SHOWN) == {"organization": {"auditRetentionDays": 400}}
 
     assert admin.data(SET, {"input": {"days": None}})["setAuditRetention"]["organization"] == {
-        "auditRetentionDays": retention.DEFAULT_DAYS
+        "auditRetentionDays": DEFAULT_RETENTION_DAYS
     }
     found = run(organizations.get_organization(tenant.table))
     assert found is not None and found.audit_retention_days is None
@@ -99,14 +100,14 @@ def test_set_audit_retention__not_an_admin__forbidden_and_nothing_written(api: A
     assert newest(tenant).event_id == before.event_id  # nothing written
 
 
-@pytest.mark.parametrize("days", [retention.MIN_DAYS - 1, retention.MAX_DAYS + 1, -1])
+@pytest.mark.parametrize("days", [MIN_RETENTION_DAYS - 1, MAX_RETENTION_DAYS + 1, -1])
 def test_set_audit_retention__out_of_bounds__bad_user_input_on_input_days(api: Api, tenant: Tenant, days: int) -> None:
     before = newest(tenant)
     body = api.admin_of(tenant).query(SET, {"input": {"days": days}})
     [error] = body["errors"]
     assert error["extensions"]["code"] == "BAD_USER_INPUT"
     assert error["extensions"]["field"] == "input.days"
-    assert f"{retention.MIN_DAYS} to {retention.MAX_DAYS}" in error["message"]
+    assert f"{MIN_RETENTION_DAYS} to {MAX_RETENTION_DAYS}" in error["message"]
     assert newest(tenant).event_id == before.event_id  # nothing written
 
 
@@ -119,4 +120,4 @@ def test_expiry__whole_epoch_seconds_in_the_tables_ttl_attribute(tenant: Tenant)
     run(organizations.set_audit_retention(tenant.table, 365))
     event = newest(tenant)
     assert event.expires_at is not None and event.expires_at.tzinfo is UTC
-    assert event.expires_at == datetime.fromtimestamp(expected(event, retention.DEFAULT_DAYS), UTC)
+    assert event.expires_at == datetime.fromtimestamp(expected(event, DEFAULT_RETENTION_DAYS), UTC)

@@ -10,7 +10,7 @@ from graphql import GraphQLObjectType
 from datastore.table.pagination import Page, StartKey
 from graphql_api.execution.fields import read_of
 from graphql_api.execution.library_internals import graphql_schema
-from graphql_api.schema.cursors import CursorCodec
+from graphql_api.request.cursors import CursorCodec
 from graphql_api.schema.executable import build_schema
 from graphql_api.schema.types.connection import PageInfo, to_connection
 

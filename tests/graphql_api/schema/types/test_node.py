@@ -8,9 +8,9 @@ import pytest
 import strawberry
 from graphql import GraphQLObjectType
 
+from graphql_api.execution import ids
 from graphql_api.execution.fields import read_of
 from graphql_api.execution.library_internals import graphql_schema
-from graphql_api.schema import ids
 from graphql_api.schema.executable import build_schema
 from graphql_api.schema.types.node import ID_DESCRIPTION, Node, encoded_id
 

@@ -7,19 +7,23 @@ answers and calls as per-object loads, and nothing loaded that the query does no
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from graphql import FieldNode, FragmentDefinitionNode, parse, visit
+from graphql import FieldNode, FragmentDefinitionNode, GraphQLObjectType, parse, visit
 from graphql.language import Visitor
 
 from datastore.aws import calls
 from graphql_api.app import create_app
-from graphql_api.schema import ids
+from graphql_api.execution import fields, ids
+from graphql_api.execution.library_internals import graphql_schema
+from graphql_api.schema.executable import build_schema
 from graphql_api.schema.types.application import Application
 from graphql_api.schema.types.department import Department
 from graphql_api.schema.types.employee import Employee
-from graphql_api.schema.types.relations import RelationPlan, Selection
+from graphql_api.schema.types.job_posting import JobPosting
+from graphql_api.schema.types.relations import RelationPlan, Selection, declared_on
 from graphql_api.settings.api import ApiSettings
 from tests.conftest import DatastoreFactory
 from tests.graphql_api.fixtures import Api, Demo
@@ -45,6 +49,24 @@ def connection_plan(
 
 def named(plan: RelationPlan) -> dict[str, Any]:
     return {relation.field: named(inner) for relation, inner in plan}
+
+
+def test_declared__each_relation__is_the_read_of_the_field_it_names() -> None:
+    """A relation's ``field`` is the one name left in it: on the type that declares it, it names
+    the GraphQL field whose declared read (the compiled plans') is that relation's, and every
+    other field read so is ``id``."""
+    schema = graphql_schema(build_schema([]))
+    for owner in (Application, Department, Employee, JobPosting):
+        declared = declared_on(owner)
+        graphql_type = schema.get_type(owner.__name__)
+        assert declared and isinstance(graphql_type, GraphQLObjectType)
+        for relation in declared:
+            read = fields.read_of(graphql_type.fields[relation.field])
+            assert read is not None
+            loaded = object()
+            assert read(SimpleNamespace(related={relation: loaded})) is loaded
+        with_reads = {name for name, field in graphql_type.fields.items() if fields.read_of(field) is not None}
+        assert with_reads == {"id", *(relation.field for relation in declared)}
 
 
 def test_plan__relations_under_node__nested() -> None:

@@ -1,7 +1,7 @@
 """How many of a server's workers are serving, as its supervisor last saw: for /readyz.
 
 ``server.py run`` with WORKERS=N supervises its workers itself (graphql_api/entrypoints/supervisor.py)
-and writes what it sees to a small file on the host (graphql_api/entrypoints/host_files.py), named after
+and writes what it sees to a small file on the host (graphql_api/host/files.py), named after
 the supervisor by pid and start time, so each worker finds its own supervisor's without
 anything handed down. A worker's /readyz reads it (graphql_api/http/health.py): a pool short of a
 worker (one died and its replacement is not serving yet, or keeps failing to start) is not
@@ -22,8 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from graphql_api.entrypoints.host_files import owner_tag, runtime_dir
-from graphql_api.entrypoints.worker_process import supervisor_pid
+from graphql_api.host.files import owner_tag, runtime_dir, supervisor_pid
 
 PREFIX: Final = "hr-worker-pool-"
 

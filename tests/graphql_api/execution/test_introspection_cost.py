@@ -1,4 +1,4 @@
-"""What introspection costs (graphql_api/limits/introspection_cost.py): exactly what it answers."""
+"""What introspection costs (graphql_api/execution/introspection_cost.py): exactly what it answers."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any, Final
 import pytest
 from graphql import GraphQLSchema, get_introspection_query, graphql_sync, parse
 
+from graphql_api.execution.introspection_cost import PastCeiling
 from graphql_api.execution.library_internals import graphql_schema
-from graphql_api.limits.introspection_cost import PastCeiling
-from graphql_api.limits.query_cost import LEAF_WEIGHT, query_cost
+from graphql_api.execution.query_cost import LEAF_WEIGHT, query_cost
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
 
@@ -86,7 +86,7 @@ def test_cost__graphiql_introspection__within_the_default(schema: GraphQLSchema)
     cost = query_cost(schema, parse(GRAPHIQL))
     print(f"GraphiQL's introspection query costs {cost}; MAX_QUERY_COST is {DEFAULT}")
     # Room for the schema to grow: at most 60% of the default (half, until the Subscription
-    # root of issue 26 and issue 27's mutations took it to 2563 of 5000).
+    # root and the webhook and sign-in mutations took it to 2563 of 5000).
     assert cost <= DEFAULT * 3 // 5
 
 

@@ -54,9 +54,9 @@ from graphql import (
 )
 
 from datastore.table.pagination import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE
+from graphql_api.execution.introspection_cost import ROOT_FIELDS, IntrospectionCost
+from graphql_api.execution.rows import input_rows
 from graphql_api.execution.selection import Selections, fragments_of, operations_of, variable_values
-from graphql_api.limits.bulk_rows import input_rows
-from graphql_api.limits.introspection_cost import ROOT_FIELDS, IntrospectionCost
 
 LEAF_WEIGHT: Final = Fraction(1, 4)
 # A list that is not a connection (an audit event's field changes): at most one entry per

@@ -22,29 +22,24 @@ keep their expiry (see docs/operations/data-lifecycle.md).
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Final
+from typing import Protocol
 
+from datastore.config import DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
 from datastore.errors import InvalidInput
 from datastore.kinds import layout
 from datastore.kinds.entities import Organization
+from datastore.tenancy.keys import Key
 from datastore.values.ids import OrgId
-
-if TYPE_CHECKING:
-    from datastore.table.scoped import Table
-
-DEFAULT_DAYS: Final = 2557
-"""Seven years (with their leap days): HR audit trails are commonly kept six to seven years, the
-limitation period for employment claims and tax records in many jurisdictions, plus margin."""
-MIN_DAYS: Final = 90
-"""An admin cannot make the trail vanish within days (evidence of what they did included)."""
-MAX_DAYS: Final = 3653
-"""Ten years: past any common HR requirement; longer is kept by exporting."""
+from datastore.values.items import Item
 
 
 def checked_days(days: int) -> int:
-    """``days`` when it lies within MIN_DAYS..MAX_DAYS; InvalidInput otherwise."""
-    if not MIN_DAYS <= days <= MAX_DAYS:
-        raise InvalidInput("audit_retention_days", f"must be {MIN_DAYS} to {MAX_DAYS} days, got {days}")
+    """``days`` when it lies within the bounds (MIN_RETENTION_DAYS..MAX_RETENTION_DAYS,
+    datastore/config.py); InvalidInput otherwise."""
+    if not MIN_RETENTION_DAYS <= days <= MAX_RETENTION_DAYS:
+        raise InvalidInput(
+            "audit_retention_days", f"must be {MIN_RETENTION_DAYS} to {MAX_RETENTION_DAYS} days, got {days}"
+        )
     return days
 
 
@@ -60,13 +55,20 @@ def days_of(organization: Organization | None, default_days: int) -> int:
     return organization.audit_retention_days
 
 
+class ItemReader(Protocol):
+    """What an organisation's item is read through: the Table that holds this AuditRetention
+    (datastore/table/scoped.py, which imports this module, so it is named by the one call used)."""
+
+    async def get(self, key: Key, *, consistent: bool = False) -> Item | None: ...
+
+
 class AuditRetention:
     """The retention a Table's writes stamp their audit events with: the platform's default, and
     each organisation's own as the Table learned it (module docstring)."""
 
     __slots__ = ("_known", "default_days")
 
-    def __init__(self, default_days: int = DEFAULT_DAYS) -> None:
+    def __init__(self, default_days: int = DEFAULT_RETENTION_DAYS) -> None:
         self.default_days = default_days
         self._known: dict[OrgId, int] = {}
 
@@ -74,7 +76,7 @@ class AuditRetention:
         """The organisation's item as its writer read it: its retention, without a read."""
         self._known[organization.org_id] = days_of(organization, self.default_days)
 
-    async def days_for(self, table: Table, org_id: OrgId) -> int:
+    async def days_for(self, table: ItemReader, org_id: OrgId) -> int:
         """The organisation's retention: as known, or read once (one GetItem) through ``table``.
 
         An organisation without an item (one being created) has the default.

@@ -1,7 +1,7 @@
 """Files a server keeps on its host while it runs, named after the process that owns them.
 
 The metrics directory of ``server.py run`` (prometheus-client's multiprocess files) and the
-tenant buckets its workers share (limits/shared_buckets.py) outlive their owner when it is
+tenant buckets its workers share (graphql_api/limits/shared_buckets.py) outlive their owner when it is
 killed outright (``kill -9``, the OOM killer): nothing runs to remove them. Each is named
 after its owner, by pid and start time (a pid alone is reused), so a later start removes
 those whose owner is gone, and never one a running server still uses, whatever release or
@@ -12,6 +12,7 @@ after an owner and nothing is removed.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import re
 import shutil
@@ -23,6 +24,14 @@ PROC: Final = Path("/proc")
 # Shared memory on Linux: a tmpfs, so a mapped file there is never written to a disk.
 SHARED_MEMORY: Final = Path("/dev/shm")
 _OWNER: Final = re.compile(r"(\d+)-(\d+)(?:-|$)")
+
+
+def supervisor_pid() -> int | None:
+    """The pid of the process that spawned this worker (graphql_api/entrypoints/worker_process.py);
+    None when this is not a spawned worker. A worker's host files are named after it: they are
+    its server's, shared by its workers."""
+    parent = multiprocessing.parent_process()
+    return None if parent is None else parent.pid
 
 
 def start_time(pid: int) -> int | None:

@@ -1,4 +1,4 @@
-"""DynamoDB through an HTTP proxy (datastore/aws/proxy.py, the tunnel in datastore/aws/connections.py).
+"""DynamoDB through an HTTP proxy (datastore/proxy.py, the tunnel in datastore/aws/connections.py).
 
 The reads go from ``DatastoreSettings`` parsed from the standard variables, through
 ``Datastore.connect(...).table(scope)``, a real CONNECT proxy on the loopback
@@ -23,10 +23,10 @@ import uvloop
 from yarl import URL
 
 from datastore.aws.client import AsyncDynamo, Mirror, send
-from datastore.aws.proxy import Proxies, Proxy, proxy_variables
 from datastore.config import ConfigError, DatastoreSettings
 from datastore.errors import Unavailable
 from datastore.kinds import layout
+from datastore.proxy import Proxies, Proxy, proxy_variables
 from datastore.table.store import Datastore
 from datastore.values import ids
 from tests import blocking

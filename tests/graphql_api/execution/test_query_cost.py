@@ -1,5 +1,5 @@
 """The cost formula itself, without a server: the documented and the bench's queries fit under
-the default limit, and the abusive directory query does not (graphql_api/limits/query_cost.py).
+the default limit, and the abusive directory query does not (graphql_api/execution/query_cost.py).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from graphql import (
 from bench.queries import Q1, Q2, Q3, Q7, q6
 from graphql_api.execution.analysis import root_fields
 from graphql_api.execution.library_internals import graphql_schema
-from graphql_api.limits.query_cost import query_cost
+from graphql_api.execution.query_cost import query_cost
 from graphql_api.schema.executable import build_schema
 from graphql_api.settings.api import ApiSettings
 from tests.graphql_api.limits.test_limits import fifteen_aliases

@@ -3,6 +3,9 @@
 ``configure_logging`` replaces the root logger's handlers (uvicorn's and AWS Lambda's
 included), so every library's records come out in the one format on stdout. Fields that a
 record carries in ``extra={"fields": {...}}`` become top-level keys of its JSON line.
+
+On the ground floor of graphql_api (it imports nothing of it): every layer logs, from the
+GraphQL errors up to the entry points, and the settings name its formats.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ The body limits, the concurrency cap, the deadline, the 401 and the health route
 answer without Starlette's Response; they all send the same two messages, built here once.
 A refusal (``send_error``) also counts its ``extensions.code`` on the request's record, so
 the access line's ``errors`` and ``hr_requests_with_error`` see every refused request, whichever
-middleware refused it.
+middleware refused it: that one count is why these answers are observability's, below the
+limits, authentication and the request lifetime that send them.
 """
 
 from __future__ import annotations

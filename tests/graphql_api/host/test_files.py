@@ -1,4 +1,4 @@
-"""Files named after their owner process (graphql_api/entrypoints/host_files.py): only a dead owner's are removed."""
+"""Files named after their owner process (graphql_api/host/files.py): only a dead owner's are removed."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from graphql_api.entrypoints.host_files import alive, owner_tag, remove_orphans, start_time
+from graphql_api.host.files import alive, owner_tag, remove_orphans, start_time
 
 
 def finished_process() -> int:

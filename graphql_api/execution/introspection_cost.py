@@ -5,7 +5,7 @@ alone: this walks the schema's own elements (its types, their fields, arguments,
 values, wrappers, directives) under the document's selections, as execution will, and
 counts each object 1 and each leaf value (a null included) the leaf weight, item by item
 through every list. A full introspection (GraphiQL's, codegen's) costs what its answer
-holds, about 2,100 for this schema (tests/graphql_api/limits/test_query_cost.py prints it), and
+holds, about 2,100 for this schema (tests/graphql_api/execution/test_query_cost.py prints it), and
 fifteen of them under aliases fifteen times that, refused by MAX_QUERY_COST before any runs.
 
 A deprecated element counts whether or not ``includeDeprecated`` asks for it (a bound, not

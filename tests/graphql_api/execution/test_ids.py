@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from graphql_api.execution import ids
 from graphql_api.execution.errors import ApiError
-from graphql_api.schema import ids
 from tests.conftest import Tenant
 from tests.graphql_api.fixtures import Api
 from tests.graphql_api.schema.mutations.documents import UPDATE_EMPLOYEE, gid, open_job

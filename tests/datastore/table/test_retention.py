@@ -8,19 +8,20 @@ import pytest
 from mypy_boto3_dynamodb import DynamoDBClient
 
 from datastore.aws import calls
+from datastore.config import DEFAULT_RETENTION_DAYS, MAX_RETENTION_DAYS, MIN_RETENTION_DAYS
 from datastore.errors import InvalidInput
 from datastore.kinds import layout
 from datastore.kinds.entities import AuditEvent, Employee, EmployeeStatus, Role
 from datastore.lifecycle import erasure
 from datastore.table.pagination import PageRequest
+from datastore.table.retention import AuditRetention
 from datastore.table.scoped import Table
 from datastore.tenancy import keys
 from datastore.tenancy.scope import TenantScope
 from datastore.tenants import departments, employees, onboarding, organizations
 from datastore.tenants.onboarding import Row
 from datastore.values import ids, items
-from datastore.writes import audit, retention
-from datastore.writes.retention import AuditRetention
+from datastore.writes import audit
 from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.support import raw_get
@@ -42,7 +43,7 @@ def stored_expires_at(client: DynamoDBClient, table: Table, event: AuditEvent) -
     return int(item[layout.EXPIRES_AT]["N"])
 
 
-def fresh(tenant: Tenant, default_days: int = retention.DEFAULT_DAYS) -> Table:
+def fresh(tenant: Tenant, default_days: int = DEFAULT_RETENTION_DAYS) -> Table:
     """The tenant's table as a new command or request gets it: it knows no retention yet."""
     table = tenant.table
     return Table(table.dynamo, table.name, table.scope, retention=AuditRetention(default_days))
@@ -61,11 +62,11 @@ def test_write__organisation_sets_none__event_expires_after_the_default(tenant: 
     )
     newest = events(tenant.table)[0]
     assert newest.action == "employee.create"
-    assert newest.expires_at == expiry_of(newest, retention.DEFAULT_DAYS)
+    assert newest.expires_at == expiry_of(newest, DEFAULT_RETENTION_DAYS)
     assert stored_expires_at(client, tenant.table, newest) == int(newest.expires_at.timestamp())
     # The organisation's creation too, written through the operator's (provisioning) table.
     oldest = events(tenant.table)[-1]
-    assert oldest.action == "organization.create" and oldest.expires_at == expiry_of(oldest, retention.DEFAULT_DAYS)
+    assert oldest.action == "organization.create" and oldest.expires_at == expiry_of(oldest, DEFAULT_RETENTION_DAYS)
 
 
 def test_write__platform_default_set__event_expires_after_it(tenant: Tenant) -> None:
@@ -89,17 +90,17 @@ def test_set_audit_retention__later_events_expire_after_it__earlier_ones_keep_th
     later, after, change, *_ = events(tenant.table)
     assert change.action == "organization.setAuditRetention"
     assert [c.field for c in change.changes] == [layout.AUDIT_RETENTION_DAYS]
-    assert change.expires_at == expiry_of(change, retention.DEFAULT_DAYS)  # kept under the one it replaced
+    assert change.expires_at == expiry_of(change, DEFAULT_RETENTION_DAYS)  # kept under the one it replaced
     assert after.expires_at == expiry_of(after, 400) and later.expires_at == expiry_of(later, 400)
     assert events(tenant.table)[3].event_id == before.event_id
-    assert stored_expires_at(client, tenant.table, before) == int(expiry_of(before, retention.DEFAULT_DAYS).timestamp())
+    assert stored_expires_at(client, tenant.table, before) == int(expiry_of(before, DEFAULT_RETENTION_DAYS).timestamp())
 
     back = run(organizations.set_audit_retention(table, None))
     assert back.audit_retention_days is None
     item = raw_get(client, tenant.table.name, layout.ORGANIZATION.key_at(tenant.org_id))
     assert item is not None and layout.AUDIT_RETENTION_DAYS not in item
     run(departments.create_department(fresh(tenant), name="Default again"))
-    assert events(tenant.table)[0].expires_at == expiry_of(events(tenant.table)[0], retention.DEFAULT_DAYS)
+    assert events(tenant.table)[0].expires_at == expiry_of(events(tenant.table)[0], DEFAULT_RETENTION_DAYS)
 
 
 def test_set_audit_retention__same_value__writes_nothing(tenant: Tenant) -> None:
@@ -109,18 +110,18 @@ def test_set_audit_retention__same_value__writes_nothing(tenant: Tenant) -> None
     assert log.operations() == ["GetItem"]
 
 
-@pytest.mark.parametrize("days", [retention.MIN_DAYS - 1, retention.MAX_DAYS + 1, 0, -5])
+@pytest.mark.parametrize("days", [MIN_RETENTION_DAYS - 1, MAX_RETENTION_DAYS + 1, 0, -5])
 def test_set_audit_retention__out_of_bounds__invalid_naming_the_field_and_nothing_written(
     tenant: Tenant, days: int
 ) -> None:
     with calls.listening() as log, pytest.raises(InvalidInput) as refused:
         run(organizations.set_audit_retention(tenant.table, days))
     assert refused.value.field == "audit_retention_days"
-    assert f"{retention.MIN_DAYS} to {retention.MAX_DAYS}" in refused.value.reason
+    assert f"{MIN_RETENTION_DAYS} to {MAX_RETENTION_DAYS}" in refused.value.reason
     assert log.operations() == []
 
 
-@pytest.mark.parametrize("days", [retention.MIN_DAYS, retention.MAX_DAYS])
+@pytest.mark.parametrize("days", [MIN_RETENTION_DAYS, MAX_RETENTION_DAYS])
 def test_set_audit_retention__bounds__accepted(tenant: Tenant, days: int) -> None:
     assert run(organizations.set_audit_retention(tenant.table, days)).audit_retention_days == days
 

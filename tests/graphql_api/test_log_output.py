@@ -9,7 +9,7 @@ import orjson
 import pytest
 
 from datastore.config import ConfigError
-from graphql_api.observability.logging import FIELDS, JsonFormatter, configure_logging
+from graphql_api.log_output import FIELDS, JsonFormatter, configure_logging
 from graphql_api.settings.api import ApiSettings
 
 SECRET = "x" * 40

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from datastore.aws import calls
 from datastore.table.scoped import Table
 from datastore.values import ids
-from graphql_api.schema.loaders import Loaders
+from graphql_api.execution.loaders import Loaders
 from tests.blocking import run
 from tests.conftest import Tenant
 from tests.datastore.support import employee_items, raw_employees, write_items
