@@ -336,11 +336,8 @@ async def send(
     ``client`` is one of ``AsyncDynamo.client``'s: its configuration carries the policy and
     the deadline, and keeps aiodynamo to one attempt per ``send_request``.
     """
-    watching = () if observers is None else observers.observers
-    if not watching:
-        return await _send(client, operation, payload)
     with ExitStack() as stack:
-        for observe in watching:
+        for observe in () if observers is None else observers.observers:
             stack.enter_context(observe(operation))
         return await _send(client, operation, payload)
 
