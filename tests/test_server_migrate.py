@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
+from yarl import URL
 
 from datastore.aws.client import AsyncDynamo
 from datastore.config import DatastoreSettings
@@ -40,6 +41,7 @@ from tests.legacy_layout import (
     unlocked_engine,
 )
 from tests.server_commands import ROOT, server_command
+from tests.tcp_proxy import Mode, TcpProxy
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -274,24 +276,29 @@ def test_migrate__stopped_mid_run__run_again_resumes_and_finishes(
         for index in range(16)
     ]
     assert settings.endpoint_url is not None
-    env = {**os.environ, "DYNAMODB_ENDPOINT": settings.endpoint_url, "HR_TABLE_NAME": legacy_table}
-    process = subprocess.Popen(
-        [sys.executable, "server.py", "migrate"],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while not finished_organizations(client, legacy_table):
-            assert process.poll() is None, "the run ended before it could be interrupted"
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
-        process.send_signal(sig)  # SIGKILL: no cleanup at all, what a crash or an OOM kill leaves
-    finally:
-        _out, stderr = process.communicate(timeout=60)
+    # The run talks to DynamoDB through a proxy that holds each request 20 ms: on a quiet
+    # machine the whole migration would otherwise finish between the first organisation
+    # seen done and the signal, and there would be nothing left to interrupt.
+    with TcpProxy(URL(settings.endpoint_url).port or 80, delay=0.02) as proxy:
+        proxy.mode = Mode.DELAY
+        env = {**os.environ, "DYNAMODB_ENDPOINT": proxy.endpoint_url, "HR_TABLE_NAME": legacy_table}
+        process = subprocess.Popen(
+            [sys.executable, "server.py", "migrate"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            deadline = time.monotonic() + 120
+            while not finished_organizations(client, legacy_table):
+                assert process.poll() is None, "the run ended before it could be interrupted"
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            process.send_signal(sig)  # SIGKILL: no cleanup at all, what a crash or an OOM kill leaves
+        finally:
+            _out, stderr = process.communicate(timeout=60)
     if sig == signal.SIGINT:
         assert process.returncode == 2
         assert stderr.splitlines()[-1] == (
