@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
-from yarl import URL
 
 from datastore.aws.client import AsyncDynamo
 from datastore.config import DatastoreSettings
@@ -41,7 +40,6 @@ from tests.legacy_layout import (
     unlocked_engine,
 )
 from tests.server_commands import ROOT, server_command
-from tests.tcp_proxy import Mode, TcpProxy
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -276,12 +274,8 @@ def test_migrate__stopped_mid_run__run_again_resumes_and_finishes(
         for index in range(16)
     ]
     assert settings.endpoint_url is not None
-    # The run talks to DynamoDB through a proxy that holds each request 20 ms: on a quiet
-    # machine the whole migration would otherwise finish between the first organisation
-    # seen done and the signal, and there would be nothing left to interrupt.
-    with TcpProxy(URL(settings.endpoint_url).port or 80, delay=0.02) as proxy:
-        proxy.mode = Mode.DELAY
-        env = {**os.environ, "DYNAMODB_ENDPOINT": proxy.endpoint_url, "HR_TABLE_NAME": legacy_table}
+    env = {**os.environ, "DYNAMODB_ENDPOINT": settings.endpoint_url, "HR_TABLE_NAME": legacy_table}
+    with default_sigint():
         process = subprocess.Popen(
             [sys.executable, "server.py", "migrate"],
             cwd=ROOT,
@@ -290,15 +284,15 @@ def test_migrate__stopped_mid_run__run_again_resumes_and_finishes(
             stderr=subprocess.PIPE,
             text=True,
         )
-        try:
-            deadline = time.monotonic() + 120
-            while not finished_organizations(client, legacy_table):
-                assert process.poll() is None, "the run ended before it could be interrupted"
-                assert time.monotonic() < deadline
-                time.sleep(0.01)
-            process.send_signal(sig)  # SIGKILL: no cleanup at all, what a crash or an OOM kill leaves
-        finally:
-            _out, stderr = process.communicate(timeout=60)
+    try:
+        deadline = time.monotonic() + 120
+        while not finished_organizations(client, legacy_table):
+            assert process.poll() is None, "the run ended before it could be interrupted"
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        process.send_signal(sig)  # SIGKILL: no cleanup at all, what a crash or an OOM kill leaves
+    finally:
+        _out, stderr = process.communicate(timeout=60)
     if sig == signal.SIGINT:
         assert process.returncode == 2
         assert stderr.splitlines()[-1] == (
@@ -334,6 +328,22 @@ def refused_start(settings: DatastoreSettings, table_name: str) -> str:
     assert "GraphQL on" not in refused.stdout
     [line] = refused.stderr.strip().splitlines()
     return line
+
+
+@contextmanager
+def default_sigint() -> Iterator[None]:
+    """A child started here takes Ctrl-C as an operator's terminal gives it, even when this
+    process ignores SIGINT (a background job's does, and its children inherit that): a
+    handler, unlike an ignored signal, is reset to the default when the child starts."""
+    before = signal.getsignal(signal.SIGINT)
+    if before is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def finished_organizations(client: DynamoDBClient, table_name: str) -> int:

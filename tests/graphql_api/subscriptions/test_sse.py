@@ -31,6 +31,7 @@ from tests.graphql_api.observability.logs import captured_lines
 from tests.graphql_api.observability.test_refusals import access_line
 from tests.graphql_api.subscriptions.conftest import subscribed
 from tests.graphql_api.subscriptions.test_limits import bounds
+from tests.waiting import until
 
 DIRECTORY = "subscription Directory { employeeChanged { cursor action employee { email } } }"
 HEARTBEAT = ("heartbeat", None)
@@ -275,6 +276,9 @@ def test_subscription_gives_its_in_flight_slot_back__a_query_keeps_its(
             assert cap.in_flight == 0  # the stream holds no slot
             answered = live_http.post("/graphql", json={"query": "{ me { email } }"}, headers=sse(token))
             assert [event for event, _ in events(answered)] == ["next", "complete"]
+        # The query's slot is given back once its answer is sent, which the client may read
+        # first; setting the count before then would be undone by that give-back.
+        run(until(lambda: cap.in_flight == 0, 10, "the query's slot given back"))
         cap.in_flight = 1  # as if a request were being served: a query asked for as a stream waits its turn
         busy = live_http.post("/graphql", json={"query": "{ me { email } }"}, headers=sse(token))
         assert (busy.status_code, codes(busy.json())) == (503, ["UNAVAILABLE"])
