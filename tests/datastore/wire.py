@@ -3,9 +3,9 @@
 ``written()`` writes one or more items of each kind (and the keys the queries use) through the
 datastore's own writers, the kinds' declarations (``datastore/kinds/layout.py``). ``layout_1.json``
 holds what the release at commit eea1f7e wrote for the same values, captured through its
-hand-written writers (``datastore/values/items.py`` then) before the kinds were declared;
-tests/datastore/kinds/test_layout.py holds today's writers to it, byte for byte, so no stored
-item changes shape and no migration is needed.
+hand-written writers (``datastore/items.py`` then, ``datastore/values/items.py`` now) before
+the kinds were declared; tests/datastore/kinds/test_layout.py holds today's writers to it,
+byte for byte, so no stored item changes shape and no migration is needed.
 """
 
 from __future__ import annotations
