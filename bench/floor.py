@@ -20,7 +20,8 @@ from datastore.config import DatastoreSettings
 from datastore.kinds import layout
 from datastore.tenancy import keys
 
-POOL = ThreadPoolExecutor(64, thread_name_prefix="floor")
+THREADS = 64
+POOL = ThreadPoolExecutor(THREADS, thread_name_prefix="floor")
 
 
 def stock_client(settings: DatastoreSettings) -> Any:
@@ -29,11 +30,11 @@ def stock_client(settings: DatastoreSettings) -> Any:
 
     config = Config(
         retries={"mode": "standard", "total_max_attempts": settings.max_attempts},
-        max_pool_connections=POOL._max_workers,
+        max_pool_connections=THREADS,
         connect_timeout=settings.connect_timeout,
         read_timeout=settings.read_timeout,
     )
-    return local_client("dynamodb", settings.region, settings.endpoint_url, config)
+    return local_client("dynamodb", settings.region, settings.endpoint_url, config, settings.environment_key)
 
 
 @dataclass

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
+from urllib.parse import urlsplit
 
 from datastore.proxy import NO_PROXIES, Proxies, Proxy, proxy_variables
 
@@ -185,6 +186,24 @@ def environment_key(env: Mapping[str, str]) -> EnvironmentKey | None:
         return None
     token = next((env[name] for name in TOKEN_VARIABLES if env.get(name, "")), None)
     return EnvironmentKey(access_key, secret_key, token)
+
+
+# The hosts of AWS's own endpoints (regional, FIPS, dual-stack, VPC endpoints).
+AWS_DOMAINS: Final = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws")
+
+
+def local_engine(endpoint_url: str | None) -> bool:
+    """Whether ``endpoint_url`` is a local engine (DynamoDB Local, moto, LocalStack): plain HTTP
+    to a host outside AWS's domains. Such an engine takes any key, so both planes sign for it with
+    the environment's key or a placeholder, never with what botocore's credential chain finds (a
+    profile's, an instance's role): the chain costs a start about 0.3 s, and the two planes then
+    use one key, which an engine without ``-sharedDb`` keeps its tables under. An HTTPS endpoint
+    outside AWS (a proxy in front of DynamoDB) keeps the chain."""
+    if endpoint_url is None:
+        return False
+    parts = urlsplit(endpoint_url)
+    host = (parts.hostname or "").lower()
+    return parts.scheme == "http" and not host.endswith(AWS_DOMAINS)
 
 
 @dataclass(frozen=True, slots=True)

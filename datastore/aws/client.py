@@ -60,16 +60,15 @@ from datastore.aws import calls, retries
 from datastore.aws.connections import Broken, NoAnswer, NotSent
 from datastore.aws.exchange import HttpExchange, SendHooks, decoded, tls_context
 from datastore.aws.fastparse import decode_binaries
-from datastore.config import DatastoreSettings, EnvironmentKey
+from datastore.config import AWS_DOMAINS, DatastoreSettings, EnvironmentKey, local_engine
 from datastore.errors import DatastoreError, InProgress, Refused, Unavailable
 from datastore.proxy import NO_PROXIES, Proxies
 
 if TYPE_CHECKING:
     from botocore.credentials import Credentials
 
-# What signs requests at a local endpoint when the process has no credentials (client.local_client).
+# What signs requests at a local endpoint when the environment gives no key (as control_plane.local_client).
 _PLACEHOLDER: Final = Key("local", "local")
-_AWS_DOMAINS: Final = (".amazonaws.com", ".amazonaws.com.cn", ".api.aws")
 
 
 @dataclass(frozen=True)
@@ -261,7 +260,7 @@ class AsyncDynamo:
         self.hooks = SendHooks()
         self.observers = CallObservers()
         # Local engines accept any credentials (client.local_client signs with a placeholder too).
-        local = not (mirror.endpoint.host or "").endswith(_AWS_DOMAINS)
+        local = not (mirror.endpoint.host or "").endswith(AWS_DOMAINS)
         key = mirror.key
         if process_credentials is None and key is not None:
             # The environment's key, which botocore's chain would find first: it signs as is.
@@ -286,8 +285,10 @@ class AsyncDynamo:
         with _shared_lock:
             dynamo = _shared.get(mirror)
             if dynamo is None:
-                # botocore's chain only when the environment does not give the key outright.
-                credentials = process_credentials() if mirror.key is None else None
+                # botocore's chain only when the environment does not give the key outright, and
+                # never for a local engine (datastore.config.local_engine).
+                chain = mirror.key is None and not local_engine(str(mirror.endpoint))
+                credentials = process_credentials() if chain else None
                 dynamo = _shared[mirror] = cls(mirror, credentials)
             return dynamo
 

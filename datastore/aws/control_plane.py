@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Literal
 
-from datastore.config import DatastoreSettings
+from datastore.config import DatastoreSettings, EnvironmentKey, local_engine
 
 if TYPE_CHECKING:
     from botocore.config import Config
@@ -26,7 +26,9 @@ def make_client(settings: DatastoreSettings, endpoint_url: str | None = None) ->
     data plane's (datastore/config.py).
     """
     config = _table_service_config(settings)
-    client: DynamoDBClient = local_client("dynamodb", settings.region, endpoint_url or settings.endpoint_url, config)
+    client: DynamoDBClient = local_client(
+        "dynamodb", settings.region, endpoint_url or settings.endpoint_url, config, settings.environment_key
+    )
     return client
 
 
@@ -59,7 +61,7 @@ def make_sts_client(settings: DatastoreSettings) -> STSClient:
     from botocore.config import Config
 
     config = Config(retries={"mode": "standard", "total_max_attempts": 3}, connect_timeout=2, read_timeout=5)
-    sts: STSClient = local_client("sts", settings.region, endpoint, config)
+    sts: STSClient = local_client("sts", settings.region, endpoint, config, settings.environment_key)
     return sts
 
 
@@ -71,25 +73,34 @@ def make_streams_client(settings: DatastoreSettings, endpoint_url: str | None = 
     are DynamoDB's.
     """
     config = _table_service_config(settings)
-    return local_client("dynamodbstreams", settings.region, endpoint_url or settings.endpoint_url, config)
+    endpoint = endpoint_url or settings.endpoint_url
+    return local_client("dynamodbstreams", settings.region, endpoint, config, settings.environment_key)
 
 
 def local_client(
-    service: Literal["dynamodb", "dynamodbstreams", "sts"], region: str, endpoint: str | None, config: Config
+    service: Literal["dynamodb", "dynamodbstreams", "sts"],
+    region: str,
+    endpoint: str | None,
+    config: Config,
+    key: EnvironmentKey | None,
 ) -> Any:
-    """A client of ``service``; at a local endpoint (DynamoDB Local, moto) it has placeholder credentials.
+    """A client of ``service``. A local engine (``datastore.config.local_engine``) is signed
+    with ``key``, the environment's, else a placeholder, as the data plane signs it; elsewhere
+    botocore's chain finds the credentials, and a local endpoint over HTTPS with none gets the
+    placeholder too.
 
     Local engines accept any credentials, but botocore refuses to sign without some.
     """
     import boto3
 
-    session = boto3.session.Session()
-    placeholder = "local" if endpoint is not None and session.get_credentials() is None else None
-    return session.client(
-        service,
-        region_name=region,
-        endpoint_url=endpoint,
-        config=config,
-        aws_access_key_id=placeholder,
-        aws_secret_access_key=placeholder,
-    )
+    if local_engine(endpoint):
+        session = boto3.session.Session(
+            aws_access_key_id=key.access_key if key else "local",
+            aws_secret_access_key=key.secret_key if key else "local",
+            aws_session_token=key.token if key else None,
+        )
+    else:
+        session = boto3.session.Session()
+        if endpoint is not None and session.get_credentials() is None:
+            session = boto3.session.Session(aws_access_key_id="local", aws_secret_access_key="local")
+    return session.client(service, region_name=region, endpoint_url=endpoint, config=config)

@@ -182,8 +182,10 @@ def process_key(credentials: dict[str, str]) -> dict[str, Any]:
     """``PROCESS_KEY_CHILD``'s answer with these AWS variables and no other (no profile either)."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("AWS_")}
     env.update({"AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent"})
-    # A plain HTTP endpoint: an HTTPS one's CA bundle is botocore's to find.
-    env.update({"AWS_EC2_METADATA_DISABLED": "true", "DYNAMODB_ENDPOINT": "http://127.0.0.1:9", **credentials})
+    # AWS's endpoint (a local engine never asks botocore's chain: tests/datastore/aws/test_local_engine.py),
+    # over plain HTTP: an HTTPS one's CA bundle is botocore's to find. Nothing is sent to it.
+    endpoint = "http://dynamodb.eu-west-1.amazonaws.com"
+    env.update({"AWS_EC2_METADATA_DISABLED": "true", "DYNAMODB_ENDPOINT": endpoint, **credentials})
     result = subprocess.run(
         [sys.executable, "-c", PROCESS_KEY_CHILD], cwd=ROOT, env=env, capture_output=True, text=True, check=False
     )
