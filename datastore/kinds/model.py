@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
 from types import MemberDescriptorType
-from typing import Any, Final, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Generic, Literal, TypeVar
 
 from datastore.tenancy import keys
 from datastore.tenancy.keys import Key
@@ -174,7 +174,8 @@ class Template:
 
 @dataclass(frozen=True)
 class Layout(Generic[E]):
-    """One kind of item: key templates, entity tag, attributes, version; compiled on creation.
+    """One kind of item: key templates, entity tag, attributes, version; checked on creation,
+    its functions (``read``, ``item``, ``key_of``...) compiled at their first use.
 
     ``tag`` is what its items' ``entity`` attribute says (and the audit trail's entity type).
     ``key`` and ``index`` are (partition, sort) templates; ``index_when`` keeps a sparse
@@ -221,16 +222,25 @@ class Layout(Generic[E]):
         extra = [slot for slot in slots if slot not in fields and slot not in self.derived]
         self._set("slots", tuple(dict.fromkeys(s for t in (key or ()) for s in t.slots)))
         self._set("names", {attribute.field: attribute.name for attribute in self.attributes})
-        self._set("read", _compile_reader(self, fields, slots))
-        self._set("item", _compile_writer(self, key, index, extra))
-        self._set("key_of", _compile_key_of(self, key, extra))
-        self._set("key_at", _compile_key_at(name, key))
-        self._set("partition", _compile_template_at(name, None if key is None else key[0]))
-        self._set("index_partition", _compile_template_at(name, None if index is None else index[0]))
         self._set("sort_prefix", "" if key is None else key[1].prefix)
+        # What the compilers need, for __getattr__: a start compiles only the functions of the
+        # kinds its first requests use, not all 39 kinds' six (about 1 ms a kind).
+        self._set("_shape", _Shape(key, index, fields, slots, extra))
 
     def _set(self, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
+
+    if not TYPE_CHECKING:  # for mypy every attribute is declared above; none is made up
+
+        def __getattr__(self, name: str) -> Any:
+            """Only for an attribute not set yet: a compiled function, compiled now and kept on
+            the instance, where every later use finds it without coming here."""
+            compiler = _COMPILERS.get(name)
+            if compiler is None:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            compiled = compiler(self, self._shape)
+            self._set(name, compiled)
+            return compiled
 
     def item_with_counters(self, value: E, **extra: Any) -> Item:
         """``item`` with the counters of its counted fields, as seeding and results store them."""
@@ -251,6 +261,32 @@ class Layout(Generic[E]):
 
 
 # --- compilers: source built from the declarations only, never from input ----------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """A layout's parsed declarations, as its compilers take them."""
+
+    key: tuple[Template, Template] | None
+    index: tuple[Template, Template] | None
+    fields: list[str]  # the entity's fields
+    slots: list[str]  # every slot of its key and index templates
+    extra: list[str]  # the slots that are neither fields nor derived: given to ``item`` and ``key_of``
+
+
+def _partition_of(template: tuple[Template, Template] | None) -> Template | None:
+    return None if template is None else template[0]
+
+
+# Each compiled function of a Layout, by attribute name (Layout.__getattr__).
+_COMPILERS: Final[dict[str, Callable[[Layout[Any], _Shape], Callable[..., Any]]]] = {
+    "read": lambda layout, shape: _compile_reader(layout, shape.fields, shape.slots),
+    "item": lambda layout, shape: _compile_writer(layout, shape.key, shape.index, shape.extra),
+    "key_of": lambda layout, shape: _compile_key_of(layout, shape.key, shape.extra),
+    "key_at": lambda layout, shape: _compile_key_at(layout.entity.__name__, shape.key),
+    "partition": lambda layout, shape: _compile_template_at(layout.entity.__name__, _partition_of(shape.key)),
+    "index_partition": lambda layout, shape: _compile_template_at(layout.entity.__name__, _partition_of(shape.index)),
+}
 
 
 def _exec(source: str, namespace: dict[str, Any], function: str, qualname: str) -> Any:

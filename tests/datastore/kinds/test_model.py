@@ -265,3 +265,36 @@ def test_read__slots_class_with_its_own_init__keeps_the_call() -> None:
 
     trimmed = Layout(Trimmed, tag="Trimmed", key=("T#{owner}", "#T"), attributes=(model.s("name", "name"),))
     assert trimmed.read({"name": {"S": " x "}}, owner="o").name == "x"
+
+
+def fresh_thing_layout() -> Layout[Thing]:
+    """THING declared again: a layout none of the tests above has used."""
+    return Layout(
+        THING.entity, THING.tag, THING.key, THING.attributes, THING.index, THING.index_when, version="version"
+    )
+
+
+def test_compiled_functions__compiled_at_first_use_then_kept() -> None:
+    """Declaring a kind compiles nothing; each function is compiled when first used and kept on
+    the layout, where later uses find it directly."""
+    layout = fresh_thing_layout()
+    compiled = ("read", "item", "key_of", "key_at", "partition", "index_partition")
+    assert [name for name in compiled if name in vars(layout)] == []
+
+    thing = Thing("o1", "t1", "Box", Colour.RED, WHEN)
+    item = layout.item(thing)
+
+    assert [name for name in compiled if name in vars(layout)] == ["item"]
+    assert layout.item is layout.item
+    assert item == THING.item(thing)
+    assert layout.read(item) == thing
+    assert layout.key_of(thing) == layout.key_at("o1", "t1") == Key("OWNER#o1", "THING#t1")
+    assert layout.partition("o1") == "OWNER#o1"
+    assert layout.index_partition("o1") == "OWNER#o1#BY_TIME"
+    assert [name for name in compiled if name not in vars(layout)] == []
+
+
+def test_compiled_functions__a_name_not_declared__attribute_error() -> None:
+    name = "reed"  # a misspelt read
+    with pytest.raises(AttributeError, match="no attribute 'reed'"):
+        getattr(fresh_thing_layout(), name)
