@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from graphql_api.entrypoints.heap import build_without_collecting, resume_collecting, settle_heap
+
+build_without_collecting()  # before the imports below; run() settles the heap, main() resumes collecting
+
 import argparse
 import asyncio
 import contextlib
@@ -43,7 +47,6 @@ from datastore.values import ids, items
 from datastore.values.ids import EmployeeId, OrgId
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import PLATFORM_ROLE, issue_token
-from graphql_api.entrypoints.heap import settle_heap
 from graphql_api.entrypoints.serving import uvicorn_options, worker_options
 from graphql_api.entrypoints.supervisor import supervise
 from graphql_api.graphiql.assets import ensure_installed
@@ -299,6 +302,7 @@ def run(_args: argparse.Namespace) -> int:
                 finally:
                     datastore.close()
             else:
+                resume_collecting()  # this process supervises; each worker settles its own heap
                 datastore.close()
                 # Worker processes load the settings again (graphql_api/entrypoints/asgi.py); they all
                 # use this process's engine, which outlives them.
@@ -1025,8 +1029,11 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    command = args.command or "run"
+    if command != "run":
+        resume_collecting()  # a command serves nothing: its heap is never settled
     try:
-        return COMMANDS[args.command or "run"](args)
+        return COMMANDS[command](args)
     except (CommandError, LocalDynamoError, NpmError, ConfigError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -20,6 +20,10 @@ killed outright leaves no worker holding its port.
 
 from __future__ import annotations
 
+from graphql_api.entrypoints.heap import build_without_collecting, settle_heap
+
+build_without_collecting()  # before the imports below: settle_heap, at the end, resumes collecting
+
 import asyncio
 import logging
 
@@ -29,7 +33,6 @@ from datastore.table.store import Datastore
 from datastore.tenancy.scope import LayoutScope
 from datastore.upkeep import layout_version
 from graphql_api.app import create_app
-from graphql_api.entrypoints.heap import settle_heap
 from graphql_api.entrypoints.worker_process import die_with_parent
 from graphql_api.log_output import configure_logging
 from graphql_api.observability.process import start_worker_process_metrics

@@ -1,4 +1,5 @@
-"""The serving process's heap, once its app is built: out of the cyclic collector's reach.
+"""The serving process's heap: no cyclic collection while it is built, then out of the cyclic
+collector's reach.
 
 Its own module, imported by every entry point (graphql_api/entrypoints/asgi.py, and so each uvicorn
 worker and Lambda's init phase; ``server.py run``; the bench's server), and free of uvicorn,
@@ -44,6 +45,33 @@ from typing import Final
 # requests, which scans what they left.
 YOUNG_OBJECTS: Final = 200_000
 
+# Set by ``build_without_collecting`` until the heap is settled or collection resumes.
+_building = False
+
+
+def build_without_collecting() -> None:
+    """No cyclic collection while the process imports and builds what it serves: an entry
+    point's first call, before its imports.
+
+    Start-up allocates what lives as long as the process (modules, classes, the schema), so the
+    collections CPython would run meanwhile find nearly nothing, yet each scans, and promotes,
+    what is young, and the middle and full ones rescan it all: they cost a start about 10% of
+    its CPU (``server.py run`` to its first answer, 770 -> 690 ms, interleaved runs of each).
+    ``settle_heap`` turns collection back on, and ``resume_collecting`` does for a process that
+    serves nothing (a command).
+    """
+    global _building
+    _building = True
+    gc.disable()
+
+
+def resume_collecting() -> None:
+    """The collector as CPython runs it, for a process that will not ``settle_heap``."""
+    global _building
+    if _building:
+        _building = False
+        gc.enable()
+
 
 def settle_heap() -> None:
     """Take what the process built to serve (modules, botocore's service models, the schema,
@@ -57,10 +85,14 @@ def settle_heap() -> None:
     library's tool for this; objects made later, per request, are collected as before,
     with young collections ``YOUNG_OBJECTS`` apart.
     """
-    # The young generations only: what start-up left as garbage in the old one is a few hundred
-    # objects (723 after create_app on the bench's server), which a full collection took
-    # 85-115 ms to find, on the path to the first answer; frozen, they stay for the process.
-    gc.collect(1)
+    # What start-up left as garbage is a few hundred objects (723 after create_app on the bench's
+    # server, 736 after server.py's imports), which a full collection took 85-115 ms to find, on
+    # the path to the first answer; frozen, they stay for the process. Built without collecting,
+    # every object is still young, so even a young collection is a full one: none then.
+    global _building
+    if not _building:
+        gc.collect(1)
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_OBJECTS, middle, old)
+    resume_collecting()

@@ -13,6 +13,10 @@ import this module once per test): the connections are closed on their own loop,
 
 from __future__ import annotations
 
+from graphql_api.entrypoints.heap import build_without_collecting
+
+build_without_collecting()  # before the imports below: asgi settles the heap once the app is built
+
 import asyncio
 
 from mangum import Mangum

@@ -13,6 +13,10 @@ function's Mangum does, so the connections to DynamoDB are reused by warm invoca
 
 from __future__ import annotations
 
+from graphql_api.entrypoints.heap import build_without_collecting
+
+build_without_collecting()  # before the imports below: asgi settles the heap once the app is built
+
 import asyncio
 from typing import Any
 

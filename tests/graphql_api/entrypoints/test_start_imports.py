@@ -33,12 +33,27 @@ NOT_AT_START_MODULES = (
 )
 
 # Imports the entry module; with an event on stdin, answers it through the Lambda handler first.
+# Then the cyclic collector's state: the collections run while the entry module built the heap it
+# then froze (the collections run to compile its own source, before its first line, are not its),
+# whether it collects, and the frozen heap.
 CHILD = """
-import json, sys
+import gc, json, sys, traceback, typing  # typing: imported by heap.py before it turns collection off
+entry_file = sys.argv[1].replace(".", "/") + ".py"
+building = []
+def count(phase, info):
+    if phase == "start" and gc.get_freeze_count() == 0:
+        if any(frame.filename.endswith(entry_file) for frame in traceback.extract_stack()):
+            building.append(info["generation"])
+gc.callbacks.append(count)
 entry = __import__(sys.argv[1], fromlist=["_"])
+heap = {
+    "collections": len(building),
+    "collecting": gc.isenabled(),
+    "frozen": gc.get_freeze_count(),
+}
 event = sys.stdin.read()
 answer = entry.handler(json.loads(event), None) if event else None
-print(json.dumps({"answer": answer, "modules": sorted(sys.modules)}))
+print(json.dumps({"answer": answer, "modules": sorted(sys.modules), "heap": heap}))
 """
 
 
@@ -86,6 +101,22 @@ def test_import__serving_entry_point__no_control_plane_nor_unused_routes_modules
     assert loaded_too_soon(started["modules"]) == []
 
 
+@pytest.mark.parametrize(
+    "module",
+    ["graphql_api.entrypoints.asgi", "graphql_api.entrypoints.lambda_handler", "graphql_api.entrypoints.lambda_live"],
+)
+def test_import__serving_entry_point__built_without_a_cyclic_collection_then_frozen(
+    module: str, dynamodb_endpoint: str, table_name: str
+) -> None:
+    """Start-up builds what lives as long as the process: no collection looks for garbage in it
+    (entrypoints/heap.py:build_without_collecting); once built it is frozen and collection is on."""
+    started = start(module, dynamodb_endpoint, table_name)
+
+    assert started["heap"]["collections"] == 0
+    assert started["heap"]["collecting"] is True
+    assert started["heap"]["frozen"] > 10_000
+
+
 def test_handler__first_answer__without_the_control_plane(dynamodb_endpoint: str, table_name: str, demo: Demo) -> None:
     """The first query, bearer token and all, is answered before any of them is imported."""
     alice = demo.person("alice@acme.co")
@@ -104,7 +135,7 @@ def test_handler__first_answer__without_the_control_plane(dynamodb_endpoint: str
 # ``server.py run`` in this interpreter; a thread posts ``argv[2]`` (a GraphQL request) to it
 # until it answers, then prints the answer and what the process had imported by then.
 RUN_CHILD = """
-import json, os, runpy, sys, threading, time, urllib.error, urllib.request
+import gc, json, os, runpy, sys, threading, time, traceback, typing, urllib.error, urllib.request
 port, request, token = sys.argv[1], sys.argv[2].encode(), sys.argv[3]
 
 def first_answer():
@@ -119,9 +150,18 @@ def first_answer():
         except (urllib.error.URLError, ConnectionError):
             time.sleep(0.05)
             continue
-        print("FIRST ANSWER " + json.dumps({"answer": answer, "modules": sorted(sys.modules)}), flush=True)
+        heap = {"collections": len(building),
+                "collecting": gc.isenabled(), "frozen": gc.get_freeze_count()}
+        started = {"answer": answer, "modules": sorted(sys.modules), "heap": heap}
+        print("FIRST ANSWER " + json.dumps(started), flush=True)
         os._exit(0)
 
+building = []
+def count(phase, info):
+    if phase == "start" and gc.get_freeze_count() == 0:
+        if any(frame.filename.endswith("server.py") for frame in traceback.extract_stack()):
+            building.append(info["generation"])
+gc.callbacks.append(count)
 threading.Thread(target=first_answer, daemon=True).start()
 sys.argv = ["server.py", "run"]
 runpy.run_path("server.py", run_name="__main__")
@@ -172,10 +212,24 @@ def test_server_run__existing_table__first_answer_without_boto3(
     dynamodb_endpoint: str, streamed_table_name: str, streamed_tenant: Tenant
 ) -> None:
     """``server.py run`` on a table that exists with its stream and TTL waits for DynamoDB and
-    checks the table on the event loop's client: nothing to create or change, so no boto3."""
+    checks the table on the event loop's client: nothing to create or change, so no boto3. A
+    local engine is signed with a placeholder: botocore's credential chain is not asked either."""
     started = run_to_first_answer(dynamodb_endpoint, streamed_table_name, streamed_tenant.admin, {})
 
     assert loaded_too_soon(started["modules"]) == []
+    assert "botocore.session" not in started["modules"]
+
+
+def test_server_run__to_its_first_answer__no_cyclic_collection_then_frozen(
+    dynamodb_endpoint: str, streamed_table_name: str, streamed_tenant: Tenant
+) -> None:
+    """From its first line until its heap is frozen (imports, the table's check, the app) the
+    server runs no collection; collection is on again when it answers."""
+    started = run_to_first_answer(dynamodb_endpoint, streamed_table_name, streamed_tenant.admin, {})
+
+    assert started["heap"]["collections"] == 0
+    assert started["heap"]["collecting"] is True
+    assert started["heap"]["frozen"] > 10_000
 
 
 def test_server_run__key_in_the_environment__first_answer_without_botocores_session(
