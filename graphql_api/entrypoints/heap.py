@@ -89,7 +89,6 @@ def settle_heap() -> None:
     # server, 736 after server.py's imports), which a full collection took 85-115 ms to find, on
     # the path to the first answer; frozen, they stay for the process. Built without collecting,
     # every object is still young, so even a young collection is a full one: none then.
-    global _building
     if not _building:
         gc.collect(1)
     gc.freeze()
