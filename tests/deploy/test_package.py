@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from deploy import cloudformation, package
+from tests.bytecode import compiled_from_source, loaded_from_bytecode
 
 # Run inside the unpacked zip with -S (no site-packages: only the zip's contents importable).
 # `{ __typename }` reads no data; the import (Lambda's init) reads the table's layout version
@@ -54,10 +55,6 @@ CONNECT_EVENT = {
     },
     "isBase64Encoded": False,
 }
-# What `python -v` prints when a module is compiled from its source rather than loaded from its
-# .pyc (importlib's SourceLoader: a .pyc it uses is named, quoted, after "code object from").
-FROM_SOURCE = re.compile(r"^# code object from (/\S+\.py)$", re.MULTILINE)
-FROM_BYTECODE = re.compile(r"^# (/\S+\.pyc) matches (/\S+\.py)$", re.MULTILINE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,9 +178,8 @@ def test_package__handlers_import_and_answer__no_module_compiled_from_source(
             check=False,
         )
         assert result.returncode == 0, result.stderr[-3000:]
-        compiled = [path for path in FROM_SOURCE.findall(result.stderr) if path.startswith(str(unpacked.root))]
-        loaded = [source for _, source in FROM_BYTECODE.findall(result.stderr) if source.startswith(str(unpacked.root))]
-        assert compiled == []
+        assert compiled_from_source(result.stderr, unpacked.root) == []
+        loaded = loaded_from_bytecode(result.stderr, unpacked.root)
         # Not a run that imported nothing from the zip: the entry point and its imports came from bytecode.
         assert str(unpacked.root / entry) in loaded
         assert len(loaded) > 100, len(loaded)
