@@ -25,10 +25,12 @@ BOOTSTRAP_UV = boot=$$(mktemp -d) && trap 'rm -rf "$$boot"' EXIT && $(PYTHON) -m
 UV_ENV := UV_NO_CONFIG=1 UV_PYTHON_DOWNLOADS=never
 
 ## .venv exactly as locked: a venv with no seed packages, then `uv pip sync`, which installs what
-## the lock names, checks each file's hash and removes anything else.
+## the lock names, checks each file's hash and removes anything else. --compile-bytecode writes
+## each module's .pyc at install: uv writes none by default, and where PYTHONDONTWRITEBYTECODE is
+## set Python writes none either, so every start would compile every module from source.
 $(STAMP): requirements-dev.lock
 	$(BOOTSTRAP_UV) && export $(UV_ENV) && "$$uv" venv --quiet --allow-existing --python $(PYTHON) $(VENV) && \
-		"$$uv" pip sync --require-hashes --python $(BIN)/python requirements-dev.lock
+		"$$uv" pip sync --require-hashes --compile-bytecode --python $(BIN)/python requirements-dev.lock
 	touch $(STAMP)
 
 ## Re-resolve the locks from pyproject.toml's ranges, keeping every pin the ranges still allow, and

@@ -3,12 +3,18 @@ Starlette floor, each spawned and timed to its first answer; figures only, never
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 from bench import cold_start
 from bench.serving import API, server_env
+from deploy.package import PACKAGES
 from graphql_api.auth.tokens import issue_token
+from tests.bytecode import compiled_from_source, loaded_from_bytecode
 from tests.graphql_api.fixtures import load_demo
+from tests.paths import ROOT
 
 if TYPE_CHECKING:
     from datastore.aws.client import AsyncDynamo
@@ -41,3 +47,18 @@ def test_measure__a_tiny_run__the_three_figures_from_real_first_answers(
     row = cold_start.row(figures)
     assert row["product"]["cold_start_ms"] == figures["cold_start_ms"]
     assert row["floor"]["cold_start_ms"] == figures["cold_start_floor_ms"]
+
+    # Both were timed as deployed: the lane compiled their bytecode, so with none written by the
+    # processes themselves, the server's imports and the floor's load no module of ours from source.
+    env_without_writes = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    for args, entry in (
+        (["server.py", "--help"], "graphql_api/app.py"),
+        (["-c", "import bench.bare_app"], "bench/bare_app.py"),
+    ):
+        started = subprocess.run(
+            [sys.executable, "-v", *args], cwd=ROOT, env=env_without_writes, capture_output=True, text=True, check=False
+        )
+        assert started.returncode == 0, started.stderr[-3000:]
+        for tree in (*PACKAGES, "bench"):
+            assert compiled_from_source(started.stderr, ROOT / tree) == []
+        assert str(ROOT / entry) in loaded_from_bytecode(started.stderr, ROOT)
