@@ -4,9 +4,11 @@
 at this release's layout (a first, untimed run of each makes sure of it, and warms the disk
 cache for both), and the lane times from the spawn to the first answered Q3, the median of
 ``runs``. Beside it the floor: a bare Starlette app on uvicorn answering one JSON route
-(bench/bare_app.py), timed the same way. The runs of the two alternate, so that what drifts on
-a shared machine reaches both alike. Also the server's resident set (VmRSS) right after its
-first answer.
+(bench/bare_app.py), timed the same way; and the stack's floor: that app after importing the
+libraries the product serves with and none of its code (bench/stack_app.py), which splits the
+product's start into what the stack costs any service built on it and what the product's own
+modules, schema and first request add. The runs alternate, so that what drifts on a shared
+machine reaches all alike. Also the server's resident set (VmRSS) right after its first answer.
 
 Both are timed as deployed, with their bytecode compiled: before the first run the lane
 writes the .pyc of the product's packages (the zip's: deploy/package.py's ``PACKAGES``) and of
@@ -51,6 +53,8 @@ ROOT = Path(__file__).resolve().parent.parent
 POLL_SECONDS = 0.005
 START_DEADLINE_SECONDS = 60.0
 RUNS = 5
+# The stack's floor: the bare app after the product's libraries (bench/stack_app.py).
+STACK_APP = "bench.stack_app"
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,9 +117,10 @@ def product_run(env: dict[str, str], token: str, port: int) -> FirstAnswer:
     )
 
 
-def floor_run(env: dict[str, str], port: int) -> FirstAnswer:
+def floor_run(env: dict[str, str], port: int, module: str = "bench.bare_app") -> FirstAnswer:
+    """The floor's app (``module``: bench.bare_app, or bench.stack_app for the stack's) to its first answer."""
     return first_answer(
-        [sys.executable, "-m", "bench.bare_app", str(port)],
+        [sys.executable, "-m", module, str(port)],
         env,
         f"http://127.0.0.1:{port}/",
         b"{}",
@@ -124,10 +129,11 @@ def floor_run(env: dict[str, str], port: int) -> FirstAnswer:
 
 
 def compile_as_deployed() -> None:
-    """Write the bytecode of the product's packages and of the floor's modules (those of
-    ``-m bench.bare_app``) where missing or stale, as a deployment ships it."""
+    """Write the bytecode of the product's packages and of the floors' modules (those of
+    ``-m bench.bare_app`` and ``-m bench.stack_app``) where missing or stale, as a deployment
+    ships it."""
     compiled = all([compileall.compile_dir(ROOT / package, quiet=1) for package in PACKAGES])
-    for module in ("__init__.py", "bare_app.py"):
+    for module in ("__init__.py", "bare_app.py", "stack_app.py"):
         compiled = compileall.compile_file(ROOT / "bench" / module, quiet=1) and compiled
     if not compiled:
         raise RuntimeError("a module of the product or of the floor does not compile (compileall's output above)")
@@ -141,11 +147,14 @@ def measure(env: dict[str, str], token: str, runs: int = RUNS) -> dict[str, floa
     # first spawn of each reads its modules from disk.
     product_run(env, token, free_port())
     floor_run(env, free_port())
+    floor_run(env, free_port(), STACK_APP)
     product: list[FirstAnswer] = []
     floor: list[FirstAnswer] = []
+    stack: list[FirstAnswer] = []
     for _ in range(runs):
         product.append(product_run(env, token, free_port()))
         floor.append(floor_run(env, free_port()))
+        stack.append(floor_run(env, free_port(), STACK_APP))
     return {
         "cold_start_ms": round(statistics.median(a.seconds for a in product) * 1000, 1),
         "cold_start_floor_ms": round(statistics.median(a.seconds for a in floor) * 1000, 1),
@@ -153,6 +162,8 @@ def measure(env: dict[str, str], token: str, runs: int = RUNS) -> dict[str, floa
         "rss_first_answer_floor_mb": round(statistics.median(a.rss_mb for a in floor), 1),
         "cold_start_cpu_ms": round(statistics.median(a.cpu_ms for a in product), 1),
         "cold_start_floor_cpu_ms": round(statistics.median(a.cpu_ms for a in floor), 1),
+        "cold_start_stack_ms": round(statistics.median(a.seconds for a in stack) * 1000, 1),
+        "cold_start_stack_cpu_ms": round(statistics.median(a.cpu_ms for a in stack), 1),
     }
 
 
@@ -171,7 +182,10 @@ def print_figures(figures: dict[str, float]) -> None:
     print(f"{'':10}{'ms':>10}{'cpu_ms':>10}{'rss_mb':>10}")
     print(f"{'product':10}{product:>10}{cpu:>10}{figures['rss_first_answer_mb']:>10}")
     print(f"{'floor':10}{floor:>10}{floor_cpu:>10}{figures['rss_first_answer_floor_mb']:>10}")
+    stack, stack_cpu = figures["cold_start_stack_ms"], figures["cold_start_stack_cpu_ms"]
+    print(f"{'stack':10}{stack:>10}{stack_cpu:>10}{'':>10}  (the floor after the product's libraries)")
     print(f"{'prod/floor':10}{f'{product / floor:.2f}x':>10}{f'{cpu / floor_cpu:.2f}x':>10}")
+    print(f"{'stack/floor':10}{f'{stack / floor:.2f}x':>10}{f'{stack_cpu / floor_cpu:.2f}x':>10}")
 
 
 def main() -> int:

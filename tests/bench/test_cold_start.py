@@ -41,6 +41,8 @@ def test_measure__a_tiny_run__the_three_figures_from_real_first_answers(
         "rss_first_answer_floor_mb",
         "cold_start_cpu_ms",
         "cold_start_floor_cpu_ms",
+        "cold_start_stack_ms",
+        "cold_start_stack_cpu_ms",
     }
     assert all(value > 0 for value in figures.values())
     # The targets' row (bench/targets.py) carries the product's against the floor's.
@@ -54,6 +56,7 @@ def test_measure__a_tiny_run__the_three_figures_from_real_first_answers(
     for args, entry in (
         (["server.py", "--help"], "graphql_api/app.py"),
         (["-c", "import bench.bare_app"], "bench/bare_app.py"),
+        (["-c", "import bench.stack_app"], "bench/stack_app.py"),
     ):
         started = subprocess.run(
             [sys.executable, "-v", *args], cwd=ROOT, env=env_without_writes, capture_output=True, text=True, check=False
