@@ -105,11 +105,20 @@ async def as_it_should_be(table: Table) -> bool:
     credentials (DescribeTable, DescribeTimeToLive: what the control plane asks); False when
     anything is missing or DynamoDB does not answer, for the control plane to decide and say why."""
     client = table.dynamo.client()
-    try:
-        described = await send(client, "DescribeTable", {"TableName": table.name})
-        time_to_live = await send(client, "DescribeTimeToLive", {"TableName": table.name})
-    except DatastoreError:
+    # Both at once: a start waits for one round trip to DynamoDB, not two.
+    described: dict[str, Any] | BaseException
+    time_to_live: dict[str, Any] | BaseException
+    described, time_to_live = await asyncio.gather(
+        send(client, "DescribeTable", {"TableName": table.name}),
+        send(client, "DescribeTimeToLive", {"TableName": table.name}),
+        return_exceptions=True,
+    )
+    if isinstance(described, DatastoreError) or isinstance(time_to_live, DatastoreError):
         return False
+    if isinstance(described, BaseException):
+        raise described
+    if isinstance(time_to_live, BaseException):
+        raise time_to_live
     specification: dict[str, Any] = dict((described.get("Table") or {}).get("StreamSpecification") or {})
     status = (time_to_live.get("TimeToLiveDescription") or {}).get("TimeToLiveStatus")
     return bool(
