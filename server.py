@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from graphql_api.entrypoints.heap import build_without_collecting, resume_collecting, settle_heap
 
-build_without_collecting()  # before the imports below; run() settles the heap, main() resumes collecting
+if __name__ == "__main__":  # the program, not a module imported (by a test, say)
+    build_without_collecting()  # before the imports below; run() settles the heap, main() resumes collecting
 
 import argparse
 import asyncio
