@@ -25,14 +25,13 @@ from bench import cold_start
 from bench.dataset import seeded
 from bench.figures import RESULTS, pct
 from bench.floor import Floor, Stats, stock_client
-from bench.queries import Q1, Q2, Q3, Q5, Q7, q4, q6, q6_cursors
+from bench.queries import Q1, Q2, Q3, Q7, q4, q5_moves, q6, q6_cursors
 from bench.serving import API, Server, cpu_seconds, peak_rss_mb, server_env
 from bench.targets import print_verdicts
 from bench.warmup import warm_up
 from datastore.dev.local import DynamoDBLocal
 from datastore.values.ids import new_id
 from graphql_api.auth.tokens import issue_token
-from graphql_api.execution import ids
 from graphql_api.settings import Settings
 
 # Concurrency 1: up to MAX_C1 requests within SECONDS_C1 (at least 3). 200 lets the small
@@ -310,19 +309,7 @@ def main() -> int:
             row = {"product": measure_http(product, admin, {"query": Q7})}
             results["Q7"] = row
             print_table("Q7", row, "20 x 50 x 3 with job postings; cost ~11.8k, run with MAX_QUERY_COST raised")
-            moves = [
-                {
-                    "query": Q5,
-                    "variables": {
-                        "i": {
-                            "id": ids.encode("Employee", e.emp_id),
-                            "departmentId": ids.encode("Department", data.departments[(i // 50 + 1 + r) % 20].dept_id),
-                        }
-                    },
-                }
-                for r in range(1, 4)
-                for i, e in enumerate(data.employees[100:1000], start=100)
-            ]
+            moves = q5_moves(data)
             row = {"product": measure_http(product, admin, moves)}
             note = "moveEmployee over GraphQL; no floor/naive for writes"
             results["Q5"] = row

@@ -22,8 +22,8 @@ import httpx
 import orjson
 import uvloop
 
-from bench.dataset import Dataset, seeded
-from bench.queries import Q5
+from bench.dataset import seeded
+from bench.queries import q5_moves
 from bench.serve import RAISED_LIMITS
 from bench.serving import SECRET
 from datastore.dev.local import DynamoDBLocal
@@ -32,29 +32,9 @@ from datastore.values.ids import new_id
 from graphql_api.app import create_app
 from graphql_api.auth.tokens import issue_token
 from graphql_api.entrypoints.heap import settle_heap
-from graphql_api.execution import ids
 from graphql_api.settings import Settings
 
 WARM_UPS = 10
-
-
-def moves(data: Dataset) -> list[bytes]:
-    """Q5's bodies as ``make bench`` sends them: employees 100-999, each to another department, three rounds."""
-    return [
-        orjson.dumps(
-            {
-                "query": Q5,
-                "variables": {
-                    "i": {
-                        "id": ids.encode("Employee", employee.emp_id),
-                        "departmentId": ids.encode("Department", data.departments[(i // 50 + 1 + r) % 20].dept_id),
-                    }
-                },
-            }
-        )
-        for r in range(1, 4)
-        for i, employee in enumerate(data.employees[100:1000], start=100)
-    ]
 
 
 async def measure(app: Any, datastore: Datastore, token: str, bodies: list[bytes], n: int, profile: bool) -> None:
@@ -101,7 +81,8 @@ def main() -> int:
         app = create_app(datastore, loaded.api)
         settle_heap()  # as the server does
         token = issue_token(loaded.api, subject=data.admin.emp_id, org_id=data.org_id, role="admin")
-        uvloop.run(measure(app, datastore, token, moves(data), args.n, args.pyinstrument))
+        bodies = [orjson.dumps(move) for move in q5_moves(data)]
+        uvloop.run(measure(app, datastore, token, bodies, args.n, args.pyinstrument))
     return 0
 
 

@@ -55,6 +55,24 @@ def q4(data: Dataset) -> str:
     )
 
 
+def q5_moves(data: Dataset) -> list[dict[str, Any]]:
+    """Q5's requests: employees 100-999 each moved to another department, three rounds (2,700
+    moves, none to the department the employee is in)."""
+    return [
+        {
+            "query": Q5,
+            "variables": {
+                "i": {
+                    "id": ids.encode("Employee", e.emp_id),
+                    "departmentId": ids.encode("Department", data.departments[(i // 50 + 1 + r) % 20].dept_id),
+                }
+            },
+        }
+        for r in range(1, 4)
+        for i, e in enumerate(data.employees[100:1000], start=100)
+    ]
+
+
 def q6(afters: list[tuple[str, str | None]]) -> str:
     """The aliased pages, one per (order, after cursor or None for the first page)."""
     pages = " ".join(
