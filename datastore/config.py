@@ -202,8 +202,12 @@ def local_engine(endpoint_url: str | None) -> bool:
     if endpoint_url is None:
         return False
     parts = urlsplit(endpoint_url)
-    host = (parts.hostname or "").lower()
-    return parts.scheme == "http" and not host.endswith(AWS_DOMAINS)
+    return parts.scheme == "http" and outside_aws(parts.hostname)
+
+
+def outside_aws(host: str | None) -> bool:
+    """Whether ``host`` is none of AWS's endpoints."""
+    return not (host or "").lower().endswith(AWS_DOMAINS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -60,7 +60,7 @@ from datastore.aws import calls, retries
 from datastore.aws.connections import Broken, NoAnswer, NotSent
 from datastore.aws.exchange import HttpExchange, SendHooks, decoded, tls_context
 from datastore.aws.fastparse import decode_binaries
-from datastore.config import AWS_DOMAINS, DatastoreSettings, EnvironmentKey, local_engine
+from datastore.config import DatastoreSettings, EnvironmentKey, local_engine, outside_aws
 from datastore.errors import DatastoreError, InProgress, Refused, Unavailable
 from datastore.proxy import NO_PROXIES, Proxies
 
@@ -260,7 +260,7 @@ class AsyncDynamo:
         self.hooks = SendHooks()
         self.observers = CallObservers()
         # Local engines accept any credentials (client.local_client signs with a placeholder too).
-        local = not (mirror.endpoint.host or "").endswith(AWS_DOMAINS)
+        local = outside_aws(mirror.endpoint.host)
         key = mirror.key
         if process_credentials is None and key is not None:
             # The environment's key, which botocore's chain would find first: it signs as is.
